@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import { redactUrl } from '../src/logger.js';
+import { BULL_BOARD_PATH, basicAuth, bullBoardRouter } from './bull-board.js';
+import { errorHandler, notFoundHandler } from './middleware/errors.js';
+import { buildOpenApi } from './openapi.js';
+import type { AppDeps, RouteDef } from './route.js';
+import { buildRouter } from './router.js';
+import { routes as defaultRoutes } from './routes.js';
+import { Unavailable } from '../src/errors.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+async function probe(check: () => Promise<unknown>, ms = 2_000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The Express app, without listening: tests and the server entry both build it here. */
+export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('trust proxy', false);
+
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Only what is safe: no headers (Authorization), and hook tokens cut out of URLs.
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+
+  app.get('/healthz', async (_req, res) => {
+    const [postgres, redis] = await Promise.all([probe(() => deps.db.raw('select 1')), probe(() => deps.redis.ping())]);
+    if (postgres && redis) {
+      res.setHeader('Cache-Control', 'no-store');
+      res.json({ ok: true });
+      return;
+    }
+    const failed = [...(postgres ? [] : ['postgres']), ...(redis ? [] : ['redis'])];
+    const err = new Unavailable(5);
+    res.status(503).setHeader('Cache-Control', 'no-store').setHeader('Retry-After', '5');
+    res.json({ ...err.body(), ok: false, failed });
+  });
+
+  const openapi = buildOpenApi(routes, deps.config.baseUrl);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+
+  // Without ADMIN_USER/ADMIN_PASSWORD the board is not mounted at all (the server logs why).
+  if (deps.config.admin) {
+    app.use(BULL_BOARD_PATH, basicAuth(deps.config.admin.user, deps.config.admin.password), bullBoardRouter(deps.queues));
+  }
+
+  app.use('/api', (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  app.use('/api', express.json({ limit: '1mb', strict: false }));
+  app.use(buildRouter(routes, deps));
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,28 @@
+import { Forbidden, isInfraError, Unauthorized, Unavailable } from '../../src/errors.js';
+import { authenticate } from '../../src/tokens/tokens.service.js';
+import type { Principal, Scope } from '../../src/tokens/tokens.types.js';
+import type { AppDeps } from '../route.js';
+
+const BEARER = /^Bearer ([^\s]+)$/;
+
+/**
+ * Resolves `Authorization: Bearer …` fresh on every request: missing, malformed, unknown or revoked
+ * → 401; Postgres out of reach → 503 (the token could not be checked).
+ */
+export async function resolvePrincipal(deps: AppDeps, header: string | undefined): Promise<Principal> {
+  const match = header ? BEARER.exec(header) : null;
+  if (!match?.[1]) throw new Unauthorized();
+  let principal: Principal | null;
+  try {
+    principal = await authenticate(deps.db, deps.config.tokenPrefix, match[1]);
+  } catch (err) {
+    if (isInfraError(err)) throw new Unavailable();
+    throw err;
+  }
+  if (!principal) throw new Unauthorized();
+  return principal;
+}
+
+export function requireScope(principal: Principal, scope: Scope | null): void {
+  if (scope && !principal.scopes.includes(scope)) throw new Forbidden(scope);
+}

@@ -1,0 +1,66 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { errorStatuses, type RouteDef } from './route.js';
+import { ErrorBody } from './schemas.js';
+
+export const API_VERSION = '2026-09-29';
+
+const errorMeaning: Record<number, string> = {
+  400: 'The request is malformed; `error` names the field and the rule',
+  401: '`unauthorized`: token missing, malformed, unknown or revoked',
+  403: '`forbidden`: the token lacks `requiredScope`',
+  404: '`not found`: unknown id, or another account\'s',
+  409: 'A settled refusal; do not retry',
+  413: 'Body too large',
+  429: '`rate limited`: wait `Retry-After` seconds',
+  500: '`server misconfigured`',
+  502: 'Recorded but not handed on; retry the same request',
+  503: '`temporarily unavailable` (or a mail send not yet settled): retry after `Retry-After`',
+};
+
+/** OpenAPI 3.1 for the route table, generated from the same zod schemas that validate requests. */
+export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A personal token minted in the dashboard (`npm run admin -- token mint`).',
+  });
+  for (const route of routes) {
+    const responses: RouteConfig['responses'] = {};
+    for (const [status, r] of Object.entries(route.responses)) {
+      responses[status] = { description: r.description, content: { 'application/json': { schema: r.schema } } };
+    }
+    for (const status of errorStatuses(route)) {
+      responses[String(status)] = {
+        description: errorMeaning[status] ?? 'Error',
+        content: { 'application/json': { schema: ErrorBody } },
+      };
+    }
+    const config: RouteConfig & Record<`x-${string}`, unknown> = {
+      method: route.method,
+      path: route.path,
+      summary: route.summary,
+      description: route.scope ? `Needs scope \`${route.scope}\`. Rate bucket: \`${route.bucket}\`.` : undefined,
+      security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
+      request: {
+        params: route.params as RouteConfig['request'] extends infer R ? (R extends { params?: infer P } ? P : never) : never,
+        query: route.query as RouteConfig['request'] extends infer R ? (R extends { query?: infer Q } ? Q : never) : never,
+        body: route.body ? { content: { 'application/json': { schema: route.body } } } : undefined,
+      },
+      responses,
+      'x-required-scope': route.scope,
+      'x-rate-bucket': route.auth === 'none' ? null : route.bucket,
+    };
+    registry.registerPath(config);
+  }
+  const generator = new OpenApiGeneratorV31(registry.definitions);
+  return generator.generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Growth Agent Service',
+      version: API_VERSION,
+      description: 'The agent\'s front door: review queue, messaging, results, workflows, leads, block list and inbound webhooks.',
+    },
+    servers: [{ url: baseUrl }],
+  });
+}

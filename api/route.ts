@@ -1,0 +1,85 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { Actor } from '../src/audit/audit.service.js';
+import type { Config } from '../src/config.js';
+import type { Db } from '../src/db.js';
+import type { QueueSet } from '../src/jobs/registry.js';
+import type { Logger } from '../src/logger.js';
+import type { RateLimiter } from '../src/rate-limit.js';
+import type { Redis } from '../src/redis.js';
+import type { Principal, Scope } from '../src/tokens/tokens.types.js';
+
+/** What the API process holds; handlers reach services through it. */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  /** Producer connection: fails fast when Redis is away. */
+  redis: Redis;
+  queues: QueueSet;
+  limiter: RateLimiter;
+}
+
+export interface RouteContext {
+  deps: AppDeps;
+  /** Present on every bearer route; `null` only on `auth: 'none'` routes. */
+  principal: Principal;
+  /** Who this request writes as, for the audit log (`auditedWrite(db, ctx.actor, …)`). */
+  actor: Actor;
+  requestId: string;
+  log: Logger;
+  /** Aborts when the client goes away (long waits stop early). */
+  signal: AbortSignal;
+  req: Request;
+  res: Response;
+}
+
+export interface Reply {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+type AnyObject = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
+
+export interface RouteDef<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends z.ZodType = z.ZodType> {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI form: `/api/v1/review/{id}`. */
+  path: string;
+  summary: string;
+  /** 'bearer' (default): token, scope and rate limit apply. 'none': the route authenticates itself. */
+  auth?: 'bearer' | 'none';
+  scope: Scope | null;
+  bucket: 'reads' | 'writes' | 'messages';
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success statuses and their body schemas. */
+  responses: Record<number, { description: string; schema: z.ZodType }>;
+  /** Route-specific error statuses beyond those every route of its kind can return. */
+  errors?: number[];
+  handler: (input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> }, ctx: RouteContext) => Promise<Reply>;
+}
+
+/** Identity function that keeps the handler's input typed from the schemas. */
+export function defineRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(def: RouteDef<P, Q, B>): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+/** `/api/v1/review/{id}` → `/api/v1/review/:id` */
+export function expressPath(path: string): string {
+  return path.replace(/\{([A-Za-z]+)\}/g, ':$1');
+}
+
+/** The statuses a route can answer, for OpenAPI: its own plus those implied by its shape (spec §4). */
+export function errorStatuses(route: RouteDef): number[] {
+  const set = new Set(route.errors ?? []);
+  if (route.auth !== 'none') {
+    set.add(401).add(429).add(503);
+    if (route.scope) set.add(403);
+  }
+  if (route.path.includes('{')) set.add(404);
+  if (route.body || route.query) set.add(400);
+  set.add(500);
+  return [...set].sort();
+}

@@ -1,0 +1,63 @@
+import { Router, type Request, type RequestHandler } from 'express';
+import type { Principal } from '../src/tokens/tokens.types.js';
+import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
+import { requireScope, resolvePrincipal } from './middleware/auth.js';
+import { applyRateLimit } from './middleware/rate-limit.js';
+import { parsePart } from './middleware/validate.js';
+import { expressPath, type AppDeps, type RouteContext, type RouteDef } from './route.js';
+
+/** The order every request goes through: authenticate, limit, check scope, validate, handle. */
+function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void): RequestHandler {
+  return async (req, res) => {
+    let principal: Principal | null = null;
+    if (route.auth !== 'none') {
+      principal = await resolvePrincipal(deps, req.headers.authorization);
+      touch(principal.tokenId, Date.now());
+      await applyRateLimit(deps, principal, route.bucket, res);
+      requireScope(principal, route.scope);
+    }
+    const input = {
+      params: route.params ? parsePart(route.params, req.params, 'params') : {},
+      query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
+      body: route.body ? parsePart(route.body, req.body, 'body') : undefined,
+    };
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    const ctx: RouteContext = {
+      deps,
+      principal: principal as Principal,
+      actor: {
+        accountId: principal?.accountId ?? '',
+        actor: 'api',
+        tokenId: principal?.tokenId ?? null,
+        tokenLabel: principal?.label ?? null,
+        method: route.method.toUpperCase(),
+        route: route.path,
+      },
+      requestId: String(req.id),
+      log: req.log,
+      signal: abort.signal,
+      req,
+      res,
+    };
+    const reply = await route.handler(input, ctx);
+    if (res.headersSent) return;
+    for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+    res.status(reply.status ?? 200).json(reply.body);
+  };
+}
+
+/** Mounts the route table. Express 5 forwards rejected promises to the error handler. */
+export function buildRouter(routes: RouteDef[], deps: AppDeps): Router {
+  const router = Router();
+  const touch = lastUsedRecorder(deps.db);
+  for (const route of routes) router[route.method](expressPath(route.path), runner(route, deps, touch));
+  return router;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id: string | number | object;
+  }
+}
+export type { Request };

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/** The one error body: `{ error, ...extra }`. */
+export const ErrorBody = z
+  .object({
+    error: z.string(),
+    requiredScope: z.string().optional(),
+    actions: z.array(z.string()).optional(),
+    message: z.string().optional(),
+  })
+  .passthrough()
+  .meta({ id: 'Error' });
+
+export const NoInput = z.object({}).strip();
+
+/** Query integer with the spec's wording: `limit must be an integer from 1 to 100`. */
+export function queryInt(min: number, max: number, fallback?: number) {
+  const rule = `must be an integer from ${min} to ${max}`;
+  return z
+    .string({ error: rule })
+    .regex(/^-?\d+$/, rule)
+    .transform(Number)
+    .pipe(z.number().int(rule).min(min, rule).max(max, rule))
+    .optional()
+    .transform((v) => v ?? fallback);
+}
+
+/** Path id: any non-empty string; unknown ids are 404s, never 400s. */
+export const IdParams = z.object({ id: z.string().min(1) });

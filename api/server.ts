@@ -1,0 +1,39 @@
+import type { Server } from 'node:http';
+import type { Runtime } from '../src/runtime.js';
+import { createApp } from './app.js';
+import { BULL_BOARD_PATH } from './bull-board.js';
+
+export interface ApiServer {
+  server: Server;
+  port: number;
+  /** Stops taking connections, lets in-flight requests finish (up to the grace period), then resolves. */
+  close(): Promise<void>;
+}
+
+export async function startApi(rt: Runtime): Promise<ApiServer> {
+  const app = createApp(rt);
+  const server = app.listen(rt.config.port, rt.config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : rt.config.port;
+  rt.logger.info({ port, baseUrl: rt.config.baseUrl }, 'api listening');
+  if (rt.config.admin) rt.logger.info({ path: BULL_BOARD_PATH }, 'bull board mounted (basic auth)');
+  else rt.logger.warn('bull board disabled: set ADMIN_USER and ADMIN_PASSWORD to mount it at /admin/queues');
+  return {
+    server,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), rt.config.shutdownGraceMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,29 @@
+/** `npm run --silent admin -- <noun> <verb> [--flags]`: one JSON object on stdout, or `{"error"}` on stderr and exit 1. */
+import { adminErrorMessage, runAdmin } from '../src/admin/commands.js';
+import { loadConfig } from '../src/config.js';
+import { createDb, ensureDatabase, migrate } from '../src/db.js';
+import { preflight } from '../src/preflight.js';
+
+async function main(): Promise<number> {
+  const config = loadConfig();
+  const problems = await preflight(config);
+  if (problems.length) throw new Error(problems.join(' '));
+  await ensureDatabase(config.databaseUrl);
+  const db = createDb(config.databaseUrl, 2);
+  try {
+    await migrate(db);
+    const out = await runAdmin(process.argv.slice(2), { config, db });
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`${JSON.stringify({ error: adminErrorMessage(err) })}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,91 @@
+import { parseArgs } from 'node:util';
+import { createAccount } from '../accounts/accounts.service.js';
+import { listAudit } from '../audit/audit.service.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db.js';
+import { AppError, BadRequest } from '../errors.js';
+import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
+
+export interface AdminDeps {
+  config: Config;
+  db: Db;
+}
+
+type Flags = Record<string, string | undefined>;
+
+interface Verb {
+  /** Flag names; a trailing `?` marks an optional one. */
+  flags: string[];
+  run(flags: Flags, deps: AdminDeps): Promise<Record<string, unknown>>;
+}
+
+const int = (value: string | undefined, name: string, min: number, max: number, fallback: number): number => {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new BadRequest(`--${name} must be an integer from ${min} to ${max}`);
+  return Number(value);
+};
+
+/**
+ * The admin CLI's verbs: the dashboard's jobs the API does not have. Operators script against these
+ * names, flags and outputs; add verbs, never change one.
+ */
+export const VERBS: Record<string, Verb> = {
+  'account create': {
+    flags: ['name'],
+    async run(f, { db }) {
+      const account = await createAccount(db, f.name!);
+      return { account: { id: account.id, name: account.name } };
+    },
+  },
+  'token mint': {
+    flags: ['account', 'label', 'scopes'],
+    async run(f, { db, config }) {
+      return mintToken(db, config.tokenPrefix, { accountId: f.account!, label: f.label!, scopes: parseScopes(f.scopes!) });
+    },
+  },
+  'token revoke': {
+    flags: ['token-id'],
+    async run(f, { db }) {
+      await revokeToken(db, f['token-id']!);
+      return { ok: true };
+    },
+  },
+  'token list': {
+    flags: ['account'],
+    async run(f, { db }) {
+      return { tokens: await listTokens(db, f.account!) };
+    },
+  },
+  'audit list': {
+    flags: ['account', 'limit?'],
+    async run(f, { db }) {
+      const entries = await listAudit(db, f.account!, int(f.limit, 'limit', 1, 1000, 50));
+      return { entries };
+    },
+  },
+};
+
+/** Runs one verb from argv (`['token', 'mint', '--account', …]`); throws AppError or Error on refusal. */
+export async function runAdmin(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
+  const [noun, action, ...rest] = argv;
+  const name = `${noun ?? ''} ${action ?? ''}`;
+  const verb = VERBS[name];
+  if (!verb) throw new BadRequest(`unknown command "${name.trim()}"; commands: ${Object.keys(VERBS).join(', ')}`);
+  const options = Object.fromEntries(verb.flags.map((f) => [f.replace(/\?$/, ''), { type: 'string' as const }]));
+  let values: Flags;
+  try {
+    values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values as Flags;
+  } catch (err) {
+    throw new BadRequest((err as Error).message.split('\n')[0] ?? 'bad arguments');
+  }
+  for (const f of verb.flags.filter((f) => !f.endsWith('?'))) {
+    if (!values[f]) throw new BadRequest(`--${f} is required`);
+  }
+  return verb.run(values, deps);
+}
+
+/** The message an operator sees for a refusal. */
+export function adminErrorMessage(err: unknown): string {
+  if (err instanceof AppError) return err.status === 409 && 'message' in err.body() ? String(err.body().message) : err.error;
+  return (err as Error).message;
+}

@@ -1,0 +1,59 @@
+import type { Queryable } from '../db.js';
+
+export interface AuditEntry {
+  accountId: string;
+  actor: 'api' | 'admin';
+  tokenId: string | null;
+  tokenLabel: string | null;
+  method: string;
+  route: string;
+  targetId: string | null;
+  status: number;
+  at: number;
+}
+
+interface AuditRow {
+  id: number;
+  account_id: string;
+  actor: 'api' | 'admin';
+  token_id: string | null;
+  token_label: string | null;
+  method: string;
+  route: string;
+  target_id: string | null;
+  status: number;
+  at: number;
+}
+
+export function auditRepository(q: Queryable) {
+  return {
+    async insert(e: AuditEntry): Promise<void> {
+      await q('audit_log').insert({
+        account_id: e.accountId,
+        actor: e.actor,
+        token_id: e.tokenId,
+        token_label: e.tokenLabel,
+        method: e.method,
+        route: e.route,
+        target_id: e.targetId,
+        status: e.status,
+        at: e.at,
+      });
+    },
+    async list(accountId: string, limit: number): Promise<Array<AuditEntry & { id: string }>> {
+      const rows: AuditRow[] = await q('audit_log').where({ account_id: accountId }).orderBy('id', 'desc').limit(limit);
+      return rows.map((r) => ({
+        id: String(r.id),
+        accountId: r.account_id,
+        actor: r.actor,
+        tokenId: r.token_id,
+        tokenLabel: r.token_label,
+        method: r.method,
+        route: r.route,
+        targetId: r.target_id,
+        status: r.status,
+        at: r.at,
+      }));
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type { Db, Queryable, Trx } from '../db.js';
+import { auditRepository, type AuditEntry } from './audit.repository.js';
+
+/** Who is writing: a token through the API, or an operator through the admin CLI. */
+export interface Actor {
+  accountId: string;
+  actor: 'api' | 'admin';
+  tokenId: string | null;
+  tokenLabel: string | null;
+  method: string;
+  /** The route pattern (`POST /api/v1/review/{id}/send`) or the CLI verb (`token mint`). */
+  route: string;
+}
+
+/** Runs `fn` in a transaction and records the write in the audit log inside that same transaction. */
+export async function auditedWrite<T>(
+  db: Db,
+  actor: Actor,
+  fn: (trx: Trx) => Promise<{ result: T; targetId: string | null; status?: number }>,
+): Promise<T> {
+  return db.transaction(async (trx) => {
+    const { result, targetId, status } = await fn(trx);
+    await recordAudit(trx, actor, targetId, status ?? 200);
+    return result;
+  });
+}
+
+/** Records one write; call it with the transaction that made the write. */
+export async function recordAudit(q: Queryable, actor: Actor, targetId: string | null, status: number): Promise<void> {
+  const entry: AuditEntry = { ...actor, targetId, status, at: Date.now() };
+  await auditRepository(q).insert(entry);
+}
+
+export function listAudit(db: Db, accountId: string, limit: number) {
+  return auditRepository(db).list(accountId, limit);
+}

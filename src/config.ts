@@ -1,0 +1,123 @@
+import { z } from 'zod';
+
+/** Whole-number environment variable with a default, refused when it is not a positive integer. */
+const int = (fallback: number, min = 1) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number (at least ${min})`)
+    .transform(Number)
+    .refine((n) => n >= min, `must be at least ${min}`)
+    .optional()
+    .transform((n) => n ?? fallback);
+
+const urlWithScheme = (schemes: string[], fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((s) => s ?? fallback)
+    .refine((s) => {
+      try {
+        return schemes.includes(new URL(s).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}`);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).optional().transform((v) => v ?? 'development'),
+  PORT: int(3000, 0),
+  HOST: z.string().optional().transform((v) => v ?? '0.0.0.0'),
+  DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/growth_agent'),
+  DATABASE_POOL_MAX: int(10),
+  REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  BASE_URL: z.string().url('must be an absolute URL such as https://agent.example.com').optional(),
+  ADMIN_USER: z.string().min(1).optional(),
+  ADMIN_PASSWORD: z.string().min(1).optional(),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .optional()
+    .transform((v) => v ?? 'info'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^\{[A-Za-z0-9_-]+\}$/, 'must be a Redis Cluster hash tag such as {gas}')
+    .optional()
+    .transform((v) => v ?? '{gas}'),
+  TOKEN_PREFIX: z
+    .string()
+    .regex(/^[a-z]{2,8}$/, 'must be 2 to 8 lowercase letters')
+    .optional()
+    .transform((v) => v ?? 'gat'),
+  RATE_READS_PER_MINUTE: int(300),
+  RATE_READS_BURST: int(600),
+  RATE_WRITES_PER_MINUTE: int(60),
+  RATE_WRITES_BURST: int(120),
+  RATE_MESSAGES_PER_MINUTE: int(30),
+  RATE_MESSAGES_BURST: int(60),
+  RATE_ACCOUNT_PER_MINUTE: int(900),
+  RATE_ACCOUNT_BURST: int(1800),
+  SHUTDOWN_GRACE_MS: int(10_000),
+});
+
+export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
+export interface BucketLimit {
+  perMinute: number;
+  burst: number;
+}
+
+export type Config = ReturnType<typeof buildConfig>;
+
+function buildConfig(env: z.output<typeof envSchema>) {
+  return {
+    env: env.NODE_ENV,
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    databasePoolMax: env.DATABASE_POOL_MAX,
+    redisUrl: env.REDIS_URL,
+    baseUrl: (env.BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    admin: env.ADMIN_USER && env.ADMIN_PASSWORD ? { user: env.ADMIN_USER, password: env.ADMIN_PASSWORD } : null,
+    logLevel: env.LOG_LEVEL,
+    queuePrefix: env.QUEUE_PREFIX,
+    tokenPrefix: env.TOKEN_PREFIX,
+    limits: {
+      reads: { perMinute: env.RATE_READS_PER_MINUTE, burst: env.RATE_READS_BURST },
+      writes: { perMinute: env.RATE_WRITES_PER_MINUTE, burst: env.RATE_WRITES_BURST },
+      messages: { perMinute: env.RATE_MESSAGES_PER_MINUTE, burst: env.RATE_MESSAGES_BURST },
+      account: { perMinute: env.RATE_ACCOUNT_PER_MINUTE, burst: env.RATE_ACCOUNT_BURST },
+    } satisfies Record<Bucket, BucketLimit>,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+  }
+}
+
+/** Parses the environment once; every bad variable is named in the thrown ConfigError. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`));
+  }
+  return buildConfig(parsed.data);
+}
+
+/** The environment a child process (a test's worker) should inherit, with overrides. */
+export function childEnv(overrides: Record<string, string>): Record<string, string> {
+  return { ...(process.env as Record<string, string>), ...overrides };
+}
+
+/** This process's environment with overrides applied (tests and child processes). */
+export function configWith(overrides: Record<string, string>): Config {
+  // Vite sets BASE_URL to "/" inside vitest; a relative base is never what a test means.
+  const inherited = process.env.BASE_URL === '/' ? { ...process.env, BASE_URL: undefined } : process.env;
+  return loadConfig({ ...inherited, ...overrides });
+}
+
+/** Base URLs for tests: the same variables as the service, with the local defaults. */
+export function testServices(): { databaseUrl: string; redisUrl: string } {
+  const c = configWith({});
+  return { databaseUrl: c.databaseUrl, redisUrl: c.redisUrl };
+}

@@ -1,0 +1,72 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import knex, { type Knex } from 'knex';
+import pg from 'pg';
+
+export type Db = Knex;
+export type Trx = Knex.Transaction;
+/** Either the pool or an open transaction: repositories take this and never open their own. */
+export type Queryable = Knex | Knex.Transaction;
+
+// BIGINT (int8) columns hold epoch-ms values far below 2^53; read them as numbers.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+const migrationsDir = fileURLToPath(new URL('../migrations/', import.meta.url));
+
+/** Reads migrations/ as plain modules so knex needs no TypeScript loader of its own. */
+const migrationSource: Knex.MigrationSource<string> = {
+  async getMigrations() {
+    const files = await readdir(migrationsDir);
+    return files.filter((f) => /^\d{14}_[a-z0-9_]+\.ts$/.test(f)).sort();
+  },
+  getMigrationName(file) {
+    return file.replace(/\.ts$/, '');
+  },
+  async getMigration(file) {
+    return (await import(pathToFileURL(path.join(migrationsDir, file)).href)) as Knex.Migration;
+  },
+};
+
+export function createDb(databaseUrl: string, poolMax = 10): Db {
+  return knex({
+    client: 'pg',
+    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000 },
+    pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
+    acquireConnectionTimeout: 5_000,
+    migrations: { migrationSource, tableName: 'knex_migrations' },
+  });
+}
+
+/** Runs every pending migration; safe to run from several processes at once (knex takes a lock). */
+export async function migrate(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  return applied;
+}
+
+/** Creates the database named in the URL when it does not exist yet. Returns true when it created it. */
+export async function ensureDatabase(databaseUrl: string, template?: string): Promise<boolean> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`database name ${name} must be letters, digits and _`);
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3_000 });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount) return false;
+    try {
+      await client.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`);
+    } catch (err) {
+      // Two processes starting together: the other one created it first.
+      if ((err as { code?: string }).code !== '42P04') throw err;
+      return false;
+    }
+    return true;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Epoch milliseconds, the spec's only time format. */
+export const now = (): number => Date.now();

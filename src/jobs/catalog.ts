@@ -1,0 +1,7 @@
+import type { JobDef } from './registry.js';
+
+/**
+ * The job catalog: every job the pools run. Each feature adds its `<name>.job.ts` here; a pool's
+ * worker refuses to start unless each of its queue's jobs has exactly one processor.
+ */
+export const JOBS: JobDef[] = [];

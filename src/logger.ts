@@ -1,0 +1,33 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Hook URLs carry their credential in the path; this hides it wherever a URL is logged. */
+export function redactUrl(url: string): string {
+  return url.replace(/whk_[A-Za-z0-9]+/g, 'whk_[redacted]');
+}
+
+/** One JSON logger per process; credentials are redacted at every depth we log them. */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'growth-agent' },
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'headers.authorization',
+          'authorization',
+          'token',
+          '*.token',
+          'url',
+          '*.url',
+        ],
+        censor: (value: unknown, path: string[]) =>
+          path[path.length - 1] === 'url' && typeof value === 'string' ? redactUrl(value) : '[redacted]',
+      },
+    },
+    destination,
+  );
+}

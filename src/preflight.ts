@@ -1,0 +1,43 @@
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import type { Config } from './config.js';
+
+const HOW_TO_START =
+  'start it (Debian: apt-get install postgresql redis-server, then pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start; redis-server --daemonize yes), or run docker compose up -d postgres redis';
+
+function where(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || (u.protocol.startsWith('redis') ? 6379 : 5432)}`;
+}
+
+function reason(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  return e.code ?? e.message ?? String(err);
+}
+
+/** Checks that Postgres (the server, not yet our database) and Redis answer; returns one line per problem. */
+export async function preflight(config: Config): Promise<string[]> {
+  const problems: string[] = [];
+  const admin = new URL(config.databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } catch (err) {
+    problems.push(`Postgres is not reachable at ${where(config.databaseUrl)} (${reason(err)}): ${HOW_TO_START}; or set DATABASE_URL.`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, connectTimeout: 3_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    problems.push(`Redis is not reachable at ${where(config.redisUrl)} (${reason(err)}): ${HOW_TO_START}; or set REDIS_URL.`);
+  } finally {
+    redis.disconnect();
+  }
+  return problems;
+}

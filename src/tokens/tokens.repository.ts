@@ -1,0 +1,86 @@
+import type { Queryable } from '../db.js';
+import type { Principal, Scope, TokenSummary } from './tokens.types.js';
+
+interface TokenRow {
+  id: string;
+  account_id: string;
+  label: string;
+  scopes: Scope[];
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+const summary = (r: TokenRow): TokenSummary => ({
+  tokenId: r.id,
+  label: r.label,
+  scopes: r.scopes,
+  createdAt: r.created_at,
+  lastUsedAt: r.last_used_at,
+  revokedAt: r.revoked_at,
+});
+
+export function tokensRepository(q: Queryable) {
+  return {
+    async insert(t: { id: string; accountId: string; label: string; scopes: Scope[]; hash: string; createdAt: number }) {
+      await q('api_tokens').insert({
+        id: t.id,
+        account_id: t.accountId,
+        label: t.label,
+        scopes: t.scopes,
+        token_hash: t.hash,
+        created_at: t.createdAt,
+      });
+    },
+    async countLive(accountId: string): Promise<number> {
+      const row = await q('api_tokens').where({ account_id: accountId }).whereNull('revoked_at').count<{ n: string }[]>({ n: '*' });
+      return Number(row[0]?.n ?? 0);
+    },
+    /** One indexed lookup joining the account: the whole cost of authentication. */
+    async findLiveByHash(hash: string): Promise<Principal | null> {
+      const row = await q('api_tokens as t')
+        .join('accounts as a', 'a.id', 't.account_id')
+        .where('t.token_hash', hash)
+        .whereNull('t.revoked_at')
+        .first<(TokenRow & { account_name: string }) | undefined>(
+          't.id',
+          't.label',
+          't.scopes',
+          't.created_at',
+          't.last_used_at',
+          't.account_id',
+          'a.name as account_name',
+        );
+      if (!row) return null;
+      return {
+        tokenId: row.id,
+        label: row.label,
+        scopes: row.scopes,
+        createdAt: row.created_at,
+        lastUsedAt: row.last_used_at,
+        accountId: row.account_id,
+        accountName: row.account_name,
+      };
+    },
+    async find(id: string): Promise<(TokenSummary & { accountId: string }) | null> {
+      const row = await q('api_tokens').where({ id }).first<TokenRow | undefined>();
+      return row ? { ...summary(row), accountId: row.account_id } : null;
+    },
+    /** Revokes once; a second call changes nothing and returns null. */
+    async revoke(id: string, at: number): Promise<TokenRow | null> {
+      const rows: TokenRow[] = await q('api_tokens').where({ id }).whereNull('revoked_at').update({ revoked_at: at }).returning('*');
+      return rows[0] ?? null;
+    },
+    async list(accountId: string): Promise<TokenSummary[]> {
+      const rows: TokenRow[] = await q('api_tokens').where({ account_id: accountId }).orderBy('created_at', 'asc').orderBy('id');
+      return rows.map(summary);
+    },
+    /** Moves last_used_at forward only. */
+    async touch(id: string, at: number): Promise<void> {
+      await q('api_tokens')
+        .where({ id })
+        .andWhere((w) => w.whereNull('last_used_at').orWhere('last_used_at', '<', at))
+        .update({ last_used_at: at });
+    },
+  };
+}

@@ -1,0 +1,33 @@
+/** Every scope a token can hold: the spec's scope table plus the two write scopes its routes name. */
+export const SCOPES = [
+  'review:read',
+  'review:write',
+  'agent:message',
+  'results:read',
+  'leads:read',
+  'workflows:write',
+  'leads:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const MAX_LIVE_TOKENS = 20;
+
+/** The caller of an API request, resolved fresh from Postgres on every request. */
+export interface Principal {
+  tokenId: string;
+  label: string;
+  scopes: Scope[];
+  createdAt: number;
+  lastUsedAt: number | null;
+  accountId: string;
+  accountName: string;
+}
+
+export interface TokenSummary {
+  tokenId: string;
+  label: string;
+  scopes: Scope[];
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MeResponse } from '../../api/routes/me.schemas.js';
+import { generateToken } from '../../src/tokens/token-format.js';
+import { revokeToken } from '../../src/tokens/tokens.service.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+function expectUnauthorized(res: { status: number; body: unknown; headers: Record<string, string> }) {
+  expect(res.status).toBe(401);
+  expect(res.body).toEqual({ error: 'unauthorized' });
+  expect(res.headers['cache-control']).toBe('no-store');
+}
+
+describe('authentication', () => {
+  it('answers 401 unauthorized when the Authorization header is missing', async () => {
+    expectUnauthorized(await env.api().get('/api/v1/me'));
+  });
+
+  it('answers 401 for a malformed header (wrong scheme, extra words, empty token)', async () => {
+    for (const header of ['Basic abc', 'Bearer', 'Bearer a b', 'bearer ' + generateToken('gat'), 'Token x']) {
+      expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', header));
+    }
+  });
+
+  it('answers 401 for a well-formed token that was never minted', async () => {
+    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${generateToken('gat')}`));
+  });
+
+  it('answers 401 for a token whose checksum is wrong (a typo) or that is truncated', async () => {
+    const { token } = await env.tenant();
+    const last = token.at(-1) === 'a' ? 'b' : 'a';
+    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token.slice(0, -1)}${last}`));
+    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token.slice(0, -3)}`));
+  });
+
+  it('answers 401 on the very next call after the token is revoked', async () => {
+    const { token, tokenId } = await env.tenant();
+    expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    await revokeToken(env.rt.db, tokenId);
+    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`));
+  });
+
+  it('answers GET /me for a token with no scopes at all', async () => {
+    const { token, tokenId, accountId } = await env.tenant([], 'Scopeless Ltd');
+    const before = Date.now();
+    const res = await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    const { me } = MeResponse.parse(res.body);
+    expect(me).toMatchObject({ tokenId, label: 'test', scopes: [], account: { id: accountId, name: 'Scopeless Ltd' } });
+    expect(me.lastUsedAt).toBeGreaterThanOrEqual(before);
+    expect(me.createdAt).toBeLessThanOrEqual(me.lastUsedAt);
+    expect(me.limits).toEqual({
+      reads: { perMinute: 300, burst: 600 },
+      writes: { perMinute: 60, burst: 120 },
+      messages: { perMinute: 30, burst: 60 },
+      account: { perMinute: 900, burst: 1800 },
+    });
+  });
+});

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import type { Express } from 'express';
+import request from 'supertest';
+import { createApp } from '../../api/app.js';
+import type { RouteDef } from '../../api/route.js';
+import { routes as tableRoutes } from '../../api/routes.js';
+import { createAccount } from '../../src/accounts/accounts.service.js';
+import { configWith, type Config } from '../../src/config.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { mintToken } from '../../src/tokens/tokens.service.js';
+import { SCOPES, type Scope } from '../../src/tokens/tokens.types.js';
+import { createTestDatabase } from './db.js';
+
+export interface TestEnv {
+  config: Config;
+  rt: Runtime;
+  app: Express;
+  api: () => ReturnType<typeof request>;
+  /** An account with one token holding the given scopes (default: all). */
+  tenant(scopes?: Scope[], name?: string): Promise<{ accountId: string; token: string; tokenId: string }>;
+  close(): Promise<void>;
+}
+
+/** Removes this file's BullMQ queues and limiter keys so Redis does not fill up across runs. */
+async function clearRedis(rt: Runtime, config: Config): Promise<void> {
+  const tag = config.queuePrefix.replace(/[{}]/g, '');
+  for (const pattern of [`${config.queuePrefix}:*`, `${tag}:*`]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await rt.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500).catch(() => ['0', [] as string[]] as const);
+      cursor = next;
+      if (keys.length) await rt.redis.del(...keys).catch(() => 0);
+    } while (cursor !== '0');
+  }
+}
+
+/** Environment variables a child process needs to share this test file's database and prefix. */
+export function envFor(config: Config): Record<string, string> {
+  return {
+    DATABASE_URL: config.databaseUrl,
+    REDIS_URL: config.redisUrl,
+    QUEUE_PREFIX: config.queuePrefix,
+    LOG_LEVEL: 'silent',
+  };
+}
+
+/**
+ * One test file's world: its own database cloned from the template, its own Redis key prefix, the
+ * real app. `overrides` are environment variables (`RATE_READS_BURST`, …); `logger` captures logs.
+ */
+export async function setupTestEnv(
+  opts: { env?: Record<string, string>; extraRoutes?: RouteDef[]; logger?: Logger } = {},
+): Promise<TestEnv> {
+  const database = await createTestDatabase();
+  const prefix = `{t${randomBytes(4).toString('hex')}}`;
+  const config = configWith({ DATABASE_URL: database.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'silent', ...opts.env });
+  const rt = createRuntime(config, opts.logger ?? createLogger('silent'));
+  const app = createApp(rt, [...tableRoutes, ...(opts.extraRoutes ?? [])]);
+  return {
+    config,
+    rt,
+    app,
+    api: () => request(app),
+    async tenant(scopes = [...SCOPES], name = 'Acme') {
+      const account = await createAccount(rt.db, name);
+      const minted = await mintToken(rt.db, config.tokenPrefix, { accountId: account.id, label: 'test', scopes });
+      return { accountId: account.id, ...minted };
+    },
+    async close() {
+      await clearRedis(rt, config);
+      await rt.close();
+      await database.drop();
+    },
+  };
+}

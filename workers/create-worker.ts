@@ -1,0 +1,63 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { z } from 'zod';
+import type { JobDef } from '../src/jobs/registry.js';
+import type { Logger } from '../src/logger.js';
+import type { Redis } from '../src/redis.js';
+import type { Runtime } from '../src/runtime.js';
+
+export interface JobContext {
+  rt: Runtime;
+  log: Logger;
+  job: Job;
+}
+
+/** A processor for one job contract; `payload` is already parsed by the contract's schema. */
+export interface Processor<P extends z.ZodType = z.ZodType> {
+  job: JobDef<P>;
+  run(payload: z.output<P>, ctx: JobContext): Promise<unknown>;
+}
+
+export function defineProcessor<P extends z.ZodType>(p: Processor<P>): Processor {
+  return p as unknown as Processor;
+}
+
+/**
+ * One worker for one queue. Refuses to start unless every job the catalog lists for that queue has
+ * exactly one processor (immich's start-up check), parses each payload (bad → UnrecoverableError, no
+ * retries), and gives each job a child logger.
+ */
+export function createWorker(
+  queue: string,
+  processors: Processor[],
+  catalog: JobDef[],
+  deps: { rt: Runtime; connection: Redis; concurrency?: number },
+): Worker {
+  const expected = catalog.filter((j) => j.queue === queue).map((j) => j.name);
+  const byName = new Map<string, Processor>();
+  for (const p of processors.filter((p) => p.job.queue === queue)) {
+    if (byName.has(p.job.name)) throw new Error(`job ${p.job.name} has two processors`);
+    byName.set(p.job.name, p);
+  }
+  const missing = expected.filter((n) => !byName.has(n));
+  if (missing.length) throw new Error(`queue ${queue}: no processor for ${missing.join(', ')}`);
+  const unknown = [...byName.keys()].filter((n) => !expected.includes(n));
+  if (unknown.length) throw new Error(`queue ${queue}: processors for jobs not in the catalog: ${unknown.join(', ')}`);
+
+  const worker = new Worker(
+    queue,
+    async (job) => {
+      const processor = byName.get(job.name);
+      if (!processor) throw new UnrecoverableError(`no processor for job ${job.name}`);
+      const parsed = processor.job.payload.safeParse(job.data);
+      if (!parsed.success) throw new UnrecoverableError(`bad payload for ${job.name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      const log = deps.rt.logger.child({ queue, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
+      return processor.run(parsed.data, { rt: deps.rt, log, job });
+    },
+    { connection: deps.connection, prefix: deps.rt.config.queuePrefix, concurrency: deps.concurrency ?? 1, autorun: true },
+  );
+  worker.on('failed', (job, err) =>
+    deps.rt.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
+  );
+  worker.on('error', (err) => deps.rt.logger.error({ queue, err: err.message }, 'worker error'));
+  return worker;
+}
