@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import { redactUrl } from '../src/logger.js';
+import { whenReady } from '../src/redis.js';
 import { BULL_BOARD_PATH, basicAuth, bullBoardRouter } from './bull-board.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { buildOpenApi } from './openapi.js';
@@ -50,7 +51,10 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   );
 
   app.get('/healthz', async (_req, res) => {
-    const [postgres, redis] = await Promise.all([probe(() => deps.db.raw('select 1')), probe(() => deps.redis.ping())]);
+    const [postgres, redis] = await Promise.all([probe(() => deps.db.raw('select 1')), probe(async () => {
+      await whenReady(deps.redis, 1_500);
+      return deps.redis.ping();
+    })]);
     if (postgres && redis) {
       res.setHeader('Cache-Control', 'no-store');
       res.json({ ok: true });

@@ -11,6 +11,7 @@ export interface ApiServer {
 }
 
 export async function startApi(rt: Runtime): Promise<ApiServer> {
+  await rt.ready();
   const app = createApp(rt);
   const server = app.listen(rt.config.port, rt.config.host);
   await new Promise<void>((resolve, reject) => {

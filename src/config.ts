@@ -56,6 +56,23 @@ const envSchema = z.object({
   RATE_ACCOUNT_PER_MINUTE: int(900),
   RATE_ACCOUNT_BURST: int(1800),
   SHUTDOWN_GRACE_MS: int(10_000),
+  // The agent (issue 3).
+  AGENT_BRAIN: z.enum(['offline', 'llm']).optional().transform((v) => v ?? 'offline'),
+  LLM_BASE_URL: urlWithScheme(['http:', 'https:'], 'https://api.openai.com/v1'),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODEL: z.string().optional().transform((v) => v ?? 'gpt-4o-mini'),
+  LLM_TIMEOUT_MS: int(30_000),
+  LLM_MAX_RETRIES: int(2, 0),
+  LLM_BACKOFF_MS: int(500),
+  AGENT_STEP_DELAY_MS: int(0, 0),
+  AGENT_MAX_STEPS: int(12),
+  AGENT_TURN_CONCURRENCY: int(8),
+  AGENT_TURN_LOCK_MS: int(30_000),
+  AGENT_TURN_STALLED_INTERVAL_MS: int(30_000),
+  AGENT_QUEUED_MESSAGE_TTL_MS: int(6 * 60 * 60 * 1000),
+  AGENT_WAIT_POLL_MS: int(1_000),
+  MAINTENANCE_SWEEP_MS: int(60_000),
+  MAINTENANCE_ORPHAN_AFTER_MS: int(30_000),
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
@@ -86,6 +103,32 @@ function buildConfig(env: z.output<typeof envSchema>) {
       account: { perMinute: env.RATE_ACCOUNT_PER_MINUTE, burst: env.RATE_ACCOUNT_BURST },
     } satisfies Record<Bucket, BucketLimit>,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    agent: {
+      brain: env.AGENT_BRAIN,
+      llm: {
+        baseUrl: env.LLM_BASE_URL.replace(/\/+$/, ''),
+        apiKey: env.LLM_API_KEY ?? null,
+        model: env.LLM_MODEL,
+        timeoutMs: env.LLM_TIMEOUT_MS,
+        maxRetries: env.LLM_MAX_RETRIES,
+        backoffMs: env.LLM_BACKOFF_MS,
+      },
+      /** Pause before each step of a turn; 0 in production, raised by tests to make turns slow. */
+      stepDelayMs: env.AGENT_STEP_DELAY_MS,
+      maxSteps: env.AGENT_MAX_STEPS,
+      turnConcurrency: env.AGENT_TURN_CONCURRENCY,
+      turnLockMs: env.AGENT_TURN_LOCK_MS,
+      turnStalledIntervalMs: env.AGENT_TURN_STALLED_INTERVAL_MS,
+      /** A `queue: true` message still queued after this long fails (spec 8.3: six hours). */
+      queuedMessageTtlMs: env.AGENT_QUEUED_MESSAGE_TTL_MS,
+      /** Upper bound between state reads while a POST waits (a Redis notice usually wakes it sooner). */
+      waitPollMs: env.AGENT_WAIT_POLL_MS,
+    },
+    maintenance: {
+      sweepEveryMs: env.MAINTENANCE_SWEEP_MS,
+      /** A queued turn whose job has not started after this long is queued again. */
+      orphanAfterMs: env.MAINTENANCE_ORPHAN_AFTER_MS,
+    },
   };
 }
 

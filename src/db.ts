@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Logger } from './logger.js';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
@@ -28,8 +29,15 @@ const migrationSource: Knex.MigrationSource<string> = {
   },
 };
 
-export function createDb(databaseUrl: string, poolMax = 10): Db {
+export function createDb(databaseUrl: string, poolMax = 10, logger?: Logger): Db {
   return knex({
+    // knex would print pool errors to the console; they belong in our log (the request answers 503).
+    log: {
+      warn: (m: unknown) => logger?.warn({ knex: String(m) }, 'knex warning'),
+      error: (m: unknown) => logger?.error({ knex: String(m) }, 'knex error'),
+      deprecate: (m: unknown) => logger?.warn({ knex: String(m) }, 'knex deprecation'),
+      debug: () => {},
+    },
     client: 'pg',
     connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000 },
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },

@@ -27,3 +27,18 @@ export function createRedis(url: string, role: 'producer' | 'worker', extra: Red
 export function keyspace(queuePrefix: string): string {
   return queuePrefix.replace(/[{}]/g, '');
 }
+
+/** Resolves once the connection is ready, or after `ms` (a fail-fast client then answers 503s). */
+export function whenReady(client: Redis, ms = 3_000): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    client.once('ready', onReady);
+  });
+}

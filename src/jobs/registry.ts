@@ -25,7 +25,14 @@ export type QueueSet = Map<string, Queue>;
 
 /** Producer-side queues sharing one fail-fast connection. */
 export function createQueues(connection: Redis, prefix: string, names: readonly string[] = QUEUES): QueueSet {
-  return new Map(names.map((name) => [name, new Queue(name, { connection, prefix })]));
+  return new Map(
+    names.map((name) => {
+      const queue = new Queue(name, { connection, prefix });
+      // Redis outages surface as failed enqueues (→ 503/502); the emitter's copy is noise.
+      queue.on('error', () => {});
+      return [name, queue];
+    }),
+  );
 }
 
 /**

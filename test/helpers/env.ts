@@ -41,6 +41,7 @@ export function envFor(config: Config): Record<string, string> {
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,
     QUEUE_PREFIX: config.queuePrefix,
+    BASE_URL: config.baseUrl,
     LOG_LEVEL: 'silent',
   };
 }
@@ -56,6 +57,7 @@ export async function setupTestEnv(
   const prefix = `{t${randomBytes(4).toString('hex')}}`;
   const config = configWith({ DATABASE_URL: database.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'silent', ...opts.env });
   const rt = createRuntime(config, opts.logger ?? createLogger('silent'));
+  await rt.ready();
   const app = createApp(rt, [...tableRoutes, ...(opts.extraRoutes ?? [])]);
   return {
     config,

@@ -1,0 +1,15 @@
+# One image for every role; docker-compose.yml picks the role with the command.
+FROM node:24.11.1-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY bin ./bin
+COPY api ./api
+COPY workers ./workers
+COPY src ./src
+COPY migrations ./migrations
+COPY tsconfig.json ./
+USER node
+EXPOSE 3000
+CMD ["node_modules/.bin/tsx", "bin/start.ts", "all"]

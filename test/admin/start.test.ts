@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { urlFor, withAdminClient } from '../helpers/db.js';
+import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { freePort, run, start, TSX, waitFor } from '../helpers/processes.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+describe('process start-up', () => {
+  it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async () => {
+    const database = `gas_test_fresh_${process.pid}`;
+    await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+    const port = await freePort();
+    const childEnv = { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: String(port), SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' };
+    const proc = start(['bin/start.ts', 'all'], childEnv);
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 'healthz', 45_000);
+      const found = await withAdminClient(async (c) => (await c.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database])).rowCount);
+      expect(found).toBe(1);
+      const created = await run(TSX, ['bin/admin.ts', 'account', 'create', '--name', 'Live'], childEnv);
+      const accountId = JSON.parse(created.stdout).account.id as string;
+      const minted = await run(TSX, ['bin/admin.ts', 'token', 'mint', '--account', accountId, '--label', 'l', '--scopes', 'review:read'], childEnv);
+      const { token } = JSON.parse(minted.stdout) as { token: string };
+      const me = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(me.status).toBe(200);
+      expect(((await me.json()) as { me: { account: { id: string } } }).me.account.id).toBe(accountId);
+      expect(proc.output()).not.toContain(token);
+    } finally {
+      proc.child.kill('SIGTERM');
+    }
+    const done = await proc.exited;
+    expect(done.code).toBe(0);
+    expect(proc.output()).toContain('"msg":"stopped"');
+    await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+  });
+
+  it('stops with one clear line naming Redis when Redis cannot be reached', async () => {
+    const out = await run(TSX, ['bin/start.ts', 'all'], { ...envFor(env.config), REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(out.code).toBe(1);
+    const lines = out.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Redis is not reachable at 127\.0\.0\.1:1 \(ECONNREFUSED\): start it .*docker compose up -d postgres redis/);
+  });
+
+  it('stops with one clear line naming Postgres when Postgres cannot be reached', async () => {
+    const out = await run(TSX, ['bin/start.ts', 'api'], { ...envFor(env.config), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' });
+    expect(out.code).toBe(1);
+    expect(out.stderr.trim().split('\n')).toHaveLength(1);
+    expect(out.stderr).toMatch(/^Postgres is not reachable at 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
+  });
+
+  it('refuses an unknown pool name and a bad variable before connecting to anything', async () => {
+    const pools = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'nope'], envFor(env.config));
+    expect(pools.code).toBe(1);
+    expect(pools.stderr).toMatch(/unknown pool nope; pools are agent-turns/);
+    const bad = await run(TSX, ['bin/start.ts', 'api'], { ...envFor(env.config), PORT: 'eighty' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/configuration: PORT must be a whole number/);
+  });
+});

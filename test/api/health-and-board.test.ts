@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { createApp } from '../../api/app.js';
+import { configWith } from '../../src/config.js';
+import { QUEUES } from '../../src/jobs/registry.js';
+import { createLogger } from '../../src/logger.js';
+import { createRuntime } from '../../src/runtime.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv({ env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
+});
+afterAll(() => env.close());
+
+describe('GET /healthz', () => {
+  it('answers 200 {"ok":true} without auth when Postgres and Redis answer', async () => {
+    const res = await env.api().get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true });
+  });
+
+  it('answers 503 naming redis when Redis is unreachable, and postgres when Postgres is', async () => {
+    for (const [override, failed] of [
+      [{ REDIS_URL: 'redis://127.0.0.1:1' }, ['redis']],
+      [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }, ['postgres']],
+    ] as const) {
+      const rt = createRuntime(configWith({ DATABASE_URL: env.config.databaseUrl, ...override }), createLogger('silent'));
+      try {
+        const res = await request(createApp(rt)).get('/healthz');
+        expect(res.status).toBe(503);
+        expect(res.body).toMatchObject({ error: 'temporarily unavailable', ok: false, failed });
+        expect(res.headers['retry-after']).toBeDefined();
+      } finally {
+        await rt.close();
+      }
+    }
+  });
+});
+
+describe('Bull Board at /admin/queues', () => {
+  const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+  it('refuses without basic auth or with a wrong password', async () => {
+    const none = await env.api().get('/admin/queues');
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toMatch(/^Basic /);
+    expect((await env.api().get('/admin/queues').set('Authorization', basic('ops', 'wrong'))).status).toBe(401);
+  });
+
+  it('shows every queue to the operator', async () => {
+    const page = await env.api().get('/admin/queues').set('Authorization', basic('ops', 'correct horse'));
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<html');
+    const api = await env.api().get('/admin/queues/api/queues').set('Authorization', basic('ops', 'correct horse'));
+    expect(api.status).toBe(200);
+    const names = (api.body.queues as Array<{ name: string }>).map((q) => q.name).sort();
+    expect(names).toEqual([...QUEUES].sort());
+  });
+
+  it('is not mounted when ADMIN_USER and ADMIN_PASSWORD are unset', async () => {
+    const rt = createRuntime(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
+    try {
+      const res = await request(createApp(rt)).get('/admin/queues');
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'not found' });
+    } finally {
+      await rt.close();
+    }
+  });
+});

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.js';
+import { routes } from '../../api/routes.js';
+import { configWith } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createRuntime } from '../../src/runtime.js';
+import request from 'supertest';
+import { fixtureRoutes } from '../helpers/fixture-routes.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+// Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv({
+    extraRoutes: fixtureRoutes,
+    env: {
+      RATE_READS_PER_MINUTE: '60',
+      RATE_READS_BURST: '3',
+      RATE_WRITES_PER_MINUTE: '60',
+      RATE_WRITES_BURST: '2',
+      RATE_ACCOUNT_PER_MINUTE: '60',
+      RATE_ACCOUNT_BURST: '5',
+    },
+  });
+});
+afterAll(() => env.close());
+
+const me = (token: string) => env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+
+describe('rate limits', () => {
+  it('answers 429 rate limited with Retry-After once the burst is spent, and lets the next call through after waiting', async () => {
+    const { token } = await env.tenant();
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await me(token)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const limited = await me(token);
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({ error: 'rate limited' });
+    expect(limited.headers['cache-control']).toBe('no-store');
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, retryAfter * 1000));
+    expect((await me(token)).status).toBe(200);
+  });
+
+  it('reports RateLimit-Limit, -Remaining and -Reset on every authenticated response', async () => {
+    const { token } = await env.tenant();
+    const first = await me(token);
+    expect(first.headers['ratelimit-limit']).toBe('3');
+    expect(first.headers['ratelimit-remaining']).toBe('2');
+    expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
+    const second = await me(token);
+    expect(second.headers['ratelimit-remaining']).toBe('1');
+  });
+
+  it('counts writes in their own bucket, apart from reads', async () => {
+    const { token } = await env.tenant();
+    const write = () => env.api().post('/api/v1/_test/write').set('Authorization', `Bearer ${token}`).send({ note: 'x' });
+    expect((await write()).status).toBe(200);
+    expect((await write()).status).toBe(200);
+    expect((await write()).status).toBe(429);
+    expect((await me(token)).status).toBe(200);
+  });
+
+  it('trips the account bucket across two tokens of one account', async () => {
+    const a = await env.tenant();
+    const b = await env.api(); // keep supertest warm
+    void b;
+    const { mintToken } = await import('../../src/tokens/tokens.service.js');
+    const second = await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'second', scopes: [] });
+    // Account burst is 5: 3 reads on the first token, then the second token gets 2 and is refused on its 3rd.
+    for (let i = 0; i < 3; i++) expect((await me(a.token)).status).toBe(200);
+    expect((await me(second.token)).status).toBe(200);
+    expect((await me(second.token)).status).toBe(200);
+    const refused = await me(second.token);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['ratelimit-limit']).toBe('5');
+    expect(refused.headers['ratelimit-remaining']).toBe('0');
+  });
+
+  it('with Redis unreachable, answers a write 503 temporarily unavailable and still serves a read', async () => {
+    const { token } = await env.tenant();
+    const config = configWith({ DATABASE_URL: env.config.databaseUrl, REDIS_URL: 'redis://127.0.0.1:1', QUEUE_PREFIX: env.config.queuePrefix });
+    const rt = createRuntime(config, createLogger('silent'));
+    try {
+      const app = createApp(rt, [...routes, ...fixtureRoutes]);
+      const read = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+      expect(read.status).toBe(200);
+      const write = await request(app).post('/api/v1/_test/write').set('Authorization', `Bearer ${token}`).send({ note: 'x' });
+      expect(write.status).toBe(503);
+      expect(write.body).toEqual({ error: 'temporarily unavailable' });
+      expect(Number(write.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(write.headers['cache-control']).toBe('no-store');
+    } finally {
+      await rt.close();
+    }
+  });
+});

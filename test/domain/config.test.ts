@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('serves a local machine with no variables set', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 3000,
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/growth_agent',
+      redisUrl: 'redis://127.0.0.1:6379',
+      baseUrl: 'http://localhost:3000',
+      queuePrefix: '{gas}',
+      admin: null,
+    });
+    expect(c.limits.reads).toEqual({ perMinute: 300, burst: 600 });
+  });
+
+  it('names every bad variable and its rule at once', () => {
+    try {
+      loadConfig({ PORT: 'eighty', REDIS_URL: 'http://x', QUEUE_PREFIX: 'gas', RATE_READS_BURST: '0', LOG_LEVEL: 'loud' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/^PORT must be a whole number/m);
+      expect(problems).toMatch(/^REDIS_URL must be a URL starting with redis:\/\/ or rediss:\/\//m);
+      expect(problems).toMatch(/^QUEUE_PREFIX must be a Redis Cluster hash tag such as \{gas\}/m);
+      expect(problems).toMatch(/^RATE_READS_BURST must be at least 1/m);
+      expect(problems).toMatch(/^LOG_LEVEL /m);
+    }
+  });
+
+  it('takes BASE_URL without a trailing slash and enables the board only with both admin variables', () => {
+    expect(loadConfig({ BASE_URL: 'https://agent.example.com/' }).baseUrl).toBe('https://agent.example.com');
+    expect(loadConfig({ ADMIN_USER: 'ops' }).admin).toBeNull();
+    expect(loadConfig({ ADMIN_USER: 'ops', ADMIN_PASSWORD: 'pw' }).admin).toEqual({ user: 'ops', password: 'pw' });
+  });
+});

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.service.js';
+import { generateToken, hashToken, isWellFormedToken } from '../../src/tokens/token-format.js';
+import { authenticate, lastUsedRecorder, listTokens, mintToken, parseScopes, revokeToken } from '../../src/tokens/tokens.service.js';
+import { SCOPES } from '../../src/tokens/tokens.types.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+describe('token format', () => {
+  it('is <prefix>_ then 30 random base62 characters and a 6-character checksum', () => {
+    const token = generateToken('gat');
+    expect(token).toMatch(/^gat_[0-9A-Za-z]{36}$/);
+    expect(isWellFormedToken('gat', token)).toBe(true);
+    expect(generateToken('gat')).not.toBe(token);
+  });
+
+  it('refuses any single-character change, truncation or foreign prefix by checksum alone', () => {
+    const token = generateToken('gat');
+    for (let i = 4; i < token.length; i++) {
+      const c = token[i] === 'x' ? 'y' : 'x';
+      expect(isWellFormedToken('gat', token.slice(0, i) + c + token.slice(i + 1))).toBe(false);
+    }
+    expect(isWellFormedToken('gat', token.slice(0, -1))).toBe(false);
+    expect(isWellFormedToken('ghp', token.replace(/^gat/, 'ghp'))).toBe(false);
+  });
+});
+
+describe('minting and revoking', () => {
+  it('stores only the SHA-256 of the token, never the token', async () => {
+    const account = await createAccount(env.rt.db, 'Hash Co');
+    const { token, tokenId } = await mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'ci', scopes: ['review:read'] });
+    const row = await env.rt.db('api_tokens').where({ id: tokenId }).first();
+    expect(row.token_hash).toBe(hashToken(token));
+    expect(JSON.stringify(row)).not.toContain(token.slice(4));
+    expect(await authenticate(env.rt.db, 'gat', token)).toMatchObject({ tokenId, accountId: account.id, scopes: ['review:read'] });
+  });
+
+  it('refuses the 21st live token, even when 25 mints race, and allows one again after a revoke', async () => {
+    const account = await createAccount(env.rt.db, 'Busy Co');
+    const results = await Promise.allSettled(
+      Array.from({ length: 25 }, (_, i) => mintToken(env.rt.db, 'gat', { accountId: account.id, label: `t${i}`, scopes: [] })),
+    );
+    const minted = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(minted).toHaveLength(20);
+    expect(refused).toHaveLength(5);
+    expect(String((refused[0] as PromiseRejectedResult).reason.message)).toMatch(/20 live tokens/);
+    const first = (minted[0] as PromiseFulfilledResult<{ tokenId: string }>).value.tokenId;
+    await revokeToken(env.rt.db, first);
+    await expect(mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'after', scopes: [] })).resolves.toMatchObject({ tokenId: expect.any(String) });
+    const list = await listTokens(env.rt.db, account.id);
+    expect(list).toHaveLength(21);
+    expect(list.filter((t) => t.revokedAt === null)).toHaveLength(20);
+  });
+
+  it('refuses unknown scopes by name and accepts every scope of the table', () => {
+    expect(() => parseScopes('review:read,admin:all')).toThrow(/unknown scope admin:all/);
+    expect(parseScopes(SCOPES.join(','))).toEqual([...SCOPES]);
+  });
+
+  it('keeps lastUsedAt with at most one write a minute per token', async () => {
+    const account = await createAccount(env.rt.db, 'Used Co');
+    const { tokenId } = await mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'u', scopes: [] });
+    const touch = lastUsedRecorder(env.rt.db, 60_000);
+    touch(tokenId, 1_000_000);
+    touch(tokenId, 1_030_000); // within the minute: not written
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await listTokens(env.rt.db, account.id))[0]!.lastUsedAt).toBe(1_000_000);
+    touch(tokenId, 1_061_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await listTokens(env.rt.db, account.id))[0]!.lastUsedAt).toBe(1_061_000);
+  });
+});

@@ -1,0 +1,77 @@
+import { QueueEvents } from 'bullmq';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createQueues, defineJob, enqueue } from '../../src/jobs/registry.js';
+import { createRedis } from '../../src/redis.js';
+import { createWorker, defineProcessor } from '../../workers/create-worker.js';
+import { parsePools } from '../../workers/main.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+const echo = defineJob({
+  queue: 'test-echo',
+  name: 'test.echo',
+  payload: z.object({ n: z.number() }),
+  options: { attempts: 3, backoff: { type: 'fixed', delay: 10 } },
+  description: 'doubles n',
+});
+
+describe('createWorker', () => {
+  it('refuses to start when a job of its queue has no processor, or two', () => {
+    const deps = { rt: env.rt, connection: env.rt.redis };
+    expect(() => createWorker('test-echo', [], [echo], deps)).toThrow(/no processor for test.echo/);
+    const p = defineProcessor({ job: echo, run: async () => 1 });
+    expect(() => createWorker('test-echo', [p, p], [echo], deps)).toThrow(/two processors/);
+  });
+
+  it('runs a job with its parsed payload, and fails a bad payload once without retrying', async () => {
+    const connection = createRedis(env.config.redisUrl, 'worker');
+    const queues = createQueues(env.rt.redis, env.config.queuePrefix, ['test-echo']);
+    const events = new QueueEvents('test-echo', { connection: createRedis(env.config.redisUrl, 'worker'), prefix: env.config.queuePrefix });
+    let runs = 0;
+    const worker = createWorker(
+      'test-echo',
+      [defineProcessor({ job: echo, run: async ({ n }) => (runs++, n * 2) })],
+      [echo],
+      { rt: env.rt, connection },
+    );
+    try {
+      await events.waitUntilReady();
+      await enqueue(queues, echo, { n: 21 }, { jobId: 'echo-1' });
+      const queue = queues.get('test-echo')!;
+      const job = (await queue.getJob('echo-1'))!;
+      expect(await job.waitUntilFinished(events, 10_000)).toBe(42);
+
+      await queue.add('test.echo', { n: 'not a number' }, { jobId: 'echo-bad', attempts: 3 });
+      const bad = (await queue.getJob('echo-bad'))!;
+      await expect(bad.waitUntilFinished(events, 10_000)).rejects.toThrow(/bad payload/);
+      const settled = (await queue.getJob('echo-bad'))!;
+      expect(settled.attemptsMade).toBe(1);
+      expect(runs).toBe(1);
+    } finally {
+      await worker.close();
+      await events.close();
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      connection.disconnect();
+    }
+  });
+
+  it('refuses a job id with a colon, which BullMQ cannot take', async () => {
+    const queues = createQueues(env.rt.redis, env.config.queuePrefix, ['test-echo']);
+    await expect(enqueue(queues, echo, { n: 1 }, { jobId: 'a:b' })).rejects.toThrow(/must not contain/);
+    await Promise.all([...queues.values()].map((q) => q.close()));
+  });
+});
+
+describe('--pools', () => {
+  it('defaults to every pool and refuses an unknown name', () => {
+    expect(parsePools(undefined)).toEqual(['agent-turns', 'mail-sends', 'card-timers', 'webhook-events', 'workflow-runs', 'maintenance']);
+    expect(parsePools('agent-turns, mail-sends')).toEqual(['agent-turns', 'mail-sends']);
+    expect(() => parsePools('agent-turns,nope')).toThrow(/unknown pool nope/);
+  });
+});
