@@ -21,8 +21,7 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
       query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
       body: route.body ? parsePart(route.body, req.body, 'body') : undefined,
     };
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
+    let abort: AbortController | undefined;
     const ctx: RouteContext = {
       deps,
       principal: principal as Principal,
@@ -36,7 +35,16 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
       },
       requestId: String(req.id),
       log: req.log,
-      signal: abort.signal,
+      // Made on first use: most handlers never wait on anything the client could abandon.
+      get signal() {
+        if (!abort) {
+          const controller = new AbortController();
+          abort = controller;
+          if (res.writableEnded || req.destroyed) controller.abort();
+          else res.once('close', () => controller.abort());
+        }
+        return abort.signal;
+      },
       req,
       res,
     };

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.js';
+import { preparedQuery, type Queryable } from '../db.js';
 import type { Principal, Scope, TokenSummary } from './tokens.types.js';
 
 interface TokenRow {
@@ -36,21 +36,19 @@ export function tokensRepository(q: Queryable) {
       const row = await q('api_tokens').where({ account_id: accountId }).whereNull('revoked_at').count<{ n: string }[]>({ n: '*' });
       return Number(row[0]?.n ?? 0);
     },
-    /** One indexed lookup joining the account: the whole cost of authentication. */
+    /**
+     * One indexed lookup joining the account: the whole cost of authentication, so it runs as a named
+     * prepared statement straight on a pooled connection (knex's builder cost a fifth of a request).
+     */
     async findLiveByHash(hash: string): Promise<Principal | null> {
-      const row = await q('api_tokens as t')
-        .join('accounts as a', 'a.id', 't.account_id')
-        .where('t.token_hash', hash)
-        .whereNull('t.revoked_at')
-        .first<(TokenRow & { account_name: string }) | undefined>(
-          't.id',
-          't.label',
-          't.scopes',
-          't.created_at',
-          't.last_used_at',
-          't.account_id',
-          'a.name as account_name',
-        );
+      const rows = await preparedQuery<TokenRow & { account_name: string }>(q, {
+        name: 'auth-token-by-hash',
+        text: `SELECT t.id, t.label, t.scopes, t.created_at, t.last_used_at, t.account_id, a.name AS account_name
+                 FROM api_tokens t JOIN accounts a ON a.id = t.account_id
+                WHERE t.token_hash = $1 AND t.revoked_at IS NULL`,
+        values: [hash],
+      });
+      const row = rows[0];
       if (!row) return null;
       return {
         tokenId: row.id,

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// These tests spawn real processes (tsx start-up, migrations): slow on a loaded 2-core machine.
+const SLOW = 120_000;
 import { setupTestEnv, envFor, type TestEnv } from '../helpers/env.js';
 import { run, TSX } from '../helpers/processes.js';
 
@@ -16,7 +19,7 @@ function json(out: string): Record<string, unknown> {
   return JSON.parse(lines[0]!) as Record<string, unknown>;
 }
 
-describe('admin CLI', () => {
+describe('admin CLI', { timeout: SLOW }, () => {
   it('creates an account, mints, lists and revokes a token, and lists the audit log — one JSON object each', async () => {
     const created = await admin('account', 'create', '--name', 'Acme Growth');
     expect(created.code).toBe(0);

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// These tests spawn real processes (tsx start-up, migrations): slow on a loaded 2-core machine.
+const SLOW = 120_000;
 import { urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { freePort, run, start, TSX, waitFor } from '../helpers/processes.js';
@@ -9,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-describe('process start-up', () => {
+describe('process start-up', { timeout: SLOW }, () => {
   it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async () => {
     const database = `gas_test_fresh_${process.pid}`;
     await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));

@@ -1,0 +1,68 @@
+import { createAccount } from '../src/accounts/accounts.service.js';
+import { configWith } from '../src/config.js';
+import { createDb, ensureDatabase, migrate } from '../src/db.js';
+import { mintToken } from '../src/tokens/tokens.service.js';
+import { compare, fmt, freePort, startServer, stop, type Target } from './lib.js';
+import type { BenchContext, Section } from './run.js';
+
+/** Authenticated read (`GET /api/v1/me`: token lookup in Postgres + limiter script in Redis) against baselines. */
+export async function httpRead(ctx: BenchContext): Promise<Section> {
+  const config = configWith({ DATABASE_URL: ctx.databaseUrl });
+  await ensureDatabase(config.databaseUrl);
+  const db = createDb(config.databaseUrl, 2);
+  await migrate(db);
+  const account = await createAccount(db, 'Bench');
+  const { token } = await mintToken(db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:read'] });
+  await db.destroy();
+
+  const [pHttp, pExpress, pFloor, pApi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const servers = [
+    await startServer(['bench/servers/baseline.ts', 'http', String(pHttp)], {}, `http://127.0.0.1:${pHttp}/`),
+    await startServer(['bench/servers/baseline.ts', 'express', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
+    await startServer(['bench/servers/baseline.ts', 'express-pg-redis', String(pFloor), config.databaseUrl, config.redisUrl], {}, `http://127.0.0.1:${pFloor}/`),
+    await startServer(
+      ['bin/start.ts', 'api'],
+      {
+        DATABASE_URL: config.databaseUrl,
+        PORT: String(pApi),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        // Limits high enough that the benchmark measures the work, not 429s.
+        RATE_READS_PER_MINUTE: '100000000',
+        RATE_READS_BURST: '100000000',
+        RATE_ACCOUNT_PER_MINUTE: '100000000',
+        RATE_ACCOUNT_BURST: '100000000',
+      },
+      `http://127.0.0.1:${pApi}/healthz`,
+    ),
+  ];
+  try {
+    const targets: Target[] = [
+      { name: 'bare node:http', url: `http://127.0.0.1:${pHttp}/` },
+      { name: 'bare Express', url: `http://127.0.0.1:${pExpress}/` },
+      { name: 'Express + 1 PG query + 1 Redis call', url: `http://127.0.0.1:${pFloor}/` },
+      { name: 'GET /api/v1/me (auth + limiter + handler)', url: `http://127.0.0.1:${pApi}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
+    ];
+    const results = await compare(targets, ctx.rounds, ctx.seconds);
+    const express = results.get('bare Express')!.rps;
+    const rows = targets.map((t) => {
+      const r = results.get(t.name)!;
+      return `| ${t.name} | ${fmt(r.rps)} | ${fmt((r.rps / express) * 100, 1)}% | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors + r.non2xx} |`;
+    });
+    const me = results.get('GET /api/v1/me (auth + limiter + handler)')!;
+    return {
+      title: 'Authenticated read',
+      body: [
+        `10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s each; medians of the rounds.`,
+        '',
+        '| target | req/s | of bare Express | p50 ms | p99 ms | errors + non-2xx |',
+        '|---|---:|---:|---:|---:|---:|',
+        ...rows,
+        '',
+        `Target (issue 8): authenticated read ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ${fmt((me.rps / express) * 100, 1)}%, p99 ${fmt(me.p99, 1)} ms.`,
+      ].join('\n'),
+    };
+  } finally {
+    await Promise.all(servers.map(stop));
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * `npm run bench`: runs every benchmark against real servers on this machine, each beside its
+ * baselines measured in the same run, and writes docs/performance.md. Never part of `npm test`.
+ *   BENCH_ONLY=name,name  run some;  BENCH_SECONDS / BENCH_ROUNDS  change the length.
+ */
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { urlFor } from './urls.js';
+import { httpRead } from './http-read.bench.js';
+import { ROOT } from './lib.js';
+
+export interface BenchContext {
+  databaseUrl: string;
+  seconds: number;
+  rounds: number;
+}
+
+export interface Section {
+  title: string;
+  body: string;
+}
+
+const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
+  'http-read': httpRead,
+};
+
+async function main(): Promise<void> {
+  const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
+  const ctx: BenchContext = {
+    databaseUrl: urlFor('growth_agent_bench'),
+    seconds: Number(process.env.BENCH_SECONDS ?? 5),
+    rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+  };
+  const sections: Section[] = [];
+  for (const [name, bench] of Object.entries(BENCHMARKS)) {
+    if (only && !only.includes(name)) continue;
+    process.stderr.write(`bench ${name}…\n`);
+    sections.push(await bench(ctx));
+  }
+  const header = [
+    '# Performance',
+    '',
+    `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
+      `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}. Load generator (autocannon) and servers share the machine.`,
+    'Every figure stands beside baselines measured in the same run; these machines are noisy, so read the ratios.',
+    '',
+  ];
+  const text = [...header, ...sections.flatMap((s) => [`## ${s.title}`, '', s.body, ''])].join('\n');
+  await writeFile(path.join(ROOT, 'docs/performance.md'), text);
+  process.stdout.write(text);
+  process.exit(0);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exit(1);
+});
