@@ -80,8 +80,6 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  const json = express.json({ limit: '1mb', strict: false });
-  app.use('/api', (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : json(req, res, next)));
   app.use(buildRouter(routes, deps));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

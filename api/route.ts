@@ -54,6 +54,12 @@ export interface RouteDef<P extends AnyObject = AnyObject, Q extends AnyObject =
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * How the body is read. Default: JSON up to 1 MB (routes with a `body` schema). `raw` hands the
+   * handler the bytes (`ctx.req.body` is a Buffer) for routes that judge the body themselves; the
+   * limit is enforced while reading, so an oversized body is refused without being read whole (413).
+   */
+  bodyParser?: { kind: 'json' | 'raw'; limitBytes: number };
   /** Success statuses and their body schemas. */
   responses: Record<number, { description: string; schema: z.ZodType }>;
   /** Route-specific error statuses beyond those every route of its kind can return. */

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import express, { Router, type Request, type RequestHandler } from 'express';
 import type { Principal } from '../src/tokens/tokens.types.js';
 import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
 import { requireScope, resolvePrincipal } from './middleware/auth.js';
@@ -6,8 +6,9 @@ import { applyRateLimit } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
 import { expressPath, type AppDeps, type RouteContext, type RouteDef } from './route.js';
 
-/** The order every request goes through: authenticate, limit, check scope, validate, handle. */
+/** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
 function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void): RequestHandler {
+  const readBody = bodyParserFor(route);
   return async (req, res) => {
     let principal: Principal | null = null;
     if (route.auth !== 'none') {
@@ -16,6 +17,8 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
       await applyRateLimit(deps, principal, route.bucket, res);
       requireScope(principal, route.scope);
     }
+    // Read only once the caller is known to be allowed: a stranger cannot make us read a body.
+    if (readBody) await new Promise<void>((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
     const input = {
       params: route.params ? parsePart(route.params, req.params, 'params') : {},
       query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
@@ -53,6 +56,15 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
     res.status(reply.status ?? 200).json(reply.body);
   };
+}
+
+const DEFAULT_JSON_LIMIT = 1024 * 1024;
+
+/** The route's body reader, or none when it takes no body. */
+function bodyParserFor(route: RouteDef): RequestHandler | null {
+  if (route.bodyParser?.kind === 'raw') return express.raw({ type: () => true, limit: route.bodyParser.limitBytes });
+  if (route.body || route.bodyParser) return express.json({ limit: route.bodyParser?.limitBytes ?? DEFAULT_JSON_LIMIT, strict: false });
+  return null;
 }
 
 /** Mounts the route table. Express 5 forwards rejected promises to the error handler. */

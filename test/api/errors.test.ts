@@ -45,6 +45,14 @@ describe('error shape', () => {
     expectErrorShape(res, 400, 'body must be valid JSON');
   });
 
+  it('answers 413 for a JSON body over 1 MB, and 401 without reading it when the caller is unknown', async () => {
+    const big = JSON.stringify({ note: 'x'.repeat(1024 * 1024) });
+    const tooLarge = await request(env.app).post('/api/v1/_test/write').set('Authorization', auth()).set('Content-Type', 'application/json').send(big);
+    expectErrorShape(tooLarge, 413, 'body is too large');
+    const stranger = await request(env.app).post('/api/v1/_test/write').set('Content-Type', 'application/json').send(big);
+    expectErrorShape(stranger, 401, 'unauthorized');
+  });
+
   it('names the field and the rule in every 400', async () => {
     const post = (body: unknown) => request(env.app).post('/api/v1/_test/write').set('Authorization', auth()).send(body as object);
     expectErrorShape(await post({}), 400, 'note is required');
