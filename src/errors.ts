@@ -36,6 +36,9 @@ export class PayloadTooLarge extends AppError {
 export class Unauthorized extends AppError {
   readonly status = 401;
   readonly error = 'unauthorized';
+  override headers() {
+    return { 'WWW-Authenticate': 'Bearer realm="growth-agent"' };
+  }
 }
 
 export class Forbidden extends AppError {

@@ -14,6 +14,7 @@ function expectUnauthorized(res: { status: number; body: unknown; headers: Recor
   expect(res.status).toBe(401);
   expect(res.body).toEqual({ error: 'unauthorized' });
   expect(res.headers['cache-control']).toBe('no-store');
+  expect(res.headers['www-authenticate']).toBe('Bearer realm="growth-agent"');
 }
 
 describe('authentication', () => {
