@@ -1,6 +1,13 @@
 import { defineRoute, type RouteDef } from './route.js';
 import { getMe } from './routes/me.js';
 import { MeResponse } from './routes/me.schemas.js';
+import { getBlocklist, postBlocklist } from './routes/blocklist.js';
+import { BlocklistAddBody, BlocklistAddResponse, BlocklistPage, BlocklistQuery } from './routes/blocklist.schemas.js';
+import { getLeadById, getLeads, patchLead } from './routes/leads.js';
+import { LeadLabelsBody, LeadLabelsResponse, LeadResponse, LeadsPage, LeadsQuery } from './routes/leads.schemas.js';
+import { getResultsRoute } from './routes/results.js';
+import { ResultsQuery, ResultsResponse } from './routes/results.schemas.js';
+import { IdParams } from './schemas.js';
 
 /**
  * The route table: each route's method, path, scope, rate bucket, schemas and handler, declared once.
@@ -18,5 +25,67 @@ export const routes: RouteDef[] = [
     bucket: 'reads',
     responses: { 200: { description: 'The token', schema: MeResponse } },
     handler: getMe,
+  }),
+  // Leads, block list and results (issue 7).
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/leads',
+    summary: 'Leads, newest created first; follow nextCursor until null',
+    scope: 'leads:read',
+    bucket: 'reads',
+    query: LeadsQuery,
+    responses: { 200: { description: 'One page of leads (list form)', schema: LeadsPage } },
+    handler: getLeads,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/leads/{id}',
+    summary: 'One lead in detail form: draft, research, contacts',
+    scope: 'leads:read',
+    bucket: 'reads',
+    params: IdParams,
+    responses: { 200: { description: 'The lead', schema: LeadResponse } },
+    handler: getLeadById,
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/v1/leads/{id}',
+    summary: "Label a lead: vertical, archetype, tags (null clears)",
+    scope: 'leads:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: LeadLabelsBody,
+    responses: { 200: { description: 'The labels as stored', schema: LeadLabelsResponse } },
+    handler: patchLead,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/blocklist',
+    summary: 'The do-not-contact list, newest first',
+    scope: 'leads:read',
+    bucket: 'reads',
+    query: BlocklistQuery,
+    responses: { 200: { description: 'One page of entries', schema: BlocklistPage } },
+    handler: getBlocklist,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/blocklist',
+    summary: 'Add up to 500 domains, emails or profile URLs (idempotent)',
+    scope: 'leads:write',
+    bucket: 'writes',
+    body: BlocklistAddBody,
+    responses: { 200: { description: 'How many were added, already listed, or unreadable', schema: BlocklistAddResponse } },
+    handler: postBlocklist,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/results',
+    summary: 'Per-channel scoreboard for a window and its baseline',
+    scope: 'results:read',
+    bucket: 'reads',
+    query: ResultsQuery,
+    responses: { 200: { description: 'The scoreboard', schema: ResultsResponse } },
+    handler: getResultsRoute,
   }),
 ];

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /** Whole-number environment variable with a default, refused when it is not a positive integer. */
@@ -56,6 +57,11 @@ const envSchema = z.object({
   RATE_ACCOUNT_PER_MINUTE: int(900),
   RATE_ACCOUNT_BURST: int(1800),
   SHUTDOWN_GRACE_MS: int(10_000),
+  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, it is derived from
+  // DATABASE_URL so every process of one deployment agrees. Setting a new one voids outstanding cursors.
+  CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Byte budget of one GET /leads page (the serialised `leads` array).
+  LEADS_PAGE_MAX_BYTES: int(262_144, 1_024),
   // The agent (issue 3).
   AGENT_BRAIN: z.enum(['offline', 'llm']).optional().transform((v) => v ?? 'offline'),
   LLM_BASE_URL: urlWithScheme(['http:', 'https:'], 'https://api.openai.com/v1'),
@@ -103,6 +109,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       account: { perMinute: env.RATE_ACCOUNT_PER_MINUTE, burst: env.RATE_ACCOUNT_BURST },
     } satisfies Record<Bucket, BucketLimit>,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    cursorSecret: env.CURSOR_SECRET ?? createHash('sha256').update(`gas-cursor:${env.DATABASE_URL}`).digest('hex'),
+    leadsPageMaxBytes: env.LEADS_PAGE_MAX_BYTES,
     agent: {
       brain: env.AGENT_BRAIN,
       llm: {

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { createAccount } from '../accounts/accounts.service.js';
-import { listAudit } from '../audit/audit.service.js';
+import { adminActor, auditedWrite, listAudit } from '../audit/audit.service.js';
+import { removeFromBlocklist } from '../blocklist/blocklist.service.js';
+import { setLeadColumns } from '../leads/leads.service.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { AppError, BadRequest } from '../errors.js';
@@ -61,6 +63,26 @@ export const VERBS: Record<string, Verb> = {
     async run(f, { db }) {
       const entries = await listAudit(db, f.account!, int(f.limit, 'limit', 1, 1000, 50));
       return { entries };
+    },
+  },
+  'columns set': {
+    flags: ['account', 'keys'],
+    async run(f, { db }) {
+      const columns = await auditedWrite(db, adminActor(f.account!, 'columns set'), async (trx) => ({
+        result: await setLeadColumns(trx, f.account!, f.keys!.split(',')),
+        targetId: f.account!,
+      }));
+      return { account: { id: f.account! }, columns };
+    },
+  },
+  'blocklist remove': {
+    flags: ['account', 'value'],
+    async run(f, { db }) {
+      const removed = await auditedWrite(db, adminActor(f.account!, 'blocklist remove'), async (trx) => {
+        const entry = await removeFromBlocklist(trx, f.account!, f.value!);
+        return { result: entry, targetId: entry.id };
+      });
+      return { ok: true, removed };
     },
   },
 };

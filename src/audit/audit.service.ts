@@ -12,6 +12,11 @@ export interface Actor {
   route: string;
 }
 
+/** An operator's CLI verb, recorded against the account it changes. */
+export function adminActor(accountId: string, verb: string): Actor {
+  return { accountId, actor: 'admin', tokenId: null, tokenLabel: null, method: 'CLI', route: verb };
+}
+
 /** Runs `fn` in a transaction and records the write in the audit log inside that same transaction. */
 export async function auditedWrite<T>(
   db: Db,

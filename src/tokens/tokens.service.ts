@@ -1,20 +1,11 @@
 import { getAccount } from '../accounts/accounts.service.js';
-import { auditedWrite, type Actor } from '../audit/audit.service.js';
+import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import type { Db } from '../db.js';
 import { BadRequest, NotFound, Rejected } from '../errors.js';
 import { newId } from '../ids.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
 import { tokensRepository } from './tokens.repository.js';
 import { MAX_LIVE_TOKENS, SCOPES, type Principal, type Scope, type TokenSummary } from './tokens.types.js';
-
-const adminActor = (accountId: string, route: string): Actor => ({
-  accountId,
-  actor: 'admin',
-  tokenId: null,
-  tokenLabel: null,
-  method: 'CLI',
-  route,
-});
 
 /** Reads a comma-separated scope list; an unknown scope is refused by name. */
 export function parseScopes(list: string): Scope[] {

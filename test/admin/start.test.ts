@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // These tests spawn real processes (tsx start-up, migrations): slow on a loaded 2-core machine.
 const SLOW = 120_000;
-import { urlFor, withAdminClient } from '../helpers/db.js';
+import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { freePort, run, start, TSX, waitFor } from '../helpers/processes.js';
 
@@ -14,7 +14,7 @@ afterAll(() => env.close());
 
 describe('process start-up', { timeout: SLOW }, () => {
   it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async () => {
-    const database = `gas_test_fresh_${process.pid}`;
+    const database = testDatabaseName();
     await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
     const port = await freePort();
     const childEnv = { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: String(port), SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' };

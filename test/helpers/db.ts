@@ -1,7 +1,7 @@
 import pg from 'pg';
+import { inject } from 'vitest';
 import { testServices } from '../../src/config.js';
 
-export const TEMPLATE_DB = 'gas_test_template';
 export const TEST_DB_PREFIX = 'gas_test_';
 
 export function urlFor(database: string): string {
@@ -20,10 +20,20 @@ export async function withAdminClient<T>(fn: (c: pg.Client) => Promise<T>): Prom
   }
 }
 
-/** A fresh database for one test file, cloned from the migrated template. */
+/** A database name owned by this run (`gas_test_<run pid>_<file pid>_<random>`); not created. */
+export function testDatabaseName(): string {
+  const runPid = inject('templateDb').replace(`${TEST_DB_PREFIX}tpl_`, '');
+  return `${TEST_DB_PREFIX}${runPid}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * A fresh database for one test file, cloned from this run's migrated template. The name starts with
+ * the run's pid (the template's), so global setup knows whose it is.
+ */
 export async function createTestDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
-  const name = `${TEST_DB_PREFIX}${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  await withAdminClient((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DB}"`));
+  const template = inject('templateDb');
+  const name = testDatabaseName();
+  await withAdminClient((c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`));
   return {
     name,
     url: urlFor(name),

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { LEAD_CAPS, LEAD_STATUSES } from '../../src/leads/leads.types.js';
+import { queryInt } from '../schemas.js';
+
+export const LeadsQuery = z.object({
+  status: z.enum(LEAD_STATUSES).optional(),
+  limit: queryInt(1, 100, 50),
+  cursor: z.string().optional(),
+});
+
+/** A label: trimmed; empty means cleared, as does null. */
+const Label = z
+  .string()
+  .trim()
+  .max(LEAD_CAPS.label, `must be at most ${LEAD_CAPS.label} characters`)
+  .transform((s) => (s === '' ? null : s))
+  .nullable()
+  .optional();
+
+const Tags = z
+  .array(z.string().trim().min(1, 'must not be empty').max(LEAD_CAPS.tag, `must be at most ${LEAD_CAPS.tag} characters`))
+  .transform((tags) => [...new Set(tags)])
+  .pipe(z.array(z.string()).max(LEAD_CAPS.tags, `must have at most ${LEAD_CAPS.tags} different tags`))
+  .nullable()
+  .optional();
+
+export const LeadLabelsBody = z.object({ vertical: Label, archetype: Label, tags: Tags }).strict();
+
+const Contact = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+    title: z.string().nullable(),
+    profileUrl: z.string().nullable(),
+  })
+  .meta({ id: 'LeadContact' });
+
+const listShape = {
+  id: z.string(),
+  domain: z.string(),
+  companyName: z.string().nullable(),
+  status: z.string(),
+  replyKind: z.string().nullable(),
+  declineReason: z.string().nullable(),
+  score: z.number().int().nullable(),
+  scoreReasons: z.array(z.string()),
+  vertical: z.string().nullable(),
+  archetype: z.string().nullable(),
+  tags: z.array(z.string()),
+  fields: z.array(z.object({ key: z.string(), value: z.string().nullable() })),
+  contact: Contact.nullable(),
+  createdAt: z.number().int(),
+};
+
+export const LeadListItem = z.object(listShape).strict().meta({ id: 'LeadListItem' });
+
+export const LeadDetail = z
+  .object({
+    ...listShape,
+    draft: z.object({ subject: z.string(), body: z.string() }).nullable(),
+    research: z.array(
+      z.object({
+        key: z.string(),
+        reasoning: z.string(),
+        sources: z.array(z.object({ url: z.string(), title: z.string() })),
+        sourcesTruncated: z.boolean(),
+      }),
+    ),
+    contacts: z.array(Contact),
+    contactsTruncated: z.boolean(),
+  })
+  .strict()
+  .meta({ id: 'LeadDetail' });
+
+export const LeadsPage = z.object({ leads: z.array(LeadListItem), nextCursor: z.string().nullable() }).meta({ id: 'LeadsPage' });
+export const LeadResponse = z.object({ lead: LeadDetail }).meta({ id: 'LeadResponse' });
+export const LeadLabelsResponse = z
+  .object({
+    lead: z
+      .object({ id: z.string(), domain: z.string(), vertical: z.string().nullable(), archetype: z.string().nullable(), tags: z.array(z.string()) })
+      .strict(),
+  })
+  .strict()
+  .meta({ id: 'LeadLabelsResponse' });

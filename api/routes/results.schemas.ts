@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+export const ResultsQuery = z.object({
+  since: z
+    .string()
+    .regex(/^\d{1,16}$/, 'must be an integer (epoch milliseconds)')
+    .transform(Number)
+    .optional(),
+});
+
+const Shipped = z
+  .object({
+    total: z.number().int(),
+    byPerson: z.number().int(),
+    byTrustLadder: z.number().int(),
+    bySetting: z.number().int(),
+    unattributed: z.number().int(),
+  })
+  .strict()
+  .meta({ id: 'ResultsShipped' });
+
+const count = z.number().int();
+const unknownOr = (s: z.ZodNumber) => s.nullable();
+
+/** A channel's metrics for one window; null means unknown, never zero. */
+const channel = <T extends z.ZodRawShape>(id: string, shape: T) => {
+  const m = z.object({ ...shape, shipped: Shipped }).strict();
+  return z
+    .discriminatedUnion('available', [
+      z.object({ available: z.literal(true), data: z.object({ window: m, baseline: m }).strict() }).strict(),
+      z.object({ available: z.literal(false), reason: z.string() }).strict(),
+    ])
+    .meta({ id });
+};
+
+export const ResultsResponse = z
+  .object({
+    results: z
+      .object({
+        window: z.object({ since: count, until: count, requestedSince: count.nullable(), clamped: z.boolean() }).strict(),
+        baseline: z.object({ since: count, until: count }).strict(),
+        email: channel('ResultsEmail', { sent: count, replies: count, bounces: count, optOuts: count, replyRate: unknownOr(z.number()) }),
+        ads: channel('ResultsAds', {
+          testsLaunched: count,
+          spend: unknownOr(z.number()),
+          clicks: count,
+          conversions: count,
+          costPerConversion: unknownOr(z.number()),
+        }),
+        seo: channel('ResultsSeo', { postsPublished: count }),
+        social: channel('ResultsSocial', { postsPublished: count, engagements: count }),
+        aeo: channel('ResultsAeo', { postsPublished: count, citations: count }),
+        network: channel('ResultsNetwork', { messagesSent: count, replies: count, connectionsAccepted: count, replyRate: unknownOr(z.number()) }),
+        harness: channel('ResultsHarness', { runsCompleted: count, runsFailed: count }),
+      })
+      .strict(),
+  })
+  .meta({ id: 'ResultsResponse' });

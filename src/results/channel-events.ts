@@ -1,0 +1,63 @@
+import type { Queryable } from '../db.js';
+import { resultsRepository } from './results.repository.js';
+
+export const CHANNELS = ['email', 'ads', 'seo', 'social', 'aeo', 'network', 'harness'] as const;
+export type Channel = (typeof CHANNELS)[number];
+export type DecidedBy = 'person' | 'trust_ladder' | 'setting';
+
+/**
+ * The event types each channel records, and which of them is shipped work (split by who decided it).
+ * `amount` is meaningful only on `ads.spend` (minor currency units, e.g. cents).
+ */
+export const CHANNEL_EVENT_TYPES = {
+  email: { types: ['sent', 'reply', 'bounce', 'opt_out'], shipped: 'sent' },
+  ads: { types: ['test_launched', 'spend', 'click', 'conversion'], shipped: 'test_launched' },
+  seo: { types: ['post_published'], shipped: 'post_published' },
+  social: { types: ['post_published', 'engagement'], shipped: 'post_published' },
+  aeo: { types: ['post_published', 'citation'], shipped: 'post_published' },
+  network: { types: ['message_sent', 'reply', 'connection_accepted'], shipped: 'message_sent' },
+  harness: { types: ['run_completed', 'run_failed'], shipped: 'run_completed' },
+} as const satisfies Record<Channel, { types: readonly string[]; shipped: string }>;
+
+export interface ChannelEvent {
+  channel: Channel;
+  type: string;
+  /** When it happened, epoch ms. */
+  at: number;
+  decidedBy?: DecidedBy | null;
+  amount?: number | null;
+  /** What caused it (send, card, post id); with it, recording the same event twice is harmless. */
+  refId?: string | null;
+}
+
+/** Marks a channel as connected: `/results` then reports it, with zeros when nothing happened. Idempotent. */
+export async function connectChannel(q: Queryable, accountId: string, channel: Channel, at = Date.now()): Promise<void> {
+  await resultsRepository(q).connect(accountId, channel, at);
+}
+
+/** Removes a channel's connection: `/results` then says it is not connected. Its events are kept. */
+export async function disconnectChannel(q: Queryable, accountId: string, channel: Channel): Promise<void> {
+  await resultsRepository(q).disconnect(accountId, channel);
+}
+
+/**
+ * Records something that happened on a channel, at the time it happened. An event also marks its
+ * channel connected. With a `refId`, a second record of the same (channel, type, refId) is ignored,
+ * so a retried job cannot count twice. Throws on a type the channel does not have (a programming error).
+ */
+export async function recordChannelEvent(q: Queryable, accountId: string, e: ChannelEvent): Promise<void> {
+  const allowed: readonly string[] = CHANNEL_EVENT_TYPES[e.channel].types;
+  if (!allowed.includes(e.type)) throw new Error(`channel ${e.channel} has no event type ${e.type}; types: ${allowed.join(', ')}`);
+  if (!Number.isInteger(e.at)) throw new Error('channel event time must be epoch milliseconds');
+  await connectChannel(q, accountId, e.channel, e.at);
+  await resultsRepository(q).insertEvent({
+    account_id: accountId,
+    channel: e.channel,
+    type: e.type,
+    at: e.at,
+    decided_by: e.decidedBy ?? null,
+    amount: e.amount ?? null,
+    ref_id: e.refId ?? null,
+    recorded_at: Date.now(),
+  });
+}

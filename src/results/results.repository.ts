@@ -1,0 +1,65 @@
+import type { Queryable } from '../db.js';
+
+export interface EventRow {
+  account_id: string;
+  channel: string;
+  type: string;
+  at: number;
+  decided_by: string | null;
+  amount: number | null;
+  ref_id: string | null;
+  recorded_at: number;
+}
+
+/** Events grouped for the scoreboard; `current` is true for the window, false for the baseline. */
+export interface GroupRow {
+  channel: string;
+  type: string;
+  decided_by: string | null;
+  current: boolean;
+  n: number;
+  total: number | null;
+  with_amount: number;
+}
+
+export function resultsRepository(q: Queryable) {
+  return {
+    /** Records one event; with a ref_id, a second record of the same (channel, type, ref_id) is ignored. */
+    async insertEvent(row: EventRow): Promise<void> {
+      if (row.ref_id === null) {
+        await q('channel_events').insert(row);
+        return;
+      }
+      await q.raw(
+        `INSERT INTO channel_events (account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING`,
+        [row.account_id, row.channel, row.type, row.at, row.decided_by, row.amount, row.ref_id, row.recorded_at],
+      );
+    },
+
+    async connect(accountId: string, channel: string, at: number): Promise<void> {
+      await q('channel_connections').insert({ account_id: accountId, channel, connected_at: at }).onConflict(['account_id', 'channel']).ignore();
+    },
+
+    async disconnect(accountId: string, channel: string): Promise<void> {
+      await q('channel_connections').where({ account_id: accountId, channel }).del();
+    },
+
+    async connected(accountId: string): Promise<string[]> {
+      return q('channel_connections').where({ account_id: accountId }).pluck('channel');
+    },
+
+    /** Counts and amount sums per (channel, type, decider) in [from, until], split at `since`. */
+    async tally(accountId: string, from: number, since: number, until: number): Promise<GroupRow[]> {
+      return q('channel_events')
+        .select('channel', 'type', 'decided_by')
+        .select(q.raw('(at >= ?) AS current', [since]))
+        .select(q.raw('count(*)::int AS n'), q.raw('sum(amount) AS total'), q.raw('count(amount)::int AS with_amount'))
+        .where({ account_id: accountId })
+        .andWhere('at', '>=', from)
+        .andWhere('at', '<=', until)
+        .groupByRaw('1, 2, 3, 4');
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import type { Queryable } from '../db.js';
+import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from './channel-events.js';
+import { resultsRepository } from './results.repository.js';
+
+const HOUR = 60 * 60 * 1000;
+export const RESULTS_MIN_SPAN = HOUR;
+export const RESULTS_MAX_SPAN = 7 * 24 * HOUR;
+export const RESULTS_DEFAULT_SPAN = 24 * HOUR;
+
+/** Who let a piece of shipped work go out. `unattributed` is work recorded without a decider. */
+export interface Shipped {
+  total: number;
+  byPerson: number;
+  byTrustLadder: number;
+  bySetting: number;
+  unattributed: number;
+}
+
+type Metrics = Record<string, number | null | Shipped>;
+
+interface Tally {
+  count: Map<string, number>;
+  /** Sum of `amount` per type, null once any event of that type had no amount (unknown). */
+  amount: Map<string, number | null>;
+  shipped: Shipped;
+}
+
+export type ChannelSection = { available: true; data: { window: Metrics; baseline: Metrics } } | { available: false; reason: string };
+
+export interface Results {
+  window: { since: number; until: number; requestedSince: number | null; clamped: boolean };
+  baseline: { since: number; until: number };
+  email: ChannelSection;
+  ads: ChannelSection;
+  seo: ChannelSection;
+  social: ChannelSection;
+  aeo: ChannelSection;
+  network: ChannelSection;
+  harness: ChannelSection;
+}
+
+/** `since` held between seven days and one hour before `now`; 24 hours ago when absent. */
+export function clampSince(since: number | undefined, now: number): { since: number; clamped: boolean } {
+  if (since === undefined) return { since: now - RESULTS_DEFAULT_SPAN, clamped: false };
+  const clampedSince = Math.min(Math.max(since, now - RESULTS_MAX_SPAN), now - RESULTS_MIN_SPAN);
+  return { since: clampedSince, clamped: clampedSince !== since };
+}
+
+const ratio = (num: number, den: number): number | null => (den === 0 ? null : Math.round((num / den) * 10_000) / 10_000);
+
+function emptyTally(): Tally {
+  return { count: new Map(), amount: new Map(), shipped: { total: 0, byPerson: 0, byTrustLadder: 0, bySetting: 0, unattributed: 0 } };
+}
+
+/** Named metrics of one channel from its tally. Counts are 0 when nothing happened; a ratio with nothing to divide by is null. */
+function metrics(channel: Channel, t: Tally): Metrics {
+  const n = (type: string) => t.count.get(type) ?? 0;
+  const shipped = { ...t.shipped };
+  switch (channel) {
+    case 'email':
+      return { sent: n('sent'), replies: n('reply'), bounces: n('bounce'), optOuts: n('opt_out'), replyRate: ratio(n('reply'), n('sent')), shipped };
+    case 'ads': {
+      const spend = t.amount.has('spend') ? t.amount.get('spend')! : 0;
+      return {
+        testsLaunched: n('test_launched'),
+        spend,
+        clicks: n('click'),
+        conversions: n('conversion'),
+        costPerConversion: spend === null ? null : ratio(spend, n('conversion')),
+        shipped,
+      };
+    }
+    case 'seo':
+      return { postsPublished: n('post_published'), shipped };
+    case 'social':
+      return { postsPublished: n('post_published'), engagements: n('engagement'), shipped };
+    case 'aeo':
+      return { postsPublished: n('post_published'), citations: n('citation'), shipped };
+    case 'network':
+      return {
+        messagesSent: n('message_sent'),
+        replies: n('reply'),
+        connectionsAccepted: n('connection_accepted'),
+        replyRate: ratio(n('reply'), n('message_sent')),
+        shipped,
+      };
+    case 'harness':
+      return { runsCompleted: n('run_completed'), runsFailed: n('run_failed'), shipped };
+  }
+}
+
+
+/**
+ * The per-channel scoreboard for [since, now] and the equal-length baseline before it. A channel the
+ * account has not connected is `{ available: false, reason: 'not connected' }`.
+ */
+export async function getResults(q: Queryable, accountId: string, requestedSince: number | undefined, now = Date.now()): Promise<Results> {
+  const { since, clamped } = clampSince(requestedSince, now);
+  const span = now - since;
+  const baselineSince = since - span;
+  const repo = resultsRepository(q);
+  const [rows, connected] = await Promise.all([repo.tally(accountId, baselineSince, since, now), repo.connected(accountId)]);
+  const tallies = new Map<string, Tally>();
+  const tally = (channel: string, current: boolean) => {
+    const key = `${channel}:${current}`;
+    if (!tallies.has(key)) tallies.set(key, emptyTally());
+    return tallies.get(key)!;
+  };
+  for (const r of rows) {
+    const t = tally(r.channel, r.current);
+    t.count.set(r.type, (t.count.get(r.type) ?? 0) + r.n);
+    const known = r.with_amount === r.n && t.amount.get(r.type) !== null;
+    t.amount.set(r.type, known ? (t.amount.get(r.type) ?? 0) + Number(r.total ?? 0) : null);
+    if (CHANNEL_EVENT_TYPES[r.channel as Channel]?.shipped !== r.type) continue;
+    t.shipped.total += r.n;
+    if (r.decided_by === 'person') t.shipped.byPerson += r.n;
+    else if (r.decided_by === 'trust_ladder') t.shipped.byTrustLadder += r.n;
+    else if (r.decided_by === 'setting') t.shipped.bySetting += r.n;
+    else t.shipped.unattributed += r.n;
+  }
+  const section = (channel: Channel): ChannelSection =>
+    connected.includes(channel)
+      ? { available: true, data: { window: metrics(channel, tally(channel, true)), baseline: metrics(channel, tally(channel, false)) } }
+      : { available: false, reason: 'not connected' };
+  const [email, ads, seo, social, aeo, network, harness] = CHANNELS.map(section) as [
+    ChannelSection, ChannelSection, ChannelSection, ChannelSection, ChannelSection, ChannelSection, ChannelSection,
+  ];
+  return {
+    window: { since, until: now, requestedSince: requestedSince ?? null, clamped },
+    baseline: { since: baselineSince, until: since },
+    email,
+    ads,
+    seo,
+    social,
+    aeo,
+    network,
+    harness,
+  };
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeadsPage } from '../../api/routes/leads.schemas.js';
+import { ResultsResponse } from '../../api/routes/results.schemas.js';
+import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
+import { isBlocked } from '../../src/blocklist/blocklist.service.js';
+import { getLead, getLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
+import { SEED_LEAD_COUNT, seedLeadsAndEvents } from '../../src/leads/seed.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+async function admin(argv: string[]): Promise<{ out?: Record<string, unknown>; error?: string }> {
+  try {
+    return { out: await runAdmin(argv, { config: env.config, db: env.rt.db }) };
+  } catch (err) {
+    return { error: adminErrorMessage(err) };
+  }
+}
+
+describe('upsertLead', () => {
+  it('keys a lead by normalised domain and merges research by key, contacts by email, fields by key', async () => {
+    const { accountId } = await env.tenant();
+    const db = env.rt.db;
+    const first = await upsertLead(db, accountId, {
+      domain: 'https://www.Acme.com/about',
+      companyName: 'Acme',
+      fields: { industry: 'SaaS' },
+      research: [
+        { key: 'why_now', reasoning: 'old', sources: [{ url: 'https://a', title: 'A' }] },
+        { key: 'stack', reasoning: 'Postgres', sources: [] },
+      ],
+      contacts: [{ name: 'Jane', email: 'JANE@acme.com' }],
+    });
+    expect(first.created).toBe(true);
+    const second = await upsertLead(db, accountId, {
+      domain: 'acme.com.',
+      status: 'drafted',
+      fields: { headcount: '40' },
+      research: [{ key: 'why_now', reasoning: 'new', sources: [] }],
+      contacts: [
+        { email: 'jane@acme.com', title: 'CTO' },
+        { name: 'Raj', profileUrl: 'linkedin.com/in/Raj/' },
+      ],
+      draft: { subject: 'Hi', body: 'There' },
+    });
+    expect(second).toEqual({ id: first.id, created: false });
+    const lead = await getLead(db, accountId, first.id);
+    expect(lead).toMatchObject({ domain: 'acme.com', companyName: 'Acme', status: 'drafted', draft: { subject: 'Hi', body: 'There' } });
+    expect(lead.research.map((r) => [r.key, r.reasoning, r.sources.length])).toEqual([
+      ['why_now', 'new', 0],
+      ['stack', 'Postgres', 0],
+    ]);
+    expect(lead.contacts.map((c) => [c.name, c.email, c.title, c.profileUrl])).toEqual([
+      ['Jane', 'jane@acme.com', 'CTO', null],
+      ['Raj', null, null, 'https://www.linkedin.com/in/raj'],
+    ]);
+    const row = await db('leads').where({ id: first.id }).first();
+    expect(row.fields).toEqual({ industry: 'SaaS', headcount: '40' });
+    await upsertLead(db, accountId, { domain: 'acme.com', draft: null });
+    expect((await getLead(db, accountId, first.id)).draft).toBeNull();
+  });
+
+  it('refuses a value that is not a domain and a status outside the documented set', async () => {
+    const { accountId } = await env.tenant();
+    await expect(upsertLead(env.rt.db, accountId, { domain: 'not a domain' })).rejects.toMatchObject({ status: 400 });
+    await expect(upsertLead(env.rt.db, accountId, { domain: 'ok.com', status: 'lost' })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('runs inside a caller\'s transaction and rolls back with it', async () => {
+    const { accountId } = await env.tenant();
+    await expect(
+      env.rt.db.transaction(async (trx) => {
+        await upsertLead(trx, accountId, { domain: 'rollback.com', contacts: [{ email: 'a@rollback.com' }] });
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await env.rt.db('leads').where({ account_id: accountId })).toEqual([]);
+  });
+});
+
+describe('admin columns set', () => {
+  it('sets the lead columns, deduplicated in order, and they become the list form fields', async () => {
+    const { accountId, token } = await env.tenant();
+    const res = await admin(['columns', 'set', '--account', accountId, '--keys', 'industry, headcount,industry,why_now']);
+    expect(res.out).toEqual({ account: { id: accountId }, columns: ['industry', 'headcount', 'why_now'] });
+    expect(await getLeadColumns(env.rt.db, accountId)).toEqual(['industry', 'headcount', 'why_now']);
+    await upsertLead(env.rt.db, accountId, { domain: 'cols.com', fields: { industry: 'Fintech' } });
+    const { leads } = LeadsPage.parse((await env.api().get('/api/v1/leads').set('Authorization', `Bearer ${token}`)).body);
+    expect(leads[0]!.fields.map((f) => f.key)).toEqual(['industry', 'headcount', 'why_now']);
+    const audit = await env.rt.db('audit_log').where({ account_id: accountId, route: 'columns set' });
+    expect(audit).toHaveLength(1);
+  });
+
+  it('refuses a bad key, an unknown account and a missing flag', async () => {
+    const { accountId } = await env.tenant();
+    expect((await admin(['columns', 'set', '--account', accountId, '--keys', 'ok,no spaces'])).error).toMatch(/^--keys has "no spaces"/);
+    expect(await admin(['columns', 'set', '--account', 'acct_nope', '--keys', 'a'])).toEqual({ error: 'not found' });
+    expect(await admin(['columns', 'set', '--account', accountId])).toEqual({ error: '--keys is required' });
+  });
+});
+
+describe('seedLeadsAndEvents', () => {
+  it('creates about 150 leads with mixed statuses, research, contacts and a week of events, idempotently', async () => {
+    const { accountId, token } = await env.tenant();
+    const first = await seedLeadsAndEvents(env.rt.db, accountId);
+    expect(first.leads).toBe(SEED_LEAD_COUNT);
+    const again = await seedLeadsAndEvents(env.rt.db, accountId);
+    expect(again.events).toBe(first.events);
+    const statuses = await env.rt.db('leads').where({ account_id: accountId }).select('status').count<{ status: string; count: string }[]>('* as count').groupBy('status');
+    const byStatus = Object.fromEntries(statuses.map((s) => [s.status, Number(s.count)]));
+    expect(Object.values(byStatus).reduce((a, b) => a + b, 0)).toBe(SEED_LEAD_COUNT);
+    expect(byStatus.replied).toBeGreaterThan(0);
+    expect(Object.keys(byStatus).length).toBeGreaterThan(4);
+    expect(Number((await env.rt.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(first.events);
+
+    const auth = { Authorization: `Bearer ${token}` };
+    let cursor: string | null = null;
+    let seen = 0;
+    do {
+      const res = await env.api().get('/api/v1/leads').query({ limit: 40, ...(cursor ? { cursor } : {}) }).set(auth);
+      const page = LeadsPage.parse(res.body);
+      seen += page.leads.length;
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toBe(SEED_LEAD_COUNT);
+    const replied = LeadsPage.parse((await env.api().get('/api/v1/leads').query({ status: 'replied' }).set(auth)).body);
+    const detail = await getLead(env.rt.db, accountId, replied.leads[0]!.id);
+    expect(detail.research.length).toBeGreaterThan(0);
+    expect(detail.research[0]!.sources.length).toBeGreaterThan(0);
+    expect(detail.contacts.length).toBeGreaterThan(0);
+    expect(detail.replyKind).not.toBeNull();
+
+    const results = ResultsResponse.parse((await env.api().get('/api/v1/results').query({ since: Date.now() - 7 * 86_400_000 }).set(auth)).body).results;
+    expect(results.email.available && results.email.data.window.sent).toBeGreaterThan(0);
+    expect(results.aeo).toEqual({ available: false, reason: 'not connected' });
+    expect(await isBlocked(env.rt.db, accountId, 'optout@harborlabs.example')).toBe(true);
+  });
+});
