@@ -1,20 +1,48 @@
-import express, { Router, type Request, type RequestHandler } from 'express';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Principal } from '../src/tokens/tokens.types.js';
 import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
-import { requireScope, resolvePrincipal } from './middleware/auth.js';
-import { applyRateLimit } from './middleware/rate-limit.js';
+import { hashToken } from '../src/tokens/token-format.js';
+import { bearerToken, requireScope, resolvePrincipal } from './middleware/auth.js';
+import { applyLimit, spend } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
 import { expressPath, type AppDeps, type RouteContext, type RouteDef } from './route.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
-function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void): RequestHandler {
+/**
+ * Which account and token a token hash belongs to: that never changes, so it is safe to remember. It
+ * lets the limiter run beside the fresh Postgres check instead of after it; whether the token is
+ * still live is decided by Postgres on every request.
+ */
+class LimiterKeys {
+  private readonly keys = new Map<string, { accountId: string; tokenId: string }>();
+  get(hash: string) {
+    return this.keys.get(hash);
+  }
+  remember(hash: string, p: Principal): void {
+    if (this.keys.size >= 10_000) this.keys.clear();
+    this.keys.set(hash, { accountId: p.accountId, tokenId: p.tokenId });
+  }
+}
+
+/** Authenticates and spends from the rate limit: 401/503 first, then 429 (or 503 for writes). */
+async function admit(route: RouteDef, deps: AppDeps, keys: LimiterKeys, req: Request, res: Response): Promise<Principal> {
+  const token = bearerToken(req.headers.authorization);
+  const hash = hashToken(token);
+  const known = keys.get(hash);
+  const early = known ? spend(deps, known, route.bucket) : null;
+  const principal = await resolvePrincipal(deps, token);
+  keys.remember(hash, principal);
+  applyLimit(await (early ?? spend(deps, principal, route.bucket)), route.bucket, res);
+  return principal;
+}
+
+function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, keys: LimiterKeys): RequestHandler {
   const readBody = bodyParserFor(route);
   return async (req, res) => {
     let principal: Principal | null = null;
     if (route.auth !== 'none') {
-      principal = await resolvePrincipal(deps, req.headers.authorization);
+      principal = await admit(route, deps, keys, req, res);
       touch(principal.tokenId, Date.now());
-      await applyRateLimit(deps, principal, route.bucket, res);
       requireScope(principal, route.scope);
     }
     // Read only once the caller is known to be allowed: a stranger cannot make us read a body.
@@ -71,7 +99,8 @@ function bodyParserFor(route: RouteDef): RequestHandler | null {
 export function buildRouter(routes: RouteDef[], deps: AppDeps): Router {
   const router = Router();
   const touch = lastUsedRecorder(deps.db);
-  for (const route of routes) router[route.method](expressPath(route.path), runner(route, deps, touch));
+  const keys = new LimiterKeys();
+  for (const route of routes) router[route.method](expressPath(route.path), runner(route, deps, touch, keys));
   return router;
 }
 

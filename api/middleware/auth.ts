@@ -5,16 +5,21 @@ import type { AppDeps } from '../route.js';
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
-/**
- * Resolves `Authorization: Bearer …` fresh on every request: missing, malformed, unknown or revoked
- * → 401; Postgres out of reach → 503 (the token could not be checked).
- */
-export async function resolvePrincipal(deps: AppDeps, header: string | undefined): Promise<Principal> {
+/** The token of `Authorization: Bearer …`; a missing or malformed header is a 401. */
+export function bearerToken(header: string | undefined): string {
   const match = header ? BEARER.exec(header) : null;
   if (!match?.[1]) throw new Unauthorized();
+  return match[1];
+}
+
+/**
+ * Resolves a bearer token fresh on every request: unknown or revoked → 401; Postgres out of reach →
+ * 503 (the token could not be checked).
+ */
+export async function resolvePrincipal(deps: AppDeps, token: string): Promise<Principal> {
   let principal: Principal | null;
   try {
-    principal = await authenticate(deps.db, deps.config.tokenPrefix, match[1]);
+    principal = await authenticate(deps.db, deps.config.tokenPrefix, token);
   } catch (err) {
     if (isInfraError(err)) throw new Unavailable();
     throw err;

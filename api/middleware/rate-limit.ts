@@ -1,25 +1,29 @@
 import type { Response } from 'express';
 import { RateLimited, Unavailable } from '../../src/errors.js';
-import type { Principal } from '../../src/tokens/tokens.types.js';
+import type { LimitDecision } from '../../src/rate-limit.js';
 import type { AppDeps, RouteDef } from '../route.js';
 
+export type Spent = LimitDecision | { unavailable: true };
+
+/** Spends one request from the route's bucket and the account's; never throws (Redis down → unavailable). */
+export function spend(deps: AppDeps, ids: { accountId: string; tokenId: string }, bucket: RouteDef['bucket']): Promise<Spent> {
+  return deps.limiter.consume(ids.accountId, ids.tokenId, bucket).catch((err: Error) => {
+    deps.logger.warn({ err: err.message, bucket }, 'rate limiter unreachable');
+    return { unavailable: true as const };
+  });
+}
+
 /**
- * Spends one request from the route's bucket and the account's. Over the limit → 429 with
- * Retry-After. Redis down: reads go on unlimited, writes and messages answer 503.
+ * Applies a spend to the response: RateLimit-* headers, 429 with Retry-After over the limit. With the
+ * limiter down, reads go on unlimited and writes and messages answer 503.
  */
-export async function applyRateLimit(deps: AppDeps, principal: Principal, bucket: RouteDef['bucket'], res: Response): Promise<void> {
-  let decision;
-  try {
-    decision = await deps.limiter.consume(principal.accountId, principal.tokenId, bucket);
-  } catch (err) {
-    if (bucket === 'reads') {
-      deps.logger.warn({ err: (err as Error).message }, 'rate limiter unreachable; serving read unlimited');
-      return;
-    }
+export function applyLimit(spent: Spent, bucket: RouteDef['bucket'], res: Response): void {
+  if ('unavailable' in spent) {
+    if (bucket === 'reads') return;
     throw new Unavailable();
   }
-  res.setHeader('RateLimit-Limit', String(decision.limit));
-  res.setHeader('RateLimit-Remaining', String(decision.remaining));
-  res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
-  if (!decision.allowed) throw new RateLimited(decision.retryAfterSeconds);
+  res.setHeader('RateLimit-Limit', String(spent.limit));
+  res.setHeader('RateLimit-Remaining', String(spent.remaining));
+  res.setHeader('RateLimit-Reset', String(spent.resetSeconds));
+  if (!spent.allowed) throw new RateLimited(spent.retryAfterSeconds);
 }
