@@ -19,6 +19,20 @@ export async function startApi(rt: Runtime): Promise<ApiServer> {
     server.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  // Requests Node refuses before Express sees them (oversized headers, broken HTTP) get JSON too.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify({ error: tooLarge ? 'request headers are too large' : 'request is malformed' });
+    socket.end(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : rt.config.port;
   rt.logger.info({ port, baseUrl: rt.config.baseUrl }, 'api listening');

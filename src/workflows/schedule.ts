@@ -1,7 +1,13 @@
 import * as chrono from 'chrono-node';
 import { CronExpressionParser } from 'cron-parser';
 import cronstrue from 'cronstrue';
-import { Frequency, RRule, type Options } from 'rrule';
+import * as rruleModule from 'rrule';
+import type { Options } from 'rrule';
+
+// rrule ships CommonJS whose named exports Node's ESM loader cannot see; they sit on `default` there.
+type RRuleModule = typeof import('rrule');
+const rrule = ((rruleModule as RRuleModule & { default?: RRuleModule }).default ?? rruleModule) as RRuleModule;
+const { Frequency, RRule } = rrule;
 
 /**
  * What BullMQ's job scheduler is given: a cron `pattern` in the account's time zone, or a fixed

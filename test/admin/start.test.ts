@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // These tests spawn real processes (tsx start-up, migrations): slow on a loaded 2-core machine.
@@ -11,6 +12,16 @@ beforeAll(async () => {
   env = await setupTestEnv();
 });
 afterAll(() => env.close());
+
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let out = '';
+    socket.on('data', (d) => (out += d));
+    socket.on('end', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
 
 describe('process start-up', { timeout: SLOW }, () => {
   it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async () => {
@@ -31,6 +42,14 @@ describe('process start-up', { timeout: SLOW }, () => {
       expect(me.status).toBe(200);
       expect(((await me.json()) as { me: { account: { id: string } } }).me.account.id).toBe(accountId);
       expect(proc.output()).not.toContain(token);
+      // What Node refuses before Express (oversized headers, broken HTTP) is JSON as well.
+      const huge = await fetch(`http://127.0.0.1:${port}/api/v1/me?q=${'x'.repeat(20_000)}`);
+      expect(huge.status).toBe(431);
+      expect(huge.headers.get('cache-control')).toBe('no-store');
+      expect(await huge.json()).toEqual({ error: 'request headers are too large' });
+      const broken = await rawRequest(port, 'GARBAGE / HTTP/9.9\r\n\r\n');
+      expect(broken).toMatch(/^HTTP\/1\.1 400 Bad Request/);
+      expect(broken).toContain('{"error":"request is malformed"}');
     } finally {
       proc.child.kill('SIGTERM');
     }
