@@ -71,7 +71,8 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
         if (!abort) {
           const controller = new AbortController();
           abort = controller;
-          if (res.writableEnded || req.destroyed) controller.abort();
+          // req.destroyed is already true once a body was read (Node 20): ask the socket instead.
+          if (res.writableEnded || req.socket.destroyed) controller.abort();
           else res.once('close', () => controller.abort());
         }
         return abort.signal;

@@ -1,4 +1,15 @@
+import { z } from 'zod';
+import { queryInt } from './schemas.js';
 import { defineRoute, type RouteDef } from './route.js';
+import { getAgentMessage, getAgentStatus, getAgentThread, postMessage } from './routes/agent.js';
+import {
+  GetMessageResponse,
+  PostMessageBody,
+  PostMessageResponse,
+  RequestIdParams,
+  StatusResponse,
+  ThreadResponse,
+} from './routes/agent.schemas.js';
 import { getMe } from './routes/me.js';
 import { MeResponse } from './routes/me.schemas.js';
 import { getBlocklist, postBlocklist } from './routes/blocklist.js';
@@ -87,5 +98,49 @@ export const routes: RouteDef[] = [
     query: ResultsQuery,
     responses: { 200: { description: 'The scoreboard', schema: ResultsResponse } },
     handler: getResultsRoute,
+  }),
+  // The agent (issue 3).
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/agent/messages',
+    summary: 'Message the agent; optionally wait for its reply',
+    scope: 'agent:message',
+    bucket: 'messages',
+    body: PostMessageBody,
+    responses: {
+      200: { description: 'With waitSeconds: the turn finished; `message` is terminal with its replies', schema: PostMessageResponse },
+      202: { description: 'Queued (or deduplicated, or notSent); with waitSeconds, `message` is the last state seen', schema: PostMessageResponse },
+    },
+    errors: [409],
+    handler: postMessage,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/messages/{requestId}',
+    summary: "One of this token's messages with its latest five reply bubbles",
+    scope: 'agent:message',
+    bucket: 'reads',
+    params: RequestIdParams,
+    responses: { 200: { description: 'The message', schema: GetMessageResponse } },
+    handler: getAgentMessage,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/thread',
+    summary: "This token's thread, newest first",
+    scope: 'agent:message',
+    bucket: 'reads',
+    query: z.object({ limit: queryInt(1, 100, 50) }),
+    responses: { 200: { description: 'Thread items', schema: ThreadResponse } },
+    handler: getAgentThread,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/status',
+    summary: "The agent's status: sandbox, running, last activity, pending wakes",
+    scope: 'results:read',
+    bucket: 'reads',
+    responses: { 200: { description: 'Agent status', schema: StatusResponse } },
+    handler: getAgentStatus,
   }),
 ];

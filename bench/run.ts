@@ -6,7 +6,8 @@
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { urlFor } from './urls.js';
+import { freshDatabase, urlFor } from './urls.js';
+import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { ROOT } from './lib.js';
 
@@ -23,6 +24,7 @@ export interface Section {
 
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'http-read': httpRead,
+  'agent-roundtrip': agentRoundTrip,
 };
 
 async function main(): Promise<void> {
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
     seconds: Number(process.env.BENCH_SECONDS ?? 5),
     rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   };
+  await freshDatabase('growth_agent_bench');
   const sections: Section[] = [];
   for (const [name, bench] of Object.entries(BENCHMARKS)) {
     if (only && !only.includes(name)) continue;

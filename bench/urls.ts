@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { configWith } from '../src/config.js';
 
 /** The database URL for a named database on the configured Postgres server. */
@@ -5,4 +6,16 @@ export function urlFor(database: string): string {
   const url = new URL(configWith({}).databaseUrl);
   url.pathname = `/${database}`;
   return url.toString();
+}
+
+/** Drops and re-creates a benchmark database, so every run starts from the current migrations. */
+export async function freshDatabase(name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: urlFor('postgres') });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
 }

@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { JobDef } from '../src/jobs/registry.js';
 import type { Logger } from '../src/logger.js';
@@ -30,7 +30,7 @@ export function createWorker(
   queue: string,
   processors: Processor[],
   catalog: JobDef[],
-  deps: { rt: Runtime; connection: Redis; concurrency?: number },
+  deps: { rt: Runtime; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
 ): Worker {
   const expected = catalog.filter((j) => j.queue === queue).map((j) => j.name);
   const byName = new Map<string, Processor>();
@@ -53,7 +53,7 @@ export function createWorker(
       const log = deps.rt.logger.child({ queue, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
       return processor.run(parsed.data, { rt: deps.rt, log, job });
     },
-    { connection: deps.connection, prefix: deps.rt.config.queuePrefix, concurrency: deps.concurrency ?? 1, autorun: true },
+    { concurrency: deps.concurrency ?? 1, ...deps.options, connection: deps.connection, prefix: deps.rt.config.queuePrefix, autorun: true },
   );
   worker.on('failed', (job, err) =>
     deps.rt.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),

@@ -4,6 +4,7 @@ import { QUEUES, type QueueName } from '../src/jobs/registry.js';
 import { createRedis } from '../src/redis.js';
 import type { Runtime } from '../src/runtime.js';
 import { createWorker } from './create-worker.js';
+import { POOL_SETUP } from './pool-setup.js';
 import { PROCESSORS } from './processors.js';
 
 export interface Pools {
@@ -33,10 +34,11 @@ export async function startPools(rt: Runtime, names: QueueName[]): Promise<Pools
       idle.push(name);
       continue;
     }
-    workers.push(createWorker(name, PROCESSORS, JOBS, { rt, connection }));
+    workers.push(createWorker(name, PROCESSORS, JOBS, { rt, connection, options: POOL_SETUP[name]?.options?.(rt) }));
     started.push(name);
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  for (const name of started) await POOL_SETUP[name]?.onStart?.(rt);
   rt.logger.info({ started, idle }, 'worker pools running');
   return {
     started,

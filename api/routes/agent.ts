@@ -1,0 +1,152 @@
+import type { z } from 'zod';
+import {
+  dispatchTurn,
+  getMessage,
+  getStatus,
+  getThread,
+  isTerminal,
+  messageView,
+  recordTurn,
+  waitForMessage,
+  watchTurn,
+  type Recorded,
+} from '../../src/agent/agent.service.js';
+import type { Turn } from '../../src/agent/agent.types.js';
+import { readMessageRequest } from '../../src/agent/message-request.js';
+import { turnsRepository } from '../../src/agent/turns.repository.js';
+import { recordAudit } from '../../src/audit/audit.service.js';
+import { BadRequest, NotFound, Rejected, type AppError } from '../../src/errors.js';
+import type { Reply, RouteContext } from '../route.js';
+import type { PostMessageResponse, RequestIdParams } from './agent.schemas.js';
+
+/** Serializes one token's message writes (dedupe and the `interrupt: false` check) across API processes. */
+const TOKEN_LOCK_NAMESPACE = 7302;
+
+class NotSentBadRequest extends BadRequest {
+  constructor(
+    sentence: string,
+    private readonly more: Record<string, unknown>,
+  ) {
+    super(sentence);
+  }
+  override extra() {
+    return this.more;
+  }
+}
+
+/** A 400 or 409 that also names the earlier unfinished request (spec 4.3, `interrupt: false`). */
+function withNotSent(error: AppError, earlier: Record<string, unknown>): AppError {
+  if (error instanceof Rejected) return new Rejected(error.message, { ...earlier, reason: error.message });
+  return new NotSentBadRequest(error.error, earlier);
+}
+
+async function unfinishedNewest(ctx: RouteContext): Promise<Turn | null> {
+  const newest = await turnsRepository(ctx.deps.db).newestOfToken(ctx.principal.accountId, ctx.principal.tokenId);
+  return newest && !isTerminal(newest.status) ? newest : null;
+}
+
+/**
+ * Aborts when the client's connection closes. (A request whose JSON body was read reports
+ * `req.destroyed`, so the socket is what tells whether the client is still there.)
+ */
+function clientGone(ctx: RouteContext): AbortSignal {
+  const controller = new AbortController();
+  if (ctx.res.writableEnded || ctx.req.socket.destroyed) controller.abort();
+  else ctx.res.once('close', () => controller.abort());
+  return controller.signal;
+}
+
+type Outcome = { kind: 'new'; recorded: Recorded } | { kind: 'dedup' | 'notSent'; turn: Turn };
+
+/** POST /agent/messages: spec 4.3, every rule. */
+export async function postMessage(input: { body: unknown }, ctx: RouteContext): Promise<Reply> {
+  const { deps, principal } = ctx;
+  const read = readMessageRequest(input.body);
+  if (!read.ok) {
+    const body = input.body as Record<string, unknown> | null;
+    const holdIfBusy = typeof body === 'object' && body !== null && body.interrupt === false;
+    const earlier = holdIfBusy ? await unfinishedNewest(ctx) : null;
+    if (earlier) {
+      throw withNotSent(read.error, { notSent: true, requestId: earlier.id, message: await messageView(deps.db, earlier) });
+    }
+    throw read.error;
+  }
+  const req = read.value;
+  const outcome = await deps.db.transaction(async (trx): Promise<Outcome> => {
+    // Only the dedupe lookup and the `interrupt: false` check need the token serialized.
+    if (req.clientRequestId || req.holdIfBusy) {
+      await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [TOKEN_LOCK_NAMESPACE, principal.tokenId]);
+    }
+    const repo = turnsRepository(trx);
+    if (req.clientRequestId) {
+      const existing = await repo.findByClientRequestId(principal.tokenId, req.clientRequestId);
+      if (existing) {
+        if (existing.text !== req.text) {
+          throw new Rejected(`clientRequestId ${req.clientRequestId} was already used with a different text; use a new clientRequestId`);
+        }
+        return { kind: 'dedup', turn: existing };
+      }
+    }
+    if (req.holdIfBusy) {
+      const newest = await repo.newestOfToken(principal.accountId, principal.tokenId);
+      if (newest && !isTerminal(newest.status)) return { kind: 'notSent', turn: newest };
+    }
+    const recorded = await recordTurn(trx, deps.config, {
+      accountId: principal.accountId,
+      kind: 'message',
+      origin: 'api',
+      tokenId: principal.tokenId,
+      clientRequestId: req.clientRequestId,
+      text: req.text,
+      mode: req.mode,
+    });
+    if (recorded.created) await recordAudit(trx, ctx.actor, recorded.turn.id, 202);
+    return recorded.created ? { kind: 'new', recorded } : { kind: 'dedup', turn: recorded.turn };
+  });
+
+  if (outcome.kind === 'notSent') {
+    const body: z.input<typeof PostMessageResponse> = {
+      requestId: outcome.turn.id,
+      deduplicated: false,
+      notSent: true,
+      message: await messageView(deps.db, outcome.turn),
+    };
+    return { status: 202, body };
+  }
+  const turn = outcome.kind === 'new' ? outcome.recorded.turn : outcome.turn;
+  const base = { requestId: turn.id, deduplicated: outcome.kind === 'dedup' };
+  // Subscribe before the turn is queued, so a fast turn's notice cannot slip past the wait.
+  const watch = req.waitSeconds === null ? undefined : watchTurn(deps, turn.id);
+  if (outcome.kind === 'new') await dispatchTurn(deps, outcome.recorded);
+  if (req.waitSeconds === null || !watch) return { status: 202, body: base };
+
+  const end = await waitForMessage(
+    deps,
+    { accountId: principal.accountId, tokenId: principal.tokenId, turnId: turn.id },
+    req.waitSeconds,
+    clientGone(ctx),
+    { watch, fresh: outcome.kind === 'new' ? turn : undefined },
+  );
+  if (end.terminal) return { status: 200, body: { ...base, message: end.message } };
+  if (end.ended === 'unauthorized') return { status: 202, body: { ...base, waitEnded: 'unauthorized' } };
+  const body: z.input<typeof PostMessageResponse> = {
+    ...base,
+    ...(end.message ? { message: end.message } : {}),
+    ...(end.ended ? { waitEnded: end.ended } : {}),
+  };
+  return { status: 202, body };
+}
+
+export async function getAgentMessage(input: { params: z.output<typeof RequestIdParams> }, ctx: RouteContext): Promise<Reply> {
+  const message = await getMessage(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, input.params.requestId);
+  if (!message) throw new NotFound();
+  return { body: { message } };
+}
+
+export async function getAgentThread(input: { query: { limit?: number | undefined } }, ctx: RouteContext): Promise<Reply> {
+  return { body: { items: await getThread(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, input.query.limit ?? 50) } };
+}
+
+export async function getAgentStatus(_input: unknown, ctx: RouteContext): Promise<Reply> {
+  return { body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId) } };
+}

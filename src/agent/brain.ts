@@ -1,0 +1,43 @@
+import type { OutsideData, TurnKind } from './agent.types.js';
+
+export const TOOL_NAMES = ['reply', 'create_card', 'ship', 'upsert_lead', 'propose_workflow', 'remember', 'block'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface ToolResult {
+  id: string;
+  name: string;
+  ok: boolean;
+  /** A short sentence the brain reads back (LLM tool message). */
+  result: string;
+}
+
+/** What a brain sees. Outside data is only ever in `input.data`, rendered as a data block. */
+export interface BrainContext {
+  accountId: string;
+  input: { kind: TurnKind; text: string; data: OutsideData | null };
+  memory: string[];
+  /** Loaded on first call (a brain that does not need them costs no query). */
+  history(): Promise<{ role: 'user' | 'agent'; text: string }[]>;
+  reviewQueue(): Promise<{ waiting: { title: string; sourceType: string; createdAt: number }[]; count: number }>;
+}
+
+/** One round: the tool calls the brain proposes, and whether it has finished the turn. */
+export interface BrainStep {
+  calls: ToolCall[];
+  done: boolean;
+}
+
+/** The brain proposes; the runtime disposes (executes the calls under the approval rules). */
+export interface Brain {
+  readonly name: 'offline' | 'llm';
+  step(ctx: BrainContext, transcript: { calls: ToolCall[]; results: ToolResult[] }[], signal: AbortSignal): Promise<BrainStep>;
+}
+
+/** A brain failure the turn reports as its `failure` (no internals). */
+export class BrainError extends Error {}

@@ -1,0 +1,25 @@
+import type { Logger } from '../logger.js';
+import type { Runtime } from '../runtime.js';
+import { publishDone } from './agent.bus.js';
+import { FAILURES } from './agent.types.js';
+import { requestDrain } from './runtime.js';
+import { turnsRepository } from './turns.repository.js';
+
+/**
+ * One sweep: `queue: true` messages still queued past their lifetime fail; accounts with a queued turn
+ * that never started (its job was never queued, or was lost) or a turn left running (its worker may
+ * have died) get a drain job. The drain re-checks everything under the account lock, so a sweep that
+ * overlaps a live turn does nothing.
+ */
+export async function sweepAgent(rt: Runtime, log: Logger): Promise<{ expired: number; requeued: number }> {
+  const repo = turnsRepository(rt.db);
+  const now = Date.now();
+  const expired = await repo.expireQueued(now, FAILURES.expired);
+  await publishDone(rt.redis, rt.config, expired);
+  const before = now - rt.config.maintenance.orphanAfterMs;
+  const accounts = await repo.accountsNeedingAttention(before, before, 500);
+  const bucket = Math.floor(now / rt.config.maintenance.sweepEveryMs);
+  for (const accountId of accounts) await requestDrain(rt, accountId, `sweep-${accountId}-${bucket}`);
+  if (expired.length || accounts.length) log.info({ expired: expired.length, requeued: accounts.length }, 'agent sweep');
+  return { expired: expired.length, requeued: accounts.length };
+}

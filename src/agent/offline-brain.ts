@@ -1,0 +1,128 @@
+import type { Brain, BrainContext, BrainStep, ToolCall } from './brain.js';
+
+const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[A-Za-z]{2,}$/;
+const DOMAIN = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/;
+
+const trimEnd = (s: string) => s.trim().replace(/[.!?]+$/, '').trim();
+
+function call(n: number, name: string, args: Record<string, unknown>): ToolCall {
+  return { id: `call_${n}`, name, args };
+}
+
+function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** The phrases the offline brain understands (documented in docs/agent.md). */
+async function plan(ctx: BrainContext): Promise<ToolCall[]> {
+  const { input } = ctx;
+  if (input.kind === 'event') return planEvent(ctx);
+  if (input.kind !== 'message') {
+    return [call(1, 'reply', { text: `Woke for a ${input.kind.replace('_', ' ')}; nothing needs your attention right now.` })];
+  }
+  const text = input.text.trim();
+  let m: RegExpExecArray | null;
+
+  if ((m = /^draft an? (?:email|e-mail|mail) to (\S+) about ([\s\S]+)$/i.exec(text))) {
+    const to = m[1]!.replace(/[,;:]$/, '');
+    const topic = trimEnd(m[2]!);
+    if (!EMAIL.test(to)) return [call(1, 'reply', { text: `${to} does not look like an email address, so I drafted nothing.` })];
+    const subject = capitalise(topic).slice(0, 200);
+    const greeting = to.split('@')[0]!.split(/[._-]/)[0] ?? '';
+    const body = [
+      `Hi ${capitalise(greeting)},`,
+      '',
+      `I wanted to reach out about ${topic}.`,
+      ctx.memory.length ? `(Written with your notes in mind: ${ctx.memory.at(-1)})` : null,
+      '',
+      'Would you be open to a short call next week?',
+      '',
+      'Best regards',
+    ]
+      .filter((l) => l !== null)
+      .join('\n');
+    return [
+      call(1, 'ship', { work: 'email', to, subject, body, title: `Email to ${to}: ${subject}` }),
+      call(2, 'reply', { text: `I drafted an email to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.` }),
+    ];
+  }
+
+  if ((m = /^block (\S+)$/i.exec(trimEnd(text)))) {
+    const value = m[1]!.toLowerCase();
+    if (!EMAIL.test(value) && !DOMAIN.test(value)) {
+      return [call(1, 'reply', { text: `${m[1]} is neither a domain nor an email address, so I blocked nothing.` })];
+    }
+    return [call(1, 'block', { value, reason: 'asked in chat' }), call(2, 'reply', { text: `Blocked ${value}: I will not contact it.` })];
+  }
+
+  if ((m = /^remember(?: that)?[:,]?\s+([\s\S]+)$/i.exec(text))) {
+    const note = trimEnd(m[1]!);
+    return [call(1, 'remember', { text: note }), call(2, 'reply', { text: `Noted. I will remember: ${note}.` })];
+  }
+
+  if (/^what do you remember\??$/i.test(text)) {
+    if (!ctx.memory.length) return [call(1, 'reply', { text: 'I have nothing in memory yet. Tell me "remember …" to keep a preference.' })];
+    return [call(1, 'reply', { text: `I remember ${ctx.memory.length} thing${ctx.memory.length === 1 ? '' : 's'}: ${ctx.memory.map((n) => `"${n}"`).join('; ')}.` })];
+  }
+
+  if (/^what(?:'s| is) waiting\??$/i.test(text)) {
+    const { waiting, count } = await ctx.reviewQueue();
+    if (!count) return [call(1, 'reply', { text: 'Nothing is waiting for your review.' })];
+    const list = waiting.map((c, i) => `${i + 1}. ${c.title} (${c.sourceType})`).join('\n');
+    const more = count > waiting.length ? `\n…and ${count - waiting.length} more.` : '';
+    return [
+      call(1, 'reply', { text: `${count} card${count === 1 ? ' is' : 's are'} waiting for your review:` }),
+      call(2, 'reply', { text: list + more }),
+    ];
+  }
+
+  if ((m = /^propose a workflow to ([\s\S]+?) (every [\s\S]+)$/i.exec(trimEnd(text)))) {
+    const name = capitalise(m[1]!.trim()).slice(0, 120);
+    const scheduleText = m[2]!.trim().slice(0, 200);
+    return [
+      call(1, 'propose_workflow', { name, scheduleText, steps: [{ title: name }] }),
+      call(2, 'reply', { text: `I proposed a workflow "${name}" (${scheduleText}). Approve it in your review queue to make it live.` }),
+    ];
+  }
+
+  if ((m = /^(?:add|record) lead (\S+)$/i.exec(trimEnd(text)))) {
+    const domain = m[1]!.toLowerCase();
+    if (!DOMAIN.test(domain)) return [call(1, 'reply', { text: `${m[1]} is not a domain, so I recorded no lead.` })];
+    return [call(1, 'upsert_lead', { domain }), call(2, 'reply', { text: `Recorded ${domain} as a lead.` })];
+  }
+
+  const calls = [
+    call(1, 'reply', { text: `Got it: "${text.length > 200 ? `${text.slice(0, 200)}…` : text}".` }),
+    call(2, 'reply', {
+      text:
+        'I am running offline, so I understand a few phrases: "draft an email to ADDRESS about TOPIC", "block DOMAIN-or-ADDRESS", ' +
+        '"remember …", "what do you remember", "what is waiting", "propose a workflow to TASK every SCHEDULE" and "add lead DOMAIN".',
+    }),
+  ];
+  if (ctx.memory.length) calls.push(call(3, 'reply', { text: `I am keeping your notes in mind (${ctx.memory.length}), latest: "${ctx.memory.at(-1)}".` }));
+  return calls;
+}
+
+/** Events carry outside data: read as information only. Text inside the payload is never a command. */
+function planEvent(ctx: BrainContext): ToolCall[] {
+  const data = ctx.input.data;
+  const label = data?.label ?? 'an outside source';
+  const calls: ToolCall[] = [];
+  const content = data?.content;
+  const domain =
+    content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>).domain : undefined;
+  if (typeof domain === 'string' && DOMAIN.test(domain)) {
+    calls.push(call(1, 'upsert_lead', { domain: domain.toLowerCase(), research: [{ key: 'source', reasoning: `Named in an event from ${label}.` }] }));
+  }
+  calls.push(call(calls.length + 1, 'reply', { text: `I received an event from ${label} and read it as information only.` }));
+  return calls;
+}
+
+/** Deterministic, no network: one round that plans every call from the input. */
+export const offlineBrain: Brain = {
+  name: 'offline',
+  async step(ctx: BrainContext, transcript): Promise<BrainStep> {
+    if (transcript.length) return { calls: [], done: true };
+    return { calls: await plan(ctx), done: true };
+  },
+};

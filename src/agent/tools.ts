@@ -1,0 +1,207 @@
+import { z } from 'zod';
+import { addToBlocklist } from '../blocklist/blocklist.service.js';
+import type { Db } from '../db.js';
+import { BadRequest } from '../errors.js';
+import { upsertLead } from '../leads/leads.service.js';
+import { newId } from '../ids.js';
+import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
+import { cardsRepository } from '../review/cards.repository.js';
+import type { ToolCall, ToolResult } from './brain.js';
+import { turnsRepository } from './turns.repository.js';
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+
+/** Each tool's argument schema, defined once: the runtime validates with it, the LLM brain is shown its JSON schema. */
+export const TOOL_ARGS = {
+  reply: z.object({ text: text(4_000) }),
+  create_card: z.object({
+    kind: z.enum(['approval', 'question', 'choice']).default('approval'),
+    sourceType: z.string().regex(/^[a-z][a-z0-9_]{1,40}$/),
+    title: text(200),
+    summary: z.string().max(2_000).optional(),
+    prompt: z.string().max(2_000).optional(),
+    options: z.array(z.string().max(200)).max(10).optional(),
+    payload: z.record(z.string(), z.unknown()).default({}),
+  }),
+  ship: z.object({
+    work: z.enum(KINDS_OF_WORK),
+    title: text(200),
+    to: z.string().max(320).optional(),
+    subject: z.string().max(16_000).optional(),
+    body: z.string().max(16_000).optional(),
+    amount: z.number().nonnegative().optional(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+  upsert_lead: z.object({
+    domain: z.string().min(3).max(253),
+    companyName: z.string().max(200).optional(),
+    research: z
+      .array(
+        z.object({
+          key: z.string().min(1).max(120),
+          reasoning: z.string().max(8_000),
+          sources: z.array(z.object({ url: z.string(), title: z.string() })).max(20).optional(),
+        }),
+      )
+      .max(20)
+      .optional(),
+    contacts: z
+      .array(
+        z.object({
+          name: z.string().max(200).optional(),
+          email: z.string().max(320).optional(),
+          title: z.string().max(200).optional(),
+          profileUrl: z.string().max(2_048).optional(),
+        }),
+      )
+      .max(50)
+      .optional(),
+  }),
+  propose_workflow: z.object({
+    name: text(120),
+    scheduleText: text(200),
+    description: z.string().max(240).optional(),
+    steps: z.array(z.object({ title: text(200), details: z.string().max(2_000).optional() })).min(1).max(25),
+  }),
+  remember: z.object({ text: text(1_000) }),
+  block: z.object({ value: z.string().min(3).max(320), reason: z.string().max(500).optional() }),
+} as const;
+
+export const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_ARGS, string> = {
+  reply: 'Send one chat bubble to the person who messaged you.',
+  create_card: 'Put a card in the review queue (a question, a choice or something to approve).',
+  ship: 'Ship work (email, sequence, network_message, blog_post, ad_test, spend). It waits as a review card unless the account lets that kind run without approval; spend always waits.',
+  upsert_lead: 'Record or update a lead by domain, with research entries and contacts.',
+  propose_workflow: 'Propose a recurring workflow; it waits for approval as a card.',
+  remember: 'Keep a preference or fact in the account memory.',
+  block: 'Add a domain or email address to the do-not-contact block list.',
+};
+
+/** Where a shipping kind lands in the review queue. */
+const SHIP_SOURCE: Record<KindOfWork, string> = {
+  email: 'mail_draft',
+  sequence: 'sequence',
+  network_message: 'network_message',
+  blog_post: 'blog_post',
+  ad_test: 'ad_test',
+  spend: 'budget_change',
+};
+
+function cardShape(kind: string, sourceType: string): { actions: string[]; primaryLabel: string } {
+  if (sourceType === 'mail_draft') return { actions: ['send', 'snooze', 'dismiss'], primaryLabel: 'Send' };
+  if (kind === 'question') return { actions: ['answer', 'snooze', 'dismiss'], primaryLabel: 'Answer' };
+  if (kind === 'choice') return { actions: ['choose', 'snooze', 'dismiss'], primaryLabel: 'Choose' };
+  return { actions: ['approve', 'snooze', 'dismiss'], primaryLabel: 'Approve' };
+}
+
+export interface ToolEnv {
+  db: Db;
+  accountId: string;
+  turnId: string;
+  /** Called for each `reply` bubble. */
+  onReply(text: string): Promise<void>;
+}
+
+type Handler<K extends keyof typeof TOOL_ARGS> = (args: z.output<(typeof TOOL_ARGS)[K]>, env: ToolEnv) => Promise<string>;
+
+/**
+ * The tools the runtime executes for a brain. Nothing here ships: shipping work becomes a review card
+ * (no transport exists yet, so even work the account freed from approval waits as a card).
+ */
+const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
+  async reply(args, env) {
+    await env.onReply(args.text);
+    return 'sent';
+  },
+  async create_card(args, env) {
+    const card = await cardsRepository(env.db).insert({
+      id: newId('card'),
+      accountId: env.accountId,
+      kind: args.kind,
+      sourceType: args.sourceType,
+      title: args.title,
+      summary: args.summary ?? '',
+      prompt: args.prompt ?? '',
+      options: args.options ?? null,
+      payload: args.payload,
+      turnId: env.turnId,
+      ...cardShape(args.kind, args.sourceType),
+    });
+    return `card ${card.id} is waiting in the review queue`;
+  },
+  async ship(args, env) {
+    const approval = await needsApproval(env.db, env.accountId, args.work);
+    const sourceType = SHIP_SOURCE[args.work];
+    const payload: Record<string, unknown> = { work: args.work, approvalRequired: approval, ...(args.details ?? {}) };
+    if (args.to !== undefined) payload.to = args.to;
+    if (args.subject !== undefined || args.body !== undefined) payload.draft = { subject: args.subject ?? '', body: args.body ?? '' };
+    if (args.amount !== undefined) payload.amount = args.amount;
+    const card = await cardsRepository(env.db).insert({
+      id: newId('card'),
+      accountId: env.accountId,
+      kind: 'approval',
+      sourceType,
+      title: args.title,
+      summary: args.subject ?? args.title,
+      prompt: approval ? 'Review before it ships.' : 'This kind of work may run without approval, but no transport can ship it yet.',
+      budgetChange: args.work === 'spend' ? { amount: args.amount ?? null } : null,
+      payload,
+      turnId: env.turnId,
+      ...cardShape('approval', sourceType),
+    });
+    return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
+  },
+  async upsert_lead(args, env) {
+    try {
+      const { id, created } = await upsertLead(env.db, env.accountId, {
+        domain: args.domain,
+        companyName: args.companyName,
+        research: args.research?.map((r) => ({ key: r.key, reasoning: r.reasoning, sources: r.sources ?? [] })),
+        contacts: args.contacts,
+      });
+      return `lead ${id} ${created ? 'recorded' : 'updated'}`;
+    } catch (err) {
+      if (err instanceof BadRequest) return `not recorded: ${err.error}`;
+      throw err;
+    }
+  },
+  async propose_workflow(args, env) {
+    const card = await cardsRepository(env.db).insert({
+      id: newId('card'),
+      accountId: env.accountId,
+      kind: 'approval',
+      sourceType: 'workflow_proposal',
+      title: `Workflow: ${args.name}`,
+      summary: `${args.name} (${args.scheduleText})`,
+      prompt: 'Approve to make this workflow live.',
+      payload: { workflow: args },
+      turnId: env.turnId,
+      ...cardShape('approval', 'workflow_proposal'),
+    });
+    return `workflow proposal is waiting for approval as card ${card.id}`;
+  },
+  async remember(args, env) {
+    await turnsRepository(env.db).remember(env.accountId, args.text, env.turnId, Date.now());
+    return 'kept in memory';
+  },
+  async block(args, env) {
+    const r = await addToBlocklist(env.db, env.accountId, [{ value: args.value, reason: args.reason ?? null }], 'agent', 'agent');
+    if (r.invalid.length) return `${args.value} is not a domain, an email or a profile URL; nothing was blocked`;
+    return r.added ? `${args.value} is now on the block list` : `${args.value} was already on the block list`;
+  },
+};
+
+/** Validates and runs one tool call. Unknown tools and bad arguments are reported back, never thrown. */
+export async function executeTool(call: ToolCall, env: ToolEnv): Promise<ToolResult> {
+  const name = call.name as keyof typeof TOOL_ARGS;
+  const schema = TOOL_ARGS[name];
+  if (!schema) return { id: call.id, name: call.name, ok: false, result: `unknown tool ${call.name}` };
+  const parsed = schema.safeParse(call.args);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { id: call.id, name: call.name, ok: false, result: `bad arguments: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim() };
+  }
+  const handler = handlers[name] as Handler<typeof name>;
+  const result = await handler(parsed.data as never, env);
+  return { id: call.id, name: call.name, ok: true, result };
+}

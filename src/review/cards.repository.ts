@@ -1,0 +1,339 @@
+import type { Queryable } from '../db.js';
+import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
+
+/** A review card as spec 2.2 names its fields, plus the owning account and the turn that made it. */
+export interface Card {
+  id: string;
+  accountId: string;
+  kind: string;
+  sourceType: string;
+  status: string;
+  title: string;
+  prompt: string;
+  summary: string;
+  detail: unknown;
+  priority: string;
+  options: unknown;
+  textInput: unknown;
+  budgetChange: unknown;
+  payload: Record<string, unknown>;
+  actions: string[];
+  primaryLabel: string;
+  autoResolveAt: number | null;
+  dueAt: number | null;
+  snoozedUntil: number | null;
+  leadId: string | null;
+  leadContactId: string | null;
+  postId: string | null;
+  turnId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  resolvedAt: number | null;
+  resolution: unknown;
+  /** The kind of work it ships (trust ladder key), or null. */
+  kindOfWork: string | null;
+  /** Arose from outside data (a webhook payload): never auto-resolves. */
+  fromOutside: boolean;
+  ladderChecked: boolean;
+  version: number;
+  history: unknown[];
+  requestedChanges: string | null;
+  revisionDueAt: number | null;
+  revisionTurnId: string | null;
+}
+
+export type NewCard = Pick<Card, 'id' | 'accountId' | 'kind' | 'sourceType' | 'title' | 'payload' | 'actions' | 'primaryLabel'> &
+  Partial<Omit<Card, 'id' | 'accountId' | 'kind' | 'sourceType' | 'title' | 'payload' | 'actions' | 'primaryLabel'>>;
+
+interface CardRow {
+  id: string;
+  account_id: string;
+  kind: string;
+  source_type: string;
+  status: string;
+  title: string;
+  prompt: string;
+  summary: string;
+  detail: unknown;
+  priority: string;
+  options: unknown;
+  text_input: unknown;
+  budget_change: unknown;
+  payload: Record<string, unknown>;
+  actions: string[];
+  primary_label: string;
+  auto_resolve_at: number | null;
+  due_at: number | null;
+  snoozed_until: number | null;
+  lead_id: string | null;
+  lead_contact_id: string | null;
+  post_id: string | null;
+  turn_id: string | null;
+  created_at: number;
+  updated_at: number;
+  resolved_at: number | null;
+  resolution: unknown;
+  kind_of_work: string | null;
+  from_outside: boolean;
+  ladder_checked: boolean;
+  version: number;
+  history: unknown[];
+  requested_changes: string | null;
+  revision_due_at: number | null;
+  revision_turn_id: string | null;
+}
+
+/** Spec 8.3: long text inside a card payload is capped at 8 KB (UTF-8 bytes, cut on a character). */
+export const PAYLOAD_TEXT_LIMIT = 8 * 1024;
+
+function capText(s: string): string {
+  if (Buffer.byteLength(s, 'utf8') <= PAYLOAD_TEXT_LIMIT) return s;
+  let out = Buffer.from(s, 'utf8').subarray(0, PAYLOAD_TEXT_LIMIT).toString('utf8');
+  // A cut inside a multi-byte character leaves U+FFFD at the end; drop it.
+  out = out.replace(/\uFFFD+$/, '');
+  return out;
+}
+
+/** Caps every string in a payload, at any depth. */
+export function capPayload(value: unknown): unknown {
+  if (typeof value === 'string') return capText(value);
+  if (Array.isArray(value)) return value.map(capPayload);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, capPayload(v)]));
+  }
+  return value;
+}
+
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+function toCard(r: CardRow): Card {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    kind: r.kind,
+    sourceType: r.source_type,
+    status: r.status,
+    title: r.title,
+    prompt: r.prompt,
+    summary: r.summary,
+    detail: r.detail,
+    priority: r.priority,
+    options: r.options,
+    textInput: r.text_input,
+    budgetChange: r.budget_change,
+    payload: r.payload,
+    // Computed from kind, sourceType and status, so a verb that no longer applies is never offered.
+    actions: actionsFor({ kind: r.kind, sourceType: r.source_type, status: r.status, budgetChange: r.budget_change }),
+    primaryLabel: primaryLabelFor({ kind: r.kind, sourceType: r.source_type, status: r.status, budgetChange: r.budget_change }),
+    autoResolveAt: r.auto_resolve_at,
+    dueAt: r.due_at,
+    snoozedUntil: r.snoozed_until,
+    leadId: r.lead_id,
+    leadContactId: r.lead_contact_id,
+    postId: r.post_id,
+    turnId: r.turn_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    resolvedAt: r.resolved_at,
+    resolution: r.resolution,
+    kindOfWork: r.kind_of_work,
+    fromOutside: r.from_outside,
+    ladderChecked: r.ladder_checked,
+    version: r.version,
+    history: r.history,
+    requestedChanges: r.requested_changes,
+    revisionDueAt: r.revision_due_at,
+    revisionTurnId: r.revision_turn_id,
+  };
+}
+
+/** Fields a transition may set, in TypeScript names. */
+export type CardChanges = Partial<
+  Pick<
+    Card,
+    | 'status'
+    | 'title'
+    | 'summary'
+    | 'prompt'
+    | 'detail'
+    | 'payload'
+    | 'autoResolveAt'
+    | 'snoozedUntil'
+    | 'resolvedAt'
+    | 'resolution'
+    | 'ladderChecked'
+    | 'fromOutside'
+    | 'version'
+    | 'history'
+    | 'requestedChanges'
+    | 'revisionDueAt'
+    | 'revisionTurnId'
+  >
+>;
+
+const COLUMN: Record<keyof CardChanges, string> = {
+  status: 'status',
+  title: 'title',
+  summary: 'summary',
+  prompt: 'prompt',
+  detail: 'detail',
+  payload: 'payload',
+  autoResolveAt: 'auto_resolve_at',
+  snoozedUntil: 'snoozed_until',
+  resolvedAt: 'resolved_at',
+  resolution: 'resolution',
+  ladderChecked: 'ladder_checked',
+  fromOutside: 'from_outside',
+  version: 'version',
+  history: 'history',
+  requestedChanges: 'requested_changes',
+  revisionDueAt: 'revision_due_at',
+  revisionTurnId: 'revision_turn_id',
+};
+const JSON_FIELDS = new Set<keyof CardChanges>(['detail', 'payload', 'resolution', 'history']);
+
+function toRow(changes: CardChanges, at: number): Record<string, unknown> {
+  const row: Record<string, unknown> = { updated_at: at };
+  for (const [k, v] of Object.entries(changes) as [keyof CardChanges, unknown][]) {
+    if (v === undefined) continue;
+    if (k === 'payload') row[COLUMN[k]] = JSON.stringify(capPayload(v));
+    else row[COLUMN[k]] = JSON_FIELDS.has(k) ? json(v) : v;
+  }
+  return row;
+}
+
+/** Extra conditions of a conditional update: the row must still hold these values. */
+export interface Guard {
+  statuses: readonly string[];
+  autoResolveAt?: number;
+  snoozedUntil?: number;
+  version?: number;
+  revisionTurnId?: string | null;
+  ladderChecked?: boolean;
+}
+
+/** The minimal card store the agent needs (insert, what is waiting); the review-queue issue extends it. */
+export function cardsRepository(q: Queryable) {
+  return {
+    async insert(c: NewCard): Promise<Card> {
+      const at = c.createdAt ?? Date.now();
+      const [row] = await q('review_cards')
+        .insert({
+          id: c.id,
+          account_id: c.accountId,
+          kind: c.kind,
+          source_type: c.sourceType,
+          status: c.status ?? 'pending',
+          title: c.title,
+          prompt: c.prompt ?? '',
+          summary: c.summary ?? '',
+          detail: json(c.detail),
+          priority: c.priority ?? 'normal',
+          options: json(c.options),
+          text_input: json(c.textInput),
+          budget_change: json(c.budgetChange),
+          payload: JSON.stringify(capPayload(c.payload)),
+          actions: c.actions,
+          primary_label: c.primaryLabel,
+          auto_resolve_at: c.autoResolveAt ?? null,
+          due_at: c.dueAt ?? null,
+          snoozed_until: c.snoozedUntil ?? null,
+          lead_id: c.leadId ?? null,
+          lead_contact_id: c.leadContactId ?? null,
+          post_id: c.postId ?? null,
+          turn_id: c.turnId ?? null,
+          created_at: at,
+          updated_at: at,
+          resolved_at: null,
+          resolution: null,
+          kind_of_work: c.kindOfWork ?? kindOfWorkFor({ sourceType: c.sourceType, payload: c.payload, budgetChange: c.budgetChange }),
+          from_outside: c.fromOutside ?? false,
+          ladder_checked: c.ladderChecked ?? false,
+        })
+        .returning('*');
+      return toCard(row as CardRow);
+    },
+    /** Cards in the queue (`pending`, `needs_revision`, not snoozed), newest first. */
+    async listWaiting(accountId: string, limit: number, now = Date.now()): Promise<Card[]> {
+      const rows: CardRow[] = await q('review_cards')
+        .where({ account_id: accountId })
+        .whereIn('status', ['pending', 'needs_revision'])
+        .andWhere((w) => w.whereNull('snoozed_until').orWhere('snoozed_until', '<=', now))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit);
+      return rows.map(toCard);
+    },
+    async countWaiting(accountId: string, now = Date.now()): Promise<number> {
+      const row = await q('review_cards')
+        .where({ account_id: accountId })
+        .whereIn('status', ['pending', 'needs_revision'])
+        .andWhere((w) => w.whereNull('snoozed_until').orWhere('snoozed_until', '<=', now))
+        .count<{ count: string }[]>('* as count')
+        .first();
+      return Number(row?.count ?? 0);
+    },
+    async find(accountId: string, id: string): Promise<Card | null> {
+      const row: CardRow | undefined = await q('review_cards').where({ account_id: accountId, id }).first();
+      return row ? toCard(row) : null;
+    },
+    /** The queue: the given statuses, snoozed cards hidden, priority band then newest first. */
+    async list(accountId: string, statuses: readonly string[], limit: number): Promise<Card[]> {
+      const rows: CardRow[] = await q('review_cards')
+        .where({ account_id: accountId })
+        .whereIn('status', statuses)
+        .orderByRaw(`${PRIORITY_ORDER_SQL} asc`)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit);
+      return rows.map(toCard);
+    },
+    /**
+     * The conditional update of DESIGN rule 3: changes the card only while it still matches `guard`.
+     * Returns the changed card, or null when someone else changed it first (the caller lost the race).
+     */
+    async transition(accountId: string, id: string, guard: Guard, changes: CardChanges, at = Date.now()): Promise<Card | null> {
+      const query = q('review_cards').where({ account_id: accountId, id }).whereIn('status', guard.statuses);
+      if (guard.autoResolveAt !== undefined) query.andWhere('auto_resolve_at', guard.autoResolveAt);
+      if (guard.snoozedUntil !== undefined) query.andWhere('snoozed_until', guard.snoozedUntil);
+      if (guard.version !== undefined) query.andWhere('version', guard.version);
+      if (guard.revisionTurnId === null) query.whereNull('revision_turn_id');
+      else if (guard.revisionTurnId !== undefined) query.andWhere('revision_turn_id', guard.revisionTurnId);
+      if (guard.ladderChecked !== undefined) query.andWhere('ladder_checked', guard.ladderChecked);
+      const row = toRow(changes, at);
+      if (changes.status) {
+        const current = await q('review_cards').where({ account_id: accountId, id }).first<CardRow | undefined>();
+        if (!current) return null;
+        const shape = { kind: current.kind, sourceType: current.source_type, status: changes.status, budgetChange: current.budget_change };
+        row.actions = actionsFor(shape);
+        row.primary_label = primaryLabelFor(shape);
+      }
+      const [updated] = await query.update(row).returning('*');
+      return updated ? toCard(updated as CardRow) : null;
+    },
+    /** Snoozed cards of the account whose time has come (the wake-up job's work, also done on read). */
+    async snoozedDue(accountId: string, now: number): Promise<Array<{ id: string; snoozedUntil: number }>> {
+      const rows: { id: string; snoozed_until: number }[] = await q('review_cards')
+        .where({ account_id: accountId, status: 'snoozed' })
+        .andWhere('snoozed_until', '<=', now)
+        .select('id', 'snoozed_until');
+      return rows.map((r) => ({ id: r.id, snoozedUntil: r.snoozed_until }));
+    },
+    /** Ids of cards a timer should have acted on by `now` (the repair sweep). */
+    async due(now: number, limit: number) {
+      const pick = (rows: { id: string; account_id: string }[]) => rows.map((r) => ({ id: r.id, accountId: r.account_id }));
+      return {
+        unchecked: pick(await q('review_cards').where({ status: 'pending', ladder_checked: false }).select('id', 'account_id').limit(limit)),
+        autoResolve: pick(await q('review_cards').where('status', 'pending').andWhere('auto_resolve_at', '<=', now).select('id', 'account_id').limit(limit)),
+        snoozed: pick(await q('review_cards').where('status', 'snoozed').andWhere('snoozed_until', '<=', now).select('id', 'account_id').limit(limit)),
+        revision: pick(
+          await q('review_cards').where('status', 'needs_revision').andWhere('revision_due_at', '<=', now).select('id', 'account_id').limit(limit),
+        ),
+      };
+    },
+    async listByTurn(accountId: string, turnId: string): Promise<Card[]> {
+      const rows: CardRow[] = await q('review_cards').where({ account_id: accountId, turn_id: turnId }).orderBy('created_at');
+      return rows.map(toCard);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { startPools, type Pools } from '../../workers/main.js';
+import { setupTestEnv, type TestEnv } from './env.js';
+
+export interface AgentEnv extends TestEnv {
+  pools: Pools;
+  /** POST /agent/messages as `token`. */
+  send(token: string, body: unknown): ReturnType<ReturnType<TestEnv['api']>['post']>;
+  /** GET /agent/messages/{id} body.message, as `token`. */
+  message(token: string, requestId: string): Promise<{ status: string; replies: { text: string; at: number }[]; interrupted: boolean; failure?: string; text: string }>;
+  /** Polls GET /agent/messages/{id} until `check` holds. */
+  until(token: string, requestId: string, check: (m: Awaited<ReturnType<AgentEnv['message']>>) => boolean, timeoutMs?: number): Promise<Awaited<ReturnType<AgentEnv['message']>>>;
+}
+
+/** A test world with the real agent-turns (and, when asked, maintenance) pool running in this process. */
+export async function setupAgentEnv(env: Record<string, string> = {}, pools: ('agent-turns' | 'maintenance')[] = ['agent-turns']): Promise<AgentEnv> {
+  const base = await setupTestEnv({ env: { AGENT_WAIT_POLL_MS: '200', ...env } });
+  const running = await startPools(base.rt, pools);
+  const self: AgentEnv = {
+    ...base,
+    pools: running,
+    send: (token, body) => base.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body as object),
+    async message(token, requestId) {
+      const res = await base.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+      if (res.status !== 200) throw new Error(`GET message answered ${res.status}`);
+      return res.body.message;
+    },
+    async until(token, requestId, check, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last = await self.message(token, requestId);
+      while (!check(last)) {
+        if (Date.now() > deadline) throw new Error(`timed out; last state ${JSON.stringify(last)}`);
+        await new Promise((r) => setTimeout(r, 50));
+        last = await self.message(token, requestId);
+      }
+      return last;
+    },
+    async close() {
+      await running.close();
+      await base.close();
+    },
+  };
+  return self;
+}

@@ -1,0 +1,20 @@
+import { sweepAgent } from '../../src/agent/maintenance.service.js';
+import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
+import type { Runtime } from '../../src/runtime.js';
+import { defineProcessor } from '../create-worker.js';
+
+export const sweepProcessor = defineProcessor({
+  job: maintenanceSweep,
+  run: async (_payload, { rt, log }) => sweepAgent(rt, log),
+});
+
+/** Registers the repeating sweep (a BullMQ job scheduler: one per queue however many workers start it). */
+export async function scheduleSweep(rt: Runtime): Promise<void> {
+  const queue = rt.queues.get(maintenanceSweep.queue);
+  if (!queue) throw new Error('maintenance queue is not open');
+  await queue.upsertJobScheduler(
+    'maintenance-sweep',
+    { every: rt.config.maintenance.sweepEveryMs },
+    { name: maintenanceSweep.name, data: {}, opts: maintenanceSweep.options },
+  );
+}

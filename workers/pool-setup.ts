@@ -1,0 +1,17 @@
+import type { WorkerOptions } from 'bullmq';
+import type { QueueName } from '../src/jobs/registry.js';
+import type { Runtime } from '../src/runtime.js';
+import { scheduleSweep } from './maintenance/sweep.processor.js';
+
+/** Per-pool worker options and start-up work. Pools not listed use createWorker's defaults. */
+export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Partial<WorkerOptions>; onStart?(rt: Runtime): Promise<void> }>> = {
+  'agent-turns': {
+    // Stall detection decides how soon a killed worker's turn is picked up again.
+    options: (rt) => ({
+      concurrency: rt.config.agent.turnConcurrency,
+      lockDuration: rt.config.agent.turnLockMs,
+      stalledInterval: rt.config.agent.turnStalledIntervalMs,
+    }),
+  },
+  maintenance: { onStart: scheduleSweep },
+};
