@@ -12,6 +12,16 @@ import {
 } from './routes/agent.schemas.js';
 import { getMe } from './routes/me.js';
 import { MeResponse } from './routes/me.schemas.js';
+import { getRuns, getWorkflows, patchWorkflow, postPause, postResume, postWorkflow, removeWorkflow } from './routes/workflows.js';
+import {
+  CreateWorkflowBody,
+  DeleteWorkflowResponse,
+  PatchWorkflowBody,
+  RunsQuery,
+  RunsResponse,
+  WorkflowResponse,
+  WorkflowsResponse,
+} from './routes/workflows.schemas.js';
 import { getBlocklist, postBlocklist } from './routes/blocklist.js';
 import { BlocklistAddBody, BlocklistAddResponse, BlocklistPage, BlocklistQuery } from './routes/blocklist.schemas.js';
 import { getLeadById, getLeads, patchLead } from './routes/leads.js';
@@ -142,5 +152,79 @@ export const routes: RouteDef[] = [
     bucket: 'reads',
     responses: { 200: { description: 'Agent status', schema: StatusResponse } },
     handler: getAgentStatus,
+  }),
+  // Workflows (issue 6).
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/workflows',
+    summary: "The account's workflows",
+    scope: 'results:read',
+    bucket: 'reads',
+    responses: { 200: { description: 'Workflows', schema: WorkflowsResponse } },
+    handler: getWorkflows,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/workflows',
+    summary: 'Create a workflow; it is live at once and its schedule is read from plain words',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    body: CreateWorkflowBody,
+    responses: { 201: { description: 'The live workflow', schema: WorkflowResponse } },
+    errors: [409],
+    handler: postWorkflow,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/workflows/{id}/runs',
+    summary: "A workflow's runs with per-step outcomes, newest first",
+    scope: 'results:read',
+    bucket: 'reads',
+    params: IdParams,
+    query: RunsQuery,
+    responses: { 200: { description: 'Runs', schema: RunsResponse } },
+    handler: getRuns,
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/api/v1/workflows/{id}',
+    summary: 'Change a workflow (any create field, or status); steps replace the list',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: PatchWorkflowBody,
+    responses: { 200: { description: 'The workflow with its new version', schema: WorkflowResponse } },
+    errors: [409],
+    handler: patchWorkflow,
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/api/v1/workflows/{id}',
+    summary: 'Delete a workflow and cancel its pending wake',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    responses: { 200: { description: 'Deleted', schema: DeleteWorkflowResponse } },
+    handler: removeWorkflow,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/workflows/{id}/pause',
+    summary: 'Pause a workflow (idempotent)',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    responses: { 200: { description: 'The paused workflow', schema: WorkflowResponse } },
+    handler: postPause,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/workflows/{id}/resume',
+    summary: 'Resume a workflow (idempotent); accepts an agent-proposed one',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    responses: { 200: { description: 'The live workflow with its next run', schema: WorkflowResponse } },
+    handler: postResume,
   }),
 ];

@@ -57,6 +57,9 @@ const envSchema = z.object({
   RATE_ACCOUNT_PER_MINUTE: int(900),
   RATE_ACCOUNT_BURST: int(1800),
   SHUTDOWN_GRACE_MS: int(10_000),
+  // Workflows (issue 6): how long one step may take the agent, and how often a run looks at it.
+  WORKFLOW_STEP_TIMEOUT_MS: int(10 * 60 * 1000),
+  WORKFLOW_POLL_MS: int(500),
   // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, it is derived from
   // DATABASE_URL so every process of one deployment agrees. Setting a new one voids outstanding cursors.
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -109,6 +112,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
       account: { perMinute: env.RATE_ACCOUNT_PER_MINUTE, burst: env.RATE_ACCOUNT_BURST },
     } satisfies Record<Bucket, BucketLimit>,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    workflows: { stepTimeoutMs: env.WORKFLOW_STEP_TIMEOUT_MS, pollMs: env.WORKFLOW_POLL_MS },
     cursorSecret: env.CURSOR_SECRET ?? createHash('sha256').update(`gas-cursor:${env.DATABASE_URL}`).digest('hex'),
     leadsPageMaxBytes: env.LEADS_PAGE_MAX_BYTES,
     agent: {

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { AppError, BadRequest } from '../errors.js';
 import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
+import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
 
 export interface AdminDeps {
   config: Config;
@@ -83,6 +84,31 @@ export const VERBS: Record<string, Verb> = {
         return { result: entry, targetId: entry.id };
       });
       return { ok: true, removed };
+    },
+  },
+  // Workflows (issue 6): destinations a run's summary can be delivered to, and the schedules' time zone.
+  'account set-time-zone': {
+    flags: ['account', 'time-zone'],
+    async run(f, { db }) {
+      return { account: await setAccountTimeZone(db, f.account!, f['time-zone']!) };
+    },
+  },
+  'destination add': {
+    flags: ['account', 'name'],
+    async run(f, { db }) {
+      return { destination: await addDestination(db, f.account!, f.name!) };
+    },
+  },
+  'destination list': {
+    flags: ['account'],
+    async run(f, { db }) {
+      return { destinations: await listDestinations(db, f.account!) };
+    },
+  },
+  'destination deliveries': {
+    flags: ['account', 'name', 'limit?'],
+    async run(f, { db }) {
+      return { deliveries: await listDestinationDeliveries(db, f.account!, f.name!, int(f.limit, 'limit', 1, 200, 50)) };
     },
   },
 };

@@ -6,6 +6,7 @@ import { upsertLead } from '../leads/leads.service.js';
 import { newId } from '../ids.js';
 import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
 import { cardsRepository } from '../review/cards.repository.js';
+import { insertWorkflow } from '../workflows/workflows.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { turnsRepository } from './turns.repository.js';
 
@@ -166,19 +167,21 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     }
   },
   async propose_workflow(args, env) {
+    // Created paused: it runs only once a person accepts it (resume, or approving this card).
+    const workflow = await insertWorkflow(env.db, env.accountId, args, { proposedByAgent: true });
     const card = await cardsRepository(env.db).insert({
       id: newId('card'),
       accountId: env.accountId,
       kind: 'approval',
       sourceType: 'workflow_proposal',
       title: `Workflow: ${args.name}`,
-      summary: `${args.name} (${args.scheduleText})`,
+      summary: `${args.name} (${workflow.scheduleEcho ?? args.scheduleText})`,
       prompt: 'Approve to make this workflow live.',
-      payload: { workflow: args },
+      payload: { workflowId: workflow.id, workflow: args },
       turnId: env.turnId,
       ...cardShape('approval', 'workflow_proposal'),
     });
-    return `workflow proposal is waiting for approval as card ${card.id}`;
+    return `workflow ${workflow.id} is proposed (paused) and waits for approval as card ${card.id}`;
   },
   async remember(args, env) {
     await turnsRepository(env.db).remember(env.accountId, args.text, env.turnId, Date.now());

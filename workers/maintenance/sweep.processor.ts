@@ -1,11 +1,12 @@
 import { sweepAgent } from '../../src/agent/maintenance.service.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
 import type { Runtime } from '../../src/runtime.js';
+import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { defineProcessor } from '../create-worker.js';
 
 export const sweepProcessor = defineProcessor({
   job: maintenanceSweep,
-  run: async (_payload, { rt, log }) => sweepAgent(rt, log),
+  run: async (_payload, { rt, log }) => ({ ...(await sweepAgent(rt, log)), schedulersRepaired: await repairSchedulers(rt) }),
 });
 
 /** Registers the repeating sweep (a BullMQ job scheduler: one per queue however many workers start it). */

@@ -1,0 +1,242 @@
+import { auditedWrite, type Actor } from '../audit/audit.service.js';
+import type { Config } from '../config.js';
+import type { Db, Queryable, Trx } from '../db.js';
+import { NotFound, Rejected } from '../errors.js';
+import { newId } from '../ids.js';
+import type { QueueSet } from '../jobs/registry.js';
+import { workflowRun } from '../jobs/workflow-run.job.js';
+import type { Logger } from '../logger.js';
+import { resolveSchedule } from './schedule.js';
+import { workflowsRepository } from './workflows.repository.js';
+import type { RunView, WorkflowInput, WorkflowPatch, WorkflowRow, WorkflowStep, WorkflowView } from './workflows.types.js';
+
+export interface WorkflowDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  queues: QueueSet;
+}
+
+export function view(w: WorkflowRow, baseUrl: string): WorkflowView {
+  return {
+    workflowId: w.id,
+    name: w.name,
+    description: w.description,
+    status: w.status,
+    scheduleText: w.scheduleText,
+    scheduleEcho: w.scheduleEcho,
+    scheduleError: w.scheduleError,
+    deliverTo: w.deliverTo,
+    nextRunAt: w.status === 'live' ? w.nextRunAt : null,
+    version: w.version,
+    steps: w.steps,
+    url: `${baseUrl}/app/workflows/${w.id}`,
+  };
+}
+
+const schedulerId = (workflowId: string) => `wf-${workflowId}`;
+
+/** The schedule fields a write stores: resolved now, in the account's time zone. */
+async function resolved(q: Queryable, accountId: string, text: string) {
+  const tz = await workflowsRepository(q).accountTimeZone(accountId);
+  const r = resolveSchedule(text, tz);
+  return r.ok
+    ? { scheduleEcho: r.echo, scheduleError: null, schedule: r.schedule, nextRunAt: r.nextRunAt }
+    : { scheduleEcho: null, scheduleError: r.error, schedule: null, nextRunAt: null };
+}
+
+/** A step sent back with its `id` keeps it (and its run history); a new one gets a fresh id. */
+function stepsFrom(input: WorkflowInput['steps'], known: Set<string>): WorkflowStep[] {
+  const seen = new Set<string>();
+  return input.map((s, i) => {
+    if (s.id !== undefined) {
+      if (!known.has(s.id)) throw new Rejected(`steps.${i}.id ${s.id} is not a step of this workflow; leave id out for a new step`);
+      if (seen.has(s.id)) throw new Rejected(`steps.${i}.id ${s.id} appears twice`);
+      seen.add(s.id);
+    }
+    return { id: s.id ?? newId('step'), title: s.title, details: s.details ?? '', ...(s.gate ? { gate: s.gate } : {}) };
+  });
+}
+
+async function checkDestination(q: Queryable, accountId: string, deliverTo: string | undefined | null): Promise<void> {
+  if (deliverTo === undefined || deliverTo === null) return;
+  const names = (await workflowsRepository(q).destinations(accountId)).map((d) => d.name);
+  if (names.includes(deliverTo)) return;
+  throw new Rejected(
+    names.length
+      ? `deliverTo must be one of the account's connected destinations: ${names.join(', ')}`
+      : 'deliverTo must be a connected destination, and this account has none yet',
+    { options: names },
+  );
+}
+
+/**
+ * Makes BullMQ's job scheduler match the row: live with a readable schedule → upserted; otherwise
+ * removed. Idempotent; a failure is logged and repaired by the maintenance sweep.
+ */
+export async function syncScheduler(deps: WorkflowDeps, w: WorkflowRow | { id: string; status: 'deleted' }): Promise<void> {
+  const queue = deps.queues.get(workflowRun.queue);
+  if (!queue) throw new Error(`queue ${workflowRun.queue} is not open in this process`);
+  try {
+    if ('schedule' in w && w.status === 'live' && w.schedule) {
+      const { pattern, every, startDate, tz } = w.schedule;
+      await queue.upsertJobScheduler(
+        schedulerId(w.id),
+        pattern ? { pattern, tz } : { every: every!, startDate },
+        { name: workflowRun.name, data: { workflowId: w.id }, opts: workflowRun.options },
+      );
+    } else {
+      await queue.removeJobScheduler(schedulerId(w.id));
+    }
+  } catch (err) {
+    deps.logger.warn({ workflowId: w.id, err: (err as Error).message }, 'job scheduler not synced; the sweep will repair it');
+  }
+}
+
+/**
+ * Writes a new workflow in the caller's transaction: live, or paused awaiting acceptance when the
+ * agent proposes it (a paused workflow needs no scheduler, so the agent's tools can call this alone).
+ */
+export async function insertWorkflow(
+  q: Queryable,
+  accountId: string,
+  input: WorkflowInput,
+  opts: { proposedByAgent?: boolean } = {},
+): Promise<WorkflowRow> {
+  await checkDestination(q, accountId, input.deliverTo);
+  const at = Date.now();
+  const w: WorkflowRow = {
+    id: newId('wf'),
+    accountId,
+    name: input.name,
+    description: input.description ?? null,
+    status: opts.proposedByAgent ? 'paused' : 'live',
+    scheduleText: input.scheduleText,
+    ...(await resolved(q, accountId, input.scheduleText)),
+    deliverTo: input.deliverTo ?? null,
+    version: 1,
+    steps: stepsFrom(input.steps, new Set()),
+    proposedByAgent: opts.proposedByAgent ?? false,
+    acceptedAt: opts.proposedByAgent ? null : at,
+    createdAt: at,
+    updatedAt: at,
+  };
+  await workflowsRepository(q).insert(w);
+  return w;
+}
+
+/** POST /workflows: a live workflow, its job scheduler upserted after commit. */
+export async function createWorkflow(deps: WorkflowDeps, actor: Actor, input: WorkflowInput): Promise<WorkflowView> {
+  const row = await auditedWrite(deps.db, actor, async (trx) => {
+    const w = await insertWorkflow(trx, actor.accountId, input);
+    return { result: w, targetId: w.id, status: 201 };
+  });
+  await syncScheduler(deps, row);
+  return view(row, deps.config.baseUrl);
+}
+
+async function change(
+  deps: WorkflowDeps,
+  actor: Actor,
+  id: string,
+  fn: (w: WorkflowRow, trx: Trx) => Promise<Partial<WorkflowRow>>,
+): Promise<WorkflowRow> {
+  const row = await auditedWrite(deps.db, actor, async (trx) => {
+    const repo = workflowsRepository(trx);
+    const current = await repo.find(actor.accountId, id, true);
+    if (!current) throw new NotFound();
+    const changes = await fn(current, trx);
+    const next: WorkflowRow = { ...current, ...changes };
+    const changed = (Object.keys(changes) as Array<keyof WorkflowRow>).some(
+      (k) => JSON.stringify(changes[k]) !== JSON.stringify(current[k]),
+    );
+    if (changed) {
+      next.version = current.version + 1;
+      next.updatedAt = Date.now();
+      await repo.update(id, { ...changes, version: next.version, updatedAt: next.updatedAt });
+    }
+    return { result: next, targetId: id };
+  });
+  await syncScheduler(deps, row);
+  return row;
+}
+
+/** PATCH: any create field plus `status`; `steps` replaces the list; a changed `scheduleText` is re-read. */
+export async function updateWorkflow(deps: WorkflowDeps, actor: Actor, id: string, patch: WorkflowPatch): Promise<WorkflowView> {
+  const row = await change(deps, actor, id, async (w, trx) => {
+    const changes: Partial<WorkflowRow> = {};
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.description !== undefined) changes.description = patch.description;
+    if (patch.deliverTo !== undefined) {
+      await checkDestination(trx, actor.accountId, patch.deliverTo);
+      changes.deliverTo = patch.deliverTo;
+    }
+    if (patch.steps !== undefined) changes.steps = stepsFrom(patch.steps, new Set(w.steps.map((s) => s.id)));
+    if (patch.status !== undefined) {
+      changes.status = patch.status;
+      if (patch.status === 'live' && w.acceptedAt === null) changes.acceptedAt = Date.now();
+    }
+    const reread = patch.scheduleText !== undefined && patch.scheduleText !== w.scheduleText;
+    if (reread || (patch.status === 'live' && w.status === 'paused')) {
+      changes.scheduleText = patch.scheduleText ?? w.scheduleText;
+      Object.assign(changes, await resolved(trx, actor.accountId, changes.scheduleText));
+    }
+    return changes;
+  });
+  return view(row, deps.config.baseUrl);
+}
+
+/** Idempotent: pausing a paused workflow changes nothing (and keeps its version). */
+export async function pauseWorkflow(deps: WorkflowDeps, actor: Actor, id: string): Promise<WorkflowView> {
+  const row = await change(deps, actor, id, async (w) => (w.status === 'paused' ? {} : { status: 'paused' }));
+  return view(row, deps.config.baseUrl);
+}
+
+/** Idempotent; schedules the next run from the cadence, and accepts an agent-proposed workflow. */
+export async function resumeWorkflow(deps: WorkflowDeps, actor: Actor, id: string): Promise<WorkflowView> {
+  const row = await change(deps, actor, id, async (w, trx) => {
+    if (w.status === 'live') return {};
+    return {
+      status: 'live',
+      ...(await resolved(trx, actor.accountId, w.scheduleText)),
+      ...(w.acceptedAt === null ? { acceptedAt: Date.now() } : {}),
+    };
+  });
+  return view(row, deps.config.baseUrl);
+}
+
+/** Removes the workflow from every read and cancels its scheduler; its runs route answers 404 after. */
+export async function deleteWorkflow(deps: WorkflowDeps, actor: Actor, id: string): Promise<{ ok: true; name: string }> {
+  const name = await auditedWrite(deps.db, actor, async (trx) => {
+    const repo = workflowsRepository(trx);
+    const w = await repo.find(actor.accountId, id, true);
+    if (!w) throw new NotFound();
+    await repo.markDeleted(id, Date.now());
+    return { result: w.name, targetId: id };
+  });
+  await syncScheduler(deps, { id, status: 'deleted' });
+  return { ok: true, name };
+}
+
+export async function listWorkflows(db: Db, baseUrl: string, accountId: string): Promise<WorkflowView[]> {
+  return (await workflowsRepository(db).list(accountId)).map((w) => view(w, baseUrl));
+}
+
+export async function listRuns(db: Db, accountId: string, id: string, limit: number): Promise<RunView[]> {
+  const repo = workflowsRepository(db);
+  if (!(await repo.find(accountId, id))) throw new NotFound();
+  return repo.runs(id, limit);
+}
+
+/**
+ * For the maintenance sweep: every live workflow with a schedule has its job scheduler (an upsert
+ * lost to a Redis outage is repaired); one listing of the schedulers, then only the missing ones.
+ */
+export async function repairSchedulers(deps: WorkflowDeps): Promise<number> {
+  const queue = deps.queues.get(workflowRun.queue);
+  if (!queue) return 0;
+  const present = new Set((await queue.getJobSchedulers(0, -1)).map((s) => s.key));
+  const missing = (await workflowsRepository(deps.db).listLive()).filter((w) => w.schedule && !present.has(schedulerId(w.id)));
+  for (const w of missing) await syncScheduler(deps, w);
+  return missing.length;
+}

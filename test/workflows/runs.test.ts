@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
+import { runAdmin } from '../../src/admin/commands.js';
+import { advanceRun, continueAfterGate, decideGate, fireRun } from '../../src/workflows/runs.service.js';
+import { repairSchedulers, syncScheduler } from '../../src/workflows/workflows.service.js';
+import { workflowsRepository } from '../../src/workflows/workflows.repository.js';
+import { startPools, type Pools } from '../../workers/main.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { waitFor } from '../helpers/processes.js';
+
+let env: TestEnv;
+let pools: Pools;
+let tenant: { accountId: string; token: string };
+const opts = { stepTimeoutMs: 20_000, pollMs: 50 };
+
+beforeAll(async () => {
+  env = await setupTestEnv({ env: { WORKFLOW_POLL_MS: '50' } });
+  pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
+  tenant = await env.tenant();
+});
+afterAll(async () => {
+  await pools.close();
+  await env.close();
+});
+
+const auth = () => ({ Authorization: `Bearer ${tenant.token}` });
+async function create(body: object) {
+  const res = await env.api().post('/api/v1/workflows').set(auth()).send(body);
+  expect(res.status).toBe(201);
+  return WorkflowResponse.parse(res.body).workflow;
+}
+const runs = async (id: string) => RunsResponse.parse((await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth())).body).runs;
+
+describe('workflow runs', () => {
+  it('are fired by the job scheduler and run every step through the agent, delivering the summary', async () => {
+    await runAdmin(['destination', 'add', '--account', tenant.accountId, '--name', 'digest'], { db: env.rt.db, config: env.config });
+    const w = await create({ name: 'Morning check', scheduleText: 'every day at 9am', deliverTo: 'digest', steps: [{ title: 'What is waiting' }, { title: 'Say hello' }] });
+    // Shorten the cadence for the test: the same scheduler, firing every 700 ms.
+    const row = (await workflowsRepository(env.rt.db).findById(w.workflowId))!;
+    await syncScheduler(env.rt, { ...row, schedule: { every: 700, tz: 'UTC' } });
+    await waitFor(async () => (await runs(w.workflowId)).some((r) => r.status === 'done'), 'a finished run', 30_000);
+    await syncScheduler(env.rt, { id: w.workflowId, status: 'deleted' });
+    const [run] = (await runs(w.workflowId)).filter((r) => r.status === 'done');
+    expect(run!.steps.map((s) => [s.title, s.outcome])).toEqual([
+      ['What is waiting', 'done'],
+      ['Say hello', 'done'],
+    ]);
+    expect(run!.steps.every((s) => s.turnId?.startsWith('turn_'))).toBe(true);
+    expect(run).toMatchObject({ workflowVersion: 1, deliveredTo: 'digest', finishedAt: expect.any(Number) });
+    expect(run!.summary).toMatch(/^Morning check run done\./);
+    const delivered = await runAdmin(['destination', 'deliveries', '--account', tenant.accountId, '--name', 'digest'], { db: env.rt.db, config: env.config });
+    expect(delivered.deliveries).toEqual(expect.arrayContaining([expect.objectContaining({ runId: run!.runId, text: run!.summary })]));
+  });
+
+  it('start one run, with one turn per step, when the same firing is delivered twice at once', async () => {
+    const w = await create({ name: 'Twice', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
+    const [a, b] = await Promise.all([fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts), fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts)]);
+    expect(a!.runId).toBe(b!.runId);
+    const all = await runs(w.workflowId);
+    expect(all).toHaveLength(1);
+    expect(all[0]!.status).toBe('done');
+    const turns = await env.rt.db('agent_turns').where({ account_id: tenant.accountId, kind: 'workflow_run' }).select('text');
+    const mine = turns.filter((t: { text: string }) => t.text.startsWith('Workflow "Twice"'));
+    expect(mine.map((t: { text: string }) => t.text.split('\n')[0])).toEqual(['Workflow "Twice", step 1 of 2: one', 'Workflow "Twice", step 2 of 2: two']);
+  });
+
+  it('wait at a gate with an approval card; approving continues, and the wait survives a restart', async () => {
+    const w = await create({ name: 'Gated', scheduleText: 'weekly', steps: [{ title: 'prepare' }, { title: 'send it', gate: { on: true, label: 'OK to send' } }, { title: 'report' }] });
+    const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-1', Date.now(), opts))!;
+    expect(waiting.status).toBe('waiting');
+    expect(waiting.steps.map((s) => s.outcome)).toEqual(['done', 'waiting_for_gate', 'pending']);
+    const cardId = waiting.steps[1]!.cardId!;
+    const card = await env.rt.db('review_cards').where({ id: cardId, account_id: tenant.accountId }).first();
+    expect(card).toMatchObject({ kind: 'approval', source_type: 'workflow_gate', title: 'OK to send', status: 'pending' });
+    // A worker restart in between: a fresh pool set, and advancing again changes nothing until a decision.
+    await pools.close();
+    pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
+    expect((await advanceRun(env.rt, waiting.runId, opts))!.status).toBe('waiting');
+    expect(await decideGate(env.rt.db, cardId, true)).toBe(waiting.runId);
+    expect(await decideGate(env.rt.db, cardId, true)).toBeNull();
+    const done = (await advanceRun(env.rt, waiting.runId, opts))!;
+    expect(done.status).toBe('done');
+    expect(done.steps.map((s) => s.outcome)).toEqual(['done', 'done', 'done']);
+  });
+
+  it('move on through the workflow-runs pool once a gate is approved', async () => {
+    const w = await create({ name: 'Pool gate', scheduleText: 'weekly', steps: [{ title: 'ask first', gate: { on: true } }, { title: 'then act' }] });
+    const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-3', Date.now(), opts))!;
+    await continueAfterGate(env.rt, waiting.steps[0]!.cardId!, true);
+    await waitFor(async () => (await runs(w.workflowId))[0]?.status === 'done', 'the run to finish', 20_000);
+    expect((await runs(w.workflowId))[0]!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
+  });
+
+  it('end when the gate card is dismissed', async () => {
+    const w = await create({ name: 'Dismissed', scheduleText: 'weekly', steps: [{ title: 'ask', gate: { on: true } }, { title: 'after' }] });
+    const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-2', Date.now(), opts))!;
+    await decideGate(env.rt.db, waiting.steps[0]!.cardId!, false);
+    const [run] = await runs(w.workflowId);
+    expect(run).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
+    expect(run!.steps.map((s) => [s.outcome, s.reason])).toEqual([
+      ['skipped', 'dismissed at its gate'],
+      ['skipped', 'the run was stopped at a gate'],
+    ]);
+  });
+
+  it('come from the agent as paused proposals that resume accepts', async () => {
+    const res = await env.api().post('/api/v1/agent/messages').set(auth()).send({ text: 'propose a workflow to review new trials every weekday at 8am', waitSeconds: 20 });
+    expect(res.status).toBe(200);
+    const listed = (await env.api().get('/api/v1/workflows').set(auth())).body.workflows as Array<{ workflowId: string; name: string; status: string; nextRunAt: number | null }>;
+    const proposed = listed.find((w) => w.name === 'Review new trials');
+    expect(proposed).toMatchObject({ status: 'paused', nextRunAt: null });
+    const card = await env.rt.db('review_cards').where({ account_id: tenant.accountId, source_type: 'workflow_proposal' }).orderBy('created_at', 'desc').first();
+    expect(card.payload.workflowId).toBe(proposed!.workflowId);
+    const resumed = await env.api().post(`/api/v1/workflows/${proposed!.workflowId}/resume`).set(auth());
+    expect(resumed.body.workflow).toMatchObject({ status: 'live', scheduleEcho: 'At 08:00, only on Monday, Tuesday, Wednesday, Thursday, and Friday (UTC)' });
+  });
+
+  it('get their job scheduler back from the maintenance sweep after it was lost', async () => {
+    const w = await create({ name: 'Repair me', scheduleText: 'every day at 7am', steps: [{ title: 'x' }] });
+    const queue = env.rt.queues.get('workflow-runs')!;
+    await queue.removeJobScheduler(`wf-${w.workflowId}`);
+    expect(await repairSchedulers(env.rt)).toBeGreaterThanOrEqual(1);
+    expect((await queue.getJobScheduler(`wf-${w.workflowId}`))?.pattern).toBe('0 7 * * *');
+    expect(await repairSchedulers(env.rt)).toBe(0);
+  });
+
+  it('skip a paused or deleted workflow', async () => {
+    const w = await create({ name: 'Paused one', scheduleText: 'weekly', steps: [{ title: 'x' }] });
+    await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set(auth());
+    expect(await fireRun(env.rt, w.workflowId, 'job-paused', Date.now(), opts)).toBeNull();
+    expect(await runs(w.workflowId)).toEqual([]);
+  });
+});
