@@ -1,4 +1,4 @@
-import type { Brain, BrainContext, BrainStep, ToolCall } from './brain.js';
+import type { Brain, BrainContext, BrainStep, ToolCall, ToolResult } from './brain.js';
 
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[A-Za-z]{2,}$/;
 const DOMAIN = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/;
@@ -41,10 +41,8 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
     ]
       .filter((l) => l !== null)
       .join('\n');
-    return [
-      call(1, 'ship', { work: 'email', to, subject, body, title: `Email to ${to}: ${subject}` }),
-      call(2, 'reply', { text: `I drafted an email to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.` }),
-    ];
+    // The reply comes in a second round, from what the tool did (it refuses blocked recipients).
+    return [call(1, 'ship', { work: 'email', to, subject, body, title: `Email to ${to}: ${subject}` })];
   }
 
   if ((m = /^block (\S+)$/i.exec(trimEnd(text)))) {
@@ -118,11 +116,25 @@ function planEvent(ctx: BrainContext): ToolCall[] {
   return calls;
 }
 
-/** Deterministic, no network: one round that plans every call from the input. */
+/** After a draft's `ship` call: say what happened, truthfully. */
+function draftReply(ctx: BrainContext, result: ToolResult): ToolCall[] {
+  const m = /^draft an? (?:email|e-mail|mail) to (\S+) about ([\s\S]+)$/i.exec(ctx.input.text.trim());
+  const to = m?.[1]?.replace(/[,;:]$/, '') ?? 'them';
+  const topic = m?.[2] ? trimEnd(m[2]) : 'that';
+  if (!result.ok) return [call(2, 'reply', { text: `I drafted nothing: ${result.result}.` })];
+  return [call(2, 'reply', { text: `I drafted an email to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.` })];
+}
+
+/** Deterministic, no network: one round that plans every call from the input (a draft takes two). */
 export const offlineBrain: Brain = {
   name: 'offline',
   async step(ctx: BrainContext, transcript): Promise<BrainStep> {
+    if (transcript.length === 1) {
+      const ship = transcript[0]!.results.find((r) => r.name === 'ship');
+      if (ship && ctx.input.kind === 'message') return { calls: draftReply(ctx, ship), done: true };
+    }
     if (transcript.length) return { calls: [], done: true };
-    return { calls: await plan(ctx), done: true };
+    const calls = await plan(ctx);
+    return { calls, done: !calls.some((c) => c.name === 'ship') };
   },
 };

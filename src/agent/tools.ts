@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { addToBlocklist } from '../blocklist/blocklist.service.js';
+import { addToBlocklist, isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db } from '../db.js';
 import { BadRequest } from '../errors.js';
 import { upsertLead } from '../leads/leads.service.js';
@@ -103,6 +103,9 @@ export interface ToolEnv {
   onReply(text: string): Promise<void>;
 }
 
+/** A tool's settled refusal, reported back to the brain as a failed call (never a crashed turn). */
+class ToolRefused extends Error {}
+
 type Handler<K extends keyof typeof TOOL_ARGS> = (args: z.output<(typeof TOOL_ARGS)[K]>, env: ToolEnv) => Promise<string>;
 
 /**
@@ -131,6 +134,10 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     return `card ${card.id} is waiting in the review queue`;
   },
   async ship(args, env) {
+    // Nobody on the block list is ever drafted to (the send path checks again at send time).
+    if (args.to !== undefined && (await isBlocked(env.db, env.accountId, args.to))) {
+      throw new ToolRefused(`${args.to} is on the block list, so nothing was drafted to it`);
+    }
     const approval = await needsApproval(env.db, env.accountId, args.work);
     const sourceType = SHIP_SOURCE[args.work];
     const payload: Record<string, unknown> = { work: args.work, approvalRequired: approval, ...(args.details ?? {}) };
@@ -205,6 +212,11 @@ export async function executeTool(call: ToolCall, env: ToolEnv): Promise<ToolRes
     return { id: call.id, name: call.name, ok: false, result: `bad arguments: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim() };
   }
   const handler = handlers[name] as Handler<typeof name>;
-  const result = await handler(parsed.data as never, env);
-  return { id: call.id, name: call.name, ok: true, result };
+  try {
+    const result = await handler(parsed.data as never, env);
+    return { id: call.id, name: call.name, ok: true, result };
+  } catch (err) {
+    if (err instanceof ToolRefused) return { id: call.id, name: call.name, ok: false, result: err.message };
+    throw err;
+  }
 }
