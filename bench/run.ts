@@ -9,6 +9,7 @@ import path from 'node:path';
 import { freshDatabase, urlFor } from './urls.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { httpRead } from './http-read.bench.js';
+import { leadsPaging } from './leads-paging.bench.js';
 import { ROOT } from './lib.js';
 
 export interface BenchContext {
@@ -24,6 +25,7 @@ export interface Section {
 
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'http-read': httpRead,
+  'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
 };
 
