@@ -3,7 +3,7 @@
  * baselines measured in the same run, and writes docs/performance.md. Never part of `npm test`.
  *   BENCH_ONLY=name,name  run some;  BENCH_SECONDS / BENCH_ROUNDS  change the length.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freshDatabase, urlFor } from './urls.js';
@@ -29,6 +29,17 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'agent-roundtrip': agentRoundTrip,
 };
 
+/** The `## title` sections of an earlier docs/performance.md. */
+function previousSections(text: string): Section[] {
+  return text
+    .split(/^## /m)
+    .slice(1)
+    .map((chunk) => {
+      const [title = '', ...rest] = chunk.split('\n');
+      return { title: title.trim(), body: rest.join('\n').trim() };
+    });
+}
+
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
   const ctx: BenchContext = {
@@ -51,7 +62,10 @@ async function main(): Promise<void> {
     'Every figure stands beside baselines measured in the same run; these machines are noisy, so read the ratios.',
     '',
   ];
-  const text = [...header, ...sections.flatMap((s) => [`## ${s.title}`, '', s.body, ''])].join('\n');
+  // A partial run (BENCH_ONLY) replaces its own sections and keeps the others as they were.
+  const kept = only ? previousSections(await readFile(path.join(ROOT, 'docs/performance.md'), 'utf8').catch(() => '')) : [];
+  const merged = [...kept.filter((k) => !sections.some((s) => s.title === k.title)), ...sections];
+  const text = [...header, ...merged.flatMap((s) => [`## ${s.title}`, '', s.body, ''])].join('\n');
   await writeFile(path.join(ROOT, 'docs/performance.md'), text);
   process.stdout.write(text);
   process.exit(0);
