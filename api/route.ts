@@ -1,24 +1,12 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { Actor } from '../src/audit/audit.service.js';
-import type { Config } from '../src/config.js';
-import type { Db } from '../src/db.js';
-import type { QueueSet } from '../src/jobs/registry.js';
 import type { Logger } from '../src/logger.js';
-import type { RateLimiter } from '../src/rate-limit.js';
-import type { Redis } from '../src/redis.js';
+import type { Runtime } from '../src/runtime.js';
 import type { Principal, Scope } from '../src/tokens/tokens.types.js';
 
-/** What the API process holds; handlers reach services through it. */
-export interface AppDeps {
-  config: Config;
-  logger: Logger;
-  db: Db;
-  /** Producer connection: fails fast when Redis is away. */
-  redis: Redis;
-  queues: QueueSet;
-  limiter: RateLimiter;
-}
+/** What the API process holds (the runtime's connections); handlers reach services through it. */
+export type AppDeps = Omit<Runtime, 'ready' | 'close'>;
 
 export interface RouteContext {
   deps: AppDeps;

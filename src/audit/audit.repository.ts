@@ -1,12 +1,18 @@
 import type { Queryable } from '../db.js';
 
-export interface AuditEntry {
+/** Who is writing: a token through the API, or an operator through the admin CLI. */
+export interface Actor {
   accountId: string;
   actor: 'api' | 'admin';
   tokenId: string | null;
   tokenLabel: string | null;
   method: string;
+  /** The route pattern (`POST /api/v1/review/{id}/send`) or the CLI verb (`token mint`). */
   route: string;
+}
+
+/** One audited write: who, what it touched, how it ended, when. */
+export interface AuditEntry extends Actor {
   targetId: string | null;
   status: number;
   at: number;

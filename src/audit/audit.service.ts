@@ -1,16 +1,7 @@
 import type { Db, Queryable, Trx } from '../db.js';
-import { auditRepository, type AuditEntry } from './audit.repository.js';
+import { auditRepository, type Actor, type AuditEntry } from './audit.repository.js';
 
-/** Who is writing: a token through the API, or an operator through the admin CLI. */
-export interface Actor {
-  accountId: string;
-  actor: 'api' | 'admin';
-  tokenId: string | null;
-  tokenLabel: string | null;
-  method: string;
-  /** The route pattern (`POST /api/v1/review/{id}/send`) or the CLI verb (`token mint`). */
-  route: string;
-}
+export type { Actor };
 
 /** An operator's CLI verb, recorded against the account it changes. */
 export function adminActor(accountId: string, verb: string): Actor {

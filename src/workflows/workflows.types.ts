@@ -35,20 +35,10 @@ export interface WorkflowRow {
 }
 
 /** Spec 2.7, as the API renders it. */
-export interface WorkflowView {
-  workflowId: string;
-  name: string;
-  description: string | null;
-  status: WorkflowStatus;
-  scheduleText: string;
-  scheduleEcho: string | null;
-  scheduleError: string | null;
-  deliverTo: string | null;
-  nextRunAt: number | null;
-  version: number;
-  steps: WorkflowStep[];
-  url: string;
-}
+export type WorkflowView = Pick<
+  WorkflowRow,
+  'name' | 'description' | 'status' | 'scheduleText' | 'scheduleEcho' | 'scheduleError' | 'deliverTo' | 'nextRunAt' | 'version' | 'steps'
+> & { workflowId: string; url: string };
 
 export type StepOutcome = 'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'waiting_for_gate';
 
