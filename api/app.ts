@@ -41,9 +41,15 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
         res.setHeader('X-Request-Id', id);
         return id;
       },
-      // Only what is safe: no headers (Authorization), and hook tokens cut out of URLs.
+      // Only what is safe: no headers (Authorization), and hook tokens cut out of URLs. The serializers
+      // read the raw request (no wrapping into pino's full request object: that cost a tenth of a read).
+      wrapSerializers: false,
       serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+        req: (req: { id: unknown; method: string; originalUrl?: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.originalUrl ?? req.url),
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
