@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { queryInt } from './schemas.js';
 import { defineRoute, type RouteDef } from './route.js';
 import { getAgentMessage, getAgentStatus, getAgentThread, postMessage } from './routes/agent.js';
 import {
@@ -10,6 +9,7 @@ import {
   StatusResponse,
   ThreadResponse,
 } from './routes/agent.schemas.js';
+import { queryInt } from './schemas.js';
 import { getMe } from './routes/me.js';
 import { MeResponse } from './routes/me.schemas.js';
 import { getRuns, getWorkflows, patchWorkflow, postPause, postResume, postWorkflow, removeWorkflow } from './routes/workflows.js';
@@ -29,6 +29,24 @@ import { LeadLabelsBody, LeadLabelsResponse, LeadResponse, LeadsPage, LeadsQuery
 import { getResultsRoute } from './routes/results.js';
 import { ResultsQuery, ResultsResponse } from './routes/results.schemas.js';
 import { IdParams } from './schemas.js';
+import { getReview, getReviewCard, postAnswer, postDismiss, postRequestChanges, postSend, postSnooze } from './routes/review.js';
+import {
+  AnswerBody,
+  AnswerResponse,
+  DismissBody,
+  DismissResponse,
+  OkResponse,
+  RequestChangesBody,
+  ReviewItemResponse,
+  ReviewListQuery,
+  ReviewListResponse,
+  SendBody,
+  SendResponse,
+  SnoozeBody,
+  SnoozeResponse,
+} from './routes/review.schemas.js';
+import { postHook } from './routes/webhook.js';
+import { HookTokenParams, WebhookAccepted } from './routes/webhook.schemas.js';
 
 /**
  * The route table: each route's method, path, scope, rate bucket, schemas and handler, declared once.
@@ -46,6 +64,87 @@ export const routes: RouteDef[] = [
     bucket: 'reads',
     responses: { 200: { description: 'The token', schema: MeResponse } },
     handler: getMe,
+  }),
+  // Review queue (issue 4).
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/review',
+    summary: 'The review queue: pending and needs_revision cards, priority band then newest first',
+    scope: 'review:read',
+    bucket: 'reads',
+    query: ReviewListQuery,
+    responses: { 200: { description: 'Cards in the queue', schema: ReviewListResponse } },
+    handler: getReview,
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/review/{id}',
+    summary: 'One card in any status, with its full payload',
+    scope: 'review:read',
+    bucket: 'reads',
+    params: IdParams,
+    responses: { 200: { description: 'The card', schema: ReviewItemResponse } },
+    handler: getReviewCard,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/answer',
+    summary: 'Approve, answer or choose; the action must be in the card actions',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: AnswerBody,
+    responses: { 200: { description: 'Resolved', schema: AnswerResponse } },
+    errors: [409],
+    handler: postAnswer,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/send',
+    summary: 'Send a mail card once; 503 delivery_pending or unavailable carry Retry-After',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: SendBody,
+    responses: { 200: { description: 'The provider accepted the message', schema: SendResponse } },
+    errors: [409],
+    handler: postSend,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/request-changes',
+    summary: 'Ask the agent to revise the card; it returns to the queue as pending',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: RequestChangesBody,
+    responses: { 200: { description: 'The card needs revision', schema: OkResponse } },
+    errors: [409],
+    handler: postRequestChanges,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/snooze',
+    summary: 'Hide the card until a time in the future; cancels any auto-resolve',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: SnoozeBody,
+    responses: { 200: { description: 'Snoozed', schema: SnoozeResponse } },
+    errors: [409],
+    handler: postSnooze,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/dismiss',
+    summary: 'Close the card without shipping; the reason teaches the agent',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: DismissBody,
+    responses: { 200: { description: 'Dismissed', schema: DismissResponse } },
+    errors: [409],
+    handler: postDismiss,
   }),
   // Leads, block list and results (issue 7).
   defineRoute({
@@ -109,7 +208,6 @@ export const routes: RouteDef[] = [
     responses: { 200: { description: 'The scoreboard', schema: ResultsResponse } },
     handler: getResultsRoute,
   }),
-  // The agent (issue 3).
   defineRoute({
     method: 'post',
     path: '/api/v1/agent/messages',
@@ -152,6 +250,19 @@ export const routes: RouteDef[] = [
     bucket: 'reads',
     responses: { 200: { description: 'Agent status', schema: StatusResponse } },
     handler: getAgentStatus,
+  }),
+  // Inbound webhooks (issue 5): the secret URL is the credential, so no bearer token, scope or bucket.
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook/hook/{hookToken}',
+    summary: 'Inbound webhook: any JSON value up to 64,000 bytes, handed to the agent as outside data',
+    auth: 'none',
+    scope: null,
+    bucket: 'writes',
+    params: HookTokenParams,
+    responses: { 202: { description: 'Accepted (received, not done); do not retry', schema: WebhookAccepted } },
+    errors: [400, 413, 429, 502, 503],
+    handler: postHook,
   }),
   // Workflows (issue 6).
   defineRoute({

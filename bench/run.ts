@@ -10,6 +10,8 @@ import { freshDatabase, urlFor } from './urls.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
+import { mailSend } from './mail-send.bench.js';
+import { webhookIntake } from './webhook-intake.bench.js';
 import { ROOT } from './lib.js';
 
 export interface BenchContext {
@@ -27,6 +29,8 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'http-read': httpRead,
   'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
+  'webhook-intake': webhookIntake,
+  'mail-send': mailSend,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

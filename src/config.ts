@@ -82,6 +82,31 @@ const envSchema = z.object({
   AGENT_WAIT_POLL_MS: int(1_000),
   MAINTENANCE_SWEEP_MS: int(60_000),
   MAINTENANCE_ORPHAN_AFTER_MS: int(30_000),
+  // Inbound webhooks (issue 5). Spec 8.2: 60 accepted per hook and 120 per account in any rolling hour;
+  // raised only for benchmarks.
+  WEBHOOK_HOOK_PER_HOUR: int(60),
+  WEBHOOK_ACCOUNT_PER_HOUR: int(120),
+  // Review queue and mail (issue 4).
+  MAIL_TRANSPORT: z.enum(['local', 'smtp', 'http']).optional().transform((v) => v ?? 'local'),
+  MAIL_FROM: z.string().optional().transform((v) => v ?? 'Growth Agent <agent@localhost>'),
+  MAIL_LOCAL_DIR: z.string().optional().transform((v) => v ?? 'var/mail'),
+  SMTP_HOST: z.string().optional().transform((v) => v ?? '127.0.0.1'),
+  SMTP_PORT: int(587),
+  SMTP_SECURE: z.enum(['true', 'false']).optional().transform((v) => v === 'true'),
+  SMTP_USER: z.string().optional(),
+  SMTP_PASSWORD: z.string().optional(),
+  MAIL_API_URL: urlWithScheme(['http:', 'https:'], 'http://127.0.0.1:8025/v1'),
+  MAIL_API_KEY: z.string().optional(),
+  MAIL_CONNECT_TIMEOUT_MS: int(5_000),
+  MAIL_SEND_TIMEOUT_MS: int(15_000),
+  MAIL_RETRY_AFTER_SECONDS: int(30),
+  MAIL_RECONCILE_DELAY_MS: int(10_000),
+  MAIL_RECONCILE_WINDOW_MS: int(15 * 60 * 1000),
+  MAIL_SWEEP_MS: int(60_000),
+  TRUST_AUTO_RESOLVE_AFTER: int(20),
+  TRUST_AUTO_RESOLVE_DELAY_MS: int(4 * 60 * 60 * 1000),
+  REVIEW_REVISION_DELAY_MS: int(30_000, 0),
+  CARD_SWEEP_MS: int(10_000),
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
@@ -136,10 +161,46 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** Upper bound between state reads while a POST waits (a Redis notice usually wakes it sooner). */
       waitPollMs: env.AGENT_WAIT_POLL_MS,
     },
+    mail: {
+      transport: env.MAIL_TRANSPORT,
+      from: env.MAIL_FROM,
+      localDir: env.MAIL_LOCAL_DIR,
+      smtp: {
+        host: env.SMTP_HOST,
+        port: env.SMTP_PORT,
+        secure: env.SMTP_SECURE,
+        auth: env.SMTP_USER ? { user: env.SMTP_USER, pass: env.SMTP_PASSWORD ?? '' } : null,
+      },
+      api: { url: env.MAIL_API_URL.replace(/\/+$/, ''), key: env.MAIL_API_KEY ?? null },
+      connectTimeoutMs: env.MAIL_CONNECT_TIMEOUT_MS,
+      /** After this long without the provider's answer, the answer counts as lost (503 delivery_pending). */
+      sendTimeoutMs: env.MAIL_SEND_TIMEOUT_MS,
+      retryAfterSeconds: env.MAIL_RETRY_AFTER_SECONDS,
+      /** First reconciliation look after an answer was lost; later ones back off. */
+      reconcileDelayMs: env.MAIL_RECONCILE_DELAY_MS,
+      /** A fence still unsettled after this long becomes a card asking a person; never a blind resend. */
+      reconcileWindowMs: env.MAIL_RECONCILE_WINDOW_MS,
+      sweepEveryMs: env.MAIL_SWEEP_MS,
+    },
+    review: {
+      /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */
+      trustThreshold: env.TRUST_AUTO_RESOLVE_AFTER,
+      /** How long an auto-resolving card waits for a person first. */
+      autoResolveDelayMs: env.TRUST_AUTO_RESOLVE_DELAY_MS,
+      /** Spec 8.3: the agent starts revising about 30 seconds after request-changes. */
+      revisionDelayMs: env.REVIEW_REVISION_DELAY_MS,
+      /** The card-timers repair sweep: timers whose job was lost, cards the ladder has not seen. */
+      sweepEveryMs: env.CARD_SWEEP_MS,
+    },
     maintenance: {
       sweepEveryMs: env.MAINTENANCE_SWEEP_MS,
       /** A queued turn whose job has not started after this long is queued again. */
       orphanAfterMs: env.MAINTENANCE_ORPHAN_AFTER_MS,
+    },
+    webhooks: {
+      /** Accepted deliveries per hook / per account in any rolling hour (spec 8.2). */
+      perHook: env.WEBHOOK_HOOK_PER_HOUR,
+      perAccount: env.WEBHOOK_ACCOUNT_PER_HOUR,
     },
   };
 }

@@ -2,6 +2,8 @@ import type { WorkerOptions } from 'bullmq';
 import type { QueueName } from '../src/jobs/registry.js';
 import type { Runtime } from '../src/runtime.js';
 import { scheduleSweep } from './maintenance/sweep.processor.js';
+import { scheduleCardSweep } from './card-timers/card-timers.processors.js';
+import { scheduleMailSweep } from './mail-sends/mail-sends.processors.js';
 
 /** Per-pool worker options and start-up work. Pools not listed use createWorker's defaults. */
 export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Partial<WorkerOptions>; onStart?(rt: Runtime): Promise<void> }>> = {
@@ -14,4 +16,6 @@ export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Part
     }),
   },
   maintenance: { onStart: scheduleSweep },
+  'card-timers': { onStart: scheduleCardSweep, options: () => ({ concurrency: 8 }) },
+  'mail-sends': { onStart: scheduleMailSweep, options: () => ({ concurrency: 4 }) },
 };

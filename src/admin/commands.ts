@@ -1,13 +1,19 @@
 import { parseArgs } from 'node:util';
-import { createAccount } from '../accounts/accounts.service.js';
+import { createAccount, getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite, listAudit } from '../audit/audit.service.js';
 import { removeFromBlocklist } from '../blocklist/blocklist.service.js';
 import { setLeadColumns } from '../leads/leads.service.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { AppError, BadRequest } from '../errors.js';
+import { approvalSettings, KINDS_OF_WORK, setApproval, type KindOfWork } from '../review/approval.service.js';
+import { seedReviewCards } from '../review/seed.js';
+import { trustLevels } from '../review/trust.service.js';
+import { seedLeadsAndEvents } from '../leads/seed.js';
 import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
 import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
+import { createHook, deleteHook, disableHook, enableHook, listDeliveries, listHooks, regenerateHook, replayDelivery } from '../webhooks/webhooks.service.js';
+import { withIntake } from '../webhooks/intake-deps.js';
 
 export interface AdminDeps {
   config: Config;
@@ -84,6 +90,96 @@ export const VERBS: Record<string, Verb> = {
         return { result: entry, targetId: entry.id };
       });
       return { ok: true, removed };
+    },
+  },
+  // Inbound webhooks (issue 5). The URL is printed once, by `create` and `regenerate`; never again.
+  'hook create': {
+    flags: ['account', 'label'],
+    async run(f, { db, config }) {
+      return createHook(db, config.baseUrl, { accountId: f.account!, label: f.label! });
+    },
+  },
+  'hook disable': {
+    flags: ['hook-id'],
+    async run(f, { db }) {
+      await disableHook(db, f['hook-id']!);
+      return { ok: true };
+    },
+  },
+  'hook enable': {
+    flags: ['hook-id'],
+    async run(f, { db }) {
+      await enableHook(db, f['hook-id']!);
+      return { ok: true };
+    },
+  },
+  'hook regenerate': {
+    flags: ['hook-id'],
+    async run(f, { db, config }) {
+      return regenerateHook(db, config.baseUrl, f['hook-id']!);
+    },
+  },
+  'hook delete': {
+    flags: ['hook-id'],
+    async run(f, { db }) {
+      await deleteHook(db, f['hook-id']!);
+      return { ok: true };
+    },
+  },
+  'hook list': {
+    flags: ['account'],
+    async run(f, { db }) {
+      return { hooks: await listHooks(db, f.account!) };
+    },
+  },
+  'hook deliveries': {
+    flags: ['hook-id', 'limit?'],
+    async run(f, { db }) {
+      return { deliveries: await listDeliveries(db, f['hook-id']!, int(f.limit, 'limit', 1, 200, 50)) };
+    },
+  },
+  'hook replay': {
+    flags: ['delivery-id'],
+    async run(f, { db, config }) {
+      return withIntake(config, db, (deps) => replayDelivery(deps, f['delivery-id']!));
+    },
+  },
+  // Review queue (issue 4): approval settings per kind of work, the trust ladder, demo data.
+  'settings get': {
+    flags: ['account'],
+    async run(f, { db, config }) {
+      await getAccount(db, f.account!);
+      return {
+        account: { id: f.account! },
+        approval: await approvalSettings(db, f.account!),
+        trust: await trustLevels(db, f.account!),
+        autoResolveAfter: config.review.trustThreshold,
+      };
+    },
+  },
+  'settings set': {
+    flags: ['account', 'kind', 'approval'],
+    async run(f, { db }) {
+      const kind = f.kind!;
+      await getAccount(db, f.account!);
+      if (!(KINDS_OF_WORK as readonly string[]).includes(kind)) throw new BadRequest(`--kind must be one of ${KINDS_OF_WORK.join(', ')}`);
+      if (f.approval !== 'required' && f.approval !== 'auto') throw new BadRequest('--approval must be required or auto');
+      if (kind === 'spend' && f.approval === 'auto') throw new BadRequest('spending always waits for a person; --kind spend cannot be auto');
+      const actor = { accountId: f.account!, actor: 'admin' as const, tokenId: null, tokenLabel: null, method: 'CLI', route: 'settings set' };
+      await auditedWrite(db, actor, async (trx) => ({
+        result: await setApproval(trx, f.account!, kind as KindOfWork, f.approval === 'required'),
+        targetId: f.account!,
+      }));
+      return { account: { id: f.account! }, kind, approval: f.approval };
+    },
+  },
+  'seed demo': {
+    flags: ['account'],
+    async run(f, { db }) {
+      await getAccount(db, f.account!);
+      const cards = await seedReviewCards(db, f.account!);
+      const leads = await seedLeadsAndEvents(db, f.account!);
+      return { account: { id: f.account! }, cards, leads };
     },
   },
   // Workflows (issue 6): destinations a run's summary can be delivered to, and the schedules' time zone.

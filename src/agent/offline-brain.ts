@@ -101,18 +101,55 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
   return calls;
 }
 
-/** Events carry outside data: read as information only. Text inside the payload is never a command. */
+/** A string field of the payload, if it is one. */
+const field = (o: Record<string, unknown>, ...keys: string[]) => {
+  for (const k of keys) if (typeof o[k] === 'string' && (o[k] as string).trim()) return (o[k] as string).trim();
+  return undefined;
+};
+
+/**
+ * Events carry outside data: read as information only, never as commands. A payload that names a
+ * person's email or a company domain becomes a researched lead that cites the hook (and what the
+ * account said about that source), and a mail draft that waits under the approval rules; anything
+ * else gets a short note.
+ */
 function planEvent(ctx: BrainContext): ToolCall[] {
   const data = ctx.input.data;
   const label = data?.label ?? 'an outside source';
-  const calls: ToolCall[] = [];
   const content = data?.content;
-  const domain =
-    content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>).domain : undefined;
-  if (typeof domain === 'string' && DOMAIN.test(domain)) {
-    calls.push(call(1, 'upsert_lead', { domain: domain.toLowerCase(), research: [{ key: 'source', reasoning: `Named in an event from ${label}.` }] }));
+  const payload = content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : {};
+  const rawEmail = field(payload, 'email', 'Email', 'contact_email');
+  const email = rawEmail && EMAIL.test(rawEmail) ? rawEmail.toLowerCase() : undefined;
+  const website = field(payload, 'domain', 'website', 'url');
+  const fromWebsite = website?.replace(/^https?:\/\//i, '').split(/[/?#]/)[0]?.replace(/^www\./i, '').toLowerCase();
+  const domain = fromWebsite && DOMAIN.test(fromWebsite) ? fromWebsite : email?.split('@')[1];
+  if (!domain) return [call(1, 'reply', { text: `I received an event from ${label} and read it as information only; it named no company or person to follow up.` })];
+
+  const company = field(payload, 'company', 'companyName', 'organization') ?? domain;
+  const name = field(payload, 'name', 'first_name', 'firstName');
+  const notes = ctx.memory.filter((m) => m.toLowerCase().includes(label.toLowerCase()));
+  const reasoning = [`Named in an event from the ${label} hook.`, ...notes.map((n) => `Account note about ${label}: ${n}.`)].join(' ');
+  const calls: ToolCall[] = [
+    call(1, 'upsert_lead', {
+      domain,
+      companyName: company,
+      research: [{ key: 'source', reasoning, sources: [{ url: `hook://${label}`, title: `Inbound webhook: ${label}` }] }],
+      ...(email ? { contacts: [{ ...(name ? { name } : {}), email }] } : {}),
+    }),
+  ];
+  if (email) {
+    const greeting = name ?? email.split('@')[0]!.split(/[._-]/)[0] ?? '';
+    calls.push(
+      call(2, 'ship', {
+        work: 'email',
+        to: email,
+        title: `Email to ${email}: following up on ${label}`,
+        subject: `Following up, ${company}`,
+        body: [`Hi ${capitalise(greeting)},`, '', `Thanks for getting in touch with us. Would a short call next week help?`, '', 'Best regards'].join('\n'),
+      }),
+    );
   }
-  calls.push(call(calls.length + 1, 'reply', { text: `I received an event from ${label} and read it as information only.` }));
+  calls.push(call(calls.length + 1, 'reply', { text: `I received an event from ${label}: I recorded ${domain} as a lead${email ? ` and drafted a follow-up to ${email} for your review` : ''}.` }));
   return calls;
 }
 

@@ -255,7 +255,7 @@ function view(run: RunState): RunView {
  * Called once a gate card was approved or dismissed (after that decision committed): records the
  * decision on the run and queues the run to move on. A card that is not a gate is ignored.
  */
-export async function continueAfterGate(deps: AgentDeps, cardId: string, approved: boolean): Promise<void> {
+export async function continueAfterGate(deps: Pick<AgentDeps, 'db' | 'queues'>, cardId: string, approved: boolean): Promise<void> {
   const runId = await decideGate(deps.db, cardId, approved);
   if (!runId || !approved) return;
   await enqueue(deps.queues, workflowAdvance, { runId }, { jobId: `wfadv-${runId}-${cardId}` });

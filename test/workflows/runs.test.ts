@@ -91,6 +91,21 @@ describe('workflow runs', () => {
     expect((await runs(w.workflowId))[0]!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
   });
 
+  it('continue when a person approves the gate card through the review API, and cancel when one dismisses it', async () => {
+    const w = await create({ name: 'Via review', scheduleText: 'weekly', steps: [{ title: 'check', gate: { on: true, label: 'Go ahead?' } }, { title: 'act' }] });
+    const first = (await fireRun(env.rt, w.workflowId, 'job-review-1', Date.now(), opts))!;
+    const card = await env.api().get(`/api/v1/review/${first.steps[0]!.cardId}`).set(auth());
+    expect(card.body.item).toMatchObject({ kind: 'approval', sourceType: 'workflow_gate', status: 'pending', title: 'Go ahead?' });
+    expect(card.body.item.actions).toContain('approve');
+    const ok = await env.api().post(`/api/v1/review/${first.steps[0]!.cardId}/answer`).set(auth()).send({ action: 'approve' });
+    expect(ok.status).toBe(200);
+    await waitFor(async () => (await runs(w.workflowId)).find((r) => r.runId === first.runId)?.status === 'done', 'the approved run to finish', 20_000);
+    const second = (await fireRun(env.rt, w.workflowId, 'job-review-2', Date.now(), opts))!;
+    const no = await env.api().post(`/api/v1/review/${second.steps[0]!.cardId}/dismiss`).set(auth()).send({ reason: 'not this week' });
+    expect(no.status).toBe(200);
+    expect((await runs(w.workflowId)).find((r) => r.runId === second.runId)!.status).toBe('cancelled');
+  });
+
   it('end when the gate card is dismissed', async () => {
     const w = await create({ name: 'Dismissed', scheduleText: 'weekly', steps: [{ title: 'ask', gate: { on: true } }, { title: 'after' }] });
     const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-2', Date.now(), opts))!;
@@ -111,7 +126,11 @@ describe('workflow runs', () => {
     expect(proposed).toMatchObject({ status: 'paused', nextRunAt: null });
     const card = await env.rt.db('review_cards').where({ account_id: tenant.accountId, source_type: 'workflow_proposal' }).orderBy('created_at', 'desc').first();
     expect(card.payload.workflowId).toBe(proposed!.workflowId);
+    // Approving the proposal card accepts the workflow: it goes live.
+    const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth()).send({ action: 'approve' });
+    expect(approved.status).toBe(200);
     const resumed = await env.api().post(`/api/v1/workflows/${proposed!.workflowId}/resume`).set(auth());
+    expect(resumed.body.workflow.version).toBe(2);
     expect(resumed.body.workflow).toMatchObject({ status: 'live', scheduleEcho: 'At 08:00, only on Monday, Tuesday, Wednesday, Thursday, and Friday (UTC)' });
   });
 

@@ -1,0 +1,90 @@
+import type { z } from 'zod';
+import { BadRequest, NotFound, PayloadTooLarge } from '../../src/errors.js';
+import { receiveDelivery } from '../../src/webhooks/intake.service.js';
+import { MAX_BODY_BYTES } from '../../src/webhooks/webhooks.types.js';
+import type { Reply, RouteContext } from '../route.js';
+import type { HookTokenParams, WebhookAccepted } from './webhook.schemas.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+export const TOO_LARGE = 'body must be at most 64,000 bytes';
+export const NOT_JSON_TYPE = 'content-type must be application/json';
+export const EMPTY = 'body must not be empty; send a JSON value';
+export const NOT_JSON = 'body must be JSON';
+
+/**
+ * Reads at most MAX_BODY_BYTES. A declared length over it is refused unread; a body that grows past
+ * it is refused at the first byte over, without waiting for the rest (body-parser would read the
+ * whole request off the wire before answering). The connection is then closed, not drained.
+ */
+function readBody(ctx: RouteContext): Promise<Buffer> {
+  const { req, res } = ctx;
+  const tooLarge = () => {
+    res.setHeader('Connection', 'close');
+    req.pause();
+    return new PayloadTooLarge(TOO_LARGE);
+  };
+  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity') return Promise.reject(new BadRequest('body must not be compressed (content-encoding must be identity)'));
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onError);
+    };
+    function onData(chunk: Buffer) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        cleanup();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    }
+    function onEnd() {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    }
+    function onError(err?: unknown) {
+      cleanup();
+      reject(err instanceof Error ? err : new BadRequest('request was aborted before the body arrived'));
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onError);
+  });
+}
+
+/**
+ * POST /api/webhook/hook/{hookToken} (spec 4.8). Content type, size and JSON are checked first (at most
+ * 64,000 bytes are ever read); then one statement finds the live hook by the token's hash and logs the
+ * delivery. Unknown, disabled and regenerated tokens are that statement's same miss: the same 404.
+ */
+export async function postHook(input: { params: z.output<typeof HookTokenParams> }, ctx: RouteContext): Promise<Reply> {
+  const kind = ctx.req.is(['application/json', 'application/*+json']);
+  if (kind === null || ctx.req.headers['content-length'] === '0') throw new BadRequest(EMPTY);
+  if (!kind) throw new BadRequest(NOT_JSON_TYPE);
+  const raw = await readBody(ctx);
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new BadRequest('body must be UTF-8 JSON');
+  }
+  if (!text.trim()) throw new BadRequest(EMPTY);
+  try {
+    JSON.parse(text);
+  } catch {
+    throw new BadRequest(NOT_JSON);
+  }
+  const received = await receiveDelivery(ctx.deps, input.params.hookToken, text, raw.length);
+  if (!received) throw new NotFound();
+  const body: z.infer<typeof WebhookAccepted> = { accepted: true, deliveryId: received.deliveryId };
+  return { status: 202, body };
+}

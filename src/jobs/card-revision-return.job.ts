@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { defineJob } from './registry.js';
+
+/**
+ * Returns a revised card to `pending` once its revision turn has finished. Fails (and retries on a fixed
+ * backoff) while the turn is still running; a card already returned is a no-op.
+ */
+export const cardRevisionReturn = defineJob({
+  queue: 'card-timers',
+  name: 'card.revision-return',
+  payload: z.object({ accountId: z.string().min(1), cardId: z.string().min(1), turnId: z.string().min(1) }),
+  options: {
+    attempts: 120,
+    backoff: { type: 'fixed', delay: 5_000 },
+    removeOnComplete: true,
+    removeOnFail: { age: 7 * 24 * 3600 },
+  },
+  description: 'Puts a revised card back in the queue when its revision turn is done; already returned is a no-op.',
+});

@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import { defineJob } from './registry.js';
+
+/** Finds fenced sends no reconciliation is working on (a crashed sender, a lost job) and settles them. */
+export const mailSweep = defineJob({
+  queue: 'mail-sends',
+  name: 'mail.sweep',
+  payload: z.object({}),
+  options: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600, count: 100 } },
+  description: 'Reconciles fenced mail sends left without a job; each settle is a conditional update.',
+});

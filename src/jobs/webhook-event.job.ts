@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { defineJob } from './registry.js';
+
+/**
+ * Hands one accepted webhook delivery to its account's agent as an event turn. The delivery row links
+ * the turn it got (a conditional update under the row's lock), so a repeat finds it handed and only
+ * re-asks for the drain. jobId: `whk-<deliveryId>`.
+ */
+export const webhookEvent = defineJob({
+  queue: 'webhook-events',
+  name: 'webhook.event',
+  payload: z.object({ deliveryId: z.string().min(1) }),
+  options: {
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 1_000, jitter: 0.2 },
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600, count: 1_000 },
+  },
+  description: 'Hands an accepted webhook delivery to the agent as an event; the delivery row links its turn, so a repeat is harmless.',
+});
+
+export const webhookEventJobId = (deliveryId: string): string => `whk-${deliveryId}`;

@@ -1,0 +1,50 @@
+import { link, mkdir, readdir, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { composeRaw } from './compose.js';
+import { NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
+
+const fileFor = (dir: string, key: string) => path.join(dir, `${key.replace(/[^A-Za-z0-9_.-]/g, '_')}.eml`);
+
+/**
+ * Development transport (the default): each sent message is an .eml file in `dir`, named by its
+ * idempotency key, readable with any mail client or `cat`. The file is created with a hard link, which
+ * fails when it exists, so a second send under the same key delivers nothing new.
+ */
+export function localTransport(dir: string): MailTransport {
+  return {
+    name: 'local',
+    canResend: true,
+    async send(message: MailMessage, key: string): Promise<Accepted> {
+      try {
+        await mkdir(dir, { recursive: true });
+      } catch (err) {
+        throw new NotSent(`mail directory ${dir} is not writable: ${(err as Error).message}`);
+      }
+      const target = fileFor(dir, key);
+      const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+      await writeFile(tmp, await composeRaw(message, key));
+      try {
+        await link(tmp, target);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        await unlink(tmp).catch(() => {});
+      }
+      return { providerId: path.basename(target) };
+    },
+    async lookup(key: string): Promise<Lookup> {
+      try {
+        await stat(fileFor(dir, key));
+        return { state: 'sent', providerId: path.basename(fileFor(dir, key)) };
+      } catch {
+        return { state: 'not_found' };
+      }
+    },
+  };
+}
+
+/** The messages a local transport holds, oldest first (file names). */
+export async function listLocalMail(dir: string): Promise<string[]> {
+  const files = await readdir(dir).catch(() => [] as string[]);
+  return files.filter((f) => f.endsWith('.eml')).sort();
+}

@@ -1,0 +1,126 @@
+import type { Queryable } from '../db.js';
+import type { DecidedBy } from '../results/channel-events.js';
+
+/** sending: fenced, provider being called · pending: answer lost, reconciling · unknown: a person decides. */
+export type FenceStatus = 'sending' | 'sent' | 'pending' | 'not_sent' | 'unknown';
+
+export interface MailSend {
+  id: string;
+  accountId: string;
+  cardId: string;
+  idempotencyKey: string;
+  status: FenceStatus;
+  to: string;
+  subject: string;
+  body: string;
+  decidedBy: DecidedBy;
+  providerId: string | null;
+  attempts: number;
+  lastError: string | null;
+  reconcileUntil: number | null;
+  questionCardId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  settledAt: number | null;
+}
+
+interface Row {
+  id: string;
+  account_id: string;
+  card_id: string;
+  idempotency_key: string;
+  status: FenceStatus;
+  to_address: string;
+  subject: string;
+  body: string;
+  decided_by: DecidedBy;
+  provider_id: string | null;
+  attempts: number;
+  last_error: string | null;
+  reconcile_until: number | null;
+  question_card_id: string | null;
+  created_at: number;
+  updated_at: number;
+  settled_at: number | null;
+}
+
+const toSend = (r: Row): MailSend => ({
+  id: r.id,
+  accountId: r.account_id,
+  cardId: r.card_id,
+  idempotencyKey: r.idempotency_key,
+  status: r.status,
+  to: r.to_address,
+  subject: r.subject,
+  body: r.body,
+  decidedBy: r.decided_by,
+  providerId: r.provider_id,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  reconcileUntil: r.reconcile_until,
+  questionCardId: r.question_card_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  settledAt: r.settled_at,
+});
+
+export type FenceChanges = Partial<Pick<MailSend, 'status' | 'providerId' | 'attempts' | 'lastError' | 'reconcileUntil' | 'questionCardId' | 'settledAt'>>;
+
+const COLUMNS: Record<keyof FenceChanges, string> = {
+  status: 'status',
+  providerId: 'provider_id',
+  attempts: 'attempts',
+  lastError: 'last_error',
+  reconcileUntil: 'reconcile_until',
+  questionCardId: 'question_card_id',
+  settledAt: 'settled_at',
+};
+
+/** The mail send fence: one live row per card, written in the transaction that claims the card. */
+export function mailSendsRepository(q: Queryable) {
+  return {
+    async insert(s: Pick<MailSend, 'id' | 'accountId' | 'cardId' | 'idempotencyKey' | 'to' | 'subject' | 'body' | 'decidedBy'>, at: number): Promise<MailSend> {
+      const [row] = await q('mail_sends')
+        .insert({
+          id: s.id,
+          account_id: s.accountId,
+          card_id: s.cardId,
+          idempotency_key: s.idempotencyKey,
+          status: 'sending',
+          to_address: s.to,
+          subject: s.subject,
+          body: s.body,
+          decided_by: s.decidedBy,
+          created_at: at,
+          updated_at: at,
+        })
+        .returning('*');
+      return toSend(row as Row);
+    },
+    async find(accountId: string, id: string): Promise<MailSend | null> {
+      const row: Row | undefined = await q('mail_sends').where({ account_id: accountId, id }).first();
+      return row ? toSend(row) : null;
+    },
+    /** The card's fence that still counts (anything but `not_sent`). */
+    async liveForCard(accountId: string, cardId: string): Promise<MailSend | null> {
+      const row: Row | undefined = await q('mail_sends').where({ account_id: accountId, card_id: cardId }).whereNot('status', 'not_sent').first();
+      return row ? toSend(row) : null;
+    },
+    /** Conditional update: only while the fence is in one of `from`; null when it was not. */
+    async transition(accountId: string, id: string, from: FenceStatus[], changes: FenceChanges, at = Date.now()): Promise<MailSend | null> {
+      const row: Record<string, unknown> = { updated_at: at };
+      for (const [k, v] of Object.entries(changes) as [keyof FenceChanges, unknown][]) if (v !== undefined) row[COLUMNS[k]] = v;
+      const [updated] = await q('mail_sends').where({ account_id: accountId, id }).whereIn('status', from).update(row).returning('*');
+      return updated ? toSend(updated as Row) : null;
+    },
+    /** Fences that need reconciliation: answer lost, or `sending` for longer than a send can take. */
+    async unsettled(staleBefore: number, limit: number): Promise<MailSend[]> {
+      const rows: Row[] = await q('mail_sends')
+        .where('status', 'pending')
+        .orWhere((w) => w.where('status', 'sending').andWhere('updated_at', '<', staleBefore))
+        .orderBy('updated_at')
+        .limit(limit);
+      return rows.map(toSend);
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/** One outgoing message, as the review queue hands it to a transport. */
+export interface MailMessage {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  /** Message-ID of the mail this one answers (mail replies). */
+  inReplyTo?: string | null;
+}
+
+export interface Accepted {
+  /** The provider's id for the accepted message. */
+  providerId: string;
+}
+
+/**
+ * The provider was not reached, or refused the message before taking it: nothing was sent.
+ * `permanent` means the provider answered no (a 5xx); otherwise a retry may succeed.
+ */
+export class NotSent extends Error {
+  constructor(
+    message: string,
+    readonly permanent = false,
+  ) {
+    super(message);
+    this.name = 'NotSent';
+  }
+}
+
+/** The message may have reached the provider but its answer was lost: the send must be reconciled. */
+export class AnswerLost extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AnswerLost';
+  }
+}
+
+export type Lookup = { state: 'sent'; providerId: string } | { state: 'not_found' } | { state: 'unknown' };
+
+/**
+ * A mail provider. `send` with the same idempotency key twice must never deliver two copies where the
+ * transport says `canResend`; `lookup` answers whether a key was delivered (`unknown` when it cannot tell).
+ */
+export interface MailTransport {
+  readonly name: 'local' | 'smtp' | 'http';
+  /** True when a second `send` under the same key is deduplicated by the provider. */
+  readonly canResend: boolean;
+  /** Resolves once the provider accepted it; throws NotSent or AnswerLost. */
+  send(message: MailMessage, idempotencyKey: string): Promise<Accepted>;
+  lookup(idempotencyKey: string): Promise<Lookup>;
+}
+
+/** The Message-ID we give a send: derived from its idempotency key, so copies are recognisable. */
+export const messageIdFor = (idempotencyKey: string) => `<${idempotencyKey}@growth-agent.local>`;

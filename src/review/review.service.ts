@@ -1,0 +1,258 @@
+import { auditedWrite, type Actor } from '../audit/audit.service.js';
+import { isBlocked } from '../blocklist/blocklist.service.js';
+import { onCardDecided } from '../workflows/card-decisions.js';
+import type { Trx } from '../db.js';
+import { BadRequest, InvalidAction, NotFound, Rejected, UseSend } from '../errors.js';
+import { cardAutoResolve } from '../jobs/card-auto-resolve.job.js';
+import { cardRevise } from '../jobs/card-revise.job.js';
+import { cardWake } from '../jobs/card-wake.job.js';
+import { enqueue, type JobDef } from '../jobs/registry.js';
+import { settleByPerson } from '../mail/mail.service.js';
+import { turnsRepository } from '../agent/turns.repository.js';
+import { DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, normaliseOptions, OPEN_STATUSES, QUEUE_STATUSES } from './card-shape.js';
+import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
+import type { ReviewDeps } from './review.types.js';
+import { planAutoResolve, raiseTrust, resetTrust } from './trust.service.js';
+import type { z } from 'zod';
+
+/** A card as spec 2.2 shows it: no account, turn or bookkeeping columns. */
+export function cardView(c: Card) {
+  return {
+    id: c.id,
+    kind: c.kind,
+    sourceType: c.sourceType,
+    status: c.status,
+    title: c.title,
+    prompt: c.prompt,
+    summary: c.summary,
+    detail: (c.detail ?? null) as Record<string, unknown> | null,
+    priority: c.priority,
+    options: normaliseOptions(c.options),
+    textInput: (c.textInput ?? null) as Record<string, unknown> | null,
+    budgetChange: (c.budgetChange ?? null) as Record<string, unknown> | null,
+    payload: c.payload,
+    actions: c.actions,
+    primaryLabel: c.primaryLabel,
+    autoResolveAt: c.autoResolveAt,
+    dueAt: c.dueAt,
+    snoozedUntil: c.snoozedUntil,
+    leadId: c.leadId,
+    leadContactId: c.leadContactId,
+    postId: c.postId,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+    resolvedAt: c.resolvedAt,
+    resolution: (c.resolution ?? null) as Record<string, unknown> | null,
+  };
+}
+export type CardView = ReturnType<typeof cardView>;
+
+/** After commit: a timer job. A failed enqueue is logged; the card-timers sweep does the work later. */
+async function schedule<P extends z.ZodType>(deps: ReviewDeps, job: JobDef<P>, payload: z.input<P>, jobId: string, at: number): Promise<void> {
+  try {
+    await enqueue(deps.queues, job, payload, { jobId, delay: Math.max(0, at - Date.now()) });
+  } catch (err) {
+    deps.logger.warn({ jobId, err: (err as Error).message }, 'card timer not queued; the card sweep will act on time');
+  }
+}
+
+const detailOf = (c: Card): Record<string, unknown> => (c.detail && typeof c.detail === 'object' ? { ...(c.detail as Record<string, unknown>) } : {});
+const withoutAutoResolve = (c: Card) => {
+  const d = detailOf(c);
+  delete d.autoResolve;
+  return Object.keys(d).length ? d : null;
+};
+
+/** Snoozed cards whose time has come return to pending (the wake job does this too; whoever is first wins). */
+async function wakeDue(deps: ReviewDeps, accountId: string): Promise<void> {
+  const now = Date.now();
+  for (const s of await cardsRepository(deps.db).snoozedDue(accountId, now)) {
+    await cardsRepository(deps.db).transition(accountId, s.id, { statuses: ['snoozed'], snoozedUntil: s.snoozedUntil }, { status: 'pending', snoozedUntil: null });
+  }
+}
+
+/** GET /review: queue statuses only, snoozed cards hidden until their time, priority band then newest. */
+export async function listCards(deps: ReviewDeps, accountId: string, q: { status?: string; limit: number }): Promise<CardView[]> {
+  await wakeDue(deps, accountId);
+  const statuses = q.status ? [q.status] : [...QUEUE_STATUSES];
+  return (await cardsRepository(deps.db).list(accountId, statuses, q.limit)).map(cardView);
+}
+
+export async function getCard(deps: ReviewDeps, accountId: string, id: string): Promise<CardView> {
+  await wakeDue(deps, accountId);
+  const card = await cardsRepository(deps.db).find(accountId, id);
+  if (!card) throw new NotFound();
+  return cardView(card);
+}
+
+/** Inserts a card and lets the trust ladder look at it (the way every card should enter the queue). */
+export async function createCard(deps: ReviewDeps, input: NewCard): Promise<Card> {
+  const card = await cardsRepository(deps.db).insert({ ...input, ladderChecked: false });
+  return (await applyLadder(deps, card)) ?? card;
+}
+
+/**
+ * The ladder's one look at a new card: past the threshold it gets `autoResolveAt` and a detail saying
+ * why and when, and a delayed job. Guarded by `ladder_checked`, so the sweep and the creator never
+ * both schedule it.
+ */
+export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card | null> {
+  const card = { ...input, fromOutside: input.fromOutside || (await madeFromOutsideData(deps, input)) };
+  const plan = await planAutoResolve(deps.db, deps.config, card);
+  const base = { ladderChecked: true, fromOutside: card.fromOutside };
+  const changes = plan ? { ...base, autoResolveAt: plan.at, detail: { ...detailOf(card), ...plan.detail } } : base;
+  const updated = await cardsRepository(deps.db).transition(card.accountId, card.id, { statuses: ['pending'], ladderChecked: false }, changes);
+  if (updated && plan) {
+    await schedule(deps, cardAutoResolve, { accountId: card.accountId, cardId: card.id, at: plan.at }, `card-auto-${card.id}-${plan.at}`, plan.at);
+  }
+  return updated;
+}
+
+/** A card made during a turn that a webhook payload started arose from outside data. */
+async function madeFromOutsideData(deps: ReviewDeps, card: Card): Promise<boolean> {
+  if (!card.turnId) return false;
+  const turn = await turnsRepository(deps.db).find(card.accountId, card.turnId);
+  return turn !== null && (turn.kind === 'event' || turn.origin === 'hook');
+}
+
+async function loadOpen(deps: ReviewDeps, accountId: string, id: string): Promise<Card> {
+  const card = await cardsRepository(deps.db).find(accountId, id);
+  if (!card) throw new NotFound();
+  return card;
+}
+
+/** The loser of a conditional update: 409 with what the card accepts now. */
+async function lost(trx: Trx, accountId: string, id: string): Promise<never> {
+  const now = await cardsRepository(trx).find(accountId, id);
+  throw new InvalidAction(now?.actions ?? []);
+}
+
+export interface AnswerBody {
+  action: 'approve' | 'answer' | 'choose';
+  text?: string;
+  optionValues?: string[];
+}
+
+/**
+ * `answer`: approve, answer or choose, once. A mail card is 409 `use_send`; a verb the card no longer
+ * offers (or a race lost to a person or the ladder) is 409 `invalid_action` with the current actions.
+ */
+export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, body: AnswerBody) {
+  const card = await loadOpen(deps, accountId, id);
+  if (isMailCard(card)) throw new UseSend(`this is a mail card; send it with POST /api/v1/review/${card.id}/send`, card.actions);
+  if (!card.actions.includes(body.action)) throw new InvalidAction(card.actions);
+  const text = body.text?.trim() ? body.text : undefined;
+  let choice: string | undefined;
+  if (body.action === 'answer' && !text) throw new BadRequest('text is required when action is answer');
+  if (body.action === 'choose') {
+    const values = (normaliseOptions(card.options) ?? []).map((o) => o.value);
+    const picked = body.optionValues ?? [];
+    if (picked.length !== 1 || !values.includes(picked[0]!)) {
+      throw new BadRequest(`optionValues must be exactly one of the card's option values: ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+    }
+    choice = picked[0];
+  } else if (body.optionValues !== undefined) {
+    throw new BadRequest('optionValues is only for action choose');
+  }
+  const to = typeof card.payload.to === 'string' ? card.payload.to : null;
+  if (body.action === 'approve' && to && (await isBlocked(deps.db, accountId, to))) {
+    throw new Rejected(`${to} is on the block list; this cannot ship`);
+  }
+
+  const at = Date.now();
+  const resolution: Record<string, unknown> = { action: body.action, by: 'person', at };
+  if (text) resolution.text = text;
+  if (choice !== undefined) resolution.optionValues = [choice];
+  const result = await auditedWrite(deps.db, actor, async (trx) => {
+    // The version guard: a card revised since it was read is not the card the person approved.
+    const done = await cardsRepository(trx).transition(accountId, id, { statuses: OPEN_STATUSES, version: card.version }, {
+      status: 'resolved',
+      resolvedAt: at,
+      resolution,
+      autoResolveAt: null,
+      snoozedUntil: null,
+    });
+    if (!done) return lost(trx, accountId, id);
+    if (card.sourceType === DELIVERY_QUESTION_SOURCE && typeof card.payload.sendId === 'string' && choice) {
+      await settleByPerson(trx, accountId, card.payload.sendId, choice);
+    }
+    if (body.action === 'approve' && !text && card.version === 1 && card.kindOfWork && card.kindOfWork !== 'spend') {
+      await raiseTrust(trx, accountId, card.kindOfWork, at);
+    }
+    return { result: resolution, targetId: id };
+  });
+  if (body.action === 'approve') await onCardDecided(deps, actor, card, true);
+  return { ok: true as const, kind: card.kind, result };
+}
+
+/** `request-changes`: the card waits as `needs_revision`; the agent starts revising after the configured delay. */
+export async function requestChanges(deps: ReviewDeps, actor: Actor, accountId: string, id: string, text: string) {
+  const card = await loadOpen(deps, accountId, id);
+  if (!card.actions.includes('request_changes')) throw new InvalidAction(card.actions);
+  const due = Date.now() + deps.config.review.revisionDelayMs;
+  const updated = await auditedWrite(deps.db, actor, async (trx) => {
+    const done = await cardsRepository(trx).transition(accountId, id, { statuses: OPEN_STATUSES, version: card.version }, {
+      status: 'needs_revision',
+      requestedChanges: text,
+      revisionDueAt: due,
+      revisionTurnId: null,
+      autoResolveAt: null,
+      snoozedUntil: null,
+      detail: withoutAutoResolve(card),
+    });
+    if (!done) return lost(trx, accountId, id);
+    return { result: done, targetId: id };
+  });
+  await schedule(deps, cardRevise, { accountId, cardId: id, version: updated.version }, `card-revise-${id}-v${updated.version}`, due);
+  return { ok: true as const };
+}
+
+/** `snooze`: hidden until `until`; any auto-resolve deadline is cancelled. */
+export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, until: number) {
+  const card = await loadOpen(deps, accountId, id);
+  if (!card.actions.includes('snooze')) throw new InvalidAction(card.actions);
+  if (until <= Date.now()) throw new BadRequest('until must be in the future');
+  await auditedWrite(deps.db, actor, async (trx) => {
+    const done = await cardsRepository(trx).transition(accountId, id, { statuses: OPEN_STATUSES, version: card.version }, {
+      status: 'snoozed',
+      snoozedUntil: until,
+      autoResolveAt: null,
+      detail: withoutAutoResolve(card),
+    });
+    if (!done) return lost(trx, accountId, id);
+    return { result: done, targetId: id };
+  });
+  await schedule(deps, cardWake, { accountId, cardId: id, until }, `card-wake-${id}-${until}`, until);
+  return { ok: true as const, status: 'snoozed' as const, snoozedUntil: until };
+}
+
+/**
+ * `dismiss`: closed without shipping. Trust for that kind of work goes back to zero, the reason goes
+ * into the agent's memory, and an outbound-setup card's proposal is cancelled with it.
+ */
+export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, reason?: string) {
+  const card = await loadOpen(deps, accountId, id);
+  if (!card.actions.includes('dismiss')) throw new InvalidAction(card.actions);
+  const at = Date.now();
+  const resolution: Record<string, unknown> = { action: 'dismiss', by: 'person', at, reason: reason ?? null };
+  if (isOutboundSetup(card)) resolution.proposal = 'cancelled';
+  await auditedWrite(deps.db, actor, async (trx) => {
+    const done = await cardsRepository(trx).transition(accountId, id, { statuses: [...OPEN_STATUSES, 'needs_revision'] }, {
+      status: 'dismissed',
+      resolvedAt: at,
+      resolution,
+      autoResolveAt: null,
+      snoozedUntil: null,
+      revisionDueAt: null,
+    });
+    if (!done) return lost(trx, accountId, id);
+    if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
+    const lesson = reason?.trim()
+      ? `A person dismissed "${card.title}" (${card.sourceType}) and said: ${reason.trim()}`
+      : `A person dismissed "${card.title}" (${card.sourceType}) without giving a reason.`;
+    await turnsRepository(trx).remember(accountId, lesson, card.turnId, at);
+    return { result: done, targetId: id };
+  });
+  await onCardDecided(deps, actor, card, false);
+  return { ok: true as const, status: 'dismissed' as const, ...(resolution.proposal ? { proposal: 'cancelled' as const } : {}) };
+}

@@ -1,0 +1,108 @@
+import type { Db } from '../db.js';
+import { newId } from '../ids.js';
+import { cardsRepository, type NewCard } from './cards.repository.js';
+
+type DemoCard = Omit<NewCard, 'id' | 'accountId' | 'actions' | 'primaryLabel'>;
+
+const HOUR = 3_600_000;
+
+/** One pending card of every kind a newcomer can act on, with realistic go-to-market payloads. */
+function demoCards(now: number): DemoCard[] {
+  return [
+    {
+      kind: 'approval',
+      sourceType: 'mail_draft',
+      priority: 'high',
+      title: 'Intro email to Priya Raman, VP Revenue Ops at Lumen Freight',
+      summary: 'First touch: their dispatch team doubled this quarter; pitch automated lane quoting.',
+      prompt: 'Send as drafted, request changes, or dismiss.',
+      payload: {
+        work: 'email',
+        to: 'priya.raman@lumenfreight.example',
+        draft: {
+          subject: 'Quoting 40 lanes a day without new hires',
+          body: 'Hi Priya,\n\nI saw Lumen opened two new cross-dock sites this quarter. Teams at that stage usually find lane quoting is the bottleneck, not sales capacity.\n\nWe help RevOps teams quote in minutes from the TMS data they already have. Worth a 15-minute look next week?\n\nBest,\nSam',
+        },
+        research: { reasoning: 'Job posts for 6 dispatchers in 30 days; press release on the Reno and Tulsa sites.', sources: [{ url: 'https://lumenfreight.example/news', title: 'Lumen opens two sites' }] },
+      },
+    },
+    {
+      kind: 'approval',
+      sourceType: 'mail_reply',
+      priority: 'urgent',
+      title: 'Reply to Marco Bell (Globex): asks about SOC 2 and pricing',
+      summary: 'He is interested and wants the security report before a call.',
+      prompt: 'Send the reply (edit the body if you like), or dismiss.',
+      payload: {
+        work: 'email',
+        to: 'marco.bell@globex.example',
+        inReplyTo: '<reply-7731@globex.example>',
+        incoming: { from: 'marco.bell@globex.example', subject: 'Re: Quoting 40 lanes a day', body: 'Looks interesting. Are you SOC 2 compliant, and what does pricing look like for 12 seats?' },
+        draft: { subject: 'Re: Quoting 40 lanes a day', body: 'Hi Marco,\n\nYes, we are SOC 2 Type II; I can share the report under NDA. For 12 seats the Team plan is $1,450/month billed annually.\n\nWould Thursday 10:00 work for a walkthrough?\n\nSam' },
+      },
+    },
+    {
+      kind: 'approval',
+      sourceType: 'network_message',
+      title: 'Connection note to Dana Whitfield, Head of Growth at Northwind',
+      summary: 'Dana posted about outbound reply rates dropping; offer the benchmark.',
+      payload: { work: 'network_message', to: 'https://www.linkedin.com/in/dana-whitfield-demo', draft: { body: 'Dana, your post on falling reply rates matched what we see across 300 B2B teams. Happy to share the benchmark.' } },
+    },
+    {
+      kind: 'approval',
+      sourceType: 'blog_post',
+      priority: 'low',
+      title: 'Blog post: "How freight brokers cut quote time by 80%"',
+      summary: '1,400 words, targets "freight quote automation" (900 searches/month).',
+      payload: { work: 'blog_post', draft: { title: 'How freight brokers cut quote time by 80%', outline: ['The quoting bottleneck', 'What to automate first', 'Results from three brokers'] } },
+    },
+    {
+      kind: 'approval',
+      sourceType: 'budget_change',
+      priority: 'high',
+      title: 'Raise the search ads budget from $40 to $65 a day',
+      summary: 'CPA is $38 against a $60 target; the campaign is capped by budget by 14:00 most days.',
+      budgetChange: { channel: 'ads', currency: 'USD', period: 'day', from: 4000, to: 6500, amount: 2500 },
+      payload: { work: 'spend', campaign: 'Search - freight quoting', evidence: { cpa: 38_00, targetCpa: 60_00, lostImpressionShareBudget: 0.41 } },
+    },
+    {
+      kind: 'approval',
+      sourceType: 'outbound_setup',
+      title: 'Set up a weekly outbound run for mid-market 3PLs',
+      summary: 'Every Monday: find 25 new 3PLs with 50-500 staff, research, draft intros for review.',
+      payload: { proposal: { name: 'Weekly 3PL outbound', scheduleText: 'every Monday at 09:00', steps: ['Find 25 new 3PLs', 'Research each', 'Draft intro emails for review'] } },
+    },
+    {
+      kind: 'question',
+      sourceType: 'agent_question',
+      title: 'Should outbound mention the Tulsa case study by name?',
+      prompt: 'The customer approved the quote but not the logo. Can I name them in emails?',
+      textInput: { label: 'Your answer', placeholder: 'Yes, no, or how to phrase it', required: true, maxBytes: 8000 },
+      payload: { context: 'Case study: 80% faster quoting at a Tulsa brokerage (approved quote, logo not approved).' },
+    },
+    {
+      kind: 'choice',
+      sourceType: 'agent_choice',
+      title: 'Which segment should the next sequence target?',
+      prompt: 'Choose one; I will draft the sequence for review.',
+      options: [
+        { value: 'brokers_50_200', label: 'Freight brokers, 50-200 staff' },
+        { value: 'shippers_mid', label: 'Mid-market shippers' },
+        { value: 'carriers_regional', label: 'Regional carriers' },
+      ],
+      dueAt: now + 48 * HOUR,
+      payload: { reasoning: 'Brokers reply 2.1x more often; shippers have larger deals.' },
+    },
+  ];
+}
+
+/** Inserts the demo cards (the trust ladder looks at them on its next sweep). */
+export async function seedReviewCards(db: Db, accountId: string, now = Date.now()) {
+  const repo = cardsRepository(db);
+  const created = [];
+  for (const [i, c] of demoCards(now).entries()) {
+    const card = await repo.insert({ ...c, id: newId('card'), accountId, actions: [], primaryLabel: '', createdAt: now - i * 60_000 });
+    created.push({ id: card.id, kind: card.kind, sourceType: card.sourceType, title: card.title, actions: card.actions });
+  }
+  return created;
+}

@@ -1,0 +1,225 @@
+import { dispatchTurn, isTerminal, recordTurn } from '../agent/agent.service.js';
+import { turnsRepository } from '../agent/turns.repository.js';
+import { AppError, MailNotSettled, Rejected } from '../errors.js';
+import { cardRevisionReturn } from '../jobs/card-revision-return.job.js';
+import { enqueue } from '../jobs/registry.js';
+import { sendCard } from '../mail/mail.service.js';
+import type { Queryable } from '../db.js';
+import { isMailCard, kindOfWorkFor } from './card-shape.js';
+import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
+import { applyLadder } from './review.service.js';
+import type { ReviewDeps } from './review.types.js';
+
+/**
+ * The trust ladder's deadline. Acts only while the card is pending with exactly this `autoResolveAt`:
+ * a person's verb, a snooze or a re-schedule first makes it a no-op. A mail card is sent through the
+ * same fenced path as a person's send, recorded as decided by the trust ladder.
+ */
+export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<'resolved' | 'sent' | 'noop'> {
+  const repo = cardsRepository(deps.db);
+  const card = await repo.find(accountId, cardId);
+  if (!card || card.status !== 'pending' || card.autoResolveAt !== at) return 'noop';
+  const planned = (card.detail as { autoResolve?: { by?: string } } | null)?.autoResolve;
+  const decidedBy = planned?.by === 'setting' ? 'setting' : 'trust_ladder';
+  if (isMailCard(card)) {
+    try {
+      await sendCard(deps, null, accountId, cardId, { decidedBy, autoResolveAt: at });
+      return 'sent';
+    } catch (err) {
+      if (err instanceof MailNotSettled && err.error === 'delivery_pending') return 'sent';
+      if (err instanceof Rejected) {
+        // A settled refusal (blocked recipient, provider said no): leave it to a person, say why.
+        await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
+          autoResolveAt: null,
+          detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note: `Not sent automatically: ${err.message}` },
+        });
+        return 'noop';
+      }
+      if (err instanceof AppError && err.status === 409) return 'noop';
+      throw err;
+    }
+  }
+  const now = Date.now();
+  const done = await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
+    status: 'resolved',
+    resolvedAt: now,
+    resolution: { action: 'approve', by: decidedBy, at: now },
+  });
+  return done ? 'resolved' : 'noop';
+}
+
+/**
+ * Work of a kind the account lets run without approval (spend never qualifies): the card is recorded
+ * already due, and the card-timers sweep ships it through the same fenced path as a person's verb,
+ * recorded as decided by the setting. Callers that hold only a database handle (the agent's tools) use
+ * this. Work prompted by outside data still waits as an ordinary card (`autoResolveAt` null).
+ */
+export async function shipBySetting(q: Queryable, card: NewCard): Promise<Card> {
+  const at = Date.now();
+  const work = card.kindOfWork ?? kindOfWorkFor({ sourceType: card.sourceType, payload: card.payload, budgetChange: card.budgetChange });
+  if (!work || work === 'spend') throw new Error('spending always waits for a person');
+  // Work a webhook payload prompted waits for a person whatever the setting (outside data is data).
+  const turn = card.turnId ? await turnsRepository(q).find(card.accountId, card.turnId) : null;
+  if (card.fromOutside || (turn && (turn.kind === 'event' || turn.origin === 'hook'))) {
+    return cardsRepository(q).insert({ ...card, kindOfWork: work, fromOutside: true, ladderChecked: true });
+  }
+  const reason = `This account lets ${work.replace(/_/g, ' ')} run without approval, so it ships right away; nobody needs to act.`;
+  return cardsRepository(q).insert({ ...card, kindOfWork: work, autoResolveAt: at, ladderChecked: true, detail: { autoResolve: { at, by: 'setting', reason } } });
+}
+
+/** Snooze wake-up: back to pending, only if the card is still snoozed until exactly `until`. */
+export async function wakeCard(deps: ReviewDeps, accountId: string, cardId: string, until: number): Promise<boolean> {
+  const woke = await cardsRepository(deps.db).transition(accountId, cardId, { statuses: ['snoozed'], snoozedUntil: until }, { status: 'pending', snoozedUntil: null });
+  return woke !== null;
+}
+
+/**
+ * Revision kick-off: records a `revision` turn (the agent's one turn entry, in this transaction) and
+ * claims the card for it in one commit, then dispatches the turn. A second run finds the card claimed.
+ */
+export async function startRevision(deps: ReviewDeps, accountId: string, cardId: string, version: number): Promise<string | null> {
+  const card = await cardsRepository(deps.db).find(accountId, cardId);
+  if (!card || card.status !== 'needs_revision' || card.version !== version || card.revisionTurnId) return null;
+  const recorded = await deps.db.transaction(async (trx) => {
+    const rec = await recordTurn(trx, deps.config, {
+      accountId,
+      kind: 'revision',
+      origin: 'review',
+      text:
+        `Revise review card ${card.id} ("${card.title}"). The person asked for these changes: ${card.requestedChanges ?? ''}. ` +
+        'Produce the revised version with the same tool that made it (same kind of work); it replaces the card under review.',
+      data: {
+        label: 'review card to revise',
+        content: { cardId: card.id, kind: card.kind, sourceType: card.sourceType, title: card.title, summary: card.summary, payload: card.payload, requestedChanges: card.requestedChanges },
+      },
+      mode: 'queue',
+    });
+    const claimed = await cardsRepository(trx).transition(
+      accountId,
+      cardId,
+      { statuses: ['needs_revision'], version, revisionTurnId: null },
+      { revisionTurnId: rec.turn.id },
+    );
+    if (!claimed) throw new ClaimLost();
+    return rec;
+  }).catch((err) => {
+    if (err instanceof ClaimLost) return null;
+    throw err;
+  });
+  if (!recorded) return null;
+  await dispatchTurn(deps, recorded);
+  await enqueue(deps.queues, cardRevisionReturn, { accountId, cardId, turnId: recorded.turn.id }, { jobId: `card-revision-return-${cardId}-v${version}`, delay: 1_000 }).catch(
+    (err: Error) => deps.logger.warn({ cardId, err: err.message }, 'revision return not queued; the card sweep will return it'),
+  );
+  return recorded.turn.id;
+}
+
+class ClaimLost extends Error {}
+export class RevisionStillRunning extends Error {}
+
+/**
+ * Once the revision turn is over, the card returns to `pending` as the next version. The agent revises
+ * with its ordinary tools: a card of the same sourceType that the revision turn produced is folded into
+ * this one (its title, summary, prompt and payload become the new version; it is closed as `resolved`
+ * with `resolution.action = 'merged'`). The earlier version and the request go to `history`.
+ */
+export async function returnRevision(deps: ReviewDeps, accountId: string, cardId: string, turnId: string): Promise<boolean> {
+  const card = await cardsRepository(deps.db).find(accountId, cardId);
+  if (!card || card.status !== 'needs_revision' || card.revisionTurnId !== turnId) return false;
+  const turn = await turnsRepository(deps.db).find(accountId, turnId);
+  if (turn && !isTerminal(turn.status)) throw new RevisionStillRunning(`revision turn ${turnId} is still ${turn.status}`);
+  const replies = await turnsRepository(deps.db).latestReplies(turnId, 5);
+  const agentNote = replies.map((r) => r.text).join('\n') || null;
+  const produced = (await cardsRepository(deps.db).listByTurn(accountId, turnId)).find(
+    (c) => c.id !== cardId && c.status === 'pending' && c.sourceType === card.sourceType,
+  );
+  const at = Date.now();
+  const entry = {
+    version: card.version,
+    requestedChanges: card.requestedChanges,
+    at,
+    turnId,
+    turnStatus: turn?.status ?? 'missing',
+    agentNote,
+    previous: { title: card.title, summary: card.summary, prompt: card.prompt, payload: card.payload },
+    revisedFrom: produced?.id ?? null,
+  };
+  const detail = {
+    ...((card.detail as Record<string, unknown> | null) ?? {}),
+    revision: { version: card.version + 1, requestedChanges: card.requestedChanges, agentNote, changed: Boolean(produced) },
+  };
+  return deps.db.transaction(async (trx) => {
+    const repo = cardsRepository(trx);
+    if (produced) {
+      const merged = await repo.transition(accountId, produced.id, { statuses: ['pending'] }, {
+        status: 'resolved',
+        resolvedAt: at,
+        resolution: { action: 'merged', by: 'system', at, into: cardId },
+        autoResolveAt: null,
+      });
+      if (!merged) throw new Error(`revised card ${produced.id} changed while being folded in; retrying`);
+    }
+    const back = await repo.transition(
+      accountId,
+      cardId,
+      { statuses: ['needs_revision'], version: card.version, revisionTurnId: turnId },
+      {
+        status: 'pending',
+        version: card.version + 1,
+        history: [...card.history, entry],
+        detail,
+        ...(produced ? { title: produced.title, summary: produced.summary, prompt: produced.prompt, payload: produced.payload } : {}),
+        requestedChanges: null,
+        revisionDueAt: null,
+        revisionTurnId: null,
+        ladderChecked: true,
+      },
+    );
+    if (!back && produced) throw new Error(`card ${cardId} changed while its revision was returned; retrying`);
+    return back !== null;
+  });
+}
+
+/**
+ * The agent's way to change a card it is revising (title, summary, payload); the previous content is
+ * kept in `history`. Only while the card is `needs_revision`.
+ */
+export async function applyRevision(
+  deps: Pick<ReviewDeps, 'db'>,
+  accountId: string,
+  cardId: string,
+  changes: Partial<Pick<Card, 'title' | 'summary' | 'payload'>>,
+): Promise<Card | null> {
+  const card = await cardsRepository(deps.db).find(accountId, cardId);
+  if (!card || card.status !== 'needs_revision') return null;
+  const previous = { version: card.version, title: card.title, summary: card.summary, payload: card.payload, replacedAt: Date.now() };
+  return cardsRepository(deps.db).transition(accountId, cardId, { statuses: ['needs_revision'], version: card.version }, { ...changes, history: [...card.history, previous] });
+}
+
+/** The repair sweep: ladder for unseen cards, and any timer whose moment passed without its job. */
+export async function sweepCards(deps: ReviewDeps, limit = 200): Promise<Record<string, number>> {
+  const repo = cardsRepository(deps.db);
+  const now = Date.now();
+  const due = await repo.due(now, limit);
+  const counts = { ladder: 0, autoResolved: 0, woken: 0, revisions: 0 };
+  for (const c of due.unchecked) {
+    const card = await repo.find(c.accountId, c.id);
+    if (card && (await applyLadder(deps, card))) counts.ladder++;
+  }
+  for (const c of due.autoResolve) {
+    const card = await repo.find(c.accountId, c.id);
+    if (card?.autoResolveAt && (await autoResolve(deps, c.accountId, c.id, card.autoResolveAt)) !== 'noop') counts.autoResolved++;
+  }
+  for (const c of due.snoozed) {
+    const card = await repo.find(c.accountId, c.id);
+    if (card?.snoozedUntil && (await wakeCard(deps, c.accountId, c.id, card.snoozedUntil))) counts.woken++;
+  }
+  for (const c of due.revision) {
+    const card = await repo.find(c.accountId, c.id);
+    if (!card) continue;
+    if (!card.revisionTurnId) {
+      if (await startRevision(deps, c.accountId, c.id, card.version)) counts.revisions++;
+    } else if (await returnRevision(deps, c.accountId, c.id, card.revisionTurnId).catch(() => false)) counts.revisions++;
+  }
+  return counts;
+}

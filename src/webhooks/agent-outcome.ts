@@ -1,0 +1,52 @@
+import type { Queryable } from '../db.js';
+import type { AgentOutcome } from './webhooks.types.js';
+
+interface TurnWindow {
+  id: string;
+  status: 'queued' | 'running' | 'replied' | 'failed';
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+/**
+ * What the agent made of a delivery's turn: the card it put in the review queue, the lead it recorded
+ * or researched, its note (first reply bubble). Cards and notes carry the turn id. Leads do not, but
+ * an account runs one turn at a time under its lock, so a lead created or researched between the
+ * turn's start and finish is that turn's.
+ */
+export async function agentOutcome(q: Queryable, accountId: string, turnId: string | null, now = Date.now()): Promise<AgentOutcome> {
+  const none: AgentOutcome = { made: 'nothing yet', turn: null, lead: null, card: null, note: null };
+  if (!turnId) return none;
+  const turn = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<TurnWindow | undefined>('id', 'status', 'started_at', 'finished_at');
+  if (!turn) return none;
+  const [card, note, lead] = await Promise.all([
+    q('review_cards')
+      .where({ account_id: accountId, turn_id: turnId })
+      .orderBy('created_at')
+      .first<{ id: string; source_type: string; status: string } | undefined>('id', 'source_type', 'status'),
+    q('agent_replies').where({ account_id: accountId, turn_id: turnId }).orderBy('id').first<{ text: string } | undefined>('text'),
+    turn.started_at === null
+      ? undefined
+      : q('leads as l')
+          .where('l.account_id', accountId)
+          .andWhere((w) =>
+            w
+              .whereBetween('l.created_at', [turn.started_at!, turn.finished_at ?? now])
+              .orWhereExists(
+                q('lead_research as r')
+                  .whereRaw('r.lead_id = l.id')
+                  .whereBetween('r.updated_at', [turn.started_at!, turn.finished_at ?? now]),
+              ),
+          )
+          .orderBy('l.created_at')
+          .first<{ id: string; domain: string } | undefined>('l.id', 'l.domain'),
+  ]);
+  const out: AgentOutcome = {
+    made: card ? 'card' : lead ? 'lead' : note ? 'note' : 'nothing yet',
+    turn: turn.status,
+    lead: lead ? { id: lead.id, domain: lead.domain } : null,
+    card: card ? { id: card.id, sourceType: card.source_type, status: card.status } : null,
+    note: note?.text ?? null,
+  };
+  return out;
+}

@@ -1,0 +1,139 @@
+import { getAccount } from '../accounts/accounts.service.js';
+import { auditedWrite, recordAudit, type Actor } from '../audit/audit.service.js';
+import type { Db } from '../db.js';
+import { BadGateway, BadRequest, NotFound, RateLimited, Rejected } from '../errors.js';
+import { newId } from '../ids.js';
+import { agentOutcome } from './agent-outcome.js';
+import { generateHookToken, hashHookToken, hookUrl } from './hook-token.js';
+import { logAndHandOn, type IntakeDeps } from './intake.service.js';
+import { webhooksRepository } from './webhooks.repository.js';
+import { HOOK_LABEL, HOOK_LABEL_RULE, MAX_ACTIVE_HOOKS, type AgentOutcome, type Hook, type Outcome } from './webhooks.types.js';
+
+const adminActor = (accountId: string, route: string): Actor => ({ accountId, actor: 'admin', tokenId: null, tokenLabel: null, method: 'CLI', route });
+
+const tooMany = () => new Rejected(`account already has ${MAX_ACTIVE_HOOKS} active hooks; disable or delete one first`);
+
+async function loadHook(db: Db, hookId: string): Promise<Hook> {
+  const hook = await webhooksRepository(db).findHook(hookId);
+  if (!hook) throw new NotFound();
+  return hook;
+}
+
+/**
+ * Creates a hook and returns its URL, the only time the token is ever seen (only its hash is kept).
+ * The account row is locked so two concurrent creates cannot both pass the 20-active-hooks check.
+ */
+export async function createHook(db: Db, baseUrl: string, input: { accountId: string; label: string }): Promise<{ hookId: string; url: string }> {
+  if (!HOOK_LABEL.test(input.label)) throw new BadRequest(HOOK_LABEL_RULE);
+  return auditedWrite(db, adminActor(input.accountId, 'hook create'), async (trx) => {
+    await getAccount(trx, input.accountId, true);
+    const repo = webhooksRepository(trx);
+    if ((await repo.countActive(input.accountId)) >= MAX_ACTIVE_HOOKS) throw tooMany();
+    const token = generateHookToken();
+    const hookId = newId('hook');
+    await repo.insertHook({ id: hookId, accountId: input.accountId, label: input.label, tokenHash: hashHookToken(token), at: Date.now() });
+    return { result: { hookId, url: hookUrl(baseUrl, token) }, targetId: hookId };
+  });
+}
+
+/** Disabling stops the URL at once (the same 404 as an unknown one); disabling twice is a no-op. */
+export async function disableHook(db: Db, hookId: string): Promise<void> {
+  const hook = await loadHook(db, hookId);
+  await auditedWrite(db, adminActor(hook.accountId, 'hook disable'), async (trx) => {
+    await webhooksRepository(trx).setStatus(hook.accountId, hookId, 'disabled', Date.now());
+    return { result: undefined, targetId: hookId };
+  });
+}
+
+/** The same URL works again; refused when the account already has 20 active hooks. */
+export async function enableHook(db: Db, hookId: string): Promise<void> {
+  const hook = await loadHook(db, hookId);
+  await auditedWrite(db, adminActor(hook.accountId, 'hook enable'), async (trx) => {
+    await getAccount(trx, hook.accountId, true);
+    const repo = webhooksRepository(trx);
+    const current = await repo.findHook(hookId, true);
+    if (!current) throw new NotFound();
+    if (current.status !== 'active') {
+      if ((await repo.countActive(hook.accountId)) >= MAX_ACTIVE_HOOKS) throw tooMany();
+      await repo.setStatus(hook.accountId, hookId, 'active', Date.now());
+    }
+    return { result: undefined, targetId: hookId };
+  });
+}
+
+/** A new URL for the same hook (label, log and limits stay); the old URL is a 404 from now on. */
+export async function regenerateHook(db: Db, baseUrl: string, hookId: string): Promise<{ url: string }> {
+  const hook = await loadHook(db, hookId);
+  return auditedWrite(db, adminActor(hook.accountId, 'hook regenerate'), async (trx) => {
+    const token = generateHookToken();
+    await webhooksRepository(trx).setTokenHash(hook.accountId, hookId, hashHookToken(token), Date.now());
+    return { result: { url: hookUrl(baseUrl, token) }, targetId: hookId };
+  });
+}
+
+/** Deletes the hook and its delivery log; turns already recorded for the agent stay. */
+export async function deleteHook(db: Db, hookId: string): Promise<void> {
+  const hook = await loadHook(db, hookId);
+  await auditedWrite(db, adminActor(hook.accountId, 'hook delete'), async (trx) => {
+    await webhooksRepository(trx).deleteHook(hook.accountId, hookId);
+    return { result: undefined, targetId: hookId };
+  });
+}
+
+export async function listHooks(db: Db, accountId: string) {
+  await getAccount(db, accountId);
+  const hooks = await webhooksRepository(db).listHooks(accountId);
+  return hooks.map((h) => ({ hookId: h.hookId, label: h.label, status: h.status, createdAt: h.createdAt, lastDeliveryAt: h.lastDeliveryAt }));
+}
+
+export interface DeliveryView {
+  deliveryId: string;
+  at: number;
+  outcome: Outcome;
+  bytes: number;
+  replayOf: string | null;
+  /** Accepted deliveries only: what the agent made of it. */
+  agent?: AgentOutcome;
+  /** Worker Error only: why. */
+  error?: string;
+}
+
+/** A hook's delivery log, newest first. */
+export async function listDeliveries(db: Db, hookId: string, limit: number): Promise<DeliveryView[]> {
+  const hook = await loadHook(db, hookId);
+  const deliveries = await webhooksRepository(db).listDeliveries(hookId, limit);
+  return Promise.all(
+    deliveries.map(async (d) => {
+      const view: DeliveryView = { deliveryId: d.deliveryId, at: d.at, outcome: d.outcome, bytes: d.bytes, replayOf: d.replayOf };
+      if (d.outcome === 'Accepted') view.agent = await agentOutcome(db, hook.accountId, d.turnId);
+      if (d.outcome === 'Worker Error') view.error = d.error ?? 'the agent could not be woken';
+      return view;
+    }),
+  );
+}
+
+/**
+ * Hands a logged delivery to the agent again, as a new delivery of the same hook: it goes through
+ * the same limits (and is logged Rate Limited when over them) and the same queue.
+ */
+export async function replayDelivery(deps: IntakeDeps, deliveryId: string): Promise<{ deliveryId: string; outcome: Outcome }> {
+  const repo = webhooksRepository(deps.db);
+  const original = await repo.findDelivery(deliveryId);
+  if (!original) throw new NotFound();
+  if (original.body === null) throw new Rejected('this delivery was rate limited, so its body was not kept; there is nothing to replay');
+  const hook = await repo.findHook(original.hookId);
+  if (!hook) throw new NotFound();
+  if (hook.status !== 'active') throw new Rejected('the hook is disabled; enable it before replaying its deliveries');
+  let replayed: { deliveryId: string; outcome: Outcome };
+  try {
+    replayed = await logAndHandOn(deps, hook, original.body, original.bytes, original.deliveryId);
+  } catch (err) {
+    if (err instanceof RateLimited) {
+      throw new Rejected(`rate limited: the hook or the account is at its hourly limit of accepted deliveries; retry in ${err.retryAfterSeconds} seconds`);
+    }
+    if (err instanceof BadGateway) throw new Rejected(err.error);
+    throw err;
+  }
+  await recordAudit(deps.db, adminActor(hook.accountId, 'hook replay'), replayed.deliveryId, 200);
+  return replayed;
+}

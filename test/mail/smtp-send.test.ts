@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SendResponse } from '../../api/routes/review.schemas.js';
+import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { startPools, type Pools } from '../../workers/main.js';
+import { buildCard } from '../review/factories.js';
+
+let smtp: TestSmtp;
+let env: TestEnv;
+let pools: Pools;
+beforeAll(async () => {
+  smtp = await startTestSmtp();
+  env = await setupTestEnv({
+    env: {
+      MAIL_TRANSPORT: 'smtp',
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(smtp.port),
+      MAIL_SEND_TIMEOUT_MS: '3000',
+      MAIL_RETRY_AFTER_SECONDS: '7',
+      MAIL_RECONCILE_DELAY_MS: '100',
+      MAIL_RECONCILE_WINDOW_MS: '1500',
+    },
+  });
+  pools = await startPools(env.rt, ['mail-sends']);
+});
+afterAll(async () => {
+  await pools.close();
+  await env.close();
+  await smtp.close();
+});
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+const copiesOf = (cardSubject: string) => smtp.received.filter((m) => m.raw.includes(cardSubject)).length;
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('POST /review/{id}/send over SMTP', () => {
+  it('sends a mail draft once, marks the card sent and records a channel event decided by a person', async () => {
+    smtp.mode = { kind: 'accept' };
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'subject-one', body: 'Hello' } } });
+    const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(res.status).toBe(200);
+    const body = SendResponse.parse(res.body);
+    expect(body).toMatchObject({ ok: true, status: 'sent', to: 'jane@acme.test', decidedBy: 'person' });
+    expect(copiesOf('subject-one')).toBe(1);
+    const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
+    expect(item).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
+    expect(item.resolution).toMatchObject({ action: 'send', by: 'person', sendId: body.sendId });
+    const events = await env.rt.db('channel_events').where({ account_id: accountId, ref_id: body.sendId });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ channel: 'email', type: 'sent', decided_by: 'person' });
+    const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe('rejected');
+    expect(copiesOf('subject-one')).toBe(1);
+  });
+
+  it('sends exactly one message when 50 callers send the same card at once', async () => {
+    smtp.mode = { kind: 'slow', delayMs: 200 };
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'many@acme.test', draft: { subject: 'subject-fifty', body: 'Once' } } });
+    const results = await Promise.all(Array.from({ length: 50 }, () => env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    for (const r of results.filter((r) => r.status === 409)) expect(['invalid_action', 'rejected']).toContain(r.body.error);
+    expect(copiesOf('subject-fifty')).toBe(1);
+    const fences = await env.rt.db('mail_sends').where({ card_id: card.id });
+    expect(fences).toHaveLength(1);
+    smtp.mode = { kind: 'accept' };
+  });
+
+  it('sends a reply with the given body instead of the draft', async () => {
+    smtp.mode = { kind: 'accept' };
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_reply', { payload: { work: 'email', to: 'bo@globex.test', draft: { subject: 'subject-reply', body: 'draft words' } } });
+    const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({ body: 'edited words' });
+    expect(res.status).toBe(200);
+    const mail = smtp.received.find((m) => m.raw.includes('subject-reply'));
+    expect(mail?.raw).toContain('edited words');
+    expect(mail?.raw).not.toContain('draft words');
+  });
+
+  it('answers 503 delivery_pending when the server takes the message and drops the connection, never sends a second copy, and settles through a person', async () => {
+    smtp.mode = { kind: 'drop' };
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'drop@acme.test', draft: { subject: 'subject-drop', body: 'Maybe' } } });
+    const first = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(first.status).toBe(503);
+    expect(first.body).toEqual({ error: 'delivery_pending', message: expect.any(String) });
+    expect(first.headers['retry-after']).toBe('7');
+    smtp.mode = { kind: 'accept' };
+    for (let i = 0; i < 3; i++) {
+      const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+      expect(retry.status).toBe(503);
+      expect(retry.body.error).toBe('delivery_pending');
+    }
+    expect(copiesOf('subject-drop')).toBe(1);
+    // SMTP cannot be asked whether it went: past the window a person is asked, never a blind resend.
+    const question = await until(async () =>
+      env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+    );
+    const q = (await env.api().get(`/api/v1/review/${question.id}`).set(auth(token))).body.item;
+    expect(q).toMatchObject({ status: 'pending', kind: 'choice', actions: ['choose'], priority: 'urgent' });
+    const listed = (await env.api().get('/api/v1/review').set(auth(token))).body.items.map((c: { id: string }) => c.id);
+    expect(listed).toContain(question.id);
+    expect(copiesOf('subject-drop')).toBe(1);
+    const ans = await env.api().post(`/api/v1/review/${question.id}/answer`).set(auth(token)).send({ action: 'choose', optionValues: ['mark_sent'] });
+    expect(ans.status).toBe(200);
+    const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
+    expect(item.status).toBe('sent');
+    const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(retry.status).toBe(409);
+    expect(copiesOf('subject-drop')).toBe(1);
+  });
+
+  it('puts the card back when a person says the mail did not arrive, and the next send goes out once', async () => {
+    smtp.mode = { kind: 'drop' };
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'lost@acme.test', draft: { subject: 'subject-lost', body: 'Again' } } });
+    expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(503);
+    smtp.mode = { kind: 'accept' };
+    const question = await until(async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first());
+    const ans = await env.api().post(`/api/v1/review/${question.id}/answer`).set(auth(token)).send({ action: 'choose', optionValues: ['mark_not_sent'] });
+    expect(ans.status).toBe(200);
+    expect((await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
+    const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(again.status).toBe(200);
+    expect(copiesOf('subject-lost')).toBe(2);
+    const fences = await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('created_at');
+    expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent', 'sent']);
+  });
+
+  it('answers 409 rejected when the recipient is on the block list, and sends nothing', async () => {
+    smtp.mode = { kind: 'accept' };
+    const { token, accountId } = await env.tenant();
+    await addToBlocklist(env.rt.db, accountId, ['acme-blocked.test'], 'api', 'test');
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'x@acme-blocked.test', draft: { subject: 'subject-blocked', body: 'no' } } });
+    const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: 'rejected', message: expect.stringContaining('block list') });
+    expect(copiesOf('subject-blocked')).toBe(0);
+    expect((await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item.status).toBe('pending');
+  });
+
+  it('answers 400 for a body on a mail draft, an empty body, and 409 for a card that is not mail', async () => {
+    const { token, accountId } = await env.tenant();
+    const draft = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const reply = await buildCard(env.rt.db, accountId, 'mail_reply');
+    const approval = await buildCard(env.rt.db, accountId, 'approval');
+    const a = await env.api().post(`/api/v1/review/${draft.id}/send`).set(auth(token)).send({ body: 'x' });
+    expect(a.status).toBe(400);
+    expect(a.body.error).toMatch(/^body /);
+    const b = await env.api().post(`/api/v1/review/${reply.id}/send`).set(auth(token)).send({ body: '' });
+    expect(b.status).toBe(400);
+    expect(b.body).toEqual({ error: 'body must not be empty' });
+    const c = await env.api().post(`/api/v1/review/${approval.id}/send`).set(auth(token)).send({});
+    expect(c.status).toBe(409);
+    expect(c.body).toEqual({ error: 'invalid_action', actions: ['approve', 'request_changes', 'snooze', 'dismiss'] });
+  });
+});

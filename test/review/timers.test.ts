@@ -1,0 +1,307 @@
+import { readdir } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReviewItemResponse } from '../../api/routes/review.schemas.js';
+import { recordTurn } from '../../src/agent/agent.service.js';
+import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { enqueue } from '../../src/jobs/registry.js';
+import { newId } from '../../src/ids.js';
+import { cardsRepository } from '../../src/review/cards.repository.js';
+import { createCard } from '../../src/review/review.service.js';
+import { returnRevision, shipBySetting, sweepCards } from '../../src/review/timers.service.js';
+import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
+import { setApproval } from '../../src/review/approval.service.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { startPools, type Pools } from '../../workers/main.js';
+import { buildCard } from './factories.js';
+
+const MAIL_DIR = `/tmp/gas-timers-${process.pid}-${Date.now()}`;
+let env: TestEnv;
+let pools: Pools;
+beforeAll(async () => {
+  env = await setupTestEnv({
+    env: {
+      TRUST_AUTO_RESOLVE_AFTER: '3',
+      TRUST_AUTO_RESOLVE_DELAY_MS: '300',
+      REVIEW_REVISION_DELAY_MS: '200',
+      CARD_SWEEP_MS: '600000',
+      RATE_WRITES_PER_MINUTE: '100000',
+      RATE_WRITES_BURST: '100000',
+      RATE_ACCOUNT_PER_MINUTE: '100000',
+      RATE_ACCOUNT_BURST: '100000',
+      MAIL_TRANSPORT: 'local',
+      MAIL_LOCAL_DIR: MAIL_DIR,
+    },
+  });
+  pools = await startPools(env.rt, ['card-timers', 'mail-sends', 'agent-turns']);
+});
+afterAll(async () => {
+  await pools.close();
+  await env.close();
+});
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+const item = async (token: string, id: string) => ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
+const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);
+
+async function until<T>(fn: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const newNetworkCard = (accountId: string, extra: Record<string, unknown> = {}) =>
+  createCard(env.rt, {
+    id: newId('card'),
+    accountId,
+    kind: 'approval',
+    sourceType: 'network_message',
+    title: 'Note to Lee',
+    payload: { work: 'network_message', to: 'https://www.linkedin.com/in/lee' },
+    actions: [],
+    primaryLabel: '',
+    ...extra,
+  });
+
+describe('trust ladder', () => {
+  it('past the threshold, a new card says why and when it will auto-resolve, and the timer resolves it', async () => {
+    const { token, accountId } = await env.tenant();
+    for (let i = 0; i < 3; i++) {
+      const c = await buildCard(env.rt.db, accountId, 'approval');
+      expect((await env.api().post(`/api/v1/review/${c.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    }
+    const before = Date.now();
+    const card = await newNetworkCard(accountId);
+    const shown = await item(token, card.id);
+    expect(shown.autoResolveAt).toBeGreaterThanOrEqual(before + 300);
+    expect(shown.detail).toMatchObject({ autoResolve: { at: shown.autoResolveAt, approvedUnchanged: 3, threshold: 3, kindOfWork: 'network_message' } });
+    expect((shown.detail!.autoResolve as { reason: string }).reason).toMatch(/^The last 3 network messages were approved unchanged, so this one ships at \d{4}-\d\d-\d\d \d\d:\d\d UTC unless someone acts first\.$/);
+    const done = await until(async () => {
+      const c = await row(accountId, card.id);
+      return c?.status === 'resolved' && c;
+    });
+    expect(done.resolution).toMatchObject({ action: 'approve', by: 'trust_ladder' });
+  });
+
+  it('sends a trusted mail draft at its deadline, recorded as decided by the trust ladder', async () => {
+    const { accountId } = await env.tenant();
+    await raiseTrust(env.rt.db, accountId, 'email');
+    await raiseTrust(env.rt.db, accountId, 'email');
+    await raiseTrust(env.rt.db, accountId, 'email');
+    const card = await createCard(env.rt, {
+      id: newId('card'),
+      accountId,
+      kind: 'approval',
+      sourceType: 'mail_draft',
+      title: 'Intro',
+      payload: { work: 'email', to: 'kim@initech.test', draft: { subject: 'ladder-mail', body: 'hi' } },
+      actions: [],
+      primaryLabel: '',
+    });
+    expect(card.autoResolveAt).not.toBeNull();
+    expect((card.detail as { autoResolve: { reason: string } }).autoResolve.reason).toContain('email drafts were approved unchanged, so this one sends at');
+    const sent = await until(async () => {
+      const c = await row(accountId, card.id);
+      return c?.status === 'sent' && c;
+    });
+    expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
+    const events = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    expect(events.map((e: { decided_by: string }) => e.decided_by)).toEqual(['trust_ladder']);
+    const files = await readdir(MAIL_DIR);
+    expect(files.filter((f) => f.endsWith('.eml'))).toContain(`mail-${(sent.resolution as { sendId: string }).sendId}.eml`);
+  });
+
+  it('never auto-resolves spending, cards from outside data, or work set to run without approval', async () => {
+    const { accountId } = await env.tenant();
+    for (const k of ['spend', 'network_message'] as const) for (let i = 0; i < 5; i++) await raiseTrust(env.rt.db, accountId, k);
+    const budget = await createCard(env.rt, {
+      id: newId('card'),
+      accountId,
+      kind: 'approval',
+      sourceType: 'budget_change',
+      title: 'More budget',
+      budgetChange: { amount: 100 },
+      payload: { work: 'spend' },
+      actions: [],
+      primaryLabel: '',
+    });
+    expect(budget.autoResolveAt).toBeNull();
+    const outside = await newNetworkCard(accountId, { fromOutside: true });
+    expect(outside.autoResolveAt).toBeNull();
+    const event = await env.rt.db.transaction((trx) =>
+      recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'signup', content: { email: 'x@y.test' } } }),
+    );
+    const fromHook = await newNetworkCard(accountId, { turnId: event.turn.id });
+    expect(fromHook.autoResolveAt).toBeNull();
+    expect(fromHook.fromOutside).toBe(true);
+    const trusted = await newNetworkCard(accountId);
+    expect(trusted.autoResolveAt).not.toBeNull();
+  });
+
+  it('resets trust on dismiss, so the next card waits for a person', async () => {
+    const { token, accountId } = await env.tenant();
+    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
+    const a = await newNetworkCard(accountId);
+    expect(a.autoResolveAt).not.toBeNull();
+    expect((await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({ reason: 'wrong person' })).status).toBe(200);
+    expect(await trustLevel(env.rt.db, accountId, 'network_message')).toBe(0);
+    const b = await newNetworkCard(accountId);
+    expect(b.autoResolveAt).toBeNull();
+    // The dismissed card's timer fires into a closed card: nothing happens.
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await row(accountId, a.id))?.status).toBe('dismissed');
+  });
+
+  it('does not put autoResolveAt on work the account lets run without approval', async () => {
+    const { accountId } = await env.tenant();
+    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
+    await setApproval(env.rt.db, accountId, 'network_message', false);
+    expect((await newNetworkCard(accountId)).autoResolveAt).toBeNull();
+  });
+});
+
+describe('work set to run without approval', () => {
+  it('ships a mail draft through the fenced send path, recorded as decided by the setting', async () => {
+    const { accountId } = await env.tenant();
+    await setApproval(env.rt.db, accountId, 'email', false);
+    const card = await shipBySetting(env.rt.db, {
+      id: newId('card'),
+      accountId,
+      kind: 'approval',
+      sourceType: 'mail_draft',
+      title: 'Follow-up',
+      payload: { work: 'email', to: 'ana@umbrella.test', draft: { subject: 'setting-mail', body: 'hi' } },
+      actions: [],
+      primaryLabel: '',
+    });
+    expect((card.detail as { autoResolve: { by: string } }).autoResolve.by).toBe('setting');
+    await sweepCards(env.rt);
+    const sent = await until(async () => {
+      const c = await row(accountId, card.id);
+      return c?.status === 'sent' && c;
+    });
+    expect(sent.resolution).toMatchObject({ action: 'send', by: 'setting' });
+    const events = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    expect(events.map((e: { decided_by: string }) => e.decided_by)).toEqual(['setting']);
+  });
+
+  it('still waits for a person when a webhook payload prompted the work', async () => {
+    const { accountId } = await env.tenant();
+    await setApproval(env.rt.db, accountId, 'email', false);
+    const event = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'form', content: {} } }));
+    const card = await shipBySetting(env.rt.db, {
+      id: newId('card'),
+      accountId,
+      kind: 'approval',
+      sourceType: 'mail_draft',
+      title: 'From a form',
+      turnId: event.turn.id,
+      payload: { work: 'email', to: 'ana@umbrella.test', draft: { subject: 's', body: 'b' } },
+      actions: [],
+      primaryLabel: '',
+    });
+    expect(card).toMatchObject({ status: 'pending', autoResolveAt: null, fromOutside: true });
+    await sweepCards(env.rt);
+    expect((await row(accountId, card.id))?.status).toBe('pending');
+  });
+});
+
+describe('snooze wake-up', () => {
+  it('the card-timers job returns a snoozed card to pending at `until`', async () => {
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'question');
+    const until = Date.now() + 300;
+    expect((await env.api().post(`/api/v1/review/${card.id}/snooze`).set(auth(token)).send({ until })).status).toBe(200);
+    expect((await row(accountId, card.id))?.status).toBe('snoozed');
+    const woke = await until_(async () => {
+      const c = await row(accountId, card.id);
+      return c?.status === 'pending' && c;
+    });
+    expect(Date.now()).toBeGreaterThanOrEqual(until);
+    expect(woke.snoozedUntil).toBeNull();
+  });
+});
+const until_ = until;
+
+describe('request-changes', () => {
+  it('starts a revision turn after the delay and returns the revised card to pending with its history', async () => {
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    expect((await env.api().post(`/api/v1/review/${card.id}/request-changes`).set(auth(token)).send({ text: 'Mention the Reno site' })).status).toBe(200);
+    const back = await until(async () => {
+      const c = await row(accountId, card.id);
+      return c?.status === 'pending' && c;
+    }, 25_000);
+    expect(back.version).toBe(2);
+    expect(back.history).toHaveLength(1);
+    expect(back.history[0]).toMatchObject({ version: 1, requestedChanges: 'Mention the Reno site' });
+    const turns = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'revision' });
+    expect(turns).toHaveLength(1);
+    expect(turns[0].origin).toBe('review');
+    const shown = await item(token, card.id);
+    expect(shown.actions).toEqual(['send', 'request_changes', 'snooze', 'dismiss']);
+    expect(shown.detail).toMatchObject({ revision: { version: 2, requestedChanges: 'Mention the Reno site' } });
+  });
+});
+
+describe('revision return', () => {
+  it('folds the card the revision turn produced into the card under review, keeping the old version in history', async () => {
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { status: 'needs_revision' });
+    const rec = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'revision', origin: 'review', text: 'revise' }));
+    await env.rt.db('agent_turns').where({ id: rec.turn.id }).update({ status: 'replied', finished_at: Date.now() });
+    await env.rt.db('review_cards').where({ id: card.id }).update({ revision_turn_id: rec.turn.id, requested_changes: 'Shorter please' });
+    const produced = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      turnId: rec.turn.id,
+      title: 'Intro to Acme (shorter)',
+      payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'Quick idea', body: 'Hi Jane, one line.' } },
+    });
+    expect(await returnRevision(env.rt, accountId, card.id, rec.turn.id)).toBe(true);
+    const back = await item(token, card.id);
+    expect(back).toMatchObject({ status: 'pending', title: 'Intro to Acme (shorter)', payload: { draft: { body: 'Hi Jane, one line.' } } });
+    expect(back.detail).toMatchObject({ revision: { version: 2, requestedChanges: 'Shorter please', changed: true } });
+    const stored = await row(accountId, card.id);
+    expect(stored?.history[0]).toMatchObject({ version: 1, previous: { title: 'Intro to Acme', payload: { draft: { body: 'Hi Jane,\n\nA short note.' } } }, revisedFrom: produced.id });
+    expect(await item(token, produced.id)).toMatchObject({ status: 'resolved', resolution: { action: 'merged', into: card.id } });
+    expect(await returnRevision(env.rt, accountId, card.id, rec.turn.id)).toBe(false);
+  });
+});
+
+describe('person versus auto-resolve', () => {
+  it('resolves each card exactly once over 200 races with random timing; the loser sees 409', async () => {
+    const { token, accountId } = await env.tenant();
+    const queue = env.rt.queues.get('card-timers')!;
+    let personWins = 0;
+    let ladderWins = 0;
+    for (let i = 0; i < 200; i++) {
+      const mail = i % 4 === 0;
+      const at = Date.now() + Math.floor(Math.random() * 15);
+      const card = await buildCard(env.rt.db, accountId, mail ? 'mail_draft' : 'approval', { autoResolveAt: at });
+      const jobId = `card-auto-${card.id}-${at}`;
+      await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { jobId, delay: Math.max(0, at - Date.now()) });
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 15)));
+      const res = mail
+        ? await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})
+        : await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
+      await until(async () => !(await queue.getJob(jobId)), 10_000);
+      const final = await row(accountId, card.id);
+      const by = (final?.resolution as { by?: string } | null)?.by;
+      expect(final?.status).toBe(mail ? 'sent' : 'resolved');
+      if (res.status === 200) {
+        expect(by).toBe('person');
+        personWins++;
+      } else {
+        expect(res.status).toBe(409);
+        expect(by).toBe('trust_ladder');
+        ladderWins++;
+      }
+      if (mail) expect(await env.rt.db('mail_sends').where({ card_id: card.id }).whereNot('status', 'not_sent')).toHaveLength(1);
+    }
+    expect(personWins + ladderWins).toBe(200);
+    expect(personWins).toBeGreaterThan(0);
+    expect(ladderWins).toBeGreaterThan(0);
+  }, 120_000);
+});

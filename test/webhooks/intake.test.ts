@@ -1,0 +1,188 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookAccepted } from '../../api/routes/webhook.schemas.js';
+import { createLogger } from '../../src/logger.js';
+import { disableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { deliveryRows, expectError, makeHook, postJson, postRaw, rawPost } from './helpers.js';
+
+const logLines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    logLines.push(String(chunk));
+    done();
+  },
+});
+
+let env: TestEnv;
+let accountId: string;
+let hook: Awaited<ReturnType<typeof makeHook>>;
+beforeAll(async () => {
+  // High limits: this file is about the endpoint's answers, limits.test.ts about the limits.
+  env = await setupTestEnv({ env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' }, logger: createLogger('trace', sink) });
+  ({ accountId } = await env.tenant());
+  hook = await makeHook(env, accountId);
+});
+afterAll(() => env.close());
+
+/** A JSON string value whose serialised form is exactly `bytes` bytes. */
+const jsonOfBytes = (bytes: number) => JSON.stringify('x'.repeat(bytes - 2));
+
+describe('POST /api/webhook/hook/whk_<token>', () => {
+  it('answers 202 with the delivery id and logs the delivery as Accepted', async () => {
+    const res = await postJson(env, hook.path, { email: 'ada@example.com' });
+    expect(res.status).toBe(202);
+    const body = WebhookAccepted.parse(res.body);
+    const [row] = await env.rt.db('webhook_deliveries').where({ id: body.deliveryId });
+    expect(row).toMatchObject({ hook_id: hook.hookId, account_id: accountId, outcome: 'Accepted', bytes: 27, body: '{"email":"ada@example.com"}' });
+  });
+
+  it('accepts any JSON value: object, array, string, number, boolean, null', async () => {
+    for (const text of ['{"a":1}', '[1,2,3]', '"just a string"', '42', '-1.5e3', 'true', 'null', ' \n{"spaced": true}\n ']) {
+      const res = await postRaw(env, hook.path, text);
+      expect(res.status, text).toBe(202);
+    }
+  });
+
+  it('accepts JSON content types with parameters and +json suffixes', async () => {
+    expect((await postRaw(env, hook.path, '{}', 'application/json; charset=utf-8')).status).toBe(202);
+    expect((await postRaw(env, hook.path, '{}', 'application/vnd.sender+json')).status).toBe(202);
+  });
+
+  it('answers 400 when the body is empty, not JSON, not UTF-8 or not sent as JSON', async () => {
+    expectError(await postRaw(env, hook.path, ''), 400, 'body must not be empty; send a JSON value');
+    expectError(await postRaw(env, hook.path, '   '), 400, 'body must not be empty; send a JSON value');
+    expectError(await env.api().post(hook.path), 400, 'body must not be empty; send a JSON value');
+    expectError(await postRaw(env, hook.path, '{"a":'), 400, 'body must be JSON');
+    expectError(await postRaw(env, hook.path, 'hello'), 400, 'body must be JSON');
+    expect(await rawPost(env, hook.path, { 'content-type': 'application/json' }, Buffer.from([0x22, 0xff, 0xfe, 0x22]))).toEqual({
+      status: 400,
+      body: { error: 'body must be UTF-8 JSON' },
+    });
+    expectError(await postRaw(env, hook.path, '{"a":1}', 'text/plain'), 400, 'content-type must be application/json');
+    expectError(await postRaw(env, hook.path, 'a=1', 'application/x-www-form-urlencoded'), 400, 'content-type must be application/json');
+    expect(await rawPost(env, hook.path, {}, Buffer.from('{"a":1}'))).toEqual({ status: 400, body: { error: 'content-type must be application/json' } });
+    expect(await rawPost(env, hook.path, { 'content-type': 'application/json', 'content-encoding': 'gzip' }, Buffer.from('{}'))).toEqual({
+      status: 400,
+      body: { error: 'body must not be compressed (content-encoding must be identity)' },
+    });
+  });
+
+  it('accepts exactly 64,000 bytes and answers 413 for 64,001 and 65,536', async () => {
+    const at = jsonOfBytes(64_000);
+    expect(Buffer.byteLength(at)).toBe(64_000);
+    expect((await postRaw(env, hook.path, at)).status).toBe(202);
+    expectError(await postRaw(env, hook.path, jsonOfBytes(64_001)), 413, 'body must be at most 64,000 bytes');
+    expectError(await postRaw(env, hook.path, jsonOfBytes(65_536)), 413, 'body must be at most 64,000 bytes');
+    // Multi-byte characters: the limit is bytes, not characters.
+    expectError(await postRaw(env, hook.path, JSON.stringify('é'.repeat(32_000))), 413, 'body must be at most 64,000 bytes');
+  });
+
+  it('refuses an oversized chunked body without reading it whole, and logs nothing for it', async () => {
+    const before = (await deliveryRows(env, hook.hookId)).length;
+    const server = http.createServer(env.app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    let sent = 0;
+    let answered = false;
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: hook.path, headers: { 'content-type': 'application/json' } });
+      req.on('response', (res) => {
+        answered = true;
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      // The server closes the connection after answering; a reset while we still write is expected.
+      req.on('error', (err) => (answered ? undefined : reject(err)));
+      // An endless body (up to 50 MB): the answer must come long before its end.
+      const chunk = Buffer.alloc(16_384, 0x20);
+      const pump = () => {
+        while (!answered && sent < 50_000_000) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        if (!answered) req.end();
+      };
+      req.write('"');
+      pump();
+    });
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    expect(status).toBe(413);
+    expect(sent).toBeLessThan(5_000_000);
+    expect((await deliveryRows(env, hook.hookId)).length).toBe(before);
+  });
+
+  it('answers the same 404 for unknown, disabled, regenerated and malformed URLs', async () => {
+    const { accountId: other } = await env.tenant();
+    const disabled = await makeHook(env, other, 'disabled');
+    await disableHook(env.rt.db, disabled.hookId);
+    const regenerated = await makeHook(env, other, 'regen');
+    const { url: fresh } = await regenerateHook(env.rt.db, env.config.baseUrl, regenerated.hookId);
+    const paths = {
+      unknown: `/api/webhook/hook/whk_${'A'.repeat(40)}`,
+      disabled: disabled.path,
+      regenerated: regenerated.path,
+      noPrefix: `/api/webhook/hook/${'A'.repeat(44)}`,
+      bearerShaped: '/api/webhook/hook/gat_abc',
+    };
+    const answers = [];
+    for (const path of Object.values(paths)) {
+      const res = await postJson(env, path, { a: 1 });
+      expectError(res, 404, 'not found');
+      const { 'x-request-id': _id, date: _date, ...headers } = res.headers;
+      answers.push({ headers, text: res.text });
+    }
+    for (const a of answers) expect(a).toEqual(answers[0]);
+    // The new URL works; the old one is one of the 404s above.
+    expect((await postJson(env, new URL(fresh).pathname, { a: 1 })).status).toBe(202);
+    // The body is judged before the token (at most 64,000 bytes are read), alike for live and dead URLs.
+    expectError(await postRaw(env, paths.disabled, 'not json'), 400, 'body must be JSON');
+    expectError(await postRaw(env, paths.unknown, 'not json'), 400, 'body must be JSON');
+  });
+
+  it('takes the same time to refuse an unknown, a disabled and a regenerated URL', async () => {
+    const { accountId: other } = await env.tenant();
+    const disabled = await makeHook(env, other, 'disabled-t');
+    await disableHook(env.rt.db, disabled.hookId);
+    const regenerated = await makeHook(env, other, 'regen-t');
+    await regenerateHook(env.rt.db, env.config.baseUrl, regenerated.hookId);
+    const kinds = { unknown: `/api/webhook/hook/whk_${'B'.repeat(40)}`, disabled: disabled.path, regenerated: regenerated.path };
+    const times: Record<string, number[]> = { unknown: [], disabled: [], regenerated: [] };
+    for (let round = 0; round < 40; round++) {
+      for (const [kind, path] of Object.entries(kinds)) {
+        const t0 = process.hrtime.bigint();
+        const res = await postJson(env, path, { round });
+        times[kind]!.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        expect(res.status).toBe(404);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const medians = Object.values(times).map(median);
+    const spread = Math.max(...medians) - Math.min(...medians);
+    // Same work (one hash, one index miss) for all three: medians within noise of each other.
+    expect(spread, JSON.stringify(medians)).toBeLessThan(Math.max(3, Math.min(...medians) * 0.5));
+  });
+
+  it('keeps hook tokens out of every log line and every later answer', async () => {
+    const fresh = await makeHook(env, accountId, 'logged');
+    await postJson(env, fresh.path, { x: 1 });
+    await postRaw(env, fresh.path, 'nope');
+    await postJson(env, `${fresh.path}x`, { x: 1 });
+    const all = logLines.join('');
+    expect(all).not.toContain(fresh.token);
+    expect(all).not.toContain(fresh.token.slice(4, 30));
+    expect(all).toContain('whk_[redacted]');
+    const stored = JSON.stringify(await env.rt.db('webhook_hooks').where({ id: fresh.hookId }));
+    expect(stored).not.toContain(fresh.token.slice(4));
+  });
+
+  it('is published in /openapi.json without bearer auth, with its statuses', async () => {
+    const doc = (await env.api().get('/openapi.json')).body;
+    const op = doc.paths['/api/webhook/hook/{hookToken}'].post;
+    expect(op.security).toEqual([]);
+    expect(Object.keys(op.responses).sort()).toEqual(['202', '400', '404', '413', '429', '500', '502', '503']);
+  });
+});

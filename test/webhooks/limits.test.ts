@@ -1,0 +1,107 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createHookLimiter } from '../../src/webhooks/hook-limiter.js';
+import { webhookClock } from '../../src/webhooks/intake.service.js';
+import { runAdmin } from '../../src/admin/commands.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { deliveryRows, expectError, makeHook, postJson } from './helpers.js';
+
+const HOUR = 3_600_000;
+let env: TestEnv;
+let now = Date.UTC(2026, 10, 22, 8, 0, 0);
+beforeAll(async () => {
+  env = await setupTestEnv();
+  webhookClock.now = () => now;
+});
+afterEach(() => {
+  now += 10 * HOUR;
+});
+afterAll(async () => {
+  webhookClock.now = () => Date.now();
+  await env.close();
+});
+
+async function postMany(path: string, n: number, stepMs = 0): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < n; i++) {
+    statuses.push((await postJson(env, path, { i })).status);
+    now += stepMs;
+  }
+  return statuses;
+}
+
+describe('rolling-hour limits (spec 8.2)', () => {
+  it('accepts 60 per hook in any rolling hour, then 429 with Retry-After until the oldest counted one leaves', async () => {
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId);
+    const start = now;
+    // 60 deliveries, one a minute: the first at start, the last at start + 59 min.
+    expect(await postMany(hook.path, 60, 60_000)).toEqual(Array(60).fill(202));
+    now = start + 59 * 60_000 + 30_000;
+    const refused = await postJson(env, hook.path, { over: true });
+    expectError(refused, 429, 'rate limited');
+    // The oldest counted delivery (at `start`) leaves the window at start + 1 h: 30 s from now.
+    expect(refused.headers['retry-after']).toBe('30');
+    // Refused deliveries do not count: retrying at once changes nothing, and spends nothing.
+    now += 10_000;
+    expect((await postJson(env, hook.path, {})).headers['retry-after']).toBe('20');
+    // Once the first leaves, exactly one more fits.
+    now = start + HOUR;
+    expect((await postJson(env, hook.path, { again: 1 })).status).toBe(202);
+    const next = await postJson(env, hook.path, { again: 2 });
+    expect(next.status).toBe(429);
+    // The next oldest (start + 1 min) leaves one minute after the first did.
+    expect(next.headers['retry-after']).toBe('60');
+  });
+
+  it('accepts 120 per account across its hooks, then 429 on every hook of the account', async () => {
+    const { accountId } = await env.tenant();
+    const a = await makeHook(env, accountId, 'a');
+    const b = await makeHook(env, accountId, 'b');
+    const c = await makeHook(env, accountId, 'c');
+    const start = now;
+    expect(await postMany(a.path, 60, 1_000)).toEqual(Array(60).fill(202));
+    expect(await postMany(b.path, 60, 1_000)).toEqual(Array(60).fill(202));
+    now = start + 30 * 60_000;
+    const refused = await postJson(env, c.path, {});
+    expectError(refused, 429, 'rate limited');
+    expect(refused.headers['retry-after']).toBe(String(30 * 60));
+    // Another account is not affected.
+    const other = await env.tenant();
+    const d = await makeHook(env, other.accountId, 'd');
+    expect((await postJson(env, d.path, {})).status).toBe(202);
+    // An hour after the first, the account has room again, one delivery per departed one.
+    now = start + HOUR;
+    expect((await postJson(env, c.path, {})).status).toBe(202);
+    expect((await postJson(env, c.path, {})).status).toBe(429);
+  });
+
+  it('logs every delivery with its outcome; only Accepted ones count', async () => {
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId);
+    await postMany(hook.path, 63);
+    const rows = await deliveryRows(env, hook.hookId);
+    const count = (o: string) => rows.filter((r) => r.outcome === o).length;
+    expect([count('Accepted'), count('Rate Limited'), rows.length]).toEqual([60, 3, 63]);
+    // A rate-limited delivery keeps no body (it is never handed on, and cannot grow storage).
+    for (const r of rows.filter((r) => r.outcome === 'Rate Limited')) expect(r).toMatchObject({ body: null, bytes: 8 });
+  });
+
+  it('lets exactly the limit through when many deliveries race for the last places', async () => {
+    const limiter = createHookLimiter(env.rt.redis, `race${Date.now()}`, { perHook: 60, perAccount: 120 });
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => limiter.admit('acct_race', `hook_${i % 2}`, `dlv_${i}`, now)));
+    // Two hooks of one account: 60 each would be 120, the account's limit; nothing more gets through.
+    expect(answers.filter((a) => a.allowed)).toHaveLength(120);
+    expect(await limiter.admit('acct_race', 'hook_2', 'dlv_last', now)).toEqual({ allowed: false, retryAfterSeconds: 3600 });
+  });
+
+  it('counts a replay like a new delivery, and refuses it over the limit', async () => {
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId);
+    const first = await postJson(env, hook.path, { first: true });
+    await postMany(hook.path, 59);
+    const refused = await runAdmin(['hook', 'replay', '--delivery-id', first.body.deliveryId], { config: env.config, db: env.rt.db }).catch((e: { body(): { message: string } }) => e.body().message);
+    expect(refused).toBe('rate limited: the hook or the account is at its hourly limit of accepted deliveries; retry in 3600 seconds');
+    const rows = await deliveryRows(env, hook.hookId);
+    expect(rows.filter((r) => r.replay_of === first.body.deliveryId).map((r) => r.outcome)).toEqual(['Rate Limited']);
+  });
+});

@@ -1,0 +1,46 @@
+import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { cardRevise } from '../../src/jobs/card-revise.job.js';
+import { cardRevisionReturn } from '../../src/jobs/card-revision-return.job.js';
+import { cardSweep } from '../../src/jobs/card-sweep.job.js';
+import { cardWake } from '../../src/jobs/card-wake.job.js';
+import { autoResolve, returnRevision, startRevision, sweepCards, wakeCard } from '../../src/review/timers.service.js';
+import type { Runtime } from '../../src/runtime.js';
+import { defineProcessor } from '../create-worker.js';
+
+export const autoResolveProcessor = defineProcessor({
+  job: cardAutoResolve,
+  run: async (p, { rt, log }) => {
+    const outcome = await autoResolve(rt, p.accountId, p.cardId, p.at);
+    log.info({ cardId: p.cardId, outcome }, 'auto-resolve');
+    return outcome;
+  },
+});
+
+export const wakeProcessor = defineProcessor({
+  job: cardWake,
+  run: async (p, { rt }) => wakeCard(rt, p.accountId, p.cardId, p.until),
+});
+
+export const reviseProcessor = defineProcessor({
+  job: cardRevise,
+  run: async (p, { rt }) => startRevision(rt, p.accountId, p.cardId, p.version),
+});
+
+export const revisionReturnProcessor = defineProcessor({
+  job: cardRevisionReturn,
+  run: async (p, { rt }) => returnRevision(rt, p.accountId, p.cardId, p.turnId),
+});
+
+export const cardSweepProcessor = defineProcessor({
+  job: cardSweep,
+  run: async (_p, { rt }) => sweepCards(rt),
+});
+
+export const CARD_TIMER_PROCESSORS = [autoResolveProcessor, wakeProcessor, reviseProcessor, revisionReturnProcessor, cardSweepProcessor];
+
+/** Registers the repeating card sweep (one scheduler per queue however many workers start it). */
+export async function scheduleCardSweep(rt: Runtime): Promise<void> {
+  const queue = rt.queues.get(cardSweep.queue);
+  if (!queue) throw new Error('card-timers queue is not open');
+  await queue.upsertJobScheduler('card-sweep', { every: rt.config.review.sweepEveryMs }, { name: cardSweep.name, data: {}, opts: cardSweep.options });
+}

@@ -1,0 +1,28 @@
+import { mailReconcile } from '../../src/jobs/mail-reconcile.job.js';
+import { mailSweep } from '../../src/jobs/mail-sweep.job.js';
+import { reconcileSend, sweepSends } from '../../src/mail/mail.service.js';
+import type { Runtime } from '../../src/runtime.js';
+import { defineProcessor } from '../create-worker.js';
+
+export const reconcileProcessor = defineProcessor({
+  job: mailReconcile,
+  run: async (p, { rt, log }) => {
+    const outcome = await reconcileSend(rt, p.accountId, p.sendId);
+    log.info({ sendId: p.sendId, outcome }, 'mail reconcile');
+    return outcome;
+  },
+});
+
+export const mailSweepProcessor = defineProcessor({
+  job: mailSweep,
+  run: async (_p, { rt }) => sweepSends(rt),
+});
+
+export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor];
+
+/** Registers the repeating mail sweep. */
+export async function scheduleMailSweep(rt: Runtime): Promise<void> {
+  const queue = rt.queues.get(mailSweep.queue);
+  if (!queue) throw new Error('mail-sends queue is not open');
+  await queue.upsertJobScheduler('mail-sweep', { every: rt.config.mail.sweepEveryMs }, { name: mailSweep.name, data: {}, opts: mailSweep.options });
+}
