@@ -1,6 +1,6 @@
 /**
  * Webhook intake: accepted deliveries through `POST /api/webhook/hook/whk_…` on a real API process
- * (token lookup in Postgres, rolling-hour script in Redis, delivery row, BullMQ add), with the hourly
+ * (one Postgres statement finding the hook and logging the delivery, rolling-hour script in Redis, BullMQ add), with the hourly
  * limits raised by configuration, beside bare Express and an Express floor measured in the same run.
  */
 import { Queue } from 'bullmq';
@@ -97,8 +97,8 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
       title: 'Webhook intake',
       body: [
         `10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s each; medians of the rounds. ${Buffer.byteLength(PAYLOAD)}-byte JSON payload;`,
-        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: token lookup (Postgres),',
-        'rolling-hour script (Redis), delivery row (Postgres), `webhook-events` job (BullMQ). No worker runs, so jobs wait in Redis.',
+        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: one Postgres statement',
+        '(token lookup + committed delivery row), the rolling-hour script (Redis), the `webhook-events` job (BullMQ). No worker runs, so jobs wait in Redis.',
         '',
         '| target | req/s | of bare Express | p50 ms | p99 ms | errors + non-2xx |',
         '|---|---:|---:|---:|---:|---:|',

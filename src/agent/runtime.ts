@@ -99,6 +99,7 @@ async function runTurn(rt: Runtime, turn: Turn, brain: Brain, log: Logger): Prom
             db: rt.db,
             accountId: turn.accountId,
             turnId: turn.id,
+            fromOutside: turn.kind === 'event' || turn.data !== null,
             onReply: (text) => repo.addReply(turn.accountId, turn.id, text, Date.now()),
           }),
         );

@@ -6,6 +6,7 @@ import { upsertLead } from '../leads/leads.service.js';
 import { newId } from '../ids.js';
 import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
 import { cardsRepository } from '../review/cards.repository.js';
+import { shipBySetting } from '../review/ship.service.js';
 import { insertWorkflow } from '../workflows/workflows.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { turnsRepository } from './turns.repository.js';
@@ -99,6 +100,8 @@ export interface ToolEnv {
   db: Db;
   accountId: string;
   turnId: string;
+  /** The turn carries outside data (a webhook payload): what it makes never auto-resolves. */
+  fromOutside: boolean;
   /** Called for each `reply` bubble. */
   onReply(text: string): Promise<void>;
 }
@@ -129,6 +132,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       options: args.options ?? null,
       payload: args.payload,
       turnId: env.turnId,
+      fromOutside: env.fromOutside,
       ...cardShape(args.kind, args.sourceType),
     });
     return `card ${card.id} is waiting in the review queue`;
@@ -144,19 +148,27 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     if (args.to !== undefined) payload.to = args.to;
     if (args.subject !== undefined || args.body !== undefined) payload.draft = { subject: args.subject ?? '', body: args.body ?? '' };
     if (args.amount !== undefined) payload.amount = args.amount;
-    const card = await cardsRepository(env.db).insert({
+    const card = {
       id: newId('card'),
       accountId: env.accountId,
       kind: 'approval',
       sourceType,
       title: args.title,
       summary: args.subject ?? args.title,
-      prompt: approval ? 'Review before it ships.' : 'This kind of work may run without approval, but no transport can ship it yet.',
+      prompt: approval ? 'Review before it ships.' : 'This account lets this kind of work run without approval.',
       budgetChange: args.work === 'spend' ? { amount: args.amount ?? null } : null,
       payload,
       turnId: env.turnId,
+      fromOutside: env.fromOutside,
       ...cardShape('approval', sourceType),
-    });
+    };
+    // Freed by the account setting: the review queue ships it through its fenced send path, decided by `setting`.
+    if (!approval) {
+      const shipped = await shipBySetting(env.db, card);
+      if (shipped.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${shipped.id} ships it now`;
+      return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
+    }
+    await cardsRepository(env.db).insert(card);
     return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
   },
   async upsert_lead(args, env) {
@@ -186,6 +198,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       prompt: 'Approve to make this workflow live.',
       payload: { workflowId: workflow.id, workflow: args },
       turnId: env.turnId,
+      fromOutside: env.fromOutside,
       ...cardShape('approval', 'workflow_proposal'),
     });
     return `workflow ${workflow.id} is proposed (paused) and waits for approval as card ${card.id}`;

@@ -3,7 +3,7 @@ import { BlocklistAddResponse, BlocklistPage } from '../../api/routes/blocklist.
 import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { addToBlocklist, isBlocked, refuseIfBlocked } from '../../src/blocklist/blocklist.service.js';
 import { recordOptOut } from '../../src/blocklist/opt-out.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor, setupTestEnv, type TestEnv, adminCall } from '../helpers/env.js';
 import { run, TSX } from '../helpers/processes.js';
 
 let env: TestEnv;
@@ -18,13 +18,7 @@ async function add(token: string, entries: unknown[]) {
   return env.api().post('/api/v1/blocklist').set(auth(token)).send({ entries });
 }
 
-async function admin(argv: string[]): Promise<{ out?: Record<string, unknown>; error?: string }> {
-  try {
-    return { out: await runAdmin(argv, { config: env.config, db: env.rt.db }) };
-  } catch (err) {
-    return { error: adminErrorMessage(err) };
-  }
-}
+const admin = (argv: string[]) => adminCall(env, argv);
 
 describe('POST /blocklist', () => {
   it('adds 500 entries, then counts all 500 as existing when the same list is sent again', async () => {

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../api/app.js';
 import type { RouteDef } from '../../api/route.js';
 import { routes as tableRoutes } from '../../api/routes.js';
+import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { createAccount } from '../../src/accounts/accounts.service.js';
 import { configWith, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
@@ -75,4 +76,13 @@ export async function setupTestEnv(
       await database.drop();
     },
   };
+}
+
+/** Runs an admin CLI verb in-process against this file's database: its output, or its refusal message. */
+export async function adminCall(env: TestEnv, argv: string[]): Promise<{ out?: Record<string, unknown>; error?: string }> {
+  try {
+    return { out: await runAdmin(argv, { config: env.config, db: env.rt.db }) };
+  } catch (err) {
+    return { error: adminErrorMessage(err) };
+  }
 }

@@ -68,3 +68,14 @@ export async function waitFor(check: () => Promise<boolean>, what: string, timeo
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** Polls `fn` until it returns something truthy, and returns that; throws after `ms`. */
+export async function until<T>(fn: () => Promise<T | null | undefined | false>, ms = 10_000, everyMs = 25): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

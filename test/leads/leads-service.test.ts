@@ -5,7 +5,7 @@ import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { getLead, getLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
 import { SEED_LEAD_COUNT, seedLeadsAndEvents } from '../../src/leads/seed.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { setupTestEnv, type TestEnv, adminCall } from '../helpers/env.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -13,13 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-async function admin(argv: string[]): Promise<{ out?: Record<string, unknown>; error?: string }> {
-  try {
-    return { out: await runAdmin(argv, { config: env.config, db: env.rt.db }) };
-  } catch (err) {
-    return { error: adminErrorMessage(err) };
-  }
-}
+const admin = (argv: string[]) => adminCall(env, argv);
 
 describe('upsertLead', () => {
   it('keys a lead by normalised domain and merges research by key, contacts by email, fields by key', async () => {

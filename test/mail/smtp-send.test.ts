@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/processes.js';
 import { SendResponse } from '../../api/routes/review.schemas.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
@@ -32,16 +33,6 @@ afterAll(async () => {
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const copiesOf = (cardSubject: string) => smtp.received.filter((m) => m.raw.includes(cardSubject)).length;
-
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('POST /review/{id}/send over SMTP', () => {
   it('sends a mail draft once, marks the card sent and records a channel event decided by a person', async () => {

@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/processes.js';
 import { localTransport } from '../../src/mail/local.transport.js';
 import { smtpTransport } from '../../src/mail/smtp.transport.js';
 import { NotSent } from '../../src/mail/mail.types.js';
@@ -13,16 +14,6 @@ import { buildCard } from '../review/factories.js';
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const msg = { from: 'Agent <agent@example.test>', to: 'jane@acme.test', subject: 'Hello', text: 'Body' };
-
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('local development transport', () => {
   it('keeps each message as a readable .eml file and never writes a key twice', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { setupTestEnv, type TestEnv, adminCall } from '../helpers/env.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -9,13 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-async function admin(argv: string[]): Promise<{ out?: Record<string, unknown>; error?: string }> {
-  try {
-    return { out: await runAdmin(argv, { config: env.config, db: env.rt.db }) };
-  } catch (err) {
-    return { error: adminErrorMessage(err) };
-  }
-}
+const admin = (argv: string[]) => adminCall(env, argv);
 
 describe('settings get / set', () => {
   it('shows every kind of work needing approval by default, and changes one', async () => {

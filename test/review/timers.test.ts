@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until as poll } from '../helpers/processes.js';
 import { ReviewItemResponse } from '../../api/routes/review.schemas.js';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
@@ -7,7 +8,8 @@ import { enqueue } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { createCard } from '../../src/review/review.service.js';
-import { returnRevision, shipBySetting, sweepCards } from '../../src/review/timers.service.js';
+import { shipBySetting } from '../../src/review/ship.service.js';
+import { returnRevision, sweepCards } from '../../src/review/timers.service.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
@@ -43,15 +45,8 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const item = async (token: string, id: string) => ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
 const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);
 
-async function until<T>(fn: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Timers in these tests fire within seconds; allow 15. */
+const until = <T>(fn: () => Promise<T | null | undefined | false>, ms = 15_000) => poll(fn, ms);
 
 const newNetworkCard = (accountId: string, extra: Record<string, unknown> = {}) =>
   createCard(env.rt, {

@@ -2,11 +2,16 @@ import { sweepAgent } from '../../src/agent/maintenance.service.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
 import type { Runtime } from '../../src/runtime.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
+import { sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { defineProcessor } from '../create-worker.js';
 
 export const sweepProcessor = defineProcessor({
   job: maintenanceSweep,
-  run: async (_payload, { rt, log }) => ({ ...(await sweepAgent(rt, log)), schedulersRepaired: await repairSchedulers(rt) }),
+  run: async (_payload, { rt, log }) => ({
+    ...(await sweepAgent(rt, log)),
+    schedulersRepaired: await repairSchedulers(rt),
+    webhooks: await sweepDeliveries(rt, log),
+  }),
 });
 
 /** Registers the repeating sweep (a BullMQ job scheduler: one per queue however many workers start it). */
