@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
+import { buildCard } from './factories.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
@@ -38,16 +39,7 @@ describe('card-timers and mail-sends in a worker process', () => {
     await raiseTrust(env.rt.db, accountId, 'email');
     await raiseTrust(env.rt.db, accountId, 'email');
     // Inserted the way the agent's tools do: straight through the repository, ladder not applied yet.
-    const card = await cardsRepository(env.rt.db).insert({
-      id: newId('card'),
-      accountId,
-      kind: 'approval',
-      sourceType: 'mail_draft',
-      title: 'Intro',
-      payload: { work: 'email', to: 'proc@initech.test', draft: { subject: 'proc-mail', body: 'hi' } },
-      actions: ['send', 'snooze', 'dismiss'],
-      primaryLabel: 'Send',
-    });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { title: 'Intro', payload: { work: 'email', to: 'proc@initech.test', draft: { subject: 'proc-mail', body: 'hi' } }, ladderChecked: false });
     expect(card.autoResolveAt).toBeNull();
     let seenDeadline: number | null = null;
     await waitFor(async () => {

@@ -1,7 +1,6 @@
+import { buildCard } from '../review/factories.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnsRepository } from '../../src/agent/turns.repository.js';
-import { newId } from '../../src/ids.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 import { makeHook, postJson } from './helpers.js';
 import { setupHookWorld, type HookWorld } from './helpers-agent.js';
@@ -37,16 +36,7 @@ describe('webhook events with the llm brain (local fake model server)', () => {
 
   it('holds the approval rules when the model obeys an injected payload: nothing sent, approved or changed', async () => {
     const { accountId } = await env.tenant();
-    const waiting = await cardsRepository(env.rt.db).insert({
-      id: newId('card'),
-      accountId,
-      kind: 'approval',
-      sourceType: 'mail_draft',
-      title: 'Waiting for a person',
-      payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } },
-      actions: ['send', 'snooze', 'dismiss'],
-      primaryLabel: 'Send',
-    });
+    const waiting = await buildCard(env.rt.db, accountId, 'mail_draft', { title: 'Waiting for a person', payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } }, ladderChecked: false });
     // The scripted model does what the payload says, with every tool it has and some it has not.
     llm.script(
       () => ({

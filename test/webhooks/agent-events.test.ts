@@ -1,6 +1,5 @@
+import { buildCard } from '../review/factories.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/ids.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
 import { waitFor } from '../helpers/processes.js';
 import { makeHook, postJson, postRaw } from './helpers.js';
@@ -15,16 +14,7 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 async function pendingCard(accountId: string) {
-  return cardsRepository(env.rt.db).insert({
-    id: newId('card'),
-    accountId,
-    kind: 'approval',
-    sourceType: 'mail_draft',
-    title: 'An email waiting for a person',
-    payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } },
-    actions: ['send', 'snooze', 'dismiss'],
-    primaryLabel: 'Send',
-  });
+  return buildCard(env.rt.db, accountId, 'mail_draft', { title: 'An email waiting for a person', payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } }, ladderChecked: false });
 }
 
 async function nothingShipped(accountId: string, waitingCardId: string) {
