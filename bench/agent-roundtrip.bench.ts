@@ -14,7 +14,7 @@ import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { fmt, freePort, median, ROOT, startServer, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';
-import { urlFor } from './urls.js';
+import { BENCH_DATABASE, urlFor } from './urls.js';
 
 interface Run {
   ok: number;
@@ -152,7 +152,7 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
 /** Run alone: measures, then replaces only this section of docs/performance.md. */
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const ctx: BenchContext = {
-    databaseUrl: urlFor('growth_agent_bench'),
+    databaseUrl: urlFor(BENCH_DATABASE),
     seconds: Number(process.env.BENCH_SECONDS ?? 5),
     rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   };

@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: runs every benchmark against real servers on this machine, each beside its
  * baselines measured in the same run, and writes docs/performance.md. Never part of `npm test`.
- *   BENCH_ONLY=name,name  run some;  BENCH_SECONDS / BENCH_ROUNDS  change the length.
+ *   BENCH_ONLY=name,name  run some;  BENCH_SECONDS / BENCH_ROUNDS  change the length;
+ *   BENCH_DATABASE  the scratch database (default growth_agent_bench), so two runs can share a server.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freshDatabase, urlFor } from './urls.js';
+import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
@@ -47,11 +48,11 @@ function previousSections(text: string): Section[] {
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
   const ctx: BenchContext = {
-    databaseUrl: urlFor('growth_agent_bench'),
+    databaseUrl: urlFor(BENCH_DATABASE),
     seconds: Number(process.env.BENCH_SECONDS ?? 5),
     rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   };
-  await freshDatabase('growth_agent_bench');
+  await freshDatabase(BENCH_DATABASE);
   const sections: Section[] = [];
   for (const [name, bench] of Object.entries(BENCHMARKS)) {
     if (only && !only.includes(name)) continue;

@@ -1,6 +1,9 @@
 import pg from 'pg';
 import { configWith } from '../src/config.js';
 
+/** The scratch database a benchmark run drops and re-creates. */
+export const BENCH_DATABASE = process.env.BENCH_DATABASE ?? 'growth_agent_bench';
+
 /** The database URL for a named database on the configured Postgres server. */
 export function urlFor(database: string): string {
   const url = new URL(configWith({}).databaseUrl);
