@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.js';
+import { preparedQuery, type Queryable } from '../db.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
 
 /** A review card as spec 2.2 names its fields, plus the owning account and the turn that made it. */
@@ -310,6 +310,21 @@ export function cardsRepository(q: Queryable) {
       }
       const [updated] = await query.update(row).returning('*');
       return updated ? toCard(updated as CardRow) : null;
+    },
+    /**
+     * The queue read of `GET /review` in one prepared statement: the cards in `statuses`, plus any snoozed
+     * card whose time has come (ordered as it will be once woken: the order never depends on status).
+     * The caller wakes and reads again only when such a card is in the page.
+     */
+    async listWithDue(accountId: string, statuses: readonly string[], limit: number, now: number): Promise<Card[]> {
+      const rows = await preparedQuery<CardRow>(q, {
+        name: 'review-queue-page',
+        text:
+          `SELECT * FROM review_cards WHERE account_id = $1 AND (status = ANY($2) OR (status = 'snoozed' AND snoozed_until <= $3)) ` +
+          `ORDER BY ${PRIORITY_ORDER_SQL} ASC, created_at DESC, id DESC LIMIT $4`,
+        values: [accountId, statuses, now, limit],
+      });
+      return rows.map(toCard);
     },
     /** Snoozed cards of the account whose time has come (the wake-up job's work, also done on read). */
     async snoozedDue(accountId: string, now: number): Promise<Array<{ id: string; snoozedUntil: number }>> {

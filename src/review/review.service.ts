@@ -73,9 +73,14 @@ async function wakeDue(deps: ReviewDeps, accountId: string): Promise<void> {
 
 /** GET /review: queue statuses only, snoozed cards hidden until their time, priority band then newest. */
 export async function listCards(deps: ReviewDeps, accountId: string, q: { status?: string; limit: number }): Promise<CardView[]> {
-  await wakeDue(deps, accountId);
   const statuses = q.status ? [q.status] : [...QUEUE_STATUSES];
-  return (await cardsRepository(deps.db).list(accountId, statuses, q.limit)).map(cardView);
+  const now = Date.now();
+  const repo = cardsRepository(deps.db);
+  const page = await repo.listWithDue(accountId, statuses, q.limit, now);
+  // Nearly always nothing is due and the page is final: one statement. Otherwise wake, then read again.
+  if (!page.some((c) => c.status === 'snoozed' && c.snoozedUntil !== null && c.snoozedUntil <= now)) return page.map(cardView);
+  await wakeDue(deps, accountId);
+  return (await repo.list(accountId, statuses, q.limit)).map(cardView);
 }
 
 export async function getCard(deps: ReviewDeps, accountId: string, id: string): Promise<CardView> {

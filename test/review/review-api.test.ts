@@ -225,6 +225,28 @@ describe('POST /review/{id}/snooze', () => {
     expect(back.items.find((c) => c.id === card.id)).toMatchObject({ status: 'pending', snoozedUntil: null, autoResolveAt: null });
   });
 
+  it('wakes a due snoozed card on read and places it in the page by band and age', async () => {
+    const { token, accountId } = await env.tenant();
+    const t = Date.now();
+    const due = { status: 'snoozed', snoozedUntil: t - 1_000 };
+    const newest = await buildCard(env.rt.db, accountId, 'approval', { createdAt: t });
+    const dueMiddle = await buildCard(env.rt.db, accountId, 'approval', { ...due, createdAt: t - 10 });
+    const oldest = await buildCard(env.rt.db, accountId, 'approval', { createdAt: t - 20 });
+    const dueOutside = await buildCard(env.rt.db, accountId, 'approval', { ...due, createdAt: t - 30 });
+    const stillSnoozed = await buildCard(env.rt.db, accountId, 'approval', { status: 'snoozed', snoozedUntil: t + 3_600_000, createdAt: t - 5 });
+    const first = ReviewListResponse.parse((await env.api().get('/api/v1/review?limit=1').set(auth(token))).body);
+    expect(first.items.map((c) => c.id)).toEqual([newest.id]);
+    const page = ReviewListResponse.parse((await env.api().get('/api/v1/review?limit=3').set(auth(token))).body);
+    expect(page.items.map((c) => [c.id, c.status])).toEqual([
+      [newest.id, 'pending'],
+      [dueMiddle.id, 'pending'],
+      [oldest.id, 'pending'],
+    ]);
+    const pending = ReviewListResponse.parse((await env.api().get('/api/v1/review?status=pending').set(auth(token))).body);
+    expect(pending.items.map((c) => [c.id, c.status])).toEqual([newest.id, dueMiddle.id, oldest.id, dueOutside.id].map((id) => [id, 'pending']));
+    expect(await get(token, stillSnoozed.id)).toMatchObject({ status: 'snoozed' });
+  });
+
   it('answers 400 for an `until` in the past or not an integer, and 409 on a closed card', async () => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.rt.db, accountId, 'approval');
