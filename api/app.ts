@@ -1,17 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
-import { redactUrl } from '../src/logger.js';
 import { whenReady } from '../src/redis.js';
 import { BULL_BOARD_PATH, basicAuth, bullBoardRouter } from './bull-board.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
+import { requestLog } from './middleware/request-log.js';
 import { buildOpenApi } from './openapi.js';
 import type { AppDeps, RouteDef } from './route.js';
 import { buildRouter } from './router.js';
 import { routes as defaultRoutes } from './routes.js';
 import { Unavailable } from '../src/errors.js';
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 async function probe(check: () => Promise<unknown>, ms = 2_000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -32,29 +28,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   app.disable('etag');
   app.set('trust proxy', false);
 
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Only what is safe: no headers (Authorization), and hook tokens cut out of URLs. The serializers
-      // read the raw request (no wrapping into pino's full request object: that cost a tenth of a read).
-      wrapSerializers: false,
-      serializers: {
-        req: (req: { id: unknown; method: string; originalUrl?: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: redactUrl(req.originalUrl ?? req.url),
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(requestLog(deps.logger));
 
   app.get('/healthz', async (_req, res) => {
     const [postgres, redis] = await Promise.all([probe(() => deps.db.raw('select 1')), probe(async () => {

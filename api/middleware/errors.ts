@@ -26,8 +26,7 @@ export function sendError(res: Response, error: AppError): void {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const error = toAppError(err);
-    const log = (req as { log?: Logger }).log ?? logger;
-    if (error.status >= 500) log.error({ err, status: error.status }, 'request failed');
+    if (error.status >= 500) ((req as { log?: Logger }).log ?? logger).error({ err, status: error.status }, 'request failed');
     sendError(res, error);
   };
 }

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { redactUrl, type Logger } from '../../src/logger.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Gives each request an id (the client's `X-Request-Id` when it is safe, else a UUID), echoes it, and
+ * writes one JSON line when the response ends — pino-http's line (`req` {id, method, url}, `res`
+ * {statusCode}, `responseTime`), without its per-request child logger: `req.log` is made only when
+ * something logs through it. Only what is safe is logged: no headers, hook tokens cut out of URLs.
+ */
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const started = performance.now();
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    const entry = () => ({ id, method: req.method, url: redactUrl(req.originalUrl ?? req.url) });
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ req: entry() })) });
+    res.once('close', () => {
+      const line = { req: entry(), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
+      if (!res.writableFinished) logger.warn(line, 'request aborted');
+      else if (res.statusCode >= 500) logger.error(line, 'request completed');
+      else logger.info(line, 'request completed');
+    });
+    next();
+  };
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id: string;
+    /** This request's logger, bound to its id; made on first use. */
+    log: Logger;
+  }
+}
