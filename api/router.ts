@@ -1,47 +1,48 @@
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Principal } from '../src/tokens/tokens.types.js';
 import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
+import { PrincipalMemory } from '../src/tokens/auth-guard.js';
 import { hashToken } from '../src/tokens/token-format.js';
 import { bearerToken, requireScope, resolvePrincipal } from './middleware/auth.js';
-import { applyLimit, spend } from './middleware/rate-limit.js';
+import { applyLimit, spend, type Spent } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
 import { expressPath, type AppDeps, type RouteContext, type RouteDef } from './route.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
-/**
- * Which account and token a token hash belongs to: that never changes, so it is safe to remember. It
- * lets the limiter run beside the fresh Postgres check instead of after it; whether the token is
- * still live is decided by Postgres on every request.
- */
-class LimiterKeys {
-  private readonly keys = new Map<string, { accountId: string; tokenId: string }>();
-  get(hash: string) {
-    return this.keys.get(hash);
-  }
-  remember(hash: string, p: Principal): void {
-    if (this.keys.size >= 10_000) this.keys.clear();
-    this.keys.set(hash, { accountId: p.accountId, tokenId: p.tokenId });
-  }
-}
 
-/** Authenticates and spends from the rate limit: 401/503 first, then 429 (or 503 for writes). */
-async function admit(route: RouteDef, deps: AppDeps, keys: LimiterKeys, req: Request, res: Response): Promise<Principal> {
+/**
+ * Authenticates and spends from the rate limit: 401/503 first, then 429 (or 503 for writes). A token
+ * this process resolved before is trusted on the limiter script's word (no Postgres round trip); a mark,
+ * a new epoch, or Redis out of reach sends it back to Postgres (src/tokens/auth-guard.ts).
+ */
+async function admit(route: RouteDef, deps: AppDeps, memory: PrincipalMemory, req: Request, res: Response): Promise<Principal> {
   const token = bearerToken(req.headers.authorization);
   const hash = hashToken(token);
-  const known = keys.get(hash);
-  const early = known ? spend(deps, known, route.bucket) : null;
+  const now = Date.now();
+  const known = memory.get(hash, now);
+  let spent: Spent | null = null;
+  if (known) {
+    spent = await spend(deps, known.principal, route.bucket);
+    if (!('unavailable' in spent) && !spent.guard.revoked && spent.guard.epoch === known.epoch) {
+      applyLimit(spent, route.bucket, res);
+      return known.principal;
+    }
+    memory.forget(hash);
+  }
   const principal = await resolvePrincipal(deps, token);
-  keys.remember(hash, principal);
-  applyLimit(await (early ?? spend(deps, principal, route.bucket)), route.bucket, res);
+  spent ??= await spend(deps, principal, route.bucket);
+  if ('unavailable' in spent) memory.forgetAll();
+  else if (!spent.guard.revoked) memory.remember(hash, principal, spent.guard.epoch, now);
+  applyLimit(spent, route.bucket, res);
   return principal;
 }
 
-function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, keys: LimiterKeys): RequestHandler {
+function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, memory: PrincipalMemory): RequestHandler {
   const readBody = bodyParserFor(route);
   return async (req, res) => {
     let principal: Principal | null = null;
     if (route.auth !== 'none') {
-      principal = await admit(route, deps, keys, req, res);
+      principal = await admit(route, deps, memory, req, res);
       touch(principal.tokenId, Date.now());
       requireScope(principal, route.scope);
     }
@@ -65,7 +66,9 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
         route: route.path,
       },
       requestId: String(req.id),
-      log: req.log,
+      get log() {
+        return req.log;
+      },
       // Made on first use: most handlers never wait on anything the client could abandon.
       get signal() {
         if (!abort) {
@@ -100,14 +103,7 @@ function bodyParserFor(route: RouteDef): RequestHandler | null {
 export function buildRouter(routes: RouteDef[], deps: AppDeps): Router {
   const router = Router();
   const touch = lastUsedRecorder(deps.db);
-  const keys = new LimiterKeys();
-  for (const route of routes) router[route.method](expressPath(route.path), runner(route, deps, touch, keys));
+  const memory = new PrincipalMemory();
+  for (const route of routes) router[route.method](expressPath(route.path), runner(route, deps, touch, memory));
   return router;
 }
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    id: string | number | object;
-  }
-}
-export type { Request };

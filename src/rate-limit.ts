@@ -1,10 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import type { Bucket, BucketLimit } from './config.js';
+import { authGuardKeys } from './tokens/auth-guard.js';
 import type { Redis } from './redis.js';
 
 /**
  * Two token buckets checked and spent in one atomic script: the route's bucket for this token and the
  * account's bucket shared by all its tokens. A request passes only if both have a token; a refused
  * request spends nothing. Time comes from Redis, so every API process agrees.
+ * The same call answers the two questions an API process asks before it trusts a token it remembers
+ * (src/tokens/auth-guard.ts): is this token marked revoked, and which epoch is the account's guard in
+ * (a new one whenever Redis lost its data: KEYS[3] is created with ARGV[5] when missing).
  */
 const SCRIPT = `
 local t = redis.call('TIME')
@@ -37,6 +42,13 @@ for i = 1, 2 do
   out[#out + 1] = math.ceil((burst - tokens) / rate)
   out[#out + 1] = wait
 end
+local epoch = redis.call('GET', KEYS[3])
+if not epoch then
+  epoch = ARGV[5]
+  redis.call('SET', KEYS[3], epoch)
+end
+out[#out + 1] = epoch
+out[#out + 1] = redis.call('EXISTS', KEYS[4])
 return out
 `;
 
@@ -48,14 +60,16 @@ export interface LimitDecision {
   remaining: number;
   resetSeconds: number;
   retryAfterSeconds: number;
+  /** The account's auth-guard epoch, and whether the token is marked revoked (see auth-guard.ts). */
+  guard: { epoch: string; revoked: boolean };
 }
 
 type Evaluator = Redis & {
-  gasTokenBuckets(k1: string, k2: string, ...args: (string | number)[]): Promise<number[]>;
+  gasTokenBuckets(k1: string, k2: string, k3: string, k4: string, ...args: (string | number)[]): Promise<[number, number, number, number, number, number, number, string, number]>;
 };
 
 export function createRateLimiter(redis: Redis, keyspace: string, limits: Record<Bucket, BucketLimit>) {
-  if (!('gasTokenBuckets' in redis)) redis.defineCommand('gasTokenBuckets', { numberOfKeys: 2, lua: SCRIPT });
+  if (!('gasTokenBuckets' in redis)) redis.defineCommand('gasTokenBuckets', { numberOfKeys: 4, lua: SCRIPT });
   const r = redis as Evaluator;
   const perMs = (b: BucketLimit) => b.perMinute / 60_000;
 
@@ -66,13 +80,17 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
       const own = limits[bucket];
       const acct = limits.account;
       // One hash tag per account keeps both keys in one slot on a Redis Cluster.
-      const [ok, ownLeft, ownReset, ownWait, acctLeft, acctReset, acctWait] = await r.gasTokenBuckets(
+      const guard = authGuardKeys(keyspace, accountId, tokenId);
+      const [ok, ownLeft, ownReset, ownWait, acctLeft, acctReset, acctWait, epoch, revoked] = await r.gasTokenBuckets(
         `${keyspace}:rl:{${accountId}}:${tokenId}:${bucket}`,
         `${keyspace}:rl:{${accountId}}:account`,
+        guard.epoch,
+        guard.revoked,
         perMs(own),
         own.burst,
         perMs(acct),
         acct.burst,
+        randomUUID(),
       );
       const accountTighter = (acctLeft ?? 0) / acct.burst < (ownLeft ?? 0) / own.burst;
       const wait = Math.max(ownWait ?? 0, acctWait ?? 0);
@@ -83,6 +101,7 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
         remaining: Math.max(0, (accountTighter ? acctLeft : ownLeft) ?? 0),
         resetSeconds: Math.ceil(((accountTighter ? acctReset : ownReset) ?? 0) / 1000),
         retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
+        guard: { epoch: String(epoch), revoked: revoked === 1 },
       };
     },
   };

@@ -42,3 +42,14 @@ export function whenReady(client: Redis, ms = 3_000): Promise<boolean> {
     client.once('ready', onReady);
   });
 }
+
+/** Opens a fail-fast connection for one job (the admin CLI's), waits briefly for it, and closes it after. */
+export async function withRedis<T>(url: string | { redisUrl: string }, fn: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = createRedis(typeof url === 'string' ? url : url.redisUrl, 'producer');
+  try {
+    await whenReady(redis);
+    return await fn(redis);
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -14,6 +14,7 @@ import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/token
 import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
 import { createHook, deleteHook, disableHook, enableHook, listDeliveries, listHooks, regenerateHook, replayDelivery } from '../webhooks/webhooks.service.js';
 import { withIntake } from '../webhooks/intake-deps.js';
+import { withRedis } from '../redis.js';
 
 export interface AdminDeps {
   config: Config;
@@ -54,8 +55,8 @@ export const VERBS: Record<string, Verb> = {
   },
   'token revoke': {
     flags: ['token-id'],
-    async run(f, { db }) {
-      await revokeToken(db, f['token-id']!);
+    async run(f, { db, config }) {
+      await withRedis(config, (redis) => revokeToken({ db, redis, config }, f['token-id']!));
       return { ok: true };
     },
   },

@@ -1,6 +1,9 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
+import type { Config } from '../config.js';
 import type { Db } from '../db.js';
+import { keyspace, type Redis } from '../redis.js';
+import { markRevoked } from './auth-guard.js';
 import { BadRequest, NotFound, Rejected } from '../errors.js';
 import { newId } from '../ids.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
@@ -39,11 +42,17 @@ export async function mintToken(
   });
 }
 
-/** Revokes a token; revoking one already revoked is a no-op success. Unknown id → NotFound. */
-export async function revokeToken(db: Db, tokenId: string): Promise<void> {
+/**
+ * Revokes a token; revoking one already revoked is a no-op success. Unknown id → NotFound. The mark that
+ * makes every API process forget the token is set first (auth-guard.ts); Redis out of reach →
+ * Unavailable and nothing is revoked.
+ */
+export async function revokeToken(deps: { db: Db; redis: Redis; config: Pick<Config, 'queuePrefix'> }, tokenId: string): Promise<void> {
+  const { db } = deps;
   const found = await tokensRepository(db).find(tokenId);
   if (!found) throw new NotFound();
   if (found.revokedAt !== null) return;
+  await markRevoked(deps.redis, keyspace(deps.config.queuePrefix), found.accountId, tokenId);
   await auditedWrite(db, adminActor(found.accountId, 'token revoke'), async (trx) => {
     await tokensRepository(trx).revoke(tokenId, Date.now());
     return { result: undefined, targetId: tokenId };
@@ -56,7 +65,7 @@ export async function listTokens(db: Db, accountId: string): Promise<TokenSummar
 }
 
 /**
- * Resolves a bearer token fresh from Postgres (so a revocation takes effect on the next call).
+ * Resolves a bearer token from Postgres (API processes remember the answer under auth-guard.ts's rules).
  * A malformed token or bad checksum is refused without touching the database.
  */
 export async function authenticate(db: Db, prefix: string, token: string): Promise<Principal | null> {

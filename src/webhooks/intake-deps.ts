@@ -2,18 +2,17 @@ import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { closeQueues, createQueues } from '../jobs/registry.js';
 import { createLogger } from '../logger.js';
-import { createRedis, whenReady } from '../redis.js';
+import { withRedis } from '../redis.js';
 import type { IntakeDeps } from './intake.service.js';
 
 /** Opens what intake needs beside a database handle (the admin CLI has only Postgres), then closes it. */
 export async function withIntake<T>(config: Config, db: Db, fn: (deps: IntakeDeps) => Promise<T>): Promise<T> {
-  const redis = createRedis(config.redisUrl, 'producer');
-  const queues = createQueues(redis, config.queuePrefix, ['webhook-events']);
-  try {
-    await whenReady(redis);
-    return await fn({ config, db, redis, queues, logger: createLogger('silent') });
-  } finally {
-    await closeQueues(queues).catch(() => {});
-    redis.disconnect();
-  }
+  return withRedis(config, async (redis) => {
+    const queues = createQueues(redis, config.queuePrefix, ['webhook-events']);
+    try {
+      return await fn({ config, db, redis, queues, logger: createLogger('silent') });
+    } finally {
+      await closeQueues(queues).catch(() => {});
+    }
+  });
 }

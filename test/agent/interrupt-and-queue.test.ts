@@ -96,7 +96,7 @@ describe('waitSeconds and revocation', () => {
     const { token, tokenId } = await env.tenant();
     const started = Date.now();
     const pending = env.send(token, { text: 'long wait', waitSeconds: 30 });
-    setTimeout(() => void revokeToken(env.rt.db, tokenId), 300);
+    setTimeout(() => void revokeToken(env.rt, tokenId), 300);
     const res = await pending;
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ requestId: expect.any(String), deduplicated: false, waitEnded: 'unauthorized' });

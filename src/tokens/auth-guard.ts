@@ -1,0 +1,72 @@
+import { Unavailable } from '../errors.js';
+import type { Redis } from '../redis.js';
+import type { Principal } from './tokens.types.js';
+
+/**
+ * An API process remembers the principal of a token it has resolved in Postgres, so most requests make
+ * no Postgres round trip for authentication. It trusts what it remembers only on the word of the rate
+ * limiter's script, which every authenticated request runs anyway (src/rate-limit.ts), and which reads
+ * two keys in the account's hash slot:
+ * - `revoked:<tokenId>`: set by revokeToken BEFORE the revocation is committed in Postgres. Present →
+ *   the process forgets the token and asks Postgres (which answers 401 once the revocation committed).
+ *   So a revocation holds from the very next call, in every process, with no message to deliver.
+ * - `epoch`: made by the script when missing. Redis losing its data (a restart without persistence, a
+ *   flush) loses every mark, but also the epoch: the new one differs from the one remembered, and every
+ *   remembered token is asked of Postgres again.
+ * When the limiter cannot be reached the process forgets everything and asks Postgres each time, and
+ * a revocation that cannot set its mark is refused (nothing changes; the operator retries).
+ */
+export function authGuardKeys(keyspace: string, accountId: string, tokenId: string): { epoch: string; revoked: string } {
+  return { epoch: `${keyspace}:auth:{${accountId}}:epoch`, revoked: `${keyspace}:auth:{${accountId}}:revoked:${tokenId}` };
+}
+
+/** How long a revocation mark outlives the revocation: far beyond the longest a principal is remembered. */
+export const REVOCATION_MARK_SECONDS = 7 * 24 * 3600;
+
+/** The longest a process trusts a remembered principal before it asks Postgres again, marks or not. */
+export const REMEMBER_MS = 5 * 60_000;
+
+/**
+ * Marks a token revoked for every API process. Throws Unavailable when Redis cannot take the mark: the
+ * caller must then not revoke in Postgres either, or a process that remembers the token would keep it.
+ */
+export async function markRevoked(redis: Redis, keyspace: string, accountId: string, tokenId: string): Promise<void> {
+  try {
+    await redis.set(authGuardKeys(keyspace, accountId, tokenId).revoked, String(Date.now()), 'EX', REVOCATION_MARK_SECONDS);
+  } catch {
+    throw new Unavailable();
+  }
+}
+
+interface Remembered {
+  principal: Principal;
+  epoch: string;
+  until: number;
+}
+
+/** One process's memory of resolved tokens, by token hash. Bounded in size and age. */
+export class PrincipalMemory {
+  private readonly entries = new Map<string, Remembered>();
+
+  constructor(private readonly maxEntries = 10_000) {}
+
+  get(hash: string, now: number): Remembered | undefined {
+    const entry = this.entries.get(hash);
+    if (entry && entry.until > now) return entry;
+    if (entry) this.entries.delete(hash);
+    return undefined;
+  }
+
+  remember(hash: string, principal: Principal, epoch: string, now: number): void {
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(hash, { principal, epoch, until: now + REMEMBER_MS });
+  }
+
+  forget(hash: string): void {
+    this.entries.delete(hash);
+  }
+
+  forgetAll(): void {
+    this.entries.clear();
+  }
+}

@@ -1,0 +1,65 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.js';
+import { createRedis, keyspace } from '../../src/redis.js';
+import { authGuardKeys } from '../../src/tokens/auth-guard.js';
+import { revokeToken } from '../../src/tokens/tokens.service.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+// API processes remember resolved tokens; these prove a revocation still holds from the very next call.
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+const me = (app: Parameters<typeof request>[0], token: string) => request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+
+describe('remembered tokens', () => {
+  it('are refused by every API process on the very next call after a revocation', async () => {
+    const { token, tokenId } = await env.tenant();
+    // Two API processes' worth of memory: each app builds its own.
+    const apps = [env.app, createApp(env.rt)];
+    for (const app of apps) for (let i = 0; i < 3; i++) expect((await me(app, token)).status).toBe(200);
+    await revokeToken(env.rt, tokenId);
+    for (const app of apps) {
+      const res = await me(app, token);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'unauthorized' });
+    }
+  });
+
+  it('are asked of Postgres again when Redis lost its data (the epoch is new)', async () => {
+    const { token, tokenId, accountId } = await env.tenant();
+    expect((await me(env.app, token)).status).toBe(200);
+    expect((await me(env.app, token)).status).toBe(200);
+    // A revocation whose mark was lost with Redis's data: committed in Postgres, no mark, no epoch.
+    await env.rt.db('api_tokens').where({ id: tokenId }).update({ revoked_at: Date.now() });
+    const keys = authGuardKeys(keyspace(env.config.queuePrefix), accountId, tokenId);
+    await env.rt.redis.del(keys.epoch, keys.revoked);
+    expect((await me(env.app, token)).status).toBe(401);
+  });
+
+  it('refuses a revocation it cannot announce, and leaves the token working', async () => {
+    const { token, tokenId } = await env.tenant();
+    expect((await me(env.app, token)).status).toBe(200);
+    const away = createRedis('redis://127.0.0.1:1', 'producer', { retryStrategy: () => null });
+    try {
+      await expect(revokeToken({ db: env.rt.db, redis: away, config: env.config }, tokenId)).rejects.toMatchObject({ status: 503 });
+    } finally {
+      away.disconnect();
+    }
+    expect((await env.rt.db('api_tokens').where({ id: tokenId }).first('revoked_at')).revoked_at).toBeNull();
+    expect((await me(env.app, token)).status).toBe(200);
+    await revokeToken(env.rt, tokenId);
+    expect((await me(env.app, token)).status).toBe(401);
+  });
+
+  it('keeps a token unknown to the memory until Postgres has said it is live', async () => {
+    const { token } = await env.tenant();
+    const forged = `${token.slice(0, -8)}AAAAAAAA`;
+    expect((await me(env.app, forged)).status).toBe(401);
+    expect((await me(env.app, token)).status).toBe(200);
+    expect((await me(env.app, forged)).status).toBe(401);
+  });
+});
