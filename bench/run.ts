@@ -12,6 +12,7 @@ import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
+import { storeCeilings } from './store-ceilings.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
 import { ROOT } from './lib.js';
 
@@ -27,6 +28,7 @@ export interface Section {
 }
 
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
+  'store-ceilings': storeCeilings,
   'http-read': httpRead,
   'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
