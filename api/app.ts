@@ -28,7 +28,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   app.disable('etag');
   app.set('trust proxy', false);
 
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(app, deps.logger));
 
   app.get('/healthz', async (_req, res) => {
     const [postgres, redis] = await Promise.all([probe(() => deps.db.raw('select 1')), probe(async () => {
