@@ -106,7 +106,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     });
     const w = { child, exited: new Promise<void>((resolve) => child.on('exit', () => resolve())) };
     children.push(w);
-    await waitFor(async () => (await queue.getWorkers()).length > before, 'mail worker start', 30_000);
+    await waitFor(async () => (await queue.getWorkers()).length > before, 'mail worker start', 60_000);
     return w;
   };
 
@@ -147,7 +147,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     for (let k = 0; k < opts.kills; k++) {
       const w = await startWorker();
       const target = Math.min(opts.sends - 1, delivered() + 1 + Math.floor(Math.random() * opts.maxSendsBetweenKills));
-      await waitFor(async () => delivered() >= target, `delivery ${target}`, 30_000);
+      await waitFor(async () => delivered() >= target, `delivery ${target}`, 60_000);
       const sentBefore = await db('review_cards').whereIn('id', cards.map((c) => c.id)).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
       w.child.kill('SIGKILL');
       await w.exited;
