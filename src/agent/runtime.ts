@@ -94,6 +94,10 @@ async function runTurn(rt: Runtime, turn: Turn, brain: Brain, log: Logger): Prom
       for (const call of step.calls) {
         if (++steps > rt.config.agent.maxSteps) break;
         await pause(delay, abort.signal);
+        // Recorded before the first tool runs, not after: from the moment a tool may take effect, a
+        // crashed turn must never run again (a kill between a tool's write and this record used to
+        // re-run the turn and duplicate its card).
+        if (steps === 1) await repo.stepDone(turn.accountId, turn.id);
         results.push(
           await executeTool(call, {
             db: rt.db,
@@ -103,8 +107,6 @@ async function runTurn(rt: Runtime, turn: Turn, brain: Brain, log: Logger): Prom
             onReply: (text) => repo.addReply(turn.accountId, turn.id, text, Date.now()),
           }),
         );
-        // Only the first step needs recording: it is what makes a crashed turn unsafe to run again.
-        if (steps === 1) await repo.stepDone(turn.accountId, turn.id);
       }
       transcript.push({ calls: step.calls, results });
       if (step.done || !step.calls.length || steps > rt.config.agent.maxSteps) break;

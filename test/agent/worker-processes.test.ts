@@ -117,3 +117,41 @@ describe('agent-turns across worker processes', () => {
     expect((await turn(requestId)).attempts).toBe(2);
   }, 90_000);
 });
+
+describe('a retried turn never duplicates a card', () => {
+  it('kill -9 after the turn made its card but before it recorded that step: the card exists once', async () => {
+    // The window between a tool's write and the turn's step record is a few milliseconds; a trigger
+    // in this file's database holds the step record of this one turn for 4 s, so the kill lands in it.
+    // client_connection_check_interval lets Postgres abandon the held statement once its client is
+    // gone, as it would a statement in flight when a worker dies.
+    const dbName = new URL(env.config.databaseUrl).pathname.slice(1);
+    await env.rt.db.raw(`ALTER DATABASE "${dbName}" SET client_connection_check_interval = '100ms'`);
+    await env.rt.db.raw(`
+      CREATE FUNCTION hold_step_record() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.steps_done > OLD.steps_done AND NEW.text LIKE 'draft an email to held@%' THEN PERFORM pg_sleep(4); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER hold_step_record BEFORE UPDATE ON agent_turns FOR EACH ROW EXECUTE FUNCTION hold_step_record();`);
+    try {
+      const fastStall = { AGENT_STEP_DELAY_MS: '200', AGENT_TURN_LOCK_MS: '1000', AGENT_TURN_STALLED_INTERVAL_MS: '1000' };
+      const doomed = await worker(fastStall);
+      const { token, accountId } = await env.tenant();
+      const { requestId } = (await send(token, { text: 'draft an email to held@acme.test about pricing' })).body as { requestId: string };
+      const cardsOfTurn = () => env.rt.db('review_cards').where({ account_id: accountId, turn_id: requestId });
+      await waitFor(async () => (await cardsOfTurn()).length > 0, 'the draft card', 15_000);
+      doomed.child.kill('SIGKILL');
+      await doomed.exited;
+      await worker(fastStall);
+      await waitFor(async () => ['replied', 'failed'].includes((await turn(requestId)).status), 'turn finished', 30_000);
+      // The account is free again, and a later turn's drain did not run the old one a second time.
+      const next = await send(token, { text: 'again', waitSeconds: 20 });
+      expect(next.body.message.status).toBe('replied');
+      expect(await cardsOfTurn()).toHaveLength(1);
+      expect(await turn(requestId)).toMatchObject({ status: 'failed', attempts: 1 });
+    } finally {
+      await env.rt.db.raw('DROP TRIGGER IF EXISTS hold_step_record ON agent_turns; DROP FUNCTION IF EXISTS hold_step_record()');
+      await env.rt.db.raw(`ALTER DATABASE "${dbName}" RESET client_connection_check_interval`);
+    }
+  }, 90_000);
+});

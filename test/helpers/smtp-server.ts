@@ -10,21 +10,38 @@ export interface ReceivedMail {
 
 /**
  * `accept`: takes each message and answers 250. `drop`: reads the whole message, then closes the
- * connection without answering (the provider took it; its answer is lost). `slow`: answers after `delayMs`.
+ * connection without answering (the provider took it; its answer is lost). `slow`: answers after `delayMs`;
+ * `jitter`: after a random delay in [minMs, maxMs]. A message counts as received once its terminating
+ * dot arrived (a client that dies mid-DATA leaves nothing behind), as with any real server.
  */
-export type SmtpMode = { kind: 'accept' } | { kind: 'drop' } | { kind: 'slow'; delayMs: number };
+export type SmtpMode = { kind: 'accept' } | { kind: 'drop' } | { kind: 'slow'; delayMs: number } | { kind: 'jitter'; minMs: number; maxMs: number };
 
 export interface TestSmtp {
   port: number;
   received: ReceivedMail[];
   mode: SmtpMode;
+  /** How many messages were taken per key (`key` picks it: recipient, Message-ID, …), in arrival order. */
+  countBy(key: (m: ReceivedMail) => string | null): Map<string, number>;
   close(): Promise<void>;
 }
 
 /** A real SMTP server (the smtp-server package) on loopback, recording every message it takes. */
 export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
-  const state: TestSmtp = { port: 0, received, mode, close: async () => {} };
+  const state: TestSmtp = {
+    port: 0,
+    received,
+    mode,
+    countBy(key) {
+      const counts = new Map<string, number>();
+      for (const m of received) {
+        const k = key(m);
+        if (k !== null) counts.set(k, (counts.get(k) ?? 0) + 1);
+      }
+      return counts;
+    },
+    close: async () => {},
+  };
   const server: SMTPServer = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -46,10 +63,13 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
           return;
         }
         if (m.kind === 'slow') setTimeout(() => callback(), m.delayMs);
+        else if (m.kind === 'jitter') setTimeout(() => callback(), m.minMs + Math.random() * (m.maxMs - m.minMs));
         else callback();
       });
     },
   });
+  // A client killed mid-conversation resets its socket; the server just drops that connection.
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const address = server.server.address() as AddressInfo;
   state.port = address.port;

@@ -4,6 +4,7 @@ import { webhookEventJobId } from '../../src/jobs/webhook-event.job.js';
 import { createLogger } from '../../src/logger.js';
 import { sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
+import { startPools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 import { expectError, makeHook, postJson } from './helpers.js';
@@ -40,7 +41,16 @@ let env: TestEnv;
 beforeAll(async () => {
   port = await freePort();
   redis = await startRedis(port);
-  env = await setupTestEnv({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+  env = await setupTestEnv({
+    env: {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      // The load test posts more than the default hourly allowance; its sweeper runs every half second.
+      WEBHOOK_HOOK_PER_HOUR: '10000',
+      WEBHOOK_ACCOUNT_PER_HOUR: '10000',
+      MAINTENANCE_SWEEP_MS: '500',
+      MAINTENANCE_ORPHAN_AFTER_MS: '1000',
+    },
+  });
 });
 afterAll(async () => {
   await env.close();
@@ -91,6 +101,78 @@ describe('queue outage (DESIGN rule 2)', () => {
     await sweepDeliveries(env.rt, log);
     expect((await queue.getJobCounts('waiting')).waiting).toBe((before.waiting ?? 0) + 1);
   });
+});
+
+describe('Redis restarted under webhook load', () => {
+  it('hands every delivery answered 202 to the agent exactly once, the jobs the restart lost through the sweeper; a 502 is handed on only when retried', async () => {
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId, 'load');
+    const accepted: string[] = [];
+    const refused: { n: number }[] = [];
+    const fire = async (n: number) => {
+      const res = await postJson(env, hook.path, { n });
+      if (res.status === 202) accepted.push(res.body.deliveryId);
+      else {
+        expectError(res, 502, 'the delivery was recorded but the agent could not be woken; retry the same POST');
+        refused.push({ n });
+      }
+    };
+    const load = (from: number, count: number) => Promise.all(Array.from({ length: count }, (_, k) => fire(from + k)));
+
+    // No worker runs yet, so every accepted delivery's job waits in Redis, which keeps nothing on disk.
+    await load(0, 15);
+    expect(accepted).toHaveLength(15);
+    const inFlight = load(15, 15);
+    await stopRedis(redis);
+    await inFlight;
+    await load(30, 10);
+    expect(refused.length).toBeGreaterThanOrEqual(10);
+    redis = await startRedis(port);
+    const queue = env.rt.queues.get('webhook-events')!;
+    await waitFor(async () => (await postJson(env, hook.path, { n: 'probe' })).status === 202, 'intake to recover', 20_000);
+    // The restart lost the waiting jobs: only the sweeper can hand those deliveries on now.
+    expect(await queue.getJob(webhookEventJobId(accepted[0]!))).toBeUndefined();
+    const probe = await env.rt.db('webhook_deliveries').where({ hook_id: hook.hookId, outcome: 'Accepted' }).whereRaw(`body = '{"n":"probe"}'`);
+    accepted.push(...probe.map((r) => r.id as string));
+    await load(40, 10);
+    // The senders of the 502s retry the same POST, as the error tells them to.
+    const retried = refused.splice(0);
+    await Promise.all(retried.map(async ({ n }) => fire(n)));
+    expect(refused).toEqual([]);
+
+    const pools = await startPools(env.rt, ['webhook-events', 'agent-turns', 'maintenance']);
+    try {
+      await waitFor(
+        async () => {
+          const rows = await env.rt.db('webhook_deliveries').whereIn('id', accepted).whereNotNull('turn_id');
+          if (rows.length !== accepted.length) return false;
+          const done = await env.rt.db('agent_turns').whereIn('id', rows.map((r) => r.turn_id)).whereIn('status', ['replied', 'failed']);
+          return done.length === accepted.length;
+        },
+        'every accepted delivery handled',
+        60_000,
+      );
+    } finally {
+      await pools.close();
+    }
+
+    // Exactly once: one event turn per accepted delivery, none for the refused ones.
+    const rows = await env.rt.db('webhook_deliveries').where({ hook_id: hook.hookId });
+    const handed = rows.filter((r) => accepted.includes(r.id));
+    expect(handed).toHaveLength(accepted.length);
+    expect(handed.every((r) => r.outcome === 'Accepted' && r.turn_id)).toBe(true);
+    expect(new Set(handed.map((r) => r.turn_id)).size).toBe(accepted.length);
+    const others = rows.filter((r) => !accepted.includes(r.id));
+    expect(others.length).toBeGreaterThanOrEqual(10);
+    expect(others.every((r) => r.outcome === 'Worker Error' && r.turn_id === null)).toBe(true);
+    const turns = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+    expect(turns).toHaveLength(accepted.length);
+    expect(turns.every((t) => t.status === 'replied')).toBe(true);
+    // Every payload sent reached the agent once: the 50 numbered ones and the probe.
+    const payloads = handed.map((r) => JSON.parse(r.body).n).sort((a, b) => String(a).localeCompare(String(b)));
+    expect(payloads).toEqual([...Array.from({ length: 50 }, (_, i) => i), 'probe'].sort((a, b) => String(a).localeCompare(String(b))));
+    expect(await sweepDeliveries(env.rt, createLogger('silent'))).toEqual({ requeued: 0 });
+  }, 120_000);
 });
 
 describe('the webhook-events worker giving up', () => {

@@ -1,0 +1,240 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { expect } from 'vitest';
+import { newId } from '../../src/ids.js';
+import { setApproval } from '../../src/review/approval.service.js';
+import { DELIVERY_QUESTION_SOURCE } from '../../src/review/card-shape.js';
+import { createCard } from '../../src/review/review.service.js';
+import { shipBySetting } from '../../src/review/ship.service.js';
+import { raiseTrust } from '../../src/review/trust.service.js';
+import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { ROOT, waitFor } from '../helpers/processes.js';
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+
+/**
+ * kill -9 of the worker process that sends mail in the background, over and over, while approved mail
+ * cards ship through the real SMTP transport to a loopback SMTP server.
+ *
+ * Where sends happen: a person's `POST /review/{id}/send` calls the provider in the API process; the
+ * background sends are the trust ladder's and the account setting's, which the `card-timers` pool
+ * ships through the same fenced `sendCard`; the `mail-sends` pool reconciles fences whose answer was
+ * lost (the mail sweep and `mail.reconcile`). The process killed here runs both pools, as a
+ * `--pools card-timers,mail-sends` worker does in production.
+ *
+ * Half the cards are approved by the account's setting (email runs without approval: the card is due
+ * at once and the card sweep ships it), half by the trust ladder (a delayed `card.auto-resolve` job
+ * each). A fence a kill left unsettled goes `sending` → `pending` (mail sweep) → `unknown` (SMTP cannot
+ * be asked) → an urgent delivery question. The test plays the person who answers it, through the API,
+ * by looking at what the SMTP server received for that recipient, and sends a card that came back to
+ * pending. At the end every card was delivered exactly once.
+ */
+export interface MailKillOptions {
+  sends: number;
+  kills: number;
+  /** Each kill comes after a random number of further deliveries in [1, maxSendsBetweenKills]. */
+  maxSendsBetweenKills: number;
+  settleTimeoutMs: number;
+}
+
+export interface MailKillWorld {
+  env: TestEnv;
+  smtp: TestSmtp;
+  close(): Promise<void>;
+}
+
+export async function setupMailKillWorld(): Promise<MailKillWorld> {
+  const smtp = await startTestSmtp({ kind: 'jitter', minMs: 2, maxMs: 30 });
+  const env = await setupTestEnv({
+    env: {
+      MAIL_TRANSPORT: 'smtp',
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(smtp.port),
+      // A live send answers within the send timeout; a fence `sending` for twice that is a dead sender's.
+      MAIL_SEND_TIMEOUT_MS: '2000',
+      MAIL_RECONCILE_DELAY_MS: '100',
+      MAIL_RECONCILE_WINDOW_MS: '500',
+      MAIL_SWEEP_MS: '500',
+      CARD_SWEEP_MS: '300',
+      TRUST_AUTO_RESOLVE_AFTER: '1',
+      TRUST_AUTO_RESOLVE_DELAY_MS: '1',
+      // The test is one busy person answering delivery questions and re-sending.
+      RATE_WRITES_PER_MINUTE: '100000',
+      RATE_WRITES_BURST: '100000',
+      RATE_READS_PER_MINUTE: '100000',
+      RATE_READS_BURST: '100000',
+      RATE_ACCOUNT_PER_MINUTE: '100000',
+      RATE_ACCOUNT_BURST: '100000',
+    },
+  });
+  return {
+    env,
+    smtp,
+    async close() {
+      await env.close();
+      await smtp.close();
+    },
+  };
+}
+
+interface Worker {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+export interface MailKillOutcome {
+  /** Kills that came while deliveries were still outstanding. */
+  killsMidWork: number;
+  /** Delivery questions the person answered. */
+  questions: number;
+  /** Cards whose first fence did not settle on its own (reconciled, asked about, or voided and resent). */
+  fencedThenReconciled: number;
+}
+
+export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): Promise<MailKillOutcome> {
+  const { env, smtp } = world;
+  const db = env.rt.db;
+  const children: Worker[] = [];
+
+  /** A real worker process (node with tsx as a loader, so kill -9 hits the process holding the jobs). */
+  const startWorker = async (): Promise<Worker> => {
+    const queue = env.rt.queues.get('card-timers')!;
+    const before = (await queue.getWorkers()).length;
+    const { BASE_URL: _vite, ...inherited } = process.env;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,mail-sends'], {
+      cwd: ROOT,
+      env: { ...inherited, ...envFor(env.config), ...configEnv(env) },
+      stdio: 'ignore',
+    });
+    const w = { child, exited: new Promise<void>((resolve) => child.on('exit', () => resolve())) };
+    children.push(w);
+    await waitFor(async () => (await queue.getWorkers()).length > before, 'mail worker start', 60_000);
+    return w;
+  };
+
+  try {
+    const bySetting = await env.tenant(['review:read', 'review:write'], 'Setting Co');
+    const byLadder = await env.tenant(['review:read', 'review:write'], 'Ladder Co');
+    await setApproval(db, bySetting.accountId, 'email', false);
+    await raiseTrust(db, byLadder.accountId, 'email');
+    const tokenOf = new Map([
+      [bySetting.accountId, bySetting.token],
+      [byLadder.accountId, byLadder.token],
+    ]);
+
+    // The approved sends, through the paths the agent's tools take. Each card has its own recipient.
+    const cards: { id: string; accountId: string; to: string }[] = [];
+    for (let i = 0; i < opts.sends; i++) {
+      const tenant = i % 2 === 0 ? bySetting : byLadder;
+      const to = `lead-${i}@kill.test`;
+      const card = {
+        id: newId('card'),
+        accountId: tenant.accountId,
+        kind: 'approval',
+        sourceType: 'mail_draft',
+        title: `Intro ${i}`,
+        payload: { work: 'email', to, draft: { subject: `Quick idea #${i}`, body: `Hello ${i}` } },
+        actions: [],
+        primaryLabel: '',
+      };
+      if (tenant === bySetting) await shipBySetting(db, card);
+      else await createCard(env.rt, card);
+      cards.push({ id: card.id, accountId: tenant.accountId, to });
+    }
+    const recipients = new Set(cards.map((c) => c.to));
+    const delivered = () => smtp.received.filter((m) => m.to.some((t) => recipients.has(t))).length;
+
+    // kill -9 after a random number of further deliveries, then a fresh process; the last one stays.
+    let killsMidWork = 0;
+    for (let k = 0; k < opts.kills; k++) {
+      const w = await startWorker();
+      const target = Math.min(opts.sends - 1, delivered() + 1 + Math.floor(Math.random() * opts.maxSendsBetweenKills));
+      await waitFor(async () => delivered() >= target, `delivery ${target}`, 60_000);
+      const sentBefore = await db('review_cards').whereIn('id', cards.map((c) => c.id)).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
+      w.child.kill('SIGKILL');
+      await w.exited;
+      if (Number(sentBefore[0]!.count) < opts.sends) killsMidWork++;
+    }
+    await startWorker();
+
+    // The person: answers each delivery question from what the SMTP server shows for that recipient,
+    // and sends any mail card that came back to pending without a timer of its own.
+    const api = (accountId: string) => ({ Authorization: `Bearer ${tokenOf.get(accountId)}` });
+    let questions = 0;
+    const person = async () => {
+      const open = await db('review_cards').whereIn('account_id', [...tokenOf.keys()]).where({ status: 'pending', source_type: DELIVERY_QUESTION_SOURCE });
+      for (const q of open) {
+        const to = (q.payload as { to: string }).to;
+        const arrived = smtp.received.some((m) => m.to.includes(to));
+        const res = await env.api().post(`/api/v1/review/${q.id}/answer`).set(api(q.account_id)).send({ action: 'choose', optionValues: [arrived ? 'mark_sent' : 'mark_not_sent'] });
+        expect(res.status).toBe(200);
+        questions++;
+      }
+      const back = await db('review_cards')
+        .whereIn('id', cards.map((c) => c.id))
+        .where({ status: 'pending' })
+        .whereNull('auto_resolve_at');
+      for (const c of back) {
+        const res = await env.api().post(`/api/v1/review/${c.id}/send`).set(api(c.account_id)).send({});
+        expect([200, 503]).toContain(res.status);
+      }
+    };
+    await waitFor(
+      async () => {
+        await person();
+        const settled = await db('review_cards').whereIn('id', cards.map((c) => c.id)).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
+        return Number(settled[0]!.count) === cards.length;
+      },
+      'every card sent',
+      opts.settleTimeoutMs,
+    );
+
+    // 0 duplicates, 0 lost: each card's recipient got exactly one message, one Message-ID each.
+    const perRecipient = smtp.countBy((m) => m.to.find((t) => recipients.has(t)) ?? null);
+    expect([...perRecipient.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(perRecipient.size).toBe(cards.length);
+    const ids = smtp.countBy((m) => (m.to.some((t) => recipients.has(t)) ? m.messageId : null));
+    expect(ids.size).toBe(cards.length);
+
+    // One settled fence per card, and it is the message the server holds; every other fence was void.
+    const fences = await db('mail_sends').whereIn('card_id', cards.map((c) => c.id));
+    const sent = fences.filter((f) => f.status === 'sent');
+    expect(sent).toHaveLength(cards.length);
+    expect(new Set(sent.map((f) => f.card_id)).size).toBe(cards.length);
+    expect(fences.filter((f) => f.status !== 'sent' && f.status !== 'not_sent')).toEqual([]);
+    const heldIds = new Set(smtp.received.map((m) => m.messageId));
+    for (const f of sent) expect(heldIds.has(`<${f.idempotency_key}@growth-agent.local>`)).toBe(true);
+    for (const f of fences.filter((x) => x.status === 'not_sent')) expect(heldIds.has(`<${f.idempotency_key}@growth-agent.local>`)).toBe(false);
+
+    // Each card resolved once: one `sent` channel event per card, none for void fences.
+    const events = await db('channel_events').whereIn('ref_id', fences.map((f) => f.id)).where({ type: 'sent' });
+    expect(events.map((e) => e.ref_id).sort()).toEqual(sent.map((f) => f.id).sort());
+
+    // No delivery question is left open.
+    const openQuestions = await db('review_cards').whereIn('account_id', [...tokenOf.keys()]).where({ source_type: DELIVERY_QUESTION_SOURCE }).whereNot('status', 'resolved');
+    expect(openQuestions).toEqual([]);
+
+    const fencedThenReconciled = new Set(fences.filter((f) => f.question_card_id !== null || f.attempts > 0 || f.status === 'not_sent').map((f) => f.card_id)).size;
+    return { killsMidWork, questions, fencedThenReconciled };
+  } finally {
+    for (const c of children) {
+      if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+      await c.exited;
+    }
+  }
+}
+
+/** The service settings a worker process needs to match this test's (mail, sweeps, ladder). */
+function configEnv(env: TestEnv): Record<string, string> {
+  const c = env.config;
+  return {
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_HOST: c.mail.smtp.host,
+    SMTP_PORT: String(c.mail.smtp.port),
+    MAIL_SEND_TIMEOUT_MS: String(c.mail.sendTimeoutMs),
+    MAIL_RECONCILE_DELAY_MS: String(c.mail.reconcileDelayMs),
+    MAIL_RECONCILE_WINDOW_MS: String(c.mail.reconcileWindowMs),
+    MAIL_SWEEP_MS: String(c.mail.sweepEveryMs),
+    CARD_SWEEP_MS: String(c.review.sweepEveryMs),
+    TRUST_AUTO_RESOLVE_AFTER: String(c.review.trustThreshold),
+    TRUST_AUTO_RESOLVE_DELAY_MS: String(c.review.autoResolveDelayMs),
+  };
+}

@@ -1,0 +1,16 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMailKill, setupMailKillWorld, type MailKillWorld } from './mail-kill-harness.js';
+
+// Long variant of mail-sends-kill.test.ts, run by `npm run test:chaos`.
+let world: MailKillWorld;
+beforeAll(async () => {
+  world = await setupMailKillWorld();
+});
+afterAll(() => world.close());
+
+describe('chaos: kill -9 of the mail-sending worker, 1,000 sends, 10 kills', () => {
+  it('delivers every card exactly once: 0 duplicates, 0 lost, unsettled fences reconciled through a person', async () => {
+    const outcome = await runMailKill(world, { sends: 1000, kills: 10, maxSendsBetweenKills: 120, settleTimeoutMs: 180_000 });
+    expect(outcome.killsMidWork).toBe(10);
+  }, 600_000);
+});

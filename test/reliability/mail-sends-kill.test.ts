@@ -1,0 +1,17 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMailKill, setupMailKillWorld, type MailKillWorld } from './mail-kill-harness.js';
+
+// The heavier variant (more sends, more kills) is mail-sends-kill.chaos.test.ts (`npm run test:chaos`).
+let world: MailKillWorld;
+beforeAll(async () => {
+  world = await setupMailKillWorld();
+});
+afterAll(() => world.close());
+
+describe('kill -9 of the mail-sending worker during 300 sends over SMTP', () => {
+  it('delivers every card exactly once: 0 duplicates, 0 lost, unsettled fences reconciled through a person', async () => {
+    // The harness asserts the outcome (per-recipient counts at the SMTP server, fences, channel events).
+    const outcome = await runMailKill(world, { sends: 300, kills: 3, maxSendsBetweenKills: 50, settleTimeoutMs: 120_000 });
+    expect(outcome.killsMidWork).toBe(3);
+  }, 300_000);
+});

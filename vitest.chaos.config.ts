@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:chaos`: only the long reliability variants (files named *.chaos.test.ts), one file at a
+// time, with the same global setup (migrated template database) as vitest.config.ts.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.chaos.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    pool: 'forks',
+    fileParallelism: false,
+    testTimeout: 600_000,
+    hookTimeout: 60_000,
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
+  },
+});
