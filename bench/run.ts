@@ -13,6 +13,7 @@ import { httpRead } from './http-read.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
+import { webhookWorker } from './webhook-worker.bench.js';
 import { ROOT } from './lib.js';
 
 export interface BenchContext {
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
   'webhook-intake': webhookIntake,
+  'webhook-worker': webhookWorker,
   'mail-send': mailSend,
 };
 
