@@ -138,6 +138,29 @@ export function webhooksRepository(q: Queryable) {
       const row = await query;
       return row ? toDelivery(row) : null;
     },
+    /**
+     * The deliveries a batch of webhook-events jobs hands over, with their hook's label, locked in id
+     * order (two batches naming the same delivery wait for each other instead of deadlocking).
+     */
+    async lockForHanding(deliveryIds: string[]): Promise<(Delivery & { label: string | null })[]> {
+      const { rows } = (await q.raw(
+        `SELECT d.*, h.label FROM webhook_deliveries d LEFT JOIN webhook_hooks h ON h.id = d.hook_id
+          WHERE d.id = ANY(?::text[]) ORDER BY d.id FOR UPDATE OF d`,
+        [deliveryIds],
+      )) as { rows: (DeliveryRow & { label: string | null })[] };
+      return rows.map((r) => ({ ...toDelivery(r), label: r.label }));
+    },
+    /** Links each delivery to its turn in one statement; conditional like setTurn. */
+    async setTurns(links: { deliveryId: string; turnId: string }[]): Promise<number> {
+      if (!links.length) return 0;
+      const { rowCount } = (await q.raw(
+        `UPDATE webhook_deliveries d SET turn_id = v.turn_id
+           FROM unnest(?::text[], ?::text[]) AS v(id, turn_id)
+          WHERE d.id = v.id AND d.turn_id IS NULL`,
+        [links.map((l) => l.deliveryId), links.map((l) => l.turnId)],
+      )) as { rowCount: number };
+      return rowCount;
+    },
     /** Links the turn; conditional, so of two runs of the same job only the first links one. */
     async setTurn(accountId: string, deliveryId: string, turnId: string): Promise<boolean> {
       const n = await q('webhook_deliveries').where({ account_id: accountId, id: deliveryId }).whereNull('turn_id').update({ turn_id: turnId });
