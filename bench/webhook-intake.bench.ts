@@ -62,7 +62,8 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
       `http://127.0.0.1:${pWrite}/`,
     ),
     await startServer(
-      ['bin/start.ts', 'api'],
+      // BENCH_CPU_PROF=dir: the API process writes a CPU profile there (node --cpu-prof).
+      [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []), 'bin/start.ts', 'api'],
       {
         DATABASE_URL: config.databaseUrl,
         QUEUE_PREFIX: PREFIX,

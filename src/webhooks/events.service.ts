@@ -75,7 +75,7 @@ export async function handDelivery(rt: Runtime, deliveryId: string, log: Logger)
 
 /** The worker gave up on a delivery: the log says Worker Error (and it stops being re-queued). */
 export async function failDelivery(rt: Runtime, deliveryId: string, error: string): Promise<void> {
-  await webhooksRepository(rt.db).markWorkerError(deliveryId, error.slice(0, 500));
+  await webhooksRepository(rt.db).markWorkerError([deliveryId], error.slice(0, 500));
 }
 
 /**

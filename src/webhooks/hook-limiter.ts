@@ -58,6 +58,29 @@ export function createHookLimiter(redis: Redis, keyspace: string, limits: HookLi
       const wait = Number(await r.gasHookWindow(k1, k2, now, LIMIT_WINDOW_MS, limits.perHook, limits.perAccount, deliveryId));
       return wait > 0 ? { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) } : { allowed: true };
     },
+    /**
+     * `admit` for several deliveries in one round trip (a pipeline of the same script, run in order).
+     * Answers by position; an Error where Redis failed for that one.
+     */
+    async admitMany(ds: { accountId: string; hookId: string; deliveryId: string; at: number }[]): Promise<(LimitAnswer | Error)[]> {
+      const p = r.pipeline() as unknown as { gasHookWindow(k1: string, k2: string, ...args: (string | number)[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+      for (const d of ds) {
+        const [k1, k2] = keys(d.accountId, d.hookId);
+        p.gasHookWindow(k1, k2, d.at, LIMIT_WINDOW_MS, limits.perHook, limits.perAccount, d.deliveryId);
+      }
+      let results: [Error | null, unknown][] | null;
+      try {
+        results = await p.exec();
+      } catch (err) {
+        return ds.map(() => err as Error);
+      }
+      return ds.map((_, i) => {
+        const [err, value] = results?.[i] ?? [new Error('redis answered nothing'), null];
+        if (err) return err;
+        const wait = Number(value);
+        return wait > 0 ? { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)) } : { allowed: true };
+      });
+    },
     /** Uncounts a delivery that was admitted but in the end not accepted (its row or its job failed). */
     async forget(accountId: string, hookId: string, deliveryId: string): Promise<void> {
       const [k1, k2] = keys(accountId, hookId);

@@ -99,25 +99,27 @@ export function webhooksRepository(q: Queryable) {
       return rows.map((r) => ({ ...toHook(r), lastDeliveryAt: r.last_delivery_at === null ? null : Number(r.last_delivery_at) }));
     },
     /**
-     * Intake's one Postgres statement: finds the active hook by token hash (the partial index holds
-     * only active hooks, so unknown, disabled and regenerated tokens are the same miss) and logs the
-     * delivery as Accepted in the same statement. Null when no live hook has that token.
+     * Intake's one Postgres statement, for every delivery of a batch at once: finds each active hook
+     * by token hash (the partial index holds only active hooks, so unknown, disabled and regenerated
+     * tokens are the same miss) and logs the delivery as Accepted, all in one statement and one
+     * commit. Answers by position: the hook, or null when no live hook has that token.
      */
-    async insertForToken(tokenHash: string, d: { id: string; at: number; bytes: number; body: string }): Promise<{ hookId: string; accountId: string } | null> {
-      const rows = await preparedQuery<{ account_id: string; hook_id: string }>(q, {
-        name: 'webhook-delivery-by-token',
+    async insertForTokens(ds: { tokenHash: string; id: string; at: number; bytes: number; body: string }[]): Promise<({ hookId: string; accountId: string } | null)[]> {
+      const rows = await preparedQuery<{ id: string; account_id: string; hook_id: string }>(q, {
+        name: 'webhook-deliveries-by-token',
         text: `INSERT INTO webhook_deliveries (id, account_id, hook_id, at, outcome, bytes, body)
-               SELECT $2, h.account_id, h.id, $3, 'Accepted', $4, $5 FROM webhook_hooks h
-                WHERE h.token_hash = $1 AND h.status = 'active'
-               RETURNING account_id, hook_id`,
-        values: [tokenHash, d.id, d.at, d.bytes, d.body],
+               SELECT v.id, h.account_id, h.id, v.at, 'Accepted', v.bytes, v.body
+                 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[]) AS v(token_hash, id, at, bytes, body)
+                 JOIN webhook_hooks h ON h.token_hash = v.token_hash AND h.status = 'active'
+               RETURNING id, account_id, hook_id`,
+        values: [ds.map((d) => d.tokenHash), ds.map((d) => d.id), ds.map((d) => d.at), ds.map((d) => d.bytes), ds.map((d) => d.body)],
       });
-      const row = rows[0];
-      return row ? { hookId: row.hook_id, accountId: row.account_id } : null;
+      const found = new Map(rows.map((r) => [r.id, { hookId: r.hook_id, accountId: r.account_id }]));
+      return ds.map((d) => found.get(d.id) ?? null);
     },
     /** Accepted → Rate Limited: over a limit, so it is not handed on and its body is not kept. */
-    async markRateLimited(deliveryId: string): Promise<void> {
-      await q('webhook_deliveries').where({ id: deliveryId, outcome: 'Accepted' }).whereNull('turn_id').update({ outcome: 'Rate Limited', body: null });
+    async markRateLimited(deliveryIds: string[]): Promise<void> {
+      await q('webhook_deliveries').whereIn('id', deliveryIds).andWhere({ outcome: 'Accepted' }).whereNull('turn_id').update({ outcome: 'Rate Limited', body: null });
     },
     async insertDelivery(d: NewDelivery): Promise<void> {
       await preparedQuery(q, {
@@ -128,9 +130,8 @@ export function webhooksRepository(q: Queryable) {
       });
     },
     /** Accepted → Worker Error (the agent could not be woken, or the worker gave up). */
-    async markWorkerError(deliveryId: string, error: string): Promise<boolean> {
-      const n = await q('webhook_deliveries').where({ id: deliveryId, outcome: 'Accepted' }).whereNull('turn_id').update({ outcome: 'Worker Error', error });
-      return n > 0;
+    async markWorkerError(deliveryIds: string[], error: string): Promise<number> {
+      return q('webhook_deliveries').whereIn('id', deliveryIds).andWhere({ outcome: 'Accepted' }).whereNull('turn_id').update({ outcome: 'Worker Error', error });
     },
     async findDelivery(deliveryId: string, lock = false): Promise<Delivery | null> {
       let query = q('webhook_deliveries').where({ id: deliveryId }).first<DeliveryRow | undefined>();

@@ -2,20 +2,26 @@ import { failDelivery, handDeliveries, type HandOutcome } from '../../src/webhoo
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
 import type { Runtime } from '../../src/runtime.js';
 import { defineProcessor } from '../create-worker.js';
-import { createBatcher, type Batcher } from './batcher.js';
+import { createBatcher, type Batcher } from '../../src/webhooks/batcher.js';
 
 /**
  * Deliveries whose jobs run at the same time are handed over together (one transaction, one drain per
  * account); a worker running one job at a time hands each alone. Two batches may be in flight, so a
  * batch gathers while the previous one commits.
  */
-const batchers = new WeakMap<Runtime, Batcher<HandOutcome>>();
+const batchers = new WeakMap<Runtime, Batcher<string, HandOutcome>>();
 
-function batcherFor(rt: Runtime): Batcher<HandOutcome> {
+function batcherFor(rt: Runtime): Batcher<string, HandOutcome> {
   let batcher = batchers.get(rt);
   if (!batcher) {
     const log = rt.logger.child({ queue: webhookEvent.queue, job: webhookEvent.name });
-    batcher = createBatcher((ids) => handDeliveries(rt, ids, log), { maxBatch: 200, maxInFlight: 2 });
+    batcher = createBatcher(
+      async (ids: string[]) => {
+        const answers = await handDeliveries(rt, ids, log);
+        return ids.map((id) => answers.get(id) ?? new Error(`no answer for ${id}`));
+      },
+      { maxBatch: 200, maxInFlight: 2 },
+    );
     batchers.set(rt, batcher);
   }
   return batcher;
