@@ -88,6 +88,8 @@ const envSchema = z.object({
   WEBHOOK_ACCOUNT_PER_HOUR: int(120),
   // Jobs one webhook-events worker process hands over at once (gathered into shared transactions).
   WEBHOOK_EVENTS_CONCURRENCY: int(128),
+  // Days a hook's delivery log keeps a delivery; the maintenance sweep deletes older ones.
+  WEBHOOK_DELIVERY_RETENTION_DAYS: int(30),
   // Review queue and mail (issue 4).
   MAIL_TRANSPORT: z.enum(['local', 'smtp', 'http']).optional().transform((v) => v ?? 'local'),
   MAIL_FROM: z.string().optional().transform((v) => v ?? 'Growth Agent <agent@localhost>'),
@@ -205,6 +207,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       perAccount: env.WEBHOOK_ACCOUNT_PER_HOUR,
       /** Jobs one webhook-events worker process runs at once. */
       eventsConcurrency: env.WEBHOOK_EVENTS_CONCURRENCY,
+      /** How long the delivery log keeps a delivery (ms); an accepted one not yet handed over is kept. */
+      deliveryRetentionMs: env.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 60 * 60 * 1000,
     },
   };
 }

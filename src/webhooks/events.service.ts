@@ -89,3 +89,21 @@ export async function sweepDeliveries(rt: Runtime, log: Logger, now = Date.now()
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
   return { requeued: ids.length };
 }
+
+/**
+ * Maintenance step: the delivery log keeps `WEBHOOK_DELIVERY_RETENTION_DAYS`. Older deliveries are
+ * deleted in chunks (short transactions) up to `maxChunks` per sweep; an accepted delivery the agent
+ * has not got yet is never deleted. What the agent made of a delivery (its turn, cards, leads) stays.
+ */
+export async function pruneDeliveries(rt: Runtime, log: Logger, now = Date.now(), opts = { chunk: 5_000, maxChunks: 20 }): Promise<{ pruned: number }> {
+  const repo = webhooksRepository(rt.db);
+  const before = now - rt.config.webhooks.deliveryRetentionMs;
+  let pruned = 0;
+  for (let i = 0; i < opts.maxChunks; i++) {
+    const n = await repo.pruneBefore(before, opts.chunk);
+    pruned += n;
+    if (n < opts.chunk) break;
+  }
+  if (pruned) log.info({ pruned, before }, 'webhook delivery log pruned');
+  return { pruned };
+}
