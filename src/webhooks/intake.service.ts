@@ -47,16 +47,17 @@ interface Arrival {
 
 /**
  * Concurrent POSTs are gathered (group commit, no timer: a lone POST goes at once) so that one
- * statement and one commit log them all, one pipeline counts them and one addBulk queues their jobs.
- * Each request still answers only once its own row is committed and its own job queued.
+ * statement and one commit log them all, one script call per account counts them and one addBulk
+ * queues their jobs. Each request still answers only once its own row is committed and its own job
+ * queued. One gatherer per set of connections (the API's deps).
  */
 const gatherers = new WeakMap<object, Batcher<Arrival, { deliveryId: string } | null>>();
 
 function gathererFor(deps: IntakeDeps): Batcher<Arrival, { deliveryId: string } | null> {
-  let g = gatherers.get(deps.db);
+  let g = gatherers.get(deps);
   if (!g) {
     g = createBatcher((arrivals: Arrival[]) => receiveMany(deps, arrivals), { maxBatch: 100, maxInFlight: 2, retrySingly: false });
-    gatherers.set(deps.db, g);
+    gatherers.set(deps, g);
   }
   return g;
 }
