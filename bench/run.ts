@@ -14,6 +14,7 @@ import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
+import { webhookWorker } from './webhook-worker.bench.js';
 import { ROOT } from './lib.js';
 
 export interface BenchContext {
@@ -33,6 +34,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
   'webhook-intake': webhookIntake,
+  'webhook-worker': webhookWorker,
   'mail-send': mailSend,
 };
 

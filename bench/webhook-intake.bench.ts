@@ -1,6 +1,7 @@
 /**
  * Webhook intake: accepted deliveries through `POST /api/webhook/hook/whk_…` on a real API process
- * (one Postgres statement finding the hook and logging the delivery, rolling-hour script in Redis, BullMQ add), with the hourly
+ * (Postgres finding the hook and logging the delivery, rolling-hour script in Redis, BullMQ add; POSTs arriving together are
+ * gathered into one statement, one pipeline and one addBulk), with the hourly
  * limits raised by configuration, beside bare Express and an Express floor measured in the same run.
  */
 import { Queue } from 'bullmq';
@@ -62,7 +63,8 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
       `http://127.0.0.1:${pWrite}/`,
     ),
     await startServer(
-      ['bin/start.ts', 'api'],
+      // BENCH_CPU_PROF=dir: the API process writes a CPU profile there (node --cpu-prof).
+      [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []), 'bin/start.ts', 'api'],
       {
         DATABASE_URL: config.databaseUrl,
         QUEUE_PREFIX: PREFIX,
@@ -97,8 +99,9 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
       title: 'Webhook intake',
       body: [
         `10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s each; medians of the rounds. ${Buffer.byteLength(PAYLOAD)}-byte JSON payload;`,
-        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: one Postgres statement',
-        '(token lookup + committed delivery row), the rolling-hour script (Redis), the `webhook-events` job (BullMQ). No worker runs, so jobs wait in Redis.',
+        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: token lookup and committed delivery row',
+        '(Postgres), the rolling-hour script (Redis), the `webhook-events` job (BullMQ); POSTs arriving together share the statement and its commit,',
+        'one Redis pipeline and one addBulk (group commit), each answering once its own row is committed and job queued. No worker runs, so jobs wait in Redis.',
         '',
         '| target | req/s | of bare Express | p50 ms | p99 ms | errors + non-2xx |',
         '|---|---:|---:|---:|---:|---:|',

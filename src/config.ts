@@ -86,6 +86,10 @@ const envSchema = z.object({
   // raised only for benchmarks.
   WEBHOOK_HOOK_PER_HOUR: int(60),
   WEBHOOK_ACCOUNT_PER_HOUR: int(120),
+  // Jobs one webhook-events worker process hands over at once (gathered into shared transactions).
+  WEBHOOK_EVENTS_CONCURRENCY: int(128),
+  // Days a hook's delivery log keeps a delivery; the maintenance sweep deletes older ones.
+  WEBHOOK_DELIVERY_RETENTION_DAYS: int(30),
   // Review queue and mail (issue 4).
   MAIL_TRANSPORT: z.enum(['local', 'smtp', 'http']).optional().transform((v) => v ?? 'local'),
   MAIL_FROM: z.string().optional().transform((v) => v ?? 'Growth Agent <agent@localhost>'),
@@ -201,6 +205,10 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** Accepted deliveries per hook / per account in any rolling hour (spec 8.2). */
       perHook: env.WEBHOOK_HOOK_PER_HOUR,
       perAccount: env.WEBHOOK_ACCOUNT_PER_HOUR,
+      /** Jobs one webhook-events worker process runs at once. */
+      eventsConcurrency: env.WEBHOOK_EVENTS_CONCURRENCY,
+      /** How long the delivery log keeps a delivery (ms); an accepted one not yet handed over is kept. */
+      deliveryRetentionMs: env.WEBHOOK_DELIVERY_RETENTION_DAYS * 24 * 60 * 60 * 1000,
     },
   };
 }

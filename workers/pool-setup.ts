@@ -18,4 +18,5 @@ export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Part
   maintenance: { onStart: scheduleSweep },
   'card-timers': { onStart: scheduleCardSweep, options: () => ({ concurrency: 8 }) },
   'mail-sends': { onStart: scheduleMailSweep, options: () => ({ concurrency: 4 }) },
+  'webhook-events': { options: (rt) => ({ concurrency: rt.config.webhooks.eventsConcurrency }) },
 };

@@ -86,6 +86,55 @@ export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise
   }
 }
 
+/**
+ * `recordTurn` for many inputs at once, inside the caller's transaction: one insert for the turns, one
+ * upsert for the accounts' state. Only for inputs that interrupt nothing and carry no clientRequestId
+ * (events); each is recorded (created: true). Call `dispatchTurns` after commit.
+ */
+export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[]): Promise<Recorded[]> {
+  const at = Date.now();
+  for (const input of inputs) {
+    if (input.kind === 'message' || input.clientRequestId) throw new Error('recordTurns takes inputs without a clientRequestId that interrupt nothing');
+  }
+  const repo = turnsRepository(trx);
+  const turns = await repo.insertMany(
+    inputs.map((input) => ({
+      id: newId('turn'),
+      accountId: input.accountId,
+      kind: input.kind,
+      origin: input.origin,
+      tokenId: input.tokenId ?? null,
+      clientRequestId: null,
+      text: input.text ?? '',
+      data: input.data ?? null,
+      mode: input.mode ?? 'interrupt',
+      createdAt: at,
+      notBefore: Math.max(at, input.notBefore ?? at),
+      expiresAt: input.mode === 'queue' ? at + config.agent.queuedMessageTtlMs : null,
+    })),
+  );
+  await repo.touchStates(inputs.map((i) => i.accountId), at);
+  return turns.map((turn) => ({ turn, created: true, interrupting: [] }));
+}
+
+/**
+ * `dispatchTurn` for turns recorded together: one drain job per account (the drain runs every queued
+ * turn of the account, oldest first), named after the account's last turn of the batch.
+ */
+export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Promise<void> {
+  const last = new Map<string, Turn>();
+  for (const r of recorded) if (r.created) last.set(r.turn.accountId, r.turn);
+  await Promise.all(
+    [...last.values()].map(async (turn) => {
+      try {
+        await requestDrain(deps, turn.accountId, `turn-${turn.id}`, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+      } catch (err) {
+        deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
+      }
+    }),
+  );
+}
+
 /** The one entry point for every turn input (message, event, workflow run, revision, scheduled wake). */
 export async function startTurn(deps: AgentDeps, input: TurnInput): Promise<Recorded> {
   const recorded = await deps.db.transaction((trx) => recordTurn(trx, deps.config, input));

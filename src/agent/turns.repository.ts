@@ -254,6 +254,45 @@ export function turnsRepository(q: Queryable) {
       const rows: { text: string }[] = await q('agent_memory').where({ account_id: accountId }).orderBy('id', 'desc').limit(n).select('text');
       return rows.reverse().map((r) => r.text);
     },
+    /**
+     * Several turns in one statement (no clientRequestId, so no conflict to ignore), in the order
+     * given. Used where many inputs arrive together (webhook events handed over in a batch).
+     */
+    async insertMany(ts: NewTurn[]): Promise<Turn[]> {
+      if (!ts.length) return [];
+      const rows: TurnRow[] = await q('agent_turns')
+        .insert(
+          ts.map((t) => {
+            if (t.clientRequestId !== null) throw new Error('insertMany takes turns without a clientRequestId');
+            return {
+              id: t.id,
+              account_id: t.accountId,
+              kind: t.kind,
+              origin: t.origin,
+              token_id: t.tokenId,
+              client_request_id: null,
+              text: t.text,
+              data: t.data ? JSON.stringify(t.data) : null,
+              mode: t.mode,
+              status: 'queued',
+              created_at: t.createdAt,
+              not_before: t.notBefore,
+              expires_at: t.expiresAt,
+            };
+          }),
+        )
+        .returning('*');
+      return rows.map(toTurn);
+    },
+    /** touchState(…, false) for several accounts in one statement, in account order (no lock-order deadlock). */
+    async touchStates(accountIds: string[], at: number): Promise<void> {
+      const ids = [...new Set(accountIds)].sort();
+      if (!ids.length) return;
+      await q('agent_state')
+        .insert(ids.map((id) => ({ account_id: id, last_activity_at: at, last_turn_at: null })))
+        .onConflict('account_id')
+        .merge({ last_activity_at: q.raw('GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)') });
+    },
     async touchState(accountId: string, at: number, turnStarted: boolean): Promise<void> {
       await q('agent_state')
         .insert({ account_id: accountId, last_activity_at: at, last_turn_at: turnStarted ? at : null })

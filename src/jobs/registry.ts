@@ -51,6 +51,15 @@ export async function enqueue<P extends z.ZodType>(
   await queue.add(job.name, job.payload.parse(payload), { ...job.options, jobId: opts.jobId, delay: opts.delay });
 }
 
+/** `enqueue` for several jobs of one contract in one round trip (BullMQ addBulk: all or none). */
+export async function enqueueMany<P extends z.ZodType>(queues: QueueSet, job: JobDef<P>, jobs: { payload: z.input<P>; jobId: string }[]): Promise<void> {
+  if (!jobs.length) return;
+  for (const j of jobs) if (j.jobId.includes(':')) throw new Error(`jobId ${j.jobId} must not contain ':'`);
+  const queue = queues.get(job.queue);
+  if (!queue) throw new Error(`queue ${job.queue} is not open in this process`);
+  await queue.addBulk(jobs.map((j) => ({ name: job.name, data: job.payload.parse(j.payload), opts: { ...job.options, jobId: j.jobId } })));
+}
+
 export async function closeQueues(queues: QueueSet): Promise<void> {
   await Promise.all([...queues.values()].map((q) => q.close()));
 }

@@ -1,4 +1,4 @@
-import { dispatchTurn, recordTurn, type Recorded } from '../agent/agent.service.js';
+import { dispatchTurns, recordTurns, type TurnInput } from '../agent/agent.service.js';
 import { requestDrain } from '../agent/runtime.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
@@ -24,40 +24,58 @@ function jsonbSafe(value: unknown): unknown {
 export type HandOutcome = 'handed' | 'already handed' | 'not handed';
 
 /**
- * Hands an accepted delivery to its account's agent: an `event` turn, origin `hook`, whose data is the
- * payload labelled with the hook's label (outside data: the brain only ever sees it in a data block).
- * Under the delivery row's lock the turn is recorded and linked in one transaction, so running this
- * twice records one turn; the drain is asked for after commit (and again on a repeat: idempotent).
+ * Hands accepted deliveries to their accounts' agent: for each, an `event` turn, origin `hook`, whose
+ * data is the payload labelled with the hook's label (outside data: the brain only ever sees it in a
+ * data block). One transaction for the whole batch: the delivery rows are locked, their turns recorded
+ * (one insert) and linked (one update), so running a delivery twice records one turn. After commit one
+ * drain is queued per account (and asked for again on a repeat: idempotent).
+ *
+ * Per delivery the answer is its outcome, or the Error that stops only it (a body that does not parse:
+ * its job fails and retries, the others are handed). Throws only when the batch as a whole failed.
  */
-export async function handDelivery(rt: Runtime, deliveryId: string, log: Logger): Promise<HandOutcome> {
-  const result = await rt.db.transaction(async (trx): Promise<{ outcome: HandOutcome; recorded?: Recorded; accountId?: string; turnId?: string }> => {
+export async function handDeliveries(rt: Runtime, deliveryIds: string[], log: Logger): Promise<Map<string, HandOutcome | Error>> {
+  const answers = new Map<string, HandOutcome | Error>(deliveryIds.map((id) => [id, 'not handed']));
+  const again = new Map<string, string>();
+  const recorded = await rt.db.transaction(async (trx) => {
     const repo = webhooksRepository(trx);
-    const delivery = await repo.findDelivery(deliveryId, true);
-    if (!delivery || delivery.outcome !== 'Accepted' || delivery.body === null) return { outcome: 'not handed' };
-    if (delivery.turnId) return { outcome: 'already handed', accountId: delivery.accountId, turnId: delivery.turnId };
-    const hook = await repo.findHook(delivery.hookId);
-    if (!hook) return { outcome: 'not handed' };
-    const recorded = await recordTurn(trx, rt.config, {
-      accountId: delivery.accountId,
-      kind: 'event',
-      origin: 'hook',
-      data: { label: hook.label, content: jsonbSafe(JSON.parse(delivery.body)) },
-    });
-    await repo.setTurn(delivery.accountId, deliveryId, recorded.turn.id);
-    return { outcome: 'handed', recorded };
+    const handing: { deliveryId: string; input: TurnInput }[] = [];
+    for (const d of await repo.lockForHanding(deliveryIds)) {
+      if (d.outcome !== 'Accepted' || d.body === null || d.label === null) continue;
+      if (d.turnId) {
+        answers.set(d.deliveryId, 'already handed');
+        again.set(d.accountId, d.turnId);
+        continue;
+      }
+      try {
+        const content = jsonbSafe(JSON.parse(d.body));
+        handing.push({ deliveryId: d.deliveryId, input: { accountId: d.accountId, kind: 'event', origin: 'hook', data: { label: d.label, content } } });
+      } catch (err) {
+        answers.set(d.deliveryId, err as Error);
+      }
+    }
+    const made = await recordTurns(trx, rt.config, handing.map((h) => h.input));
+    await repo.setTurns(handing.map((h, i) => ({ deliveryId: h.deliveryId, turnId: made[i]!.turn.id })));
+    handing.forEach((h) => answers.set(h.deliveryId, 'handed'));
+    return made.map((r, i) => ({ ...r, deliveryId: handing[i]!.deliveryId }));
   });
-  if (result.recorded) await dispatchTurn(rt, result.recorded);
-  else if (result.outcome === 'already handed') {
-    // The first run may have died between commit and dispatch; asking again is a no-op otherwise.
-    await requestDrain(rt, result.accountId!, `turn-${result.turnId!}`);
-  }
-  log.info({ deliveryId, outcome: result.outcome, turnId: result.recorded?.turn.id ?? result.turnId }, 'webhook delivery handed to the agent');
-  return result.outcome;
+  await dispatchTurns(rt, recorded);
+  // A first run may have died between commit and dispatch; asking again is a no-op otherwise.
+  await Promise.all([...again].map(([accountId, turnId]) => requestDrain(rt, accountId, `turn-${turnId}`)));
+  if (recorded.length) log.info({ handed: recorded.map((r) => ({ deliveryId: r.deliveryId, turnId: r.turn.id })) }, 'webhook deliveries handed to the agent');
+  if (again.size) log.info({ alreadyHanded: [...answers].filter(([, a]) => a === 'already handed').map(([id]) => id) }, 'webhook deliveries already handed; drain asked again');
+  return answers;
+}
+
+/** One delivery (see handDeliveries). */
+export async function handDelivery(rt: Runtime, deliveryId: string, log: Logger): Promise<HandOutcome> {
+  const answer = (await handDeliveries(rt, [deliveryId], log)).get(deliveryId)!;
+  if (answer instanceof Error) throw answer;
+  return answer;
 }
 
 /** The worker gave up on a delivery: the log says Worker Error (and it stops being re-queued). */
 export async function failDelivery(rt: Runtime, deliveryId: string, error: string): Promise<void> {
-  await webhooksRepository(rt.db).markWorkerError(deliveryId, error.slice(0, 500));
+  await webhooksRepository(rt.db).markWorkerError([deliveryId], error.slice(0, 500));
 }
 
 /**
@@ -70,4 +88,22 @@ export async function sweepDeliveries(rt: Runtime, log: Logger, now = Date.now()
   for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId }, { jobId: webhookEventJobId(deliveryId) });
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
   return { requeued: ids.length };
+}
+
+/**
+ * Maintenance step: the delivery log keeps `WEBHOOK_DELIVERY_RETENTION_DAYS`. Older deliveries are
+ * deleted in chunks (short transactions) up to `maxChunks` per sweep; an accepted delivery the agent
+ * has not got yet is never deleted. What the agent made of a delivery (its turn, cards, leads) stays.
+ */
+export async function pruneDeliveries(rt: Runtime, log: Logger, now = Date.now(), opts = { chunk: 5_000, maxChunks: 20 }): Promise<{ pruned: number }> {
+  const repo = webhooksRepository(rt.db);
+  const before = now - rt.config.webhooks.deliveryRetentionMs;
+  let pruned = 0;
+  for (let i = 0; i < opts.maxChunks; i++) {
+    const n = await repo.pruneBefore(before, opts.chunk);
+    pruned += n;
+    if (n < opts.chunk) break;
+  }
+  if (pruned) log.info({ pruned, before }, 'webhook delivery log pruned');
+  return { pruned };
 }

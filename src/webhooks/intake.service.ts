@@ -1,9 +1,10 @@
 import { newId } from '../ids.js';
-import { enqueue } from '../jobs/registry.js';
+import { enqueueMany } from '../jobs/registry.js';
 import { webhookEvent, webhookEventJobId } from '../jobs/webhook-event.job.js';
 import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
 import type { Runtime } from '../runtime.js';
+import { createBatcher, type Batcher } from './batcher.js';
 import { createHookLimiter, type HookLimiter } from './hook-limiter.js';
 import { hashHookToken } from './hook-token.js';
 import { webhooksRepository } from './webhooks.repository.js';
@@ -36,18 +37,65 @@ interface Logged {
   at: number;
 }
 
+interface Arrival {
+  tokenHash: string;
+  id: string;
+  at: number;
+  bytes: number;
+  body: string;
+}
+
+/**
+ * Concurrent POSTs are gathered (group commit, no timer: a lone POST goes at once) so that one
+ * statement and one commit log them all, one script call per account counts them and one addBulk
+ * queues their jobs. Each request still answers only once its own row is committed and its own job
+ * queued. One gatherer per set of connections (the API's deps).
+ */
+const gatherers = new WeakMap<object, Batcher<Arrival, { deliveryId: string } | null>>();
+
+function gathererFor(deps: IntakeDeps): Batcher<Arrival, { deliveryId: string } | null> {
+  let g = gatherers.get(deps);
+  if (!g) {
+    g = createBatcher((arrivals: Arrival[]) => receiveMany(deps, arrivals), { maxBatch: 100, maxInFlight: 2, retrySingly: false });
+    gatherers.set(deps, g);
+  }
+  return g;
+}
+
 /**
  * A POST to a hook URL, body already read and checked: logs it and hands it on. Null when no live hook
- * has that token (the caller answers 404). The same work for every token: one SHA-256 and one indexed
- * statement (lookup and log together); nothing about the token's shape short-circuits it.
+ * has that token (the caller answers 404). The same work for every token: one SHA-256 and the same
+ * indexed statement (lookup and log together) as the POSTs gathered with it; nothing about the
+ * token's shape short-circuits it.
  */
 export async function receiveDelivery(deps: IntakeDeps, token: string, body: string, bytes: number): Promise<{ deliveryId: string } | null> {
-  const deliveryId = newId('dlv');
-  const at = webhookClock.now();
-  const hook = await webhooksRepository(deps.db).insertForToken(hashHookToken(token), { id: deliveryId, at, bytes, body });
-  if (!hook) return null;
-  await handOn(deps, { deliveryId, accountId: hook.accountId, hookId: hook.hookId, at });
-  return { deliveryId };
+  return gathererFor(deps).submit({ tokenHash: hashHookToken(token), id: newId('dlv'), at: webhookClock.now(), bytes, body });
+}
+
+async function receiveMany(deps: IntakeDeps, arrivals: Arrival[]): Promise<({ deliveryId: string } | null | Error)[]> {
+  const repo = webhooksRepository(deps.db);
+  let hooks: ({ hookId: string; accountId: string } | null | Error)[];
+  try {
+    hooks = await repo.insertForTokens(arrivals);
+  } catch (err) {
+    // One statement: nothing was logged. Alone, each gets its own answer (503 when Postgres is away).
+    if (arrivals.length === 1) throw err;
+    hooks = await Promise.all(arrivals.map((a) => repo.insertForTokens([a]).then(([h]) => h ?? null, (e: unknown) => e as Error)));
+  }
+  const logged: Logged[] = [];
+  arrivals.forEach((a, i) => {
+    const hook = hooks[i];
+    if (hook instanceof Error) return;
+    if (hook) logged.push({ deliveryId: a.id, accountId: hook.accountId, hookId: hook.hookId, at: a.at });
+  });
+  const outcomes = new Map((await handOnMany(deps, logged)).map((o, i) => [logged[i]!.deliveryId, o]));
+  return arrivals.map((a, i) => {
+    const hook = hooks[i];
+    if (hook instanceof Error) return hook;
+    const o = outcomes.get(a.id);
+    if (o === undefined) return null;
+    return o instanceof Error ? o : { deliveryId: a.id };
+  });
 }
 
 /** Logs a delivery of a known hook (a replay) and hands it on like a POST. */
@@ -61,39 +109,57 @@ export async function logAndHandOn(
   const deliveryId = newId('dlv');
   const at = webhookClock.now();
   await webhooksRepository(deps.db).insertDelivery({ id: deliveryId, accountId: hook.accountId, hookId: hook.hookId, at, outcome: 'Accepted', bytes, body, replayOf, error: null });
-  await handOn(deps, { deliveryId, accountId: hook.accountId, hookId: hook.hookId, at });
+  const [outcome] = await handOnMany(deps, [{ deliveryId, accountId: hook.accountId, hookId: hook.hookId, at }]);
+  if (outcome instanceof Error) throw outcome;
   return { deliveryId, outcome: 'Accepted' };
 }
 
 /**
- * The logged delivery (committed as Accepted) is counted against both rolling-hour windows and its
- * `webhook-events` job queued (DESIGN rule 2). Over a limit: the log says Rate Limited, RateLimited is
- * thrown. Redis unreachable (the limiter and the queue share it): the log says Worker Error, it is not
- * counted, BadGateway (502) is thrown; the sender retries the same POST once Redis is back. If this
- * process dies midway the row stays Accepted and the maintenance sweeper queues it.
+ * Logged deliveries (committed as Accepted) are counted against both rolling-hour windows and their
+ * `webhook-events` jobs queued (DESIGN rule 2); answers by position: null when accepted, else the
+ * error that delivery's request throws. Over a limit: the log says Rate Limited, RateLimited. Redis
+ * unreachable (the limiter and the queue share it): the log says Worker Error, it is not counted,
+ * BadGateway (502); the sender retries the same POST once Redis is back. If this process dies midway
+ * the rows stay Accepted and the maintenance sweeper queues them.
  */
-async function handOn(deps: IntakeDeps, d: Logged): Promise<void> {
+async function handOnMany(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error)[]> {
+  if (!ds.length) return [];
   const repo = webhooksRepository(deps.db);
   const limiter = hookLimiter(deps);
-  let admitted: Awaited<ReturnType<HookLimiter['admit']>>;
+  const answers = await limiter.admitMany(ds);
+  const out: (null | Error)[] = ds.map(() => null);
+  const unreachable: Logged[] = [];
+  const refused: Logged[] = [];
+  const admitted: Logged[] = [];
+  answers.forEach((a, i) => {
+    const d = ds[i]!;
+    if (a instanceof Error) {
+      unreachable.push(d);
+      deps.logger.warn({ deliveryId: d.deliveryId, hookId: d.hookId, err: a.message }, 'webhook delivery recorded; limiter and queue unreachable');
+      out[i] = new BadGateway(AGENT_NOT_WOKEN);
+    } else if (!a.allowed) {
+      refused.push(d);
+      out[i] = new RateLimited(a.retryAfterSeconds);
+    } else admitted.push(d);
+  });
   try {
-    admitted = await limiter.admit(d.accountId, d.hookId, d.deliveryId, d.at);
+    await enqueueMany(
+      deps.queues,
+      webhookEvent,
+      admitted.map((d) => ({ payload: { deliveryId: d.deliveryId }, jobId: webhookEventJobId(d.deliveryId) })),
+    );
   } catch (err) {
-    await repo.markWorkerError(d.deliveryId, 'queue unreachable');
-    deps.logger.warn({ deliveryId: d.deliveryId, hookId: d.hookId, err: (err as Error).message }, 'webhook delivery recorded; limiter and queue unreachable');
-    throw new BadGateway(AGENT_NOT_WOKEN);
+    // Not handed on, so not accepted: they stop counting and the log says why.
+    await Promise.all(admitted.map((d) => limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {})));
+    for (const d of admitted) {
+      deps.logger.warn({ deliveryId: d.deliveryId, hookId: d.hookId, err: (err as Error).message }, 'webhook delivery recorded; queue unreachable');
+      out[ds.indexOf(d)] = new BadGateway(AGENT_NOT_WOKEN);
+    }
+    unreachable.push(...admitted);
   }
-  if (!admitted.allowed) {
-    await repo.markRateLimited(d.deliveryId);
-    throw new RateLimited(admitted.retryAfterSeconds);
-  }
-  try {
-    await enqueue(deps.queues, webhookEvent, { deliveryId: d.deliveryId }, { jobId: webhookEventJobId(d.deliveryId) });
-  } catch (err) {
-    // Not handed on, so not accepted: it stops counting and the log says why.
-    await repo.markWorkerError(d.deliveryId, 'queue unreachable');
-    await limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {});
-    deps.logger.warn({ deliveryId: d.deliveryId, hookId: d.hookId, err: (err as Error).message }, 'webhook delivery recorded; queue unreachable');
-    throw new BadGateway(AGENT_NOT_WOKEN);
-  }
+  await Promise.all([
+    unreachable.length ? repo.markWorkerError(unreachable.map((d) => d.deliveryId), 'queue unreachable') : null,
+    refused.length ? repo.markRateLimited(refused.map((d) => d.deliveryId)) : null,
+  ]);
+  return out;
 }

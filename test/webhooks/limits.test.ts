@@ -94,6 +94,26 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect(await limiter.admit('acct_race', 'hook_2', 'dlv_last', now)).toEqual({ allowed: false, retryAfterSeconds: 3600 });
   });
 
+  it('answers a batch of deliveries exactly as the same deliveries admitted one by one, in order', async () => {
+    const limits = { perHook: 3, perAccount: 5 };
+    const one = createHookLimiter(env.rt.redis, `one${Date.now()}`, limits);
+    const many = createHookLimiter(env.rt.redis, `many${Date.now()}`, limits);
+    // Two accounts, three hooks, times spread over more than an hour so the window rolls mid-batch.
+    const ds = Array.from({ length: 40 }, (_, i) => ({
+      accountId: `acct_${i % 2}`,
+      hookId: `hook_${i % 3}`,
+      deliveryId: `dlv_${i}`,
+      at: now + i * 5 * 60_000 - (i % 4) * 1_000,
+    }));
+    const expected = [];
+    for (const d of ds) expected.push(await one.admit(d.accountId, d.hookId, d.deliveryId, d.at));
+    const first = await many.admitMany(ds.slice(0, 17));
+    const rest = await many.admitMany(ds.slice(17));
+    expect([...first, ...rest]).toEqual(expected);
+    expect(expected.filter((a) => a.allowed).length).toBeGreaterThan(5);
+    expect(expected.filter((a) => !a.allowed).length).toBeGreaterThan(5);
+  });
+
   it('counts a replay like a new delivery, and refuses it over the limit', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);

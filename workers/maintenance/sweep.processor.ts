@@ -2,7 +2,7 @@ import { sweepAgent } from '../../src/agent/maintenance.service.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
 import type { Runtime } from '../../src/runtime.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
-import { sweepDeliveries } from '../../src/webhooks/events.service.js';
+import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { defineProcessor } from '../create-worker.js';
 
 export const sweepProcessor = defineProcessor({
@@ -10,7 +10,7 @@ export const sweepProcessor = defineProcessor({
   run: async (_payload, { rt, log }) => ({
     ...(await sweepAgent(rt, log)),
     schedulersRepaired: await repairSchedulers(rt),
-    webhooks: await sweepDeliveries(rt, log),
+    webhooks: { ...(await sweepDeliveries(rt, log)), ...(await pruneDeliveries(rt, log)) },
   }),
 });
 

@@ -1,13 +1,38 @@
-import { failDelivery, handDelivery } from '../../src/webhooks/events.service.js';
+import { failDelivery, handDeliveries, type HandOutcome } from '../../src/webhooks/events.service.js';
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
+import type { Runtime } from '../../src/runtime.js';
 import { defineProcessor } from '../create-worker.js';
+import { createBatcher, type Batcher } from '../../src/webhooks/batcher.js';
+
+/**
+ * Deliveries whose jobs run at the same time are handed over together (one transaction, one drain per
+ * account); a worker running one job at a time hands each alone. Two batches may be in flight, so a
+ * batch gathers while the previous one commits.
+ */
+const batchers = new WeakMap<Runtime, Batcher<string, HandOutcome>>();
+
+function batcherFor(rt: Runtime): Batcher<string, HandOutcome> {
+  let batcher = batchers.get(rt);
+  if (!batcher) {
+    const log = rt.logger.child({ queue: webhookEvent.queue, job: webhookEvent.name });
+    batcher = createBatcher(
+      async (ids: string[]) => {
+        const answers = await handDeliveries(rt, ids, log);
+        return ids.map((id) => answers.get(id) ?? new Error(`no answer for ${id}`));
+      },
+      { maxBatch: 200, maxInFlight: 2 },
+    );
+    batchers.set(rt, batcher);
+  }
+  return batcher;
+}
 
 /** Hands one accepted delivery to the agent; on the last failed attempt the log records Worker Error. */
 export const webhookEventProcessor = defineProcessor({
   job: webhookEvent,
-  run: async ({ deliveryId }, { rt, log, job }) => {
+  run: async ({ deliveryId }, { rt, job }) => {
     try {
-      return { outcome: await handDelivery(rt, deliveryId, log) };
+      return { outcome: await batcherFor(rt).submit(deliveryId) };
     } catch (err) {
       if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
         await failDelivery(rt, deliveryId, `the worker could not hand it to the agent: ${(err as Error).message}`).catch(() => {});

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { pruneDeliveries } from '../../src/webhooks/events.service.js';
+import { sweepProcessor } from '../../workers/maintenance/sweep.processor.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { makeHook } from './helpers.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+const log = createLogger('silent');
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv({ env: { WEBHOOK_DELIVERY_RETENTION_DAYS: '7' } });
+});
+afterAll(() => env.close());
+
+type Row = { id: string; outcome: string; turn_id?: string | null; at: number };
+
+async function logRows(accountId: string, hookId: string, rows: Row[]) {
+  await env.rt.db('webhook_deliveries').insert(
+    rows.map((r) => ({ account_id: accountId, hook_id: hookId, bytes: 2, body: r.outcome === 'Rate Limited' ? null : '{}', turn_id: null, ...r })),
+  );
+}
+
+const ids = async (hookId: string) => (await env.rt.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
+
+describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
+  it('deletes deliveries older than the retention, in chunks, but never an accepted one the agent has not got', async () => {
+    const now = Date.now();
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId, 'kept');
+    const busy = await makeHook(env, accountId, 'busy');
+    await logRows(accountId, hook.hookId, [
+      { id: 'dlv_r_oldhanded', outcome: 'Accepted', turn_id: 'turn_gone', at: now - 8 * DAY },
+      { id: 'dlv_r_oldlimited', outcome: 'Rate Limited', at: now - 8 * DAY },
+      { id: 'dlv_r_olderror', outcome: 'Worker Error', at: now - 30 * DAY },
+      { id: 'dlv_r_oldunhanded', outcome: 'Accepted', at: now - 9 * DAY },
+      { id: 'dlv_r_newhanded', outcome: 'Accepted', turn_id: 'turn_kept', at: now - 6 * DAY },
+      { id: 'dlv_r_newlimited', outcome: 'Rate Limited', at: now - 1 * DAY },
+    ]);
+    await logRows(accountId, busy.hookId, Array.from({ length: 12 }, (_, i) => ({ id: `dlv_r_busy${String(i).padStart(2, '0')}`, outcome: 'Accepted', turn_id: `turn_${i}`, at: now - 10 * DAY + i })));
+
+    expect(await pruneDeliveries(env.rt, log, now, { chunk: 5, maxChunks: 20 })).toEqual({ pruned: 15 });
+    expect(await ids(hook.hookId)).toEqual(['dlv_r_newhanded', 'dlv_r_newlimited', 'dlv_r_oldunhanded']);
+    expect(await ids(busy.hookId)).toEqual([]);
+    expect(await pruneDeliveries(env.rt, log, now)).toEqual({ pruned: 0 });
+  });
+
+  it('stops after maxChunks in one sweep and goes on at the next', async () => {
+    const now = Date.now();
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId, 'many');
+    await logRows(accountId, hook.hookId, Array.from({ length: 9 }, (_, i) => ({ id: `dlv_m_${i}`, outcome: 'Rate Limited', at: now - 8 * DAY + i })));
+    expect(await pruneDeliveries(env.rt, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
+    // The oldest went first.
+    expect(await ids(hook.hookId)).toEqual(['dlv_m_6', 'dlv_m_7', 'dlv_m_8']);
+    expect(await pruneDeliveries(env.rt, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 3 });
+  });
+
+  it('is part of the maintenance sweep', async () => {
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId, 'swept');
+    await logRows(accountId, hook.hookId, [{ id: 'dlv_s_old', outcome: 'Rate Limited', at: Date.now() - 8 * DAY }]);
+    const result = (await sweepProcessor.run({}, { rt: env.rt, log, job: {} as never })) as { webhooks: { pruned: number } };
+    expect(result.webhooks.pruned).toBeGreaterThanOrEqual(1);
+    expect(await ids(hook.hookId)).toEqual([]);
+  });
+
+  it('reads the retention in days and refuses zero', () => {
+    expect(loadConfig({}).webhooks.deliveryRetentionMs).toBe(30 * DAY);
+    expect(loadConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '90' }).webhooks.deliveryRetentionMs).toBe(90 * DAY);
+    expect(() => loadConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '0' })).toThrow(ConfigError);
+    try {
+      loadConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: '0' });
+    } catch (err) {
+      expect((err as ConfigError).problems.join(' ')).toContain('WEBHOOK_DELIVERY_RETENTION_DAYS');
+    }
+  });
+});
