@@ -70,6 +70,8 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   await db.destroy();
 
   const [pExpress, pApi] = await Promise.all([freePort(), freePort()]);
+  // BENCH_CPU_PROF=dir: the API and the worker write V8 CPU profiles there when they stop.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const common = { DATABASE_URL: config.databaseUrl, QUEUE_PREFIX: config.queuePrefix, LOG_LEVEL: 'warn', AGENT_BRAIN: 'offline' };
   const unlimited = {
     RATE_MESSAGES_PER_MINUTE: '100000000',
@@ -79,10 +81,10 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   };
   const servers = [
     await startServer(['bench/servers/baseline.ts', 'express', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
-    await startServer(['bin/start.ts', 'api'], { ...common, ...unlimited, PORT: String(pApi), HOST: '127.0.0.1', DATABASE_POOL_MAX: '20' }, `http://127.0.0.1:${pApi}/healthz`),
+    await startServer([...profile, 'bin/start.ts', 'api'], { ...common, ...unlimited, PORT: String(pApi), HOST: '127.0.0.1', DATABASE_POOL_MAX: '20' }, `http://127.0.0.1:${pApi}/healthz`),
     // The worker answers no HTTP; it is up once the API is (both migrate the same database first).
     await startServer(
-      ['bin/start.ts', 'workers', '--pools', 'agent-turns'],
+      [...profile, 'bin/start.ts', 'workers', '--pools', 'agent-turns'],
       { ...common, AGENT_TURN_CONCURRENCY: String(Math.min(clients, 16)), DATABASE_POOL_MAX: '40' },
       `http://127.0.0.1:${pApi}/healthz`,
     ),
