@@ -232,3 +232,30 @@ export async function waitForMessage(
     watch.close();
   }
 }
+
+/**
+ * Holds until a turn is terminal and returns its status and failure, or null when `timeoutMs` passes
+ * or `signal` aborts first. The turn's done notice wakes it; `pollMs` only bounds the time between
+ * reads when a notice is lost. For callers that run turns and wait on them (workflow steps).
+ */
+export async function waitForTurnEnd(
+  deps: AgentDeps,
+  turnId: string,
+  opts: { timeoutMs: number; pollMs: number },
+  signal?: AbortSignal,
+): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
+  const until = Date.now() + opts.timeoutMs;
+  const watch = watchTurn(deps, turnId);
+  const stop = signal ?? new AbortController().signal;
+  try {
+    while (Date.now() < until && !stop.aborted) {
+      watch.take();
+      const t = await deps.db('agent_turns').where({ id: turnId }).first<{ status: string; failure: string | null } | undefined>('status', 'failure');
+      if (t && isTerminal(t.status)) return { status: t.status as 'replied' | 'failed', failure: t.failure };
+      await watch.sleep(Math.min(opts.pollMs, Math.max(0, until - Date.now())), stop);
+    }
+    return null;
+  } finally {
+    watch.close();
+  }
+}
