@@ -28,19 +28,20 @@ export function brainFor(rt: Pick<Runtime, 'config'>): Brain {
  * Runs `fn` while holding the account's turn lock: a session-level Postgres advisory lock on one pooled
  * connection, which `fn` gets to run the turn's own statements on. It holds across processes and dies
  * with the connection (a killed worker frees it); a connection whose unlock cannot be confirmed is
- * closed rather than returned to the pool. Returns false at once when another worker holds it.
+ * closed rather than returned to the pool. Returns null at once when another worker holds the lock;
+ * otherwise whether the account had a runnable turn just after it was let go.
  */
-export async function withAccountLock(db: Db, accountId: string, fn: (conn: PgConnection) => Promise<void>): Promise<boolean> {
+export async function withAccountLock(db: Db, accountId: string, fn: (conn: PgConnection) => Promise<void>): Promise<{ runnable: boolean } | null> {
   return withConnection(db, async (conn, discard) => {
-    if (!(await turnStatements.tryLock(conn, LOCK_NAMESPACE, accountId))) return false;
-    let released = false;
+    if (!(await turnStatements.tryLock(conn, LOCK_NAMESPACE, accountId))) return null;
+    let after = { released: false, runnable: false };
     try {
       await fn(conn);
     } finally {
-      released = await turnStatements.unlock(conn, LOCK_NAMESPACE, accountId).catch(() => false);
-      if (!released) discard();
+      after = await turnStatements.unlockThenRunnable(conn, LOCK_NAMESPACE, accountId, Date.now()).catch(() => after);
+      if (!after.released) discard();
     }
-    return true;
+    return { runnable: after.runnable };
   });
 }
 
@@ -227,7 +228,7 @@ export async function drainAccount(rt: Runtime, accountId: string, log: Logger, 
     });
     if (!got) return ran;
     // Looked at after letting go: a turn recorded while we held the lock found it busy and left it to us.
-    runnable = await turnStatements.hasRunnable(rt.db, accountId, Date.now());
+    runnable = got.runnable;
     if (ran >= TURNS_PER_JOB || !runnable) break;
   }
   if (runnable) await requestDrain(rt, accountId, `more-${accountId}-${Date.now()}`);

@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import type { Queryable } from '../db.js';
 import type { Bubble, OutsideData, Turn, TurnKind, TurnMode, TurnStatus } from './agent.types.js';
-import { ASYNC_COMMIT, run, type Runner, type Statement } from './sql.js';
+import { escapeLiteral } from 'pg';
+import { ASYNC_COMMIT, run, type PgConnection, type Runner, type Statement } from './sql.js';
 
 /** This process, as recorded on the turns it claims. */
 export const RUNNER = `${hostname()}-${process.pid}`;
@@ -294,11 +295,6 @@ const FINISH: Statement = {
 };
 
 const LOCK: Statement = { name: 'agent-account-lock', text: 'SELECT pg_try_advisory_lock($1, hashtext($2)) AS got' };
-const UNLOCK: Statement = { name: 'agent-account-unlock', text: 'SELECT pg_advisory_unlock($1, hashtext($2)) AS released' };
-const RUNNABLE: Statement = {
-  name: 'agent-account-runnable',
-  text: `SELECT EXISTS (SELECT 1 FROM agent_turns WHERE account_id = $1 AND status = 'queued' AND not_before <= $2::bigint) AS runnable`,
-};
 const INTERRUPT_FLAG: Statement = {
   name: 'agent-turn-interrupt-flag',
   text: 'SELECT interrupt_requested_at IS NOT NULL AS flagged FROM agent_turns WHERE account_id = $1 AND id = $2',
@@ -393,14 +389,22 @@ export const turnStatements = {
     const rows = await run<{ got: boolean }>(on, LOCK, [namespace, accountId]);
     return rows[0]?.got === true;
   },
-  async unlock(on: Runner, namespace: number, accountId: string): Promise<boolean> {
-    const rows = await run<{ released: boolean }>(on, UNLOCK, [namespace, accountId]);
-    return rows[0]?.released === true;
+
+  /**
+   * Lets go of the account's lock and then asks whether it has a runnable turn, in one round trip: two
+   * statements in one simple query, the second with its own snapshot taken after the unlock (so a turn
+   * recorded by someone who found the lock busy is seen).
+   */
+  async unlockThenRunnable(conn: PgConnection, namespace: number, accountId: string, now: number): Promise<{ released: boolean; runnable: boolean }> {
+    const account = escapeLiteral(accountId);
+    const results = (await conn.query({
+      text:
+        `SELECT pg_advisory_unlock(${Math.trunc(namespace)}, hashtext(${account})) AS released; ` +
+        `SELECT EXISTS (SELECT 1 FROM agent_turns WHERE account_id = ${account} AND status = 'queued' AND not_before <= ${Math.trunc(now)}) AS runnable`,
+    })) as unknown as [{ rows: { released: boolean }[] }, { rows: { runnable: boolean }[] }];
+    return { released: results[0].rows[0]?.released === true, runnable: results[1].rows[0]?.runnable === true };
   },
-  async hasRunnable(on: Runner, accountId: string, now: number): Promise<boolean> {
-    const rows = await run<{ runnable: boolean }>(on, RUNNABLE, [accountId, now]);
-    return rows[0]?.runnable === true;
-  },
+
   async interruptRequested(on: Runner, accountId: string, id: string): Promise<boolean> {
     const rows = await run<{ flagged: boolean }>(on, INTERRUPT_FLAG, [accountId, id]);
     return rows[0]?.flagged === true;

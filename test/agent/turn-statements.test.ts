@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
+import { withAccountLock } from '../../src/agent/runtime.js';
 import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
@@ -50,6 +51,23 @@ describe('turn statements', () => {
     expect(recorded.interrupting).toEqual([mine![0]!.id]);
     expect((await env.rt.db('agent_turns').where({ id: theirs![0]!.id }).first()).interrupt_requested_at).toBeNull();
     await env.rt.db('agent_turns').whereIn('id', [mine![0]!.id, theirs![0]!.id, recorded.turn.id]).update({ status: 'failed' });
+  });
+
+  it('holds the account lock across connections, and after letting go tells whether a turn came in meanwhile', async () => {
+    const { accountId } = await env.tenant();
+    let second: Awaited<ReturnType<typeof withAccountLock>> | undefined;
+    const first = await withAccountLock(env.rt.db, accountId, async () => {
+      // Another connection cannot take it while it is held, and runs nothing.
+      second = await withAccountLock(env.rt.db, accountId, async () => {
+        throw new Error('must not run');
+      });
+      // A turn recorded meanwhile (its drain job would find the lock busy and leave it to the holder).
+      await recordTurn(env.rt.db, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'meanwhile' });
+    });
+    expect(second).toBeNull();
+    expect(first).toEqual({ runnable: true });
+    await env.rt.db('agent_turns').where({ account_id: accountId }).update({ status: 'failed' });
+    expect(await withAccountLock(env.rt.db, accountId, async () => {})).toEqual({ runnable: false });
   });
 
   it('leaves every pooled connection committing synchronously after turns ran', async () => {
