@@ -58,6 +58,8 @@ async function closedLoop(clients: { url: string; init: () => RequestInit; ok: (
 
 export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   const clients = Number(process.env.BENCH_AGENT_CLIENTS ?? 20);
+  // One running turn per account at a time, each holding one connection of the worker's pool (40).
+  const turnConcurrency = Math.min(clients, 32);
   const config = configWith({ DATABASE_URL: ctx.databaseUrl, QUEUE_PREFIX: '{gasbench}' });
   await ensureDatabase(config.databaseUrl);
   const db = createDb(config.databaseUrl, 2);
@@ -85,7 +87,7 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
     // The worker answers no HTTP; it is up once the API is (both migrate the same database first).
     await startServer(
       [...profile, 'bin/start.ts', 'workers', '--pools', 'agent-turns'],
-      { ...common, AGENT_TURN_CONCURRENCY: String(Math.min(clients, 16)), DATABASE_POOL_MAX: '40' },
+      { ...common, AGENT_TURN_CONCURRENCY: String(turnConcurrency), DATABASE_POOL_MAX: '40' },
       `http://127.0.0.1:${pApi}/healthz`,
     ),
   ];
@@ -130,9 +132,10 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
       title: 'Agent round trip (POST /agent/messages with waitSeconds, offline brain)',
       body: [
         `Closed loop: each client sends its next request when the last one answered. ${ctx.rounds} interleaved rounds of ${ctx.seconds} s;`,
-        `medians of the rounds. One API process and one \`agent-turns\` worker process (concurrency ${Math.min(clients, 16)}), Postgres and`,
+        `medians of the rounds. One API process and one \`agent-turns\` worker process (concurrency ${turnConcurrency}), Postgres and`,
         'Redis on this machine, all sharing it with the load generator. A round trip is: auth, limiter, write the turn, enqueue, the worker',
-        'takes the account lock and runs the turn (offline brain, reply bubbles), Redis notice, the API reads the terminal message → 200.',
+        'takes the account lock and runs the turn (offline brain, two reply bubbles), the Redis notice carries the finished message, the API',
+        'checks the token → 200. Ten SQL statements, two of them synchronous commits (docs/agent.md).',
         '',
         '| target | per second | p50 ms | p99 ms | answered | failed |',
         '|---|---:|---:|---:|---:|---:|',
