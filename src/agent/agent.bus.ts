@@ -49,6 +49,9 @@ export async function publishCancel(redis: Redis, config: Config, turnIds: strin
   await Promise.all(turnIds.map((id) => redis.publish(channel(config, 'cancel'), id).catch(() => 0)));
 }
 
+/** The id at the head of a notice's JSON (`publishFinished` writes `requestId` first). */
+const LEADING_ID = /^\{"requestId":"([^"\\]+)"/;
+
 /** A `done` message: a bare turn id, or a message view (JSON). */
 function readDone(message: string): { turnId: string; view: MessageView | null } | null {
   if (!message.startsWith('{')) return { turnId: message, view: null };
@@ -108,6 +111,9 @@ export function turnBus(config: Config, tiedTo: Redis): TurnBus {
       return;
     }
     if (ch !== doneChannel) return;
+    // Every process hears every notice: parse only those someone here waits for.
+    const id = message.startsWith('{') ? LEADING_ID.exec(message)?.[1] : message;
+    if (id !== undefined && !done.has(id)) return;
     const notice = readDone(message);
     if (!notice) return;
     for (const fn of done.get(notice.turnId) ?? []) fn(notice.turnId, notice.view);

@@ -185,8 +185,8 @@ export function watchTurn(deps: AgentDeps, turnId: string): TurnWatch {
 /**
  * Holds until the turn is terminal, the time is up, the token is revoked or the client leaves. It holds
  * no database connection between reads: a Redis notice wakes it, or the bounded poll interval does.
- * A worker's notice carries the finished message, so then only the token is checked (one indexed
- * read); otherwise the turn is read. `fresh`: the turn was just written by this request (so it is
+ * A worker's notice carries the finished message, so then at most the token is checked (one indexed
+ * read, skipped when it was seen live less than AGENT_WAIT_POLL_MS ago); otherwise the turn is read. `fresh`: the turn was just written by this request (so it is
  * queued and the token was live): the first read is skipped.
  */
 export async function waitForMessage(
@@ -200,6 +200,10 @@ export async function waitForMessage(
   const watch = opts.watch ?? watchTurn(deps, ids.turnId);
   let last: MessageView | null = null;
   let skipRead = Boolean(opts.fresh);
+  // When the token was last seen live: a fresh request was just authenticated. A revocation is noticed
+  // within AGENT_WAIT_POLL_MS, so a finished message arriving sooner than that after a check is answered
+  // without another one.
+  let liveAt = opts.fresh ? Date.now() : 0;
   try {
     for (;;) {
       if (skipRead && opts.fresh) {
@@ -209,14 +213,17 @@ export async function waitForMessage(
         const notice = watch.take();
         try {
           if (notice?.view && isTerminal(notice.view.status)) {
-            if (!(await turnStatements.tokenLive(deps.db, ids.tokenId))) return { message: null, terminal: false, ended: 'unauthorized' };
+            const recent = Date.now() - liveAt < deps.config.agent.waitPollMs;
+            if (!recent && !(await turnStatements.tokenLive(deps.db, ids.tokenId))) return { message: null, terminal: false, ended: 'unauthorized' };
             return { message: notice.view, terminal: true };
           }
+          const readAt = Date.now();
           const [live, found] = await Promise.all([
             turnStatements.tokenLive(deps.db, ids.tokenId),
             turnsRepository(deps.db).findWithReplies(ids.accountId, ids.turnId, 5),
           ]);
           if (!live) return { message: null, terminal: false, ended: 'unauthorized' };
+          liveAt = readAt;
           if (!found) return { message: last, terminal: false, ended: 'poll_failed' };
           last = await messageView(deps.db, found.turn, Date.now(), found.replies);
         } catch {
