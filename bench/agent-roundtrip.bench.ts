@@ -135,7 +135,7 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
         `medians of the rounds. One API process and one \`agent-turns\` worker process (concurrency ${turnConcurrency}), Postgres and`,
         'Redis on this machine, all sharing it with the load generator. A round trip is: auth, limiter, write the turn, enqueue, the worker',
         'takes the account lock and runs the turn (offline brain, two reply bubbles), the Redis notice carries the finished message → 200.',
-        'Nine SQL statements, two of them synchronous commits (docs/agent.md).',
+        'Nine SQL statements in seven round trips, two of them synchronous commits (docs/agent.md).',
         '',
         '| target | per second | p50 ms | p99 ms | answered | failed |',
         '|---|---:|---:|---:|---:|---:|',

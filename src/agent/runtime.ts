@@ -32,11 +32,37 @@ export function brainFor(rt: Pick<Runtime, 'config'>): Brain {
  * otherwise whether the account had a runnable turn just after it was let go.
  */
 export async function withAccountLock(db: Db, accountId: string, fn: (conn: PgConnection) => Promise<void>): Promise<{ runnable: boolean } | null> {
+  return holdAccount(
+    db,
+    accountId,
+    async (conn) => ((await turnStatements.tryLock(conn, LOCK_NAMESPACE, accountId)) ? true : null),
+    (conn) => fn(conn),
+  );
+}
+
+/**
+ * The lock's life on its connection: `acquire` takes it (null: someone else holds it), `fn` runs while
+ * it is held, then it is let go and the runnable check made. A connection whose lock state is unknown
+ * (acquire or unlock failed) is closed, never pooled.
+ */
+async function holdAccount<T>(
+  db: Db,
+  accountId: string,
+  acquire: (conn: PgConnection) => Promise<T | null>,
+  fn: (conn: PgConnection, acquired: T) => Promise<void>,
+): Promise<{ runnable: boolean } | null> {
   return withConnection(db, async (conn, discard) => {
-    if (!(await turnStatements.tryLock(conn, LOCK_NAMESPACE, accountId))) return null;
+    let acquired: T | null;
+    try {
+      acquired = await acquire(conn);
+    } catch (err) {
+      discard();
+      throw err;
+    }
+    if (acquired === null) return null;
     let after = { released: false, runnable: false };
     try {
-      await fn(conn);
+      await fn(conn, acquired);
     } finally {
       after = await turnStatements.unlockThenRunnable(conn, LOCK_NAMESPACE, accountId, Date.now()).catch(() => after);
       if (!after.released) discard();
@@ -202,30 +228,40 @@ export async function drainAccount(rt: Runtime, accountId: string, log: Logger, 
   let ran = 0;
   let runnable = false;
   for (let pass = 0; pass < 3; pass++) {
-    const got = await withAccountLock(rt.db, accountId, async (conn) => {
-      let recovered = false;
-      while (ran < TURNS_PER_JOB) {
-        const busMark = bus.mark();
-        const claimed = await turnStatements.claim(conn, accountId, Date.now(), RUNNER);
-        if (claimed.orphans > 0) {
-          // Turns left running while we hold the lock were a dead worker's: settle them, then claim again.
-          if (recovered) throw new Error(`account ${accountId} still has running turns after their recovery`);
-          await recoverOrphans(rt, accountId, log);
-          recovered = true;
-          continue;
+    // The first claim goes with taking the lock (one round trip); later ones on their own.
+    let busMark = bus.mark();
+    const got = await holdAccount(
+      rt.db,
+      accountId,
+      (conn) => turnStatements.lockAndClaim(conn, LOCK_NAMESPACE, accountId, Date.now(), RUNNER),
+      async (conn, first) => {
+        let recovered = false;
+        let next: typeof first | null = first;
+        while (ran < TURNS_PER_JOB) {
+          const claimed = next ?? (await turnStatements.claim(conn, accountId, Date.now(), RUNNER));
+          next = null;
+          if (claimed.orphans > 0) {
+            // Turns left running while we hold the lock were a dead worker's: settle them, then claim again.
+            if (recovered) throw new Error(`account ${accountId} still has running turns after their recovery`);
+            await recoverOrphans(rt, accountId, log);
+            recovered = true;
+            busMark = bus.mark();
+            continue;
+          }
+          const turn = claimed.turn;
+          if (!turn) break;
+          let more: boolean | null;
+          if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
+            more = await finishTurn(rt, conn, turn, { status: 'failed', failure: FAILURES.expired });
+          } else {
+            more = await runTurn(rt, conn, { turn, memory: claimed.memory, busMark }, brain, log);
+            ran++;
+          }
+          if (more === false) break;
+          busMark = bus.mark();
         }
-        const turn = claimed.turn;
-        if (!turn) break;
-        let more: boolean | null;
-        if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
-          more = await finishTurn(rt, conn, turn, { status: 'failed', failure: FAILURES.expired });
-        } else {
-          more = await runTurn(rt, conn, { turn, memory: claimed.memory, busMark }, brain, log);
-          ran++;
-        }
-        if (more === false) break;
-      }
-    });
+      },
+    );
     if (!got) return ran;
     // Looked at after letting go: a turn recorded while we held the lock found it busy and left it to us.
     runnable = got.runnable;

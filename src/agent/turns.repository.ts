@@ -254,7 +254,7 @@ const CLAIM: Statement = {
     SELECT id FROM agent_turns WHERE account_id = $1 AND status = 'queued' AND not_before <= $2::bigint ORDER BY created_at, id LIMIT 1
   ), claimed AS (
     UPDATE agent_turns t SET status = 'running', started_at = $2::bigint, attempts = t.attempts + 1, runner = $3
-    FROM next, running WHERE t.id = next.id AND t.status = 'queued' AND running.n = 0
+    FROM next, running WHERE t.id = next.id AND t.status = 'queued' AND running.n = 0 AND $5::boolean
     RETURNING t.*
   ), state AS (
     INSERT INTO agent_state (account_id, last_activity_at, last_turn_at) SELECT $1, $2::bigint, $2::bigint FROM claimed
@@ -300,6 +300,13 @@ const INTERRUPT_FLAG: Statement = {
   text: 'SELECT interrupt_requested_at IS NOT NULL AS flagged FROM agent_turns WHERE account_id = $1 AND id = $2',
 };
 const TOKEN_LIVE: Statement = { name: 'agent-token-live', text: 'SELECT 1 AS live FROM api_tokens WHERE id = $1 AND revoked_at IS NULL' };
+
+type ClaimRow = TurnRow & { orphans: number; memory: string[] | null };
+
+function claimed(row: ClaimRow | undefined): { orphans: number; turn: Turn | null; memory: string[] } {
+  if (!row || row.id === null) return { orphans: row?.orphans ?? 0, turn: null, memory: [] };
+  return { orphans: row.orphans, turn: toTurn(row), memory: row.memory ?? [] };
+}
 
 /** Who recorded the turn, for the audit row written in the same statement (API messages). */
 export interface RecordAudit {
@@ -351,10 +358,39 @@ export const turnStatements = {
    * first). Call only while holding the account's turn lock.
    */
   async claim(on: Runner, accountId: string, now: number, runner: string, memoryLimit = 50): Promise<{ orphans: number; turn: Turn | null; memory: string[] }> {
-    const rows = await run<TurnRow & { orphans: number; memory: string[] | null }>(on, CLAIM, [accountId, now, runner, memoryLimit]);
-    const row = rows[0];
-    if (!row || row.id === null) return { orphans: row?.orphans ?? 0, turn: null, memory: [] };
-    return { orphans: row.orphans, turn: toTurn(row), memory: row.memory ?? [] };
+    const rows = await run<ClaimRow>(on, CLAIM, [accountId, now, runner, memoryLimit, true]);
+    return claimed(rows[0]);
+  },
+  /**
+   * Tries the account's lock and, when it was taken, claims as `claim` does, in one round trip: two
+   * statements of one simple query, so the claim's snapshot is taken after the lock (as if sent
+   * separately). The claim runs only while the lock is held (a transaction-local setting carries the
+   * answer to it). Null when another connection holds the lock. If this throws, whether the lock is held
+   * is unknown: close the connection.
+   */
+  async lockAndClaim(
+    conn: PgConnection,
+    namespace: number,
+    accountId: string,
+    now: number,
+    runner: string,
+    memoryLimit = 50,
+  ): Promise<{ orphans: number; turn: Turn | null; memory: string[] } | null> {
+    const literals: Record<string, string> = {
+      $1: escapeLiteral(accountId),
+      $2: String(Math.trunc(now)),
+      $3: escapeLiteral(runner),
+      $4: String(Math.trunc(memoryLimit)),
+      $5: `(current_setting('agent.turn_locked', true) = 'true')`,
+    };
+    const claimText = CLAIM.text.replace(/\$[1-5](?!\d)/g, (p) => literals[p]!);
+    const results = (await conn.query({
+      text:
+        `SELECT set_config('agent.turn_locked', pg_try_advisory_lock(${Math.trunc(namespace)}, hashtext(${literals.$1}))::text, true) AS got; ` +
+        claimText,
+    })) as unknown as [{ rows: { got: string }[] }, { rows: ClaimRow[] }];
+    if (results[0].rows[0]?.got !== 'true') return null;
+    return claimed(results[1].rows[0]);
   },
   /** One reply bubble (asynchronous commit); `firstStep` also records the turn's first step, atomically with it. */
   async reply(on: Runner, accountId: string, turnId: string, text: string, at: number, firstStep: boolean): Promise<void> {

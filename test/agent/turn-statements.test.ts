@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
-import { withAccountLock } from '../../src/agent/runtime.js';
+import { drainAccount, withAccountLock } from '../../src/agent/runtime.js';
 import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
@@ -68,6 +68,18 @@ describe('turn statements', () => {
     expect(first).toEqual({ runnable: true });
     await env.rt.db('agent_turns').where({ account_id: accountId }).update({ status: 'failed' });
     expect(await withAccountLock(env.rt.db, accountId, async () => {})).toEqual({ runnable: false });
+  });
+
+  it('claims nothing while another connection holds the account, and runs the turn once it is free', async () => {
+    const { accountId } = await env.tenant();
+    const { turn } = await recordTurn(env.rt.db, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'wait your turn' });
+    await withAccountLock(env.rt.db, accountId, async () => {
+      // The drain's lock attempt and first claim go as one query: the claim must not run without the lock.
+      expect(await drainAccount(env.rt, accountId, env.rt.logger)).toBe(0);
+      expect((await env.rt.db('agent_turns').where({ id: turn.id }).first()).status).toBe('queued');
+    });
+    expect(await drainAccount(env.rt, accountId, env.rt.logger)).toBe(1);
+    expect((await env.rt.db('agent_turns').where({ id: turn.id }).first()).status).toBe('replied');
   });
 
   it('leaves every pooled connection committing synchronously after turns ran', async () => {
