@@ -58,6 +58,8 @@ async function closedLoop(clients: { url: string; init: () => RequestInit; ok: (
 
 export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   const clients = Number(process.env.BENCH_AGENT_CLIENTS ?? 20);
+  // One running turn per account at a time, each holding one connection of the worker's pool (40).
+  const turnConcurrency = Math.min(clients, 32);
   const config = configWith({ DATABASE_URL: ctx.databaseUrl, QUEUE_PREFIX: '{gasbench}' });
   await ensureDatabase(config.databaseUrl);
   const db = createDb(config.databaseUrl, 2);
@@ -70,6 +72,8 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   await db.destroy();
 
   const [pExpress, pApi] = await Promise.all([freePort(), freePort()]);
+  // BENCH_CPU_PROF=dir: the API and the worker write V8 CPU profiles there when they stop.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const common = { DATABASE_URL: config.databaseUrl, QUEUE_PREFIX: config.queuePrefix, LOG_LEVEL: 'warn', AGENT_BRAIN: 'offline' };
   const unlimited = {
     RATE_MESSAGES_PER_MINUTE: '100000000',
@@ -79,11 +83,11 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   };
   const servers = [
     await startServer(['bench/servers/baseline.ts', 'express', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
-    await startServer(['bin/start.ts', 'api'], { ...common, ...unlimited, PORT: String(pApi), HOST: '127.0.0.1', DATABASE_POOL_MAX: '20' }, `http://127.0.0.1:${pApi}/healthz`),
+    await startServer([...profile, 'bin/start.ts', 'api'], { ...common, ...unlimited, PORT: String(pApi), HOST: '127.0.0.1', DATABASE_POOL_MAX: '20' }, `http://127.0.0.1:${pApi}/healthz`),
     // The worker answers no HTTP; it is up once the API is (both migrate the same database first).
     await startServer(
-      ['bin/start.ts', 'workers', '--pools', 'agent-turns'],
-      { ...common, AGENT_TURN_CONCURRENCY: String(Math.min(clients, 16)), DATABASE_POOL_MAX: '40' },
+      [...profile, 'bin/start.ts', 'workers', '--pools', 'agent-turns'],
+      { ...common, AGENT_TURN_CONCURRENCY: String(turnConcurrency), DATABASE_POOL_MAX: '40' },
       `http://127.0.0.1:${pApi}/healthz`,
     ),
   ];
@@ -128,9 +132,10 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
       title: 'Agent round trip (POST /agent/messages with waitSeconds, offline brain)',
       body: [
         `Closed loop: each client sends its next request when the last one answered. ${ctx.rounds} interleaved rounds of ${ctx.seconds} s;`,
-        `medians of the rounds. One API process and one \`agent-turns\` worker process (concurrency ${Math.min(clients, 16)}), Postgres and`,
+        `medians of the rounds. One API process and one \`agent-turns\` worker process (concurrency ${turnConcurrency}), Postgres and`,
         'Redis on this machine, all sharing it with the load generator. A round trip is: auth, limiter, write the turn, enqueue, the worker',
-        'takes the account lock and runs the turn (offline brain, reply bubbles), Redis notice, the API reads the terminal message → 200.',
+        'takes the account lock and runs the turn (offline brain, two reply bubbles), the Redis notice carries the finished message → 200.',
+        'Nine SQL statements in seven round trips, two of them synchronous commits (docs/agent.md).',
         '',
         '| target | per second | p50 ms | p99 ms | answered | failed |',
         '|---|---:|---:|---:|---:|---:|',

@@ -12,9 +12,9 @@ import {
   type Recorded,
 } from '../../src/agent/agent.service.js';
 import type { Turn } from '../../src/agent/agent.types.js';
+import type { Queryable } from '../../src/db.js';
 import { readMessageRequest } from '../../src/agent/message-request.js';
 import { turnsRepository } from '../../src/agent/turns.repository.js';
-import { recordAudit } from '../../src/audit/audit.service.js';
 import { BadRequest, NotFound, Rejected, type AppError } from '../../src/errors.js';
 import type { Reply, RouteContext } from '../route.js';
 import type { PostMessageResponse, RequestIdParams } from './agent.schemas.js';
@@ -72,37 +72,43 @@ export async function postMessage(input: { body: unknown }, ctx: RouteContext): 
     throw read.error;
   }
   const req = read.value;
-  const outcome = await deps.db.transaction(async (trx): Promise<Outcome> => {
-    // Only the dedupe lookup and the `interrupt: false` check need the token serialized.
-    if (req.clientRequestId || req.holdIfBusy) {
-      await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [TOKEN_LOCK_NAMESPACE, principal.tokenId]);
-    }
-    const repo = turnsRepository(trx);
-    if (req.clientRequestId) {
-      const existing = await repo.findByClientRequestId(principal.tokenId, req.clientRequestId);
-      if (existing) {
-        if (existing.text !== req.text) {
-          throw new Rejected(`clientRequestId ${req.clientRequestId} was already used with a different text; use a new clientRequestId`);
-        }
-        return { kind: 'dedup', turn: existing };
-      }
-    }
-    if (req.holdIfBusy) {
-      const newest = await repo.newestOfToken(principal.accountId, principal.tokenId);
-      if (newest && !isTerminal(newest.status)) return { kind: 'notSent', turn: newest };
-    }
-    const recorded = await recordTurn(trx, deps.config, {
-      accountId: principal.accountId,
-      kind: 'message',
-      origin: 'api',
-      tokenId: principal.tokenId,
-      clientRequestId: req.clientRequestId,
-      text: req.text,
-      mode: req.mode,
-    });
-    if (recorded.created) await recordAudit(trx, ctx.actor, recorded.turn.id, 202);
+  const turnInput = {
+    accountId: principal.accountId,
+    kind: 'message' as const,
+    origin: 'api',
+    tokenId: principal.tokenId,
+    clientRequestId: req.clientRequestId,
+    text: req.text,
+    mode: req.mode,
+  };
+  const audit = { actor: ctx.actor.actor, tokenId: ctx.actor.tokenId, tokenLabel: ctx.actor.tokenLabel, method: ctx.actor.method, route: ctx.actor.route, status: 202 };
+  const record = async (q: Queryable): Promise<Outcome> => {
+    const recorded = await recordTurn(q, deps.config, turnInput, { audit });
     return recorded.created ? { kind: 'new', recorded } : { kind: 'dedup', turn: recorded.turn };
-  });
+  };
+  // A plain message is one statement (turn, interrupt flags, activity and audit row together).
+  // Only the dedupe lookup and the `interrupt: false` check need the token serialized, in a transaction.
+  const outcome =
+    !req.clientRequestId && !req.holdIfBusy
+      ? await record(deps.db)
+      : await deps.db.transaction(async (trx): Promise<Outcome> => {
+          await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [TOKEN_LOCK_NAMESPACE, principal.tokenId]);
+          const repo = turnsRepository(trx);
+          if (req.clientRequestId) {
+            const existing = await repo.findByClientRequestId(principal.tokenId, req.clientRequestId);
+            if (existing) {
+              if (existing.text !== req.text) {
+                throw new Rejected(`clientRequestId ${req.clientRequestId} was already used with a different text; use a new clientRequestId`);
+              }
+              return { kind: 'dedup', turn: existing };
+            }
+          }
+          if (req.holdIfBusy) {
+            const newest = await repo.newestOfToken(principal.accountId, principal.tokenId);
+            if (newest && !isTerminal(newest.status)) return { kind: 'notSent', turn: newest };
+          }
+          return record(trx);
+        });
 
   if (outcome.kind === 'notSent') {
     const body: z.input<typeof PostMessageResponse> = {

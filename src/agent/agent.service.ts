@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { Db, Trx } from '../db.js';
+import type { Db, Queryable, Trx } from '../db.js';
 import { newId } from '../ids.js';
 import type { QueueSet } from '../jobs/registry.js';
 import type { Logger } from '../logger.js';
@@ -7,7 +7,7 @@ import type { Redis } from '../redis.js';
 import { publishCancel, turnBus } from './agent.bus.js';
 import { FAILURES, RUNNING_WINDOW_MS, type Bubble, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
 import { requestDrain } from './runtime.js';
-import { turnsRepository } from './turns.repository.js';
+import { turnsRepository, turnStatements, type RecordAudit } from './turns.repository.js';
 
 /** What a producer (API process, webhook intake, scheduler) needs to start turns. */
 export interface AgentDeps {
@@ -42,33 +42,39 @@ export interface Recorded {
   interrupting: string[];
 }
 
-/** Records a turn input inside the caller's transaction. Call `dispatchTurn` after commit. */
-export async function recordTurn(trx: Trx, config: Config, input: TurnInput): Promise<Recorded> {
-  const repo = turnsRepository(trx);
+/**
+ * Records a turn input: one statement that inserts it, flags the account's running turns when it is a
+ * new `interrupt` message, and touches the account's activity (and, with `opts.audit`, writes the audit
+ * row). Run it in the caller's transaction or on its own (it is atomic either way); call `dispatchTurn`
+ * after commit.
+ */
+export async function recordTurn(trx: Queryable, config: Config, input: TurnInput, opts: { audit?: RecordAudit } = {}): Promise<Recorded> {
   const at = Date.now();
   const mode = input.mode ?? 'interrupt';
-  const inserted = await repo.insert({
-    id: newId(input.kind === 'message' ? 'req' : 'turn'),
-    accountId: input.accountId,
-    kind: input.kind,
-    origin: input.origin,
-    tokenId: input.tokenId ?? null,
-    clientRequestId: input.clientRequestId ?? null,
-    text: input.text ?? '',
-    data: input.data ?? null,
-    mode,
-    createdAt: at,
-    notBefore: Math.max(at, input.notBefore ?? at),
-    expiresAt: mode === 'queue' ? at + config.agent.queuedMessageTtlMs : null,
-  });
-  if (!inserted) {
-    const original = await repo.findByClientRequestId(input.tokenId ?? '', input.clientRequestId ?? '');
+  const recorded = await turnStatements.record(
+    trx,
+    {
+      id: newId(input.kind === 'message' ? 'req' : 'turn'),
+      accountId: input.accountId,
+      kind: input.kind,
+      origin: input.origin,
+      tokenId: input.tokenId ?? null,
+      clientRequestId: input.clientRequestId ?? null,
+      text: input.text ?? '',
+      data: input.data ?? null,
+      mode,
+      createdAt: at,
+      notBefore: Math.max(at, input.notBefore ?? at),
+      expiresAt: mode === 'queue' ? at + config.agent.queuedMessageTtlMs : null,
+    },
+    { interrupt: mode === 'interrupt' && input.kind === 'message', audit: opts.audit },
+  );
+  if (!recorded) {
+    const original = await turnsRepository(trx).findByClientRequestId(input.tokenId ?? '', input.clientRequestId ?? '');
     if (!original) throw new Error('clientRequestId conflict without a row');
     return { turn: original, created: false, interrupting: [] };
   }
-  const interrupting = mode === 'interrupt' && input.kind === 'message' ? await repo.requestInterrupt(input.accountId, at) : [];
-  await repo.touchState(input.accountId, at, false);
-  return { turn: inserted, created: true, interrupting };
+  return { turn: recorded.turn, created: true, interrupting: recorded.interrupting };
 }
 
 /**
@@ -187,24 +193,24 @@ export type WaitEnd = { message: MessageView; terminal: true } | { message: Mess
 
 /** A subscription to one turn's `done` notice; open it before the turn can finish so no notice is missed. */
 export interface TurnWatch {
-  /** True once a notice arrived since the last `consume()`. */
-  consume(): boolean;
+  /** The notice that arrived since the last `take()`, if any: `view` is the finished message when the notice carried it. */
+  take(): { view: MessageView | null } | null;
   /** Resolves on a notice, after `ms`, or when `signal` aborts. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   close(): void;
 }
 
 export function watchTurn(deps: AgentDeps, turnId: string): TurnWatch {
-  let noticed = false;
+  let noticed: { view: MessageView | null } | null = null;
   let wake: () => void = () => {};
-  const off = turnBus(deps.config, deps.redis).onDone(turnId, () => {
-    noticed = true;
+  const off = turnBus(deps.config, deps.redis).onDone(turnId, (_id, view) => {
+    noticed = { view };
     wake();
   });
   return {
-    consume() {
+    take() {
       const was = noticed;
-      noticed = false;
+      noticed = null;
       return was;
     },
     sleep(ms, signal) {
@@ -228,8 +234,9 @@ export function watchTurn(deps: AgentDeps, turnId: string): TurnWatch {
 /**
  * Holds until the turn is terminal, the time is up, the token is revoked or the client leaves. It holds
  * no database connection between reads: a Redis notice wakes it, or the bounded poll interval does.
- * `fresh`: the turn was just written by this request (so it is queued and the token was live): the
- * first read is skipped.
+ * A worker's notice carries the finished message, so then at most the token is checked (one indexed
+ * read, skipped when it was seen live less than AGENT_WAIT_POLL_MS ago); otherwise the turn is read. `fresh`: the turn was just written by this request (so it is
+ * queued and the token was live): the first read is skipped.
  */
 export async function waitForMessage(
   deps: AgentDeps,
@@ -242,19 +249,30 @@ export async function waitForMessage(
   const watch = opts.watch ?? watchTurn(deps, ids.turnId);
   let last: MessageView | null = null;
   let skipRead = Boolean(opts.fresh);
+  // When the token was last seen live: a fresh request was just authenticated. A revocation is noticed
+  // within AGENT_WAIT_POLL_MS, so a finished message arriving sooner than that after a check is answered
+  // without another one.
+  let liveAt = opts.fresh ? Date.now() : 0;
   try {
     for (;;) {
       if (skipRead && opts.fresh) {
         skipRead = false;
         last = { requestId: opts.fresh.id, status: 'queued', text: opts.fresh.text, sentAt: opts.fresh.createdAt, replies: [], interrupted: false };
       } else {
-        watch.consume();
+        const notice = watch.take();
         try {
+          if (notice?.view && isTerminal(notice.view.status)) {
+            const recent = Date.now() - liveAt < deps.config.agent.waitPollMs;
+            if (!recent && !(await turnStatements.tokenLive(deps.db, ids.tokenId))) return { message: null, terminal: false, ended: 'unauthorized' };
+            return { message: notice.view, terminal: true };
+          }
+          const readAt = Date.now();
           const [live, found] = await Promise.all([
-            deps.db('api_tokens').where({ id: ids.tokenId }).whereNull('revoked_at').first('id').then(Boolean),
+            turnStatements.tokenLive(deps.db, ids.tokenId),
             turnsRepository(deps.db).findWithReplies(ids.accountId, ids.turnId, 5),
           ]);
           if (!live) return { message: null, terminal: false, ended: 'unauthorized' };
+          liveAt = readAt;
           if (!found) return { message: last, terminal: false, ended: 'poll_failed' };
           last = await messageView(deps.db, found.turn, Date.now(), found.replies);
         } catch {
@@ -266,6 +284,33 @@ export async function waitForMessage(
       if (left <= 0 || signal.aborted) return { message: last, terminal: false };
       await watch.sleep(Math.min(left, deps.config.agent.waitPollMs), signal);
     }
+  } finally {
+    watch.close();
+  }
+}
+
+/**
+ * Holds until a turn is terminal and returns its status and failure, or null when `timeoutMs` passes
+ * or `signal` aborts first. The turn's done notice wakes it; `pollMs` only bounds the time between
+ * reads when a notice is lost. For callers that run turns and wait on them (workflow steps).
+ */
+export async function waitForTurnEnd(
+  deps: AgentDeps,
+  turnId: string,
+  opts: { timeoutMs: number; pollMs: number },
+  signal?: AbortSignal,
+): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
+  const until = Date.now() + opts.timeoutMs;
+  const watch = watchTurn(deps, turnId);
+  const stop = signal ?? new AbortController().signal;
+  try {
+    while (Date.now() < until && !stop.aborted) {
+      watch.take();
+      const t = await deps.db('agent_turns').where({ id: turnId }).first<{ status: string; failure: string | null } | undefined>('status', 'failure');
+      if (t && isTerminal(t.status)) return { status: t.status as 'replied' | 'failed', failure: t.failure };
+      await watch.sleep(Math.min(opts.pollMs, Math.max(0, until - Date.now())), stop);
+    }
+    return null;
   } finally {
     watch.close();
   }

@@ -5,13 +5,14 @@ import { agentTurn } from '../jobs/agent-turn.job.js';
 import type { Logger } from '../logger.js';
 import { cardsRepository } from '../review/cards.repository.js';
 import type { Runtime } from '../runtime.js';
-import { publishDone, turnBus } from './agent.bus.js';
-import { FAILURES, type Turn } from './agent.types.js';
+import { publishDone, publishFinished, turnBus } from './agent.bus.js';
+import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
 import { BrainError, type Brain, type BrainContext, type ToolCall, type ToolResult } from './brain.js';
 import { createLlmBrain } from './llm-brain.js';
 import { offlineBrain } from './offline-brain.js';
 import { executeTool } from './tools.js';
-import { turnsRepository } from './turns.repository.js';
+import { withConnection, type PgConnection, type Runner } from './sql.js';
+import { RUNNER, turnsRepository, turnStatements } from './turns.repository.js';
 
 /** Namespace of the per-account advisory lock (the other key is hashtext(account id)). */
 const LOCK_NAMESPACE = 7301;
@@ -24,18 +25,49 @@ export function brainFor(rt: Pick<Runtime, 'config'>): Brain {
 }
 
 /**
- * Runs `fn` while holding the account's turn lock: a transaction-scoped Postgres advisory lock, so it
- * holds across processes and dies with the connection (a killed worker frees it). Returns false at
- * once when another worker holds it.
+ * Runs `fn` while holding the account's turn lock: a session-level Postgres advisory lock on one pooled
+ * connection, which `fn` gets to run the turn's own statements on. It holds across processes and dies
+ * with the connection (a killed worker frees it); a connection whose unlock cannot be confirmed is
+ * closed rather than returned to the pool. Returns null at once when another worker holds the lock;
+ * otherwise whether the account had a runnable turn just after it was let go.
  */
-export async function withAccountLock(db: Db, accountId: string, fn: () => Promise<void>): Promise<boolean> {
-  return db.transaction(async (trx) => {
-    const { rows } = (await trx.raw('SELECT pg_try_advisory_xact_lock(?, hashtext(?)) AS got', [LOCK_NAMESPACE, accountId])) as {
-      rows: { got: boolean }[];
-    };
-    if (!rows[0]?.got) return false;
-    await fn();
-    return true;
+export async function withAccountLock(db: Db, accountId: string, fn: (conn: PgConnection) => Promise<void>): Promise<{ runnable: boolean } | null> {
+  return holdAccount(
+    db,
+    accountId,
+    async (conn) => ((await turnStatements.tryLock(conn, LOCK_NAMESPACE, accountId)) ? true : null),
+    (conn) => fn(conn),
+  );
+}
+
+/**
+ * The lock's life on its connection: `acquire` takes it (null: someone else holds it), `fn` runs while
+ * it is held, then it is let go and the runnable check made. A connection whose lock state is unknown
+ * (acquire or unlock failed) is closed, never pooled.
+ */
+async function holdAccount<T>(
+  db: Db,
+  accountId: string,
+  acquire: (conn: PgConnection) => Promise<T | null>,
+  fn: (conn: PgConnection, acquired: T) => Promise<void>,
+): Promise<{ runnable: boolean } | null> {
+  return withConnection(db, async (conn, discard) => {
+    let acquired: T | null;
+    try {
+      acquired = await acquire(conn);
+    } catch (err) {
+      discard();
+      throw err;
+    }
+    if (acquired === null) return null;
+    let after = { released: false, runnable: false };
+    try {
+      await fn(conn, acquired);
+    } finally {
+      after = await turnStatements.unlockThenRunnable(conn, LOCK_NAMESPACE, accountId, Date.now()).catch(() => after);
+      if (!after.released) discard();
+    }
+    return { runnable: after.runnable };
   });
 }
 
@@ -52,13 +84,13 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
   return () => (cached ??= load());
 }
 
-async function contextFor(rt: Runtime, turn: Turn): Promise<BrainContext> {
+function contextFor(rt: Runtime, turn: Turn, memory: string[]): BrainContext {
   const repo = turnsRepository(rt.db);
   const cards = cardsRepository(rt.db);
   return {
     accountId: turn.accountId,
     input: { kind: turn.kind, text: turn.text, data: turn.data },
-    memory: await repo.memory(turn.accountId),
+    memory,
     history: once(() => repo.recentHistory(turn.accountId, turn.id, 5)),
     reviewQueue: once(async () => {
       const [waiting, count] = await Promise.all([cards.listWaiting(turn.accountId, 10), cards.countWaiting(turn.accountId)]);
@@ -67,44 +99,91 @@ async function contextFor(rt: Runtime, turn: Turn): Promise<BrainContext> {
   };
 }
 
+/** The spec 2.3 view of a turn that just finished (what its waiters answer with). */
+function finishedView(turn: Turn, replies: Bubble[]): MessageView {
+  return {
+    requestId: turn.id,
+    status: turn.status,
+    text: turn.text,
+    sentAt: turn.createdAt,
+    replies,
+    ...(turn.status === 'failed' ? { failure: turn.failure ?? 'failed' } : {}),
+    interrupted: turn.interrupted,
+  };
+}
+
+/**
+ * Finishes a turn (synchronous commit) and sends its notice with the finished message, so waiting
+ * requests answer without reading it back. Returns whether the account has another runnable turn
+ * (null: unknown, the turn was finished elsewhere).
+ */
+async function finishTurn(
+  rt: Runtime,
+  conn: Runner,
+  turn: Turn,
+  to: { status: 'replied' | 'failed'; failure?: string; interrupted?: boolean },
+): Promise<boolean | null> {
+  const finished = await turnStatements.finish(conn, turn.accountId, turn.id, to, Date.now());
+  if (!finished) return null;
+  if (finished.turn.kind === 'message' && finished.turn.origin === 'api') {
+    await publishFinished(rt.redis, rt.config, finishedView(finished.turn, finished.replies));
+  } else {
+    await publishDone(rt.redis, rt.config, [turn.id]);
+  }
+  return finished.more;
+}
+
 /**
  * Runs one claimed turn to a terminal status. The brain proposes tool calls; this executes them one
- * step at a time, checking the cancellation signal (a later message) before each step.
+ * step at a time, checking the cancellation signal (a later message) before each step. The signal is
+ * the Redis cancel notice; while this process's subscriber may have missed one (it was not subscribed
+ * without a break since before the claim), the interrupt flag is read from Postgres before each step.
  */
-async function runTurn(rt: Runtime, turn: Turn, brain: Brain, log: Logger): Promise<void> {
-  const repo = turnsRepository(rt.db);
+async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
+  const { turn } = claimed;
+  const bus = turnBus(rt.config, rt.redis);
   const abort = new AbortController();
-  const off = turnBus(rt.config, rt.redis).onCancel(turn.id, () => abort.abort());
+  const off = bus.onCancel(turn.id, () => abort.abort());
   const delay = rt.config.agent.stepDelayMs;
+  // A cancel that came between the claim and the listener above is remembered by the bus.
+  const checkFlag = async () => {
+    if (abort.signal.aborted) return;
+    if (bus.cancelled(turn.id)) abort.abort();
+    else if (!bus.heardSince(claimed.busMark) && (await turnStatements.interruptRequested(conn, turn.accountId, turn.id))) abort.abort();
+  };
   let outcome: { status: 'replied' | 'failed'; failure?: string; interrupted?: boolean } = { status: 'replied' };
   try {
-    // The notice may have gone out before we subscribed; the flag in Postgres does not get lost.
-    const [flagged, , ctx] = await Promise.all([
-      repo.interruptRequested(turn.accountId, turn.id),
-      repo.touchState(turn.accountId, Date.now(), true),
-      contextFor(rt, turn),
-    ]);
-    if (flagged) abort.abort();
+    await checkFlag();
+    const ctx = contextFor(rt, turn, claimed.memory);
     const transcript: { calls: ToolCall[]; results: ToolResult[] }[] = [];
     let steps = 0;
+    let stepRecorded = false;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       await pause(delay, abort.signal);
       const step = await brain.step(ctx, transcript, abort.signal);
       const results: ToolResult[] = [];
       for (const call of step.calls) {
         if (++steps > rt.config.agent.maxSteps) break;
+        await checkFlag();
         await pause(delay, abort.signal);
-        // Recorded before the first tool runs, not after: from the moment a tool may take effect, a
-        // crashed turn must never run again (a kill between a tool's write and this record used to
-        // re-run the turn and duplicate its card).
-        if (steps === 1) await repo.stepDone(turn.accountId, turn.id);
+        // The first step is recorded before its tool runs, never after: from the moment a tool may take
+        // effect, a crashed turn must not run again (a kill between a tool's write and a later record
+        // re-ran the turn and duplicated its card). A reply records it in its own statement.
+        if (!stepRecorded && call.name !== 'reply') {
+          await turnsRepository(rt.db).stepDone(turn.accountId, turn.id);
+          stepRecorded = true;
+        }
         results.push(
           await executeTool(call, {
             db: rt.db,
             accountId: turn.accountId,
             turnId: turn.id,
             fromOutside: turn.kind === 'event' || turn.data !== null,
-            onReply: (text) => repo.addReply(turn.accountId, turn.id, text, Date.now()),
+            onReply: async (text) => {
+              // A reply as the first step records that step in the same statement.
+              await turnStatements.reply(conn, turn.accountId, turn.id, text, Date.now(), !stepRecorded);
+              stepRecorded = true;
+            },
           }),
         );
       }
@@ -120,10 +199,9 @@ async function runTurn(rt: Runtime, turn: Turn, brain: Brain, log: Logger): Prom
     }
   }
   off();
-  const at = Date.now();
-  await Promise.all([repo.finish(turn.accountId, turn.id, outcome, at), repo.touchState(turn.accountId, at, false)]);
+  const more = await finishTurn(rt, conn, turn, outcome);
   log.info({ turnId: turn.id, status: outcome.status, interrupted: outcome.interrupted ?? false }, 'turn finished');
-  await publishDone(rt.redis, rt.config, [turn.id]);
+  return more;
 }
 
 /**
@@ -133,16 +211,14 @@ async function runTurn(rt: Runtime, turn: Turn, brain: Brain, log: Logger): Prom
  */
 async function recoverOrphans(rt: Runtime, accountId: string, log: Logger): Promise<void> {
   const repo = turnsRepository(rt.db);
-  const finished: string[] = [];
   for (const turn of await repo.listRunning(accountId)) {
     if (turn.stepsDone === 0 && turn.attempts < 2 && (await repo.requeue(accountId, turn.id))) {
       log.warn({ turnId: turn.id }, 'turn orphaned before its first step; queued again');
       continue;
     }
-    if (await repo.finish(accountId, turn.id, { status: 'failed', failure: FAILURES.workerLost }, Date.now())) finished.push(turn.id);
+    await finishTurn(rt, rt.db, turn, { status: 'failed', failure: FAILURES.workerLost });
     log.warn({ turnId: turn.id }, 'turn orphaned mid-turn; failed');
   }
-  await publishDone(rt.redis, rt.config, finished);
 }
 
 /**
@@ -150,27 +226,50 @@ async function recoverOrphans(rt: Runtime, accountId: string, log: Logger): Prom
  * account, returns at once: the holder looks for new turns after it lets go, so none is stranded.
  */
 export async function drainAccount(rt: Runtime, accountId: string, log: Logger, brain: Brain = brainFor(rt)): Promise<number> {
-  const repo = turnsRepository(rt.db);
+  const bus = turnBus(rt.config, rt.redis);
   let ran = 0;
+  let runnable = false;
   for (let pass = 0; pass < 3; pass++) {
-    const got = await withAccountLock(rt.db, accountId, async () => {
-      await recoverOrphans(rt, accountId, log);
-      while (ran < TURNS_PER_JOB) {
-        const turn = await repo.claimNext(accountId, Date.now());
-        if (!turn) break;
-        if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
-          await repo.finish(accountId, turn.id, { status: 'failed', failure: FAILURES.expired }, Date.now());
-          await publishDone(rt.redis, rt.config, [turn.id]);
-          continue;
+    // The first claim goes with taking the lock (one round trip); later ones on their own.
+    let busMark = bus.mark();
+    const got = await holdAccount(
+      rt.db,
+      accountId,
+      (conn) => turnStatements.lockAndClaim(conn, LOCK_NAMESPACE, accountId, Date.now(), RUNNER),
+      async (conn, first) => {
+        let recovered = false;
+        let next: typeof first | null = first;
+        while (ran < TURNS_PER_JOB) {
+          const claimed = next ?? (await turnStatements.claim(conn, accountId, Date.now(), RUNNER));
+          next = null;
+          if (claimed.orphans > 0) {
+            // Turns left running while we hold the lock were a dead worker's: settle them, then claim again.
+            if (recovered) throw new Error(`account ${accountId} still has running turns after their recovery`);
+            await recoverOrphans(rt, accountId, log);
+            recovered = true;
+            busMark = bus.mark();
+            continue;
+          }
+          const turn = claimed.turn;
+          if (!turn) break;
+          let more: boolean | null;
+          if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
+            more = await finishTurn(rt, conn, turn, { status: 'failed', failure: FAILURES.expired });
+          } else {
+            more = await runTurn(rt, conn, { turn, memory: claimed.memory, busMark }, brain, log);
+            ran++;
+          }
+          if (more === false) break;
+          busMark = bus.mark();
         }
-        await runTurn(rt, turn, brain, log);
-        ran++;
-      }
-    });
+      },
+    );
     if (!got) return ran;
-    if (ran >= TURNS_PER_JOB || !(await repo.hasRunnable(accountId, Date.now()))) break;
+    // Looked at after letting go: a turn recorded while we held the lock found it busy and left it to us.
+    runnable = got.runnable;
+    if (ran >= TURNS_PER_JOB || !runnable) break;
   }
-  if (await repo.hasRunnable(accountId, Date.now())) await requestDrain(rt, accountId, `more-${accountId}-${Date.now()}`);
+  if (runnable) await requestDrain(rt, accountId, `more-${accountId}-${Date.now()}`);
   return ran;
 }
 

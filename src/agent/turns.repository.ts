@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import type { Queryable } from '../db.js';
 import type { Bubble, OutsideData, Turn, TurnKind, TurnMode, TurnStatus } from './agent.types.js';
+import { escapeLiteral } from 'pg';
+import { ASYNC_COMMIT, run, type PgConnection, type Runner, type Statement } from './sql.js';
 
 /** This process, as recorded on the turns it claims. */
 export const RUNNER = `${hostname()}-${process.pid}`;
@@ -71,28 +73,6 @@ export interface NewTurn {
 /** Turns, reply bubbles, memory and per-account agent state. Every query takes the account id. */
 export function turnsRepository(q: Queryable) {
   return {
-    async insert(t: NewTurn): Promise<Turn | null> {
-      const rows: TurnRow[] = await q('agent_turns')
-        .insert({
-          id: t.id,
-          account_id: t.accountId,
-          kind: t.kind,
-          origin: t.origin,
-          token_id: t.tokenId,
-          client_request_id: t.clientRequestId,
-          text: t.text,
-          data: t.data ? JSON.stringify(t.data) : null,
-          mode: t.mode,
-          status: 'queued',
-          created_at: t.createdAt,
-          not_before: t.notBefore,
-          expires_at: t.expiresAt,
-        })
-        .onConflict(q.raw('(token_id, client_request_id) WHERE client_request_id IS NOT NULL'))
-        .ignore()
-        .returning('*');
-      return rows[0] ? toTurn(rows[0]) : null;
-    },
     async find(accountId: string, id: string): Promise<Turn | null> {
       const row: TurnRow | undefined = await q('agent_turns').where({ account_id: accountId, id }).first();
       return row ? toTurn(row) : null;
@@ -110,37 +90,6 @@ export function turnsRepository(q: Queryable) {
         .first();
       return row ? toTurn(row) : null;
     },
-    /** Flags the account's running turns for interruption; returns their ids (to signal the holder). */
-    async requestInterrupt(accountId: string, at: number): Promise<string[]> {
-      const rows: { id: string }[] = await q('agent_turns')
-        .where({ account_id: accountId, status: 'running' })
-        .whereNull('interrupt_requested_at')
-        .update({ interrupt_requested_at: at })
-        .returning('id');
-      return rows.map((r) => r.id);
-    },
-    /** Claims the oldest runnable queued turn. Call only while holding the account's turn lock. */
-    async claimNext(accountId: string, now: number): Promise<Turn | null> {
-      const rows: TurnRow[] = await q('agent_turns')
-        .where(
-          'id',
-          q('agent_turns')
-            .select('id')
-            .where({ account_id: accountId, status: 'queued' })
-            .andWhere('not_before', '<=', now)
-            .orderBy('created_at')
-            .orderBy('id')
-            .limit(1),
-        )
-        .andWhere({ status: 'queued' })
-        .update({ status: 'running', started_at: now, attempts: q.raw('attempts + 1'), runner: RUNNER })
-        .returning('*');
-      return rows[0] ? toTurn(rows[0]) : null;
-    },
-    async hasRunnable(accountId: string, now: number): Promise<boolean> {
-      const row = await q('agent_turns').where({ account_id: accountId, status: 'queued' }).andWhere('not_before', '<=', now).first('id');
-      return Boolean(row);
-    },
     /** Turns left `running` by a worker that no longer holds the lock. Call only while holding it. */
     async listRunning(accountId: string): Promise<Turn[]> {
       const rows: TurnRow[] = await q('agent_turns').where({ account_id: accountId, status: 'running' });
@@ -152,28 +101,8 @@ export function turnsRepository(q: Queryable) {
         .update({ status: 'queued', started_at: null, interrupt_requested_at: null });
       return n > 0;
     },
-    /** Moves a turn to a terminal status; conditional on it not being terminal already. */
-    async finish(
-      accountId: string,
-      id: string,
-      to: { status: 'replied' | 'failed'; failure?: string; interrupted?: boolean },
-      at: number,
-    ): Promise<boolean> {
-      const n = await q('agent_turns')
-        .where({ account_id: accountId, id })
-        .whereIn('status', ['queued', 'running'])
-        .update({ status: to.status, failure: to.failure ?? null, interrupted: to.interrupted ?? false, finished_at: at });
-      return n > 0;
-    },
     async stepDone(accountId: string, id: string): Promise<void> {
       await q('agent_turns').where({ account_id: accountId, id }).increment('steps_done', 1);
-    },
-    async interruptRequested(accountId: string, id: string): Promise<boolean> {
-      const row = await q('agent_turns').where({ account_id: accountId, id }).first<{ interrupt_requested_at: number | null } | undefined>('interrupt_requested_at');
-      return row?.interrupt_requested_at != null;
-    },
-    async addReply(accountId: string, turnId: string, text: string, at: number): Promise<void> {
-      await q('agent_replies').insert({ account_id: accountId, turn_id: turnId, text, at });
     },
     /**
      * A turn and its latest `n` bubbles in one statement (one snapshot): bubbles are committed before the
@@ -250,10 +179,6 @@ export function turnsRepository(q: Queryable) {
     async remember(accountId: string, text: string, turnId: string | null, at: number): Promise<void> {
       await q('agent_memory').insert({ account_id: accountId, text, turn_id: turnId, created_at: at });
     },
-    async memory(accountId: string, n = 50): Promise<string[]> {
-      const rows: { text: string }[] = await q('agent_memory').where({ account_id: accountId }).orderBy('id', 'desc').limit(n).select('text');
-      return rows.reverse().map((r) => r.text);
-    },
     /**
      * Several turns in one statement (no clientRequestId, so no conflict to ignore), in the order
      * given. Used where many inputs arrive together (webhook events handed over in a batch).
@@ -292,16 +217,6 @@ export function turnsRepository(q: Queryable) {
         .insert(ids.map((id) => ({ account_id: id, last_activity_at: at, last_turn_at: null })))
         .onConflict('account_id')
         .merge({ last_activity_at: q.raw('GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)') });
-    },
-    async touchState(accountId: string, at: number, turnStarted: boolean): Promise<void> {
-      await q('agent_state')
-        .insert({ account_id: accountId, last_activity_at: at, last_turn_at: turnStarted ? at : null })
-        .onConflict('account_id')
-        .merge(
-          turnStarted
-            ? { last_activity_at: q.raw('GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)'), last_turn_at: at }
-            : { last_activity_at: q.raw('GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)') },
-        );
     },
     async status(accountId: string, now: number, windowMs: number) {
       const state = await q('agent_state')
@@ -344,3 +259,233 @@ export function turnsRepository(q: Queryable) {
     },
   };
 }
+
+/**
+ * The turn's hot path, one prepared statement per step (docs/decisions.md, "Agent round trip"):
+ * recording a turn, claiming one, a reply bubble and finishing each take a single round trip.
+ */
+const RECORD: Statement = {
+  name: 'agent-turn-record',
+  text: `WITH ins AS (
+    INSERT INTO agent_turns (id, account_id, kind, origin, token_id, client_request_id, text, data, mode, status, created_at, not_before, expires_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, 'queued', $10::bigint, $11::bigint, $12::bigint)
+    ON CONFLICT (token_id, client_request_id) WHERE client_request_id IS NOT NULL DO NOTHING
+    RETURNING *
+  ), flagged AS (
+    UPDATE agent_turns SET interrupt_requested_at = $10::bigint
+    WHERE $13::boolean AND account_id = $2 AND status = 'running' AND interrupt_requested_at IS NULL AND EXISTS (SELECT 1 FROM ins)
+    RETURNING id
+  ), state AS (
+    INSERT INTO agent_state (account_id, last_activity_at, last_turn_at) SELECT $2, $10::bigint, NULL FROM ins
+    ON CONFLICT (account_id) DO UPDATE SET last_activity_at = GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)
+  ), audit AS (
+    INSERT INTO audit_log (account_id, actor, token_id, token_label, method, route, target_id, status, at)
+    SELECT $2, $14::text, $15::text, $16::text, $17::text, $18::text, ins.id, $19::int, $10::bigint FROM ins WHERE $14::text IS NOT NULL
+  )
+  SELECT ins.*, ARRAY(SELECT id FROM flagged) AS interrupting FROM ins`,
+};
+
+const CLAIM: Statement = {
+  name: 'agent-turn-claim',
+  text: `WITH running AS (
+    SELECT count(*)::int AS n FROM agent_turns WHERE account_id = $1 AND status = 'running'
+  ), next AS (
+    SELECT id FROM agent_turns WHERE account_id = $1 AND status = 'queued' AND not_before <= $2::bigint ORDER BY created_at, id LIMIT 1
+  ), claimed AS (
+    UPDATE agent_turns t SET status = 'running', started_at = $2::bigint, attempts = t.attempts + 1, runner = $3
+    FROM next, running WHERE t.id = next.id AND t.status = 'queued' AND running.n = 0 AND $5::boolean
+    RETURNING t.*
+  ), state AS (
+    INSERT INTO agent_state (account_id, last_activity_at, last_turn_at) SELECT $1, $2::bigint, $2::bigint FROM claimed
+    ON CONFLICT (account_id) DO UPDATE
+      SET last_activity_at = GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at), last_turn_at = EXCLUDED.last_turn_at
+  )
+  SELECT (SELECT n FROM running) AS orphans, ${ASYNC_COMMIT} AS async_commit, c.*,
+    CASE WHEN c.id IS NULL THEN NULL ELSE
+      (SELECT coalesce(json_agg(m.text ORDER BY m.id), '[]'::json) FROM
+        (SELECT id, text FROM agent_memory WHERE account_id = $1 ORDER BY id DESC LIMIT $4) m)
+    END AS memory
+  FROM (SELECT 1) one LEFT JOIN claimed c ON true`,
+};
+
+const REPLY: Statement = {
+  name: 'agent-turn-reply',
+  text: `WITH bubble AS (
+    INSERT INTO agent_replies (account_id, turn_id, text, at) SELECT $1, $2, $3, $4::bigint FROM (SELECT ${ASYNC_COMMIT}) async_commit
+  )
+  UPDATE agent_turns SET steps_done = steps_done + 1 WHERE $5::boolean AND account_id = $1 AND id = $2`,
+};
+
+const FINISH: Statement = {
+  name: 'agent-turn-finish',
+  text: `WITH done AS (
+    UPDATE agent_turns SET status = $3, failure = $4, interrupted = $5, finished_at = $6::bigint
+    WHERE account_id = $1 AND id = $2 AND status IN ('queued', 'running')
+    RETURNING *
+  ), state AS (
+    INSERT INTO agent_state (account_id, last_activity_at, last_turn_at) SELECT $1, $6::bigint, NULL FROM done
+    ON CONFLICT (account_id) DO UPDATE SET last_activity_at = GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)
+  )
+  SELECT done.*,
+    (SELECT json_agg(json_build_object('text', r.text, 'at', r.at) ORDER BY r.id) FROM
+      (SELECT id, text, at FROM agent_replies WHERE turn_id = $2 ORDER BY id DESC LIMIT $7) r) AS replies,
+    EXISTS (SELECT 1 FROM agent_turns WHERE account_id = $1 AND status = 'queued' AND not_before <= $6::bigint) AS more
+  FROM done`,
+};
+
+const LOCK: Statement = { name: 'agent-account-lock', text: 'SELECT pg_try_advisory_lock($1, hashtext($2)) AS got' };
+const INTERRUPT_FLAG: Statement = {
+  name: 'agent-turn-interrupt-flag',
+  text: 'SELECT interrupt_requested_at IS NOT NULL AS flagged FROM agent_turns WHERE account_id = $1 AND id = $2',
+};
+const TOKEN_LIVE: Statement = { name: 'agent-token-live', text: 'SELECT 1 AS live FROM api_tokens WHERE id = $1 AND revoked_at IS NULL' };
+
+type ClaimRow = TurnRow & { orphans: number; memory: string[] | null };
+
+function claimed(row: ClaimRow | undefined): { orphans: number; turn: Turn | null; memory: string[] } {
+  if (!row || row.id === null) return { orphans: row?.orphans ?? 0, turn: null, memory: [] };
+  return { orphans: row.orphans, turn: toTurn(row), memory: row.memory ?? [] };
+}
+
+/** Who recorded the turn, for the audit row written in the same statement (API messages). */
+export interface RecordAudit {
+  actor: string;
+  tokenId: string | null;
+  tokenLabel: string | null;
+  method: string;
+  route: string;
+  status: number;
+}
+
+const bubbles = (raw: { text: string; at: number | string }[] | null): Bubble[] => (raw ?? []).map((b) => ({ text: b.text, at: Number(b.at) }));
+
+/** The turn path's statements. `on` is the pool, a transaction, or the connection holding the account lock. */
+export const turnStatements = {
+  /**
+   * Inserts a turn; when it is a new `interrupt` message, flags the account's running turns; touches the
+   * account's activity; and with `audit`, writes the audit row. Null when the clientRequestId was taken.
+   */
+  async record(on: Runner, t: NewTurn, opts: { interrupt: boolean; audit?: RecordAudit }): Promise<{ turn: Turn; interrupting: string[] } | null> {
+    const a = opts.audit;
+    const rows = await run<TurnRow & { interrupting: string[] }>(on, RECORD, [
+      t.id,
+      t.accountId,
+      t.kind,
+      t.origin,
+      t.tokenId,
+      t.clientRequestId,
+      t.text,
+      t.data ? JSON.stringify(t.data) : null,
+      t.mode,
+      t.createdAt,
+      t.notBefore,
+      t.expiresAt,
+      opts.interrupt,
+      a?.actor ?? null,
+      a?.tokenId ?? null,
+      a?.tokenLabel ?? null,
+      a?.method ?? null,
+      a?.route ?? null,
+      a?.status ?? null,
+    ]);
+    const row = rows[0];
+    return row ? { turn: toTurn(row), interrupting: row.interrupting } : null;
+  },
+  /**
+   * Claims the account's oldest runnable queued turn (asynchronous commit), touches its activity and
+   * reads its memory, unless turns are left `running` (`orphans` > 0: a dead worker's, to recover
+   * first). Call only while holding the account's turn lock.
+   */
+  async claim(on: Runner, accountId: string, now: number, runner: string, memoryLimit = 50): Promise<{ orphans: number; turn: Turn | null; memory: string[] }> {
+    const rows = await run<ClaimRow>(on, CLAIM, [accountId, now, runner, memoryLimit, true]);
+    return claimed(rows[0]);
+  },
+  /**
+   * Tries the account's lock and, when it was taken, claims as `claim` does, in one round trip: two
+   * statements of one simple query, so the claim's snapshot is taken after the lock (as if sent
+   * separately). The claim runs only while the lock is held (a transaction-local setting carries the
+   * answer to it). Null when another connection holds the lock. If this throws, whether the lock is held
+   * is unknown: close the connection.
+   */
+  async lockAndClaim(
+    conn: PgConnection,
+    namespace: number,
+    accountId: string,
+    now: number,
+    runner: string,
+    memoryLimit = 50,
+  ): Promise<{ orphans: number; turn: Turn | null; memory: string[] } | null> {
+    const literals: Record<string, string> = {
+      $1: escapeLiteral(accountId),
+      $2: String(Math.trunc(now)),
+      $3: escapeLiteral(runner),
+      $4: String(Math.trunc(memoryLimit)),
+      $5: `(current_setting('agent.turn_locked', true) = 'true')`,
+    };
+    const claimText = CLAIM.text.replace(/\$[1-5](?!\d)/g, (p) => literals[p]!);
+    const results = (await conn.query({
+      text:
+        `SELECT set_config('agent.turn_locked', pg_try_advisory_lock(${Math.trunc(namespace)}, hashtext(${literals.$1}))::text, true) AS got; ` +
+        claimText,
+    })) as unknown as [{ rows: { got: string }[] }, { rows: ClaimRow[] }];
+    if (results[0].rows[0]?.got !== 'true') return null;
+    return claimed(results[1].rows[0]);
+  },
+  /** One reply bubble (asynchronous commit); `firstStep` also records the turn's first step, atomically with it. */
+  async reply(on: Runner, accountId: string, turnId: string, text: string, at: number, firstStep: boolean): Promise<void> {
+    await run(on, REPLY, [accountId, turnId, text, at, firstStep]);
+  },
+  /**
+   * Moves a turn to a terminal status (a synchronous commit, which also makes every earlier bookkeeping
+   * write durable) and returns it with its latest `replies` bubbles and whether the account has another
+   * runnable turn. Null when it was terminal already.
+   */
+  async finish(
+    on: Runner,
+    accountId: string,
+    id: string,
+    to: { status: 'replied' | 'failed'; failure?: string; interrupted?: boolean },
+    at: number,
+    replies = 5,
+  ): Promise<{ turn: Turn; replies: Bubble[]; more: boolean } | null> {
+    const rows = await run<TurnRow & { replies: { text: string; at: number }[] | null; more: boolean }>(on, FINISH, [
+      accountId,
+      id,
+      to.status,
+      to.failure ?? null,
+      to.interrupted ?? false,
+      at,
+      replies,
+    ]);
+    const row = rows[0];
+    return row ? { turn: toTurn(row), replies: bubbles(row.replies), more: row.more } : null;
+  },
+  async tryLock(on: Runner, namespace: number, accountId: string): Promise<boolean> {
+    const rows = await run<{ got: boolean }>(on, LOCK, [namespace, accountId]);
+    return rows[0]?.got === true;
+  },
+
+  /**
+   * Lets go of the account's lock and then asks whether it has a runnable turn, in one round trip: two
+   * statements in one simple query, the second with its own snapshot taken after the unlock (so a turn
+   * recorded by someone who found the lock busy is seen).
+   */
+  async unlockThenRunnable(conn: PgConnection, namespace: number, accountId: string, now: number): Promise<{ released: boolean; runnable: boolean }> {
+    const account = escapeLiteral(accountId);
+    const results = (await conn.query({
+      text:
+        `SELECT pg_advisory_unlock(${Math.trunc(namespace)}, hashtext(${account})) AS released; ` +
+        `SELECT EXISTS (SELECT 1 FROM agent_turns WHERE account_id = ${account} AND status = 'queued' AND not_before <= ${Math.trunc(now)}) AS runnable`,
+    })) as unknown as [{ rows: { released: boolean }[] }, { rows: { runnable: boolean }[] }];
+    return { released: results[0].rows[0]?.released === true, runnable: results[1].rows[0]?.runnable === true };
+  },
+
+  async interruptRequested(on: Runner, accountId: string, id: string): Promise<boolean> {
+    const rows = await run<{ flagged: boolean }>(on, INTERRUPT_FLAG, [accountId, id]);
+    return rows[0]?.flagged === true;
+  },
+  /** Whether an API token is still live (not revoked): a waiting request checks before it answers. */
+  async tokenLive(on: Runner, tokenId: string): Promise<boolean> {
+    return (await run(on, TOKEN_LIVE, [tokenId])).length > 0;
+  },
+};

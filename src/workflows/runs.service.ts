@@ -1,4 +1,4 @@
-import { dispatchTurn, recordTurn, type AgentDeps } from '../agent/agent.service.js';
+import { dispatchTurn, recordTurn, waitForTurnEnd, type AgentDeps } from '../agent/agent.service.js';
 import type { Db, Queryable } from '../db.js';
 import { newId } from '../ids.js';
 import { enqueue } from '../jobs/registry.js';
@@ -34,7 +34,7 @@ interface RunState {
 export interface RunOptions {
   /** How long one step may take the agent before the step fails. */
   stepTimeoutMs: number;
-  /** How often the runner looks at the step's turn. */
+  /** The longest the runner goes without reading the step's turn (the turn's done notice wakes it sooner). */
   pollMs: number;
 }
 
@@ -97,16 +97,6 @@ async function ensureRun(db: Db, w: WorkflowRow, jobId: string, scheduledFor: nu
     .ignore();
   const row = await db('workflow_runs').where({ job_id: jobId }).first('id');
   return (await load(db, row.id))!;
-}
-
-async function waitForTurn(db: Db, turnId: string, opts: RunOptions, signal?: AbortSignal) {
-  const until = Date.now() + opts.stepTimeoutMs;
-  while (Date.now() < until && !signal?.aborted) {
-    const t = await db('agent_turns').where({ id: turnId }).first<{ status: string; failure: string | null } | undefined>('status', 'failure');
-    if (t && (t.status === 'replied' || t.status === 'failed')) return t;
-    await new Promise((r) => setTimeout(r, opts.pollMs));
-  }
-  return null;
 }
 
 async function lastReply(db: Db, turnId: string): Promise<string | null> {
@@ -186,7 +176,7 @@ export async function advanceRun(deps: AgentDeps, runId: string, opts: RunOption
       if (recorded) await dispatchTurn(deps, recorded);
       continue;
     }
-    const t = await waitForTurn(deps.db, step.turnId!, opts, signal);
+    const t = await waitForTurnEnd(deps, step.turnId!, { timeoutMs: opts.stepTimeoutMs, pollMs: opts.pollMs }, signal);
     if (!t) {
       if (signal?.aborted) return view(run);
       Object.assign(step, { outcome: 'failed', reason: `the agent did not finish this step within ${Math.round(opts.stepTimeoutMs / 1000)} s`, at: Date.now() });

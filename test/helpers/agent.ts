@@ -1,5 +1,22 @@
+import { keyspace } from '../../src/redis.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from './env.js';
+
+/**
+ * Closes this process's turn-bus subscriber from the Redis side, as a Redis restart or a network
+ * break would. Only ours: it is found by its connection name. Returns how many it closed.
+ */
+export async function killTurnBusSubscriber(env: Pick<TestEnv, 'config' | 'rt'>): Promise<number> {
+  const name = `${keyspace(env.config.queuePrefix)}-turn-bus-${process.pid}`;
+  const list = (await env.rt.redis.client('LIST')) as string;
+  const ids = list
+    .split('\n')
+    .filter((line) => line.includes(` name=${name} `))
+    .map((line) => /^id=(\d+)/.exec(line)?.[1])
+    .filter((id): id is string => Boolean(id));
+  for (const id of ids) await env.rt.redis.client('KILL', 'ID', id);
+  return ids.length;
+}
 
 export interface AgentEnv extends TestEnv {
   pools: Pools;

@@ -64,6 +64,14 @@ describe('workflow runs', () => {
     expect(mine.map((t: { text: string }) => t.text.split('\n')[0])).toEqual(['Workflow "Twice", step 1 of 2: one', 'Workflow "Twice", step 2 of 2: two']);
   });
 
+  it("wake on the step's turn finishing, not on the poll interval", async () => {
+    const w = await create({ name: 'Prompt', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
+    // A poll interval far longer than the step timeout: only the turns' done notices can move the run.
+    const run = await fireRun(env.rt, w.workflowId, 'job-notice', Date.now(), { stepTimeoutMs: 20_000, pollMs: 3_600_000 });
+    expect(run!.status).toBe('done');
+    expect(run!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
+  });
+
   it('wait at a gate with an approval card; approving continues, and the wait survives a restart', async () => {
     const w = await create({ name: 'Gated', scheduleText: 'weekly', steps: [{ title: 'prepare' }, { title: 'send it', gate: { on: true, label: 'OK to send' } }, { title: 'report' }] });
     const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-1', Date.now(), opts))!;

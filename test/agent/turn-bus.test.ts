@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishCancel, publishDone, publishFinished, turnBus } from '../../src/agent/agent.bus.js';
+import type { MessageView } from '../../src/agent/agent.types.js';
+import { killTurnBusSubscriber } from '../helpers/agent.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { waitFor } from '../helpers/processes.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+const bus = () => turnBus(env.config, env.rt.redis);
+const subscribed = () => waitFor(async () => bus().mark() >= 0, 'turn bus subscribed', 5_000);
+
+describe('turn bus', () => {
+  it('carries the finished message on the done notice, and a bare id from expiry and recovery', async () => {
+    await subscribed();
+    const view: MessageView = { requestId: 'req_bus1', status: 'replied', text: 'hi', sentAt: 1, replies: [{ text: 'hello', at: 2 }], interrupted: false };
+    const heard: [string, MessageView | null][] = [];
+    const off = bus().onDone('req_bus1', (id, v) => heard.push([id, v]));
+    await publishFinished(env.rt.redis, env.config, view);
+    await publishDone(env.rt.redis, env.config, ['req_bus1']);
+    await waitFor(async () => heard.length === 2, 'both notices', 5_000);
+    off();
+    expect(heard).toEqual([
+      ['req_bus1', view],
+      ['req_bus1', null],
+    ]);
+  });
+
+  it('remembers a cancel that arrived before anyone listened for it', async () => {
+    await subscribed();
+    expect(bus().cancelled('turn_bus2')).toBe(false);
+    await publishCancel(env.rt.redis, env.config, ['turn_bus2']);
+    await waitFor(async () => bus().cancelled('turn_bus2'), 'cancel remembered', 5_000);
+    expect(bus().cancelled('turn_other')).toBe(false);
+  });
+
+  it('reports a break in the subscription, and hears cancels again once it has subscribed anew', async () => {
+    await subscribed();
+    const before = bus().mark();
+    expect(bus().heardSince(before)).toBe(true);
+    expect(await killTurnBusSubscriber(env)).toBe(1);
+    await waitFor(async () => !bus().heardSince(before), 'break noticed', 5_000);
+    // A mark taken before the break never counts as heard again, even after the subscriber is back.
+    await subscribed();
+    expect(bus().heardSince(before)).toBe(false);
+    const after = bus().mark();
+    expect(bus().heardSince(after)).toBe(true);
+    await publishCancel(env.rt.redis, env.config, ['turn_bus3']);
+    await waitFor(async () => bus().cancelled('turn_bus3'), 'cancel heard after the break', 5_000);
+  });
+});

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordTurn } from '../../src/agent/agent.service.js';
+import { drainAccount, withAccountLock } from '../../src/agent/runtime.js';
+import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+
+// The turn path's merged statements (record, claim, reply, finish): what each one writes together.
+// A pool of three connections, so the last test can ask every connection the pool has.
+let env: AgentEnv;
+beforeAll(async () => {
+  env = await setupAgentEnv({ DATABASE_POOL_MAX: '3' });
+});
+afterAll(() => env.close());
+
+describe('turn statements', () => {
+  it('records a plain message, its activity and its audit row in one statement', async () => {
+    const { token, accountId, tokenId } = await env.tenant();
+    const res = await env.send(token, { text: 'hello there', waitSeconds: 10 });
+    expect(res.status).toBe(200);
+    const audit = await env.rt.db('audit_log').where({ account_id: accountId, target_id: res.body.requestId });
+    expect(audit).toMatchObject([{ actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 202 }]);
+    const state = await env.rt.db('agent_state').where({ account_id: accountId }).first();
+    expect(Number(state.last_turn_at)).toBeGreaterThan(0);
+    expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));
+    const turn = await env.rt.db('agent_turns').where({ id: res.body.requestId }).first();
+    expect(turn).toMatchObject({ status: 'replied', steps_done: 1, attempts: 1 });
+  });
+
+  it("writes nothing when the caller's transaction rolls back", async () => {
+    const { accountId } = await env.tenant();
+    await expect(
+      env.rt.db.transaction(async (trx) => {
+        await recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'form', content: {} } });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await env.rt.db('agent_turns').where({ account_id: accountId })).toEqual([]);
+    expect(await env.rt.db('agent_state').where({ account_id: accountId })).toEqual([]);
+  });
+
+  it('flags the running turn of the account when a new message arrives, and only that account', async () => {
+    const { accountId } = await env.tenant();
+    const other = await env.tenant();
+    const [mine, theirs] = await Promise.all(
+      [accountId, other.accountId].map((id) =>
+        env.rt.db('agent_turns')
+          .insert({ id: `req_run_${id}`, account_id: id, kind: 'message', origin: 'dashboard', text: 'x', mode: 'interrupt', status: 'running', created_at: 1, not_before: 1, started_at: Date.now() })
+          .returning('id'),
+      ),
+    );
+    const recorded = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'next' }));
+    expect(recorded.interrupting).toEqual([mine![0]!.id]);
+    expect((await env.rt.db('agent_turns').where({ id: theirs![0]!.id }).first()).interrupt_requested_at).toBeNull();
+    await env.rt.db('agent_turns').whereIn('id', [mine![0]!.id, theirs![0]!.id, recorded.turn.id]).update({ status: 'failed' });
+  });
+
+  it('holds the account lock across connections, and after letting go tells whether a turn came in meanwhile', async () => {
+    const { accountId } = await env.tenant();
+    let second: Awaited<ReturnType<typeof withAccountLock>> | undefined;
+    const first = await withAccountLock(env.rt.db, accountId, async () => {
+      // Another connection cannot take it while it is held, and runs nothing.
+      second = await withAccountLock(env.rt.db, accountId, async () => {
+        throw new Error('must not run');
+      });
+      // A turn recorded meanwhile (its drain job would find the lock busy and leave it to the holder).
+      await recordTurn(env.rt.db, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'meanwhile' });
+    });
+    expect(second).toBeNull();
+    expect(first).toEqual({ runnable: true });
+    await env.rt.db('agent_turns').where({ account_id: accountId }).update({ status: 'failed' });
+    expect(await withAccountLock(env.rt.db, accountId, async () => {})).toEqual({ runnable: false });
+  });
+
+  it('claims nothing while another connection holds the account, and runs the turn once it is free', async () => {
+    const { accountId } = await env.tenant();
+    const { turn } = await recordTurn(env.rt.db, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'wait your turn' });
+    await withAccountLock(env.rt.db, accountId, async () => {
+      // The drain's lock attempt and first claim go as one query: the claim must not run without the lock.
+      expect(await drainAccount(env.rt, accountId, env.rt.logger)).toBe(0);
+      expect((await env.rt.db('agent_turns').where({ id: turn.id }).first()).status).toBe('queued');
+    });
+    expect(await drainAccount(env.rt, accountId, env.rt.logger)).toBe(1);
+    expect((await env.rt.db('agent_turns').where({ id: turn.id }).first()).status).toBe('replied');
+  });
+
+  it('leaves every pooled connection committing synchronously after turns ran', async () => {
+    const { token } = await env.tenant();
+    for (let i = 0; i < 3; i++) expect((await env.send(token, { text: `turn ${i}`, waitSeconds: 10 })).status).toBe(200);
+    // Hold all three connections of the pool at once, so each one is asked.
+    const settings = await env.rt.db.transaction(async (a) =>
+      env.rt.db.transaction(async (b) =>
+        Promise.all([a, b, env.rt.db].map(async (q) => ((await q.raw('SHOW synchronous_commit')) as { rows: { synchronous_commit: string }[] }).rows[0]!.synchronous_commit)),
+      ),
+    );
+    expect(settings).toEqual(['on', 'on', 'on']);
+  });
+});
