@@ -12,6 +12,7 @@ import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
+import { mailWorker } from './mail-worker.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
 import { webhookWorker } from './webhook-worker.bench.js';
@@ -36,6 +37,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'webhook-intake': webhookIntake,
   'webhook-worker': webhookWorker,
   'mail-send': mailSend,
+  'mail-worker': mailWorker,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

@@ -6,52 +6,20 @@
  * per job at the same concurrency. Jobs are queued while the queue is paused; the clock runs from
  * resume to the last delivery linked to its turn. No agent-turns worker runs, so the turns wait.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
-import { createDb, ensureDatabase, migrate, type Db } from '../src/db.js';
+import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { webhookEvent, webhookEventJobId } from '../src/jobs/webhook-event.job.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
-import { fmt, median, ROOT, stop, TSX } from './lib.js';
+import { fmt, median, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';
+import { addPaused, count, spawnQuiet, startCeiling, timed, until } from './worker-lib.js';
 
 const PREFIX = '{benchwhw}';
 const ACCOUNTS = 10;
 const PAYLOAD = JSON.stringify({ event: 'signup', email: 'ada@example.com', plan: 'trial', company: { domain: 'example.com', seats: 12 } });
-
-function spawnQuiet(args: string[], env: Record<string, string>): ChildProcess {
-  const { BASE_URL: _vite, ...rest } = process.env;
-  return spawn(TSX, args, { cwd: ROOT, env: { ...rest, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-async function until(what: string, check: () => Promise<boolean>, ms = 120_000, every = 20): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, every));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function addPaused(queue: Queue, jobs: { name: string; data: unknown; opts: object }[]): Promise<void> {
-  await queue.pause();
-  for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000) as never);
-}
-
-/** Runs the queued jobs: resume, then wait until `done()` counts all of them. Returns per second. */
-async function timed(queue: Queue, n: number, done: () => Promise<number>): Promise<number> {
-  const t0 = performance.now();
-  await queue.resume();
-  await until(`${n} jobs of ${queue.name}`, async () => (await done()) >= n);
-  return n / ((performance.now() - t0) / 1000);
-}
-
-async function count(db: Db, sql: string): Promise<number> {
-  const { rows } = (await db.raw(sql)) as { rows: { n: number | string }[] };
-  return Number(rows[0]?.n ?? 0);
-}
 
 export async function webhookWorker(ctx: BenchContext): Promise<Section> {
   const n = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
@@ -60,7 +28,6 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
   await ensureDatabase(config.databaseUrl);
   const db = createDb(config.databaseUrl, 4);
   await migrate(db);
-  await db.raw('DROP TABLE IF EXISTS bench_worker_ceiling');
   const hooks: { hookId: string; accountId: string }[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
     const account = await createAccount(db, `Bench webhook worker ${i}`);
@@ -71,28 +38,20 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const events = new Queue('webhook-events', { connection: redis, prefix: PREFIX });
   const turns = new Queue('agent-turns', { connection: redis, prefix: PREFIX });
-  const ceiling = new Queue('bench-ceiling', { connection: redis, prefix: PREFIX });
-  for (const q of [events, turns, ceiling]) await q.obliterate({ force: true });
+  for (const q of [events, turns]) await q.obliterate({ force: true });
+  const ceiling = await startCeiling(db, redis, config, PREFIX, concurrency);
 
   const servers = [
-    spawnQuiet(['bench/webhook-worker-ceiling.ts', config.databaseUrl, config.redisUrl, PREFIX, String(concurrency)], {}),
     // BENCH_CPU_PROF=dir: the worker process writes a CPU profile there (node --cpu-prof).
     spawnQuiet([...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []), 'bin/start.ts', 'workers', '--pools', 'webhook-events'], { DATABASE_URL: config.databaseUrl, QUEUE_PREFIX: PREFIX, LOG_LEVEL: 'warn' }),
   ];
   const rates = { ceiling: [] as number[], events: [] as number[] };
   let checked = '';
   try {
-    await until('both workers', async () => (await ceiling.getWorkersCount()) > 0 && (await events.getWorkersCount()) > 0, 60_000, 200);
-    await until('the ceiling table', async () => Boolean(await db.schema.hasTable('bench_worker_ceiling')), 10_000, 100);
+    await until('the webhook-events worker', async () => (await events.getWorkersCount()) > 0, 60_000, 200);
     for (let round = 0; round < ctx.rounds; round++) {
       // The ceiling: N rows, one UPDATE per job.
-      await db.raw('TRUNCATE bench_worker_ceiling');
-      await db.raw('INSERT INTO bench_worker_ceiling (id) SELECT ? || g FROM generate_series(1, ?) g', [`r${round}-`, n]);
-      await addPaused(
-        ceiling,
-        Array.from({ length: n }, (_, i) => ({ name: 'ceiling', data: { id: `r${round}-${i + 1}` }, opts: { jobId: `c${round}-${i + 1}`, removeOnComplete: true } })),
-      );
-      rates.ceiling.push(await timed(ceiling, n, () => count(db, 'SELECT count(*) AS n FROM bench_worker_ceiling WHERE done')));
+      rates.ceiling.push(await ceiling.round(n, `r${round}`));
 
       // The pool: N accepted deliveries, round robin over the accounts, each with its job.
       await db('webhook_deliveries').delete();
@@ -126,8 +85,9 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
     }
   } finally {
     await Promise.all(servers.map(stop));
-    for (const q of [events, turns, ceiling]) await q.obliterate({ force: true }).catch(() => {});
-    await Promise.all([events.close(), turns.close(), ceiling.close()]);
+    await ceiling.close();
+    for (const q of [events, turns]) await q.obliterate({ force: true }).catch(() => {});
+    await Promise.all([events.close(), turns.close()]);
     redis.disconnect();
     await db('webhook_deliveries').delete().catch(() => {});
     await db.destroy();

@@ -5,6 +5,9 @@ import { scheduleSweep } from './maintenance/sweep.processor.js';
 import { scheduleCardSweep } from './card-timers/card-timers.processors.js';
 import { scheduleMailSweep } from './mail-sends/mail-sends.processors.js';
 
+/** Timer jobs (and the background mail sends they make) one card-timers worker process runs at once. */
+export const CARD_TIMERS_CONCURRENCY = 8;
+
 /** Per-pool worker options and start-up work. Pools not listed use createWorker's defaults. */
 export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Partial<WorkerOptions>; onStart?(rt: Runtime): Promise<void> }>> = {
   'agent-turns': {
@@ -16,7 +19,7 @@ export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Part
     }),
   },
   maintenance: { onStart: scheduleSweep },
-  'card-timers': { onStart: scheduleCardSweep, options: () => ({ concurrency: 8 }) },
+  'card-timers': { onStart: scheduleCardSweep, options: () => ({ concurrency: CARD_TIMERS_CONCURRENCY }) },
   'mail-sends': { onStart: scheduleMailSweep, options: () => ({ concurrency: 4 }) },
   'webhook-events': { options: (rt) => ({ concurrency: rt.config.webhooks.eventsConcurrency }) },
 };

@@ -1,8 +1,8 @@
 /**
- * The ceiling for the webhook-events worker benchmark, measured in the same run: a bare BullMQ worker
+ * The ceiling for the worker-throughput benchmarks (webhook events, mail sends), measured in the same run: a bare BullMQ worker
  * doing one Postgres UPDATE per job (no zod, no logger, no transaction), at the same concurrency and
  * Postgres pool size as the real pool.
- *   tsx bench/webhook-worker-ceiling.ts DATABASE_URL REDIS_URL PREFIX CONCURRENCY
+ *   tsx bench/servers/worker-ceiling.ts DATABASE_URL REDIS_URL PREFIX CONCURRENCY
  */
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
