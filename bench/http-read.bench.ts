@@ -11,6 +11,7 @@ import type { BenchContext, Section } from './run.js';
  * script in Redis) and `GET /api/v1/me` (token lookup and limiter only), against the bare baselines.
  */
 const REVIEW = 'GET /api/v1/review (auth + limiter + queue page)';
+const PAGE_FLOOR = 'Express + the same page SELECT (rows as pg returns them) + 1 Redis call';
 
 export async function httpRead(ctx: BenchContext): Promise<Section> {
   const config = configWith({ DATABASE_URL: ctx.databaseUrl });
@@ -22,11 +23,12 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
   const { token } = await mintToken(db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:read'] });
   await db.destroy();
 
-  const [pHttp, pExpress, pFloor, pApi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [pHttp, pExpress, pFloor, pPage, pApi] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   const servers = [
     await startServer(['bench/servers/baseline.ts', 'http', String(pHttp)], {}, `http://127.0.0.1:${pHttp}/`),
     await startServer(['bench/servers/baseline.ts', 'express', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
     await startServer(['bench/servers/baseline.ts', 'express-pg-redis', String(pFloor), config.databaseUrl, config.redisUrl], {}, `http://127.0.0.1:${pFloor}/`),
+    await startServer(['bench/servers/baseline.ts', 'express-page-redis', String(pPage), config.databaseUrl, config.redisUrl, account.id], {}, `http://127.0.0.1:${pPage}/`),
     await startServer(
       ['bin/start.ts', 'api'],
       {
@@ -48,6 +50,7 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
       { name: 'bare node:http', url: `http://127.0.0.1:${pHttp}/` },
       { name: 'bare Express', url: `http://127.0.0.1:${pExpress}/` },
       { name: 'Express + 1 PG query + 1 Redis call', url: `http://127.0.0.1:${pFloor}/` },
+      { name: PAGE_FLOOR, url: `http://127.0.0.1:${pPage}/` },
       { name: REVIEW, url: `http://127.0.0.1:${pApi}/api/v1/review`, headers: { authorization: `Bearer ${token}` } },
       { name: 'GET /api/v1/me (auth + limiter + handler)', url: `http://127.0.0.1:${pApi}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
     ];
@@ -68,6 +71,7 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
         '|---|---:|---:|---:|---:|---:|',
         ...rows,
         '',
+        `\`GET /review\` is ${fmt((review.rps / results.get(PAGE_FLOOR)!.rps) * 100, 1)}% of the floor that reads and returns the same page with no auth, limiter, mapping or logging.`,
         `Target (issue 8): authenticated read (\`GET /review\`) ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ${fmt((review.rps / express) * 100, 1)}%, p99 ${fmt(review.p99, 1)} ms.`,
       ].join('\n'),
     };

@@ -1,14 +1,17 @@
 /**
  * Baseline servers measured in the same run as the service: `http` (bare node:http), `express` (bare
  * Express 5 hello-world), `express-pg-redis` (Express doing one Postgres query and one Redis call per
- * request: the floor for an authenticated, rate-limited read).
+ * request: the floor for an authenticated, rate-limited read), `express-page-redis ACCOUNT` (the same, but the
+ * query is the review-queue page of GET /review for ACCOUNT, its rows returned as they come from pg: the
+ * floor for that route's own work).
  */
 import { createServer } from 'node:http';
 import express from 'express';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { PRIORITY_ORDER_SQL } from '../../src/review/card-shape.js';
 
-const [kind, portArg, databaseUrl, redisUrl] = process.argv.slice(2);
+const [kind, portArg, databaseUrl, redisUrl, accountId] = process.argv.slice(2);
 const port = Number(portArg);
 const body = JSON.stringify({ ok: true });
 
@@ -26,6 +29,19 @@ if (kind === 'http') {
     app.get('/', async (_req, res) => {
       const [{ rows }] = await Promise.all([pool.query('select 1 as one'), redis.incr('bench:baseline')]);
       res.json({ ok: rows[0].one === 1 });
+    });
+  } else if (kind === 'express-page-redis') {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+    const redis = new Redis(redisUrl ?? 'redis://127.0.0.1:6379');
+    const page = {
+      name: 'page',
+      text:
+        `SELECT * FROM review_cards WHERE account_id = $1 AND (status = ANY($2) OR (status = 'snoozed' AND snoozed_until <= $3)) ` +
+        `ORDER BY ${PRIORITY_ORDER_SQL} ASC, created_at DESC, id DESC LIMIT $4`,
+    };
+    app.get('/', async (_req, res) => {
+      const [{ rows }] = await Promise.all([pool.query({ ...page, values: [accountId, ['pending', 'needs_revision'], Date.now(), 50] }), redis.incr('bench:baseline')]);
+      res.json({ items: rows });
     });
   } else {
     app.get('/', (_req, res) => {
