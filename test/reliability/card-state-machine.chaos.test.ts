@@ -1,25 +1,4 @@
-import { rm } from 'node:fs/promises';
-import fc from 'fast-check';
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { runArb, runScenario, stateMachineEnv } from './card-state-machine.js';
+import { stateMachineSuite } from './card-state-machine.js';
 
 // Long variant of card-state-machine.test.ts, run by `npm run test:chaos`: more runs, more cards, longer runs.
-const MAIL_DIR = `/tmp/gas-state-machine-chaos-${process.pid}-${Date.now()}`;
-let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: stateMachineEnv(MAIL_DIR) });
-});
-afterAll(async () => {
-  await env.close();
-  await rm(MAIL_DIR, { recursive: true, force: true });
-});
-
-describe('chaos: review card state machine (model-based, fast-check)', () => {
-  it('keeps actions consistent with status and resolves each card exactly once over random interleavings', async () => {
-    await fc.assert(
-      fc.asyncProperty(runArb(6, 30), (run) => runScenario(env, run)),
-      { numRuns: 300 },
-    );
-  }, 600_000);
-});
+stateMachineSuite('chaos: review card state machine (model-based, fast-check)', { cards: 6, steps: 30, runs: 300, timeoutMs: 600_000 });

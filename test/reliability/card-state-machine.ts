@@ -1,10 +1,11 @@
 import fc from 'fast-check';
-import { expect } from 'vitest';
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.js';
 import { createCard } from '../../src/review/review.service.js';
 import { autoResolve, wakeCard } from '../../src/review/timers.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
-import type { TestEnv } from '../helpers/env.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
 /**
  * Model-based test of the review card state machine. Random interleavings of every verb (approve,
@@ -292,4 +293,25 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
     const events = fences.length ? await db('channel_events').where({ account_id: accountId }).whereIn('ref_id', fences.map((f) => f.id)) : [];
     expect(events).toHaveLength(m.status === 'sent' ? 1 : 0);
   }
+}
+
+/** The whole suite, for npm test (a few short runs) and test:chaos (many long ones): own env, own mail dir. */
+export function stateMachineSuite(title: string, o: { cards: number; steps: number; runs: number; timeoutMs: number }): void {
+  const mailDir = `/tmp/gas-state-machine-${o.runs}-${process.pid}-${Date.now()}`;
+  let env: TestEnv;
+  beforeAll(async () => {
+    env = await setupTestEnv({ env: stateMachineEnv(mailDir) });
+  });
+  afterAll(async () => {
+    await env.close();
+    await rm(mailDir, { recursive: true, force: true });
+  });
+  describe(title, () => {
+    it('keeps actions consistent with status and resolves each card exactly once over random interleavings', async () => {
+      await fc.assert(
+        fc.asyncProperty(runArb(o.cards, o.steps), (run) => runScenario(env, run)),
+        { numRuns: o.runs },
+      );
+    }, o.timeoutMs);
+  });
 }
