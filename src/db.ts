@@ -79,25 +79,66 @@ export async function ensureDatabase(databaseUrl: string, template?: string): Pr
 /** Epoch milliseconds, the spec's only time format. */
 export const now = (): number => Date.now();
 
-interface PgConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
-}
-interface PoolClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(conn: PgConnection): Promise<void>;
+/** A node-postgres connection, as knex's pool hands it out. */
+export interface PgConnection {
+  query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
+  __knex__disposed?: unknown;
 }
 
+interface PoolClient {
+  acquireConnection(): Promise<PgConnection>;
+  releaseConnection(conn: PgConnection): Promise<unknown>;
+}
+
+/** Where a turn statement runs: knex's pool, an open knex transaction, or a connection the caller holds. */
+export type Runner = Queryable | PgConnection;
+
+/** A statement the turn path runs often: prepared once per connection, then only bound and executed. */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+/** knex instances and transactions are callable; a pg connection is a plain object. */
+const isConnection = (r: Runner): r is PgConnection => typeof r !== 'function';
+
 /**
- * Runs a named prepared statement on a connection from knex's pool (or the transaction's own), for the
- * few queries on every request's path where the query builder's cost shows in profiles.
+ * Runs a named prepared statement. On knex's pool it borrows a connection for the one statement; in a
+ * knex transaction it uses the transaction's connection (knex hands that out from `acquireConnection`),
+ * so the statement belongs to the transaction.
  */
-export async function preparedQuery<T>(q: Queryable, config: { name: string; text: string; values: unknown[] }): Promise<T[]> {
-  if (q.isTransaction) return (await q.raw(config.text.replace(/\$\d+/g, '?'), config.values as Knex.RawBinding[])).rows as T[];
-  const client = q.client as unknown as PoolClient;
+export async function run<T>(on: Runner, stmt: Statement, values: unknown[]): Promise<T[]> {
+  if (isConnection(on)) return (await on.query({ name: stmt.name, text: stmt.text, values })).rows as T[];
+  const client = on.client as unknown as PoolClient;
   const conn = await client.acquireConnection();
   try {
-    return (await conn.query(config)).rows as T[];
+    return (await conn.query({ name: stmt.name, text: stmt.text, values })).rows as T[];
   } finally {
     await client.releaseConnection(conn);
   }
+}
+
+/**
+ * Borrows one connection from knex's pool for `fn`. Calling `discard` closes it instead of returning
+ * it, for a connection that might still hold session state (an advisory lock).
+ */
+export async function withConnection<T>(db: Queryable, fn: (conn: PgConnection, discard: () => void) => Promise<T>): Promise<T> {
+  const client = db.client as unknown as PoolClient;
+  const conn = await client.acquireConnection();
+  try {
+    return await fn(conn, () => {
+      // knex's pool validates on the next acquire and destroys a connection marked disposed.
+      conn.__knex__disposed ??= 'closed: an advisory lock may still be held';
+    });
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
+/**
+ * A named prepared statement on a connection from knex's pool (or the transaction's own), for the few
+ * queries on every request's path where the query builder's cost shows in profiles.
+ */
+export function preparedQuery<T>(q: Queryable, config: { name: string; text: string; values: unknown[] }): Promise<T[]> {
+  return run<T>(q, config, config.values);
 }

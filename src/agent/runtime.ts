@@ -11,7 +11,7 @@ import { BrainError, type Brain, type BrainContext, type ToolCall, type ToolResu
 import { createLlmBrain } from './llm-brain.js';
 import { offlineBrain } from './offline-brain.js';
 import { executeTool } from './tools.js';
-import { withConnection, type PgConnection, type Runner } from './sql.js';
+import { withConnection, type PgConnection, type Runner } from '../db.js';
 import { RUNNER, turnsRepository, turnStatements } from './turns.repository.js';
 
 /** Namespace of the per-account advisory lock (the other key is hashtext(account id)). */

@@ -1,8 +1,17 @@
 import { hostname } from 'node:os';
-import type { Queryable } from '../db.js';
 import type { Bubble, OutsideData, Turn, TurnKind, TurnMode, TurnStatus } from './agent.types.js';
 import { escapeLiteral } from 'pg';
-import { ASYNC_COMMIT, run, type PgConnection, type Runner, type Statement } from './sql.js';
+import { run, type PgConnection, type Queryable, type Runner, type Statement } from '../db.js';
+
+/**
+ * A select-list item that makes the statement's own (implicit) transaction commit without waiting for
+ * the WAL flush: `SET LOCAL synchronous_commit = off` for that statement only (the setting is read at
+ * commit, and a local setting ends with the transaction). Used for a running turn's bookkeeping (the
+ * claim, reply bubbles); the next synchronous commit (the turn's finish, any tool's write) flushes
+ * everything before it. A Postgres crash can lose only such a tail: a running turn then reads as queued
+ * again, with nothing of it kept, and runs again; no finished answer is ever lost.
+ */
+export const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true)`;
 
 /** This process, as recorded on the turns it claims. */
 export const RUNNER = `${hostname()}-${process.pid}`;
