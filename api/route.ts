@@ -24,13 +24,16 @@ export interface RouteContext {
 
 export interface Reply {
   status?: number;
-  body: unknown;
+  /** Sent as JSON; or `json`, text that already is the JSON of the body (rendered by the store). */
+  body?: unknown;
+  json?: string;
   headers?: Record<string, string>;
 }
 
 type AnyObject = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
 
 export interface RouteDef<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends z.ZodType = z.ZodType> {
+  /** A `get` handler only reads (an idempotent repair at most): the router may run it beside the limiter and drop it. */
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI form: `/api/v1/review/{id}`. */
   path: string;

@@ -3,29 +3,44 @@ import type { Principal } from '../src/tokens/tokens.types.js';
 import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
 import { PrincipalMemory } from '../src/tokens/auth-guard.js';
 import { hashToken } from '../src/tokens/token-format.js';
-import { bearerToken, requireScope, resolvePrincipal } from './middleware/auth.js';
+import { bearerToken, hasScope, requireScope, resolvePrincipal } from './middleware/auth.js';
 import { applyLimit, spend, type Spent } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
-import { expressPath, type AppDeps, type RouteContext, type RouteDef } from './route.js';
+import { expressPath, type AppDeps, type Reply, type RouteContext, type RouteDef } from './route.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
+
+/** A GET handler started beside the limiter, on a remembered token; awaited only once admitted. */
+type Early = (principal: Principal) => Promise<Reply>;
 
 /**
  * Authenticates and spends from the rate limit: 401/503 first, then 429 (or 503 for writes). A token
  * this process resolved before is trusted on the limiter script's word (no Postgres round trip); a mark,
- * a new epoch, or Redis out of reach sends it back to Postgres (src/tokens/auth-guard.ts).
+ * a new epoch, or Redis out of reach sends it back to Postgres (src/tokens/auth-guard.ts). With `early`
+ * (GET routes), a remembered token that has the route's scope starts the handler while the limiter
+ * decides: a GET only reads, so work the limiter then refuses is dropped unseen.
  */
-async function admit(route: RouteDef, deps: AppDeps, memory: PrincipalMemory, req: Request, res: Response): Promise<Principal> {
+async function admit(
+  route: RouteDef,
+  deps: AppDeps,
+  memory: PrincipalMemory,
+  req: Request,
+  res: Response,
+  early?: Early,
+): Promise<{ principal: Principal; started?: Promise<Reply> }> {
   const token = bearerToken(req.headers.authorization);
   const hash = hashToken(token);
   const now = Date.now();
   const known = memory.get(hash, now);
   let spent: Spent | null = null;
   if (known) {
+    const started = early && hasScope(known.principal, route.scope) ? early(known.principal) : undefined;
+    // Its outcome (even an error) is read below or not at all; never an unhandled rejection.
+    started?.catch(() => {});
     spent = await spend(deps, known.principal, route.bucket);
     if (!('unavailable' in spent) && !spent.guard.revoked && spent.guard.epoch === known.epoch) {
       applyLimit(spent, route.bucket, res);
-      return known.principal;
+      return { principal: known.principal, started };
     }
     memory.forget(hash);
   }
@@ -34,59 +49,68 @@ async function admit(route: RouteDef, deps: AppDeps, memory: PrincipalMemory, re
   if ('unavailable' in spent) memory.forgetAll();
   else if (!spent.guard.revoked) memory.remember(hash, principal, spent.guard.epoch, now);
   applyLimit(spent, route.bucket, res);
-  return principal;
+  return { principal };
 }
 
 function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, memory: PrincipalMemory): RequestHandler {
   const readBody = bodyParserFor(route);
   return async (req, res) => {
+    const handle = async (principal: Principal | null): Promise<Reply> => {
+      const input = {
+        params: route.params ? parsePart(route.params, req.params, 'params') : {},
+        query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
+        body: route.body ? parsePart(route.body, req.body, 'body') : undefined,
+      };
+      return route.handler(input, context(route, deps, principal, req, res));
+    };
     let principal: Principal | null = null;
+    let started: Promise<Reply> | undefined;
     if (route.auth !== 'none') {
-      principal = await admit(route, deps, memory, req, res);
+      ({ principal, started } = await admit(route, deps, memory, req, res, route.method === 'get' && !readBody ? handle : undefined));
       touch(principal.tokenId, Date.now());
       requireScope(principal, route.scope);
     }
     // Read only once the caller is known to be allowed: a stranger cannot make us read a body.
     if (readBody) await new Promise<void>((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-    const input = {
-      params: route.params ? parsePart(route.params, req.params, 'params') : {},
-      query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
-      body: route.body ? parsePart(route.body, req.body, 'body') : undefined,
-    };
-    let abort: AbortController | undefined;
-    const ctx: RouteContext = {
-      deps,
-      principal: principal as Principal,
-      actor: {
-        accountId: principal?.accountId ?? '',
-        actor: 'api',
-        tokenId: principal?.tokenId ?? null,
-        tokenLabel: principal?.label ?? null,
-        method: route.method.toUpperCase(),
-        route: route.path,
-      },
-      requestId: String(req.id),
-      get log() {
-        return req.log;
-      },
-      // Made on first use: most handlers never wait on anything the client could abandon.
-      get signal() {
-        if (!abort) {
-          const controller = new AbortController();
-          abort = controller;
-          // req.destroyed is already true once a body was read (Node 20): ask the socket instead.
-          if (res.writableEnded || req.socket.destroyed) controller.abort();
-          else res.once('close', () => controller.abort());
-        }
-        return abort.signal;
-      },
-      req,
-      res,
-    };
-    const reply = await route.handler(input, ctx);
+    const reply = await (started ?? handle(principal));
     if (res.headersSent) return;
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
-    res.status(reply.status ?? 200).json(reply.body);
+    res.status(reply.status ?? 200);
+    if (reply.json === undefined) res.json(reply.body);
+    else res.type('application/json').send(reply.json);
+  };
+}
+
+function context(route: RouteDef, deps: AppDeps, principal: Principal | null, req: Request, res: Response): RouteContext {
+  let abort: AbortController | undefined;
+  return {
+    deps,
+    principal: principal as Principal,
+    actor: {
+      accountId: principal?.accountId ?? '',
+      actor: 'api',
+      tokenId: principal?.tokenId ?? null,
+      tokenLabel: principal?.label ?? null,
+      method: route.method.toUpperCase(),
+      route: route.path,
+    },
+    requestId: String(req.id),
+    get log() {
+      return req.log;
+    },
+    // Made on first use: most handlers never wait on anything the client could abandon.
+    get signal() {
+      if (!abort) {
+        const controller = new AbortController();
+        abort = controller;
+        // req.destroyed is already true once a body was read (Node 20): ask the socket instead.
+        if (res.writableEnded || req.socket.destroyed) controller.abort();
+        else res.once('close', () => controller.abort());
+      }
+      return abort.signal;
+    },
+    req,
+    res,
   };
 }
 

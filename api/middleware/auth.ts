@@ -28,6 +28,8 @@ export async function resolvePrincipal(deps: AppDeps, token: string): Promise<Pr
   return principal;
 }
 
+export const hasScope = (principal: Principal, scope: Scope | null): boolean => !scope || principal.scopes.includes(scope);
+
 export function requireScope(principal: Principal, scope: Scope | null): void {
-  if (scope && !principal.scopes.includes(scope)) throw new Forbidden(scope);
+  if (scope && !hasScope(principal, scope)) throw new Forbidden(scope);
 }

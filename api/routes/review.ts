@@ -10,7 +10,7 @@ type Id = { params: z.output<typeof IdParams> };
 /** GET /review: the queue, priority band then newest first; snoozed cards stay hidden until their time. */
 export async function getReview({ query }: { query: z.output<typeof ReviewListQuery> }, ctx: RouteContext): Promise<Reply> {
   const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 });
-  return { body: { items } };
+  return { json: `{"items":${items}}` };
 }
 
 /** GET /review/{id}: any status, full payload. */

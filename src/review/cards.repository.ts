@@ -147,6 +147,41 @@ function toCard(r: CardRow): Card {
   };
 }
 
+/**
+ * A card's stored fields as spec 2.2 names them, rendered to JSON text by Postgres: the queue page is
+ * sent without parsing its payloads here and stringifying them again. The fields computed from other
+ * columns (`actions`, `primaryLabel`, normalised `options`) are added by the review service
+ * (`queueCardJson`); together they are exactly `cardView` (test/review/queue-json.test.ts).
+ */
+const QUEUE_CARD_JSON =
+  `json_build_object('id', id, 'kind', kind, 'sourceType', source_type, 'status', status, 'title', title, 'prompt', prompt, ` +
+  `'summary', summary, 'detail', detail, 'priority', priority, 'textInput', text_input, 'budgetChange', budget_change, ` +
+  `'payload', payload, 'autoResolveAt', auto_resolve_at, 'dueAt', due_at, 'snoozedUntil', snoozed_until, 'leadId', lead_id, ` +
+  `'leadContactId', lead_contact_id, 'postId', post_id, 'createdAt', created_at, 'updatedAt', updated_at, ` +
+  `'resolvedAt', resolved_at, 'resolution', resolution)::text`;
+
+interface QueueRowRaw {
+  kind: string;
+  source_type: string;
+  status: string;
+  budget_change: unknown;
+  options: unknown;
+  snoozed_until: number | null;
+  json: string;
+}
+
+/** One card of the queue page: its JSON as Postgres rendered it, and what its computed fields need. */
+export interface QueueRow {
+  kind: string;
+  sourceType: string;
+  status: string;
+  budgetChange: unknown;
+  options: unknown;
+  snoozedUntil: number | null;
+  /** A JSON object: every field of the card's view but `actions`, `primaryLabel` and `options`. */
+  json: string;
+}
+
 /** Fields a transition may set, in TypeScript names. */
 export type CardChanges = Partial<
   Pick<
@@ -277,17 +312,6 @@ export function cardsRepository(q: Queryable) {
       const row: CardRow | undefined = await q('review_cards').where({ account_id: accountId, id }).first();
       return row ? toCard(row) : null;
     },
-    /** The queue: the given statuses, snoozed cards hidden, priority band then newest first. */
-    async list(accountId: string, statuses: readonly string[], limit: number): Promise<Card[]> {
-      const rows: CardRow[] = await q('review_cards')
-        .where({ account_id: accountId })
-        .whereIn('status', statuses)
-        .orderByRaw(`${PRIORITY_ORDER_SQL} asc`)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit);
-      return rows.map(toCard);
-    },
     /**
      * The conditional update of DESIGN rule 3: changes the card only while it still matches `guard`.
      * Returns the changed card, or null when someone else changed it first (the caller lost the race).
@@ -314,17 +338,27 @@ export function cardsRepository(q: Queryable) {
     /**
      * The queue read of `GET /review` in one prepared statement: the cards in `statuses`, plus any snoozed
      * card whose time has come (ordered as it will be once woken: the order never depends on status).
-     * The caller wakes and reads again only when such a card is in the page.
+     * The caller wakes and reads again only when such a card is in the page. Each card comes back as
+     * Postgres renders it (QUEUE_CARD_JSON), beside the few columns its computed fields are made from.
      */
-    async listWithDue(accountId: string, statuses: readonly string[], limit: number, now: number): Promise<Card[]> {
-      const rows = await preparedQuery<CardRow>(q, {
-        name: 'review-queue-page',
+    async queuePage(accountId: string, statuses: readonly string[], limit: number, now: number): Promise<QueueRow[]> {
+      const rows = await preparedQuery<QueueRowRaw>(q, {
+        name: 'review-queue-page-json',
         text:
-          `SELECT * FROM review_cards WHERE account_id = $1 AND (status = ANY($2) OR (status = 'snoozed' AND snoozed_until <= $3)) ` +
+          `SELECT kind, source_type, status, budget_change, options, snoozed_until, ${QUEUE_CARD_JSON} AS json FROM review_cards ` +
+          `WHERE account_id = $1 AND (status = ANY($2) OR (status = 'snoozed' AND snoozed_until <= $3)) ` +
           `ORDER BY ${PRIORITY_ORDER_SQL} ASC, created_at DESC, id DESC LIMIT $4`,
         values: [accountId, statuses, now, limit],
       });
-      return rows.map(toCard);
+      return rows.map((r) => ({
+        kind: r.kind,
+        sourceType: r.source_type,
+        status: r.status,
+        budgetChange: r.budget_change,
+        options: r.options,
+        snoozedUntil: r.snoozed_until,
+        json: r.json,
+      }));
     },
     /** Snoozed cards of the account whose time has come (the wake-up job's work, also done on read). */
     async snoozedDue(accountId: string, now: number): Promise<Array<{ id: string; snoozedUntil: number }>> {

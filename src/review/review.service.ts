@@ -9,8 +9,8 @@ import { cardWake } from '../jobs/card-wake.job.js';
 import { enqueue, type JobDef } from '../jobs/registry.js';
 import { settleByPerson } from '../mail/mail.service.js';
 import { turnsRepository } from '../agent/turns.repository.js';
-import { DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, normaliseOptions, OPEN_STATUSES, QUEUE_STATUSES } from './card-shape.js';
-import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
+import { actionsFor, DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, normaliseOptions, OPEN_STATUSES, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
+import { cardsRepository, type Card, type NewCard, type QueueRow } from './cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
 import { planAutoResolve, raiseTrust, resetTrust } from './trust.service.js';
 import type { z } from 'zod';
@@ -71,16 +71,32 @@ async function wakeDue(deps: ReviewDeps, accountId: string): Promise<void> {
   }
 }
 
-/** GET /review: queue statuses only, snoozed cards hidden until their time, priority band then newest. */
-export async function listCards(deps: ReviewDeps, accountId: string, q: { status?: string; limit: number }): Promise<CardView[]> {
+/**
+ * A queue card's JSON: Postgres's rendering of its stored fields with the computed ones added. The
+ * same object as `cardView` of that card (test/review/queue-json.test.ts holds them together).
+ */
+export function queueCardJson(r: QueueRow): string {
+  const shape = { kind: r.kind, sourceType: r.sourceType, status: r.status, budgetChange: r.budgetChange };
+  const computed = JSON.stringify({ options: normaliseOptions(r.options), actions: actionsFor(shape), primaryLabel: primaryLabelFor(shape) });
+  return `${r.json.slice(0, -1)},${computed.slice(1)}`;
+}
+
+/**
+ * GET /review: queue statuses only, snoozed cards hidden until their time, priority band then newest.
+ * Answers the JSON array text of the page (cards as `cardView` shows them).
+ */
+export async function listCards(deps: ReviewDeps, accountId: string, q: { status?: string; limit: number }): Promise<string> {
   const statuses = q.status ? [q.status] : [...QUEUE_STATUSES];
-  const now = Date.now();
   const repo = cardsRepository(deps.db);
-  const page = await repo.listWithDue(accountId, statuses, q.limit, now);
+  let now = Date.now();
+  let page = await repo.queuePage(accountId, statuses, q.limit, now);
   // Nearly always nothing is due and the page is final: one statement. Otherwise wake, then read again.
-  if (!page.some((c) => c.status === 'snoozed' && c.snoozedUntil !== null && c.snoozedUntil <= now)) return page.map(cardView);
-  await wakeDue(deps, accountId);
-  return (await repo.list(accountId, statuses, q.limit)).map(cardView);
+  if (page.some((c) => c.status === 'snoozed' && c.snoozedUntil !== null && c.snoozedUntil <= now)) {
+    await wakeDue(deps, accountId);
+    now = Date.now();
+    page = (await repo.queuePage(accountId, statuses, q.limit, now)).filter((c) => c.status !== 'snoozed');
+  }
+  return `[${page.map(queueCardJson).join(',')}]`;
 }
 
 export async function getCard(deps: ReviewDeps, accountId: string, id: string): Promise<CardView> {

@@ -5,6 +5,7 @@ import { createRedis, keyspace } from '../../src/redis.js';
 import { authGuardKeys } from '../../src/tokens/auth-guard.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildCard } from '../review/factories.js';
 
 // API processes remember resolved tokens; these prove a revocation still holds from the very next call.
 let env: TestEnv;
@@ -62,4 +63,37 @@ describe('remembered tokens', () => {
     expect((await me(env.app, token)).status).toBe(200);
     expect((await me(env.app, forged)).status).toBe(401);
   });
+
+  describe('GET handlers begun beside the limiter', () => {
+    const review = (token: string) => request(env.app).get('/api/v1/review').set('Authorization', `Bearer ${token}`);
+
+    it('drop the read when the token was revoked: 401 and no card', async () => {
+      const { token, tokenId, accountId } = await env.tenant();
+      await buildCard(env.rt.db, accountId, 'approval');
+      expect((await review(token)).body.items).toHaveLength(1);
+      expect((await review(token)).body.items).toHaveLength(1);
+      await revokeToken(env.rt, tokenId);
+      const res = await review(token);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'unauthorized' });
+    });
+
+    it('never begin for a remembered token that lacks the scope: 403 naming it', async () => {
+      const { token, accountId } = await env.tenant(['leads:read']);
+      await buildCard(env.rt.db, accountId, 'approval');
+      expect((await me(env.app, token)).status).toBe(200);
+      const res = await review(token);
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ error: 'forbidden', requiredScope: 'review:read' });
+    });
+
+    it('still answer 400 naming the field, after the limiter admitted the call', async () => {
+      const { token } = await env.tenant();
+      expect((await review(token)).status).toBe(200);
+      const res = await request(env.app).get('/api/v1/review?limit=0').set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(/limit/);
+    });
+  });
 });
+

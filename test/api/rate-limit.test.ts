@@ -7,6 +7,7 @@ import { createRuntime } from '../../src/runtime.js';
 import request from 'supertest';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildCard } from '../review/factories.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
 let env: TestEnv;
@@ -42,6 +43,17 @@ describe('rate limits', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     await new Promise((r) => setTimeout(r, retryAfter * 1000));
     expect((await me(token)).status).toBe(200);
+  });
+
+  it('refuses a GET over the limit with the error alone: the read begun beside the limiter is dropped', async () => {
+    const { token, accountId } = await env.tenant();
+    await buildCard(env.rt.db, accountId, 'approval');
+    const review = () => env.api().get('/api/v1/review').set('Authorization', `Bearer ${token}`);
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await review());
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(answers[2]!.body.items).toHaveLength(1);
+    expect(answers[3]!.body).toEqual({ error: 'rate limited' });
   });
 
   it('reports RateLimit-Limit, -Remaining and -Reset on every authenticated response', async () => {

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.schemas.js';
+import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardView } from '../../src/review/review.service.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildCard } from './factories.js';
+
+/**
+ * `GET /review` sends cards as Postgres renders them (plus the computed fields); `GET /review/{id}` and
+ * every other reader map rows through `cardView`. The two must be the same object for every card.
+ */
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(() => env.close());
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+describe('the queue page rendered by Postgres', () => {
+  it('is exactly cardView of each card, for every kind and awkward value', async () => {
+    const { token, accountId } = await env.tenant();
+    const db = env.rt.db;
+    const t = Date.now();
+    const awkward = 'quote " backslash \\ tab \t newline \n nul-free \u0001 \u001f emoji 😀 rtl \u202e combining e\u0301 \u2028';
+    const made = [
+      await buildCard(db, accountId, 'approval', { createdAt: t - 1 }),
+      await buildCard(db, accountId, 'question', { createdAt: t - 2, detail: { why: awkward, nested: [1, 2.5, -0, 1e21, null, true] } }),
+      await buildCard(db, accountId, 'choice', { createdAt: t - 3, options: ['A', { value: 'b', label: 'Bee' }, { value: 'c' }, 7] }),
+      await buildCard(db, accountId, 'mail_draft', { createdAt: t - 4, title: awkward, prompt: awkward, summary: '', leadId: 'lead_x', leadContactId: 'lc_y', dueAt: t + 9 }),
+      await buildCard(db, accountId, 'mail_reply', { createdAt: t - 5, priority: 'urgent', autoResolveAt: t + 60_000 }),
+      await buildCard(db, accountId, 'budget', { createdAt: t - 6, priority: 'low' }),
+      await buildCard(db, accountId, 'outbound_setup', { createdAt: t - 7, priority: 'high', postId: 'post_z' }),
+      await buildCard(db, accountId, 'approval', { createdAt: t - 8, status: 'needs_revision', payload: { work: 'blog_post', body: 'x'.repeat(9000), list: [{ a: {} }, []] } }),
+      await buildCard(db, accountId, 'approval', { createdAt: t - 9, priority: 'made-up band' }),
+    ];
+    const res = await env.api().get('/api/v1/review?limit=100').set(auth(token));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const { items } = ReviewListResponse.parse(res.body);
+    expect(items).toHaveLength(made.length);
+    for (const item of items) {
+      const stored = await cardsRepository(db).find(accountId, item.id);
+      expect(item).toStrictEqual(cardView(stored!));
+      const byId = ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${item.id}`).set(auth(token))).body).item;
+      expect(item).toStrictEqual(byId);
+    }
+  });
+
+  it('shows a snoozed card whose time has come as pending, woken, in its place', async () => {
+    const { token, accountId } = await env.tenant();
+    const t = Date.now();
+    const first = await buildCard(env.rt.db, accountId, 'approval', { createdAt: t - 10 });
+    const due = await buildCard(env.rt.db, accountId, 'question', { createdAt: t, status: 'snoozed', snoozedUntil: t - 1 });
+    const later = await buildCard(env.rt.db, accountId, 'question', { createdAt: t + 5, status: 'snoozed', snoozedUntil: t + 3_600_000 });
+    const { items } = ReviewListResponse.parse((await env.api().get('/api/v1/review').set(auth(token))).body);
+    expect(items.map((c) => c.id)).toEqual([due.id, first.id]);
+    expect(items[0]).toMatchObject({ status: 'pending', snoozedUntil: null, actions: ['answer', 'approve', 'snooze', 'dismiss'] });
+    expect(items.map((c) => c.id)).not.toContain(later.id);
+    expect((await cardsRepository(env.rt.db).find(accountId, due.id))!.status).toBe('pending');
+  });
+});
