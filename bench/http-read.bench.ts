@@ -3,7 +3,7 @@ import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { compare, fmt, freePort, startServer, stop, type Target } from './lib.js';
+import { compare, cpuMultiple, fmt, freePort, pct, ratioTable, startServer, stop, type Load, type Target } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /**
@@ -11,7 +11,8 @@ import type { BenchContext, Section } from './run.js';
  * script in Redis) and `GET /api/v1/me` (token lookup and limiter only), against the bare baselines.
  */
 const REVIEW = 'GET /api/v1/review (auth + limiter + queue page)';
-const PAGE_FLOOR = 'Express + the same page SELECT (rows as pg returns them) + 1 Redis call';
+const PAGE_FLOOR = 'Express + the same page (card JSON rendered by Postgres) + 1 Redis call';
+const ME = 'GET /api/v1/me (auth + limiter + handler)';
 
 export async function httpRead(ctx: BenchContext): Promise<Section> {
   const config = configWith({ DATABASE_URL: ctx.databaseUrl });
@@ -47,32 +48,45 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
   ];
   try {
     const targets: Target[] = [
-      { name: 'bare node:http', url: `http://127.0.0.1:${pHttp}/` },
-      { name: 'bare Express', url: `http://127.0.0.1:${pExpress}/` },
-      { name: 'Express + 1 PG query + 1 Redis call', url: `http://127.0.0.1:${pFloor}/` },
-      { name: PAGE_FLOOR, url: `http://127.0.0.1:${pPage}/` },
-      { name: REVIEW, url: `http://127.0.0.1:${pApi}/api/v1/review`, headers: { authorization: `Bearer ${token}` } },
-      { name: 'GET /api/v1/me (auth + limiter + handler)', url: `http://127.0.0.1:${pApi}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
+      { name: 'bare node:http', url: `http://127.0.0.1:${pHttp}/`, server: servers[0] },
+      { name: 'bare Express', url: `http://127.0.0.1:${pExpress}/`, server: servers[1] },
+      { name: 'Express + 1 PG query + 1 Redis call', url: `http://127.0.0.1:${pFloor}/`, server: servers[2] },
+      { name: PAGE_FLOOR, url: `http://127.0.0.1:${pPage}/`, server: servers[3] },
+      { name: REVIEW, url: `http://127.0.0.1:${pApi}/api/v1/review`, headers: { authorization: `Bearer ${token}` }, server: servers[4] },
+      { name: ME, url: `http://127.0.0.1:${pApi}/api/v1/me`, headers: { authorization: `Bearer ${token}` }, server: servers[4] },
     ];
     const results = await compare(targets, ctx.rounds, ctx.seconds);
-    const express = results.get('bare Express')!.rps;
-    const rows = targets.map((t) => {
-      const r = results.get(t.name)!;
-      return `| ${t.name} | ${fmt(r.rps)} | ${fmt((r.rps / express) * 100, 1)}% | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors + r.non2xx} |`;
-    });
-    const review = results.get(REVIEW)!;
+    const base = results.get('bare Express')!;
+    const [floor, review, me] = [results.get(PAGE_FLOOR)!, results.get(REVIEW)!, results.get(ME)!];
+    const times = (r: Load) => cpuMultiple(r, base) ?? 'an unmeasured multiple of';
+    const pageBytes = Buffer.byteLength(await (await fetch(`http://127.0.0.1:${pApi}/api/v1/review`, { headers: { authorization: `Bearer ${token}` } })).text());
     return {
       title: 'Authenticated read',
       body: [
         `10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s each; medians of the rounds. The review queue holds the`,
         `${cards.length} demo cards of \`seed demo\` (one page, every card in it).`,
         '',
-        '| target | req/s | of bare Express | p50 ms | p99 ms | errors + non-2xx |',
-        '|---|---:|---:|---:|---:|---:|',
-        ...rows,
+        ...ratioTable(targets, results, 'bare Express'),
         '',
-        `\`GET /review\` is ${fmt((review.rps / results.get(PAGE_FLOOR)!.rps) * 100, 1)}% of the floor that reads and returns the same page with no auth, limiter, mapping or logging.`,
-        `Target (issue 8): authenticated read (\`GET /review\`) ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ${fmt((review.rps / express) * 100, 1)}%, p99 ${fmt(review.p99, 1)} ms.`,
+        `\`GET /review\` is ${pct(review.rps / floor.rps)} of the floor that reads and returns the same page with no auth, limiter, mapping or logging.`,
+        `Target (issue 8): authenticated read (\`GET /review\`) ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ${pct(review.rps / base.rps)}, p99 ${fmt(review.p99, 1)} ms.`,
+        '',
+        '**Why the target is out of reach on this machine.** The server is bound by its own CPU (one Node process, sharing two cores',
+        'with the load generator, Postgres and Redis), so a request rate is set by CPU time per request. Profiles (`node --cpu-prof`)',
+        'show no hot spot left: socket writes, the pg and ioredis protocols, HTTP parsing, Express routing and GC, each a few percent.',
+        `- The floor that does nothing but read this page from Postgres, rendered as this route renders it, and send it (one query,`,
+        `  one Redis call, no auth, limiter, computed fields or logging) serves ${pct(floor.rps / base.rps)} of bare Express, its server spending`,
+        `  ${times(floor)} bare Express's CPU per request. ${
+          floor.rps / base.rps < 0.45
+            ? 'No implementation that reads the page from Postgres on each request does less, and that floor is below 45%.'
+            : 'In this run that floor reaches 45%: the margin left for auth, the limiter and the log is what `GET /me` costs beyond bare Express.'
+        }`,
+        `- What costs is the page (${cards.length} cards, ${fmt(pageBytes / 1024, 1)} KB of JSON read from Postgres and written to the socket) on top of`,
+        `  auth and the limiter: \`GET /me\`, which has both and no page, serves ${pct(me.rps / base.rps)} at ${times(me)} the CPU; \`GET /review\` is at ${times(review)}.`,
+        '- The one way past the floor is not to ask Postgres: a page cache in each API process. An API process cannot learn of a',
+        '  card another process just wrote without a round trip, so a cache would show a queue without the card the agent has',
+        '  just announced. We keep the queue read-your-writes (docs/decisions.md, Foundation) and miss the ratio.',
+        `- p99 ≤ 10 ms: bare Express's own p99 in this run is ${fmt(base.p99, 1)} ms at the same 10 connections.`,
       ].join('\n'),
     };
   } finally {

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,8 @@ export interface Load {
   p99: number;
   errors: number;
   non2xx: number;
+  /** CPU time the server's processes spent per answered request (µs), when the target names its server. */
+  cpuUs?: number;
 }
 
 export interface Target {
@@ -21,6 +24,39 @@ export interface Target {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** The server answering it: its process tree's CPU time is read around each run. */
+  server?: ChildProcess;
+}
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/**
+ * CPU time (ms, user + system, every thread) of a process and all its descendants, from /proc: the
+ * servers run under tsx, whose node child does the work. A figure that machine noise moves far less
+ * than requests per second, since it does not count time spent waiting for a core.
+ */
+export function treeCpuMs(rootPid: number): number {
+  const procs = new Map<number, { ppid: number; ticks: number }>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Fields after the command (which may hold spaces) start at state: ppid is the 2nd, utime the 12th, stime the 13th.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    procs.set(Number(name), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+  }
+  let ticks = 0;
+  const todo = [rootPid];
+  while (todo.length) {
+    const pid = todo.pop()!;
+    ticks += procs.get(pid)?.ticks ?? 0;
+    for (const [child, p] of procs) if (p.ppid === pid) todo.push(child);
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND;
 }
 
 export function freePort(): Promise<number> {
@@ -62,6 +98,8 @@ export async function stop(child: ChildProcess): Promise<void> {
 
 /** One autocannon run: requests a second and latency percentiles (ms). */
 export async function load(target: Target, seconds: number, connections = 10): Promise<Load> {
+  const pid = target.server?.pid;
+  const cpuBefore = pid ? treeCpuMs(pid) : 0;
   const result = await autocannon({
     url: target.url,
     method: target.method ?? 'GET',
@@ -76,6 +114,7 @@ export async function load(target: Target, seconds: number, connections = 10): P
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    cpuUs: pid && result.requests.total ? ((treeCpuMs(pid) - cpuBefore) * 1000) / result.requests.total : undefined,
   };
 }
 
@@ -104,9 +143,36 @@ export async function compare(targets: Target[], rounds: number, seconds: number
         p99: median(rs.map((r) => r.p99)),
         errors: rs.reduce((a, r) => a + r.errors, 0),
         non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+        cpuUs: rs.every((r) => r.cpuUs !== undefined) ? median(rs.map((r) => r.cpuUs!)) : undefined,
       },
     ]),
   );
 }
 
+/** A fraction as a percentage with one decimal: 0.4567 → `45.7%`. */
+export const pct = (fraction: number): string => `${fmt(fraction * 100, 1)}%`;
+
 export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** A run's server CPU per request as a multiple of a baseline's (`2.9×`), or null when either was not measured. */
+export function cpuMultiple(r: Load, base: Load, digits = 1): string | null {
+  return r.cpuUs === undefined || !base.cpuUs ? null : `${fmt(r.cpuUs / base.cpuUs, digits)}×`;
+}
+
+/**
+ * The table of a `compare` run against a baseline: requests a second and their share of the baseline's,
+ * latency, and what each answered request cost its server in CPU time, also as a multiple of the baseline's.
+ */
+export function ratioTable(targets: Target[], results: Map<string, Load>, baseline: string): string[] {
+  const base = results.get(baseline)!;
+  const us = (r: Load) => (r.cpuUs === undefined ? '—' : fmt(r.cpuUs));
+  const times = (r: Load) => cpuMultiple(r, base, 2) ?? '—';
+  return [
+    '| target | req/s | of bare Express | p50 ms | p99 ms | server CPU µs per request | CPU × bare Express | errors + non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...targets.map((t) => {
+      const r = results.get(t.name)!;
+      return `| ${t.name} | ${fmt(r.rps)} | ${fmt((r.rps / base.rps) * 100, 1)}% | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${us(r)} | ${times(r)} | ${r.errors + r.non2xx} |`;
+    }),
+  ];
+}

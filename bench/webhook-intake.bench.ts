@@ -10,7 +10,7 @@ import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
-import { compare, fmt, freePort, startServer, stop, type Target } from './lib.js';
+import { compare, cpuMultiple, fmt, freePort, pct, ratioTable, startServer, stop, type Load, type Target } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 const PREFIX = '{benchwhk}';
@@ -82,19 +82,14 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
   try {
     const post = { method: 'POST' as const, body: PAYLOAD, headers: { 'content-type': 'application/json' } };
     const targets: Target[] = [
-      { name: 'bare Express (JSON POST → 202)', url: `http://127.0.0.1:${pExpress}/`, ...post },
-      { name: 'Express + 1 PG query + 1 Redis call + 1 BullMQ add', url: `http://127.0.0.1:${pFloor}/`, ...post },
-      { name: 'Express + 1 PG INSERT (committed) + 1 Redis call + 1 BullMQ add', url: `http://127.0.0.1:${pWrite}/`, ...post },
-      { name: 'POST /api/webhook/hook/whk_… (accepted)', url, ...post },
+      { name: 'bare Express (JSON POST → 202)', url: `http://127.0.0.1:${pExpress}/`, ...post, server: servers[0] },
+      { name: 'Express + 1 PG query + 1 Redis call + 1 BullMQ add', url: `http://127.0.0.1:${pFloor}/`, ...post, server: servers[1] },
+      { name: 'Express + 1 PG INSERT (committed) + 1 Redis call + 1 BullMQ add', url: `http://127.0.0.1:${pWrite}/`, ...post, server: servers[2] },
+      { name: 'POST /api/webhook/hook/whk_… (accepted)', url, ...post, server: servers[3] },
     ];
     const results = await compare(targets, ctx.rounds, ctx.seconds);
-    const express = results.get(targets[0]!.name)!.rps;
-    const rows = targets.map((t) => {
-      const r = results.get(t.name)!;
-      return `| ${t.name} | ${fmt(r.rps)} | ${fmt((r.rps / express) * 100, 1)}% | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.errors + r.non2xx} |`;
-    });
-    const hook = results.get(targets[3]!.name)!;
-    const writeFloor = results.get(targets[2]!.name)!;
+    const [base, selectFloor, writeFloor, hook] = targets.map((t) => results.get(t.name)!) as [Load, Load, Load, Load];
+    const times = (r: Load) => cpuMultiple(r, base) ?? 'an unmeasured multiple of';
     return {
       title: 'Webhook intake',
       body: [
@@ -103,13 +98,21 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
         '(Postgres), the rolling-hour script (Redis), the `webhook-events` job (BullMQ); POSTs arriving together share the statement and its commit,',
         'one Redis pipeline and one addBulk (group commit), each answering once its own row is committed and job queued. No worker runs, so jobs wait in Redis.',
         '',
-        '| target | req/s | of bare Express | p50 ms | p99 ms | errors + non-2xx |',
-        '|---|---:|---:|---:|---:|---:|',
-        ...rows,
+        ...ratioTable(targets, results, targets[0]!.name),
         '',
-        `Target (issue 5): ≥ 40% of bare Express, p99 ≤ 10 ms at 10 connections. Measured: ${fmt((hook.rps / express) * 100, 1)}%, p99 ${fmt(hook.p99, 1)} ms;`,
-        `${fmt((hook.rps / writeFloor.rps) * 100, 1)}% of the floor with a committed write. The delivery row is committed before the 202`,
-        '(synchronous commit: a 202 is never lost to a Postgres crash), which the select-only floor does not pay.',
+        `Target (issue 5): ≥ 40% of bare Express, p99 ≤ 10 ms at 10 connections. Measured: ${pct(hook.rps / base.rps)}, p99 ${fmt(hook.p99, 1)} ms;`,
+        `${pct(hook.rps / writeFloor.rps)} of the floor with a committed write.`,
+        '',
+        '**Why the target is out of reach on this machine.** As for the authenticated read, the server is bound by its own CPU',
+        '(one Node process sharing two cores with the load generator, Postgres and Redis), and profiles show no single hot spot.',
+        `- The floor that durably logs, counts and queues each delivery and does nothing else serves ${pct(writeFloor.rps / base.rps)} of bare`,
+        `  Express (${times(writeFloor)} its CPU per request); intake, which also finds the hook, keeps the rolling-hour windows and logs`,
+        `  the request, is at ${times(hook)}. The issue's "about 41%" was measured with a floor whose query writes nothing`,
+        `  (here: ${pct(selectFloor.rps / base.rps)}).`,
+        '- Intake answers 202 only once the delivery row is committed (synchronous commit, shared by the POSTs that arrive',
+        '  together), so an accepted delivery survives a Postgres crash. Answering before the commit is flushed would buy the',
+        '  ratio with exactly the deliveries the sender was told not to retry; we do not (docs/decisions.md, Inbound webhooks).',
+        `- p99 ≤ 10 ms: bare Express's own p99 in this run is ${fmt(base.p99, 1)} ms at the same 10 connections.`,
       ].join('\n'),
     };
   } finally {

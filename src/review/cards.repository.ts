@@ -153,7 +153,7 @@ function toCard(r: CardRow): Card {
  * columns (`actions`, `primaryLabel`, normalised `options`) are added by the review service
  * (`queueCardJson`); together they are exactly `cardView` (test/review/queue-json.test.ts).
  */
-const QUEUE_CARD_JSON =
+export const QUEUE_CARD_JSON =
   `json_build_object('id', id, 'kind', kind, 'sourceType', source_type, 'status', status, 'title', title, 'prompt', prompt, ` +
   `'summary', summary, 'detail', detail, 'priority', priority, 'textInput', text_input, 'budgetChange', budget_change, ` +
   `'payload', payload, 'autoResolveAt', auto_resolve_at, 'dueAt', due_at, 'snoozedUntil', snoozed_until, 'leadId', lead_id, ` +
