@@ -3,6 +3,9 @@ import { startTurn } from '../../src/agent/agent.service.js';
 import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 
+/** How late the slow model answers: well past LLM_TIMEOUT_MS. */
+const SLOW_MS = 10_000;
+
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 beforeAll(async () => {
@@ -12,7 +15,8 @@ beforeAll(async () => {
     LLM_BASE_URL: llm.baseUrl,
     LLM_API_KEY: 'sk-test',
     LLM_MODEL: 'test-model',
-    LLM_TIMEOUT_MS: '300',
+    // Long enough that a prompt answer is never cut off on a loaded machine; the slow model answers far later still.
+    LLM_TIMEOUT_MS: '1500',
     LLM_MAX_RETRIES: '2',
     LLM_BACKOFF_MS: '20',
   });
@@ -79,20 +83,21 @@ describe('llm brain', () => {
 
   it('times out a slow model, retries, and fails cleanly when every attempt times out', async () => {
     const { token } = await env.tenant();
-    llm.script(() => ({ delayMs: 1_000, body: completion('too late') }));
+    llm.script(() => ({ delayMs: SLOW_MS, body: completion('too late') }));
     const started = Date.now();
-    const res = await env.send(token, { text: 'hello', waitSeconds: 10 });
-    expect(res.body.message).toMatchObject({ status: 'failed', failure: 'the language model timed out after 300 ms (3 attempts)' });
-    expect(Date.now() - started).toBeLessThan(3_000);
+    const res = await env.send(token, { text: 'hello', waitSeconds: 60 });
+    expect(res.body.message).toMatchObject({ status: 'failed', failure: 'the language model timed out after 1500 ms (3 attempts)' });
+    // Cut off by the timeout: waiting for the model would have taken three times SLOW_MS.
+    expect(Date.now() - started).toBeLessThan(SLOW_MS * 2);
   });
 
   it('recovers when only the first attempt times out', async () => {
     const { token } = await env.tenant();
     llm.script(
-      () => ({ delayMs: 1_000, body: completion('too late') }),
+      () => ({ delayMs: SLOW_MS, body: completion('too late') }),
       () => ({ body: completion('Here now.') }),
     );
-    const res = await env.send(token, { text: 'hello', waitSeconds: 10 });
+    const res = await env.send(token, { text: 'hello', waitSeconds: 60 });
     expect(res.body.message).toMatchObject({ status: 'replied', replies: [{ text: 'Here now.' }] });
   });
 
