@@ -45,17 +45,6 @@ async function unfinishedNewest(ctx: RouteContext): Promise<Turn | null> {
   return newest && !isTerminal(newest.status) ? newest : null;
 }
 
-/**
- * Aborts when the client's connection closes. (A request whose JSON body was read reports
- * `req.destroyed`, so the socket is what tells whether the client is still there.)
- */
-function clientGone(ctx: RouteContext): AbortSignal {
-  const controller = new AbortController();
-  if (ctx.res.writableEnded || ctx.req.socket.destroyed) controller.abort();
-  else ctx.res.once('close', () => controller.abort());
-  return controller.signal;
-}
-
 type Outcome = { kind: 'new'; recorded: Recorded } | { kind: 'dedup' | 'notSent'; turn: Turn };
 
 /** POST /agent/messages: spec 4.3, every rule. */
@@ -130,7 +119,7 @@ export async function postMessage(input: { body: unknown }, ctx: RouteContext): 
     deps,
     { accountId: principal.accountId, tokenId: principal.tokenId, turnId: turn.id },
     req.waitSeconds,
-    clientGone(ctx),
+    ctx.signal,
     { watch, fresh: outcome.kind === 'new' ? turn : undefined },
   );
   if (end.terminal) return { status: 200, body: { ...base, message: end.message } };
