@@ -9,7 +9,7 @@ import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
 import { createRuntime } from '../src/runtime.js';
-import { parsePools, startPools, type Pools } from '../workers/main.js';
+import { checkPoolConfig, parsePools, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
   process.stderr.write(`${line}\n`);
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
   let pools: ReturnType<typeof parsePools> = [];
   try {
     pools = role === 'workers' || role === 'all' ? parsePools(values.pools) : [];
+    checkPoolConfig(config, pools);
   } catch (err) {
     fail((err as Error).message);
   }

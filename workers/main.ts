@@ -2,6 +2,7 @@ import type { Worker } from 'bullmq';
 import { JOBS } from '../src/jobs/catalog.js';
 import { QUEUES, type QueueName } from '../src/jobs/registry.js';
 import { createRedis } from '../src/redis.js';
+import type { Config } from '../src/config.js';
 import type { Runtime } from '../src/runtime.js';
 import { createWorker } from './create-worker.js';
 import { POOL_SETUP } from './pool-setup.js';
@@ -23,8 +24,23 @@ export function parsePools(list: string | undefined): QueueName[] {
   return names as QueueName[];
 }
 
+/**
+ * Refuses settings the named pools cannot run under. A running turn holds one database connection for
+ * its whole length (its advisory lock's session) and its tools borrow more from the same pool, so
+ * AGENT_TURN_CONCURRENCY turns need more than that many connections, or they wait on each other forever.
+ */
+export function checkPoolConfig(config: Pick<Config, 'databasePoolMax' | 'agent'>, names: readonly QueueName[]): void {
+  const turns = config.agent.turnConcurrency;
+  if (names.includes('agent-turns') && turns >= config.databasePoolMax) {
+    throw new Error(
+      `AGENT_TURN_CONCURRENCY (${turns}) must be below DATABASE_POOL_MAX (${config.databasePoolMax}): each running turn holds a database connection and its tools borrow more`,
+    );
+  }
+}
+
 /** Starts one worker per named pool that has jobs in the catalog. */
 export async function startPools(rt: Runtime, names: QueueName[]): Promise<Pools> {
+  checkPoolConfig(rt.config, names);
   const connection = createRedis(rt.config.redisUrl, 'worker');
   const workers: Worker[] = [];
   const started: QueueName[] = [];

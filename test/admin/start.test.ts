@@ -6,6 +6,8 @@ const SLOW = 120_000;
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { freePort, run, start, TSX, waitFor } from '../helpers/processes.js';
+import { configWith } from '../../src/config.js';
+import { checkPoolConfig } from '../../workers/main.js';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -81,5 +83,16 @@ describe('process start-up', { timeout: SLOW }, () => {
     const bad = await run(TSX, ['bin/start.ts', 'api'], { ...envFor(env.config), PORT: 'eighty' });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/configuration: PORT must be a whole number/);
+  });
+
+  it('refuses to run agent turns with no database connection to spare for them, before connecting to anything', async () => {
+    const crowded = { ...envFor(env.config), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', AGENT_TURN_CONCURRENCY: '10', DATABASE_POOL_MAX: '10' };
+    const out = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'agent-turns,maintenance'], crowded);
+    expect(out.code).toBe(1);
+    expect(out.stderr.trim()).toBe(
+      'AGENT_TURN_CONCURRENCY (10) must be below DATABASE_POOL_MAX (10): each running turn holds a database connection and its tools borrow more',
+    );
+    // The API and the other pools hold no connection per turn: the same settings start them.
+    expect(() => checkPoolConfig(configWith({ AGENT_TURN_CONCURRENCY: '10', DATABASE_POOL_MAX: '10' }), ['maintenance', 'webhook-events'])).not.toThrow();
   });
 });

@@ -7,7 +7,7 @@ import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
 // A pool of three connections, so the last test can ask every connection the pool has.
 let env: AgentEnv;
 beforeAll(async () => {
-  env = await setupAgentEnv({ DATABASE_POOL_MAX: '3' });
+  env = await setupAgentEnv({ DATABASE_POOL_MAX: '3', AGENT_TURN_CONCURRENCY: '2' });
 });
 afterAll(() => env.close());
 
