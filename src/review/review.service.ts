@@ -56,6 +56,11 @@ async function schedule<P extends z.ZodType>(deps: ReviewDeps, job: JobDef<P>, p
   }
 }
 
+/** The trust ladder's timer for a card at `at` (its job id names both, so each deadline is queued once). */
+export function scheduleAutoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<void> {
+  return schedule(deps, cardAutoResolve, { accountId, cardId, at }, `card-auto-${cardId}-${at}`, at);
+}
+
 const detailOf = (c: Card): Record<string, unknown> => (c.detail && typeof c.detail === 'object' ? { ...(c.detail as Record<string, unknown>) } : {});
 const withoutAutoResolve = (c: Card) => {
   const d = detailOf(c);
@@ -124,7 +129,7 @@ export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card |
   const changes = plan ? { ...base, autoResolveAt: plan.at, detail: { ...detailOf(card), ...plan.detail } } : base;
   const updated = await cardsRepository(deps.db).transition(card.accountId, card.id, { statuses: ['pending'], ladderChecked: false }, changes);
   if (updated && plan) {
-    await schedule(deps, cardAutoResolve, { accountId: card.accountId, cardId: card.id, at: plan.at }, `card-auto-${card.id}-${plan.at}`, plan.at);
+    await scheduleAutoResolve(deps, card.accountId, card.id, plan.at);
   }
   return updated;
 }

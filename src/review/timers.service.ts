@@ -6,7 +6,7 @@ import { enqueue } from '../jobs/registry.js';
 import { sendCard } from '../mail/mail.service.js';
 import { isMailCard } from './card-shape.js';
 import { cardsRepository, type Card } from './cards.repository.js';
-import { applyLadder } from './review.service.js';
+import { applyLadder, scheduleAutoResolve } from './review.service.js';
 import type { ReviewDeps } from './review.types.js';
 
 /**
@@ -14,7 +14,7 @@ import type { ReviewDeps } from './review.types.js';
  * a person's verb, a snooze or a re-schedule first makes it a no-op. A mail card is sent through the
  * same fenced path as a person's send, recorded as decided by the trust ladder.
  */
-export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<'resolved' | 'sent' | 'noop'> {
+export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<'resolved' | 'sent' | 'retry' | 'noop'> {
   const repo = cardsRepository(deps.db);
   const card = await repo.find(accountId, cardId);
   if (!card || card.status !== 'pending' || card.autoResolveAt !== at) return 'noop';
@@ -26,6 +26,8 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
       return 'sent';
     } catch (err) {
       if (err instanceof MailNotSettled && err.error === 'delivery_pending') return 'sent';
+      // Nothing was sent and the card is pending again: the same deadline, later.
+      if (err instanceof MailNotSettled && err.error === 'unavailable') return retryAutoSend(deps, card);
       if (err instanceof Rejected) {
         // A settled refusal (blocked recipient, provider said no): leave it to a person, say why.
         await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
@@ -45,6 +47,41 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
     resolution: { action: 'approve', by: decidedBy, at: now },
   });
   return done ? 'resolved' : 'noop';
+}
+
+/** How many times an automatic send is tried while the mail service cannot be reached, before a person is asked. */
+export const AUTO_SEND_TRIES = 5;
+
+/**
+ * An automatic send found the mail service out of reach: nothing was sent and the card is pending
+ * again (the fence was released). Sets a new deadline, MAIL_RETRY_AFTER_SECONDS doubling with each
+ * try, and queues its timer; after AUTO_SEND_TRIES tries the card waits for a person, saying why.
+ * Guarded by the card's status and version: a person who acted meanwhile wins.
+ */
+async function retryAutoSend(deps: ReviewDeps, card: Card): Promise<'retry' | 'noop'> {
+  const detail = (card.detail ?? {}) as Record<string, unknown> & { autoResolve?: Record<string, unknown> & { tries?: number } };
+  const tries = (detail.autoResolve?.tries ?? 1) + 1;
+  const guard = { statuses: ['pending'], version: card.version };
+  const repo = cardsRepository(deps.db);
+  if (tries > AUTO_SEND_TRIES) {
+    await repo.transition(card.accountId, card.id, guard, {
+      autoResolveAt: null,
+      detail: { ...detail, autoResolve: null, note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent` },
+    });
+    return 'noop';
+  }
+  const at = Date.now() + deps.config.mail.retryAfterSeconds * 1000 * 2 ** (tries - 2);
+  const rearmed = await repo.transition(card.accountId, card.id, guard, {
+    autoResolveAt: at,
+    detail: {
+      ...detail,
+      autoResolve: { ...detail.autoResolve, at, tries },
+      note: `The mail service could not be reached; nothing was sent. Try ${tries} of ${AUTO_SEND_TRIES} at ${new Date(at).toISOString()}.`,
+    },
+  });
+  if (!rearmed) return 'noop';
+  await scheduleAutoResolve(deps, card.accountId, card.id, at);
+  return 'retry';
 }
 
 /** Snooze wake-up: back to pending, only if the card is still snoozed until exactly `until`. */

@@ -14,7 +14,13 @@ export interface ReceivedMail {
  * `jitter`: after a random delay in [minMs, maxMs]. A message counts as received once its terminating
  * dot arrived (a client that dies mid-DATA leaves nothing behind), as with any real server.
  */
-export type SmtpMode = { kind: 'accept' } | { kind: 'drop' } | { kind: 'slow'; delayMs: number } | { kind: 'jitter'; minMs: number; maxMs: number };
+export type SmtpMode =
+  | { kind: 'accept' }
+  | { kind: 'drop' }
+  | { kind: 'slow'; delayMs: number }
+  | { kind: 'jitter'; minMs: number; maxMs: number }
+  /** Answers `451 try again later` to the next `times` recipients (before any message is written), then accepts. */
+  | { kind: 'busy'; times: number };
 
 export interface TestSmtp {
   port: number;
@@ -46,6 +52,15 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(_address, _session, callback) {
+      const m = state.mode;
+      if (m.kind === 'busy' && m.times > 0) {
+        m.times--;
+        callback(Object.assign(new Error('mailbox busy, try again later'), { responseCode: 451 }));
+        return;
+      }
+      callback();
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));

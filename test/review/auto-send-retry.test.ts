@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/ids.js';
+import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
+import { createCard } from '../../src/review/review.service.js';
+import { AUTO_SEND_TRIES } from '../../src/review/timers.service.js';
+import { raiseTrust } from '../../src/review/trust.service.js';
+import { startPools, type Pools } from '../../workers/main.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { until } from '../helpers/processes.js';
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+
+// A trusted mail draft whose automatic send finds the mail service refusing for now (451 before any
+// message is written: certainly not sent) is tried again later on the same ladder, not left to a person.
+let smtp: TestSmtp;
+let env: TestEnv;
+let pools: Pools;
+beforeAll(async () => {
+  smtp = await startTestSmtp();
+  env = await setupTestEnv({
+    env: {
+      MAIL_TRANSPORT: 'smtp',
+      SMTP_HOST: '127.0.0.1',
+      SMTP_PORT: String(smtp.port),
+      MAIL_RETRY_AFTER_SECONDS: '1',
+      TRUST_AUTO_RESOLVE_AFTER: '3',
+      TRUST_AUTO_RESOLVE_DELAY_MS: '200',
+      CARD_SWEEP_MS: '600000',
+    },
+  });
+  pools = await startPools(env.rt, ['card-timers', 'mail-sends']);
+});
+afterAll(async () => {
+  await pools.close();
+  await env.close();
+  await smtp.close();
+});
+
+const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);
+const fences = async (cardId: string) => (await env.rt.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
+const delivered = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
+
+async function trustedDraft(to: string): Promise<Card & { token: string }> {
+  const { accountId, token } = await env.tenant();
+  for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'email');
+  const card = await createCard(env.rt, {
+    id: newId('card'),
+    accountId,
+    kind: 'approval',
+    sourceType: 'mail_draft',
+    title: `Intro to ${to}`,
+    payload: { work: 'email', to, draft: { subject: 'Hello', body: 'A short note.' } },
+    actions: [],
+    primaryLabel: '',
+  });
+  expect(card.autoResolveAt).not.toBeNull();
+  return { ...card, token };
+}
+
+describe('an automatic send that finds the mail service out of reach', () => {
+  it('is tried again with a doubling delay and sent exactly once when the service takes it', async () => {
+    smtp.mode = { kind: 'busy', times: 2 };
+    const card = await trustedDraft('ada@retry.test');
+    const sent = await until(async () => {
+      const c = await row(card.accountId, card.id);
+      return c?.status === 'sent' && c;
+    }, 30_000);
+    expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
+    expect(await fences(card.id)).toEqual(['not_sent', 'not_sent', 'sent']);
+    expect(delivered('ada@retry.test')).toBe(1);
+    expect((sent.detail as { autoResolve: { tries: number } }).autoResolve.tries).toBe(3);
+  }, 60_000);
+
+  it(`waits for a person, saying why, after ${AUTO_SEND_TRIES} tries`, async () => {
+    smtp.mode = { kind: 'busy', times: 1_000 };
+    const card = await trustedDraft('bo@retry.test');
+    const given = await until(async () => {
+      const c = await row(card.accountId, card.id);
+      return c?.status === 'pending' && c.autoResolveAt === null && c;
+    }, 45_000);
+    expect(await fences(card.id)).toEqual(Array(AUTO_SEND_TRIES).fill('not_sent'));
+    expect(given.actions).toContain('send');
+    expect((given.detail as { note: string }).note).toBe(`Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent`);
+    expect(delivered('bo@retry.test')).toBe(0);
+  }, 60_000);
+
+  it('lets a person who acts before the next try win: a dismissed card is never sent', async () => {
+    smtp.mode = { kind: 'busy', times: 1 };
+    const card = await trustedDraft('cy@retry.test');
+    const waiting = await until(async () => {
+      const c = await row(card.accountId, card.id);
+      return c?.status === 'pending' && (await fences(card.id)).length === 1 && c.autoResolveAt !== null && c;
+    }, 30_000);
+    const dismissed = await env.api().post(`/api/v1/review/${card.id}/dismiss`).set({ Authorization: `Bearer ${card.token}` }).send({});
+    expect(dismissed.status).toBe(200);
+    // Past the retry's deadline (one MAIL_RETRY_AFTER_SECONDS) with room to spare.
+    await new Promise((r) => setTimeout(r, waiting.autoResolveAt! - Date.now() + 1_500));
+    expect((await row(card.accountId, card.id))!.status).toBe('dismissed');
+    expect(await fences(card.id)).toEqual(['not_sent']);
+    expect(delivered('cy@retry.test')).toBe(0);
+  }, 60_000);
+});
