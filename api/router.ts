@@ -17,8 +17,9 @@ type Early = (principal: Principal) => Promise<Reply>;
  * Authenticates and spends from the rate limit: 401/503 first, then 429 (or 503 for writes). A token
  * this process resolved before is trusted on the limiter script's word (no Postgres round trip); a mark,
  * a new epoch, or Redis out of reach sends it back to Postgres (src/tokens/auth-guard.ts). With `early`
- * (GET routes), a remembered token that has the route's scope starts the handler while the limiter
- * decides: a GET only reads, so work the limiter then refuses is dropped unseen.
+ * (GET routes), a remembered token that has the route's scope, and had room left in the bucket on its
+ * last call, starts the handler while the limiter decides: a GET only reads, so work the limiter then
+ * refuses is dropped unseen.
  */
 async function admit(
   route: RouteDef,
@@ -34,11 +35,14 @@ async function admit(
   const known = memory.get(hash, now);
   let spent: Spent | null = null;
   if (known) {
-    const started = early && hasScope(known.principal, route.scope) ? early(known.principal) : undefined;
+    // Only while its last call left room: the limiter must still spare the database a caller it refuses.
+    const roomy = (known.left[route.bucket] ?? 0) >= 1;
+    const started = early && roomy && hasScope(known.principal, route.scope) ? early(known.principal) : undefined;
     // Its outcome (even an error) is read below or not at all; never an unhandled rejection.
     started?.catch(() => {});
     spent = await spend(deps, known.principal, route.bucket);
     if (!('unavailable' in spent) && !spent.guard.revoked && spent.guard.epoch === known.epoch) {
+      known.left[route.bucket] = spent.remaining;
       applyLimit(spent, route.bucket, res);
       return { principal: known.principal, started };
     }
@@ -47,7 +51,7 @@ async function admit(
   const principal = await resolvePrincipal(deps, token);
   spent ??= await spend(deps, principal, route.bucket);
   if ('unavailable' in spent) memory.forgetAll();
-  else if (!spent.guard.revoked) memory.remember(hash, principal, spent.guard.epoch, now);
+  else if (!spent.guard.revoked) memory.remember(hash, principal, spent.guard.epoch, now).left[route.bucket] = spent.remaining;
   applyLimit(spent, route.bucket, res);
   return { principal };
 }

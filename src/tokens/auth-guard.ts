@@ -42,6 +42,8 @@ interface Remembered {
   principal: Principal;
   epoch: string;
   until: number;
+  /** Requests left in each rate bucket after this token's last call here (the tighter of token and account). */
+  left: Record<string, number>;
 }
 
 /** One process's memory of resolved tokens, by token hash. Bounded in size and age. */
@@ -57,9 +59,12 @@ export class PrincipalMemory {
     return undefined;
   }
 
-  remember(hash: string, principal: Principal, epoch: string, now: number): void {
+  /** Remembers a token Postgres said is live; answers the entry, whose `left` the caller keeps up to date. */
+  remember(hash: string, principal: Principal, epoch: string, now: number): Remembered {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(hash, { principal, epoch, until: now + REMEMBER_MS });
+    const entry: Remembered = { principal, epoch, until: now + REMEMBER_MS, left: {} };
+    this.entries.set(hash, entry);
+    return entry;
   }
 
   forget(hash: string): void {

@@ -8,6 +8,9 @@ import request from 'supertest';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../review/factories.js';
+import { mintToken } from '../../src/tokens/tokens.service.js';
+import { until } from '../helpers/processes.js';
+import { cardsRepository } from '../../src/review/cards.repository.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
 let env: TestEnv;
@@ -45,15 +48,39 @@ describe('rate limits', () => {
     expect((await me(token)).status).toBe(200);
   });
 
-  it('refuses a GET over the limit with the error alone: the read begun beside the limiter is dropped', async () => {
+  it('refuses a GET over the limit with the error alone: a read begun beside the limiter is dropped', async () => {
+    // Token A's last call left it room, so its next GET begins at once; meanwhile tokens B and C of the
+    // same account empty the account bucket (burst 5), so the limiter refuses that GET.
+    const a = await env.tenant();
+    await buildCard(env.rt.db, a.accountId, 'approval');
+    const minted = async () => (await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'other', scopes: ['review:read'] })).token;
+    const [b, c] = [await minted(), await minted()];
+    const review = (token: string) => env.api().get('/api/v1/review').set('Authorization', `Bearer ${token}`);
+    const first = await review(a.token);
+    expect(first.status).toBe(200);
+    expect(first.body.items).toHaveLength(1);
+    expect(Number(first.headers['ratelimit-remaining'])).toBeGreaterThanOrEqual(1);
+    expect([(await review(b)).status, (await review(b)).status, (await review(b)).status, (await review(c)).status]).toEqual([200, 200, 200, 200]);
+    // The GET's handler wakes a due snoozed card: proof that it did begin before the refusal.
+    const due = await buildCard(env.rt.db, a.accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
+    const refused = await review(a.token);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ error: 'rate limited' });
+    await until(async () => (await cardsRepository(env.rt.db).find(a.accountId, due.id))!.status === 'pending', 5_000);
+  });
+
+  it('spares the database a GET it refuses: no handler work begins once the bucket is empty', async () => {
     const { token, accountId } = await env.tenant();
-    await buildCard(env.rt.db, accountId, 'approval');
     const review = () => env.api().get('/api/v1/review').set('Authorization', `Bearer ${token}`);
-    const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await review());
-    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429]);
-    expect(answers[2]!.body.items).toHaveLength(1);
-    expect(answers[3]!.body).toEqual({ error: 'rate limited' });
+    expect((await review()).status).toBe(200);
+    expect((await review()).status).toBe(200);
+    expect((await review()).status).toBe(200);
+    // GET /review wakes a snoozed card whose time has come: a visible trace of the handler running.
+    const due = await buildCard(env.rt.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
+    expect((await review()).status).toBe(429);
+    expect((await review()).status).toBe(429);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await cardsRepository(env.rt.db).find(accountId, due.id))!.status).toBe('snoozed');
   });
 
   it('reports RateLimit-Limit, -Remaining and -Reset on every authenticated response', async () => {
