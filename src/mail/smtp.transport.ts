@@ -18,8 +18,9 @@ export interface SmtpOptions {
 /**
  * SMTP through nodemailer's connection. What matters is telling "never sent" from "answer lost": the
  * message goes in as a stream, and until that stream has been read to its end the terminating dot
- * was not written, so the server cannot have accepted it (NotSent). Any failure after that, a dropped
- * connection or a timeout waiting for the reply, is AnswerLost. SMTP has no lookup: `unknown`.
+ * was not written, so the server cannot have accepted it (NotSent). After that, a 4xx/5xx reply to the
+ * message is a refusal (NotSent); silence, a dropped connection or a timeout waiting for the reply, is
+ * AnswerLost. SMTP has no lookup: `unknown`.
  */
 export function smtpTransport(opts: SmtpOptions): MailTransport {
   return {
@@ -50,8 +51,10 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
           else resolve(accepted!);
         };
         const fail = (err: Error & { responseCode?: number }) => {
-          if (dataDone) return finish(new AnswerLost(`no answer from the SMTP server after the message was sent: ${err.message}`));
           const code = err.responseCode ?? 0;
+          // A reply code is an answer, even to the message itself: 4xx/5xx after DATA means the server did
+          // not take responsibility for it (RFC 5321 §4.2.5). Only silence after the data is a lost answer.
+          if (dataDone && !code) return finish(new AnswerLost(`no answer from the SMTP server after the message was sent: ${err.message}`));
           return finish(new NotSent(`the SMTP server did not take the message: ${err.message}`, code >= 500));
         };
         const timer = setTimeout(() => fail(new Error('timed out')), opts.sendTimeoutMs);

@@ -20,7 +20,9 @@ export type SmtpMode =
   | { kind: 'slow'; delayMs: number }
   | { kind: 'jitter'; minMs: number; maxMs: number }
   /** Answers `451 try again later` to the next `times` recipients (before any message is written), then accepts. */
-  | { kind: 'busy'; times: number };
+  | { kind: 'busy'; times: number }
+  /** Reads each message whole, then refuses it with `code` (4xx: try later, 5xx: never): it is not taken, nor recorded. */
+  | { kind: 'refuse'; code: number };
 
 export interface TestSmtp {
   port: number;
@@ -65,6 +67,11 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
+        const refusal = state.mode;
+        if (refusal.kind === 'refuse') {
+          callback(Object.assign(new Error(refusal.code >= 500 ? 'message refused' : 'try again later'), { responseCode: refusal.code }));
+          return;
+        }
         const raw = Buffer.concat(chunks).toString('utf8');
         received.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',

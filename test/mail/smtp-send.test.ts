@@ -115,6 +115,36 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(copiesOf('subject-drop')).toBe(1);
   });
 
+  it('takes a 5xx reply to the message itself as a refusal: 409 rejected, nothing sent, the card can be sent again', async () => {
+    smtp.mode = { kind: 'refuse', code: 554 };
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'nia@acme.test', draft: { subject: 'subject-554', body: 'Hi' } } });
+    const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ error: 'rejected' });
+    expect(res.body.message).toMatch(/^the mail service refused the message: .*554/);
+    expect((await env.rt.db('mail_sends').where({ card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
+    const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
+    expect(item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
+    smtp.mode = { kind: 'accept' };
+    expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
+    expect(copiesOf('subject-554')).toBe(1);
+  });
+
+  it('takes a 4xx reply to the message itself as not sent: 503 unavailable, and the same send later goes out once', async () => {
+    smtp.mode = { kind: 'refuse', code: 451 };
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'oz@acme.test', draft: { subject: 'subject-451', body: 'Hi' } } });
+    const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('unavailable');
+    expect(res.headers['retry-after']).toBe('7');
+    smtp.mode = { kind: 'accept' };
+    expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
+    expect((await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status)).toEqual(['not_sent', 'sent']);
+    expect(copiesOf('subject-451')).toBe(1);
+  });
+
   it('puts the card back when a person says the mail did not arrive, and the next send goes out once', async () => {
     smtp.mode = { kind: 'drop' };
     const { token, accountId } = await env.tenant();
