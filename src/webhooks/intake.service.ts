@@ -47,9 +47,9 @@ interface Arrival {
 
 /**
  * Concurrent POSTs are gathered (group commit, no timer: a lone POST goes at once) so that one
- * statement and one commit log them all, one script call per account counts them and one addBulk
- * queues their jobs. Each request still answers only once its own row is committed and its own job
- * queued. One gatherer per set of connections (the API's deps).
+ * statement and one commit log them all and one script call per account counts them; their jobs are
+ * queued together, each its own add. Each request still answers only once its own row is committed
+ * and its own job queued. One gatherer per set of connections (the API's deps).
  */
 const gatherers = new WeakMap<object, Batcher<Arrival, { deliveryId: string } | null>>();
 
@@ -130,7 +130,7 @@ async function handOnMany(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error
   const out: (null | Error)[] = ds.map(() => null);
   const unreachable: Logged[] = [];
   const refused: Logged[] = [];
-  const admitted: Logged[] = [];
+  const admitted: number[] = [];
   answers.forEach((a, i) => {
     const d = ds[i]!;
     if (a instanceof Error) {
@@ -140,23 +140,25 @@ async function handOnMany(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error
     } else if (!a.allowed) {
       refused.push(d);
       out[i] = new RateLimited(a.retryAfterSeconds);
-    } else admitted.push(d);
+    } else admitted.push(i);
   });
-  try {
-    await enqueueMany(
-      deps.queues,
-      webhookEvent,
-      admitted.map((d) => ({ payload: { deliveryId: d.deliveryId }, jobId: webhookEventJobId(d.deliveryId) })),
-    );
-  } catch (err) {
-    // Not handed on, so not accepted: they stop counting and the log says why.
-    await Promise.all(admitted.map((d) => limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {})));
-    for (const d of admitted) {
-      deps.logger.warn({ deliveryId: d.deliveryId, hookId: d.hookId, err: (err as Error).message }, 'webhook delivery recorded; queue unreachable');
-      out[ds.indexOf(d)] = new BadGateway(AGENT_NOT_WOKEN);
-    }
-    unreachable.push(...admitted);
-  }
+  const added = await enqueueMany(
+    deps.queues,
+    webhookEvent,
+    admitted.map((i) => ({ payload: { deliveryId: ds[i]!.deliveryId }, jobId: webhookEventJobId(ds[i]!.deliveryId) })),
+  );
+  // Not handed on, so not accepted: they stop counting and the log says why.
+  const forgetting: Promise<void>[] = [];
+  admitted.forEach((i, j) => {
+    const err = added[j];
+    if (!(err instanceof Error)) return;
+    const d = ds[i]!;
+    deps.logger.warn({ deliveryId: d.deliveryId, hookId: d.hookId, err: err.message }, 'webhook delivery recorded; queue unreachable');
+    forgetting.push(limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {}));
+    out[i] = new BadGateway(AGENT_NOT_WOKEN);
+    unreachable.push(d);
+  });
+  await Promise.all(forgetting);
   await Promise.all([
     unreachable.length ? repo.markWorkerError(unreachable.map((d) => d.deliveryId), 'queue unreachable') : null,
     refused.length ? repo.markRateLimited(refused.map((d) => d.deliveryId)) : null,
