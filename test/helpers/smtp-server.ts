@@ -103,6 +103,9 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
   return state;
 }
 
+/** The settings that point the service's SMTP transport at a test server. */
+export const smtpEnv = (smtp: Pick<TestSmtp, 'port'>) => ({ MAIL_TRANSPORT: 'smtp', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port) });
+
 /** A loopback port with nothing listening (the mail service is down). */
 export async function closedPort(): Promise<number> {
   const { createServer } = await import('node:net');

@@ -3,7 +3,7 @@ import { until } from '../helpers/processes.js';
 import { SendResponse } from '../../api/routes/review.schemas.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { buildCard } from '../review/factories.js';
 
@@ -14,9 +14,7 @@ beforeAll(async () => {
   smtp = await startTestSmtp();
   env = await setupTestEnv({
     env: {
-      MAIL_TRANSPORT: 'smtp',
-      SMTP_HOST: '127.0.0.1',
-      SMTP_PORT: String(smtp.port),
+      ...smtpEnv(smtp),
       MAIL_SEND_TIMEOUT_MS: '3000',
       MAIL_RETRY_AFTER_SECONDS: '7',
       MAIL_RECONCILE_DELAY_MS: '100',

@@ -8,7 +8,7 @@ import { shipBySetting } from '../../src/review/ship.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
 
 /**
  * kill -9 of the worker process that sends mail in the background, over and over, while approved mail
@@ -45,9 +45,7 @@ export async function setupMailKillWorld(): Promise<MailKillWorld> {
   const smtp = await startTestSmtp({ kind: 'jitter', minMs: 2, maxMs: 30 });
   const env = await setupTestEnv({
     env: {
-      MAIL_TRANSPORT: 'smtp',
-      SMTP_HOST: '127.0.0.1',
-      SMTP_PORT: String(smtp.port),
+      ...smtpEnv(smtp),
       // A live send answers within the send timeout; a fence `sending` for twice that is a dead sender's.
       MAIL_SEND_TIMEOUT_MS: '2000',
       MAIL_RECONCILE_DELAY_MS: '100',

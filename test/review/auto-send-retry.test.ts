@@ -7,7 +7,7 @@ import { raiseTrust } from '../../src/review/trust.service.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { until } from '../helpers/processes.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
 
 // A trusted mail draft whose automatic send finds the mail service refusing for now (451 before any
 // message is written: certainly not sent) is tried again later on the same ladder, not left to a person.
@@ -18,9 +18,7 @@ beforeAll(async () => {
   smtp = await startTestSmtp();
   env = await setupTestEnv({
     env: {
-      MAIL_TRANSPORT: 'smtp',
-      SMTP_HOST: '127.0.0.1',
-      SMTP_PORT: String(smtp.port),
+      ...smtpEnv(smtp),
       MAIL_RETRY_AFTER_SECONDS: '1',
       TRUST_AUTO_RESOLVE_AFTER: '3',
       TRUST_AUTO_RESOLVE_DELAY_MS: '200',
