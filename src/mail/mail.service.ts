@@ -7,7 +7,7 @@ import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
 import { recordChannelEvent, type DecidedBy } from '../results/channel-events.js';
 import { DELIVERY_OPTIONS, DELIVERY_QUESTION_SOURCE, isMailCard } from '../review/card-shape.js';
-import { cardsRepository, type Card } from '../review/cards.repository.js';
+import { cardsRepository, type Card, type CardChanges } from '../review/cards.repository.js';
 import type { ReviewDeps } from '../review/review.types.js';
 import { raiseTrust } from '../review/trust.service.js';
 import { mailSendsRepository, type MailSend } from './mail-sends.repository.js';
@@ -61,7 +61,17 @@ export async function sendCard(
   actor: Actor | null,
   accountId: string,
   cardId: string,
-  opts: { body?: string; decidedBy: DecidedBy; autoResolveAt?: number },
+  opts: {
+    body?: string;
+    decidedBy: DecidedBy;
+    autoResolveAt?: number;
+    /**
+     * What else the card gets, in the same transaction, when the provider certainly did not take the
+     * message and the card goes back to `pending` (`sentence` is the refusal's wording). The trust
+     * ladder sets its next try or its note here, so no reader sees the card in between.
+     */
+    whenNotSent?: (permanent: boolean, sentence: string) => CardChanges;
+  },
 ): Promise<SendResult> {
   const { db, config } = deps;
   const retryAfter = config.mail.retryAfterSeconds;
@@ -106,9 +116,10 @@ export async function sendCard(
     return { ok: true, sendId: fence.id, status: 'sent', to, providerId: accepted.providerId, decidedBy: opts.decidedBy };
   } catch (err) {
     if (err instanceof NotSent) {
-      await releaseFence(db, fence, err.message);
-      if (err.permanent) throw new Rejected(`the mail service refused the message: ${err.message}`);
-      throw new MailNotSettled('unavailable', 'the mail service could not be reached; nothing was sent; retry this same send', retryAfter);
+      const sentence = err.permanent ? `the mail service refused the message: ${err.message}` : 'the mail service could not be reached; nothing was sent';
+      await releaseFence(db, fence, err.message, opts.whenNotSent?.(err.permanent, sentence));
+      if (err.permanent) throw new Rejected(sentence);
+      throw new MailNotSettled('unavailable', `${sentence}; retry this same send`, retryAfter);
     }
     const lost = err instanceof AnswerLost ? err.message : `send failed mid-way: ${(err as Error).message}`;
     await markPending(deps, fence, lost);
@@ -142,14 +153,14 @@ export async function settleSent(db: Db, fence: MailSend, providerId: string | n
 }
 
 /** The provider never took it: the fence is void and the card is back in the queue. */
-async function releaseFence(db: Db, fence: MailSend, reason: string): Promise<void> {
+async function releaseFence(db: Db, fence: MailSend, reason: string, cardChanges: CardChanges = {}): Promise<void> {
   await db.transaction(async (trx) => {
     const released = await mailSendsRepository(trx).transition(fence.accountId, fence.id, ['sending', 'pending', 'unknown'], {
       status: 'not_sent',
       lastError: reason,
       settledAt: Date.now(),
     });
-    if (released) await cardsRepository(trx).transition(fence.accountId, fence.cardId, { statuses: ['sending'] }, { status: 'pending' });
+    if (released) await cardsRepository(trx).transition(fence.accountId, fence.cardId, { statuses: ['sending'] }, { ...cardChanges, status: 'pending' });
   });
 }
 

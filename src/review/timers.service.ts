@@ -5,7 +5,7 @@ import { cardRevisionReturn } from '../jobs/card-revision-return.job.js';
 import { enqueue } from '../jobs/registry.js';
 import { sendCard } from '../mail/mail.service.js';
 import { isMailCard } from './card-shape.js';
-import { cardsRepository, type Card } from './cards.repository.js';
+import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { applyLadder, scheduleAutoResolve } from './review.service.js';
 import type { ReviewDeps } from './review.types.js';
 
@@ -21,15 +21,20 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
   const planned = (card.detail as { autoResolve?: { by?: string } } | null)?.autoResolve;
   const decidedBy = planned?.by === 'setting' ? 'setting' : 'trust_ladder';
   if (isMailCard(card)) {
+    const next = nextTry(deps, card);
     try {
-      await sendCard(deps, null, accountId, cardId, { decidedBy, autoResolveAt: at });
+      await sendCard(deps, null, accountId, cardId, { decidedBy, autoResolveAt: at, whenNotSent: (permanent, sentence) => afterNotSent(card, permanent, sentence, next) });
       return 'sent';
     } catch (err) {
       if (err instanceof MailNotSettled && err.error === 'delivery_pending') return 'sent';
-      // Nothing was sent and the card is pending again: the same deadline, later.
-      if (err instanceof MailNotSettled && err.error === 'unavailable') return retryAutoSend(deps, card);
+      // Nothing was sent; the release already set the next try (or the note): queue its timer.
+      if (err instanceof MailNotSettled && err.error === 'unavailable') {
+        if (!next) return 'noop';
+        await scheduleAutoResolve(deps, accountId, cardId, next.at);
+        return 'retry';
+      }
       if (err instanceof Rejected) {
-        // A settled refusal (blocked recipient, provider said no): leave it to a person, say why.
+        // Refused before anything was claimed (a blocked recipient): leave it to a person, say why.
         await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
           autoResolveAt: null,
           detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note: `Not sent automatically: ${err.message}` },
@@ -52,36 +57,35 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
 /** How many times an automatic send is tried while the mail service cannot be reached, before a person is asked. */
 export const AUTO_SEND_TRIES = 5;
 
+type LadderDetail = Record<string, unknown> & { autoResolve?: Record<string, unknown> & { tries?: number } };
+
+/** The try after this one, if any is left: MAIL_RETRY_AFTER_SECONDS later, doubling with each try. */
+function nextTry(deps: ReviewDeps, card: Card): { tries: number; at: number } | null {
+  const tries = ((card.detail as LadderDetail | null)?.autoResolve?.tries ?? 1) + 1;
+  if (tries > AUTO_SEND_TRIES) return null;
+  return { tries, at: Date.now() + deps.config.mail.retryAfterSeconds * 1000 * 2 ** (tries - 2) };
+}
+
 /**
- * An automatic send found the mail service out of reach: nothing was sent and the card is pending
- * again (the fence was released). Sets a new deadline, MAIL_RETRY_AFTER_SECONDS doubling with each
- * try, and queues its timer; after AUTO_SEND_TRIES tries the card waits for a person, saying why.
- * Guarded by the card's status and version: a person who acted meanwhile wins.
+ * The card's changes when an automatic send certainly did not go out, made in the same transaction
+ * that returns it to `pending`: refused for good, or out of tries → no deadline and a note for a
+ * person; the mail service out of reach → the next try's deadline (a person who acts first wins:
+ * every try is the same guarded auto-resolve).
  */
-async function retryAutoSend(deps: ReviewDeps, card: Card): Promise<'retry' | 'noop'> {
-  const detail = (card.detail ?? {}) as Record<string, unknown> & { autoResolve?: Record<string, unknown> & { tries?: number } };
-  const tries = (detail.autoResolve?.tries ?? 1) + 1;
-  const guard = { statuses: ['pending'], version: card.version };
-  const repo = cardsRepository(deps.db);
-  if (tries > AUTO_SEND_TRIES) {
-    await repo.transition(card.accountId, card.id, guard, {
-      autoResolveAt: null,
-      detail: { ...detail, autoResolve: null, note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent` },
-    });
-    return 'noop';
+function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { tries: number; at: number } | null): CardChanges {
+  const detail = (card.detail ?? {}) as LadderDetail;
+  if (permanent) return { autoResolveAt: null, detail: { ...detail, autoResolve: null, note: `Not sent automatically: ${sentence}` } };
+  if (!next) {
+    return { autoResolveAt: null, detail: { ...detail, autoResolve: null, note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent` } };
   }
-  const at = Date.now() + deps.config.mail.retryAfterSeconds * 1000 * 2 ** (tries - 2);
-  const rearmed = await repo.transition(card.accountId, card.id, guard, {
-    autoResolveAt: at,
+  return {
+    autoResolveAt: next.at,
     detail: {
       ...detail,
-      autoResolve: { ...detail.autoResolve, at, tries },
-      note: `The mail service could not be reached; nothing was sent. Try ${tries} of ${AUTO_SEND_TRIES} at ${new Date(at).toISOString()}.`,
+      autoResolve: { ...detail.autoResolve, at: next.at, tries: next.tries },
+      note: `The mail service could not be reached; nothing was sent. Try ${next.tries} of ${AUTO_SEND_TRIES} at ${new Date(next.at).toISOString()}.`,
     },
-  });
-  if (!rearmed) return 'noop';
-  await scheduleAutoResolve(deps, card.accountId, card.id, at);
-  return 'retry';
+  };
 }
 
 /** Snooze wake-up: back to pending, only if the card is still snoozed until exactly `until`. */

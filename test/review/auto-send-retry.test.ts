@@ -71,7 +71,7 @@ describe('an automatic send that finds the mail service out of reach', () => {
   it(`waits for a person, saying why, after ${AUTO_SEND_TRIES} tries`, async () => {
     smtp.mode = { kind: 'busy', times: 1_000 };
     const card = await trustedDraft('bo@retry.test');
-    // Between a failed try and the next deadline the card is briefly pending with none: wait for the note.
+    // The release that returns the card to pending sets the note and clears the deadline in one commit.
     const gaveUp = `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent`;
     const given = await until(async () => {
       const c = await row(card.accountId, card.id);
@@ -81,6 +81,31 @@ describe('an automatic send that finds the mail service out of reach', () => {
     expect(await fences(card.id)).toEqual(Array(AUTO_SEND_TRIES).fill('not_sent'));
     expect(given.actions).toContain('send');
     expect(delivered('bo@retry.test')).toBe(0);
+  }, 60_000);
+
+  it('is never pending without its next deadline between tries: the release and the new deadline are one commit', async () => {
+    smtp.mode = { kind: 'busy', times: 3 };
+    const card = await trustedDraft('di@retry.test');
+    const seen: { status: string; autoResolveAt: number | null }[] = [];
+    await until(async () => {
+      const c = await row(card.accountId, card.id);
+      if (c) seen.push({ status: c.status, autoResolveAt: c.autoResolveAt });
+      return c?.status === 'sent';
+    }, 30_000, 2);
+    expect(seen.filter((c) => c.status === 'pending' && c.autoResolveAt === null)).toEqual([]);
+    expect(await fences(card.id)).toEqual(['not_sent', 'not_sent', 'not_sent', 'sent']);
+  }, 60_000);
+
+  it('leaves a card the mail service refused for good to a person, saying why', async () => {
+    smtp.mode = { kind: 'refuse', code: 554 };
+    const card = await trustedDraft('ed@retry.test');
+    const given = await until(async () => {
+      const c = await row(card.accountId, card.id);
+      return c?.status === 'pending' && (await fences(card.id)).length === 1 && c;
+    }, 30_000);
+    expect(given.autoResolveAt).toBeNull();
+    expect((given.detail as { note: string }).note).toMatch(/^Not sent automatically: the mail service refused the message: .*554/);
+    expect(delivered('ed@retry.test')).toBe(0);
   }, 60_000);
 
   it('lets a person who acts before the next try win: a dismissed card is never sent', async () => {
