@@ -158,8 +158,8 @@ async function handOnMany(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error
     out[i] = new BadGateway(AGENT_NOT_WOKEN);
     unreachable.push(d);
   });
-  await Promise.all(forgetting);
   await Promise.all([
+    ...forgetting,
     unreachable.length ? repo.markWorkerError(unreachable.map((d) => d.deliveryId), 'queue unreachable') : null,
     refused.length ? repo.markRateLimited(refused.map((d) => d.deliveryId)) : null,
   ]);
