@@ -34,7 +34,8 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
         return 'retry';
       }
       if (err instanceof Rejected) {
-        // Refused before anything was claimed (a blocked recipient): leave it to a person, say why.
+        // Refused before anything was claimed (a blocked recipient): leave it to a person, say why. A
+        // refusal after the claim already has its note from the release; this guard then matches nothing.
         await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
           autoResolveAt: null,
           detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note: `Not sent automatically: ${err.message}` },
