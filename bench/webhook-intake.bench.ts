@@ -48,7 +48,8 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
   await clearRedis(config.redisUrl);
 
   const [pExpress, pFloor, pWrite, pApi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const { url } = await createHook(db, `http://127.0.0.1:${pApi}`, { accountId: account.id, label: 'bench' });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const { url } = await createHook({ config, db, redis }, `http://127.0.0.1:${pApi}`, { accountId: account.id, label: 'bench' }).finally(() => redis.disconnect());
   await db.destroy();
   const servers = [
     await startServer(['bench/webhook-servers.ts', 'express-post', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
