@@ -24,17 +24,18 @@ const SENTINEL = '!';
 
 export type LiveHook = { accountId: string; hookId: string };
 
-const key = (config: Pick<Config, 'queuePrefix'>) => `${keyspace(config.queuePrefix)}:whk:live`;
+/** The registry's Redis key, in the deployment's keyspace. */
+export const registryKey = (config: Pick<Config, 'queuePrefix'>) => `${keyspace(config.queuePrefix)}:whk:live`;
 const value = (h: LiveHook) => `${h.accountId} ${h.hookId}`;
 
 /** Makes a token live for intake; called before the transaction that makes it live commits. */
 export async function announceToken(redis: Redis, config: Pick<Config, 'queuePrefix'>, tokenHash: string, hook: LiveHook): Promise<void> {
-  await redis.hset(key(config), tokenHash, value(hook));
+  await redis.hset(registryKey(config), tokenHash, value(hook));
 }
 
 /** Forgets a token after the change that ended it committed; a failure only costs lookups. */
 export async function withdrawToken(redis: Redis, config: Pick<Config, 'queuePrefix'>, tokenHash: string): Promise<boolean> {
-  return redis.hdel(key(config), tokenHash).then(
+  return redis.hdel(registryKey(config), tokenHash).then(
     () => true,
     () => false,
   );
@@ -63,7 +64,7 @@ export function liveHooks(deps: { config: Pick<Config, 'queuePrefix'>; db: Db; r
 }
 
 function createLiveHooks({ config, db, redis }: { config: Pick<Config, 'queuePrefix'>; db: Db; redis: Redis }): LiveHooks {
-  const k = key(config);
+  const k = registryKey(config);
   let trusted = false;
   // Bumped on every reconnect: a rebuild that began before one does not make the hash trusted.
   let epoch = 0;

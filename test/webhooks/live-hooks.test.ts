@@ -4,9 +4,8 @@ import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { createLogger } from '../../src/logger.js';
-import { keyspace } from '../../src/redis.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
-import { liveHooks } from '../../src/webhooks/live-hooks.js';
+import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { expectError } from './helpers.js';
 
@@ -70,7 +69,7 @@ describe('the live-hooks registry behind intake', () => {
     const { accountId } = await env.tenant();
     const { url } = (await admin('hook', 'create', '--account', accountId, '--label', 'kept')) as { url: string };
     // As after an eviction or a flush: the whole registry is gone.
-    await env.rt.redis.del(`${keyspace(env.config.queuePrefix)}:whk:live`);
+    await env.rt.redis.del(registryKey(env.config));
     expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
     await Promise.all([liveHooks(env.rt).ready(), liveHooks(second).ready()]);
     expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
@@ -83,7 +82,7 @@ describe('the live-hooks registry behind intake', () => {
     const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
     // A disable whose Redis removal failed leaves the token listed; Postgres still has the last word.
     await env.rt.db('webhook_hooks').where({ id: hookId }).update({ status: 'disabled' });
-    expect(await env.rt.redis.hexists(`${keyspace(env.config.queuePrefix)}:whk:live`, tokenHash)).toBe(1);
+    expect(await env.rt.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
     expectError(await apps[0]!.post(pathOf(url)), 404, 'not found');
     expect(await env.rt.db('webhook_deliveries').where({ hook_id: hookId })).toEqual([]);
   });
