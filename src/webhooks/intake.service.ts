@@ -5,7 +5,7 @@ import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
 import type { Runtime } from '../runtime.js';
 import { createBatcher, type Batcher } from './batcher.js';
-import { createHookLimiter, type HookLimiter } from './hook-limiter.js';
+import { createHookLimiter, type HookLimiter, type LimitAnswer } from './hook-limiter.js';
 import { hashHookToken } from './hook-token.js';
 import { liveHooks, type LiveHook } from './live-hooks.js';
 import { webhooksRepository } from './webhooks.repository.js';
@@ -98,67 +98,58 @@ const MINUTE = 60_000;
  */
 async function receiveKnown(deps: IntakeDeps, arrivals: Arrival[], found: (LiveHook | null)[]): Promise<Answer[]> {
   const out: Answer[] = arrivals.map(() => null);
-  const known: { a: Arrival; d: Logged }[] = [];
-  arrivals.forEach((a, i) => {
+  // Each known arrival with its position and what the limiter said (an Error when Redis failed).
+  const known = arrivals.flatMap((a, i) => {
     const h = found[i];
-    if (h) known.push({ a, d: { deliveryId: a.id, accountId: h.accountId, hookId: h.hookId, at: a.at } });
+    return h ? [{ a, i, d: { deliveryId: a.id, accountId: h.accountId, hookId: h.hookId, at: a.at } as Logged, answer: null as LimitAnswer | Error | null }] : [];
   });
   if (!known.length) return out;
   const limiter = hookLimiter(deps);
   const repo = webhooksRepository(deps.db);
-  const answers = await limiter.admitMany(known.map((k) => k.d));
-  const toLog = known.filter((_, j) => { const x = answers[j]!; return x instanceof Error || x.allowed; });
-  const refused = known.filter((_, j) => { const x = answers[j]!; return !(x instanceof Error) && !x.allowed; });
-  const forget = (ks: { d: Logged }[]) => Promise.all(ks.map(({ d }) => limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {})));
+  (await limiter.admitMany(known.map((k) => k.d))).forEach((answer, j) => (known[j]!.answer = answer));
+  const toLog = known.filter((k) => k.answer instanceof Error || k.answer?.allowed);
+  const refused = known.filter((k) => !(k.answer instanceof Error) && k.answer?.allowed === false);
+  const forget = (ks: typeof known) => Promise.all(ks.map(({ d }) => limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {})));
   const [logged, counted] = await Promise.all([
     toLog.length ? repo.insertForTokens(toLog.map((k) => k.a)).catch((e: unknown) => e as Error) : [],
-    refused.length ? repo.countRefusals(refusalGroups(refused)).catch((e: unknown) => e as Error) : new Set<string>(),
+    refused.length ? repo.countRefusals(refusalGroups(refused.map((k) => k.a))).catch((e: unknown) => e as Error) : new Set<string>(),
   ]);
-  const answerOf = new Map(known.map((k, j) => [k.d.deliveryId, answers[j]!]));
-  const indexOf = new Map(arrivals.map((a, i) => [a.id, i]));
   const admitted: Logged[] = [];
   const unreachable: Logged[] = [];
   if (logged instanceof Error) {
-    await forget(toLog.filter((k) => !(answerOf.get(k.d.deliveryId) instanceof Error)));
-    for (const k of toLog) out[indexOf.get(k.a.id)!] = logged;
+    // Nothing was logged: uncount what was counted; each request answers with the error (503).
+    await forget(toLog.filter((k) => !(k.answer instanceof Error)));
+    for (const k of toLog) out[k.i] = logged;
   } else {
-    const stale: { d: Logged }[] = [];
+    // A registry entry Postgres does not back (a hook ended whose Redis removal failed): 404, uncounted.
+    await forget(toLog.filter((k, j) => !logged[j] && !(k.answer instanceof Error)));
     toLog.forEach((k, j) => {
-      const answer = answerOf.get(k.d.deliveryId)!;
-      if (!logged[j]) {
-        if (!(answer instanceof Error)) stale.push(k);
-      } else if (answer instanceof Error) {
-        unreachable.push(k.d);
-        deps.logger.warn({ deliveryId: k.d.deliveryId, hookId: k.d.hookId, err: answer.message }, 'webhook delivery recorded; limiter and queue unreachable');
-        out[indexOf.get(k.a.id)!] = new BadGateway(AGENT_NOT_WOKEN);
-      } else admitted.push(k.d);
+      if (!logged[j]) return;
+      if (!(k.answer instanceof Error)) return void admitted.push(k.d);
+      unreachable.push(k.d);
+      deps.logger.warn({ deliveryId: k.d.deliveryId, hookId: k.d.hookId, err: k.answer.message }, 'webhook delivery recorded; limiter and queue unreachable');
+      out[k.i] = new BadGateway(AGENT_NOT_WOKEN);
     });
-    await forget(stale);
   }
   for (const k of refused) {
-    const answer = answerOf.get(k.d.deliveryId);
-    if (counted instanceof Error) out[indexOf.get(k.a.id)!] = counted;
-    else if (counted.has(`${k.d.hookId} ${minuteOf(k.a.at)}`) && answer && !(answer instanceof Error) && !answer.allowed) {
-      out[indexOf.get(k.a.id)!] = new RateLimited(answer.retryAfterSeconds);
-    }
+    if (counted instanceof Error) out[k.i] = counted;
+    else if (counted.has(`${k.d.hookId} ${minuteOf(k.a.at)}`) && k.answer && !(k.answer instanceof Error) && !k.answer.allowed) out[k.i] = new RateLimited(k.answer.retryAfterSeconds);
   }
   const [queued] = await Promise.all([
     queueAdmitted(deps, admitted),
     unreachable.length ? repo.markWorkerError(unreachable.map((d) => d.deliveryId), 'queue unreachable') : null,
   ]);
-  admitted.forEach((d, j) => {
-    const q = queued[j];
-    out[indexOf.get(d.deliveryId)!] = q instanceof Error ? q : { deliveryId: d.deliveryId };
-  });
+  const position = new Map(known.map((k) => [k.d.deliveryId, k.i]));
+  admitted.forEach((d, j) => (out[position.get(d.deliveryId)!] = queued[j] ?? { deliveryId: d.deliveryId }));
   return out;
 }
 
 const minuteOf = (at: number) => at - (at % MINUTE);
 
 /** Refused deliveries gathered by token and minute: one refusals-row update each. */
-function refusalGroups(refused: { a: Arrival }[]) {
+function refusalGroups(refused: Arrival[]) {
   const groups = new Map<string, { tokenHash: string; id: string; minute: number; at: number; lastAt: number; bytes: number; n: number }>();
-  for (const { a } of refused) {
+  for (const a of refused) {
     const minute = minuteOf(a.at);
     const g = groups.get(`${a.tokenHash} ${minute}`);
     if (!g) groups.set(`${a.tokenHash} ${minute}`, { tokenHash: a.tokenHash, id: a.id, minute, at: a.at, lastAt: a.at, bytes: a.bytes, n: 1 });
