@@ -6,6 +6,8 @@ import { runAdmin } from '../../src/admin/commands.js';
 import { createLogger } from '../../src/logger.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
+import { createHook, enableHook, regenerateHook, REGISTRY_UNREACHABLE } from '../../src/webhooks/webhooks.service.js';
+import { createRedis } from '../../src/redis.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { expectError } from './helpers.js';
 
@@ -85,5 +87,40 @@ describe('the live-hooks registry behind intake', () => {
     expect(await env.rt.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
     expectError(await apps[0]!.post(pathOf(url)), 404, 'not found');
     expect(await env.rt.db('webhook_deliveries').where({ hook_id: hookId })).toEqual([]);
+  });
+
+  it('trusts the registry again only after refilling it from Postgres when Redis comes back (it may be an older snapshot)', async () => {
+    const { accountId } = await env.tenant();
+    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'snapshot')) as { hookId: string; url: string };
+    const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
+    // A Redis restored from a snapshot taken before the hook was created: the sentinel is there, the token is not.
+    await env.rt.redis.hdel(registryKey(env.config), tokenHash);
+    const reconnected = new Promise((r) => env.rt.redis.once('ready', r));
+    env.rt.redis.disconnect(true);
+    await reconnected;
+    expect((await apps[0]!.post(pathOf(url))).status).toBe(202);
+    await liveHooks(env.rt).ready();
+    expect(await env.rt.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
+    expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
+  });
+
+  it('refuses to create, enable or regenerate a hook while Redis is unreachable, and changes nothing', async () => {
+    const { accountId } = await env.tenant();
+    const { hookId } = (await admin('hook', 'create', '--account', accountId, '--label', 'before')) as { hookId: string };
+    await admin('hook', 'disable', '--hook-id', hookId);
+    // Nothing listens on port 1: a real client that cannot reach its server.
+    const away = createRedis('redis://127.0.0.1:1', 'producer');
+    try {
+      const deps = { config: env.config, db: env.rt.db, redis: away };
+      await expect(createHook(deps, env.config.baseUrl, { accountId, label: 'during' })).rejects.toThrow(REGISTRY_UNREACHABLE);
+      await expect(enableHook(deps, hookId)).rejects.toThrow(REGISTRY_UNREACHABLE);
+      await admin('hook', 'enable', '--hook-id', hookId);
+      const { token_hash: tokenHash } = await env.rt.db('webhook_hooks').where({ id: hookId }).first();
+      await expect(regenerateHook(deps, env.config.baseUrl, hookId)).rejects.toThrow(REGISTRY_UNREACHABLE);
+      expect((await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash).toBe(tokenHash);
+    } finally {
+      away.disconnect();
+    }
+    expect((await env.rt.db('webhook_hooks').where({ account_id: accountId })).map((h) => [h.label, h.status])).toEqual([['before', 'active']]);
   });
 });
