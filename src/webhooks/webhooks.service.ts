@@ -3,7 +3,7 @@ import { auditedWrite, recordAudit, type Actor } from '../audit/audit.service.js
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import type { Redis } from '../redis.js';
-import { BadGateway, BadRequest, NotFound, RateLimited, Rejected } from '../errors.js';
+import { BadGateway, BadRequest, NotFound, RateLimited, Rejected, Unavailable } from '../errors.js';
 import { newId } from '../ids.js';
 import { agentOutcome } from './agent-outcome.js';
 import { generateHookToken, hashHookToken, hookUrl } from './hook-token.js';
@@ -21,14 +21,15 @@ export interface HookAdminDeps {
   redis: Redis;
 }
 
-export const REGISTRY_UNREACHABLE = 'Redis is unreachable, so the hook URL could not be made live; nothing changed, try again when Redis is back';
-
-/** Inside the transaction, before it commits: a live URL must be known to intake before it works. */
+/**
+ * Inside the transaction, before it commits: a live URL must be known to intake before it works. With
+ * Redis away the write is refused and rolled back, like `token revoke` (`temporarily unavailable`).
+ */
 async function announce(deps: HookAdminDeps, tokenHash: string, hook: LiveHook): Promise<void> {
   try {
     await announceToken(deps.redis, deps.config, tokenHash, hook);
   } catch {
-    throw new Rejected(REGISTRY_UNREACHABLE);
+    throw new Unavailable();
   }
 }
 

@@ -6,7 +6,8 @@ import { runAdmin } from '../../src/admin/commands.js';
 import { createLogger } from '../../src/logger.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
-import { createHook, enableHook, regenerateHook, REGISTRY_UNREACHABLE } from '../../src/webhooks/webhooks.service.js';
+import { Unavailable } from '../../src/errors.js';
+import { createHook, enableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
 import { createRedis } from '../../src/redis.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { expectError } from './helpers.js';
@@ -112,11 +113,11 @@ describe('the live-hooks registry behind intake', () => {
     const away = createRedis('redis://127.0.0.1:1', 'producer');
     try {
       const deps = { config: env.config, db: env.rt.db, redis: away };
-      await expect(createHook(deps, env.config.baseUrl, { accountId, label: 'during' })).rejects.toThrow(REGISTRY_UNREACHABLE);
-      await expect(enableHook(deps, hookId)).rejects.toThrow(REGISTRY_UNREACHABLE);
+      await expect(createHook(deps, env.config.baseUrl, { accountId, label: 'during' })).rejects.toBeInstanceOf(Unavailable);
+      await expect(enableHook(deps, hookId)).rejects.toBeInstanceOf(Unavailable);
       await admin('hook', 'enable', '--hook-id', hookId);
       const { token_hash: tokenHash } = await env.rt.db('webhook_hooks').where({ id: hookId }).first();
-      await expect(regenerateHook(deps, env.config.baseUrl, hookId)).rejects.toThrow(REGISTRY_UNREACHABLE);
+      await expect(regenerateHook(deps, env.config.baseUrl, hookId)).rejects.toBeInstanceOf(Unavailable);
       expect((await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash).toBe(tokenHash);
     } finally {
       away.disconnect();
