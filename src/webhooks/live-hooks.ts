@@ -21,6 +21,7 @@ import { keyspace, type Redis } from '../redis.js';
  * the sentinel but may miss tokens added since.
  */
 const SENTINEL = '!';
+const REBUILD_CHUNK = 1_000;
 
 export type LiveHook = { accountId: string; hookId: string };
 
@@ -78,9 +79,11 @@ function createLiveHooks({ config, db, redis }: { config: Pick<Config, 'queuePre
     rebuilding ??= (async () => {
       const started = epoch;
       const rows: { token_hash: string; account_id: string; id: string }[] = await db('webhook_hooks').where({ status: 'active' }).select('token_hash', 'account_id', 'id');
-      const fields: string[] = [SENTINEL, '1'];
-      for (const r of rows) fields.push(r.token_hash, value({ accountId: r.account_id, hookId: r.id }));
-      await redis.hset(k, ...fields);
+      // In bounded commands; the sentinel last, so no process trusts a hash that is still filling.
+      for (let i = 0; i < rows.length; i += REBUILD_CHUNK) {
+        await redis.hset(k, ...rows.slice(i, i + REBUILD_CHUNK).flatMap((r) => [r.token_hash, value({ accountId: r.account_id, hookId: r.id })]));
+      }
+      await redis.hset(k, SENTINEL, '1');
       if (epoch === started) trusted = true;
     })().finally(() => {
       rebuilding = null;
