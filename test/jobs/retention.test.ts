@@ -2,12 +2,17 @@ import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestDrain } from '../../src/agent/runtime.js';
+import { createLogger } from '../../src/logger.js';
+import { cardsRepository } from '../../src/review/cards.repository.js';
+import { handDeliveries } from '../../src/webhooks/events.service.js';
 import { createQueues, defineJob, enqueue, pendingJob, type QueueSet } from '../../src/jobs/registry.js';
 import { createRedis, type Redis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { waitFor } from '../helpers/processes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildCard } from '../review/factories.js';
+import { makeHook, postJson } from '../webhooks/helpers.js';
 
 // Finished jobs stay in Redis (JOBS_KEEP_*) so the board shows history, and keeping them must never
 // turn a later enqueue under the same deterministic key into a silent no-op.
@@ -16,7 +21,7 @@ let env: TestEnv;
 let pools: Pools;
 beforeAll(async () => {
   env = await setupTestEnv({ env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
-  pools = await startPools(env.rt, ['agent-turns']);
+  pools = await startPools(env.rt, ['agent-turns', 'card-timers']);
 });
 afterAll(async () => {
   await pools.close();
@@ -57,6 +62,35 @@ describe('finished jobs are kept', () => {
     // The handed-again path (events.service) asks for the same drain after the first one finished.
     await requestDrain(env.rt, accountId, key);
     await waitFor(async () => (await completedFor(accountId)).length === 2, 'the second drain to run as well', 20_000);
+  });
+
+  it('queues the drain again when a handed webhook delivery is handed a second time after its drain completed', async () => {
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId);
+    const posted = await postJson(env, hook.path, { signup: 'ada@example.com' });
+    expect(posted.status).toBe(202);
+    const log = createLogger('silent');
+    expect((await handDeliveries(env.rt, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('handed');
+    const { turn_id: turnId } = await env.rt.db('webhook_deliveries').where({ id: posted.body.deliveryId }).first('turn_id');
+    const drains = async () => (await completedFor(accountId)).filter((j) => j.id!.startsWith(`turn-${turnId}-`)).length;
+    await waitFor(async () => (await drains()) === 1, 'the drain of the delivery to complete', 30_000);
+
+    // A retried webhook job finds the delivery handed and asks for `turn-<turnId>` again.
+    expect((await handDeliveries(env.rt, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('already handed');
+    await waitFor(async () => (await drains()) === 2, 'the drain asked for again to run', 30_000);
+  });
+
+  it('wakes a card snoozed twice, and keeps both wake jobs', async () => {
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'question');
+    const timers = env.rt.queues.get('card-timers')!;
+    for (const round of [1, 2]) {
+      const res = await env.api().post(`/api/v1/review/${card.id}/snooze`).set('Authorization', `Bearer ${token}`).send({ until: Date.now() + 300 });
+      expect(res.status).toBe(200);
+      await waitFor(async () => (await cardsRepository(env.rt.db).find(accountId, card.id))?.status === 'pending', `wake ${round}`, 20_000);
+    }
+    const wakes = (await timers.getCompleted(0, -1)).filter((j) => j.name === 'card.wake' && j.data.cardId === card.id);
+    expect(wakes).toHaveLength(2);
   });
 });
 
