@@ -32,20 +32,29 @@ function credentials(header: string | undefined): { user: string; password: stri
 /**
  * HTTP basic auth for the operators' board. Wrong logins are counted per address (`guard`, in Redis):
  * after `maxFailures` in a window every request from that address answers 429 with `Retry-After`,
- * even with the right password, so guessing cannot go on. A request without credentials (a browser's
- * first, before it asks the person) is not a failure. Logs say who failed, never what was typed.
+ * even with the right password, so guessing cannot go on. A wrong login is counted before it is
+ * answered and the right one looks at the count after the credentials were compared, so a burst of
+ * guesses sent at once is counted as it arrives, not let through on a count read before any of them.
+ * A request without credentials (a browser's first, before it asks the person) is not a failure.
+ * Logs say who failed, never what was typed, and stop at the limit (a flood writes no more lines).
  */
 export function basicAuth(admin: Admin, guard: BoardLoginGuard, logger: Logger): RequestHandler {
   return async (req, res, next) => {
     const address = loginAddress(req.ip);
     const given = credentials(req.headers.authorization);
+    const pair = given && given !== 'malformed' ? given : null;
+    const userKnown = pair !== null && safeEqual(pair.user, admin.user);
+    // Both compared every time, so the time taken does not tell whether the user name was right.
+    const passwordRight = pair !== null && safeEqual(pair.password, admin.password);
+    const right = userKnown && passwordRight;
     try {
-      const wait = await guard.blockedFor(address);
-      if (wait > 0) return sendError(res, new RateLimited(wait));
-      if (given && given !== 'malformed' && safeEqual(given.user, admin.user) && safeEqual(given.password, admin.password)) return next();
+      if (right) {
+        const wait = await guard.blockedFor(address);
+        return wait > 0 ? sendError(res, new RateLimited(wait)) : next();
+      }
       if (given) {
         const { failures, windowLeft } = await guard.failed(address);
-        const userKnown = given !== 'malformed' && safeEqual(given.user, admin.user);
+        if (failures > admin.maxFailures) return sendError(res, new RateLimited(windowLeft));
         logger.warn({ address, userKnown, failures, maxFailures: admin.maxFailures }, 'bull board login refused');
         if (failures === admin.maxFailures) logger.warn({ address, retryAfter: windowLeft }, 'bull board logins from this address refused until the window ends');
       }

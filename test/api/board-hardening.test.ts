@@ -110,6 +110,16 @@ describe('Bull Board login limit', () => {
     expect(all).not.toContain(PASSWORD);
   });
 
+  it('counts a burst of wrong logins sent at once: three answer 401, the rest 429, and the right password then 429', async () => {
+    const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i % 2 ? portA : portB, '127.0.0.7', '/admin/queues', { auth: basic('ops', `burst-${i}`) })));
+    expect(burst.filter((r) => r.status === 401)).toHaveLength(3);
+    expect(burst.filter((r) => r.status === 429)).toHaveLength(9);
+    expect((await call(portA, '127.0.0.7', '/admin/queues', { auth: GOOD })).status).toBe(429);
+    // Past the limit the refusals write no more log lines.
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'bull board login refused' && l.address === '127.0.0.7');
+    expect(logged).toHaveLength(3);
+  });
+
   it('does not count a request without credentials (a browser asks the person first)', async () => {
     for (let i = 0; i < 5; i++) expect((await call(portA, '127.0.0.4', '/admin/queues')).status).toBe(401);
     expect((await call(portA, '127.0.0.4', '/admin/queues', { auth: GOOD })).status).toBe(200);
