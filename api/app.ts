@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { boardLoginGuard } from '../src/admin/board-login.js';
 import { whenReady } from '../src/redis.js';
 import { BULL_BOARD_PATH, basicAuth, bullBoardRouter } from './bull-board.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
@@ -52,8 +53,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   });
 
   // Without ADMIN_USER/ADMIN_PASSWORD the board is not mounted at all (the server logs why).
-  if (deps.config.admin) {
-    app.use(BULL_BOARD_PATH, basicAuth(deps.config.admin.user, deps.config.admin.password), bullBoardRouter(deps.queues));
+  // Read-only unless ADMIN_READ_ONLY=false; wrong logins limited per address across API processes.
+  const admin = deps.config.admin;
+  if (admin) {
+    const guard = boardLoginGuard(deps.redis, deps.config.queuePrefix, admin);
+    app.use(BULL_BOARD_PATH, basicAuth(admin, guard, deps.logger), ...bullBoardRouter(deps.queues, admin));
   }
 
   app.use('/api', (_req, res, next) => {

@@ -36,7 +36,7 @@ export async function startApi(rt: Runtime): Promise<ApiServer> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : rt.config.port;
   rt.logger.info({ port, baseUrl: rt.config.baseUrl }, 'api listening');
-  if (rt.config.admin) rt.logger.info({ path: BULL_BOARD_PATH }, 'bull board mounted (basic auth)');
+  if (rt.config.admin) rt.logger.info({ path: BULL_BOARD_PATH, readOnly: rt.config.admin.readOnly }, 'bull board mounted (basic auth)');
   else rt.logger.warn('bull board disabled: set ADMIN_USER and ADMIN_PASSWORD to mount it at /admin/queues');
   return {
     server,

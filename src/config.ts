@@ -34,6 +34,15 @@ const envSchema = z.object({
   BASE_URL: z.string().url('must be an absolute URL such as https://agent.example.com').optional(),
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
+  // Bull Board (issue 14): read-only unless an operator opts in; wrong logins limited per address.
+  ADMIN_READ_ONLY: z.enum(['true', 'false']).optional().transform((v) => v !== 'false'),
+  ADMIN_LOGIN_MAX_FAILURES: int(5),
+  ADMIN_LOGIN_WINDOW_SECONDS: int(15 * 60),
+  // How long finished jobs stay in Redis (and on the board); BullMQ trims each queue to these.
+  JOBS_KEEP_COMPLETED_COUNT: int(1_000, 0),
+  JOBS_KEEP_COMPLETED_AGE_SECONDS: int(24 * 3600),
+  JOBS_KEEP_FAILED_COUNT: int(5_000, 0),
+  JOBS_KEEP_FAILED_AGE_SECONDS: int(7 * 24 * 3600),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .optional()
@@ -130,10 +139,26 @@ function buildConfig(env: z.output<typeof envSchema>) {
     databasePoolMax: env.DATABASE_POOL_MAX,
     redisUrl: env.REDIS_URL,
     baseUrl: (env.BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
-    admin: env.ADMIN_USER && env.ADMIN_PASSWORD ? { user: env.ADMIN_USER, password: env.ADMIN_PASSWORD } : null,
+    admin:
+      env.ADMIN_USER && env.ADMIN_PASSWORD
+        ? {
+            user: env.ADMIN_USER,
+            password: env.ADMIN_PASSWORD,
+            /** Retry, promote, clean, edit, delete, pause… are refused unless ADMIN_READ_ONLY=false. */
+            readOnly: env.ADMIN_READ_ONLY,
+            /** Wrong logins one address may make in a window before every board request answers 429. */
+            maxFailures: env.ADMIN_LOGIN_MAX_FAILURES,
+            windowSeconds: env.ADMIN_LOGIN_WINDOW_SECONDS,
+          }
+        : null,
     logLevel: env.LOG_LEVEL,
     queuePrefix: env.QUEUE_PREFIX,
     tokenPrefix: env.TOKEN_PREFIX,
+    /** Finished-job retention, as BullMQ's KeepJobs (age in seconds), applied to every queue. */
+    jobs: {
+      keepCompleted: { count: env.JOBS_KEEP_COMPLETED_COUNT, age: env.JOBS_KEEP_COMPLETED_AGE_SECONDS },
+      keepFailed: { count: env.JOBS_KEEP_FAILED_COUNT, age: env.JOBS_KEEP_FAILED_AGE_SECONDS },
+    },
     limits: {
       reads: { perMinute: env.RATE_READS_PER_MINUTE, burst: env.RATE_READS_BURST },
       writes: { perMinute: env.RATE_WRITES_PER_MINUTE, burst: env.RATE_WRITES_BURST },

@@ -52,6 +52,12 @@ export class Forbidden extends AppError {
   }
 }
 
+/** 403 from Bull Board while ADMIN_READ_ONLY is on: nothing that changes a job or a queue runs. */
+export class BoardReadOnly extends AppError {
+  readonly status = 403;
+  readonly error = 'the queue board is read-only; an operator sets ADMIN_READ_ONLY=false to retry, promote, clean, edit or delete jobs';
+}
+
 export class NotFound extends AppError {
   readonly status = 404;
   readonly error = 'not found';

@@ -21,7 +21,7 @@ export interface Runtime {
 export function createRuntime(config: Config, logger: Logger): Runtime {
   const db = createDb(config.databaseUrl, config.databasePoolMax, logger);
   const redis = createRedis(config.redisUrl, 'producer');
-  const queues = createQueues(redis, config.queuePrefix);
+  const queues = createQueues(redis, config);
   const limiter = createRateLimiter(redis, keyspace(config.queuePrefix), config.limits);
   return {
     config,

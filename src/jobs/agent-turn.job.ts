@@ -12,8 +12,6 @@ export const agentTurn = defineJob({
   options: {
     attempts: 5,
     backoff: { type: 'exponential', delay: 1_000, jitter: 0.2 },
-    removeOnComplete: true,
-    removeOnFail: { age: 24 * 3600, count: 1_000 },
   },
   description: "Runs an account's queued agent turns one at a time; turns live in Postgres, so a repeat is harmless.",
 });

@@ -13,8 +13,6 @@ export const cardAutoResolve = defineJob({
   options: {
     attempts: 8,
     backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 },
-    removeOnComplete: true,
-    removeOnFail: { age: 7 * 24 * 3600 },
   },
   description: 'Auto-resolves a trusted card at its deadline; a stale deadline or a card someone already acted on is a no-op.',
 });

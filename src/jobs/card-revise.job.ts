@@ -12,8 +12,6 @@ export const cardRevise = defineJob({
   options: {
     attempts: 8,
     backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 },
-    removeOnComplete: true,
-    removeOnFail: { age: 7 * 24 * 3600 },
   },
   description: "Kicks off the agent's revision turn for a card that needs changes; a card already claimed is a no-op.",
 });

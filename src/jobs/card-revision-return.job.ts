@@ -12,8 +12,6 @@ export const cardRevisionReturn = defineJob({
   options: {
     attempts: 120,
     backoff: { type: 'fixed', delay: 5_000 },
-    removeOnComplete: true,
-    removeOnFail: { age: 7 * 24 * 3600 },
   },
   description: 'Puts a revised card back in the queue when its revision turn is done; already returned is a no-op.',
 });

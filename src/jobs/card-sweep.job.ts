@@ -10,6 +10,6 @@ export const cardSweep = defineJob({
   queue: 'card-timers',
   name: 'card.sweep',
   payload: z.object({}),
-  options: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600, count: 100 } },
+  options: { attempts: 1, removeOnComplete: true },
   description: 'Applies the trust ladder to new cards and repairs lost card timers; conditional updates make repeats harmless.',
 });

@@ -9,8 +9,6 @@ export const cardWake = defineJob({
   options: {
     attempts: 8,
     backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 },
-    removeOnComplete: true,
-    removeOnFail: { age: 7 * 24 * 3600 },
   },
   description: 'Brings a snoozed card back to pending at its snoozedUntil; a changed snooze makes it a no-op.',
 });

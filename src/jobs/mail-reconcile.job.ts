@@ -12,8 +12,6 @@ export const mailReconcile = defineJob({
   options: {
     attempts: 12,
     backoff: { type: 'exponential', delay: 5_000, jitter: 0.2 },
-    removeOnComplete: true,
-    removeOnFail: { age: 7 * 24 * 3600 },
   },
   description: 'Settles a mail send whose answer was lost (lookup, keyed resend, or a card for a person); a settled send is a no-op.',
 });

@@ -6,6 +6,6 @@ export const mailSweep = defineJob({
   queue: 'mail-sends',
   name: 'mail.sweep',
   payload: z.object({}),
-  options: { attempts: 1, removeOnComplete: true, removeOnFail: { age: 3600, count: 100 } },
+  options: { attempts: 1, removeOnComplete: true },
   description: 'Reconciles fenced mail sends left without a job; each settle is a conditional update.',
 });

@@ -9,6 +9,6 @@ export const maintenanceSweep = defineJob({
   queue: 'maintenance',
   name: 'maintenance.sweep',
   payload: z.object({}),
-  options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 100 } },
+  options: { attempts: 1, removeOnComplete: true },
   description: 'Expires queued agent messages after their lifetime and re-enqueues orphaned turns; safe to run any number of times.',
 });

@@ -1,5 +1,7 @@
-import { Queue, type JobsOptions } from 'bullmq';
+import { randomBytes } from 'node:crypto';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { z } from 'zod';
+import type { Config } from '../config.js';
 import type { Redis } from '../redis.js';
 
 /** Every worker pool is one BullMQ queue; the names are the pool names operators pass to --pools. */
@@ -10,7 +12,12 @@ export interface JobDef<P extends z.ZodType = z.ZodType> {
   queue: QueueName | string;
   name: string;
   payload: P;
-  options: JobsOptions;
+  /**
+   * Retries and backoff. Retention is the queues' (JOBS_KEEP_*), not the job's: BullMQ trims a
+   * queue's whole completed or failed set to the finishing job's limits, so a smaller limit on one
+   * job would cut the others' history. Only `removeOnComplete: true` (remove just this job) is safe.
+   */
+  options: Omit<JobsOptions, 'removeOnComplete' | 'removeOnFail' | 'jobId' | 'deduplication'> & { removeOnComplete?: true };
   /** One line for Bull Board and the README: what the job does and why running it twice is harmless. */
   description: string;
 }
@@ -23,11 +30,15 @@ export function defineJob<P extends z.ZodType>(def: JobDef<P>): JobDef<P> {
 
 export type QueueSet = Map<string, Queue>;
 
-/** Producer-side queues sharing one fail-fast connection. */
-export function createQueues(connection: Redis, prefix: string, names: readonly string[] = QUEUES): QueueSet {
+/**
+ * Producer-side queues sharing one fail-fast connection. Every job added through them (and every job
+ * a scheduler makes from them) keeps its finished record for JOBS_KEEP_*, so the board shows history.
+ */
+export function createQueues(connection: Redis, config: Pick<Config, 'queuePrefix' | 'jobs'>, names: readonly string[] = QUEUES): QueueSet {
+  const defaultJobOptions: JobsOptions = { removeOnComplete: { ...config.jobs.keepCompleted }, removeOnFail: { ...config.jobs.keepFailed } };
   return new Map(
     names.map((name) => {
-      const queue = new Queue(name, { connection, prefix });
+      const queue = new Queue(name, { connection, prefix: config.queuePrefix, defaultJobOptions });
       // Redis outages surface as failed enqueues (→ 503/502); the emitter's copy is noise.
       queue.on('error', () => {});
       return [name, queue];
@@ -36,19 +47,35 @@ export function createQueues(connection: Redis, prefix: string, names: readonly 
 }
 
 /**
- * Adds a job after the row it names is committed. `jobId` must be deterministic so a repeat enqueue
- * (the sweeper, a retried request) is a no-op in BullMQ; ids may not contain ':'.
+ * Adds a job after the row it names is committed. `jobId` is a deterministic key: while a job under it
+ * waits, is delayed or runs, a repeat enqueue (the sweeper, a retried request) is a no-op. Once that
+ * job finished, the key is free and the next enqueue adds a new job, although the finished one is kept
+ * for the board. That is BullMQ's deduplication (its key is dropped when the job completes or finally
+ * fails), not its jobId: a kept job's id would swallow every later add. The BullMQ id is the key plus
+ * a random suffix. Keys may not contain ':'. Answers the BullMQ id of the job holding the key.
  */
 export async function enqueue<P extends z.ZodType>(
   queues: QueueSet,
   job: JobDef<P>,
   payload: z.input<P>,
   opts: { jobId: string; delay?: number },
-): Promise<void> {
+): Promise<string> {
   if (opts.jobId.includes(':')) throw new Error(`jobId ${opts.jobId} must not contain ':'`);
   const queue = queues.get(job.queue);
   if (!queue) throw new Error(`queue ${job.queue} is not open in this process`);
-  await queue.add(job.name, job.payload.parse(payload), { ...job.options, jobId: opts.jobId, delay: opts.delay });
+  const added = await queue.add(job.name, job.payload.parse(payload), {
+    ...job.options,
+    jobId: `${opts.jobId}-${randomBytes(4).toString('hex')}`,
+    deduplication: { id: opts.jobId },
+    delay: opts.delay,
+  });
+  return added.id!;
+}
+
+/** The job waiting, delayed or running under an enqueue key; undefined once it finished (or was lost). */
+export async function pendingJob(queue: Queue, key: string): Promise<Job | undefined> {
+  const id = await queue.getDeduplicationJobId(key);
+  return id ? queue.getJob(id) : undefined;
 }
 
 /**

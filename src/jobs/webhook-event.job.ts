@@ -4,7 +4,7 @@ import { defineJob } from './registry.js';
 /**
  * Hands one accepted webhook delivery to its account's agent as an event turn. The delivery row links
  * the turn it got (a conditional update under the row's lock), so a repeat finds it handed and only
- * re-asks for the drain. jobId: `whk-<deliveryId>`.
+ * re-asks for the drain. Enqueue key: `whk-<deliveryId>`.
  */
 export const webhookEvent = defineJob({
   queue: 'webhook-events',
@@ -13,8 +13,6 @@ export const webhookEvent = defineJob({
   options: {
     attempts: 5,
     backoff: { type: 'exponential', delay: 1_000, jitter: 0.2 },
-    removeOnComplete: true,
-    removeOnFail: { age: 24 * 3600, count: 1_000 },
   },
   description: 'Hands an accepted webhook delivery to the agent as an event; the delivery row links its turn, so a repeat is harmless.',
 });

@@ -9,7 +9,7 @@ export const workflowRun = defineJob({
   queue: 'workflow-runs',
   name: 'workflow.run',
   payload: z.object({ workflowId: z.string() }),
-  options: { attempts: 5, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 }, removeOnComplete: 1_000, removeOnFail: 5_000 },
+  options: { attempts: 5, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 } },
   description: 'Runs one firing of a workflow: its steps in order through the agent, stopping at gates.',
 });
 
@@ -18,6 +18,6 @@ export const workflowAdvance = defineJob({
   queue: 'workflow-runs',
   name: 'workflow.advance',
   payload: z.object({ runId: z.string() }),
-  options: { attempts: 5, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 }, removeOnComplete: 1_000, removeOnFail: 5_000 },
+  options: { attempts: 5, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 } },
   description: 'Continues a workflow run after a person decided its gate.',
 });

@@ -4,7 +4,7 @@ import { until as poll } from '../helpers/processes.js';
 import { ReviewItemResponse } from '../../api/routes/review.schemas.js';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
-import { enqueue } from '../../src/jobs/registry.js';
+import { enqueue, pendingJob } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { createCard } from '../../src/review/review.service.js';
@@ -281,7 +281,7 @@ describe('person versus auto-resolve', () => {
       const res = mail
         ? await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})
         : await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
-      await until(async () => !(await queue.getJob(jobId)), 10_000);
+      await until(async () => !(await pendingJob(queue, jobId)), 10_000);
       const final = await row(accountId, card.id);
       const by = (final?.resolution as { by?: string } | null)?.by;
       expect(final?.status).toBe(mail ? 'sent' : 'resolved');

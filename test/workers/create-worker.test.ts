@@ -31,7 +31,7 @@ describe('createWorker', () => {
 
   it('runs a job with its parsed payload, and fails a bad payload once without retrying', async () => {
     const connection = createRedis(env.config.redisUrl, 'worker');
-    const queues = createQueues(env.rt.redis, env.config.queuePrefix, ['test-echo']);
+    const queues = createQueues(env.rt.redis, env.config, ['test-echo']);
     const events = new QueueEvents('test-echo', { connection: createRedis(env.config.redisUrl, 'worker'), prefix: env.config.queuePrefix });
     let runs = 0;
     const worker = createWorker(
@@ -42,9 +42,9 @@ describe('createWorker', () => {
     );
     try {
       await events.waitUntilReady();
-      await enqueue(queues, echo, { n: 21 }, { jobId: 'echo-1' });
+      const id = await enqueue(queues, echo, { n: 21 }, { jobId: 'echo-1' });
       const queue = queues.get('test-echo')!;
-      const job = (await queue.getJob('echo-1'))!;
+      const job = (await queue.getJob(id))!;
       expect(await job.waitUntilFinished(events, 10_000)).toBe(42);
 
       await queue.add('test.echo', { n: 'not a number' }, { jobId: 'echo-bad', attempts: 3 });
@@ -62,7 +62,7 @@ describe('createWorker', () => {
   });
 
   it('refuses a job id with a colon, which BullMQ cannot take', async () => {
-    const queues = createQueues(env.rt.redis, env.config.queuePrefix, ['test-echo']);
+    const queues = createQueues(env.rt.redis, env.config, ['test-echo']);
     await expect(enqueue(queues, echo, { n: 1 }, { jobId: 'a:b' })).rejects.toThrow(/must not contain/);
     await Promise.all([...queues.values()].map((q) => q.close()));
   });

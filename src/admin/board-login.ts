@@ -1,0 +1,68 @@
+import { isIP } from 'node:net';
+import { keyspace, type Redis } from '../redis.js';
+
+/**
+ * Wrong Bull Board logins counted per address in Redis, so every API process sees the same count.
+ * One key per address with the window as its TTL (a fixed window from the first failure): the keys
+ * are few bytes each and expire on their own, however many addresses try.
+ */
+export interface BoardLoginGuard {
+  /** Seconds until this address may try again (0: not blocked). */
+  blockedFor(address: string): Promise<number>;
+  /** Counts one wrong login: the failures in the window so far and the seconds the window has left. */
+  failed(address: string): Promise<{ failures: number; windowLeft: number }>;
+}
+
+const FAIL = `
+local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {n, ttl}
+`;
+
+const CHECK = `
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n < tonumber(ARGV[1]) then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then return 0 end
+return ttl
+`;
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+export function boardLoginGuard(redis: Redis, queuePrefix: string, limits: { maxFailures: number; windowSeconds: number }): BoardLoginGuard {
+  const key = (address: string) => `${keyspace(queuePrefix)}:board-login:${address}`;
+  return {
+    async blockedFor(address) {
+      const ms = Number(await redis.eval(CHECK, 1, key(address), limits.maxFailures));
+      return ms > 0 ? seconds(ms) : 0;
+    },
+    async failed(address) {
+      const [failures, ttl] = (await redis.eval(FAIL, 1, key(address), limits.windowSeconds * 1000)) as [number, number];
+      return { failures: Number(failures), windowLeft: seconds(Number(ttl)) };
+    },
+  };
+}
+
+/**
+ * The address failures are counted under: an IPv4 address as it is (also when IPv4-mapped), an IPv6
+ * address by its /64, since one host commonly holds a whole /64 and could otherwise rotate through it.
+ */
+export function loginAddress(ip: string | undefined): string {
+  const bare = (ip ?? '').replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return mapped[1]!;
+  if (isIP(bare) === 4) return bare;
+  if (isIP(bare) !== 6) return 'unknown';
+  const [head = '', tail] = bare.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
