@@ -202,9 +202,10 @@ export async function logAndHandOn(
 }
 
 /**
- * Logged deliveries (committed as Accepted) are counted against both rolling-hour windows and their
+ * For deliveries logged before they were counted (a replay, or a POST while the registry is not
+ * trusted). Logged deliveries (committed as Accepted) are counted against both rolling-hour windows and their
  * `webhook-events` jobs queued (DESIGN rule 2); answers by position: null when accepted, else the
- * error that delivery's request throws. Over a limit: the log says Rate Limited, RateLimited. Redis
+ * error that delivery's request throws. Over a limit: the row says Rate Limited (one row each here), RateLimited. Redis
  * unreachable (the limiter and the queue share it): the log says Worker Error, it is not counted,
  * BadGateway (502); the sender retries the same POST once Redis is back. If this process dies midway
  * the rows stay Accepted and the maintenance sweeper queues them.
