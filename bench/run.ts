@@ -14,6 +14,7 @@ import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
+import { webhook404 } from './webhook-404.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
 import { webhookWorker } from './webhook-worker.bench.js';
 import { ROOT } from './lib.js';
@@ -35,6 +36,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
   'webhook-intake': webhookIntake,
+  'webhook-404': webhook404,
   'webhook-worker': webhookWorker,
   'mail-send': mailSend,
   'mail-worker': mailWorker,

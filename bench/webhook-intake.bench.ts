@@ -1,6 +1,6 @@
 /**
  * Webhook intake: accepted deliveries through `POST /api/webhook/hook/whk_…` on a real API process
- * (Postgres finding the hook and logging the delivery, rolling-hour script in Redis, BullMQ add; POSTs arriving together are
+ * (live-hooks registry and rolling-hour script in Redis, Postgres logging the delivery, BullMQ add; POSTs arriving together are
  * gathered into one statement and one script call, their adds sent together), with the hourly
  * limits raised by configuration, beside bare Express and an Express floor measured in the same run.
  */
@@ -48,7 +48,8 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
   await clearRedis(config.redisUrl);
 
   const [pExpress, pFloor, pWrite, pApi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const { url } = await createHook(db, `http://127.0.0.1:${pApi}`, { accountId: account.id, label: 'bench' });
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const { url } = await createHook({ config, db, redis }, `http://127.0.0.1:${pApi}`, { accountId: account.id, label: 'bench' }).finally(() => redis.disconnect());
   await db.destroy();
   const servers = [
     await startServer(['bench/webhook-servers.ts', 'express-post', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
@@ -94,9 +95,10 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
       title: 'Webhook intake',
       body: [
         `10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s each; medians of the rounds. ${Buffer.byteLength(PAYLOAD)}-byte JSON payload;`,
-        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: token lookup and committed delivery row',
-        '(Postgres), the rolling-hour script (Redis), the `webhook-events` job (BullMQ); POSTs arriving together share the statement and its commit,',
-        'one script call per account and their BullMQ adds sent together (group commit), each answering once its own row is committed and job queued.',
+        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: token lookup in the live-hooks registry',
+        'and the rolling-hour script (Redis), committed delivery row (Postgres), the `webhook-events` job (BullMQ); POSTs arriving together share the lookup,',
+        'the statement and its commit, one script call per account and their BullMQ adds sent together (group commit), each answering once its own row is',
+        'committed and job queued.',
         'No worker runs, so jobs wait in Redis.',
         '',
         ...ratioTable(targets, results, targets[0]!.name),

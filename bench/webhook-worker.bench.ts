@@ -28,14 +28,14 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
   await ensureDatabase(config.databaseUrl);
   const db = createDb(config.databaseUrl, 4);
   await migrate(db);
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const hooks: { hookId: string; accountId: string }[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
     const account = await createAccount(db, `Bench webhook worker ${i}`);
-    const { hookId } = await createHook(db, 'http://127.0.0.1', { accountId: account.id, label: 'bench' });
+    const { hookId } = await createHook({ config, db, redis }, 'http://127.0.0.1', { accountId: account.id, label: 'bench' });
     hooks.push({ hookId, accountId: account.id });
   }
   const accountIds = hooks.map((h) => h.accountId);
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const events = new Queue('webhook-events', { connection: redis, prefix: PREFIX });
   const turns = new Queue('agent-turns', { connection: redis, prefix: PREFIX });
   for (const q of [events, turns]) await q.obliterate({ force: true });

@@ -63,8 +63,9 @@ function readBody(ctx: RouteContext): Promise<Buffer> {
 
 /**
  * POST /api/webhook/hook/{hookToken} (spec 4.8). Content type, size and JSON are checked first (at most
- * 64,000 bytes are ever read); then one statement finds the live hook by the token's hash and logs the
- * delivery. Unknown, disabled and regenerated tokens are that statement's same miss: the same 404.
+ * 64,000 bytes are ever read); then the token's hash is looked up in the live-hooks registry (Redis)
+ * and only a live hook's delivery reaches Postgres. Unknown, disabled, deleted and regenerated tokens
+ * are the same registry miss: the same 404, with no database statement.
  */
 export async function postHook(input: { params: z.output<typeof HookTokenParams> }, ctx: RouteContext): Promise<Reply> {
   const kind = ctx.req.is(['application/json', 'application/*+json']);

@@ -94,36 +94,37 @@ export const VERBS: Record<string, Verb> = {
     },
   },
   // Inbound webhooks (issue 5). The URL is printed once, by `create` and `regenerate`; never again.
+  // Writes also need Redis: intake learns there which tokens are live (src/webhooks/live-hooks.ts).
   'hook create': {
     flags: ['account', 'label'],
     async run(f, { db, config }) {
-      return createHook(db, config.baseUrl, { accountId: f.account!, label: f.label! });
+      return withRedis(config, (redis) => createHook({ config, db, redis }, config.baseUrl, { accountId: f.account!, label: f.label! }));
     },
   },
   'hook disable': {
     flags: ['hook-id'],
-    async run(f, { db }) {
-      await disableHook(db, f['hook-id']!);
+    async run(f, { db, config }) {
+      await withRedis(config, (redis) => disableHook({ config, db, redis }, f['hook-id']!));
       return { ok: true };
     },
   },
   'hook enable': {
     flags: ['hook-id'],
-    async run(f, { db }) {
-      await enableHook(db, f['hook-id']!);
+    async run(f, { db, config }) {
+      await withRedis(config, (redis) => enableHook({ config, db, redis }, f['hook-id']!));
       return { ok: true };
     },
   },
   'hook regenerate': {
     flags: ['hook-id'],
     async run(f, { db, config }) {
-      return regenerateHook(db, config.baseUrl, f['hook-id']!);
+      return withRedis(config, (redis) => regenerateHook({ config, db, redis }, config.baseUrl, f['hook-id']!));
     },
   },
   'hook delete': {
     flags: ['hook-id'],
-    async run(f, { db }) {
-      await deleteHook(db, f['hook-id']!);
+    async run(f, { db, config }) {
+      await withRedis(config, (redis) => deleteHook({ config, db, redis }, f['hook-id']!));
       return { ok: true };
     },
   },

@@ -6,18 +6,22 @@ interface TurnWindow {
   status: 'queued' | 'running' | 'replied' | 'failed';
   started_at: number | null;
   finished_at: number | null;
+  failure: string | null;
 }
+
+/** For a failed turn that recorded no reason (older rows): still says it failed, not nothing. */
+export const FAILED_WITHOUT_REASON = 'the agent failed this turn (no reason was recorded)';
 
 /**
  * What the agent made of a delivery's turn: the card it put in the review queue, the lead it recorded
- * or researched, its note (first reply bubble). Cards and notes carry the turn id. Leads do not, but
+ * or researched, its note (first reply bubble; for a failed turn, why it failed). Cards and notes carry the turn id. Leads do not, but
  * an account runs one turn at a time under its lock, so a lead created or researched between the
  * turn's start and finish is that turn's.
  */
 export async function agentOutcome(q: Queryable, accountId: string, turnId: string | null, now = Date.now()): Promise<AgentOutcome> {
   const none: AgentOutcome = { made: 'nothing yet', turn: null, lead: null, card: null, note: null };
   if (!turnId) return none;
-  const turn = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<TurnWindow | undefined>('id', 'status', 'started_at', 'finished_at');
+  const turn = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<TurnWindow | undefined>('id', 'status', 'started_at', 'finished_at', 'failure');
   if (!turn) return none;
   const [card, note, lead] = await Promise.all([
     q('review_cards')
@@ -46,7 +50,8 @@ export async function agentOutcome(q: Queryable, accountId: string, turnId: stri
     turn: turn.status,
     lead: lead ? { id: lead.id, domain: lead.domain } : null,
     card: card ? { id: card.id, sourceType: card.source_type, status: card.status } : null,
-    note: note?.text ?? null,
+    // An operator looking at a failed turn needs the reason more than a partial reply.
+    note: turn.status === 'failed' ? (turn.failure ?? FAILED_WITHOUT_REASON) : (note?.text ?? null),
   };
   return out;
 }

@@ -21,6 +21,8 @@ interface DeliveryRow {
   replay_of: string | null;
   turn_id: string | null;
   error: string | null;
+  deliveries: number;
+  last_at: number | null;
 }
 
 const toHook = (r: HookRow): Hook => ({
@@ -43,6 +45,8 @@ const toDelivery = (r: DeliveryRow): Delivery => ({
   replayOf: r.replay_of,
   turnId: r.turn_id,
   error: r.error,
+  deliveries: r.deliveries,
+  lastAt: r.last_at,
 });
 
 export interface NewDelivery {
@@ -77,6 +81,11 @@ export function webhooksRepository(q: Queryable) {
       const row = await query;
       return row ? toHook(row) : null;
     },
+    /** The hook's token hash, to tell intake's registry which token a status change concerns. */
+    async tokenHashOf(hookId: string): Promise<string | null> {
+      const row = await q('webhook_hooks').where({ id: hookId }).first<{ token_hash: string } | undefined>('token_hash');
+      return row?.token_hash ?? null;
+    },
     async countActive(accountId: string): Promise<number> {
       const rows = await q('webhook_hooks').where({ account_id: accountId, status: 'active' }).count<{ n: string }[]>({ n: '*' });
       return Number(rows[0]?.n ?? 0);
@@ -93,7 +102,7 @@ export function webhooksRepository(q: Queryable) {
     async listHooks(accountId: string): Promise<(Hook & { lastDeliveryAt: number | null })[]> {
       const rows: (HookRow & { last_delivery_at: number | null })[] = await q('webhook_hooks as h')
         .where({ 'h.account_id': accountId })
-        .select('h.*', q('webhook_deliveries as d').max('d.at').where('d.hook_id', q.ref('h.id')).as('last_delivery_at'))
+        .select('h.*', q('webhook_deliveries as d').max(q.raw('coalesce(d.last_at, d.at)')).where('d.hook_id', q.ref('h.id')).as('last_delivery_at'))
         .orderBy('h.created_at')
         .orderBy('h.id');
       return rows.map((r) => ({ ...toHook(r), lastDeliveryAt: r.last_delivery_at === null ? null : Number(r.last_delivery_at) }));
@@ -116,6 +125,36 @@ export function webhooksRepository(q: Queryable) {
       });
       const found = new Map(rows.map((r) => [r.id, { hookId: r.hook_id, accountId: r.account_id }]));
       return ds.map((d) => found.get(d.id) ?? null);
+    },
+    /**
+     * Counts refused deliveries, already gathered by token and minute, onto their hook's refusals row
+     * for that minute (one row per hook per minute, however many were refused), in one statement.
+     * Joins on the active hook like the insert, so a token no live hook has counts nowhere. Returns
+     * the `hookId minute` of each row it counted on.
+     */
+    async countRefusals(groups: { tokenHash: string; id: string; minute: number; at: number; lastAt: number; bytes: number; n: number }[]): Promise<Set<string>> {
+      const rows = await preparedQuery<{ hook_id: string; minute: number }>(q, {
+        name: 'webhook-refusals-by-token',
+        text: `INSERT INTO webhook_deliveries AS d (id, account_id, hook_id, at, outcome, bytes, body, deliveries, minute, last_at)
+               SELECT v.id, h.account_id, h.id, v.at, 'Rate Limited', v.bytes, NULL, v.n, v.minute, v.last_at
+                 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::int[], $7::int[])
+                      AS v(token_hash, id, minute, at, last_at, bytes, n)
+                 JOIN webhook_hooks h ON h.token_hash = v.token_hash AND h.status = 'active'
+               ON CONFLICT (hook_id, minute) WHERE minute IS NOT NULL DO UPDATE
+                 SET deliveries = d.deliveries + excluded.deliveries, at = LEAST(d.at, excluded.at),
+                     last_at = GREATEST(d.last_at, excluded.last_at), bytes = GREATEST(d.bytes, excluded.bytes)
+               RETURNING hook_id, minute`,
+        values: [
+          groups.map((g) => g.tokenHash),
+          groups.map((g) => g.id),
+          groups.map((g) => g.minute),
+          groups.map((g) => g.at),
+          groups.map((g) => g.lastAt),
+          groups.map((g) => g.bytes),
+          groups.map((g) => g.n),
+        ],
+      });
+      return new Set(rows.map((r) => `${r.hook_id} ${Number(r.minute)}`));
     },
     /** Accepted → Rate Limited: over a limit, so it is not handed on and its body is not kept. */
     async markRateLimited(deliveryIds: string[]): Promise<void> {

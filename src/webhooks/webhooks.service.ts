@@ -1,15 +1,37 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { auditedWrite, recordAudit, type Actor } from '../audit/audit.service.js';
+import type { Config } from '../config.js';
 import type { Db } from '../db.js';
-import { BadGateway, BadRequest, NotFound, RateLimited, Rejected } from '../errors.js';
+import type { Redis } from '../redis.js';
+import { BadGateway, BadRequest, NotFound, RateLimited, Rejected, Unavailable } from '../errors.js';
 import { newId } from '../ids.js';
 import { agentOutcome } from './agent-outcome.js';
 import { generateHookToken, hashHookToken, hookUrl } from './hook-token.js';
 import { logAndHandOn, type IntakeDeps } from './intake.service.js';
+import { announceToken, withdrawToken, type LiveHook } from './live-hooks.js';
 import { webhooksRepository } from './webhooks.repository.js';
 import { HOOK_LABEL, HOOK_LABEL_RULE, MAX_ACTIVE_HOOKS, type AgentOutcome, type Hook, type Outcome } from './webhooks.types.js';
 
 const adminActor = (accountId: string, route: string): Actor => ({ accountId, actor: 'admin', tokenId: null, tokenLabel: null, method: 'CLI', route });
+
+/** What hook writes need: Postgres, and the Redis that tells every API process which tokens are live. */
+export interface HookAdminDeps {
+  config: Pick<Config, 'queuePrefix'>;
+  db: Db;
+  redis: Redis;
+}
+
+/**
+ * Inside the transaction, before it commits: a live URL must be known to intake before it works. With
+ * Redis away the write is refused and rolled back, like `token revoke` (`temporarily unavailable`).
+ */
+async function announce(deps: HookAdminDeps, tokenHash: string, hook: LiveHook): Promise<void> {
+  try {
+    await announceToken(deps.redis, deps.config, tokenHash, hook);
+  } catch {
+    throw new Unavailable();
+  }
+}
 
 const tooMany = () => new Rejected(`account already has ${MAX_ACTIVE_HOOKS} active hooks; disable or delete one first`);
 
@@ -23,32 +45,56 @@ async function loadHook(db: Db, hookId: string): Promise<Hook> {
  * Creates a hook and returns its URL, the only time the token is ever seen (only its hash is kept).
  * The account row is locked so two concurrent creates cannot both pass the 20-active-hooks check.
  */
-export async function createHook(db: Db, baseUrl: string, input: { accountId: string; label: string }): Promise<{ hookId: string; url: string }> {
+export async function createHook(deps: HookAdminDeps, baseUrl: string, input: { accountId: string; label: string }): Promise<{ hookId: string; url: string }> {
   if (!HOOK_LABEL.test(input.label)) throw new BadRequest(HOOK_LABEL_RULE);
-  return auditedWrite(db, adminActor(input.accountId, 'hook create'), async (trx) => {
+  return auditedWrite(deps.db, adminActor(input.accountId, 'hook create'), async (trx) => {
     await getAccount(trx, input.accountId, true);
     const repo = webhooksRepository(trx);
     if ((await repo.countActive(input.accountId)) >= MAX_ACTIVE_HOOKS) throw tooMany();
     const token = generateHookToken();
     const hookId = newId('hook');
-    await repo.insertHook({ id: hookId, accountId: input.accountId, label: input.label, tokenHash: hashHookToken(token), at: Date.now() });
+    const tokenHash = hashHookToken(token);
+    await repo.insertHook({ id: hookId, accountId: input.accountId, label: input.label, tokenHash, at: Date.now() });
+    await announce(deps, tokenHash, { accountId: input.accountId, hookId });
     return { result: { hookId, url: hookUrl(baseUrl, token) }, targetId: hookId };
   });
 }
 
+/**
+ * Disable, delete and regenerate end a token's life for intake inside the transaction that ends it,
+ * while the hook row is locked: writes to one hook are serialised by that lock, so the registry
+ * changes in the order the commits do. If the transaction then fails, the token is put back (best
+ * effort: a missing live token is the one wrong state, an extra one only costs Postgres lookups).
+ */
+async function restoreIfLive(deps: HookAdminDeps, ended: { tokenHash: string; hook: LiveHook } | null): Promise<void> {
+  if (ended) await announceToken(deps.redis, deps.config, ended.tokenHash, ended.hook).catch(() => {});
+}
+
 /** Disabling stops the URL at once (the same 404 as an unknown one); disabling twice is a no-op. */
-export async function disableHook(db: Db, hookId: string): Promise<void> {
-  const hook = await loadHook(db, hookId);
-  await auditedWrite(db, adminActor(hook.accountId, 'hook disable'), async (trx) => {
-    await webhooksRepository(trx).setStatus(hook.accountId, hookId, 'disabled', Date.now());
-    return { result: undefined, targetId: hookId };
-  });
+export async function disableHook(deps: HookAdminDeps, hookId: string): Promise<void> {
+  const hook = await loadHook(deps.db, hookId);
+  let ended: { tokenHash: string; hook: LiveHook } | null = null;
+  try {
+    await auditedWrite(deps.db, adminActor(hook.accountId, 'hook disable'), async (trx) => {
+      const repo = webhooksRepository(trx);
+      const current = await repo.findHook(hookId, true);
+      if (!current) throw new NotFound();
+      const tokenHash = await repo.tokenHashOf(hookId);
+      if (tokenHash && current.status === 'active') ended = { tokenHash, hook: { accountId: hook.accountId, hookId } };
+      if (tokenHash) await withdrawToken(deps.redis, deps.config, tokenHash);
+      await repo.setStatus(hook.accountId, hookId, 'disabled', Date.now());
+      return { result: undefined, targetId: hookId };
+    });
+  } catch (err) {
+    await restoreIfLive(deps, ended);
+    throw err;
+  }
 }
 
 /** The same URL works again; refused when the account already has 20 active hooks. */
-export async function enableHook(db: Db, hookId: string): Promise<void> {
-  const hook = await loadHook(db, hookId);
-  await auditedWrite(db, adminActor(hook.accountId, 'hook enable'), async (trx) => {
+export async function enableHook(deps: HookAdminDeps, hookId: string): Promise<void> {
+  const hook = await loadHook(deps.db, hookId);
+  await auditedWrite(deps.db, adminActor(hook.accountId, 'hook enable'), async (trx) => {
     await getAccount(trx, hook.accountId, true);
     const repo = webhooksRepository(trx);
     const current = await repo.findHook(hookId, true);
@@ -57,27 +103,58 @@ export async function enableHook(db: Db, hookId: string): Promise<void> {
       if ((await repo.countActive(hook.accountId)) >= MAX_ACTIVE_HOOKS) throw tooMany();
       await repo.setStatus(hook.accountId, hookId, 'active', Date.now());
     }
+    // Also when it was active already: announcing again is harmless and heals a lost field.
+    const tokenHash = await repo.tokenHashOf(hookId);
+    if (tokenHash) await announce(deps, tokenHash, { accountId: hook.accountId, hookId });
     return { result: undefined, targetId: hookId };
   });
 }
 
 /** A new URL for the same hook (label, log and limits stay); the old URL is a 404 from now on. */
-export async function regenerateHook(db: Db, baseUrl: string, hookId: string): Promise<{ url: string }> {
-  const hook = await loadHook(db, hookId);
-  return auditedWrite(db, adminActor(hook.accountId, 'hook regenerate'), async (trx) => {
-    const token = generateHookToken();
-    await webhooksRepository(trx).setTokenHash(hook.accountId, hookId, hashHookToken(token), Date.now());
-    return { result: { url: hookUrl(baseUrl, token) }, targetId: hookId };
-  });
+export async function regenerateHook(deps: HookAdminDeps, baseUrl: string, hookId: string): Promise<{ url: string }> {
+  const hook = await loadHook(deps.db, hookId);
+  let ended: { tokenHash: string; hook: LiveHook } | null = null;
+  try {
+    return await auditedWrite(deps.db, adminActor(hook.accountId, 'hook regenerate'), async (trx) => {
+      const repo = webhooksRepository(trx);
+      const current = await repo.findHook(hookId, true);
+      if (!current) throw new NotFound();
+      const token = generateHookToken();
+      const tokenHash = hashHookToken(token);
+      const old = await repo.tokenHashOf(hookId);
+      if (current.status === 'active') {
+        await announce(deps, tokenHash, { accountId: hook.accountId, hookId });
+        if (old) ended = { tokenHash: old, hook: { accountId: hook.accountId, hookId } };
+      }
+      if (old) await withdrawToken(deps.redis, deps.config, old);
+      await repo.setTokenHash(hook.accountId, hookId, tokenHash, Date.now());
+      return { result: { url: hookUrl(baseUrl, token) }, targetId: hookId };
+    });
+  } catch (err) {
+    await restoreIfLive(deps, ended);
+    throw err;
+  }
 }
 
 /** Deletes the hook and its delivery log; turns already recorded for the agent stay. */
-export async function deleteHook(db: Db, hookId: string): Promise<void> {
-  const hook = await loadHook(db, hookId);
-  await auditedWrite(db, adminActor(hook.accountId, 'hook delete'), async (trx) => {
-    await webhooksRepository(trx).deleteHook(hook.accountId, hookId);
-    return { result: undefined, targetId: hookId };
-  });
+export async function deleteHook(deps: HookAdminDeps, hookId: string): Promise<void> {
+  const hook = await loadHook(deps.db, hookId);
+  let ended: { tokenHash: string; hook: LiveHook } | null = null;
+  try {
+    await auditedWrite(deps.db, adminActor(hook.accountId, 'hook delete'), async (trx) => {
+      const repo = webhooksRepository(trx);
+      const current = await repo.findHook(hookId, true);
+      if (!current) throw new NotFound();
+      const tokenHash = await repo.tokenHashOf(hookId);
+      if (tokenHash && current.status === 'active') ended = { tokenHash, hook: { accountId: hook.accountId, hookId } };
+      if (tokenHash) await withdrawToken(deps.redis, deps.config, tokenHash);
+      await repo.deleteHook(hook.accountId, hookId);
+      return { result: undefined, targetId: hookId };
+    });
+  } catch (err) {
+    await restoreIfLive(deps, ended);
+    throw err;
+  }
 }
 
 export async function listHooks(db: Db, accountId: string) {
@@ -96,6 +173,12 @@ export interface DeliveryView {
   agent?: AgentOutcome;
   /** Worker Error only: why. */
   error?: string;
+  /**
+   * Rate Limited only: how many refused deliveries the entry stands for (refusals of one hook in one
+   * minute share an entry) and when the last of them came; `at` is the first, `bytes` the largest.
+   */
+  count?: number;
+  lastAt?: number;
 }
 
 /** A hook's delivery log, newest first. */
@@ -107,6 +190,7 @@ export async function listDeliveries(db: Db, hookId: string, limit: number): Pro
       const view: DeliveryView = { deliveryId: d.deliveryId, at: d.at, outcome: d.outcome, bytes: d.bytes, replayOf: d.replayOf };
       if (d.outcome === 'Accepted') view.agent = await agentOutcome(db, hook.accountId, d.turnId);
       if (d.outcome === 'Worker Error') view.error = d.error ?? 'the agent could not be woken';
+      if (d.outcome === 'Rate Limited') Object.assign(view, { count: d.deliveries, lastAt: d.lastAt ?? d.at });
       return view;
     }),
   );

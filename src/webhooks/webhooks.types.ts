@@ -33,6 +33,10 @@ export interface Delivery {
   replayOf: string | null;
   turnId: string | null;
   error: string | null;
+  /** How many deliveries the row stands for: more than 1 only on a minute's refusals row. */
+  deliveries: number;
+  /** A refusals row's last refused delivery; null on other rows. */
+  lastAt: number | null;
 }
 
 /** What the agent made of an accepted delivery (`hook deliveries`). */

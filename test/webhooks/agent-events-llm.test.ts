@@ -1,6 +1,7 @@
 import { buildCard } from '../review/factories.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnsRepository } from '../../src/agent/turns.repository.js';
+import { runAdmin } from '../../src/admin/commands.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 import { makeHook, postJson } from './helpers.js';
 import { setupHookWorld, type HookWorld } from './helpers-agent.js';
@@ -64,5 +65,20 @@ describe('webhook events with the llm brain (local fake model server)', () => {
     // The unknown tools were refused back to the model, not executed.
     const toolResults = llm.requests.at(-1)!.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
     expect(toolResults.filter((t) => /unknown tool/.test(t ?? ''))).toHaveLength(3);
+  });
+
+  it('says in `hook deliveries` why the agent failed a delivery\'s turn', async () => {
+    const { accountId } = await env.tenant();
+    llm.script(() => ({ status: 500, body: { error: { message: 'the model server is down' } } }));
+    const hook = await makeHook(env, accountId, 'failing');
+    const res = await postJson(env, hook.path, { email: 'bo@example.com' });
+    const turn = await env.settled(res.body.deliveryId);
+    expect(turn.status).toBe('failed');
+    const { failure } = await env.rt.db('agent_turns').where({ id: turn.id }).first();
+    expect(failure).toEqual(expect.any(String));
+    const { deliveries } = (await runAdmin(['hook', 'deliveries', '--hook-id', hook.hookId], { config: env.config, db: env.rt.db })) as {
+      deliveries: { agent: Record<string, unknown> }[];
+    };
+    expect(deliveries[0]!.agent).toEqual({ made: 'nothing yet', turn: 'failed', lead: null, card: null, note: failure });
   });
 });

@@ -7,7 +7,7 @@ import type { TestEnv } from '../helpers/env.js';
 
 /** A hook for `accountId`; returns its id, URL and the path to POST to. */
 export async function makeHook(env: TestEnv, accountId: string, label = 'signup') {
-  const { hookId, url } = await createHook(env.rt.db, env.config.baseUrl, { accountId, label });
+  const { hookId, url } = await createHook(env.rt, env.config.baseUrl, { accountId, label });
   const path = new URL(url).pathname;
   return { hookId, url, path, token: path.split('/').pop()! };
 }

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHookLimiter } from '../../src/webhooks/hook-limiter.js';
 import { webhookClock } from '../../src/webhooks/intake.service.js';
+import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { deliveryRows, expectError, makeHook, postJson } from './helpers.js';
@@ -75,15 +76,44 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect((await postJson(env, c.path, {})).status).toBe(429);
   });
 
-  it('logs every delivery with its outcome; only Accepted ones count', async () => {
+  it('logs each accepted delivery; refused ones of a hook share one row a minute that counts them', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
+    await liveHooks(env.rt).ready();
     await postMany(hook.path, 63);
     const rows = await deliveryRows(env, hook.hookId);
     const count = (o: string) => rows.filter((r) => r.outcome === o).length;
-    expect([count('Accepted'), count('Rate Limited'), rows.length]).toEqual([60, 3, 63]);
+    expect([count('Accepted'), count('Rate Limited'), rows.length]).toEqual([60, 1, 61]);
     // A rate-limited delivery keeps no body (it is never handed on, and cannot grow storage).
-    for (const r of rows.filter((r) => r.outcome === 'Rate Limited')) expect(r).toMatchObject({ body: null, bytes: 8 });
+    expect(rows.find((r) => r.outcome === 'Rate Limited')).toMatchObject({ body: null, bytes: 8, deliveries: 3 });
+  });
+
+  it('keeps a sender hammering a hook past its limit to a few rows: 500 refused POSTs, counts adding up to 500', async () => {
+    const { accountId } = await env.tenant();
+    const hook = await makeHook(env, accountId, 'hammered');
+    await liveHooks(env.rt).ready();
+    const start = now;
+    expect(await postMany(hook.path, 60)).toEqual(Array(60).fill(202));
+    now += 1_000;
+    const statuses: number[] = [];
+    // 500 refused POSTs, 25 at a time (gathered into shared statements), over two minutes.
+    for (let wave = 0; wave < 20; wave++) {
+      if (wave === 10) now += 60_000;
+      statuses.push(...(await Promise.all(Array.from({ length: 25 }, (_, i) => postJson(env, hook.path, { wave, i })))).map((r) => r.status));
+    }
+    expect(statuses).toEqual(Array(500).fill(429));
+    const refused = (await deliveryRows(env, hook.hookId)).filter((r) => r.outcome === 'Rate Limited');
+    expect(refused.map((r) => r.deliveries)).toEqual([250, 250]);
+    expect(refused.map((r) => r.minute)).toEqual([start, start + 60_000]);
+    // The operator still sees them, and how many, in `hook deliveries` (new fields only).
+    const { deliveries } = (await runAdmin(['hook', 'deliveries', '--hook-id', hook.hookId, '--limit', '3'], { config: env.config, db: env.rt.db })) as {
+      deliveries: Record<string, unknown>[];
+    };
+    expect(deliveries.slice(0, 2)).toEqual([
+      { deliveryId: expect.stringMatching(/^dlv_/), at: start + 61_000, outcome: 'Rate Limited', bytes: expect.any(Number), replayOf: null, count: 250, lastAt: start + 61_000 },
+      { deliveryId: expect.stringMatching(/^dlv_/), at: start + 1_000, outcome: 'Rate Limited', bytes: expect.any(Number), replayOf: null, count: 250, lastAt: start + 1_000 },
+    ]);
+    expect(deliveries[2]).toMatchObject({ outcome: 'Accepted' });
   });
 
   it('lets exactly the limit through when many deliveries race for the last places', async () => {

@@ -95,12 +95,14 @@ describe('queue outage (DESIGN rule 2)', () => {
     });
     const log = createLogger('silent');
     const queue = env.rt.queues.get('webhook-events')!;
-    const before = await queue.getJobCounts('waiting');
-    expect(await sweepDeliveries(env.rt, log)).toEqual({ requeued: 1 });
+    // At least this one: on a slow run the previous test's delivery whose job the Redis restart lost
+    // is old enough to be an orphan too.
+    expect((await sweepDeliveries(env.rt, log)).requeued).toBeGreaterThanOrEqual(1);
     expect((await pendingJob(queue, webhookEventJobId('dlv_orphan1')))?.data).toEqual({ deliveryId: 'dlv_orphan1' });
+    const after = (await queue.getJobCounts('waiting')).waiting;
     // A second sweep before the job runs queues nothing new (deterministic jobId).
     await sweepDeliveries(env.rt, log);
-    expect((await queue.getJobCounts('waiting')).waiting).toBe((before.waiting ?? 0) + 1);
+    expect((await queue.getJobCounts('waiting')).waiting).toBe(after);
   });
 });
 

@@ -1,0 +1,127 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.js';
+import { routes } from '../../api/routes.js';
+import { runAdmin } from '../../src/admin/commands.js';
+import { createLogger } from '../../src/logger.js';
+import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
+import { Unavailable } from '../../src/errors.js';
+import { createHook, enableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
+import { createRedis } from '../../src/redis.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { expectError } from './helpers.js';
+
+/**
+ * Intake answers tokens no live hook has from the live-hooks registry in Redis, not Postgres. These
+ * tests hold it to what a cache must never do: answer 404 for a URL that works in Postgres.
+ */
+let env: TestEnv;
+let second: Runtime;
+let apps: { name: string; post(path: string): Promise<request.Response> }[];
+beforeAll(async () => {
+  env = await setupTestEnv();
+  // A second API process of the same deployment: same database, same Redis keyspace.
+  second = createRuntime(env.config, createLogger('silent'));
+  await second.ready();
+  const other = createApp(second, routes);
+  const post = (app: typeof other) => (path: string) => request(app).post(path).set('Content-Type', 'application/json').send('{"a":1}');
+  apps = [
+    { name: 'first', post: post(env.app) },
+    { name: 'second', post: post(other) },
+  ];
+  await Promise.all([liveHooks(env.rt).ready(), liveHooks(second).ready()]);
+});
+afterAll(async () => {
+  await second.close();
+  await env.close();
+});
+
+const admin = (...argv: string[]) => runAdmin(argv, { config: env.config, db: env.rt.db });
+const pathOf = (url: string) => new URL(url).pathname;
+
+async function statuses(path: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const app of apps) out[app.name] = (await app.post(path)).status;
+  return out;
+}
+
+describe('the live-hooks registry behind intake', () => {
+  it('makes a created, enabled or regenerated hook work at once in every API process, and a disabled or deleted one stop', async () => {
+    const { accountId } = await env.tenant();
+    // The admin CLI is its own process with its own Redis connection; no API process hears from it.
+    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'shared')) as { hookId: string; url: string };
+    expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
+
+    await admin('hook', 'disable', '--hook-id', hookId);
+    // Both processes have now seen the token refused…
+    expect(await statuses(pathOf(url))).toEqual({ first: 404, second: 404 });
+    await admin('hook', 'enable', '--hook-id', hookId);
+    // …and neither remembers it: the re-enabled URL works at once.
+    expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
+
+    const { url: fresh } = (await admin('hook', 'regenerate', '--hook-id', hookId)) as { url: string };
+    expect(await statuses(pathOf(fresh))).toEqual({ first: 202, second: 202 });
+    expect(await statuses(pathOf(url))).toEqual({ first: 404, second: 404 });
+
+    await admin('hook', 'delete', '--hook-id', hookId);
+    expect(await statuses(pathOf(fresh))).toEqual({ first: 404, second: 404 });
+  });
+
+  it('still serves live hooks when Redis loses the registry, and fills it again from Postgres', async () => {
+    const { accountId } = await env.tenant();
+    const { url } = (await admin('hook', 'create', '--account', accountId, '--label', 'kept')) as { url: string };
+    // As after an eviction or a flush: the whole registry is gone.
+    await env.rt.redis.del(registryKey(env.config));
+    expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
+    await Promise.all([liveHooks(env.rt).ready(), liveHooks(second).ready()]);
+    expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
+    expectError(await apps[1]!.post(`/api/webhook/hook/whk_${'Q'.repeat(40)}`), 404, 'not found');
+  });
+
+  it('counts a token Redis still lists for a hook Postgres has disabled as the same 404, not a delivery', async () => {
+    const { accountId } = await env.tenant();
+    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'stale')) as { hookId: string; url: string };
+    const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
+    // A disable whose Redis removal failed leaves the token listed; Postgres still has the last word.
+    await env.rt.db('webhook_hooks').where({ id: hookId }).update({ status: 'disabled' });
+    expect(await env.rt.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
+    expectError(await apps[0]!.post(pathOf(url)), 404, 'not found');
+    expect(await env.rt.db('webhook_deliveries').where({ hook_id: hookId })).toEqual([]);
+  });
+
+  it('trusts the registry again only after refilling it from Postgres when Redis comes back (it may be an older snapshot)', async () => {
+    const { accountId } = await env.tenant();
+    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'snapshot')) as { hookId: string; url: string };
+    const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
+    // A Redis restored from a snapshot taken before the hook was created: the sentinel is there, the token is not.
+    await env.rt.redis.hdel(registryKey(env.config), tokenHash);
+    const reconnected = new Promise((r) => env.rt.redis.once('ready', r));
+    env.rt.redis.disconnect(true);
+    await reconnected;
+    expect((await apps[0]!.post(pathOf(url))).status).toBe(202);
+    await liveHooks(env.rt).ready();
+    expect(await env.rt.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
+    expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
+  });
+
+  it('refuses to create, enable or regenerate a hook while Redis is unreachable, and changes nothing', async () => {
+    const { accountId } = await env.tenant();
+    const { hookId } = (await admin('hook', 'create', '--account', accountId, '--label', 'before')) as { hookId: string };
+    await admin('hook', 'disable', '--hook-id', hookId);
+    // Nothing listens on port 1: a real client that cannot reach its server.
+    const away = createRedis('redis://127.0.0.1:1', 'producer');
+    try {
+      const deps = { config: env.config, db: env.rt.db, redis: away };
+      await expect(createHook(deps, env.config.baseUrl, { accountId, label: 'during' })).rejects.toBeInstanceOf(Unavailable);
+      await expect(enableHook(deps, hookId)).rejects.toBeInstanceOf(Unavailable);
+      await admin('hook', 'enable', '--hook-id', hookId);
+      const { token_hash: tokenHash } = await env.rt.db('webhook_hooks').where({ id: hookId }).first();
+      await expect(regenerateHook(deps, env.config.baseUrl, hookId)).rejects.toBeInstanceOf(Unavailable);
+      expect((await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash).toBe(tokenHash);
+    } finally {
+      away.disconnect();
+    }
+    expect((await env.rt.db('webhook_hooks').where({ account_id: accountId })).map((h) => [h.label, h.status])).toEqual([['before', 'active']]);
+  });
+});
