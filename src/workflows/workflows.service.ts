@@ -31,7 +31,8 @@ export function view(w: WorkflowRow, baseUrl: string): WorkflowView {
     nextRunAt: w.status === 'live' ? w.nextRunAt : null,
     version: w.version,
     steps: w.steps,
-    url: `${baseUrl}/app/workflows/${w.id}`,
+    // This service has no dashboard: the link is the API's own account of what the workflow did.
+    url: `${baseUrl}/api/v1/workflows/${w.id}/runs`,
   };
 }
 
