@@ -64,7 +64,8 @@ export async function advanceRun(deps: AgentDeps, runId: string, opts: RunOption
     if (!run) return null;
     if (TERMINAL.includes(run.status)) return view(run);
     if (pass >= opts.passesPerJob || Date.now() >= sliceEnd) {
-      await handBack(deps, run, opts);
+      // A run waiting at its gate needs no job: the decision queues one.
+      if (run.status !== 'waiting') await handBack(deps, run, opts);
       return view(run);
     }
     const w = await workflowsRepository(deps.db).findById(run.workflowId);
