@@ -102,6 +102,11 @@ export function runsRepository(q: Queryable) {
       const rows: Array<{ id: string }> = await q('workflow_runs').where({ workflow_id: workflowId }).whereIn('status', OPEN).select('id');
       return rows.map((r) => r.id);
     },
+    /** Runs under way (not at a gate), oldest first, with the id of the job that fired each. */
+    async running(limit: number): Promise<Array<{ id: string; jobId: string }>> {
+      const rows: Array<{ id: string; job_id: string }> = await q('workflow_runs').where({ status: 'running' }).orderBy('started_at').limit(limit).select('id', 'job_id');
+      return rows.map((r) => ({ id: r.id, jobId: r.job_id }));
+    },
     /** How the step's turn ended, or null while it has not. */
     async turnEnd(turnId: string): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
       const t = await q('agent_turns').where({ id: turnId }).first<{ status: string; failure: string | null } | undefined>('status', 'failure');

@@ -4,6 +4,7 @@ import { startTurn } from '../../src/agent/agent.service.js';
 import { newId } from '../../src/ids.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-run.job.js';
+import { repairRuns } from '../../src/workflows/run-repair.js';
 import { runsRepository } from '../../src/workflows/runs.repository.js';
 import { advanceRun, fireRun } from '../../src/workflows/runs.service.js';
 import { POOL_SETUP } from '../../workers/pool-setup.js';
@@ -209,5 +210,27 @@ describe('a workflow run', { timeout: 180_000 }, () => {
       ['skipped', 'an earlier step failed'],
     ]);
     expect(await turnsOf(w.accountId)).toHaveLength(1);
+  });
+
+  it('left running with no job to move it (its job failed for good), is taken up again by the maintenance sweep', async () => {
+    const w = await workflow('Orphaned', ['only step']);
+    const left = await runsRepository(env.rt.db).ensure(
+      {
+        id: newId('run'),
+        workflowId: w.workflowId,
+        accountId: w.accountId,
+        status: 'running',
+        workflowVersion: 1,
+        scheduledFor: Date.now(),
+        startedAt: Date.now(),
+        steps: [{ stepId: 's1', title: 'only step', details: '', outcome: 'pending' }],
+      },
+      newId('lost'),
+    );
+    expect(await repairRuns(env.rt)).toBe(1);
+    await waitFor(async () => (await runOf(w.workflowId))?.status === 'done', 'the repaired run to finish', 60_000);
+    expect(outcomes(await runsRepository(env.rt.db).load(left.id))).toEqual([['done', null]]);
+    // Every run of this file has ended or has its job now: nothing left to repair.
+    expect(await repairRuns(env.rt)).toBe(0);
   });
 });
