@@ -69,6 +69,12 @@ const envSchema = z.object({
   // Workflows (issue 6): how long one step may take the agent, and how often a run looks at it.
   WORKFLOW_STEP_TIMEOUT_MS: int(10 * 60 * 1000),
   WORKFLOW_POLL_MS: int(500),
+  // How many runs the workflow-runs pool moves at once, and how much of a worker one job may take
+  // (passes, milliseconds of waiting) before its run is handed to a new job queued behind the others.
+  WORKFLOW_RUNS_CONCURRENCY: int(4),
+  WORKFLOW_RUN_PASSES_PER_JOB: int(20),
+  WORKFLOW_RUN_SLICE_MS: int(30_000),
+  WORKFLOW_RUN_YIELD_DELAY_MS: int(1_000, 0),
   // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, it is derived from
   // DATABASE_URL so every process of one deployment agrees. Setting a new one voids outstanding cursors.
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -166,7 +172,14 @@ function buildConfig(env: z.output<typeof envSchema>) {
       account: { perMinute: env.RATE_ACCOUNT_PER_MINUTE, burst: env.RATE_ACCOUNT_BURST },
     } satisfies Record<Bucket, BucketLimit>,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
-    workflows: { stepTimeoutMs: env.WORKFLOW_STEP_TIMEOUT_MS, pollMs: env.WORKFLOW_POLL_MS },
+    workflows: {
+      stepTimeoutMs: env.WORKFLOW_STEP_TIMEOUT_MS,
+      pollMs: env.WORKFLOW_POLL_MS,
+      concurrency: env.WORKFLOW_RUNS_CONCURRENCY,
+      passesPerJob: env.WORKFLOW_RUN_PASSES_PER_JOB,
+      jobSliceMs: env.WORKFLOW_RUN_SLICE_MS,
+      yieldDelayMs: env.WORKFLOW_RUN_YIELD_DELAY_MS,
+    },
     cursorSecret: env.CURSOR_SECRET ?? createHash('sha256').update(`gas-cursor:${env.DATABASE_URL}`).digest('hex'),
     leadsPageMaxBytes: env.LEADS_PAGE_MAX_BYTES,
     agent: {

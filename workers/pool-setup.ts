@@ -21,5 +21,7 @@ export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Part
   maintenance: { onStart: scheduleSweep },
   'card-timers': { onStart: scheduleCardSweep, options: () => ({ concurrency: CARD_TIMERS_CONCURRENCY }) },
   'mail-sends': { onStart: scheduleMailSweep, options: () => ({ concurrency: 4 }) },
+  // Runs of different accounts move side by side; each job also hands its run on after a bounded share.
+  'workflow-runs': { options: (rt) => ({ concurrency: rt.config.workflows.concurrency }) },
   'webhook-events': { options: (rt) => ({ concurrency: rt.config.webhooks.eventsConcurrency }) },
 };

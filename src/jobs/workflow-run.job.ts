@@ -13,11 +13,14 @@ export const workflowRun = defineJob({
   description: 'Runs one firing of a workflow: its steps in order through the agent, stopping at gates.',
 });
 
-/** Moves a waiting run on after its gate card was decided. Advancing twice is harmless (conditional saves). */
+/**
+ * Moves a run on: after its gate card was decided, or after the job before it used its share of the
+ * pool and handed the run over. Advancing twice is harmless (conditional saves).
+ */
 export const workflowAdvance = defineJob({
   queue: 'workflow-runs',
   name: 'workflow.advance',
   payload: z.object({ runId: z.string() }),
   options: { attempts: 5, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 } },
-  description: 'Continues a workflow run after a person decided its gate.',
+  description: 'Continues a workflow run after a person decided its gate, or after the previous job handed it on.',
 });

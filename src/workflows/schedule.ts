@@ -67,7 +67,8 @@ const SYNONYMS: Array<[RegExp, string]> = [
 const OF_EVERY_MONTH = /^(?:on )?(?:the )?(.+?) of (?:every|the) month$/;
 
 function normalise(text: string): string {
-  let s = ` ${text.toLowerCase().replace(/[.!]+$/, '').replace(/\s+/g, ' ').trim()} `;
+  // Trimmed before the closing stop is cut: "daily at noon. " ends in a space, not the stop.
+  let s = ` ${text.toLowerCase().trim().replace(/[.!]+$/, '').replace(/\s+/g, ' ').trim()} `;
   for (const [from, to] of SYNONYMS) s = s.replace(from, to);
   return s.replace(/\s+/g, ' ').trim();
 }

@@ -6,6 +6,7 @@ import { newId } from '../ids.js';
 import type { QueueSet } from '../jobs/registry.js';
 import { workflowRun } from '../jobs/workflow-run.job.js';
 import type { Logger } from '../logger.js';
+import { stopRuns } from './run-state.js';
 import { resolveSchedule } from './schedule.js';
 import { workflowsRepository } from './workflows.repository.js';
 import type { RunView, WorkflowInput, WorkflowPatch, WorkflowRow, WorkflowStep, WorkflowView } from './workflows.types.js';
@@ -30,7 +31,8 @@ export function view(w: WorkflowRow, baseUrl: string): WorkflowView {
     nextRunAt: w.status === 'live' ? w.nextRunAt : null,
     version: w.version,
     steps: w.steps,
-    url: `${baseUrl}/app/workflows/${w.id}`,
+    // This service has no dashboard: the link is the API's own account of what the workflow did.
+    url: `${baseUrl}/api/v1/workflows/${w.id}/runs`,
   };
 }
 
@@ -150,6 +152,8 @@ async function change(
     const changed = (Object.keys(changes) as Array<keyof WorkflowRow>).some(
       (k) => JSON.stringify(changes[k]) !== JSON.stringify(current[k]),
     );
+    // A paused workflow stops its open runs with the pause, not whenever a runner next looks.
+    if (changes.status === 'paused' && current.status !== 'paused') await stopRuns(trx, id, current.name, 'the workflow was paused');
     if (changed) {
       next.version = current.version + 1;
       next.updatedAt = Date.now();
@@ -212,6 +216,7 @@ export async function deleteWorkflow(deps: WorkflowDeps, actor: Actor, id: strin
     const w = await repo.find(actor.accountId, id, true);
     if (!w) throw new NotFound();
     await repo.markDeleted(id, Date.now());
+    await stopRuns(trx, id, w.name, 'the workflow was deleted');
     return { result: w.name, targetId: id };
   });
   await syncScheduler(deps, { id, status: 'deleted' });

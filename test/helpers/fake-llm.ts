@@ -9,7 +9,14 @@ export interface ChatRequest {
   };
 }
 
-export type Responder = (req: ChatRequest) => { status?: number; body?: unknown; delayMs?: number };
+export interface Answer {
+  status?: number;
+  body?: unknown;
+  delayMs?: number;
+}
+
+/** A scripted answer; a promise holds the request until the test settles it (an event, not a delay). */
+export type Responder = (req: ChatRequest) => Answer | Promise<Answer>;
 
 /**
  * A local HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions protocol
@@ -26,7 +33,7 @@ export async function startFakeLlm(): Promise<{
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));
-    req.on('end', () => {
+    req.on('end', async () => {
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
         res.writeHead(404).end();
         return;
@@ -34,7 +41,7 @@ export async function startFakeLlm(): Promise<{
       const request: ChatRequest = { headers: req.headers, body: JSON.parse(raw) as ChatRequest['body'] };
       requests.push(request);
       const responder = responders.length > 1 ? responders.shift()! : responders[0];
-      const out = responder ? responder(request) : { status: 500, body: { error: 'no script' } };
+      const out = responder ? await responder(request) : { status: 500, body: { error: 'no script' } };
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(out.status ?? 200, { 'content-type': 'application/json' }).end(JSON.stringify(out.body ?? {}));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
-import { advanceRun, continueAfterGate, decideGate, fireRun } from '../../src/workflows/runs.service.js';
+import { advanceRun, continueAfterGate, decideGate, fireRun, type RunOptions } from '../../src/workflows/runs.service.js';
 import { repairSchedulers, syncScheduler } from '../../src/workflows/workflows.service.js';
 import { workflowsRepository } from '../../src/workflows/workflows.repository.js';
 import { startPools, type Pools } from '../../workers/main.js';
@@ -11,12 +11,13 @@ import { waitFor } from '../helpers/processes.js';
 let env: TestEnv;
 let pools: Pools;
 let tenant: { accountId: string; token: string };
-const opts = { stepTimeoutMs: 20_000, pollMs: 50 };
+let opts: RunOptions;
 
 beforeAll(async () => {
   env = await setupTestEnv({ env: { WORKFLOW_POLL_MS: '50' } });
   pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
   tenant = await env.tenant();
+  opts = { ...env.config.workflows, stepTimeoutMs: 20_000, pollMs: 50 };
 });
 afterAll(async () => {
   await pools.close();
@@ -67,7 +68,7 @@ describe('workflow runs', () => {
   it("wake on the step's turn finishing, not on the poll interval", async () => {
     const w = await create({ name: 'Prompt', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
     // A poll interval far longer than the step timeout: only the turns' done notices can move the run.
-    const run = await fireRun(env.rt, w.workflowId, 'job-notice', Date.now(), { stepTimeoutMs: 20_000, pollMs: 3_600_000 });
+    const run = await fireRun(env.rt, w.workflowId, 'job-notice', Date.now(), { ...opts, pollMs: 3_600_000 });
     expect(run!.status).toBe('done');
     expect(run!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
   });

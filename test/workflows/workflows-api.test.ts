@@ -43,7 +43,11 @@ describe('POST /workflows', () => {
       { id: expect.stringMatching(/^step_/), title: 'Pull new replies', details: '' },
       { id: expect.stringMatching(/^step_/), title: 'Draft follow-ups', details: 'Only warm leads', gate: { on: true, label: 'OK to draft' } },
     ]);
-    expect(workflow.url).toBe(`${env.config.baseUrl}/app/workflows/${workflow.workflowId}`);
+    // The url leads somewhere this service answers: the workflow's runs, read with the same token.
+    expect(workflow.url).toBe(`${env.config.baseUrl}/api/v1/workflows/${workflow.workflowId}/runs`);
+    const followed = await env.api().get(new URL(workflow.url).pathname).set(auth());
+    expect(followed.status).toBe(200);
+    expect(RunsResponse.parse(followed.body).runs).toEqual([]);
     const s = await scheduler(workflow.workflowId);
     expect(s).toMatchObject({ pattern: '0 9 * * 1', tz: 'UTC', next: workflow.nextRunAt });
   });

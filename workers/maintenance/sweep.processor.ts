@@ -1,6 +1,7 @@
 import { sweepAgent } from '../../src/agent/maintenance.service.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
 import type { Runtime } from '../../src/runtime.js';
+import { repairRuns } from '../../src/workflows/run-repair.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { defineProcessor } from '../create-worker.js';
@@ -10,6 +11,7 @@ export const sweepProcessor = defineProcessor({
   run: async (_payload, { rt, log }) => ({
     ...(await sweepAgent(rt, log)),
     schedulersRepaired: await repairSchedulers(rt),
+    workflowRunsRepaired: await repairRuns(rt),
     webhooks: { ...(await sweepDeliveries(rt, log)), ...(await pruneDeliveries(rt, log)) },
   }),
 });

@@ -12,7 +12,7 @@ export const workflowRunProcessor = defineProcessor({
   },
 });
 
-/** A run whose gate was approved moves on to its next steps. */
+/** A run whose gate was approved, or that an earlier job handed on, moves on to its next steps. */
 export const workflowAdvanceProcessor = defineProcessor({
   job: workflowAdvance,
   async run({ runId }, { rt }) {

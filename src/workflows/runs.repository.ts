@@ -1,0 +1,120 @@
+import type { Queryable } from '../db.js';
+import type { RunStatus, RunStep, WorkflowStep } from './workflows.types.js';
+
+/** A run's own copy of each step as it was when the run fired, with the step's outcome. */
+export interface RunStepState extends RunStep {
+  details: string;
+  gate?: WorkflowStep['gate'];
+  /** The agent's last bubble for the step, for the run's summary. */
+  reply?: string;
+}
+
+export interface RunState {
+  id: string;
+  workflowId: string;
+  accountId: string;
+  status: RunStatus;
+  revision: number;
+  workflowVersion: number;
+  scheduledFor: number;
+  startedAt: number;
+  finishedAt: number | null;
+  steps: RunStepState[];
+  summary: string | null;
+  deliveredTo: string | null;
+}
+
+export const TERMINAL: readonly RunStatus[] = ['done', 'failed', 'cancelled'];
+const OPEN: readonly RunStatus[] = ['running', 'waiting'];
+
+interface RunRow {
+  id: string;
+  workflow_id: string;
+  account_id: string;
+  status: RunStatus;
+  revision: number;
+  workflow_version: number;
+  scheduled_for: number;
+  started_at: number;
+  finished_at: number | null;
+  steps: RunStepState[];
+  summary: string | null;
+  delivered_to: string | null;
+}
+
+const toState = (r: RunRow): RunState => ({
+  id: r.id,
+  workflowId: r.workflow_id,
+  accountId: r.account_id,
+  status: r.status,
+  revision: r.revision,
+  workflowVersion: r.workflow_version,
+  scheduledFor: r.scheduled_for,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  steps: r.steps,
+  summary: r.summary,
+  deliveredTo: r.delivered_to,
+});
+
+/** The SQL of workflow runs: the row is the run's whole progress, and every save is conditional on its revision. */
+export function runsRepository(q: Queryable) {
+  return {
+    async load(runId: string): Promise<RunState | null> {
+      const r = await q('workflow_runs').where({ id: runId }).first<RunRow | undefined>();
+      return r ? toState(r) : null;
+    },
+    /** Inserts the run of one firing unless that job's run exists; either way, that run. */
+    async ensure(run: Omit<RunState, 'revision' | 'finishedAt' | 'summary' | 'deliveredTo'>, jobId: string): Promise<RunState> {
+      await q('workflow_runs')
+        .insert({
+          id: run.id,
+          workflow_id: run.workflowId,
+          account_id: run.accountId,
+          job_id: jobId,
+          status: run.status,
+          workflow_version: run.workflowVersion,
+          scheduled_for: run.scheduledFor,
+          started_at: run.startedAt,
+          steps: JSON.stringify(run.steps),
+        })
+        .onConflict('job_id')
+        .ignore();
+      return toState(await q('workflow_runs').where({ job_id: jobId }).first<RunRow>());
+    },
+    /** Saves the run only if nobody saved it since it was read; false means another writer moved it on. */
+    async save(run: RunState): Promise<boolean> {
+      const n = await q('workflow_runs')
+        .where({ id: run.id, revision: run.revision })
+        .update({
+          status: run.status,
+          revision: run.revision + 1,
+          steps: JSON.stringify(run.steps),
+          finished_at: run.finishedAt,
+          summary: run.summary,
+          delivered_to: run.deliveredTo,
+        });
+      if (n === 1) run.revision += 1;
+      return n === 1;
+    },
+    /** A workflow's runs that have not ended (running, or waiting at a gate). */
+    async openRunIds(workflowId: string): Promise<string[]> {
+      const rows: Array<{ id: string }> = await q('workflow_runs').where({ workflow_id: workflowId }).whereIn('status', OPEN).select('id');
+      return rows.map((r) => r.id);
+    },
+    /** Runs under way (not at a gate), oldest first, with the id of the job that fired each. */
+    async running(limit: number): Promise<Array<{ id: string; jobId: string }>> {
+      const rows: Array<{ id: string; job_id: string }> = await q('workflow_runs').where({ status: 'running' }).orderBy('started_at').limit(limit).select('id', 'job_id');
+      return rows.map((r) => ({ id: r.id, jobId: r.job_id }));
+    },
+    /** How the step's turn ended, or null while it has not. */
+    async turnEnd(turnId: string): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
+      const t = await q('agent_turns').where({ id: turnId }).first<{ status: string; failure: string | null } | undefined>('status', 'failure');
+      return t && (t.status === 'replied' || t.status === 'failed') ? { status: t.status, failure: t.failure } : null;
+    },
+    async lastReply(turnId: string): Promise<string | null> {
+      const r = await q('agent_replies').where({ turn_id: turnId }).orderBy('at', 'desc').orderBy('id', 'desc').first<{ text: string } | undefined>('text');
+      return r?.text ?? null;
+    },
+  };
+}
