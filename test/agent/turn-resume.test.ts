@@ -4,6 +4,7 @@ import { waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
 import { holdOnce as holdIn, lit } from '../helpers/db-holds.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
+import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 
 // kill -9 of a real worker process while a step's effect is written but its step record is not
 // committed (item 6 of issue 14): the turn resumes from its last committed step in a new worker and
@@ -118,5 +119,42 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     expect(await env.rt.db('agent_replies').where({ turn_id: delivery.turn_id })).toHaveLength(1);
     const steps = await env.rt.db('agent_turn_steps').where({ turn_id: delivery.turn_id }).orderBy('idx');
     expect(steps.map((s) => s.result.name)).toEqual(['upsert_lead', 'ship', 'reply']);
+  }, 180_000);
+
+  it('the llm brain: the resumed turn replays the recorded round, runs only its unrecorded call, and asks the model only for the next round', async () => {
+    const llm = await startFakeLlm();
+    try {
+      const llmEnv = { ...FAST_STALL, AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model' };
+      llm.script(
+        () => ({
+          body: completion(null, [
+            { id: 'c_lead', name: 'upsert_lead', args: { domain: 'llm-held.test' } },
+            { id: 'c_ship', name: 'ship', args: { work: 'email', title: 'Intro', to: 'bo@llm-held.test', subject: 'Hi', body: 'Hello' } },
+          ]),
+        }),
+        () => ({ body: completion('Recorded the lead and drafted an intro; it waits in your review queue.') }),
+      );
+      const { token, accountId } = await env.tenant();
+      const held = await holdOnce('review_cards', 'AFTER', `NEW.account_id = ${lit(accountId)}`);
+      const doomed = await workers.start(llmEnv);
+      const { requestId } = (await send(token, { text: 'find me a lead and draft an intro' })).body as { requestId: string };
+      await held.reached();
+      await doomed.kill();
+      await workers.start(llmEnv);
+      await finished(requestId);
+      expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 3 });
+      expect(await env.rt.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
+      expect((await env.rt.db('leads').where({ account_id: accountId })).map((l) => l.domain)).toEqual(['llm-held.test']);
+      // Round 0 was asked once (by the killed worker); the next worker asked only for round 1, with both
+      // calls and both results in the transcript.
+      expect(llm.requests).toHaveLength(2);
+      const resumed = llm.requests[1]!.body.messages;
+      expect(resumed.filter((m) => m.role === 'assistant' && m.tool_calls?.length)).toHaveLength(1);
+      expect(resumed.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['c_lead', 'c_ship']);
+      const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+      expect(res.body.message.replies.map((r: { text: string }) => r.text)).toEqual(['Recorded the lead and drafted an intro; it waits in your review queue.']);
+    } finally {
+      await llm.close();
+    }
   }, 180_000);
 });
