@@ -75,6 +75,7 @@ async function holdAccount<T>(
 }
 
 class Interrupted extends Error {}
+class NotResumable extends Error {}
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) throw new Interrupted();
@@ -163,6 +164,9 @@ async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; m
     // Only a turn claimed before has anything recorded: the first run costs no read.
     const recorded = turn.attempts > 1 ? await turnSteps.rounds(conn, turn.id) : [];
     if (recorded.length) log.info({ turnId: turn.id, rounds: recorded.length, attempt: turn.attempts }, 'turn resumed from its recorded steps');
+    // Steps counted but not recorded were done before steps were recorded (a turn orphaned across the
+    // upgrade): running it again could repeat them.
+    if (turn.stepsDone > recorded.reduce((n, r) => n + r.results.length, 0)) throw new NotResumable();
     const transcript: { calls: ToolCall[]; results: ToolResult[] }[] = [];
     let steps = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -188,6 +192,7 @@ async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; m
   } catch (err) {
     if (err instanceof Interrupted || abort.signal.aborted) outcome = { status: 'failed', failure: FAILURES.interrupted, interrupted: true };
     else if (err instanceof BrainError) outcome = { status: 'failed', failure: err.message };
+    else if (err instanceof NotResumable) outcome = { status: 'failed', failure: FAILURES.notResumable };
     else {
       off();
       throw err;

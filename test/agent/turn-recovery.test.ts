@@ -47,6 +47,14 @@ describe('recovering a turn whose worker died', () => {
     expect(res.body.message.failure).not.toMatch(/send|again/i);
   });
 
+  it('fails, without running it again, a turn whose counted steps were not recorded (orphaned across the upgrade)', async () => {
+    const { accountId, tokenId } = await env.tenant();
+    const id = await orphan(accountId, tokenId, 1, { steps_done: 1 });
+    await drainAccount(env.rt, accountId, log);
+    expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
+    expect(await env.rt.db('agent_replies').where({ turn_id: id })).toEqual([]);
+  });
+
   it('ends it as interrupted when a later message asked to interrupt it while it was orphaned; the later one runs', async () => {
     const { accountId, tokenId } = await env.tenant();
     const id = await orphan(accountId, tokenId, 1);
