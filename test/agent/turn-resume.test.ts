@@ -3,6 +3,7 @@ import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
 import { holdOnce as holdIn, lit } from '../helpers/db-holds.js';
+import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 
@@ -119,6 +120,9 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     expect(await env.rt.db('agent_replies').where({ turn_id: delivery.turn_id })).toHaveLength(1);
     const steps = await env.rt.db('agent_turn_steps').where({ turn_id: delivery.turn_id }).orderBy('idx');
     expect(steps.map((s) => s.result.name)).toEqual(['upsert_lead', 'ship', 'reply']);
+    // The delivery log names the lead the first attempt made: the resumed turn keeps its first start.
+    const [logged] = await listDeliveries(env.rt.db, hook.hookId, 10);
+    expect(logged).toMatchObject({ outcome: 'Accepted', agent: { made: 'card', turn: 'replied', lead: { domain: 'held-corp.test' }, card: { sourceType: 'mail_draft' } } });
   }, 180_000);
 
   it('the llm brain: the resumed turn replays the recorded round, runs only its unrecorded call, and asks the model only for the next round', async () => {
