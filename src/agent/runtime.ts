@@ -7,18 +7,21 @@ import { cardsRepository } from '../review/cards.repository.js';
 import type { Runtime } from '../runtime.js';
 import { publishDone, publishFinished, turnBus } from './agent.bus.js';
 import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
-import { BrainError, type Brain, type BrainContext, type ToolCall, type ToolResult } from './brain.js';
+import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
 import { createLlmBrain } from './llm-brain.js';
 import { offlineBrain } from './offline-brain.js';
-import { executeTool } from './tools.js';
 import { withConnection, type PgConnection, type Runner } from '../db.js';
 import { RUNNER, turnsRepository, turnStatements } from './turns.repository.js';
+import { turnSteps } from './turn-steps.repository.js';
+import { runStep } from './step-runner.js';
 
 /** Namespace of the per-account advisory lock (the other key is hashtext(account id)). */
 const LOCK_NAMESPACE = 7301;
 /** Turns one job runs before handing the account to a fresh job, so one busy account cannot hog a worker. */
 const TURNS_PER_JOB = 20;
 const MAX_ROUNDS = 6;
+/** Claims of one turn (its first run and resumes after dead workers) before it is failed. */
+export const MAX_TURN_ATTEMPTS = 3;
 
 export function brainFor(rt: Pick<Runtime, 'config'>): Brain {
   return rt.config.agent.brain === 'llm' ? createLlmBrain(rt.config.agent.llm) : offlineBrain;
@@ -72,6 +75,7 @@ async function holdAccount<T>(
 }
 
 class Interrupted extends Error {}
+class NotResumable extends Error {}
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) throw new Interrupted();
@@ -138,6 +142,8 @@ async function finishTurn(
  * step at a time, checking the cancellation signal (a later message) before each step. The signal is
  * the Redis cancel notice; while this process's subscriber may have missed one (it was not subscribed
  * without a break since before the claim), the interrupt flag is read from Postgres before each step.
+ * A turn claimed again after its worker died (attempts > 1) replays its recorded rounds instead of
+ * asking the brain for them and runs only the calls not recorded yet.
  */
 async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
   const { turn } = claimed;
@@ -155,37 +161,30 @@ async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; m
   try {
     await checkFlag();
     const ctx = contextFor(rt, turn, claimed.memory);
+    // Only a turn claimed before has anything recorded: the first run costs no read.
+    const recorded = turn.attempts > 1 ? await turnSteps.rounds(conn, turn.id) : [];
+    if (recorded.length) log.info({ turnId: turn.id, rounds: recorded.length, attempt: turn.attempts }, 'turn resumed from its recorded steps');
+    // Steps counted but not recorded were done before steps were recorded (a turn orphaned across the
+    // upgrade): running it again could repeat them.
+    if (turn.stepsDone > recorded.reduce((n, r) => n + r.results.length, 0)) throw new NotResumable();
     const transcript: { calls: ToolCall[]; results: ToolResult[] }[] = [];
     let steps = 0;
-    let stepRecorded = false;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      await pause(delay, abort.signal);
-      const step = await brain.step(ctx, transcript, abort.signal);
-      const results: ToolResult[] = [];
-      for (const call of step.calls) {
+      const saved = recorded[round];
+      let step: BrainStep;
+      if (saved) step = { calls: saved.calls, done: saved.done };
+      else {
+        await pause(delay, abort.signal);
+        step = await brain.step(ctx, transcript, abort.signal);
+      }
+      const results: ToolResult[] = saved ? [...saved.results] : [];
+      for (let idx = 0; idx < step.calls.length; idx++) {
         if (++steps > rt.config.agent.maxSteps) break;
+        if (idx < results.length) continue;
         await checkFlag();
         await pause(delay, abort.signal);
-        // The first step is recorded before its tool runs, never after: from the moment a tool may take
-        // effect, a crashed turn must not run again (a kill between a tool's write and a later record
-        // re-ran the turn and duplicated its card). A reply records it in its own statement.
-        if (!stepRecorded && call.name !== 'reply') {
-          await turnsRepository(rt.db).stepDone(turn.accountId, turn.id);
-          stepRecorded = true;
-        }
-        results.push(
-          await executeTool(call, {
-            db: rt.db,
-            accountId: turn.accountId,
-            turnId: turn.id,
-            fromOutside: turn.kind === 'event' || turn.data !== null,
-            onReply: async (text) => {
-              // A reply as the first step records that step in the same statement.
-              await turnStatements.reply(conn, turn.accountId, turn.id, text, Date.now(), !stepRecorded);
-              stepRecorded = true;
-            },
-          }),
-        );
+        const proposed = idx === 0 ? { calls: step.calls, done: step.done } : null;
+        results.push(await runStep(rt, conn, turn, { round, idx, proposed }, step.calls[idx]!));
       }
       transcript.push({ calls: step.calls, results });
       if (step.done || !step.calls.length || steps > rt.config.agent.maxSteps) break;
@@ -193,6 +192,7 @@ async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; m
   } catch (err) {
     if (err instanceof Interrupted || abort.signal.aborted) outcome = { status: 'failed', failure: FAILURES.interrupted, interrupted: true };
     else if (err instanceof BrainError) outcome = { status: 'failed', failure: err.message };
+    else if (err instanceof NotResumable) outcome = { status: 'failed', failure: FAILURES.notResumable };
     else {
       off();
       throw err;
@@ -206,18 +206,23 @@ async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; m
 
 /**
  * A turn left `running` with nobody holding the lock belongs to a worker that died (kill -9, OOM).
- * One that had not done any step yet is queued again; one that had is failed, since its tool calls
- * may already have taken effect. Call only while holding the account's lock.
+ * Every step it recorded committed with its effect, so it is queued again and resumes after its last
+ * recorded step, up to MAX_TURN_ATTEMPTS claims; then it fails, saying what is kept. One a later
+ * message asked to interrupt ends as interrupted, as it would have had its worker lived. Call only
+ * while holding the account's lock.
  */
 async function recoverOrphans(rt: Runtime, accountId: string, log: Logger): Promise<void> {
   const repo = turnsRepository(rt.db);
   for (const turn of await repo.listRunning(accountId)) {
-    if (turn.stepsDone === 0 && turn.attempts < 2 && (await repo.requeue(accountId, turn.id))) {
-      log.warn({ turnId: turn.id }, 'turn orphaned before its first step; queued again');
-      continue;
+    if (turn.interruptRequestedAt !== null) {
+      await finishTurn(rt, rt.db, turn, { status: 'failed', failure: FAILURES.interrupted, interrupted: true });
+      log.warn({ turnId: turn.id }, 'turn orphaned after a later message interrupted it; ended as interrupted');
+    } else if (turn.attempts < MAX_TURN_ATTEMPTS && (await repo.requeue(accountId, turn.id))) {
+      log.warn({ turnId: turn.id, attempts: turn.attempts, stepsDone: turn.stepsDone }, 'turn orphaned; queued again to resume');
+    } else {
+      await finishTurn(rt, rt.db, turn, { status: 'failed', failure: FAILURES.workerLost });
+      log.warn({ turnId: turn.id, attempts: turn.attempts }, 'turn orphaned too many times; failed');
     }
-    await finishTurn(rt, rt.db, turn, { status: 'failed', failure: FAILURES.workerLost });
-    log.warn({ turnId: turn.id }, 'turn orphaned mid-turn; failed');
   }
 }
 

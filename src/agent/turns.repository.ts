@@ -104,14 +104,14 @@ export function turnsRepository(q: Queryable) {
       const rows: TurnRow[] = await q('agent_turns').where({ account_id: accountId, status: 'running' });
       return rows.map(toTurn);
     },
+    /**
+     * A dead worker's turn back to `queued`, to resume from its recorded steps. It keeps `started_at`
+     * (its first start): it has started and not finished, so it still reads as running (spec 2.5), and
+     * what it made before the crash stays inside its [started_at, finished_at] window.
+     */
     async requeue(accountId: string, id: string): Promise<boolean> {
-      const n = await q('agent_turns')
-        .where({ account_id: accountId, id, status: 'running' })
-        .update({ status: 'queued', started_at: null, interrupt_requested_at: null });
+      const n = await q('agent_turns').where({ account_id: accountId, id, status: 'running' }).update({ status: 'queued' });
       return n > 0;
-    },
-    async stepDone(accountId: string, id: string): Promise<void> {
-      await q('agent_turns').where({ account_id: accountId, id }).increment('steps_done', 1);
     },
     /**
      * A turn and its latest `n` bubbles in one statement (one snapshot): bubbles are committed before the
@@ -231,9 +231,21 @@ export function turnsRepository(q: Queryable) {
       const state = await q('agent_state')
         .where({ account_id: accountId })
         .first<{ last_activity_at: number | null; last_turn_at: number | null } | undefined>();
+      // Work that is started or due and unfinished counts (docs/decisions.md, "Agent turns: crash
+      // recovery"): a running turn, a turn queued again after its worker died, an accepted event or a
+      // message waiting for a worker. A wake that is not due yet does not.
       const running = await q('agent_turns')
-        .where({ account_id: accountId, status: 'running' })
-        .andWhere('started_at', '>', now - windowMs)
+        .where({ account_id: accountId })
+        .andWhere((w) =>
+          w
+            .where((r) => r.where({ status: 'running' }).andWhere('started_at', '>', now - windowMs))
+            .orWhere((p) =>
+              p
+                .where({ status: 'queued' })
+                .andWhere('not_before', '<=', now)
+                .andWhereRaw('GREATEST(not_before, coalesce(started_at, 0)) > ?', [now - windowMs]),
+            ),
+        )
         .first('id');
       const wakes = await q('agent_turns')
         .where({ account_id: accountId, kind: 'wake', status: 'queued' })
@@ -301,7 +313,7 @@ const CLAIM: Statement = {
   ), next AS (
     SELECT id FROM agent_turns WHERE account_id = $1 AND status = 'queued' AND not_before <= $2::bigint ORDER BY created_at, id LIMIT 1
   ), claimed AS (
-    UPDATE agent_turns t SET status = 'running', started_at = $2::bigint, attempts = t.attempts + 1, runner = $3
+    UPDATE agent_turns t SET status = 'running', started_at = coalesce(t.started_at, $2::bigint), attempts = t.attempts + 1, runner = $3
     FROM next, running WHERE t.id = next.id AND t.status = 'queued' AND running.n = 0 AND $5::boolean
     RETURNING t.*
   ), state AS (
@@ -315,14 +327,6 @@ const CLAIM: Statement = {
         (SELECT id, text FROM agent_memory WHERE account_id = $1 ORDER BY id DESC LIMIT $4) m)
     END AS memory
   FROM (SELECT 1) one LEFT JOIN claimed c ON true`,
-};
-
-const REPLY: Statement = {
-  name: 'agent-turn-reply',
-  text: `WITH bubble AS (
-    INSERT INTO agent_replies (account_id, turn_id, text, at) SELECT $1, $2, $3, $4::bigint FROM (SELECT ${ASYNC_COMMIT}) async_commit
-  )
-  UPDATE agent_turns SET steps_done = steps_done + 1 WHERE $5::boolean AND account_id = $1 AND id = $2`,
 };
 
 const FINISH: Statement = {
@@ -439,10 +443,6 @@ export const turnStatements = {
     })) as unknown as [{ rows: { got: string }[] }, { rows: ClaimRow[] }];
     if (results[0].rows[0]?.got !== 'true') return null;
     return claimed(results[1].rows[0]);
-  },
-  /** One reply bubble (asynchronous commit); `firstStep` also records the turn's first step, atomically with it. */
-  async reply(on: Runner, accountId: string, turnId: string, text: string, at: number, firstStep: boolean): Promise<void> {
-    await run(on, REPLY, [accountId, turnId, text, at, firstStep]);
   },
   /**
    * Moves a turn to a terminal status (a synchronous commit, which also makes every earlier bookkeeping

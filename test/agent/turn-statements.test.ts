@@ -22,7 +22,15 @@ describe('turn statements', () => {
     expect(Number(state.last_turn_at)).toBeGreaterThan(0);
     expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));
     const turn = await env.rt.db('agent_turns').where({ id: res.body.requestId }).first();
-    expect(turn).toMatchObject({ status: 'replied', steps_done: 1, attempts: 1 });
+    // The offline brain answers a plain message with two bubbles: each is a step, recorded with its bubble.
+    expect(turn).toMatchObject({ status: 'replied', steps_done: 2, attempts: 1 });
+    const steps = await env.rt.db('agent_turn_steps').where({ turn_id: res.body.requestId }).orderBy('idx');
+    expect(steps.map((s) => [s.round, s.idx, s.result.name, s.result.ok])).toEqual([
+      [0, 0, 'reply', true],
+      [0, 1, 'reply', true],
+    ]);
+    expect(steps[0].round_calls).toHaveLength(2);
+    expect(await env.rt.db('agent_replies').where({ turn_id: res.body.requestId })).toHaveLength(2);
   });
 
   it("writes nothing when the caller's transaction rolls back", async () => {

@@ -1,0 +1,44 @@
+import type { PgConnection } from '../db.js';
+import type { Runtime } from '../runtime.js';
+import type { Turn } from './agent.types.js';
+import type { ToolCall, ToolResult } from './brain.js';
+import { executeTool } from './tools.js';
+import { turnSteps, type StepAt } from './turn-steps.repository.js';
+
+/** Where one call sits in its turn, and the round's proposal when it is the round's first step. */
+export type StepPlace = Omit<StepAt, 'result'>;
+
+/**
+ * Runs one tool call as one step: its effect and its step record commit together, so a worker killed
+ * at any point leaves either both or neither (docs/decisions.md, "Agent turns: crash recovery"). A
+ * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
+ * transaction that also writes the record.
+ */
+export async function runStep(rt: Runtime, conn: PgConnection, turn: Turn, place: StepPlace, call: ToolCall): Promise<ToolResult> {
+  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turn.kind === 'event' || turn.data !== null };
+  if (call.name === 'reply') {
+    let recorded = false;
+    const result = await executeTool(call, {
+      ...env,
+      db: rt.db,
+      onReply: async (text) => {
+        // What executeTool answers for a reply that was sent.
+        const sent: ToolResult = { id: call.id, name: call.name, ok: true, result: 'sent' };
+        await turnSteps.reply(conn, turn.accountId, turn.id, { ...place, result: sent }, text, Date.now());
+        recorded = true;
+      },
+    });
+    // A refused reply (bad arguments) had no effect; its record keeps the transcript whole.
+    if (!recorded) await turnSteps.record(conn, turn.accountId, turn.id, { ...place, result });
+    return result;
+  }
+  return rt.db.transaction(async (trx) => {
+    const result = await executeTool(call, {
+      ...env,
+      db: trx,
+      onReply: () => Promise.reject(new Error('only the reply tool sends bubbles')),
+    });
+    await turnSteps.record(trx, turn.accountId, turn.id, { ...place, result });
+    return result;
+  });
+}

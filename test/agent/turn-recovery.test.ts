@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordTurn } from '../../src/agent/agent.service.js';
+import { FAILURES } from '../../src/agent/agent.types.js';
+import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/runtime.js';
+import { createLogger } from '../../src/logger.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+// No worker pool runs here: turns stay where the test puts them, and drainAccount is the worker's own
+// entry point, called directly. A turn left `running` with nobody holding the account's lock is what a
+// dead worker leaves behind.
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv({ env: { AGENT_STEP_DELAY_MS: '0' } });
+});
+afterAll(() => env.close());
+
+const log = createLogger('silent');
+const status = async (token: string) => {
+  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  expect(res.status).toBe(200);
+  return res.body.status as { running: boolean; sandbox: string; pendingWakes: number };
+};
+const turnRow = (id: string) => env.rt.db('agent_turns').where({ id }).first();
+
+/** A message turn left `running` by a worker that died, as its `attempts`-th claim. */
+async function orphan(accountId: string, tokenId: string, attempts: number, extra: Record<string, unknown> = {}) {
+  const { turn } = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'hello there' }));
+  await env.rt.db('agent_turns').where({ id: turn.id }).update({ status: 'running', started_at: Date.now(), attempts, runner: 'dead-worker', ...extra });
+  return turn.id;
+}
+
+describe('recovering a turn whose worker died', () => {
+  it(`queues it again and it replies, up to ${MAX_TURN_ATTEMPTS} claims`, async () => {
+    const { accountId, tokenId } = await env.tenant();
+    const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS - 1);
+    await drainAccount(env.rt, accountId, log);
+    expect(await turnRow(id)).toMatchObject({ status: 'replied', attempts: MAX_TURN_ATTEMPTS, failure: null });
+  });
+
+  it(`fails it after ${MAX_TURN_ATTEMPTS} claims, without telling the client to send it again`, async () => {
+    const { accountId, tokenId, token } = await env.tenant();
+    const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS);
+    await drainAccount(env.rt, accountId, log);
+    expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.workerLost, interrupted: false });
+    const res = await env.api().get(`/api/v1/agent/messages/${id}`).set('Authorization', `Bearer ${token}`);
+    expect(res.body.message.failure).toBe(FAILURES.workerLost);
+    expect(res.body.message.failure).not.toMatch(/send|again/i);
+  });
+
+  it('fails, without running it again, a turn whose counted steps were not recorded (orphaned across the upgrade)', async () => {
+    const { accountId, tokenId } = await env.tenant();
+    const id = await orphan(accountId, tokenId, 1, { steps_done: 1 });
+    await drainAccount(env.rt, accountId, log);
+    expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
+    expect(await env.rt.db('agent_replies').where({ turn_id: id })).toEqual([]);
+  });
+
+  it('ends it as interrupted when a later message asked to interrupt it while it was orphaned; the later one runs', async () => {
+    const { accountId, tokenId } = await env.tenant();
+    const id = await orphan(accountId, tokenId, 1);
+    const { turn: later } = await env.rt.db.transaction((trx) =>
+      recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'never mind' }),
+    );
+    expect((await turnRow(id)).interrupt_requested_at).not.toBeNull();
+    await drainAccount(env.rt, accountId, log);
+    expect(await turnRow(id)).toMatchObject({ status: 'failed', interrupted: true, failure: FAILURES.interrupted });
+    expect(await turnRow(later.id)).toMatchObject({ status: 'replied' });
+  });
+});
+
+describe('GET /agent/status while work waits for a worker (item 7)', () => {
+  it('says running: true for a message or an event nobody has started yet, and for a turn queued again after its worker died', async () => {
+    const a = await env.tenant();
+    const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${a.token}`).send({ text: 'hello' });
+    expect(sent.status).toBe(202);
+    expect(await status(a.token)).toMatchObject({ running: true, sandbox: 'alive' });
+
+    const b = await env.tenant();
+    await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId: b.accountId, kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }));
+    expect(await status(b.token)).toMatchObject({ running: true });
+
+    // Requeued by recovery (status queued again, first start kept): started, not finished.
+    const c = await env.tenant();
+    const id = await orphan(c.accountId, c.tokenId, 1);
+    await env.rt.db('agent_turns').where({ id }).update({ status: 'queued' });
+    expect(await status(c.token)).toMatchObject({ running: true });
+  });
+
+  it('says running: false for a wake that is not due yet, and once the work is done', async () => {
+    const { accountId, token } = await env.tenant();
+    await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }));
+    expect(await status(token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
+    const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'hello' });
+    await drainAccount(env.rt, accountId, log);
+    expect(await turnRow(sent.body.requestId)).toMatchObject({ status: 'replied' });
+    expect(await status(token)).toMatchObject({ running: false, pendingWakes: 1 });
+  });
+});
