@@ -6,9 +6,10 @@ import { newId } from '../ids.js';
 import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
 import { recordChannelEvent, type DecidedBy } from '../results/channel-events.js';
-import { DELIVERY_OPTIONS, DELIVERY_QUESTION_SOURCE, isMailCard } from '../review/card-shape.js';
+import { DELIVERY_OPTIONS, DELIVERY_QUESTION_SOURCE, isMailCard, mailDraftOf } from '../review/card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from '../review/cards.repository.js';
 import type { ReviewDeps } from '../review/review.types.js';
+import { privateTextIn } from '../review/private-text.js';
 import { raiseTrust } from '../review/trust.service.js';
 import { mailSendsRepository, type MailSend } from './mail-sends.repository.js';
 import { AnswerLost, NotSent } from './mail.types.js';
@@ -24,14 +25,6 @@ export interface SendResult {
 }
 
 class LostRace extends Error {}
-
-function draftOf(card: Card): { to: string | null; subject: string; body: string; inReplyTo: string | null } {
-  const p = card.payload;
-  const draft = (p.draft && typeof p.draft === 'object' ? p.draft : p) as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const to = typeof p.to === 'string' && p.to.trim() ? p.to.trim() : null;
-  return { to, subject: str(draft.subject) || card.title, body: str(draft.body), inReplyTo: typeof p.inReplyTo === 'string' ? p.inReplyTo : null };
-}
 
 /** Why a card cannot be sent now: the spec's 409s, or 503 while an earlier send awaits reconciliation. */
 async function refusal(q: Queryable, card: Card, retryAfter: number): Promise<Error> {
@@ -82,10 +75,13 @@ export async function sendCard(
     throw new BadRequest('body is only for mail replies; a mail_draft always sends the reviewed copy');
   }
   if (!card.actions.includes('send')) throw await refusal(db, card, retryAfter);
-  const draft = draftOf(card);
+  const draft = mailDraftOf(card);
   if (!draft.to) throw new Rejected('this card names no recipient; request changes so the agent adds one');
   const to = draft.to;
   const body = opts.body ?? draft.body;
+  // A body the person typed into this request is their own words; everything else the agent wrote.
+  const quotes = await privateTextIn(db, accountId, opts.body === undefined ? [draft.subject, body] : [draft.subject]);
+  if (quotes) throw new Rejected(`this mail ${quotes}; nothing was sent: request changes so the agent rewrites it`);
 
   let fence: MailSend;
   try {
