@@ -123,7 +123,7 @@ export async function sendCard(
     // Out of tries: the fence stays `sending` (or becomes `pending`), and reconciliation or the mail sweep settles it.
     deps.logger.error({ sendId: fence.id, err: (err as Error).message }, 'the mail service took a message but its outcome could not be recorded; handed to reconciliation');
     await markPending(deps, fence, `accepted as ${accepted.providerId} but not recorded: ${(err as Error).message}`).catch(() => undefined);
-    throw new MailNotSettled('delivery_pending', ANSWER_LOST, retryAfter);
+    throw new MailNotSettled('delivery_pending', 'the mail service took the message but its delivery could not be recorded yet; it is being confirmed, so retry this same send later', retryAfter);
   }
   return { ok: true, sendId: fence.id, status: 'sent', to, providerId: accepted.providerId, decidedBy: opts.decidedBy };
 }

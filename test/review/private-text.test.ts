@@ -105,18 +105,19 @@ describe('the shipping path', () => {
     expect(deliveredTo('ok@haulers.test')).toBe(1);
   });
 
-  it('leaves a trusted card that quotes memory to a person instead of sending it automatically, saying why', async () => {
+  it.each([
+    ['mail_draft', { work: 'email', to: 'lu@haulers.test', draft: { subject: 'Our best customers are freight brokers with 50-200 staff', body: 'Hi Lu' } }, /^Not sent automatically: this mail quotes the account's private notes/],
+    ['approval', { work: 'network_message', to: 'https://www.linkedin.com/in/lu', draft: { body: `Lu, ${NOTE}.` } }, /^Not approved automatically: this card quotes the account's private notes/],
+  ] as const)('leaves a trusted %s card that quotes memory to a person instead of shipping it at its deadline, saying why', async (kind, payload, note) => {
     const { accountId } = await env.tenant();
     await remember(accountId, NOTE);
     const at = Date.now();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
-      autoResolveAt: at,
-      payload: { work: 'email', to: 'lu@haulers.test', draft: { subject: 'Our best customers are freight brokers with 50-200 staff', body: 'Hi Lu' } },
-    });
+    const card = await buildCard(env.rt.db, accountId, kind, { autoResolveAt: at, payload: { ...payload } });
     expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('noop');
     const after = await cardsRepository(env.rt.db).find(accountId, card.id);
-    expect(after).toMatchObject({ status: 'pending', autoResolveAt: null });
-    expect((after!.detail as { note: string }).note).toMatch(/^Not sent automatically: this mail quotes the account's private notes/);
+    expect(after).toMatchObject({ status: 'pending', autoResolveAt: null, resolution: null });
+    expect((after!.detail as { note: string }).note).toMatch(note);
     expect(deliveredTo('lu@haulers.test')).toBe(0);
+    expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toEqual([]);
   });
 });
