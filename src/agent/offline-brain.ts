@@ -29,18 +29,16 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
     if (!EMAIL.test(to)) return [call(1, 'reply', { text: `${to} does not look like an email address, so I drafted nothing.` })];
     const subject = capitalise(topic).slice(0, 200);
     const greeting = to.split('@')[0]!.split(/[._-]/)[0] ?? '';
+    // Account memory is private: it guides the agent and is never written into outbound mail.
     const body = [
       `Hi ${capitalise(greeting)},`,
       '',
       `I wanted to reach out about ${topic}.`,
-      ctx.memory.length ? `(Written with your notes in mind: ${ctx.memory.at(-1)})` : null,
       '',
       'Would you be open to a short call next week?',
       '',
       'Best regards',
-    ]
-      .filter((l) => l !== null)
-      .join('\n');
+    ].join('\n');
     // The reply comes in a second round, from what the tool did (it refuses blocked recipients).
     return [call(1, 'ship', { work: 'email', to, subject, body, title: `Email to ${to}: ${subject}` })];
   }

@@ -5,7 +5,9 @@ import { BadRequest } from '../errors.js';
 import { upsertLead } from '../leads/leads.service.js';
 import { newId } from '../ids.js';
 import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
+import { kindOfWorkFor } from '../review/card-shape.js';
 import { cardsRepository } from '../review/cards.repository.js';
+import { outboundTexts, privateTextIn } from '../review/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
 import { insertWorkflow } from '../workflows/workflows.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
@@ -109,6 +111,12 @@ export interface ToolEnv {
 /** A tool's settled refusal, reported back to the brain as a failed call (never a crashed turn). */
 class ToolRefused extends Error {}
 
+/** Work that would show the account's private notes to outsiders is refused back to the brain, and no card is made. */
+async function refusePrivateText(env: ToolEnv, texts: string[]): Promise<void> {
+  const quotes = await privateTextIn(env.db, env.accountId, texts);
+  if (quotes) throw new ToolRefused(`the draft ${quotes}, so no card was made; write it in your own words`);
+}
+
 type Handler<K extends keyof typeof TOOL_ARGS> = (args: z.output<(typeof TOOL_ARGS)[K]>, env: ToolEnv) => Promise<string>;
 
 /**
@@ -121,6 +129,8 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     return 'sent';
   },
   async create_card(args, env) {
+    const shape = { sourceType: args.sourceType, title: args.title, payload: args.payload };
+    if (kindOfWorkFor(shape)) await refusePrivateText(env, outboundTexts(shape));
     const card = await cardsRepository(env.db).insert({
       id: newId('card'),
       accountId: env.accountId,
@@ -148,6 +158,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     if (args.to !== undefined) payload.to = args.to;
     if (args.subject !== undefined || args.body !== undefined) payload.draft = { subject: args.subject ?? '', body: args.body ?? '' };
     if (args.amount !== undefined) payload.amount = args.amount;
+    await refusePrivateText(env, outboundTexts({ sourceType, title: args.title, payload }));
     const card = {
       id: newId('card'),
       accountId: env.accountId,

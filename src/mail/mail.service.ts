@@ -6,12 +6,14 @@ import { newId } from '../ids.js';
 import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
 import { recordChannelEvent, type DecidedBy } from '../results/channel-events.js';
-import { DELIVERY_OPTIONS, DELIVERY_QUESTION_SOURCE, isMailCard } from '../review/card-shape.js';
+import { DELIVERY_OPTIONS, DELIVERY_QUESTION_SOURCE, isMailCard, mailDraftOf } from '../review/card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from '../review/cards.repository.js';
 import type { ReviewDeps } from '../review/review.types.js';
+import { privateTextIn } from '../review/private-text.js';
 import { raiseTrust } from '../review/trust.service.js';
 import { mailSendsRepository, type MailSend } from './mail-sends.repository.js';
-import { AnswerLost, NotSent } from './mail.types.js';
+import { AnswerLost, NotSent, type Accepted } from './mail.types.js';
+import { recordKnownOutcome } from './record-outcome.js';
 import { transportFor } from './transports.js';
 
 export interface SendResult {
@@ -24,14 +26,6 @@ export interface SendResult {
 }
 
 class LostRace extends Error {}
-
-function draftOf(card: Card): { to: string | null; subject: string; body: string; inReplyTo: string | null } {
-  const p = card.payload;
-  const draft = (p.draft && typeof p.draft === 'object' ? p.draft : p) as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const to = typeof p.to === 'string' && p.to.trim() ? p.to.trim() : null;
-  return { to, subject: str(draft.subject) || card.title, body: str(draft.body), inReplyTo: typeof p.inReplyTo === 'string' ? p.inReplyTo : null };
-}
 
 /** Why a card cannot be sent now: the spec's 409s, or 503 while an earlier send awaits reconciliation. */
 async function refusal(q: Queryable, card: Card, retryAfter: number): Promise<Error> {
@@ -82,10 +76,13 @@ export async function sendCard(
     throw new BadRequest('body is only for mail replies; a mail_draft always sends the reviewed copy');
   }
   if (!card.actions.includes('send')) throw await refusal(db, card, retryAfter);
-  const draft = draftOf(card);
+  const draft = mailDraftOf(card);
   if (!draft.to) throw new Rejected('this card names no recipient; request changes so the agent adds one');
   const to = draft.to;
   const body = opts.body ?? draft.body;
+  // A body the person typed into this request is their own words; everything else the agent wrote.
+  const quotes = await privateTextIn(db, accountId, opts.body === undefined ? [draft.subject, body] : [draft.subject]);
+  if (quotes) throw new Rejected(`this mail ${quotes}; nothing was sent: request changes so the agent rewrites it`);
 
   let fence: MailSend;
   try {
@@ -107,29 +104,31 @@ export async function sendCard(
   }
 
   const changed = opts.body !== undefined && opts.body !== draft.body;
+  let accepted: Accepted;
   try {
-    const accepted = await transportFor(config).send(
-      { from: config.mail.from, to, subject: draft.subject, text: body, inReplyTo: draft.inReplyTo },
-      fence.idempotencyKey,
-    );
-    await settleSent(db, fence, accepted.providerId, { unchanged: !changed && card.version === 1 });
-    return { ok: true, sendId: fence.id, status: 'sent', to, providerId: accepted.providerId, decidedBy: opts.decidedBy };
+    accepted = await transportFor(config).send({ from: config.mail.from, to, subject: draft.subject, text: body, inReplyTo: draft.inReplyTo }, fence.idempotencyKey);
   } catch (err) {
     if (err instanceof NotSent) {
       const sentence = err.permanent ? `the mail service refused the message: ${err.message}` : 'the mail service could not be reached; nothing was sent';
-      await releaseFence(db, fence, err.message, opts.whenNotSent?.(err.permanent, sentence));
+      await recordKnownOutcome(deps.logger, fence.id, 'not_sent', () => releaseFence(db, fence, err.message, opts.whenNotSent?.(err.permanent, sentence)));
       if (err.permanent) throw new Rejected(sentence);
       throw new MailNotSettled('unavailable', `${sentence}; retry this same send`, retryAfter);
     }
-    const lost = err instanceof AnswerLost ? err.message : `send failed mid-way: ${(err as Error).message}`;
-    await markPending(deps, fence, lost);
-    throw new MailNotSettled(
-      'delivery_pending',
-      'the mail service took the message but its answer was lost; delivery is being confirmed, so retry this same send later',
-      retryAfter,
-    );
+    await markPending(deps, fence, err instanceof AnswerLost ? err.message : `send failed mid-way: ${(err as Error).message}`);
+    throw new MailNotSettled('delivery_pending', ANSWER_LOST, retryAfter);
   }
+  try {
+    await recordKnownOutcome(deps.logger, fence.id, 'sent', () => settleSent(db, fence, accepted.providerId, { unchanged: !changed && card.version === 1 }));
+  } catch (err) {
+    // Out of tries: the fence stays `sending` (or becomes `pending`), and reconciliation or the mail sweep settles it.
+    deps.logger.error({ sendId: fence.id, err: (err as Error).message }, 'the mail service took a message but its outcome could not be recorded; handed to reconciliation');
+    await markPending(deps, fence, `accepted as ${accepted.providerId} but not recorded: ${(err as Error).message}`).catch(() => undefined);
+    throw new MailNotSettled('delivery_pending', 'the mail service took the message but its delivery could not be recorded yet; it is being confirmed, so retry this same send later', retryAfter);
+  }
+  return { ok: true, sendId: fence.id, status: 'sent', to, providerId: accepted.providerId, decidedBy: opts.decidedBy };
 }
+
+const ANSWER_LOST = 'the mail service took the message but its answer was lost; delivery is being confirmed, so retry this same send later';
 
 /** Fence → sent and card → sent, once: records the channel event and (for a person's unchanged send) trust. */
 export async function settleSent(db: Db, fence: MailSend, providerId: string | null, o: { unchanged: boolean }): Promise<boolean> {
@@ -202,17 +201,18 @@ export async function reconcileSend(deps: ReviewDeps, accountId: string, sendId:
   const unchanged = !card || card.version === 1;
   const transport = transportFor(deps.config);
   const found = await transport.lookup(fence.idempotencyKey).catch(() => ({ state: 'unknown' as const }));
+  const open = fence;
+  const settle = (providerId: string) => recordKnownOutcome(deps.logger, open.id, 'sent', () => settleSent(deps.db, open, providerId, { unchanged }));
   if (found.state === 'sent') {
-    await settleSent(deps.db, fence, found.providerId, { unchanged });
+    await settle(found.providerId);
     return 'settled';
   }
   if (found.state === 'not_found' && transport.canResend) {
-    try {
-      const accepted = await transport.send({ from: deps.config.mail.from, to: fence.to, subject: fence.subject, text: fence.body }, fence.idempotencyKey);
-      await settleSent(deps.db, fence, accepted.providerId, { unchanged });
+    // A failed resend leaves it unsettled; the same key keeps the next try safe.
+    const accepted = await transport.send({ from: deps.config.mail.from, to: fence.to, subject: fence.subject, text: fence.body }, fence.idempotencyKey).catch(() => null);
+    if (accepted) {
+      await settle(accepted.providerId);
       return 'settled';
-    } catch {
-      // Still unsettled; the same key keeps the next try safe.
     }
   }
   const attempts = fence.attempts + 1;

@@ -9,7 +9,8 @@ import { cardWake } from '../jobs/card-wake.job.js';
 import { enqueue, type JobDef } from '../jobs/registry.js';
 import { settleByPerson } from '../mail/mail.service.js';
 import { turnsRepository } from '../agent/turns.repository.js';
-import { actionsFor, DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, normaliseOptions, OPEN_STATUSES, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
+import { actionsFor, DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
+import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
 import { cardsRepository, type Card, type NewCard, type QueueRow } from './cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
 import { planAutoResolve, raiseTrust, resetTrust } from './trust.service.js';
@@ -184,6 +185,8 @@ export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: stri
   if (body.action === 'approve' && to && (await isBlocked(deps.db, accountId, to))) {
     throw new Rejected(`${to} is on the block list; this cannot ship`);
   }
+  const quotes = body.action === 'approve' && kindOfWorkFor(card) ? await privateTextIn(deps.db, accountId, outboundTexts(card)) : null;
+  if (quotes) throw new Rejected(`this card ${quotes}; nothing shipped: request changes so the agent rewrites it`);
 
   const at = Date.now();
   const resolution: Record<string, unknown> = { action: body.action, by: 'person', at };
@@ -273,10 +276,7 @@ export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: str
     });
     if (!done) return lost(trx, accountId, id);
     if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
-    const lesson = reason?.trim()
-      ? `A person dismissed "${card.title}" (${card.sourceType}) and said: ${reason.trim()}`
-      : `A person dismissed "${card.title}" (${card.sourceType}) without giving a reason.`;
-    await turnsRepository(trx).remember(accountId, lesson, card.turnId, at);
+    await turnsRepository(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
     return { result: done, targetId: id };
   });
   await onCardDecided(deps, actor, card, false);

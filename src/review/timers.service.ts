@@ -6,6 +6,7 @@ import { enqueue } from '../jobs/registry.js';
 import { sendCard } from '../mail/mail.service.js';
 import { isMailCard } from './card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
+import { outboundTexts, privateTextIn } from './private-text.js';
 import { applyLadder, scheduleAutoResolve } from './review.service.js';
 import type { ReviewDeps } from './review.types.js';
 
@@ -45,6 +46,14 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
       if (err instanceof AppError && err.status === 409) return 'noop';
       throw err;
     }
+  }
+  const quotes = await privateTextIn(deps.db, accountId, outboundTexts(card));
+  if (quotes) {
+    await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
+      autoResolveAt: null,
+      detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note: `Not approved automatically: this card ${quotes}` },
+    });
+    return 'noop';
   }
   const now = Date.now();
   const done = await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
@@ -28,6 +29,8 @@ export interface TestSmtp {
   port: number;
   received: ReceivedMail[];
   mode: SmtpMode;
+  /** Emits `accepted` (with the ReceivedMail) the moment the server has answered 250 to a message. */
+  events: EventEmitter;
   /** How many messages were taken per key (`key` picks it: recipient, Message-ID, …), in arrival order. */
   countBy(key: (m: ReceivedMail) => string | null): Map<string, number>;
   close(): Promise<void>;
@@ -40,6 +43,7 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
     port: 0,
     received,
     mode,
+    events: new EventEmitter(),
     countBy(key) {
       const counts = new Map<string, number>();
       for (const m of received) {
@@ -73,20 +77,25 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
           return;
         }
         const raw = Buffer.concat(chunks).toString('utf8');
-        received.push({
+        const mail: ReceivedMail = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw,
           messageId: /^Message-ID:\s*(\S+)/im.exec(raw)?.[1] ?? null,
-        });
+        };
+        received.push(mail);
         const m = state.mode;
         if (m.kind === 'drop') {
           for (const c of server.connections) if (c.id === session.id) c._socket.destroy();
           return;
         }
-        if (m.kind === 'slow') setTimeout(() => callback(), m.delayMs);
-        else if (m.kind === 'jitter') setTimeout(() => callback(), m.minMs + Math.random() * (m.maxMs - m.minMs));
-        else callback();
+        const accept = () => {
+          callback();
+          state.events.emit('accepted', mail);
+        };
+        if (m.kind === 'slow') setTimeout(accept, m.delayMs);
+        else if (m.kind === 'jitter') setTimeout(accept, m.minMs + Math.random() * (m.maxMs - m.minMs));
+        else accept();
       });
     },
   });
