@@ -12,6 +12,7 @@ import {
   type Recorded,
 } from '../../src/agent/agent.service.js';
 import type { Turn } from '../../src/agent/agent.types.js';
+import { settleAuditStatus } from '../../src/audit/audit.service.js';
 import type { Queryable } from '../../src/db.js';
 import { readMessageRequest } from '../../src/agent/message-request.js';
 import { turnsRepository } from '../../src/agent/turns.repository.js';
@@ -122,7 +123,10 @@ export async function postMessage(input: { body: unknown }, ctx: RouteContext): 
     ctx.signal,
     { watch, fresh: outcome.kind === 'new' ? turn : undefined },
   );
-  if (end.terminal) return { status: 200, body: { ...base, message: end.message } };
+  if (end.terminal) {
+    if (outcome.kind === 'new') await answeredNow(ctx, turn.id);
+    return { status: 200, body: { ...base, message: end.message } };
+  }
   if (end.ended === 'unauthorized') return { status: 202, body: { ...base, waitEnded: 'unauthorized' } };
   const body: z.input<typeof PostMessageResponse> = {
     ...base,
@@ -130,6 +134,18 @@ export async function postMessage(input: { body: unknown }, ctx: RouteContext): 
     ...(end.ended ? { waitEnded: end.ended } : {}),
   };
   return { status: 202, body };
+}
+
+/**
+ * The message's audit row was written with it, as 202; a request that waited answers 200, and the row
+ * says so. The answer stands if this write fails (the reply is done): the row then keeps 202.
+ */
+async function answeredNow(ctx: RouteContext, turnId: string): Promise<void> {
+  try {
+    await settleAuditStatus(ctx.deps.db, ctx.actor, turnId, 200);
+  } catch (err) {
+    ctx.log.warn({ turnId, err: (err as Error).message }, 'audit status of a waited message not updated to 200');
+  }
 }
 
 export async function getAgentMessage(input: { params: z.output<typeof RequestIdParams> }, ctx: RouteContext): Promise<Reply> {
