@@ -1,4 +1,6 @@
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { z } from 'zod';
+import { AppError } from '../src/errors.js';
 import type { Principal } from '../src/tokens/tokens.types.js';
 import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
 import { PrincipalMemory } from '../src/tokens/auth-guard.js';
@@ -60,12 +62,13 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
   const readBody = bodyParserFor(route);
   return async (req, res) => {
     const handle = async (principal: Principal | null): Promise<Reply> => {
+      const ctx = context(route, deps, principal, req, res);
       const input = {
         params: route.params ? parsePart(route.params, req.params, 'params') : {},
         query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
-        body: route.body ? parsePart(route.body, req.body, 'body') : undefined,
+        body: route.body ? await parseBody(route, route.body, req.body, ctx) : undefined,
       };
-      return route.handler(input, context(route, deps, principal, req, res));
+      return route.handler(input, ctx);
     };
     let principal: Principal | null = null;
     let started: Promise<Reply> | undefined;
@@ -83,6 +86,15 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
     if (reply.json === undefined) res.json(reply.body);
     else res.type('application/json').send(reply.json);
   };
+}
+
+async function parseBody(route: RouteDef, schema: z.ZodType, body: unknown, ctx: RouteContext): Promise<unknown> {
+  try {
+    return parsePart(schema, body, 'body');
+  } catch (err) {
+    if (route.onInvalidBody && err instanceof AppError) throw await route.onInvalidBody(err, body, ctx);
+    throw err;
+  }
 }
 
 function context(route: RouteDef, deps: AppDeps, principal: Principal | null, req: Request, res: Response): RouteContext {
