@@ -17,6 +17,12 @@ export interface RouteContext {
   actor: Actor;
   requestId: string;
   log: Logger;
+  /**
+   * Awaited by a GET handler before any write (waking a due snoozed card): a GET may begin beside the
+   * limiter, and this resolves once the call is admitted, or rejects when it is refused (the work is
+   * dropped). Resolved at once for every other request.
+   */
+  beforeWrite: () => Promise<void>;
   /** Aborts when the client goes away (long waits stop early). */
   signal: AbortSignal;
   req: Request;
@@ -34,7 +40,10 @@ export interface Reply {
 type AnyObject = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
 
 export interface RouteDef<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends z.ZodType = z.ZodType> {
-  /** A `get` handler only reads (an idempotent repair at most): the router may run it beside the limiter and drop it. */
+  /**
+   * A `get` handler only reads (an idempotent repair at most, after `ctx.beforeWrite()`): the router may
+   * run it beside the limiter and drop it.
+   */
   method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI form: `/api/v1/review/{id}`. */
   path: string;

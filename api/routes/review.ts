@@ -9,13 +9,13 @@ type Id = { params: z.output<typeof IdParams> };
 
 /** GET /review: the queue, priority band then newest first; snoozed cards stay hidden until their time. */
 export async function getReview({ query }: { query: z.output<typeof ReviewListQuery> }, ctx: RouteContext): Promise<Reply> {
-  const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 });
+  const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 }, ctx.beforeWrite);
   return { json: `{"items":${items}}` };
 }
 
 /** GET /review/{id}: any status, full payload. */
 export async function getReviewCard({ params }: Id, ctx: RouteContext): Promise<Reply> {
-  return { body: { item: await getCard(ctx.deps, ctx.principal.accountId, params.id) } };
+  return { body: { item: await getCard(ctx.deps, ctx.principal.accountId, params.id, ctx.beforeWrite) } };
 }
 
 export async function postAnswer({ params, body }: Id & { body: z.output<typeof AnswerBody> }, ctx: RouteContext): Promise<Reply> {
