@@ -118,11 +118,12 @@ export async function listCards(
   return `[${page.map(queueCardJson).join(',')}]`;
 }
 
-export async function getCard(deps: ReviewDeps, accountId: string, id: string, beforeWrite: BeforeWrite = noWait): Promise<CardView> {
+/** GET /review/{id}: one card of any status, as JSON text rendered as the queue renders its cards. */
+export async function getCardJson(deps: ReviewDeps, accountId: string, id: string, beforeWrite: BeforeWrite = noWait): Promise<string> {
   await wakeDue(deps, accountId, beforeWrite);
-  const card = await cardsRepository(deps.db).find(accountId, id);
-  if (!card) throw new NotFound();
-  return cardView(card);
+  const row = await cardsRepository(deps.db).findJson(accountId, id);
+  if (!row) throw new NotFound();
+  return queueCardJson(row);
 }
 
 /** Inserts a card and lets the trust ladder look at it (the way every card should enter the queue). */
