@@ -59,6 +59,7 @@ export const SendBody = z
       .min(1)
       .refine((s) => s.trim().length > 0, 'must not be empty')
       .pipe(maxBytes(8_192, '8,192'))
+      .meta({ description: 'Sent instead of the draft; mail replies only; not empty or only whitespace; up to 8,192 UTF-8 bytes' })
       .optional(),
   })
   .optional()
