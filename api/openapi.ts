@@ -39,13 +39,19 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
     const config: RouteConfig & Record<`x-${string}`, unknown> = {
       method: route.method,
       path: route.path,
+      operationId: route.operationId,
       summary: route.summary,
       description: route.scope ? `Needs scope \`${route.scope}\`. Rate bucket: \`${route.bucket}\`.` : undefined,
       security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
       request: {
         params: route.params as RouteConfig['request'] extends infer R ? (R extends { params?: infer P } ? P : never) : never,
         query: route.query as RouteConfig['request'] extends infer R ? (R extends { query?: infer Q } ? Q : never) : never,
-        body: route.body ? { content: { 'application/json': { schema: route.body } } } : undefined,
+        // Required unless the schema takes an absent body (`send` and `dismiss` accept none).
+        body: route.body
+          ? { required: !route.body.safeParse(undefined).success, content: { 'application/json': { schema: route.body } } }
+          : route.documentedBody
+            ? { required: true, description: route.documentedBody.description, content: { 'application/json': { schema: route.documentedBody.schema } } }
+            : undefined,
       },
       responses,
       'x-required-scope': route.scope,

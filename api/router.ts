@@ -1,4 +1,7 @@
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { z } from 'zod';
+import { AppError } from '../src/errors.js';
+import { Admission } from './admission.js';
 import type { Principal } from '../src/tokens/tokens.types.js';
 import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
 import { PrincipalMemory } from '../src/tokens/auth-guard.js';
@@ -11,15 +14,16 @@ import { expressPath, type AppDeps, type Reply, type RouteContext, type RouteDef
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
 
 /** A GET handler started beside the limiter, on a remembered token; awaited only once admitted. */
-type Early = (principal: Principal) => Promise<Reply>;
+type Early = (principal: Principal, beforeWrite: () => Promise<void>) => Promise<Reply>;
 
 /**
  * Authenticates and spends from the rate limit: 401/503 first, then 429 (or 503 for writes). A token
  * this process resolved before is trusted on the limiter script's word (no Postgres round trip); a mark,
  * a new epoch, or Redis out of reach sends it back to Postgres (src/tokens/auth-guard.ts). With `early`
  * (GET routes), a remembered token that has the route's scope, and had room left in the bucket on its
- * last call, starts the handler while the limiter decides: a GET only reads, so work the limiter then
- * refuses is dropped unseen.
+ * last call, starts the handler while the limiter decides. That work only reads until `admission`
+ * admits the call; when the call is refused (or the token is sent back to Postgres) it is dropped
+ * unseen and never writes.
  */
 async function admit(
   route: RouteDef,
@@ -27,6 +31,7 @@ async function admit(
   memory: PrincipalMemory,
   req: Request,
   res: Response,
+  admission: Admission,
   early?: Early,
 ): Promise<{ principal: Principal; started?: Promise<Reply> }> {
   const token = bearerToken(req.headers.authorization);
@@ -37,16 +42,18 @@ async function admit(
   if (known) {
     // Only while its last call left room: the limiter must still spare the database a caller it refuses.
     const roomy = (known.left[route.bucket] ?? 0) >= 1;
-    const started = early && roomy && hasScope(known.principal, route.scope) ? early(known.principal) : undefined;
-    // Its outcome (even an error) is read below or not at all; never an unhandled rejection.
-    started?.catch(() => {});
+    const started =
+      early && roomy && hasScope(known.principal, route.scope) ? admission.begin(early(known.principal, admission.beforeWrite)) : undefined;
     spent = await spend(deps, known.principal, route.bucket);
     if (!('unavailable' in spent) && !spent.guard.revoked && spent.guard.epoch === known.epoch) {
       known.left[route.bucket] = spent.remaining;
       applyLimit(spent, route.bucket, res);
+      admission.admit();
       return { principal: known.principal, started };
     }
     memory.forget(hash);
+    // Refused before Postgres is asked: whatever Postgres says, the begun work is not this call's.
+    void admission.refuse();
   }
   const principal = await resolvePrincipal(deps, token);
   spent ??= await spend(deps, principal, route.bucket);
@@ -59,24 +66,34 @@ async function admit(
 function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, memory: PrincipalMemory): RequestHandler {
   const readBody = bodyParserFor(route);
   return async (req, res) => {
-    const handle = async (principal: Principal | null): Promise<Reply> => {
+    const handle = async (principal: Principal | null, beforeWrite: () => Promise<void>): Promise<Reply> => {
+      const ctx = context(route, deps, principal, req, res, beforeWrite);
       const input = {
         params: route.params ? parsePart(route.params, req.params, 'params') : {},
         query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
-        body: route.body ? parsePart(route.body, req.body, 'body') : undefined,
+        body: route.body ? await parseBody(route, route.body, req.body, ctx) : undefined,
       };
-      return route.handler(input, context(route, deps, principal, req, res));
+      return route.handler(input, ctx);
     };
     let principal: Principal | null = null;
     let started: Promise<Reply> | undefined;
+    const admission = new Admission();
     if (route.auth !== 'none') {
-      ({ principal, started } = await admit(route, deps, memory, req, res, route.method === 'get' && !readBody ? handle : undefined));
+      try {
+        ({ principal, started } = await admit(route, deps, memory, req, res, admission, route.method === 'get' && !readBody ? handle : undefined));
+      } catch (err) {
+        // The refusal is answered once the work begun beside the limiter has stopped (it cannot write).
+        await admission.refuse();
+        throw err;
+      }
       touch(principal.tokenId, Date.now());
       requireScope(principal, route.scope);
     }
     // Read only once the caller is known to be allowed: a stranger cannot make us read a body.
     if (readBody) await new Promise<void>((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-    const reply = await (started ?? handle(principal));
+    const reply = await (started ?? handle(principal, Admission.open));
+    // Work begun and then dropped (the token went back to Postgres) ends before the answer does.
+    if (!started) await admission.refuse();
     if (res.headersSent) return;
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
     res.status(reply.status ?? 200);
@@ -85,10 +102,27 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
   };
 }
 
-function context(route: RouteDef, deps: AppDeps, principal: Principal | null, req: Request, res: Response): RouteContext {
+async function parseBody(route: RouteDef, schema: z.ZodType, body: unknown, ctx: RouteContext): Promise<unknown> {
+  try {
+    return parsePart(schema, body, 'body');
+  } catch (err) {
+    if (route.onInvalidBody && err instanceof AppError) throw await route.onInvalidBody(err, body, ctx);
+    throw err;
+  }
+}
+
+function context(
+  route: RouteDef,
+  deps: AppDeps,
+  principal: Principal | null,
+  req: Request,
+  res: Response,
+  beforeWrite: () => Promise<void>,
+): RouteContext {
   let abort: AbortController | undefined;
   return {
     deps,
+    beforeWrite,
     principal: principal as Principal,
     actor: {
       accountId: principal?.accountId ?? '',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from './route.js';
-import { getAgentMessage, getAgentStatus, getAgentThread, postMessage } from './routes/agent.js';
+import { getAgentMessage, getAgentStatus, getAgentThread, postMessage, postMessageInvalid } from './routes/agent.js';
 import {
   GetMessageResponse,
   PostMessageBody,
@@ -59,6 +59,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/me',
+    operationId: 'getMe',
     summary: 'The calling token, its account and its rate limits',
     scope: null,
     bucket: 'reads',
@@ -69,6 +70,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/review',
+    operationId: 'listReviewCards',
     summary: 'The review queue: pending and needs_revision cards, priority band then newest first',
     scope: 'review:read',
     bucket: 'reads',
@@ -79,6 +81,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/review/{id}',
+    operationId: 'getReviewCard',
     summary: 'One card in any status, with its full payload',
     scope: 'review:read',
     bucket: 'reads',
@@ -89,6 +92,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/answer',
+    operationId: 'answerReviewCard',
     summary: 'Approve, answer or choose; the action must be in the card actions',
     scope: 'review:write',
     bucket: 'writes',
@@ -101,6 +105,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/send',
+    operationId: 'sendReviewCard',
     summary: 'Send a mail card once; 503 delivery_pending or unavailable carry Retry-After',
     scope: 'review:write',
     bucket: 'writes',
@@ -113,6 +118,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/request-changes',
+    operationId: 'requestReviewCardChanges',
     summary: 'Ask the agent to revise the card; it returns to the queue as pending',
     scope: 'review:write',
     bucket: 'writes',
@@ -125,6 +131,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/snooze',
+    operationId: 'snoozeReviewCard',
     summary: 'Hide the card until a time in the future; cancels any auto-resolve',
     scope: 'review:write',
     bucket: 'writes',
@@ -137,6 +144,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/dismiss',
+    operationId: 'dismissReviewCard',
     summary: 'Close the card without shipping; the reason teaches the agent',
     scope: 'review:write',
     bucket: 'writes',
@@ -150,6 +158,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/leads',
+    operationId: 'listLeads',
     summary: 'Leads, newest created first; follow nextCursor until null',
     scope: 'leads:read',
     bucket: 'reads',
@@ -160,6 +169,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/leads/{id}',
+    operationId: 'getLead',
     summary: 'One lead in detail form: draft, research, contacts',
     scope: 'leads:read',
     bucket: 'reads',
@@ -170,6 +180,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'patch',
     path: '/api/v1/leads/{id}',
+    operationId: 'labelLead',
     summary: "Label a lead: vertical, archetype, tags (null clears)",
     scope: 'leads:write',
     bucket: 'writes',
@@ -181,6 +192,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/blocklist',
+    operationId: 'listBlocklistEntries',
     summary: 'The do-not-contact list, newest first',
     scope: 'leads:read',
     bucket: 'reads',
@@ -191,6 +203,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/blocklist',
+    operationId: 'addBlocklistEntries',
     summary: 'Add up to 500 domains, emails or profile URLs (idempotent)',
     scope: 'leads:write',
     bucket: 'writes',
@@ -201,6 +214,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/results',
+    operationId: 'getResults',
     summary: 'Per-channel scoreboard for a window and its baseline',
     scope: 'results:read',
     bucket: 'reads',
@@ -211,10 +225,12 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/agent/messages',
+    operationId: 'sendAgentMessage',
     summary: 'Message the agent; optionally wait for its reply',
     scope: 'agent:message',
     bucket: 'messages',
     body: PostMessageBody,
+    onInvalidBody: postMessageInvalid,
     responses: {
       200: { description: 'With waitSeconds: the turn finished; `message` is terminal with its replies', schema: PostMessageResponse },
       202: { description: 'Queued (or deduplicated, or notSent); with waitSeconds, `message` is the last state seen', schema: PostMessageResponse },
@@ -225,6 +241,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/agent/messages/{requestId}',
+    operationId: 'getAgentMessage',
     summary: "One of this token's messages with its latest five reply bubbles",
     scope: 'agent:message',
     bucket: 'reads',
@@ -235,6 +252,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/agent/thread',
+    operationId: 'getAgentThread',
     summary: "This token's thread, newest first",
     scope: 'agent:message',
     bucket: 'reads',
@@ -245,6 +263,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/agent/status',
+    operationId: 'getAgentStatus',
     summary: "The agent's status: sandbox, running, last activity, pending wakes",
     scope: 'results:read',
     bucket: 'reads',
@@ -255,11 +274,13 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/webhook/hook/{hookToken}',
+    operationId: 'deliverWebhook',
     summary: 'Inbound webhook: any JSON value up to 64,000 bytes, handed to the agent as outside data',
     auth: 'none',
     scope: null,
     bucket: 'writes',
     params: HookTokenParams,
+    documentedBody: { description: 'Any JSON value (no schema), up to 64,000 bytes; handed to the agent as outside data', schema: z.unknown() },
     responses: { 202: { description: 'Accepted (received, not done); do not retry', schema: WebhookAccepted } },
     errors: [400, 413, 429, 502, 503],
     handler: postHook,
@@ -268,6 +289,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/workflows',
+    operationId: 'listWorkflows',
     summary: "The account's workflows",
     scope: 'results:read',
     bucket: 'reads',
@@ -277,6 +299,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/workflows',
+    operationId: 'createWorkflow',
     summary: 'Create a workflow; it is live at once and its schedule is read from plain words',
     scope: 'workflows:write',
     bucket: 'writes',
@@ -288,6 +311,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/workflows/{id}/runs',
+    operationId: 'listWorkflowRuns',
     summary: "A workflow's runs with per-step outcomes, newest first",
     scope: 'results:read',
     bucket: 'reads',
@@ -299,6 +323,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'patch',
     path: '/api/v1/workflows/{id}',
+    operationId: 'updateWorkflow',
     summary: 'Change a workflow (any create field, or status); steps replace the list',
     scope: 'workflows:write',
     bucket: 'writes',
@@ -311,6 +336,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'delete',
     path: '/api/v1/workflows/{id}',
+    operationId: 'deleteWorkflow',
     summary: 'Delete a workflow and cancel its pending wake',
     scope: 'workflows:write',
     bucket: 'writes',
@@ -321,6 +347,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/workflows/{id}/pause',
+    operationId: 'pauseWorkflow',
     summary: 'Pause a workflow (idempotent)',
     scope: 'workflows:write',
     bucket: 'writes',
@@ -331,6 +358,7 @@ export const routes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/workflows/{id}/resume',
+    operationId: 'resumeWorkflow',
     summary: 'Resume a workflow (idempotent); accepts an agent-proposed one',
     scope: 'workflows:write',
     bucket: 'writes',

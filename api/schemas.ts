@@ -11,9 +11,15 @@ export const ErrorBody = z
   .passthrough()
   .meta({ id: 'Error' });
 
+/** Marks a refinement whose rule the spec answers with 409 `rejected`, not 400: `.refine(f, { message, params: REFUSAL })`. */
+export const REFUSAL = { status: 409 } as const;
+
 export const NoInput = z.object({}).strip();
 
-/** Query integer with the spec's wording: `limit must be an integer from 1 to 100`. */
+/**
+ * Query integer with the spec's wording: `limit must be an integer from 1 to 100`. It arrives as text
+ * and is read as digits; /openapi.json declares it an integer (so typed clients pass `limit: 10`).
+ */
 export function queryInt(min: number, max: number, fallback?: number) {
   const rule = `must be an integer from ${min} to ${max}`;
   return z
@@ -22,7 +28,8 @@ export function queryInt(min: number, max: number, fallback?: number) {
     .transform(Number)
     .pipe(z.number().int(rule).min(min, rule).max(max, rule))
     .optional()
-    .transform((v) => v ?? fallback);
+    .transform((v) => v ?? fallback)
+    .meta({ type: 'integer', minimum: min, maximum: max, ...(fallback === undefined ? {} : { default: fallback }) });
 }
 
 /** Path id: any non-empty string; unknown ids are 404s, never 400s. */

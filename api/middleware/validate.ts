@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { BadRequest } from '../../src/errors.js';
+import { BadRequest, Rejected } from '../../src/errors.js';
+import { REFUSAL } from '../schemas.js';
 
 type Issue = z.core.$ZodIssue & { input?: unknown };
 
@@ -49,10 +50,12 @@ export function sentence(issue: Issue, where: 'body' | 'query' | 'params'): stri
   }
 }
 
-/** Parses one part of a request; the first problem becomes a 400 with its sentence. */
+/** Parses one part of a request; the first problem becomes a 400 with its sentence (or a 409, see REFUSAL). */
 export function parsePart<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'params'): z.output<S> {
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
   const issue = result.error.issues[0] as Issue | undefined;
-  throw new BadRequest(issue ? sentence(issue, where) : `${where} is not valid`);
+  if (!issue) throw new BadRequest(`${where} is not valid`);
+  if (issue.code === 'custom' && issue.params?.status === REFUSAL.status) throw new Rejected(sentence(issue, where));
+  throw new BadRequest(sentence(issue, where));
 }

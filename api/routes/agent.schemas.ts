@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { CLIENT_REQUEST_ID_CHARS, CLIENT_REQUEST_ID_MAX, TEXT_MAX_BYTES, TEXT_MAX_CHARS, WAIT_MAX_SECONDS } from '../../src/agent/message-request.js';
+import { REFUSAL } from '../schemas.js';
 
 export const Bubble = z.object({ text: z.string(), at: z.number().int() });
 
@@ -14,18 +16,48 @@ export const AgentMessage = z
   })
   .meta({ id: 'AgentMessage' });
 
+const waitRule = `must be an integer from 0 to ${WAIT_MAX_SECONDS}`;
+const bool = z.boolean({ error: 'must be true or false' });
+
 /**
- * Documents the body; the handler reads it by the spec's rules itself, because a 400 or 409 can carry
- * `notSent` (when `interrupt` is false and an earlier message is unfinished).
+ * The body, by spec 4.3's rules, in its order: the first problem is the answer. Over 4,000 characters
+ * and a disallowed clientRequestId character are 409 `rejected` (REFUSAL); the rest are 400s. Unknown
+ * fields are ignored. When `interrupt` is false, either also names the unfinished earlier message.
  */
 export const PostMessageBody = z
-  .record(z.string(), z.unknown())
-  .meta({
-    id: 'AgentMessageRequest',
-    description:
-      'Fields: text (string, required, up to 4,000 characters and 8,000 UTF-8 bytes), clientRequestId (up to 128 of A-Za-z0-9_.:-), ' +
-      'waitSeconds (integer 0 to 120), interrupt (boolean, default true), queue (boolean, default false; not with interrupt).',
-  });
+  .object(
+    {
+      text: z
+        .string({ error: (iss) => (iss.input === undefined || iss.input === null ? 'is required' : 'must be a string') })
+        .refine((s) => s.trim() !== '', 'must not be empty')
+        .refine((s) => Buffer.byteLength(s, 'utf8') <= TEXT_MAX_BYTES, 'must be at most 8,000 UTF-8 bytes')
+        .refine((s) => [...s].length <= TEXT_MAX_CHARS, { message: 'must be at most 4,000 characters', params: REFUSAL })
+        .meta({
+          description: 'Required, not only whitespace; over 8,000 UTF-8 bytes is 400, over 4,000 characters is 409',
+          minLength: 1,
+          maxLength: TEXT_MAX_CHARS,
+        }),
+      clientRequestId: z
+        .string({ error: 'must be a string' })
+        .min(1, 'must not be empty')
+        .max(CLIENT_REQUEST_ID_MAX, `must be at most ${CLIENT_REQUEST_ID_MAX} characters`)
+        .refine((s) => CLIENT_REQUEST_ID_CHARS.test(s), { message: 'may contain only letters, digits and _ . : -', params: REFUSAL })
+        .meta({ description: 'Retries with the same id and text answer the first message (deduplicated); another character is 409', pattern: CLIENT_REQUEST_ID_CHARS.source })
+        .optional(),
+      waitSeconds: z
+        .number({ error: waitRule })
+        .int(waitRule)
+        .min(0, waitRule)
+        .max(WAIT_MAX_SECONDS, waitRule)
+        .meta({ description: 'Wait up to this long for the reply: 200 when the turn finished in time, else 202' })
+        .optional(),
+      interrupt: bool.meta({ description: 'Default true: stop the running turn. False: send nothing while an earlier message is unfinished' }).optional(),
+      queue: bool.meta({ description: 'Default false. True: start after current work (not with interrupt)' }).optional(),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .refine((b) => !(b.queue === true && b.interrupt !== undefined), { message: 'cannot be combined with interrupt', path: ['queue'] })
+  .meta({ id: 'AgentMessageRequest' });
 
 export const PostMessageResponse = z
   .object({

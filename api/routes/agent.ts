@@ -12,12 +12,13 @@ import {
   type Recorded,
 } from '../../src/agent/agent.service.js';
 import type { Turn } from '../../src/agent/agent.types.js';
+import { settleAuditStatus } from '../../src/audit/audit.service.js';
 import type { Queryable } from '../../src/db.js';
-import { readMessageRequest } from '../../src/agent/message-request.js';
+import { messageRequest } from '../../src/agent/message-request.js';
 import { turnsRepository } from '../../src/agent/turns.repository.js';
 import { BadRequest, NotFound, Rejected, type AppError } from '../../src/errors.js';
 import type { Reply, RouteContext } from '../route.js';
-import type { PostMessageResponse, RequestIdParams } from './agent.schemas.js';
+import type { PostMessageBody, PostMessageResponse, RequestIdParams } from './agent.schemas.js';
 
 /** Serializes one token's message writes (dedupe and the `interrupt: false` check) across API processes. */
 const TOKEN_LOCK_NAMESPACE = 7302;
@@ -47,20 +48,21 @@ async function unfinishedNewest(ctx: RouteContext): Promise<Turn | null> {
 
 type Outcome = { kind: 'new'; recorded: Recorded } | { kind: 'dedup' | 'notSent'; turn: Turn };
 
-/** POST /agent/messages: spec 4.3, every rule. */
-export async function postMessage(input: { body: unknown }, ctx: RouteContext): Promise<Reply> {
+/**
+ * A bad body with `interrupt: false` while an earlier message of the token is unfinished: the 400 or
+ * 409 also names that message (`notSent`, spec 4.3).
+ */
+export async function postMessageInvalid(error: AppError, body: unknown, ctx: RouteContext): Promise<AppError> {
+  const holdIfBusy = typeof body === 'object' && body !== null && (body as Record<string, unknown>).interrupt === false;
+  const earlier = holdIfBusy ? await unfinishedNewest(ctx) : null;
+  if (!earlier) return error;
+  return withNotSent(error, { notSent: true, requestId: earlier.id, message: await messageView(ctx.deps.db, earlier) });
+}
+
+/** POST /agent/messages: spec 4.3, every rule (the body's own rules are PostMessageBody's). */
+export async function postMessage(input: { body: z.output<typeof PostMessageBody> }, ctx: RouteContext): Promise<Reply> {
   const { deps, principal } = ctx;
-  const read = readMessageRequest(input.body);
-  if (!read.ok) {
-    const body = input.body as Record<string, unknown> | null;
-    const holdIfBusy = typeof body === 'object' && body !== null && body.interrupt === false;
-    const earlier = holdIfBusy ? await unfinishedNewest(ctx) : null;
-    if (earlier) {
-      throw withNotSent(read.error, { notSent: true, requestId: earlier.id, message: await messageView(deps.db, earlier) });
-    }
-    throw read.error;
-  }
-  const req = read.value;
+  const req = messageRequest(input.body);
   const turnInput = {
     accountId: principal.accountId,
     kind: 'message' as const,
@@ -122,7 +124,10 @@ export async function postMessage(input: { body: unknown }, ctx: RouteContext): 
     ctx.signal,
     { watch, fresh: outcome.kind === 'new' ? turn : undefined },
   );
-  if (end.terminal) return { status: 200, body: { ...base, message: end.message } };
+  if (end.terminal) {
+    if (outcome.kind === 'new') await answeredNow(ctx, turn.id);
+    return { status: 200, body: { ...base, message: end.message } };
+  }
   if (end.ended === 'unauthorized') return { status: 202, body: { ...base, waitEnded: 'unauthorized' } };
   const body: z.input<typeof PostMessageResponse> = {
     ...base,
@@ -130,6 +135,18 @@ export async function postMessage(input: { body: unknown }, ctx: RouteContext): 
     ...(end.ended ? { waitEnded: end.ended } : {}),
   };
   return { status: 202, body };
+}
+
+/**
+ * The message's audit row was written with it, as 202; a request that waited answers 200, and the row
+ * says so. The answer stands if this write fails (the reply is done): the row then keeps 202.
+ */
+async function answeredNow(ctx: RouteContext, turnId: string): Promise<void> {
+  try {
+    await settleAuditStatus(ctx.deps.db, ctx.actor, turnId, 200);
+  } catch (err) {
+    ctx.log.warn({ turnId, err: (err as Error).message }, 'audit status of a waited message not updated to 200');
+  }
 }
 
 export async function getAgentMessage(input: { params: z.output<typeof RequestIdParams> }, ctx: RouteContext): Promise<Reply> {

@@ -49,7 +49,8 @@ const listShape = {
   archetype: z.string().nullable(),
   tags: z.array(z.string()),
   fields: z.array(z.object({ key: z.string(), value: z.string().nullable() })),
-  contact: Contact.nullable(),
+  // The lead's contact or null: the union keeps the LeadContact component itself not nullable.
+  contact: z.union([Contact, z.null()]),
   createdAt: z.number().int(),
 };
 

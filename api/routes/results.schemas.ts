@@ -5,7 +5,9 @@ export const ResultsQuery = z.object({
     .string()
     .regex(/^\d{1,16}$/, 'must be an integer (epoch milliseconds)')
     .transform(Number)
-    .optional(),
+    .optional()
+    // Read from text as digits; an integer in /openapi.json, so typed clients pass a number.
+    .meta({ type: 'integer', minimum: 0, description: 'Start of the window, epoch milliseconds; clamped to between seven days and one hour ago; default 24 hours ago' }),
 });
 
 const Shipped = z

@@ -54,7 +54,13 @@ export const AnswerResponse = z.object({ ok: z.literal(true), kind: z.string(), 
 
 export const SendBody = z
   .object({
-    body: z.string().min(1).pipe(maxBytes(8_192, '8,192')).optional(),
+    body: z
+      .string()
+      .min(1)
+      .refine((s) => s.trim().length > 0, 'must not be empty')
+      .pipe(maxBytes(8_192, '8,192'))
+      .meta({ description: 'Sent instead of the draft; mail replies only; not empty or only whitespace; up to 8,192 UTF-8 bytes' })
+      .optional(),
   })
   .optional()
   .transform((b) => b ?? {});

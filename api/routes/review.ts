@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { sendCard } from '../../src/mail/mail.service.js';
-import { answerCard, dismissCard, getCard, listCards, requestChanges, snoozeCard } from '../../src/review/review.service.js';
+import { answerCard, dismissCard, getCardJson, listCards, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import type { Reply, RouteContext } from '../route.js';
 import type { IdParams } from '../schemas.js';
 import type { AnswerBody, DismissBody, RequestChangesBody, ReviewListQuery, SendBody, SnoozeBody } from './review.schemas.js';
@@ -9,13 +9,13 @@ type Id = { params: z.output<typeof IdParams> };
 
 /** GET /review: the queue, priority band then newest first; snoozed cards stay hidden until their time. */
 export async function getReview({ query }: { query: z.output<typeof ReviewListQuery> }, ctx: RouteContext): Promise<Reply> {
-  const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 });
+  const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 }, ctx.beforeWrite);
   return { json: `{"items":${items}}` };
 }
 
-/** GET /review/{id}: any status, full payload. */
+/** GET /review/{id}: any status, full payload; the card's JSON is the queue's rendering of it. */
 export async function getReviewCard({ params }: Id, ctx: RouteContext): Promise<Reply> {
-  return { body: { item: await getCard(ctx.deps, ctx.principal.accountId, params.id) } };
+  return { json: `{"item":${await getCardJson(ctx.deps, ctx.principal.accountId, params.id, ctx.beforeWrite)}}` };
 }
 
 export async function postAnswer({ params, body }: Id & { body: z.output<typeof AnswerBody> }, ctx: RouteContext): Promise<Reply> {

@@ -27,6 +27,14 @@ export async function recordAudit(q: Queryable, actor: Actor, targetId: string |
   await auditRepository(q).insert(entry);
 }
 
+/**
+ * Sets the status of a write's audit row once its answer is known, for a write recorded before the
+ * request finished (a message that then waited for its reply and answered 200, not 202).
+ */
+export async function settleAuditStatus(q: Queryable, actor: Actor, targetId: string, status: number): Promise<void> {
+  await auditRepository(q).setStatus(actor.accountId, actor.route, targetId, status);
+}
+
 export function listAudit(db: Db, accountId: string, limit: number) {
   return auditRepository(db).list(accountId, limit);
 }

@@ -151,14 +151,31 @@ function toCard(r: CardRow): Card {
  * A card's stored fields as spec 2.2 names them, rendered to JSON text by Postgres: the queue page is
  * sent without parsing its payloads here and stringifying them again. The fields computed from other
  * columns (`actions`, `primaryLabel`, normalised `options`) are added by the review service
- * (`queueCardJson`); together they are exactly `cardView` (test/review/queue-json.test.ts).
+ * (`queueCardJson`); together they are exactly `cardView` (test/review/queue-json.test.ts). Rendered by
+ * `row_to_json`, whose object has no space around its colons and commas (`{"id":"card_…","kind":…}`,
+ * as every other answer); `json_build_object` writes `"id" : "card_…"`. Stored JSON values inside
+ * (payload, detail, …) keep Postgres's own text. Every reader of a card's JSON uses this one rendering,
+ * with the table named `r`.
  */
 export const QUEUE_CARD_JSON =
-  `json_build_object('id', id, 'kind', kind, 'sourceType', source_type, 'status', status, 'title', title, 'prompt', prompt, ` +
-  `'summary', summary, 'detail', detail, 'priority', priority, 'textInput', text_input, 'budgetChange', budget_change, ` +
-  `'payload', payload, 'autoResolveAt', auto_resolve_at, 'dueAt', due_at, 'snoozedUntil', snoozed_until, 'leadId', lead_id, ` +
-  `'leadContactId', lead_contact_id, 'postId', post_id, 'createdAt', created_at, 'updatedAt', updated_at, ` +
-  `'resolvedAt', resolved_at, 'resolution', resolution)::text`;
+  `(SELECT row_to_json(c)::text FROM (SELECT r.id, r.kind, r.source_type AS "sourceType", r.status, r.title, r.prompt, ` +
+  `r.summary, r.detail, r.priority, r.text_input AS "textInput", r.budget_change AS "budgetChange", r.payload, ` +
+  `r.auto_resolve_at AS "autoResolveAt", r.due_at AS "dueAt", r.snoozed_until AS "snoozedUntil", r.lead_id AS "leadId", ` +
+  `r.lead_contact_id AS "leadContactId", r.post_id AS "postId", r.created_at AS "createdAt", r.updated_at AS "updatedAt", ` +
+  `r.resolved_at AS "resolvedAt", r.resolution) c)`;
+
+/** A card as `QueueRow`: its JSON and the columns its computed fields are made from. */
+const QUEUE_ROW_SELECT = `r.kind, r.source_type, r.status, r.budget_change, r.options, r.snoozed_until, ${QUEUE_CARD_JSON} AS json`;
+
+const toQueueRow = (r: QueueRowRaw): QueueRow => ({
+  kind: r.kind,
+  sourceType: r.source_type,
+  status: r.status,
+  budgetChange: r.budget_change,
+  options: r.options,
+  snoozedUntil: r.snoozed_until,
+  json: r.json,
+});
 
 interface QueueRowRaw {
   kind: string;
@@ -345,20 +362,21 @@ export function cardsRepository(q: Queryable) {
       const rows = await preparedQuery<QueueRowRaw>(q, {
         name: 'review-queue-page-json',
         text:
-          `SELECT kind, source_type, status, budget_change, options, snoozed_until, ${QUEUE_CARD_JSON} AS json FROM review_cards ` +
-          `WHERE account_id = $1 AND (status = ANY($2) OR (status = 'snoozed' AND snoozed_until <= $3)) ` +
-          `ORDER BY ${PRIORITY_ORDER_SQL} ASC, created_at DESC, id DESC LIMIT $4`,
+          `SELECT ${QUEUE_ROW_SELECT} FROM review_cards r ` +
+          `WHERE r.account_id = $1 AND (r.status = ANY($2) OR (r.status = 'snoozed' AND r.snoozed_until <= $3)) ` +
+          `ORDER BY ${PRIORITY_ORDER_SQL} ASC, r.created_at DESC, r.id DESC LIMIT $4`,
         values: [accountId, statuses, now, limit],
       });
-      return rows.map((r) => ({
-        kind: r.kind,
-        sourceType: r.source_type,
-        status: r.status,
-        budgetChange: r.budget_change,
-        options: r.options,
-        snoozedUntil: r.snoozed_until,
-        json: r.json,
-      }));
+      return rows.map(toQueueRow);
+    },
+    /** One card of any status, rendered as the queue page renders it (`GET /review/{id}`). */
+    async findJson(accountId: string, id: string): Promise<QueueRow | null> {
+      const rows = await preparedQuery<QueueRowRaw>(q, {
+        name: 'review-card-json',
+        text: `SELECT ${QUEUE_ROW_SELECT} FROM review_cards r WHERE r.account_id = $1 AND r.id = $2`,
+        values: [accountId, id],
+      });
+      return rows[0] ? toQueueRow(rows[0]) : null;
     },
     /** Snoozed cards of the account whose time has come (the wake-up job's work, also done on read). */
     async snoozedDue(accountId: string, now: number): Promise<Array<{ id: string; snoozedUntil: number }>> {

@@ -69,10 +69,19 @@ const withoutAutoResolve = (c: Card) => {
   return Object.keys(d).length ? d : null;
 };
 
-/** Snoozed cards whose time has come return to pending (the wake job does this too; whoever is first wins). */
-async function wakeDue(deps: ReviewDeps, accountId: string): Promise<void> {
+/** Before a read's repair write: the API's word that the request was admitted (it rejects when not). */
+export type BeforeWrite = () => Promise<void>;
+const noWait: BeforeWrite = () => Promise.resolve();
+
+/**
+ * Snoozed cards whose time has come return to pending (the wake job does this too; whoever is first
+ * wins). Only after `beforeWrite`: a read begun beside the rate limiter writes only once it is admitted.
+ */
+async function wakeDue(deps: ReviewDeps, accountId: string, beforeWrite: BeforeWrite): Promise<void> {
   const now = Date.now();
-  for (const s of await cardsRepository(deps.db).snoozedDue(accountId, now)) {
+  const due = await cardsRepository(deps.db).snoozedDue(accountId, now);
+  if (due.length) await beforeWrite();
+  for (const s of due) {
     await cardsRepository(deps.db).transition(accountId, s.id, { statuses: ['snoozed'], snoozedUntil: s.snoozedUntil }, { status: 'pending', snoozedUntil: null });
   }
 }
@@ -91,25 +100,31 @@ export function queueCardJson(r: QueueRow): string {
  * GET /review: queue statuses only, snoozed cards hidden until their time, priority band then newest.
  * Answers the JSON array text of the page (cards as `cardView` shows them).
  */
-export async function listCards(deps: ReviewDeps, accountId: string, q: { status?: string; limit: number }): Promise<string> {
+export async function listCards(
+  deps: ReviewDeps,
+  accountId: string,
+  q: { status?: string; limit: number },
+  beforeWrite: BeforeWrite = noWait,
+): Promise<string> {
   const statuses = q.status ? [q.status] : [...QUEUE_STATUSES];
   const repo = cardsRepository(deps.db);
   let now = Date.now();
   let page = await repo.queuePage(accountId, statuses, q.limit, now);
   // Nearly always nothing is due and the page is final: one statement. Otherwise wake, then read again.
   if (page.some((c) => c.status === 'snoozed' && c.snoozedUntil !== null && c.snoozedUntil <= now)) {
-    await wakeDue(deps, accountId);
+    await wakeDue(deps, accountId, beforeWrite);
     now = Date.now();
     page = (await repo.queuePage(accountId, statuses, q.limit, now)).filter((c) => c.status !== 'snoozed');
   }
   return `[${page.map(queueCardJson).join(',')}]`;
 }
 
-export async function getCard(deps: ReviewDeps, accountId: string, id: string): Promise<CardView> {
-  await wakeDue(deps, accountId);
-  const card = await cardsRepository(deps.db).find(accountId, id);
-  if (!card) throw new NotFound();
-  return cardView(card);
+/** GET /review/{id}: one card of any status, as JSON text rendered as the queue renders its cards. */
+export async function getCardJson(deps: ReviewDeps, accountId: string, id: string, beforeWrite: BeforeWrite = noWait): Promise<string> {
+  await wakeDue(deps, accountId, beforeWrite);
+  const row = await cardsRepository(deps.db).findJson(accountId, id);
+  if (!row) throw new NotFound();
+  return queueCardJson(row);
 }
 
 /** Inserts a card and lets the trust ladder look at it (the way every card should enter the queue). */

@@ -5,6 +5,8 @@ import { createRedis, keyspace } from '../../src/redis.js';
 import { authGuardKeys } from '../../src/tokens/auth-guard.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { cardsRepository } from '../../src/review/cards.repository.js';
+import { holdTable } from '../helpers/locks.js';
 import { buildCard } from '../review/factories.js';
 
 // API processes remember resolved tokens; these prove a revocation still holds from the very next call.
@@ -76,6 +78,29 @@ describe('remembered tokens', () => {
       const res = await review(token);
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 'unauthorized' });
+    });
+
+    it('write nothing when the token was revoked: a due snoozed card stays snoozed', async () => {
+      const { token, tokenId, accountId } = await env.tenant();
+      expect((await review(token)).status).toBe(200);
+      expect((await review(token)).status).toBe(200);
+      const due = await buildCard(env.rt.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
+      await revokeToken(env.rt, tokenId);
+      const cards = await holdTable(env.rt.db, 'review_cards');
+      let res: Awaited<ReturnType<typeof review>>;
+      try {
+        const answer = review(token).then((r) => r);
+        // The handler's read of the queue waits on the lock: it began beside the limiter.
+        await cards.blocked();
+        await cards.release();
+        res = await answer;
+      } finally {
+        await cards.release();
+      }
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'unauthorized' });
+      // The 401 is answered once the work begun beside the limiter has stopped: nothing can follow.
+      expect((await cardsRepository(env.rt.db).find(accountId, due.id))!.status).toBe('snoozed');
     });
 
     it('never begin for a remembered token that lacks the scope: 403 naming it', async () => {

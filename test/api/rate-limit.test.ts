@@ -9,7 +9,7 @@ import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../review/factories.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
-import { until } from '../helpers/processes.js';
+import { holdTable } from '../helpers/locks.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
@@ -48,7 +48,7 @@ describe('rate limits', () => {
     expect((await me(token)).status).toBe(200);
   });
 
-  it('refuses a GET over the limit with the error alone: a read begun beside the limiter is dropped', async () => {
+  it('refuses a GET over the limit with the error alone, and the read begun beside the limiter writes nothing', async () => {
     // Token A's last call left it room, so its next GET begins at once; meanwhile tokens B and C of the
     // same account empty the account bucket (burst 5), so the limiter refuses that GET.
     const a = await env.tenant();
@@ -61,12 +61,23 @@ describe('rate limits', () => {
     expect(first.body.items).toHaveLength(1);
     expect(Number(first.headers['ratelimit-remaining'])).toBeGreaterThanOrEqual(1);
     expect([(await review(b)).status, (await review(b)).status, (await review(b)).status, (await review(c)).status]).toEqual([200, 200, 200, 200]);
-    // The GET's handler wakes a due snoozed card: proof that it did begin before the refusal.
+    // A due snoozed card: an admitted GET /review wakes it, so the refused one must not.
     const due = await buildCard(env.rt.db, a.accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
-    const refused = await review(a.token);
+    const cards = await holdTable(env.rt.db, 'review_cards');
+    let refused: Awaited<ReturnType<typeof review>>;
+    try {
+      const answer = review(a.token).then((r) => r);
+      // The handler's read of the queue is waiting on the lock: it began beside the limiter.
+      await cards.blocked();
+      await cards.release();
+      refused = await answer;
+    } finally {
+      await cards.release();
+    }
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ error: 'rate limited' });
-    await until(async () => (await cardsRepository(env.rt.db).find(a.accountId, due.id))!.status === 'pending', 5_000);
+    // The refusal is answered only once the work begun beside it has stopped: nothing can follow.
+    expect((await cardsRepository(env.rt.db).find(a.accountId, due.id))!.status).toBe('snoozed');
   });
 
   it('spares the database a GET it refuses: no handler work begins once the bucket is empty', async () => {
@@ -79,7 +90,7 @@ describe('rate limits', () => {
     const due = await buildCard(env.rt.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
     expect((await review()).status).toBe(429);
     expect((await review()).status).toBe(429);
-    await new Promise((r) => setTimeout(r, 300));
+    // No work of a request outlives its answer, so the card's state is final here.
     expect((await cardsRepository(env.rt.db).find(accountId, due.id))!.status).toBe('snoozed');
   });
 

@@ -10,6 +10,7 @@ export const fixtureRoutes: RouteDef[] = [
   defineRoute({
     method: 'post',
     path: '/api/v1/_test/write',
+    operationId: 'testWrite',
     summary: 'test write',
     scope: 'review:write',
     bucket: 'writes',
@@ -26,6 +27,7 @@ export const fixtureRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',
     path: '/api/v1/_test/crash',
+    operationId: 'testCrash',
     summary: 'test crash',
     scope: null,
     bucket: 'reads',

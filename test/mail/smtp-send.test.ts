@@ -172,7 +172,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect((await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item.status).toBe('pending');
   });
 
-  it('answers 400 for a body on a mail draft, an empty body, and 409 for a card that is not mail', async () => {
+  it('answers 400 for a body on a mail draft, an empty or blank body, and 409 for a card that is not mail', async () => {
     const { token, accountId } = await env.tenant();
     const draft = await buildCard(env.rt.db, accountId, 'mail_draft');
     const reply = await buildCard(env.rt.db, accountId, 'mail_reply');
@@ -183,6 +183,13 @@ describe('POST /review/{id}/send over SMTP', () => {
     const b = await env.api().post(`/api/v1/review/${reply.id}/send`).set(auth(token)).send({ body: '' });
     expect(b.status).toBe(400);
     expect(b.body).toEqual({ error: 'body must not be empty' });
+    // Only whitespace is empty too (spec: "cannot be empty if present"), as for request-changes text.
+    for (const blank of [' ', '\n\t \r\n', '\u00a0\u2003']) {
+      const w = await env.api().post(`/api/v1/review/${reply.id}/send`).set(auth(token)).send({ body: blank });
+      expect(w.status).toBe(400);
+      expect(w.body).toEqual({ error: 'body must not be empty' });
+    }
+    expect((await env.api().get(`/api/v1/review/${reply.id}`).set(auth(token))).body.item.status).toBe('pending');
     const c = await env.api().post(`/api/v1/review/${approval.id}/send`).set(auth(token)).send({});
     expect(c.status).toBe(409);
     expect(c.body).toEqual({ error: 'invalid_action', actions: ['approve', 'request_changes', 'snooze', 'dismiss'] });

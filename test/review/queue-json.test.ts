@@ -47,6 +47,32 @@ describe('the queue page rendered by Postgres', () => {
     }
   });
 
+  it('renders a card to the same bytes in every list and by id, in the compact form of every other answer', async () => {
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'choice', {
+      status: 'needs_revision',
+      detail: { why: 'quote " and \u2028', nested: { list: [1, 2.5, null, { a: 'b' }] } },
+      payload: { work: 'email', draft: { subject: 'S', body: 'line\nline' } },
+    });
+    const text = async (url: string) => {
+      const res = await env.api().get(url).set(auth(token));
+      expect(res.status).toBe(200);
+      return res.text;
+    };
+    const inList = (page: string) => {
+      expect(page.startsWith('{"items":[') && page.endsWith(']}')).toBe(true);
+      return page.slice('{"items":['.length, -2);
+    };
+    const byDefault = inList(await text('/api/v1/review'));
+    const byStatus = inList(await text('/api/v1/review?status=needs_revision'));
+    const byId = (await text(`/api/v1/review/${card.id}`)).slice('{"item":'.length, -1);
+    expect(byStatus).toBe(byDefault);
+    expect(byId).toBe(byDefault);
+    // No space around the top level's colons and commas: `"id":"card_…"`, as `res.json` writes.
+    expect(byDefault.startsWith(`{"id":"${card.id}","kind":"choice","sourceType":`)).toBe(true);
+    expect(JSON.parse(byDefault)).toStrictEqual(cardView((await cardsRepository(env.rt.db).find(accountId, card.id))!));
+  });
+
   it('shows a snoozed card whose time has come as pending, woken, in its place', async () => {
     const { token, accountId } = await env.tenant();
     const t = Date.now();
