@@ -4,6 +4,7 @@ import { enqueue } from '../jobs/registry.js';
 import { agentTurn } from '../jobs/agent-turn.job.js';
 import type { Logger } from '../logger.js';
 import { cardsRepository } from '../review/cards.repository.js';
+import { shippingHere } from '../channels/registry.js';
 import type { Runtime } from '../runtime.js';
 import { publishDone, publishFinished, turnBus } from './agent.bus.js';
 import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
@@ -100,6 +101,7 @@ function contextFor(rt: Runtime, turn: Turn, memory: string[]): BrainContext {
       const [waiting, count] = await Promise.all([cards.listWaiting(turn.accountId, 10), cards.countWaiting(turn.accountId)]);
       return { waiting: waiting.map((c) => ({ title: c.title, sourceType: c.sourceType, createdAt: c.createdAt })), count };
     }),
+    shipping: once(() => shippingHere(rt.db, turn.accountId)),
   };
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { RECORD_TRIES } from '../../src/mail/record-outcome.js';
+import { RECORD_TRIES } from '../../src/review/record-outcome.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { tcpProxy } from '../helpers/outages.js';
