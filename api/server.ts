@@ -38,6 +38,7 @@ export async function startApi(rt: Runtime): Promise<ApiServer> {
   rt.logger.info({ port, baseUrl: rt.config.baseUrl }, 'api listening');
   if (rt.config.admin) rt.logger.info({ path: BULL_BOARD_PATH }, 'bull board mounted (basic auth)');
   else rt.logger.warn('bull board disabled: set ADMIN_USER and ADMIN_PASSWORD to mount it at /admin/queues');
+  rt.logger.flush();
   return {
     server,
     port,

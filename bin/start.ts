@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   const applied = await migrate(db);
   await db.destroy();
   if (applied.length) logger.info({ applied }, 'migrations applied');
+  logger.flush();
   if (role === 'migrate') return;
 
   const rt = createRuntime(config, logger);
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
+    logger.flush();
     const force = setTimeout(() => {
       logger.error('shutdown grace period over; exiting');
       process.exit(1);

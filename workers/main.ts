@@ -56,6 +56,7 @@ export async function startPools(rt: Runtime, names: QueueName[]): Promise<Pools
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   for (const name of started) await POOL_SETUP[name]?.onStart?.(rt);
   rt.logger.info({ started, idle }, 'worker pools running');
+  rt.logger.flush();
   return {
     started,
     idle,
