@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Runtime } from '../src/runtime.js';
 import { createApp } from './app.js';
 import { BULL_BOARD_PATH } from './bull-board.js';
@@ -45,11 +45,16 @@ export async function startApi(rt: Runtime): Promise<ApiServer> {
     close: () =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), rt.config.shutdownGraceMs);
+        // A keep-alive connection whose request finishes during the close would hold it open until the
+        // grace ran out: requests from now on are answered with `Connection: close`, and connections
+        // left idle are closed as they become so.
+        server.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
         server.close(() => {
           clearTimeout(timer);
+          clearInterval(idle);
           resolve();
         });
-        server.closeIdleConnections();
       }),
   };
 }

@@ -9,7 +9,7 @@ import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
 import { createRuntime } from '../src/runtime.js';
-import { checkPoolConfig, parsePools, startPools, type Pools } from '../workers/main.js';
+import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
   process.stderr.write(`${line}\n`);
@@ -65,8 +65,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs + 5_000);
     force.unref();
+    // Both stop within SHUTDOWN_GRACE_MS: the API cuts connections still open, the pools return jobs
+    // still running to their queues (nothing is lost, so this is still a clean stop).
     await Promise.all([api?.close(), workers?.close()]);
-    await rt.close();
+    // A job cut off keeps its database connection, and the pool's destroy would wait for it forever.
+    await settlesWithin(rt.close(), 3_000);
     logger.info('stopped');
     process.exit(0);
   };

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { waitFor } from '../helpers/processes.js';
-import { groupAlive, startNpm } from '../helpers/service-process.js';
+import { groupAlive, startNpm, startService } from '../helpers/service-process.js';
 
 // These tests spawn real processes (npm, tsx start-up): slow on a loaded 2-core machine.
 const SLOW = 180_000;
@@ -25,6 +25,19 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
+async function turnStatus(requestId: string): Promise<string | undefined> {
+  const row = await env.rt.db('agent_turns').where({ id: requestId }).first('status');
+  return row?.status as string | undefined;
+}
+
+function post(port: number, token: string, body: unknown): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}/api/v1/agent/messages`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
 describe('stopping on a signal', { timeout: SLOW }, () => {
   it('SIGTERM to the npm start process stops the server and every process under npm, exit code 0', async () => {
     const proc = startNpm(['start'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '5000' });
@@ -40,5 +53,53 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     } finally {
       if (groupAlive(group)) process.kill(-group, 'SIGKILL');
     }
+  });
+
+  it('finishes a request waiting on a turn, and the turn, before it exits with code 0', async () => {
+    const { token, accountId } = await env.tenant();
+    const proc = startService(['all'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '600000', AGENT_STEP_DELAY_MS: '700' });
+    try {
+      const port = await proc.port(90_000);
+      const answer = post(port, token, { text: 'draft an email to ops@example.com about pricing', waitSeconds: 60 });
+      const running = () => env.rt.db('agent_turns').where({ account_id: accountId, status: 'running' }).first('id');
+      await waitFor(async () => Boolean(await running()), 'the turn to run', 60_000);
+      proc.child.kill('SIGTERM');
+      const res = await answer;
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { requestId: string; message: { status: string } };
+      expect(body.message.status).toBe('replied');
+      expect((await proc.exited).code).toBe(0);
+      expect(await turnStatus(body.requestId)).toBe('replied');
+      expect(proc.stdout()).toContain('"msg":"stopped"');
+      expect(proc.stdout()).not.toContain('returned to their queues');
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('returns a job still running at the end of SHUTDOWN_GRACE_MS to its queue and exits; another worker then runs it', async () => {
+    const { token } = await env.tenant();
+    // Each step waits ten minutes, and the lock outlives the test: only a returned job can run again.
+    const stuck = { ...envFor(env.config), LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '2000', AGENT_STEP_DELAY_MS: '600000', AGENT_TURN_LOCK_MS: '600000' };
+    const proc = startService(['workers', '--pools', 'agent-turns'], stuck);
+    let requestId = '';
+    try {
+      const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'what is waiting' });
+      expect(sent.status).toBe(202);
+      requestId = sent.body.requestId as string;
+      await waitFor(async () => (await turnStatus(requestId)) === 'running', 'the turn to run', 60_000);
+      proc.child.kill('SIGTERM');
+      expect((await proc.exited).code).toBe(0);
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+    expect(proc.stdout()).toMatch(/"level":40,[^\n]*"returned":\["[^"\n]+"\][^\n]*"msg":"shutdown grace over/);
+    const again = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info' });
+    try {
+      await waitFor(async () => (await turnStatus(requestId)) === 'replied', 'the returned job to run on another worker', 90_000);
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+    expect((await again.exited).code).toBe(0);
   });
 });
