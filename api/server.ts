@@ -12,6 +12,8 @@ export interface ApiServer {
 
 export async function startApi(rt: Runtime): Promise<ApiServer> {
   await rt.ready();
+  // Made (or read) at start, so the deployment's first process creates it and a broken store shows now.
+  await rt.cursorSecret();
   const app = createApp(rt);
   const server = app.listen(rt.config.port, rt.config.host);
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /** Whole-number environment variable with a default, refused when it is not a positive integer. */
@@ -60,8 +59,8 @@ const envSchema = z.object({
   // Workflows (issue 6): how long one step may take the agent, and how often a run looks at it.
   WORKFLOW_STEP_TIMEOUT_MS: int(10 * 60 * 1000),
   WORKFLOW_POLL_MS: int(500),
-  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, it is derived from
-  // DATABASE_URL so every process of one deployment agrees. Setting a new one voids outstanding cursors.
+  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, the first process makes a
+  // random one and keeps it in the database (src/secrets). Setting a new one voids outstanding cursors.
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Byte budget of one GET /leads page (the serialised `leads` array).
   LEADS_PAGE_MAX_BYTES: int(262_144, 1_024),
@@ -142,7 +141,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
     } satisfies Record<Bucket, BucketLimit>,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
     workflows: { stepTimeoutMs: env.WORKFLOW_STEP_TIMEOUT_MS, pollMs: env.WORKFLOW_POLL_MS },
-    cursorSecret: env.CURSOR_SECRET ?? createHash('sha256').update(`gas-cursor:${env.DATABASE_URL}`).digest('hex'),
+    /** CURSOR_SECRET, or null: then the runtime's cursorSecret() reads the one kept in the database. */
+    cursorSecret: env.CURSOR_SECRET ?? null,
     leadsPageMaxBytes: env.LEADS_PAGE_MAX_BYTES,
     agent: {
       brain: env.AGENT_BRAIN,
