@@ -20,18 +20,22 @@ export interface Processor<P extends z.ZodType = z.ZodType> {
 /** The jobs each worker is running now, with the lock token that lets them be handed back. */
 const running = new WeakMap<Worker, Map<string, { job: Job; token: string }>>();
 
+/** How long a job handed back at shutdown waits before another worker may take it. */
+export const RETURNED_JOB_DELAY_MS = 5_000;
+
 /**
- * Puts the jobs `worker` is still running back in their queue's wait list (their lock released), for a
- * shutdown that cannot wait for them any longer. Their processors are not stopped: the process is
- * about to exit. Returns the ids handed back; a job whose lock is already gone is left to BullMQ's
- * stalled-job check.
+ * Puts the jobs `worker` is still running back in their queue (their lock released, the attempt not
+ * counted), for a shutdown that cannot wait for them any longer. Their processors are not stopped: the
+ * process is about to exit. The job is due a few seconds later, when this process is gone with what
+ * its processor still holds (an account's turn lock): taken at once, it would find the account busy.
+ * Returns the ids handed back; a job whose lock is already gone is left to BullMQ's stalled-job check.
  */
 export async function returnRunningJobs(worker: Worker, log: Logger): Promise<string[]> {
   const jobs = [...(running.get(worker)?.values() ?? [])];
   const returned: string[] = [];
   for (const { job, token } of jobs) {
     try {
-      await job.moveToWait(token);
+      await job.moveToDelayed(Date.now() + RETURNED_JOB_DELAY_MS, token);
       returned.push(job.id!);
     } catch (err) {
       log.error({ queue: worker.name, jobId: job.id, err: (err as Error).message }, 'job not returned to its queue; the stalled-job check will');

@@ -94,6 +94,10 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       proc.child.kill('SIGKILL');
     }
     expect(proc.stdout()).toMatch(/"level":40,[^\n]*"returned":\["[^"\n]+"\][^\n]*"msg":"shutdown grace over/);
+    // Back in the queue (due a few seconds later), its attempt not counted.
+    const job = await env.rt.queues.get('agent-turns')!.getJob(`turn-${requestId}`);
+    expect(await job?.getState()).toBe('delayed');
+    expect(job?.attemptsMade).toBe(0);
     const again = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info' });
     try {
       await waitFor(async () => (await turnStatus(requestId)) === 'replied', 'the returned job to run on another worker', 90_000);
