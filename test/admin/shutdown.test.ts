@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { waitFor } from '../helpers/processes.js';
 import { groupAlive, startNpm, startService } from '../helpers/service-process.js';
+import { smtpEnv, startTestSmtp } from '../helpers/smtp-server.js';
+import { buildCard } from '../review/factories.js';
 
 // These tests spawn real processes (npm, tsx start-up): slow on a loaded 2-core machine.
 const SLOW = 180_000;
@@ -74,6 +76,33 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       expect(proc.stdout()).not.toContain('returned to their queues');
     } finally {
       proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('finishes a mail send waiting on a slow SMTP server before it exits with code 0: sent once, card sent', async () => {
+    const smtp = await startTestSmtp({ kind: 'slow', delayMs: 3_000 });
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'slow@acme.test', draft: { subject: 'subject-slow', body: 'Hi' } } });
+    const proc = startService(['api'], { ...envFor(env.config), ...smtpEnv(smtp), PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '600000', MAIL_SEND_TIMEOUT_MS: '60000' });
+    try {
+      const port = await proc.port(90_000);
+      const answer = fetch(`http://127.0.0.1:${port}/api/v1/review/${card.id}/send`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+      // The server has the whole message and has not answered yet: the send is in flight.
+      await waitFor(async () => smtp.received.some((m) => m.raw.includes('subject-slow')), 'the message to reach the SMTP server', 60_000);
+      proc.child.kill('SIGTERM');
+      const res = await answer;
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ ok: true, status: 'sent' });
+      expect((await proc.exited).code).toBe(0);
+      expect(smtp.received.filter((m) => m.raw.includes('subject-slow'))).toHaveLength(1);
+      expect(await env.rt.db('review_cards').where({ id: card.id }).first('status')).toEqual({ status: 'sent' });
+    } finally {
+      proc.child.kill('SIGKILL');
+      await smtp.close();
     }
   });
 
