@@ -37,6 +37,14 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
 
+  // Installed before any start-up work: a signal that arrives while the process migrates or starts its
+  // pools is kept and acted on once start-up is done. Node's default would kill it mid-way (npm then
+  // exits by the signal too), and a migration cut off leaves knex's migration lock taken.
+  let pending: string | null = null;
+  let onSignal = (signal: string) => void (pending ??= signal);
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
   const problems = await preflight(config);
   if (problems.length) fail(problems.join('\n'));
 
@@ -73,8 +81,8 @@ async function main(): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  onSignal = (signal) => void stop(signal);
+  if (pending) onSignal(pending);
 }
 
 main().catch((err) => {

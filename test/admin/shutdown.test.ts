@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { waitFor } from '../helpers/processes.js';
 import { groupAlive, startNpm, startService } from '../helpers/service-process.js';
@@ -54,6 +55,24 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       expect(proc.stdout()).toContain('"msg":"stopped"');
     } finally {
       if (groupAlive(group)) process.kill(-group, 'SIGKILL');
+    }
+  });
+
+  it('a SIGTERM during start-up (after migrating, before serving) is acted on once start-up is done: exit code 0', async () => {
+    const database = testDatabaseName();
+    await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+    const proc = startService(['all'], { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: '0', LOG_LEVEL: 'info' });
+    try {
+      // Acted on as the line arrives: the process is still starting its API and pools.
+      await proc.logged('migrations applied', 90_000);
+      proc.child.kill('SIGTERM');
+      const done = await proc.exited;
+      expect(done).toMatchObject({ code: 0, signal: null });
+      expect(proc.stdout()).toContain('"signal":"SIGTERM","msg":"shutting down');
+      expect(proc.stdout()).toContain('"msg":"stopped"');
+    } finally {
+      proc.child.kill('SIGKILL');
+      await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
     }
   });
 

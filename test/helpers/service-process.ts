@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ROOT, waitFor, type Finished } from './processes.js';
+import { ROOT, type Finished } from './processes.js';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -24,13 +24,35 @@ function env(overrides: Record<string, string>): NodeJS.ProcessEnv {
 function wrap(child: ChildProcess): ServiceProcess {
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
+  // Checked on every chunk, so a test can act the moment a line appears (no polling gap).
+  const waiters = new Set<() => void>();
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+    for (const check of waiters) check();
+  });
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<Finished>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  const logged = (msg: string, timeoutMs = 60_000) => waitFor(async () => stdout.includes(`"msg":"${msg}"`), `log line ${msg}`, timeoutMs);
+  const logged = (msg: string, timeoutMs = 60_000) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (!stdout.includes(`"msg":"${msg}"`)) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out waiting for log line ${msg}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
   return {
     child,
     exited,
