@@ -52,6 +52,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       expect((await proc.ended).code).toBe(0);
       await waitFor(async () => !groupAlive(group), 'every process npm started to exit', 60_000);
       expect(await refused(port)).toBe(true);
+      await proc.exited;
       expect(proc.stdout()).toContain('"msg":"stopped"');
     } finally {
       if (groupAlive(group)) process.kill(-group, 'SIGKILL');
