@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { waitFor } from '../helpers/processes.js';
+import { pendingJob } from '../../src/jobs/registry.js';
 import { groupAlive, startNpm, startService } from '../helpers/service-process.js';
 import { smtpEnv, startTestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../review/factories.js';
@@ -144,7 +145,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     }
     expect(proc.stdout()).toMatch(/"level":40,[^\n]*"returned":\["[^"\n]+"\][^\n]*"msg":"shutdown grace over/);
     // Back in the queue (due a few seconds later), its attempt not counted.
-    const job = await env.rt.queues.get('agent-turns')!.getJob(`turn-${requestId}`);
+    const job = await pendingJob(env.rt.queues.get('agent-turns')!, `turn-${requestId}`);
     expect(await job?.getState()).toBe('delayed');
     expect(job?.attemptsMade).toBe(0);
     const again = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info' });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const SLOW = 120_000;
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { freePort, run, start, TSX, waitFor } from '../helpers/processes.js';
+import { run, TSX, waitFor } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { configWith } from '../../src/config.js';
 import { checkPoolConfig } from '../../workers/main.js';
@@ -30,10 +30,12 @@ describe('process start-up', { timeout: SLOW }, () => {
   it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async () => {
     const database = testDatabaseName();
     await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
-    const port = await freePort();
-    const childEnv = { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: String(port), SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' };
-    const proc = start(['bin/start.ts', 'all'], childEnv);
+    // PORT=0 and the port read from its own 'api listening' line: a port picked beforehand could be taken
+    // by another test's process in between, and its healthz would answer for ours.
+    const childEnv = { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: '0', SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' };
+    const proc = startService(['all'], childEnv);
     try {
+      const port = await proc.port(45_000);
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 'healthz', 45_000);
       const found = await withAdminClient(async (c) => (await c.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database])).rowCount);
       expect(found).toBe(1);
