@@ -6,7 +6,7 @@ import { upsertLead } from '../leads/leads.service.js';
 import { newId } from '../ids.js';
 import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
 import { kindOfWorkFor } from '../review/card-shape.js';
-import { cardsRepository } from '../review/cards.repository.js';
+import { addCard } from '../review/cards.service.js';
 import { outboundTexts, privateTextIn } from '../review/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
 import { insertWorkflow } from '../workflows/workflows.service.js';
@@ -131,7 +131,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
   async create_card(args, env) {
     const shape = { sourceType: args.sourceType, title: args.title, payload: args.payload };
     if (kindOfWorkFor(shape)) await refusePrivateText(env, outboundTexts(shape));
-    const card = await cardsRepository(env.db).insert({
+    const card = await addCard(env.db, {
       id: newId('card'),
       accountId: env.accountId,
       kind: args.kind,
@@ -179,7 +179,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       if (shipped.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${shipped.id} ships it now`;
       return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
     }
-    await cardsRepository(env.db).insert(card);
+    await addCard(env.db, card);
     return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
   },
   async upsert_lead(args, env) {
@@ -199,7 +199,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
   async propose_workflow(args, env) {
     // Created paused: it runs only once a person accepts it (resume, or approving this card).
     const workflow = await insertWorkflow(env.db, env.accountId, args, { proposedByAgent: true });
-    const card = await cardsRepository(env.db).insert({
+    const card = await addCard(env.db, {
       id: newId('card'),
       accountId: env.accountId,
       kind: 'approval',
