@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /** Whole-number environment variable with a default, refused when it is not a positive integer. */
@@ -75,8 +74,8 @@ const envSchema = z.object({
   WORKFLOW_RUN_PASSES_PER_JOB: int(20),
   WORKFLOW_RUN_SLICE_MS: int(30_000),
   WORKFLOW_RUN_YIELD_DELAY_MS: int(1_000, 0),
-  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, it is derived from
-  // DATABASE_URL so every process of one deployment agrees. Setting a new one voids outstanding cursors.
+  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, the first process makes a
+  // random one and keeps it in the database (src/secrets). Setting a new one voids outstanding cursors.
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Byte budget of one GET /leads page (the serialised `leads` array).
   LEADS_PAGE_MAX_BYTES: int(262_144, 1_024),
@@ -180,7 +179,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       jobSliceMs: env.WORKFLOW_RUN_SLICE_MS,
       yieldDelayMs: env.WORKFLOW_RUN_YIELD_DELAY_MS,
     },
-    cursorSecret: env.CURSOR_SECRET ?? createHash('sha256').update(`gas-cursor:${env.DATABASE_URL}`).digest('hex'),
+    /** CURSOR_SECRET, or null: then the runtime's cursorSecret() reads the one kept in the database. */
+    cursorSecret: env.CURSOR_SECRET ?? null,
     leadsPageMaxBytes: env.LEADS_PAGE_MAX_BYTES,
     agent: {
       brain: env.AGENT_BRAIN,

@@ -4,6 +4,7 @@ import { createQueues, closeQueues, type QueueSet } from './jobs/registry.js';
 import type { Logger } from './logger.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createRedis, keyspace, whenReady, type Redis } from './redis.js';
+import { cursorSecretSource } from './secrets/cursor-secret.js';
 
 /** The connections one process holds for producing work: Postgres pool, fail-fast Redis, queues. */
 export interface Runtime {
@@ -13,6 +14,8 @@ export interface Runtime {
   redis: Redis;
   queues: QueueSet;
   limiter: RateLimiter;
+  /** The key that signs list cursors: CURSOR_SECRET, or the deployment's own kept in the database. */
+  cursorSecret(): Promise<string>;
   /** Waits (briefly) for the Redis connection, so the first requests do not fail fast for nothing. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -30,6 +33,7 @@ export function createRuntime(config: Config, logger: Logger): Runtime {
     redis,
     queues,
     limiter,
+    cursorSecret: cursorSecretSource(config.cursorSecret, db),
     async ready() {
       await whenReady(redis);
     },

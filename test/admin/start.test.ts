@@ -6,6 +6,7 @@ const SLOW = 120_000;
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { freePort, run, start, TSX, waitFor } from '../helpers/processes.js';
+import { startService } from '../helpers/service-process.js';
 import { configWith } from '../../src/config.js';
 import { checkPoolConfig } from '../../workers/main.js';
 
@@ -94,5 +95,39 @@ describe('process start-up', { timeout: SLOW }, () => {
     );
     // The API and the other pools hold no connection per turn: the same settings start them.
     expect(() => checkPoolConfig(configWith({ AGENT_TURN_CONCURRENCY: '10', DATABASE_POOL_MAX: '10' }), ['maintenance', 'webhook-events'])).not.toThrow();
+  });
+
+  it('prints that the API listens and the pools run at once, while the process runs and before anything else happens', async () => {
+    // Before any request: a buffered logger held these lines until 4 KB of request logs or exit.
+    const proc = startService(['all'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info' });
+    try {
+      const port = await proc.port(90_000);
+      await proc.logged('worker pools running', 90_000);
+      expect(proc.child.exitCode).toBeNull();
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      proc.child.kill('SIGTERM');
+    }
+    expect((await proc.exited).code).toBe(0);
+  });
+
+  it('keeps a line logged just before a kill -9: a job failure, before the worker runs its next job', async () => {
+    const proc = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info', AGENT_TURN_CONCURRENCY: '1' });
+    try {
+      // One job slot: the worker logs the first job's failure before it takes the next job.
+      await env.rt.queues.get('agent-turns')!.add('agent.turn', { accountId: 42 }, { jobId: 'bad-payload', attempts: 1 });
+      const { token } = await env.tenant();
+      const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'what is waiting' });
+      expect(sent.status).toBe(202);
+      const requestId = sent.body.requestId as string;
+      await waitFor(async () => {
+        const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+        return res.body.message?.status === 'replied';
+      }, 'the second job to run', 60_000);
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+    await proc.exited;
+    expect(proc.stdout()).toMatch(/"level":40,[^\n]*"jobId":"bad-payload"[^\n]*"msg":"job failed"/);
   });
 });
