@@ -12,7 +12,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 /** Lowest first. An area imports only areas of its own layer or below, and no two areas import each other, even through others. */
 const LAYERS: readonly (readonly string[])[] = [
   ['config', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs'],
-  ['accounts', 'audit', 'results'],
+  ['accounts', 'audit', 'results', 'secrets'],
   ['tokens', 'blocklist'],
   ['leads', 'rate-limit', 'runtime'],
   ['review'],
