@@ -3,7 +3,7 @@ import type { Db } from '../db.js';
 import { enqueue } from '../jobs/registry.js';
 import { agentTurn } from '../jobs/agent-turn.job.js';
 import type { Logger } from '../logger.js';
-import { cardsRepository } from '../review/cards.repository.js';
+import { waitingCards } from '../review/cards.service.js';
 import type { Runtime } from '../runtime.js';
 import { publishDone, publishFinished, turnBus } from './agent.bus.js';
 import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
@@ -90,16 +90,12 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 
 function contextFor(rt: Runtime, turn: Turn, memory: string[]): BrainContext {
   const repo = turnsRepository(rt.db);
-  const cards = cardsRepository(rt.db);
   return {
     accountId: turn.accountId,
     input: { kind: turn.kind, text: turn.text, data: turn.data },
     memory,
     history: once(() => repo.recentHistory(turn.accountId, turn.id, 5)),
-    reviewQueue: once(async () => {
-      const [waiting, count] = await Promise.all([cards.listWaiting(turn.accountId, 10), cards.countWaiting(turn.accountId)]);
-      return { waiting: waiting.map((c) => ({ title: c.title, sourceType: c.sourceType, createdAt: c.createdAt })), count };
-    }),
+    reviewQueue: once(() => waitingCards(rt.db, turn.accountId, 10)),
   };
 }
 

@@ -4,7 +4,7 @@ import type { Db } from '../db.js';
 import { newId } from '../ids.js';
 import { enqueue } from '../jobs/registry.js';
 import { workflowAdvance } from '../jobs/workflow-run.job.js';
-import { cardsRepository } from '../review/cards.repository.js';
+import { addCard, gateRunId } from '../review/cards.service.js';
 import { deliverToDestination } from './destinations.service.js';
 import { closeRun, failStep, skipRest, stopRun } from './run-state.js';
 import { runsRepository, TERMINAL, type RunState, type RunStepState } from './runs.repository.js';
@@ -93,7 +93,7 @@ export async function advanceRun(deps: AgentDeps, runId: string, opts: RunOption
         Object.assign(step, { outcome: 'waiting_for_gate', cardId, at: Date.now() });
         run.status = 'waiting';
         if (!(await runsRepository(trx).save(run))) return;
-        await cardsRepository(trx).insert({
+        await addCard(trx, {
           id: cardId,
           accountId: run.accountId,
           kind: 'approval',
@@ -155,8 +155,7 @@ export async function fireRun(deps: AgentDeps, workflowId: string, jobId: string
  * run id to advance, or null when the card is not a gate or the decision was already taken.
  */
 export async function decideGate(db: Db, cardId: string, approved: boolean): Promise<string | null> {
-  const card = await db('review_cards').where({ id: cardId, source_type: 'workflow_gate' }).first<{ payload: { runId?: string } } | undefined>('payload');
-  const runId = card?.payload.runId;
+  const runId = await gateRunId(db, cardId);
   if (!runId) return null;
   const runs = runsRepository(db);
   for (let attempt = 0; attempt < DECIDE_ATTEMPTS; attempt++) {

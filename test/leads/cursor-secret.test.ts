@@ -4,7 +4,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
-import { encodeCursor } from '../../src/leads/cursor.js';
+import { encodeCursor } from '../../src/cursor.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { createLogger } from '../../src/logger.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';

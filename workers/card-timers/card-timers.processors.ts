@@ -3,7 +3,8 @@ import { cardRevise } from '../../src/jobs/card-revise.job.js';
 import { cardRevisionReturn } from '../../src/jobs/card-revision-return.job.js';
 import { cardSweep } from '../../src/jobs/card-sweep.job.js';
 import { cardWake } from '../../src/jobs/card-wake.job.js';
-import { autoResolve, returnRevision, startRevision, sweepCards, wakeCard } from '../../src/review/timers.service.js';
+import { returnRevision, startRevision, sweepRevisions } from '../../src/agent/card-revision.js';
+import { autoResolve, sweepCards, wakeCard } from '../../src/review/timers.service.js';
 import type { Runtime } from '../../src/runtime.js';
 import { defineProcessor } from '../create-worker.js';
 
@@ -33,7 +34,7 @@ export const revisionReturnProcessor = defineProcessor({
 
 export const cardSweepProcessor = defineProcessor({
   job: cardSweep,
-  run: async (_p, { rt }) => sweepCards(rt),
+  run: async (_p, { rt }) => ({ ...(await sweepCards(rt)), revisions: await sweepRevisions(rt) }),
 });
 
 export const CARD_TIMER_PROCESSORS = [autoResolveProcessor, wakeProcessor, reviseProcessor, revisionReturnProcessor, cardSweepProcessor];
