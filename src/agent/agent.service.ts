@@ -86,7 +86,7 @@ export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise
   await publishCancel(deps.redis, deps.config, recorded.interrupting);
   const { turn } = recorded;
   try {
-    await requestDrain(deps, turn.accountId, `turn-${turn.id}`, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+    await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
   } catch (err) {
     deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
   }
@@ -133,7 +133,7 @@ export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Prom
   await Promise.all(
     [...last.values()].map(async (turn) => {
       try {
-        await requestDrain(deps, turn.accountId, `turn-${turn.id}`, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+        await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
       } catch (err) {
         deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
       }

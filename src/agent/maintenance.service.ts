@@ -19,7 +19,7 @@ export async function sweepAgent(rt: Runtime, log: Logger): Promise<{ expired: n
   const before = now - rt.config.maintenance.orphanAfterMs;
   const accounts = await repo.accountsNeedingAttention(before, before, 500);
   const bucket = Math.floor(now / rt.config.maintenance.sweepEveryMs);
-  for (const accountId of accounts) await requestDrain(rt, accountId, `sweep-${accountId}-${bucket}`);
+  for (const accountId of accounts) await requestDrain(rt, accountId, { why: 'sweep', bucket });
   if (expired.length || accounts.length) log.info({ expired: expired.length, requeued: accounts.length }, 'agent sweep');
   return { expired: expired.length, requeued: accounts.length };
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db.js';
 import { enqueue } from '../jobs/registry.js';
-import { agentTurn } from '../jobs/agent-turn.job.js';
+import { agentTurn, type DrainReason } from '../jobs/agent-turn.job.js';
 import type { Logger } from '../logger.js';
 import { cardsRepository } from '../review/cards.repository.js';
 import type { Runtime } from '../runtime.js';
@@ -274,11 +274,11 @@ export async function drainAccount(rt: Runtime, accountId: string, log: Logger, 
     runnable = got.runnable;
     if (ran >= TURNS_PER_JOB || !runnable) break;
   }
-  if (runnable) await requestDrain(rt, accountId, `more-${accountId}-${Date.now()}`);
+  if (runnable) await requestDrain(rt, accountId, { why: 'more', at: Date.now() });
   return ran;
 }
 
-/** Asks the agent-turns pool to run the account's queued turns (idempotent per jobId). */
-export async function requestDrain(rt: Pick<Runtime, 'queues'>, accountId: string, jobId: string, delay?: number): Promise<void> {
-  await enqueue(rt.queues, agentTurn, { accountId }, { jobId, delay });
+/** Asks the agent-turns pool to run the account's queued turns (idempotent per reason, see agentTurn). */
+export async function requestDrain(rt: Pick<Runtime, 'queues'>, accountId: string, reason: DrainReason, delay?: number): Promise<void> {
+  await enqueue(rt.queues, agentTurn, { accountId }, { ...reason, delay });
 }

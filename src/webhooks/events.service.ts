@@ -2,7 +2,7 @@ import { dispatchTurns, recordTurns, type TurnInput } from '../agent/agent.servi
 import { requestDrain } from '../agent/runtime.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
-import { webhookEvent, webhookEventJobId } from '../jobs/webhook-event.job.js';
+import { webhookEvent } from '../jobs/webhook-event.job.js';
 import type { Runtime } from '../runtime.js';
 import { webhooksRepository } from './webhooks.repository.js';
 
@@ -60,7 +60,7 @@ export async function handDeliveries(rt: Runtime, deliveryIds: string[], log: Lo
   });
   await dispatchTurns(rt, recorded);
   // A first run may have died between commit and dispatch; asking again is a no-op otherwise.
-  await Promise.all([...again].map(([accountId, turnId]) => requestDrain(rt, accountId, `turn-${turnId}`)));
+  await Promise.all([...again].map(([accountId, turnId]) => requestDrain(rt, accountId, { why: 'turn', turnId })));
   if (recorded.length) log.info({ handed: recorded.map((r) => ({ deliveryId: r.deliveryId, turnId: r.turn.id })) }, 'webhook deliveries handed to the agent');
   if (again.size) log.info({ alreadyHanded: [...answers].filter(([, a]) => a === 'already handed').map(([id]) => id) }, 'webhook deliveries already handed; drain asked again');
   return answers;
@@ -81,11 +81,11 @@ export async function failDelivery(rt: Runtime, deliveryId: string, error: strin
 /**
  * Sweeper step (DESIGN rule 2): accepted deliveries older than the orphan age whose job never ran
  * (the API died between commit and enqueue, or the job was lost) are queued again under their
- * deterministic jobId, so one still waiting in the queue is not queued twice.
+ * deterministic key, so one still waiting in the queue is not queued twice.
  */
 export async function sweepDeliveries(rt: Runtime, log: Logger, now = Date.now()): Promise<{ requeued: number }> {
   const ids = await webhooksRepository(rt.db).unhanded(now - rt.config.maintenance.orphanAfterMs, 500);
-  for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId }, { jobId: webhookEventJobId(deliveryId) });
+  for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId });
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
   return { requeued: ids.length };
 }

@@ -1,6 +1,6 @@
 import { newId } from '../ids.js';
 import { enqueueMany } from '../jobs/registry.js';
-import { webhookEvent, webhookEventJobId } from '../jobs/webhook-event.job.js';
+import { webhookEvent } from '../jobs/webhook-event.job.js';
 import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
 import type { Runtime } from '../runtime.js';
@@ -250,7 +250,7 @@ async function queueAdmitted(deps: IntakeDeps, ds: Logged[]): Promise<(null | Er
   const added = await enqueueMany(
     deps.queues,
     webhookEvent,
-    ds.map((d) => ({ payload: { deliveryId: d.deliveryId }, jobId: webhookEventJobId(d.deliveryId) })),
+    ds.map((d) => ({ deliveryId: d.deliveryId })),
   );
   const limiter = hookLimiter(deps);
   const failed: Logged[] = [];

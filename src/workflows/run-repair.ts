@@ -1,5 +1,4 @@
 import type { Db } from '../db.js';
-import { newId } from '../ids.js';
 import { enqueue, type QueueSet } from '../jobs/registry.js';
 import { workflowAdvance } from '../jobs/workflow-run.job.js';
 import { runsRepository } from './runs.repository.js';
@@ -30,6 +29,6 @@ export async function repairRuns(deps: { db: Db; queues: QueueSet }): Promise<nu
     if (typeof runId === 'string') held.add(runId);
   }
   const stranded = running.filter((r) => !held.has(r.jobId) && !held.has(r.id));
-  for (const r of stranded) await enqueue(deps.queues, workflowAdvance, { runId: r.id }, { jobId: `wfrepair-${r.id}-${newId('x')}` });
+  for (const r of stranded) await enqueue(deps.queues, workflowAdvance, { runId: r.id }, { why: 'repair' });
   return stranded.length;
 }

@@ -36,7 +36,7 @@ export function view(w: WorkflowRow, baseUrl: string): WorkflowView {
   };
 }
 
-const schedulerId = (workflowId: string) => `wf-${workflowId}`;
+const schedulerId = (workflowId: string) => workflowRun.key({ workflowId });
 
 /** The schedule fields a write stores: resolved now, in the account's time zone. */
 async function resolved(q: Queryable, accountId: string, text: string) {

@@ -131,7 +131,7 @@ describe('Bull Board is read-only by default', () => {
 
   it('refuses retry, promote, clean, edit, add, empty, pause and obliterate, and Redis is unchanged', async () => {
     const queue = env.rt.queues.get('card-timers')!;
-    const id = await enqueue(env.rt.queues, cardWake, { accountId: 'acc_ro', cardId: 'card_ro', until: Date.now() + 3_600_000 }, { jobId: 'board-ro', delay: 3_600_000 });
+    const id = await enqueue(env.rt.queues, cardWake, { accountId: 'acc_ro', cardId: 'card_ro', until: Date.now() + 3_600_000 }, { delay: 3_600_000 });
     const counts = await queue.getJobCounts();
     const listed = await call(portA, from, '/admin/queues/api/queues', { auth: GOOD });
     expect((JSON.parse(listed.text).queues as Array<{ readOnlyMode: boolean }>).every((q) => q.readOnlyMode)).toBe(true);
@@ -170,7 +170,7 @@ describe('Bull Board is read-only by default', () => {
     const rt = createRuntime(configWith({ ...ADMIN, DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ADMIN_READ_ONLY: 'false' }), createLogger('silent'));
     try {
       const port = await serve(createApp(rt));
-      const id = await enqueue(rt.queues, cardWake, { accountId: 'acc_rw', cardId: 'card_rw', until: Date.now() + 3_600_000 }, { jobId: 'board-rw', delay: 3_600_000 });
+      const id = await enqueue(rt.queues, cardWake, { accountId: 'acc_rw', cardId: 'card_rw', until: Date.now() + 3_600_000 }, { delay: 3_600_000 });
       const res = await call(port, from, `/admin/queues/api/queues/card-timers/${id}/promote`, { auth: GOOD, method: 'PUT' });
       expect(res.status).toBe(204);
       expect(await (await rt.queues.get('card-timers')!.getJob(id))!.getState()).toBe('waiting');

@@ -19,6 +19,7 @@ const echo = defineJob({
   payload: z.object({ n: z.number() }),
   options: { attempts: 3, backoff: { type: 'fixed', delay: 10 } },
   description: 'doubles n',
+  jobId: (p, r: { tag: string }) => `echo-${p.n}${r.tag}`,
 });
 
 describe('createWorker', () => {
@@ -42,7 +43,7 @@ describe('createWorker', () => {
     );
     try {
       await events.waitUntilReady();
-      const id = await enqueue(queues, echo, { n: 21 }, { jobId: 'echo-1' });
+      const id = await enqueue(queues, echo, { n: 21 }, { tag: '' });
       const queue = queues.get('test-echo')!;
       const job = (await queue.getJob(id))!;
       expect(await job.waitUntilFinished(events, 10_000)).toBe(42);
@@ -63,7 +64,8 @@ describe('createWorker', () => {
 
   it('refuses a job id with a colon, which BullMQ cannot take', async () => {
     const queues = createQueues(env.rt.redis, env.config, ['test-echo']);
-    await expect(enqueue(queues, echo, { n: 1 }, { jobId: 'a:b' })).rejects.toThrow(/must not contain/);
+    await expect(enqueue(queues, echo, { n: 1 }, { tag: 'a:b' })).rejects.toThrow(/must not contain/);
+    expect(() => echo.key({ n: 1 }, { tag: 'a:b' })).toThrow(/must not contain/);
     await Promise.all([...queues.values()].map((q) => q.close()));
   });
 });

@@ -21,7 +21,7 @@ export async function scheduleSweep(rt: Runtime): Promise<void> {
   const queue = rt.queues.get(maintenanceSweep.queue);
   if (!queue) throw new Error('maintenance queue is not open');
   await queue.upsertJobScheduler(
-    'maintenance-sweep',
+    maintenanceSweep.key({}),
     { every: rt.config.maintenance.sweepEveryMs },
     { name: maintenanceSweep.name, data: {}, opts: maintenanceSweep.options },
   );
