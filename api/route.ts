@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Actor } from '../src/audit/audit.service.js';
 import type { AppError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Runtime } from '../src/deps.js';
 import type { Principal, Scope } from '../src/tokens/tokens.types.js';
 
 /** What the API process holds (the runtime's connections); handlers reach services through it. */

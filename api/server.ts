@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { Runtime } from '../src/runtime.js';
+import type { Runtime } from '../src/deps.js';
 import { createApp } from './app.js';
 import { BULL_BOARD_PATH } from './bull-board.js';
 

@@ -10,7 +10,7 @@ import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { smtpTransport } from '../src/mail/smtp.transport.js';
 import { cardsRepository } from '../src/review/cards.repository.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime } from '../src/deps.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { fmt } from './lib.js';
 import type { BenchContext, Section } from './run.js';

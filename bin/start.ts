@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime } from '../src/deps.js';
 import { checkPoolConfig, parsePools, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { JobDef } from '../src/jobs/registry.js';
 import type { Logger } from '../src/logger.js';
 import type { Redis } from '../src/redis.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Runtime } from '../src/deps.js';
 
 export interface JobContext {
   rt: Runtime;

@@ -3,7 +3,7 @@ import { JOBS } from '../src/jobs/catalog.js';
 import { QUEUES, type QueueName } from '../src/jobs/registry.js';
 import { createRedis } from '../src/redis.js';
 import type { Config } from '../src/config.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Runtime } from '../src/deps.js';
 import { createWorker } from './create-worker.js';
 import { POOL_SETUP } from './pool-setup.js';
 import { PROCESSORS } from './processors.js';

@@ -1,6 +1,6 @@
 import type { WorkerOptions } from 'bullmq';
 import type { QueueName } from '../src/jobs/registry.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Runtime } from '../src/deps.js';
 import { scheduleSweep } from './maintenance/sweep.processor.js';
 import { scheduleCardSweep } from './card-timers/card-timers.processors.js';
 import { scheduleMailSweep } from './mail-sends/mail-sends.processors.js';

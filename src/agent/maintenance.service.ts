@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../deps.js';
 import { publishDone } from './agent.bus.js';
 import { FAILURES } from './agent.types.js';
 import { requestDrain } from './runtime.js';

@@ -4,7 +4,7 @@ import { enqueue } from '../jobs/registry.js';
 import { agentTurn, type DrainReason } from '../jobs/agent-turn.job.js';
 import type { Logger } from '../logger.js';
 import { cardsRepository } from '../review/cards.repository.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../deps.js';
 import { publishDone, publishFinished, turnBus } from './agent.bus.js';
 import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';

@@ -1,5 +1,5 @@
 import type { PgConnection } from '../db.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../deps.js';
 import type { Turn } from './agent.types.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { executeTool } from './tools.js';

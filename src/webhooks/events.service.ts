@@ -3,7 +3,7 @@ import { requestDrain } from '../agent/runtime.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-event.job.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../deps.js';
 import { webhooksRepository } from './webhooks.repository.js';
 
 const JSONB_UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;

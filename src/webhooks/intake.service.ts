@@ -3,7 +3,7 @@ import { enqueueMany } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-event.job.js';
 import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../deps.js';
 import { createBatcher, type Batcher } from './batcher.js';
 import { createHookLimiter, type HookLimiter, type LimitAnswer } from './hook-limiter.js';
 import { hashHookToken } from './hook-token.js';

@@ -8,7 +8,7 @@ import { configWith } from '../../src/config.js';
 import { cardWake } from '../../src/jobs/card-wake.job.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
 // Bull Board hardening (issue 14 item 5): wrong logins limited per address across API processes,

@@ -5,7 +5,7 @@ import { routes } from '../../api/routes.js';
 import { listAudit } from '../../src/audit/audit.service.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime } from '../../src/deps.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 

@@ -4,7 +4,7 @@ import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { QUEUES } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;

@@ -3,7 +3,7 @@ import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createRuntime } from '../../src/deps.js';
 import request from 'supertest';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';

@@ -8,7 +8,7 @@ import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { createAccount } from '../../src/accounts/accounts.service.js';
 import { configWith, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime } from '../../src/deps.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES, type Scope } from '../../src/tokens/tokens.types.js';
 import { createTestDatabase } from './db.js';

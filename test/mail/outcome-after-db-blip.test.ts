@@ -5,7 +5,7 @@ import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { RECORD_TRIES } from '../../src/mail/record-outcome.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { tcpProxy } from '../helpers/outages.js';
 import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';

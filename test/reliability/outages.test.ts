@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { privateRedis, tcpProxy } from '../helpers/outages.js';
 import { waitFor } from '../helpers/processes.js';

@@ -4,7 +4,7 @@ import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createRuntime, type Runtime } from '../../src/deps.js';
 import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
 import { Unavailable } from '../../src/errors.js';
 import { createHook, enableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';

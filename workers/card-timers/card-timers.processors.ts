@@ -4,7 +4,7 @@ import { cardRevisionReturn } from '../../src/jobs/card-revision-return.job.js';
 import { cardSweep } from '../../src/jobs/card-sweep.job.js';
 import { cardWake } from '../../src/jobs/card-wake.job.js';
 import { autoResolve, returnRevision, startRevision, sweepCards, wakeCard } from '../../src/review/timers.service.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Runtime } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
 
 export const autoResolveProcessor = defineProcessor({

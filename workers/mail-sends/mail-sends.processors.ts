@@ -1,7 +1,7 @@
 import { mailReconcile } from '../../src/jobs/mail-reconcile.job.js';
 import { mailSweep } from '../../src/jobs/mail-sweep.job.js';
 import { reconcileSend, sweepSends } from '../../src/mail/mail.service.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Runtime } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
 
 export const reconcileProcessor = defineProcessor({

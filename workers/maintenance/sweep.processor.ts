@@ -1,6 +1,6 @@
 import { sweepAgent } from '../../src/agent/maintenance.service.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Runtime } from '../../src/deps.js';
 import { repairRuns } from '../../src/workflows/run-repair.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';

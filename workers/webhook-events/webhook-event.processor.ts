@@ -1,6 +1,6 @@
 import { failDelivery, handDeliveries, type HandOutcome } from '../../src/webhooks/events.service.js';
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Runtime } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
 import { createBatcher, type Batcher } from '../../src/webhooks/batcher.js';
 
