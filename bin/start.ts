@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
-import { createRuntime } from '../src/deps.js';
+import { createDeps } from '../src/deps.js';
 import { checkPoolConfig, parsePools, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   if (applied.length) logger.info({ applied }, 'migrations applied');
   if (role === 'migrate') return;
 
-  const rt = createRuntime(config, logger);
+  const rt = createDeps(config, logger);
   let api: ApiServer | null = null;
   let workers: Pools | null = null;
   if (role === 'all' || role === 'api') api = await startApi(rt);

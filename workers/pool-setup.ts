@@ -1,12 +1,12 @@
 import type { WorkerOptions } from 'bullmq';
 import type { QueueName } from '../src/jobs/registry.js';
-import type { Runtime } from '../src/deps.js';
+import type { Deps } from '../src/deps.js';
 import { scheduleSweep } from './maintenance/sweep.processor.js';
 import { scheduleCardSweep } from './card-timers/card-timers.processors.js';
 import { scheduleMailSweep } from './mail-sends/mail-sends.processors.js';
 
 /** Per-pool worker options (concurrency from the *_CONCURRENCY settings) and start-up work. */
-export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Partial<WorkerOptions>; onStart?(rt: Runtime): Promise<void> }>> = {
+export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Deps): Partial<WorkerOptions>; onStart?(rt: Deps): Promise<void> }>> = {
   'agent-turns': {
     // Stall detection decides how soon a killed worker's turn is picked up again.
     options: (rt) => ({

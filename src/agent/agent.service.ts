@@ -1,8 +1,7 @@
 import type { Config } from '../config.js';
 import type { Db, Queryable, Trx } from '../db.js';
+import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
-import type { QueueSet } from '../jobs/registry.js';
-import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import { publishCancel, turnBus } from './agent.bus.js';
 import { FAILURES, RUNNING_WINDOW_MS, type Bubble, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
@@ -10,13 +9,7 @@ import { requestDrain } from './runtime.js';
 import { turnsRepository, turnStatements, type RecordAudit } from './turns.repository.js';
 
 /** What a producer (API process, webhook intake, scheduler) needs to start turns. */
-export interface AgentDeps {
-  config: Config;
-  logger: Logger;
-  db: Db;
-  redis: Redis;
-  queues: QueueSet;
-}
+export type AgentDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
 
 /** Every way a turn starts goes through this one shape; later issues add a `kind`, not an entry point. */
 export interface TurnInput {
