@@ -33,7 +33,7 @@ export type HandOutcome = 'handed' | 'already handed' | 'not handed';
  * Per delivery the answer is its outcome, or the Error that stops only it (a body that does not parse:
  * its job fails and retries, the others are handed). Throws only when the batch as a whole failed.
  */
-export async function handDeliveries(rt: Deps, deliveryIds: string[], log: Logger): Promise<Map<string, HandOutcome | Error>> {
+export async function handDeliveries(rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>, deliveryIds: string[], log: Logger): Promise<Map<string, HandOutcome | Error>> {
   const answers = new Map<string, HandOutcome | Error>(deliveryIds.map((id) => [id, 'not handed']));
   const again = new Map<string, string>();
   const recorded = await rt.db.transaction(async (trx) => {
@@ -67,14 +67,14 @@ export async function handDeliveries(rt: Deps, deliveryIds: string[], log: Logge
 }
 
 /** One delivery (see handDeliveries). */
-export async function handDelivery(rt: Deps, deliveryId: string, log: Logger): Promise<HandOutcome> {
+export async function handDelivery(rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>, deliveryId: string, log: Logger): Promise<HandOutcome> {
   const answer = (await handDeliveries(rt, [deliveryId], log)).get(deliveryId)!;
   if (answer instanceof Error) throw answer;
   return answer;
 }
 
 /** The worker gave up on a delivery: the log says Worker Error (and it stops being re-queued). */
-export async function failDelivery(rt: Deps, deliveryId: string, error: string): Promise<void> {
+export async function failDelivery(rt: Pick<Deps, 'db'>, deliveryId: string, error: string): Promise<void> {
   await webhooksRepository(rt.db).markWorkerError([deliveryId], error.slice(0, 500));
 }
 
@@ -83,7 +83,7 @@ export async function failDelivery(rt: Deps, deliveryId: string, error: string):
  * (the API died between commit and enqueue, or the job was lost) are queued again under their
  * deterministic key, so one still waiting in the queue is not queued twice.
  */
-export async function sweepDeliveries(rt: Deps, log: Logger, now = Date.now()): Promise<{ requeued: number }> {
+export async function sweepDeliveries(rt: Pick<Deps, 'config' | 'db' | 'queues'>, log: Logger, now = Date.now()): Promise<{ requeued: number }> {
   const ids = await webhooksRepository(rt.db).unhanded(now - rt.config.maintenance.orphanAfterMs, 500);
   for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId });
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
@@ -95,7 +95,7 @@ export async function sweepDeliveries(rt: Deps, log: Logger, now = Date.now()): 
  * deleted in chunks (short transactions) up to `maxChunks` per sweep; an accepted delivery the agent
  * has not got yet is never deleted. What the agent made of a delivery (its turn, cards, leads) stays.
  */
-export async function pruneDeliveries(rt: Deps, log: Logger, now = Date.now(), opts = { chunk: 5_000, maxChunks: 20 }): Promise<{ pruned: number }> {
+export async function pruneDeliveries(rt: Pick<Deps, 'config' | 'db'>, log: Logger, now = Date.now(), opts = { chunk: 5_000, maxChunks: 20 }): Promise<{ pruned: number }> {
   const repo = webhooksRepository(rt.db);
   const before = now - rt.config.webhooks.deliveryRetentionMs;
   let pruned = 0;

@@ -39,7 +39,7 @@ export const cardSweepProcessor = defineProcessor({
 export const CARD_TIMER_PROCESSORS = [autoResolveProcessor, wakeProcessor, reviseProcessor, revisionReturnProcessor, cardSweepProcessor];
 
 /** Registers the repeating card sweep (one scheduler per queue however many workers start it). */
-export async function scheduleCardSweep(rt: Deps): Promise<void> {
+export async function scheduleCardSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(cardSweep.queue);
   if (!queue) throw new Error('card-timers queue is not open');
   await queue.upsertJobScheduler(cardSweep.key({}), { every: rt.config.review.sweepEveryMs }, { name: cardSweep.name, data: {}, opts: cardSweep.options });

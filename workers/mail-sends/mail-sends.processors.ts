@@ -21,7 +21,7 @@ export const mailSweepProcessor = defineProcessor({
 export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor];
 
 /** Registers the repeating mail sweep. */
-export async function scheduleMailSweep(rt: Deps): Promise<void> {
+export async function scheduleMailSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(mailSweep.queue);
   if (!queue) throw new Error('mail-sends queue is not open');
   await queue.upsertJobScheduler(mailSweep.key({}), { every: rt.config.mail.sweepEveryMs }, { name: mailSweep.name, data: {}, opts: mailSweep.options });

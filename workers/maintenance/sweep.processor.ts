@@ -17,7 +17,7 @@ export const sweepProcessor = defineProcessor({
 });
 
 /** Registers the repeating sweep (a BullMQ job scheduler: one per queue however many workers start it). */
-export async function scheduleSweep(rt: Deps): Promise<void> {
+export async function scheduleSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(maintenanceSweep.queue);
   if (!queue) throw new Error('maintenance queue is not open');
   await queue.upsertJobScheduler(
