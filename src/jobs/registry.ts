@@ -113,7 +113,11 @@ export async function pendingJob(queue: Queue, key: string): Promise<Job | undef
  * builds an ioredis pipeline, which copies every script the connection knows (BullMQ's ~60) onto a new
  * object, several times the CPU of the adds themselves for the small batches intake gathers.
  */
-export async function enqueueMany<P extends z.ZodType>(queues: QueueSet, job: JobDef<P>, payloads: z.input<P>[]): Promise<(null | Error)[]> {
+export async function enqueueMany<P extends z.ZodType>(
+  queues: QueueSet,
+  job: JobDef<P>,
+  payloads: z.input<P>[],
+): Promise<(null | Error)[]> {
   return Promise.all(
     payloads.map((payload) =>
       enqueue(queues, job, payload).then(

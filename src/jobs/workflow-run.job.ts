@@ -30,5 +30,8 @@ export const workflowAdvance = defineJob({
   options: { attempts: 5, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 } },
   description: 'Continues a workflow run after a person decided its gate, or after the previous job handed it on.',
   // After a gate: one job per decided card. A handover or a repair is never folded into a waiting job.
-  jobId: (p, r: AdvanceReason) => (r.why === 'gate' ? `wfadv-${p.runId}-${r.cardId}` : r.why === 'handover' ? `wfadv-${p.runId}-${newId('y')}` : `wfrepair-${p.runId}-${newId('x')}`),
+  jobId: (p, r: AdvanceReason) => {
+    if (r.why === 'gate') return `wfadv-${p.runId}-${r.cardId}`;
+    return r.why === 'handover' ? `wfadv-${p.runId}-${newId('y')}` : `wfrepair-${p.runId}-${newId('x')}`;
+  },
 });
