@@ -1,5 +1,5 @@
 import type { Server, ServerResponse } from 'node:http';
-import type { Runtime } from '../src/runtime.js';
+import type { Deps } from '../src/deps.js';
 import { createApp } from './app.js';
 import { BULL_BOARD_PATH } from './bull-board.js';
 
@@ -10,7 +10,7 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-export async function startApi(rt: Runtime): Promise<ApiServer> {
+export async function startApi(rt: Deps): Promise<ApiServer> {
   await rt.ready();
   // Made (or read) at start, so the deployment's first process creates it and a broken store shows now.
   await rt.cursorSecret();

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
-import { createRuntime } from '../src/runtime.js';
+import { createDeps } from '../src/deps.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   logger.flush();
   if (role === 'migrate') return;
 
-  const rt = createRuntime(config, logger);
+  const rt = createDeps(config, logger);
   let api: ApiServer | null = null;
   let workers: Pools | null = null;
   if (role === 'all' || role === 'api') api = await startApi(rt);

@@ -96,6 +96,7 @@ const envSchema = z.object({
   AGENT_WAIT_POLL_MS: int(1_000),
   MAINTENANCE_SWEEP_MS: int(60_000),
   MAINTENANCE_ORPHAN_AFTER_MS: int(30_000),
+  MAINTENANCE_CONCURRENCY: int(1),
   // Inbound webhooks (issue 5). Spec 8.2: 60 accepted per hook and 120 per account in any rolling hour;
   // raised only for benchmarks.
   WEBHOOK_HOOK_PER_HOUR: int(60),
@@ -121,6 +122,9 @@ const envSchema = z.object({
   MAIL_RECONCILE_DELAY_MS: int(10_000),
   MAIL_RECONCILE_WINDOW_MS: int(15 * 60 * 1000),
   MAIL_SWEEP_MS: int(60_000),
+  // Jobs one mail-sends / card-timers worker process runs at once (card timers make the background sends).
+  MAIL_SENDS_CONCURRENCY: int(4),
+  CARD_TIMERS_CONCURRENCY: int(8),
   TRUST_AUTO_RESOLVE_AFTER: int(20),
   TRUST_AUTO_RESOLVE_DELAY_MS: int(4 * 60 * 60 * 1000),
   REVIEW_REVISION_DELAY_MS: int(30_000, 0),
@@ -223,6 +227,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** A fence still unsettled after this long becomes a card asking a person; never a blind resend. */
       reconcileWindowMs: env.MAIL_RECONCILE_WINDOW_MS,
       sweepEveryMs: env.MAIL_SWEEP_MS,
+      /** `mail-sends` jobs (reconciliations, the sweep) one worker process runs at once. */
+      sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
     },
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */
@@ -233,11 +239,15 @@ function buildConfig(env: z.output<typeof envSchema>) {
       revisionDelayMs: env.REVIEW_REVISION_DELAY_MS,
       /** The card-timers repair sweep: timers whose job was lost, cards the ladder has not seen. */
       sweepEveryMs: env.CARD_SWEEP_MS,
+      /** Timer jobs (and the background mail sends they make) one card-timers worker process runs at once. */
+      timersConcurrency: env.CARD_TIMERS_CONCURRENCY,
     },
     maintenance: {
       sweepEveryMs: env.MAINTENANCE_SWEEP_MS,
       /** A queued turn whose job has not started after this long is queued again. */
       orphanAfterMs: env.MAINTENANCE_ORPHAN_AFTER_MS,
+      /** Sweep jobs one maintenance worker process runs at once. */
+      concurrency: env.MAINTENANCE_CONCURRENCY,
     },
     webhooks: {
       /** Accepted deliveries per hook / per account in any rolling hour (spec 8.2). */

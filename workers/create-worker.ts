@@ -3,10 +3,10 @@ import type { z } from 'zod';
 import type { JobDef } from '../src/jobs/registry.js';
 import type { Logger } from '../src/logger.js';
 import type { Redis } from '../src/redis.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Deps } from '../src/deps.js';
 
 export interface JobContext {
-  rt: Runtime;
+  rt: Deps;
   log: Logger;
   job: Job;
 }
@@ -57,7 +57,7 @@ export function createWorker(
   queue: string,
   processors: Processor[],
   catalog: JobDef[],
-  deps: { rt: Runtime; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
+  deps: { rt: Deps; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
 ): Worker {
   const expected = catalog.filter((j) => j.queue === queue).map((j) => j.name);
   const byName = new Map<string, Processor>();

@@ -3,7 +3,7 @@ import { JOBS } from '../src/jobs/catalog.js';
 import { QUEUES, type QueueName } from '../src/jobs/registry.js';
 import { createRedis } from '../src/redis.js';
 import type { Config } from '../src/config.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Deps } from '../src/deps.js';
 import { createWorker, returnRunningJobs } from './create-worker.js';
 import { POOL_SETUP } from './pool-setup.js';
 import { PROCESSORS } from './processors.js';
@@ -53,7 +53,7 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
 }
 
 /** Starts one worker per named pool that has jobs in the catalog. */
-export async function startPools(rt: Runtime, names: QueueName[]): Promise<Pools> {
+export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
   checkPoolConfig(rt.config, names);
   const connection = createRedis(rt.config.redisUrl, 'worker');
   const workers: Worker[] = [];

@@ -1,8 +1,7 @@
 import type { Config } from '../config.js';
 import type { Db, Queryable, Trx } from '../db.js';
+import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
-import type { QueueSet } from '../jobs/registry.js';
-import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import { publishCancel, turnBus } from './agent.bus.js';
 import { FAILURES, RUNNING_WINDOW_MS, type Bubble, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
@@ -10,13 +9,7 @@ import { requestDrain } from './runtime.js';
 import { turnsRepository, turnStatements, type RecordAudit } from './turns.repository.js';
 
 /** What a producer (API process, webhook intake, scheduler) needs to start turns. */
-export interface AgentDeps {
-  config: Config;
-  logger: Logger;
-  db: Db;
-  redis: Redis;
-  queues: QueueSet;
-}
+export type AgentDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
 
 /** Every way a turn starts goes through this one shape; later issues add a `kind`, not an entry point. */
 export interface TurnInput {
@@ -86,7 +79,7 @@ export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise
   await publishCancel(deps.redis, deps.config, recorded.interrupting);
   const { turn } = recorded;
   try {
-    await requestDrain(deps, turn.accountId, `turn-${turn.id}`, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+    await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
   } catch (err) {
     deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
   }
@@ -133,7 +126,7 @@ export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Prom
   await Promise.all(
     [...last.values()].map(async (turn) => {
       try {
-        await requestDrain(deps, turn.accountId, `turn-${turn.id}`, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+        await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
       } catch (err) {
         deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
       }

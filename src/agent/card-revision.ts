@@ -41,7 +41,7 @@ export async function startRevision(deps: AgentDeps, accountId: string, cardId: 
   });
   if (!recorded) return null;
   await dispatchTurn(deps, recorded);
-  await enqueue(deps.queues, cardRevisionReturn, { accountId, cardId, turnId: recorded.turn.id }, { jobId: `card-revision-return-${cardId}-v${version}`, delay: 1_000 }).catch(
+  await enqueue(deps.queues, cardRevisionReturn, { accountId, cardId, turnId: recorded.turn.id }, { version, delay: 1_000 }).catch(
     (err: Error) => deps.logger.warn({ cardId, err: err.message }, 'revision return not queued; the card sweep will return it'),
   );
   return recorded.turn.id;

@@ -48,17 +48,17 @@ export function cardView(c: Card) {
 export type CardView = ReturnType<typeof cardView>;
 
 /** After commit: a timer job. A failed enqueue is logged; the card-timers sweep does the work later. */
-async function schedule<P extends z.ZodType>(deps: ReviewDeps, job: JobDef<P>, payload: z.input<P>, jobId: string, at: number): Promise<void> {
+async function schedule<P extends z.ZodType>(deps: ReviewDeps, job: JobDef<P>, payload: z.input<P>, at: number): Promise<void> {
   try {
-    await enqueue(deps.queues, job, payload, { jobId, delay: Math.max(0, at - Date.now()) });
+    await enqueue(deps.queues, job, payload, { delay: Math.max(0, at - Date.now()) });
   } catch (err) {
-    deps.logger.warn({ jobId, err: (err as Error).message }, 'card timer not queued; the card sweep will act on time');
+    deps.logger.warn({ job: job.name, payload, err: (err as Error).message }, 'card timer not queued; the card sweep will act on time');
   }
 }
 
 /** The trust ladder's timer for a card at `at` (its job id names both, so each deadline is queued once). */
 export function scheduleAutoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<void> {
-  return schedule(deps, cardAutoResolve, { accountId, cardId, at }, `card-auto-${cardId}-${at}`, at);
+  return schedule(deps, cardAutoResolve, { accountId, cardId, at }, at);
 }
 
 const detailOf = (c: Card): Record<string, unknown> => (c.detail && typeof c.detail === 'object' ? { ...(c.detail as Record<string, unknown>) } : {});
@@ -251,7 +251,7 @@ export async function requestChanges(deps: ReviewDeps, actor: Actor, accountId: 
     if (!done) return lost(trx, accountId, id);
     return { result: done, targetId: id };
   });
-  await schedule(deps, cardRevise, { accountId, cardId: id, version: updated.version }, `card-revise-${id}-v${updated.version}`, due);
+  await schedule(deps, cardRevise, { accountId, cardId: id, version: updated.version }, due);
   return { ok: true as const };
 }
 
@@ -270,7 +270,7 @@ export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: stri
     if (!done) return lost(trx, accountId, id);
     return { result: done, targetId: id };
   });
-  await schedule(deps, cardWake, { accountId, cardId: id, until }, `card-wake-${id}-${until}`, until);
+  await schedule(deps, cardWake, { accountId, cardId: id, until }, until);
   return { ok: true as const, status: 'snoozed' as const, snoozedUntil: until };
 }
 

@@ -45,7 +45,7 @@ async function finish(deps: AgentDeps, run: RunState, w: WorkflowRow): Promise<v
 async function handBack(deps: AgentDeps, run: RunState, opts: RunOptions): Promise<void> {
   // Unique per hand-back: a run waiting on a long turn keeps its revision, and this job may itself be
   // the previous hand-back (BullMQ ignores an add whose id is taken).
-  await enqueue(deps.queues, workflowAdvance, { runId: run.id }, { jobId: `wfadv-${run.id}-${newId('y')}`, delay: opts.yieldDelayMs });
+  await enqueue(deps.queues, workflowAdvance, { runId: run.id }, { why: 'handover', delay: opts.yieldDelayMs });
 }
 
 /**
@@ -200,5 +200,5 @@ function view(run: RunState): RunView {
 export async function continueAfterGate(deps: Pick<AgentDeps, 'db' | 'queues'>, cardId: string, approved: boolean): Promise<void> {
   const runId = await decideGate(deps.db, cardId, approved);
   if (!runId || !approved) return;
-  await enqueue(deps.queues, workflowAdvance, { runId }, { jobId: `wfadv-${runId}-${cardId}` });
+  await enqueue(deps.queues, workflowAdvance, { runId }, { why: 'gate', cardId });
 }

@@ -14,7 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['config', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs'],
   ['accounts', 'audit', 'results', 'secrets'],
   ['tokens', 'blocklist'],
-  ['leads', 'rate-limit', 'runtime'],
+  ['leads', 'rate-limit', 'deps'],
   ['review'],
   ['mail', 'channels'],
   ['agent'],

@@ -7,7 +7,7 @@ import { configWith } from '../../src/config.js';
 import { encodeCursor } from '../../src/cursor.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createDeps, type Deps } from '../../src/deps.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
@@ -21,7 +21,7 @@ const sink = new Writable({
 });
 
 let env: TestEnv;
-const runtimes: Runtime[] = [];
+const runtimes: Deps[] = [];
 beforeAll(async () => {
   env = await setupTestEnv({ env: { CURSOR_SECRET: '' }, logger: createLogger('trace', sink) });
 });
@@ -31,8 +31,8 @@ afterAll(async () => {
 });
 
 /** Another process's runtime on `databaseUrl`, with CURSOR_SECRET unset unless given. */
-function runtimeOn(databaseUrl: string, cursorSecret = ''): Runtime {
-  const rt = createRuntime(
+function runtimeOn(databaseUrl: string, cursorSecret = ''): Deps {
+  const rt = createDeps(
     configWith({ DATABASE_URL: databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, CURSOR_SECRET: cursorSecret }),
     createLogger('trace', sink),
   );

@@ -6,8 +6,11 @@ import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createRedis, keyspace, whenReady, type Redis } from './redis.js';
 import { cursorSecretSource } from './secrets/cursor-secret.js';
 
-/** The connections one process holds for producing work: Postgres pool, fail-fast Redis, queues. */
-export interface Runtime {
+/**
+ * What one process holds: its settings, logger and connections (Postgres pool, fail-fast Redis, queues,
+ * the rate limiter). The one deps type: a function asks for the part it uses (`Pick<Deps, 'db' | 'queues'>`).
+ */
+export interface Deps {
   config: Config;
   logger: Logger;
   db: Db;
@@ -21,7 +24,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export function createRuntime(config: Config, logger: Logger): Runtime {
+export function createDeps(config: Config, logger: Logger): Deps {
   const db = createDb(config.databaseUrl, config.databasePoolMax, logger);
   const redis = createRedis(config.redisUrl, 'producer');
   const queues = createQueues(redis, config);
