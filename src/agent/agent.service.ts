@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import { publishCancel, turnBus } from './agent.bus.js';
 import { FAILURES, RUNNING_WINDOW_MS, type Bubble, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
-import { requestDrain } from './runtime.js';
+import { requestDrain } from './turn-runner.js';
 import { turnsRepository, turnStatements, type RecordAudit } from './turns.repository.js';
 
 /** What a producer (API process, webhook intake, scheduler) needs to start turns. */

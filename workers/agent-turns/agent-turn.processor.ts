@@ -1,4 +1,4 @@
-import { drainAccount } from '../../src/agent/runtime.js';
+import { drainAccount } from '../../src/agent/turn-runner.js';
 import { agentTurn } from '../../src/jobs/agent-turn.job.js';
 import { defineProcessor } from '../create-worker.js';
 
