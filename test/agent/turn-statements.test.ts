@@ -17,7 +17,8 @@ describe('turn statements', () => {
     const res = await env.send(token, { text: 'hello there', waitSeconds: 10 });
     expect(res.status).toBe(200);
     const audit = await env.rt.db('audit_log').where({ account_id: accountId, target_id: res.body.requestId });
-    expect(audit).toMatchObject([{ actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 202 }]);
+    // Written as 202 with the message; the request waited and answered 200, and the row was set to say so.
+    expect(audit).toMatchObject([{ actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 200 }]);
     const state = await env.rt.db('agent_state').where({ account_id: accountId }).first();
     expect(Number(state.last_turn_at)).toBeGreaterThan(0);
     expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));
