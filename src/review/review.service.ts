@@ -8,6 +8,7 @@ import { cardRevise } from '../jobs/card-revise.job.js';
 import { cardWake } from '../jobs/card-wake.job.js';
 import { enqueue, type JobDef } from '../jobs/registry.js';
 import { settleByPerson } from '../mail/mail.service.js';
+import { memoryRepository } from '../agent/memory.repository.js';
 import { turnsRepository } from '../agent/turns.repository.js';
 import { actionsFor, DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
 import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
@@ -291,7 +292,7 @@ export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: str
     });
     if (!done) return lost(trx, accountId, id);
     if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
-    await turnsRepository(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
+    await memoryRepository(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
     return { result: done, targetId: id };
   });
   await onCardDecided(deps, actor, card, false);
