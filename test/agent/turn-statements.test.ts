@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
-import { drainAccount, withAccountLock } from '../../src/agent/runtime.js';
+import { drainAccount, withAccountLock } from '../../src/agent/turn-runner.js';
 import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.

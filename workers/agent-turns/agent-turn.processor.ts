@@ -1,4 +1,4 @@
-import { drainAccount } from '../../src/agent/runtime.js';
+import { drainAccount } from '../../src/agent/turn-runner.js';
 import { wireWorkflowProposals } from '../../src/agent/tools.js';
 import { agentTurn } from '../../src/jobs/agent-turn.job.js';
 import { insertWorkflow } from '../../src/workflows/workflows.service.js';

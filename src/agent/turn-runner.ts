@@ -11,7 +11,9 @@ import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCal
 import { createLlmBrain } from './llm-brain.js';
 import { offlineBrain } from './offline-brain.js';
 import { withConnection, type PgConnection, type Runner } from '../db.js';
-import { RUNNER, turnsRepository, turnStatements } from './turns.repository.js';
+import { conversationRepository } from './conversation.repository.js';
+import { RUNNER, turnStatements } from './turn-statements.js';
+import { turnsRepository } from './turns.repository.js';
 import { turnSteps } from './turn-steps.repository.js';
 import { runStep } from './step-runner.js';
 
@@ -89,12 +91,12 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 }
 
 function contextFor(rt: Deps, turn: Turn, memory: string[]): BrainContext {
-  const repo = turnsRepository(rt.db);
+  const conversation = conversationRepository(rt.db);
   return {
     accountId: turn.accountId,
     input: { kind: turn.kind, text: turn.text, data: turn.data },
     memory,
-    history: once(() => repo.recentHistory(turn.accountId, turn.id, 5)),
+    history: once(() => conversation.recentHistory(turn.accountId, turn.id, 5)),
     reviewQueue: once(() => waitingCards(rt.db, turn.accountId, 10)),
   };
 }
