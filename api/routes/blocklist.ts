@@ -9,7 +9,7 @@ export async function getBlocklist({ query }: { query: z.output<typeof Blocklist
   const body: z.infer<typeof BlocklistPage> = await listBlocklist(ctx.deps.db, ctx.principal.accountId, {
     limit: query.limit ?? 50,
     cursor: query.cursor ?? null,
-    cursorSecret: ctx.deps.config.cursorSecret,
+    cursorSecret: await ctx.deps.cursorSecret(),
   });
   return { body };
 }

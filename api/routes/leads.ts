@@ -12,7 +12,7 @@ export async function getLeads({ query }: { query: z.output<typeof LeadsQuery> }
     status: query.status ?? null,
     limit: query.limit ?? 50,
     cursor: query.cursor ?? null,
-    cursorSecret: config.cursorSecret,
+    cursorSecret: await ctx.deps.cursorSecret(),
     maxBytes: config.leadsPageMaxBytes,
   });
   return { body };

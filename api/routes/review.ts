@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { sendCard } from '../../src/review/shipping.service.js';
+import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { answerCard, dismissCard, getCardJson, listCards, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import type { Reply, RouteContext } from '../route.js';
 import type { IdParams } from '../schemas.js';
@@ -19,7 +20,7 @@ export async function getReviewCard({ params }: Id, ctx: RouteContext): Promise<
 }
 
 export async function postAnswer({ params, body }: Id & { body: z.output<typeof AnswerBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body) };
+  return { body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)) };
 }
 
 /** POST /review/{id}/send: 200 once the provider accepted; 503 with Retry-After when it is not settled. */
@@ -36,5 +37,5 @@ export async function postSnooze({ params, body }: Id & { body: z.output<typeof 
 }
 
 export async function postDismiss({ params, body }: Id & { body: z.output<typeof DismissBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason) };
+  return { body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, onCardDecided(ctx.deps, ctx.actor)) };
 }

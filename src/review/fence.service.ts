@@ -56,7 +56,7 @@ export async function markPending(deps: ReviewDeps, adapter: ChannelAdapter, fen
 /** Queues the `mail.reconcile` job (its name kept from when only mail shipped: queued jobs keep working). */
 export async function scheduleReconcile(deps: ReviewDeps, fence: Fence, attempt: number, delay: number): Promise<void> {
   try {
-    await enqueue(deps.queues, mailReconcile, { accountId: fence.accountId, sendId: fence.id }, { jobId: `mail-reconcile-${fence.id}-${attempt}`, delay });
+    await enqueue(deps.queues, mailReconcile, { accountId: fence.accountId, sendId: fence.id }, { attempt, delay });
   } catch (err) {
     deps.logger.warn({ sendId: fence.id, err: (err as Error).message }, 'reconciliation not queued; the mail sweep will pick it up');
   }

@@ -1,6 +1,5 @@
-import type { Turn } from '../agent/agent.types.js';
-import { turnsRepository } from '../agent/turns.repository.js';
 import type { Queryable } from '../db.js';
+import { agentRows } from './agent-rows.js';
 
 /**
  * DESIGN rule 8, decided in one place: a turn works on outside data when a webhook started it (an
@@ -8,14 +7,14 @@ import type { Queryable } from '../db.js';
  * the card a revision rewrites, whose text may have come from outside). What such a turn makes never
  * ships by itself: no trust-ladder deadline, no run-without-approval setting; a person decides.
  */
-export function turnCarriesOutsideData(turn: Pick<Turn, 'kind' | 'origin' | 'data'>): boolean {
-  return turn.kind === 'event' || turn.origin === 'hook' || turn.data !== null;
+export function turnCarriesOutsideData(turn: { kind: string; origin: string; data: unknown }): boolean {
+  return turn.kind === 'event' || turn.origin === 'hook' || (turn.data !== null && turn.data !== undefined);
 }
 
 /** Whether a card arose from outside data: marked so when made, or made during such a turn. */
 export async function cardFromOutsideData(q: Queryable, card: { accountId: string; turnId?: string | null; fromOutside?: boolean }): Promise<boolean> {
   if (card.fromOutside) return true;
   if (!card.turnId) return false;
-  const turn = await turnsRepository(q).find(card.accountId, card.turnId);
+  const turn = await agentRows(q).turn(card.accountId, card.turnId);
   return turn !== null && turnCarriesOutsideData(turn);
 }

@@ -1,5 +1,6 @@
 import { cannotShip } from '../channels/registry.js';
 import type { Queryable } from '../db.js';
+import { agentRows } from './agent-rows.js';
 import { kindOfWorkFor } from './card-shape.js';
 import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
 import { cardFromOutsideData } from './outside-data.js';

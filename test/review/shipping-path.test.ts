@@ -90,7 +90,7 @@ describe('the trust ladder and the run-without-approval setting', () => {
     const at = Date.now() + 100;
     const card = await workCard(accountId, UNCONNECTED[3]);
     await cardsRepository(env.rt.db).transition(accountId, card.id, { statuses: ['pending'] }, { autoResolveAt: at });
-    await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { jobId: `card-auto-${card.id}-${at}`, delay: 100 });
+    await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { delay: 100 });
     const noted = await until(async () => {
       const c = await cardsRepository(env.rt.db).find(accountId, card.id);
       return c && c.autoResolveAt === null ? c : null;
