@@ -1,18 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { FAILURES } from '../../src/agent/agent.types.js';
 import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/runtime.js';
 import { createLogger } from '../../src/logger.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 // No worker pool runs here: turns stay where the test puts them, and drainAccount is the worker's own
 // entry point, called directly. A turn left `running` with nobody holding the account's lock is what a
 // dead worker leaves behind.
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { AGENT_STEP_DELAY_MS: '0' } });
+it.override('options', { env: { AGENT_STEP_DELAY_MS: '0' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const log = createLogger('silent');
 const status = async (token: string) => {

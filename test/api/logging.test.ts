@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 const lines: string[] = [];
 const sink = new Writable({
@@ -12,10 +12,10 @@ const sink = new Writable({
 });
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ logger: createLogger('trace', sink) });
+it.override('options', { logger: createLogger('trace', sink) });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 describe('logging', () => {
   it('logs each request as JSON with a request id, and never the bearer token', async () => {

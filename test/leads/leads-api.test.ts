@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { LeadLabelsResponse, LeadResponse, LeadsPage } from '../../api/routes/leads.schemas.js';
 import { setLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const get = (token: string, path: string, query: Record<string, string | number> = {}) =>
