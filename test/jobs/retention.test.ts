@@ -1,6 +1,6 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { requestDrain } from '../../src/agent/runtime.js';
 import { createLogger } from '../../src/logger.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
@@ -8,9 +8,8 @@ import { handDeliveries } from '../../src/webhooks/events.service.js';
 import { createQueues, defineJob, enqueue, pendingJob, type QueueSet } from '../../src/jobs/registry.js';
 import { createRedis, type Redis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
-import { startPools, type Pools } from '../../workers/main.js';
 import { waitFor } from '../helpers/processes.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../review/factories.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 
@@ -18,14 +17,9 @@ import { makeHook, postJson } from '../webhooks/helpers.js';
 // turn a later enqueue under the same deterministic key into a silent no-op.
 
 let env: TestEnv;
-let pools: Pools;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
-  pools = await startPools(env.rt, ['agent-turns', 'card-timers']);
-});
-afterAll(async () => {
-  await pools.close();
-  await env.close();
+it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' }, pools: ['agent-turns', 'card-timers'] });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
 
 const basic = `Basic ${Buffer.from('ops:correct horse').toString('base64')}`;

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { routes } from '../../api/routes.js';
 import { startTurn } from '../../src/agent/agent.service.js';
@@ -7,7 +7,7 @@ import { upsertLead } from '../../src/leads/leads.service.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { createWorkflow } from '../../src/workflows/workflows.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 // Two accounts with one of everything each. For every route with an {id}, account B asking for
 // account A's id must get exactly what an unknown id gets; list routes must show B nothing of A's.
@@ -41,14 +41,13 @@ async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> 
   return { card, lead: lead.id, message: message.turn.id, workflow: workflow.workflowId };
 }
 
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   a = await env.tenant(undefined, 'Alpha');
   b = await env.tenant(undefined, 'Bravo');
   Object.assign(owned, await makeAll(a, 'alpha'));
   await makeAll(b, 'bravo');
 });
-afterAll(() => env.close());
 
 const idRoutes = routes.filter((r) => r.path.includes('{') && r.auth !== 'none');
 const resourceOf = (r: RouteDef) => RESOURCES.find((x) => x.match.test(r.path));

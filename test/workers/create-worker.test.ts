@@ -1,17 +1,16 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createQueues, defineJob, enqueue } from '../../src/jobs/registry.js';
 import { createRedis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
 import { parsePools } from '../../workers/main.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const echo = defineJob({
   queue: 'test-echo',
