@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { drainAccount, withAccountLock } from '../../src/agent/runtime.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
 // A pool of three connections, so the last test can ask every connection the pool has.
 let env: AgentEnv;
-beforeAll(async () => {
-  env = await setupAgentEnv({ DATABASE_POOL_MAX: '3', AGENT_TURN_CONCURRENCY: '2' });
+it.override('options', agentOptions({ DATABASE_POOL_MAX: '3', AGENT_TURN_CONCURRENCY: '2' }));
+it.beforeAll(({ agent }) => {
+  env = agent;
 });
-afterAll(() => env.close());
 
 describe('turn statements', () => {
   it('records a plain message, its activity and its audit row in one statement', async () => {

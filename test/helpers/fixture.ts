@@ -1,11 +1,14 @@
 import { test as base } from 'vitest';
 import type { QueueName } from '../../src/jobs/registry.js';
 import { startPools, type Pools } from '../../workers/main.js';
+import { agentWorld } from './agent.js';
 import { setupTestEnv, type EnvOptions } from './env.js';
 import { startFakeLlm } from './fake-llm.js';
 import { startTestSmtp } from './smtp-server.js';
 
 export type { TestEnv } from './env.js';
+export type { AgentEnv } from './agent.js';
+export { agentOptions } from './agent.js';
 export type { Pools } from '../../workers/main.js';
 
 /** What a test file asks of its world: environment variables, extra routes, a logger, pools to run in-process. */
@@ -55,6 +58,8 @@ export const test = base
     onCleanup(() => pools.close());
     return pools;
   })
+  /** The env with the agent helpers (send, message, until); set `options` with agentOptions(). */
+  .extend('agent', { scope: 'file' }, ({ env, pools }) => agentWorld(env, pools))
   .extend('db', { scope: 'file' }, ({ env }) => env.rt.db)
   .extend('queues', { scope: 'file' }, ({ env }) => env.rt.queues)
   .extend('api', { scope: 'file' }, ({ env }) => env.api)
