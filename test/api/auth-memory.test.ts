@@ -7,7 +7,7 @@ import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { holdTable } from '../helpers/locks.js';
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 // API processes remember resolved tokens; these prove a revocation still holds from the very next call.
 let env: TestEnv;

@@ -8,7 +8,7 @@ import ts from 'typescript';
 import { afterAll, describe, expect } from 'vitest';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, run } from '../helpers/processes.js';
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 /**
  * A typed client as a user of the service would make one: types generated from the served

@@ -7,7 +7,7 @@ import { createRuntime } from '../../src/runtime.js';
 import request from 'supertest';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { holdTable } from '../helpers/locks.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';

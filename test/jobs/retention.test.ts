@@ -10,7 +10,7 @@ import { createRedis, type Redis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
 import { waitFor } from '../helpers/processes.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 
 // Finished jobs stay in Redis (JOBS_KEEP_*) so the board shows history, and keeping them must never

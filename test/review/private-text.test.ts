@@ -5,7 +5,7 @@ import { dismissalLesson, findQuotedNote } from '../../src/review/private-text.j
 import { autoResolve } from '../../src/review/timers.service.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
-import { buildCard } from './factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 // Notes guide the agent; they are never quoted to outsiders (issue 14, item 3).
 const NOTE = 'our best customers are freight brokers with 50-200 staff';

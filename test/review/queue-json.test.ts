@@ -3,7 +3,7 @@ import { ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { cardView } from '../../src/review/review.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { buildCard } from './factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 /**
  * `GET /review` sends cards as Postgres renders them (plus the computed fields); `GET /review/{id}` and

@@ -4,7 +4,7 @@ import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { buildCard } from './factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 let env: TestEnv;
 it.override('options', { env: { MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: `/tmp/gas-review-api-${process.pid}` } });

@@ -13,7 +13,7 @@ import { returnRevision, sweepCards } from '../../src/review/timers.service.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { buildCard } from './factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 const MAIL_DIR = `/tmp/gas-timers-${process.pid}-${Date.now()}`;
 let env: TestEnv;

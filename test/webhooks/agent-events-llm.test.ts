@@ -1,4 +1,4 @@
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnsRepository } from '../../src/agent/turns.repository.js';
 import { runAdmin } from '../../src/admin/commands.js';

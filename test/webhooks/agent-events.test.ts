@@ -1,4 +1,4 @@
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
 import { waitFor } from '../helpers/processes.js';
