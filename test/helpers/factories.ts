@@ -34,9 +34,10 @@ export async function buildHook(deps: HookAdminDeps & { config: Pick<Config, 'ba
   return { hookId, url, path, token: path.split('/').pop()! };
 }
 
-/** A turn recorded by the agent service: by default a dashboard message that interrupts nothing else. */
+/** A turn recorded by the agent service: by default a dashboard message saying hello; other kinds get no text unless given. */
 export async function buildTurn(q: Queryable, config: Config, accountId: string, overrides: Partial<TurnInput> = {}): Promise<Recorded> {
-  return recordTurn(q, config, { accountId, kind: 'message', origin: 'dashboard', text: 'hello', ...overrides });
+  const kind = overrides.kind ?? 'message';
+  return recordTurn(q, config, { accountId, kind, origin: 'dashboard', ...(kind === 'message' ? { text: 'hello' } : {}), ...overrides });
 }
 
 /** A lead upserted by the leads service; the default domain is unique to the call. */

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { LeadLabelsResponse, LeadResponse, LeadsPage } from '../../api/routes/leads.schemas.js';
 import { setLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
+import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
@@ -15,7 +16,7 @@ const patch = (token: string, id: string, body: unknown) =>
   env.api().patch(`/api/v1/leads/${id}`).set(auth(token)).send(body as object);
 
 async function lead(accountId: string, domain: string, extra: Parameters<typeof upsertLead>[2] extends infer I ? Partial<I> : never = {}) {
-  return (await upsertLead(env.rt.db, accountId, { domain, ...extra })).id;
+  return (await buildLead(env.rt.db, accountId, { domain, ...extra })).id;
 }
 
 describe('GET /leads (list form)', () => {

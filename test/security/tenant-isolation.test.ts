@@ -3,10 +3,10 @@ import { describe, expect } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { routes } from '../../api/routes.js';
 import { startTurn } from '../../src/agent/agent.service.js';
-import { upsertLead } from '../../src/leads/leads.service.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { createWorkflow } from '../../src/workflows/workflows.service.js';
+import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 // Two accounts with one of everything each. For every route with an {id}, account B asking for
@@ -34,7 +34,7 @@ const RESOURCES: Array<{ match: RegExp; kind: string; body?: unknown }> = [
 async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> {
   const card = newId('card');
   await cardsRepository(env.rt.db).insert({ id: card, accountId: t.accountId, kind: 'approval', sourceType: 'budget_change', title: `card ${tag}`, payload: {}, actions: ['approve', 'dismiss'], primaryLabel: 'Approve' });
-  const lead = await upsertLead(env.rt.db, t.accountId, { domain: `${tag}.example.com`, companyName: `${tag} Inc` });
+  const lead = await buildLead(env.rt.db, t.accountId, { domain: `${tag}.example.com`, companyName: `${tag} Inc` });
   const message = await startTurn(env.rt, { accountId: t.accountId, kind: 'message', origin: 'api', tokenId: t.tokenId, text: `hello from ${tag}` });
   const actor = { accountId: t.accountId, actor: 'api' as const, tokenId: t.tokenId, tokenLabel: 'test', method: 'POST', route: 'test' };
   const workflow = await createWorkflow(env.rt, actor, { name: `wf ${tag}`, scheduleText: 'daily', steps: [{ title: 'x' }] });
