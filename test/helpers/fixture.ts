@@ -23,8 +23,8 @@ export interface FileOptions extends EnvOptions {
  *
  * A file states its needs once, at the top level, and binds the world for its tests:
  *
- *     it.override('options', { env: { RATE_READS_BURST: '3' }, pools: ['mail-sends'] });
  *     let env: TestEnv;
+ *     it.override('options', { env: { RATE_READS_BURST: '3' }, pools: ['mail-sends'] });
  *     it.beforeAll(({ env: e }) => { env = e; });
  *
  * Options that need a stand-in's address take it from its fixture, which is then closed after the env:
