@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 
 // These tests spawn real processes (tsx start-up, migrations): slow on a loaded 2-core machine.
 const SLOW = 120_000;
-import { setupTestEnv, envFor, type TestEnv } from '../helpers/env.js';
+import { envFor } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const admin = (...args: string[]) => run(TSX, ['bin/admin.ts', ...args], envFor(env.config));
 

@@ -1,20 +1,20 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 
 // These tests spawn real processes (tsx start-up, migrations): slow on a loaded 2-core machine.
 const SLOW = 120_000;
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX, waitFor } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { configWith } from '../../src/config.js';
 import { checkPoolConfig } from '../../workers/main.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 function rawRequest(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { cancelHeard, gate, lit } from '../helpers/db-holds.js';
 
 // Ordered by events, not by how long a step takes: a gate holds every step of one account's turns (at
 // its step record, before the step's effect) until the test opens it.
 let env: AgentEnv;
-beforeAll(async () => {
-  env = await setupAgentEnv({ AGENT_STEP_DELAY_MS: '0' });
+it.override('options', agentOptions({ AGENT_STEP_DELAY_MS: '0' }));
+it.beforeAll(({ agent }) => {
+  env = agent;
 });
-afterAll(() => env.close());
 
 const running = (m: { status: string }) => m.status === 'running';
 /** A gate on the steps of `accountId`'s turns; `reached()` once a turn waits at it with its first step. */

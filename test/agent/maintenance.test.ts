@@ -1,16 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 // The six-hour queued lifetime shortened to one second; the sweeper runs every 300 ms.
 let env: AgentEnv;
-beforeAll(async () => {
-  env = await setupAgentEnv(
+it.override(
+  'options',
+  agentOptions(
     { AGENT_STEP_DELAY_MS: '1500', AGENT_QUEUED_MESSAGE_TTL_MS: '1000', MAINTENANCE_SWEEP_MS: '300', MAINTENANCE_ORPHAN_AFTER_MS: '500' },
     ['agent-turns', 'maintenance'],
-  );
+  ),
+);
+it.beforeAll(({ agent }) => {
+  env = agent;
 });
-afterAll(() => env.close());
 
 describe('maintenance pool', () => {
   it('fails a queue: true message still queued after its (configured) lifetime, while earlier work still runs', async () => {

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { GetMessageResponse, PostMessageResponse, StatusResponse, ThreadResponse } from '../../api/routes/agent.schemas.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 let env: AgentEnv;
-beforeAll(async () => {
-  env = await setupAgentEnv();
+it.override('options', agentOptions());
+it.beforeAll(({ agent }) => {
+  env = agent;
 });
-afterAll(() => env.close());
 
 describe('POST /agent/messages', () => {
   it('answers 200 with a terminal message and filled replies when waitSeconds is given', async () => {

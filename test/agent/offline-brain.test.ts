@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { dataBlock } from '../../src/agent/data-block.js';
 import { needsApproval, setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 let env: AgentEnv;
-beforeAll(async () => {
-  env = await setupAgentEnv();
+it.override('options', agentOptions());
+it.beforeAll(({ agent }) => {
+  env = agent;
 });
-afterAll(() => env.close());
 
 async function say(token: string, text: string) {
   const res = await env.send(token, { text, waitSeconds: 10 });

@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { publishCancel, publishDone, publishFinished, turnBus } from '../../src/agent/agent.bus.js';
 import type { MessageView } from '../../src/agent/agent.types.js';
 import { killTurnBusSubscriber } from '../helpers/agent.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const bus = () => turnBus(env.config, env.rt.redis);
 const subscribed = () => waitFor(async () => bus().mark() >= 0, 'turn bus subscribed', 5_000);

@@ -1,18 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { FAILURES } from '../../src/agent/agent.types.js';
 import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/turn-runner.js';
 import { createLogger } from '../../src/logger.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildTurn } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 // No worker pool runs here: turns stay where the test puts them, and drainAccount is the worker's own
 // entry point, called directly. A turn left `running` with nobody holding the account's lock is what a
 // dead worker leaves behind.
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { AGENT_STEP_DELAY_MS: '0' } });
+it.override('options', { env: { AGENT_STEP_DELAY_MS: '0' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const log = createLogger('silent');
 const status = async (token: string) => {
@@ -76,7 +77,7 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
     expect(await status(a.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
     const b = await env.tenant();
-    await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId: b.accountId, kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }));
+    await env.rt.db.transaction((trx) => buildTurn(trx, env.config, b.accountId, { kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }));
     expect(await status(b.token)).toMatchObject({ running: true });
 
     // Requeued by recovery (status queued again, first start kept): started, not finished.
@@ -88,7 +89,7 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
 
   it('says running: false for a wake that is not due yet, and once the work is done', async () => {
     const { accountId, token } = await env.tenant();
-    await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }));
+    await env.rt.db.transaction((trx) => buildTurn(trx, env.config, accountId, { kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }));
     expect(await status(token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
     const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'hello' });
     await drainAccount(env.rt, accountId, log);

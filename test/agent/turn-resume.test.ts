@@ -1,5 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { afterAll, afterEach, describe, expect } from 'vitest';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
 import { holdOnce as holdIn, lit } from '../helpers/db-holds.js';
@@ -15,8 +15,9 @@ import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 let env: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
 let dbName: string;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { AGENT_WAIT_POLL_MS: '200', WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' } });
+it.override('options', { env: { AGENT_WAIT_POLL_MS: '200', WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' } });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   workers = workerProcesses(env);
   dbName = new URL(env.config.databaseUrl).pathname.slice(1);
   await env.rt.db.raw(`ALTER DATABASE "${dbName}" SET client_connection_check_interval = '100ms'`);
@@ -26,7 +27,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await env.rt.db.raw(`ALTER DATABASE "${dbName}" RESET client_connection_check_interval`);
-  await env.close();
 });
 
 // Stalled jobs of a killed worker are handed on within about a second; no delay between steps.

@@ -1,15 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { drainAccount, withAccountLock } from '../../src/agent/turn-runner.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { buildTurn } from '../helpers/factories.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
 // A pool of three connections, so the last test can ask every connection the pool has.
 let env: AgentEnv;
-beforeAll(async () => {
-  env = await setupAgentEnv({ DATABASE_POOL_MAX: '3', AGENT_TURN_CONCURRENCY: '2' });
+it.override('options', agentOptions({ DATABASE_POOL_MAX: '3', AGENT_TURN_CONCURRENCY: '2' }));
+it.beforeAll(({ agent }) => {
+  env = agent;
 });
-afterAll(() => env.close());
 
 describe('turn statements', () => {
   it('records a plain message, its activity and its audit row in one statement', async () => {
@@ -56,7 +57,7 @@ describe('turn statements', () => {
           .returning('id'),
       ),
     );
-    const recorded = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'next' }));
+    const recorded = await env.rt.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'next' }));
     expect(recorded.interrupting).toEqual([mine![0]!.id]);
     expect((await env.rt.db('agent_turns').where({ id: theirs![0]!.id }).first()).interrupt_requested_at).toBeNull();
     await env.rt.db('agent_turns').whereIn('id', [mine![0]!.id, theirs![0]!.id, recorded.turn.id]).update({ status: 'failed' });
@@ -71,7 +72,7 @@ describe('turn statements', () => {
         throw new Error('must not run');
       });
       // A turn recorded meanwhile (its drain job would find the lock busy and leave it to the holder).
-      await recordTurn(env.rt.db, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'meanwhile' });
+      await buildTurn(env.rt.db, env.config, accountId, { text: 'meanwhile' });
     });
     expect(second).toBeNull();
     expect(first).toEqual({ runnable: true });
@@ -81,7 +82,7 @@ describe('turn statements', () => {
 
   it('claims nothing while another connection holds the account, and runs the turn once it is free', async () => {
     const { accountId } = await env.tenant();
-    const { turn } = await recordTurn(env.rt.db, env.config, { accountId, kind: 'message', origin: 'dashboard', text: 'wait your turn' });
+    const { turn } = await buildTurn(env.rt.db, env.config, accountId, { text: 'wait your turn' });
     await withAccountLock(env.rt.db, accountId, async () => {
       // The drain's lock attempt and first claim go as one query: the claim must not run without the lock.
       expect(await drainAccount(env.rt, accountId, env.rt.logger)).toBe(0);

@@ -1,5 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { afterEach, describe, expect } from 'vitest';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { cancelHeard, gate, lit } from '../helpers/db-holds.js';
 import { waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
@@ -8,14 +8,14 @@ import { workerProcesses } from '../helpers/worker-processes.js';
 // and prefix. Kills that land mid-step are in turn-resume.test.ts.
 let env: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { AGENT_WAIT_POLL_MS: '200' } });
+it.override('options', { env: { AGENT_WAIT_POLL_MS: '200' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
   workers = workerProcesses(env);
 });
 afterEach(async () => {
   await workers.stopAll();
 });
-afterAll(() => env.close());
 
 const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body);
 const turn = (id: string) => env.rt.db('agent_turns').where({ id }).first();

@@ -1,20 +1,19 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { createRedis, keyspace } from '../../src/redis.js';
 import { authGuardKeys } from '../../src/tokens/auth-guard.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { holdTable } from '../helpers/locks.js';
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 // API processes remember resolved tokens; these prove a revocation still holds from the very next call.
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const me = (app: Parameters<typeof request>[0], token: string) => request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
 

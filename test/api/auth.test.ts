@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { MeResponse } from '../../api/routes/me.schemas.js';
 import { generateToken } from '../../src/tokens/token-format.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 function expectUnauthorized(res: { status: number; body: unknown; headers: Record<string, string> }) {
   expect(res.status).toBe(401);

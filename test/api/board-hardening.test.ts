@@ -2,14 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Express } from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { cardWake } from '../../src/jobs/card-wake.job.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 // Bull Board hardening (issue 14 item 5): wrong logins limited per address across API processes,
 // read-only unless an operator opts in, and a page that loads nothing from another host.
@@ -70,8 +70,9 @@ let env: TestEnv;
 let second: Deps;
 let portA: number;
 let portB: number;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: ADMIN, logger: createLogger('info', sink) });
+it.override('options', { env: ADMIN, logger: createLogger('info', sink) });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   // A second API process of the same deployment: its own connections, the same Redis and prefix.
   second = createDeps(env.config, createLogger('info', sink));
   await second.ready();
@@ -81,7 +82,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of servers) await new Promise((r) => s.close(r));
   await second.close();
-  await env.close();
 });
 
 describe('Bull Board login limit', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import request from 'supertest';
 import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
@@ -7,15 +7,15 @@ import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string; tokenId: string };
-beforeAll(async () => {
-  env = await setupTestEnv({ extraRoutes: fixtureRoutes });
+it.override('options', { extraRoutes: fixtureRoutes });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   tenant = await env.tenant();
 });
-afterAll(() => env.close());
 
 const auth = () => `Bearer ${tenant.token}`;
 

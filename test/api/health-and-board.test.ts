@@ -1,17 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import request from 'supertest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { QUEUES } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
+it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 describe('GET /healthz', () => {
   it('answers 200 {"ok":true} without auth when Postgres and Redis answer', async () => {

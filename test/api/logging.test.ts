@@ -2,9 +2,9 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { batchedDestination, createLogger } from '../../src/logger.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 
 const lines: string[] = [];
@@ -16,10 +16,10 @@ const sink = new Writable({
 });
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ logger: createLogger('trace', sink) });
+it.override('options', { logger: createLogger('trace', sink) });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 describe('logging', () => {
   it('logs each request as JSON with a request id, and never the bearer token', async () => {

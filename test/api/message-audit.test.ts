@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { listAudit } from '../../src/audit/audit.service.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 let env: AgentEnv;
-beforeAll(async () => {
-  env = await setupAgentEnv();
+it.override('options', agentOptions());
+it.beforeAll(({ agent }) => {
+  env = agent;
 });
-afterAll(() => env.close());
 
 const auditOf = async (accountId: string, targetId: string) =>
   (await listAudit(env.rt.db, accountId, 50)).filter((e) => e.targetId === targetId).map((e) => ({ route: e.route, method: e.method, status: e.status }));

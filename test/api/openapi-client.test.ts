@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { afterAll, describe, expect } from 'vitest';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, run } from '../helpers/processes.js';
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 /**
  * A typed client as a user of the service would make one: types generated from the served
@@ -91,8 +91,8 @@ let dir: string;
 let program: ts.Program;
 let diagnostics: readonly ts.Diagnostic[];
 
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   server = env.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -128,7 +128,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
   if (dir) await rm(dir, { recursive: true, force: true });
-  await env.close();
 });
 
 const diagnosticsOf = (file: string) =>

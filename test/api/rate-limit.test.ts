@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { configWith } from '../../src/config.js';
@@ -6,28 +6,28 @@ import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
 import request from 'supertest';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { buildCard } from '../review/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { buildCard } from '../helpers/factories.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { holdTable } from '../helpers/locks.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({
-    extraRoutes: fixtureRoutes,
-    env: {
-      RATE_READS_PER_MINUTE: '60',
-      RATE_READS_BURST: '3',
-      RATE_WRITES_PER_MINUTE: '60',
-      RATE_WRITES_BURST: '2',
-      RATE_ACCOUNT_PER_MINUTE: '60',
-      RATE_ACCOUNT_BURST: '5',
-    },
-  });
+it.override('options', {
+  extraRoutes: fixtureRoutes,
+  env: {
+    RATE_READS_PER_MINUTE: '60',
+    RATE_READS_BURST: '3',
+    RATE_WRITES_PER_MINUTE: '60',
+    RATE_WRITES_BURST: '2',
+    RATE_ACCOUNT_PER_MINUTE: '60',
+    RATE_ACCOUNT_BURST: '5',
+  },
 });
-afterAll(() => env.close());
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
 
 const me = (token: string) => env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`);
 

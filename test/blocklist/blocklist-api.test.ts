@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { BlocklistAddResponse, BlocklistPage } from '../../api/routes/blocklist.schemas.js';
 import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { addToBlocklist, isBlocked, refuseIfBlocked } from '../../src/blocklist/blocklist.service.js';
 import { recordOptOut } from '../../src/blocklist/opt-out.js';
-import { envFor, setupTestEnv, type TestEnv, adminCall } from '../helpers/env.js';
+import { envFor, adminCall } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 

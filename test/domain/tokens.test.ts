@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.service.js';
 import { generateToken, hashToken, isWellFormedToken } from '../../src/tokens/token-format.js';
 import { authenticate, lastUsedRecorder, listTokens, mintToken, parseScopes, revokeToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES } from '../../src/tokens/tokens.types.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 describe('token format', () => {
   it('is <prefix>_ then 30 random base62 characters and a 6-character checksum', () => {

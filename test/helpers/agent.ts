@@ -28,10 +28,13 @@ export interface AgentEnv extends TestEnv {
   until(token: string, requestId: string, check: (m: Awaited<ReturnType<AgentEnv['message']>>) => boolean, timeoutMs?: number): Promise<Awaited<ReturnType<AgentEnv['message']>>>;
 }
 
-/** A test world with the real agent-turns (and, when asked, maintenance) pool running in this process. */
-export async function setupAgentEnv(env: Record<string, string> = {}, pools: ('agent-turns' | 'maintenance')[] = ['agent-turns']): Promise<AgentEnv> {
-  const base = await setupTestEnv({ env: { AGENT_WAIT_POLL_MS: '200', ...env } });
-  const running = await startPools(base.rt, pools);
+/** Options for a file whose agent turns run in-process (the shared fixture's `options`; the `agent` fixture reads them). */
+export function agentOptions(env: Record<string, string> = {}, pools: ('agent-turns' | 'maintenance')[] = ['agent-turns']) {
+  return { env: { AGENT_WAIT_POLL_MS: '200', ...env }, pools };
+}
+
+/** The agent helpers over a test world whose pools are running. Closing it closes `base`. */
+export function agentWorld(base: TestEnv, running: Pools): AgentEnv {
   const self: AgentEnv = {
     ...base,
     pools: running,
@@ -51,10 +54,20 @@ export async function setupAgentEnv(env: Record<string, string> = {}, pools: ('a
       }
       return last;
     },
+  };
+  return self;
+}
+
+/** A test world with the real agent-turns (and, when asked, maintenance) pool running in this process. */
+export async function setupAgentEnv(env: Record<string, string> = {}, pools: ('agent-turns' | 'maintenance')[] = ['agent-turns']): Promise<AgentEnv> {
+  const options = agentOptions(env, pools);
+  const base = await setupTestEnv({ env: options.env });
+  const running = await startPools(base.rt, options.pools);
+  return {
+    ...agentWorld(base, running),
     async close() {
       await running.close();
       await base.close();
     },
   };
-  return self;
 }

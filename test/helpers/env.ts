@@ -23,6 +23,12 @@ export interface TestEnv {
   close(): Promise<void>;
 }
 
+export interface EnvOptions {
+  env?: Record<string, string>;
+  extraRoutes?: RouteDef[];
+  logger?: Logger;
+}
+
 /** Removes this file's BullMQ queues and limiter keys so Redis does not fill up across runs. */
 async function clearRedis(rt: Deps, config: Config): Promise<void> {
   const tag = config.queuePrefix.replace(/[{}]/g, '');
@@ -51,9 +57,7 @@ export function envFor(config: Config): Record<string, string> {
  * One test file's world: its own database cloned from the template, its own Redis key prefix, the
  * real app. `overrides` are environment variables (`RATE_READS_BURST`, …); `logger` captures logs.
  */
-export async function setupTestEnv(
-  opts: { env?: Record<string, string>; extraRoutes?: RouteDef[]; logger?: Logger } = {},
-): Promise<TestEnv> {
+export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
   const database = await createTestDatabase();
   const prefix = `{t${randomBytes(4).toString('hex')}}`;
   const config = configWith({ DATABASE_URL: database.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'silent', ...opts.env });

@@ -1,6 +1,6 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { requestDrain } from '../../src/agent/turn-runner.js';
 import { agentTurn } from '../../src/jobs/agent-turn.job.js';
 import { createLogger } from '../../src/logger.js';
@@ -9,24 +9,18 @@ import { handDeliveries } from '../../src/webhooks/events.service.js';
 import { createQueues, defineJob, enqueue, pendingJob, type QueueSet } from '../../src/jobs/registry.js';
 import { createRedis, type Redis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
-import { startPools, type Pools } from '../../workers/main.js';
 import { waitFor } from '../helpers/processes.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { buildCard } from '../review/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { buildCard } from '../helpers/factories.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 
 // Finished jobs stay in Redis (JOBS_KEEP_*) so the board shows history, and keeping them must never
 // turn a later enqueue under the same deterministic key into a silent no-op.
 
 let env: TestEnv;
-let pools: Pools;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
-  pools = await startPools(env.rt, ['agent-turns', 'card-timers']);
-});
-afterAll(async () => {
-  await pools.close();
-  await env.close();
+it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' }, pools: ['agent-turns', 'card-timers'] });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
 
 const basic = `Basic ${Buffer.from('ops:correct horse').toString('base64')}`;

@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { LeadLabelsResponse, LeadResponse, LeadsPage } from '../../api/routes/leads.schemas.js';
 import { setLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildLead } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const get = (token: string, path: string, query: Record<string, string | number> = {}) =>
@@ -16,7 +16,7 @@ const patch = (token: string, id: string, body: unknown) =>
   env.api().patch(`/api/v1/leads/${id}`).set(auth(token)).send(body as object);
 
 async function lead(accountId: string, domain: string, extra: Parameters<typeof upsertLead>[2] extends infer I ? Partial<I> : never = {}) {
-  return (await upsertLead(env.rt.db, accountId, { domain, ...extra })).id;
+  return (await buildLead(env.rt.db, accountId, { domain, ...extra })).id;
 }
 
 describe('GET /leads (list form)', () => {

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { LeadsPage } from '../../api/routes/leads.schemas.js';
 import { newId } from '../../src/ids.js';
 import { listLeads, upsertLead } from '../../src/leads/leads.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { setupTestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 /** Inserts `n` leads in one statement; creation times come from a handful of values, so many tie. */
 async function bulkLeads(accountId: string, n: number, base: number): Promise<string[]> {

@@ -1,17 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { LeadsPage } from '../../api/routes/leads.schemas.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { getLead, getLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
 import { SEED_LEAD_COUNT, seedLeadsAndEvents } from '../../src/leads/seed.js';
-import { setupTestEnv, type TestEnv, adminCall } from '../helpers/env.js';
+import { adminCall } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const admin = (argv: string[]) => adminCall(env, argv);
 

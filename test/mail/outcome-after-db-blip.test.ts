@@ -1,15 +1,15 @@
 import { EventEmitter } from 'node:events';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { RECORD_TRIES } from '../../src/review/record-outcome.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { tcpProxy } from '../helpers/outages.js';
-import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
-import { buildCard } from '../review/factories.js';
+import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { buildCard } from '../helpers/factories.js';
 
 // Issue 14, item 8: the SMTP server took the mail (250) and the database connection dropped right
 // after; the outcome the process knows must still be recorded, not turned into a "did it go out?" card.
@@ -21,9 +21,10 @@ const logs = new EventEmitter();
 const lines: string[] = [];
 /** How many times the service logged that it will try again to record this send's outcome. */
 const retries = (sendId: string) => lines.filter((l) => l.includes('not recorded yet') && l.includes(sendId)).length;
-beforeAll(async () => {
-  smtp = await startTestSmtp();
-  env = await setupTestEnv({ env: smtpEnv(smtp) });
+it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }));
+it.beforeAll(async ({ env: e, smtp: smtpFixture }) => {
+  env = e;
+  smtp = smtpFixture;
   proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
   const url = new URL(env.config.databaseUrl);
   url.port = String(proxy.port);
@@ -39,8 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rt.close();
   await proxy.close();
-  await env.close();
-  await smtp.close();
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });

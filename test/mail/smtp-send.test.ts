@@ -1,32 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { until } from '../helpers/processes.js';
 import { SendResponse } from '../../api/routes/review.schemas.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
-import { startPools, type Pools } from '../../workers/main.js';
-import { buildCard } from '../review/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { buildCard } from '../helpers/factories.js';
 
 let smtp: TestSmtp;
 let env: TestEnv;
-let pools: Pools;
-beforeAll(async () => {
-  smtp = await startTestSmtp();
-  env = await setupTestEnv({
-    env: {
-      ...smtpEnv(smtp),
-      MAIL_SEND_TIMEOUT_MS: '3000',
-      MAIL_RETRY_AFTER_SECONDS: '7',
-      MAIL_RECONCILE_DELAY_MS: '100',
-      MAIL_RECONCILE_WINDOW_MS: '1500',
-    },
-  });
-  pools = await startPools(env.rt, ['mail-sends']);
-});
-afterAll(async () => {
-  await pools.close();
-  await env.close();
-  await smtp.close();
+it.override('options', ({ smtp }) => ({
+  env: {
+    ...smtpEnv(smtp),
+    MAIL_SEND_TIMEOUT_MS: '3000',
+    MAIL_RETRY_AFTER_SECONDS: '7',
+    MAIL_RECONCILE_DELAY_MS: '100',
+    MAIL_RECONCILE_WINDOW_MS: '1500',
+  },
+  pools: ['mail-sends'],
+}));
+it.beforeAll(({ env: e, smtp: smtpFixture }) => {
+  env = e;
+  smtp = smtpFixture;
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -10,7 +10,7 @@ import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { closedPort } from '../helpers/smtp-server.js';
-import { buildCard } from '../review/factories.js';
+import { buildCard } from '../helpers/factories.js';
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const msg = { from: 'Agent <agent@example.test>', to: 'jane@acme.test', subject: 'Hello', text: 'Body' };

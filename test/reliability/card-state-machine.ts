@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { newId } from '../../src/ids.js';
 import { createCard } from '../../src/review/review.service.js';
 import { autoResolve, wakeCard } from '../../src/review/timers.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 /**
  * Model-based test of the review card state machine. Random interleavings of every verb (approve,
@@ -302,11 +302,11 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
 export function stateMachineSuite(title: string, o: { cards: number; steps: number; runs: number; timeoutMs: number }): void {
   const mailDir = `/tmp/gas-state-machine-${o.runs}-${process.pid}-${Date.now()}`;
   let env: TestEnv;
-  beforeAll(async () => {
-    env = await setupTestEnv({ env: stateMachineEnv(mailDir) });
+  it.override('options', { env: stateMachineEnv(mailDir) });
+  it.beforeAll(({ env: e }) => {
+    env = e;
   });
   afterAll(async () => {
-    await env.close();
     await rm(mailDir, { recursive: true, force: true });
   });
   describe(title, () => {

@@ -6,9 +6,9 @@ import { DELIVERY_QUESTION_SOURCE } from '../../src/review/card-shape.js';
 import { createCard } from '../../src/review/review.service.js';
 import { shipBySetting } from '../../src/review/ship.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor, type TestEnv } from '../helpers/env.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
-import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 /**
  * kill -9 of the worker process that sends mail in the background, over and over, while approved mail
@@ -38,12 +38,15 @@ export interface MailKillOptions {
 export interface MailKillWorld {
   env: TestEnv;
   smtp: TestSmtp;
-  close(): Promise<void>;
 }
 
-export async function setupMailKillWorld(): Promise<MailKillWorld> {
-  const smtp = await startTestSmtp({ kind: 'jitter', minMs: 2, maxMs: 30 });
-  const env = await setupTestEnv({
+/**
+ * The shared fixture's options for this world: the file's SMTP stand-in answers with jitter, sends
+ * time out fast and the person in the test is never rate limited.
+ */
+export function mailKillOptions(smtp: TestSmtp) {
+  smtp.mode = { kind: 'jitter', minMs: 2, maxMs: 30 };
+  return {
     env: {
       ...smtpEnv(smtp),
       // A live send answers within the send timeout; a fence `sending` for twice that is a dead sender's.
@@ -61,14 +64,6 @@ export async function setupMailKillWorld(): Promise<MailKillWorld> {
       RATE_READS_BURST: '100000',
       RATE_ACCOUNT_PER_MINUTE: '100000',
       RATE_ACCOUNT_BURST: '100000',
-    },
-  });
-  return {
-    env,
-    smtp,
-    async close() {
-      await env.close();
-      await smtp.close();
     },
   };
 }

@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMailKill, setupMailKillWorld, type MailKillWorld } from './mail-kill-harness.js';
+import { describe, expect } from 'vitest';
+import { it } from '../helpers/fixture.js';
+import { mailKillOptions, runMailKill, type MailKillWorld } from './mail-kill-harness.js';
 
 // Long variant of mail-sends-kill.test.ts, run by `npm run test:chaos`.
 let world: MailKillWorld;
-beforeAll(async () => {
-  world = await setupMailKillWorld();
+it.override('options', ({ smtp }) => mailKillOptions(smtp));
+it.beforeAll(({ env, smtp }) => {
+  world = { env, smtp };
 });
-afterAll(() => world.close());
 
 describe('chaos: kill -9 of the mail-sending worker, 1,000 sends, 10 kills', () => {
   it('delivers every card exactly once: 0 duplicates, 0 lost, unsettled fences reconciled through a person', async () => {

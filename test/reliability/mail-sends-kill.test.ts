@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runMailKill, setupMailKillWorld, type MailKillWorld } from './mail-kill-harness.js';
+import { describe, expect } from 'vitest';
+import { it } from '../helpers/fixture.js';
+import { mailKillOptions, runMailKill, type MailKillWorld } from './mail-kill-harness.js';
 
 // The heavier variant (more sends, more kills) is mail-sends-kill.chaos.test.ts (`npm run test:chaos`).
 let world: MailKillWorld;
-beforeAll(async () => {
-  world = await setupMailKillWorld();
+it.override('options', ({ smtp }) => mailKillOptions(smtp));
+it.beforeAll(({ env, smtp }) => {
+  world = { env, smtp };
 });
-afterAll(() => world.close());
 
 describe('kill -9 of the mail-sending worker during 300 sends over SMTP', () => {
   it('delivers every card exactly once: 0 duplicates, 0 lost, unsettled fences reconciled through a person', async () => {

@@ -1,20 +1,19 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { privateRedis, tcpProxy } from '../helpers/outages.js';
 import { waitFor } from '../helpers/processes.js';
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string };
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   tenant = await env.tenant();
 });
-afterAll(() => env.close());
 
 function runtimeWith(overrides: Record<string, string>): Deps {
   return createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ...overrides }), createLogger('silent'));

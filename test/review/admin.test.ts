@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
-import { setupTestEnv, type TestEnv, adminCall } from '../helpers/env.js';
+import { adminCall } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const admin = (argv: string[]) => adminCall(env, argv);
 

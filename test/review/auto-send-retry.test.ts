@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { newId } from '../../src/ids.js';
 import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
 import { pendingJob } from '../../src/jobs/registry.js';
@@ -6,33 +6,27 @@ import { cardsRepository, type Card } from '../../src/review/cards.repository.js
 import { createCard } from '../../src/review/review.service.js';
 import { AUTO_SEND_TRIES } from '../../src/review/timers.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
-import { startPools, type Pools } from '../../workers/main.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 // A trusted mail draft whose automatic send finds the mail service refusing for now (451 before any
 // message is written: certainly not sent) is tried again later on the same ladder, not left to a person.
 let smtp: TestSmtp;
 let env: TestEnv;
-let pools: Pools;
-beforeAll(async () => {
-  smtp = await startTestSmtp();
-  env = await setupTestEnv({
-    env: {
-      ...smtpEnv(smtp),
-      MAIL_RETRY_AFTER_SECONDS: '1',
-      TRUST_AUTO_RESOLVE_AFTER: '3',
-      TRUST_AUTO_RESOLVE_DELAY_MS: '200',
-      CARD_SWEEP_MS: '600000',
-    },
-  });
-  pools = await startPools(env.rt, ['card-timers', 'mail-sends']);
-});
-afterAll(async () => {
-  await pools.close();
-  await env.close();
-  await smtp.close();
+it.override('options', ({ smtp }) => ({
+  env: {
+    ...smtpEnv(smtp),
+    MAIL_RETRY_AFTER_SECONDS: '1',
+    TRUST_AUTO_RESOLVE_AFTER: '3',
+    TRUST_AUTO_RESOLVE_DELAY_MS: '200',
+    CARD_SWEEP_MS: '600000',
+  },
+  pools: ['card-timers', 'mail-sends'],
+}));
+it.beforeAll(({ env: e, smtp: smtpFixture }) => {
+  env = e;
+  smtp = smtpFixture;
 });
 
 const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect } from 'vitest';
 import { memoryRepository } from '../../src/agent/memory.repository.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 
 // The llm brain sees the account memory in its prompt; a draft that quotes it is refused back to the
@@ -9,13 +9,10 @@ const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
-beforeAll(async () => {
-  llm = await startFakeLlm();
-  env = await setupAgentEnv({ AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model', LLM_TIMEOUT_MS: '5000', LLM_MAX_RETRIES: '0' });
-});
-afterAll(async () => {
-  await env.close();
-  await llm.close();
+it.override('options', ({ llm }) => agentOptions({ AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model', LLM_TIMEOUT_MS: '5000', LLM_MAX_RETRIES: '0' }));
+it.beforeAll(({ agent, llm: llmFixture }) => {
+  env = agent;
+  llm = llmFixture;
 });
 beforeEach(() => {
   llm.requests.length = 0;

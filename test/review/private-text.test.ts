@@ -1,24 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { memoryRepository } from '../../src/agent/memory.repository.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { dismissalLesson, findQuotedNote } from '../../src/review/private-text.js';
 import { autoResolve } from '../../src/review/timers.service.js';
-import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
-import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
-import { buildCard } from './factories.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { buildCard } from '../helpers/factories.js';
 
 // Notes guide the agent; they are never quoted to outsiders (issue 14, item 3).
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
 let smtp: TestSmtp;
 let env: AgentEnv;
-beforeAll(async () => {
-  smtp = await startTestSmtp();
-  env = await setupAgentEnv(smtpEnv(smtp));
-});
-afterAll(async () => {
-  await env.close();
-  await smtp.close();
+it.override('options', ({ smtp }) => agentOptions(smtpEnv(smtp)));
+it.beforeAll(({ agent, smtp: smtpFixture }) => {
+  env = agent;
+  smtp = smtpFixture;
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { cardView } from '../../src/review/review.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { buildCard } from './factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { buildCard } from '../helpers/factories.js';
 
 /**
  * `GET /review` sends cards as Postgres renders them (plus the computed fields); `GET /review/{id}` and
  * every other reader map rows through `cardView`. The two must be the same object for every card.
  */
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 

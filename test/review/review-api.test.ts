@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { AnswerResponse, ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { buildCard } from './factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { buildCard } from '../helpers/factories.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: `/tmp/gas-review-api-${process.pid}` } });
+it.override('options', { env: { MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: `/tmp/gas-review-api-${process.pid}` } });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const post = (token: string, id: string, verb: string, body: unknown) => env.api().post(`/api/v1/review/${id}/${verb}`).set(auth(token)).send(body as object);

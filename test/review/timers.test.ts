@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { until as poll } from '../helpers/processes.js';
 import { ReviewItemResponse } from '../../api/routes/review.schemas.js';
 import { recordTurn } from '../../src/agent/agent.service.js';
@@ -13,33 +13,28 @@ import { returnRevision } from '../../src/agent/card-revision.js';
 import { sweepCards } from '../../src/review/timers.service.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { setApproval } from '../../src/review/approval.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { startPools, type Pools } from '../../workers/main.js';
-import { buildCard } from './factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { buildCard } from '../helpers/factories.js';
 
 const MAIL_DIR = `/tmp/gas-timers-${process.pid}-${Date.now()}`;
 let env: TestEnv;
-let pools: Pools;
-beforeAll(async () => {
-  env = await setupTestEnv({
-    env: {
-      TRUST_AUTO_RESOLVE_AFTER: '3',
-      TRUST_AUTO_RESOLVE_DELAY_MS: '300',
-      REVIEW_REVISION_DELAY_MS: '200',
-      CARD_SWEEP_MS: '600000',
-      RATE_WRITES_PER_MINUTE: '100000',
-      RATE_WRITES_BURST: '100000',
-      RATE_ACCOUNT_PER_MINUTE: '100000',
-      RATE_ACCOUNT_BURST: '100000',
-      MAIL_TRANSPORT: 'local',
-      MAIL_LOCAL_DIR: MAIL_DIR,
-    },
-  });
-  pools = await startPools(env.rt, ['card-timers', 'mail-sends', 'agent-turns']);
+it.override('options', {
+  env: {
+    TRUST_AUTO_RESOLVE_AFTER: '3',
+    TRUST_AUTO_RESOLVE_DELAY_MS: '300',
+    REVIEW_REVISION_DELAY_MS: '200',
+    CARD_SWEEP_MS: '600000',
+    RATE_WRITES_PER_MINUTE: '100000',
+    RATE_WRITES_BURST: '100000',
+    RATE_ACCOUNT_PER_MINUTE: '100000',
+    RATE_ACCOUNT_BURST: '100000',
+    MAIL_TRANSPORT: 'local',
+    MAIL_LOCAL_DIR: MAIL_DIR,
+  },
+  pools: ['card-timers', 'mail-sends', 'agent-turns'],
 });
-afterAll(async () => {
-  await pools.close();
-  await env.close();
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });

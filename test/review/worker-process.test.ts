@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
-import { buildCard } from './factories.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCard } from '../helpers/factories.js';
+import { afterAll, describe, expect } from 'vitest';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
 
 // Real worker processes (`bin/start.ts workers --pools card-timers,mail-sends`) sharing this file's database and prefix.
@@ -13,8 +14,9 @@ const MAIL_DIR = `/tmp/gas-review-proc-${process.pid}-${Date.now()}`;
 const SHARED = { TRUST_AUTO_RESOLVE_AFTER: '2', TRUST_AUTO_RESOLVE_DELAY_MS: '400', CARD_SWEEP_MS: '200', MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: MAIL_DIR };
 let env: TestEnv;
 let child: ChildProcess | null = null;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: SHARED });
+it.override('options', { env: SHARED });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   const queue = env.rt.queues.get('card-timers')!;
   const { BASE_URL: _vite, ...inherited } = process.env;
   child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,mail-sends'], {
@@ -30,7 +32,6 @@ afterAll(async () => {
     child.kill('SIGTERM');
     await exited;
   }
-  await env.close();
 });
 
 describe('card-timers and mail-sends in a worker process', () => {

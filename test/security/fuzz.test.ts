@@ -1,21 +1,21 @@
 import fc from 'fast-check';
 import request from 'supertest';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { routes } from '../../api/routes.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 // Every route of the table, fed malformed input. Whatever arrives: never a 500, always the JSON
 // error shape with no-store, and a refused request writes nothing (every write leaves an audit row).
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string };
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { RATE_READS_BURST: '100000', RATE_WRITES_BURST: '100000', RATE_MESSAGES_BURST: '100000', RATE_ACCOUNT_BURST: '100000' } });
+it.override('options', { env: { RATE_READS_BURST: '100000', RATE_WRITES_BURST: '100000', RATE_MESSAGES_BURST: '100000', RATE_ACCOUNT_BURST: '100000' } });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   tenant = await env.tenant();
 });
-afterAll(() => env.close());
 
 const nasty = fc.oneof(
   fc.string(),

@@ -1,13 +1,13 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { routes } from '../../api/routes.js';
 import { startTurn } from '../../src/agent/agent.service.js';
-import { upsertLead } from '../../src/leads/leads.service.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { createWorkflow } from '../../src/workflows/workflows.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildLead } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 // Two accounts with one of everything each. For every route with an {id}, account B asking for
 // account A's id must get exactly what an unknown id gets; list routes must show B nothing of A's.
@@ -34,21 +34,20 @@ const RESOURCES: Array<{ match: RegExp; kind: string; body?: unknown }> = [
 async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> {
   const card = newId('card');
   await cardsRepository(env.rt.db).insert({ id: card, accountId: t.accountId, kind: 'approval', sourceType: 'budget_change', title: `card ${tag}`, payload: {}, actions: ['approve', 'dismiss'], primaryLabel: 'Approve' });
-  const lead = await upsertLead(env.rt.db, t.accountId, { domain: `${tag}.example.com`, companyName: `${tag} Inc` });
+  const lead = await buildLead(env.rt.db, t.accountId, { domain: `${tag}.example.com`, companyName: `${tag} Inc` });
   const message = await startTurn(env.rt, { accountId: t.accountId, kind: 'message', origin: 'api', tokenId: t.tokenId, text: `hello from ${tag}` });
   const actor = { accountId: t.accountId, actor: 'api' as const, tokenId: t.tokenId, tokenLabel: 'test', method: 'POST', route: 'test' };
   const workflow = await createWorkflow(env.rt, actor, { name: `wf ${tag}`, scheduleText: 'daily', steps: [{ title: 'x' }] });
   return { card, lead: lead.id, message: message.turn.id, workflow: workflow.workflowId };
 }
 
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   a = await env.tenant(undefined, 'Alpha');
   b = await env.tenant(undefined, 'Bravo');
   Object.assign(owned, await makeAll(a, 'alpha'));
   await makeAll(b, 'bravo');
 });
-afterAll(() => env.close());
 
 const idRoutes = routes.filter((r) => r.path.includes('{') && r.auth !== 'none');
 const resourceOf = (r: RouteDef) => RESOURCES.find((x) => x.match.test(r.path));

@@ -1,3 +1,4 @@
+import type { QueueName } from '../../src/jobs/registry.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { waitFor } from '../helpers/processes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
@@ -8,10 +9,13 @@ export interface HookWorld extends TestEnv {
   settled(deliveryId: string, timeoutMs?: number): Promise<{ id: string; status: string; kind: string; origin: string; data: unknown }>;
 }
 
-/** A test world running the real webhook-events and agent-turns pools in this process. */
-export async function setupHookWorld(env: Record<string, string> = {}): Promise<HookWorld> {
-  const base = await setupTestEnv({ env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000', ...env } });
-  const pools = await startPools(base.rt, ['webhook-events', 'agent-turns']);
+/** Shared-fixture options for a file whose hook deliveries reach the agent in-process (high hourly limits). */
+export function hookWorldOptions(env: Record<string, string> = {}) {
+  return { env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000', ...env }, pools: ['webhook-events', 'agent-turns'] as QueueName[] };
+}
+
+/** The hook helpers over a test world whose webhook-events and agent-turns pools run. Closing it closes `base`. */
+export function hookWorld(base: TestEnv, pools: Pools): HookWorld {
   return {
     ...base,
     pools,
@@ -29,6 +33,16 @@ export async function setupHookWorld(env: Record<string, string> = {}): Promise<
       );
       return turn!;
     },
+  };
+}
+
+/** A test world running the real webhook-events and agent-turns pools in this process. */
+export async function setupHookWorld(env: Record<string, string> = {}): Promise<HookWorld> {
+  const options = hookWorldOptions(env);
+  const base = await setupTestEnv({ env: options.env });
+  const pools = await startPools(base.rt, options.pools);
+  return {
+    ...hookWorld(base, pools),
     async close() {
       await pools.close();
       await base.close();

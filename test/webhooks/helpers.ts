@@ -2,14 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type request from 'supertest';
 import { expect } from 'vitest';
-import { createHook } from '../../src/webhooks/webhooks.service.js';
+import { buildHook } from '../helpers/factories.js';
 import type { TestEnv } from '../helpers/env.js';
 
 /** A hook for `accountId`; returns its id, URL and the path to POST to. */
-export async function makeHook(env: TestEnv, accountId: string, label = 'signup') {
-  const { hookId, url } = await createHook(env.rt, env.config.baseUrl, { accountId, label });
-  const path = new URL(url).pathname;
-  return { hookId, url, path, token: path.split('/').pop()! };
+export function makeHook(env: TestEnv, accountId: string, label = 'signup') {
+  return buildHook(env.rt, accountId, { label });
 }
 
 /** POST a JSON text (or any bytes) to a hook path with a content type. */

@@ -1,15 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runAdmin } from '../../src/admin/commands.js';
 import { listAudit } from '../../src/audit/audit.service.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 import { postJson } from './helpers.js';
 
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { BASE_URL: 'https://agent.example.com' } });
+it.override('options', { env: { BASE_URL: 'https://agent.example.com' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 const admin = (...argv: string[]) => runAdmin(argv, { config: env.config, db: env.rt.db });
 const refusal = (...argv: string[]) =>

@@ -1,17 +1,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';
 
 let env: TestEnv;
 let server: http.Server;
 let base: string;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { WEBHOOK_HOOK_PER_HOUR: '10', WEBHOOK_ACCOUNT_PER_HOUR: '1000' } });
+it.override('options', { env: { WEBHOOK_HOOK_PER_HOUR: '10', WEBHOOK_ACCOUNT_PER_HOUR: '1000' } });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   server = http.createServer(env.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -19,7 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise<void>((r) => server.close(() => r()));
-  await env.close();
 });
 
 /** POSTs at once on one server, so the intake gathers them into shared statements. */

@@ -2,12 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { WebhookAccepted } from '../../api/routes/webhook.schemas.js';
 import { createLogger } from '../../src/logger.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { deleteHook, disableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { deliveryRows, expectError, makeHook, postJson, postRaw, rawPost } from './helpers.js';
 
 const logLines: string[] = [];
@@ -21,13 +21,13 @@ const sink = new Writable({
 let env: TestEnv;
 let accountId: string;
 let hook: Awaited<ReturnType<typeof makeHook>>;
-beforeAll(async () => {
-  // High limits: this file is about the endpoint's answers, limits.test.ts about the limits.
-  env = await setupTestEnv({ env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' }, logger: createLogger('trace', sink) });
+// High limits: this file is about the endpoint's answers, limits.test.ts about the limits.
+it.override('options', { env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' }, logger: createLogger('trace', sink) });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   ({ accountId } = await env.tenant());
   hook = await makeHook(env, accountId);
 });
-afterAll(() => env.close());
 
 /** A JSON string value whose serialised form is exactly `bytes` bytes. */
 const jsonOfBytes = (bytes: number) => JSON.stringify('x'.repeat(bytes - 2));

@@ -1,24 +1,23 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect } from 'vitest';
 import { createHookLimiter } from '../../src/webhooks/hook-limiter.js';
 import { webhookClock } from '../../src/webhooks/intake.service.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { runAdmin } from '../../src/admin/commands.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { deliveryRows, expectError, makeHook, postJson } from './helpers.js';
 
 const HOUR = 3_600_000;
 let env: TestEnv;
 let now = Date.UTC(2026, 10, 22, 8, 0, 0);
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(({ env: e }) => {
+  env = e;
   webhookClock.now = () => now;
 });
 afterEach(() => {
   now += 10 * HOUR;
 });
-afterAll(async () => {
+afterAll(() => {
   webhookClock.now = () => Date.now();
-  await env.close();
 });
 
 async function postMany(path: string, n: number, stepMs = 0): Promise<number[]> {

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { runAdmin } from '../../src/admin/commands.js';
@@ -9,7 +9,7 @@ import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
 import { Unavailable } from '../../src/errors.js';
 import { createHook, enableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
 import { createRedis } from '../../src/redis.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { expectError } from './helpers.js';
 
 /**
@@ -19,8 +19,8 @@ import { expectError } from './helpers.js';
 let env: TestEnv;
 let second: Deps;
 let apps: { name: string; post(path: string): Promise<request.Response> }[];
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   // A second API process of the same deployment: same database, same Redis keyspace.
   second = createDeps(env.config, createLogger('silent'));
   await second.ready();
@@ -34,7 +34,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await second.close();
-  await env.close();
 });
 
 const admin = (...argv: string[]) => runAdmin(argv, { config: env.config, db: env.rt.db });

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
 import { createLogger } from '../../src/logger.js';
 import { sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
 import { startPools } from '../../workers/main.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 import { expectError, makeHook, postJson } from './helpers.js';
 
@@ -39,10 +39,12 @@ async function stopRedis(child: ChildProcess): Promise<void> {
 let port: number;
 let redis: ChildProcess;
 let env: TestEnv;
-beforeAll(async () => {
+// This file's own Redis, made with the options and stopped after the env is closed.
+it.override('options', async ({}, { onCleanup }) => {
   port = await freePort();
   redis = await startRedis(port);
-  env = await setupTestEnv({
+  onCleanup(() => stopRedis(redis));
+  return {
     env: {
       REDIS_URL: `redis://127.0.0.1:${port}`,
       // The load test posts more than the default hourly allowance; its sweeper runs every half second.
@@ -51,11 +53,10 @@ beforeAll(async () => {
       MAINTENANCE_SWEEP_MS: '500',
       MAINTENANCE_ORPHAN_AFTER_MS: '1000',
     },
-  });
+  };
 });
-afterAll(async () => {
-  await env.close();
-  await stopRedis(redis);
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
 
 describe('queue outage (DESIGN rule 2)', () => {

@@ -1,18 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { pruneDeliveries } from '../../src/webhooks/events.service.js';
 import { sweepProcessor } from '../../workers/maintenance/sweep.processor.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const log = createLogger('silent');
 let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { WEBHOOK_DELIVERY_RETENTION_DAYS: '7' } });
+it.override('options', { env: { WEBHOOK_DELIVERY_RETENTION_DAYS: '7' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
 });
-afterAll(() => env.close());
 
 type Row = { id: string; outcome: string; turn_id?: string | null; at: number };
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { newId } from '../../src/ids.js';
@@ -9,7 +9,7 @@ import { runsRepository } from '../../src/workflows/runs.repository.js';
 import { advanceRun, fireRun } from '../../src/workflows/runs.service.js';
 import { POOL_SETUP } from '../../workers/pool-setup.js';
 import { startPools, type Pools } from '../../workers/main.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { completion, startFakeLlm, type ChatRequest } from '../helpers/fake-llm.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -34,8 +34,25 @@ function hold(name: string): () => void {
 const workflowIn = (req: ChatRequest) => /Workflow "([^"]+)"/.exec(req.body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '')?.[1];
 const asked = (name: string) => llm.requests.filter((r) => workflowIn(r) === name).length;
 
-beforeAll(async () => {
-  llm = await startFakeLlm();
+it.override('options', ({ llm }) => ({
+  env: {
+    AGENT_BRAIN: 'llm',
+    LLM_BASE_URL: llm.baseUrl,
+    LLM_API_KEY: 'sk-test',
+    // A held answer is released by the test, never cut off by the client's own time limit.
+    LLM_TIMEOUT_MS: '120000',
+    LLM_MAX_RETRIES: '1',
+    LLM_BACKOFF_MS: '20',
+    WORKFLOW_POLL_MS: '50',
+    // One run at a time: only the hand-back after a short slice lets a second account's run move.
+    WORKFLOW_RUNS_CONCURRENCY: '1',
+    WORKFLOW_RUN_SLICE_MS: '300',
+    WORKFLOW_RUN_YIELD_DELAY_MS: '50',
+  },
+}));
+it.beforeAll(async ({ env: e, llm: llmFixture }) => {
+  env = e;
+  llm = llmFixture;
   llm.script(async (req) => {
     const name = workflowIn(req);
     if (name && failing.has(name)) return { status: 500, body: { error: 'the model is down' } };
@@ -43,29 +60,12 @@ beforeAll(async () => {
     if (held) await held.opened;
     return { body: completion(`${name ?? 'That'} is done.`) };
   });
-  env = await setupTestEnv({
-    env: {
-      AGENT_BRAIN: 'llm',
-      LLM_BASE_URL: llm.baseUrl,
-      LLM_API_KEY: 'sk-test',
-      // A held answer is released by the test, never cut off by the client's own time limit.
-      LLM_TIMEOUT_MS: '120000',
-      LLM_MAX_RETRIES: '1',
-      LLM_BACKOFF_MS: '20',
-      WORKFLOW_POLL_MS: '50',
-      // One run at a time: only the hand-back after a short slice lets a second account's run move.
-      WORKFLOW_RUNS_CONCURRENCY: '1',
-      WORKFLOW_RUN_SLICE_MS: '300',
-      WORKFLOW_RUN_YIELD_DELAY_MS: '50',
-    },
-  });
+  // Started here, not through the fixture's options: a test restarts them.
   pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
 });
 afterAll(async () => {
   for (const h of holds.values()) h.open();
   await pools?.close();
-  await env?.close();
-  await llm?.close();
 });
 
 async function workflow(name: string, steps: string[]) {

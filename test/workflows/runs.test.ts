@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { workflowRun } from '../../src/jobs/workflow-run.job.js';
@@ -6,7 +6,7 @@ import { advanceRun, continueAfterGate, decideGate, fireRun, type RunOptions } f
 import { repairSchedulers, syncScheduler } from '../../src/workflows/workflows.service.js';
 import { workflowsRepository } from '../../src/workflows/workflows.repository.js';
 import { startPools, type Pools } from '../../workers/main.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 
 let env: TestEnv;
@@ -14,16 +14,15 @@ let pools: Pools;
 let tenant: { accountId: string; token: string };
 let opts: RunOptions;
 
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { WORKFLOW_POLL_MS: '50' } });
+it.override('options', { env: { WORKFLOW_POLL_MS: '50' } });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
+  // Started here, not through the fixture's options: a test restarts them.
   pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
   tenant = await env.tenant();
   opts = { ...env.config.workflows, stepTimeoutMs: 20_000, pollMs: 50 };
 });
-afterAll(async () => {
-  await pools.close();
-  await env.close();
-});
+afterAll(() => pools.close());
 
 const auth = () => ({ Authorization: `Bearer ${tenant.token}` });
 async function create(body: object) {

@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { DeleteWorkflowResponse, RunsResponse, WorkflowResponse, WorkflowsResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { workflowRun } from '../../src/jobs/workflow-run.job.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string };
-beforeAll(async () => {
-  env = await setupTestEnv();
+it.beforeAll(async ({ env: e }) => {
+  env = e;
   tenant = await env.tenant();
 });
-afterAll(() => env.close());
 
 const auth = (t = tenant.token) => ({ Authorization: `Bearer ${t}` });
 const create = (body: unknown, t?: string) => env.api().post('/api/v1/workflows').set(auth(t)).send(body as object);
