@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { sendCard } from '../../src/mail/mail.service.js';
+import { sendCard } from '../../src/review/shipping.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { answerCard, dismissCard, getCardJson, listCards, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import type { Reply, RouteContext } from '../route.js';

@@ -1,3 +1,4 @@
+import type { ShippingHere } from '../channels/registry.js';
 import type { OutsideData, TurnKind } from './agent.types.js';
 
 export const TOOL_NAMES = ['reply', 'create_card', 'ship', 'upsert_lead', 'propose_workflow', 'remember', 'block'] as const;
@@ -25,6 +26,8 @@ export interface BrainContext {
   /** Loaded on first call (a brain that does not need them costs no query). */
   history(): Promise<{ role: 'user' | 'agent'; text: string }[]>;
   reviewQueue(): Promise<{ waiting: { title: string; sourceType: string; createdAt: number }[]; count: number }>;
+  /** Which kinds of work can ship on this account now (the channel registry's answer). */
+  shipping(): Promise<ShippingHere>;
 }
 
 /** One round: the tool calls the brain proposes, and whether it has finished the turn. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
 import { DATA_RULE, dataBlock } from './data-block.js';
-import { TOOL_ARGS, TOOL_DESCRIPTIONS } from './tools.js';
+import { TOOL_ARGS, toolDescriptions } from './tools.js';
 
 type LlmConfig = Config['agent']['llm'];
 
@@ -29,14 +29,13 @@ type ChatMessage =
   | { role: 'assistant'; content: string | null; tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
-const tools = Object.entries(TOOL_ARGS).map(([name, schema]) => ({
-  type: 'function' as const,
-  function: {
-    name,
-    description: TOOL_DESCRIPTIONS[name as keyof typeof TOOL_ARGS],
-    parameters: z.toJSONSchema(schema, { io: 'input' }),
-  },
-}));
+const PARAMETERS = Object.entries(TOOL_ARGS).map(([name, schema]) => ({ name: name as keyof typeof TOOL_ARGS, parameters: z.toJSONSchema(schema, { io: 'input' }) }));
+
+/** The tool list for this turn's account: the ship tool says which kinds of work can ship there now. */
+async function toolsFor(ctx: BrainContext) {
+  const descriptions = toolDescriptions(await ctx.shipping());
+  return PARAMETERS.map(({ name, parameters }) => ({ type: 'function' as const, function: { name, description: descriptions[name], parameters } }));
+}
 
 async function systemPrompt(ctx: BrainContext): Promise<string> {
   const queue = await ctx.reviewQueue();
@@ -104,7 +103,7 @@ function parseArgs(raw: string): Record<string, unknown> {
  * anything else fails the turn with a short reason.
  */
 export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch): Brain {
-  async function complete(messages: ChatMessage[], signal: AbortSignal): Promise<z.infer<typeof ChatResponse>> {
+  async function complete(messages: ChatMessage[], tools: Awaited<ReturnType<typeof toolsFor>>, signal: AbortSignal): Promise<z.infer<typeof ChatResponse>> {
     let last = '';
     for (let attempt = 0; attempt <= cfg.maxRetries; attempt++) {
       if (attempt > 0) {
@@ -154,7 +153,7 @@ export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch):
   return {
     name: 'llm',
     async step(ctx, transcript, signal): Promise<BrainStep> {
-      const data = await complete(await buildMessages(ctx, transcript), signal);
+      const data = await complete(await buildMessages(ctx, transcript), await toolsFor(ctx), signal);
       const message = data.choices[0]!.message;
       const calls: ToolCall[] = [];
       if (message.content?.trim()) calls.push({ id: `${SYNTHETIC}${transcript.length}`, name: 'reply', args: { text: message.content.trim() } });

@@ -1,5 +1,6 @@
 import type { PgConnection } from '../db.js';
 import type { Deps } from '../deps.js';
+import { turnCarriesOutsideData } from '../review/outside-data.js';
 import type { Turn } from './agent.types.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { executeTool } from './tools.js';
@@ -15,7 +16,7 @@ export type StepPlace = Omit<StepAt, 'result'>;
  * transaction that also writes the record.
  */
 export async function runStep(rt: Deps, conn: PgConnection, turn: Turn, place: StepPlace, call: ToolCall): Promise<ToolResult> {
-  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turn.kind === 'event' || turn.data !== null };
+  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn) };
   if (call.name === 'reply') {
     let recorded = false;
     const result = await executeTool(call, {

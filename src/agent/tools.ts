@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cannotShip, type ShippingHere } from '../channels/registry.js';
 import { addToBlocklist, isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../db.js';
 import { BadRequest } from '../errors.js';
@@ -70,10 +71,24 @@ export const TOOL_ARGS = {
   block: z.object({ value: z.string().min(3).max(320), reason: z.string().max(500).optional() }),
 } as const;
 
-export const TOOL_DESCRIPTIONS: Record<keyof typeof TOOL_ARGS, string> = {
+/** What the ship tool can do on this account now, from the channel registry (never a fixed list). */
+function shipDescription(here: ShippingHere): string {
+  const can = here.ships.length ? `Kinds that can ship on this account now: ${here.ships.join(', ')}.` : 'No kind of work can ship on this account now.';
+  const cannot = here.waits.map((w) => `${w.kind} (${w.reason})`).join('; ');
+  return (
+    `Ship work (${KINDS_OF_WORK.join(', ')}). It waits as a review card unless the account lets that kind run without approval; spend always waits. ` +
+    `${can}${cannot ? ` Not here: ${cannot}; such a card waits and cannot be approved until the connection exists.` : ''}`
+  );
+}
+
+/** Each tool's description for this account (the ship tool's depends on which channels are connected). */
+export function toolDescriptions(here: ShippingHere): Record<keyof typeof TOOL_ARGS, string> {
+  return { ...TOOL_DESCRIPTIONS, ship: shipDescription(here) };
+}
+
+const TOOL_DESCRIPTIONS: Record<Exclude<keyof typeof TOOL_ARGS, 'ship'>, string> = {
   reply: 'Send one chat bubble to the person who messaged you.',
   create_card: 'Put a card in the review queue (a question, a choice or something to approve).',
-  ship: 'Ship work (email, sequence, network_message, blog_post, ad_test, spend). It waits as a review card unless the account lets that kind run without approval; spend always waits.',
   upsert_lead: 'Record or update a lead by domain, with research entries and contacts.',
   propose_workflow: 'Propose a recurring workflow; it waits for approval as a card.',
   remember: 'Keep a preference or fact in the account memory.',
@@ -136,8 +151,8 @@ async function refusePrivateText(env: ToolEnv, texts: string[]): Promise<void> {
 type Handler<K extends keyof typeof TOOL_ARGS> = (args: z.output<(typeof TOOL_ARGS)[K]>, env: ToolEnv) => Promise<string>;
 
 /**
- * The tools the runtime executes for a brain. Nothing here ships: shipping work becomes a review card
- * (no transport exists yet, so even work the account freed from approval waits as a card).
+ * The tools the runtime executes for a brain. Nothing here ships: shipping work becomes a review card,
+ * which the review queue ships through the kind's channel adapter (src/channels/) once approved or due.
  */
 const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
   async reply(args, env) {
@@ -189,13 +204,14 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       fromOutside: env.fromOutside,
       ...cardShape('approval', sourceType),
     };
+    const missing = await cannotShip(env.db, env.accountId, args.work);
     // Freed by the account setting: the review queue ships it through its fenced send path, decided by `setting`.
     if (!approval) {
       const shipped = await shipBySetting(env.db, card);
       if (shipped.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${shipped.id} ships it now`;
-      return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
-    }
-    await addCard(env.db, card);
+      if (shipped.fromOutside) return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
+    } else await addCard(env.db, card);
+    if (missing) return `${args.work} waits as card ${card.id} and cannot ship until connected (${missing}); nothing was shipped`;
     return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
   },
   async upsert_lead(args, env) {

@@ -4,6 +4,7 @@ import { enqueue } from '../jobs/registry.js';
 import { agentTurn, type DrainReason } from '../jobs/agent-turn.job.js';
 import type { Logger } from '../logger.js';
 import { waitingCards } from '../review/cards.service.js';
+import { shippingHere } from '../channels/registry.js';
 import type { Deps } from '../deps.js';
 import { publishDone, publishFinished, turnBus } from './agent.bus.js';
 import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
@@ -98,6 +99,7 @@ function contextFor(rt: Deps, turn: Turn, memory: string[]): BrainContext {
     memory,
     history: once(() => conversation.recentHistory(turn.accountId, turn.id, 5)),
     reviewQueue: once(() => waitingCards(rt.db, turn.accountId, 10)),
+    shipping: once(() => shippingHere(rt.db, turn.accountId)),
   };
 }
 

@@ -8,10 +8,10 @@ import type { Queryable } from '../db.js';
  */
 export function agentRows(q: Queryable) {
   return {
-    /** A turn a webhook payload started (DESIGN rule 8): what it makes never ships by itself. */
-    async turnFromOutside(accountId: string, turnId: string): Promise<boolean> {
-      const turn = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<{ kind: string; origin: string } | undefined>('kind', 'origin');
-      return turn !== undefined && (turn.kind === 'event' || turn.origin === 'hook');
+    /** What decides whether a turn carried outside data (src/review/outside-data.ts decides it), or null. */
+    async turn(accountId: string, turnId: string): Promise<{ kind: string; origin: string; data: unknown } | null> {
+      const row = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<{ kind: string; origin: string; data: unknown } | undefined>('kind', 'origin', 'data');
+      return row ?? null;
     },
     /** One note in the account memory, as the agent's `remember` tool writes it. */
     async remember(accountId: string, text: string, turnId: string | null, at: number): Promise<void> {

@@ -1,11 +1,8 @@
 import type { Queryable } from '../db.js';
 
-/**
- * Kinds of work that ship something. All follow the account's approval settings (spec 1) and default
- * to needing approval; `spend` always needs a person, whatever the settings say.
- */
-export const KINDS_OF_WORK = ['email', 'sequence', 'network_message', 'blog_post', 'ad_test', 'spend'] as const;
-export type KindOfWork = (typeof KINDS_OF_WORK)[number];
+import { KINDS_OF_WORK, type KindOfWork } from '../channels/kinds.js';
+
+export { KINDS_OF_WORK, type KindOfWork };
 
 /** True unless the account set this kind of work to run without approval. Spending is always true. */
 export async function needsApproval(q: Queryable, accountId: string, kind: KindOfWork | string): Promise<boolean> {

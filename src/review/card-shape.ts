@@ -1,4 +1,6 @@
-import { KINDS_OF_WORK, type KindOfWork } from './approval.service.js';
+import { KINDS_OF_WORK, type KindOfWork } from '../channels/kinds.js';
+
+export { mailDraftOf } from '../mail/mail-draft.js';
 
 /**
  * Card statuses. In the queue: `pending`, `needs_revision`. `snoozed` is hidden until `snoozedUntil`;
@@ -91,15 +93,6 @@ export function kindOfWorkFor(c: { sourceType: string; payload?: Record<string, 
   const declared = c.payload?.work;
   if (typeof declared === 'string' && (KINDS_OF_WORK as readonly string[]).includes(declared)) return declared as KindOfWork;
   return SOURCE_WORK[c.sourceType] ?? null;
-}
-
-/** A mail card's message: `payload.draft` (or the payload itself) with the title as the subject it lacks. */
-export function mailDraftOf(c: { title: string; payload: Record<string, unknown> }): { to: string | null; subject: string; body: string; inReplyTo: string | null } {
-  const p = c.payload;
-  const draft = (p.draft && typeof p.draft === 'object' ? p.draft : p) as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const to = typeof p.to === 'string' && p.to.trim() ? p.to.trim() : null;
-  return { to, subject: str(draft.subject) || c.title, body: str(draft.body), inReplyTo: typeof p.inReplyTo === 'string' ? p.inReplyTo : null };
 }
 
 /** Options as `{ value, label }`; plain strings (as the agent's tool writes them) become both. */

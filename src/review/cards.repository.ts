@@ -1,5 +1,10 @@
 import { preparedQuery, type Queryable } from '../db.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
+import { payloadColumns } from './payload.js';
+import { QUEUE_ROW_SELECT, toQueueRow, type QueueRow, type QueueRowRaw } from './queue-json.js';
+
+export { capPayload, PAYLOAD_TEXT_LIMIT } from './payload.js';
+export { QUEUE_CARD_JSON, type QueueRow } from './queue-json.js';
 
 /** A review card as spec 2.2 names its fields, plus the owning account and the turn that made it. */
 export interface Card {
@@ -83,27 +88,6 @@ interface CardRow {
   revision_turn_id: string | null;
 }
 
-/** Spec 8.3: long text inside a card payload is capped at 8 KB (UTF-8 bytes, cut on a character). */
-export const PAYLOAD_TEXT_LIMIT = 8 * 1024;
-
-function capText(s: string): string {
-  if (Buffer.byteLength(s, 'utf8') <= PAYLOAD_TEXT_LIMIT) return s;
-  let out = Buffer.from(s, 'utf8').subarray(0, PAYLOAD_TEXT_LIMIT).toString('utf8');
-  // A cut inside a multi-byte character leaves U+FFFD at the end; drop it.
-  out = out.replace(/\uFFFD+$/, '');
-  return out;
-}
-
-/** Caps every string in a payload, at any depth. */
-export function capPayload(value: unknown): unknown {
-  if (typeof value === 'string') return capText(value);
-  if (Array.isArray(value)) return value.map(capPayload);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, capPayload(v)]));
-  }
-  return value;
-}
-
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
 function toCard(r: CardRow): Card {
@@ -145,58 +129,6 @@ function toCard(r: CardRow): Card {
     revisionDueAt: r.revision_due_at,
     revisionTurnId: r.revision_turn_id,
   };
-}
-
-/**
- * A card's stored fields as spec 2.2 names them, rendered to JSON text by Postgres: the queue page is
- * sent without parsing its payloads here and stringifying them again. The fields computed from other
- * columns (`actions`, `primaryLabel`, normalised `options`) are added by the review service
- * (`queueCardJson`); together they are exactly `cardView` (test/review/queue-json.test.ts). Rendered by
- * `row_to_json`, whose object has no space around its colons and commas (`{"id":"card_…","kind":…}`,
- * as every other answer); `json_build_object` writes `"id" : "card_…"`. Stored JSON values inside
- * (payload, detail, …) keep Postgres's own text. Every reader of a card's JSON uses this one rendering,
- * with the table named `r`.
- */
-export const QUEUE_CARD_JSON =
-  `(SELECT row_to_json(c)::text FROM (SELECT r.id, r.kind, r.source_type AS "sourceType", r.status, r.title, r.prompt, ` +
-  `r.summary, r.detail, r.priority, r.text_input AS "textInput", r.budget_change AS "budgetChange", r.payload, ` +
-  `r.auto_resolve_at AS "autoResolveAt", r.due_at AS "dueAt", r.snoozed_until AS "snoozedUntil", r.lead_id AS "leadId", ` +
-  `r.lead_contact_id AS "leadContactId", r.post_id AS "postId", r.created_at AS "createdAt", r.updated_at AS "updatedAt", ` +
-  `r.resolved_at AS "resolvedAt", r.resolution) c)`;
-
-/** A card as `QueueRow`: its JSON and the columns its computed fields are made from. */
-const QUEUE_ROW_SELECT = `r.kind, r.source_type, r.status, r.budget_change, r.options, r.snoozed_until, ${QUEUE_CARD_JSON} AS json`;
-
-const toQueueRow = (r: QueueRowRaw): QueueRow => ({
-  kind: r.kind,
-  sourceType: r.source_type,
-  status: r.status,
-  budgetChange: r.budget_change,
-  options: r.options,
-  snoozedUntil: r.snoozed_until,
-  json: r.json,
-});
-
-interface QueueRowRaw {
-  kind: string;
-  source_type: string;
-  status: string;
-  budget_change: unknown;
-  options: unknown;
-  snoozed_until: number | null;
-  json: string;
-}
-
-/** One card of the queue page: its JSON as Postgres rendered it, and what its computed fields need. */
-export interface QueueRow {
-  kind: string;
-  sourceType: string;
-  status: string;
-  budgetChange: unknown;
-  options: unknown;
-  snoozedUntil: number | null;
-  /** A JSON object: every field of the card's view but `actions`, `primaryLabel` and `options`. */
-  json: string;
 }
 
 /** Fields a transition may set, in TypeScript names. */
@@ -248,7 +180,7 @@ function toRow(changes: CardChanges, at: number): Record<string, unknown> {
   const row: Record<string, unknown> = { updated_at: at };
   for (const [k, v] of Object.entries(changes) as [keyof CardChanges, unknown][]) {
     if (v === undefined) continue;
-    if (k === 'payload') row[COLUMN[k]] = JSON.stringify(capPayload(v));
+    if (k === 'payload') Object.assign(row, payloadColumns(v));
     else row[COLUMN[k]] = JSON_FIELDS.has(k) ? json(v) : v;
   }
   return row;
@@ -284,7 +216,7 @@ export function cardsRepository(q: Queryable) {
           options: json(c.options),
           text_input: json(c.textInput),
           budget_change: json(c.budgetChange),
-          payload: JSON.stringify(capPayload(c.payload)),
+          ...payloadColumns(c.payload),
           actions: c.actions,
           primary_label: c.primaryLabel,
           auto_resolve_at: c.autoResolveAt ?? null,

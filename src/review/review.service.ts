@@ -6,11 +6,14 @@ import { cardAutoResolve } from '../jobs/card-auto-resolve.job.js';
 import { cardRevise } from '../jobs/card-revise.job.js';
 import { cardWake } from '../jobs/card-wake.job.js';
 import { enqueue, type JobDef } from '../jobs/registry.js';
-import { settleByPerson } from '../mail/mail.service.js';
+import { cannotShip } from '../channels/registry.js';
 import { agentRows } from './agent-rows.js';
+import { cardFromOutsideData } from './outside-data.js';
+import { settleByPerson } from './reconcile.service.js';
+import { shipCard } from './shipping.service.js';
 import { actionsFor, DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
 import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
-import { cardsRepository, type Card, type NewCard, type QueueRow } from './cards.repository.js';
+import { capPayload, cardsRepository, type Card, type NewCard, type QueueRow } from './cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
 import { planAutoResolve, raiseTrust, resetTrust } from './trust.service.js';
 import type { z } from 'zod';
@@ -30,7 +33,8 @@ export function cardView(c: Card) {
     options: normaliseOptions(c.options),
     textInput: (c.textInput ?? null) as Record<string, unknown> | null,
     budgetChange: (c.budgetChange ?? null) as Record<string, unknown> | null,
-    payload: c.payload,
+    // The API's copy: long text capped (spec 8.3), as GET /review renders it; the card keeps the whole draft.
+    payload: capPayload(c.payload) as Record<string, unknown>,
     actions: c.actions,
     primaryLabel: c.primaryLabel,
     autoResolveAt: c.autoResolveAt,
@@ -138,7 +142,7 @@ export async function createCard(deps: ReviewDeps, input: NewCard): Promise<Card
  * both schedule it.
  */
 export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card | null> {
-  const card = { ...input, fromOutside: input.fromOutside || (await madeFromOutsideData(deps, input)) };
+  const card = { ...input, fromOutside: await cardFromOutsideData(deps.db, input) };
   const plan = await planAutoResolve(deps.db, deps.config, card);
   const base = { ladderChecked: true, fromOutside: card.fromOutside };
   const changes = plan ? { ...base, autoResolveAt: plan.at, detail: { ...detailOf(card), ...plan.detail } } : base;
@@ -147,11 +151,6 @@ export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card |
     await scheduleAutoResolve(deps, card.accountId, card.id, plan.at);
   }
   return updated;
-}
-
-/** A card made during a turn that a webhook payload started arose from outside data. */
-async function madeFromOutsideData(deps: ReviewDeps, card: Card): Promise<boolean> {
-  return card.turnId ? agentRows(deps.db).turnFromOutside(card.accountId, card.turnId) : false;
 }
 
 async function loadOpen(deps: ReviewDeps, accountId: string, id: string): Promise<Card> {
@@ -206,6 +205,14 @@ export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: stri
   }
   const quotes = body.action === 'approve' && kindOfWorkFor(card) ? await privateTextIn(deps.db, accountId, outboundTexts(card)) : null;
   if (quotes) throw new Rejected(`this card ${quotes}; nothing shipped: request changes so the agent rewrites it`);
+  if (body.action === 'approve' && card.kindOfWork) {
+    // Work ships through its adapter or not at all: never approved into a void (409 naming the connection).
+    const missing = await cannotShip(deps.db, accountId, card.kindOfWork);
+    if (missing) throw new Rejected(missing);
+    const shipped = await shipCard(deps, actor, card, { decidedBy: 'person' });
+    await after(card, true);
+    return { ok: true as const, kind: card.kind, result: { action: 'approve', by: 'person', at: Date.now(), sendId: shipped.sendId } };
+  }
 
   const at = Date.now();
   const resolution: Record<string, unknown> = { action: body.action, by: 'person', at };

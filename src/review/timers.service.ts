@@ -1,5 +1,6 @@
 import { AppError, MailNotSettled, Rejected } from '../errors.js';
-import { sendCard } from '../mail/mail.service.js';
+import { shipCard } from './shipping.service.js';
+import { cannotShip } from '../channels/registry.js';
 import { isMailCard } from './card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { outboundTexts, privateTextIn } from './private-text.js';
@@ -8,8 +9,9 @@ import type { ReviewDeps } from './review.types.js';
 
 /**
  * The trust ladder's deadline. Acts only while the card is pending with exactly this `autoResolveAt`:
- * a person's verb, a snooze or a re-schedule first makes it a no-op. A mail card is sent through the
- * same fenced path as a person's send, recorded as decided by the trust ladder.
+ * a person's verb, a snooze or a re-schedule first makes it a no-op. Work ships through the same fenced
+ * path as a person's verb, recorded as decided by the trust ladder (or the setting); work whose adapter
+ * is not connected on the account is never resolved into a void: the deadline goes and a note says why.
  */
 export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<'resolved' | 'sent' | 'retry' | 'noop'> {
   const repo = cardsRepository(deps.db);
@@ -17,10 +19,22 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
   if (!card || card.status !== 'pending' || card.autoResolveAt !== at) return 'noop';
   const planned = (card.detail as { autoResolve?: { by?: string } } | null)?.autoResolve;
   const decidedBy = planned?.by === 'setting' ? 'setting' : 'trust_ladder';
-  if (isMailCard(card)) {
+  const leaveNote = async (note: string) => {
+    await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
+      autoResolveAt: null,
+      detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note },
+    });
+    return 'noop' as const;
+  };
+  // Mail checks its own text on the way out (shipCard); any other card is checked here, before anything else.
+  const quotes = isMailCard(card) ? null : await privateTextIn(deps.db, accountId, outboundTexts(card));
+  if (quotes) return leaveNote(`Not approved automatically: this card ${quotes}`);
+  if (card.kindOfWork) {
+    const missing = await cannotShip(deps.db, accountId, card.kindOfWork);
+    if (missing) return leaveNote(`Not shipped automatically: ${missing}; it waits for a person`);
     const next = nextTry(deps, card);
     try {
-      await sendCard(deps, null, accountId, cardId, { decidedBy, autoResolveAt: at, whenNotSent: (permanent, sentence) => afterNotSent(card, permanent, sentence, next) });
+      await shipCard(deps, null, card, { decidedBy, autoResolveAt: at, whenNotSent: (permanent, sentence) => afterNotSent(card, permanent, sentence, next) });
       return 'sent';
     } catch (err) {
       if (err instanceof MailNotSettled && err.error === 'delivery_pending') return 'sent';
@@ -30,26 +44,12 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
         await scheduleAutoResolve(deps, accountId, cardId, next.at);
         return 'retry';
       }
-      if (err instanceof Rejected) {
-        // Refused before anything was claimed (a blocked recipient): leave it to a person, say why. A
-        // refusal after the claim already has its note from the release; this guard then matches nothing.
-        await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
-          autoResolveAt: null,
-          detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note: `Not sent automatically: ${err.message}` },
-        });
-        return 'noop';
-      }
+      // Refused before anything was claimed (a blocked recipient): leave it to a person, say why. A
+      // refusal after the claim already has its note from the release; this guard then matches nothing.
+      if (err instanceof Rejected) return leaveNote(`Not sent automatically: ${err.message}`);
       if (err instanceof AppError && err.status === 409) return 'noop';
       throw err;
     }
-  }
-  const quotes = await privateTextIn(deps.db, accountId, outboundTexts(card));
-  if (quotes) {
-    await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
-      autoResolveAt: null,
-      detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note: `Not approved automatically: this card ${quotes}` },
-    });
-    return 'noop';
   }
   const now = Date.now();
   const done = await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {

@@ -1,3 +1,4 @@
+import { cannotShip } from '../channels/registry.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
 import { needsApproval } from './approval.service.js';
@@ -59,6 +60,8 @@ export async function planAutoResolve(q: Queryable, config: Config, card: Card, 
   if (!kind || kind === 'spend' || isBudgetCard(card) || card.fromOutside || card.status !== 'pending') return null;
   if (card.version > 1) return null;
   if (!(await needsApproval(q, card.accountId, kind))) return null;
+  // Work no adapter can ship here gets no deadline: nothing would happen at it (a person's approve is refused too).
+  if (await cannotShip(q, card.accountId, kind)) return null;
   const level = await trustLevel(q, card.accountId, kind);
   const threshold = config.review.trustThreshold;
   if (level < threshold) return null;

@@ -44,6 +44,10 @@ describe('llm brain', () => {
     expect(first!.body.tools.map((t) => t.function.name)).toEqual(
       expect.arrayContaining(['reply', 'create_card', 'ship', 'upsert_lead', 'propose_workflow', 'remember', 'block']),
     );
+    // The ship tool says what can ship on this account now, as the channel registry answers it.
+    const ship = (first!.body.tools as unknown as { function: { name: string; description: string } }[]).find((t) => t.function.name === 'ship')!;
+    expect(ship.function.description).toContain('Kinds that can ship on this account now: email.');
+    expect(ship.function.description).toContain('network_message (network messages cannot ship: no professional-network connection on this account)');
     expect(second!.body.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_a' }] });
     expect(second!.body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_a', content: 'ok: kept in memory' });
   });
@@ -57,6 +61,21 @@ describe('llm brain', () => {
     await env.send(token, { text: 'email a@b.co', waitSeconds: 10 });
     const cards = await env.rt.db('review_cards').where({ account_id: accountId });
     expect(cards.map((c) => [c.source_type, c.status])).toEqual([['mail_draft', 'pending']]);
+  });
+
+  it('tells the model that work with no connection on the account waits as a card and cannot ship', async () => {
+    const { token, accountId } = await env.tenant();
+    llm.script(
+      () => ({ body: completion(null, [{ id: 'n1', name: 'ship', args: { work: 'network_message', title: 'Note to Lee', to: 'https://www.linkedin.com/in/lee', body: 'Hi Lee' } }]) }),
+      () => ({ body: completion('It waits in your queue.') }),
+    );
+    await env.send(token, { text: 'message Lee', waitSeconds: 10 });
+    const [card] = await env.rt.db('review_cards').where({ account_id: accountId });
+    expect(card).toMatchObject({ source_type: 'network_message', status: 'pending', auto_resolve_at: null });
+    expect(llm.requests.at(-1)!.body.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: `ok: network_message waits as card ${card.id} and cannot ship until connected (network messages cannot ship: no professional-network connection on this account); nothing was shipped`,
+    });
   });
 
   it('retries a 500 with backoff and succeeds', async () => {

@@ -11,10 +11,12 @@ import { createHook } from '../../src/webhooks/webhooks.service.js';
 // Test rows are made through the project's own services and repositories (never raw SQL), so a factory
 // row is one the service could have written. Defaults are plain; every field can be overridden.
 
-type Kind = 'approval' | 'question' | 'choice' | 'mail_draft' | 'mail_reply' | 'budget' | 'outbound_setup';
+type Kind = 'approval' | 'plain' | 'question' | 'choice' | 'mail_draft' | 'mail_reply' | 'budget' | 'outbound_setup';
 
 const BASE: Record<Kind, Omit<NewCard, 'id' | 'accountId' | 'actions' | 'primaryLabel'>> = {
   approval: { kind: 'approval', sourceType: 'network_message', title: 'Connect with Dana at Northwind', payload: { work: 'network_message', to: 'https://www.linkedin.com/in/dana', draft: { body: 'Hi Dana' } } },
+  // An approval that ships nothing itself (no kind of work): approving it resolves it.
+  plain: { kind: 'approval', sourceType: 'agent_approval', title: 'Go ahead with the Midwest list?', payload: {} },
   question: { kind: 'question', sourceType: 'agent_question', title: 'Which region first?', prompt: 'Where should outbound start?', payload: {}, textInput: { label: 'Your answer', required: true, maxBytes: 8000 } },
   choice: { kind: 'choice', sourceType: 'agent_choice', title: 'Pick a subject line', payload: {}, options: ['A', 'B', 'C'] },
   mail_draft: { kind: 'approval', sourceType: 'mail_draft', title: 'Intro to Acme', payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'Quick idea for Acme', body: 'Hi Jane,\n\nA short note.' } } },

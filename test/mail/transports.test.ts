@@ -4,8 +4,8 @@ import { until } from '../helpers/processes.js';
 import { localTransport } from '../../src/mail/local.transport.js';
 import { smtpTransport } from '../../src/mail/smtp.transport.js';
 import { NotSent } from '../../src/mail/mail.types.js';
-import { mailSendsRepository } from '../../src/mail/mail-sends.repository.js';
-import { sweepSends } from '../../src/mail/mail.service.js';
+import { fencesRepository } from '../../src/review/fence.repository.js';
+import { sweepSends } from '../../src/review/reconcile.service.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
@@ -108,7 +108,7 @@ describe('HTTP mail API transport', () => {
     const { accountId } = await env.tenant();
     const card = await buildCard(env.rt.db, accountId, 'mail_draft', { status: 'sending' });
     const long = Date.now() - 60_000;
-    const fence = await mailSendsRepository(env.rt.db).insert(
+    const fence = await fencesRepository(env.rt.db).insert(
       { id: 'send_crashed1', accountId, cardId: card.id, idempotencyKey: 'mail-send_crashed1', to: 'jane@acme.test', subject: 'crashed', body: 'b', decidedBy: 'person' },
       long,
     );

@@ -29,6 +29,8 @@ const TYPES: CardType[] = ['mail_draft', 'mail_reply', 'network', 'question', 'c
 
 const isMail = (t: CardType) => t === 'mail_draft' || t === 'mail_reply';
 const TERMINAL: Status[] = ['resolved', 'sent', 'dismissed'];
+/** Work whose adapter is not connected on the account (no adapter exists yet): approving it is 409, never a resolve. */
+const isUnconnectedWork = (t: CardType) => t === 'network' || t === 'budget';
 
 /** The verbs a card accepts (docs/decisions.md, "actions / primaryLabel"). */
 function modelActions(t: CardType, s: Status): string[] {
@@ -74,6 +76,7 @@ function step(c: ModelCard, op: Op, until: number, wakeAt: number | undefined): 
     case 'choose':
       if (isMail(c.type)) return { status: 409, by: null };
       if (!actions.includes(op)) return { status: 409, by: null };
+      if (op === 'approve' && isUnconnectedWork(c.type)) return { status: 409, by: null };
       close('resolved');
       return { status: 200, by: 'person' };
     case 'send':
@@ -173,9 +176,9 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
     const payload = isMail(type) ? { ...base.payload, to: `person-${i}@sm.test` } : base.payload;
     const card = await createCard(env.rt, { id: newId('card'), accountId, title: `${type} ${i}`, actions: [], primaryLabel: '', ...base, payload } as Parameters<typeof createCard>[1]);
     ids.push(card.id);
-    // The ladder's own decision is under test too: email and network messages past the threshold get
-    // a deadline; questions, choices and spending never do.
-    const eligible = isMail(type) || type === 'network';
+    // The ladder's own decision is under test too: email past the threshold gets a deadline; network
+    // messages (trusted, but no connection on the account), questions, choices and spending never do.
+    const eligible = isMail(type);
     expect(card.autoResolveAt !== null).toBe(eligible);
     model.push({ type, status: 'pending', autoResolveAt: card.autoResolveAt, snoozedUntil: null, snoozes: [], ladderAt: card.autoResolveAt });
   }

@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { AnswerResponse, ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
-import { trustLevel } from '../../src/review/trust.service.js';
+import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 
@@ -102,7 +102,7 @@ describe('GET /review/{id}', () => {
 describe('POST /review/{id}/answer', () => {
   it('approves an approval card once; a second approve is 409 invalid_action with empty actions', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'approval');
+    const card = await buildCard(env.rt.db, accountId, 'plain');
     const res = await post(token, card.id, 'answer', { action: 'approve' });
     expect(res.status).toBe(200);
     expect(AnswerResponse.parse(res.body)).toMatchObject({ ok: true, kind: 'approval', result: { action: 'approve', by: 'person' } });
@@ -112,7 +112,6 @@ describe('POST /review/{id}/answer', () => {
     const again = await post(token, card.id, 'answer', { action: 'approve' });
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ error: 'invalid_action', actions: [] });
-    expect(await trustLevel(env.rt.db, accountId, 'network_message')).toBe(1);
   });
 
   it('answers a question with text, and 400s an answer without text', async () => {
@@ -160,7 +159,7 @@ describe('POST /review/{id}/answer', () => {
   it('answers 409 rejected with a message when the recipient is on the block list', async () => {
     const { token, accountId } = await env.tenant();
     await addToBlocklist(env.rt.db, accountId, ['https://www.linkedin.com/in/dana'], 'api', 'test');
-    const card = await buildCard(env.rt.db, accountId, 'approval');
+    const card = await buildCard(env.rt.db, accountId, 'plain', { payload: { to: 'https://www.linkedin.com/in/dana' } });
     const res = await post(token, card.id, 'answer', { action: 'approve' });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'rejected', message: expect.stringContaining('block list') });
@@ -261,7 +260,7 @@ describe('POST /review/{id}/snooze', () => {
 describe('POST /review/{id}/dismiss', () => {
   it('closes the card, resets trust for that kind of work and teaches the agent the reason', async () => {
     const { token, accountId } = await env.tenant();
-    for (let i = 0; i < 3; i++) await post(token, (await buildCard(env.rt.db, accountId, 'approval')).id, 'answer', { action: 'approve' });
+    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
     expect(await trustLevel(env.rt.db, accountId, 'network_message')).toBe(3);
     const card = await buildCard(env.rt.db, accountId, 'approval');
     const res = await post(token, card.id, 'dismiss', { reason: 'Dana left Northwind last month' });
@@ -329,7 +328,7 @@ describe('every verb on every closed status', () => {
   it('accepts every open verb on a snoozed card', async () => {
     const { token, accountId } = await env.tenant();
     const snoozed = { status: 'snoozed', snoozedUntil: Date.now() + 3_600_000 };
-    const a = await buildCard(env.rt.db, accountId, 'approval', snoozed);
+    const a = await buildCard(env.rt.db, accountId, 'plain', snoozed);
     expect((await post(token, a.id, 'answer', { action: 'approve' })).status).toBe(200);
     const b = await buildCard(env.rt.db, accountId, 'approval', snoozed);
     expect((await post(token, b.id, 'request-changes', { text: 'warmer' })).status).toBe(200);

@@ -44,14 +44,15 @@ const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(a
 /** Timers in these tests fire within seconds; allow 15. */
 const until = <T>(fn: () => Promise<T | null | undefined | false>, ms = 15_000) => poll(fn, ms);
 
-const newNetworkCard = (accountId: string, extra: Record<string, unknown> = {}) =>
+// Email is the kind of work that can ship on every account (the only one with an adapter today).
+const newMailCard = (accountId: string, extra: Record<string, unknown> = {}) =>
   createCard(env.rt, {
     id: newId('card'),
     accountId,
     kind: 'approval',
-    sourceType: 'network_message',
+    sourceType: 'mail_draft',
     title: 'Note to Lee',
-    payload: { work: 'network_message', to: 'https://www.linkedin.com/in/lee' },
+    payload: { work: 'email', to: 'lee@initech.test', draft: { subject: 'Note to Lee', body: 'Hi Lee' } },
     actions: [],
     primaryLabel: '',
     ...extra,
@@ -61,20 +62,20 @@ describe('trust ladder', () => {
   it('past the threshold, a new card says why and when it will auto-resolve, and the timer resolves it', async () => {
     const { token, accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) {
-      const c = await buildCard(env.rt.db, accountId, 'approval');
-      expect((await env.api().post(`/api/v1/review/${c.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+      const c = await buildCard(env.rt.db, accountId, 'mail_draft');
+      expect((await env.api().post(`/api/v1/review/${c.id}/send`).set(auth(token)).send({})).status).toBe(200);
     }
     const before = Date.now();
-    const card = await newNetworkCard(accountId);
+    const card = await newMailCard(accountId);
     const shown = await item(token, card.id);
     expect(shown.autoResolveAt).toBeGreaterThanOrEqual(before + 300);
-    expect(shown.detail).toMatchObject({ autoResolve: { at: shown.autoResolveAt, approvedUnchanged: 3, threshold: 3, kindOfWork: 'network_message' } });
-    expect((shown.detail!.autoResolve as { reason: string }).reason).toMatch(/^The last 3 network messages were approved unchanged, so this one ships at \d{4}-\d\d-\d\d \d\d:\d\d UTC unless someone acts first\.$/);
+    expect(shown.detail).toMatchObject({ autoResolve: { at: shown.autoResolveAt, approvedUnchanged: 3, threshold: 3, kindOfWork: 'email' } });
+    expect((shown.detail!.autoResolve as { reason: string }).reason).toMatch(/^The last 3 email drafts were approved unchanged, so this one sends at \d{4}-\d\d-\d\d \d\d:\d\d UTC unless someone acts first\.$/);
     const done = await until(async () => {
       const c = await row(accountId, card.id);
-      return c?.status === 'resolved' && c;
+      return c?.status === 'sent' && c;
     });
-    expect(done.resolution).toMatchObject({ action: 'approve', by: 'trust_ladder' });
+    expect(done.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
   });
 
   it('sends a trusted mail draft at its deadline, recorded as decided by the trust ladder', async () => {
@@ -107,7 +108,7 @@ describe('trust ladder', () => {
 
   it('never auto-resolves spending, cards from outside data, or work set to run without approval', async () => {
     const { accountId } = await env.tenant();
-    for (const k of ['spend', 'network_message'] as const) for (let i = 0; i < 5; i++) await raiseTrust(env.rt.db, accountId, k);
+    for (const k of ['spend', 'email'] as const) for (let i = 0; i < 5; i++) await raiseTrust(env.rt.db, accountId, k);
     const budget = await createCard(env.rt, {
       id: newId('card'),
       accountId,
@@ -120,26 +121,26 @@ describe('trust ladder', () => {
       primaryLabel: '',
     });
     expect(budget.autoResolveAt).toBeNull();
-    const outside = await newNetworkCard(accountId, { fromOutside: true });
+    const outside = await newMailCard(accountId, { fromOutside: true });
     expect(outside.autoResolveAt).toBeNull();
     const event = await env.rt.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'signup', content: { email: 'x@y.test' } } }),
     );
-    const fromHook = await newNetworkCard(accountId, { turnId: event.turn.id });
+    const fromHook = await newMailCard(accountId, { turnId: event.turn.id });
     expect(fromHook.autoResolveAt).toBeNull();
     expect(fromHook.fromOutside).toBe(true);
-    const trusted = await newNetworkCard(accountId);
+    const trusted = await newMailCard(accountId);
     expect(trusted.autoResolveAt).not.toBeNull();
   });
 
   it('resets trust on dismiss, so the next card waits for a person', async () => {
     const { token, accountId } = await env.tenant();
-    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
-    const a = await newNetworkCard(accountId);
+    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'email');
+    const a = await newMailCard(accountId);
     expect(a.autoResolveAt).not.toBeNull();
     expect((await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({ reason: 'wrong person' })).status).toBe(200);
-    expect(await trustLevel(env.rt.db, accountId, 'network_message')).toBe(0);
-    const b = await newNetworkCard(accountId);
+    expect(await trustLevel(env.rt.db, accountId, 'email')).toBe(0);
+    const b = await newMailCard(accountId);
     expect(b.autoResolveAt).toBeNull();
     // The dismissed card's timer fires into a closed card: its job finishes and nothing happens.
     const queue = env.rt.queues.get('card-timers')!;
@@ -151,9 +152,9 @@ describe('trust ladder', () => {
 
   it('does not put autoResolveAt on work the account lets run without approval', async () => {
     const { accountId } = await env.tenant();
-    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
-    await setApproval(env.rt.db, accountId, 'network_message', false);
-    expect((await newNetworkCard(accountId)).autoResolveAt).toBeNull();
+    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'email');
+    await setApproval(env.rt.db, accountId, 'email', false);
+    expect((await newMailCard(accountId)).autoResolveAt).toBeNull();
   });
 });
 
@@ -275,7 +276,7 @@ describe('person versus auto-resolve', () => {
   // Each race is forced, not left to timing: a test transaction holds the card's row, both sides are
   // let in one after the other until each waits on that row, then the row is released. Postgres serves
   // waiters of a row in arrival order, so the first side let in wins and the second's conditional
-  // update finds the card already taken. Both orders, for approval and mail cards.
+  // update finds the card already taken. Both orders, for a plain approval (it ships nothing) and mail cards.
   const races = [
     { mail: false, first: 'ladder' },
     { mail: false, first: 'person' },
@@ -286,7 +287,7 @@ describe('person versus auto-resolve', () => {
     const { token, accountId } = await env.tenant();
     const queue = env.rt.queues.get('card-timers')!;
     const at = Date.now();
-    const card = await buildCard(env.rt.db, accountId, mail ? 'mail_draft' : 'approval', { autoResolveAt: at });
+    const card = await buildCard(env.rt.db, accountId, mail ? 'mail_draft' : 'plain', { autoResolveAt: at });
     const jobId = cardAutoResolve.key({ accountId, cardId: card.id, at });
     const person = () =>
       (mail

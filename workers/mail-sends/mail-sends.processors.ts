@@ -1,6 +1,6 @@
 import { mailReconcile } from '../../src/jobs/mail-reconcile.job.js';
 import { mailSweep } from '../../src/jobs/mail-sweep.job.js';
-import { reconcileSend, sweepSends } from '../../src/mail/mail.service.js';
+import { reconcileSend, sweepSends } from '../../src/review/reconcile.service.js';
 import type { Deps } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
 

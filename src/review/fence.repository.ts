@@ -4,16 +4,22 @@ import type { DecidedBy } from '../results/channel-events.js';
 /** sending: fenced, provider being called · pending: answer lost, reconciling · unknown: a person decides. */
 export type FenceStatus = 'sending' | 'sent' | 'pending' | 'not_sent' | 'unknown';
 
-export interface MailSend {
+/** One shipment of a card's work, fenced before the adapter is called. */
+export interface Fence {
   id: string;
   accountId: string;
   cardId: string;
   idempotencyKey: string;
   status: FenceStatus;
+  /** The recipient (mail: an address); empty for work that has none. */
   to: string;
   subject: string;
   body: string;
   decidedBy: DecidedBy;
+  /** Which adapter ships it (src/channels/registry.ts). */
+  kindOfWork: string;
+  /** The adapter's own fields of the work (a mail reply's In-Reply-To, …). */
+  details: Record<string, unknown>;
   providerId: string | null;
   attempts: number;
   lastError: string | null;
@@ -34,6 +40,8 @@ interface Row {
   subject: string;
   body: string;
   decided_by: DecidedBy;
+  kind_of_work: string;
+  details: Record<string, unknown> | null;
   provider_id: string | null;
   attempts: number;
   last_error: string | null;
@@ -44,7 +52,7 @@ interface Row {
   settled_at: number | null;
 }
 
-const toSend = (r: Row): MailSend => ({
+const toSend = (r: Row): Fence => ({
   id: r.id,
   accountId: r.account_id,
   cardId: r.card_id,
@@ -54,6 +62,8 @@ const toSend = (r: Row): MailSend => ({
   subject: r.subject,
   body: r.body,
   decidedBy: r.decided_by,
+  kindOfWork: r.kind_of_work,
+  details: r.details ?? {},
   providerId: r.provider_id,
   attempts: r.attempts,
   lastError: r.last_error,
@@ -64,7 +74,7 @@ const toSend = (r: Row): MailSend => ({
   settledAt: r.settled_at,
 });
 
-export type FenceChanges = Partial<Pick<MailSend, 'status' | 'providerId' | 'attempts' | 'lastError' | 'reconcileUntil' | 'questionCardId' | 'settledAt'>>;
+export type FenceChanges = Partial<Pick<Fence, 'status' | 'providerId' | 'attempts' | 'lastError' | 'reconcileUntil' | 'questionCardId' | 'settledAt'>>;
 
 const COLUMNS: Record<keyof FenceChanges, string> = {
   status: 'status',
@@ -76,10 +86,16 @@ const COLUMNS: Record<keyof FenceChanges, string> = {
   settledAt: 'settled_at',
 };
 
-/** The mail send fence: one live row per card, written in the transaction that claims the card. */
-export function mailSendsRepository(q: Queryable) {
+/**
+ * The shipping fence: one live row per card, written in the transaction that claims the card, for any
+ * kind of work. The table keeps its first name, `mail_sends` (queued `mail.reconcile` jobs carry its ids).
+ */
+export function fencesRepository(q: Queryable) {
   return {
-    async insert(s: Pick<MailSend, 'id' | 'accountId' | 'cardId' | 'idempotencyKey' | 'to' | 'subject' | 'body' | 'decidedBy'>, at: number): Promise<MailSend> {
+    async insert(
+      s: Pick<Fence, 'id' | 'accountId' | 'cardId' | 'idempotencyKey' | 'to' | 'subject' | 'body' | 'decidedBy'> & Partial<Pick<Fence, 'kindOfWork' | 'details'>>,
+      at: number,
+    ): Promise<Fence> {
       const [row] = await q('mail_sends')
         .insert({
           id: s.id,
@@ -91,30 +107,32 @@ export function mailSendsRepository(q: Queryable) {
           subject: s.subject,
           body: s.body,
           decided_by: s.decidedBy,
+          kind_of_work: s.kindOfWork ?? 'email',
+          details: s.details && Object.keys(s.details).length ? JSON.stringify(s.details) : null,
           created_at: at,
           updated_at: at,
         })
         .returning('*');
       return toSend(row as Row);
     },
-    async find(accountId: string, id: string): Promise<MailSend | null> {
+    async find(accountId: string, id: string): Promise<Fence | null> {
       const row: Row | undefined = await q('mail_sends').where({ account_id: accountId, id }).first();
       return row ? toSend(row) : null;
     },
     /** The card's fence that still counts (anything but `not_sent`). */
-    async liveForCard(accountId: string, cardId: string): Promise<MailSend | null> {
+    async liveForCard(accountId: string, cardId: string): Promise<Fence | null> {
       const row: Row | undefined = await q('mail_sends').where({ account_id: accountId, card_id: cardId }).whereNot('status', 'not_sent').first();
       return row ? toSend(row) : null;
     },
     /** Conditional update: only while the fence is in one of `from`; null when it was not. */
-    async transition(accountId: string, id: string, from: FenceStatus[], changes: FenceChanges, at = Date.now()): Promise<MailSend | null> {
+    async transition(accountId: string, id: string, from: FenceStatus[], changes: FenceChanges, at = Date.now()): Promise<Fence | null> {
       const row: Record<string, unknown> = { updated_at: at };
       for (const [k, v] of Object.entries(changes) as [keyof FenceChanges, unknown][]) if (v !== undefined) row[COLUMNS[k]] = v;
       const [updated] = await q('mail_sends').where({ account_id: accountId, id }).whereIn('status', from).update(row).returning('*');
       return updated ? toSend(updated as Row) : null;
     },
     /** Fences that need reconciliation: answer lost, or `sending` for longer than a send can take. */
-    async unsettled(staleBefore: number, limit: number): Promise<MailSend[]> {
+    async unsettled(staleBefore: number, limit: number): Promise<Fence[]> {
       const rows: Row[] = await q('mail_sends')
         .where('status', 'pending')
         .orWhere((w) => w.where('status', 'sending').andWhere('updated_at', '<', staleBefore))

@@ -1,0 +1,75 @@
+import type { KindOfWork } from './kinds.js';
+
+/**
+ * One piece of work as an adapter ships it, read from the card's stored draft: who it goes to, its
+ * title or subject, its text, and the adapter's own fields (a mail reply's In-Reply-To, …). The fence
+ * keeps a copy, so reconciliation can ship the same work again under the same key.
+ */
+export interface Work {
+  kind: KindOfWork;
+  to: string | null;
+  subject: string;
+  body: string;
+  details: Record<string, unknown>;
+}
+
+export interface Shipped {
+  /** The outside service's id for what it took. */
+  providerId: string;
+}
+
+export type Lookup = { state: 'sent'; providerId: string } | { state: 'not_found' } | { state: 'unknown' };
+
+/**
+ * The service was not reached, or refused the work before taking it: nothing shipped. `permanent`
+ * means it answered no for good; otherwise a retry may succeed.
+ */
+export class NotShipped extends Error {
+  constructor(
+    message: string,
+    readonly permanent = false,
+  ) {
+    super(message);
+    this.name = 'NotShipped';
+  }
+}
+
+/** The work may have reached the service but its answer was lost: the shipment must be reconciled. */
+export class AnswerLost extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AnswerLost';
+  }
+}
+
+/** How long the shipping path waits on an adapter, and how long it reconciles a lost answer. */
+export interface ShipTimings {
+  retryAfterSeconds: number;
+  reconcileDelayMs: number;
+  reconcileWindowMs: number;
+  sendTimeoutMs: number;
+}
+
+/**
+ * What carries one kind of work out. The shipping path (src/review/shipping.service.ts) gives every
+ * adapter the same fence, reconciliation, bounded recording of a known outcome, automatic retry and
+ * "did it go out?" card; the adapter only turns a draft into work and talks to its service.
+ */
+export interface ChannelAdapter {
+  readonly kind: KindOfWork;
+  /** The channel its results are counted under (channel events). */
+  readonly channel: string;
+  /** Words for sentences: "the mail service", "this mail". */
+  readonly service: string;
+  readonly noun: string;
+  /** True when a second `ship` under the same key is deduplicated by the service. */
+  readonly canReship: boolean;
+  /** Refuse work that names nobody to send it to. */
+  readonly needsRecipient: boolean;
+  readonly timings: ShipTimings;
+  /** The work a card's stored draft describes (`body` replaces the draft's text where a person typed one). */
+  workOf(draft: { title: string; payload: Record<string, unknown> }, body?: string): Work;
+  /** Resolves once the service took it; throws NotShipped or AnswerLost. */
+  ship(work: Work, idempotencyKey: string): Promise<Shipped>;
+  lookup(idempotencyKey: string): Promise<Lookup>;
+}

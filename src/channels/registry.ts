@@ -1,0 +1,73 @@
+import type { Config } from '../config.js';
+import type { Queryable } from '../db.js';
+import type { Channel as EventChannel } from '../results/channel-events.js';
+import type { ChannelAdapter } from './channel.types.js';
+import { emailAdapter } from './email.adapter.js';
+import { KINDS_OF_WORK, WORK_NOUNS, type KindOfWork } from './kinds.js';
+
+interface Channel {
+  /** The connection an account needs before this kind can ship, in words. */
+  connection: string;
+  /** The channel event that counts one shipped piece of this work (results). */
+  shipped: { channel: EventChannel; type: string };
+  /** The adapter, once one exists for the kind. */
+  adapter: ((config: Config) => ChannelAdapter) | null;
+  /** Whether this account has the connection (issues 16–18 answer this from the account's connections). */
+  connected(q: Queryable, accountId: string): Promise<boolean>;
+}
+
+const always = () => Promise.resolve(true);
+const never = () => Promise.resolve(false);
+
+/** Every kind of work and what carries it. Only `email` has an adapter today (MAIL_TRANSPORT, on every account). */
+const CHANNELS: Record<KindOfWork, Channel> = {
+  email: { connection: 'mail transport', shipped: { channel: 'email', type: 'sent' }, adapter: emailAdapter, connected: always },
+  sequence: { connection: 'sequencing connection', shipped: { channel: 'email', type: 'sent' }, adapter: null, connected: never },
+  network_message: {
+    connection: 'professional-network connection',
+    shipped: { channel: 'network', type: 'message_sent' },
+    adapter: null,
+    connected: never,
+  },
+  blog_post: { connection: 'blog connection', shipped: { channel: 'seo', type: 'post_published' }, adapter: null, connected: never },
+  ad_test: { connection: 'ad-platform connection', shipped: { channel: 'ads', type: 'test_launched' }, adapter: null, connected: never },
+  spend: { connection: 'ad-platform billing connection', shipped: { channel: 'ads', type: 'spend' }, adapter: null, connected: never },
+};
+
+const isKind = (k: string): k is KindOfWork => (KINDS_OF_WORK as readonly string[]).includes(k);
+
+/** Why this kind of work cannot ship on this account (the 409's message), or null when it can. */
+export async function cannotShip(q: Queryable, accountId: string, kind: string): Promise<string | null> {
+  if (!isKind(kind)) return `${kind} is not a kind of work this service ships`;
+  const ch = CHANNELS[kind];
+  if (ch.adapter && (await ch.connected(q, accountId))) return null;
+  return `${WORK_NOUNS[kind]} cannot ship: no ${ch.connection} on this account`;
+}
+
+/** The adapter that ships this kind of work (null when none exists). Ask `cannotShip` first for the account. */
+export function adapterFor(config: Config, kind: string): ChannelAdapter | null {
+  if (!isKind(kind)) return null;
+  return CHANNELS[kind].adapter?.(config) ?? null;
+}
+
+/** The channel event recorded when a piece of this work shipped. */
+export function shippedEvent(kind: string): { channel: EventChannel; type: string } {
+  return isKind(kind) ? CHANNELS[kind].shipped : CHANNELS.email.shipped;
+}
+
+export interface ShippingHere {
+  ships: KindOfWork[];
+  /** Kinds that cannot ship on this account, each with the reason. */
+  waits: { kind: KindOfWork; reason: string }[];
+}
+
+/** Which kinds of work can ship on this account now (the agent's tool descriptions say so). */
+export async function shippingHere(q: Queryable, accountId: string): Promise<ShippingHere> {
+  const out: ShippingHere = { ships: [], waits: [] };
+  for (const kind of KINDS_OF_WORK) {
+    const reason = await cannotShip(q, accountId, kind);
+    if (reason) out.waits.push({ kind, reason });
+    else out.ships.push(kind);
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+import type { ChannelAdapter } from '../channels/channel.types.js';
+import { shippedEvent } from '../channels/registry.js';
+import type { Db } from '../db.js';
+import { mailReconcile } from '../jobs/mail-reconcile.job.js';
+import { enqueue } from '../jobs/registry.js';
+import { recordChannelEvent } from '../results/channel-events.js';
+import { cardsRepository, type CardChanges } from './cards.repository.js';
+import { fencesRepository, type Fence } from './fence.repository.js';
+import type { ReviewDeps } from './review.types.js';
+import { raiseTrust } from './trust.service.js';
+
+/** Fence → sent and card → sent, once: records the channel event and (for a person's unchanged send) trust. */
+export async function settleSent(db: Db, fence: Fence, providerId: string | null, o: { unchanged: boolean }): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const at = Date.now();
+    const settled = await fencesRepository(trx).transition(fence.accountId, fence.id, ['sending', 'pending', 'unknown'], {
+      status: 'sent',
+      providerId,
+      settledAt: at,
+    });
+    if (!settled) return false;
+    const card = await cardsRepository(trx).transition(fence.accountId, fence.cardId, { statuses: ['sending'] }, {
+      status: 'sent',
+      resolvedAt: at,
+      resolution: { action: fence.kindOfWork === 'email' ? 'send' : 'approve', by: fence.decidedBy, at, sendId: fence.id, to: fence.to, changed: !o.unchanged },
+    });
+    await recordChannelEvent(trx, fence.accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: fence.id });
+    if (card && fence.decidedBy === 'person' && o.unchanged && card.kindOfWork) await raiseTrust(trx, fence.accountId, card.kindOfWork, at);
+    return true;
+  });
+}
+
+/** Nothing was sent: the fence is void and the card pending again (with `cardChanges`), in one transaction. */
+export async function releaseFence(db: Db, fence: Fence, reason: string, cardChanges: CardChanges = {}): Promise<void> {
+  await db.transaction(async (trx) => {
+    const released = await fencesRepository(trx).transition(fence.accountId, fence.id, ['sending', 'pending', 'unknown'], {
+      status: 'not_sent',
+      lastError: reason,
+      settledAt: Date.now(),
+    });
+    if (released) await cardsRepository(trx).transition(fence.accountId, fence.cardId, { statuses: ['sending'] }, { ...cardChanges, status: 'pending' });
+  });
+}
+
+/** The answer was lost: the fence waits for reconciliation, which is queued now (the sweep is the backstop). */
+export async function markPending(deps: ReviewDeps, adapter: ChannelAdapter, fence: Fence, reason: string): Promise<void> {
+  const now = Date.now();
+  await fencesRepository(deps.db).transition(fence.accountId, fence.id, ['sending'], {
+    status: 'pending',
+    lastError: reason,
+    reconcileUntil: now + adapter.timings.reconcileWindowMs,
+  });
+  await scheduleReconcile(deps, fence, 1, adapter.timings.reconcileDelayMs);
+}
+
+/** Queues the `mail.reconcile` job (its name kept from when only mail shipped: queued jobs keep working). */
+export async function scheduleReconcile(deps: ReviewDeps, fence: Fence, attempt: number, delay: number): Promise<void> {
+  try {
+    await enqueue(deps.queues, mailReconcile, { accountId: fence.accountId, sendId: fence.id }, { attempt, delay });
+  } catch (err) {
+    deps.logger.warn({ sendId: fence.id, err: (err as Error).message }, 'reconciliation not queued; the mail sweep will pick it up');
+  }
+}

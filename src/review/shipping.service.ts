@@ -1,0 +1,148 @@
+import { auditedWrite, type Actor } from '../audit/audit.service.js';
+import { isBlocked } from '../blocklist/blocklist.service.js';
+import type { ChannelAdapter, Shipped } from '../channels/channel.types.js';
+import { AnswerLost, NotShipped } from '../channels/channel.types.js';
+import { adapterFor, cannotShip } from '../channels/registry.js';
+import type { Db, Queryable, Trx } from '../db.js';
+import { BadRequest, InvalidAction, MailNotSettled, NotFound, Rejected } from '../errors.js';
+import { newId } from '../ids.js';
+import type { DecidedBy } from '../results/channel-events.js';
+import { isMailCard } from './card-shape.js';
+import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
+import { fencesRepository, type Fence } from './fence.repository.js';
+import { privateTextIn } from './private-text.js';
+import { recordKnownOutcome } from './record-outcome.js';
+import { markPending, releaseFence, settleSent } from './fence.service.js';
+import type { ReviewDeps } from './review.types.js';
+
+export interface SendResult {
+  ok: true;
+  sendId: string;
+  status: 'sent';
+  to: string;
+  providerId: string | null;
+  decidedBy: DecidedBy;
+}
+
+export interface ShipOptions {
+  /** A mail reply's body as the person typed it into this request (replaces the draft's). */
+  body?: string;
+  decidedBy: DecidedBy;
+  autoResolveAt?: number;
+  /**
+   * What else the card gets, in the same transaction, when the service certainly did not take the
+   * work and the card goes back to `pending` (`sentence` is the refusal's wording). The trust ladder
+   * sets its next try or its note here, so no reader sees the card in between.
+   */
+  whenNotSent?: (permanent: boolean, sentence: string) => CardChanges;
+}
+
+class LostRace extends Error {}
+
+/** Why a card cannot be shipped now: the spec's 409s, or 503 while an earlier shipment awaits reconciliation. */
+async function refusal(q: Queryable, card: Card, adapter: ChannelAdapter, retryAfter: number): Promise<Error> {
+  if (card.status === 'sent') return new Rejected(`this ${adapter.noun} was already sent; it is never sent twice`);
+  if (card.status === 'sending') {
+    const fence = await fencesRepository(q).liveForCard(card.accountId, card.id);
+    if (fence && (fence.status === 'pending' || fence.status === 'unknown')) {
+      return new MailNotSettled('delivery_pending', `${adapter.service} has not confirmed delivery yet; retry this same send later`, retryAfter);
+    }
+  }
+  return new InvalidAction(card.actions);
+}
+
+async function inTransaction<T>(db: Db, actor: Actor | null, targetId: string, fn: (trx: Trx) => Promise<T>): Promise<T> {
+  if (!actor) return db.transaction(fn);
+  return auditedWrite(db, actor, async (trx) => ({ result: await fn(trx), targetId }));
+}
+
+/** The adapter that ships this card's work on its account; 409 naming the missing connection when none does. */
+export async function adapterForCard(deps: Pick<ReviewDeps, 'db' | 'config'>, card: Card): Promise<ChannelAdapter> {
+  if (!card.kindOfWork) throw new InvalidAction(card.actions);
+  const missing = await cannotShip(deps.db, card.accountId, card.kindOfWork);
+  const adapter = missing ? null : adapterFor(deps.config, card.kindOfWork);
+  if (!adapter) throw new Rejected(missing ?? `${card.kindOfWork} has no adapter`);
+  return adapter;
+}
+
+/** POST /review/{id}/send: mail cards only (other work ships through `answer` approve). */
+export async function sendCard(deps: ReviewDeps, actor: Actor | null, accountId: string, cardId: string, opts: ShipOptions): Promise<SendResult> {
+  const card = await cardsRepository(deps.db).find(accountId, cardId);
+  if (!card) throw new NotFound();
+  if (!isMailCard(card)) throw new InvalidAction(card.actions);
+  if (opts.body !== undefined && card.sourceType === 'mail_draft') {
+    throw new BadRequest('body is only for mail replies; a mail_draft always sends the reviewed copy');
+  }
+  return shipCard(deps, actor, card, opts);
+}
+
+/**
+ * Ships a card's work once, through the adapter its kind of work names. The card is claimed
+ * (pending → sending) and the fence row written in one transaction before the adapter is called, so of
+ * any number of concurrent callers exactly one reaches the service; the others get 409 (or 503
+ * `delivery_pending` while a lost answer is being reconciled). `autoResolveAt` makes the trust ladder's
+ * shipment lose to anything a person did first. The work is read from the stored draft (whole).
+ */
+export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card, opts: ShipOptions): Promise<SendResult> {
+  const { db } = deps;
+  const { accountId, id: cardId } = card;
+  const adapter = await adapterForCard(deps, card);
+  const retryAfter = adapter.timings.retryAfterSeconds;
+  const verb = isMailCard(card) ? 'send' : 'approve';
+  if (!card.actions.includes(verb)) throw await refusal(db, card, adapter, retryAfter);
+  const draft = adapter.workOf(card);
+  const work = opts.body === undefined ? draft : { ...draft, body: opts.body };
+  if (adapter.needsRecipient && !work.to) throw new Rejected('this card names no recipient; request changes so the agent adds one');
+  const to = work.to ?? '';
+  // A body the person typed into this request is their own words; everything else the agent wrote.
+  const quotes = await privateTextIn(db, accountId, opts.body === undefined ? [work.subject, work.body] : [work.subject]);
+  if (quotes) throw new Rejected(`this ${adapter.noun} ${quotes}; nothing was sent: request changes so the agent rewrites it`);
+
+  let fence: Fence;
+  try {
+    fence = await inTransaction(db, actor, cardId, async (trx) => {
+      if (to && (await isBlocked(trx, accountId, to))) throw new Rejected(`${to} is on the block list; nothing was sent`);
+      const guard = { statuses: ['pending', 'snoozed'], version: card.version, ...(opts.autoResolveAt !== undefined ? { autoResolveAt: opts.autoResolveAt } : {}) };
+      const claimed = await cardsRepository(trx).transition(accountId, cardId, guard, { status: 'sending', autoResolveAt: null, snoozedUntil: null });
+      if (!claimed) throw new LostRace();
+      const id = newId('send');
+      const { subject, body, details, kind } = work;
+      return fencesRepository(trx).insert({ id, accountId, cardId, idempotencyKey: `mail-${id}`, to, subject, body, details, kindOfWork: kind, decidedBy: opts.decidedBy }, Date.now());
+    });
+  } catch (err) {
+    if (!(err instanceof LostRace)) throw err;
+    const now = await cardsRepository(db).find(accountId, cardId);
+    throw now ? await refusal(db, now, adapter, retryAfter) : new NotFound();
+  }
+
+  const changed = opts.body !== undefined && opts.body !== draft.body;
+  let accepted: Shipped;
+  try {
+    accepted = await adapter.ship(work, fence.idempotencyKey);
+  } catch (err) {
+    if (err instanceof NotShipped) {
+      const s = adapter.service;
+      const sentence = err.permanent ? `${s} refused the message: ${err.message}` : `${s} could not be reached; nothing was sent`;
+      await recordKnownOutcome(deps.logger, fence.id, 'not_sent', () => releaseFence(db, fence, err.message, opts.whenNotSent?.(err.permanent, sentence)));
+      if (err.permanent) throw new Rejected(sentence);
+      throw new MailNotSettled('unavailable', `${sentence}; retry this same send`, retryAfter);
+    }
+    await markPending(deps, adapter, fence, err instanceof AnswerLost ? err.message : `send failed mid-way: ${(err as Error).message}`);
+    throw new MailNotSettled('delivery_pending', `${adapter.service} ${ANSWER_LOST}`, retryAfter);
+  }
+  try {
+    await recordKnownOutcome(deps.logger, fence.id, 'sent', () => settleSent(db, fence, accepted.providerId, { unchanged: !changed && card.version === 1 }));
+  } catch (err) {
+    // Out of tries: the fence stays `sending` (or becomes `pending`), and reconciliation or the sweep settles it.
+    deps.logger.error({ sendId: fence.id, err: (err as Error).message }, 'the service took the work but its outcome could not be recorded; handed to reconciliation');
+    await markPending(deps, adapter, fence, `accepted as ${accepted.providerId} but not recorded: ${(err as Error).message}`).catch(() => undefined);
+    throw new MailNotSettled(
+      'delivery_pending',
+      `${adapter.service} took the message but its delivery could not be recorded yet; it is being confirmed, so retry this same send later`,
+      retryAfter,
+    );
+  }
+  return { ok: true, sendId: fence.id, status: 'sent', to, providerId: accepted.providerId, decidedBy: opts.decidedBy };
+}
+
+const ANSWER_LOST = 'took the message but its answer was lost; delivery is being confirmed, so retry this same send later';

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordTurn } from '../../src/agent/agent.service.js';
+import { cardFromOutsideData, turnCarriesOutsideData } from '../../src/review/outside-data.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await setupTestEnv();
+});
+afterAll(async () => {
+  await env.close();
+});
+
+describe('outside data (DESIGN rule 8), decided once', () => {
+  it('counts webhook events, hook-origin turns and turns that carry a data block', () => {
+    const data = { label: 'x', content: {} };
+    expect(turnCarriesOutsideData({ kind: 'event', origin: 'hook', data })).toBe(true);
+    expect(turnCarriesOutsideData({ kind: 'event', origin: 'api', data: null })).toBe(true);
+    expect(turnCarriesOutsideData({ kind: 'message', origin: 'hook', data: null })).toBe(true);
+    expect(turnCarriesOutsideData({ kind: 'revision', origin: 'review', data })).toBe(true);
+    expect(turnCarriesOutsideData({ kind: 'message', origin: 'api', data: null })).toBe(false);
+    expect(turnCarriesOutsideData({ kind: 'workflow_run', origin: 'workflow', data: null })).toBe(false);
+  });
+
+  it('marks a card by its own flag or by the turn that made it', async () => {
+    const { accountId } = await env.tenant();
+    const event = await recordTurn(env.rt.db, env.rt.config, { accountId, kind: 'event', origin: 'hook', text: '', data: { label: 'hook', content: { a: 1 } }, mode: 'queue' });
+    const message = await recordTurn(env.rt.db, env.rt.config, { accountId, kind: 'message', origin: 'api', text: 'hi', mode: 'queue' });
+    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: event.turn.id })).toBe(true);
+    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: message.turn.id })).toBe(false);
+    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: message.turn.id, fromOutside: true })).toBe(true);
+    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: null })).toBe(false);
+  });
+});

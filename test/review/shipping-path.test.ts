@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { enqueue } from '../../src/jobs/registry.js';
+import { newId } from '../../src/ids.js';
+import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
+import { cannotShip, shippingHere } from '../../src/channels/registry.js';
+import { setApproval } from '../../src/review/approval.service.js';
+import { cardsRepository } from '../../src/review/cards.repository.js';
+import { createCard } from '../../src/review/review.service.js';
+import { shipBySetting } from '../../src/review/ship.service.js';
+import { autoResolve } from '../../src/review/timers.service.js';
+import { raiseTrust } from '../../src/review/trust.service.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { until } from '../helpers/processes.js';
+import { startPools, type Pools } from '../../workers/main.js';
+import { buildCard } from './factories.js';
+
+let env: TestEnv;
+let pools: Pools;
+beforeAll(async () => {
+  env = await setupTestEnv({ env: { TRUST_AUTO_RESOLVE_AFTER: '2', TRUST_AUTO_RESOLVE_DELAY_MS: '200', CARD_SWEEP_MS: '600000' } });
+  pools = await startPools(env.rt, ['card-timers']);
+});
+afterAll(async () => {
+  await pools.close();
+  await env.close();
+});
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** Every kind with no adapter on an account today, with its source type and the connection the 409 names. */
+const UNCONNECTED = [
+  { work: 'sequence', sourceType: 'sequence', says: 'sequences cannot ship: no sequencing connection on this account' },
+  { work: 'network_message', sourceType: 'network_message', says: 'network messages cannot ship: no professional-network connection on this account' },
+  { work: 'blog_post', sourceType: 'blog_post', says: 'blog posts cannot ship: no blog connection on this account' },
+  { work: 'ad_test', sourceType: 'ad_test', says: 'ad tests cannot ship: no ad-platform connection on this account' },
+  { work: 'spend', sourceType: 'budget_change', says: 'spending cannot ship: no ad-platform billing connection on this account' },
+] as const;
+
+const workCard = (accountId: string, u: (typeof UNCONNECTED)[number]) =>
+  buildCard(env.rt.db, accountId, 'approval', {
+    sourceType: u.sourceType,
+    title: `Ship some ${u.work}`,
+    payload: { work: u.work, draft: { body: 'Hello' } },
+    ...(u.work === 'spend' ? { budgetChange: { amount: 100 } } : {}),
+  });
+
+describe('the channel registry', () => {
+  it('connects email on every account and nothing else yet', async () => {
+    const { accountId } = await env.tenant();
+    const here = await shippingHere(env.rt.db, accountId);
+    expect(here.ships).toEqual(['email']);
+    expect(here.waits.map((w) => w.kind)).toEqual(KINDS_OF_WORK.filter((k) => k !== 'email'));
+    expect(await cannotShip(env.rt.db, accountId, 'email')).toBeNull();
+  });
+});
+
+describe('approving work whose adapter is not connected', () => {
+  for (const u of UNCONNECTED) {
+    it(`answers 409 rejected naming the missing connection for ${u.work}; the card stays pending`, async () => {
+      const { token, accountId } = await env.tenant();
+      const card = await workCard(accountId, u);
+      const res = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({ error: 'rejected', message: u.says });
+      const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
+      expect(item).toMatchObject({ status: 'pending', resolvedAt: null, resolution: null });
+      expect(item.actions).toContain('approve');
+      expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toEqual([]);
+    });
+  }
+});
+
+describe('the trust ladder and the run-without-approval setting', () => {
+  it('gives an unconnected kind no deadline, however trusted or freed', async () => {
+    const { accountId } = await env.tenant();
+    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
+    const base = await workCard(accountId, UNCONNECTED[1]);
+    const laddered = await createCard(env.rt, { ...base, id: newId('card'), ladderChecked: false, actions: [], primaryLabel: '' });
+    expect(laddered.autoResolveAt).toBeNull();
+
+    await setApproval(env.rt.db, accountId, 'blog_post', false);
+    const freed = await shipBySetting(env.rt.db, { id: newId('card'), accountId, kind: 'approval', sourceType: 'blog_post', title: 'A post', payload: { work: 'blog_post' }, actions: [], primaryLabel: '' });
+    expect(freed).toMatchObject({ status: 'pending', autoResolveAt: null });
+    expect((freed.detail as { note: string }).note).toBe('Not shipped automatically: blog posts cannot ship: no blog connection on this account; it waits for a person');
+  });
+
+  it('leaves a note instead of resolving when a deadline reaches an unconnected kind', async () => {
+    const { accountId } = await env.tenant();
+    const at = Date.now() + 100;
+    const card = await workCard(accountId, UNCONNECTED[3]);
+    await cardsRepository(env.rt.db).transition(accountId, card.id, { statuses: ['pending'] }, { autoResolveAt: at });
+    await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { delay: 100 });
+    const noted = await until(async () => {
+      const c = await cardsRepository(env.rt.db).find(accountId, card.id);
+      return c && c.autoResolveAt === null ? c : null;
+    }, 20_000);
+    expect(noted).toMatchObject({ status: 'pending', resolvedAt: null });
+    expect((noted.detail as { note: string }).note).toBe('Not shipped automatically: ad tests cannot ship: no ad-platform connection on this account; it waits for a person');
+    expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('noop');
+  });
+
+  it('still resolves cards that are not work (a question with a deadline)', async () => {
+    const { accountId } = await env.tenant();
+    const at = Date.now();
+    const card = await buildCard(env.rt.db, accountId, 'question', { autoResolveAt: at });
+    expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('resolved');
+  });
+});
