@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   dispatchTurn,
   getMessage,
@@ -17,8 +17,9 @@ import type { Queryable } from '../../src/db.js';
 import { messageRequest } from '../../src/agent/message-request.js';
 import { turnsRepository } from '../../src/agent/turns.repository.js';
 import { BadRequest, NotFound, Rejected, type AppError } from '../../src/errors.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { PostMessageBody, PostMessageResponse, RequestIdParams } from './agent.schemas.js';
+import { defineRoute, type ReplyTo, type RouteContext, type RouteDef } from '../route.js';
+import { queryInt } from '../schemas.js';
+import { GetMessageResponse, PostMessageBody, PostMessageResponse, RequestIdParams, StatusResponse, ThreadResponse } from './agent.schemas.js';
 
 /** Serializes one token's message writes (dedupe and the `interrupt: false` check) across API processes. */
 const TOKEN_LOCK_NAMESPACE = 7302;
@@ -60,7 +61,7 @@ export async function postMessageInvalid(error: AppError, body: unknown, ctx: Ro
 }
 
 /** POST /agent/messages: spec 4.3, every rule (the body's own rules are PostMessageBody's). */
-export async function postMessage(input: { body: z.output<typeof PostMessageBody> }, ctx: RouteContext): Promise<Reply> {
+export async function postMessage(input: { body: z.output<typeof PostMessageBody> }, ctx: RouteContext): Promise<ReplyTo<typeof messageResponses>> {
   const { deps, principal } = ctx;
   const req = messageRequest(input.body);
   const turnInput = {
@@ -149,16 +150,58 @@ async function answeredNow(ctx: RouteContext, turnId: string): Promise<void> {
   }
 }
 
-export async function getAgentMessage(input: { params: z.output<typeof RequestIdParams> }, ctx: RouteContext): Promise<Reply> {
-  const message = await getMessage(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, input.params.requestId);
-  if (!message) throw new NotFound();
-  return { body: { message } };
-}
+const messageResponses = {
+  200: { description: 'With waitSeconds: the turn finished; `message` is terminal with its replies', schema: PostMessageResponse },
+  202: { description: 'Queued (or deduplicated, or notSent); with waitSeconds, `message` is the last state seen', schema: PostMessageResponse },
+};
 
-export async function getAgentThread(input: { query: { limit?: number | undefined } }, ctx: RouteContext): Promise<Reply> {
-  return { body: { items: await getThread(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, input.query.limit ?? 50) } };
-}
-
-export async function getAgentStatus(_input: unknown, ctx: RouteContext): Promise<Reply> {
-  return { body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId) } };
-}
+/** The agent (issue 3). */
+export const agentRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/agent/messages',
+    operationId: 'sendAgentMessage',
+    summary: 'Message the agent; optionally wait for its reply',
+    scope: 'agent:message',
+    bucket: 'messages',
+    body: PostMessageBody,
+    onInvalidBody: postMessageInvalid,
+    responses: messageResponses,
+    errors: [409],
+  }).handle(postMessage),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/messages/{requestId}',
+    operationId: 'getAgentMessage',
+    summary: "One of this token's messages with its latest five reply bubbles",
+    scope: 'agent:message',
+    bucket: 'reads',
+    params: RequestIdParams,
+    responses: { 200: { description: 'The message', schema: GetMessageResponse } },
+  }).handle(async ({ params }, ctx) => {
+    const message = await getMessage(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, params.requestId);
+    if (!message) throw new NotFound();
+    return { body: { message } };
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/thread',
+    operationId: 'getAgentThread',
+    summary: "This token's thread, newest first",
+    scope: 'agent:message',
+    bucket: 'reads',
+    query: z.object({ limit: queryInt(1, 100, 50) }),
+    responses: { 200: { description: 'Thread items', schema: ThreadResponse } },
+  }).handle(async ({ query }, ctx) => ({
+    body: { items: await getThread(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, query.limit ?? 50) },
+  })),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/status',
+    operationId: 'getAgentStatus',
+    summary: "The agent's status: sandbox, running, last activity, pending wakes",
+    scope: 'results:read',
+    bucket: 'reads',
+    responses: { 200: { description: 'Agent status', schema: StatusResponse } },
+  }).handle(async (_input, ctx) => ({ body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId) } })),
+];
