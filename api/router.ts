@@ -129,9 +129,31 @@ function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
     return fail(`not JSON: ${(err as Error).message}`);
   }
   const result = declared.schema.safeParse(sent);
-  if (result.success) return;
-  const issue = result.error.issues[0];
-  fail(issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message} (${issue.code})` : 'not valid');
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return fail(issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message} (${issue.code})` : 'not valid');
+  }
+  const extra = undocumented(sent, result.data, '');
+  if (extra) fail(`${extra}: the reply carries a field the schema does not document`);
+}
+
+/** The first field of `sent` that parsing dropped (a non-strict object strips what it does not name), or null. */
+function undocumented(sent: unknown, parsed: unknown, path: string): string | null {
+  if (Array.isArray(sent) && Array.isArray(parsed)) {
+    for (let i = 0; i < sent.length; i++) {
+      const found = undocumented(sent[i], parsed[i], `${path}${path ? '.' : ''}${i}`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (!sent || typeof sent !== 'object' || !parsed || typeof parsed !== 'object') return null;
+  for (const [key, value] of Object.entries(sent)) {
+    const at = `${path}${path ? '.' : ''}${key}`;
+    if (!(key in parsed)) return at;
+    const found = undocumented(value, (parsed as Record<string, unknown>)[key], at);
+    if (found) return found;
+  }
+  return null;
 }
 
 async function parseBody(route: RouteDef, schema: z.ZodType, body: unknown, ctx: RouteContext): Promise<unknown> {

@@ -15,6 +15,8 @@ import { setupTestEnv, type TestEnv } from '../helpers/env.js';
  */
 const Thing = z.object({ ok: z.literal(true), count: z.number().int() });
 
+const rendered = { good: '{"ok":true,"count":2}', bad: '{"ok":true,"count":"two"}', extra: '{"ok":true,"count":2,"secretNote":"x"}' };
+
 const drifting: RouteDef[] = [
   defineRoute({
     method: 'get',
@@ -23,9 +25,9 @@ const drifting: RouteDef[] = [
     summary: 'test: a reply rendered as JSON text',
     scope: null,
     bucket: 'reads',
-    params: z.object({ mode: z.enum(['good', 'bad']) }),
+    params: z.object({ mode: z.enum(['good', 'bad', 'extra']) }),
     responses: { 200: { description: 'a thing', schema: Thing } },
-  }).handle(async ({ params }) => ({ json: params.mode === 'good' ? '{"ok":true,"count":2}' : '{"ok":true,"count":"two"}' })),
+  }).handle(async ({ params }) => ({ json: rendered[params.mode] })),
   defineRoute({
     method: 'post',
     path: '/api/v1/_test/undeclared',
@@ -74,6 +76,13 @@ describe('the response check (CHECK_RESPONSES)', () => {
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'reply does not match its response schema' && l.operationId === 'testRendered');
     expect(entry).toMatchObject({ route: '/api/v1/_test/rendered/{mode}', method: 'get', status: 200 });
     expect(entry.problem).toMatch(/^count: .*number/);
+  });
+
+  it('answers 500 when the reply carries a field the schema does not document', async () => {
+    const res = await env.api().get('/api/v1/_test/rendered/extra').set(auth());
+    expect(res.status).toBe(500);
+    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testRendered' && /secretNote/.test(l.problem));
+    expect(entry.problem).toBe('secretNote: the reply carries a field the schema does not document');
   });
 
   it('answers 500 for a success status the route does not declare', async () => {
