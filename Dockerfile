@@ -12,4 +12,5 @@ COPY migrations ./migrations
 COPY tsconfig.json ./
 USER node
 EXPOSE 3000
-CMD ["node_modules/.bin/tsx", "bin/start.ts", "all"]
+# node itself is PID 1 (tsx as a loader, no wrapper process), so SIGTERM from `docker stop` reaches it.
+CMD ["node", "--import", "tsx", "bin/start.ts", "all"]

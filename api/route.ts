@@ -3,11 +3,11 @@ import { z } from 'zod';
 import type { Actor } from '../src/audit/audit.service.js';
 import type { AppError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Deps } from '../src/deps.js';
 import type { Principal, Scope } from '../src/tokens/tokens.types.js';
 
-/** What the API process holds (the runtime's connections); handlers reach services through it. */
-export type AppDeps = Omit<Runtime, 'ready' | 'close'>;
+/** What the API's handlers reach services through: the process's deps without its lifecycle. */
+export type AppDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues' | 'limiter' | 'cursorSecret'>;
 
 export interface RouteContext {
   deps: AppDeps;

@@ -1,5 +1,5 @@
-import type { Server } from 'node:http';
-import type { Runtime } from '../src/runtime.js';
+import type { Server, ServerResponse } from 'node:http';
+import type { Deps } from '../src/deps.js';
 import { createApp } from './app.js';
 import { BULL_BOARD_PATH } from './bull-board.js';
 
@@ -10,8 +10,10 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-export async function startApi(rt: Runtime): Promise<ApiServer> {
+export async function startApi(rt: Deps): Promise<ApiServer> {
   await rt.ready();
+  // Made (or read) at start, so the deployment's first process creates it and a broken store shows now.
+  await rt.cursorSecret();
   const app = createApp(rt);
   const server = app.listen(rt.config.port, rt.config.host);
   await new Promise<void>((resolve, reject) => {
@@ -38,17 +40,23 @@ export async function startApi(rt: Runtime): Promise<ApiServer> {
   rt.logger.info({ port, baseUrl: rt.config.baseUrl }, 'api listening');
   if (rt.config.admin) rt.logger.info({ path: BULL_BOARD_PATH, readOnly: rt.config.admin.readOnly }, 'bull board mounted (basic auth)');
   else rt.logger.warn('bull board disabled: set ADMIN_USER and ADMIN_PASSWORD to mount it at /admin/queues');
+  rt.logger.flush();
   return {
     server,
     port,
     close: () =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), rt.config.shutdownGraceMs);
+        // A keep-alive connection whose request finishes during the close would hold it open until the
+        // grace ran out: requests from now on are answered with `Connection: close`, and connections
+        // left idle are closed as they become so.
+        server.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
         server.close(() => {
           clearTimeout(timer);
+          clearInterval(idle);
           resolve();
         });
-        server.closeIdleConnections();
       }),
   };
 }

@@ -10,7 +10,7 @@ import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { smtpTransport } from '../src/mail/smtp.transport.js';
 import { cardsRepository } from '../src/review/cards.repository.js';
-import { createRuntime } from '../src/runtime.js';
+import { createDeps } from '../src/deps.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { fmt } from './lib.js';
 import type { BenchContext, Section } from './run.js';
@@ -47,7 +47,7 @@ export async function mailSend(ctx: BenchContext): Promise<Section> {
   const port = (smtp.server.address() as AddressInfo).port;
   const config = configWith({ DATABASE_URL: ctx.databaseUrl, MAIL_TRANSPORT: 'smtp', SMTP_PORT: String(port), LOG_LEVEL: 'silent', RATE_WRITES_BURST: '1000000', RATE_WRITES_PER_MINUTE: '1000000', RATE_ACCOUNT_BURST: '1000000', RATE_ACCOUNT_PER_MINUTE: '1000000' });
   await ensureDatabase(config.databaseUrl);
-  const rt = createRuntime(config, createLogger('silent'));
+  const rt = createDeps(config, createLogger('silent'));
   await rt.ready();
   await migrate(rt.db);
   const account = await createAccount(rt.db, 'Mail bench');

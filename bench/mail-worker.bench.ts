@@ -17,7 +17,6 @@ import { createDb, ensureDatabase, migrate, type Db } from '../src/db.js';
 import { newId } from '../src/ids.js';
 import { cardAutoResolve } from '../src/jobs/card-auto-resolve.job.js';
 import { cardsRepository } from '../src/review/cards.repository.js';
-import { CARD_TIMERS_CONCURRENCY } from '../workers/pool-setup.js';
 import { fmt, median, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 import { addPaused, count, spawnQuiet, startCeiling, timed, until } from './worker-lib.js';
@@ -29,7 +28,7 @@ export async function mailWorker(ctx: BenchContext): Promise<Section> {
   const n = Number(process.env.BENCH_MAIL_SENDS ?? 2_000);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gas-bench-mail-'));
   const config = configWith({ DATABASE_URL: ctx.databaseUrl, QUEUE_PREFIX: PREFIX });
-  const concurrency = CARD_TIMERS_CONCURRENCY;
+  const concurrency = config.review.timersConcurrency;
   await ensureDatabase(config.databaseUrl);
   const db = createDb(config.databaseUrl, 4);
   await migrate(db);

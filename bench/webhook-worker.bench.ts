@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
-import { webhookEvent, webhookEventJobId } from '../src/jobs/webhook-event.job.js';
+import { webhookEvent } from '../src/jobs/webhook-event.job.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
 import { fmt, median, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';
@@ -65,7 +65,7 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
       for (let i = 0; i < rows.length; i += 1000) await db('webhook_deliveries').insert(rows.slice(i, i + 1000));
       await addPaused(
         events,
-        rows.map((r) => ({ name: webhookEvent.name, data: { deliveryId: r.id }, opts: { ...webhookEvent.options, jobId: webhookEventJobId(r.id) } })),
+        rows.map((r) => ({ name: webhookEvent.name, data: { deliveryId: r.id }, opts: { ...webhookEvent.options, jobId: webhookEvent.key({ deliveryId: r.id }) } })),
       );
       rates.events.push(
         await timed(events, n, () => count(db, "SELECT count(*) AS n FROM webhook_deliveries WHERE turn_id IS NOT NULL OR outcome <> 'Accepted'")),

@@ -8,8 +8,8 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
-import { createRuntime } from '../src/runtime.js';
-import { checkPoolConfig, parsePools, startPools, type Pools } from '../workers/main.js';
+import { createDeps } from '../src/deps.js';
+import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
   process.stderr.write(`${line}\n`);
@@ -37,6 +37,14 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
 
+  // Installed before any start-up work: a signal that arrives while the process migrates or starts its
+  // pools is kept and acted on once start-up is done. Node's default would kill it mid-way (npm then
+  // exits by the signal too), and a migration cut off leaves knex's migration lock taken.
+  let pending: string | null = null;
+  let onSignal = (signal: string) => void (pending ??= signal);
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
   const problems = await preflight(config);
   if (problems.length) fail(problems.join('\n'));
 
@@ -45,9 +53,10 @@ async function main(): Promise<void> {
   const applied = await migrate(db);
   await db.destroy();
   if (applied.length) logger.info({ applied }, 'migrations applied');
+  logger.flush();
   if (role === 'migrate') return;
 
-  const rt = createRuntime(config, logger);
+  const rt = createDeps(config, logger);
   let api: ApiServer | null = null;
   let workers: Pools | null = null;
   if (role === 'all' || role === 'api') api = await startApi(rt);
@@ -58,18 +67,22 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
+    logger.flush();
     const force = setTimeout(() => {
       logger.error('shutdown grace period over; exiting');
       process.exit(1);
     }, config.shutdownGraceMs + 5_000);
     force.unref();
+    // Both stop within SHUTDOWN_GRACE_MS: the API cuts connections still open, the pools return jobs
+    // still running to their queues (nothing is lost, so this is still a clean stop).
     await Promise.all([api?.close(), workers?.close()]);
-    await rt.close();
+    // A job cut off keeps its database connection, and the pool's destroy would wait for it forever.
+    await settlesWithin(rt.close(), 3_000);
     logger.info('stopped');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  onSignal = (signal) => void stop(signal);
+  if (pending) onSignal(pending);
 }
 
 main().catch((err) => {

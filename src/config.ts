@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /** Whole-number environment variable with a default, refused when it is not a positive integer. */
@@ -78,8 +77,8 @@ const envSchema = z.object({
   WORKFLOW_RUN_PASSES_PER_JOB: int(20),
   WORKFLOW_RUN_SLICE_MS: int(30_000),
   WORKFLOW_RUN_YIELD_DELAY_MS: int(1_000, 0),
-  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, it is derived from
-  // DATABASE_URL so every process of one deployment agrees. Setting a new one voids outstanding cursors.
+  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, the first process makes a
+  // random one and keeps it in the database (src/secrets). Setting a new one voids outstanding cursors.
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Byte budget of one GET /leads page (the serialised `leads` array).
   LEADS_PAGE_MAX_BYTES: int(262_144, 1_024),
@@ -100,6 +99,7 @@ const envSchema = z.object({
   AGENT_WAIT_POLL_MS: int(1_000),
   MAINTENANCE_SWEEP_MS: int(60_000),
   MAINTENANCE_ORPHAN_AFTER_MS: int(30_000),
+  MAINTENANCE_CONCURRENCY: int(1),
   // Inbound webhooks (issue 5). Spec 8.2: 60 accepted per hook and 120 per account in any rolling hour;
   // raised only for benchmarks.
   WEBHOOK_HOOK_PER_HOUR: int(60),
@@ -125,6 +125,9 @@ const envSchema = z.object({
   MAIL_RECONCILE_DELAY_MS: int(10_000),
   MAIL_RECONCILE_WINDOW_MS: int(15 * 60 * 1000),
   MAIL_SWEEP_MS: int(60_000),
+  // Jobs one mail-sends / card-timers worker process runs at once (card timers make the background sends).
+  MAIL_SENDS_CONCURRENCY: int(4),
+  CARD_TIMERS_CONCURRENCY: int(8),
   TRUST_AUTO_RESOLVE_AFTER: int(20),
   TRUST_AUTO_RESOLVE_DELAY_MS: int(4 * 60 * 60 * 1000),
   REVIEW_REVISION_DELAY_MS: int(30_000, 0),
@@ -185,7 +188,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       jobSliceMs: env.WORKFLOW_RUN_SLICE_MS,
       yieldDelayMs: env.WORKFLOW_RUN_YIELD_DELAY_MS,
     },
-    cursorSecret: env.CURSOR_SECRET ?? createHash('sha256').update(`gas-cursor:${env.DATABASE_URL}`).digest('hex'),
+    /** CURSOR_SECRET, or null: then the runtime's cursorSecret() reads the one kept in the database. */
+    cursorSecret: env.CURSOR_SECRET ?? null,
     leadsPageMaxBytes: env.LEADS_PAGE_MAX_BYTES,
     agent: {
       brain: env.AGENT_BRAIN,
@@ -228,6 +232,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** A fence still unsettled after this long becomes a card asking a person; never a blind resend. */
       reconcileWindowMs: env.MAIL_RECONCILE_WINDOW_MS,
       sweepEveryMs: env.MAIL_SWEEP_MS,
+      /** `mail-sends` jobs (reconciliations, the sweep) one worker process runs at once. */
+      sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
     },
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */
@@ -238,11 +244,15 @@ function buildConfig(env: z.output<typeof envSchema>) {
       revisionDelayMs: env.REVIEW_REVISION_DELAY_MS,
       /** The card-timers repair sweep: timers whose job was lost, cards the ladder has not seen. */
       sweepEveryMs: env.CARD_SWEEP_MS,
+      /** Timer jobs (and the background mail sends they make) one card-timers worker process runs at once. */
+      timersConcurrency: env.CARD_TIMERS_CONCURRENCY,
     },
     maintenance: {
       sweepEveryMs: env.MAINTENANCE_SWEEP_MS,
       /** A queued turn whose job has not started after this long is queued again. */
       orphanAfterMs: env.MAINTENANCE_ORPHAN_AFTER_MS,
+      /** Sweep jobs one maintenance worker process runs at once. */
+      concurrency: env.MAINTENANCE_CONCURRENCY,
     },
     webhooks: {
       /** Accepted deliveries per hook / per account in any rolling hour (spec 8.2). */

@@ -3,10 +3,10 @@ import type { z } from 'zod';
 import type { JobDef } from '../src/jobs/registry.js';
 import type { Logger } from '../src/logger.js';
 import type { Redis } from '../src/redis.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Deps } from '../src/deps.js';
 
 export interface JobContext {
-  rt: Runtime;
+  rt: Deps;
   log: Logger;
   job: Job;
 }
@@ -15,6 +15,33 @@ export interface JobContext {
 export interface Processor<P extends z.ZodType = z.ZodType> {
   job: JobDef<P>;
   run(payload: z.output<P>, ctx: JobContext): Promise<unknown>;
+}
+
+/** The jobs each worker is running now, with the lock token that lets them be handed back. */
+const running = new WeakMap<Worker, Map<string, { job: Job; token: string }>>();
+
+/** How long a job handed back at shutdown waits before another worker may take it. */
+export const RETURNED_JOB_DELAY_MS = 5_000;
+
+/**
+ * Puts the jobs `worker` is still running back in their queue (their lock released, the attempt not
+ * counted), for a shutdown that cannot wait for them any longer. Their processors are not stopped: the
+ * process is about to exit. The job is due a few seconds later, when this process is gone with what
+ * its processor still holds (an account's turn lock): taken at once, it would find the account busy.
+ * Returns the ids handed back; a job whose lock is already gone is left to BullMQ's stalled-job check.
+ */
+export async function returnRunningJobs(worker: Worker, log: Logger): Promise<string[]> {
+  const jobs = [...(running.get(worker)?.values() ?? [])];
+  const returned: string[] = [];
+  for (const { job, token } of jobs) {
+    try {
+      await job.moveToDelayed(Date.now() + RETURNED_JOB_DELAY_MS, token);
+      returned.push(job.id!);
+    } catch (err) {
+      log.error({ queue: worker.name, jobId: job.id, err: (err as Error).message }, 'job not returned to its queue; the stalled-job check will');
+    }
+  }
+  return returned;
 }
 
 export function defineProcessor<P extends z.ZodType>(p: Processor<P>): Processor {
@@ -30,7 +57,7 @@ export function createWorker(
   queue: string,
   processors: Processor[],
   catalog: JobDef[],
-  deps: { rt: Runtime; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
+  deps: { rt: Deps; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
 ): Worker {
   const expected = catalog.filter((j) => j.queue === queue).map((j) => j.name);
   const byName = new Map<string, Processor>();
@@ -43,18 +70,25 @@ export function createWorker(
   const unknown = [...byName.keys()].filter((n) => !expected.includes(n));
   if (unknown.length) throw new Error(`queue ${queue}: processors for jobs not in the catalog: ${unknown.join(', ')}`);
 
+  const inFlight = new Map<string, { job: Job; token: string }>();
   const worker = new Worker(
     queue,
-    async (job) => {
+    async (job, token) => {
       const processor = byName.get(job.name);
       if (!processor) throw new UnrecoverableError(`no processor for job ${job.name}`);
       const parsed = processor.job.payload.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`bad payload for ${job.name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
       const log = deps.rt.logger.child({ queue, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
-      return processor.run(parsed.data, { rt: deps.rt, log, job });
+      if (token && job.id) inFlight.set(job.id, { job, token });
+      try {
+        return await processor.run(parsed.data, { rt: deps.rt, log, job });
+      } finally {
+        if (job.id) inFlight.delete(job.id);
+      }
     },
     { concurrency: deps.concurrency ?? 1, ...deps.options, connection: deps.connection, prefix: deps.rt.config.queuePrefix, autorun: true },
   );
+  running.set(worker, inFlight);
   worker.on('failed', (job, err) =>
     deps.rt.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
   );

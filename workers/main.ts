@@ -3,16 +3,19 @@ import { JOBS } from '../src/jobs/catalog.js';
 import { QUEUES, type QueueName } from '../src/jobs/registry.js';
 import { createRedis } from '../src/redis.js';
 import type { Config } from '../src/config.js';
-import type { Runtime } from '../src/runtime.js';
-import { createWorker } from './create-worker.js';
+import type { Deps } from '../src/deps.js';
+import { createWorker, returnRunningJobs } from './create-worker.js';
 import { POOL_SETUP } from './pool-setup.js';
 import { PROCESSORS } from './processors.js';
 
 export interface Pools {
   started: QueueName[];
   idle: QueueName[];
-  /** Stops taking jobs and waits for the ones in flight, then closes the connection. */
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs and waits for the ones in flight, up to SHUTDOWN_GRACE_MS; jobs still running
+   * then are returned to their queues. Resolves with the ids returned (empty after a clean close).
+   */
+  close(): Promise<string[]>;
 }
 
 /** Reads `--pools a,b` (default: every pool); an unknown pool name is refused. */
@@ -38,8 +41,19 @@ export function checkPoolConfig(config: Pick<Config, 'databasePoolMax' | 'agent'
   }
 }
 
+/** True when `work` settles within `ms`; false when the time ran out first (`work` goes on). */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true, () => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Starts one worker per named pool that has jobs in the catalog. */
-export async function startPools(rt: Runtime, names: QueueName[]): Promise<Pools> {
+export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
   checkPoolConfig(rt.config, names);
   const connection = createRedis(rt.config.redisUrl, 'worker');
   const workers: Worker[] = [];
@@ -56,12 +70,16 @@ export async function startPools(rt: Runtime, names: QueueName[]): Promise<Pools
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   for (const name of started) await POOL_SETUP[name]?.onStart?.(rt);
   rt.logger.info({ started, idle }, 'worker pools running');
+  rt.logger.flush();
   return {
     started,
     idle,
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
+      const finished = await settlesWithin(Promise.all(workers.map((w) => w.close())), rt.config.shutdownGraceMs);
+      const returned = finished ? [] : (await Promise.all(workers.map((w) => returnRunningJobs(w, rt.logger)))).flat();
+      if (returned.length) rt.logger.warn({ returned }, 'shutdown grace over: jobs still running were returned to their queues');
       connection.disconnect();
+      return returned;
     },
   };
 }

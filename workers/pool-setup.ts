@@ -1,15 +1,12 @@
 import type { WorkerOptions } from 'bullmq';
 import type { QueueName } from '../src/jobs/registry.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Deps } from '../src/deps.js';
 import { scheduleSweep } from './maintenance/sweep.processor.js';
 import { scheduleCardSweep } from './card-timers/card-timers.processors.js';
 import { scheduleMailSweep } from './mail-sends/mail-sends.processors.js';
 
-/** Timer jobs (and the background mail sends they make) one card-timers worker process runs at once. */
-export const CARD_TIMERS_CONCURRENCY = 8;
-
-/** Per-pool worker options and start-up work. Pools not listed use createWorker's defaults. */
-export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Partial<WorkerOptions>; onStart?(rt: Runtime): Promise<void> }>> = {
+/** Per-pool worker options (concurrency from the *_CONCURRENCY settings) and start-up work. */
+export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Deps): Partial<WorkerOptions>; onStart?(rt: Deps): Promise<void> }>> = {
   'agent-turns': {
     // Stall detection decides how soon a killed worker's turn is picked up again.
     options: (rt) => ({
@@ -18,9 +15,9 @@ export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Runtime): Part
       stalledInterval: rt.config.agent.turnStalledIntervalMs,
     }),
   },
-  maintenance: { onStart: scheduleSweep },
-  'card-timers': { onStart: scheduleCardSweep, options: () => ({ concurrency: CARD_TIMERS_CONCURRENCY }) },
-  'mail-sends': { onStart: scheduleMailSweep, options: () => ({ concurrency: 4 }) },
+  maintenance: { onStart: scheduleSweep, options: (rt) => ({ concurrency: rt.config.maintenance.concurrency }) },
+  'card-timers': { onStart: scheduleCardSweep, options: (rt) => ({ concurrency: rt.config.review.timersConcurrency }) },
+  'mail-sends': { onStart: scheduleMailSweep, options: (rt) => ({ concurrency: rt.config.mail.sendsConcurrency }) },
   // Runs of different accounts move side by side; each job also hands its run on after a bounded share.
   'workflow-runs': { options: (rt) => ({ concurrency: rt.config.workflows.concurrency }) },
   'webhook-events': { options: (rt) => ({ concurrency: rt.config.webhooks.eventsConcurrency }) },

@@ -18,7 +18,7 @@ export const blocklistRoutes: RouteDef[] = [
     body: await listBlocklist(ctx.deps.db, ctx.principal.accountId, {
       limit: query.limit ?? 50,
       cursor: query.cursor ?? null,
-      cursorSecret: ctx.deps.config.cursorSecret,
+      cursorSecret: await ctx.deps.cursorSecret(),
     }),
   })),
   /** Source `api`, recorded against the token's label. */

@@ -22,7 +22,7 @@ export const leadsRoutes: RouteDef[] = [
       status: query.status ?? null,
       limit: query.limit ?? 50,
       cursor: query.cursor ?? null,
-      cursorSecret: config.cursorSecret,
+      cursorSecret: await ctx.deps.cursorSecret(),
       maxBytes: config.leadsPageMaxBytes,
     });
     return { body: page };

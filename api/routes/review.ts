@@ -1,4 +1,5 @@
 import { sendCard } from '../../src/mail/mail.service.js';
+import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { answerCard, dismissCard, getCardJson, listCards, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { IdParams } from '../schemas.js';
@@ -58,7 +59,7 @@ export const reviewRoutes: RouteDef[] = [
     body: AnswerBody,
     responses: { 200: { description: 'Resolved', schema: AnswerResponse } },
     errors: [409],
-  }).handle(async ({ params, body }, ctx) => ({ body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body) })),
+  }).handle(async ({ params, body }, ctx) => ({ body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)) })),
   /** 200 once the provider accepted; 503 with Retry-After when it is not settled. */
   defineRoute({
     method: 'post',
@@ -109,5 +110,5 @@ export const reviewRoutes: RouteDef[] = [
     body: DismissBody,
     responses: { 200: { description: 'Dismissed', schema: DismissResponse } },
     errors: [409],
-  }).handle(async ({ params, body }, ctx) => ({ body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason) })),
+  }).handle(async ({ params, body }, ctx) => ({ body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, onCardDecided(ctx.deps, ctx.actor)) })),
 ];

@@ -3,8 +3,7 @@ import { createAccount, getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite, listAudit } from '../audit/audit.service.js';
 import { removeFromBlocklist } from '../blocklist/blocklist.service.js';
 import { setLeadColumns } from '../leads/leads.service.js';
-import type { Config } from '../config.js';
-import type { Db } from '../db.js';
+import type { Deps } from '../deps.js';
 import { AppError, BadRequest } from '../errors.js';
 import { approvalSettings, KINDS_OF_WORK, setApproval, type KindOfWork } from '../review/approval.service.js';
 import { seedReviewCards } from '../review/seed.js';
@@ -16,17 +15,12 @@ import { createHook, deleteHook, disableHook, enableHook, listDeliveries, listHo
 import { withIntake } from '../webhooks/intake-deps.js';
 import { withRedis } from '../redis.js';
 
-export interface AdminDeps {
-  config: Config;
-  db: Db;
-}
-
 type Flags = Record<string, string | undefined>;
 
 interface Verb {
   /** Flag names; a trailing `?` marks an optional one. */
   flags: string[];
-  run(flags: Flags, deps: AdminDeps): Promise<Record<string, unknown>>;
+  run(flags: Flags, deps: Pick<Deps, 'config' | 'db'>): Promise<Record<string, unknown>>;
 }
 
 const int = (value: string | undefined, name: string, min: number, max: number, fallback: number): number => {
@@ -212,7 +206,7 @@ export const VERBS: Record<string, Verb> = {
 };
 
 /** Runs one verb from argv (`['token', 'mint', '--account', …]`); throws AppError or Error on refusal. */
-export async function runAdmin(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
+export async function runAdmin(argv: string[], deps: Pick<Deps, 'config' | 'db'>): Promise<Record<string, unknown>> {
   const [noun, action, ...rest] = argv;
   const name = `${noun ?? ''} ${action ?? ''}`;
   const verb = VERBS[name];

@@ -1,22 +1,22 @@
 import type { Config } from '../config.js';
 import type { Db, Queryable, Trx } from '../db.js';
+import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
-import type { QueueSet } from '../jobs/registry.js';
-import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
-import { publishCancel, turnBus } from './agent.bus.js';
-import { FAILURES, RUNNING_WINDOW_MS, type Bubble, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
-import { requestDrain } from './runtime.js';
-import { turnsRepository, turnStatements, type RecordAudit } from './turns.repository.js';
+import { publishCancel } from './agent.bus.js';
+import { agentStateRepository } from './agent-state.repository.js';
+import { RUNNING_WINDOW_MS, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
+import { conversationRepository } from './conversation.repository.js';
+import { messageView } from './message-view.js';
+import { requestDrain } from './turn-runner.js';
+import { turnStatements, type RecordAudit } from './turn-statements.js';
+import { turnsRepository } from './turns.repository.js';
+
+export { isTerminal, messageView } from './message-view.js';
+export { waitForTurnEnd } from './turn-wait.js';
 
 /** What a producer (API process, webhook intake, scheduler) needs to start turns. */
-export interface AgentDeps {
-  config: Config;
-  logger: Logger;
-  db: Db;
-  redis: Redis;
-  queues: QueueSet;
-}
+export type AgentDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
 
 /** Every way a turn starts goes through this one shape; later issues add a `kind`, not an entry point. */
 export interface TurnInput {
@@ -86,7 +86,7 @@ export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise
   await publishCancel(deps.redis, deps.config, recorded.interrupting);
   const { turn } = recorded;
   try {
-    await requestDrain(deps, turn.accountId, `turn-${turn.id}`, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+    await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
   } catch (err) {
     deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
   }
@@ -102,8 +102,7 @@ export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[])
   for (const input of inputs) {
     if (input.kind === 'message' || input.clientRequestId) throw new Error('recordTurns takes inputs without a clientRequestId that interrupt nothing');
   }
-  const repo = turnsRepository(trx);
-  const turns = await repo.insertMany(
+  const turns = await turnsRepository(trx).insertMany(
     inputs.map((input) => ({
       id: newId('turn'),
       accountId: input.accountId,
@@ -119,7 +118,7 @@ export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[])
       expiresAt: input.mode === 'queue' ? at + config.agent.queuedMessageTtlMs : null,
     })),
   );
-  await repo.touchStates(inputs.map((i) => i.accountId), at);
+  await agentStateRepository(trx).touchStates(inputs.map((i) => i.accountId), at);
   return turns.map((turn) => ({ turn, created: true, interrupting: [] }));
 }
 
@@ -133,7 +132,7 @@ export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Prom
   await Promise.all(
     [...last.values()].map(async (turn) => {
       try {
-        await requestDrain(deps, turn.accountId, `turn-${turn.id}`, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+        await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
       } catch (err) {
         deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
       }
@@ -146,25 +145,6 @@ export async function startTurn(deps: AgentDeps, input: TurnInput): Promise<Reco
   const recorded = await deps.db.transaction((trx) => recordTurn(trx, deps.config, input));
   await dispatchTurn(deps, recorded);
   return recorded;
-}
-
-export const isTerminal = (s: string) => s === 'replied' || s === 'failed';
-
-/** Spec 2.3 view of a turn; a turn `running` past the 30-minute window reads as failed. */
-export async function messageView(db: Db | Trx, turn: Turn, now = Date.now(), known?: Bubble[]): Promise<MessageView> {
-  const replies = known ?? (await turnsRepository(db).latestReplies(turn.id, 5));
-  const stale = turn.status === 'running' && turn.startedAt !== null && turn.startedAt < now - RUNNING_WINDOW_MS;
-  const status = stale ? 'failed' : turn.status;
-  const failure = stale ? FAILURES.stale : turn.failure;
-  return {
-    requestId: turn.id,
-    status,
-    text: turn.text,
-    sentAt: turn.createdAt,
-    replies,
-    ...(status === 'failed' ? { failure: failure ?? 'failed' } : {}),
-    interrupted: turn.interrupted,
-  };
 }
 
 /** A message this token sent through the API, or null (unknown, another token's or account's, not an API message). */
@@ -180,138 +160,11 @@ export async function getMessage(db: Db, accountId: string, tokenId: string, req
 }
 
 export function getThread(db: Db, accountId: string, tokenId: string, limit: number) {
-  return turnsRepository(db).thread(accountId, tokenId, limit);
+  return conversationRepository(db).thread(accountId, tokenId, limit);
 }
 
 /** Spec 2.5. `running` is derived (a turn started within 30 minutes and unfinished); `sandbox` follows it. */
 export async function getStatus(db: Db, accountId: string) {
-  const s = await turnsRepository(db).status(accountId, Date.now(), RUNNING_WINDOW_MS);
+  const s = await agentStateRepository(db).status(accountId, Date.now(), RUNNING_WINDOW_MS);
   return { sandbox: s.running ? 'alive' : 'dead', ...s };
-}
-
-export type WaitEnd = { message: MessageView; terminal: true } | { message: MessageView | null; terminal: false; ended?: 'unauthorized' | 'poll_failed' };
-
-/** A subscription to one turn's `done` notice; open it before the turn can finish so no notice is missed. */
-export interface TurnWatch {
-  /** The notice that arrived since the last `take()`, if any: `view` is the finished message when the notice carried it. */
-  take(): { view: MessageView | null } | null;
-  /** Resolves on a notice, after `ms`, or when `signal` aborts. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-  close(): void;
-}
-
-export function watchTurn(deps: AgentDeps, turnId: string): TurnWatch {
-  let noticed: { view: MessageView | null } | null = null;
-  let wake: () => void = () => {};
-  const off = turnBus(deps.config, deps.redis).onDone(turnId, (_id, view) => {
-    noticed = { view };
-    wake();
-  });
-  return {
-    take() {
-      const was = noticed;
-      noticed = null;
-      return was;
-    },
-    sleep(ms, signal) {
-      if (noticed || signal.aborted) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(done, ms);
-        function done() {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          wake = () => {};
-          resolve();
-        }
-        wake = done;
-        signal.addEventListener('abort', done);
-      });
-    },
-    close: off,
-  };
-}
-
-/**
- * Holds until the turn is terminal, the time is up, the token is revoked or the client leaves. It holds
- * no database connection between reads: a Redis notice wakes it, or the bounded poll interval does.
- * A worker's notice carries the finished message, so then at most the token is checked (one indexed
- * read, skipped when it was seen live less than AGENT_WAIT_POLL_MS ago); otherwise the turn is read. `fresh`: the turn was just written by this request (so it is
- * queued and the token was live): the first read is skipped.
- */
-export async function waitForMessage(
-  deps: AgentDeps,
-  ids: { accountId: string; tokenId: string; turnId: string },
-  seconds: number,
-  signal: AbortSignal,
-  opts: { watch?: TurnWatch; fresh?: Turn } = {},
-): Promise<WaitEnd> {
-  const deadline = Date.now() + seconds * 1000;
-  const watch = opts.watch ?? watchTurn(deps, ids.turnId);
-  let last: MessageView | null = null;
-  let skipRead = Boolean(opts.fresh);
-  // When the token was last seen live: a fresh request was just authenticated. A revocation is noticed
-  // within AGENT_WAIT_POLL_MS, so a finished message arriving sooner than that after a check is answered
-  // without another one.
-  let liveAt = opts.fresh ? Date.now() : 0;
-  try {
-    for (;;) {
-      if (skipRead && opts.fresh) {
-        skipRead = false;
-        last = { requestId: opts.fresh.id, status: 'queued', text: opts.fresh.text, sentAt: opts.fresh.createdAt, replies: [], interrupted: false };
-      } else {
-        const notice = watch.take();
-        try {
-          if (notice?.view && isTerminal(notice.view.status)) {
-            const recent = Date.now() - liveAt < deps.config.agent.waitPollMs;
-            if (!recent && !(await turnStatements.tokenLive(deps.db, ids.tokenId))) return { message: null, terminal: false, ended: 'unauthorized' };
-            return { message: notice.view, terminal: true };
-          }
-          const readAt = Date.now();
-          const [live, found] = await Promise.all([
-            turnStatements.tokenLive(deps.db, ids.tokenId),
-            turnsRepository(deps.db).findWithReplies(ids.accountId, ids.turnId, 5),
-          ]);
-          if (!live) return { message: null, terminal: false, ended: 'unauthorized' };
-          liveAt = readAt;
-          if (!found) return { message: last, terminal: false, ended: 'poll_failed' };
-          last = await messageView(deps.db, found.turn, Date.now(), found.replies);
-        } catch {
-          return { message: last, terminal: false, ended: 'poll_failed' };
-        }
-        if (isTerminal(last.status)) return { message: last, terminal: true };
-      }
-      const left = deadline - Date.now();
-      if (left <= 0 || signal.aborted) return { message: last, terminal: false };
-      await watch.sleep(Math.min(left, deps.config.agent.waitPollMs), signal);
-    }
-  } finally {
-    watch.close();
-  }
-}
-
-/**
- * Holds until a turn is terminal and returns its status and failure, or null when `timeoutMs` passes
- * or `signal` aborts first. The turn's done notice wakes it; `pollMs` only bounds the time between
- * reads when a notice is lost. For callers that run turns and wait on them (workflow steps).
- */
-export async function waitForTurnEnd(
-  deps: AgentDeps,
-  turnId: string,
-  opts: { timeoutMs: number; pollMs: number },
-  signal?: AbortSignal,
-): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
-  const until = Date.now() + opts.timeoutMs;
-  const watch = watchTurn(deps, turnId);
-  const stop = signal ?? new AbortController().signal;
-  try {
-    while (Date.now() < until && !stop.aborted) {
-      watch.take();
-      const t = await deps.db('agent_turns').where({ id: turnId }).first<{ status: string; failure: string | null } | undefined>('status', 'failure');
-      if (t && isTerminal(t.status)) return { status: t.status as 'replied' | 'failed', failure: t.failure };
-      await watch.sleep(Math.min(opts.pollMs, Math.max(0, until - Date.now())), stop);
-    }
-    return null;
-  } finally {
-    watch.close();
-  }
 }

@@ -1,8 +1,8 @@
 import type { Logger } from '../logger.js';
-import type { Runtime } from '../runtime.js';
+import type { Deps } from '../deps.js';
 import { publishDone } from './agent.bus.js';
 import { FAILURES } from './agent.types.js';
-import { requestDrain } from './runtime.js';
+import { requestDrain } from './turn-runner.js';
 import { turnsRepository } from './turns.repository.js';
 
 /**
@@ -11,7 +11,7 @@ import { turnsRepository } from './turns.repository.js';
  * have died) get a drain job. The drain re-checks everything under the account lock, so a sweep that
  * overlaps a live turn does nothing.
  */
-export async function sweepAgent(rt: Runtime, log: Logger): Promise<{ expired: number; requeued: number }> {
+export async function sweepAgent(rt: Pick<Deps, 'config' | 'db' | 'redis' | 'queues'>, log: Logger): Promise<{ expired: number; requeued: number }> {
   const repo = turnsRepository(rt.db);
   const now = Date.now();
   const expired = await repo.expireQueued(now, FAILURES.expired);
@@ -19,7 +19,7 @@ export async function sweepAgent(rt: Runtime, log: Logger): Promise<{ expired: n
   const before = now - rt.config.maintenance.orphanAfterMs;
   const accounts = await repo.accountsNeedingAttention(before, before, 500);
   const bucket = Math.floor(now / rt.config.maintenance.sweepEveryMs);
-  for (const accountId of accounts) await requestDrain(rt, accountId, `sweep-${accountId}-${bucket}`);
+  for (const accountId of accounts) await requestDrain(rt, accountId, { why: 'sweep', bucket });
   if (expired.length || accounts.length) log.info({ expired: expired.length, requeued: accounts.length }, 'agent sweep');
   return { expired: expired.length, requeued: accounts.length };
 }

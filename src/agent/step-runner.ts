@@ -1,5 +1,5 @@
 import type { PgConnection } from '../db.js';
-import type { Runtime } from '../runtime.js';
+import type { Deps } from '../deps.js';
 import type { Turn } from './agent.types.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { executeTool } from './tools.js';
@@ -14,7 +14,7 @@ export type StepPlace = Omit<StepAt, 'result'>;
  * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
  * transaction that also writes the record.
  */
-export async function runStep(rt: Runtime, conn: PgConnection, turn: Turn, place: StepPlace, call: ToolCall): Promise<ToolResult> {
+export async function runStep(rt: Deps, conn: PgConnection, turn: Turn, place: StepPlace, call: ToolCall): Promise<ToolResult> {
   const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turn.kind === 'event' || turn.data !== null };
   if (call.name === 'reply') {
     let recorded = false;

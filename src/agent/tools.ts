@@ -1,17 +1,16 @@
 import { z } from 'zod';
 import { addToBlocklist, isBlocked } from '../blocklist/blocklist.service.js';
-import type { Db } from '../db.js';
+import type { Db, Queryable } from '../db.js';
 import { BadRequest } from '../errors.js';
 import { upsertLead } from '../leads/leads.service.js';
 import { newId } from '../ids.js';
 import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
 import { kindOfWorkFor } from '../review/card-shape.js';
-import { cardsRepository } from '../review/cards.repository.js';
+import { addCard } from '../review/cards.service.js';
 import { outboundTexts, privateTextIn } from '../review/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
-import { insertWorkflow } from '../workflows/workflows.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
-import { turnsRepository } from './turns.repository.js';
+import { memoryRepository } from './memory.repository.js';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
@@ -108,6 +107,23 @@ export interface ToolEnv {
   onReply(text: string): Promise<void>;
 }
 
+/** Records a workflow the agent proposes, paused, on the step's transaction (src/workflows/, `insertWorkflow`). */
+export type ProposeWorkflow = (
+  q: Queryable,
+  accountId: string,
+  input: z.output<typeof TOOL_ARGS.propose_workflow>,
+) => Promise<{ id: string; scheduleEcho: string | null }>;
+
+let proposeWorkflow: ProposeWorkflow | null = null;
+
+/**
+ * Workflows stand above the agent (docs/decisions.md, "Areas and their layers"): the process that runs
+ * turns hands the agent the workflows' door for `propose_workflow` (workers/agent-turns does, on load).
+ */
+export function wireWorkflowProposals(fn: ProposeWorkflow): void {
+  proposeWorkflow = fn;
+}
+
 /** A tool's settled refusal, reported back to the brain as a failed call (never a crashed turn). */
 class ToolRefused extends Error {}
 
@@ -131,7 +147,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
   async create_card(args, env) {
     const shape = { sourceType: args.sourceType, title: args.title, payload: args.payload };
     if (kindOfWorkFor(shape)) await refusePrivateText(env, outboundTexts(shape));
-    const card = await cardsRepository(env.db).insert({
+    const card = await addCard(env.db, {
       id: newId('card'),
       accountId: env.accountId,
       kind: args.kind,
@@ -179,7 +195,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       if (shipped.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${shipped.id} ships it now`;
       return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
     }
-    await cardsRepository(env.db).insert(card);
+    await addCard(env.db, card);
     return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
   },
   async upsert_lead(args, env) {
@@ -198,8 +214,9 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
   },
   async propose_workflow(args, env) {
     // Created paused: it runs only once a person accepts it (resume, or approving this card).
-    const workflow = await insertWorkflow(env.db, env.accountId, args, { proposedByAgent: true });
-    const card = await cardsRepository(env.db).insert({
+    if (!proposeWorkflow) throw new Error('propose_workflow is not wired in this process (workers/agent-turns wires it)');
+    const workflow = await proposeWorkflow(env.db, env.accountId, args);
+    const card = await addCard(env.db, {
       id: newId('card'),
       accountId: env.accountId,
       kind: 'approval',
@@ -215,7 +232,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     return `workflow ${workflow.id} is proposed (paused) and waits for approval as card ${card.id}`;
   },
   async remember(args, env) {
-    await turnsRepository(env.db).remember(env.accountId, args.text, env.turnId, Date.now());
+    await memoryRepository(env.db).remember(env.accountId, args.text, env.turnId, Date.now());
     return 'kept in memory';
   },
   async block(args, env) {

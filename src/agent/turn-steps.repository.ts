@@ -1,6 +1,6 @@
 import { run, type Runner, type Statement } from '../db.js';
 import type { ToolCall, ToolResult } from './brain.js';
-import { ASYNC_COMMIT } from './turns.repository.js';
+import { ASYNC_COMMIT } from './turn-statements.js';
 
 /**
  * A turn's executed steps (docs/decisions.md, "Agent turns: crash recovery"). Each step's record is

@@ -2,7 +2,7 @@ import { getAccount } from '../accounts/accounts.service.js';
 import type { Queryable } from '../db.js';
 import { NotFound, Rejected, Unsubscribed } from '../errors.js';
 import { newId } from '../ids.js';
-import { decodeCursor, encodeCursor } from '../leads/cursor.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { blocklistRepository, type BlockEntry, type BlockSource } from './blocklist.repository.js';
 import { domainAndParents, normaliseBlockValue, type BlockKind } from './normalise.js';
 

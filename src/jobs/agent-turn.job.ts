@@ -2,6 +2,13 @@ import { z } from 'zod';
 import { defineJob } from './registry.js';
 
 /**
+ * Why a drain is asked for, which the payload (only the account) does not say: a turn was recorded
+ * (one drain per turn), the sweep found the account's turns orphaned (one per sweep time bucket), or a
+ * drain stopped with runnable turns left (one per moment).
+ */
+export type DrainReason = { why: 'turn'; turnId: string } | { why: 'sweep'; bucket: number } | { why: 'more'; at: number };
+
+/**
  * Runs an account's queued turns, oldest first, under the account's advisory lock. The payload is only
  * the account: Postgres holds the turns, so a duplicate or repeated job finds nothing left to do.
  */
@@ -14,4 +21,6 @@ export const agentTurn = defineJob({
     backoff: { type: 'exponential', delay: 1_000, jitter: 0.2 },
   },
   description: "Runs an account's queued agent turns one at a time; turns live in Postgres, so a repeat is harmless.",
+  jobId: (p, r: DrainReason) =>
+    r.why === 'turn' ? `turn-${r.turnId}` : r.why === 'sweep' ? `sweep-${p.accountId}-${r.bucket}` : `more-${p.accountId}-${r.at}`,
 });

@@ -15,4 +15,5 @@ export const cardAutoResolve = defineJob({
     backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 },
   },
   description: 'Auto-resolves a trusted card at its deadline; a stale deadline or a card someone already acted on is a no-op.',
+  jobId: (p) => `card-auto-${p.cardId}-${p.at}`,
 });

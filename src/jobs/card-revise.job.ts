@@ -14,4 +14,5 @@ export const cardRevise = defineJob({
     backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 },
   },
   description: "Kicks off the agent's revision turn for a card that needs changes; a card already claimed is a no-op.",
+  jobId: (p) => `card-revise-${p.cardId}-v${p.version}`,
 });

@@ -14,4 +14,6 @@ export const cardRevisionReturn = defineJob({
     backoff: { type: 'fixed', delay: 5_000 },
   },
   description: 'Puts a revised card back in the queue when its revision turn is done; already returned is a no-op.',
+  // One return per revision of the card: the version the request made, which the payload does not carry.
+  jobId: (p, r: { version: number }) => `card-revision-return-${p.cardId}-v${r.version}`,
 });

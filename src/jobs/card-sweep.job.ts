@@ -12,4 +12,6 @@ export const cardSweep = defineJob({
   payload: z.object({}),
   options: { attempts: 1, removeOnComplete: true },
   description: 'Applies the trust ladder to new cards and repairs lost card timers; conditional updates make repeats harmless.',
+  // The id of its job scheduler: one sweep schedule per queue.
+  jobId: () => 'card-sweep',
 });

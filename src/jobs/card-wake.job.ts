@@ -11,4 +11,5 @@ export const cardWake = defineJob({
     backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 },
   },
   description: 'Brings a snoozed card back to pending at its snoozedUntil; a changed snooze makes it a no-op.',
+  jobId: (p) => `card-wake-${p.cardId}-${p.until}`,
 });

@@ -14,4 +14,6 @@ export const mailReconcile = defineJob({
     backoff: { type: 'exponential', delay: 5_000, jitter: 0.2 },
   },
   description: 'Settles a mail send whose answer was lost (lookup, keyed resend, or a card for a person); a settled send is a no-op.',
+  // One job per reconciliation attempt of the send.
+  jobId: (p, r: { attempt: number }) => `mail-reconcile-${p.sendId}-${r.attempt}`,
 });

@@ -8,4 +8,6 @@ export const mailSweep = defineJob({
   payload: z.object({}),
   options: { attempts: 1, removeOnComplete: true },
   description: 'Reconciles fenced mail sends left without a job; each settle is a conditional update.',
+  // The id of its job scheduler: one sweep schedule per queue.
+  jobId: () => 'mail-sweep',
 });

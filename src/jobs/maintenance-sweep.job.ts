@@ -11,4 +11,6 @@ export const maintenanceSweep = defineJob({
   payload: z.object({}),
   options: { attempts: 1, removeOnComplete: true },
   description: 'Expires queued agent messages after their lifetime and re-enqueues orphaned turns; safe to run any number of times.',
+  // The id of its job scheduler: one sweep schedule per queue.
+  jobId: () => 'maintenance-sweep',
 });

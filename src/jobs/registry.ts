@@ -8,7 +8,16 @@ import type { Redis } from '../redis.js';
 export const QUEUES = ['agent-turns', 'mail-sends', 'card-timers', 'webhook-events', 'workflow-runs', 'maintenance'] as const;
 export type QueueName = (typeof QUEUES)[number];
 
-export interface JobDef<P extends z.ZodType = z.ZodType> {
+/** A rule whose key is the payload alone takes no key part in enqueue's options. */
+export type NoKeyPart = Record<never, never>;
+
+/** Options of one enqueue: a delay, and the part of the key the payload does not carry (the contract's `X`). */
+export type EnqueueOptions<X extends object> = X & { delay?: number };
+/** Enqueue's options may be left out only when the contract's key needs nothing beyond the payload. */
+export type EnqueueArgs<X extends object> = NoKeyPart extends X ? [opts?: EnqueueOptions<X>] : [opts: EnqueueOptions<X>];
+
+/** What a `<name>.job.ts` declares; `defineJob` adds `key`. */
+export interface JobSpec<P extends z.ZodType = z.ZodType, X extends object = NoKeyPart> {
   queue: QueueName | string;
   name: string;
   payload: P;
@@ -20,12 +29,30 @@ export interface JobDef<P extends z.ZodType = z.ZodType> {
   options: Omit<JobsOptions, 'removeOnComplete' | 'removeOnFail' | 'jobId' | 'deduplication'> & { removeOnComplete?: true };
   /** One line for Bull Board and the README: what the job does and why running it twice is harmless. */
   description: string;
+  /**
+   * The job's key rule, the one place its keys are built: the deduplication key `enqueue` passes to
+   * BullMQ, and for a job a BullMQ job scheduler makes, the scheduler's id. From the parsed payload,
+   * plus `part`: what the rule needs that the payload does not carry, given in enqueue's options.
+   * A key never contains ':'.
+   */
+  jobId(payload: z.output<P>, part: X): string;
 }
 
-/** One job contract: queue, name, payload schema and retry policy, defined once (STYLE.md). */
-export function defineJob<P extends z.ZodType>(def: JobDef<P>): JobDef<P> {
-  if (def.name.includes(':')) throw new Error(`job name ${def.name} must not contain ':'`);
-  return def;
+export interface JobDef<P extends z.ZodType = z.ZodType, X extends object = NoKeyPart> extends JobSpec<P, X> {
+  /** The key `enqueue` uses for this payload (and key part): tests and schedulers ask here, never build one. */
+  key(payload: z.input<P>, ...opts: EnqueueArgs<X>): string;
+}
+
+function keyOf<P extends z.ZodType, X extends object>(job: JobSpec<P, X>, data: z.output<P>, opts: EnqueueOptions<X> | undefined): string {
+  const key = job.jobId(data, (opts ?? {}) as X);
+  if (key.includes(':')) throw new Error(`jobId ${key} must not contain ':'`);
+  return key;
+}
+
+/** One job contract: queue, name, payload schema, key rule and retry policy, defined once (STYLE.md). */
+export function defineJob<P extends z.ZodType, X extends object = NoKeyPart>(spec: JobSpec<P, X>): JobDef<P, X> {
+  if (spec.name.includes(':')) throw new Error(`job name ${spec.name} must not contain ':'`);
+  return { ...spec, key: (payload, ...[opts]) => keyOf(spec, spec.payload.parse(payload), opts) };
 }
 
 export type QueueSet = Map<string, Queue>;
@@ -47,27 +74,29 @@ export function createQueues(connection: Redis, config: Pick<Config, 'queuePrefi
 }
 
 /**
- * Adds a job after the row it names is committed. `jobId` is a deterministic key: while a job under it
- * waits, is delayed or runs, a repeat enqueue (the sweeper, a retried request) is a no-op. Once that
- * job finished, the key is free and the next enqueue adds a new job, although the finished one is kept
- * for the board. That is BullMQ's deduplication (its key is dropped when the job completes or finally
- * fails), not its jobId: a kept job's id would swallow every later add. The BullMQ id is the key plus
- * a random suffix. Keys may not contain ':'. Answers the BullMQ id of the job holding the key.
+ * Adds a job after the row it names is committed. Its contract's `jobId` rule makes a deterministic key
+ * from the payload (and `opts`' key part): while a job under it waits, is delayed or runs, a repeat
+ * enqueue (the sweeper, a retried request) is a no-op. Once that job finished, the key is free and the
+ * next enqueue adds a new job, although the finished one is kept for the board. That is BullMQ's
+ * deduplication (its key is dropped when the job completes or finally fails), not its jobId: a kept
+ * job's id would swallow every later add. The BullMQ id is the key plus a random suffix. Keys may not
+ * contain ':'. Answers the BullMQ id of the job holding the key.
  */
-export async function enqueue<P extends z.ZodType>(
+export async function enqueue<P extends z.ZodType, X extends object>(
   queues: QueueSet,
-  job: JobDef<P>,
+  job: JobDef<P, X>,
   payload: z.input<P>,
-  opts: { jobId: string; delay?: number },
+  ...[opts]: EnqueueArgs<X>
 ): Promise<string> {
-  if (opts.jobId.includes(':')) throw new Error(`jobId ${opts.jobId} must not contain ':'`);
+  const data = job.payload.parse(payload);
+  const key = keyOf(job, data, opts);
   const queue = queues.get(job.queue);
   if (!queue) throw new Error(`queue ${job.queue} is not open in this process`);
-  const added = await queue.add(job.name, job.payload.parse(payload), {
+  const added = await queue.add(job.name, data, {
     ...job.options,
-    jobId: `${opts.jobId}-${randomBytes(4).toString('hex')}`,
-    deduplication: { id: opts.jobId },
-    delay: opts.delay,
+    jobId: `${key}-${randomBytes(4).toString('hex')}`,
+    deduplication: { id: key },
+    delay: opts?.delay,
   });
   return added.id!;
 }
@@ -79,15 +108,19 @@ export async function pendingJob(queue: Queue, key: string): Promise<Job | undef
 }
 
 /**
- * `enqueue` for several jobs of one contract, sent together: each is its own `add`, answered by
- * position (null, or the Error of that job's add). Not BullMQ's addBulk: that builds an ioredis
- * pipeline, which copies every script the connection knows (BullMQ's ~60) onto a new object, several
- * times the CPU of the adds themselves for the small batches intake gathers.
+ * `enqueue` for several jobs of one contract whose key is the payload alone, sent together: each is its
+ * own `add`, answered by position (null, or the Error of that job's add). Not BullMQ's addBulk: that
+ * builds an ioredis pipeline, which copies every script the connection knows (BullMQ's ~60) onto a new
+ * object, several times the CPU of the adds themselves for the small batches intake gathers.
  */
-export async function enqueueMany<P extends z.ZodType>(queues: QueueSet, job: JobDef<P>, jobs: { payload: z.input<P>; jobId: string }[]): Promise<(null | Error)[]> {
+export async function enqueueMany<P extends z.ZodType>(
+  queues: QueueSet,
+  job: JobDef<P>,
+  payloads: z.input<P>[],
+): Promise<(null | Error)[]> {
   return Promise.all(
-    jobs.map((j) =>
-      enqueue(queues, job, j.payload, { jobId: j.jobId }).then(
+    payloads.map((payload) =>
+      enqueue(queues, job, payload).then(
         () => null,
         (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
       ),

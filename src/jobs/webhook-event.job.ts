@@ -4,7 +4,7 @@ import { defineJob } from './registry.js';
 /**
  * Hands one accepted webhook delivery to its account's agent as an event turn. The delivery row links
  * the turn it got (a conditional update under the row's lock), so a repeat finds it handed and only
- * re-asks for the drain. Enqueue key: `whk-<deliveryId>`.
+ * re-asks for the drain.
  */
 export const webhookEvent = defineJob({
   queue: 'webhook-events',
@@ -15,6 +15,5 @@ export const webhookEvent = defineJob({
     backoff: { type: 'exponential', delay: 1_000, jitter: 0.2 },
   },
   description: 'Hands an accepted webhook delivery to the agent as an event; the delivery row links its turn, so a repeat is harmless.',
+  jobId: (p) => `whk-${p.deliveryId}`,
 });
-
-export const webhookEventJobId = (deliveryId: string): string => `whk-${deliveryId}`;

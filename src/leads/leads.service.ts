@@ -4,7 +4,7 @@ import { normaliseBlockValue, normaliseDomain } from '../blocklist/normalise.js'
 import type { Queryable } from '../db.js';
 import { BadRequest, NotFound } from '../errors.js';
 import { newId } from '../ids.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 import { leadsRepository, type LeadRow, type ResearchRow } from './leads.repository.js';
 import {
   LEAD_CAPS,

@@ -175,7 +175,7 @@ async function markPending(deps: ReviewDeps, fence: MailSend, reason: string): P
 
 async function scheduleReconcile(deps: ReviewDeps, fence: MailSend, attempt: number, delay: number): Promise<void> {
   try {
-    await enqueue(deps.queues, mailReconcile, { accountId: fence.accountId, sendId: fence.id }, { jobId: `mail-reconcile-${fence.id}-${attempt}`, delay });
+    await enqueue(deps.queues, mailReconcile, { accountId: fence.accountId, sendId: fence.id }, { attempt, delay });
   } catch (err) {
     deps.logger.warn({ sendId: fence.id, err: (err as Error).message }, 'reconciliation not queued; the mail sweep will pick it up');
   }

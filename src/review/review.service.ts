@@ -1,6 +1,5 @@
 import { auditedWrite, type Actor } from '../audit/audit.service.js';
 import { isBlocked } from '../blocklist/blocklist.service.js';
-import { onCardDecided } from '../workflows/card-decisions.js';
 import type { Trx } from '../db.js';
 import { BadRequest, InvalidAction, NotFound, Rejected, UseSend } from '../errors.js';
 import { cardAutoResolve } from '../jobs/card-auto-resolve.job.js';
@@ -8,7 +7,7 @@ import { cardRevise } from '../jobs/card-revise.job.js';
 import { cardWake } from '../jobs/card-wake.job.js';
 import { enqueue, type JobDef } from '../jobs/registry.js';
 import { settleByPerson } from '../mail/mail.service.js';
-import { turnsRepository } from '../agent/turns.repository.js';
+import { agentRows } from './agent-rows.js';
 import { actionsFor, DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
 import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
 import { cardsRepository, type Card, type NewCard, type QueueRow } from './cards.repository.js';
@@ -49,17 +48,17 @@ export function cardView(c: Card) {
 export type CardView = ReturnType<typeof cardView>;
 
 /** After commit: a timer job. A failed enqueue is logged; the card-timers sweep does the work later. */
-async function schedule<P extends z.ZodType>(deps: ReviewDeps, job: JobDef<P>, payload: z.input<P>, jobId: string, at: number): Promise<void> {
+async function schedule<P extends z.ZodType>(deps: ReviewDeps, job: JobDef<P>, payload: z.input<P>, at: number): Promise<void> {
   try {
-    await enqueue(deps.queues, job, payload, { jobId, delay: Math.max(0, at - Date.now()) });
+    await enqueue(deps.queues, job, payload, { delay: Math.max(0, at - Date.now()) });
   } catch (err) {
-    deps.logger.warn({ jobId, err: (err as Error).message }, 'card timer not queued; the card sweep will act on time');
+    deps.logger.warn({ job: job.name, payload, err: (err as Error).message }, 'card timer not queued; the card sweep will act on time');
   }
 }
 
 /** The trust ladder's timer for a card at `at` (its job id names both, so each deadline is queued once). */
 export function scheduleAutoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<void> {
-  return schedule(deps, cardAutoResolve, { accountId, cardId, at }, `card-auto-${cardId}-${at}`, at);
+  return schedule(deps, cardAutoResolve, { accountId, cardId, at }, at);
 }
 
 const detailOf = (c: Card): Record<string, unknown> => (c.detail && typeof c.detail === 'object' ? { ...(c.detail as Record<string, unknown>) } : {});
@@ -152,9 +151,7 @@ export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card |
 
 /** A card made during a turn that a webhook payload started arose from outside data. */
 async function madeFromOutsideData(deps: ReviewDeps, card: Card): Promise<boolean> {
-  if (!card.turnId) return false;
-  const turn = await turnsRepository(deps.db).find(card.accountId, card.turnId);
-  return turn !== null && (turn.kind === 'event' || turn.origin === 'hook');
+  return card.turnId ? agentRows(deps.db).turnFromOutside(card.accountId, card.turnId) : false;
 }
 
 async function loadOpen(deps: ReviewDeps, accountId: string, id: string): Promise<Card> {
@@ -169,6 +166,13 @@ async function lost(trx: Trx, accountId: string, id: string): Promise<never> {
   throw new InvalidAction(now?.actions ?? []);
 }
 
+/**
+ * What a person's decision means outside the review queue (a workflow gate continues or a proposed
+ * workflow goes live): called once the decision committed. The caller names it, because those areas
+ * stand above review (docs/decisions.md, "Areas and their layers").
+ */
+export type AfterDecision = (card: Card, approved: boolean) => Promise<void>;
+
 export interface AnswerBody {
   action: 'approve' | 'answer' | 'choose';
   text?: string;
@@ -179,7 +183,7 @@ export interface AnswerBody {
  * `answer`: approve, answer or choose, once. A mail card is 409 `use_send`; a verb the card no longer
  * offers (or a race lost to a person or the ladder) is 409 `invalid_action` with the current actions.
  */
-export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, body: AnswerBody) {
+export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, body: AnswerBody, after: AfterDecision) {
   const card = await loadOpen(deps, accountId, id);
   if (isMailCard(card)) throw new UseSend(`this is a mail card; send it with POST /api/v1/review/${card.id}/send`, card.actions);
   if (!card.actions.includes(body.action)) throw new InvalidAction(card.actions);
@@ -225,7 +229,7 @@ export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: stri
     }
     return { result: resolution, targetId: id };
   });
-  if (body.action === 'approve') await onCardDecided(deps, actor, card, true);
+  if (body.action === 'approve') await after(card, true);
   return { ok: true as const, kind: card.kind, result };
 }
 
@@ -247,7 +251,7 @@ export async function requestChanges(deps: ReviewDeps, actor: Actor, accountId: 
     if (!done) return lost(trx, accountId, id);
     return { result: done, targetId: id };
   });
-  await schedule(deps, cardRevise, { accountId, cardId: id, version: updated.version }, `card-revise-${id}-v${updated.version}`, due);
+  await schedule(deps, cardRevise, { accountId, cardId: id, version: updated.version }, due);
   return { ok: true as const };
 }
 
@@ -266,7 +270,7 @@ export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: stri
     if (!done) return lost(trx, accountId, id);
     return { result: done, targetId: id };
   });
-  await schedule(deps, cardWake, { accountId, cardId: id, until }, `card-wake-${id}-${until}`, until);
+  await schedule(deps, cardWake, { accountId, cardId: id, until }, until);
   return { ok: true as const, status: 'snoozed' as const, snoozedUntil: until };
 }
 
@@ -274,7 +278,7 @@ export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: stri
  * `dismiss`: closed without shipping. Trust for that kind of work goes back to zero, the reason goes
  * into the agent's memory, and an outbound-setup card's proposal is cancelled with it.
  */
-export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, reason?: string) {
+export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, reason: string | undefined, after: AfterDecision) {
   const card = await loadOpen(deps, accountId, id);
   if (!card.actions.includes('dismiss')) throw new InvalidAction(card.actions);
   const at = Date.now();
@@ -291,9 +295,9 @@ export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: str
     });
     if (!done) return lost(trx, accountId, id);
     if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
-    await turnsRepository(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
+    await agentRows(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
     return { result: done, targetId: id };
   });
-  await onCardDecided(deps, actor, card, false);
+  await after(card, false);
   return { ok: true as const, status: 'dismissed' as const, ...(resolution.proposal ? { proposal: 'cancelled' as const } : {}) };
 }

@@ -1,5 +1,5 @@
-import { turnsRepository } from '../agent/turns.repository.js';
 import type { Queryable } from '../db.js';
+import { agentRows } from './agent-rows.js';
 import { kindOfWorkFor } from './card-shape.js';
 import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
 
@@ -14,8 +14,7 @@ export async function shipBySetting(q: Queryable, card: NewCard): Promise<Card> 
   const work = card.kindOfWork ?? kindOfWorkFor({ sourceType: card.sourceType, payload: card.payload, budgetChange: card.budgetChange });
   if (!work || work === 'spend') throw new Error('spending always waits for a person');
   // Work a webhook payload prompted waits for a person whatever the setting (outside data is data).
-  const turn = card.turnId ? await turnsRepository(q).find(card.accountId, card.turnId) : null;
-  if (card.fromOutside || (turn && (turn.kind === 'event' || turn.origin === 'hook'))) {
+  if (card.fromOutside || (card.turnId && (await agentRows(q).turnFromOutside(card.accountId, card.turnId)))) {
     return cardsRepository(q).insert({ ...card, kindOfWork: work, fromOutside: true, ladderChecked: true });
   }
   const reason = `This account lets ${work.replace(/_/g, ' ')} run without approval, so it ships right away; nobody needs to act.`;

@@ -1,8 +1,4 @@
-import { dispatchTurn, isTerminal, recordTurn } from '../agent/agent.service.js';
-import { turnsRepository } from '../agent/turns.repository.js';
 import { AppError, MailNotSettled, Rejected } from '../errors.js';
-import { cardRevisionReturn } from '../jobs/card-revision-return.job.js';
-import { enqueue } from '../jobs/registry.js';
 import { sendCard } from '../mail/mail.service.js';
 import { isMailCard } from './card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
@@ -105,134 +101,14 @@ export async function wakeCard(deps: ReviewDeps, accountId: string, cardId: stri
 }
 
 /**
- * Revision kick-off: records a `revision` turn (the agent's one turn entry, in this transaction) and
- * claims the card for it in one commit, then dispatches the turn. A second run finds the card claimed.
+ * The repair sweep: ladder for unseen cards, and any timer whose moment passed without its job. Revisions
+ * due are the agent's part of the sweep (src/agent/card-revision.ts, `sweepRevisions`).
  */
-export async function startRevision(deps: ReviewDeps, accountId: string, cardId: string, version: number): Promise<string | null> {
-  const card = await cardsRepository(deps.db).find(accountId, cardId);
-  if (!card || card.status !== 'needs_revision' || card.version !== version || card.revisionTurnId) return null;
-  const recorded = await deps.db.transaction(async (trx) => {
-    const rec = await recordTurn(trx, deps.config, {
-      accountId,
-      kind: 'revision',
-      origin: 'review',
-      text:
-        `Revise review card ${card.id} ("${card.title}"). The person asked for these changes: ${card.requestedChanges ?? ''}. ` +
-        'Produce the revised version with the same tool that made it (same kind of work); it replaces the card under review.',
-      data: {
-        label: 'review card to revise',
-        content: { cardId: card.id, kind: card.kind, sourceType: card.sourceType, title: card.title, summary: card.summary, payload: card.payload, requestedChanges: card.requestedChanges },
-      },
-      mode: 'queue',
-    });
-    const claimed = await cardsRepository(trx).transition(
-      accountId,
-      cardId,
-      { statuses: ['needs_revision'], version, revisionTurnId: null },
-      { revisionTurnId: rec.turn.id },
-    );
-    if (!claimed) throw new ClaimLost();
-    return rec;
-  }).catch((err) => {
-    if (err instanceof ClaimLost) return null;
-    throw err;
-  });
-  if (!recorded) return null;
-  await dispatchTurn(deps, recorded);
-  await enqueue(deps.queues, cardRevisionReturn, { accountId, cardId, turnId: recorded.turn.id }, { jobId: `card-revision-return-${cardId}-v${version}`, delay: 1_000 }).catch(
-    (err: Error) => deps.logger.warn({ cardId, err: err.message }, 'revision return not queued; the card sweep will return it'),
-  );
-  return recorded.turn.id;
-}
-
-class ClaimLost extends Error {}
-export class RevisionStillRunning extends Error {}
-
-/**
- * Once the revision turn is over, the card returns to `pending` as the next version. The agent revises
- * with its ordinary tools: a card of the same sourceType that the revision turn produced is folded into
- * this one (its title, summary, prompt and payload become the new version; it is closed as `resolved`
- * with `resolution.action = 'merged'`). The earlier version and the request go to `history`.
- */
-export async function returnRevision(deps: ReviewDeps, accountId: string, cardId: string, turnId: string): Promise<boolean> {
-  const card = await cardsRepository(deps.db).find(accountId, cardId);
-  if (!card || card.status !== 'needs_revision' || card.revisionTurnId !== turnId) return false;
-  const turn = await turnsRepository(deps.db).find(accountId, turnId);
-  if (turn && !isTerminal(turn.status)) throw new RevisionStillRunning(`revision turn ${turnId} is still ${turn.status}`);
-  const replies = await turnsRepository(deps.db).latestReplies(turnId, 5);
-  const agentNote = replies.map((r) => r.text).join('\n') || null;
-  const produced = (await cardsRepository(deps.db).listByTurn(accountId, turnId)).find(
-    (c) => c.id !== cardId && c.status === 'pending' && c.sourceType === card.sourceType,
-  );
-  const at = Date.now();
-  const entry = {
-    version: card.version,
-    requestedChanges: card.requestedChanges,
-    at,
-    turnId,
-    turnStatus: turn?.status ?? 'missing',
-    agentNote,
-    previous: { title: card.title, summary: card.summary, prompt: card.prompt, payload: card.payload },
-    revisedFrom: produced?.id ?? null,
-  };
-  const detail = {
-    ...((card.detail as Record<string, unknown> | null) ?? {}),
-    revision: { version: card.version + 1, requestedChanges: card.requestedChanges, agentNote, changed: Boolean(produced) },
-  };
-  return deps.db.transaction(async (trx) => {
-    const repo = cardsRepository(trx);
-    if (produced) {
-      const merged = await repo.transition(accountId, produced.id, { statuses: ['pending'] }, {
-        status: 'resolved',
-        resolvedAt: at,
-        resolution: { action: 'merged', by: 'system', at, into: cardId },
-        autoResolveAt: null,
-      });
-      if (!merged) throw new Error(`revised card ${produced.id} changed while being folded in; retrying`);
-    }
-    const back = await repo.transition(
-      accountId,
-      cardId,
-      { statuses: ['needs_revision'], version: card.version, revisionTurnId: turnId },
-      {
-        status: 'pending',
-        version: card.version + 1,
-        history: [...card.history, entry],
-        detail,
-        ...(produced ? { title: produced.title, summary: produced.summary, prompt: produced.prompt, payload: produced.payload } : {}),
-        requestedChanges: null,
-        revisionDueAt: null,
-        revisionTurnId: null,
-        ladderChecked: true,
-      },
-    );
-    if (!back && produced) throw new Error(`card ${cardId} changed while its revision was returned; retrying`);
-    return back !== null;
-  });
-}
-
-/**
- * The agent's way to change a card it is revising (title, summary, payload); the previous content is
- * kept in `history`. Only while the card is `needs_revision`.
- */
-export async function applyRevision(
-  deps: Pick<ReviewDeps, 'db'>,
-  accountId: string,
-  cardId: string,
-  changes: Partial<Pick<Card, 'title' | 'summary' | 'payload'>>,
-): Promise<Card | null> {
-  const card = await cardsRepository(deps.db).find(accountId, cardId);
-  if (!card || card.status !== 'needs_revision') return null;
-  const previous = { version: card.version, title: card.title, summary: card.summary, payload: card.payload, replacedAt: Date.now() };
-  return cardsRepository(deps.db).transition(accountId, cardId, { statuses: ['needs_revision'], version: card.version }, { ...changes, history: [...card.history, previous] });
-}
-
-/** The repair sweep: ladder for unseen cards, and any timer whose moment passed without its job. */
 export async function sweepCards(deps: ReviewDeps, limit = 200): Promise<Record<string, number>> {
   const repo = cardsRepository(deps.db);
   const now = Date.now();
   const due = await repo.due(now, limit);
-  const counts = { ladder: 0, autoResolved: 0, woken: 0, revisions: 0 };
+  const counts = { ladder: 0, autoResolved: 0, woken: 0 };
   for (const c of due.unchecked) {
     const card = await repo.find(c.accountId, c.id);
     if (card && (await applyLadder(deps, card))) counts.ladder++;
@@ -244,13 +120,6 @@ export async function sweepCards(deps: ReviewDeps, limit = 200): Promise<Record<
   for (const c of due.snoozed) {
     const card = await repo.find(c.accountId, c.id);
     if (card?.snoozedUntil && (await wakeCard(deps, c.accountId, c.id, card.snoozedUntil))) counts.woken++;
-  }
-  for (const c of due.revision) {
-    const card = await repo.find(c.accountId, c.id);
-    if (!card) continue;
-    if (!card.revisionTurnId) {
-      if (await startRevision(deps, c.accountId, c.id, card.version)) counts.revisions++;
-    } else if (await returnRevision(deps, c.accountId, c.id, card.revisionTurnId).catch(() => false)) counts.revisions++;
   }
   return counts;
 }

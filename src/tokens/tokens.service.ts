@@ -73,6 +73,11 @@ export async function authenticate(db: Db, prefix: string, token: string): Promi
   return tokensRepository(db).findLiveByHash(hashToken(token));
 }
 
+/** Whether an API token is still live (not revoked): a waiting request checks before it answers. */
+export function tokenLive(db: Db, tokenId: string): Promise<boolean> {
+  return tokensRepository(db).isLive(tokenId);
+}
+
 /**
  * Keeps `lastUsedAt` without a database write per request: each process writes a token's time at
  * most once a minute, in the background; a failed write is only a staler timestamp.

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.js';
+import { firstCardOfTurn } from '../review/cards.service.js';
 import type { AgentOutcome } from './webhooks.types.js';
 
 interface TurnWindow {
@@ -24,10 +25,7 @@ export async function agentOutcome(q: Queryable, accountId: string, turnId: stri
   const turn = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<TurnWindow | undefined>('id', 'status', 'started_at', 'finished_at', 'failure');
   if (!turn) return none;
   const [card, note, lead] = await Promise.all([
-    q('review_cards')
-      .where({ account_id: accountId, turn_id: turnId })
-      .orderBy('created_at')
-      .first<{ id: string; source_type: string; status: string } | undefined>('id', 'source_type', 'status'),
+    firstCardOfTurn(q, accountId, turnId),
     q('agent_replies').where({ account_id: accountId, turn_id: turnId }).orderBy('id').first<{ text: string } | undefined>('text'),
     turn.started_at === null
       ? undefined
@@ -49,7 +47,7 @@ export async function agentOutcome(q: Queryable, accountId: string, turnId: stri
     made: card ? 'card' : lead ? 'lead' : note ? 'note' : 'nothing yet',
     turn: turn.status,
     lead: lead ? { id: lead.id, domain: lead.domain } : null,
-    card: card ? { id: card.id, sourceType: card.source_type, status: card.status } : null,
+    card,
     // An operator looking at a failed turn needs the reason more than a partial reply.
     note: turn.status === 'failed' ? (turn.failure ?? FAILED_WITHOUT_REASON) : (note?.text ?? null),
   };

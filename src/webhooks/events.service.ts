@@ -1,9 +1,9 @@
 import { dispatchTurns, recordTurns, type TurnInput } from '../agent/agent.service.js';
-import { requestDrain } from '../agent/runtime.js';
+import { requestDrain } from '../agent/turn-runner.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
-import { webhookEvent, webhookEventJobId } from '../jobs/webhook-event.job.js';
-import type { Runtime } from '../runtime.js';
+import { webhookEvent } from '../jobs/webhook-event.job.js';
+import type { Deps } from '../deps.js';
 import { webhooksRepository } from './webhooks.repository.js';
 
 const JSONB_UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
@@ -33,7 +33,7 @@ export type HandOutcome = 'handed' | 'already handed' | 'not handed';
  * Per delivery the answer is its outcome, or the Error that stops only it (a body that does not parse:
  * its job fails and retries, the others are handed). Throws only when the batch as a whole failed.
  */
-export async function handDeliveries(rt: Runtime, deliveryIds: string[], log: Logger): Promise<Map<string, HandOutcome | Error>> {
+export async function handDeliveries(rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>, deliveryIds: string[], log: Logger): Promise<Map<string, HandOutcome | Error>> {
   const answers = new Map<string, HandOutcome | Error>(deliveryIds.map((id) => [id, 'not handed']));
   const again = new Map<string, string>();
   const recorded = await rt.db.transaction(async (trx) => {
@@ -60,32 +60,32 @@ export async function handDeliveries(rt: Runtime, deliveryIds: string[], log: Lo
   });
   await dispatchTurns(rt, recorded);
   // A first run may have died between commit and dispatch; asking again is a no-op otherwise.
-  await Promise.all([...again].map(([accountId, turnId]) => requestDrain(rt, accountId, `turn-${turnId}`)));
+  await Promise.all([...again].map(([accountId, turnId]) => requestDrain(rt, accountId, { why: 'turn', turnId })));
   if (recorded.length) log.info({ handed: recorded.map((r) => ({ deliveryId: r.deliveryId, turnId: r.turn.id })) }, 'webhook deliveries handed to the agent');
   if (again.size) log.info({ alreadyHanded: [...answers].filter(([, a]) => a === 'already handed').map(([id]) => id) }, 'webhook deliveries already handed; drain asked again');
   return answers;
 }
 
 /** One delivery (see handDeliveries). */
-export async function handDelivery(rt: Runtime, deliveryId: string, log: Logger): Promise<HandOutcome> {
+export async function handDelivery(rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>, deliveryId: string, log: Logger): Promise<HandOutcome> {
   const answer = (await handDeliveries(rt, [deliveryId], log)).get(deliveryId)!;
   if (answer instanceof Error) throw answer;
   return answer;
 }
 
 /** The worker gave up on a delivery: the log says Worker Error (and it stops being re-queued). */
-export async function failDelivery(rt: Runtime, deliveryId: string, error: string): Promise<void> {
+export async function failDelivery(rt: Pick<Deps, 'db'>, deliveryId: string, error: string): Promise<void> {
   await webhooksRepository(rt.db).markWorkerError([deliveryId], error.slice(0, 500));
 }
 
 /**
  * Sweeper step (DESIGN rule 2): accepted deliveries older than the orphan age whose job never ran
  * (the API died between commit and enqueue, or the job was lost) are queued again under their
- * deterministic jobId, so one still waiting in the queue is not queued twice.
+ * deterministic key, so one still waiting in the queue is not queued twice.
  */
-export async function sweepDeliveries(rt: Runtime, log: Logger, now = Date.now()): Promise<{ requeued: number }> {
+export async function sweepDeliveries(rt: Pick<Deps, 'config' | 'db' | 'queues'>, log: Logger, now = Date.now()): Promise<{ requeued: number }> {
   const ids = await webhooksRepository(rt.db).unhanded(now - rt.config.maintenance.orphanAfterMs, 500);
-  for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId }, { jobId: webhookEventJobId(deliveryId) });
+  for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId });
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
   return { requeued: ids.length };
 }
@@ -95,7 +95,7 @@ export async function sweepDeliveries(rt: Runtime, log: Logger, now = Date.now()
  * deleted in chunks (short transactions) up to `maxChunks` per sweep; an accepted delivery the agent
  * has not got yet is never deleted. What the agent made of a delivery (its turn, cards, leads) stays.
  */
-export async function pruneDeliveries(rt: Runtime, log: Logger, now = Date.now(), opts = { chunk: 5_000, maxChunks: 20 }): Promise<{ pruned: number }> {
+export async function pruneDeliveries(rt: Pick<Deps, 'config' | 'db'>, log: Logger, now = Date.now(), opts = { chunk: 5_000, maxChunks: 20 }): Promise<{ pruned: number }> {
   const repo = webhooksRepository(rt.db);
   const before = now - rt.config.webhooks.deliveryRetentionMs;
   let pruned = 0;

@@ -1,9 +1,9 @@
 import { newId } from '../ids.js';
 import { enqueueMany } from '../jobs/registry.js';
-import { webhookEvent, webhookEventJobId } from '../jobs/webhook-event.job.js';
+import { webhookEvent } from '../jobs/webhook-event.job.js';
 import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
-import type { Runtime } from '../runtime.js';
+import type { Deps } from '../deps.js';
 import { createBatcher, type Batcher } from './batcher.js';
 import { createHookLimiter, type HookLimiter, type LimitAnswer } from './hook-limiter.js';
 import { hashHookToken } from './hook-token.js';
@@ -12,7 +12,7 @@ import { webhooksRepository } from './webhooks.repository.js';
 import type { Outcome } from './webhooks.types.js';
 
 /** What intake needs: Postgres, the fail-fast producer Redis and its queues. */
-export type IntakeDeps = Pick<Runtime, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
+export type IntakeDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
 
 /** The clock intake counts with; tests move it to cross the rolling hour without waiting. */
 export const webhookClock = { now: (): number => Date.now() };
@@ -250,7 +250,7 @@ async function queueAdmitted(deps: IntakeDeps, ds: Logged[]): Promise<(null | Er
   const added = await enqueueMany(
     deps.queues,
     webhookEvent,
-    ds.map((d) => ({ payload: { deliveryId: d.deliveryId }, jobId: webhookEventJobId(d.deliveryId) })),
+    ds.map((d) => ({ deliveryId: d.deliveryId })),
   );
   const limiter = hookLimiter(deps);
   const failed: Logged[] = [];

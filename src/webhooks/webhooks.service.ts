@@ -1,7 +1,7 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { auditedWrite, recordAudit, type Actor } from '../audit/audit.service.js';
-import type { Config } from '../config.js';
 import type { Db } from '../db.js';
+import type { Deps } from '../deps.js';
 import type { Redis } from '../redis.js';
 import { BadGateway, BadRequest, NotFound, RateLimited, Rejected, Unavailable } from '../errors.js';
 import { newId } from '../ids.js';
@@ -14,18 +14,11 @@ import { HOOK_LABEL, HOOK_LABEL_RULE, MAX_ACTIVE_HOOKS, type AgentOutcome, type 
 
 const adminActor = (accountId: string, route: string): Actor => ({ accountId, actor: 'admin', tokenId: null, tokenLabel: null, method: 'CLI', route });
 
-/** What hook writes need: Postgres, and the Redis that tells every API process which tokens are live. */
-export interface HookAdminDeps {
-  config: Pick<Config, 'queuePrefix'>;
-  db: Db;
-  redis: Redis;
-}
-
 /**
  * Inside the transaction, before it commits: a live URL must be known to intake before it works. With
  * Redis away the write is refused and rolled back, like `token revoke` (`temporarily unavailable`).
  */
-async function announce(deps: HookAdminDeps, tokenHash: string, hook: LiveHook): Promise<void> {
+async function announce(deps: Pick<Deps, 'config' | 'db' | 'redis'>, tokenHash: string, hook: LiveHook): Promise<void> {
   try {
     await announceToken(deps.redis, deps.config, tokenHash, hook);
   } catch {
@@ -45,7 +38,7 @@ async function loadHook(db: Db, hookId: string): Promise<Hook> {
  * Creates a hook and returns its URL, the only time the token is ever seen (only its hash is kept).
  * The account row is locked so two concurrent creates cannot both pass the 20-active-hooks check.
  */
-export async function createHook(deps: HookAdminDeps, baseUrl: string, input: { accountId: string; label: string }): Promise<{ hookId: string; url: string }> {
+export async function createHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, baseUrl: string, input: { accountId: string; label: string }): Promise<{ hookId: string; url: string }> {
   if (!HOOK_LABEL.test(input.label)) throw new BadRequest(HOOK_LABEL_RULE);
   return auditedWrite(deps.db, adminActor(input.accountId, 'hook create'), async (trx) => {
     await getAccount(trx, input.accountId, true);
@@ -66,12 +59,12 @@ export async function createHook(deps: HookAdminDeps, baseUrl: string, input: { 
  * changes in the order the commits do. If the transaction then fails, the token is put back (best
  * effort: a missing live token is the one wrong state, an extra one only costs Postgres lookups).
  */
-async function restoreIfLive(deps: HookAdminDeps, ended: { tokenHash: string; hook: LiveHook } | null): Promise<void> {
+async function restoreIfLive(deps: Pick<Deps, 'config' | 'db' | 'redis'>, ended: { tokenHash: string; hook: LiveHook } | null): Promise<void> {
   if (ended) await announceToken(deps.redis, deps.config, ended.tokenHash, ended.hook).catch(() => {});
 }
 
 /** Disabling stops the URL at once (the same 404 as an unknown one); disabling twice is a no-op. */
-export async function disableHook(deps: HookAdminDeps, hookId: string): Promise<void> {
+export async function disableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
   const hook = await loadHook(deps.db, hookId);
   let ended: { tokenHash: string; hook: LiveHook } | null = null;
   try {
@@ -92,7 +85,7 @@ export async function disableHook(deps: HookAdminDeps, hookId: string): Promise<
 }
 
 /** The same URL works again; refused when the account already has 20 active hooks. */
-export async function enableHook(deps: HookAdminDeps, hookId: string): Promise<void> {
+export async function enableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
   const hook = await loadHook(deps.db, hookId);
   await auditedWrite(deps.db, adminActor(hook.accountId, 'hook enable'), async (trx) => {
     await getAccount(trx, hook.accountId, true);
@@ -111,7 +104,7 @@ export async function enableHook(deps: HookAdminDeps, hookId: string): Promise<v
 }
 
 /** A new URL for the same hook (label, log and limits stay); the old URL is a 404 from now on. */
-export async function regenerateHook(deps: HookAdminDeps, baseUrl: string, hookId: string): Promise<{ url: string }> {
+export async function regenerateHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, baseUrl: string, hookId: string): Promise<{ url: string }> {
   const hook = await loadHook(deps.db, hookId);
   let ended: { tokenHash: string; hook: LiveHook } | null = null;
   try {
@@ -137,7 +130,7 @@ export async function regenerateHook(deps: HookAdminDeps, baseUrl: string, hookI
 }
 
 /** Deletes the hook and its delivery log; turns already recorded for the agent stay. */
-export async function deleteHook(deps: HookAdminDeps, hookId: string): Promise<void> {
+export async function deleteHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
   const hook = await loadHook(deps.db, hookId);
   let ended: { tokenHash: string; hook: LiveHook } | null = null;
   try {

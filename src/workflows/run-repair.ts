@@ -1,6 +1,5 @@
-import type { Db } from '../db.js';
-import { newId } from '../ids.js';
-import { enqueue, type QueueSet } from '../jobs/registry.js';
+import type { Deps } from '../deps.js';
+import { enqueue } from '../jobs/registry.js';
 import { workflowAdvance } from '../jobs/workflow-run.job.js';
 import { runsRepository } from './runs.repository.js';
 
@@ -15,7 +14,7 @@ const REPAIR_JOBS = 2_000;
  * as missing that was only finishing gives the run a second runner, which is harmless (saves are
  * conditional on the run's revision).
  */
-export async function repairRuns(deps: { db: Db; queues: QueueSet }): Promise<number> {
+export async function repairRuns(deps: Pick<Deps, 'db' | 'queues'>): Promise<number> {
   const queue = deps.queues.get(workflowAdvance.queue);
   if (!queue) return 0;
   const running = await runsRepository(deps.db).running(REPAIR_RUNS);
@@ -30,6 +29,6 @@ export async function repairRuns(deps: { db: Db; queues: QueueSet }): Promise<nu
     if (typeof runId === 'string') held.add(runId);
   }
   const stranded = running.filter((r) => !held.has(r.jobId) && !held.has(r.id));
-  for (const r of stranded) await enqueue(deps.queues, workflowAdvance, { runId: r.id }, { jobId: `wfrepair-${r.id}-${newId('x')}` });
+  for (const r of stranded) await enqueue(deps.queues, workflowAdvance, { runId: r.id }, { why: 'repair' });
   return stranded.length;
 }

@@ -4,7 +4,7 @@ import type { Db } from '../db.js';
 import { newId } from '../ids.js';
 import { enqueue } from '../jobs/registry.js';
 import { workflowAdvance } from '../jobs/workflow-run.job.js';
-import { cardsRepository } from '../review/cards.repository.js';
+import { addCard, gateRunId } from '../review/cards.service.js';
 import { deliverToDestination } from './destinations.service.js';
 import { closeRun, failStep, skipRest, stopRun } from './run-state.js';
 import { runsRepository, TERMINAL, type RunState, type RunStepState } from './runs.repository.js';
@@ -45,7 +45,7 @@ async function finish(deps: AgentDeps, run: RunState, w: WorkflowRow): Promise<v
 async function handBack(deps: AgentDeps, run: RunState, opts: RunOptions): Promise<void> {
   // Unique per hand-back: a run waiting on a long turn keeps its revision, and this job may itself be
   // the previous hand-back (BullMQ ignores an add whose id is taken).
-  await enqueue(deps.queues, workflowAdvance, { runId: run.id }, { jobId: `wfadv-${run.id}-${newId('y')}`, delay: opts.yieldDelayMs });
+  await enqueue(deps.queues, workflowAdvance, { runId: run.id }, { why: 'handover', delay: opts.yieldDelayMs });
 }
 
 /**
@@ -93,7 +93,7 @@ export async function advanceRun(deps: AgentDeps, runId: string, opts: RunOption
         Object.assign(step, { outcome: 'waiting_for_gate', cardId, at: Date.now() });
         run.status = 'waiting';
         if (!(await runsRepository(trx).save(run))) return;
-        await cardsRepository(trx).insert({
+        await addCard(trx, {
           id: cardId,
           accountId: run.accountId,
           kind: 'approval',
@@ -155,8 +155,7 @@ export async function fireRun(deps: AgentDeps, workflowId: string, jobId: string
  * run id to advance, or null when the card is not a gate or the decision was already taken.
  */
 export async function decideGate(db: Db, cardId: string, approved: boolean): Promise<string | null> {
-  const card = await db('review_cards').where({ id: cardId, source_type: 'workflow_gate' }).first<{ payload: { runId?: string } } | undefined>('payload');
-  const runId = card?.payload.runId;
+  const runId = await gateRunId(db, cardId);
   if (!runId) return null;
   const runs = runsRepository(db);
   for (let attempt = 0; attempt < DECIDE_ATTEMPTS; attempt++) {
@@ -201,5 +200,5 @@ function view(run: RunState): RunView {
 export async function continueAfterGate(deps: Pick<AgentDeps, 'db' | 'queues'>, cardId: string, approved: boolean): Promise<void> {
   const runId = await decideGate(deps.db, cardId, approved);
   if (!runId || !approved) return;
-  await enqueue(deps.queues, workflowAdvance, { runId }, { jobId: `wfadv-${runId}-${cardId}` });
+  await enqueue(deps.queues, workflowAdvance, { runId }, { why: 'gate', cardId });
 }

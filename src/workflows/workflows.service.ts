@@ -1,22 +1,15 @@
 import { auditedWrite, type Actor } from '../audit/audit.service.js';
-import type { Config } from '../config.js';
 import type { Db, Queryable, Trx } from '../db.js';
+import type { Deps } from '../deps.js';
 import { NotFound, Rejected } from '../errors.js';
 import { newId } from '../ids.js';
-import type { QueueSet } from '../jobs/registry.js';
 import { workflowRun } from '../jobs/workflow-run.job.js';
-import type { Logger } from '../logger.js';
 import { stopRuns } from './run-state.js';
 import { resolveSchedule } from './schedule.js';
 import { workflowsRepository } from './workflows.repository.js';
 import type { RunView, WorkflowInput, WorkflowPatch, WorkflowRow, WorkflowStep, WorkflowView } from './workflows.types.js';
 
-export interface WorkflowDeps {
-  config: Config;
-  logger: Logger;
-  db: Db;
-  queues: QueueSet;
-}
+export type WorkflowDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'queues'>;
 
 export function view(w: WorkflowRow, baseUrl: string): WorkflowView {
   return {
@@ -36,7 +29,7 @@ export function view(w: WorkflowRow, baseUrl: string): WorkflowView {
   };
 }
 
-const schedulerId = (workflowId: string) => `wf-${workflowId}`;
+const schedulerId = (workflowId: string) => workflowRun.key({ workflowId });
 
 /** The schedule fields a write stores: resolved now, in the account's time zone. */
 async function resolved(q: Queryable, accountId: string, text: string) {

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const SLOW = 120_000;
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { freePort, run, start, TSX, waitFor } from '../helpers/processes.js';
+import { run, TSX, waitFor } from '../helpers/processes.js';
+import { startService } from '../helpers/service-process.js';
 import { configWith } from '../../src/config.js';
 import { checkPoolConfig } from '../../workers/main.js';
 
@@ -29,10 +30,12 @@ describe('process start-up', { timeout: SLOW }, () => {
   it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async () => {
     const database = testDatabaseName();
     await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
-    const port = await freePort();
-    const childEnv = { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: String(port), SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' };
-    const proc = start(['bin/start.ts', 'all'], childEnv);
+    // PORT=0 and the port read from its own 'api listening' line: a port picked beforehand could be taken
+    // by another test's process in between, and its healthz would answer for ours.
+    const childEnv = { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: '0', SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' };
+    const proc = startService(['all'], childEnv);
     try {
+      const port = await proc.port(45_000);
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 'healthz', 45_000);
       const found = await withAdminClient(async (c) => (await c.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database])).rowCount);
       expect(found).toBe(1);
@@ -94,5 +97,39 @@ describe('process start-up', { timeout: SLOW }, () => {
     );
     // The API and the other pools hold no connection per turn: the same settings start them.
     expect(() => checkPoolConfig(configWith({ AGENT_TURN_CONCURRENCY: '10', DATABASE_POOL_MAX: '10' }), ['maintenance', 'webhook-events'])).not.toThrow();
+  });
+
+  it('prints that the API listens and the pools run at once, while the process runs and before anything else happens', async () => {
+    // Before any request: a buffered logger held these lines until 4 KB of request logs or exit.
+    const proc = startService(['all'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info' });
+    try {
+      const port = await proc.port(90_000);
+      await proc.logged('worker pools running', 90_000);
+      expect(proc.child.exitCode).toBeNull();
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      proc.child.kill('SIGTERM');
+    }
+    expect((await proc.exited).code).toBe(0);
+  });
+
+  it('keeps a line logged just before a kill -9: a job failure, before the worker runs its next job', async () => {
+    const proc = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info', AGENT_TURN_CONCURRENCY: '1' });
+    try {
+      // One job slot: the worker logs the first job's failure before it takes the next job.
+      await env.rt.queues.get('agent-turns')!.add('agent.turn', { accountId: 42 }, { jobId: 'bad-payload', attempts: 1 });
+      const { token } = await env.tenant();
+      const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'what is waiting' });
+      expect(sent.status).toBe(202);
+      const requestId = sent.body.requestId as string;
+      await waitFor(async () => {
+        const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+        return res.body.message?.status === 'replied';
+      }, 'the second job to run', 60_000);
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+    await proc.exited;
+    expect(proc.stdout()).toMatch(/"level":40,[^\n]*"jobId":"bad-payload"[^\n]*"msg":"job failed"/);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { FAILURES } from '../../src/agent/agent.types.js';
-import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/runtime.js';
+import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/turn-runner.js';
 import { createLogger } from '../../src/logger.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
-import { drainAccount, withAccountLock } from '../../src/agent/runtime.js';
+import { drainAccount, withAccountLock } from '../../src/agent/turn-runner.js';
 import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
@@ -16,8 +16,9 @@ describe('turn statements', () => {
     const { token, accountId, tokenId } = await env.tenant();
     const res = await env.send(token, { text: 'hello there', waitSeconds: 10 });
     expect(res.status).toBe(200);
+    // Written with the message as 202; the request waited and answered 200, so the row says 200.
     const audit = await env.rt.db('audit_log').where({ account_id: accountId, target_id: res.body.requestId });
-    expect(audit).toMatchObject([{ actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 202 }]);
+    expect(audit).toMatchObject([{ actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 200 }]);
     const state = await env.rt.db('agent_state').where({ account_id: accountId }).first();
     expect(Number(state.last_turn_at)).toBeGreaterThan(0);
     expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));

@@ -8,7 +8,7 @@ import { configWith } from '../../src/config.js';
 import { cardWake } from '../../src/jobs/card-wake.job.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createDeps, type Deps } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
 // Bull Board hardening (issue 14 item 5): wrong logins limited per address across API processes,
@@ -67,13 +67,13 @@ async function serve(app: Express): Promise<number> {
 }
 
 let env: TestEnv;
-let second: Runtime;
+let second: Deps;
 let portA: number;
 let portB: number;
 beforeAll(async () => {
   env = await setupTestEnv({ env: ADMIN, logger: createLogger('info', sink) });
   // A second API process of the same deployment: its own connections, the same Redis and prefix.
-  second = createRuntime(env.config, createLogger('info', sink));
+  second = createDeps(env.config, createLogger('info', sink));
   await second.ready();
   portA = await serve(env.app);
   portB = await serve(createApp(second));
@@ -131,7 +131,7 @@ describe('Bull Board is read-only by default', () => {
 
   it('refuses retry, promote, clean, edit, add, empty, pause and obliterate, and Redis is unchanged', async () => {
     const queue = env.rt.queues.get('card-timers')!;
-    const id = await enqueue(env.rt.queues, cardWake, { accountId: 'acc_ro', cardId: 'card_ro', until: Date.now() + 3_600_000 }, { jobId: 'board-ro', delay: 3_600_000 });
+    const id = await enqueue(env.rt.queues, cardWake, { accountId: 'acc_ro', cardId: 'card_ro', until: Date.now() + 3_600_000 }, { delay: 3_600_000 });
     const counts = await queue.getJobCounts();
     const listed = await call(portA, from, '/admin/queues/api/queues', { auth: GOOD });
     expect((JSON.parse(listed.text).queues as Array<{ readOnlyMode: boolean }>).every((q) => q.readOnlyMode)).toBe(true);
@@ -167,10 +167,10 @@ describe('Bull Board is read-only by default', () => {
   });
 
   it('lets an operator who set ADMIN_READ_ONLY=false promote a job', async () => {
-    const rt = createRuntime(configWith({ ...ADMIN, DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ADMIN_READ_ONLY: 'false' }), createLogger('silent'));
+    const rt = createDeps(configWith({ ...ADMIN, DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ADMIN_READ_ONLY: 'false' }), createLogger('silent'));
     try {
       const port = await serve(createApp(rt));
-      const id = await enqueue(rt.queues, cardWake, { accountId: 'acc_rw', cardId: 'card_rw', until: Date.now() + 3_600_000 }, { jobId: 'board-rw', delay: 3_600_000 });
+      const id = await enqueue(rt.queues, cardWake, { accountId: 'acc_rw', cardId: 'card_rw', until: Date.now() + 3_600_000 }, { delay: 3_600_000 });
       const res = await call(port, from, `/admin/queues/api/queues/card-timers/${id}/promote`, { auth: GOOD, method: 'PUT' });
       expect(res.status).toBe(204);
       expect(await (await rt.queues.get('card-timers')!.getJob(id))!.getState()).toBe('waiting');

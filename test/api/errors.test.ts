@@ -5,7 +5,7 @@ import { routes } from '../../api/routes.js';
 import { listAudit } from '../../src/audit/audit.service.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createDeps } from '../../src/deps.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
@@ -78,7 +78,7 @@ describe('error shape', () => {
   });
 
   it('answers 503 temporarily unavailable with Retry-After when Postgres cannot be reached', async () => {
-    const rt = createRuntime(configWith({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
+    const rt = createDeps(configWith({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
     try {
       const res = await request(createApp(rt, routes)).get('/api/v1/me').set('Authorization', auth());
       expectErrorShape(res, 503, 'temporarily unavailable');

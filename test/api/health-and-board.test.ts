@@ -4,7 +4,7 @@ import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { QUEUES } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createDeps } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;
@@ -25,7 +25,7 @@ describe('GET /healthz', () => {
       [{ REDIS_URL: 'redis://127.0.0.1:1' }, ['redis']],
       [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }, ['postgres']],
     ] as const) {
-      const rt = createRuntime(configWith({ DATABASE_URL: env.config.databaseUrl, ...override }), createLogger('silent'));
+      const rt = createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, ...override }), createLogger('silent'));
       try {
         const res = await request(createApp(rt)).get('/healthz');
         expect(res.status).toBe(503);
@@ -59,7 +59,7 @@ describe('Bull Board at /admin/queues', () => {
   });
 
   it('is not mounted when ADMIN_USER and ADMIN_PASSWORD are unset', async () => {
-    const rt = createRuntime(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
+    const rt = createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
     try {
       const res = await request(createApp(rt)).get('/admin/queues');
       expect(res.status).toBe(404);

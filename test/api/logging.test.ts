@@ -1,7 +1,11 @@
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { batchedDestination, createLogger } from '../../src/logger.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { waitFor } from '../helpers/processes.js';
 
 const lines: string[] = [];
 const sink = new Writable({
@@ -42,5 +46,35 @@ describe('logging', () => {
   it('makes up a request id when the client sends none or an unsafe one', async () => {
     const res = await env.api().get('/healthz').set('X-Request-Id', 'bad id with spaces');
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('the stdout log destination', () => {
+  function fileLogger() {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gas-log-'));
+    const file = path.join(dir, 'out.log');
+    const fd = openSync(file, 'w');
+    return { logger: createLogger('info', batchedDestination(fd)), read: () => readFileSync(file, 'utf8'), done: () => (closeSync(fd), rmSync(dir, { recursive: true })) };
+  }
+
+  it('writes a warn line, and the lines batched before it, before the call returns', () => {
+    const { logger, read, done } = fileLogger();
+    logger.info('request one');
+    logger.warn('something is wrong');
+    const lines = read().trim().split('\n').map((l) => JSON.parse(l).msg);
+    expect(lines).toEqual(['request one', 'something is wrong']);
+    logger.error('worse');
+    expect(read()).toContain('"msg":"worse"');
+    done();
+  });
+
+  it('writes a batched info line within its short time limit, and at once on flush()', async () => {
+    const { logger, read, done } = fileLogger();
+    logger.info('request two');
+    await waitFor(async () => read().includes('"msg":"request two"'), 'the batch to be written', 10_000);
+    logger.info('api listening');
+    logger.flush();
+    expect(read()).toContain('"msg":"api listening"');
+    done();
   });
 });

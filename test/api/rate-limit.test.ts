@@ -3,7 +3,7 @@ import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime } from '../../src/runtime.js';
+import { createDeps } from '../../src/deps.js';
 import request from 'supertest';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
@@ -132,7 +132,7 @@ describe('rate limits', () => {
   it('with Redis unreachable, answers a write 503 temporarily unavailable and still serves a read', async () => {
     const { token } = await env.tenant();
     const config = configWith({ DATABASE_URL: env.config.databaseUrl, REDIS_URL: 'redis://127.0.0.1:1', QUEUE_PREFIX: env.config.queuePrefix });
-    const rt = createRuntime(config, createLogger('silent'));
+    const rt = createDeps(config, createLogger('silent'));
     try {
       const app = createApp(rt, [...routes, ...fixtureRoutes]);
       const read = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);

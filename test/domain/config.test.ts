@@ -42,4 +42,12 @@ describe('configuration', () => {
     expect(loadConfig({}).jobs).toEqual({ keepCompleted: { count: 1000, age: 86_400 }, keepFailed: { count: 5000, age: 604_800 } });
     expect(loadConfig({ JOBS_KEEP_COMPLETED_COUNT: '0', JOBS_KEEP_FAILED_AGE_SECONDS: '60' }).jobs).toEqual({ keepCompleted: { count: 0, age: 86_400 }, keepFailed: { count: 5000, age: 60 } });
   });
+
+  it('runs 8 card timers, 4 mail sends and 1 maintenance job per worker process unless told otherwise', () => {
+    const c = loadConfig({});
+    expect([c.review.timersConcurrency, c.mail.sendsConcurrency, c.maintenance.concurrency]).toEqual([8, 4, 1]);
+    const set = loadConfig({ CARD_TIMERS_CONCURRENCY: '2', MAIL_SENDS_CONCURRENCY: '16', MAINTENANCE_CONCURRENCY: '3' });
+    expect([set.review.timersConcurrency, set.mail.sendsConcurrency, set.maintenance.concurrency]).toEqual([2, 16, 3]);
+    expect(() => loadConfig({ MAIL_SENDS_CONCURRENCY: '0' })).toThrow(/MAIL_SENDS_CONCURRENCY must be at least 1/);
+  });
 });

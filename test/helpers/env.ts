@@ -8,14 +8,14 @@ import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { createAccount } from '../../src/accounts/accounts.service.js';
 import { configWith, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createDeps, type Deps } from '../../src/deps.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES, type Scope } from '../../src/tokens/tokens.types.js';
 import { createTestDatabase } from './db.js';
 
 export interface TestEnv {
   config: Config;
-  rt: Runtime;
+  rt: Deps;
   app: Express;
   api: () => ReturnType<typeof request>;
   /** An account with one token holding the given scopes (default: all). */
@@ -24,7 +24,7 @@ export interface TestEnv {
 }
 
 /** Removes this file's BullMQ queues and limiter keys so Redis does not fill up across runs. */
-async function clearRedis(rt: Runtime, config: Config): Promise<void> {
+async function clearRedis(rt: Deps, config: Config): Promise<void> {
   const tag = config.queuePrefix.replace(/[{}]/g, '');
   for (const pattern of [`${config.queuePrefix}:*`, `${tag}:*`]) {
     let cursor = '0';
@@ -58,7 +58,7 @@ export async function setupTestEnv(
   const prefix = `{t${randomBytes(4).toString('hex')}}`;
   // Every success reply is checked against its route's response schema (a mismatch is a 500).
   const config = configWith({ DATABASE_URL: database.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'silent', CHECK_RESPONSES: 'true', ...opts.env });
-  const rt = createRuntime(config, opts.logger ?? createLogger('silent'));
+  const rt = createDeps(config, opts.logger ?? createLogger('silent'));
   await rt.ready();
   const app = createApp(rt, [...tableRoutes, ...(opts.extraRoutes ?? [])]);
   return {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,17 +34,6 @@ export function run(cmd: string, args: string[], env: Record<string, string>, ti
       resolve({ code, signal, stdout, stderr });
     });
   });
-}
-
-/** Starts a long-running process; `exited` settles when it ends. */
-export function start(args: string[], env: Record<string, string>): { child: ChildProcess; exited: Promise<Finished>; output: () => string } {
-  const child = spawn(TSX, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<Finished>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, exited, output: () => stdout + stderr };
 }
 
 export function freePort(): Promise<number> {

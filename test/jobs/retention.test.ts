@@ -1,7 +1,8 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestDrain } from '../../src/agent/runtime.js';
+import { requestDrain } from '../../src/agent/turn-runner.js';
+import { agentTurn } from '../../src/jobs/agent-turn.job.js';
 import { createLogger } from '../../src/logger.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { handDeliveries } from '../../src/webhooks/events.service.js';
@@ -35,7 +36,7 @@ const completedFor = async (accountId: string) => (await turns().getCompleted(0,
 describe('finished jobs are kept', () => {
   it('lists a completed drain on the board after it ran', async () => {
     const { accountId } = await env.tenant();
-    await requestDrain(env.rt, accountId, `turn-keep-${accountId}`);
+    await requestDrain(env.rt, accountId, { why: 'turn', turnId: `keep-${accountId}` });
     await waitFor(async () => (await completedFor(accountId)).length === 1, 'the drain to complete', 20_000);
 
     const res = await env
@@ -50,9 +51,10 @@ describe('finished jobs are kept', () => {
 
   it('runs a drain requested twice under one key: once while the first waits, again after it completed', async () => {
     const { accountId } = await env.tenant();
-    const key = `turn-twice-${accountId}`;
-    await requestDrain(env.rt, accountId, key, 60_000);
-    await requestDrain(env.rt, accountId, key, 60_000);
+    const reason = { why: 'turn', turnId: `twice-${accountId}` } as const;
+    const key = agentTurn.key({ accountId }, reason);
+    await requestDrain(env.rt, accountId, reason, 60_000);
+    await requestDrain(env.rt, accountId, reason, 60_000);
     const delayed = (await turns().getDelayed(0, -1)).filter((j) => j.data.accountId === accountId);
     expect(delayed).toHaveLength(1);
     await delayed[0]!.promote();
@@ -60,7 +62,7 @@ describe('finished jobs are kept', () => {
     expect(await pendingJob(turns(), key)).toBeUndefined();
 
     // The handed-again path (events.service) asks for the same drain after the first one finished.
-    await requestDrain(env.rt, accountId, key);
+    await requestDrain(env.rt, accountId, reason);
     await waitFor(async () => (await completedFor(accountId)).length === 2, 'the second drain to run as well', 20_000);
   });
 
@@ -72,7 +74,7 @@ describe('finished jobs are kept', () => {
     const log = createLogger('silent');
     expect((await handDeliveries(env.rt, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('handed');
     const { turn_id: turnId } = await env.rt.db('webhook_deliveries').where({ id: posted.body.deliveryId }).first('turn_id');
-    const drains = async () => (await completedFor(accountId)).filter((j) => j.id!.startsWith(`turn-${turnId}-`)).length;
+    const drains = async () => (await completedFor(accountId)).filter((j) => j.id!.startsWith(`${agentTurn.key({ accountId }, { why: 'turn', turnId })}-`)).length;
     await waitFor(async () => (await drains()) === 1, 'the drain of the delivery to complete', 30_000);
 
     // A retried webhook job finds the delivery handed and asks for `turn-<turnId>` again.
@@ -105,6 +107,7 @@ describe('a key after its job finally failed', () => {
     payload: z.object({ n: z.number() }),
     options: { attempts: 2, backoff: { type: 'fixed', delay: 10 } },
     description: 'fails the first two tries of n, succeeds after',
+    jobId: (p) => `send-${p.n}`,
   });
   beforeAll(async () => {
     queues = createQueues(env.rt.redis, env.config, ['test-flaky']);
@@ -137,11 +140,11 @@ describe('a key after its job finally failed', () => {
     );
     try {
       const queue = queues.get('test-flaky')!;
-      const first = (await queue.getJob(await enqueue(queues, flaky, { n: 1 }, { jobId: 'send-1' })))!;
+      const first = (await queue.getJob(await enqueue(queues, flaky, { n: 1 })))!;
       await expect(first.waitUntilFinished(events, 20_000)).rejects.toThrow(/try 2 fails/);
       expect((await queue.getFailed(0, -1)).map((j) => j.id)).toContain(first.id);
 
-      const again = (await queue.getJob(await enqueue(queues, flaky, { n: 1 }, { jobId: 'send-1' })))!;
+      const again = (await queue.getJob(await enqueue(queues, flaky, { n: 1 })))!;
       expect(again.id).not.toBe(first.id);
       expect(await again.waitUntilFinished(events, 20_000)).toBe('ok');
       expect((await queue.getFailed(0, -1)).map((j) => j.id)).toContain(first.id);

@@ -65,7 +65,7 @@ describe('GET /leads paging', () => {
           status: null,
           limit,
           cursor,
-          cursorSecret: env.config.cursorSecret,
+          cursorSecret: await env.rt.cursorSecret(),
           maxBytes: env.config.leadsPageMaxBytes,
         });
         out.push(...page.leads);
@@ -87,7 +87,7 @@ describe('GET /leads paging', () => {
       await upsertLead(env.rt.db, accountId, { domain: `wide${i}.com`, fields: { notes: big, more: big } });
     }
     await env.rt.db('lead_columns').insert({ account_id: accountId, keys: ['notes', 'more'], updated_at: Date.now() });
-    const opts = { status: null, limit: 100, cursorSecret: env.config.cursorSecret, maxBytes: 5_000 };
+    const opts = { status: null, limit: 100, cursorSecret: await env.rt.cursorSecret(), maxBytes: 5_000 };
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;

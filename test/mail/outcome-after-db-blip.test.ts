@@ -5,7 +5,7 @@ import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { RECORD_TRIES } from '../../src/mail/record-outcome.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createDeps, type Deps } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { tcpProxy } from '../helpers/outages.js';
 import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
@@ -16,7 +16,7 @@ import { buildCard } from '../review/factories.js';
 let smtp: TestSmtp;
 let env: TestEnv;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
-let rt: Runtime;
+let rt: Deps;
 const logs = new EventEmitter();
 const lines: string[] = [];
 /** How many times the service logged that it will try again to record this send's outcome. */
@@ -33,7 +33,7 @@ beforeAll(async () => {
     lines.push(line);
     if (line.includes('not recorded yet')) logs.emit('retry');
   };
-  rt = createRuntime(config, createLogger('warn', { write }));
+  rt = createDeps(config, createLogger('warn', { write }));
   await rt.ready();
 });
 afterAll(async () => {

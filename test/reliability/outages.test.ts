@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createDeps, type Deps } from '../../src/deps.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { privateRedis, tcpProxy } from '../helpers/outages.js';
 import { waitFor } from '../helpers/processes.js';
@@ -16,8 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-function runtimeWith(overrides: Record<string, string>): Runtime {
-  return createRuntime(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ...overrides }), createLogger('silent'));
+function runtimeWith(overrides: Record<string, string>): Deps {
+  return createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ...overrides }), createLogger('silent'));
 }
 
 const write = (app: ReturnType<typeof createApp>, value: string) =>

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.js';
+import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
 import { createCard } from '../../src/review/review.service.js';
@@ -125,7 +126,7 @@ describe('an automatic send that finds the mail service out of reach', () => {
       const waiting = (await row(card.accountId, card.id))!;
       expect(waiting).toMatchObject({ status: 'pending', autoResolveAt: expect.any(Number) });
       const tried = await fences(card.id);
-      const jobId = `card-auto-${card.id}-${waiting.autoResolveAt}`;
+      const jobId = cardAutoResolve.key({ accountId: card.accountId, cardId: card.id, at: waiting.autoResolveAt! });
       const next = await pendingJob(queue, jobId);
       expect(next).toBeTruthy();
       // From here a try that ran anyway would be taken by the mail service and show up as a delivery.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { turnsRepository } from '../../src/agent/turns.repository.js';
+import { memoryRepository } from '../../src/agent/memory.repository.js';
 import { setupAgentEnv, type AgentEnv } from '../helpers/agent.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 
@@ -30,7 +30,7 @@ describe('an llm-brain draft that quotes account memory', () => {
     ['ship', { work: 'network_message', title: 'Note to Lee', to: 'https://www.linkedin.com/in/lee', details: { message: `Lee: ${NOTE}` } }],
   ])('makes no card when the model calls %s, and tells the model why', async (tool, args) => {
     const { token, accountId } = await env.tenant();
-    await turnsRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
+    await memoryRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
       () => ({ body: completion(null, [{ id: 'call_1', name: tool, args }]) }),
       () => ({ body: completion('I will rewrite it in my own words.') }),
@@ -50,7 +50,7 @@ describe('an llm-brain draft that quotes account memory', () => {
 
   it('still makes the card when the draft only follows the note in its own words', async () => {
     const { token, accountId } = await env.tenant();
-    await turnsRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
+    await memoryRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
       () => ({ body: completion(null, [{ id: 'call_1', name: 'ship', args: { work: 'email', title: 'Intro to Kim', to: 'kim@haulers.test', subject: 'Quoting for brokerages', body: 'Hi Kim, teams like yours quote faster with us.' } }]) }),
       () => ({ body: completion('Drafted; it is in your review queue.') }),

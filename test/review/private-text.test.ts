@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { turnsRepository } from '../../src/agent/turns.repository.js';
+import { memoryRepository } from '../../src/agent/memory.repository.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { dismissalLesson, findQuotedNote } from '../../src/review/private-text.js';
 import { autoResolve } from '../../src/review/timers.service.js';
@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-const remember = (accountId: string, text: string) => turnsRepository(env.rt.db).remember(accountId, text, null, Date.now());
+const remember = (accountId: string, text: string) => memoryRepository(env.rt.db).remember(accountId, text, null, Date.now());
 const deliveredTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
 async function say(token: string, text: string) {

@@ -9,7 +9,8 @@ import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { createCard } from '../../src/review/review.service.js';
 import { shipBySetting } from '../../src/review/ship.service.js';
-import { returnRevision, sweepCards } from '../../src/review/timers.service.js';
+import { returnRevision } from '../../src/agent/card-revision.js';
+import { sweepCards } from '../../src/review/timers.service.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
@@ -147,7 +148,7 @@ describe('trust ladder', () => {
     expect(b.autoResolveAt).toBeNull();
     // The dismissed card's timer fires into a closed card: its job finishes and nothing happens.
     const queue = env.rt.queues.get('card-timers')!;
-    const jobId = `card-auto-${a.id}-${a.autoResolveAt}`;
+    const jobId = cardAutoResolve.key({ accountId, cardId: a.id, at: a.autoResolveAt! });
     // Its enqueue key is free again once the job finished (BullMQ drops it at completion).
     await until(async () => !(await pendingJob(queue, jobId)));
     expect((await row(accountId, a.id))?.status).toBe('dismissed');
@@ -291,13 +292,13 @@ describe('person versus auto-resolve', () => {
     const queue = env.rt.queues.get('card-timers')!;
     const at = Date.now();
     const card = await buildCard(env.rt.db, accountId, mail ? 'mail_draft' : 'approval', { autoResolveAt: at });
-    const jobId = `card-auto-${card.id}-${at}`;
+    const jobId = cardAutoResolve.key({ accountId, cardId: card.id, at });
     const person = () =>
       (mail
         ? env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})
         : env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })
       ).then((r) => r);
-    const ladder = () => enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { jobId });
+    const ladder = () => enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at });
 
     const hold = await env.rt.db.transaction();
     let answered: ReturnType<typeof person>;

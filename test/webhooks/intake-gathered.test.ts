@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pendingJob } from '../../src/jobs/registry.js';
-import { webhookEventJobId } from '../../src/jobs/webhook-event.job.js';
+import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { makeHook } from './helpers.js';
@@ -56,7 +56,7 @@ describe('POSTs arriving together', () => {
     for (const r of answers.filter((x) => x.status === 202)) {
       const row = await env.rt.db('webhook_deliveries').where({ id: r.body.deliveryId as string }).first();
       expect(row).toMatchObject({ outcome: 'Accepted', body: JSON.stringify({ i: r.i }), hook_id: r.path === hookA.path ? hookA.hookId : hookB.hookId });
-      expect((await pendingJob(queue, webhookEventJobId(row.id)))?.data).toEqual({ deliveryId: row.id });
+      expect((await pendingJob(queue, webhookEvent.key({ deliveryId: row.id })))?.data).toEqual({ deliveryId: row.id });
     }
     // Every delivery to a live URL is logged with its outcome: refused ones are counted on the hook's
     // row for their minute (at most two minutes here), which keeps no body.

@@ -4,7 +4,7 @@ import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { createLogger } from '../../src/logger.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
+import { createDeps, type Deps } from '../../src/deps.js';
 import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
 import { Unavailable } from '../../src/errors.js';
 import { createHook, enableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
@@ -17,12 +17,12 @@ import { expectError } from './helpers.js';
  * tests hold it to what a cache must never do: answer 404 for a URL that works in Postgres.
  */
 let env: TestEnv;
-let second: Runtime;
+let second: Deps;
 let apps: { name: string; post(path: string): Promise<request.Response> }[];
 beforeAll(async () => {
   env = await setupTestEnv();
   // A second API process of the same deployment: same database, same Redis keyspace.
-  second = createRuntime(env.config, createLogger('silent'));
+  second = createDeps(env.config, createLogger('silent'));
   await second.ready();
   const other = createApp(second, routes);
   const post = (app: typeof other) => (path: string) => request(app).post(path).set('Content-Type', 'application/json').send('{"a":1}');

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pendingJob } from '../../src/jobs/registry.js';
-import { webhookEventJobId } from '../../src/jobs/webhook-event.job.js';
+import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
 import { createLogger } from '../../src/logger.js';
 import { sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
@@ -76,7 +76,7 @@ describe('queue outage (DESIGN rule 2)', () => {
     await waitFor(async () => (await postJson(env, hook.path, { during: true })).status === 202 , 'the retried POST to be accepted', 20_000);
     const [accepted] = await listDeliveries(env.rt.db, hook.hookId, 1);
     expect(accepted).toMatchObject({ outcome: 'Accepted' });
-    const job = await pendingJob(env.rt.queues.get('webhook-events')!, webhookEventJobId(accepted!.deliveryId));
+    const job = await pendingJob(env.rt.queues.get('webhook-events')!, webhookEvent.key({ deliveryId: accepted!.deliveryId }));
     expect(job?.data).toEqual({ deliveryId: accepted!.deliveryId });
   });
 
@@ -98,7 +98,7 @@ describe('queue outage (DESIGN rule 2)', () => {
     // At least this one: on a slow run the previous test's delivery whose job the Redis restart lost
     // is old enough to be an orphan too.
     expect((await sweepDeliveries(env.rt, log)).requeued).toBeGreaterThanOrEqual(1);
-    expect((await pendingJob(queue, webhookEventJobId('dlv_orphan1')))?.data).toEqual({ deliveryId: 'dlv_orphan1' });
+    expect((await pendingJob(queue, webhookEvent.key({ deliveryId: 'dlv_orphan1' })))?.data).toEqual({ deliveryId: 'dlv_orphan1' });
     const after = (await queue.getJobCounts('waiting')).waiting;
     // A second sweep before the job runs queues nothing new (deterministic jobId).
     await sweepDeliveries(env.rt, log);
@@ -134,7 +134,7 @@ describe('Redis restarted under webhook load', () => {
     const queue = env.rt.queues.get('webhook-events')!;
     await waitFor(async () => (await postJson(env, hook.path, { n: 'probe' })).status === 202, 'intake to recover', 20_000);
     // The restart lost the waiting jobs: only the sweeper can hand those deliveries on now.
-    expect(await pendingJob(queue, webhookEventJobId(accepted[0]!))).toBeUndefined();
+    expect(await pendingJob(queue, webhookEvent.key({ deliveryId: accepted[0]! }))).toBeUndefined();
     const probe = await env.rt.db('webhook_deliveries').where({ hook_id: hook.hookId, outcome: 'Accepted' }).whereRaw(`body = '{"n":"probe"}'`);
     accepted.push(...probe.map((r) => r.id as string));
     await load(40, 10);

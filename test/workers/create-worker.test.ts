@@ -1,10 +1,12 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createQueues, defineJob, enqueue } from '../../src/jobs/registry.js';
+import { configWith } from '../../src/config.js';
+import { createQueues, defineJob, enqueue, QUEUES, type QueueName } from '../../src/jobs/registry.js';
 import { createRedis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
 import { parsePools } from '../../workers/main.js';
+import { POOL_SETUP } from '../../workers/pool-setup.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;
@@ -19,6 +21,7 @@ const echo = defineJob({
   payload: z.object({ n: z.number() }),
   options: { attempts: 3, backoff: { type: 'fixed', delay: 10 } },
   description: 'doubles n',
+  jobId: (p, r: { tag: string }) => `echo-${p.n}${r.tag}`,
 });
 
 describe('createWorker', () => {
@@ -42,7 +45,7 @@ describe('createWorker', () => {
     );
     try {
       await events.waitUntilReady();
-      const id = await enqueue(queues, echo, { n: 21 }, { jobId: 'echo-1' });
+      const id = await enqueue(queues, echo, { n: 21 }, { tag: '' });
       const queue = queues.get('test-echo')!;
       const job = (await queue.getJob(id))!;
       expect(await job.waitUntilFinished(events, 10_000)).toBe(42);
@@ -63,12 +66,26 @@ describe('createWorker', () => {
 
   it('refuses a job id with a colon, which BullMQ cannot take', async () => {
     const queues = createQueues(env.rt.redis, env.config, ['test-echo']);
-    await expect(enqueue(queues, echo, { n: 1 }, { jobId: 'a:b' })).rejects.toThrow(/must not contain/);
+    await expect(enqueue(queues, echo, { n: 1 }, { tag: 'a:b' })).rejects.toThrow(/must not contain/);
+    expect(() => echo.key({ n: 1 }, { tag: 'a:b' })).toThrow(/must not contain/);
     await Promise.all([...queues.values()].map((q) => q.close()));
   });
 });
 
 describe('--pools', () => {
+  it('gives each pool the concurrency of its setting', () => {
+    const rt = { ...env.rt, config: configWith({ CARD_TIMERS_CONCURRENCY: '3', MAIL_SENDS_CONCURRENCY: '5', MAINTENANCE_CONCURRENCY: '2', AGENT_TURN_CONCURRENCY: '6' }) };
+    const concurrency = (pool: QueueName) => POOL_SETUP[pool]?.options?.(rt).concurrency;
+    expect(QUEUES.map((q) => [q, concurrency(q)])).toEqual([
+      ['agent-turns', 6],
+      ['mail-sends', 5],
+      ['card-timers', 3],
+      ['webhook-events', rt.config.webhooks.eventsConcurrency],
+      ['workflow-runs', rt.config.workflows.concurrency],
+      ['maintenance', 2],
+    ]);
+  });
+
   it('defaults to every pool and refuses an unknown name', () => {
     expect(parsePools(undefined)).toEqual(['agent-turns', 'mail-sends', 'card-timers', 'webhook-events', 'workflow-runs', 'maintenance']);
     expect(parsePools('agent-turns, mail-sends')).toEqual(['agent-turns', 'mail-sends']);

@@ -76,7 +76,7 @@ async function workflow(name: string, steps: string[]) {
 }
 
 /** What the job scheduler does when the workflow is due: one `workflow.run` job. */
-const fire = (workflowId: string) => enqueue(env.rt.queues, workflowRun, { workflowId }, { jobId: newId('firing') });
+const fire = (workflowId: string) => enqueue(env.rt.queues, workflowRun, { workflowId });
 
 const runOf = async (workflowId: string) => {
   const row = await env.rt.db('workflow_runs').where({ workflow_id: workflowId }).first<{ id: string } | undefined>('id');
@@ -201,7 +201,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     await pools.close();
     pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
     // The redelivered job of that firing: a fresh worker advances the run it finds.
-    await enqueue(env.rt.queues, workflowAdvance, { runId: left.id }, { jobId: newId('redelivered') });
+    await enqueue(env.rt.queues, workflowAdvance, { runId: left.id }, { why: 'handover' });
     await waitFor(async () => (await runOf(w.workflowId))?.status === 'failed', 'the run to end failed', 60_000);
     const run = (await runOf(w.workflowId))!;
     expect(run.revision).toBe(1);

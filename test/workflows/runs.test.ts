@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
+import { workflowRun } from '../../src/jobs/workflow-run.job.js';
 import { advanceRun, continueAfterGate, decideGate, fireRun, type RunOptions } from '../../src/workflows/runs.service.js';
 import { repairSchedulers, syncScheduler } from '../../src/workflows/workflows.service.js';
 import { workflowsRepository } from '../../src/workflows/workflows.repository.js';
@@ -146,9 +147,9 @@ describe('workflow runs', () => {
   it('get their job scheduler back from the maintenance sweep after it was lost', async () => {
     const w = await create({ name: 'Repair me', scheduleText: 'every day at 7am', steps: [{ title: 'x' }] });
     const queue = env.rt.queues.get('workflow-runs')!;
-    await queue.removeJobScheduler(`wf-${w.workflowId}`);
+    await queue.removeJobScheduler(workflowRun.key({ workflowId: w.workflowId }));
     expect(await repairSchedulers(env.rt)).toBeGreaterThanOrEqual(1);
-    expect((await queue.getJobScheduler(`wf-${w.workflowId}`))?.pattern).toBe('0 7 * * *');
+    expect((await queue.getJobScheduler(workflowRun.key({ workflowId: w.workflowId })))?.pattern).toBe('0 7 * * *');
     expect(await repairSchedulers(env.rt)).toBe(0);
   });
 

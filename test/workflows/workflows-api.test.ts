@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteWorkflowResponse, RunsResponse, WorkflowResponse, WorkflowsResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
+import { workflowRun } from '../../src/jobs/workflow-run.job.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 
 let env: TestEnv;
@@ -14,7 +15,7 @@ afterAll(() => env.close());
 const auth = (t = tenant.token) => ({ Authorization: `Bearer ${t}` });
 const create = (body: unknown, t?: string) => env.api().post('/api/v1/workflows').set(auth(t)).send(body as object);
 const patch = (id: string, body: unknown) => env.api().patch(`/api/v1/workflows/${id}`).set(auth()).send(body as object);
-const scheduler = (id: string) => env.rt.queues.get('workflow-runs')!.getJobScheduler(`wf-${id}`);
+const scheduler = (id: string) => env.rt.queues.get('workflow-runs')!.getJobScheduler(workflowRun.key({ workflowId: id }));
 
 const valid = {
   name: 'Weekly pipeline review',

@@ -3,8 +3,9 @@ import { cardRevise } from '../../src/jobs/card-revise.job.js';
 import { cardRevisionReturn } from '../../src/jobs/card-revision-return.job.js';
 import { cardSweep } from '../../src/jobs/card-sweep.job.js';
 import { cardWake } from '../../src/jobs/card-wake.job.js';
-import { autoResolve, returnRevision, startRevision, sweepCards, wakeCard } from '../../src/review/timers.service.js';
-import type { Runtime } from '../../src/runtime.js';
+import { returnRevision, startRevision, sweepRevisions } from '../../src/agent/card-revision.js';
+import { autoResolve, sweepCards, wakeCard } from '../../src/review/timers.service.js';
+import type { Deps } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
 
 export const autoResolveProcessor = defineProcessor({
@@ -33,14 +34,14 @@ export const revisionReturnProcessor = defineProcessor({
 
 export const cardSweepProcessor = defineProcessor({
   job: cardSweep,
-  run: async (_p, { rt }) => sweepCards(rt),
+  run: async (_p, { rt }) => ({ ...(await sweepCards(rt)), revisions: await sweepRevisions(rt) }),
 });
 
 export const CARD_TIMER_PROCESSORS = [autoResolveProcessor, wakeProcessor, reviseProcessor, revisionReturnProcessor, cardSweepProcessor];
 
 /** Registers the repeating card sweep (one scheduler per queue however many workers start it). */
-export async function scheduleCardSweep(rt: Runtime): Promise<void> {
+export async function scheduleCardSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(cardSweep.queue);
   if (!queue) throw new Error('card-timers queue is not open');
-  await queue.upsertJobScheduler('card-sweep', { every: rt.config.review.sweepEveryMs }, { name: cardSweep.name, data: {}, opts: cardSweep.options });
+  await queue.upsertJobScheduler(cardSweep.key({}), { every: rt.config.review.sweepEveryMs }, { name: cardSweep.name, data: {}, opts: cardSweep.options });
 }

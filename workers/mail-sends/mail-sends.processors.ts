@@ -1,7 +1,7 @@
 import { mailReconcile } from '../../src/jobs/mail-reconcile.job.js';
 import { mailSweep } from '../../src/jobs/mail-sweep.job.js';
 import { reconcileSend, sweepSends } from '../../src/mail/mail.service.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Deps } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
 
 export const reconcileProcessor = defineProcessor({
@@ -21,8 +21,8 @@ export const mailSweepProcessor = defineProcessor({
 export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor];
 
 /** Registers the repeating mail sweep. */
-export async function scheduleMailSweep(rt: Runtime): Promise<void> {
+export async function scheduleMailSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(mailSweep.queue);
   if (!queue) throw new Error('mail-sends queue is not open');
-  await queue.upsertJobScheduler('mail-sweep', { every: rt.config.mail.sweepEveryMs }, { name: mailSweep.name, data: {}, opts: mailSweep.options });
+  await queue.upsertJobScheduler(mailSweep.key({}), { every: rt.config.mail.sweepEveryMs }, { name: mailSweep.name, data: {}, opts: mailSweep.options });
 }

@@ -1,6 +1,6 @@
 import { sweepAgent } from '../../src/agent/maintenance.service.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Deps } from '../../src/deps.js';
 import { repairRuns } from '../../src/workflows/run-repair.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';
@@ -17,11 +17,11 @@ export const sweepProcessor = defineProcessor({
 });
 
 /** Registers the repeating sweep (a BullMQ job scheduler: one per queue however many workers start it). */
-export async function scheduleSweep(rt: Runtime): Promise<void> {
+export async function scheduleSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(maintenanceSweep.queue);
   if (!queue) throw new Error('maintenance queue is not open');
   await queue.upsertJobScheduler(
-    'maintenance-sweep',
+    maintenanceSweep.key({}),
     { every: rt.config.maintenance.sweepEveryMs },
     { name: maintenanceSweep.name, data: {}, opts: maintenanceSweep.options },
   );

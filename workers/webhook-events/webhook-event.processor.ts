@@ -1,6 +1,6 @@
 import { failDelivery, handDeliveries, type HandOutcome } from '../../src/webhooks/events.service.js';
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Deps } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
 import { createBatcher, type Batcher } from '../../src/webhooks/batcher.js';
 
@@ -9,9 +9,9 @@ import { createBatcher, type Batcher } from '../../src/webhooks/batcher.js';
  * account); a worker running one job at a time hands each alone. Two batches may be in flight, so a
  * batch gathers while the previous one commits.
  */
-const batchers = new WeakMap<Runtime, Batcher<string, HandOutcome>>();
+const batchers = new WeakMap<Deps, Batcher<string, HandOutcome>>();
 
-function batcherFor(rt: Runtime): Batcher<string, HandOutcome> {
+function batcherFor(rt: Deps): Batcher<string, HandOutcome> {
   let batcher = batchers.get(rt);
   if (!batcher) {
     const log = rt.logger.child({ queue: webhookEvent.queue, job: webhookEvent.name });

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { BadRequest } from '../errors.js';
+import { BadRequest } from './errors.js';
 
 /** Where a newest-first page stopped: the last row's creation time and insertion sequence. */
 export interface CursorPosition {

@@ -1,17 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db.js';
 import { enqueue } from '../jobs/registry.js';
-import { agentTurn } from '../jobs/agent-turn.job.js';
+import { agentTurn, type DrainReason } from '../jobs/agent-turn.job.js';
 import type { Logger } from '../logger.js';
-import { cardsRepository } from '../review/cards.repository.js';
-import type { Runtime } from '../runtime.js';
+import { waitingCards } from '../review/cards.service.js';
+import type { Deps } from '../deps.js';
 import { publishDone, publishFinished, turnBus } from './agent.bus.js';
 import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
 import { createLlmBrain } from './llm-brain.js';
 import { offlineBrain } from './offline-brain.js';
 import { withConnection, type PgConnection, type Runner } from '../db.js';
-import { RUNNER, turnsRepository, turnStatements } from './turns.repository.js';
+import { conversationRepository } from './conversation.repository.js';
+import { RUNNER, turnStatements } from './turn-statements.js';
+import { turnsRepository } from './turns.repository.js';
 import { turnSteps } from './turn-steps.repository.js';
 import { runStep } from './step-runner.js';
 
@@ -23,7 +25,7 @@ const MAX_ROUNDS = 6;
 /** Claims of one turn (its first run and resumes after dead workers) before it is failed. */
 export const MAX_TURN_ATTEMPTS = 3;
 
-export function brainFor(rt: Pick<Runtime, 'config'>): Brain {
+export function brainFor(rt: Pick<Deps, 'config'>): Brain {
   return rt.config.agent.brain === 'llm' ? createLlmBrain(rt.config.agent.llm) : offlineBrain;
 }
 
@@ -88,18 +90,14 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
   return () => (cached ??= load());
 }
 
-function contextFor(rt: Runtime, turn: Turn, memory: string[]): BrainContext {
-  const repo = turnsRepository(rt.db);
-  const cards = cardsRepository(rt.db);
+function contextFor(rt: Deps, turn: Turn, memory: string[]): BrainContext {
+  const conversation = conversationRepository(rt.db);
   return {
     accountId: turn.accountId,
     input: { kind: turn.kind, text: turn.text, data: turn.data },
     memory,
-    history: once(() => repo.recentHistory(turn.accountId, turn.id, 5)),
-    reviewQueue: once(async () => {
-      const [waiting, count] = await Promise.all([cards.listWaiting(turn.accountId, 10), cards.countWaiting(turn.accountId)]);
-      return { waiting: waiting.map((c) => ({ title: c.title, sourceType: c.sourceType, createdAt: c.createdAt })), count };
-    }),
+    history: once(() => conversation.recentHistory(turn.accountId, turn.id, 5)),
+    reviewQueue: once(() => waitingCards(rt.db, turn.accountId, 10)),
   };
 }
 
@@ -122,7 +120,7 @@ function finishedView(turn: Turn, replies: Bubble[]): MessageView {
  * (null: unknown, the turn was finished elsewhere).
  */
 async function finishTurn(
-  rt: Runtime,
+  rt: Deps,
   conn: Runner,
   turn: Turn,
   to: { status: 'replied' | 'failed'; failure?: string; interrupted?: boolean },
@@ -145,7 +143,7 @@ async function finishTurn(
  * A turn claimed again after its worker died (attempts > 1) replays its recorded rounds instead of
  * asking the brain for them and runs only the calls not recorded yet.
  */
-async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
+async function runTurn(rt: Deps, conn: PgConnection, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
   const { turn } = claimed;
   const bus = turnBus(rt.config, rt.redis);
   const abort = new AbortController();
@@ -211,7 +209,7 @@ async function runTurn(rt: Runtime, conn: PgConnection, claimed: { turn: Turn; m
  * message asked to interrupt ends as interrupted, as it would have had its worker lived. Call only
  * while holding the account's lock.
  */
-async function recoverOrphans(rt: Runtime, accountId: string, log: Logger): Promise<void> {
+async function recoverOrphans(rt: Deps, accountId: string, log: Logger): Promise<void> {
   const repo = turnsRepository(rt.db);
   for (const turn of await repo.listRunning(accountId)) {
     if (turn.interruptRequestedAt !== null) {
@@ -230,7 +228,7 @@ async function recoverOrphans(rt: Runtime, accountId: string, log: Logger): Prom
  * Runs the account's queued turns in order (oldest first), one at a time. If another worker holds the
  * account, returns at once: the holder looks for new turns after it lets go, so none is stranded.
  */
-export async function drainAccount(rt: Runtime, accountId: string, log: Logger, brain: Brain = brainFor(rt)): Promise<number> {
+export async function drainAccount(rt: Deps, accountId: string, log: Logger, brain: Brain = brainFor(rt)): Promise<number> {
   const bus = turnBus(rt.config, rt.redis);
   let ran = 0;
   let runnable = false;
@@ -274,11 +272,11 @@ export async function drainAccount(rt: Runtime, accountId: string, log: Logger, 
     runnable = got.runnable;
     if (ran >= TURNS_PER_JOB || !runnable) break;
   }
-  if (runnable) await requestDrain(rt, accountId, `more-${accountId}-${Date.now()}`);
+  if (runnable) await requestDrain(rt, accountId, { why: 'more', at: Date.now() });
   return ran;
 }
 
-/** Asks the agent-turns pool to run the account's queued turns (idempotent per jobId). */
-export async function requestDrain(rt: Pick<Runtime, 'queues'>, accountId: string, jobId: string, delay?: number): Promise<void> {
-  await enqueue(rt.queues, agentTurn, { accountId }, { jobId, delay });
+/** Asks the agent-turns pool to run the account's queued turns (idempotent per reason, see agentTurn). */
+export async function requestDrain(rt: Pick<Deps, 'queues'>, accountId: string, reason: DrainReason, delay?: number): Promise<void> {
+  await enqueue(rt.queues, agentTurn, { accountId }, { ...reason, delay });
 }

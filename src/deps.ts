@@ -4,21 +4,27 @@ import { createQueues, closeQueues, type QueueSet } from './jobs/registry.js';
 import type { Logger } from './logger.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
 import { createRedis, keyspace, whenReady, type Redis } from './redis.js';
+import { cursorSecretSource } from './secrets/cursor-secret.js';
 
-/** The connections one process holds for producing work: Postgres pool, fail-fast Redis, queues. */
-export interface Runtime {
+/**
+ * What one process holds: its settings, logger and connections (Postgres pool, fail-fast Redis, queues,
+ * the rate limiter). The one deps type: a function asks for the part it uses (`Pick<Deps, 'db' | 'queues'>`).
+ */
+export interface Deps {
   config: Config;
   logger: Logger;
   db: Db;
   redis: Redis;
   queues: QueueSet;
   limiter: RateLimiter;
+  /** The key that signs list cursors: CURSOR_SECRET, or the deployment's own kept in the database. */
+  cursorSecret(): Promise<string>;
   /** Waits (briefly) for the Redis connection, so the first requests do not fail fast for nothing. */
   ready(): Promise<void>;
   close(): Promise<void>;
 }
 
-export function createRuntime(config: Config, logger: Logger): Runtime {
+export function createDeps(config: Config, logger: Logger): Deps {
   const db = createDb(config.databaseUrl, config.databasePoolMax, logger);
   const redis = createRedis(config.redisUrl, 'producer');
   const queues = createQueues(redis, config);
@@ -30,6 +36,7 @@ export function createRuntime(config: Config, logger: Logger): Runtime {
     redis,
     queues,
     limiter,
+    cursorSecret: cursorSecretSource(config.cursorSecret, db),
     async ready() {
       await whenReady(redis);
     },

@@ -1,0 +1,38 @@
+import type { Queryable } from '../db.js';
+import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
+
+/**
+ * The card lifecycle's doors for other areas: every card another area makes or reads goes through
+ * here (or through the review, timers and ship services), never through the table or the repository.
+ * test/architecture/imports.test.ts fails on a write to review_cards outside src/review/.
+ */
+
+/**
+ * Records a new card in the queue, pending, on the caller's transaction. The trust ladder looks at it
+ * afterwards (the card-timers sweep applies it to every card not yet checked), as before this door.
+ */
+export function addCard(q: Queryable, card: NewCard): Promise<Card> {
+  return cardsRepository(q).insert(card);
+}
+
+/** What a brain is shown of the queue: the newest waiting cards and how many wait in all. */
+export async function waitingCards(q: Queryable, accountId: string, limit: number) {
+  const cards = cardsRepository(q);
+  const [waiting, count] = await Promise.all([cards.listWaiting(accountId, limit), cards.countWaiting(accountId)]);
+  return { waiting: waiting.map((c) => ({ title: c.title, sourceType: c.sourceType, createdAt: c.createdAt })), count };
+}
+
+/** The run a workflow gate card holds up, or null when the card is not a gate (any account). */
+export async function gateRunId(q: Queryable, cardId: string): Promise<string | null> {
+  const card = await q('review_cards').where({ id: cardId, source_type: 'workflow_gate' }).first<{ payload: { runId?: string } } | undefined>('payload');
+  return card?.payload.runId ?? null;
+}
+
+/** The first card a turn made (what a webhook delivery's outcome names), or null. */
+export async function firstCardOfTurn(q: Queryable, accountId: string, turnId: string): Promise<{ id: string; sourceType: string; status: string } | null> {
+  const row = await q('review_cards')
+    .where({ account_id: accountId, turn_id: turnId })
+    .orderBy('created_at')
+    .first<{ id: string; source_type: string; status: string } | undefined>('id', 'source_type', 'status');
+  return row ? { id: row.id, sourceType: row.source_type, status: row.status } : null;
+}
