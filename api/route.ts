@@ -99,8 +99,12 @@ interface RouteShape {
 }
 
 /** A route's declaration: everything the table reads, with the schemas its handler's types come from. */
-export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined, R extends Responses>
-  extends RouteShape {
+export interface RouteSpec<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+  R extends Responses,
+> extends RouteShape {
   params?: P;
   query?: Q;
   body?: B;

@@ -116,7 +116,8 @@ function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
   const where = `${route.method.toUpperCase()} ${route.path} (${route.operationId}) ${status}`;
   const fail = (problem: string) => {
     const message = `reply of ${where} does not match its response schema: ${problem}`;
-    log.error({ route: route.path, method: route.method, operationId: route.operationId, status, problem }, 'reply does not match its response schema');
+    const fields = { route: route.path, method: route.method, operationId: route.operationId, status, problem };
+    log.error(fields, 'reply does not match its response schema');
     // Also on stderr: test apps log nothing (LOG_LEVEL=silent), and this must not pass unseen.
     process.emitWarning(message, 'ResponseSchemaMismatch');
     throw new Error(message);

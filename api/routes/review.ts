@@ -59,7 +59,9 @@ export const reviewRoutes: RouteDef[] = [
     body: AnswerBody,
     responses: { 200: { description: 'Resolved', schema: AnswerResponse } },
     errors: [409],
-  }).handle(async ({ params, body }, ctx) => ({ body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)) })),
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)),
+  })),
   /** 200 once the provider accepted; 503 with Retry-After when it is not settled. */
   defineRoute({
     method: 'post',
@@ -86,7 +88,9 @@ export const reviewRoutes: RouteDef[] = [
     body: RequestChangesBody,
     responses: { 200: { description: 'The card needs revision', schema: OkResponse } },
     errors: [409],
-  }).handle(async ({ params, body }, ctx) => ({ body: await requestChanges(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.text) })),
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await requestChanges(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.text),
+  })),
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/snooze',
@@ -98,7 +102,9 @@ export const reviewRoutes: RouteDef[] = [
     body: SnoozeBody,
     responses: { 200: { description: 'Snoozed', schema: SnoozeResponse } },
     errors: [409],
-  }).handle(async ({ params, body }, ctx) => ({ body: await snoozeCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.until) })),
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await snoozeCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.until),
+  })),
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/dismiss',
@@ -110,5 +116,7 @@ export const reviewRoutes: RouteDef[] = [
     body: DismissBody,
     responses: { 200: { description: 'Dismissed', schema: DismissResponse } },
     errors: [409],
-  }).handle(async ({ params, body }, ctx) => ({ body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, onCardDecided(ctx.deps, ctx.actor)) })),
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, onCardDecided(ctx.deps, ctx.actor)),
+  })),
 ];

@@ -29,7 +29,9 @@ export const workflowsRoutes: RouteDef[] = [
     scope: 'results:read',
     bucket: 'reads',
     responses: { 200: { description: 'Workflows', schema: WorkflowsResponse } },
-  }).handle(async (_input, ctx) => ({ body: { workflows: await listWorkflows(ctx.deps.db, ctx.deps.config.baseUrl, ctx.principal.accountId) } })),
+  }).handle(async (_input, ctx) => ({
+    body: { workflows: await listWorkflows(ctx.deps.db, ctx.deps.config.baseUrl, ctx.principal.accountId) },
+  })),
   defineRoute({
     method: 'post',
     path: '/api/v1/workflows',
@@ -51,7 +53,9 @@ export const workflowsRoutes: RouteDef[] = [
     params: IdParams,
     query: RunsQuery,
     responses: { 200: { description: 'Runs', schema: RunsResponse } },
-  }).handle(async ({ params, query }, ctx) => ({ body: { runs: await listRuns(ctx.deps.db, ctx.principal.accountId, params.id, query.limit ?? 10) } })),
+  }).handle(async ({ params, query }, ctx) => ({
+    body: { runs: await listRuns(ctx.deps.db, ctx.principal.accountId, params.id, query.limit ?? 10) },
+  })),
   defineRoute({
     method: 'patch',
     path: '/api/v1/workflows/{id}',

@@ -73,7 +73,8 @@ describe('the response check (CHECK_RESPONSES)', () => {
     const res = await env.api().get('/api/v1/_test/rendered/bad').set(auth());
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'server misconfigured' });
-    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'reply does not match its response schema' && l.operationId === 'testRendered');
+    const logged = lines.map((l) => JSON.parse(l));
+    const entry = logged.find((l) => l.msg === 'reply does not match its response schema' && l.operationId === 'testRendered');
     expect(entry).toMatchObject({ route: '/api/v1/_test/rendered/{mode}', method: 'get', status: 200 });
     expect(entry.problem).toMatch(/^count: .*number/);
   });
