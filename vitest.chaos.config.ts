@@ -6,6 +6,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.chaos.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // Every success reply is checked against its route's response schema, in every app a test builds
+    // and every process it starts (api/router.ts checkReply).
+    env: { CHECK_RESPONSES: 'true' },
     pool: 'forks',
     fileParallelism: false,
     testTimeout: 600_000,

@@ -29,17 +29,41 @@ export interface RouteContext {
   res: Response;
 }
 
+/** What the router sends: JSON of `body`, or `json`, text that already is the JSON of the body (rendered by the store). */
 export interface Reply {
   status?: number;
-  /** Sent as JSON; or `json`, text that already is the JSON of the body (rendered by the store). */
   body?: unknown;
   json?: string;
   headers?: Record<string, string>;
 }
 
-type AnyObject = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
+/** Success statuses and the schema of each one's body. */
+export type Responses = Record<number, { description: string; schema: z.ZodType }>;
 
-export interface RouteDef<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends z.ZodType = z.ZodType> {
+type AnyObject = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
+type Part<S> = S extends z.ZodType ? z.output<S> : Record<never, never>;
+
+/** A handler's parsed input, typed from the route's own schemas (an absent schema is an empty part). */
+export interface Input<P, Q, B> {
+  params: Part<P>;
+  query: Part<Q>;
+  body: B extends z.ZodType ? z.output<B> : undefined;
+}
+
+/**
+ * A body of the schema's (input) type, or `json` text rendered by the store: text cannot be checked
+ * by the compiler, so the router checks it against the schema at run time when CHECK_RESPONSES is on.
+ */
+type Payload<T> = { body: T; json?: never } | { json: string; body?: never };
+type Headers = { headers?: Record<string, string> };
+
+/** One of the route's declared success replies; `status` may be left out only when 200 is one. */
+export type ReplyTo<R extends Responses> =
+  | { [S in keyof R & number]: { status: S } & Headers & Payload<z.input<R[S]['schema']>> }[keyof R & number]
+  | (200 extends keyof R ? { status?: undefined } & Headers & Payload<z.input<R[200]['schema']>> : never);
+
+/** What the router, the scope check, the limiter and /openapi.json read: everything but the handler. */
+interface RouteShape {
   /**
    * A `get` handler only reads (an idempotent repair at most, after `ctx.beforeWrite()`): the router may
    * run it beside the limiter and drop it.
@@ -57,9 +81,6 @@ export interface RouteDef<P extends AnyObject = AnyObject, Q extends AnyObject =
   auth?: 'bearer' | 'none';
   scope: Scope | null;
   bucket: 'reads' | 'writes' | 'messages';
-  params?: P;
-  query?: Q;
-  body?: B;
   /** A body the handler reads itself (the router never parses it), described for /openapi.json. */
   documentedBody?: { description: string; schema: z.ZodType };
   /**
@@ -73,16 +94,51 @@ export interface RouteDef<P extends AnyObject = AnyObject, Q extends AnyObject =
    * `POST /agent/messages` names the unfinished earlier message when `interrupt` is false.
    */
   onInvalidBody?: (error: AppError, body: unknown, ctx: RouteContext) => Promise<AppError>;
-  /** Success statuses and their body schemas. */
-  responses: Record<number, { description: string; schema: z.ZodType }>;
   /** Route-specific error statuses beyond those every route of its kind can return. */
   errors?: number[];
-  handler: (input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> }, ctx: RouteContext) => Promise<Reply>;
 }
 
-/** Identity function that keeps the handler's input typed from the schemas. */
-export function defineRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(def: RouteDef<P, Q, B>): RouteDef {
-  return def as unknown as RouteDef;
+/** A route's declaration: everything the table reads, with the schemas its handler's types come from. */
+export interface RouteSpec<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+  R extends Responses,
+> extends RouteShape {
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success statuses and their body schemas. */
+  responses: R;
+}
+
+/** A handler typed from its route's schemas: parsed input in, one of the declared replies out. */
+export type Handler<P, Q, B, R extends Responses> = (input: Input<P, Q, B>, ctx: RouteContext) => Promise<ReplyTo<R>>;
+
+/** A route in the table, its types checked where it was declared (the table holds every kind). */
+export interface RouteDef extends RouteShape {
+  params?: AnyObject;
+  query?: AnyObject;
+  body?: z.ZodType;
+  /** Success statuses and their body schemas (the router checks replies against them under CHECK_RESPONSES). */
+  responses: Responses;
+  handler: (input: { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown }, ctx: RouteContext) => Promise<Reply>;
+}
+
+/**
+ * Declares a route, typed end to end: `defineRoute({ ...schemas }).handle(async (input, ctx) => reply)`.
+ * `input.params/query/body` are the schemas' outputs, and the reply must be one of `responses` (status and
+ * body type). The handler is given in a second call so the schemas' types are settled before its body is
+ * checked: inside one generic call TypeScript widens literals in the reply (`ok: true`) first.
+ */
+export function defineRoute<
+  R extends Responses,
+  P extends AnyObject | undefined = undefined,
+  Q extends AnyObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(spec: RouteSpec<P, Q, B, R>): { handle(handler: Handler<P, Q, B, R>): RouteDef } {
+  // Sound by construction: the router parses each part with the very schema the input type comes from.
+  return { handle: (handler) => ({ ...spec, handler }) as unknown as RouteDef };
 }
 
 /** `/api/v1/review/{id}` → `/api/v1/review/:id` */

@@ -2,6 +2,7 @@ import express, { Router, type Request, type RequestHandler, type Response } fro
 import type { z } from 'zod';
 import { AppError } from '../src/errors.js';
 import { Admission } from './admission.js';
+import type { Logger } from '../src/logger.js';
 import type { Principal } from '../src/tokens/tokens.types.js';
 import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
 import { PrincipalMemory } from '../src/tokens/auth-guard.js';
@@ -95,11 +96,65 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
     // Work begun and then dropped (the token went back to Postgres) ends before the answer does.
     if (!started) await admission.refuse();
     if (res.headersSent) return;
+    if (deps.config.checkResponses) checkReply(route, reply, req.log);
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
     res.status(reply.status ?? 200);
     if (reply.json === undefined) res.json(reply.body);
     else res.type('application/json').send(reply.json);
   };
+}
+
+/**
+ * CHECK_RESPONSES (tests): a success reply must be one of the route's declared statuses, and its JSON
+ * as sent (store-rendered text included) must parse with that status's schema. A mismatch is a 500 and
+ * an error log naming the route and the first issue: the docs and the code have drifted apart.
+ */
+function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
+  const status = reply.status ?? 200;
+  if (status < 200 || status > 299) return;
+  const declared = route.responses[status];
+  const where = `${route.method.toUpperCase()} ${route.path} (${route.operationId}) ${status}`;
+  const fail = (problem: string) => {
+    const message = `reply of ${where} does not match its response schema: ${problem}`;
+    const fields = { route: route.path, method: route.method, operationId: route.operationId, status, problem };
+    log.error(fields, 'reply does not match its response schema');
+    // Also on stderr: test apps log nothing (LOG_LEVEL=silent), and this must not pass unseen.
+    process.emitWarning(message, 'ResponseSchemaMismatch');
+    throw new Error(message);
+  };
+  if (!declared) return fail(`status ${status} is not among the declared responses (${Object.keys(route.responses).join(', ')})`);
+  let sent: unknown;
+  try {
+    sent = reply.json === undefined ? JSON.parse(JSON.stringify(reply.body ?? null)) : JSON.parse(reply.json);
+  } catch (err) {
+    return fail(`not JSON: ${(err as Error).message}`);
+  }
+  const result = declared.schema.safeParse(sent);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    return fail(issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message} (${issue.code})` : 'not valid');
+  }
+  const extra = undocumented(sent, result.data, '');
+  if (extra) fail(`${extra}: the reply carries a field the schema does not document`);
+}
+
+/** The first field of `sent` that parsing dropped (a non-strict object strips what it does not name), or null. */
+function undocumented(sent: unknown, parsed: unknown, path: string): string | null {
+  if (Array.isArray(sent) && Array.isArray(parsed)) {
+    for (let i = 0; i < sent.length; i++) {
+      const found = undocumented(sent[i], parsed[i], `${path}${path ? '.' : ''}${i}`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (!sent || typeof sent !== 'object' || !parsed || typeof parsed !== 'object') return null;
+  for (const [key, value] of Object.entries(sent)) {
+    const at = `${path}${path ? '.' : ''}${key}`;
+    if (!(key in parsed)) return at;
+    const found = undocumented(value, (parsed as Record<string, unknown>)[key], at);
+    if (found) return found;
+  }
+  return null;
 }
 
 async function parseBody(route: RouteDef, schema: z.ZodType, body: unknown, ctx: RouteContext): Promise<unknown> {

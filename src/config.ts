@@ -65,6 +65,9 @@ const envSchema = z.object({
   RATE_ACCOUNT_PER_MINUTE: int(900),
   RATE_ACCOUNT_BURST: int(1800),
   SHUTDOWN_GRACE_MS: int(10_000),
+  // Parse every 2xx reply with its route's response schema (500 on a mismatch). Tests turn it on; off in
+  // production, where it would only cost time and turn a documentation slip into an outage.
+  CHECK_RESPONSES: z.enum(['true', 'false']).optional().transform((v) => v === 'true'),
   // Workflows (issue 6): how long one step may take the agent, and how often a run looks at it.
   WORKFLOW_STEP_TIMEOUT_MS: int(10 * 60 * 1000),
   WORKFLOW_POLL_MS: int(500),
@@ -175,6 +178,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       account: { perMinute: env.RATE_ACCOUNT_PER_MINUTE, burst: env.RATE_ACCOUNT_BURST },
     } satisfies Record<Bucket, BucketLimit>,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    /** Every 2xx reply is parsed with its route's response schema; a mismatch is a logged 500. */
+    checkResponses: env.CHECK_RESPONSES,
     workflows: {
       stepTimeoutMs: env.WORKFLOW_STEP_TIMEOUT_MS,
       pollMs: env.WORKFLOW_POLL_MS,

@@ -1,9 +1,10 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { getMessage, getStatus, getThread } from '../../src/agent/agent.service.js';
 import { refuseMessage, sendMessage } from '../../src/agent/messages.service.js';
 import { NotFound, type AppError } from '../../src/errors.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { PostMessageBody, RequestIdParams } from './agent.schemas.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+import { queryInt } from '../schemas.js';
+import { GetMessageResponse, PostMessageBody, PostMessageResponse, RequestIdParams, StatusResponse, ThreadResponse } from './agent.schemas.js';
 
 /**
  * A bad body with `interrupt: false` while an earlier message of the token is unfinished: the 400 or
@@ -13,23 +14,61 @@ export async function postMessageInvalid(error: AppError, body: unknown, ctx: Ro
   return refuseMessage(ctx.deps, ctx.principal, error, body);
 }
 
-/** POST /agent/messages: spec 4.3, every rule (the body's own rules are PostMessageBody's). */
-export async function postMessage(input: { body: z.output<typeof PostMessageBody> }, ctx: RouteContext): Promise<Reply> {
-  const { accountId, tokenId } = ctx.principal;
-  const answer = await sendMessage(ctx.deps, { accountId, tokenId, actor: ctx.actor }, input.body, { signal: ctx.signal, log: ctx.log });
-  return { status: answer.status, body: answer.body };
-}
-
-export async function getAgentMessage(input: { params: z.output<typeof RequestIdParams> }, ctx: RouteContext): Promise<Reply> {
-  const message = await getMessage(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, input.params.requestId);
-  if (!message) throw new NotFound();
-  return { body: { message } };
-}
-
-export async function getAgentThread(input: { query: { limit?: number | undefined } }, ctx: RouteContext): Promise<Reply> {
-  return { body: { items: await getThread(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, input.query.limit ?? 50) } };
-}
-
-export async function getAgentStatus(_input: unknown, ctx: RouteContext): Promise<Reply> {
-  return { body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId) } };
-}
+/** The agent (issue 3). */
+export const agentRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/agent/messages',
+    operationId: 'sendAgentMessage',
+    summary: 'Message the agent; optionally wait for its reply',
+    scope: 'agent:message',
+    bucket: 'messages',
+    body: PostMessageBody,
+    onInvalidBody: postMessageInvalid,
+    responses: {
+      200: { description: 'With waitSeconds: the turn finished; `message` is terminal with its replies', schema: PostMessageResponse },
+      202: { description: 'Queued (or deduplicated, or notSent); with waitSeconds, `message` is the last state seen', schema: PostMessageResponse },
+    },
+    errors: [409],
+  }).handle(async ({ body }, ctx) => {
+    // Spec 4.3, every rule (the body's own rules are PostMessageBody's): one service call.
+    const { accountId, tokenId } = ctx.principal;
+    const answer = await sendMessage(ctx.deps, { accountId, tokenId, actor: ctx.actor }, body, { signal: ctx.signal, log: ctx.log });
+    return { status: answer.status, body: answer.body };
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/messages/{requestId}',
+    operationId: 'getAgentMessage',
+    summary: "One of this token's messages with its latest five reply bubbles",
+    scope: 'agent:message',
+    bucket: 'reads',
+    params: RequestIdParams,
+    responses: { 200: { description: 'The message', schema: GetMessageResponse } },
+  }).handle(async ({ params }, ctx) => {
+    const message = await getMessage(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, params.requestId);
+    if (!message) throw new NotFound();
+    return { body: { message } };
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/thread',
+    operationId: 'getAgentThread',
+    summary: "This token's thread, newest first",
+    scope: 'agent:message',
+    bucket: 'reads',
+    query: z.object({ limit: queryInt(1, 100, 50) }),
+    responses: { 200: { description: 'Thread items', schema: ThreadResponse } },
+  }).handle(async ({ query }, ctx) => ({
+    body: { items: await getThread(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, query.limit ?? 50) },
+  })),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/agent/status',
+    operationId: 'getAgentStatus',
+    summary: "The agent's status: sandbox, running, last activity, pending wakes",
+    scope: 'results:read',
+    bucket: 'reads',
+    responses: { 200: { description: 'Agent status', schema: StatusResponse } },
+  }).handle(async (_input, ctx) => ({ body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId) } })),
+];

@@ -1,24 +1,40 @@
-import type { z } from 'zod';
 import { auditedWrite } from '../../src/audit/audit.service.js';
 import { addToBlocklist, listBlocklist } from '../../src/blocklist/blocklist.service.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { BlocklistAddBody, BlocklistAddResponse, BlocklistPage, BlocklistQuery } from './blocklist.schemas.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { BlocklistAddBody, BlocklistAddResponse, BlocklistPage, BlocklistQuery } from './blocklist.schemas.js';
 
-/** GET /blocklist: newest first, with a cursor. */
-export async function getBlocklist({ query }: { query: z.output<typeof BlocklistQuery> }, ctx: RouteContext): Promise<Reply> {
-  const body: z.infer<typeof BlocklistPage> = await listBlocklist(ctx.deps.db, ctx.principal.accountId, {
-    limit: query.limit ?? 50,
-    cursor: query.cursor ?? null,
-    cursorSecret: await ctx.deps.cursorSecret(),
-  });
-  return { body };
-}
-
-/** POST /blocklist: idempotent add with source `api`, recorded against the token's label. */
-export async function postBlocklist({ body: input }: { body: z.output<typeof BlocklistAddBody> }, ctx: RouteContext): Promise<Reply> {
-  const body: z.infer<typeof BlocklistAddResponse> = await auditedWrite(ctx.deps.db, ctx.actor, async (trx) => ({
-    result: await addToBlocklist(trx, ctx.principal.accountId, input.entries, 'api', ctx.principal.label),
-    targetId: null,
-  }));
-  return { body };
-}
+/** Block list (issue 7). */
+export const blocklistRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/blocklist',
+    operationId: 'listBlocklistEntries',
+    summary: 'The do-not-contact list, newest first',
+    scope: 'leads:read',
+    bucket: 'reads',
+    query: BlocklistQuery,
+    responses: { 200: { description: 'One page of entries', schema: BlocklistPage } },
+  }).handle(async ({ query }, ctx) => ({
+    body: await listBlocklist(ctx.deps.db, ctx.principal.accountId, {
+      limit: query.limit ?? 50,
+      cursor: query.cursor ?? null,
+      cursorSecret: await ctx.deps.cursorSecret(),
+    }),
+  })),
+  /** Source `api`, recorded against the token's label. */
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/blocklist',
+    operationId: 'addBlocklistEntries',
+    summary: 'Add up to 500 domains, emails or profile URLs (idempotent)',
+    scope: 'leads:write',
+    bucket: 'writes',
+    body: BlocklistAddBody,
+    responses: { 200: { description: 'How many were added, already listed, or unreadable', schema: BlocklistAddResponse } },
+  }).handle(async ({ body }, ctx) => ({
+    body: await auditedWrite(ctx.deps.db, ctx.actor, async (trx) => ({
+      result: await addToBlocklist(trx, ctx.principal.accountId, body.entries, 'api', ctx.principal.label),
+      targetId: null,
+    })),
+  })),
+];

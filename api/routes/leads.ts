@@ -1,38 +1,59 @@
-import type { z } from 'zod';
 import { auditedWrite } from '../../src/audit/audit.service.js';
 import { getLead, labelLead, listLeads } from '../../src/leads/leads.service.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { IdParams } from '../schemas.js';
-import type { LeadLabelsBody, LeadLabelsResponse, LeadResponse, LeadsPage, LeadsQuery } from './leads.schemas.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { IdParams } from '../schemas.js';
+import { LeadLabelsBody, LeadLabelsResponse, LeadResponse, LeadsPage, LeadsQuery } from './leads.schemas.js';
 
-/** GET /leads: newest created first, bounded in rows and bytes; follow `nextCursor` until null. */
-export async function getLeads({ query }: { query: z.output<typeof LeadsQuery> }, ctx: RouteContext): Promise<Reply> {
-  const { config, db } = ctx.deps;
-  const body: z.infer<typeof LeadsPage> = await listLeads(db, ctx.principal.accountId, {
-    status: query.status ?? null,
-    limit: query.limit ?? 50,
-    cursor: query.cursor ?? null,
-    cursorSecret: await ctx.deps.cursorSecret(),
-    maxBytes: config.leadsPageMaxBytes,
-  });
-  return { body };
-}
-
-/** GET /leads/{id}: the detail form with the caps of spec 2.8. */
-export async function getLeadById({ params }: { params: z.output<typeof IdParams> }, ctx: RouteContext): Promise<Reply> {
-  const body: z.infer<typeof LeadResponse> = { lead: await getLead(ctx.deps.db, ctx.principal.accountId, params.id) };
-  return { body };
-}
-
-/** PATCH /leads/{id}: labels only; answers them as stored. */
-export async function patchLead(
-  { params, body: labels }: { params: z.output<typeof IdParams>; body: z.output<typeof LeadLabelsBody> },
-  ctx: RouteContext,
-): Promise<Reply> {
-  const lead = await auditedWrite(ctx.deps.db, ctx.actor, async (trx) => ({
-    result: await labelLead(trx, ctx.principal.accountId, params.id, labels),
-    targetId: params.id,
-  }));
-  const body: z.infer<typeof LeadLabelsResponse> = { lead };
-  return { body };
-}
+/** Leads (issue 7). */
+export const leadsRoutes: RouteDef[] = [
+  /** Bounded in rows and bytes. */
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/leads',
+    operationId: 'listLeads',
+    summary: 'Leads, newest created first; follow nextCursor until null',
+    scope: 'leads:read',
+    bucket: 'reads',
+    query: LeadsQuery,
+    responses: { 200: { description: 'One page of leads (list form)', schema: LeadsPage } },
+  }).handle(async ({ query }, ctx) => {
+    const { config, db } = ctx.deps;
+    const page = await listLeads(db, ctx.principal.accountId, {
+      status: query.status ?? null,
+      limit: query.limit ?? 50,
+      cursor: query.cursor ?? null,
+      cursorSecret: await ctx.deps.cursorSecret(),
+      maxBytes: config.leadsPageMaxBytes,
+    });
+    return { body: page };
+  }),
+  /** The detail form with the caps of spec 2.8. */
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/leads/{id}',
+    operationId: 'getLead',
+    summary: 'One lead in detail form: draft, research, contacts',
+    scope: 'leads:read',
+    bucket: 'reads',
+    params: IdParams,
+    responses: { 200: { description: 'The lead', schema: LeadResponse } },
+  }).handle(async ({ params }, ctx) => ({ body: { lead: await getLead(ctx.deps.db, ctx.principal.accountId, params.id) } })),
+  /** Labels only; answers them as stored. */
+  defineRoute({
+    method: 'patch',
+    path: '/api/v1/leads/{id}',
+    operationId: 'labelLead',
+    summary: "Label a lead: vertical, archetype, tags (null clears)",
+    scope: 'leads:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: LeadLabelsBody,
+    responses: { 200: { description: 'The labels as stored', schema: LeadLabelsResponse } },
+  }).handle(async ({ params, body: labels }, ctx) => {
+    const lead = await auditedWrite(ctx.deps.db, ctx.actor, async (trx) => ({
+      result: await labelLead(trx, ctx.principal.accountId, params.id, labels),
+      targetId: params.id,
+    }));
+    return { body: { lead } };
+  }),
+];

@@ -1,20 +1,30 @@
-import type { z } from 'zod';
-import type { RouteContext, Reply } from '../route.js';
-import type { MeResponse } from './me.schemas.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { MeResponse } from './me.schemas.js';
 
-/** GET /me: the token resolved for this very request, so `lastUsedAt` is now. */
-export async function getMe(_input: unknown, ctx: RouteContext): Promise<Reply> {
-  const p = ctx.principal;
-  const body: z.infer<typeof MeResponse> = {
-    me: {
-      tokenId: p.tokenId,
-      label: p.label,
-      scopes: p.scopes,
-      createdAt: p.createdAt,
-      lastUsedAt: Date.now(),
-      account: { id: p.accountId, name: p.accountName },
-      limits: ctx.deps.config.limits,
-    },
-  };
-  return { body };
-}
+export const meRoutes: RouteDef[] = [
+  /** The token resolved for this very request, so `lastUsedAt` is now. */
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/me',
+    operationId: 'getMe',
+    summary: 'The calling token, its account and its rate limits',
+    scope: null,
+    bucket: 'reads',
+    responses: { 200: { description: 'The token', schema: MeResponse } },
+  }).handle(async (_input, ctx) => {
+    const p = ctx.principal;
+    return {
+      body: {
+        me: {
+          tokenId: p.tokenId,
+          label: p.label,
+          scopes: p.scopes,
+          createdAt: p.createdAt,
+          lastUsedAt: Date.now(),
+          account: { id: p.accountId, name: p.accountName },
+          limits: ctx.deps.config.limits,
+        },
+      },
+    };
+  }),
+];

@@ -1,9 +1,23 @@
 import type { z } from 'zod';
 import { getResults } from '../../src/results/results.service.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { ResultsQuery } from './results.schemas.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { ResultsQuery, ResultsResponse } from './results.schemas.js';
 
-/** GET /results: the per-channel scoreboard for the clamped window and its baseline. */
-export async function getResultsRoute({ query }: { query: z.output<typeof ResultsQuery> }, ctx: RouteContext): Promise<Reply> {
-  return { body: { results: await getResults(ctx.deps.db, ctx.principal.accountId, query.since) } };
-}
+export const resultsRoutes: RouteDef[] = [
+  /** The per-channel scoreboard for the clamped window and its baseline. */
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/results',
+    operationId: 'getResults',
+    summary: 'Per-channel scoreboard for a window and its baseline',
+    scope: 'results:read',
+    bucket: 'reads',
+    query: ResultsQuery,
+    responses: { 200: { description: 'The scoreboard', schema: ResultsResponse } },
+  }).handle(async ({ query }, ctx) => {
+    const results = await getResults(ctx.deps.db, ctx.principal.accountId, query.since);
+    // The service types a channel's metrics as a record (one per channel); the schema names each one,
+    // so this shape is checked at run time (CHECK_RESPONSES), not here.
+    return { body: { results: results as z.input<typeof ResultsResponse>['results'] } };
+  }),
+];

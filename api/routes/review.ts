@@ -1,41 +1,122 @@
-import type { z } from 'zod';
 import { sendCard } from '../../src/review/shipping.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { answerCard, dismissCard, getCardJson, listCards, requestChanges, snoozeCard } from '../../src/review/review.service.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { IdParams } from '../schemas.js';
-import type { AnswerBody, DismissBody, RequestChangesBody, ReviewListQuery, SendBody, SnoozeBody } from './review.schemas.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { IdParams } from '../schemas.js';
+import {
+  AnswerBody,
+  AnswerResponse,
+  DismissBody,
+  DismissResponse,
+  OkResponse,
+  RequestChangesBody,
+  ReviewItemResponse,
+  ReviewListQuery,
+  ReviewListResponse,
+  SendBody,
+  SendResponse,
+  SnoozeBody,
+  SnoozeResponse,
+} from './review.schemas.js';
 
-type Id = { params: z.output<typeof IdParams> };
-
-/** GET /review: the queue, priority band then newest first; snoozed cards stay hidden until their time. */
-export async function getReview({ query }: { query: z.output<typeof ReviewListQuery> }, ctx: RouteContext): Promise<Reply> {
-  const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 }, ctx.beforeWrite);
-  return { json: `{"items":${items}}` };
-}
-
-/** GET /review/{id}: any status, full payload; the card's JSON is the queue's rendering of it. */
-export async function getReviewCard({ params }: Id, ctx: RouteContext): Promise<Reply> {
-  return { json: `{"item":${await getCardJson(ctx.deps, ctx.principal.accountId, params.id, ctx.beforeWrite)}}` };
-}
-
-export async function postAnswer({ params, body }: Id & { body: z.output<typeof AnswerBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)) };
-}
-
-/** POST /review/{id}/send: 200 once the provider accepted; 503 with Retry-After when it is not settled. */
-export async function postSend({ params, body }: Id & { body: z.output<typeof SendBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: await sendCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, { body: body.body, decidedBy: 'person' }) };
-}
-
-export async function postRequestChanges({ params, body }: Id & { body: z.output<typeof RequestChangesBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: await requestChanges(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.text) };
-}
-
-export async function postSnooze({ params, body }: Id & { body: z.output<typeof SnoozeBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: await snoozeCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.until) };
-}
-
-export async function postDismiss({ params, body }: Id & { body: z.output<typeof DismissBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, onCardDecided(ctx.deps, ctx.actor)) };
-}
+/** Review queue (issue 4). */
+export const reviewRoutes: RouteDef[] = [
+  /** Snoozed cards stay hidden until their time; the cards' JSON is rendered by Postgres. */
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/review',
+    operationId: 'listReviewCards',
+    summary: 'The review queue: pending and needs_revision cards, priority band then newest first',
+    scope: 'review:read',
+    bucket: 'reads',
+    query: ReviewListQuery,
+    responses: { 200: { description: 'Cards in the queue', schema: ReviewListResponse } },
+  }).handle(async ({ query }, ctx) => {
+    const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 }, ctx.beforeWrite);
+    return { json: `{"items":${items}}` };
+  }),
+  /** The card's JSON is the queue's rendering of it. */
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/review/{id}',
+    operationId: 'getReviewCard',
+    summary: 'One card in any status, with its full payload',
+    scope: 'review:read',
+    bucket: 'reads',
+    params: IdParams,
+    responses: { 200: { description: 'The card', schema: ReviewItemResponse } },
+  }).handle(async ({ params }, ctx) => ({
+    json: `{"item":${await getCardJson(ctx.deps, ctx.principal.accountId, params.id, ctx.beforeWrite)}}`,
+  })),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/answer',
+    operationId: 'answerReviewCard',
+    summary: 'Approve, answer or choose; the action must be in the card actions',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: AnswerBody,
+    responses: { 200: { description: 'Resolved', schema: AnswerResponse } },
+    errors: [409],
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)),
+  })),
+  /** 200 once the provider accepted; 503 with Retry-After when it is not settled. */
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/send',
+    operationId: 'sendReviewCard',
+    summary: 'Send a mail card once; 503 delivery_pending or unavailable carry Retry-After',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: SendBody,
+    responses: { 200: { description: 'The provider accepted the message', schema: SendResponse } },
+    errors: [409],
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await sendCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, { body: body.body, decidedBy: 'person' }),
+  })),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/request-changes',
+    operationId: 'requestReviewCardChanges',
+    summary: 'Ask the agent to revise the card; it returns to the queue as pending',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: RequestChangesBody,
+    responses: { 200: { description: 'The card needs revision', schema: OkResponse } },
+    errors: [409],
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await requestChanges(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.text),
+  })),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/snooze',
+    operationId: 'snoozeReviewCard',
+    summary: 'Hide the card until a time in the future; cancels any auto-resolve',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: SnoozeBody,
+    responses: { 200: { description: 'Snoozed', schema: SnoozeResponse } },
+    errors: [409],
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await snoozeCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.until),
+  })),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/review/{id}/dismiss',
+    operationId: 'dismissReviewCard',
+    summary: 'Close the card without shipping; the reason teaches the agent',
+    scope: 'review:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: DismissBody,
+    responses: { 200: { description: 'Dismissed', schema: DismissResponse } },
+    errors: [409],
+  }).handle(async ({ params, body }, ctx) => ({
+    body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, onCardDecided(ctx.deps, ctx.actor)),
+  })),
+];

@@ -1,9 +1,9 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { BadRequest, NotFound, PayloadTooLarge } from '../../src/errors.js';
 import { receiveDelivery } from '../../src/webhooks/intake.service.js';
 import { MAX_BODY_BYTES } from '../../src/webhooks/webhooks.types.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { HookTokenParams, WebhookAccepted } from './webhook.schemas.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+import { HookTokenParams, WebhookAccepted } from './webhook.schemas.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -61,13 +61,8 @@ function readBody(ctx: RouteContext): Promise<Buffer> {
   });
 }
 
-/**
- * POST /api/webhook/hook/{hookToken} (spec 4.8). Content type, size and JSON are checked first (at most
- * 64,000 bytes are ever read); then the token's hash is looked up in the live-hooks registry (Redis)
- * and only a live hook's delivery reaches Postgres. Unknown, disabled, deleted and regenerated tokens
- * are the same registry miss: the same 404, with no database statement.
- */
-export async function postHook(input: { params: z.output<typeof HookTokenParams> }, ctx: RouteContext): Promise<Reply> {
+/** The body as checked JSON text (spec 4.8): content type, encoding, size, UTF-8 and JSON, in that order. */
+async function readJson(ctx: RouteContext): Promise<{ text: string; bytes: number }> {
   const kind = ctx.req.is(['application/json', 'application/*+json']);
   if (kind === null || ctx.req.headers['content-length'] === '0') throw new BadRequest(EMPTY);
   if (!kind) throw new BadRequest(NOT_JSON_TYPE);
@@ -84,8 +79,32 @@ export async function postHook(input: { params: z.output<typeof HookTokenParams>
   } catch {
     throw new BadRequest(NOT_JSON);
   }
-  const received = await receiveDelivery(ctx.deps, input.params.hookToken, text, raw.length);
-  if (!received) throw new NotFound();
-  const body: z.infer<typeof WebhookAccepted> = { accepted: true, deliveryId: received.deliveryId };
-  return { status: 202, body };
+  return { text, bytes: raw.length };
 }
+
+/** Inbound webhooks (issue 5): the secret URL is the credential, so no bearer token, scope or bucket. */
+export const webhookRoutes: RouteDef[] = [
+  /**
+   * At most 64,000 bytes are ever read; then the token's hash is looked up in the live-hooks registry
+   * (Redis) and only a live hook's delivery reaches Postgres. Unknown, disabled, deleted and regenerated
+   * tokens are the same registry miss: the same 404, with no database statement.
+   */
+  defineRoute({
+    method: 'post',
+    path: '/api/webhook/hook/{hookToken}',
+    operationId: 'deliverWebhook',
+    summary: 'Inbound webhook: any JSON value up to 64,000 bytes, handed to the agent as outside data',
+    auth: 'none',
+    scope: null,
+    bucket: 'writes',
+    params: HookTokenParams,
+    documentedBody: { description: 'Any JSON value (no schema), up to 64,000 bytes; handed to the agent as outside data', schema: z.unknown() },
+    responses: { 202: { description: 'Accepted (received, not done); do not retry', schema: WebhookAccepted } },
+    errors: [400, 413, 429, 502, 503],
+  }).handle(async ({ params }, ctx) => {
+    const { text, bytes } = await readJson(ctx);
+    const received = await receiveDelivery(ctx.deps, params.hookToken, text, bytes);
+    if (!received) throw new NotFound();
+    return { status: 202, body: { accepted: true, deliveryId: received.deliveryId } };
+  }),
+];

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import {
   createWorkflow,
   deleteWorkflow,
@@ -8,35 +7,95 @@ import {
   resumeWorkflow,
   updateWorkflow,
 } from '../../src/workflows/workflows.service.js';
-import type { Reply, RouteContext } from '../route.js';
-import type { CreateWorkflowBody, PatchWorkflowBody, RunsQuery } from './workflows.schemas.js';
+import { defineRoute, type RouteDef } from '../route.js';
+import { IdParams } from '../schemas.js';
+import {
+  CreateWorkflowBody,
+  DeleteWorkflowResponse,
+  PatchWorkflowBody,
+  RunsQuery,
+  RunsResponse,
+  WorkflowResponse,
+  WorkflowsResponse,
+} from './workflows.schemas.js';
 
-type Id = { params: { id: string } };
-
-export async function getWorkflows(_input: unknown, ctx: RouteContext): Promise<Reply> {
-  return { body: { workflows: await listWorkflows(ctx.deps.db, ctx.deps.config.baseUrl, ctx.principal.accountId) } };
-}
-
-export async function postWorkflow(input: { body: z.output<typeof CreateWorkflowBody> }, ctx: RouteContext): Promise<Reply> {
-  return { status: 201, body: { workflow: await createWorkflow(ctx.deps, ctx.actor, input.body) } };
-}
-
-export async function patchWorkflow(input: Id & { body: z.output<typeof PatchWorkflowBody> }, ctx: RouteContext): Promise<Reply> {
-  return { body: { workflow: await updateWorkflow(ctx.deps, ctx.actor, input.params.id, input.body) } };
-}
-
-export async function removeWorkflow(input: Id, ctx: RouteContext): Promise<Reply> {
-  return { body: await deleteWorkflow(ctx.deps, ctx.actor, input.params.id) };
-}
-
-export async function postPause(input: Id, ctx: RouteContext): Promise<Reply> {
-  return { body: { workflow: await pauseWorkflow(ctx.deps, ctx.actor, input.params.id) } };
-}
-
-export async function postResume(input: Id, ctx: RouteContext): Promise<Reply> {
-  return { body: { workflow: await resumeWorkflow(ctx.deps, ctx.actor, input.params.id) } };
-}
-
-export async function getRuns(input: Id & { query: z.output<typeof RunsQuery> }, ctx: RouteContext): Promise<Reply> {
-  return { body: { runs: await listRuns(ctx.deps.db, ctx.principal.accountId, input.params.id, input.query.limit ?? 10) } };
-}
+/** Workflows (issue 6). */
+export const workflowsRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/workflows',
+    operationId: 'listWorkflows',
+    summary: "The account's workflows",
+    scope: 'results:read',
+    bucket: 'reads',
+    responses: { 200: { description: 'Workflows', schema: WorkflowsResponse } },
+  }).handle(async (_input, ctx) => ({
+    body: { workflows: await listWorkflows(ctx.deps.db, ctx.deps.config.baseUrl, ctx.principal.accountId) },
+  })),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/workflows',
+    operationId: 'createWorkflow',
+    summary: 'Create a workflow; it is live at once and its schedule is read from plain words',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    body: CreateWorkflowBody,
+    responses: { 201: { description: 'The live workflow', schema: WorkflowResponse } },
+    errors: [409],
+  }).handle(async ({ body }, ctx) => ({ status: 201, body: { workflow: await createWorkflow(ctx.deps, ctx.actor, body) } })),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/workflows/{id}/runs',
+    operationId: 'listWorkflowRuns',
+    summary: "A workflow's runs with per-step outcomes, newest first",
+    scope: 'results:read',
+    bucket: 'reads',
+    params: IdParams,
+    query: RunsQuery,
+    responses: { 200: { description: 'Runs', schema: RunsResponse } },
+  }).handle(async ({ params, query }, ctx) => ({
+    body: { runs: await listRuns(ctx.deps.db, ctx.principal.accountId, params.id, query.limit ?? 10) },
+  })),
+  defineRoute({
+    method: 'patch',
+    path: '/api/v1/workflows/{id}',
+    operationId: 'updateWorkflow',
+    summary: 'Change a workflow (any create field, or status); steps replace the list',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    body: PatchWorkflowBody,
+    responses: { 200: { description: 'The workflow with its new version', schema: WorkflowResponse } },
+    errors: [409],
+  }).handle(async ({ params, body }, ctx) => ({ body: { workflow: await updateWorkflow(ctx.deps, ctx.actor, params.id, body) } })),
+  defineRoute({
+    method: 'delete',
+    path: '/api/v1/workflows/{id}',
+    operationId: 'deleteWorkflow',
+    summary: 'Delete a workflow and cancel its pending wake',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    responses: { 200: { description: 'Deleted', schema: DeleteWorkflowResponse } },
+  }).handle(async ({ params }, ctx) => ({ body: await deleteWorkflow(ctx.deps, ctx.actor, params.id) })),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/workflows/{id}/pause',
+    operationId: 'pauseWorkflow',
+    summary: 'Pause a workflow (idempotent)',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    responses: { 200: { description: 'The paused workflow', schema: WorkflowResponse } },
+  }).handle(async ({ params }, ctx) => ({ body: { workflow: await pauseWorkflow(ctx.deps, ctx.actor, params.id) } })),
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/workflows/{id}/resume',
+    operationId: 'resumeWorkflow',
+    summary: 'Resume a workflow (idempotent); accepts an agent-proposed one',
+    scope: 'workflows:write',
+    bucket: 'writes',
+    params: IdParams,
+    responses: { 200: { description: 'The live workflow with its next run', schema: WorkflowResponse } },
+  }).handle(async ({ params }, ctx) => ({ body: { workflow: await resumeWorkflow(ctx.deps, ctx.actor, params.id) } })),
+];

@@ -16,13 +16,12 @@ export const fixtureRoutes: RouteDef[] = [
     bucket: 'writes',
     body: z.object({ note: z.string().max(10) }).strict(),
     responses: { 200: { description: 'ok', schema: z.object({ ok: z.boolean() }) } },
-    handler: async ({ body }, ctx) => {
-      await auditedWrite(ctx.deps.db, ctx.actor, async () => {
-        if (body.note === 'fail') throw new Error('boom: internal detail /secret/path');
-        return { result: null, targetId: body.note };
-      });
-      return { body: { ok: true } };
-    },
+  }).handle(async ({ body }, ctx) => {
+    await auditedWrite(ctx.deps.db, ctx.actor, async () => {
+      if (body.note === 'fail') throw new Error('boom: internal detail /secret/path');
+      return { result: null, targetId: body.note };
+    });
+    return { body: { ok: true } };
   }),
   defineRoute({
     method: 'get',
@@ -32,8 +31,7 @@ export const fixtureRoutes: RouteDef[] = [
     scope: null,
     bucket: 'reads',
     responses: { 200: { description: 'never', schema: z.object({}) } },
-    handler: async () => {
-      throw new Error('database password is hunter2 at /srv/app/secret.ts:12');
-    },
+  }).handle(async () => {
+    throw new Error('database password is hunter2 at /srv/app/secret.ts:12');
   }),
 ];
