@@ -32,10 +32,13 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   app.use(requestLog(app, deps.logger));
 
   app.get('/healthz', async (_req, res) => {
-    const [postgres, redis] = await Promise.all([probe(() => deps.db.raw('select 1')), probe(async () => {
-      await whenReady(deps.redis, 1_500);
-      return deps.redis.ping();
-    })]);
+    const [postgres, redis] = await Promise.all([
+      probe(() => deps.db.raw('select 1')),
+      probe(async () => {
+        await whenReady(deps.redis, 1_500);
+        return deps.redis.ping();
+      }),
+    ]);
     if (postgres && redis) {
       res.setHeader('Cache-Control', 'no-store');
       res.json({ ok: true });

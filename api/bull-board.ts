@@ -56,7 +56,8 @@ export function basicAuth(admin: Admin, guard: BoardLoginGuard, logger: Logger):
         const { failures, windowLeft } = await guard.failed(address);
         if (failures > admin.maxFailures) return sendError(res, new RateLimited(windowLeft));
         logger.warn({ address, userKnown, failures, maxFailures: admin.maxFailures }, 'bull board login refused');
-        if (failures === admin.maxFailures) logger.warn({ address, retryAfter: windowLeft }, 'bull board logins from this address refused until the window ends');
+        if (failures === admin.maxFailures)
+          logger.warn({ address, retryAfter: windowLeft }, 'bull board logins from this address refused until the window ends');
       }
     } catch {
       // Without the counter there is no limit: refuse rather than let guessing run unlimited.

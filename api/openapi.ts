@@ -8,7 +8,7 @@ const errorMeaning: Record<number, string> = {
   400: 'The request is malformed; `error` names the field and the rule',
   401: '`unauthorized`: token missing, malformed, unknown or revoked',
   403: '`forbidden`: the token lacks `requiredScope`',
-  404: '`not found`: unknown id, or another account\'s',
+  404: "`not found`: unknown id, or another account's",
   409: 'A settled refusal; do not retry',
   413: 'Body too large',
   429: '`rate limited`: wait `Retry-After` seconds',
@@ -50,7 +50,11 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
         body: route.body
           ? { required: !route.body.safeParse(undefined).success, content: { 'application/json': { schema: route.body } } }
           : route.documentedBody
-            ? { required: true, description: route.documentedBody.description, content: { 'application/json': { schema: route.documentedBody.schema } } }
+            ? {
+                required: true,
+                description: route.documentedBody.description,
+                content: { 'application/json': { schema: route.documentedBody.schema } },
+              }
             : undefined,
       },
       responses,
@@ -65,7 +69,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
     info: {
       title: 'Growth Agent Service',
       version: API_VERSION,
-      description: 'The agent\'s front door: review queue, messaging, results, workflows, leads, block list and inbound webhooks.',
+      description: "The agent's front door: review queue, messaging, results, workflows, leads, block list and inbound webhooks.",
     },
     servers: [{ url: baseUrl }],
   });

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Actor } from '../src/audit/audit.service.js';
 import type { AppError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';

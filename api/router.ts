@@ -81,7 +81,15 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
     const admission = new Admission();
     if (route.auth !== 'none') {
       try {
-        ({ principal, started } = await admit(route, deps, memory, req, res, admission, route.method === 'get' && !readBody ? handle : undefined));
+        ({ principal, started } = await admit(
+          route,
+          deps,
+          memory,
+          req,
+          res,
+          admission,
+          route.method === 'get' && !readBody ? handle : undefined,
+        ));
       } catch (err) {
         // The refusal is answered once the work begun beside the limiter has stopped (it cannot write).
         await admission.refuse();
@@ -114,25 +122,25 @@ function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
   if (status < 200 || status > 299) return;
   const declared = route.responses[status];
   const where = `${route.method.toUpperCase()} ${route.path} (${route.operationId}) ${status}`;
-  const fail = (problem: string) => {
+  function fail(problem: string): never {
     const message = `reply of ${where} does not match its response schema: ${problem}`;
     const fields = { route: route.path, method: route.method, operationId: route.operationId, status, problem };
     log.error(fields, 'reply does not match its response schema');
     // Also on stderr: test apps log nothing (LOG_LEVEL=silent), and this must not pass unseen.
     process.emitWarning(message, 'ResponseSchemaMismatch');
     throw new Error(message);
-  };
-  if (!declared) return fail(`status ${status} is not among the declared responses (${Object.keys(route.responses).join(', ')})`);
+  }
+  if (!declared) fail(`status ${status} is not among the declared responses (${Object.keys(route.responses).join(', ')})`);
   let sent: unknown;
   try {
     sent = reply.json === undefined ? JSON.parse(JSON.stringify(reply.body ?? null)) : JSON.parse(reply.json);
   } catch (err) {
-    return fail(`not JSON: ${(err as Error).message}`);
+    fail(`not JSON: ${(err as Error).message}`);
   }
   const result = declared.schema.safeParse(sent);
   if (!result.success) {
     const issue = result.error.issues[0];
-    return fail(issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message} (${issue.code})` : 'not valid');
+    fail(issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message} (${issue.code})` : 'not valid');
   }
   const extra = undocumented(sent, result.data, '');
   if (extra) fail(`${extra}: the reply carries a field the schema does not document`);

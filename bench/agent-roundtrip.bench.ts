@@ -26,7 +26,10 @@ interface Run {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** `clients` loops, each sending its next request when the last one answered, for `seconds`. */
-async function closedLoop(clients: { url: string; init: () => RequestInit; ok: (status: number, body: unknown) => boolean }[], seconds: number): Promise<Run> {
+async function closedLoop(
+  clients: { url: string; init: () => RequestInit; ok: (status: number, body: unknown) => boolean }[],
+  seconds: number,
+): Promise<Run> {
   const latencies: number[] = [];
   let ok = 0;
   let failed = 0;
@@ -83,7 +86,11 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   };
   const servers = [
     await startServer(['bench/servers/baseline.ts', 'express', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
-    await startServer([...profile, 'bin/start.ts', 'api'], { ...common, ...unlimited, PORT: String(pApi), HOST: '127.0.0.1', DATABASE_POOL_MAX: '20' }, `http://127.0.0.1:${pApi}/healthz`),
+    await startServer(
+      [...profile, 'bin/start.ts', 'api'],
+      { ...common, ...unlimited, PORT: String(pApi), HOST: '127.0.0.1', DATABASE_POOL_MAX: '20' },
+      `http://127.0.0.1:${pApi}/healthz`,
+    ),
     // The worker answers no HTTP; it is up once the API is (both migrate the same database first).
     await startServer(
       [...profile, 'bin/start.ts', 'workers', '--pools', 'agent-turns'],

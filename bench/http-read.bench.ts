@@ -28,8 +28,16 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
   const servers = [
     await startServer(['bench/servers/baseline.ts', 'http', String(pHttp)], {}, `http://127.0.0.1:${pHttp}/`),
     await startServer(['bench/servers/baseline.ts', 'express', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
-    await startServer(['bench/servers/baseline.ts', 'express-pg-redis', String(pFloor), config.databaseUrl, config.redisUrl], {}, `http://127.0.0.1:${pFloor}/`),
-    await startServer(['bench/servers/baseline.ts', 'express-page-redis', String(pPage), config.databaseUrl, config.redisUrl, account.id], {}, `http://127.0.0.1:${pPage}/`),
+    await startServer(
+      ['bench/servers/baseline.ts', 'express-pg-redis', String(pFloor), config.databaseUrl, config.redisUrl],
+      {},
+      `http://127.0.0.1:${pFloor}/`,
+    ),
+    await startServer(
+      ['bench/servers/baseline.ts', 'express-page-redis', String(pPage), config.databaseUrl, config.redisUrl, account.id],
+      {},
+      `http://127.0.0.1:${pPage}/`,
+    ),
     await startServer(
       ['bin/start.ts', 'api'],
       {
@@ -59,7 +67,9 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
     const base = results.get('bare Express')!;
     const [floor, review, me] = [results.get(PAGE_FLOOR)!, results.get(REVIEW)!, results.get(ME)!];
     const times = (r: Load) => cpuMultiple(r, base) ?? 'an unmeasured multiple of';
-    const pageBytes = Buffer.byteLength(await (await fetch(`http://127.0.0.1:${pApi}/api/v1/review`, { headers: { authorization: `Bearer ${token}` } })).text());
+    const pageBytes = Buffer.byteLength(
+      await (await fetch(`http://127.0.0.1:${pApi}/api/v1/review`, { headers: { authorization: `Bearer ${token}` } })).text(),
+    );
     return {
       title: 'Authenticated read',
       body: [

@@ -40,7 +40,14 @@ export async function leadsPaging(ctx: BenchContext): Promise<Section> {
   const port = await freePort();
   const api = await startServer(
     ['bin/start.ts', 'api'],
-    { DATABASE_URL: config.databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_READS_BURST: '1000000', RATE_ACCOUNT_BURST: '1000000' },
+    {
+      DATABASE_URL: config.databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_READS_BURST: '1000000',
+      RATE_ACCOUNT_BURST: '1000000',
+    },
     `http://127.0.0.1:${port}/healthz`,
   );
   const client = new pg.Client({ connectionString: config.databaseUrl });

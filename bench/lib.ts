@@ -152,7 +152,8 @@ export async function compare(targets: Target[], rounds: number, seconds: number
 /** A fraction as a percentage with one decimal: 0.4567 → `45.7%`. */
 export const pct = (fraction: number): string => `${fmt(fraction * 100, 1)}%`;
 
-export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** A run's server CPU per request as a multiple of a baseline's (`2.9×`), or null when either was not measured. */
 export function cpuMultiple(r: Load, base: Load, digits = 1): string | null {

@@ -18,9 +18,11 @@ import type { BenchContext, Section } from './run.js';
 async function pool<T>(items: T[], width: number, fn: (t: T) => Promise<void>): Promise<number> {
   const start = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
   return (items.length * 1000) / (performance.now() - start);
 }
 
@@ -45,7 +47,16 @@ export async function mailSend(ctx: BenchContext): Promise<Section> {
   });
   await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
   const port = (smtp.server.address() as AddressInfo).port;
-  const config = configWith({ DATABASE_URL: ctx.databaseUrl, MAIL_TRANSPORT: 'smtp', SMTP_PORT: String(port), LOG_LEVEL: 'silent', RATE_WRITES_BURST: '1000000', RATE_WRITES_PER_MINUTE: '1000000', RATE_ACCOUNT_BURST: '1000000', RATE_ACCOUNT_PER_MINUTE: '1000000' });
+  const config = configWith({
+    DATABASE_URL: ctx.databaseUrl,
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_PORT: String(port),
+    LOG_LEVEL: 'silent',
+    RATE_WRITES_BURST: '1000000',
+    RATE_WRITES_PER_MINUTE: '1000000',
+    RATE_ACCOUNT_BURST: '1000000',
+    RATE_ACCOUNT_PER_MINUTE: '1000000',
+  });
   await ensureDatabase(config.databaseUrl);
   const rt = createDeps(config, createLogger('silent'));
   await rt.ready();
@@ -57,15 +68,26 @@ export async function mailSend(ctx: BenchContext): Promise<Section> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     const card = await cardsRepository(rt.db).insert({
-      id: newId('card'), accountId: account.id, kind: 'approval', sourceType: 'mail_draft', title: 'Bench', actions: [], primaryLabel: '', ladderChecked: true,
+      id: newId('card'),
+      accountId: account.id,
+      kind: 'approval',
+      sourceType: 'mail_draft',
+      title: 'Bench',
+      actions: [],
+      primaryLabel: '',
+      ladderChecked: true,
       payload: { work: 'email', to: `p${i}@bench.example`, draft: { subject: `bench ${i}`, body: 'Hello from the benchmark.' } },
     });
     ids.push(card.id);
   }
   const transport = smtpTransport({ host: '127.0.0.1', port, secure: false, auth: null, connectTimeoutMs: 5000, sendTimeoutMs: 15000 });
-  const bare = await pool(ids.map((_, i) => i), 10, async (i) => {
-    await transport.send({ from: config.mail.from, to: `b${i}@bench.example`, subject: 'bare', text: 'x' }, `bare-${i}`);
-  });
+  const bare = await pool(
+    ids.map((_, i) => i),
+    10,
+    async (i) => {
+      await transport.send({ from: config.mail.from, to: `b${i}@bench.example`, subject: 'bare', text: 'x' }, `bare-${i}`);
+    },
+  );
   const fenced = await pool(ids, 10, async (id) => {
     const res = await request(app).post(`/api/v1/review/${id}/send`).set('Authorization', `Bearer ${token}`).send({});
     if (res.status !== 200) throw new Error(`send answered ${res.status}`);

@@ -62,14 +62,21 @@ export async function mailWorker(ctx: BenchContext): Promise<Section> {
       const cards = await insertDueDrafts(db, accounts, n, at);
       await addPaused(
         timers,
-        cards.map((c) => ({ name: cardAutoResolve.name, data: { accountId: c.accountId, cardId: c.id, at }, opts: { ...cardAutoResolve.options, jobId: `bench-auto-${c.id}` } })),
+        cards.map((c) => ({
+          name: cardAutoResolve.name,
+          data: { accountId: c.accountId, cardId: c.id, at },
+          opts: { ...cardAutoResolve.options, jobId: `bench-auto-${c.id}` },
+        })),
       );
       rates.sends.push(await timed(timers, n, () => count(db, "SELECT count(*) AS n FROM review_cards WHERE status = 'sent'")));
 
       const [sent, fences, files] = await Promise.all([
         count(db, "SELECT count(*) AS n FROM review_cards WHERE status = 'sent'"),
         count(db, "SELECT count(*) AS n FROM mail_sends WHERE status = 'sent'"),
-        readdir(dir).then((f) => f.filter((x) => x.endsWith('.eml')).length, () => 0),
+        readdir(dir).then(
+          (f) => f.filter((x) => x.endsWith('.eml')).length,
+          () => 0,
+        ),
       ]);
       checked = `${fmt(sent)} of ${fmt(n)} cards sent, ${fmt(fences)} settled fences, ${fmt(files)} messages written`;
       if (sent !== n || fences !== n || files !== n) throw new Error(`mail worker bench: ${checked}`);

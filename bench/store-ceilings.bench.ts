@@ -52,7 +52,7 @@ export async function storeCeilings(ctx: BenchContext): Promise<Section> {
       title: 'Store ceilings',
       body: [
         `One client process, ${IN_FLIGHT} operations in flight, ${ctx.rounds} interleaved rounds; medians. These are what the`,
-        'service\'s own clients (pg, ioredis, BullMQ) get from the stores on this machine, with nothing else around them.',
+        "service's own clients (pg, ioredis, BullMQ) get from the stores on this machine, with nothing else around them.",
         '',
         '| operation | per second |',
         '|---|---:|',

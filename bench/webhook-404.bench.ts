@@ -101,7 +101,12 @@ export async function webhook404(ctx: BenchContext): Promise<Section> {
     const post = { method: 'POST' as const, body: PAYLOAD, headers: { 'content-type': 'application/json' } };
     const targets: Target[] = [
       { name: 'bare Express (JSON POST → 202)', url: `http://127.0.0.1:${pExpress}/`, ...post, server: servers[0] },
-      { name: 'POST /api/webhook/hook/whk_… (unknown token → 404)', url: `${base}/api/webhook/hook/${randomToken()}`, ...post, server: servers[1] },
+      {
+        name: 'POST /api/webhook/hook/whk_… (unknown token → 404)',
+        url: `${base}/api/webhook/hook/${randomToken()}`,
+        ...post,
+        server: servers[1],
+      },
     ];
     const commitsBefore = await xactCommits(config.databaseUrl);
     const results = await compare(targets, ctx.rounds, ctx.seconds);

@@ -21,7 +21,10 @@ const PAYLOAD = JSON.stringify({ event: 'signup', email: 'ada@example.com', plan
 async function clearRedis(redisUrl: string): Promise<void> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   try {
-    for (const [name, prefix] of [['webhook-events', PREFIX], ['bench-floor', FLOOR_PREFIX]] as const) {
+    for (const [name, prefix] of [
+      ['webhook-events', PREFIX],
+      ['bench-floor', FLOOR_PREFIX],
+    ] as const) {
       const queue = new Queue(name, { connection: redis, prefix });
       await queue.obliterate({ force: true }).catch(() => {});
       await queue.close();
@@ -49,7 +52,9 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
 
   const [pExpress, pFloor, pWrite, pApi] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
-  const { url } = await createHook({ config, db, redis }, `http://127.0.0.1:${pApi}`, { accountId: account.id, label: 'bench' }).finally(() => redis.disconnect());
+  const { url } = await createHook({ config, db, redis }, `http://127.0.0.1:${pApi}`, { accountId: account.id, label: 'bench' }).finally(
+    () => redis.disconnect(),
+  );
   await db.destroy();
   const servers = [
     await startServer(['bench/webhook-servers.ts', 'express-post', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),
@@ -85,7 +90,12 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
     const targets: Target[] = [
       { name: 'bare Express (JSON POST → 202)', url: `http://127.0.0.1:${pExpress}/`, ...post, server: servers[0] },
       { name: 'Express + 1 PG query + 1 Redis call + 1 BullMQ add', url: `http://127.0.0.1:${pFloor}/`, ...post, server: servers[1] },
-      { name: 'Express + 1 PG INSERT (committed) + 1 Redis call + 1 BullMQ add', url: `http://127.0.0.1:${pWrite}/`, ...post, server: servers[2] },
+      {
+        name: 'Express + 1 PG INSERT (committed) + 1 Redis call + 1 BullMQ add',
+        url: `http://127.0.0.1:${pWrite}/`,
+        ...post,
+        server: servers[2],
+      },
       { name: 'POST /api/webhook/hook/whk_… (accepted)', url, ...post, server: servers[3] },
     ];
     const results = await compare(targets, ctx.rounds, ctx.seconds);

@@ -20,13 +20,17 @@ if (kind === 'express-pg-redis-bullmq' || kind === 'express-pg-insert-redis-bull
   const redis = new Redis(redisUrl ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
   const queue = new Queue('bench-floor', { connection: redis, prefix: prefix ?? '{benchfloor}' });
   const insert = kind === 'express-pg-insert-redis-bullmq';
-  if (insert) await pool.query('CREATE TABLE IF NOT EXISTS bench_webhook_floor (id text PRIMARY KEY, at bigint NOT NULL, body text NOT NULL)');
+  if (insert)
+    await pool.query('CREATE TABLE IF NOT EXISTS bench_webhook_floor (id text PRIMARY KEY, at bigint NOT NULL, body text NOT NULL)');
   let n = 0;
   app.post('/', express.json({ limit: 64_000, strict: false }), async (req, res) => {
     const id = `f-${process.pid}-${n++}`;
     // The write commits (and waits for the WAL flush) like the intake's delivery row does.
     const sql = insert
-      ? { text: 'INSERT INTO bench_webhook_floor (id, at, body) VALUES ($1, $2, $3) RETURNING 1 AS one', values: [id, Date.now(), JSON.stringify(req.body)] }
+      ? {
+          text: 'INSERT INTO bench_webhook_floor (id, at, body) VALUES ($1, $2, $3) RETURNING 1 AS one',
+          values: [id, Date.now(), JSON.stringify(req.body)],
+        }
       : { text: 'select 1 as one', values: [] };
     const [{ rows }] = await Promise.all([pool.query(sql), redis.incr('bench:webhook-floor')]);
     await queue.add('floor', { id, ok: rows[0].one === 1 }, { jobId: id, removeOnComplete: true });

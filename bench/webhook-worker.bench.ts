@@ -43,7 +43,16 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
 
   const servers = [
     // BENCH_CPU_PROF=dir: the worker process writes a CPU profile there (node --cpu-prof).
-    spawnQuiet([...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []), 'bin/start.ts', 'workers', '--pools', 'webhook-events'], { DATABASE_URL: config.databaseUrl, QUEUE_PREFIX: PREFIX, LOG_LEVEL: 'warn' }),
+    spawnQuiet(
+      [
+        ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []),
+        'bin/start.ts',
+        'workers',
+        '--pools',
+        'webhook-events',
+      ],
+      { DATABASE_URL: config.databaseUrl, QUEUE_PREFIX: PREFIX, LOG_LEVEL: 'warn' },
+    ),
   ];
   const rates = { ceiling: [] as number[], events: [] as number[] };
   let checked = '';
@@ -60,15 +69,29 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
       const at = Date.now();
       const rows = Array.from({ length: n }, (_, i) => {
         const h = hooks[i % hooks.length]!;
-        return { id: `dlv_bench${round}x${i}`, account_id: h.accountId, hook_id: h.hookId, at: at + i, outcome: 'Accepted', bytes: PAYLOAD.length, body: PAYLOAD };
+        return {
+          id: `dlv_bench${round}x${i}`,
+          account_id: h.accountId,
+          hook_id: h.hookId,
+          at: at + i,
+          outcome: 'Accepted',
+          bytes: PAYLOAD.length,
+          body: PAYLOAD,
+        };
       });
       for (let i = 0; i < rows.length; i += 1000) await db('webhook_deliveries').insert(rows.slice(i, i + 1000));
       await addPaused(
         events,
-        rows.map((r) => ({ name: webhookEvent.name, data: { deliveryId: r.id }, opts: { ...webhookEvent.options, jobId: webhookEvent.key({ deliveryId: r.id }) } })),
+        rows.map((r) => ({
+          name: webhookEvent.name,
+          data: { deliveryId: r.id },
+          opts: { ...webhookEvent.options, jobId: webhookEvent.key({ deliveryId: r.id }) },
+        })),
       );
       rates.events.push(
-        await timed(events, n, () => count(db, "SELECT count(*) AS n FROM webhook_deliveries WHERE turn_id IS NOT NULL OR outcome <> 'Accepted'")),
+        await timed(events, n, () =>
+          count(db, "SELECT count(*) AS n FROM webhook_deliveries WHERE turn_id IS NOT NULL OR outcome <> 'Accepted'"),
+        ),
       );
 
       // Every delivery handed exactly once, and every account's turns queued for a drain.
@@ -81,7 +104,8 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
       const drains = await turns.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
       const drained = new Set(drains.map((j) => (j.data as { accountId: string }).accountId));
       checked = `${fmt(handed)} of ${fmt(n)} handed, ${fmt(turnRows)} turns recorded (${fmt(distinctTurns)} distinct links), ${failed} not accepted; ${fmt(drains.length)} drain jobs queued covering ${drained.size} of ${ACCOUNTS} accounts`;
-      if (handed !== n || turnRows !== n || distinctTurns !== n || drained.size !== ACCOUNTS) throw new Error(`webhook worker bench: ${checked}`);
+      if (handed !== n || turnRows !== n || distinctTurns !== n || drained.size !== ACCOUNTS)
+        throw new Error(`webhook worker bench: ${checked}`);
     }
   } finally {
     await Promise.all(servers.map(stop));
@@ -89,7 +113,9 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
     for (const q of [events, turns]) await q.obliterate({ force: true }).catch(() => {});
     await Promise.all([events.close(), turns.close()]);
     redis.disconnect();
-    await db('webhook_deliveries').delete().catch(() => {});
+    await db('webhook_deliveries')
+      .delete()
+      .catch(() => {});
     await db.destroy();
   }
   const ceil = median(rates.ceiling);

@@ -41,7 +41,13 @@ export async function count(db: Db, sql: string): Promise<number> {
  * The ceiling worker (bench/servers/worker-ceiling.ts) at `concurrency`: `round(n, tag)` pushes n jobs
  * through it, one Postgres UPDATE each, and returns jobs per second.
  */
-export async function startCeiling(db: Db, connection: Redis, urls: { databaseUrl: string; redisUrl: string }, prefix: string, concurrency: number) {
+export async function startCeiling(
+  db: Db,
+  connection: Redis,
+  urls: { databaseUrl: string; redisUrl: string },
+  prefix: string,
+  concurrency: number,
+) {
   await db.raw('DROP TABLE IF EXISTS bench_worker_ceiling');
   const queue = new Queue('bench-ceiling', { connection, prefix });
   await queue.obliterate({ force: true });
@@ -52,7 +58,14 @@ export async function startCeiling(db: Db, connection: Redis, urls: { databaseUr
     async round(n: number, tag: string): Promise<number> {
       await db.raw('TRUNCATE bench_worker_ceiling');
       await db.raw('INSERT INTO bench_worker_ceiling (id) SELECT ? || g FROM generate_series(1, ?) g', [`${tag}-`, n]);
-      await addPaused(queue, Array.from({ length: n }, (_, i) => ({ name: 'ceiling', data: { id: `${tag}-${i + 1}` }, opts: { jobId: `c${tag}-${i + 1}`, removeOnComplete: true } })));
+      await addPaused(
+        queue,
+        Array.from({ length: n }, (_, i) => ({
+          name: 'ceiling',
+          data: { id: `${tag}-${i + 1}` },
+          opts: { jobId: `c${tag}-${i + 1}`, removeOnComplete: true },
+        })),
+      );
       return timed(queue, n, () => count(db, 'SELECT count(*) AS n FROM bench_worker_ceiling WHERE done'));
     },
     async close(): Promise<void> {

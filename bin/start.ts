@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { startApi, type ApiServer } from '../api/server.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const role = positionals[0] ?? 'all';
   if (!['all', 'api', 'workers', 'migrate'].includes(role)) fail(`unknown role ${role}; use all, api, workers or migrate`);
 
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {

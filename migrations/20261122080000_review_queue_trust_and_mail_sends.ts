@@ -58,6 +58,16 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('mail_sends');
   await knex.schema.dropTable('trust_levels');
   await knex.schema.alterTable('review_cards', (t) => {
-    for (const c of ['kind_of_work', 'from_outside', 'ladder_checked', 'version', 'history', 'requested_changes', 'revision_due_at', 'revision_turn_id']) t.dropColumn(c);
+    for (const c of [
+      'kind_of_work',
+      'from_outside',
+      'ladder_checked',
+      'version',
+      'history',
+      'requested_changes',
+      'revision_due_at',
+      'revision_turn_id',
+    ])
+      t.dropColumn(c);
   });
 }

@@ -15,18 +15,27 @@ const urlWithScheme = (schemes: string[], fallback: string) =>
     .string()
     .optional()
     .transform((s) => s ?? fallback)
-    .refine((s) => {
-      try {
-        return schemes.includes(new URL(s).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}`);
+    .refine(
+      (s) => {
+        try {
+          return schemes.includes(new URL(s).protocol);
+        } catch {
+          return false;
+        }
+      },
+      `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}`,
+    );
 
 const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).optional().transform((v) => v ?? 'development'),
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'])
+    .optional()
+    .transform((v) => v ?? 'development'),
   PORT: int(3000, 0),
-  HOST: z.string().optional().transform((v) => v ?? '0.0.0.0'),
+  HOST: z
+    .string()
+    .optional()
+    .transform((v) => v ?? '0.0.0.0'),
   DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/growth_agent'),
   DATABASE_POOL_MAX: int(10),
   REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
@@ -34,7 +43,10 @@ const envSchema = z.object({
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
   // Bull Board (issue 14): read-only unless an operator opts in; wrong logins limited per address.
-  ADMIN_READ_ONLY: z.enum(['true', 'false']).optional().transform((v) => v !== 'false'),
+  ADMIN_READ_ONLY: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v !== 'false'),
   ADMIN_LOGIN_MAX_FAILURES: int(5),
   ADMIN_LOGIN_WINDOW_SECONDS: int(15 * 60),
   // How long finished jobs stay in Redis (and on the board); BullMQ trims each queue to these.
@@ -67,7 +79,10 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: int(10_000),
   // Parse every 2xx reply with its route's response schema (500 on a mismatch). Tests turn it on; off in
   // production, where it would only cost time and turn a documentation slip into an outage.
-  CHECK_RESPONSES: z.enum(['true', 'false']).optional().transform((v) => v === 'true'),
+  CHECK_RESPONSES: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true'),
   // Workflows (issue 6): how long one step may take the agent, and how often a run looks at it.
   WORKFLOW_STEP_TIMEOUT_MS: int(10 * 60 * 1000),
   WORKFLOW_POLL_MS: int(500),
@@ -83,10 +98,16 @@ const envSchema = z.object({
   // Byte budget of one GET /leads page (the serialised `leads` array).
   LEADS_PAGE_MAX_BYTES: int(262_144, 1_024),
   // The agent (issue 3).
-  AGENT_BRAIN: z.enum(['offline', 'llm']).optional().transform((v) => v ?? 'offline'),
+  AGENT_BRAIN: z
+    .enum(['offline', 'llm'])
+    .optional()
+    .transform((v) => v ?? 'offline'),
   LLM_BASE_URL: urlWithScheme(['http:', 'https:'], 'https://api.openai.com/v1'),
   LLM_API_KEY: z.string().optional(),
-  LLM_MODEL: z.string().optional().transform((v) => v ?? 'gpt-4o-mini'),
+  LLM_MODEL: z
+    .string()
+    .optional()
+    .transform((v) => v ?? 'gpt-4o-mini'),
   LLM_TIMEOUT_MS: int(30_000),
   LLM_MAX_RETRIES: int(2, 0),
   LLM_BACKOFF_MS: int(500),
@@ -109,12 +130,27 @@ const envSchema = z.object({
   // Days a hook's delivery log keeps a delivery; the maintenance sweep deletes older ones.
   WEBHOOK_DELIVERY_RETENTION_DAYS: int(30),
   // Review queue and mail (issue 4).
-  MAIL_TRANSPORT: z.enum(['local', 'smtp', 'http']).optional().transform((v) => v ?? 'local'),
-  MAIL_FROM: z.string().optional().transform((v) => v ?? 'Growth Agent <agent@localhost>'),
-  MAIL_LOCAL_DIR: z.string().optional().transform((v) => v ?? 'var/mail'),
-  SMTP_HOST: z.string().optional().transform((v) => v ?? '127.0.0.1'),
+  MAIL_TRANSPORT: z
+    .enum(['local', 'smtp', 'http'])
+    .optional()
+    .transform((v) => v ?? 'local'),
+  MAIL_FROM: z
+    .string()
+    .optional()
+    .transform((v) => v ?? 'Growth Agent <agent@localhost>'),
+  MAIL_LOCAL_DIR: z
+    .string()
+    .optional()
+    .transform((v) => v ?? 'var/mail'),
+  SMTP_HOST: z
+    .string()
+    .optional()
+    .transform((v) => v ?? '127.0.0.1'),
   SMTP_PORT: int(587),
-  SMTP_SECURE: z.enum(['true', 'false']).optional().transform((v) => v === 'true'),
+  SMTP_SECURE: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true'),
   SMTP_USER: z.string().optional(),
   SMTP_PASSWORD: z.string().optional(),
   MAIL_API_URL: urlWithScheme(['http:', 'https:'], 'http://127.0.0.1:8025/v1'),

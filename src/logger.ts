@@ -52,7 +52,10 @@ export function batchedDestination(fd = 1): pino.DestinationStream {
     write(line: string): void {
       lines.push(line);
       bytes += line.length;
-      if (stream.lastLevel >= WARN || bytes >= LOG_BATCH_BYTES) return batch.flush();
+      if (stream.lastLevel >= WARN || bytes >= LOG_BATCH_BYTES) {
+        batch.flush();
+        return;
+      }
       live.add(batch);
       if (!timer) {
         timer = setTimeout(() => batch.flush(), LOG_BATCH_MS);

@@ -5,8 +5,7 @@ import type { Config } from './config.js';
 const HOW_TO_START = {
   postgres:
     'start it (Debian: apt-get install postgresql, then pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or run docker compose up -d postgres redis',
-  redis:
-    'start it (Debian: apt-get install redis-server, then redis-server --daemonize yes) or run docker compose up -d postgres redis',
+  redis: 'start it (Debian: apt-get install redis-server, then redis-server --daemonize yes) or run docker compose up -d postgres redis',
 };
 
 function where(url: string): string {
@@ -29,11 +28,18 @@ export async function preflight(config: Config): Promise<string[]> {
     await client.connect();
     await client.query('select 1');
   } catch (err) {
-    problems.push(`Postgres is not reachable at ${where(config.databaseUrl)} (${reason(err)}): ${HOW_TO_START.postgres}; or set DATABASE_URL.`);
+    problems.push(
+      `Postgres is not reachable at ${where(config.databaseUrl)} (${reason(err)}): ${HOW_TO_START.postgres}; or set DATABASE_URL.`,
+    );
   } finally {
     await client.end().catch(() => {});
   }
-  const redis = new Redis(config.redisUrl, { lazyConnect: true, connectTimeout: 3_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 3_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   let socketError: unknown;
   redis.on('error', (err) => (socketError ??= err));
   try {
@@ -41,7 +47,9 @@ export async function preflight(config: Config): Promise<string[]> {
     await redis.ping();
   } catch (err) {
     // ioredis rejects with "Connection is closed"; the socket's own error says why.
-    problems.push(`Redis is not reachable at ${where(config.redisUrl)} (${reason(socketError ?? err)}): ${HOW_TO_START.redis}; or set REDIS_URL.`);
+    problems.push(
+      `Redis is not reachable at ${where(config.redisUrl)} (${reason(socketError ?? err)}): ${HOW_TO_START.redis}; or set REDIS_URL.`,
+    );
   } finally {
     redis.disconnect();
   }

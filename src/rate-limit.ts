@@ -65,7 +65,13 @@ export interface LimitDecision {
 }
 
 type Evaluator = Redis & {
-  gasTokenBuckets(k1: string, k2: string, k3: string, k4: string, ...args: (string | number)[]): Promise<[number, number, number, number, number, number, number, string, number]>;
+  gasTokenBuckets(
+    k1: string,
+    k2: string,
+    k3: string,
+    k4: string,
+    ...args: (string | number)[]
+  ): Promise<[number, number, number, number, number, number, number, string, number]>;
 };
 
 export function createRateLimiter(redis: Redis, keyspace: string, limits: Record<Bucket, BucketLimit>) {

@@ -38,7 +38,10 @@ export async function returnRunningJobs(worker: Worker, log: Logger): Promise<st
       await job.moveToDelayed(Date.now() + RETURNED_JOB_DELAY_MS, token);
       returned.push(job.id!);
     } catch (err) {
-      log.error({ queue: worker.name, jobId: job.id, err: (err as Error).message }, 'job not returned to its queue; the stalled-job check will');
+      log.error(
+        { queue: worker.name, jobId: job.id, err: (err as Error).message },
+        'job not returned to its queue; the stalled-job check will',
+      );
     }
   }
   return returned;

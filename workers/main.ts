@@ -21,7 +21,10 @@ export interface Pools {
 /** Reads `--pools a,b` (default: every pool); an unknown pool name is refused. */
 export function parsePools(list: string | undefined): QueueName[] {
   if (!list) return [...QUEUES];
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(QUEUES as readonly string[]).includes(n));
   if (unknown.length) throw new Error(`unknown pool ${unknown.join(', ')}; pools are ${QUEUES.join(', ')}`);
   return names as QueueName[];
@@ -46,7 +49,13 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([work.then(() => true, () => true), expired]);
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      expired,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -7,4 +7,12 @@ import { webhookEventProcessor } from './webhook-events/webhook-event.processor.
 import { workflowAdvanceProcessor, workflowRunProcessor } from './workflow-runs/workflow-run.processor.js';
 
 /** Every processor, one per job in src/jobs/catalog.ts. Features add theirs here. */
-export const PROCESSORS: Processor[] = [agentTurnProcessor, sweepProcessor, webhookEventProcessor, ...CARD_TIMER_PROCESSORS, ...MAIL_PROCESSORS, workflowRunProcessor, workflowAdvanceProcessor];
+export const PROCESSORS: Processor[] = [
+  agentTurnProcessor,
+  sweepProcessor,
+  webhookEventProcessor,
+  ...CARD_TIMER_PROCESSORS,
+  ...MAIL_PROCESSORS,
+  workflowRunProcessor,
+  workflowAdvanceProcessor,
+];

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { CLIENT_REQUEST_ID_CHARS, CLIENT_REQUEST_ID_MAX, TEXT_MAX_BYTES, TEXT_MAX_CHARS, WAIT_MAX_SECONDS } from '../../src/agent/message-request.js';
+import {
+  CLIENT_REQUEST_ID_CHARS,
+  CLIENT_REQUEST_ID_MAX,
+  TEXT_MAX_BYTES,
+  TEXT_MAX_CHARS,
+  WAIT_MAX_SECONDS,
+} from '../../src/agent/message-request.js';
 import { REFUSAL } from '../schemas.js';
 
 export const Bubble = z.object({ text: z.string(), at: z.number().int() });
@@ -42,7 +48,10 @@ export const PostMessageBody = z
         .min(1, 'must not be empty')
         .max(CLIENT_REQUEST_ID_MAX, `must be at most ${CLIENT_REQUEST_ID_MAX} characters`)
         .refine((s) => CLIENT_REQUEST_ID_CHARS.test(s), { message: 'may contain only letters, digits and _ . : -', params: REFUSAL })
-        .meta({ description: 'Retries with the same id and text answer the first message (deduplicated); another character is 409', pattern: CLIENT_REQUEST_ID_CHARS.source })
+        .meta({
+          description: 'Retries with the same id and text answer the first message (deduplicated); another character is 409',
+          pattern: CLIENT_REQUEST_ID_CHARS.source,
+        })
         .optional(),
       waitSeconds: z
         .number({ error: waitRule })
@@ -51,7 +60,9 @@ export const PostMessageBody = z
         .max(WAIT_MAX_SECONDS, waitRule)
         .meta({ description: 'Wait up to this long for the reply: 200 when the turn finished in time, else 202' })
         .optional(),
-      interrupt: bool.meta({ description: 'Default true: stop the running turn. False: send nothing while an earlier message is unfinished' }).optional(),
+      interrupt: bool
+        .meta({ description: 'Default true: stop the running turn. False: send nothing while an earlier message is unfinished' })
+        .optional(),
       queue: bool.meta({ description: 'Default false. True: start after current work (not with interrupt)' }).optional(),
     },
     { error: 'must be a JSON object' },

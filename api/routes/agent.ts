@@ -4,7 +4,14 @@ import { refuseMessage, sendMessage } from '../../src/agent/messages.service.js'
 import { NotFound, type AppError } from '../../src/errors.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { queryInt } from '../schemas.js';
-import { GetMessageResponse, PostMessageBody, PostMessageResponse, RequestIdParams, StatusResponse, ThreadResponse } from './agent.schemas.js';
+import {
+  GetMessageResponse,
+  PostMessageBody,
+  PostMessageResponse,
+  RequestIdParams,
+  StatusResponse,
+  ThreadResponse,
+} from './agent.schemas.js';
 
 /**
  * A bad body with `interrupt: false` while an earlier message of the token is unfinished: the 400 or
@@ -27,7 +34,10 @@ export const agentRoutes: RouteDef[] = [
     onInvalidBody: postMessageInvalid,
     responses: {
       200: { description: 'With waitSeconds: the turn finished; `message` is terminal with its replies', schema: PostMessageResponse },
-      202: { description: 'Queued (or deduplicated, or notSent); with waitSeconds, `message` is the last state seen', schema: PostMessageResponse },
+      202: {
+        description: 'Queued (or deduplicated, or notSent); with waitSeconds, `message` is the last state seen',
+        schema: PostMessageResponse,
+      },
     },
     errors: [409],
   }).handle(async ({ body }, ctx) => {

@@ -79,7 +79,13 @@ export const LeadResponse = z.object({ lead: LeadDetail }).meta({ id: 'LeadRespo
 export const LeadLabelsResponse = z
   .object({
     lead: z
-      .object({ id: z.string(), domain: z.string(), vertical: z.string().nullable(), archetype: z.string().nullable(), tags: z.array(z.string()) })
+      .object({
+        id: z.string(),
+        domain: z.string(),
+        vertical: z.string().nullable(),
+        archetype: z.string().nullable(),
+        tags: z.array(z.string()),
+      })
       .strict(),
   })
   .strict()

@@ -43,7 +43,7 @@ export const leadsRoutes: RouteDef[] = [
     method: 'patch',
     path: '/api/v1/leads/{id}',
     operationId: 'labelLead',
-    summary: "Label a lead: vertical, archetype, tags (null clears)",
+    summary: 'Label a lead: vertical, archetype, tags (null clears)',
     scope: 'leads:write',
     bucket: 'writes',
     params: IdParams,

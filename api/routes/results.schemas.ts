@@ -7,7 +7,11 @@ export const ResultsQuery = z.object({
     .transform(Number)
     .optional()
     // Read from text as digits; an integer in /openapi.json, so typed clients pass a number.
-    .meta({ type: 'integer', minimum: 0, description: 'Start of the window, epoch milliseconds; clamped to between seven days and one hour ago; default 24 hours ago' }),
+    .meta({
+      type: 'integer',
+      minimum: 0,
+      description: 'Start of the window, epoch milliseconds; clamped to between seven days and one hour ago; default 24 hours ago',
+    }),
 });
 
 const Shipped = z
@@ -52,7 +56,12 @@ export const ResultsResponse = z
         seo: channel('ResultsSeo', { postsPublished: count }),
         social: channel('ResultsSocial', { postsPublished: count, engagements: count }),
         aeo: channel('ResultsAeo', { postsPublished: count, citations: count }),
-        network: channel('ResultsNetwork', { messagesSent: count, replies: count, connectionsAccepted: count, replyRate: unknownOr(z.number()) }),
+        network: channel('ResultsNetwork', {
+          messagesSent: count,
+          replies: count,
+          connectionsAccepted: count,
+          replyRate: unknownOr(z.number()),
+        }),
         harness: channel('ResultsHarness', { runsCompleted: count, runsFailed: count }),
       })
       .strict(),

@@ -94,4 +94,8 @@ export const DismissBody = z
   })
   .optional()
   .transform((b) => b ?? {});
-export const DismissResponse = z.object({ ok: z.literal(true), status: z.literal('dismissed'), proposal: z.literal('cancelled').optional() });
+export const DismissResponse = z.object({
+  ok: z.literal(true),
+  status: z.literal('dismissed'),
+  proposal: z.literal('cancelled').optional(),
+});

@@ -6,6 +6,6 @@ export const HookTokenParams = z.object({ hookToken: z.string() });
 export const WebhookAccepted = z
   .object({
     accepted: z.literal(true),
-    deliveryId: z.string().describe('The delivery as it appears in the hook\'s delivery log'),
+    deliveryId: z.string().describe("The delivery as it appears in the hook's delivery log"),
   })
   .meta({ id: 'WebhookAccepted' });

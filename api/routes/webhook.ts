@@ -98,7 +98,10 @@ export const webhookRoutes: RouteDef[] = [
     scope: null,
     bucket: 'writes',
     params: HookTokenParams,
-    documentedBody: { description: 'Any JSON value (no schema), up to 64,000 bytes; handed to the agent as outside data', schema: z.unknown() },
+    documentedBody: {
+      description: 'Any JSON value (no schema), up to 64,000 bytes; handed to the agent as outside data',
+      schema: z.unknown(),
+    },
     responses: { 202: { description: 'Accepted (received, not done); do not retry', schema: WebhookAccepted } },
     errors: [400, 413, 429, 502, 503],
   }).handle(async ({ params }, ctx) => {

@@ -41,7 +41,10 @@ if (kind === 'http') {
         `ORDER BY ${PRIORITY_ORDER_SQL} ASC, created_at DESC, id DESC LIMIT $4`,
     };
     app.get('/', async (_req, res) => {
-      const [{ rows }] = await Promise.all([pool.query({ ...page, values: [accountId, ['pending', 'needs_revision'], Date.now(), 50] }), redis.incr('bench:baseline')]);
+      const [{ rows }] = await Promise.all([
+        pool.query({ ...page, values: [accountId, ['pending', 'needs_revision'], Date.now(), 50] }),
+        redis.incr('bench:baseline'),
+      ]);
       res.type('application/json').send(`{"items":[${rows.map((r: { json: string }) => r.json).join(',')}]}`);
     });
   } else {

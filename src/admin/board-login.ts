@@ -33,7 +33,11 @@ return ttl
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-export function boardLoginGuard(redis: Redis, queuePrefix: string, limits: { maxFailures: number; windowSeconds: number }): BoardLoginGuard {
+export function boardLoginGuard(
+  redis: Redis,
+  queuePrefix: string,
+  limits: { maxFailures: number; windowSeconds: number },
+): BoardLoginGuard {
   const key = (address: string) => `${keyspace(queuePrefix)}:board-login:${address}`;
   return {
     async blockedFor(address) {

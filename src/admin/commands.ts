@@ -11,7 +11,16 @@ import { trustLevels } from '../review/trust.service.js';
 import { seedLeadsAndEvents } from '../leads/seed.js';
 import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
 import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
-import { createHook, deleteHook, disableHook, enableHook, listDeliveries, listHooks, regenerateHook, replayDelivery } from '../webhooks/webhooks.service.js';
+import {
+  createHook,
+  deleteHook,
+  disableHook,
+  enableHook,
+  listDeliveries,
+  listHooks,
+  regenerateHook,
+  replayDelivery,
+} from '../webhooks/webhooks.service.js';
 import { withIntake } from '../webhooks/intake-deps.js';
 import { withRedis } from '../redis.js';
 
@@ -25,7 +34,8 @@ interface Verb {
 
 const int = (value: string | undefined, name: string, min: number, max: number, fallback: number): number => {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new BadRequest(`--${name} must be an integer from ${min} to ${max}`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new BadRequest(`--${name} must be an integer from ${min} to ${max}`);
   return Number(value);
 };
 
@@ -160,8 +170,16 @@ export const VERBS: Record<string, Verb> = {
       await getAccount(db, f.account!);
       if (!(KINDS_OF_WORK as readonly string[]).includes(kind)) throw new BadRequest(`--kind must be one of ${KINDS_OF_WORK.join(', ')}`);
       if (f.approval !== 'required' && f.approval !== 'auto') throw new BadRequest('--approval must be required or auto');
-      if (kind === 'spend' && f.approval === 'auto') throw new BadRequest('spending always waits for a person; --kind spend cannot be auto');
-      const actor = { accountId: f.account!, actor: 'admin' as const, tokenId: null, tokenLabel: null, method: 'CLI', route: 'settings set' };
+      if (kind === 'spend' && f.approval === 'auto')
+        throw new BadRequest('spending always waits for a person; --kind spend cannot be auto');
+      const actor = {
+        accountId: f.account!,
+        actor: 'admin' as const,
+        tokenId: null,
+        tokenLabel: null,
+        method: 'CLI',
+        route: 'settings set',
+      };
       await auditedWrite(db, actor, async (trx) => ({
         result: await setApproval(trx, f.account!, kind as KindOfWork, f.approval === 'required'),
         targetId: f.account!,

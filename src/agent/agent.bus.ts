@@ -104,7 +104,8 @@ export function turnBus(config: Config, tiedTo: Redis): TurnBus {
     if (ch === cancelChannel) {
       const now = Date.now();
       if (recentCancels.size >= CANCEL_MEMORY_MAX) {
-        for (const [id, at] of recentCancels) if (at < now - CANCEL_MEMORY_MS || recentCancels.size >= CANCEL_MEMORY_MAX) recentCancels.delete(id);
+        for (const [id, at] of recentCancels)
+          if (at < now - CANCEL_MEMORY_MS || recentCancels.size >= CANCEL_MEMORY_MAX) recentCancels.delete(id);
       }
       recentCancels.set(message, now);
       for (const fn of cancel.get(message) ?? []) fn(message);

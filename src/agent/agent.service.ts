@@ -2,7 +2,6 @@ import type { Config } from '../config.js';
 import type { Db, Queryable, Trx } from '../db.js';
 import type { Deps } from '../deps.js';
 import { newId } from '../ids.js';
-import type { Redis } from '../redis.js';
 import { publishCancel } from './agent.bus.js';
 import { agentStateRepository } from './agent-state.repository.js';
 import { RUNNING_WINDOW_MS, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
@@ -86,7 +85,12 @@ export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise
   await publishCancel(deps.redis, deps.config, recorded.interrupting);
   const { turn } = recorded;
   try {
-    await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+    await requestDrain(
+      deps,
+      turn.accountId,
+      { why: 'turn', turnId: turn.id },
+      turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined,
+    );
   } catch (err) {
     deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
   }
@@ -100,7 +104,8 @@ export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise
 export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[]): Promise<Recorded[]> {
   const at = Date.now();
   for (const input of inputs) {
-    if (input.kind === 'message' || input.clientRequestId) throw new Error('recordTurns takes inputs without a clientRequestId that interrupt nothing');
+    if (input.kind === 'message' || input.clientRequestId)
+      throw new Error('recordTurns takes inputs without a clientRequestId that interrupt nothing');
   }
   const turns = await turnsRepository(trx).insertMany(
     inputs.map((input) => ({
@@ -118,7 +123,10 @@ export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[])
       expiresAt: input.mode === 'queue' ? at + config.agent.queuedMessageTtlMs : null,
     })),
   );
-  await agentStateRepository(trx).touchStates(inputs.map((i) => i.accountId), at);
+  await agentStateRepository(trx).touchStates(
+    inputs.map((i) => i.accountId),
+    at,
+  );
   return turns.map((turn) => ({ turn, created: true, interrupting: [] }));
 }
 
@@ -132,7 +140,12 @@ export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Prom
   await Promise.all(
     [...last.values()].map(async (turn) => {
       try {
-        await requestDrain(deps, turn.accountId, { why: 'turn', turnId: turn.id }, turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined);
+        await requestDrain(
+          deps,
+          turn.accountId,
+          { why: 'turn', turnId: turn.id },
+          turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined,
+        );
       } catch (err) {
         deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
       }
@@ -150,7 +163,7 @@ export async function startTurn(deps: AgentDeps, input: TurnInput): Promise<Reco
 /** A message this token sent through the API, or null (unknown, another token's or account's, not an API message). */
 export async function findApiMessage(db: Db, accountId: string, tokenId: string, requestId: string): Promise<Turn | null> {
   const turn = await turnsRepository(db).find(accountId, requestId);
-  if (!turn || turn.kind !== 'message' || turn.origin !== 'api' || turn.tokenId !== tokenId) return null;
+  if (turn?.kind !== 'message' || turn.origin !== 'api' || turn.tokenId !== tokenId) return null;
   return turn;
 }
 

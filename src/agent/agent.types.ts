@@ -59,5 +59,6 @@ export const FAILURES = {
   workerLost:
     'the workers running this turn stopped three times, so it was given up; what it finished is kept (its replies, cards and leads) and the rest was not done',
   stale: 'the turn did not finish within 30 minutes',
-  notResumable: 'the worker running this turn stopped mid-turn before its steps were recorded, so it was not run again (that could repeat them); what it finished is kept',
+  notResumable:
+    'the worker running this turn stopped mid-turn before its steps were recorded, so it was not run again (that could repeat them); what it finished is kept',
 } as const;

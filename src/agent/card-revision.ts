@@ -19,26 +19,36 @@ export class RevisionStillRunning extends Error {}
 export async function startRevision(deps: AgentDeps, accountId: string, cardId: string, version: number): Promise<string | null> {
   const card = await cardToRevise(deps.db, accountId, cardId, version);
   if (!card) return null;
-  const recorded = await deps.db.transaction(async (trx) => {
-    const rec = await recordTurn(trx, deps.config, {
-      accountId,
-      kind: 'revision',
-      origin: 'review',
-      text:
-        `Revise review card ${card.id} ("${card.title}"). The person asked for these changes: ${card.requestedChanges ?? ''}. ` +
-        'Produce the revised version with the same tool that made it (same kind of work); it replaces the card under review.',
-      data: {
-        label: 'review card to revise',
-        content: { cardId: card.id, kind: card.kind, sourceType: card.sourceType, title: card.title, summary: card.summary, payload: card.payload, requestedChanges: card.requestedChanges },
-      },
-      mode: 'queue',
+  const recorded = await deps.db
+    .transaction(async (trx) => {
+      const rec = await recordTurn(trx, deps.config, {
+        accountId,
+        kind: 'revision',
+        origin: 'review',
+        text:
+          `Revise review card ${card.id} ("${card.title}"). The person asked for these changes: ${card.requestedChanges ?? ''}. ` +
+          'Produce the revised version with the same tool that made it (same kind of work); it replaces the card under review.',
+        data: {
+          label: 'review card to revise',
+          content: {
+            cardId: card.id,
+            kind: card.kind,
+            sourceType: card.sourceType,
+            title: card.title,
+            summary: card.summary,
+            payload: card.payload,
+            requestedChanges: card.requestedChanges,
+          },
+        },
+        mode: 'queue',
+      });
+      if (!(await claimRevision(trx, accountId, cardId, version, rec.turn.id))) throw new ClaimLost();
+      return rec;
+    })
+    .catch((err) => {
+      if (err instanceof ClaimLost) return null;
+      throw err;
     });
-    if (!(await claimRevision(trx, accountId, cardId, version, rec.turn.id))) throw new ClaimLost();
-    return rec;
-  }).catch((err) => {
-    if (err instanceof ClaimLost) return null;
-    throw err;
-  });
   if (!recorded) return null;
   await dispatchTurn(deps, recorded);
   await enqueue(deps.queues, cardRevisionReturn, { accountId, cardId, turnId: recorded.turn.id }, { version, delay: 1_000 }).catch(

@@ -16,7 +16,9 @@ const ChatResponse = z.object({
         message: z.object({
           content: z.string().nullish(),
           tool_calls: z
-            .array(z.object({ id: z.string(), type: z.string().optional(), function: z.object({ name: z.string(), arguments: z.string() }) }))
+            .array(
+              z.object({ id: z.string(), type: z.string().optional(), function: z.object({ name: z.string(), arguments: z.string() }) }),
+            )
             .nullish(),
         }),
       }),
@@ -26,15 +28,25 @@ const ChatResponse = z.object({
 
 type ChatMessage =
   | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[] }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    }
   | { role: 'tool'; tool_call_id: string; content: string };
 
-const PARAMETERS = Object.entries(TOOL_ARGS).map(([name, schema]) => ({ name: name as keyof typeof TOOL_ARGS, parameters: z.toJSONSchema(schema, { io: 'input' }) }));
+const PARAMETERS = Object.entries(TOOL_ARGS).map(([name, schema]) => ({
+  name: name as keyof typeof TOOL_ARGS,
+  parameters: z.toJSONSchema(schema, { io: 'input' }),
+}));
 
 /** The tool list for this turn's account: the ship tool says which kinds of work can ship there now. */
 async function toolsFor(ctx: BrainContext) {
   const descriptions = toolDescriptions(await ctx.shipping());
-  return PARAMETERS.map(({ name, parameters }) => ({ type: 'function' as const, function: { name, description: descriptions[name], parameters } }));
+  return PARAMETERS.map(({ name, parameters }) => ({
+    type: 'function' as const,
+    function: { name, description: descriptions[name], parameters },
+  }));
 }
 
 async function systemPrompt(ctx: BrainContext): Promise<string> {
@@ -44,8 +56,11 @@ async function systemPrompt(ctx: BrainContext): Promise<string> {
     'Talk to the person with the reply tool or plain content. Nothing ships (mail, posts, network messages, ad tests, spend) except as a review card; use the ship tool for such work.',
     DATA_RULE,
   ];
-  if (ctx.memory.length) lines.push(`Account memory (preferences the customer asked you to keep):\n${ctx.memory.map((m) => `- ${m}`).join('\n')}`);
-  lines.push(`Review queue: ${queue.count} card(s) waiting${queue.waiting.length ? `: ${queue.waiting.map((c) => `${c.title} (${c.sourceType})`).join('; ')}` : ''}.`);
+  if (ctx.memory.length)
+    lines.push(`Account memory (preferences the customer asked you to keep):\n${ctx.memory.map((m) => `- ${m}`).join('\n')}`);
+  lines.push(
+    `Review queue: ${queue.count} card(s) waiting${queue.waiting.length ? `: ${queue.waiting.map((c) => `${c.title} (${c.sourceType})`).join('; ')}` : ''}.`,
+  );
   return lines.join('\n\n');
 }
 
@@ -53,7 +68,8 @@ function userMessage(ctx: BrainContext): string {
   const { input } = ctx;
   const parts: string[] = [];
   if (input.kind === 'message') parts.push(input.text);
-  else if (input.kind === 'event') parts.push(`An event arrived${input.data ? ` from ${input.data.label}` : ''}. Decide whether it warrants work or a message.`);
+  else if (input.kind === 'event')
+    parts.push(`An event arrived${input.data ? ` from ${input.data.label}` : ''}. Decide whether it warrants work or a message.`);
   else parts.push(`You woke for a ${input.kind.replace('_', ' ')}.${input.text ? ` ${input.text}` : ''}`);
   if (input.data) parts.push(dataBlock(input.data));
   return parts.join('\n\n');
@@ -62,21 +78,36 @@ function userMessage(ctx: BrainContext): string {
 /** The chat-completions conversation for this round: context, then every earlier round's calls and results. */
 export async function buildMessages(ctx: BrainContext, transcript: { calls: ToolCall[]; results: ToolResult[] }[]): Promise<ChatMessage[]> {
   const messages: ChatMessage[] = [{ role: 'system', content: await systemPrompt(ctx) }];
-  for (const h of await ctx.history()) messages.push(h.role === 'user' ? { role: 'user', content: h.text } : { role: 'assistant', content: h.text });
+  for (const h of await ctx.history())
+    messages.push(h.role === 'user' ? { role: 'user', content: h.text } : { role: 'assistant', content: h.text });
   messages.push({ role: 'user', content: userMessage(ctx) });
   for (const round of transcript) {
-    const content = round.calls.filter((c) => c.id.startsWith(SYNTHETIC)).map((c) => String(c.args.text ?? '')).join('\n') || null;
+    const content =
+      round.calls
+        .filter((c) => c.id.startsWith(SYNTHETIC))
+        .map((c) => String(c.args.text ?? ''))
+        .join('\n') || null;
     const real = round.calls.filter((c) => !c.id.startsWith(SYNTHETIC));
     messages.push({
       role: 'assistant',
       content,
       ...(real.length
-        ? { tool_calls: real.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.args) } })) }
+        ? {
+            tool_calls: real.map((c) => ({
+              id: c.id,
+              type: 'function' as const,
+              function: { name: c.name, arguments: JSON.stringify(c.args) },
+            })),
+          }
         : {}),
     });
     for (const c of real) {
       const r = round.results.find((x) => x.id === c.id);
-      messages.push({ role: 'tool', tool_call_id: c.id, content: r ? `${r.ok ? 'ok' : 'error'}: ${r.result}` : 'skipped: the turn ran out of steps' });
+      messages.push({
+        role: 'tool',
+        tool_call_id: c.id,
+        content: r ? `${r.ok ? 'ok' : 'error'}: ${r.result}` : 'skipped: the turn ran out of steps',
+      });
     }
   }
   return messages;
@@ -103,7 +134,11 @@ function parseArgs(raw: string): Record<string, unknown> {
  * anything else fails the turn with a short reason.
  */
 export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch): Brain {
-  async function complete(messages: ChatMessage[], tools: Awaited<ReturnType<typeof toolsFor>>, signal: AbortSignal): Promise<z.infer<typeof ChatResponse>> {
+  async function complete(
+    messages: ChatMessage[],
+    tools: Awaited<ReturnType<typeof toolsFor>>,
+    signal: AbortSignal,
+  ): Promise<z.infer<typeof ChatResponse>> {
     let last = '';
     for (let attempt = 0; attempt <= cfg.maxRetries; attempt++) {
       if (attempt > 0) {
@@ -156,7 +191,8 @@ export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch):
       const data = await complete(await buildMessages(ctx, transcript), await toolsFor(ctx), signal);
       const message = data.choices[0]!.message;
       const calls: ToolCall[] = [];
-      if (message.content?.trim()) calls.push({ id: `${SYNTHETIC}${transcript.length}`, name: 'reply', args: { text: message.content.trim() } });
+      if (message.content?.trim())
+        calls.push({ id: `${SYNTHETIC}${transcript.length}`, name: 'reply', args: { text: message.content.trim() } });
       for (const tc of message.tool_calls ?? []) calls.push({ id: tc.id, name: tc.function.name, args: parseArgs(tc.function.arguments) });
       const done = !(message.tool_calls ?? []).length;
       return { calls, done };

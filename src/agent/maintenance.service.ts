@@ -11,7 +11,10 @@ import { turnsRepository } from './turns.repository.js';
  * have died) get a drain job. The drain re-checks everything under the account lock, so a sweep that
  * overlaps a live turn does nothing.
  */
-export async function sweepAgent(rt: Pick<Deps, 'config' | 'db' | 'redis' | 'queues'>, log: Logger): Promise<{ expired: number; requeued: number }> {
+export async function sweepAgent(
+  rt: Pick<Deps, 'config' | 'db' | 'redis' | 'queues'>,
+  log: Logger,
+): Promise<{ expired: number; requeued: number }> {
   const repo = turnsRepository(rt.db);
   const now = Date.now();
   const expired = await repo.expireQueued(now, FAILURES.expired);

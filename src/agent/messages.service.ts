@@ -54,7 +54,12 @@ function withNotSent(error: AppError, earlier: Record<string, unknown>): AppErro
  * 409 also names that message (`notSent`, spec 4.3). The body failed validation, so only `interrupt`
  * is looked at, and only for being exactly `false`.
  */
-export async function refuseMessage(deps: Pick<AgentDeps, 'db'>, sender: Omit<MessageSender, 'actor'>, error: AppError, body: unknown): Promise<AppError> {
+export async function refuseMessage(
+  deps: Pick<AgentDeps, 'db'>,
+  sender: Omit<MessageSender, 'actor'>,
+  error: AppError,
+  body: unknown,
+): Promise<AppError> {
   const holdIfBusy = typeof body === 'object' && body !== null && (body as Record<string, unknown>).interrupt === false;
   if (!holdIfBusy) return error;
   const newest = await turnsRepository(deps.db).newestOfToken(sender.accountId, sender.tokenId);
@@ -87,7 +92,14 @@ export async function sendMessage(
     mode: req.mode,
   };
   const { actor } = sender;
-  const audit = { actor: actor.actor, tokenId: actor.tokenId, tokenLabel: actor.tokenLabel, method: actor.method, route: actor.route, status: 202 };
+  const audit = {
+    actor: actor.actor,
+    tokenId: actor.tokenId,
+    tokenLabel: actor.tokenLabel,
+    method: actor.method,
+    route: actor.route,
+    status: 202,
+  };
   const record = async (q: Queryable): Promise<Outcome> => {
     const recorded = await recordTurn(q, deps.config, turnInput, { audit });
     return recorded.created ? { kind: 'new', recorded } : { kind: 'dedup', turn: recorded.turn };
@@ -104,7 +116,9 @@ export async function sendMessage(
             const existing = await repo.findByClientRequestId(sender.tokenId, req.clientRequestId);
             if (existing) {
               if (existing.text !== req.text) {
-                throw new Rejected(`clientRequestId ${req.clientRequestId} was already used with a different text; use a new clientRequestId`);
+                throw new Rejected(
+                  `clientRequestId ${req.clientRequestId} was already used with a different text; use a new clientRequestId`,
+                );
               }
               return { kind: 'dedup', turn: existing };
             }
@@ -117,7 +131,10 @@ export async function sendMessage(
         });
 
   if (outcome.kind === 'notSent') {
-    return { status: 202, body: { requestId: outcome.turn.id, deduplicated: false, notSent: true, message: await messageView(deps.db, outcome.turn) } };
+    return {
+      status: 202,
+      body: { requestId: outcome.turn.id, deduplicated: false, notSent: true, message: await messageView(deps.db, outcome.turn) },
+    };
   }
   const turn = outcome.kind === 'new' ? outcome.recorded.turn : outcome.turn;
   const base = { requestId: turn.id, deduplicated: outcome.kind === 'dedup' };

@@ -3,7 +3,11 @@ import type { Brain, BrainContext, BrainStep, ToolCall, ToolResult } from './bra
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[A-Za-z]{2,}$/;
 const DOMAIN = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/;
 
-const trimEnd = (s: string) => s.trim().replace(/[.!?]+$/, '').trim();
+const trimEnd = (s: string) =>
+  s
+    .trim()
+    .replace(/[.!?]+$/, '')
+    .trim();
 
 function call(n: number, name: string, args: Record<string, unknown>): ToolCall {
   return { id: `call_${n}`, name, args };
@@ -58,7 +62,11 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
 
   if (/^what do you remember\??$/i.test(text)) {
     if (!ctx.memory.length) return [call(1, 'reply', { text: 'I have nothing in memory yet. Tell me "remember …" to keep a preference.' })];
-    return [call(1, 'reply', { text: `I remember ${ctx.memory.length} thing${ctx.memory.length === 1 ? '' : 's'}: ${ctx.memory.map((n) => `"${n}"`).join('; ')}.` })];
+    return [
+      call(1, 'reply', {
+        text: `I remember ${ctx.memory.length} thing${ctx.memory.length === 1 ? '' : 's'}: ${ctx.memory.map((n) => `"${n}"`).join('; ')}.`,
+      }),
+    ];
   }
 
   if (/^what(?:'s| is) waiting\??$/i.test(text)) {
@@ -95,7 +103,8 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
         '"remember …", "what do you remember", "what is waiting", "propose a workflow to TASK every SCHEDULE" and "add lead DOMAIN".',
     }),
   ];
-  if (ctx.memory.length) calls.push(call(3, 'reply', { text: `I am keeping your notes in mind (${ctx.memory.length}), latest: "${ctx.memory.at(-1)}".` }));
+  if (ctx.memory.length)
+    calls.push(call(3, 'reply', { text: `I am keeping your notes in mind (${ctx.memory.length}), latest: "${ctx.memory.at(-1)}".` }));
   return calls;
 }
 
@@ -119,9 +128,18 @@ function planEvent(ctx: BrainContext): ToolCall[] {
   const rawEmail = field(payload, 'email', 'Email', 'contact_email');
   const email = rawEmail && EMAIL.test(rawEmail) ? rawEmail.toLowerCase() : undefined;
   const website = field(payload, 'domain', 'website', 'url');
-  const fromWebsite = website?.replace(/^https?:\/\//i, '').split(/[/?#]/)[0]?.replace(/^www\./i, '').toLowerCase();
+  const fromWebsite = website
+    ?.replace(/^https?:\/\//i, '')
+    .split(/[/?#]/)[0]
+    ?.replace(/^www\./i, '')
+    .toLowerCase();
   const domain = fromWebsite && DOMAIN.test(fromWebsite) ? fromWebsite : email?.split('@')[1];
-  if (!domain) return [call(1, 'reply', { text: `I received an event from ${label} and read it as information only; it named no company or person to follow up.` })];
+  if (!domain)
+    return [
+      call(1, 'reply', {
+        text: `I received an event from ${label} and read it as information only; it named no company or person to follow up.`,
+      }),
+    ];
 
   const company = field(payload, 'company', 'companyName', 'organization') ?? domain;
   const name = field(payload, 'name', 'first_name', 'firstName');
@@ -143,11 +161,21 @@ function planEvent(ctx: BrainContext): ToolCall[] {
         to: email,
         title: `Email to ${email}: following up on ${label}`,
         subject: `Following up, ${company}`,
-        body: [`Hi ${capitalise(greeting)},`, '', `Thanks for getting in touch with us. Would a short call next week help?`, '', 'Best regards'].join('\n'),
+        body: [
+          `Hi ${capitalise(greeting)},`,
+          '',
+          `Thanks for getting in touch with us. Would a short call next week help?`,
+          '',
+          'Best regards',
+        ].join('\n'),
       }),
     );
   }
-  calls.push(call(calls.length + 1, 'reply', { text: `I received an event from ${label}: I recorded ${domain} as a lead${email ? ` and drafted a follow-up to ${email} for your review` : ''}.` }));
+  calls.push(
+    call(calls.length + 1, 'reply', {
+      text: `I received an event from ${label}: I recorded ${domain} as a lead${email ? ` and drafted a follow-up to ${email} for your review` : ''}.`,
+    }),
+  );
   return calls;
 }
 
@@ -157,7 +185,11 @@ function draftReply(ctx: BrainContext, result: ToolResult): ToolCall[] {
   const to = m?.[1]?.replace(/[,;:]$/, '') ?? 'them';
   const topic = m?.[2] ? trimEnd(m[2]) : 'that';
   if (!result.ok) return [call(2, 'reply', { text: `I drafted nothing: ${result.result}.` })];
-  return [call(2, 'reply', { text: `I drafted an email to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.` })];
+  return [
+    call(2, 'reply', {
+      text: `I drafted an email to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.`,
+    }),
+  ];
 }
 
 /** Deterministic, no network: one round that plans every call from the input (a draft takes two). */

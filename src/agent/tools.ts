@@ -44,7 +44,10 @@ export const TOOL_ARGS = {
         z.object({
           key: z.string().min(1).max(120),
           reasoning: z.string().max(8_000),
-          sources: z.array(z.object({ url: z.string(), title: z.string() })).max(20).optional(),
+          sources: z
+            .array(z.object({ url: z.string(), title: z.string() }))
+            .max(20)
+            .optional(),
         }),
       )
       .max(20)
@@ -65,7 +68,10 @@ export const TOOL_ARGS = {
     name: text(120),
     scheduleText: text(200),
     description: z.string().max(240).optional(),
-    steps: z.array(z.object({ title: text(200), details: z.string().max(2_000).optional() })).min(1).max(25),
+    steps: z
+      .array(z.object({ title: text(200), details: z.string().max(2_000).optional() }))
+      .min(1)
+      .max(25),
   }),
   remember: z.object({ text: text(1_000) }),
   block: z.object({ value: z.string().min(3).max(320), reason: z.string().max(500).optional() }),
@@ -73,7 +79,9 @@ export const TOOL_ARGS = {
 
 /** What the ship tool can do on this account now, from the channel registry (never a fixed list). */
 function shipDescription(here: ShippingHere): string {
-  const can = here.ships.length ? `Kinds that can ship on this account now: ${here.ships.join(', ')}.` : 'No kind of work can ship on this account now.';
+  const can = here.ships.length
+    ? `Kinds that can ship on this account now: ${here.ships.join(', ')}.`
+    : 'No kind of work can ship on this account now.';
   const cannot = here.waits.map((w) => `${w.kind} (${w.reason})`).join('; ');
   return (
     `Ship work (${KINDS_OF_WORK.join(', ')}). It waits as a review card unless the account lets that kind run without approval; spend always waits. ` +
@@ -209,7 +217,8 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     if (!approval) {
       const shipped = await shipBySetting(env.db, card);
       if (shipped.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${shipped.id} ships it now`;
-      if (shipped.fromOutside) return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
+      if (shipped.fromOutside)
+        return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
     } else await addCard(env.db, card);
     if (missing) return `${args.work} waits as card ${card.id} and cannot ship until connected (${missing}); nothing was shipped`;
     return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
@@ -266,7 +275,12 @@ export async function executeTool(call: ToolCall, env: ToolEnv): Promise<ToolRes
   const parsed = schema.safeParse(call.args);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { id: call.id, name: call.name, ok: false, result: `bad arguments: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim() };
+    return {
+      id: call.id,
+      name: call.name,
+      ok: false,
+      result: `bad arguments: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
+    };
   }
   const handler = handlers[name] as Handler<typeof name>;
   try {

@@ -65,4 +65,5 @@ export interface NewTurn {
 }
 
 /** Bubbles aggregated as JSON by a statement (`at` may come back as text). */
-export const toBubbles = (raw: { text: string; at: number | string }[] | null): Bubble[] => (raw ?? []).map((b) => ({ text: b.text, at: Number(b.at) }));
+export const toBubbles = (raw: { text: string; at: number | string }[] | null): Bubble[] =>
+  (raw ?? []).map((b) => ({ text: b.text, at: Number(b.at) }));

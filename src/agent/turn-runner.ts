@@ -37,7 +37,11 @@ export function brainFor(rt: Pick<Deps, 'config'>): Brain {
  * closed rather than returned to the pool. Returns null at once when another worker holds the lock;
  * otherwise whether the account had a runnable turn just after it was let go.
  */
-export async function withAccountLock(db: Db, accountId: string, fn: (conn: PgConnection) => Promise<void>): Promise<{ runnable: boolean } | null> {
+export async function withAccountLock(
+  db: Db,
+  accountId: string,
+  fn: (conn: PgConnection) => Promise<void>,
+): Promise<{ runnable: boolean } | null> {
   return holdAccount(
     db,
     accountId,
@@ -145,7 +149,13 @@ async function finishTurn(
  * A turn claimed again after its worker died (attempts > 1) replays its recorded rounds instead of
  * asking the brain for them and runs only the calls not recorded yet.
  */
-async function runTurn(rt: Deps, conn: PgConnection, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
+async function runTurn(
+  rt: Deps,
+  conn: PgConnection,
+  claimed: { turn: Turn; memory: string[]; busMark: number },
+  brain: Brain,
+  log: Logger,
+) {
   const { turn } = claimed;
   const bus = turnBus(rt.config, rt.redis);
   const abort = new AbortController();
@@ -163,7 +173,8 @@ async function runTurn(rt: Deps, conn: PgConnection, claimed: { turn: Turn; memo
     const ctx = contextFor(rt, turn, claimed.memory);
     // Only a turn claimed before has anything recorded: the first run costs no read.
     const recorded = turn.attempts > 1 ? await turnSteps.rounds(conn, turn.id) : [];
-    if (recorded.length) log.info({ turnId: turn.id, rounds: recorded.length, attempt: turn.attempts }, 'turn resumed from its recorded steps');
+    if (recorded.length)
+      log.info({ turnId: turn.id, rounds: recorded.length, attempt: turn.attempts }, 'turn resumed from its recorded steps');
     // Steps counted but not recorded were done before steps were recorded (a turn orphaned across the
     // upgrade): running it again could repeat them.
     if (turn.stepsDone > recorded.reduce((n, r) => n + r.results.length, 0)) throw new NotResumable();
@@ -190,7 +201,8 @@ async function runTurn(rt: Deps, conn: PgConnection, claimed: { turn: Turn; memo
       if (step.done || !step.calls.length || steps > rt.config.agent.maxSteps) break;
     }
   } catch (err) {
-    if (err instanceof Interrupted || abort.signal.aborted) outcome = { status: 'failed', failure: FAILURES.interrupted, interrupted: true };
+    if (err instanceof Interrupted || abort.signal.aborted)
+      outcome = { status: 'failed', failure: FAILURES.interrupted, interrupted: true };
     else if (err instanceof BrainError) outcome = { status: 'failed', failure: err.message };
     else if (err instanceof NotResumable) outcome = { status: 'failed', failure: FAILURES.notResumable };
     else {

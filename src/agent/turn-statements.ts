@@ -50,7 +50,10 @@ const RECORD: Statement = {
 };
 
 /** agent_claim_turn (migration 20261123150030): with a lock namespace it tries the lock first. */
-const CLAIM: Statement = { name: 'agent-turn-claim', text: 'SELECT orphans, memory, turn FROM agent_claim_turn($1, $2::bigint, $3, $4::int, NULL)' };
+const CLAIM: Statement = {
+  name: 'agent-turn-claim',
+  text: 'SELECT orphans, memory, turn FROM agent_claim_turn($1, $2::bigint, $3, $4::int, NULL)',
+};
 const LOCK_AND_CLAIM: Statement = {
   name: 'agent-turn-lock-and-claim',
   text: 'SELECT orphans, memory, turn FROM agent_claim_turn($1, $2::bigint, $3, $4::int, $5::int)',
@@ -113,7 +116,11 @@ export const turnStatements = {
    * Inserts a turn; when it is a new `interrupt` message, flags the account's running turns; touches the
    * account's activity; and with `audit`, writes the audit row. Null when the clientRequestId was taken.
    */
-  async record(on: Runner, t: NewTurn, opts: { interrupt: boolean; audit?: RecordAudit }): Promise<{ turn: Turn; interrupting: string[] } | null> {
+  async record(
+    on: Runner,
+    t: NewTurn,
+    opts: { interrupt: boolean; audit?: RecordAudit },
+  ): Promise<{ turn: Turn; interrupting: string[] } | null> {
     const a = opts.audit;
     const rows = await run<TurnRow & { interrupting: string[] }>(on, RECORD, [
       t.id,
@@ -154,7 +161,14 @@ export const turnStatements = {
    * another connection holds the lock. If this throws, whether the lock is held is unknown: close the
    * connection.
    */
-  async lockAndClaim(conn: PgConnection, namespace: number, accountId: string, now: number, runner: string, memoryLimit = 50): Promise<Claimed | null> {
+  async lockAndClaim(
+    conn: PgConnection,
+    namespace: number,
+    accountId: string,
+    now: number,
+    runner: string,
+    memoryLimit = 50,
+  ): Promise<Claimed | null> {
     const rows = await run<ClaimRow>(conn, LOCK_AND_CLAIM, [accountId, now, runner, memoryLimit, namespace]);
     return rows.length ? claimed(rows[0]) : null;
   },
@@ -192,7 +206,12 @@ export const turnStatements = {
    * question's snapshot is taken after the unlock (so a turn recorded by someone who found the lock busy
    * is seen).
    */
-  async unlockThenRunnable(conn: PgConnection, namespace: number, accountId: string, now: number): Promise<{ released: boolean; runnable: boolean }> {
+  async unlockThenRunnable(
+    conn: PgConnection,
+    namespace: number,
+    accountId: string,
+    now: number,
+  ): Promise<{ released: boolean; runnable: boolean }> {
     const rows = await run<{ released: boolean; runnable: boolean }>(conn, UNLOCK_THEN_RUNNABLE, [namespace, accountId, now]);
     return { released: rows[0]?.released === true, runnable: rows[0]?.runnable === true };
   },

@@ -81,7 +81,11 @@ export const turnSteps = {
    * ran. Rounds are recorded with their first step, so they come without gaps.
    */
   async rounds(on: Runner, turnId: string): Promise<RecordedRound[]> {
-    const rows = await run<{ round: number; idx: number; result: ToolResult; round_calls: ToolCall[] | null; round_done: boolean | null }>(on, STEPS_OF, [turnId]);
+    const rows = await run<{ round: number; idx: number; result: ToolResult; round_calls: ToolCall[] | null; round_done: boolean | null }>(
+      on,
+      STEPS_OF,
+      [turnId],
+    );
     const rounds: RecordedRound[] = [];
     for (const r of rows) {
       if (r.idx === 0) {
@@ -89,7 +93,8 @@ export const turnSteps = {
         rounds.push({ calls: r.round_calls ?? [], done: r.round_done ?? false, results: [] });
       }
       const round = rounds[r.round];
-      if (!round || r.idx !== round.results.length) throw new Error(`turn ${turnId} has a gap in its recorded steps at ${r.round}.${r.idx}`);
+      if (!round || r.idx !== round.results.length)
+        throw new Error(`turn ${turnId} has a gap in its recorded steps at ${r.round}.${r.idx}`);
       round.results.push(r.result);
     }
     return rounds;

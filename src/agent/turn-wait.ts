@@ -5,7 +5,9 @@ import { isTerminal, messageView } from './message-view.js';
 import { tokenLive } from '../tokens/tokens.service.js';
 import { turnsRepository } from './turns.repository.js';
 
-export type WaitEnd = { message: MessageView; terminal: true } | { message: MessageView | null; terminal: false; ended?: 'unauthorized' | 'poll_failed' };
+export type WaitEnd =
+  | { message: MessageView; terminal: true }
+  | { message: MessageView | null; terminal: false; ended?: 'unauthorized' | 'poll_failed' };
 
 /** A subscription to one turn's `done` notice; open it before the turn can finish so no notice is missed. */
 export interface TurnWatch {
@@ -73,7 +75,14 @@ export async function waitForMessage(
     for (;;) {
       if (skipRead && opts.fresh) {
         skipRead = false;
-        last = { requestId: opts.fresh.id, status: 'queued', text: opts.fresh.text, sentAt: opts.fresh.createdAt, replies: [], interrupted: false };
+        last = {
+          requestId: opts.fresh.id,
+          status: 'queued',
+          text: opts.fresh.text,
+          sentAt: opts.fresh.createdAt,
+          replies: [],
+          interrupted: false,
+        };
       } else {
         const notice = watch.take();
         try {

@@ -27,7 +27,9 @@ export function turnsRepository(q: Queryable) {
     },
     /** A turn's status and failure, by id alone (callers waiting on a turn they started). */
     async outcome(id: string): Promise<{ status: TurnStatus; failure: string | null } | null> {
-      const row = await q('agent_turns').where({ id }).first<{ status: TurnStatus; failure: string | null } | undefined>('status', 'failure');
+      const row = await q('agent_turns')
+        .where({ id })
+        .first<{ status: TurnStatus; failure: string | null } | undefined>('status', 'failure');
       return row ?? null;
     },
     /** Turns left `running` by a worker that no longer holds the lock. Call only while holding it. */
@@ -65,7 +67,11 @@ export function turnsRepository(q: Queryable) {
     },
     /** The latest `n` bubbles of a turn, oldest first. */
     async latestReplies(turnId: string, n: number): Promise<Bubble[]> {
-      const rows: { text: string; at: number }[] = await q('agent_replies').where({ turn_id: turnId }).orderBy('id', 'desc').limit(n).select('text', 'at');
+      const rows: { text: string; at: number }[] = await q('agent_replies')
+        .where({ turn_id: turnId })
+        .orderBy('id', 'desc')
+        .limit(n)
+        .select('text', 'at');
       return rows.reverse().map((r) => ({ text: r.text, at: r.at }));
     },
     /**

@@ -48,7 +48,11 @@ export function auditRepository(q: Queryable) {
     },
     /** The newest row of `route` for `targetId` gets `status` (the row was written before the answer was known). */
     async setStatus(accountId: string, route: string, targetId: string, status: number): Promise<void> {
-      const newest = q('audit_log').where({ account_id: accountId, route, target_id: targetId }).orderBy('id', 'desc').limit(1).select('id');
+      const newest = q('audit_log')
+        .where({ account_id: accountId, route, target_id: targetId })
+        .orderBy('id', 'desc')
+        .limit(1)
+        .select('id');
       await q('audit_log').where('id', newest).update({ status });
     },
     async list(accountId: string, limit: number): Promise<Array<AuditEntry & { id: string }>> {

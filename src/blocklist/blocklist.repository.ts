@@ -58,7 +58,11 @@ export function blocklistRepository(q: Queryable) {
 
     /** Marks listed values as opt-outs (which can never be removed). */
     async markOptedOut(accountId: string, values: string[]): Promise<void> {
-      await q('blocklist_entries').where({ account_id: accountId }).whereIn('value', values).whereNot({ source: 'opt_out_reply' }).update({ source: 'opt_out_reply' });
+      await q('blocklist_entries')
+        .where({ account_id: accountId })
+        .whereIn('value', values)
+        .whereNot({ source: 'opt_out_reply' })
+        .update({ source: 'opt_out_reply' });
     },
 
     async anyListed(accountId: string, values: string[]): Promise<boolean> {
@@ -67,10 +71,19 @@ export function blocklistRepository(q: Queryable) {
     },
 
     /** Newest first (ties by insertion order), strictly after `after`, plus the position of each row. */
-    async page(accountId: string, after: { at: number; seq: number } | null, limit: number): Promise<Array<{ entry: BlockEntry; at: number; seq: number }>> {
+    async page(
+      accountId: string,
+      after: { at: number; seq: number } | null,
+      limit: number,
+    ): Promise<Array<{ entry: BlockEntry; at: number; seq: number }>> {
       const query = q<EntryRow>('blocklist_entries').where({ account_id: accountId });
       if (after) query.andWhereRaw('(added_at, seq) < (?, ?)', [after.at, after.seq]);
-      const rows = await query.orderBy([{ column: 'added_at', order: 'desc' }, { column: 'seq', order: 'desc' }]).limit(limit);
+      const rows = await query
+        .orderBy([
+          { column: 'added_at', order: 'desc' },
+          { column: 'seq', order: 'desc' },
+        ])
+        .limit(limit);
       return rows.map((r) => ({ entry: toEntry(r), at: r.added_at, seq: r.seq }));
     },
 

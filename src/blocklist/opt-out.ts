@@ -7,7 +7,11 @@ import { addToBlocklist } from './blocklist.service.js';
  * (an existing entry is upgraded, so it can never be removed) and an `email.opt_out` event is counted.
  * Idempotent with a `refId`: a repeated report changes nothing.
  */
-export async function recordOptOut(q: Queryable, accountId: string, e: { address: string; at: number; refId?: string | null }): Promise<{ listed: boolean }> {
+export async function recordOptOut(
+  q: Queryable,
+  accountId: string,
+  e: { address: string; at: number; refId?: string | null },
+): Promise<{ listed: boolean }> {
   const r = await addToBlocklist(q, accountId, [e.address], 'opt_out_reply', null);
   await recordChannelEvent(q, accountId, { channel: 'email', type: 'opt_out', at: e.at, refId: e.refId ?? null });
   return { listed: r.invalid.length === 0 };

@@ -22,7 +22,12 @@ export function emailAdapter(config: Config): ChannelAdapter {
     noun: 'mail',
     canReship: transport.canResend,
     needsRecipient: true,
-    timings: { retryAfterSeconds: m.retryAfterSeconds, reconcileDelayMs: m.reconcileDelayMs, reconcileWindowMs: m.reconcileWindowMs, sendTimeoutMs: m.sendTimeoutMs },
+    timings: {
+      retryAfterSeconds: m.retryAfterSeconds,
+      reconcileDelayMs: m.reconcileDelayMs,
+      reconcileWindowMs: m.reconcileWindowMs,
+      sendTimeoutMs: m.sendTimeoutMs,
+    },
     workOf(draft, body): Work {
       const d = mailDraftOf(draft);
       return { kind: 'email', to: d.to, subject: d.subject, body: body ?? d.body, details: d.inReplyTo ? { inReplyTo: d.inReplyTo } : {} };

@@ -15,4 +15,17 @@ import { workflowAdvance, workflowRun } from './workflow-run.job.js';
  * The job catalog: every job the pools run. Each feature adds its `<name>.job.ts` here; a pool's
  * worker refuses to start unless each of its queue's jobs has exactly one processor.
  */
-export const JOBS: JobDef[] = [agentTurn, maintenanceSweep, webhookEvent, cardAutoResolve, cardWake, cardRevise, cardRevisionReturn, cardSweep, mailReconcile, mailSweep, workflowRun, workflowAdvance];
+export const JOBS: JobDef[] = [
+  agentTurn,
+  maintenanceSweep,
+  webhookEvent,
+  cardAutoResolve,
+  cardWake,
+  cardRevise,
+  cardRevisionReturn,
+  cardSweep,
+  mailReconcile,
+  mailSweep,
+  workflowRun,
+  workflowAdvance,
+];

@@ -62,7 +62,10 @@ export type QueueSet = Map<string, Queue>;
  * a scheduler makes from them) keeps its finished record for JOBS_KEEP_*, so the board shows history.
  */
 export function createQueues(connection: Redis, config: Pick<Config, 'queuePrefix' | 'jobs'>, names: readonly string[] = QUEUES): QueueSet {
-  const defaultJobOptions: JobsOptions = { removeOnComplete: { ...config.jobs.keepCompleted }, removeOnFail: { ...config.jobs.keepFailed } };
+  const defaultJobOptions: JobsOptions = {
+    removeOnComplete: { ...config.jobs.keepCompleted },
+    removeOnFail: { ...config.jobs.keepFailed },
+  };
   return new Map(
     names.map((name) => {
       const queue = new Queue(name, { connection, prefix: config.queuePrefix, defaultJobOptions });

@@ -45,11 +45,19 @@ const toContact = (r: ContactRow): Contact => ({ id: r.id, name: r.name, email: 
 export function leadsRepository(q: Queryable) {
   return {
     /** Newest created first, strictly after `after` in that order; `limit` rows at most. */
-    async page(accountId: string, opts: { status: string | null; after: { at: number; seq: number } | null; limit: number }): Promise<LeadRow[]> {
+    async page(
+      accountId: string,
+      opts: { status: string | null; after: { at: number; seq: number } | null; limit: number },
+    ): Promise<LeadRow[]> {
       const query = q<LeadRow>('leads').where({ account_id: accountId });
       if (opts.status !== null) query.andWhere({ status: opts.status });
       if (opts.after) query.andWhereRaw('(created_at, seq) < (?, ?)', [opts.after.at, opts.after.seq]);
-      return query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'seq', order: 'desc' }]).limit(opts.limit);
+      return query
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'seq', order: 'desc' },
+        ])
+        .limit(opts.limit);
     },
 
     async byId(accountId: string, id: string): Promise<LeadRow | undefined> {
@@ -79,7 +87,12 @@ export function leadsRepository(q: Queryable) {
     },
 
     /** Sets the labels; undefined keys are left alone. Nothing when the lead is not the account's. */
-    async setLabels(accountId: string, id: string, labels: Partial<Pick<LeadLabels, 'vertical' | 'archetype' | 'tags'>>, at: number): Promise<LeadLabels | undefined> {
+    async setLabels(
+      accountId: string,
+      id: string,
+      labels: Partial<Pick<LeadLabels, 'vertical' | 'archetype' | 'tags'>>,
+      at: number,
+    ): Promise<LeadLabels | undefined> {
       const rows = await q('leads')
         .where({ account_id: accountId, id })
         .update({ ...labels, updated_at: at })
@@ -106,7 +119,16 @@ export function leadsRepository(q: Queryable) {
       return q<ContactRow>('lead_contacts').where({ lead_id: leadId }).orderBy('seq');
     },
 
-    async insertContact(row: { id: string; lead_id: string; account_id: string; name: string | null; email: string | null; title: string | null; profile_url: string | null; created_at: number }): Promise<void> {
+    async insertContact(row: {
+      id: string;
+      lead_id: string;
+      account_id: string;
+      name: string | null;
+      email: string | null;
+      title: string | null;
+      profile_url: string | null;
+      created_at: number;
+    }): Promise<void> {
       await q('lead_contacts').insert(row);
     },
 

@@ -119,7 +119,13 @@ export async function upsertLead(q: Queryable, accountId: string, input: UpsertL
   });
 }
 
-async function mergeContacts(repo: ReturnType<typeof leadsRepository>, accountId: string, leadId: string, contacts: ContactInput[], at: number) {
+async function mergeContacts(
+  repo: ReturnType<typeof leadsRepository>,
+  accountId: string,
+  leadId: string,
+  contacts: ContactInput[],
+  at: number,
+) {
   const existing = await repo.contactRows(leadId);
   for (const c of contacts) {
     const { email, profileUrl } = contactKeys(c);
@@ -127,7 +133,10 @@ async function mergeContacts(repo: ReturnType<typeof leadsRepository>, accountId
     const title = clean(c.title);
     if (!email && !profileUrl && !name) continue;
     const match = existing.find(
-      (e) => (email && e.email === email) || (profileUrl && e.profile_url === profileUrl) || (!email && !profileUrl && !e.email && !e.profile_url && e.name === name),
+      (e) =>
+        (email && e.email === email) ||
+        (profileUrl && e.profile_url === profileUrl) ||
+        (!email && !profileUrl && !e.email && !e.profile_url && e.name === name),
     );
     if (match) {
       const patch = {
@@ -187,14 +196,21 @@ export interface ListLeadsOptions {
  * One newest-first page of leads. Keyset paging on (created_at, seq) means leads created while a client
  * pages land before its cursor: following `nextCursor` to null sees every earlier lead exactly once.
  */
-export async function listLeads(q: Queryable, accountId: string, opts: ListLeadsOptions): Promise<{ leads: LeadListItem[]; nextCursor: string | null }> {
+export async function listLeads(
+  q: Queryable,
+  accountId: string,
+  opts: ListLeadsOptions,
+): Promise<{ leads: LeadListItem[]; nextCursor: string | null }> {
   const after = opts.cursor === null ? null : decodeCursor(opts.cursorSecret, 'leads', accountId, opts.status, opts.cursor);
   const repo = leadsRepository(q);
   const rows = await repo.page(accountId, { status: opts.status, after, limit: opts.limit + 1 });
   const columns = await repo.columns(accountId);
   const candidates = rows.slice(0, opts.limit);
   const ids = candidates.map((r) => r.id);
-  const [research, contacts] = await Promise.all([columns.length ? repo.research(ids, columns) : Promise.resolve([]), repo.firstContacts(ids)]);
+  const [research, contacts] = await Promise.all([
+    columns.length ? repo.research(ids, columns) : Promise.resolve([]),
+    repo.firstContacts(ids),
+  ]);
   const leads: LeadListItem[] = [];
   let bytes = 2;
   for (const row of candidates) {
@@ -206,7 +222,8 @@ export async function listLeads(q: Queryable, accountId: string, opts: ListLeads
   }
   const more = leads.length < rows.length;
   const last = candidates[leads.length - 1];
-  const nextCursor = more && last ? encodeCursor(opts.cursorSecret, 'leads', accountId, opts.status, { at: last.created_at, seq: last.seq }) : null;
+  const nextCursor =
+    more && last ? encodeCursor(opts.cursorSecret, 'leads', accountId, opts.status, { at: last.created_at, seq: last.seq }) : null;
   return { leads, nextCursor };
 }
 
@@ -215,7 +232,11 @@ export async function getLead(q: Queryable, accountId: string, id: string): Prom
   const repo = leadsRepository(q);
   const lead = await repo.byId(accountId, id);
   if (!lead) throw new NotFound();
-  const [columns, research, contacts] = await Promise.all([repo.columns(accountId), repo.research([id]), repo.contacts(id, LEAD_CAPS.contacts + 1)]);
+  const [columns, research, contacts] = await Promise.all([
+    repo.columns(accountId),
+    repo.research([id]),
+    repo.contacts(id, LEAD_CAPS.contacts + 1),
+  ]);
   const rank = (key: string) => {
     const i = columns.indexOf(key);
     return i === -1 ? columns.length : i;

@@ -85,7 +85,12 @@ export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.n
               },
             ],
       contacts: [
-        { name: `${first} ${last}`, email: `${first.toLowerCase()}@${domain}`, title: pick(TITLES), profileUrl: `https://www.linkedin.com/in/${first.toLowerCase()}-${last.toLowerCase()}-${i}` },
+        {
+          name: `${first} ${last}`,
+          email: `${first.toLowerCase()}@${domain}`,
+          title: pick(TITLES),
+          profileUrl: `https://www.linkedin.com/in/${first.toLowerCase()}-${last.toLowerCase()}-${i}`,
+        },
         ...(rand() < 0.4 ? [{ name: `${pick(FIRST)} ${pick(LAST)}`, email: null, title: pick(TITLES), profileUrl: null }] : []),
       ],
       draft: hasDraft ? { subject: `Quick idea for ${company}`, body: `Hi ${first},\n\nSaw you are hiring for growth. ...` } : null,

@@ -39,7 +39,10 @@ export function resultsRepository(q: Queryable) {
     },
 
     async connect(accountId: string, channel: string, at: number): Promise<void> {
-      await q('channel_connections').insert({ account_id: accountId, channel, connected_at: at }).onConflict(['account_id', 'channel']).ignore();
+      await q('channel_connections')
+        .insert({ account_id: accountId, channel, connected_at: at })
+        .onConflict(['account_id', 'channel'])
+        .ignore();
     },
 
     async disconnect(accountId: string, channel: string): Promise<void> {

@@ -58,7 +58,14 @@ function metrics(channel: Channel, t: Tally): Metrics {
   const shipped = { ...t.shipped };
   switch (channel) {
     case 'email':
-      return { sent: n('sent'), replies: n('reply'), bounces: n('bounce'), optOuts: n('opt_out'), replyRate: ratio(n('reply'), n('sent')), shipped };
+      return {
+        sent: n('sent'),
+        replies: n('reply'),
+        bounces: n('bounce'),
+        optOuts: n('opt_out'),
+        replyRate: ratio(n('reply'), n('sent')),
+        shipped,
+      };
     case 'ads': {
       const spend = t.amount.has('spend') ? t.amount.get('spend')! : 0;
       return {
@@ -88,7 +95,6 @@ function metrics(channel: Channel, t: Tally): Metrics {
       return { runsCompleted: n('run_completed'), runsFailed: n('run_failed'), shipped };
   }
 }
-
 
 /**
  * The per-channel scoreboard for [since, now] and the equal-length baseline before it. A channel the
@@ -123,7 +129,13 @@ export async function getResults(q: Queryable, accountId: string, requestedSince
       ? { available: true, data: { window: metrics(channel, tally(channel, true)), baseline: metrics(channel, tally(channel, false)) } }
       : { available: false, reason: 'not connected' };
   const [email, ads, seo, social, aeo, network, harness] = CHANNELS.map(section) as [
-    ChannelSection, ChannelSection, ChannelSection, ChannelSection, ChannelSection, ChannelSection, ChannelSection,
+    ChannelSection,
+    ChannelSection,
+    ChannelSection,
+    ChannelSection,
+    ChannelSection,
+    ChannelSection,
+    ChannelSection,
   ];
   return {
     window: { since, until: now, requestedSince: requestedSince ?? null, clamped },

@@ -10,7 +10,9 @@ export function agentRows(q: Queryable) {
   return {
     /** What decides whether a turn carried outside data (src/review/outside-data.ts decides it), or null. */
     async turn(accountId: string, turnId: string): Promise<{ kind: string; origin: string; data: unknown } | null> {
-      const row = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<{ kind: string; origin: string; data: unknown } | undefined>('kind', 'origin', 'data');
+      const row = await q('agent_turns')
+        .where({ account_id: accountId, id: turnId })
+        .first<{ kind: string; origin: string; data: unknown } | undefined>('kind', 'origin', 'data');
       return row ?? null;
     },
     /** One note in the account memory, as the agent's `remember` tool writes it. */

@@ -27,7 +27,8 @@ export async function setApproval(q: Queryable, accountId: string, kind: KindOfW
 export async function approvalSettings(q: Queryable, accountId: string): Promise<Record<KindOfWork, 'required' | 'auto'>> {
   const rows: { kind_of_work: string; requires_approval: boolean }[] = await q('approval_settings').where({ account_id: accountId });
   const set = new Map(rows.map((r) => [r.kind_of_work, r.requires_approval]));
-  return Object.fromEntries(
-    KINDS_OF_WORK.map((k) => [k, k === 'spend' || (set.get(k) ?? true) ? 'required' : 'auto']),
-  ) as Record<KindOfWork, 'required' | 'auto'>;
+  return Object.fromEntries(KINDS_OF_WORK.map((k) => [k, k === 'spend' || (set.get(k) ?? true) ? 'required' : 'auto'])) as Record<
+    KindOfWork,
+    'required' | 'auto'
+  >;
 }

@@ -322,11 +322,21 @@ export function cardsRepository(q: Queryable) {
     async due(now: number, limit: number) {
       const pick = (rows: { id: string; account_id: string }[]) => rows.map((r) => ({ id: r.id, accountId: r.account_id }));
       return {
-        unchecked: pick(await q('review_cards').where({ status: 'pending', ladder_checked: false }).select('id', 'account_id').limit(limit)),
-        autoResolve: pick(await q('review_cards').where('status', 'pending').andWhere('auto_resolve_at', '<=', now).select('id', 'account_id').limit(limit)),
-        snoozed: pick(await q('review_cards').where('status', 'snoozed').andWhere('snoozed_until', '<=', now).select('id', 'account_id').limit(limit)),
+        unchecked: pick(
+          await q('review_cards').where({ status: 'pending', ladder_checked: false }).select('id', 'account_id').limit(limit),
+        ),
+        autoResolve: pick(
+          await q('review_cards').where('status', 'pending').andWhere('auto_resolve_at', '<=', now).select('id', 'account_id').limit(limit),
+        ),
+        snoozed: pick(
+          await q('review_cards').where('status', 'snoozed').andWhere('snoozed_until', '<=', now).select('id', 'account_id').limit(limit),
+        ),
         revision: pick(
-          await q('review_cards').where('status', 'needs_revision').andWhere('revision_due_at', '<=', now).select('id', 'account_id').limit(limit),
+          await q('review_cards')
+            .where('status', 'needs_revision')
+            .andWhere('revision_due_at', '<=', now)
+            .select('id', 'account_id')
+            .limit(limit),
         ),
       };
     },

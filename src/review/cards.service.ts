@@ -24,12 +24,18 @@ export async function waitingCards(q: Queryable, accountId: string, limit: numbe
 
 /** The run a workflow gate card holds up, or null when the card is not a gate (any account). */
 export async function gateRunId(q: Queryable, cardId: string): Promise<string | null> {
-  const card = await q('review_cards').where({ id: cardId, source_type: 'workflow_gate' }).first<{ payload: { runId?: string } } | undefined>('payload');
+  const card = await q('review_cards')
+    .where({ id: cardId, source_type: 'workflow_gate' })
+    .first<{ payload: { runId?: string } } | undefined>('payload');
   return card?.payload.runId ?? null;
 }
 
 /** The first card a turn made (what a webhook delivery's outcome names), or null. */
-export async function firstCardOfTurn(q: Queryable, accountId: string, turnId: string): Promise<{ id: string; sourceType: string; status: string } | null> {
+export async function firstCardOfTurn(
+  q: Queryable,
+  accountId: string,
+  turnId: string,
+): Promise<{ id: string; sourceType: string; status: string } | null> {
   const row = await q('review_cards')
     .where({ account_id: accountId, turn_id: turnId })
     .orderBy('created_at')

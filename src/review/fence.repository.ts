@@ -74,7 +74,9 @@ const toSend = (r: Row): Fence => ({
   settledAt: r.settled_at,
 });
 
-export type FenceChanges = Partial<Pick<Fence, 'status' | 'providerId' | 'attempts' | 'lastError' | 'reconcileUntil' | 'questionCardId' | 'settledAt'>>;
+export type FenceChanges = Partial<
+  Pick<Fence, 'status' | 'providerId' | 'attempts' | 'lastError' | 'reconcileUntil' | 'questionCardId' | 'settledAt'>
+>;
 
 const COLUMNS: Record<keyof FenceChanges, string> = {
   status: 'status',
@@ -93,7 +95,8 @@ const COLUMNS: Record<keyof FenceChanges, string> = {
 export function fencesRepository(q: Queryable) {
   return {
     async insert(
-      s: Pick<Fence, 'id' | 'accountId' | 'cardId' | 'idempotencyKey' | 'to' | 'subject' | 'body' | 'decidedBy'> & Partial<Pick<Fence, 'kindOfWork' | 'details'>>,
+      s: Pick<Fence, 'id' | 'accountId' | 'cardId' | 'idempotencyKey' | 'to' | 'subject' | 'body' | 'decidedBy'> &
+        Partial<Pick<Fence, 'kindOfWork' | 'details'>>,
       at: number,
     ): Promise<Fence> {
       const [row] = await q('mail_sends')
@@ -121,7 +124,10 @@ export function fencesRepository(q: Queryable) {
     },
     /** The card's fence that still counts (anything but `not_sent`). */
     async liveForCard(accountId: string, cardId: string): Promise<Fence | null> {
-      const row: Row | undefined = await q('mail_sends').where({ account_id: accountId, card_id: cardId }).whereNot('status', 'not_sent').first();
+      const row: Row | undefined = await q('mail_sends')
+        .where({ account_id: accountId, card_id: cardId })
+        .whereNot('status', 'not_sent')
+        .first();
       return row ? toSend(row) : null;
     },
     /** Conditional update: only while the fence is in one of `from`; null when it was not. */

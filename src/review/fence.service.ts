@@ -19,11 +19,23 @@ export async function settleSent(db: Db, fence: Fence, providerId: string | null
       settledAt: at,
     });
     if (!settled) return false;
-    const card = await cardsRepository(trx).transition(fence.accountId, fence.cardId, { statuses: ['sending'] }, {
-      status: 'sent',
-      resolvedAt: at,
-      resolution: { action: fence.kindOfWork === 'email' ? 'send' : 'approve', by: fence.decidedBy, at, sendId: fence.id, to: fence.to, changed: !o.unchanged },
-    });
+    const card = await cardsRepository(trx).transition(
+      fence.accountId,
+      fence.cardId,
+      { statuses: ['sending'] },
+      {
+        status: 'sent',
+        resolvedAt: at,
+        resolution: {
+          action: fence.kindOfWork === 'email' ? 'send' : 'approve',
+          by: fence.decidedBy,
+          at,
+          sendId: fence.id,
+          to: fence.to,
+          changed: !o.unchanged,
+        },
+      },
+    );
     await recordChannelEvent(trx, fence.accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: fence.id });
     if (card && fence.decidedBy === 'person' && o.unchanged && card.kindOfWork) await raiseTrust(trx, fence.accountId, card.kindOfWork, at);
     return true;
@@ -38,7 +50,13 @@ export async function releaseFence(db: Db, fence: Fence, reason: string, cardCha
       lastError: reason,
       settledAt: Date.now(),
     });
-    if (released) await cardsRepository(trx).transition(fence.accountId, fence.cardId, { statuses: ['sending'] }, { ...cardChanges, status: 'pending' });
+    if (released)
+      await cardsRepository(trx).transition(
+        fence.accountId,
+        fence.cardId,
+        { statuses: ['sending'] },
+        { ...cardChanges, status: 'pending' },
+      );
   });
 }
 

@@ -5,7 +5,11 @@ export function memoryNotesRepository(q: Queryable) {
   return {
     /** The account's newest notes, newest first. */
     async newest(accountId: string, limit: number): Promise<string[]> {
-      const rows: { text: string }[] = await q('agent_memory').select('text').where({ account_id: accountId }).orderBy('id', 'desc').limit(limit);
+      const rows: { text: string }[] = await q('agent_memory')
+        .select('text')
+        .where({ account_id: accountId })
+        .orderBy('id', 'desc')
+        .limit(limit);
       return rows.map((r) => r.text);
     },
   };

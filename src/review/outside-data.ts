@@ -12,7 +12,10 @@ export function turnCarriesOutsideData(turn: { kind: string; origin: string; dat
 }
 
 /** Whether a card arose from outside data: marked so when made, or made during such a turn. */
-export async function cardFromOutsideData(q: Queryable, card: { accountId: string; turnId?: string | null; fromOutside?: boolean }): Promise<boolean> {
+export async function cardFromOutsideData(
+  q: Queryable,
+  card: { accountId: string; turnId?: string | null; fromOutside?: boolean },
+): Promise<boolean> {
   if (card.fromOutside) return true;
   if (!card.turnId) return false;
   const turn = await agentRows(q).turn(card.accountId, card.turnId);

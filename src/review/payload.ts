@@ -40,4 +40,3 @@ export function payloadColumns(payload: unknown): { payload: string; payload_vie
   const view = JSON.stringify(capPayload(JSON.parse(whole)));
   return { payload: whole, payload_view: view === whole ? null : view };
 }
-

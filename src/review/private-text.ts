@@ -17,12 +17,18 @@ export const WHOLE_NOTE_WORDS = 4;
 /** Notes checked per account, newest first: bounded work per check (the brain itself sees the newest 50). */
 export const NOTES_CHECKED = 500;
 
-const wordsOf = (s: string): string[] => s.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+const wordsOf = (s: string): string[] =>
+  s
+    .normalize('NFKC')
+    .toLowerCase()
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
 
 /** The memory line a dismissal leaves; its format is defined here so the check can read it back. */
 export function dismissalLesson(title: string, sourceType: string, reason?: string | null): string {
   const said = reason?.trim();
-  return said ? `A person dismissed "${title}" (${sourceType}) and said: ${said}` : `A person dismissed "${title}" (${sourceType}) without giving a reason.`;
+  return said
+    ? `A person dismissed "${title}" (${sourceType}) and said: ${said}`
+    : `A person dismissed "${title}" (${sourceType}) without giving a reason.`;
 }
 
 // Lazy title: a title that mimics the separator makes more of the note count as private, never less.

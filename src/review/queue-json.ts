@@ -51,4 +51,3 @@ export interface QueueRow {
   /** A JSON object: every field of the card's view but `actions`, `primaryLabel` and `options`. */
   json: string;
 }
-

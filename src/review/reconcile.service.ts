@@ -15,13 +15,20 @@ import type { ReviewDeps } from './review.types.js';
  * service does not deduplicate, it waits and asks again until the window closes, then hands the
  * question to a person as a card. It never ships again without an idempotency key the service honours.
  */
-export async function reconcileSend(deps: ReviewDeps, accountId: string, sendId: string): Promise<'settled' | 'waiting' | 'asked' | 'noop'> {
+export async function reconcileSend(
+  deps: ReviewDeps,
+  accountId: string,
+  sendId: string,
+): Promise<'settled' | 'waiting' | 'asked' | 'noop'> {
   const repo = fencesRepository(deps.db);
   let fence = await repo.find(accountId, sendId);
   if (!fence) return 'noop';
   // An adapter gone since it shipped (none today) cannot be asked: the window runs out and a person decides.
   const adapter = adapterFor(deps.config, fence.kindOfWork);
-  const timings = adapter?.timings ?? { reconcileWindowMs: deps.config.mail.reconcileWindowMs, reconcileDelayMs: deps.config.mail.reconcileDelayMs };
+  const timings = adapter?.timings ?? {
+    reconcileWindowMs: deps.config.mail.reconcileWindowMs,
+    reconcileDelayMs: deps.config.mail.reconcileDelayMs,
+  };
   const now = Date.now();
   if (fence.status === 'sending') {
     // A sender that died between fence and answer: its answer is lost too.
@@ -34,7 +41,8 @@ export async function reconcileSend(deps: ReviewDeps, accountId: string, sendId:
   const unknown: Lookup = { state: 'unknown' };
   const found = adapter ? await adapter.lookup(fence.idempotencyKey).catch(() => unknown) : unknown;
   const open = fence;
-  const settle = (providerId: string) => recordKnownOutcome(deps.logger, open.id, 'sent', () => settleSent(deps.db, open, providerId, { unchanged }));
+  const settle = (providerId: string) =>
+    recordKnownOutcome(deps.logger, open.id, 'sent', () => settleSent(deps.db, open, providerId, { unchanged }));
   if (found.state === 'sent') {
     await settle(found.providerId);
     return 'settled';
@@ -66,7 +74,10 @@ async function askPerson(db: Db, fence: Fence, adapter: ChannelAdapter | null): 
   const service = adapter?.service ?? 'the service';
   await db.transaction(async (trx) => {
     const questionId = newId('card');
-    const moved = await fencesRepository(trx).transition(fence.accountId, fence.id, ['pending'], { status: 'unknown', questionCardId: questionId });
+    const moved = await fencesRepository(trx).transition(fence.accountId, fence.id, ['pending'], {
+      status: 'unknown',
+      questionCardId: questionId,
+    });
     if (!moved) return;
     await cardsRepository(trx).insert({
       id: questionId,
@@ -91,19 +102,35 @@ async function askPerson(db: Db, fence: Fence, adapter: ChannelAdapter | null): 
 /** A person's answer to a delivery question: mark the work sent, or void the fence so it can be sent again. */
 export async function settleByPerson(trx: Trx, accountId: string, sendId: string, value: string): Promise<void> {
   const fence = await fencesRepository(trx).find(accountId, sendId);
-  if (!fence || fence.status !== 'unknown') return;
+  if (fence?.status !== 'unknown') return;
   const at = Date.now();
   if (value === 'mark_sent') {
     await fencesRepository(trx).transition(accountId, sendId, ['unknown'], { status: 'sent', settledAt: at });
-    await cardsRepository(trx).transition(accountId, fence.cardId, { statuses: ['sending'] }, {
-      status: 'sent',
-      resolvedAt: at,
-      resolution: { action: fence.kindOfWork === 'email' ? 'send' : 'approve', by: fence.decidedBy, at, sendId, to: fence.to, confirmedBy: 'person' },
-    });
+    await cardsRepository(trx).transition(
+      accountId,
+      fence.cardId,
+      { statuses: ['sending'] },
+      {
+        status: 'sent',
+        resolvedAt: at,
+        resolution: {
+          action: fence.kindOfWork === 'email' ? 'send' : 'approve',
+          by: fence.decidedBy,
+          at,
+          sendId,
+          to: fence.to,
+          confirmedBy: 'person',
+        },
+      },
+    );
     await recordChannelEvent(trx, accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: sendId });
     return;
   }
-  await fencesRepository(trx).transition(accountId, sendId, ['unknown'], { status: 'not_sent', settledAt: at, lastError: 'a person said it did not arrive' });
+  await fencesRepository(trx).transition(accountId, sendId, ['unknown'], {
+    status: 'not_sent',
+    settledAt: at,
+    lastError: 'a person said it did not arrive',
+  });
   await cardsRepository(trx).transition(accountId, fence.cardId, { statuses: ['sending'] }, { status: 'pending' });
 }
 
@@ -114,7 +141,9 @@ export async function sweepSends(deps: ReviewDeps): Promise<number> {
   let n = 0;
   for (const f of fences) {
     if (f.status === 'pending' && f.updatedAt > stale) continue;
-    await reconcileSend(deps, f.accountId, f.id).catch((err) => deps.logger.warn({ sendId: f.id, err: (err as Error).message }, 'reconcile failed'));
+    await reconcileSend(deps, f.accountId, f.id).catch((err) =>
+      deps.logger.warn({ sendId: f.id, err: (err as Error).message }, 'reconcile failed'),
+    );
     n++;
   }
   return n;

@@ -26,7 +26,12 @@ function transient(err: unknown): boolean {
 }
 
 /** Runs `write` (an idempotent, conditional update) until it succeeds, within the bounds above; rethrows the last failure. */
-export async function recordKnownOutcome<T>(log: Logger, sendId: string, outcome: 'sent' | 'not_sent', write: () => Promise<T>): Promise<T> {
+export async function recordKnownOutcome<T>(
+  log: Logger,
+  sendId: string,
+  outcome: 'sent' | 'not_sent',
+  write: () => Promise<T>,
+): Promise<T> {
   const deadline = Date.now() + RECORD_DEADLINE_MS;
   for (let attempt = 1; ; attempt++) {
     try {

@@ -11,7 +11,17 @@ import { agentRows } from './agent-rows.js';
 import { cardFromOutsideData } from './outside-data.js';
 import { settleByPerson } from './reconcile.service.js';
 import { shipCard } from './shipping.service.js';
-import { actionsFor, DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
+import {
+  actionsFor,
+  DELIVERY_QUESTION_SOURCE,
+  isMailCard,
+  isOutboundSetup,
+  kindOfWorkFor,
+  normaliseOptions,
+  OPEN_STATUSES,
+  primaryLabelFor,
+  QUEUE_STATUSES,
+} from './card-shape.js';
 import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
 import { capPayload, cardsRepository, type Card, type NewCard, type QueueRow } from './cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
@@ -65,7 +75,8 @@ export function scheduleAutoResolve(deps: ReviewDeps, accountId: string, cardId:
   return schedule(deps, cardAutoResolve, { accountId, cardId, at }, at);
 }
 
-const detailOf = (c: Card): Record<string, unknown> => (c.detail && typeof c.detail === 'object' ? { ...(c.detail as Record<string, unknown>) } : {});
+const detailOf = (c: Card): Record<string, unknown> =>
+  c.detail && typeof c.detail === 'object' ? { ...(c.detail as Record<string, unknown>) } : {};
 const withoutAutoResolve = (c: Card) => {
   const d = detailOf(c);
   delete d.autoResolve;
@@ -85,7 +96,12 @@ async function wakeDue(deps: ReviewDeps, accountId: string, beforeWrite: BeforeW
   const due = await cardsRepository(deps.db).snoozedDue(accountId, now);
   if (due.length) await beforeWrite();
   for (const s of due) {
-    await cardsRepository(deps.db).transition(accountId, s.id, { statuses: ['snoozed'], snoozedUntil: s.snoozedUntil }, { status: 'pending', snoozedUntil: null });
+    await cardsRepository(deps.db).transition(
+      accountId,
+      s.id,
+      { statuses: ['snoozed'], snoozedUntil: s.snoozedUntil },
+      { status: 'pending', snoozedUntil: null },
+    );
   }
 }
 
@@ -95,7 +111,11 @@ async function wakeDue(deps: ReviewDeps, accountId: string, beforeWrite: BeforeW
  */
 export function queueCardJson(r: QueueRow): string {
   const shape = { kind: r.kind, sourceType: r.sourceType, status: r.status, budgetChange: r.budgetChange };
-  const computed = JSON.stringify({ options: normaliseOptions(r.options), actions: actionsFor(shape), primaryLabel: primaryLabelFor(shape) });
+  const computed = JSON.stringify({
+    options: normaliseOptions(r.options),
+    actions: actionsFor(shape),
+    primaryLabel: primaryLabelFor(shape),
+  });
   return `${r.json.slice(0, -1)},${computed.slice(1)}`;
 }
 
@@ -146,7 +166,12 @@ export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card |
   const plan = await planAutoResolve(deps.db, deps.config, card);
   const base = { ladderChecked: true, fromOutside: card.fromOutside };
   const changes = plan ? { ...base, autoResolveAt: plan.at, detail: { ...detailOf(card), ...plan.detail } } : base;
-  const updated = await cardsRepository(deps.db).transition(card.accountId, card.id, { statuses: ['pending'], ladderChecked: false }, changes);
+  const updated = await cardsRepository(deps.db).transition(
+    card.accountId,
+    card.id,
+    { statuses: ['pending'], ladderChecked: false },
+    changes,
+  );
   if (updated && plan) {
     await scheduleAutoResolve(deps, card.accountId, card.id, plan.at);
   }
@@ -193,7 +218,9 @@ export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: stri
     const values = (normaliseOptions(card.options) ?? []).map((o) => o.value);
     const picked = body.optionValues ?? [];
     if (picked.length !== 1 || !values.includes(picked[0]!)) {
-      throw new BadRequest(`optionValues must be exactly one of the card's option values: ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+      throw new BadRequest(
+        `optionValues must be exactly one of the card's option values: ${values.map((v) => JSON.stringify(v)).join(', ')}`,
+      );
     }
     choice = picked[0];
   } else if (body.optionValues !== undefined) {
@@ -220,13 +247,18 @@ export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: stri
   if (choice !== undefined) resolution.optionValues = [choice];
   const result = await auditedWrite(deps.db, actor, async (trx) => {
     // The version guard: a card revised since it was read is not the card the person approved.
-    const done = await cardsRepository(trx).transition(accountId, id, { statuses: OPEN_STATUSES, version: card.version }, {
-      status: 'resolved',
-      resolvedAt: at,
-      resolution,
-      autoResolveAt: null,
-      snoozedUntil: null,
-    });
+    const done = await cardsRepository(trx).transition(
+      accountId,
+      id,
+      { statuses: OPEN_STATUSES, version: card.version },
+      {
+        status: 'resolved',
+        resolvedAt: at,
+        resolution,
+        autoResolveAt: null,
+        snoozedUntil: null,
+      },
+    );
     if (!done) return lost(trx, accountId, id);
     if (card.sourceType === DELIVERY_QUESTION_SOURCE && typeof card.payload.sendId === 'string' && choice) {
       await settleByPerson(trx, accountId, card.payload.sendId, choice);
@@ -246,15 +278,20 @@ export async function requestChanges(deps: ReviewDeps, actor: Actor, accountId: 
   if (!card.actions.includes('request_changes')) throw new InvalidAction(card.actions);
   const due = Date.now() + deps.config.review.revisionDelayMs;
   const updated = await auditedWrite(deps.db, actor, async (trx) => {
-    const done = await cardsRepository(trx).transition(accountId, id, { statuses: OPEN_STATUSES, version: card.version }, {
-      status: 'needs_revision',
-      requestedChanges: text,
-      revisionDueAt: due,
-      revisionTurnId: null,
-      autoResolveAt: null,
-      snoozedUntil: null,
-      detail: withoutAutoResolve(card),
-    });
+    const done = await cardsRepository(trx).transition(
+      accountId,
+      id,
+      { statuses: OPEN_STATUSES, version: card.version },
+      {
+        status: 'needs_revision',
+        requestedChanges: text,
+        revisionDueAt: due,
+        revisionTurnId: null,
+        autoResolveAt: null,
+        snoozedUntil: null,
+        detail: withoutAutoResolve(card),
+      },
+    );
     if (!done) return lost(trx, accountId, id);
     return { result: done, targetId: id };
   });
@@ -268,12 +305,17 @@ export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: stri
   if (!card.actions.includes('snooze')) throw new InvalidAction(card.actions);
   if (until <= Date.now()) throw new BadRequest('until must be in the future');
   await auditedWrite(deps.db, actor, async (trx) => {
-    const done = await cardsRepository(trx).transition(accountId, id, { statuses: OPEN_STATUSES, version: card.version }, {
-      status: 'snoozed',
-      snoozedUntil: until,
-      autoResolveAt: null,
-      detail: withoutAutoResolve(card),
-    });
+    const done = await cardsRepository(trx).transition(
+      accountId,
+      id,
+      { statuses: OPEN_STATUSES, version: card.version },
+      {
+        status: 'snoozed',
+        snoozedUntil: until,
+        autoResolveAt: null,
+        detail: withoutAutoResolve(card),
+      },
+    );
     if (!done) return lost(trx, accountId, id);
     return { result: done, targetId: id };
   });
@@ -285,21 +327,33 @@ export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: stri
  * `dismiss`: closed without shipping. Trust for that kind of work goes back to zero, the reason goes
  * into the agent's memory, and an outbound-setup card's proposal is cancelled with it.
  */
-export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, reason: string | undefined, after: AfterDecision) {
+export async function dismissCard(
+  deps: ReviewDeps,
+  actor: Actor,
+  accountId: string,
+  id: string,
+  reason: string | undefined,
+  after: AfterDecision,
+) {
   const card = await loadOpen(deps, accountId, id);
   if (!card.actions.includes('dismiss')) throw new InvalidAction(card.actions);
   const at = Date.now();
   const resolution: Record<string, unknown> = { action: 'dismiss', by: 'person', at, reason: reason ?? null };
   if (isOutboundSetup(card)) resolution.proposal = 'cancelled';
   await auditedWrite(deps.db, actor, async (trx) => {
-    const done = await cardsRepository(trx).transition(accountId, id, { statuses: [...OPEN_STATUSES, 'needs_revision'] }, {
-      status: 'dismissed',
-      resolvedAt: at,
-      resolution,
-      autoResolveAt: null,
-      snoozedUntil: null,
-      revisionDueAt: null,
-    });
+    const done = await cardsRepository(trx).transition(
+      accountId,
+      id,
+      { statuses: [...OPEN_STATUSES, 'needs_revision'] },
+      {
+        status: 'dismissed',
+        resolvedAt: at,
+        resolution,
+        autoResolveAt: null,
+        snoozedUntil: null,
+        revisionDueAt: null,
+      },
+    );
     if (!done) return lost(trx, accountId, id);
     if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
     await agentRows(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);

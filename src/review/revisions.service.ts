@@ -11,20 +11,25 @@ import type { ReviewDeps } from './review.types.js';
 /** The card a `card.revise` job of this version should start revising, or null when that is done or moot. */
 export async function cardToRevise(q: Queryable, accountId: string, cardId: string, version: number): Promise<Card | null> {
   const card = await cardsRepository(q).find(accountId, cardId);
-  if (!card || card.status !== 'needs_revision' || card.version !== version || card.revisionTurnId) return null;
+  if (card?.status !== 'needs_revision' || card.version !== version || card.revisionTurnId) return null;
   return card;
 }
 
 /** Claims the card for its revision turn, on the transaction that records the turn. False: claimed already. */
 export async function claimRevision(q: Queryable, accountId: string, cardId: string, version: number, turnId: string): Promise<boolean> {
-  const claimed = await cardsRepository(q).transition(accountId, cardId, { statuses: ['needs_revision'], version, revisionTurnId: null }, { revisionTurnId: turnId });
+  const claimed = await cardsRepository(q).transition(
+    accountId,
+    cardId,
+    { statuses: ['needs_revision'], version, revisionTurnId: null },
+    { revisionTurnId: turnId },
+  );
   return claimed !== null;
 }
 
 /** The card waiting for this revision turn to end, or null when it was returned already (or never was). */
 export async function cardInRevision(q: Queryable, accountId: string, cardId: string, turnId: string): Promise<Card | null> {
   const card = await cardsRepository(q).find(accountId, cardId);
-  if (!card || card.status !== 'needs_revision' || card.revisionTurnId !== turnId) return null;
+  if (card?.status !== 'needs_revision' || card.revisionTurnId !== turnId) return null;
   return card;
 }
 
@@ -67,12 +72,17 @@ export async function returnRevisedCard(deps: Pick<ReviewDeps, 'db'>, card: Card
   return deps.db.transaction(async (trx) => {
     const repo = cardsRepository(trx);
     if (produced) {
-      const merged = await repo.transition(accountId, produced.id, { statuses: ['pending'] }, {
-        status: 'resolved',
-        resolvedAt: at,
-        resolution: { action: 'merged', by: 'system', at, into: cardId },
-        autoResolveAt: null,
-      });
+      const merged = await repo.transition(
+        accountId,
+        produced.id,
+        { statuses: ['pending'] },
+        {
+          status: 'resolved',
+          resolvedAt: at,
+          resolution: { action: 'merged', by: 'system', at, into: cardId },
+          autoResolveAt: null,
+        },
+      );
       if (!merged) throw new Error(`revised card ${produced.id} changed while being folded in; retrying`);
     }
     const back = await repo.transition(
@@ -107,13 +117,22 @@ export async function applyRevision(
   changes: Partial<Pick<Card, 'title' | 'summary' | 'payload'>>,
 ): Promise<Card | null> {
   const card = await cardsRepository(deps.db).find(accountId, cardId);
-  if (!card || card.status !== 'needs_revision') return null;
+  if (card?.status !== 'needs_revision') return null;
   const previous = { version: card.version, title: card.title, summary: card.summary, payload: card.payload, replacedAt: Date.now() };
-  return cardsRepository(deps.db).transition(accountId, cardId, { statuses: ['needs_revision'], version: card.version }, { ...changes, history: [...card.history, previous] });
+  return cardsRepository(deps.db).transition(
+    accountId,
+    cardId,
+    { statuses: ['needs_revision'], version: card.version },
+    { ...changes, history: [...card.history, previous] },
+  );
 }
 
 /** Revisions whose moment passed without their job (the repair sweep): each card's version and revision turn. */
-export async function revisionsDue(q: Queryable, limit: number, now = Date.now()): Promise<Array<{ accountId: string; id: string; version: number; revisionTurnId: string | null }>> {
+export async function revisionsDue(
+  q: Queryable,
+  limit: number,
+  now = Date.now(),
+): Promise<Array<{ accountId: string; id: string; version: number; revisionTurnId: string | null }>> {
   const repo = cardsRepository(q);
   const out = [];
   for (const c of (await repo.due(now, limit)).revision) {

@@ -23,7 +23,10 @@ function demoCards(now: number): DemoCard[] {
           subject: 'Quoting 40 lanes a day without new hires',
           body: 'Hi Priya,\n\nI saw Lumen opened two new cross-dock sites this quarter. Teams at that stage usually find lane quoting is the bottleneck, not sales capacity.\n\nWe help RevOps teams quote in minutes from the TMS data they already have. Worth a 15-minute look next week?\n\nBest,\nSam',
         },
-        research: { reasoning: 'Job posts for 6 dispatchers in 30 days; press release on the Reno and Tulsa sites.', sources: [{ url: 'https://lumenfreight.example/news', title: 'Lumen opens two sites' }] },
+        research: {
+          reasoning: 'Job posts for 6 dispatchers in 30 days; press release on the Reno and Tulsa sites.',
+          sources: [{ url: 'https://lumenfreight.example/news', title: 'Lumen opens two sites' }],
+        },
       },
     },
     {
@@ -37,8 +40,15 @@ function demoCards(now: number): DemoCard[] {
         work: 'email',
         to: 'marco.bell@globex.example',
         inReplyTo: '<reply-7731@globex.example>',
-        incoming: { from: 'marco.bell@globex.example', subject: 'Re: Quoting 40 lanes a day', body: 'Looks interesting. Are you SOC 2 compliant, and what does pricing look like for 12 seats?' },
-        draft: { subject: 'Re: Quoting 40 lanes a day', body: 'Hi Marco,\n\nYes, we are SOC 2 Type II; I can share the report under NDA. For 12 seats the Team plan is $1,450/month billed annually.\n\nWould Thursday 10:00 work for a walkthrough?\n\nSam' },
+        incoming: {
+          from: 'marco.bell@globex.example',
+          subject: 'Re: Quoting 40 lanes a day',
+          body: 'Looks interesting. Are you SOC 2 compliant, and what does pricing look like for 12 seats?',
+        },
+        draft: {
+          subject: 'Re: Quoting 40 lanes a day',
+          body: 'Hi Marco,\n\nYes, we are SOC 2 Type II; I can share the report under NDA. For 12 seats the Team plan is $1,450/month billed annually.\n\nWould Thursday 10:00 work for a walkthrough?\n\nSam',
+        },
       },
     },
     {
@@ -46,7 +56,11 @@ function demoCards(now: number): DemoCard[] {
       sourceType: 'network_message',
       title: 'Connection note to Dana Whitfield, Head of Growth at Northwind',
       summary: 'Dana posted about outbound reply rates dropping; offer the benchmark.',
-      payload: { work: 'network_message', to: 'https://www.linkedin.com/in/dana-whitfield-demo', draft: { body: 'Dana, your post on falling reply rates matched what we see across 300 B2B teams. Happy to share the benchmark.' } },
+      payload: {
+        work: 'network_message',
+        to: 'https://www.linkedin.com/in/dana-whitfield-demo',
+        draft: { body: 'Dana, your post on falling reply rates matched what we see across 300 B2B teams. Happy to share the benchmark.' },
+      },
     },
     {
       kind: 'approval',
@@ -54,7 +68,13 @@ function demoCards(now: number): DemoCard[] {
       priority: 'low',
       title: 'Blog post: "How freight brokers cut quote time by 80%"',
       summary: '1,400 words, targets "freight quote automation" (900 searches/month).',
-      payload: { work: 'blog_post', draft: { title: 'How freight brokers cut quote time by 80%', outline: ['The quoting bottleneck', 'What to automate first', 'Results from three brokers'] } },
+      payload: {
+        work: 'blog_post',
+        draft: {
+          title: 'How freight brokers cut quote time by 80%',
+          outline: ['The quoting bottleneck', 'What to automate first', 'Results from three brokers'],
+        },
+      },
     },
     {
       kind: 'approval',
@@ -63,14 +83,24 @@ function demoCards(now: number): DemoCard[] {
       title: 'Raise the search ads budget from $40 to $65 a day',
       summary: 'CPA is $38 against a $60 target; the campaign is capped by budget by 14:00 most days.',
       budgetChange: { channel: 'ads', currency: 'USD', period: 'day', from: 4000, to: 6500, amount: 2500 },
-      payload: { work: 'spend', campaign: 'Search - freight quoting', evidence: { cpa: 38_00, targetCpa: 60_00, lostImpressionShareBudget: 0.41 } },
+      payload: {
+        work: 'spend',
+        campaign: 'Search - freight quoting',
+        evidence: { cpa: 38_00, targetCpa: 60_00, lostImpressionShareBudget: 0.41 },
+      },
     },
     {
       kind: 'approval',
       sourceType: 'outbound_setup',
       title: 'Set up a weekly outbound run for mid-market 3PLs',
       summary: 'Every Monday: find 25 new 3PLs with 50-500 staff, research, draft intros for review.',
-      payload: { proposal: { name: 'Weekly 3PL outbound', scheduleText: 'every Monday at 09:00', steps: ['Find 25 new 3PLs', 'Research each', 'Draft intro emails for review'] } },
+      payload: {
+        proposal: {
+          name: 'Weekly 3PL outbound',
+          scheduleText: 'every Monday at 09:00',
+          steps: ['Find 25 new 3PLs', 'Research each', 'Draft intro emails for review'],
+        },
+      },
     },
     {
       kind: 'question',

@@ -1,6 +1,5 @@
 import { cannotShip } from '../channels/registry.js';
 import type { Queryable } from '../db.js';
-import { agentRows } from './agent-rows.js';
 import { kindOfWorkFor } from './card-shape.js';
 import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
 import { cardFromOutsideData } from './outside-data.js';
@@ -22,8 +21,19 @@ export async function shipBySetting(q: Queryable, card: NewCard): Promise<Card> 
   }
   const missing = await cannotShip(q, card.accountId, work);
   if (missing) {
-    return cardsRepository(q).insert({ ...card, kindOfWork: work, ladderChecked: true, detail: { note: `Not shipped automatically: ${missing}; it waits for a person` } });
+    return cardsRepository(q).insert({
+      ...card,
+      kindOfWork: work,
+      ladderChecked: true,
+      detail: { note: `Not shipped automatically: ${missing}; it waits for a person` },
+    });
   }
   const reason = `This account lets ${work.replace(/_/g, ' ')} run without approval, so it ships right away; nobody needs to act.`;
-  return cardsRepository(q).insert({ ...card, kindOfWork: work, autoResolveAt: at, ladderChecked: true, detail: { autoResolve: { at, by: 'setting', reason } } });
+  return cardsRepository(q).insert({
+    ...card,
+    kindOfWork: work,
+    autoResolveAt: at,
+    ladderChecked: true,
+    detail: { autoResolve: { at, by: 'setting', reason } },
+  });
 }

@@ -45,7 +45,11 @@ async function refusal(q: Queryable, card: Card, adapter: ChannelAdapter, retryA
   if (card.status === 'sending') {
     const fence = await fencesRepository(q).liveForCard(card.accountId, card.id);
     if (fence && (fence.status === 'pending' || fence.status === 'unknown')) {
-      return new MailNotSettled('delivery_pending', `${adapter.service} has not confirmed delivery yet; retry this same send later`, retryAfter);
+      return new MailNotSettled(
+        'delivery_pending',
+        `${adapter.service} has not confirmed delivery yet; retry this same send later`,
+        retryAfter,
+      );
     }
   }
   return new InvalidAction(card.actions);
@@ -66,7 +70,13 @@ export async function adapterForCard(deps: Pick<ReviewDeps, 'db' | 'config'>, ca
 }
 
 /** POST /review/{id}/send: mail cards only (other work ships through `answer` approve). */
-export async function sendCard(deps: ReviewDeps, actor: Actor | null, accountId: string, cardId: string, opts: ShipOptions): Promise<SendResult> {
+export async function sendCard(
+  deps: ReviewDeps,
+  actor: Actor | null,
+  accountId: string,
+  cardId: string,
+  opts: ShipOptions,
+): Promise<SendResult> {
   const card = await cardsRepository(deps.db).find(accountId, cardId);
   if (!card) throw new NotFound();
   if (!isMailCard(card)) throw new InvalidAction(card.actions);
@@ -102,12 +112,23 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
   try {
     fence = await inTransaction(db, actor, cardId, async (trx) => {
       if (to && (await isBlocked(trx, accountId, to))) throw new Rejected(`${to} is on the block list; nothing was sent`);
-      const guard = { statuses: ['pending', 'snoozed'], version: card.version, ...(opts.autoResolveAt !== undefined ? { autoResolveAt: opts.autoResolveAt } : {}) };
-      const claimed = await cardsRepository(trx).transition(accountId, cardId, guard, { status: 'sending', autoResolveAt: null, snoozedUntil: null });
+      const guard = {
+        statuses: ['pending', 'snoozed'],
+        version: card.version,
+        ...(opts.autoResolveAt !== undefined ? { autoResolveAt: opts.autoResolveAt } : {}),
+      };
+      const claimed = await cardsRepository(trx).transition(accountId, cardId, guard, {
+        status: 'sending',
+        autoResolveAt: null,
+        snoozedUntil: null,
+      });
       if (!claimed) throw new LostRace();
       const id = newId('send');
       const { subject, body, details, kind } = work;
-      return fencesRepository(trx).insert({ id, accountId, cardId, idempotencyKey: `mail-${id}`, to, subject, body, details, kindOfWork: kind, decidedBy: opts.decidedBy }, Date.now());
+      return fencesRepository(trx).insert(
+        { id, accountId, cardId, idempotencyKey: `mail-${id}`, to, subject, body, details, kindOfWork: kind, decidedBy: opts.decidedBy },
+        Date.now(),
+      );
     });
   } catch (err) {
     if (!(err instanceof LostRace)) throw err;
@@ -123,7 +144,9 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
     if (err instanceof NotShipped) {
       const s = adapter.service;
       const sentence = err.permanent ? `${s} refused the message: ${err.message}` : `${s} could not be reached; nothing was sent`;
-      await recordKnownOutcome(deps.logger, fence.id, 'not_sent', () => releaseFence(db, fence, err.message, opts.whenNotSent?.(err.permanent, sentence)));
+      await recordKnownOutcome(deps.logger, fence.id, 'not_sent', () =>
+        releaseFence(db, fence, err.message, opts.whenNotSent?.(err.permanent, sentence)),
+      );
       if (err.permanent) throw new Rejected(sentence);
       throw new MailNotSettled('unavailable', `${sentence}; retry this same send`, retryAfter);
     }
@@ -131,11 +154,18 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
     throw new MailNotSettled('delivery_pending', `${adapter.service} ${ANSWER_LOST}`, retryAfter);
   }
   try {
-    await recordKnownOutcome(deps.logger, fence.id, 'sent', () => settleSent(db, fence, accepted.providerId, { unchanged: !changed && card.version === 1 }));
+    await recordKnownOutcome(deps.logger, fence.id, 'sent', () =>
+      settleSent(db, fence, accepted.providerId, { unchanged: !changed && card.version === 1 }),
+    );
   } catch (err) {
     // Out of tries: the fence stays `sending` (or becomes `pending`), and reconciliation or the sweep settles it.
-    deps.logger.error({ sendId: fence.id, err: (err as Error).message }, 'the service took the work but its outcome could not be recorded; handed to reconciliation');
-    await markPending(deps, adapter, fence, `accepted as ${accepted.providerId} but not recorded: ${(err as Error).message}`).catch(() => undefined);
+    deps.logger.error(
+      { sendId: fence.id, err: (err as Error).message },
+      'the service took the work but its outcome could not be recorded; handed to reconciliation',
+    );
+    await markPending(deps, adapter, fence, `accepted as ${accepted.providerId} but not recorded: ${(err as Error).message}`).catch(
+      () => undefined,
+    );
     throw new MailNotSettled(
       'delivery_pending',
       `${adapter.service} took the message but its delivery could not be recorded yet; it is being confirmed, so retry this same send later`,

@@ -13,17 +13,27 @@ import type { ReviewDeps } from './review.types.js';
  * path as a person's verb, recorded as decided by the trust ladder (or the setting); work whose adapter
  * is not connected on the account is never resolved into a void: the deadline goes and a note says why.
  */
-export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<'resolved' | 'sent' | 'retry' | 'noop'> {
+export async function autoResolve(
+  deps: ReviewDeps,
+  accountId: string,
+  cardId: string,
+  at: number,
+): Promise<'resolved' | 'sent' | 'retry' | 'noop'> {
   const repo = cardsRepository(deps.db);
   const card = await repo.find(accountId, cardId);
-  if (!card || card.status !== 'pending' || card.autoResolveAt !== at) return 'noop';
+  if (card?.status !== 'pending' || card.autoResolveAt !== at) return 'noop';
   const planned = (card.detail as { autoResolve?: { by?: string } } | null)?.autoResolve;
   const decidedBy = planned?.by === 'setting' ? 'setting' : 'trust_ladder';
   const leaveNote = async (note: string) => {
-    await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
-      autoResolveAt: null,
-      detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note },
-    });
+    await repo.transition(
+      accountId,
+      cardId,
+      { statuses: ['pending'], autoResolveAt: at },
+      {
+        autoResolveAt: null,
+        detail: { ...(card.detail as Record<string, unknown> | null), autoResolve: null, note },
+      },
+    );
     return 'noop' as const;
   };
   // Mail checks its own text on the way out (shipCard); any other card is checked here, before anything else.
@@ -34,7 +44,11 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
     if (missing) return leaveNote(`Not shipped automatically: ${missing}; it waits for a person`);
     const next = nextTry(deps, card);
     try {
-      await shipCard(deps, null, card, { decidedBy, autoResolveAt: at, whenNotSent: (permanent, sentence) => afterNotSent(card, permanent, sentence, next) });
+      await shipCard(deps, null, card, {
+        decidedBy,
+        autoResolveAt: at,
+        whenNotSent: (permanent, sentence) => afterNotSent(card, permanent, sentence, next),
+      });
       return 'sent';
     } catch (err) {
       if (err instanceof MailNotSettled && err.error === 'delivery_pending') return 'sent';
@@ -52,11 +66,16 @@ export async function autoResolve(deps: ReviewDeps, accountId: string, cardId: s
     }
   }
   const now = Date.now();
-  const done = await repo.transition(accountId, cardId, { statuses: ['pending'], autoResolveAt: at }, {
-    status: 'resolved',
-    resolvedAt: now,
-    resolution: { action: 'approve', by: decidedBy, at: now },
-  });
+  const done = await repo.transition(
+    accountId,
+    cardId,
+    { statuses: ['pending'], autoResolveAt: at },
+    {
+      status: 'resolved',
+      resolvedAt: now,
+      resolution: { action: 'approve', by: decidedBy, at: now },
+    },
+  );
   return done ? 'resolved' : 'noop';
 }
 
@@ -82,7 +101,14 @@ function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { 
   const detail = (card.detail ?? {}) as LadderDetail;
   if (permanent) return { autoResolveAt: null, detail: { ...detail, autoResolve: null, note: `Not sent automatically: ${sentence}` } };
   if (!next) {
-    return { autoResolveAt: null, detail: { ...detail, autoResolve: null, note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent` } };
+    return {
+      autoResolveAt: null,
+      detail: {
+        ...detail,
+        autoResolve: null,
+        note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent`,
+      },
+    };
   }
   return {
     autoResolveAt: next.at,
@@ -96,7 +122,12 @@ function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { 
 
 /** Snooze wake-up: back to pending, only if the card is still snoozed until exactly `until`. */
 export async function wakeCard(deps: ReviewDeps, accountId: string, cardId: string, until: number): Promise<boolean> {
-  const woke = await cardsRepository(deps.db).transition(accountId, cardId, { statuses: ['snoozed'], snoozedUntil: until }, { status: 'pending', snoozedUntil: null });
+  const woke = await cardsRepository(deps.db).transition(
+    accountId,
+    cardId,
+    { statuses: ['snoozed'], snoozedUntil: until },
+    { status: 'pending', snoozedUntil: null },
+  );
   return woke !== null;
 }
 

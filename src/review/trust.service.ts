@@ -12,7 +12,9 @@ import type { Card } from './cards.repository.js';
  * Spending, budget changes and cards born from outside data never auto-resolve.
  */
 export async function trustLevel(q: Queryable, accountId: string, kindOfWork: string): Promise<number> {
-  const row = await q('trust_levels').where({ account_id: accountId, kind_of_work: kindOfWork }).first<{ approved_unchanged: number } | undefined>();
+  const row = await q('trust_levels')
+    .where({ account_id: accountId, kind_of_work: kindOfWork })
+    .first<{ approved_unchanged: number } | undefined>();
   return row?.approved_unchanged ?? 0;
 }
 

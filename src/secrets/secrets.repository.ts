@@ -5,7 +5,11 @@ import type { Queryable } from '../db.js';
  * together each offer their own candidate; the first insert wins and all of them read the winner.
  */
 export async function storedSecret(db: Queryable, name: string, candidate: string, now: number): Promise<string> {
-  await db.raw('INSERT INTO service_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [name, candidate, now]);
+  await db.raw('INSERT INTO service_secrets (name, value, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [
+    name,
+    candidate,
+    now,
+  ]);
   const row = (await db('service_secrets').where({ name }).first('value')) as { value: string } | undefined;
   if (!row) throw new Error(`service secret ${name} is missing after its insert`);
   return row.value;

@@ -62,7 +62,11 @@ export function tokensRepository(q: Queryable) {
     },
     /** Whether the token is not revoked: a request waiting on a turn checks it before answering (prepared, as it runs per wait). */
     async isLive(id: string): Promise<boolean> {
-      const rows = await preparedQuery(q, { name: 'token-live', text: 'SELECT 1 AS live FROM api_tokens WHERE id = $1 AND revoked_at IS NULL', values: [id] });
+      const rows = await preparedQuery(q, {
+        name: 'token-live',
+        text: 'SELECT 1 AS live FROM api_tokens WHERE id = $1 AND revoked_at IS NULL',
+        values: [id],
+      });
       return rows.length > 0;
     },
     async find(id: string): Promise<(TokenSummary & { accountId: string }) | null> {

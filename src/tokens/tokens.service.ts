@@ -12,7 +12,14 @@ import { MAX_LIVE_TOKENS, SCOPES, type Principal, type Scope, type TokenSummary 
 
 /** Reads a comma-separated scope list; an unknown scope is refused by name. */
 export function parseScopes(list: string): Scope[] {
-  const wanted = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
+  const wanted = [
+    ...new Set(
+      list
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = wanted.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) throw new BadRequest(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
   return wanted as Scope[];
@@ -37,7 +44,14 @@ export async function mintToken(
     }
     const token = generateToken(prefix);
     const tokenId = newId('tok');
-    await repo.insert({ id: tokenId, accountId: input.accountId, label, scopes: input.scopes, hash: hashToken(token), createdAt: Date.now() });
+    await repo.insert({
+      id: tokenId,
+      accountId: input.accountId,
+      label,
+      scopes: input.scopes,
+      hash: hashToken(token),
+      createdAt: Date.now(),
+    });
     return { result: { token, tokenId }, targetId: tokenId };
   });
 }

@@ -22,7 +22,9 @@ export const FAILED_WITHOUT_REASON = 'the agent failed this turn (no reason was 
 export async function agentOutcome(q: Queryable, accountId: string, turnId: string | null, now = Date.now()): Promise<AgentOutcome> {
   const none: AgentOutcome = { made: 'nothing yet', turn: null, lead: null, card: null, note: null };
   if (!turnId) return none;
-  const turn = await q('agent_turns').where({ account_id: accountId, id: turnId }).first<TurnWindow | undefined>('id', 'status', 'started_at', 'finished_at', 'failure');
+  const turn = await q('agent_turns')
+    .where({ account_id: accountId, id: turnId })
+    .first<TurnWindow | undefined>('id', 'status', 'started_at', 'finished_at', 'failure');
   if (!turn) return none;
   const [card, note, lead] = await Promise.all([
     firstCardOfTurn(q, accountId, turnId),
@@ -32,13 +34,11 @@ export async function agentOutcome(q: Queryable, accountId: string, turnId: stri
       : q('leads as l')
           .where('l.account_id', accountId)
           .andWhere((w) =>
-            w
-              .whereBetween('l.created_at', [turn.started_at!, turn.finished_at ?? now])
-              .orWhereExists(
-                q('lead_research as r')
-                  .whereRaw('r.lead_id = l.id')
-                  .whereBetween('r.updated_at', [turn.started_at!, turn.finished_at ?? now]),
-              ),
+            w.whereBetween('l.created_at', [turn.started_at!, turn.finished_at ?? now]).orWhereExists(
+              q('lead_research as r')
+                .whereRaw('r.lead_id = l.id')
+                .whereBetween('r.updated_at', [turn.started_at!, turn.finished_at ?? now]),
+            ),
           )
           .orderBy('l.created_at')
           .first<{ id: string; domain: string } | undefined>('l.id', 'l.domain'),

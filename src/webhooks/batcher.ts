@@ -12,7 +12,10 @@ export interface Batcher<T, R> {
   submit(item: T): Promise<R>;
 }
 
-export function createBatcher<T, R>(run: BatchRun<T, R>, opts: { maxBatch: number; maxInFlight: number; retrySingly?: boolean }): Batcher<T, R> {
+export function createBatcher<T, R>(
+  run: BatchRun<T, R>,
+  opts: { maxBatch: number; maxInFlight: number; retrySingly?: boolean },
+): Batcher<T, R> {
   type Waiter = { item: T; resolve: (r: R) => void; reject: (e: Error) => void };
   let pending: Waiter[] = [];
   let inFlight = 0;

@@ -6,6 +6,7 @@ import { webhookEvent } from '../jobs/webhook-event.job.js';
 import type { Deps } from '../deps.js';
 import { webhooksRepository } from './webhooks.repository.js';
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching U+0000 is the point (jsonb refuses it).
 const JSONB_UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
@@ -33,7 +34,11 @@ export type HandOutcome = 'handed' | 'already handed' | 'not handed';
  * Per delivery the answer is its outcome, or the Error that stops only it (a body that does not parse:
  * its job fails and retries, the others are handed). Throws only when the batch as a whole failed.
  */
-export async function handDeliveries(rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>, deliveryIds: string[], log: Logger): Promise<Map<string, HandOutcome | Error>> {
+export async function handDeliveries(
+  rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>,
+  deliveryIds: string[],
+  log: Logger,
+): Promise<Map<string, HandOutcome | Error>> {
   const answers = new Map<string, HandOutcome | Error>(deliveryIds.map((id) => [id, 'not handed']));
   const again = new Map<string, string>();
   const recorded = await rt.db.transaction(async (trx) => {
@@ -48,26 +53,42 @@ export async function handDeliveries(rt: Pick<Deps, 'config' | 'logger' | 'db' |
       }
       try {
         const content = jsonbSafe(JSON.parse(d.body));
-        handing.push({ deliveryId: d.deliveryId, input: { accountId: d.accountId, kind: 'event', origin: 'hook', data: { label: d.label, content } } });
+        handing.push({
+          deliveryId: d.deliveryId,
+          input: { accountId: d.accountId, kind: 'event', origin: 'hook', data: { label: d.label, content } },
+        });
       } catch (err) {
         answers.set(d.deliveryId, err as Error);
       }
     }
-    const made = await recordTurns(trx, rt.config, handing.map((h) => h.input));
+    const made = await recordTurns(
+      trx,
+      rt.config,
+      handing.map((h) => h.input),
+    );
     await repo.setTurns(handing.map((h, i) => ({ deliveryId: h.deliveryId, turnId: made[i]!.turn.id })));
-    handing.forEach((h) => answers.set(h.deliveryId, 'handed'));
+    for (const h of handing) answers.set(h.deliveryId, 'handed');
     return made.map((r, i) => ({ ...r, deliveryId: handing[i]!.deliveryId }));
   });
   await dispatchTurns(rt, recorded);
   // A first run may have died between commit and dispatch; asking again is a no-op otherwise.
   await Promise.all([...again].map(([accountId, turnId]) => requestDrain(rt, accountId, { why: 'turn', turnId })));
-  if (recorded.length) log.info({ handed: recorded.map((r) => ({ deliveryId: r.deliveryId, turnId: r.turn.id })) }, 'webhook deliveries handed to the agent');
-  if (again.size) log.info({ alreadyHanded: [...answers].filter(([, a]) => a === 'already handed').map(([id]) => id) }, 'webhook deliveries already handed; drain asked again');
+  if (recorded.length)
+    log.info({ handed: recorded.map((r) => ({ deliveryId: r.deliveryId, turnId: r.turn.id })) }, 'webhook deliveries handed to the agent');
+  if (again.size)
+    log.info(
+      { alreadyHanded: [...answers].filter(([, a]) => a === 'already handed').map(([id]) => id) },
+      'webhook deliveries already handed; drain asked again',
+    );
   return answers;
 }
 
 /** One delivery (see handDeliveries). */
-export async function handDelivery(rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>, deliveryId: string, log: Logger): Promise<HandOutcome> {
+export async function handDelivery(
+  rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>,
+  deliveryId: string,
+  log: Logger,
+): Promise<HandOutcome> {
   const answer = (await handDeliveries(rt, [deliveryId], log)).get(deliveryId)!;
   if (answer instanceof Error) throw answer;
   return answer;
@@ -83,7 +104,11 @@ export async function failDelivery(rt: Pick<Deps, 'db'>, deliveryId: string, err
  * (the API died between commit and enqueue, or the job was lost) are queued again under their
  * deterministic key, so one still waiting in the queue is not queued twice.
  */
-export async function sweepDeliveries(rt: Pick<Deps, 'config' | 'db' | 'queues'>, log: Logger, now = Date.now()): Promise<{ requeued: number }> {
+export async function sweepDeliveries(
+  rt: Pick<Deps, 'config' | 'db' | 'queues'>,
+  log: Logger,
+  now = Date.now(),
+): Promise<{ requeued: number }> {
   const ids = await webhooksRepository(rt.db).unhanded(now - rt.config.maintenance.orphanAfterMs, 500);
   for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId });
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
@@ -95,7 +120,12 @@ export async function sweepDeliveries(rt: Pick<Deps, 'config' | 'db' | 'queues'>
  * deleted in chunks (short transactions) up to `maxChunks` per sweep; an accepted delivery the agent
  * has not got yet is never deleted. What the agent made of a delivery (its turn, cards, leads) stays.
  */
-export async function pruneDeliveries(rt: Pick<Deps, 'config' | 'db'>, log: Logger, now = Date.now(), opts = { chunk: 5_000, maxChunks: 20 }): Promise<{ pruned: number }> {
+export async function pruneDeliveries(
+  rt: Pick<Deps, 'config' | 'db'>,
+  log: Logger,
+  now = Date.now(),
+  opts = { chunk: 5_000, maxChunks: 20 },
+): Promise<{ pruned: number }> {
   const repo = webhooksRepository(rt.db);
   const before = now - rt.config.webhooks.deliveryRetentionMs;
   let pruned = 0;

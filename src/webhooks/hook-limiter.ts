@@ -67,11 +67,15 @@ export function createHookLimiter(redis: Redis, keyspace: string, limits: HookLi
   if (!('gasHookWindow' in redis)) {
     redis.defineCommand('gasHookWindow', { numberOfKeys: 2, lua: SCRIPT });
     redis.defineCommand('gasHookWindowMany', { lua: SCRIPT_MANY });
-    redis.defineCommand('gasHookForget', { numberOfKeys: 2, lua: "redis.call('ZREM', KEYS[1], ARGV[1]); return redis.call('ZREM', KEYS[2], ARGV[1])" });
+    redis.defineCommand('gasHookForget', {
+      numberOfKeys: 2,
+      lua: "redis.call('ZREM', KEYS[1], ARGV[1]); return redis.call('ZREM', KEYS[2], ARGV[1])",
+    });
   }
   const r = redis as Evaluator;
   // One hash tag per account: both keys live in one slot on a Redis Cluster.
-  const keys = (accountId: string, hookId: string) => [`${keyspace}:whk:{${accountId}}:hook:${hookId}`, `${keyspace}:whk:{${accountId}}:account`] as const;
+  const keys = (accountId: string, hookId: string) =>
+    [`${keyspace}:whk:{${accountId}}:hook:${hookId}`, `${keyspace}:whk:{${accountId}}:account`] as const;
   return {
     limits,
     /** Counts `deliveryId` as accepted at `now` if both windows have room. Throws when Redis fails. */

@@ -70,7 +70,12 @@ function gathererFor(deps: IntakeDeps): Batcher<Arrival, { deliveryId: string } 
  * lookup in the live-hooks registry in Redis, gathered with the POSTs around it; no Postgres
  * statement. Only while the registry is not trusted does every token go to Postgres, as before.
  */
-export async function receiveDelivery(deps: IntakeDeps, token: string, body: string, bytes: number): Promise<{ deliveryId: string } | null> {
+export async function receiveDelivery(
+  deps: IntakeDeps,
+  token: string,
+  body: string,
+  bytes: number,
+): Promise<{ deliveryId: string } | null> {
   return gathererFor(deps).submit({ tokenHash: hashHookToken(token), id: newId('dlv'), at: webhookClock.now(), bytes, body });
 }
 
@@ -101,12 +106,22 @@ async function receiveKnown(deps: IntakeDeps, arrivals: Arrival[], found: (LiveH
   // Each known arrival with its position and what the limiter said (an Error when Redis failed).
   const known = arrivals.flatMap((a, i) => {
     const h = found[i];
-    return h ? [{ a, i, d: { deliveryId: a.id, accountId: h.accountId, hookId: h.hookId, at: a.at } as Logged, answer: null as LimitAnswer | Error | null }] : [];
+    return h
+      ? [
+          {
+            a,
+            i,
+            d: { deliveryId: a.id, accountId: h.accountId, hookId: h.hookId, at: a.at } as Logged,
+            answer: null as LimitAnswer | Error | null,
+          },
+        ]
+      : [];
   });
   if (!known.length) return out;
   const limiter = hookLimiter(deps);
   const repo = webhooksRepository(deps.db);
-  (await limiter.admitMany(known.map((k) => k.d))).forEach((answer, j) => (known[j]!.answer = answer));
+  const answers = await limiter.admitMany(known.map((k) => k.d));
+  for (const [j, answer] of answers.entries()) known[j]!.answer = answer;
   const toLog = known.filter((k) => k.answer instanceof Error || k.answer?.allowed);
   const refused = known.filter((k) => !(k.answer instanceof Error) && k.answer?.allowed === false);
   const forget = (ks: typeof known) => Promise.all(ks.map(({ d }) => limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {})));
@@ -123,24 +138,36 @@ async function receiveKnown(deps: IntakeDeps, arrivals: Arrival[], found: (LiveH
   } else {
     // A registry entry Postgres does not back (a hook ended whose Redis removal failed): 404, uncounted.
     await forget(toLog.filter((k, j) => !logged[j] && !(k.answer instanceof Error)));
-    toLog.forEach((k, j) => {
-      if (!logged[j]) return;
-      if (!(k.answer instanceof Error)) return void admitted.push(k.d);
+    for (const [j, k] of toLog.entries()) {
+      if (!logged[j]) continue;
+      if (!(k.answer instanceof Error)) {
+        admitted.push(k.d);
+        continue;
+      }
       unreachable.push(k.d);
-      deps.logger.warn({ deliveryId: k.d.deliveryId, hookId: k.d.hookId, err: k.answer.message }, 'webhook delivery recorded; limiter and queue unreachable');
+      deps.logger.warn(
+        { deliveryId: k.d.deliveryId, hookId: k.d.hookId, err: k.answer.message },
+        'webhook delivery recorded; limiter and queue unreachable',
+      );
       out[k.i] = new BadGateway(AGENT_NOT_WOKEN);
-    });
+    }
   }
   for (const k of refused) {
     if (counted instanceof Error) out[k.i] = counted;
-    else if (counted.has(`${k.d.hookId} ${minuteOf(k.a.at)}`) && k.answer && !(k.answer instanceof Error) && !k.answer.allowed) out[k.i] = new RateLimited(k.answer.retryAfterSeconds);
+    else if (counted.has(`${k.d.hookId} ${minuteOf(k.a.at)}`) && k.answer && !(k.answer instanceof Error) && !k.answer.allowed)
+      out[k.i] = new RateLimited(k.answer.retryAfterSeconds);
   }
   const [queued] = await Promise.all([
     queueAdmitted(deps, admitted),
-    unreachable.length ? repo.markWorkerError(unreachable.map((d) => d.deliveryId), 'queue unreachable') : null,
+    unreachable.length
+      ? repo.markWorkerError(
+          unreachable.map((d) => d.deliveryId),
+          'queue unreachable',
+        )
+      : null,
   ]);
   const position = new Map(known.map((k) => [k.d.deliveryId, k.i]));
-  admitted.forEach((d, j) => (out[position.get(d.deliveryId)!] = queued[j] ?? { deliveryId: d.deliveryId }));
+  for (const [j, d] of admitted.entries()) out[position.get(d.deliveryId)!] = queued[j] ?? { deliveryId: d.deliveryId };
   return out;
 }
 
@@ -152,7 +179,8 @@ function refusalGroups(refused: Arrival[]) {
   for (const a of refused) {
     const minute = minuteOf(a.at);
     const g = groups.get(`${a.tokenHash} ${minute}`);
-    if (!g) groups.set(`${a.tokenHash} ${minute}`, { tokenHash: a.tokenHash, id: a.id, minute, at: a.at, lastAt: a.at, bytes: a.bytes, n: 1 });
+    if (!g)
+      groups.set(`${a.tokenHash} ${minute}`, { tokenHash: a.tokenHash, id: a.id, minute, at: a.at, lastAt: a.at, bytes: a.bytes, n: 1 });
     else Object.assign(g, { at: Math.min(g.at, a.at), lastAt: Math.max(g.lastAt, a.at), bytes: Math.max(g.bytes, a.bytes), n: g.n + 1 });
   }
   return [...groups.values()];
@@ -167,7 +195,14 @@ async function receiveLogged(deps: IntakeDeps, arrivals: Arrival[]): Promise<Ans
   } catch (err) {
     // One statement: nothing was logged. Alone, each gets its own answer (503 when Postgres is away).
     if (arrivals.length === 1) throw err;
-    hooks = await Promise.all(arrivals.map((a) => repo.insertForTokens([a]).then(([h]) => h ?? null, (e: unknown) => e as Error)));
+    hooks = await Promise.all(
+      arrivals.map((a) =>
+        repo.insertForTokens([a]).then(
+          ([h]) => h ?? null,
+          (e: unknown) => e as Error,
+        ),
+      ),
+    );
   }
   const logged: Logged[] = [];
   arrivals.forEach((a, i) => {
@@ -195,7 +230,17 @@ export async function logAndHandOn(
 ): Promise<{ deliveryId: string; outcome: Outcome }> {
   const deliveryId = newId('dlv');
   const at = webhookClock.now();
-  await webhooksRepository(deps.db).insertDelivery({ id: deliveryId, accountId: hook.accountId, hookId: hook.hookId, at, outcome: 'Accepted', bytes, body, replayOf, error: null });
+  await webhooksRepository(deps.db).insertDelivery({
+    id: deliveryId,
+    accountId: hook.accountId,
+    hookId: hook.hookId,
+    at,
+    outcome: 'Accepted',
+    bytes,
+    body,
+    replayOf,
+    error: null,
+  });
   const [outcome] = await handOnMany(deps, [{ deliveryId, accountId: hook.accountId, hookId: hook.hookId, at }]);
   if (outcome instanceof Error) throw outcome;
   return { deliveryId, outcome: 'Accepted' };
@@ -222,7 +267,10 @@ async function handOnMany(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error
     const d = ds[i]!;
     if (a instanceof Error) {
       unreachable.push(d);
-      deps.logger.warn({ deliveryId: d.deliveryId, hookId: d.hookId, err: a.message }, 'webhook delivery recorded; limiter and queue unreachable');
+      deps.logger.warn(
+        { deliveryId: d.deliveryId, hookId: d.hookId, err: a.message },
+        'webhook delivery recorded; limiter and queue unreachable',
+      );
       out[i] = new BadGateway(AGENT_NOT_WOKEN);
     } else if (!a.allowed) {
       refused.push(d);
@@ -234,10 +282,15 @@ async function handOnMany(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error
       deps,
       admitted.map((i) => ds[i]!),
     ),
-    unreachable.length ? repo.markWorkerError(unreachable.map((d) => d.deliveryId), 'queue unreachable') : null,
+    unreachable.length
+      ? repo.markWorkerError(
+          unreachable.map((d) => d.deliveryId),
+          'queue unreachable',
+        )
+      : null,
     refused.length ? repo.markRateLimited(refused.map((d) => d.deliveryId)) : null,
   ]);
-  admitted.forEach((i, j) => (out[i] = queued[j] ?? null));
+  for (const [j, i] of admitted.entries()) out[i] = queued[j] ?? null;
   return out;
 }
 
@@ -264,7 +317,10 @@ async function queueAdmitted(deps: IntakeDeps, ds: Logged[]): Promise<(null | Er
   if (failed.length) {
     await Promise.all([
       ...failed.map((d) => limiter.forget(d.accountId, d.hookId, d.deliveryId).catch(() => {})),
-      webhooksRepository(deps.db).markWorkerError(failed.map((d) => d.deliveryId), 'queue unreachable'),
+      webhooksRepository(deps.db).markWorkerError(
+        failed.map((d) => d.deliveryId),
+        'queue unreachable',
+      ),
     ]);
   }
   return out;

@@ -78,10 +78,15 @@ function createLiveHooks({ config, db, redis }: { config: Pick<Config, 'queuePre
   function rebuild(): Promise<void> {
     rebuilding ??= (async () => {
       const started = epoch;
-      const rows: { token_hash: string; account_id: string; id: string }[] = await db('webhook_hooks').where({ status: 'active' }).select('token_hash', 'account_id', 'id');
+      const rows: { token_hash: string; account_id: string; id: string }[] = await db('webhook_hooks')
+        .where({ status: 'active' })
+        .select('token_hash', 'account_id', 'id');
       // In bounded commands; the sentinel last, so no process trusts a hash that is still filling.
       for (let i = 0; i < rows.length; i += REBUILD_CHUNK) {
-        await redis.hset(k, ...rows.slice(i, i + REBUILD_CHUNK).flatMap((r) => [r.token_hash, value({ accountId: r.account_id, hookId: r.id })]));
+        await redis.hset(
+          k,
+          ...rows.slice(i, i + REBUILD_CHUNK).flatMap((r) => [r.token_hash, value({ accountId: r.account_id, hookId: r.id })]),
+        );
       }
       await redis.hset(k, SENTINEL, '1');
       if (epoch === started) trusted = true;

@@ -102,7 +102,10 @@ export function webhooksRepository(q: Queryable) {
     async listHooks(accountId: string): Promise<(Hook & { lastDeliveryAt: number | null })[]> {
       const rows: (HookRow & { last_delivery_at: number | null })[] = await q('webhook_hooks as h')
         .where({ 'h.account_id': accountId })
-        .select('h.*', q('webhook_deliveries as d').max(q.raw('coalesce(d.last_at, d.at)')).where('d.hook_id', q.ref('h.id')).as('last_delivery_at'))
+        .select(
+          'h.*',
+          q('webhook_deliveries as d').max(q.raw('coalesce(d.last_at, d.at)')).where('d.hook_id', q.ref('h.id')).as('last_delivery_at'),
+        )
         .orderBy('h.created_at')
         .orderBy('h.id');
       return rows.map((r) => ({ ...toHook(r), lastDeliveryAt: r.last_delivery_at === null ? null : Number(r.last_delivery_at) }));
@@ -113,7 +116,9 @@ export function webhooksRepository(q: Queryable) {
      * tokens are the same miss) and logs the delivery as Accepted, all in one statement and one
      * commit. Answers by position: the hook, or null when no live hook has that token.
      */
-    async insertForTokens(ds: { tokenHash: string; id: string; at: number; bytes: number; body: string }[]): Promise<({ hookId: string; accountId: string } | null)[]> {
+    async insertForTokens(
+      ds: { tokenHash: string; id: string; at: number; bytes: number; body: string }[],
+    ): Promise<({ hookId: string; accountId: string } | null)[]> {
       const rows = await preparedQuery<{ id: string; account_id: string; hook_id: string }>(q, {
         name: 'webhook-deliveries-by-token',
         text: `INSERT INTO webhook_deliveries (id, account_id, hook_id, at, outcome, bytes, body)
@@ -132,7 +137,9 @@ export function webhooksRepository(q: Queryable) {
      * Joins on the active hook like the insert, so a token no live hook has counts nowhere. Returns
      * the `hookId minute` of each row it counted on.
      */
-    async countRefusals(groups: { tokenHash: string; id: string; minute: number; at: number; lastAt: number; bytes: number; n: number }[]): Promise<Set<string>> {
+    async countRefusals(
+      groups: { tokenHash: string; id: string; minute: number; at: number; lastAt: number; bytes: number; n: number }[],
+    ): Promise<Set<string>> {
       const rows = await preparedQuery<{ hook_id: string; minute: number }>(q, {
         name: 'webhook-refusals-by-token',
         text: `INSERT INTO webhook_deliveries AS d (id, account_id, hook_id, at, outcome, bytes, body, deliveries, minute, last_at)
@@ -158,7 +165,11 @@ export function webhooksRepository(q: Queryable) {
     },
     /** Accepted → Rate Limited: over a limit, so it is not handed on and its body is not kept. */
     async markRateLimited(deliveryIds: string[]): Promise<void> {
-      await q('webhook_deliveries').whereIn('id', deliveryIds).andWhere({ outcome: 'Accepted' }).whereNull('turn_id').update({ outcome: 'Rate Limited', body: null });
+      await q('webhook_deliveries')
+        .whereIn('id', deliveryIds)
+        .andWhere({ outcome: 'Accepted' })
+        .whereNull('turn_id')
+        .update({ outcome: 'Rate Limited', body: null });
     },
     async insertDelivery(d: NewDelivery): Promise<void> {
       await preparedQuery(q, {
@@ -170,7 +181,11 @@ export function webhooksRepository(q: Queryable) {
     },
     /** Accepted → Worker Error (the agent could not be woken, or the worker gave up). */
     async markWorkerError(deliveryIds: string[], error: string): Promise<number> {
-      return q('webhook_deliveries').whereIn('id', deliveryIds).andWhere({ outcome: 'Accepted' }).whereNull('turn_id').update({ outcome: 'Worker Error', error });
+      return q('webhook_deliveries')
+        .whereIn('id', deliveryIds)
+        .andWhere({ outcome: 'Accepted' })
+        .whereNull('turn_id')
+        .update({ outcome: 'Worker Error', error });
     },
     async findDelivery(deliveryId: string, lock = false): Promise<Delivery | null> {
       let query = q('webhook_deliveries').where({ id: deliveryId }).first<DeliveryRow | undefined>();
@@ -203,11 +218,18 @@ export function webhooksRepository(q: Queryable) {
     },
     /** Links the turn; conditional, so of two runs of the same job only the first links one. */
     async setTurn(accountId: string, deliveryId: string, turnId: string): Promise<boolean> {
-      const n = await q('webhook_deliveries').where({ account_id: accountId, id: deliveryId }).whereNull('turn_id').update({ turn_id: turnId });
+      const n = await q('webhook_deliveries')
+        .where({ account_id: accountId, id: deliveryId })
+        .whereNull('turn_id')
+        .update({ turn_id: turnId });
       return n > 0;
     },
     async listDeliveries(hookId: string, limit: number): Promise<Delivery[]> {
-      const rows: DeliveryRow[] = await q('webhook_deliveries').where({ hook_id: hookId }).orderBy('at', 'desc').orderBy('id', 'desc').limit(limit);
+      const rows: DeliveryRow[] = await q('webhook_deliveries')
+        .where({ hook_id: hookId })
+        .orderBy('at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit);
       return rows.map(toDelivery);
     },
     /**

@@ -2,7 +2,6 @@ import { getAccount } from '../accounts/accounts.service.js';
 import { auditedWrite, recordAudit, type Actor } from '../audit/audit.service.js';
 import type { Db } from '../db.js';
 import type { Deps } from '../deps.js';
-import type { Redis } from '../redis.js';
 import { BadGateway, BadRequest, NotFound, RateLimited, Rejected, Unavailable } from '../errors.js';
 import { newId } from '../ids.js';
 import { agentOutcome } from './agent-outcome.js';
@@ -12,7 +11,14 @@ import { announceToken, withdrawToken, type LiveHook } from './live-hooks.js';
 import { webhooksRepository } from './webhooks.repository.js';
 import { HOOK_LABEL, HOOK_LABEL_RULE, MAX_ACTIVE_HOOKS, type AgentOutcome, type Hook, type Outcome } from './webhooks.types.js';
 
-const adminActor = (accountId: string, route: string): Actor => ({ accountId, actor: 'admin', tokenId: null, tokenLabel: null, method: 'CLI', route });
+const adminActor = (accountId: string, route: string): Actor => ({
+  accountId,
+  actor: 'admin',
+  tokenId: null,
+  tokenLabel: null,
+  method: 'CLI',
+  route,
+});
 
 /**
  * Inside the transaction, before it commits: a live URL must be known to intake before it works. With
@@ -38,7 +44,11 @@ async function loadHook(db: Db, hookId: string): Promise<Hook> {
  * Creates a hook and returns its URL, the only time the token is ever seen (only its hash is kept).
  * The account row is locked so two concurrent creates cannot both pass the 20-active-hooks check.
  */
-export async function createHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, baseUrl: string, input: { accountId: string; label: string }): Promise<{ hookId: string; url: string }> {
+export async function createHook(
+  deps: Pick<Deps, 'config' | 'db' | 'redis'>,
+  baseUrl: string,
+  input: { accountId: string; label: string },
+): Promise<{ hookId: string; url: string }> {
   if (!HOOK_LABEL.test(input.label)) throw new BadRequest(HOOK_LABEL_RULE);
   return auditedWrite(deps.db, adminActor(input.accountId, 'hook create'), async (trx) => {
     await getAccount(trx, input.accountId, true);
@@ -59,7 +69,10 @@ export async function createHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, ba
  * changes in the order the commits do. If the transaction then fails, the token is put back (best
  * effort: a missing live token is the one wrong state, an extra one only costs Postgres lookups).
  */
-async function restoreIfLive(deps: Pick<Deps, 'config' | 'db' | 'redis'>, ended: { tokenHash: string; hook: LiveHook } | null): Promise<void> {
+async function restoreIfLive(
+  deps: Pick<Deps, 'config' | 'db' | 'redis'>,
+  ended: { tokenHash: string; hook: LiveHook } | null,
+): Promise<void> {
   if (ended) await announceToken(deps.redis, deps.config, ended.tokenHash, ended.hook).catch(() => {});
 }
 
@@ -104,7 +117,11 @@ export async function enableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, ho
 }
 
 /** A new URL for the same hook (label, log and limits stay); the old URL is a 404 from now on. */
-export async function regenerateHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, baseUrl: string, hookId: string): Promise<{ url: string }> {
+export async function regenerateHook(
+  deps: Pick<Deps, 'config' | 'db' | 'redis'>,
+  baseUrl: string,
+  hookId: string,
+): Promise<{ url: string }> {
   const hook = await loadHook(deps.db, hookId);
   let ended: { tokenHash: string; hook: LiveHook } | null = null;
   try {
@@ -153,7 +170,13 @@ export async function deleteHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, ho
 export async function listHooks(db: Db, accountId: string) {
   await getAccount(db, accountId);
   const hooks = await webhooksRepository(db).listHooks(accountId);
-  return hooks.map((h) => ({ hookId: h.hookId, label: h.label, status: h.status, createdAt: h.createdAt, lastDeliveryAt: h.lastDeliveryAt }));
+  return hooks.map((h) => ({
+    hookId: h.hookId,
+    label: h.label,
+    status: h.status,
+    createdAt: h.createdAt,
+    lastDeliveryAt: h.lastDeliveryAt,
+  }));
 }
 
 export interface DeliveryView {
@@ -206,7 +229,9 @@ export async function replayDelivery(deps: IntakeDeps, deliveryId: string): Prom
     replayed = await logAndHandOn(deps, hook, original.body, original.bytes, original.deliveryId);
   } catch (err) {
     if (err instanceof RateLimited) {
-      throw new Rejected(`rate limited: the hook or the account is at its hourly limit of accepted deliveries; retry in ${err.retryAfterSeconds} seconds`);
+      throw new Rejected(
+        `rate limited: the hook or the account is at its hourly limit of accepted deliveries; retry in ${err.retryAfterSeconds} seconds`,
+      );
     }
     if (err instanceof BadGateway) throw new Rejected(err.error);
     throw err;

@@ -13,14 +13,20 @@ export async function addDestination(db: Db, accountId: string, name: string): P
     const account = await trx('accounts').where({ id: accountId }).first('id');
     if (!account) throw new NotFound();
     const id = newId('dest');
-    const inserted = await trx('destinations').insert({ id, account_id: accountId, name, created_at: Date.now() }).onConflict(['account_id', 'name']).ignore().returning('id');
+    const inserted = await trx('destinations')
+      .insert({ id, account_id: accountId, name, created_at: Date.now() })
+      .onConflict(['account_id', 'name'])
+      .ignore()
+      .returning('id');
     if (!inserted.length) throw new Rejected(`destination ${name} is already connected`);
     return { result: { id, name }, targetId: id };
   });
 }
 
 export async function listDestinations(db: Db, accountId: string): Promise<Array<{ id: string; name: string; createdAt: number }>> {
-  const rows: Array<{ id: string; name: string; created_at: number }> = await db('destinations').where({ account_id: accountId }).orderBy('name');
+  const rows: Array<{ id: string; name: string; created_at: number }> = await db('destinations')
+    .where({ account_id: accountId })
+    .orderBy('name');
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at }));
 }
 
@@ -35,7 +41,10 @@ export async function deliverToDestination(q: Queryable, accountId: string, name
 export async function listDestinationDeliveries(db: Db, accountId: string, name: string, limit: number) {
   const dest = await db('destinations').where({ account_id: accountId, name }).first<{ id: string } | undefined>('id');
   if (!dest) throw new NotFound();
-  const rows: Array<{ run_id: string; text: string; at: number }> = await db('destination_deliveries').where({ destination_id: dest.id }).orderBy('id', 'desc').limit(limit);
+  const rows: Array<{ run_id: string; text: string; at: number }> = await db('destination_deliveries')
+    .where({ destination_id: dest.id })
+    .orderBy('id', 'desc')
+    .limit(limit);
   return rows.map((r) => ({ runId: r.run_id, text: r.text, at: r.at }));
 }
 

@@ -14,7 +14,9 @@ export function skipRest(run: RunState, from: number, reason: string): void {
 export function closeRun(run: RunState, status: 'done' | 'failed' | 'cancelled', workflowName: string | undefined): void {
   run.status = status;
   run.finishedAt = Date.now();
-  const lines = run.steps.map((s) => `- ${s.title}: ${s.outcome === 'done' && s.reply ? s.reply : s.outcome}${s.reason ? ` (${s.reason})` : ''}`);
+  const lines = run.steps.map(
+    (s) => `- ${s.title}: ${s.outcome === 'done' && s.reply ? s.reply : s.outcome}${s.reason ? ` (${s.reason})` : ''}`,
+  );
   run.summary = `${workflowName ?? 'Workflow'} run ${status}.\n${lines.join('\n')}`;
 }
 

@@ -104,16 +104,26 @@ export function runsRepository(q: Queryable) {
     },
     /** Runs under way (not at a gate), oldest first, with the id of the job that fired each. */
     async running(limit: number): Promise<Array<{ id: string; jobId: string }>> {
-      const rows: Array<{ id: string; job_id: string }> = await q('workflow_runs').where({ status: 'running' }).orderBy('started_at').limit(limit).select('id', 'job_id');
+      const rows: Array<{ id: string; job_id: string }> = await q('workflow_runs')
+        .where({ status: 'running' })
+        .orderBy('started_at')
+        .limit(limit)
+        .select('id', 'job_id');
       return rows.map((r) => ({ id: r.id, jobId: r.job_id }));
     },
     /** How the step's turn ended, or null while it has not. */
     async turnEnd(turnId: string): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
-      const t = await q('agent_turns').where({ id: turnId }).first<{ status: string; failure: string | null } | undefined>('status', 'failure');
+      const t = await q('agent_turns')
+        .where({ id: turnId })
+        .first<{ status: string; failure: string | null } | undefined>('status', 'failure');
       return t && (t.status === 'replied' || t.status === 'failed') ? { status: t.status, failure: t.failure } : null;
     },
     async lastReply(turnId: string): Promise<string | null> {
-      const r = await q('agent_replies').where({ turn_id: turnId }).orderBy('at', 'desc').orderBy('id', 'desc').first<{ text: string } | undefined>('text');
+      const r = await q('agent_replies')
+        .where({ turn_id: turnId })
+        .orderBy('at', 'desc')
+        .orderBy('id', 'desc')
+        .first<{ text: string } | undefined>('text');
       return r?.text ?? null;
     },
   };

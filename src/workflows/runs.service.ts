@@ -26,9 +26,24 @@ class LostRace extends Error {}
 
 /** The run of one scheduler firing: made once per BullMQ job id, found again on a retry. */
 async function ensureRun(db: Db, w: WorkflowRow, jobId: string, scheduledFor: number): Promise<RunState> {
-  const steps: RunStepState[] = w.steps.map((s) => ({ stepId: s.id, title: s.title, details: s.details, ...(s.gate ? { gate: s.gate } : {}), outcome: 'pending' }));
+  const steps: RunStepState[] = w.steps.map((s) => ({
+    stepId: s.id,
+    title: s.title,
+    details: s.details,
+    ...(s.gate ? { gate: s.gate } : {}),
+    outcome: 'pending',
+  }));
   return runsRepository(db).ensure(
-    { id: newId('run'), workflowId: w.id, accountId: w.accountId, status: 'running', workflowVersion: w.version, scheduledFor, startedAt: Date.now(), steps },
+    {
+      id: newId('run'),
+      workflowId: w.id,
+      accountId: w.accountId,
+      status: 'running',
+      workflowVersion: w.version,
+      scheduledFor,
+      startedAt: Date.now(),
+      steps,
+    },
     jobId,
   );
 }
@@ -69,7 +84,7 @@ export async function advanceRun(deps: AgentDeps, runId: string, opts: RunOption
       return view(run);
     }
     const w = await workflowsRepository(deps.db).findById(run.workflowId);
-    if (!w || w.status !== 'live') {
+    if (w?.status !== 'live') {
       stopRun(run, w ? 'the workflow was paused' : 'the workflow was deleted', w?.name);
       await runs.save(run);
       continue;
@@ -111,22 +126,32 @@ export async function advanceRun(deps: AgentDeps, runId: string, opts: RunOption
       const text = `Workflow "${w.name}", step ${i + 1} of ${run.steps.length}: ${step.title}${step.details ? `\n${step.details}` : ''}`;
       // The step is claimed and its turn recorded in one transaction: a second runner either sees the
       // step running with its turn, or its own conditional save fails and nothing of it is kept.
-      const recorded = await deps.db.transaction(async (trx) => {
-        const r = await recordTurn(trx, deps.config, { accountId: run.accountId, kind: 'workflow_run', origin: 'workflow', text, mode: 'queue' });
-        Object.assign(step, { outcome: 'running', turnId: r.turn.id, at: Date.now() });
-        if (!(await runsRepository(trx).save(run))) throw new LostRace();
-        return r;
-      }).catch((err: unknown) => {
-        if (err instanceof LostRace) return null;
-        throw err;
-      });
+      const recorded = await deps.db
+        .transaction(async (trx) => {
+          const r = await recordTurn(trx, deps.config, {
+            accountId: run.accountId,
+            kind: 'workflow_run',
+            origin: 'workflow',
+            text,
+            mode: 'queue',
+          });
+          Object.assign(step, { outcome: 'running', turnId: r.turn.id, at: Date.now() });
+          if (!(await runsRepository(trx).save(run))) throw new LostRace();
+          return r;
+        })
+        .catch((err: unknown) => {
+          if (err instanceof LostRace) return null;
+          throw err;
+        });
       if (recorded) await dispatchTurn(deps, recorded);
       continue;
     }
     // The step's time runs from when it was claimed, so a run handed from job to job keeps one deadline.
     const deadline = (step.at ?? run.startedAt) + opts.stepTimeoutMs;
     const waitMs = Math.min(deadline, sliceEnd) - Date.now();
-    const t = (await runs.turnEnd(step.turnId!)) ?? (waitMs > 0 ? await waitForTurnEnd(deps, step.turnId!, { timeoutMs: waitMs, pollMs: opts.pollMs }, signal) : null);
+    const t =
+      (await runs.turnEnd(step.turnId!)) ??
+      (waitMs > 0 ? await waitForTurnEnd(deps, step.turnId!, { timeoutMs: waitMs, pollMs: opts.pollMs }, signal) : null);
     if (!t) {
       if (signal?.aborted) return view(run);
       // Only this job's slice is over: the next pass hands the run on.
@@ -143,9 +168,16 @@ export async function advanceRun(deps: AgentDeps, runId: string, opts: RunOption
 }
 
 /** Starts (or, on a retried job, continues) the run for one firing of a live workflow's scheduler. */
-export async function fireRun(deps: AgentDeps, workflowId: string, jobId: string, scheduledFor: number, opts: RunOptions, signal?: AbortSignal) {
+export async function fireRun(
+  deps: AgentDeps,
+  workflowId: string,
+  jobId: string,
+  scheduledFor: number,
+  opts: RunOptions,
+  signal?: AbortSignal,
+) {
   const w = await workflowsRepository(deps.db).findById(workflowId);
-  if (!w || w.status !== 'live') return null;
+  if (w?.status !== 'live') return null;
   const run = await ensureRun(deps.db, w, jobId, scheduledFor);
   return advanceRun(deps, run.id, opts, signal);
 }

@@ -20,9 +20,7 @@ export interface Schedule {
   tz: string;
 }
 
-export type Resolution =
-  | { ok: true; schedule: Schedule; echo: string; nextRunAt: number }
-  | { ok: false; error: string };
+export type Resolution = { ok: true; schedule: Schedule; echo: string; nextRunAt: number } | { ok: false; error: string };
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -68,7 +66,12 @@ const OF_EVERY_MONTH = /^(?:on )?(?:the )?(.+?) of (?:every|the) month$/;
 
 function normalise(text: string): string {
   // Trimmed before the closing stop is cut: "daily at noon. " ends in a space, not the stop.
-  let s = ` ${text.toLowerCase().trim().replace(/[.!]+$/, '').replace(/\s+/g, ' ').trim()} `;
+  let s = ` ${text
+    .toLowerCase()
+    .trim()
+    .replace(/[.!]+$/, '')
+    .replace(/\s+/g, ' ')
+    .trim()} `;
   for (const [from, to] of SYNONYMS) s = s.replace(from, to);
   return s.replace(/\s+/g, ' ').trim();
 }
@@ -89,7 +92,7 @@ function extractTimes(text: string): { times: TimeOfDay[]; rest: string } {
     const at = r.text.search(/(at\s+)?(\d|noon|midnight)/);
     if (at < 0) continue;
     times.unshift({ hour: r.start.get('hour') ?? 0, minute: r.start.get('minute') ?? 0 });
-    rest = rest.slice(0, r.index + at) + ' ' + rest.slice(r.index + r.text.length);
+    rest = `${rest.slice(0, r.index + at)} ${rest.slice(r.index + r.text.length)}`;
   }
   rest = rest
     .replace(/\b(at|and|,)\s*(?=(and|,)?\s*$)/g, ' ')
@@ -100,7 +103,10 @@ function extractTimes(text: string): { times: TimeOfDay[]; rest: string } {
 }
 
 function recurrenceWords(rest: string): string {
-  let s = rest.replace(/^(at|and|,)\s+/, '').replace(/\s+(and|,)$/, '').trim();
+  let s = rest
+    .replace(/^(at|and|,)\s+/, '')
+    .replace(/\s+(and|,)$/, '')
+    .trim();
   const ofMonth = OF_EVERY_MONTH.exec(s);
   if (ofMonth) s = `every month on the ${ofMonth[1]}`;
   if (!s) return 'every day';
@@ -136,7 +142,8 @@ type Compiled = { pattern: string } | { every: number; anchorPattern?: string } 
 function compile(options: Partial<Options>, times: TimeOfDay[]): Compiled {
   const interval = options.interval ?? 1;
   const minutes = [...new Set(times.map((t) => t.minute))];
-  if (minutes.length > 1) return { error: 'the times of day must share their minutes (09:00 and 17:00, not 09:30 and 17:00); make one workflow per time' };
+  if (minutes.length > 1)
+    return { error: 'the times of day must share their minutes (09:00 and 17:00, not 09:30 and 17:00); make one workflow per time' };
   const minute = minutes[0] ?? DEFAULT_TIME.minute;
   const hours = times.length ? [...new Set(times.map((t) => t.hour))].sort((a, b) => a - b).join(',') : String(DEFAULT_TIME.hour);
   const days = weekdaysOf(options);
@@ -150,7 +157,10 @@ function compile(options: Partial<Options>, times: TimeOfDay[]): Compiled {
     case Frequency.DAILY:
       return { pattern: `${minute} ${hours} ${interval === 1 ? '*' : `*/${interval}`} * *` };
     case Frequency.WEEKLY: {
-      const dow = (days.length ? days : [{ weekday: 0 }]).map((d) => cronDay(d.weekday)).sort((a, b) => a - b).join(',');
+      const dow = (days.length ? days : [{ weekday: 0 }])
+        .map((d) => cronDay(d.weekday))
+        .sort((a, b) => a - b)
+        .join(',');
       const pattern = `${minute} ${hours} * * ${dow}`;
       if (interval === 1) return { pattern };
       if (dow.includes(',') || hours.includes(',')) return { error: `every ${interval} weeks can name one day and one time` };
@@ -190,11 +200,18 @@ export function isTimeZone(tz: string): boolean {
 }
 
 function nextCron(pattern: string, tz: string, now: number): number {
-  return CronExpressionParser.parse(pattern, { currentDate: new Date(now), tz }).next().getTime();
+  return CronExpressionParser.parse(pattern, { currentDate: new Date(now), tz })
+    .next()
+    .getTime();
 }
 
 const unit = (ms: number): string => {
-  for (const [size, name] of [[7 * DAY, 'week'], [DAY, 'day'], [HOUR, 'hour'], [MINUTE, 'minute']] as const) {
+  for (const [size, name] of [
+    [7 * DAY, 'week'],
+    [DAY, 'day'],
+    [HOUR, 'hour'],
+    [MINUTE, 'minute'],
+  ] as const) {
     if (ms % size === 0) return `${ms / size} ${name}s`;
   }
   return `${ms} ms`;

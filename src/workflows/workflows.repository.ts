@@ -115,7 +115,11 @@ export function workflowsRepository(q: Queryable) {
       return row ? toWorkflow(row) : null;
     },
     async list(accountId: string): Promise<WorkflowRow[]> {
-      const rows: Row[] = await q('workflows').where({ account_id: accountId }).whereNull('deleted_at').orderBy('created_at', 'asc').orderBy('id');
+      const rows: Row[] = await q('workflows')
+        .where({ account_id: accountId })
+        .whereNull('deleted_at')
+        .orderBy('created_at', 'asc')
+        .orderBy('id');
       return rows.map(toWorkflow);
     },
     async listLive(): Promise<WorkflowRow[]> {
@@ -129,7 +133,11 @@ export function workflowsRepository(q: Queryable) {
       await q('workflows').where({ id }).update({ deleted_at: at, updated_at: at });
     },
     async runs(workflowId: string, limit: number): Promise<RunView[]> {
-      const rows: RunRow[] = await q('workflow_runs').where({ workflow_id: workflowId }).orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit);
+      const rows: RunRow[] = await q('workflow_runs')
+        .where({ workflow_id: workflowId })
+        .orderBy('started_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit);
       return rows.map(toRun);
     },
     async destinations(accountId: string): Promise<Array<{ id: string; name: string }>> {

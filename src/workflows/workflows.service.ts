@@ -75,11 +75,11 @@ export async function syncScheduler(deps: WorkflowDeps, w: WorkflowRow | { id: s
   try {
     if ('schedule' in w && w.status === 'live' && w.schedule) {
       const { pattern, every, startDate, tz } = w.schedule;
-      await queue.upsertJobScheduler(
-        schedulerId(w.id),
-        pattern ? { pattern, tz } : { every: every!, startDate },
-        { name: workflowRun.name, data: { workflowId: w.id }, opts: workflowRun.options },
-      );
+      await queue.upsertJobScheduler(schedulerId(w.id), pattern ? { pattern, tz } : { every: every!, startDate }, {
+        name: workflowRun.name,
+        data: { workflowId: w.id },
+        opts: workflowRun.options,
+      });
     } else {
       await queue.removeJobScheduler(schedulerId(w.id));
     }

@@ -37,14 +37,23 @@ describe('admin CLI', { timeout: SLOW }, () => {
 
     const listed = json((await admin('token', 'list', '--account', account.id)).stdout) as { tokens: Array<Record<string, unknown>> };
     expect(listed.tokens).toEqual([
-      { tokenId, label: 'ci-bot', scopes: ['review:read', 'leads:read'], createdAt: expect.any(Number), lastUsedAt: expect.any(Number), revokedAt: null },
+      {
+        tokenId,
+        label: 'ci-bot',
+        scopes: ['review:read', 'leads:read'],
+        createdAt: expect.any(Number),
+        lastUsedAt: expect.any(Number),
+        revokedAt: null,
+      },
     ]);
     expect(JSON.stringify(listed)).not.toContain(token);
 
     expect(json((await admin('token', 'revoke', '--token-id', tokenId)).stdout)).toEqual({ ok: true });
     expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(401);
 
-    const audit = json((await admin('audit', 'list', '--account', account.id, '--limit', '10')).stdout) as { entries: Array<Record<string, unknown>> };
+    const audit = json((await admin('audit', 'list', '--account', account.id, '--limit', '10')).stdout) as {
+      entries: Array<Record<string, unknown>>;
+    };
     expect(audit.entries.map((e) => e.route)).toEqual(['token revoke', 'token mint']);
     expect(audit.entries[0]).toMatchObject({ actor: 'admin', targetId: tokenId, status: 200, at: expect.any(Number) });
   });
@@ -63,7 +72,12 @@ describe('admin CLI', { timeout: SLOW }, () => {
       const out = await admin(...args);
       expect(out.code, args.join(' ')).toBe(1);
       expect(out.stdout).toBe('');
-      const err = json(out.stderr.split('\n').filter((l) => l.startsWith('{')).join('\n'));
+      const err = json(
+        out.stderr
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .join('\n'),
+      );
       expect(Object.keys(err)).toEqual(['error']);
       expect(String(err.error)).toMatch(message);
     }

@@ -80,7 +80,13 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
 
   it('finishes a request waiting on a turn, and the turn, before it exits with code 0', async () => {
     const { token, accountId } = await env.tenant();
-    const proc = startService(['all'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '600000', AGENT_STEP_DELAY_MS: '700' });
+    const proc = startService(['all'], {
+      ...envFor(env.config),
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_MS: '600000',
+      AGENT_STEP_DELAY_MS: '700',
+    });
     try {
       const port = await proc.port(90_000);
       const answer = post(port, token, { text: 'draft an email to ops@example.com about pricing', waitSeconds: 60 });
@@ -103,8 +109,17 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
   it('finishes a mail send waiting on a slow SMTP server before it exits with code 0: sent once, card sent', async () => {
     const smtp = await startTestSmtp({ kind: 'slow', delayMs: 3_000 });
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'slow@acme.test', draft: { subject: 'subject-slow', body: 'Hi' } } });
-    const proc = startService(['api'], { ...envFor(env.config), ...smtpEnv(smtp), PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '600000', MAIL_SEND_TIMEOUT_MS: '60000' });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'slow@acme.test', draft: { subject: 'subject-slow', body: 'Hi' } },
+    });
+    const proc = startService(['api'], {
+      ...envFor(env.config),
+      ...smtpEnv(smtp),
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_MS: '600000',
+      MAIL_SEND_TIMEOUT_MS: '60000',
+    });
     try {
       const port = await proc.port(90_000);
       const answer = fetch(`http://127.0.0.1:${port}/api/v1/review/${card.id}/send`, {
@@ -130,7 +145,13 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
   it('returns a job still running at the end of SHUTDOWN_GRACE_MS to its queue and exits; another worker then runs it', async () => {
     const { token } = await env.tenant();
     // Each step waits ten minutes, and the lock outlives the test: only a returned job can run again.
-    const stuck = { ...envFor(env.config), LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '2000', AGENT_STEP_DELAY_MS: '600000', AGENT_TURN_LOCK_MS: '600000' };
+    const stuck = {
+      ...envFor(env.config),
+      LOG_LEVEL: 'info',
+      SHUTDOWN_GRACE_MS: '2000',
+      AGENT_STEP_DELAY_MS: '600000',
+      AGENT_TURN_LOCK_MS: '600000',
+    };
     const proc = startService(['workers', '--pools', 'agent-turns'], stuck);
     let requestId = '';
     try {

@@ -37,11 +37,17 @@ describe('process start-up', { timeout: SLOW }, () => {
     try {
       const port = await proc.port(45_000);
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 'healthz', 45_000);
-      const found = await withAdminClient(async (c) => (await c.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database])).rowCount);
+      const found = await withAdminClient(
+        async (c) => (await c.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database])).rowCount,
+      );
       expect(found).toBe(1);
       const created = await run(TSX, ['bin/admin.ts', 'account', 'create', '--name', 'Live'], childEnv);
       const accountId = JSON.parse(created.stdout).account.id as string;
-      const minted = await run(TSX, ['bin/admin.ts', 'token', 'mint', '--account', accountId, '--label', 'l', '--scopes', 'review:read'], childEnv);
+      const minted = await run(
+        TSX,
+        ['bin/admin.ts', 'token', 'mint', '--account', accountId, '--label', 'l', '--scopes', 'review:read'],
+        childEnv,
+      );
       const { token } = JSON.parse(minted.stdout) as { token: string };
       const me = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
       expect(me.status).toBe(200);
@@ -89,14 +95,21 @@ describe('process start-up', { timeout: SLOW }, () => {
   });
 
   it('refuses to run agent turns with no database connection to spare for them, before connecting to anything', async () => {
-    const crowded = { ...envFor(env.config), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', AGENT_TURN_CONCURRENCY: '10', DATABASE_POOL_MAX: '10' };
+    const crowded = {
+      ...envFor(env.config),
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x',
+      AGENT_TURN_CONCURRENCY: '10',
+      DATABASE_POOL_MAX: '10',
+    };
     const out = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'agent-turns,maintenance'], crowded);
     expect(out.code).toBe(1);
     expect(out.stderr.trim()).toBe(
       'AGENT_TURN_CONCURRENCY (10) must be below DATABASE_POOL_MAX (10): each running turn holds a database connection and its tools borrow more',
     );
     // The API and the other pools hold no connection per turn: the same settings start them.
-    expect(() => checkPoolConfig(configWith({ AGENT_TURN_CONCURRENCY: '10', DATABASE_POOL_MAX: '10' }), ['maintenance', 'webhook-events'])).not.toThrow();
+    expect(() =>
+      checkPoolConfig(configWith({ AGENT_TURN_CONCURRENCY: '10', DATABASE_POOL_MAX: '10' }), ['maintenance', 'webhook-events']),
+    ).not.toThrow();
   });
 
   it('prints that the API listens and the pools run at once, while the process runs and before anything else happens', async () => {
@@ -114,7 +127,11 @@ describe('process start-up', { timeout: SLOW }, () => {
   });
 
   it('keeps a line logged just before a kill -9: a job failure, before the worker runs its next job', async () => {
-    const proc = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info', AGENT_TURN_CONCURRENCY: '1' });
+    const proc = startService(['workers', '--pools', 'agent-turns'], {
+      ...envFor(env.config),
+      LOG_LEVEL: 'info',
+      AGENT_TURN_CONCURRENCY: '1',
+    });
     try {
       // One job slot: the worker logs the first job's failure before it takes the next job.
       await env.rt.queues.get('agent-turns')!.add('agent.turn', { accountId: 42 }, { jobId: 'bad-payload', attempts: 1 });
@@ -122,10 +139,14 @@ describe('process start-up', { timeout: SLOW }, () => {
       const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'what is waiting' });
       expect(sent.status).toBe(202);
       const requestId = sent.body.requestId as string;
-      await waitFor(async () => {
-        const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
-        return res.body.message?.status === 'replied';
-      }, 'the second job to run', 60_000);
+      await waitFor(
+        async () => {
+          const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+          return res.body.message?.status === 'replied';
+        },
+        'the second job to run',
+        60_000,
+      );
     } finally {
       proc.child.kill('SIGKILL');
     }

@@ -11,7 +11,6 @@ it.beforeAll(({ agent }) => {
   env = agent;
 });
 
-const running = (m: { status: string }) => m.status === 'running';
 /** A gate on the steps of `accountId`'s turns; `reached()` once a turn waits at it with its first step. */
 const stepsGate = (accountId: string) =>
   gate(env, 'agent_turn_steps', `EXISTS (SELECT 1 FROM agent_turns t WHERE t.id = NEW.turn_id AND t.account_id = ${lit(accountId)})`);
@@ -105,13 +104,27 @@ describe('interrupt: false', () => {
       await steps.reached();
       const held = await env.send(token, { text: 'are you done?', interrupt: false });
       expect(held.status).toBe(202);
-      expect(held.body).toMatchObject({ requestId: a.body.requestId, deduplicated: false, notSent: true, message: { requestId: a.body.requestId, text: 'working on it' } });
+      expect(held.body).toMatchObject({
+        requestId: a.body.requestId,
+        deduplicated: false,
+        notSent: true,
+        message: { requestId: a.body.requestId, text: 'working on it' },
+      });
       const tooLong = await env.send(token, { text: 'x'.repeat(4_001), interrupt: false });
       expect(tooLong.status).toBe(409);
-      expect(tooLong.body).toMatchObject({ error: 'rejected', notSent: true, requestId: a.body.requestId, message: { requestId: a.body.requestId } });
+      expect(tooLong.body).toMatchObject({
+        error: 'rejected',
+        notSent: true,
+        requestId: a.body.requestId,
+        message: { requestId: a.body.requestId },
+      });
       const badWait = await env.send(token, { text: 'x', interrupt: false, waitSeconds: 500 });
       expect(badWait.status).toBe(400);
-      expect(badWait.body).toMatchObject({ error: 'waitSeconds must be an integer from 0 to 120', notSent: true, requestId: a.body.requestId });
+      expect(badWait.body).toMatchObject({
+        error: 'waitSeconds must be an integer from 0 to 120',
+        notSent: true,
+        requestId: a.body.requestId,
+      });
       expect(await env.rt.db('agent_turns').where({ account_id: accountId })).toHaveLength(1);
       await steps.open();
       // The running turn was not interrupted.

@@ -1,13 +1,15 @@
 import { describe, expect } from 'vitest';
 import { killTurnBusSubscriber } from '../helpers/agent.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
 
 // A running turn learns of a later message from the Redis cancel notice; it reads the interrupt flag
 // from Postgres only while that notice could have been missed. This file breaks the subscription.
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
-it.override('options', ({ llm }) => agentOptions({ AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_TIMEOUT_MS: '10000', LLM_MAX_RETRIES: '0' }));
+it.override('options', ({ llm }) =>
+  agentOptions({ AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_TIMEOUT_MS: '10000', LLM_MAX_RETRIES: '0' }),
+);
 it.beforeAll(({ agent, llm: llmFixture }) => {
   env = agent;
   llm = llmFixture;

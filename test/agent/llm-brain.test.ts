@@ -1,23 +1,25 @@
 import { beforeEach, describe, expect } from 'vitest';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
 
 /** How late the slow model answers: well past LLM_TIMEOUT_MS. */
 const SLOW_MS = 10_000;
 
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
-it.override('options', ({ llm }) => agentOptions({
-  AGENT_BRAIN: 'llm',
-  LLM_BASE_URL: llm.baseUrl,
-  LLM_API_KEY: 'sk-test',
-  LLM_MODEL: 'test-model',
-  // Long enough that a prompt answer is never cut off on a loaded machine; the slow model answers far later still.
-  LLM_TIMEOUT_MS: '1500',
-  LLM_MAX_RETRIES: '2',
-  LLM_BACKOFF_MS: '20',
-}));
+it.override('options', ({ llm }) =>
+  agentOptions({
+    AGENT_BRAIN: 'llm',
+    LLM_BASE_URL: llm.baseUrl,
+    LLM_API_KEY: 'sk-test',
+    LLM_MODEL: 'test-model',
+    // Long enough that a prompt answer is never cut off on a loaded machine; the slow model answers far later still.
+    LLM_TIMEOUT_MS: '1500',
+    LLM_MAX_RETRIES: '2',
+    LLM_BACKOFF_MS: '20',
+  }),
+);
 it.beforeAll(({ agent, llm: llmFixture }) => {
   env = agent;
   llm = llmFixture;
@@ -45,9 +47,13 @@ describe('llm brain', () => {
       expect.arrayContaining(['reply', 'create_card', 'ship', 'upsert_lead', 'propose_workflow', 'remember', 'block']),
     );
     // The ship tool says what can ship on this account now, as the channel registry answers it.
-    const ship = (first!.body.tools as unknown as { function: { name: string; description: string } }[]).find((t) => t.function.name === 'ship')!;
+    const ship = (first!.body.tools as unknown as { function: { name: string; description: string } }[]).find(
+      (t) => t.function.name === 'ship',
+    )!;
     expect(ship.function.description).toContain('Kinds that can ship on this account now: email.');
-    expect(ship.function.description).toContain('network_message (network messages cannot ship: no professional-network connection on this account)');
+    expect(ship.function.description).toContain(
+      'network_message (network messages cannot ship: no professional-network connection on this account)',
+    );
     expect(second!.body.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_a' }] });
     expect(second!.body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_a', content: 'ok: kept in memory' });
   });
@@ -55,7 +61,11 @@ describe('llm brain', () => {
   it('ships only through a card: a send-email tool call becomes a mail_draft card', async () => {
     const { token, accountId } = await env.tenant();
     llm.script(
-      () => ({ body: completion(null, [{ id: 'c1', name: 'ship', args: { work: 'email', title: 'Intro', to: 'a@b.co', subject: 'Hi', body: 'Hello' } }]) }),
+      () => ({
+        body: completion(null, [
+          { id: 'c1', name: 'ship', args: { work: 'email', title: 'Intro', to: 'a@b.co', subject: 'Hi', body: 'Hello' } },
+        ]),
+      }),
       () => ({ body: completion('Drafted; it is in your review queue.') }),
     );
     await env.send(token, { text: 'email a@b.co', waitSeconds: 10 });
@@ -66,7 +76,15 @@ describe('llm brain', () => {
   it('tells the model that work with no connection on the account waits as a card and cannot ship', async () => {
     const { token, accountId } = await env.tenant();
     llm.script(
-      () => ({ body: completion(null, [{ id: 'n1', name: 'ship', args: { work: 'network_message', title: 'Note to Lee', to: 'https://www.linkedin.com/in/lee', body: 'Hi Lee' } }]) }),
+      () => ({
+        body: completion(null, [
+          {
+            id: 'n1',
+            name: 'ship',
+            args: { work: 'network_message', title: 'Note to Lee', to: 'https://www.linkedin.com/in/lee', body: 'Hi Lee' },
+          },
+        ]),
+      }),
       () => ({ body: completion('It waits in your queue.') }),
     );
     await env.send(token, { text: 'message Lee', waitSeconds: 10 });

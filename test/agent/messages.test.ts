@@ -54,7 +54,9 @@ describe('POST /agent/messages', () => {
     }
     expect((await env.send(token, { text: 'x', interrupt: 'no' })).body).toEqual({ error: 'interrupt must be true or false' });
     expect((await env.send(token, { text: 'x', queue: 1 })).body).toEqual({ error: 'queue must be true or false' });
-    expect((await env.send(token, { text: 'x', queue: true, interrupt: true })).body).toEqual({ error: 'queue cannot be combined with interrupt' });
+    expect((await env.send(token, { text: 'x', queue: true, interrupt: true })).body).toEqual({
+      error: 'queue cannot be combined with interrupt',
+    });
     expect((await env.send(token, { text: 'x', queue: true, interrupt: false })).status).toBe(400);
   });
 
@@ -109,7 +111,9 @@ describe('GET /agent/messages/{requestId}', () => {
     const res = await env.send(token, { text: 'hi', waitSeconds: 10 });
     const id = res.body.requestId as string;
     const base = Date.now();
-    await env.rt.db('agent_replies').insert(Array.from({ length: 6 }, (_, i) => ({ turn_id: id, account_id: accountId, text: `extra ${i}`, at: base + i })));
+    await env.rt
+      .db('agent_replies')
+      .insert(Array.from({ length: 6 }, (_, i) => ({ turn_id: id, account_id: accountId, text: `extra ${i}`, at: base + i })));
     const got = await env.api().get(`/api/v1/agent/messages/${id}`).set('Authorization', `Bearer ${token}`);
     const { message } = GetMessageResponse.parse(got.body);
     expect(message.replies.map((r) => r.text)).toEqual(['extra 1', 'extra 2', 'extra 3', 'extra 4', 'extra 5']);
@@ -123,7 +127,11 @@ describe('GET /agent/messages/{requestId}', () => {
     expect((await get(a.token, 'req_nope')).status).toBe(404);
     expect((await get(b.token, sent.body.requestId)).body).toEqual({ error: 'not found' });
     const { mintToken } = await import('../../src/tokens/tokens.service.js');
-    const colleague = await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'colleague', scopes: ['agent:message'] });
+    const colleague = await mintToken(env.rt.db, env.config.tokenPrefix, {
+      accountId: a.accountId,
+      label: 'colleague',
+      scopes: ['agent:message'],
+    });
     expect((await get(colleague.token, sent.body.requestId)).status).toBe(404);
     const { startTurn } = await import('../../src/agent/agent.service.js');
     const dashboard = await startTurn(env.rt, { accountId: a.accountId, kind: 'message', origin: 'dashboard', text: 'from the dashboard' });

@@ -33,14 +33,16 @@ describe('offline brain', () => {
     expect(card).toMatchObject({ sourceType: 'mail_draft', status: 'pending', primaryLabel: 'Send' });
     expect(card?.actions).toContain('send');
     expect(card?.payload).toMatchObject({ to: 'jane.doe@example.com', draft: { subject: 'Our new pricing' } });
-    expect(String((card?.payload.draft as { body: string }).body)).toContain('our new pricing');
+    expect(String((card!.payload.draft as { body: string }).body)).toContain('our new pricing');
   });
 
   it('drafts nothing to a blocked address or domain, and says so', async () => {
     const { token, accountId } = await env.tenant();
     await say(token, 'block rival.example');
     const m = await say(token, 'draft an email to ceo@rival.example about a partnership');
-    expect(m.replies.map((r) => r.text)).toEqual(['I drafted nothing: ceo@rival.example is on the block list, so nothing was drafted to it.']);
+    expect(m.replies.map((r) => r.text)).toEqual([
+      'I drafted nothing: ceo@rival.example is on the block list, so nothing was drafted to it.',
+    ]);
     const cards = await env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
     expect(cards).toEqual([]);
   });

@@ -16,7 +16,14 @@ const subscribed = () => waitFor(async () => bus().mark() >= 0, 'turn bus subscr
 describe('turn bus', () => {
   it('carries the finished message on the done notice, and a bare id from expiry and recovery', async () => {
     await subscribed();
-    const view: MessageView = { requestId: 'req_bus1', status: 'replied', text: 'hi', sentAt: 1, replies: [{ text: 'hello', at: 2 }], interrupted: false };
+    const view: MessageView = {
+      requestId: 'req_bus1',
+      status: 'replied',
+      text: 'hi',
+      sentAt: 1,
+      replies: [{ text: 'hello', at: 2 }],
+      interrupted: false,
+    };
     const heard: [string, MessageView | null][] = [];
     const off = bus().onDone('req_bus1', (id, v) => heard.push([id, v]));
     await publishFinished(env.rt.redis, env.config, view);

@@ -25,8 +25,13 @@ const turnRow = (id: string) => env.rt.db('agent_turns').where({ id }).first();
 
 /** A message turn left `running` by a worker that died, as its `attempts`-th claim. */
 async function orphan(accountId: string, tokenId: string, attempts: number, extra: Record<string, unknown> = {}) {
-  const { turn } = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'hello there' }));
-  await env.rt.db('agent_turns').where({ id: turn.id }).update({ status: 'running', started_at: Date.now(), attempts, runner: 'dead-worker', ...extra });
+  const { turn } = await env.rt.db.transaction((trx) =>
+    recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'hello there' }),
+  );
+  await env.rt
+    .db('agent_turns')
+    .where({ id: turn.id })
+    .update({ status: 'running', started_at: Date.now(), attempts, runner: 'dead-worker', ...extra });
   return turn.id;
 }
 
@@ -77,7 +82,9 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
     expect(await status(a.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
     const b = await env.tenant();
-    await env.rt.db.transaction((trx) => buildTurn(trx, env.config, b.accountId, { kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }));
+    await env.rt.db.transaction((trx) =>
+      buildTurn(trx, env.config, b.accountId, { kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }),
+    );
     expect(await status(b.token)).toMatchObject({ running: true });
 
     // Requeued by recovery (status queued again, first start kept): started, not finished.
@@ -89,7 +96,9 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
 
   it('says running: false for a wake that is not due yet, and once the work is done', async () => {
     const { accountId, token } = await env.tenant();
-    await env.rt.db.transaction((trx) => buildTurn(trx, env.config, accountId, { kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }));
+    await env.rt.db.transaction((trx) =>
+      buildTurn(trx, env.config, accountId, { kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }),
+    );
     expect(await status(token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
     const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'hello' });
     await drainAccount(env.rt, accountId, log);

@@ -35,7 +35,8 @@ const BOTH_POOLS = ['agent-turns', 'webhook-events'];
 
 const holdOnce = (table: string, timing: 'BEFORE' | 'AFTER', condition: string) => holdIn(env, table, timing, condition);
 const turnRow = (id: string) => env.rt.db('agent_turns').where({ id }).first();
-const finished = (id: string) => waitFor(async () => ['replied', 'failed'].includes((await turnRow(id)).status), `turn ${id} finished`, 60_000);
+const finished = (id: string) =>
+  waitFor(async () => ['replied', 'failed'].includes((await turnRow(id)).status), `turn ${id} finished`, 60_000);
 const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body);
 
 async function statusRunning(token: string): Promise<boolean> {
@@ -59,7 +60,9 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
     expect(res.body.message).toMatchObject({ status: 'replied', interrupted: false });
     expect(res.body.message.failure).toBeUndefined();
-    expect(res.body.message.replies).toEqual([{ text: expect.stringMatching(/^I drafted an email to held@acme\.test about pricing/), at: expect.any(Number) }]);
+    expect(res.body.message.replies).toEqual([
+      { text: expect.stringMatching(/^I drafted an email to held@acme\.test about pricing/), at: expect.any(Number) },
+    ]);
     expect(await env.rt.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
     expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 2 });
     expect(await statusRunning(token)).toBe(false);
@@ -71,7 +74,11 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
 
   it("a message: killed while the draft's step record is written, after its card → replied, one draft", async () => {
     await draftAfterKill((accountId) =>
-      holdOnce('agent_turn_steps', 'BEFORE', `NEW.result->>'name' = 'ship' AND EXISTS (SELECT 1 FROM agent_turns WHERE id = NEW.turn_id AND account_id = ${lit(accountId)})`),
+      holdOnce(
+        'agent_turn_steps',
+        'BEFORE',
+        `NEW.result->>'name' = 'ship' AND EXISTS (SELECT 1 FROM agent_turns WHERE id = NEW.turn_id AND account_id = ${lit(accountId)})`,
+      ),
     );
   }, 180_000);
 
@@ -91,7 +98,10 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     await finished(requestId);
     expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 2 });
     const bubbles = await env.rt.db('agent_replies').where({ turn_id: requestId }).orderBy('id');
-    expect(bubbles.map((b) => b.text)).toEqual([expect.stringMatching(/^Got it: "hello there"/), expect.stringMatching(/^I am running offline/)]);
+    expect(bubbles.map((b) => b.text)).toEqual([
+      expect.stringMatching(/^Got it: "hello there"/),
+      expect.stringMatching(/^I am running offline/),
+    ]);
     // The account is free again: the next message runs.
     const next = await send(token, { text: 'again', waitSeconds: 30 });
     expect(next.body.message.status).toBe('replied');
@@ -116,13 +126,18 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     const leads = await env.rt.db('leads').where({ account_id: accountId });
     expect(leads.map((l) => l.domain)).toEqual(['held-corp.test']);
     expect(await env.rt.db('lead_research').where({ lead_id: leads[0].id })).toHaveLength(1);
-    expect(await env.rt.db('review_cards').where({ account_id: accountId, turn_id: delivery.turn_id })).toMatchObject([{ source_type: 'mail_draft' }]);
+    expect(await env.rt.db('review_cards').where({ account_id: accountId, turn_id: delivery.turn_id })).toMatchObject([
+      { source_type: 'mail_draft' },
+    ]);
     expect(await env.rt.db('agent_replies').where({ turn_id: delivery.turn_id })).toHaveLength(1);
     const steps = await env.rt.db('agent_turn_steps').where({ turn_id: delivery.turn_id }).orderBy('idx');
     expect(steps.map((s) => s.result.name)).toEqual(['upsert_lead', 'ship', 'reply']);
     // The delivery log names the lead the first attempt made: the resumed turn keeps its first start.
     const [logged] = await listDeliveries(env.rt.db, hook.hookId, 10);
-    expect(logged).toMatchObject({ outcome: 'Accepted', agent: { made: 'card', turn: 'replied', lead: { domain: 'held-corp.test' }, card: { sourceType: 'mail_draft' } } });
+    expect(logged).toMatchObject({
+      outcome: 'Accepted',
+      agent: { made: 'card', turn: 'replied', lead: { domain: 'held-corp.test' }, card: { sourceType: 'mail_draft' } },
+    });
   }, 180_000);
 
   it('the llm brain: the resumed turn replays the recorded round, runs only its unrecorded call, and asks the model only for the next round', async () => {
@@ -156,7 +171,9 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
       expect(resumed.filter((m) => m.role === 'assistant' && m.tool_calls?.length)).toHaveLength(1);
       expect(resumed.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['c_lead', 'c_ship']);
       const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
-      expect(res.body.message.replies.map((r: { text: string }) => r.text)).toEqual(['Recorded the lead and drafted an intro; it waits in your review queue.']);
+      expect(res.body.message.replies.map((r: { text: string }) => r.text)).toEqual([
+        'Recorded the lead and drafted an intro; it waits in your review queue.',
+      ]);
     } finally {
       await llm.close();
     }

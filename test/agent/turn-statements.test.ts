@@ -19,7 +19,9 @@ describe('turn statements', () => {
     expect(res.status).toBe(200);
     // Written with the message as 202; the request waited and answered 200, so the row says 200.
     const audit = await env.rt.db('audit_log').where({ account_id: accountId, target_id: res.body.requestId });
-    expect(audit).toMatchObject([{ actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 200 }]);
+    expect(audit).toMatchObject([
+      { actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 200 },
+    ]);
     const state = await env.rt.db('agent_state').where({ account_id: accountId }).first();
     expect(Number(state.last_turn_at)).toBeGreaterThan(0);
     expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));
@@ -52,8 +54,20 @@ describe('turn statements', () => {
     const other = await env.tenant();
     const [mine, theirs] = await Promise.all(
       [accountId, other.accountId].map((id) =>
-        env.rt.db('agent_turns')
-          .insert({ id: `req_run_${id}`, account_id: id, kind: 'message', origin: 'dashboard', text: 'x', mode: 'interrupt', status: 'running', created_at: 1, not_before: 1, started_at: Date.now() })
+        env.rt
+          .db('agent_turns')
+          .insert({
+            id: `req_run_${id}`,
+            account_id: id,
+            kind: 'message',
+            origin: 'dashboard',
+            text: 'x',
+            mode: 'interrupt',
+            status: 'running',
+            created_at: 1,
+            not_before: 1,
+            started_at: Date.now(),
+          })
           .returning('id'),
       ),
     );
@@ -98,7 +112,12 @@ describe('turn statements', () => {
     // Hold all three connections of the pool at once, so each one is asked.
     const settings = await env.rt.db.transaction(async (a) =>
       env.rt.db.transaction(async (b) =>
-        Promise.all([a, b, env.rt.db].map(async (q) => ((await q.raw('SHOW synchronous_commit')) as { rows: { synchronous_commit: string }[] }).rows[0]!.synchronous_commit)),
+        Promise.all(
+          [a, b, env.rt.db].map(
+            async (q) =>
+              ((await q.raw('SHOW synchronous_commit')) as { rows: { synchronous_commit: string }[] }).rows[0]!.synchronous_commit,
+          ),
+        ),
       ),
     );
     expect(settings).toEqual(['on', 'on', 'on']);

@@ -30,10 +30,14 @@ describe('agent-turns across worker processes', () => {
     for (let i = 0; i < 4; i++) {
       for (const t of tenants) sent.push((await send(t.token, { text: `job ${i}`, queue: true })).body.requestId);
     }
-    await waitFor(async () => {
-      const rows = await env.rt.db('agent_turns').whereIn('id', sent).whereIn('status', ['replied', 'failed']);
-      return rows.length === sent.length;
-    }, 'all turns finished', 60_000);
+    await waitFor(
+      async () => {
+        const rows = await env.rt.db('agent_turns').whereIn('id', sent).whereIn('status', ['replied', 'failed']);
+        return rows.length === sent.length;
+      },
+      'all turns finished',
+      60_000,
+    );
     const rows = await env.rt.db('agent_turns').whereIn('id', sent).orderBy('started_at');
     expect(rows.every((r) => r.status === 'replied')).toBe(true);
     for (const t of tenants) {

@@ -120,4 +120,3 @@ describe('remembered tokens', () => {
     });
   });
 });
-

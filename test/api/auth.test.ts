@@ -22,20 +22,35 @@ describe('authentication', () => {
   });
 
   it('answers 401 for a malformed header (wrong scheme, extra words, empty token)', async () => {
-    for (const header of ['Basic abc', 'Bearer', 'Bearer a b', 'bearer ' + generateToken('gat'), 'Token x']) {
+    for (const header of ['Basic abc', 'Bearer', 'Bearer a b', `bearer ${generateToken('gat')}`, 'Token x']) {
       expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', header));
     }
   });
 
   it('answers 401 for a well-formed token that was never minted', async () => {
-    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${generateToken('gat')}`));
+    expectUnauthorized(
+      await env
+        .api()
+        .get('/api/v1/me')
+        .set('Authorization', `Bearer ${generateToken('gat')}`),
+    );
   });
 
   it('answers 401 for a token whose checksum is wrong (a typo) or that is truncated', async () => {
     const { token } = await env.tenant();
     const last = token.at(-1) === 'a' ? 'b' : 'a';
-    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token.slice(0, -1)}${last}`));
-    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token.slice(0, -3)}`));
+    expectUnauthorized(
+      await env
+        .api()
+        .get('/api/v1/me')
+        .set('Authorization', `Bearer ${token.slice(0, -1)}${last}`),
+    );
+    expectUnauthorized(
+      await env
+        .api()
+        .get('/api/v1/me')
+        .set('Authorization', `Bearer ${token.slice(0, -3)}`),
+    );
   });
 
   it('answers 401 on the very next call after the token is revoked', async () => {

@@ -111,12 +111,16 @@ describe('Bull Board login limit', () => {
   });
 
   it('counts a burst of wrong logins sent at once: three answer 401, the rest 429, and the right password then 429', async () => {
-    const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => call(i % 2 ? portA : portB, '127.0.0.7', '/admin/queues', { auth: basic('ops', `burst-${i}`) })));
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call(i % 2 ? portA : portB, '127.0.0.7', '/admin/queues', { auth: basic('ops', `burst-${i}`) })),
+    );
     expect(burst.filter((r) => r.status === 401)).toHaveLength(3);
     expect(burst.filter((r) => r.status === 429)).toHaveLength(9);
     expect((await call(portA, '127.0.0.7', '/admin/queues', { auth: GOOD })).status).toBe(429);
     // Past the limit the refusals write no more log lines.
-    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'bull board login refused' && l.address === '127.0.0.7');
+    const logged = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'bull board login refused' && l.address === '127.0.0.7');
     expect(logged).toHaveLength(3);
   });
 
@@ -131,7 +135,12 @@ describe('Bull Board is read-only by default', () => {
 
   it('refuses retry, promote, clean, edit, add, empty, pause and obliterate, and Redis is unchanged', async () => {
     const queue = env.rt.queues.get('card-timers')!;
-    const id = await enqueue(env.rt.queues, cardWake, { accountId: 'acc_ro', cardId: 'card_ro', until: Date.now() + 3_600_000 }, { delay: 3_600_000 });
+    const id = await enqueue(
+      env.rt.queues,
+      cardWake,
+      { accountId: 'acc_ro', cardId: 'card_ro', until: Date.now() + 3_600_000 },
+      { delay: 3_600_000 },
+    );
     const counts = await queue.getJobCounts();
     const listed = await call(portA, from, '/admin/queues/api/queues', { auth: GOOD });
     expect((JSON.parse(listed.text).queues as Array<{ readOnlyMode: boolean }>).every((q) => q.readOnlyMode)).toBe(true);
@@ -167,10 +176,18 @@ describe('Bull Board is read-only by default', () => {
   });
 
   it('lets an operator who set ADMIN_READ_ONLY=false promote a job', async () => {
-    const rt = createDeps(configWith({ ...ADMIN, DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ADMIN_READ_ONLY: 'false' }), createLogger('silent'));
+    const rt = createDeps(
+      configWith({ ...ADMIN, DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ADMIN_READ_ONLY: 'false' }),
+      createLogger('silent'),
+    );
     try {
       const port = await serve(createApp(rt));
-      const id = await enqueue(rt.queues, cardWake, { accountId: 'acc_rw', cardId: 'card_rw', until: Date.now() + 3_600_000 }, { delay: 3_600_000 });
+      const id = await enqueue(
+        rt.queues,
+        cardWake,
+        { accountId: 'acc_rw', cardId: 'card_rw', until: Date.now() + 3_600_000 },
+        { delay: 3_600_000 },
+      );
       const res = await call(port, from, `/admin/queues/api/queues/card-timers/${id}/promote`, { auth: GOOD, method: 'PUT' });
       expect(res.status).toBe(204);
       expect(await (await rt.queues.get('card-timers')!.getJob(id))!.getState()).toBe('waiting');

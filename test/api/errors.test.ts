@@ -47,14 +47,22 @@ describe('error shape', () => {
 
   it('answers 413 for a JSON body over 1 MB, and 401 without reading it when the caller is unknown', async () => {
     const big = JSON.stringify({ note: 'x'.repeat(1024 * 1024) });
-    const tooLarge = await request(env.app).post('/api/v1/_test/write').set('Authorization', auth()).set('Content-Type', 'application/json').send(big);
+    const tooLarge = await request(env.app)
+      .post('/api/v1/_test/write')
+      .set('Authorization', auth())
+      .set('Content-Type', 'application/json')
+      .send(big);
     expectErrorShape(tooLarge, 413, 'body is too large');
     const stranger = await request(env.app).post('/api/v1/_test/write').set('Content-Type', 'application/json').send(big);
     expectErrorShape(stranger, 401, 'unauthorized');
   });
 
   it('names the field and the rule in every 400', async () => {
-    const post = (body: unknown) => request(env.app).post('/api/v1/_test/write').set('Authorization', auth()).send(body as object);
+    const post = (body: unknown) =>
+      request(env.app)
+        .post('/api/v1/_test/write')
+        .set('Authorization', auth())
+        .send(body as object);
     expectErrorShape(await post({}), 400, 'note is required');
     expectErrorShape(await post({ note: 5 }), 400, 'note must be a string');
     expectErrorShape(await post({ note: 'x'.repeat(11) }), 400, 'note must be at most 10 characters');
@@ -78,7 +86,10 @@ describe('error shape', () => {
   });
 
   it('answers 503 temporarily unavailable with Retry-After when Postgres cannot be reached', async () => {
-    const rt = createDeps(configWith({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
+    const rt = createDeps(
+      configWith({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', QUEUE_PREFIX: env.config.queuePrefix }),
+      createLogger('silent'),
+    );
     try {
       const res = await request(createApp(rt, routes)).get('/api/v1/me').set('Authorization', auth());
       expectErrorShape(res, 503, 'temporarily unavailable');
@@ -89,7 +100,10 @@ describe('error shape', () => {
   });
 
   it('sends no CORS headers, not even to a preflight', async () => {
-    const res = await request(env.app).options('/api/v1/me').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'GET');
+    const res = await request(env.app)
+      .options('/api/v1/me')
+      .set('Origin', 'https://evil.example')
+      .set('Access-Control-Request-Method', 'GET');
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     expect(res.headers['access-control-allow-methods']).toBeUndefined();
   });

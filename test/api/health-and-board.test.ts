@@ -59,7 +59,10 @@ describe('Bull Board at /admin/queues', () => {
   });
 
   it('is not mounted when ADMIN_USER and ADMIN_PASSWORD are unset', async () => {
-    const rt = createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
+    const rt = createDeps(
+      configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix }),
+      createLogger('silent'),
+    );
     try {
       const res = await request(createApp(rt)).get('/admin/queues');
       expect(res.status).toBe(404);

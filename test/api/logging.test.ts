@@ -54,14 +54,24 @@ describe('the stdout log destination', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'gas-log-'));
     const file = path.join(dir, 'out.log');
     const fd = openSync(file, 'w');
-    return { logger: createLogger('info', batchedDestination(fd)), read: () => readFileSync(file, 'utf8'), done: () => (closeSync(fd), rmSync(dir, { recursive: true })) };
+    return {
+      logger: createLogger('info', batchedDestination(fd)),
+      read: () => readFileSync(file, 'utf8'),
+      done: () => {
+        closeSync(fd);
+        rmSync(dir, { recursive: true });
+      },
+    };
   }
 
   it('writes a warn line, and the lines batched before it, before the call returns', () => {
     const { logger, read, done } = fileLogger();
     logger.info('request one');
     logger.warn('something is wrong');
-    const lines = read().trim().split('\n').map((l) => JSON.parse(l).msg);
+    const lines = read()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).msg);
     expect(lines).toEqual(['request one', 'something is wrong']);
     logger.error('worse');
     expect(read()).toContain('"msg":"worse"');

@@ -9,7 +9,9 @@ it.beforeAll(({ agent }) => {
 });
 
 const auditOf = async (accountId: string, targetId: string) =>
-  (await listAudit(env.rt.db, accountId, 50)).filter((e) => e.targetId === targetId).map((e) => ({ route: e.route, method: e.method, status: e.status }));
+  (await listAudit(env.rt.db, accountId, 50))
+    .filter((e) => e.targetId === targetId)
+    .map((e) => ({ route: e.route, method: e.method, status: e.status }));
 
 describe('the audit row of POST /agent/messages', () => {
   it('says 200 when the request waited and answered 200', async () => {

@@ -151,7 +151,11 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
     const marked = lines.flatMap((l, i) => (l.includes('// wrong') ? [i + 1] : []));
     expect(marked).toHaveLength(7);
     const found = diagnosticsOf('wrong.ts');
-    for (const line of marked) expect(found.filter((d) => d.line === line), lines[line - 1]).not.toEqual([]);
+    for (const line of marked)
+      expect(
+        found.filter((d) => d.line === line),
+        lines[line - 1],
+      ).not.toEqual([]);
     // Nothing else in the file is wrong: the diagnostics are the marked calls'.
     expect(found.filter((d) => !marked.includes(d.line))).toEqual([]);
   });

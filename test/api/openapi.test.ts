@@ -63,15 +63,23 @@ describe('GET /openapi.json', () => {
     expect(required('/api/webhook/hook/{hookToken}')).toBe(true);
     expect(required('/api/v1/review/{id}/send')).toBe(false);
     expect(required('/api/v1/review/{id}/dismiss')).toBe(false);
-    expect(body.paths['/api/v1/agent/messages'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AgentMessageRequest' });
-    expect(body.components.schemas.AgentMessageRequest).toMatchObject({ type: 'object', required: ['text'], properties: { waitSeconds: { type: 'integer', minimum: 0, maximum: 120 } } });
+    expect(body.paths['/api/v1/agent/messages'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/AgentMessageRequest',
+    });
+    expect(body.components.schemas.AgentMessageRequest).toMatchObject({
+      type: 'object',
+      required: ['text'],
+      properties: { waitSeconds: { type: 'integer', minimum: 0, maximum: 120 } },
+    });
   });
 
-  it('makes a lead contact\'s fields nullable, not the contact itself (a lead\'s `contact` may be null)', async () => {
+  it("makes a lead contact's fields nullable, not the contact itself (a lead's `contact` may be null)", async () => {
     const { body } = await env.api().get('/openapi.json');
     expect(body.components.schemas.LeadContact.type).toBe('object');
     expect(body.components.schemas.LeadContact.properties.email).toEqual({ type: ['string', 'null'] });
-    expect(body.components.schemas.LeadListItem.properties.contact).toEqual({ anyOf: [{ $ref: '#/components/schemas/LeadContact' }, { type: 'null' }] });
+    expect(body.components.schemas.LeadListItem.properties.contact).toEqual({
+      anyOf: [{ $ref: '#/components/schemas/LeadContact' }, { type: 'null' }],
+    });
     expect(body.components.schemas.LeadDetail.properties.contacts.items).toEqual({ $ref: '#/components/schemas/LeadContact' });
   });
 

@@ -53,14 +53,17 @@ describe('rate limits', () => {
     // same account empty the account bucket (burst 5), so the limiter refuses that GET.
     const a = await env.tenant();
     await buildCard(env.rt.db, a.accountId, 'approval');
-    const minted = async () => (await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'other', scopes: ['review:read'] })).token;
+    const minted = async () =>
+      (await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'other', scopes: ['review:read'] })).token;
     const [b, c] = [await minted(), await minted()];
     const review = (token: string) => env.api().get('/api/v1/review').set('Authorization', `Bearer ${token}`);
     const first = await review(a.token);
     expect(first.status).toBe(200);
     expect(first.body.items).toHaveLength(1);
     expect(Number(first.headers['ratelimit-remaining'])).toBeGreaterThanOrEqual(1);
-    expect([(await review(b)).status, (await review(b)).status, (await review(b)).status, (await review(c)).status]).toEqual([200, 200, 200, 200]);
+    expect([(await review(b)).status, (await review(b)).status, (await review(b)).status, (await review(c)).status]).toEqual([
+      200, 200, 200, 200,
+    ]);
     // A due snoozed card: an admitted GET /review wakes it, so the refused one must not.
     const due = await buildCard(env.rt.db, a.accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
     const cards = await holdTable(env.rt.db, 'review_cards');
@@ -131,7 +134,11 @@ describe('rate limits', () => {
 
   it('with Redis unreachable, answers a write 503 temporarily unavailable and still serves a read', async () => {
     const { token } = await env.tenant();
-    const config = configWith({ DATABASE_URL: env.config.databaseUrl, REDIS_URL: 'redis://127.0.0.1:1', QUEUE_PREFIX: env.config.queuePrefix });
+    const config = configWith({
+      DATABASE_URL: env.config.databaseUrl,
+      REDIS_URL: 'redis://127.0.0.1:1',
+      QUEUE_PREFIX: env.config.queuePrefix,
+    });
     const rt = createDeps(config, createLogger('silent'));
     try {
       const app = createApp(rt, [...routes, ...fixtureRoutes]);

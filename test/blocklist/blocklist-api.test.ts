@@ -1,6 +1,5 @@
 import { describe, expect } from 'vitest';
 import { BlocklistAddResponse, BlocklistPage } from '../../api/routes/blocklist.schemas.js';
-import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { addToBlocklist, isBlocked, refuseIfBlocked } from '../../src/blocklist/blocklist.service.js';
 import { recordOptOut } from '../../src/blocklist/opt-out.js';
 import { envFor, adminCall } from '../helpers/env.js';
@@ -27,7 +26,10 @@ describe('POST /blocklist', () => {
     const first = await add(token, list);
     expect(first.status).toBe(200);
     expect(BlocklistAddResponse.parse(first.body)).toEqual({ added: 500, existing: 0, invalid: [] });
-    const again = await add(token, list.map((v) => v.toUpperCase()));
+    const again = await add(
+      token,
+      list.map((v) => v.toUpperCase()),
+    );
     expect(again.body).toEqual({ added: 0, existing: 500, invalid: [] });
     const count = await env.rt.db('blocklist_entries').where({ account_id: accountId }).count<{ n: string }[]>('* as n');
     expect(Number(count[0]!.n)).toBe(500);
@@ -45,14 +47,25 @@ describe('POST /blocklist', () => {
 
   it('answers 400 naming entries when a call carries 501', async () => {
     const { token } = await env.tenant();
-    const res = await add(token, Array.from({ length: 501 }, (_, i) => `d${i}.com`));
+    const res = await add(
+      token,
+      Array.from({ length: 501 }, (_, i) => `d${i}.com`),
+    );
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'entries must have at most 500 items' });
   });
 
   it('folds spellings of one value together and lists unreadable strings in invalid', async () => {
     const { token } = await env.tenant();
-    const res = await add(token, ['Acme.com.', 'www.acme.com', 'mailto:Jane@Acme.com', { value: 'jane@acme.com', reason: 'asked' }, 'nope', 'nope', 'https://linkedin.com/in/Jane/']);
+    const res = await add(token, [
+      'Acme.com.',
+      'www.acme.com',
+      'mailto:Jane@Acme.com',
+      { value: 'jane@acme.com', reason: 'asked' },
+      'nope',
+      'nope',
+      'https://linkedin.com/in/Jane/',
+    ]);
     expect(res.body).toEqual({ added: 3, existing: 2, invalid: ['nope'] });
     const list = BlocklistPage.parse((await env.api().get('/api/v1/blocklist').set(auth(token))).body);
     expect(list.entries.map((e) => [e.kind, e.value, e.source]).sort()).toEqual([
@@ -79,7 +92,11 @@ describe('POST /blocklist', () => {
       [{ entries: 'a.com' }, 'entries must be an array'],
     ];
     for (const [body, error] of cases) {
-      const res = await env.api().post('/api/v1/blocklist').set(auth(token)).send(body as object);
+      const res = await env
+        .api()
+        .post('/api/v1/blocklist')
+        .set(auth(token))
+        .send(body as object);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body).toEqual({ error });
     }
@@ -91,7 +108,11 @@ describe('POST /blocklist', () => {
       [{ value: 'a.com', reason: 'r'.repeat(501) }, 'entries.1.reason must be at most 500 characters'],
     ];
     for (const [entry, error] of entryCases) {
-      const bad = await env.api().post('/api/v1/blocklist').set(auth(token)).send({ entries: ['ok.com', entry] });
+      const bad = await env
+        .api()
+        .post('/api/v1/blocklist')
+        .set(auth(token))
+        .send({ entries: ['ok.com', entry] });
       expect(bad.status).toBe(400);
       expect(bad.body).toEqual({ error });
     }
@@ -122,7 +143,11 @@ describe('GET /blocklist', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res = await env.api().get('/api/v1/blocklist').query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(auth(token));
+      const res = await env
+        .api()
+        .get('/api/v1/blocklist')
+        .query({ limit: 3, ...(cursor ? { cursor } : {}) })
+        .set(auth(token));
       expect(res.status).toBe(200);
       const page = BlocklistPage.parse(res.body);
       seen.push(...page.entries.map((e) => e.value));
@@ -218,7 +243,10 @@ describe('recordOptOut', () => {
     const { accountId } = await env.tenant();
     const db = env.rt.db;
     await addToBlocklist(db, accountId, ['bye@acme.com'], 'customer', 'Dana');
-    for (let i = 0; i < 2; i++) expect(await recordOptOut(db, accountId, { address: 'Bye@Acme.com', at: Date.now() - 1000, refId: 'msg-1' })).toEqual({ listed: true });
+    for (let i = 0; i < 2; i++)
+      expect(await recordOptOut(db, accountId, { address: 'Bye@Acme.com', at: Date.now() - 1000, refId: 'msg-1' })).toEqual({
+        listed: true,
+      });
     const rows = await db('blocklist_entries').where({ account_id: accountId });
     expect(rows.map((r) => [r.value, r.source])).toEqual([['bye@acme.com', 'opt_out_reply']]);
     const events = await db('channel_events').where({ account_id: accountId, channel: 'email', type: 'opt_out' });
@@ -230,7 +258,11 @@ describe('admin CLI process', () => {
   it('prints the spec error on stderr and exits 1 when asked to unblock an opt-out', async () => {
     const { accountId } = await env.tenant();
     await addToBlocklist(env.rt.db, accountId, ['gone@cli.com'], 'opt_out_reply', null);
-    const res = await run(TSX, ['bin/admin.ts', 'blocklist', 'remove', '--account', accountId, '--value', 'gone@cli.com'], envFor(env.config));
+    const res = await run(
+      TSX,
+      ['bin/admin.ts', 'blocklist', 'remove', '--account', accountId, '--value', 'gone@cli.com'],
+      envFor(env.config),
+    );
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(JSON.parse(res.stderr.trim())).toEqual({ error: 'this address unsubscribed and cannot be unblocked' });

@@ -33,14 +33,23 @@ describe('configuration', () => {
   it('takes BASE_URL without a trailing slash and enables the board only with both admin variables', () => {
     expect(loadConfig({ BASE_URL: 'https://agent.example.com/' }).baseUrl).toBe('https://agent.example.com');
     expect(loadConfig({ ADMIN_USER: 'ops' }).admin).toBeNull();
-    expect(loadConfig({ ADMIN_USER: 'ops', ADMIN_PASSWORD: 'pw' }).admin).toEqual({ user: 'ops', password: 'pw', readOnly: true, maxFailures: 5, windowSeconds: 900 });
+    expect(loadConfig({ ADMIN_USER: 'ops', ADMIN_PASSWORD: 'pw' }).admin).toEqual({
+      user: 'ops',
+      password: 'pw',
+      readOnly: true,
+      maxFailures: 5,
+      windowSeconds: 900,
+    });
     expect(loadConfig({ ADMIN_USER: 'ops', ADMIN_PASSWORD: 'pw', ADMIN_READ_ONLY: 'false' }).admin?.readOnly).toBe(false);
     expect(() => loadConfig({ ADMIN_READ_ONLY: 'yes' })).toThrow(/ADMIN_READ_ONLY/);
   });
 
   it('keeps finished jobs 1000 / 24 h (completed) and 5000 / 7 d (failed) unless told otherwise', () => {
     expect(loadConfig({}).jobs).toEqual({ keepCompleted: { count: 1000, age: 86_400 }, keepFailed: { count: 5000, age: 604_800 } });
-    expect(loadConfig({ JOBS_KEEP_COMPLETED_COUNT: '0', JOBS_KEEP_FAILED_AGE_SECONDS: '60' }).jobs).toEqual({ keepCompleted: { count: 0, age: 86_400 }, keepFailed: { count: 5000, age: 60 } });
+    expect(loadConfig({ JOBS_KEEP_COMPLETED_COUNT: '0', JOBS_KEEP_FAILED_AGE_SECONDS: '60' }).jobs).toEqual({
+      keepCompleted: { count: 0, age: 86_400 },
+      keepFailed: { count: 5000, age: 60 },
+    });
   });
 
   it('runs 8 card timers, 4 mail sends and 1 maintenance job per worker process unless told otherwise', () => {

@@ -51,7 +51,9 @@ describe('minting and revoking', () => {
     expect(String((refused[0] as PromiseRejectedResult).reason.message)).toMatch(/20 live tokens/);
     const first = (minted[0] as PromiseFulfilledResult<{ tokenId: string }>).value.tokenId;
     await revokeToken(env.rt, first);
-    await expect(mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'after', scopes: [] })).resolves.toMatchObject({ tokenId: expect.any(String) });
+    await expect(mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'after', scopes: [] })).resolves.toMatchObject({
+      tokenId: expect.any(String),
+    });
     const list = await listTokens(env.rt.db, account.id);
     expect(list).toHaveLength(21);
     expect(list.filter((t) => t.revokedAt === null)).toHaveLength(20);

@@ -23,9 +23,17 @@ export interface AgentEnv extends TestEnv {
   /** POST /agent/messages as `token`. */
   send(token: string, body: unknown): ReturnType<ReturnType<TestEnv['api']>['post']>;
   /** GET /agent/messages/{id} body.message, as `token`. */
-  message(token: string, requestId: string): Promise<{ status: string; replies: { text: string; at: number }[]; interrupted: boolean; failure?: string; text: string }>;
+  message(
+    token: string,
+    requestId: string,
+  ): Promise<{ status: string; replies: { text: string; at: number }[]; interrupted: boolean; failure?: string; text: string }>;
   /** Polls GET /agent/messages/{id} until `check` holds. */
-  until(token: string, requestId: string, check: (m: Awaited<ReturnType<AgentEnv['message']>>) => boolean, timeoutMs?: number): Promise<Awaited<ReturnType<AgentEnv['message']>>>;
+  until(
+    token: string,
+    requestId: string,
+    check: (m: Awaited<ReturnType<AgentEnv['message']>>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Awaited<ReturnType<AgentEnv['message']>>>;
 }
 
 /** Options for a file whose agent turns run in-process (the shared fixture's `options`; the `agent` fixture reads them). */
@@ -38,7 +46,12 @@ export function agentWorld(base: TestEnv, running: Pools): AgentEnv {
   const self: AgentEnv = {
     ...base,
     pools: running,
-    send: (token, body) => base.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body as object),
+    send: (token, body) =>
+      base
+        .api()
+        .post('/api/v1/agent/messages')
+        .set('Authorization', `Bearer ${token}`)
+        .send(body as object),
     async message(token, requestId) {
       const res = await base.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
       if (res.status !== 200) throw new Error(`GET message answered ${res.status}`);
@@ -59,7 +72,10 @@ export function agentWorld(base: TestEnv, running: Pools): AgentEnv {
 }
 
 /** A test world with the real agent-turns (and, when asked, maintenance) pool running in this process. */
-export async function setupAgentEnv(env: Record<string, string> = {}, pools: ('agent-turns' | 'maintenance')[] = ['agent-turns']): Promise<AgentEnv> {
+export async function setupAgentEnv(
+  env: Record<string, string> = {},
+  pools: ('agent-turns' | 'maintenance')[] = ['agent-turns'],
+): Promise<AgentEnv> {
   const options = agentOptions(env, pools);
   const base = await setupTestEnv({ env: options.env });
   const running = await startPools(base.rt, options.pools);

@@ -35,7 +35,9 @@ export async function holdOnce(env: Pick<TestEnv, 'rt'>, table: string, timing: 
     /** Resolves once a statement sleeps in the trigger. */
     reached: () =>
       waitFor(
-        async () => (await env.rt.db.raw(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`)).rows.length > 0,
+        async () =>
+          (await env.rt.db.raw(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`)).rows
+            .length > 0,
         `the held insert into ${table}`,
         60_000,
       ),
@@ -86,7 +88,10 @@ export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, c
  * Resolves when a cancel notice for `turnId` is published on the turn bus. A worker's subscriber is
  * sent the same notice by the same PUBLISH, so once this resolves the worker has it too (or is reading it).
  */
-export async function cancelHeard(env: Pick<TestEnv, 'rt' | 'config'>, turnId: string): Promise<{ heard: Promise<void>; close(): Promise<void> }> {
+export async function cancelHeard(
+  env: Pick<TestEnv, 'rt' | 'config'>,
+  turnId: string,
+): Promise<{ heard: Promise<void>; close(): Promise<void> }> {
   const sub = env.rt.redis.duplicate();
   const channel = `${keyspace(env.config.queuePrefix)}:agent:cancel`;
   let resolve!: () => void;

@@ -61,7 +61,13 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
   const database = await createTestDatabase();
   const prefix = `{t${randomBytes(4).toString('hex')}}`;
   // Every success reply is checked against its route's response schema (a mismatch is a 500).
-  const config = configWith({ DATABASE_URL: database.url, QUEUE_PREFIX: prefix, LOG_LEVEL: 'silent', CHECK_RESPONSES: 'true', ...opts.env });
+  const config = configWith({
+    DATABASE_URL: database.url,
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    CHECK_RESPONSES: 'true',
+    ...opts.env,
+  });
   const rt = createDeps(config, opts.logger ?? createLogger('silent'));
   await rt.ready();
   const app = createApp(rt, [...tableRoutes, ...(opts.extraRoutes ?? [])]);

@@ -14,20 +14,61 @@ import { createHook } from '../../src/webhooks/webhooks.service.js';
 type Kind = 'approval' | 'plain' | 'question' | 'choice' | 'mail_draft' | 'mail_reply' | 'budget' | 'outbound_setup';
 
 const BASE: Record<Kind, Omit<NewCard, 'id' | 'accountId' | 'actions' | 'primaryLabel'>> = {
-  approval: { kind: 'approval', sourceType: 'network_message', title: 'Connect with Dana at Northwind', payload: { work: 'network_message', to: 'https://www.linkedin.com/in/dana', draft: { body: 'Hi Dana' } } },
+  approval: {
+    kind: 'approval',
+    sourceType: 'network_message',
+    title: 'Connect with Dana at Northwind',
+    payload: { work: 'network_message', to: 'https://www.linkedin.com/in/dana', draft: { body: 'Hi Dana' } },
+  },
   // An approval that ships nothing itself (no kind of work): approving it resolves it.
   plain: { kind: 'approval', sourceType: 'agent_approval', title: 'Go ahead with the Midwest list?', payload: {} },
-  question: { kind: 'question', sourceType: 'agent_question', title: 'Which region first?', prompt: 'Where should outbound start?', payload: {}, textInput: { label: 'Your answer', required: true, maxBytes: 8000 } },
+  question: {
+    kind: 'question',
+    sourceType: 'agent_question',
+    title: 'Which region first?',
+    prompt: 'Where should outbound start?',
+    payload: {},
+    textInput: { label: 'Your answer', required: true, maxBytes: 8000 },
+  },
   choice: { kind: 'choice', sourceType: 'agent_choice', title: 'Pick a subject line', payload: {}, options: ['A', 'B', 'C'] },
-  mail_draft: { kind: 'approval', sourceType: 'mail_draft', title: 'Intro to Acme', payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'Quick idea for Acme', body: 'Hi Jane,\n\nA short note.' } } },
-  mail_reply: { kind: 'approval', sourceType: 'mail_reply', title: 'Reply to Bo', payload: { work: 'email', to: 'bo@globex.test', inReplyTo: '<abc@globex.test>', draft: { subject: 'Re: pricing', body: 'Thanks Bo' } } },
-  budget: { kind: 'approval', sourceType: 'budget_change', title: 'Raise ads budget', payload: { work: 'spend' }, budgetChange: { amount: 50000, currency: 'USD', period: 'month', channel: 'ads' } },
-  outbound_setup: { kind: 'approval', sourceType: 'outbound_setup', title: 'Start a weekly outbound run', payload: { proposal: { name: 'Weekly outbound' } } },
+  mail_draft: {
+    kind: 'approval',
+    sourceType: 'mail_draft',
+    title: 'Intro to Acme',
+    payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'Quick idea for Acme', body: 'Hi Jane,\n\nA short note.' } },
+  },
+  mail_reply: {
+    kind: 'approval',
+    sourceType: 'mail_reply',
+    title: 'Reply to Bo',
+    payload: { work: 'email', to: 'bo@globex.test', inReplyTo: '<abc@globex.test>', draft: { subject: 'Re: pricing', body: 'Thanks Bo' } },
+  },
+  budget: {
+    kind: 'approval',
+    sourceType: 'budget_change',
+    title: 'Raise ads budget',
+    payload: { work: 'spend' },
+    budgetChange: { amount: 50000, currency: 'USD', period: 'month', channel: 'ads' },
+  },
+  outbound_setup: {
+    kind: 'approval',
+    sourceType: 'outbound_setup',
+    title: 'Start a weekly outbound run',
+    payload: { proposal: { name: 'Weekly outbound' } },
+  },
 };
 
 /** Inserts a card through the repository (the ladder already done unless `ladderChecked: false`). */
 export async function buildCard(db: Db, accountId: string, kind: Kind, overrides: Partial<NewCard> = {}): Promise<Card> {
-  return cardsRepository(db).insert({ ...BASE[kind], id: newId('card'), accountId, actions: [], primaryLabel: '', ladderChecked: true, ...overrides });
+  return cardsRepository(db).insert({
+    ...BASE[kind],
+    id: newId('card'),
+    accountId,
+    actions: [],
+    primaryLabel: '',
+    ladderChecked: true,
+    ...overrides,
+  });
 }
 
 /** A live webhook hook made by the hook service (announced to intake); its id, URL, the path to POST to and its token. */
@@ -44,6 +85,10 @@ export async function buildTurn(q: Queryable, config: Config, accountId: string,
 }
 
 /** A lead upserted by the leads service; the default domain is unique to the call. */
-export async function buildLead(q: Queryable, accountId: string, overrides: Partial<UpsertLeadInput> = {}): Promise<{ id: string; created: boolean }> {
+export async function buildLead(
+  q: Queryable,
+  accountId: string,
+  overrides: Partial<UpsertLeadInput> = {},
+): Promise<{ id: string; created: boolean }> {
   return upsertLead(q, accountId, { domain: `${newId('lead').slice(5).toLowerCase()}.example.com`, ...overrides });
 }

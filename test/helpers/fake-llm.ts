@@ -4,7 +4,12 @@ export interface ChatRequest {
   headers: Record<string, string | string[] | undefined>;
   body: {
     model: string;
-    messages: { role: string; content: string | null; tool_call_id?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }[];
+    messages: {
+      role: string;
+      content: string | null;
+      tool_call_id?: string;
+      tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+    }[];
     tools: { type: string; function: { name: string } }[];
   };
 }
@@ -80,7 +85,13 @@ export function completion(content: string | null, toolCalls: { id: string; name
           role: 'assistant',
           content,
           ...(toolCalls.length
-            ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } })) }
+            ? {
+                tool_calls: toolCalls.map((c) => ({
+                  id: c.id,
+                  type: 'function',
+                  function: { name: c.name, arguments: JSON.stringify(c.args) },
+                })),
+              }
             : {}),
         },
       },

@@ -72,7 +72,13 @@ function wrap(child: ChildProcess): ServiceProcess {
  * a signal or kill -9 sent to `child` reaches the service.
  */
 export function startService(args: string[], overrides: Record<string, string>): ServiceProcess {
-  return wrap(spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', ...args], { cwd: ROOT, env: env(overrides), stdio: ['ignore', 'pipe', 'pipe'] }));
+  return wrap(
+    spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', ...args], {
+      cwd: ROOT,
+      env: env(overrides),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 /** Runs `npm <args>` as the leader of a new process group, so the whole tree it starts can be found. */

@@ -22,7 +22,9 @@ describe('job keys come from the job contracts', () => {
     expect(cardAutoResolve.key({ accountId: 'a', cardId: 'card_1', at: 5 })).toBe('card-auto-card_1-5');
     expect(cardWake.key({ accountId: 'a', cardId: 'card_1', until: 7 })).toBe('card-wake-card_1-7');
     expect(cardRevise.key({ accountId: 'a', cardId: 'card_1', version: 3 })).toBe('card-revise-card_1-v3');
-    expect(cardRevisionReturn.key({ accountId: 'a', cardId: 'card_1', turnId: 't' }, { version: 4 })).toBe('card-revision-return-card_1-v4');
+    expect(cardRevisionReturn.key({ accountId: 'a', cardId: 'card_1', turnId: 't' }, { version: 4 })).toBe(
+      'card-revision-return-card_1-v4',
+    );
     expect(mailReconcile.key({ accountId: 'a', sendId: 'send_1' }, { attempt: 2 })).toBe('mail-reconcile-send_1-2');
     expect(webhookEvent.key({ deliveryId: 'dlv_1' })).toBe('whk-dlv_1');
     expect(workflowAdvance.key({ runId: 'run_1' }, { why: 'gate', cardId: 'card_2' })).toBe('wfadv-run_1-card_2');

@@ -39,7 +39,9 @@ describe('finished jobs are kept', () => {
       .query({ activeQueue: 'agent-turns', status: 'completed', page: 1, jobsPerPage: 50 })
       .set('Authorization', basic);
     expect(res.status).toBe(200);
-    const board = (res.body.queues as Array<{ name: string; jobs: Array<{ name: string; data: { accountId?: string } }> }>).find((q) => q.name === 'agent-turns')!;
+    const board = (res.body.queues as Array<{ name: string; jobs: Array<{ name: string; data: { accountId?: string } }> }>).find(
+      (q) => q.name === 'agent-turns',
+    )!;
     expect(board.jobs.filter((j) => j.data.accountId === accountId)).toEqual([expect.objectContaining({ name: 'agent.turn' })]);
   });
 
@@ -68,7 +70,8 @@ describe('finished jobs are kept', () => {
     const log = createLogger('silent');
     expect((await handDeliveries(env.rt, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('handed');
     const { turn_id: turnId } = await env.rt.db('webhook_deliveries').where({ id: posted.body.deliveryId }).first('turn_id');
-    const drains = async () => (await completedFor(accountId)).filter((j) => j.id!.startsWith(`${agentTurn.key({ accountId }, { why: 'turn', turnId })}-`)).length;
+    const drains = async () =>
+      (await completedFor(accountId)).filter((j) => j.id!.startsWith(`${agentTurn.key({ accountId }, { why: 'turn', turnId })}-`)).length;
     await waitFor(async () => (await drains()) === 1, 'the drain of the delivery to complete', 30_000);
 
     // A retried webhook job finds the delivery handed and asks for `turn-<turnId>` again.
@@ -81,7 +84,11 @@ describe('finished jobs are kept', () => {
     const card = await buildCard(env.rt.db, accountId, 'question');
     const timers = env.rt.queues.get('card-timers')!;
     for (const round of [1, 2]) {
-      const res = await env.api().post(`/api/v1/review/${card.id}/snooze`).set('Authorization', `Bearer ${token}`).send({ until: Date.now() + 300 });
+      const res = await env
+        .api()
+        .post(`/api/v1/review/${card.id}/snooze`)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ until: Date.now() + 300 });
       expect(res.status).toBe(200);
       await waitFor(async () => (await cardsRepository(env.rt.db).find(accountId, card.id))?.status === 'pending', `wake ${round}`, 20_000);
     }

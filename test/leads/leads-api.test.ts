@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { LeadLabelsResponse, LeadResponse, LeadsPage } from '../../api/routes/leads.schemas.js';
-import { setLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
+import { setLeadColumns, type upsertLead } from '../../src/leads/leads.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -13,7 +13,11 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const get = (token: string, path: string, query: Record<string, string | number> = {}) =>
   env.api().get(`/api/v1${path}`).query(query).set(auth(token));
 const patch = (token: string, id: string, body: unknown) =>
-  env.api().patch(`/api/v1/leads/${id}`).set(auth(token)).send(body as object);
+  env
+    .api()
+    .patch(`/api/v1/leads/${id}`)
+    .set(auth(token))
+    .send(body as object);
 
 async function lead(accountId: string, domain: string, extra: Parameters<typeof upsertLead>[2] extends infer I ? Partial<I> : never = {}) {
   return (await buildLead(env.rt.db, accountId, { domain, ...extra })).id;
@@ -194,11 +198,14 @@ describe('GET /leads/{id} (detail form)', () => {
     expect(l).toMatchObject({ draft: null, research: [], contacts: [], contactsTruncated: false });
   });
 
-  it('answers 404 not found for an unknown id and for another account\'s lead', async () => {
+  it("answers 404 not found for an unknown id and for another account's lead", async () => {
     const a = await env.tenant();
     const b = await env.tenant();
     const id = await lead(a.accountId, 'private.com');
-    for (const [token, path] of [[b.token, `/leads/${id}`], [a.token, '/leads/lead_unknown']] as const) {
+    for (const [token, path] of [
+      [b.token, `/leads/${id}`],
+      [a.token, '/leads/lead_unknown'],
+    ] as const) {
       const res = await get(token, path);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'not found' });
@@ -252,7 +259,7 @@ describe('PATCH /leads/{id}', () => {
     }
   });
 
-  it('answers 404 for another account\'s lead and 403 for a read-only token, changing nothing', async () => {
+  it("answers 404 for another account's lead and 403 for a read-only token, changing nothing", async () => {
     const a = await env.tenant();
     const b = await env.tenant();
     const reader = await env.tenant(['leads:read']);

@@ -34,7 +34,8 @@ describe('GET /leads paging', () => {
     let pages = 0;
     do {
       const limit = 1 + Math.floor(Math.random() * 60);
-      const res = await env.api()
+      const res = await env
+        .api()
         .get('/api/v1/leads')
         .query({ limit, ...(cursor ? { cursor } : {}) })
         .set('Authorization', `Bearer ${token}`);

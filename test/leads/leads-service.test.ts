@@ -1,7 +1,6 @@
 import { describe, expect } from 'vitest';
 import { LeadsPage } from '../../api/routes/leads.schemas.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { getLead, getLeadColumns, upsertLead } from '../../src/leads/leads.service.js';
 import { SEED_LEAD_COUNT, seedLeadsAndEvents } from '../../src/leads/seed.js';
@@ -64,7 +63,7 @@ describe('upsertLead', () => {
     await expect(upsertLead(env.rt.db, accountId, { domain: 'ok.com', status: 'lost' })).rejects.toMatchObject({ status: 400 });
   });
 
-  it('runs inside a caller\'s transaction and rolls back with it', async () => {
+  it("runs inside a caller's transaction and rolls back with it", async () => {
     const { accountId } = await env.tenant();
     await expect(
       env.rt.db.transaction(async (trx) => {
@@ -104,18 +103,29 @@ describe('seedLeadsAndEvents', () => {
     expect(first.leads).toBe(SEED_LEAD_COUNT);
     const again = await seedLeadsAndEvents(env.rt.db, accountId);
     expect(again.events).toBe(first.events);
-    const statuses = await env.rt.db('leads').where({ account_id: accountId }).select('status').count<{ status: string; count: string }[]>('* as count').groupBy('status');
+    const statuses = await env.rt
+      .db('leads')
+      .where({ account_id: accountId })
+      .select('status')
+      .count<{ status: string; count: string }[]>('* as count')
+      .groupBy('status');
     const byStatus = Object.fromEntries(statuses.map((s) => [s.status, Number(s.count)]));
     expect(Object.values(byStatus).reduce((a, b) => a + b, 0)).toBe(SEED_LEAD_COUNT);
     expect(byStatus.replied).toBeGreaterThan(0);
     expect(Object.keys(byStatus).length).toBeGreaterThan(4);
-    expect(Number((await env.rt.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(first.events);
+    expect(Number((await env.rt.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(
+      first.events,
+    );
 
     const auth = { Authorization: `Bearer ${token}` };
     let cursor: string | null = null;
     let seen = 0;
     do {
-      const res = await env.api().get('/api/v1/leads').query({ limit: 40, ...(cursor ? { cursor } : {}) }).set(auth);
+      const res = await env
+        .api()
+        .get('/api/v1/leads')
+        .query({ limit: 40, ...(cursor ? { cursor } : {}) })
+        .set(auth);
       const page = LeadsPage.parse(res.body);
       seen += page.leads.length;
       cursor = page.nextCursor;
@@ -128,7 +138,15 @@ describe('seedLeadsAndEvents', () => {
     expect(detail.contacts.length).toBeGreaterThan(0);
     expect(detail.replyKind).not.toBeNull();
 
-    const results = ResultsResponse.parse((await env.api().get('/api/v1/results').query({ since: Date.now() - 7 * 86_400_000 }).set(auth)).body).results;
+    const results = ResultsResponse.parse(
+      (
+        await env
+          .api()
+          .get('/api/v1/results')
+          .query({ since: Date.now() - 7 * 86_400_000 })
+          .set(auth)
+      ).body,
+    ).results;
     expect(results.email.available && results.email.data.window.sent).toBeGreaterThan(0);
     expect(results.aeo).toEqual({ available: false, reason: 'not connected' });
     expect(await isBlocked(env.rt.db, accountId, 'optout@harborlabs.example')).toBe(true);

@@ -29,7 +29,12 @@ it.beforeAll(async ({ env: e, smtp: smtpFixture }) => {
   const url = new URL(env.config.databaseUrl);
   url.port = String(proxy.port);
   // The service under test reaches Postgres only through the proxy; the test reads through its own pool.
-  const config = configWith({ DATABASE_URL: url.toString(), QUEUE_PREFIX: env.config.queuePrefix, ...smtpEnv(smtp), MAIL_RECONCILE_DELAY_MS: '600000' });
+  const config = configWith({
+    DATABASE_URL: url.toString(),
+    QUEUE_PREFIX: env.config.queuePrefix,
+    ...smtpEnv(smtp),
+    MAIL_RECONCILE_DELAY_MS: '600000',
+  });
   const write = (line: string) => {
     lines.push(line);
     if (line.includes('not recorded yet')) logs.emit('retry');
@@ -48,10 +53,16 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered') {
   smtp.mode = { kind: 'accept' };
   const { token, accountId } = await env.tenant();
-  const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to, draft: { subject: `subject ${to}`, body: 'Hello' } } });
+  const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    payload: { work: 'email', to, draft: { subject: `subject ${to}`, body: 'Hello' } },
+  });
   smtp.events.once('accepted', () => proxy.cut());
   const failedOnce = new Promise<void>((resolve) => logs.once('retry', resolve));
-  const answered = request(createApp(rt)).post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({}).then((r) => r);
+  const answered = request(createApp(rt))
+    .post(`/api/v1/review/${card.id}/send`)
+    .set(auth(token))
+    .send({})
+    .then((r) => r);
   // Event-ordered: back once the service has failed to record at least once (or, with no retry, has answered).
   await (restoreWhen === 'first-retry' ? Promise.race([failedOnce, answered]) : answered);
   proxy.restore();

@@ -30,7 +30,9 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('sends a mail draft once, marks the card sent and records a channel event decided by a person', async () => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'subject-one', body: 'Hello' } } });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'subject-one', body: 'Hello' } },
+    });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(200);
     const body = SendResponse.parse(res.body);
@@ -51,8 +53,12 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('sends exactly one message when 50 callers send the same card at once', async () => {
     smtp.mode = { kind: 'slow', delayMs: 200 };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'many@acme.test', draft: { subject: 'subject-fifty', body: 'Once' } } });
-    const results = await Promise.all(Array.from({ length: 50 }, () => env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})));
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'many@acme.test', draft: { subject: 'subject-fifty', body: 'Once' } },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})),
+    );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
@@ -66,7 +72,9 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('sends a reply with the given body instead of the draft', async () => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_reply', { payload: { work: 'email', to: 'bo@globex.test', draft: { subject: 'subject-reply', body: 'draft words' } } });
+    const card = await buildCard(env.rt.db, accountId, 'mail_reply', {
+      payload: { work: 'email', to: 'bo@globex.test', draft: { subject: 'subject-reply', body: 'draft words' } },
+    });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({ body: 'edited words' });
     expect(res.status).toBe(200);
     const mail = smtp.received.find((m) => m.raw.includes('subject-reply'));
@@ -77,7 +85,9 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('answers 503 delivery_pending when the server takes the message and drops the connection, never sends a second copy, and settles through a person', async () => {
     smtp.mode = { kind: 'drop' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'drop@acme.test', draft: { subject: 'subject-drop', body: 'Maybe' } } });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'drop@acme.test', draft: { subject: 'subject-drop', body: 'Maybe' } },
+    });
     const first = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(first.status).toBe(503);
     expect(first.body).toEqual({ error: 'delivery_pending', message: expect.any(String) });
@@ -98,7 +108,11 @@ describe('POST /review/{id}/send over SMTP', () => {
     const listed = (await env.api().get('/api/v1/review').set(auth(token))).body.items.map((c: { id: string }) => c.id);
     expect(listed).toContain(question.id);
     expect(copiesOf('subject-drop')).toBe(1);
-    const ans = await env.api().post(`/api/v1/review/${question.id}/answer`).set(auth(token)).send({ action: 'choose', optionValues: ['mark_sent'] });
+    const ans = await env
+      .api()
+      .post(`/api/v1/review/${question.id}/answer`)
+      .set(auth(token))
+      .send({ action: 'choose', optionValues: ['mark_sent'] });
     expect(ans.status).toBe(200);
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item.status).toBe('sent');
@@ -110,7 +124,9 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('takes a 5xx reply to the message itself as a refusal: 409 rejected, nothing sent, the card can be sent again', async () => {
     smtp.mode = { kind: 'refuse', code: 554 };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'nia@acme.test', draft: { subject: 'subject-554', body: 'Hi' } } });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'nia@acme.test', draft: { subject: 'subject-554', body: 'Hi' } },
+    });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'rejected' });
@@ -126,27 +142,42 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('takes a 4xx reply to the message itself as not sent: 503 unavailable, and the same send later goes out once', async () => {
     smtp.mode = { kind: 'refuse', code: 451 };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'oz@acme.test', draft: { subject: 'subject-451', body: 'Hi' } } });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'oz@acme.test', draft: { subject: 'subject-451', body: 'Hi' } },
+    });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('unavailable');
     expect(res.headers['retry-after']).toBe('7');
     smtp.mode = { kind: 'accept' };
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
-    expect((await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status)).toEqual(['not_sent', 'sent']);
+    expect(
+      (await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status),
+    ).toEqual(['not_sent', 'sent']);
     expect(copiesOf('subject-451')).toBe(1);
   });
 
   it('puts the card back when a person says the mail did not arrive, and the next send goes out once', async () => {
     smtp.mode = { kind: 'drop' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'lost@acme.test', draft: { subject: 'subject-lost', body: 'Again' } } });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'lost@acme.test', draft: { subject: 'subject-lost', body: 'Again' } },
+    });
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(503);
     smtp.mode = { kind: 'accept' };
-    const question = await until(async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first());
-    const ans = await env.api().post(`/api/v1/review/${question.id}/answer`).set(auth(token)).send({ action: 'choose', optionValues: ['mark_not_sent'] });
+    const question = await until(async () =>
+      env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+    );
+    const ans = await env
+      .api()
+      .post(`/api/v1/review/${question.id}/answer`)
+      .set(auth(token))
+      .send({ action: 'choose', optionValues: ['mark_not_sent'] });
     expect(ans.status).toBe(200);
-    expect((await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
+    expect((await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item).toMatchObject({
+      status: 'pending',
+      actions: ['send', 'request_changes', 'snooze', 'dismiss'],
+    });
     const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(again.status).toBe(200);
     expect(copiesOf('subject-lost')).toBe(2);
@@ -158,7 +189,9 @@ describe('POST /review/{id}/send over SMTP', () => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
     await addToBlocklist(env.rt.db, accountId, ['acme-blocked.test'], 'api', 'test');
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'x@acme-blocked.test', draft: { subject: 'subject-blocked', body: 'no' } } });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'x@acme-blocked.test', draft: { subject: 'subject-blocked', body: 'no' } },
+    });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'rejected', message: expect.stringContaining('block list') });

@@ -33,7 +33,14 @@ describe('local development transport', () => {
 
 describe('SMTP transport', () => {
   it('says NotSent (not answer lost) when the server cannot be reached', async () => {
-    const t = smtpTransport({ host: '127.0.0.1', port: await closedPort(), secure: false, auth: null, connectTimeoutMs: 1000, sendTimeoutMs: 2000 });
+    const t = smtpTransport({
+      host: '127.0.0.1',
+      port: await closedPort(),
+      secure: false,
+      auth: null,
+      connectTimeoutMs: 1000,
+      sendTimeoutMs: 2000,
+    });
     await expect(t.send(msg, 'mail-k2')).rejects.toBeInstanceOf(NotSent);
     expect(await t.lookup('mail-k2')).toEqual({ state: 'unknown' });
   });
@@ -42,7 +49,14 @@ describe('SMTP transport', () => {
 describe('POST /review/{id}/send when the SMTP server is down', () => {
   let env: TestEnv;
   beforeAll(async () => {
-    env = await setupTestEnv({ env: { MAIL_TRANSPORT: 'smtp', SMTP_PORT: String(await closedPort()), MAIL_RETRY_AFTER_SECONDS: '11', MAIL_CONNECT_TIMEOUT_MS: '1000' } });
+    env = await setupTestEnv({
+      env: {
+        MAIL_TRANSPORT: 'smtp',
+        SMTP_PORT: String(await closedPort()),
+        MAIL_RETRY_AFTER_SECONDS: '11',
+        MAIL_CONNECT_TIMEOUT_MS: '1000',
+      },
+    });
   });
   afterAll(() => env.close());
 
@@ -68,7 +82,13 @@ describe('HTTP mail API transport', () => {
   beforeAll(async () => {
     provider = await startHttpProvider();
     env = await setupTestEnv({
-      env: { MAIL_TRANSPORT: 'http', MAIL_API_URL: provider.url, MAIL_SEND_TIMEOUT_MS: '2000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '5000' },
+      env: {
+        MAIL_TRANSPORT: 'http',
+        MAIL_API_URL: provider.url,
+        MAIL_SEND_TIMEOUT_MS: '2000',
+        MAIL_RECONCILE_DELAY_MS: '100',
+        MAIL_RECONCILE_WINDOW_MS: '5000',
+      },
     });
     pools = await startPools(env.rt, ['mail-sends']);
   });
@@ -109,7 +129,16 @@ describe('HTTP mail API transport', () => {
     const card = await buildCard(env.rt.db, accountId, 'mail_draft', { status: 'sending' });
     const long = Date.now() - 60_000;
     const fence = await fencesRepository(env.rt.db).insert(
-      { id: 'send_crashed1', accountId, cardId: card.id, idempotencyKey: 'mail-send_crashed1', to: 'jane@acme.test', subject: 'crashed', body: 'b', decidedBy: 'person' },
+      {
+        id: 'send_crashed1',
+        accountId,
+        cardId: card.id,
+        idempotencyKey: 'mail-send_crashed1',
+        to: 'jane@acme.test',
+        subject: 'crashed',
+        body: 'b',
+        decidedBy: 'person',
+      },
       long,
     );
     expect(fence.status).toBe('sending');

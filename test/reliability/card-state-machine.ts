@@ -129,12 +129,23 @@ export const stepArb = (cards: number) =>
   fc.record({ card: fc.nat(cards - 1), op: fc.constantFrom(...OPS), race: fc.option(fc.constantFrom(...OPS), { freq: 3 }) });
 
 export const runArb = (cards: number, maxSteps: number) =>
-  fc.record({ types: fc.array(fc.constantFrom(...TYPES), { minLength: cards, maxLength: cards }), steps: fc.array(stepArb(cards), { minLength: 1, maxLength: maxSteps }) });
+  fc.record({
+    types: fc.array(fc.constantFrom(...TYPES), { minLength: cards, maxLength: cards }),
+    steps: fc.array(stepArb(cards), { minLength: 1, maxLength: maxSteps }),
+  });
 
 const BASE = {
   mail_draft: { kind: 'approval', sourceType: 'mail_draft', payload: { work: 'email', draft: { subject: 'Hello', body: 'Hi' } } },
-  mail_reply: { kind: 'approval', sourceType: 'mail_reply', payload: { work: 'email', inReplyTo: '<x@y.test>', draft: { subject: 'Re: hi', body: 'Thanks' } } },
-  network: { kind: 'approval', sourceType: 'network_message', payload: { work: 'network_message', to: 'https://www.linkedin.com/in/dana', draft: { body: 'Hi' } } },
+  mail_reply: {
+    kind: 'approval',
+    sourceType: 'mail_reply',
+    payload: { work: 'email', inReplyTo: '<x@y.test>', draft: { subject: 'Re: hi', body: 'Thanks' } },
+  },
+  network: {
+    kind: 'approval',
+    sourceType: 'network_message',
+    payload: { work: 'network_message', to: 'https://www.linkedin.com/in/dana', draft: { body: 'Hi' } },
+  },
   question: { kind: 'question', sourceType: 'agent_question', payload: {}, textInput: { label: 'Answer', required: true, maxBytes: 8000 } },
   choice: { kind: 'choice', sourceType: 'agent_choice', payload: {}, options: ['A', 'B'] },
   budget: { kind: 'approval', sourceType: 'budget_change', payload: { work: 'spend' }, budgetChange: { amount: 5000, currency: 'USD' } },
@@ -174,13 +185,28 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
   for (const [i, type] of run.types.entries()) {
     const base = BASE[type];
     const payload = isMail(type) ? { ...base.payload, to: `person-${i}@sm.test` } : base.payload;
-    const card = await createCard(env.rt, { id: newId('card'), accountId, title: `${type} ${i}`, actions: [], primaryLabel: '', ...base, payload } as Parameters<typeof createCard>[1]);
+    const card = await createCard(env.rt, {
+      id: newId('card'),
+      accountId,
+      title: `${type} ${i}`,
+      actions: [],
+      primaryLabel: '',
+      ...base,
+      payload,
+    } as Parameters<typeof createCard>[1]);
     ids.push(card.id);
     // The ladder's own decision is under test too: email past the threshold gets a deadline; network
     // messages (trusted, but no connection on the account), questions, choices and spending never do.
     const eligible = isMail(type);
     expect(card.autoResolveAt !== null).toBe(eligible);
-    model.push({ type, status: 'pending', autoResolveAt: card.autoResolveAt, snoozedUntil: null, snoozes: [], ladderAt: card.autoResolveAt });
+    model.push({
+      type,
+      status: 'pending',
+      autoResolveAt: card.autoResolveAt,
+      snoozedUntil: null,
+      snoozes: [],
+      ladderAt: card.autoResolveAt,
+    });
   }
 
   const okVerbs = new Map<string, number>(ids.map((id) => [id, 0]));
@@ -224,7 +250,12 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
     const open = !TERMINAL.includes(m.status);
     // The deadline is checked while the card is open (a closed card's `autoResolveAt` is history: the
     // ladder leaves the deadline that resolved a non-mail card in place).
-    expect({ status: item.status, actions: item.actions, autoResolveAt: open ? item.autoResolveAt : null, snoozedUntil: item.snoozedUntil }).toEqual({
+    expect({
+      status: item.status,
+      actions: item.actions,
+      autoResolveAt: open ? item.autoResolveAt : null,
+      snoozedUntil: item.snoozedUntil,
+    }).toEqual({
       status: m.status,
       actions: modelActions(m.type, m.status),
       autoResolveAt: open ? m.autoResolveAt : null,
@@ -273,9 +304,16 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
       ];
       const row = (await db('review_cards').where({ id: ids[s.card] }).first()) as { status: string; snoozed_until: string | null };
       const match = orders.find(
-        (o) => o.a.status === gotA && o.b.status === gotB && o.c.status === row.status && (o.c.snoozedUntil ?? null) === (row.snoozed_until === null ? null : Number(row.snoozed_until)),
+        (o) =>
+          o.a.status === gotA &&
+          o.b.status === gotB &&
+          o.c.status === row.status &&
+          (o.c.snoozedUntil ?? null) === (row.snoozed_until === null ? null : Number(row.snoozed_until)),
       );
-      expect(match, `race ${s.op} | ${s.race} on a ${m.type} card that was ${m.status}: got ${gotA}/${gotB}, card ${row.status}`).toBeDefined();
+      expect(
+        match,
+        `race ${s.op} | ${s.race} on a ${m.type} card that was ${m.status}: got ${gotA}/${gotB}, card ${row.status}`,
+      ).toBeDefined();
       const ok = [match!.a, match!.b].filter((o) => o.status === 200).length;
       okVerbs.set(ids[s.card]!, okVerbs.get(ids[s.card]!)! + ok);
       model[s.card] = match!.c;
@@ -293,7 +331,14 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
     const sent = fences.filter((f) => f.status === 'sent');
     expect(sent).toHaveLength(m.status === 'sent' ? 1 : 0);
     expect(fences.filter((f) => f.status !== 'sent')).toEqual([]);
-    const events = fences.length ? await db('channel_events').where({ account_id: accountId }).whereIn('ref_id', fences.map((f) => f.id)) : [];
+    const events = fences.length
+      ? await db('channel_events')
+          .where({ account_id: accountId })
+          .whereIn(
+            'ref_id',
+            fences.map((f) => f.id),
+          )
+      : [];
     expect(events).toHaveLength(m.status === 'sent' ? 1 : 0);
   }
 }
@@ -310,11 +355,15 @@ export function stateMachineSuite(title: string, o: { cards: number; steps: numb
     await rm(mailDir, { recursive: true, force: true });
   });
   describe(title, () => {
-    it('keeps actions consistent with status and resolves each card exactly once over random interleavings', async () => {
-      await fc.assert(
-        fc.asyncProperty(runArb(o.cards, o.steps), (run) => runScenario(env, run)),
-        { numRuns: o.runs },
-      );
-    }, o.timeoutMs);
+    it(
+      'keeps actions consistent with status and resolves each card exactly once over random interleavings',
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(runArb(o.cards, o.steps), (run) => runScenario(env, run)),
+          { numRuns: o.runs },
+        );
+      },
+      o.timeoutMs,
+    );
   });
 }

@@ -141,7 +141,13 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
       const w = await startWorker();
       const target = Math.min(opts.sends - 1, delivered() + 1 + Math.floor(Math.random() * opts.maxSendsBetweenKills));
       await waitFor(async () => delivered() >= target, `delivery ${target}`, 60_000);
-      const sentBefore = await db('review_cards').whereIn('id', cards.map((c) => c.id)).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
+      const sentBefore = await db('review_cards')
+        .whereIn(
+          'id',
+          cards.map((c) => c.id),
+        )
+        .where({ status: 'sent' })
+        .count<{ count: string }[]>('* as count');
       w.child.kill('SIGKILL');
       await w.exited;
       if (Number(sentBefore[0]!.count) < opts.sends) killsMidWork++;
@@ -153,16 +159,25 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     const api = (accountId: string) => ({ Authorization: `Bearer ${tokenOf.get(accountId)}` });
     let questions = 0;
     const person = async () => {
-      const open = await db('review_cards').whereIn('account_id', [...tokenOf.keys()]).where({ status: 'pending', source_type: DELIVERY_QUESTION_SOURCE });
+      const open = await db('review_cards')
+        .whereIn('account_id', [...tokenOf.keys()])
+        .where({ status: 'pending', source_type: DELIVERY_QUESTION_SOURCE });
       for (const q of open) {
         const to = (q.payload as { to: string }).to;
         const arrived = smtp.received.some((m) => m.to.includes(to));
-        const res = await env.api().post(`/api/v1/review/${q.id}/answer`).set(api(q.account_id)).send({ action: 'choose', optionValues: [arrived ? 'mark_sent' : 'mark_not_sent'] });
+        const res = await env
+          .api()
+          .post(`/api/v1/review/${q.id}/answer`)
+          .set(api(q.account_id))
+          .send({ action: 'choose', optionValues: [arrived ? 'mark_sent' : 'mark_not_sent'] });
         expect(res.status).toBe(200);
         questions++;
       }
       const back = await db('review_cards')
-        .whereIn('id', cards.map((c) => c.id))
+        .whereIn(
+          'id',
+          cards.map((c) => c.id),
+        )
         .where({ status: 'pending' })
         .whereNull('auto_resolve_at');
       for (const c of back) {
@@ -173,7 +188,13 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     await waitFor(
       async () => {
         await person();
-        const settled = await db('review_cards').whereIn('id', cards.map((c) => c.id)).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
+        const settled = await db('review_cards')
+          .whereIn(
+            'id',
+            cards.map((c) => c.id),
+          )
+          .where({ status: 'sent' })
+          .count<{ count: string }[]>('* as count');
         return Number(settled[0]!.count) === cards.length;
       },
       'every card sent',
@@ -188,24 +209,38 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     expect(ids.size).toBe(cards.length);
 
     // One settled fence per card, and it is the message the server holds; every other fence was void.
-    const fences = await db('mail_sends').whereIn('card_id', cards.map((c) => c.id));
+    const fences = await db('mail_sends').whereIn(
+      'card_id',
+      cards.map((c) => c.id),
+    );
     const sent = fences.filter((f) => f.status === 'sent');
     expect(sent).toHaveLength(cards.length);
     expect(new Set(sent.map((f) => f.card_id)).size).toBe(cards.length);
     expect(fences.filter((f) => f.status !== 'sent' && f.status !== 'not_sent')).toEqual([]);
     const heldIds = new Set(smtp.received.map((m) => m.messageId));
     for (const f of sent) expect(heldIds.has(`<${f.idempotency_key}@growth-agent.local>`)).toBe(true);
-    for (const f of fences.filter((x) => x.status === 'not_sent')) expect(heldIds.has(`<${f.idempotency_key}@growth-agent.local>`)).toBe(false);
+    for (const f of fences.filter((x) => x.status === 'not_sent'))
+      expect(heldIds.has(`<${f.idempotency_key}@growth-agent.local>`)).toBe(false);
 
     // Each card resolved once: one `sent` channel event per card, none for void fences.
-    const events = await db('channel_events').whereIn('ref_id', fences.map((f) => f.id)).where({ type: 'sent' });
+    const events = await db('channel_events')
+      .whereIn(
+        'ref_id',
+        fences.map((f) => f.id),
+      )
+      .where({ type: 'sent' });
     expect(events.map((e) => e.ref_id).sort()).toEqual(sent.map((f) => f.id).sort());
 
     // No delivery question is left open.
-    const openQuestions = await db('review_cards').whereIn('account_id', [...tokenOf.keys()]).where({ source_type: DELIVERY_QUESTION_SOURCE }).whereNot('status', 'resolved');
+    const openQuestions = await db('review_cards')
+      .whereIn('account_id', [...tokenOf.keys()])
+      .where({ source_type: DELIVERY_QUESTION_SOURCE })
+      .whereNot('status', 'resolved');
     expect(openQuestions).toEqual([]);
 
-    const fencedThenReconciled = new Set(fences.filter((f) => f.question_card_id !== null || f.attempts > 0 || f.status === 'not_sent').map((f) => f.card_id)).size;
+    const fencedThenReconciled = new Set(
+      fences.filter((f) => f.question_card_id !== null || f.attempts > 0 || f.status === 'not_sent').map((f) => f.card_id),
+    ).size;
     return { killsMidWork, questions, fencedThenReconciled };
   } finally {
     for (const c of children) {

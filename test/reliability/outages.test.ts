@@ -16,11 +16,17 @@ it.beforeAll(async ({ env: e }) => {
 });
 
 function runtimeWith(overrides: Record<string, string>): Deps {
-  return createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ...overrides }), createLogger('silent'));
+  return createDeps(
+    configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ...overrides }),
+    createLogger('silent'),
+  );
 }
 
 const write = (app: ReturnType<typeof createApp>, value: string) =>
-  request(app).post('/api/v1/blocklist').set('Authorization', `Bearer ${tenant.token}`).send({ entries: [value] });
+  request(app)
+    .post('/api/v1/blocklist')
+    .set('Authorization', `Bearer ${tenant.token}`)
+    .send({ entries: [value] });
 const read = (app: ReturnType<typeof createApp>) => request(app).get('/api/v1/blocklist').set('Authorization', `Bearer ${tenant.token}`);
 
 describe('outages', () => {

@@ -128,10 +128,15 @@ describe('GET /results channels', () => {
     expect(unknown.ads.available && unknown.ads.data.window).toMatchObject({ spend: null, costPerConversion: null });
   });
 
-  it('keeps each account\'s events to itself', async () => {
+  it("keeps each account's events to itself", async () => {
     const a = await env.tenant();
     const b = await env.tenant();
-    await recordChannelEvent(env.rt.db, a.accountId, { channel: 'network', type: 'message_sent', at: Date.now() - HOUR, decidedBy: 'person' });
+    await recordChannelEvent(env.rt.db, a.accountId, {
+      channel: 'network',
+      type: 'message_sent',
+      at: Date.now() - HOUR,
+      decidedBy: 'person',
+    });
     const rb = ResultsResponse.parse((await results(b.token)).body).results;
     expect(rb.network).toEqual({ available: false, reason: 'not connected' });
     const ra = ResultsResponse.parse((await results(a.token)).body).results;
@@ -140,6 +145,8 @@ describe('GET /results channels', () => {
 
   it('refuses an event type the channel does not have', async () => {
     const { accountId } = await env.tenant();
-    await expect(recordChannelEvent(env.rt.db, accountId, { channel: 'seo', type: 'sent', at: Date.now() })).rejects.toThrow(/no event type sent/);
+    await expect(recordChannelEvent(env.rt.db, accountId, { channel: 'seo', type: 'sent', at: Date.now() })).rejects.toThrow(
+      /no event type sent/,
+    );
   });
 });

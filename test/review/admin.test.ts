@@ -1,6 +1,5 @@
 import { describe, expect } from 'vitest';
 import { ReviewListResponse } from '../../api/routes/review.schemas.js';
-import { adminErrorMessage, runAdmin } from '../../src/admin/commands.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -17,11 +16,22 @@ describe('settings get / set', () => {
     const first = await admin(['settings', 'get', '--account', accountId]);
     expect(first.out).toEqual({
       account: { id: accountId },
-      approval: { email: 'required', sequence: 'required', network_message: 'required', blog_post: 'required', ad_test: 'required', spend: 'required' },
+      approval: {
+        email: 'required',
+        sequence: 'required',
+        network_message: 'required',
+        blog_post: 'required',
+        ad_test: 'required',
+        spend: 'required',
+      },
       trust: {},
       autoResolveAfter: 20,
     });
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'auto'])).out).toEqual({ account: { id: accountId }, kind: 'email', approval: 'auto' });
+    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'auto'])).out).toEqual({
+      account: { id: accountId },
+      kind: 'email',
+      approval: 'auto',
+    });
     expect(((await admin(['settings', 'get', '--account', accountId])).out!.approval as Record<string, string>).email).toBe('auto');
     const audit = await env.rt.db('audit_log').where({ account_id: accountId, route: 'settings set' });
     expect(audit).toHaveLength(1);
@@ -29,9 +39,15 @@ describe('settings get / set', () => {
 
   it('refuses to let spending run without approval, and names bad flags', async () => {
     const { accountId } = await env.tenant();
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'spend', '--approval', 'auto'])).error).toMatch(/spending always waits/);
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'posts', '--approval', 'auto'])).error).toMatch(/^--kind must be one of/);
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'maybe'])).error).toBe('--approval must be required or auto');
+    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'spend', '--approval', 'auto'])).error).toMatch(
+      /spending always waits/,
+    );
+    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'posts', '--approval', 'auto'])).error).toMatch(
+      /^--kind must be one of/,
+    );
+    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'maybe'])).error).toBe(
+      '--approval must be required or auto',
+    );
     expect((await admin(['settings', 'get', '--account', 'acct_nope'])).error).toBe('not found');
   });
 });
@@ -42,11 +58,25 @@ describe('seed demo', () => {
     const { out } = await admin(['seed', 'demo', '--account', accountId]);
     const cards = out!.cards as Array<{ id: string; kind: string; sourceType: string; actions: string[] }>;
     const kinds = new Set(cards.map((c) => `${c.kind}/${c.sourceType}`));
-    for (const k of ['approval/mail_draft', 'approval/mail_reply', 'approval/budget_change', 'approval/outbound_setup', 'question/agent_question', 'choice/agent_choice']) {
+    for (const k of [
+      'approval/mail_draft',
+      'approval/mail_reply',
+      'approval/budget_change',
+      'approval/outbound_setup',
+      'question/agent_question',
+      'choice/agent_choice',
+    ]) {
       expect(kinds).toContain(k);
     }
     expect(out!.leads).toMatchObject({ leads: expect.any(Number) });
-    const list = ReviewListResponse.parse((await env.api().get('/api/v1/review').set({ Authorization: `Bearer ${token}` })).body);
+    const list = ReviewListResponse.parse(
+      (
+        await env
+          .api()
+          .get('/api/v1/review')
+          .set({ Authorization: `Bearer ${token}` })
+      ).body,
+    );
     expect(list.items.map((c) => c.id).sort()).toEqual(cards.map((c) => c.id).sort());
     expect(list.items.every((c) => c.status === 'pending' && c.actions.length > 0)).toBe(true);
   });

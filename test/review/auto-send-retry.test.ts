@@ -30,7 +30,8 @@ it.beforeAll(({ env: e, smtp: smtpFixture }) => {
 });
 
 const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);
-const fences = async (cardId: string) => (await env.rt.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
+const fences = async (cardId: string) =>
+  (await env.rt.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
 const delivered = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
 async function trustedDraft(to: string): Promise<Card & { token: string }> {
@@ -83,11 +84,15 @@ describe('an automatic send that finds the mail service out of reach', () => {
     smtp.mode = { kind: 'busy', times: 3 };
     const card = await trustedDraft('di@retry.test');
     const seen: { status: string; autoResolveAt: number | null }[] = [];
-    await until(async () => {
-      const c = await row(card.accountId, card.id);
-      if (c) seen.push({ status: c.status, autoResolveAt: c.autoResolveAt });
-      return c?.status === 'sent';
-    }, 30_000, 2);
+    await until(
+      async () => {
+        const c = await row(card.accountId, card.id);
+        if (c) seen.push({ status: c.status, autoResolveAt: c.autoResolveAt });
+        return c?.status === 'sent';
+      },
+      30_000,
+      2,
+    );
     expect(seen.filter((c) => c.status === 'pending' && c.autoResolveAt === null)).toEqual([]);
     expect(await fences(card.id)).toEqual(['not_sent', 'not_sent', 'not_sent', 'sent']);
   }, 60_000);
@@ -125,7 +130,11 @@ describe('an automatic send that finds the mail service out of reach', () => {
       expect(next).toBeTruthy();
       // From here a try that ran anyway would be taken by the mail service and show up as a delivery.
       smtp.mode = { kind: 'accept' };
-      const dismissed = await env.api().post(`/api/v1/review/${card.id}/dismiss`).set({ Authorization: `Bearer ${card.token}` }).send({});
+      const dismissed = await env
+        .api()
+        .post(`/api/v1/review/${card.id}/dismiss`)
+        .set({ Authorization: `Bearer ${card.token}` })
+        .send({});
       expect(dismissed.status).toBe(200);
       await queue.resume();
       // The event that proves the next try's timer ran: its job finished (whether or not BullMQ keeps it).

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect } from 'vitest';
 import { memoryRepository } from '../../src/agent/memory.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
 
 // The llm brain sees the account memory in its prompt; a draft that quotes it is refused back to the
 // model with the reason, and no card is made (issue 14, item 3).
@@ -9,7 +9,16 @@ const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
-it.override('options', ({ llm }) => agentOptions({ AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model', LLM_TIMEOUT_MS: '5000', LLM_MAX_RETRIES: '0' }));
+it.override('options', ({ llm }) =>
+  agentOptions({
+    AGENT_BRAIN: 'llm',
+    LLM_BASE_URL: llm.baseUrl,
+    LLM_API_KEY: 'sk-test',
+    LLM_MODEL: 'test-model',
+    LLM_TIMEOUT_MS: '5000',
+    LLM_MAX_RETRIES: '0',
+  }),
+);
 it.beforeAll(({ agent, llm: llmFixture }) => {
   env = agent;
   llm = llmFixture;
@@ -22,9 +31,28 @@ const cardsOf = (accountId: string) => env.rt.db('review_cards').where({ account
 
 describe('an llm-brain draft that quotes account memory', () => {
   it.each([
-    ['ship', { work: 'email', title: 'Intro to Kim', to: 'kim@haulers.test', subject: 'Quoting', body: `Hi Kim, ${NOTE.toUpperCase()}, so we built this for you.` }],
-    ['create_card', { sourceType: 'mail_draft', title: 'Intro to Kim', payload: { to: 'kim@haulers.test', draft: { subject: 'Quoting', body: `Hi Kim,\n${NOTE}.` } } }],
-    ['ship', { work: 'network_message', title: 'Note to Lee', to: 'https://www.linkedin.com/in/lee', details: { message: `Lee: ${NOTE}` } }],
+    [
+      'ship',
+      {
+        work: 'email',
+        title: 'Intro to Kim',
+        to: 'kim@haulers.test',
+        subject: 'Quoting',
+        body: `Hi Kim, ${NOTE.toUpperCase()}, so we built this for you.`,
+      },
+    ],
+    [
+      'create_card',
+      {
+        sourceType: 'mail_draft',
+        title: 'Intro to Kim',
+        payload: { to: 'kim@haulers.test', draft: { subject: 'Quoting', body: `Hi Kim,\n${NOTE}.` } },
+      },
+    ],
+    [
+      'ship',
+      { work: 'network_message', title: 'Note to Lee', to: 'https://www.linkedin.com/in/lee', details: { message: `Lee: ${NOTE}` } },
+    ],
   ])('makes no card when the model calls %s, and tells the model why', async (tool, args) => {
     const { token, accountId } = await env.tenant();
     await memoryRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
@@ -41,7 +69,9 @@ describe('an llm-brain draft that quotes account memory', () => {
     expect(llm.requests[1]!.body.messages.at(-1)).toMatchObject({
       role: 'tool',
       tool_call_id: 'call_1',
-      content: expect.stringMatching(/^error: the draft quotes the account's private notes \(".+"\), which guide the work but are never shown to outsiders, so no card was made/),
+      content: expect.stringMatching(
+        /^error: the draft quotes the account's private notes \(".+"\), which guide the work but are never shown to outsiders, so no card was made/,
+      ),
     });
   });
 
@@ -49,7 +79,21 @@ describe('an llm-brain draft that quotes account memory', () => {
     const { token, accountId } = await env.tenant();
     await memoryRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
-      () => ({ body: completion(null, [{ id: 'call_1', name: 'ship', args: { work: 'email', title: 'Intro to Kim', to: 'kim@haulers.test', subject: 'Quoting for brokerages', body: 'Hi Kim, teams like yours quote faster with us.' } }]) }),
+      () => ({
+        body: completion(null, [
+          {
+            id: 'call_1',
+            name: 'ship',
+            args: {
+              work: 'email',
+              title: 'Intro to Kim',
+              to: 'kim@haulers.test',
+              subject: 'Quoting for brokerages',
+              body: 'Hi Kim, teams like yours quote faster with us.',
+            },
+          },
+        ]),
+      }),
       () => ({ body: completion('Drafted; it is in your review queue.') }),
     );
     await env.send(token, { text: 'write to Kim', waitSeconds: 10 });

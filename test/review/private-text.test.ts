@@ -38,7 +38,9 @@ describe('what counts as quoting a note', () => {
 
   it('finds a shorter run of at least 40 characters, and a whole note of four or more words', () => {
     const note = 'internationalisation considerations notwithstanding, procurement departments deliberate';
-    expect(findQuotedNote(['Considerations notwithstanding, procurement moves slowly.'], [note])).toBe('considerations notwithstanding procurement');
+    expect(findQuotedNote(['Considerations notwithstanding, procurement moves slowly.'], [note])).toBe(
+      'considerations notwithstanding procurement',
+    );
     expect(findQuotedNote(['We never email on Fridays, as you know.'], ['we never email on Fridays'])).toBe('we never email on fridays');
   });
 
@@ -50,9 +52,15 @@ describe('what counts as quoting a note', () => {
   });
 
   it("counts a dismissal lesson's reason as private, but not the dismissed card's own title", () => {
-    const lesson = dismissalLesson('Email to a@b.co: following up on the freight brokerage conference in Reno', 'mail_draft', 'he left the company last spring and moved to Denver');
+    const lesson = dismissalLesson(
+      'Email to a@b.co: following up on the freight brokerage conference in Reno',
+      'mail_draft',
+      'he left the company last spring and moved to Denver',
+    );
     expect(findQuotedNote(['Following up on the freight brokerage conference in Reno'], [lesson])).toBeNull();
-    expect(findQuotedNote(['I heard he left the company last spring and moved to Denver'], [lesson])).toBe('he left the company last spring and moved');
+    expect(findQuotedNote(['I heard he left the company last spring and moved to Denver'], [lesson])).toBe(
+      'he left the company last spring and moved',
+    );
   });
 });
 
@@ -75,11 +83,18 @@ describe('the shipping path', () => {
     const { token, accountId } = await env.tenant();
     await remember(accountId, NOTE);
     const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
-      payload: { work: 'email', to: 'kim@haulers.test', draft: { subject: 'A faster quoting tool', body: `Hi Kim,\n\nOur best customers are freight brokers with 50-200 staff.\n\nBest` } },
+      payload: {
+        work: 'email',
+        to: 'kim@haulers.test',
+        draft: { subject: 'A faster quoting tool', body: `Hi Kim,\n\nOur best customers are freight brokers with 50-200 staff.\n\nBest` },
+      },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ error: 'rejected', message: expect.stringMatching(/^this mail quotes the account's private notes \("our best customers are freight brokers with"\)/) });
+    expect(res.body).toEqual({
+      error: 'rejected',
+      message: expect.stringMatching(/^this mail quotes the account's private notes \("our best customers are freight brokers with"\)/),
+    });
     const after = await cardsRepository(env.rt.db).find(accountId, card.id);
     expect(after).toMatchObject({ status: 'pending', version: 1 });
     expect(after!.actions).toContain('send');
@@ -91,30 +106,51 @@ describe('the shipping path', () => {
     const { token, accountId } = await env.tenant();
     await remember(accountId, NOTE);
     const note = await buildCard(env.rt.db, accountId, 'approval', {
-      payload: { work: 'network_message', to: 'https://www.linkedin.com/in/lee', draft: { body: `Lee, our best customers are freight brokers with 50-200 staff.` } },
+      payload: {
+        work: 'network_message',
+        to: 'https://www.linkedin.com/in/lee',
+        draft: { body: `Lee, our best customers are freight brokers with 50-200 staff.` },
+      },
     });
     const approve = await env.api().post(`/api/v1/review/${note.id}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approve.status).toBe(409);
     expect(approve.body).toMatchObject({ error: 'rejected', message: expect.stringContaining("quotes the account's private notes") });
     expect((await cardsRepository(env.rt.db).find(accountId, note.id))?.status).toBe('pending');
-    const clean = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to: 'ok@haulers.test', draft: { subject: 'Quoting', body: 'Hi, a short note about quoting.' } } });
+    const clean = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'ok@haulers.test', draft: { subject: 'Quoting', body: 'Hi, a short note about quoting.' } },
+    });
     expect((await env.api().post(`/api/v1/review/${clean.id}/send`).set(auth(token)).send({})).status).toBe(200);
     expect(deliveredTo('ok@haulers.test')).toBe(1);
   });
 
   it.each([
-    ['mail_draft', { work: 'email', to: 'lu@haulers.test', draft: { subject: 'Our best customers are freight brokers with 50-200 staff', body: 'Hi Lu' } }, /^Not sent automatically: this mail quotes the account's private notes/],
-    ['approval', { work: 'network_message', to: 'https://www.linkedin.com/in/lu', draft: { body: `Lu, ${NOTE}.` } }, /^Not approved automatically: this card quotes the account's private notes/],
-  ] as const)('leaves a trusted %s card that quotes memory to a person instead of shipping it at its deadline, saying why', async (kind, payload, note) => {
-    const { accountId } = await env.tenant();
-    await remember(accountId, NOTE);
-    const at = Date.now();
-    const card = await buildCard(env.rt.db, accountId, kind, { autoResolveAt: at, payload: { ...payload } });
-    expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('noop');
-    const after = await cardsRepository(env.rt.db).find(accountId, card.id);
-    expect(after).toMatchObject({ status: 'pending', autoResolveAt: null, resolution: null });
-    expect((after!.detail as { note: string }).note).toMatch(note);
-    expect(deliveredTo('lu@haulers.test')).toBe(0);
-    expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toEqual([]);
-  });
+    [
+      'mail_draft',
+      {
+        work: 'email',
+        to: 'lu@haulers.test',
+        draft: { subject: 'Our best customers are freight brokers with 50-200 staff', body: 'Hi Lu' },
+      },
+      /^Not sent automatically: this mail quotes the account's private notes/,
+    ],
+    [
+      'approval',
+      { work: 'network_message', to: 'https://www.linkedin.com/in/lu', draft: { body: `Lu, ${NOTE}.` } },
+      /^Not approved automatically: this card quotes the account's private notes/,
+    ],
+  ] as const)(
+    'leaves a trusted %s card that quotes memory to a person instead of shipping it at its deadline, saying why',
+    async (kind, payload, note) => {
+      const { accountId } = await env.tenant();
+      await remember(accountId, NOTE);
+      const at = Date.now();
+      const card = await buildCard(env.rt.db, accountId, kind, { autoResolveAt: at, payload: { ...payload } });
+      expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('noop');
+      const after = await cardsRepository(env.rt.db).find(accountId, card.id);
+      expect(after).toMatchObject({ status: 'pending', autoResolveAt: null, resolution: null });
+      expect((after!.detail as { note: string }).note).toMatch(note);
+      expect(deliveredTo('lu@haulers.test')).toBe(0);
+      expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toEqual([]);
+    },
+  );
 });

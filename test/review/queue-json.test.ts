@@ -26,11 +26,23 @@ describe('the queue page rendered by Postgres', () => {
       await buildCard(db, accountId, 'approval', { createdAt: t - 1 }),
       await buildCard(db, accountId, 'question', { createdAt: t - 2, detail: { why: awkward, nested: [1, 2.5, -0, 1e21, null, true] } }),
       await buildCard(db, accountId, 'choice', { createdAt: t - 3, options: ['A', { value: 'b', label: 'Bee' }, { value: 'c' }, 7] }),
-      await buildCard(db, accountId, 'mail_draft', { createdAt: t - 4, title: awkward, prompt: awkward, summary: '', leadId: 'lead_x', leadContactId: 'lc_y', dueAt: t + 9 }),
+      await buildCard(db, accountId, 'mail_draft', {
+        createdAt: t - 4,
+        title: awkward,
+        prompt: awkward,
+        summary: '',
+        leadId: 'lead_x',
+        leadContactId: 'lc_y',
+        dueAt: t + 9,
+      }),
       await buildCard(db, accountId, 'mail_reply', { createdAt: t - 5, priority: 'urgent', autoResolveAt: t + 60_000 }),
       await buildCard(db, accountId, 'budget', { createdAt: t - 6, priority: 'low' }),
       await buildCard(db, accountId, 'outbound_setup', { createdAt: t - 7, priority: 'high', postId: 'post_z' }),
-      await buildCard(db, accountId, 'approval', { createdAt: t - 8, status: 'needs_revision', payload: { work: 'blog_post', body: 'x'.repeat(9000), list: [{ a: {} }, []] } }),
+      await buildCard(db, accountId, 'approval', {
+        createdAt: t - 8,
+        status: 'needs_revision',
+        payload: { work: 'blog_post', body: 'x'.repeat(9000), list: [{ a: {} }, []] },
+      }),
       await buildCard(db, accountId, 'approval', { createdAt: t - 9, priority: 'made-up band' }),
     ];
     const res = await env.api().get('/api/v1/review?limit=100').set(auth(token));

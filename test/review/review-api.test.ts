@@ -13,8 +13,14 @@ it.beforeAll(({ env: e }) => {
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-const post = (token: string, id: string, verb: string, body: unknown) => env.api().post(`/api/v1/review/${id}/${verb}`).set(auth(token)).send(body as object);
-const get = async (token: string, id: string) => ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
+const post = (token: string, id: string, verb: string, body: unknown) =>
+  env
+    .api()
+    .post(`/api/v1/review/${id}/${verb}`)
+    .set(auth(token))
+    .send(body as object);
+const get = async (token: string, id: string) =>
+  ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
 
 describe('GET /review', () => {
   it('lists pending and needs_revision cards by priority band, newest first within a band', async () => {
@@ -64,12 +70,18 @@ describe('GET /review', () => {
       expect(await get(token, card.id)).toMatchObject({ actions, primaryLabel: label, status: 'pending' });
     }
     const choice = await get(token, (await buildCard(env.rt.db, accountId, 'choice')).id);
-    expect(choice.options).toEqual([{ value: 'A', label: 'A' }, { value: 'B', label: 'B' }, { value: 'C', label: 'C' }]);
+    expect(choice.options).toEqual([
+      { value: 'A', label: 'A' },
+      { value: 'B', label: 'B' },
+      { value: 'C', label: 'C' },
+    ]);
     for (const status of ['resolved', 'sent', 'dismissed', 'sending']) {
       const card = await buildCard(env.rt.db, accountId, 'approval', { status });
       expect((await get(token, card.id)).actions).toEqual([]);
     }
-    expect((await get(token, (await buildCard(env.rt.db, accountId, 'approval', { status: 'needs_revision' })).id)).actions).toEqual(['dismiss']);
+    expect((await get(token, (await buildCard(env.rt.db, accountId, 'approval', { status: 'needs_revision' })).id)).actions).toEqual([
+      'dismiss',
+    ]);
   });
 });
 
@@ -152,7 +164,11 @@ describe('POST /review/{id}/answer', () => {
       const card = await buildCard(env.rt.db, accountId, kind);
       const res = await post(token, card.id, 'answer', { action: 'approve' });
       expect(res.status).toBe(409);
-      expect(res.body).toEqual({ error: 'use_send', message: expect.stringContaining('/send'), actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
+      expect(res.body).toEqual({
+        error: 'use_send',
+        message: expect.stringContaining('/send'),
+        actions: ['send', 'request_changes', 'snooze', 'dismiss'],
+      });
     }
   });
 
@@ -204,7 +220,9 @@ describe('POST /review/{id}/request-changes', () => {
     const card = await buildCard(env.rt.db, accountId, 'approval');
     expect((await post(token, card.id, 'request-changes', {})).body).toEqual({ error: 'text is required' });
     expect((await post(token, card.id, 'request-changes', { text: '' })).body).toEqual({ error: 'text must not be empty' });
-    expect((await post(token, card.id, 'request-changes', { text: 'a'.repeat(8001) })).body).toEqual({ error: 'text must be at most 8,000 UTF-8 bytes' });
+    expect((await post(token, card.id, 'request-changes', { text: 'a'.repeat(8001) })).body).toEqual({
+      error: 'text must be at most 8,000 UTF-8 bytes',
+    });
   });
 });
 
@@ -232,7 +250,11 @@ describe('POST /review/{id}/snooze', () => {
     const dueMiddle = await buildCard(env.rt.db, accountId, 'approval', { ...due, createdAt: t - 10 });
     const oldest = await buildCard(env.rt.db, accountId, 'approval', { createdAt: t - 20 });
     const dueOutside = await buildCard(env.rt.db, accountId, 'approval', { ...due, createdAt: t - 30 });
-    const stillSnoozed = await buildCard(env.rt.db, accountId, 'approval', { status: 'snoozed', snoozedUntil: t + 3_600_000, createdAt: t - 5 });
+    const stillSnoozed = await buildCard(env.rt.db, accountId, 'approval', {
+      status: 'snoozed',
+      snoozedUntil: t + 3_600_000,
+      createdAt: t - 5,
+    });
     const first = ReviewListResponse.parse((await env.api().get('/api/v1/review?limit=1').set(auth(token))).body);
     expect(first.items.map((c) => c.id)).toEqual([newest.id]);
     const page = ReviewListResponse.parse((await env.api().get('/api/v1/review?limit=3').set(auth(token))).body);
@@ -242,7 +264,9 @@ describe('POST /review/{id}/snooze', () => {
       [oldest.id, 'pending'],
     ]);
     const pending = ReviewListResponse.parse((await env.api().get('/api/v1/review?status=pending').set(auth(token))).body);
-    expect(pending.items.map((c) => [c.id, c.status])).toEqual([newest.id, dueMiddle.id, oldest.id, dueOutside.id].map((id) => [id, 'pending']));
+    expect(pending.items.map((c) => [c.id, c.status])).toEqual(
+      [newest.id, dueMiddle.id, oldest.id, dueOutside.id].map((id) => [id, 'pending']),
+    );
     expect(await get(token, stillSnoozed.id)).toMatchObject({ status: 'snoozed' });
   });
 
@@ -266,7 +290,11 @@ describe('POST /review/{id}/dismiss', () => {
     const res = await post(token, card.id, 'dismiss', { reason: 'Dana left Northwind last month' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, status: 'dismissed' });
-    expect(await get(token, card.id)).toMatchObject({ status: 'dismissed', actions: [], resolution: { action: 'dismiss', reason: 'Dana left Northwind last month' } });
+    expect(await get(token, card.id)).toMatchObject({
+      status: 'dismissed',
+      actions: [],
+      resolution: { action: 'dismiss', reason: 'Dana left Northwind last month' },
+    });
     expect(await trustLevel(env.rt.db, accountId, 'network_message')).toBe(0);
     const memory = await env.rt.db('agent_memory').where({ account_id: accountId }).pluck('text');
     expect(memory.some((t: string) => t.includes('Dana left Northwind last month'))).toBe(true);
@@ -277,7 +305,9 @@ describe('POST /review/{id}/dismiss', () => {
   it('cancels the proposal of an outbound-setup card, accepts no body, and 400s a reason over 2,000 characters', async () => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.rt.db, accountId, 'outbound_setup');
-    expect((await post(token, card.id, 'dismiss', { reason: '😀'.repeat(2001) })).body).toEqual({ error: 'reason must be at most 2,000 characters' });
+    expect((await post(token, card.id, 'dismiss', { reason: '😀'.repeat(2001) })).body).toEqual({
+      error: 'reason must be at most 2,000 characters',
+    });
     const res = await env.api().post(`/api/v1/review/${card.id}/dismiss`).set(auth(token));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, status: 'dismissed', proposal: 'cancelled' });
@@ -338,17 +368,33 @@ describe('every verb on every closed status', () => {
     expect((await post(token, d.id, 'dismiss', {})).status).toBe(200);
     const e = await buildCard(env.rt.db, accountId, 'mail_draft', snoozed);
     expect((await post(token, e.id, 'send', {})).status).toBe(200);
-    const audited = await env.rt.db('audit_log').where({ account_id: accountId, method: 'POST' }).whereLike('route', '/api/v1/review/%').pluck('route');
+    const audited = await env.rt
+      .db('audit_log')
+      .where({ account_id: accountId, method: 'POST' })
+      .whereLike('route', '/api/v1/review/%')
+      .pluck('route');
     expect(audited.sort()).toEqual(
-      ['/api/v1/review/{id}/answer', '/api/v1/review/{id}/dismiss', '/api/v1/review/{id}/request-changes', '/api/v1/review/{id}/send', '/api/v1/review/{id}/snooze'].sort(),
+      [
+        '/api/v1/review/{id}/answer',
+        '/api/v1/review/{id}/dismiss',
+        '/api/v1/review/{id}/request-changes',
+        '/api/v1/review/{id}/send',
+        '/api/v1/review/{id}/snooze',
+      ].sort(),
     );
   });
 
-  it('answers 404 for every verb on another account\'s card', async () => {
+  it("answers 404 for every verb on another account's card", async () => {
     const a = await env.tenant();
     const b = await env.tenant();
     const card = await buildCard(env.rt.db, a.accountId, 'mail_draft');
-    for (const [verb, body] of [['answer', { action: 'approve' }], ['send', {}], ['request-changes', { text: 'x' }], ['snooze', { until: Date.now() + 60_000 }], ['dismiss', {}]] as const) {
+    for (const [verb, body] of [
+      ['answer', { action: 'approve' }],
+      ['send', {}],
+      ['request-changes', { text: 'x' }],
+      ['snooze', { until: Date.now() + 60_000 }],
+      ['dismiss', {}],
+    ] as const) {
       const res = await post(b.token, card.id, verb, body);
       expect(res.status, verb).toBe(404);
       expect(res.body).toEqual({ error: 'not found' });

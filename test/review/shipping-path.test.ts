@@ -31,7 +31,11 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 /** Every kind with no adapter on an account today, with its source type and the connection the 409 names. */
 const UNCONNECTED = [
   { work: 'sequence', sourceType: 'sequence', says: 'sequences cannot ship: no sequencing connection on this account' },
-  { work: 'network_message', sourceType: 'network_message', says: 'network messages cannot ship: no professional-network connection on this account' },
+  {
+    work: 'network_message',
+    sourceType: 'network_message',
+    says: 'network messages cannot ship: no professional-network connection on this account',
+  },
   { work: 'blog_post', sourceType: 'blog_post', says: 'blog posts cannot ship: no blog connection on this account' },
   { work: 'ad_test', sourceType: 'ad_test', says: 'ad tests cannot ship: no ad-platform connection on this account' },
   { work: 'spend', sourceType: 'budget_change', says: 'spending cannot ship: no ad-platform billing connection on this account' },
@@ -80,9 +84,20 @@ describe('the trust ladder and the run-without-approval setting', () => {
     expect(laddered.autoResolveAt).toBeNull();
 
     await setApproval(env.rt.db, accountId, 'blog_post', false);
-    const freed = await shipBySetting(env.rt.db, { id: newId('card'), accountId, kind: 'approval', sourceType: 'blog_post', title: 'A post', payload: { work: 'blog_post' }, actions: [], primaryLabel: '' });
+    const freed = await shipBySetting(env.rt.db, {
+      id: newId('card'),
+      accountId,
+      kind: 'approval',
+      sourceType: 'blog_post',
+      title: 'A post',
+      payload: { work: 'blog_post' },
+      actions: [],
+      primaryLabel: '',
+    });
     expect(freed).toMatchObject({ status: 'pending', autoResolveAt: null });
-    expect((freed.detail as { note: string }).note).toBe('Not shipped automatically: blog posts cannot ship: no blog connection on this account; it waits for a person');
+    expect((freed.detail as { note: string }).note).toBe(
+      'Not shipped automatically: blog posts cannot ship: no blog connection on this account; it waits for a person',
+    );
   });
 
   it('leaves a note instead of resolving when a deadline reaches an unconnected kind', async () => {
@@ -96,7 +111,9 @@ describe('the trust ladder and the run-without-approval setting', () => {
       return c && c.autoResolveAt === null ? c : null;
     }, 20_000);
     expect(noted).toMatchObject({ status: 'pending', resolvedAt: null });
-    expect((noted.detail as { note: string }).note).toBe('Not shipped automatically: ad tests cannot ship: no ad-platform connection on this account; it waits for a person');
+    expect((noted.detail as { note: string }).note).toBe(
+      'Not shipped automatically: ad tests cannot ship: no ad-platform connection on this account; it waits for a person',
+    );
     expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('noop');
   });
 

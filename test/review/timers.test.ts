@@ -38,7 +38,8 @@ it.beforeAll(({ env: e }) => {
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-const item = async (token: string, id: string) => ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
+const item = async (token: string, id: string) =>
+  ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
 const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);
 
 /** Timers in these tests fire within seconds; allow 15. */
@@ -69,8 +70,12 @@ describe('trust ladder', () => {
     const card = await newMailCard(accountId);
     const shown = await item(token, card.id);
     expect(shown.autoResolveAt).toBeGreaterThanOrEqual(before + 300);
-    expect(shown.detail).toMatchObject({ autoResolve: { at: shown.autoResolveAt, approvedUnchanged: 3, threshold: 3, kindOfWork: 'email' } });
-    expect((shown.detail!.autoResolve as { reason: string }).reason).toMatch(/^The last 3 email drafts were approved unchanged, so this one sends at \d{4}-\d\d-\d\d \d\d:\d\d UTC unless someone acts first\.$/);
+    expect(shown.detail).toMatchObject({
+      autoResolve: { at: shown.autoResolveAt, approvedUnchanged: 3, threshold: 3, kindOfWork: 'email' },
+    });
+    expect((shown.detail!.autoResolve as { reason: string }).reason).toMatch(
+      /^The last 3 email drafts were approved unchanged, so this one sends at \d{4}-\d\d-\d\d \d\d:\d\d UTC unless someone acts first\.$/,
+    );
     const done = await until(async () => {
       const c = await row(accountId, card.id);
       return c?.status === 'sent' && c;
@@ -94,7 +99,9 @@ describe('trust ladder', () => {
       primaryLabel: '',
     });
     expect(card.autoResolveAt).not.toBeNull();
-    expect((card.detail as { autoResolve: { reason: string } }).autoResolve.reason).toContain('email drafts were approved unchanged, so this one sends at');
+    expect((card.detail as { autoResolve: { reason: string } }).autoResolve.reason).toContain(
+      'email drafts were approved unchanged, so this one sends at',
+    );
     const sent = await until(async () => {
       const c = await row(accountId, card.id);
       return c?.status === 'sent' && c;
@@ -186,7 +193,9 @@ describe('work set to run without approval', () => {
   it('still waits for a person when a webhook payload prompted the work', async () => {
     const { accountId } = await env.tenant();
     await setApproval(env.rt.db, accountId, 'email', false);
-    const event = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'form', content: {} } }));
+    const event = await env.rt.db.transaction((trx) =>
+      recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'form', content: {} } }),
+    );
     const card = await shipBySetting(env.rt.db, {
       id: newId('card'),
       accountId,
@@ -225,7 +234,9 @@ describe('request-changes', () => {
   it('starts a revision turn after the delay and returns the revised card to pending with its history', async () => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.rt.db, accountId, 'mail_draft');
-    expect((await env.api().post(`/api/v1/review/${card.id}/request-changes`).set(auth(token)).send({ text: 'Mention the Reno site' })).status).toBe(200);
+    expect(
+      (await env.api().post(`/api/v1/review/${card.id}/request-changes`).set(auth(token)).send({ text: 'Mention the Reno site' })).status,
+    ).toBe(200);
     const back = await until(async () => {
       const c = await row(accountId, card.id);
       return c?.status === 'pending' && c;
@@ -246,7 +257,9 @@ describe('revision return', () => {
   it('folds the card the revision turn produced into the card under review, keeping the old version in history', async () => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.rt.db, accountId, 'mail_draft', { status: 'needs_revision' });
-    const rec = await env.rt.db.transaction((trx) => recordTurn(trx, env.config, { accountId, kind: 'revision', origin: 'review', text: 'revise' }));
+    const rec = await env.rt.db.transaction((trx) =>
+      recordTurn(trx, env.config, { accountId, kind: 'revision', origin: 'review', text: 'revise' }),
+    );
     await env.rt.db('agent_turns').where({ id: rec.turn.id }).update({ status: 'replied', finished_at: Date.now() });
     await env.rt.db('review_cards').where({ id: card.id }).update({ revision_turn_id: rec.turn.id, requested_changes: 'Shorter please' });
     const produced = await buildCard(env.rt.db, accountId, 'mail_draft', {
@@ -259,7 +272,11 @@ describe('revision return', () => {
     expect(back).toMatchObject({ status: 'pending', title: 'Intro to Acme (shorter)', payload: { draft: { body: 'Hi Jane, one line.' } } });
     expect(back.detail).toMatchObject({ revision: { version: 2, requestedChanges: 'Shorter please', changed: true } });
     const stored = await row(accountId, card.id);
-    expect(stored?.history[0]).toMatchObject({ version: 1, previous: { title: 'Intro to Acme', payload: { draft: { body: 'Hi Jane,\n\nA short note.' } } }, revisedFrom: produced.id });
+    expect(stored?.history[0]).toMatchObject({
+      version: 1,
+      previous: { title: 'Intro to Acme', payload: { draft: { body: 'Hi Jane,\n\nA short note.' } } },
+      revisedFrom: produced.id,
+    });
     expect(await item(token, produced.id)).toMatchObject({ status: 'resolved', resolution: { action: 'merged', into: card.id } });
     expect(await returnRevision(env.rt, accountId, card.id, rec.turn.id)).toBe(false);
   });
@@ -269,8 +286,11 @@ describe('person versus auto-resolve', () => {
   /** Backends of this file's database waiting for a row (the held card): how far each side of a race has got. */
   const lockWaiters = async () =>
     Number(
-      (await env.rt.db.raw(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event in ('transactionid', 'tuple')`))
-        .rows[0].n,
+      (
+        await env.rt.db.raw(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event in ('transactionid', 'tuple')`,
+        )
+      ).rows[0].n,
     );
 
   // Each race is forced, not left to timing: a test transaction holds the card's row, both sides are
@@ -283,49 +303,53 @@ describe('person versus auto-resolve', () => {
     { mail: true, first: 'ladder' },
     { mail: true, first: 'person' },
   ] as const;
-  it.each([...races, ...races])('resolves the card exactly once when the $first side reaches it first (mail: $mail); the other loses', async ({ mail, first }) => {
-    const { token, accountId } = await env.tenant();
-    const queue = env.rt.queues.get('card-timers')!;
-    const at = Date.now();
-    const card = await buildCard(env.rt.db, accountId, mail ? 'mail_draft' : 'plain', { autoResolveAt: at });
-    const jobId = cardAutoResolve.key({ accountId, cardId: card.id, at });
-    const person = () =>
-      (mail
-        ? env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})
-        : env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })
-      ).then((r) => r);
-    const ladder = () => enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at });
+  it.each([...races, ...races])(
+    'resolves the card exactly once when the $first side reaches it first (mail: $mail); the other loses',
+    async ({ mail, first }) => {
+      const { token, accountId } = await env.tenant();
+      const queue = env.rt.queues.get('card-timers')!;
+      const at = Date.now();
+      const card = await buildCard(env.rt.db, accountId, mail ? 'mail_draft' : 'plain', { autoResolveAt: at });
+      const jobId = cardAutoResolve.key({ accountId, cardId: card.id, at });
+      const person = () =>
+        (mail
+          ? env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})
+          : env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })
+        ).then((r) => r);
+      const ladder = () => enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at });
 
-    const hold = await env.rt.db.transaction();
-    let answered: ReturnType<typeof person>;
-    try {
-      await hold('review_cards').where({ id: card.id }).forUpdate().first();
-      if (first === 'ladder') {
-        await ladder();
-        await poll(async () => (await lockWaiters()) === 1, 15_000);
-        answered = person();
-      } else {
-        answered = person();
-        await poll(async () => (await lockWaiters()) === 1, 15_000);
-        await ladder();
+      const hold = await env.rt.db.transaction();
+      let answered: ReturnType<typeof person>;
+      try {
+        await hold('review_cards').where({ id: card.id }).forUpdate().first();
+        if (first === 'ladder') {
+          await ladder();
+          await poll(async () => (await lockWaiters()) === 1, 15_000);
+          answered = person();
+        } else {
+          answered = person();
+          await poll(async () => (await lockWaiters()) === 1, 15_000);
+          await ladder();
+        }
+        await poll(async () => (await lockWaiters()) === 2, 15_000);
+      } finally {
+        await hold.commit();
       }
-      await poll(async () => (await lockWaiters()) === 2, 15_000);
-    } finally {
-      await hold.commit();
-    }
-    const res = await answered!;
-    // The event that proves the timer ran to its end: its job finished (whether or not BullMQ keeps it).
-    await poll(async () => !(await pendingJob(queue, jobId)), 15_000);
+      const res = await answered!;
+      // The event that proves the timer ran to its end: its job finished (whether or not BullMQ keeps it).
+      await poll(async () => !(await pendingJob(queue, jobId)), 15_000);
 
-    const final = await row(accountId, card.id);
-    expect(final?.status).toBe(mail ? 'sent' : 'resolved');
-    expect((final?.resolution as { by?: string } | null)?.by).toBe(first === 'person' ? 'person' : 'trust_ladder');
-    expect(res.status).toBe(first === 'person' ? 200 : 409);
-    if (mail) {
-      expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toHaveLength(1);
-      const files = await readdir(MAIL_DIR);
-      const sendId = (final?.resolution as { sendId: string }).sendId;
-      expect(files.filter((f) => f === `mail-${sendId}.eml`)).toHaveLength(1);
-    }
-  }, 60_000);
+      const final = await row(accountId, card.id);
+      expect(final?.status).toBe(mail ? 'sent' : 'resolved');
+      expect((final?.resolution as { by?: string } | null)?.by).toBe(first === 'person' ? 'person' : 'trust_ladder');
+      expect(res.status).toBe(first === 'person' ? 200 : 409);
+      if (mail) {
+        expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toHaveLength(1);
+        const files = await readdir(MAIL_DIR);
+        const sendId = (final!.resolution as { sendId: string }).sendId;
+        expect(files.filter((f) => f === `mail-${sendId}.eml`)).toHaveLength(1);
+      }
+    },
+    60_000,
+  );
 });

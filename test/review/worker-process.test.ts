@@ -11,7 +11,13 @@ import { ROOT, waitFor } from '../helpers/processes.js';
 
 // Real worker processes (`bin/start.ts workers --pools card-timers,mail-sends`) sharing this file's database and prefix.
 const MAIL_DIR = `/tmp/gas-review-proc-${process.pid}-${Date.now()}`;
-const SHARED = { TRUST_AUTO_RESOLVE_AFTER: '2', TRUST_AUTO_RESOLVE_DELAY_MS: '400', CARD_SWEEP_MS: '200', MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: MAIL_DIR };
+const SHARED = {
+  TRUST_AUTO_RESOLVE_AFTER: '2',
+  TRUST_AUTO_RESOLVE_DELAY_MS: '400',
+  CARD_SWEEP_MS: '200',
+  MAIL_TRANSPORT: 'local',
+  MAIL_LOCAL_DIR: MAIL_DIR,
+};
 let env: TestEnv;
 let child: ChildProcess | null = null;
 it.override('options', { env: SHARED });
@@ -40,14 +46,22 @@ describe('card-timers and mail-sends in a worker process', () => {
     await raiseTrust(env.rt.db, accountId, 'email');
     await raiseTrust(env.rt.db, accountId, 'email');
     // Inserted the way the agent's tools do: straight through the repository, ladder not applied yet.
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { title: 'Intro', payload: { work: 'email', to: 'proc@initech.test', draft: { subject: 'proc-mail', body: 'hi' } }, ladderChecked: false });
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      title: 'Intro',
+      payload: { work: 'email', to: 'proc@initech.test', draft: { subject: 'proc-mail', body: 'hi' } },
+      ladderChecked: false,
+    });
     expect(card.autoResolveAt).toBeNull();
     let seenDeadline: number | null = null;
-    await waitFor(async () => {
-      const c = await cardsRepository(env.rt.db).find(accountId, card.id);
-      if (c?.autoResolveAt) seenDeadline = c.autoResolveAt;
-      return c?.status === 'sent';
-    }, 'card sent by the ladder', 20_000);
+    await waitFor(
+      async () => {
+        const c = await cardsRepository(env.rt.db).find(accountId, card.id);
+        if (c?.autoResolveAt) seenDeadline = c.autoResolveAt;
+        return c?.status === 'sent';
+      },
+      'card sent by the ladder',
+      20_000,
+    );
     expect(seenDeadline).not.toBeNull();
     const sent = await cardsRepository(env.rt.db).find(accountId, card.id);
     expect(sent?.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import request from 'supertest';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { describe, expect } from 'vitest';
 import type { RouteDef } from '../../api/route.js';
 import { routes } from '../../api/routes.js';
@@ -11,7 +11,9 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string };
-it.override('options', { env: { RATE_READS_BURST: '100000', RATE_WRITES_BURST: '100000', RATE_MESSAGES_BURST: '100000', RATE_ACCOUNT_BURST: '100000' } });
+it.override('options', {
+  env: { RATE_READS_BURST: '100000', RATE_WRITES_BURST: '100000', RATE_MESSAGES_BURST: '100000', RATE_ACCOUNT_BURST: '100000' },
+});
 it.beforeAll(async ({ env: e }) => {
   env = e;
   tenant = await env.tenant();
@@ -20,7 +22,23 @@ it.beforeAll(async ({ env: e }) => {
 const nasty = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme', maxLength: 50 }),
-  fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '\ud800', '\ufeff', '💥'.repeat(3000), 'x'.repeat(70_000), '../../etc/passwd', "'; drop table accounts; --", '%00', 'null', '-1', '1e309', 'NaN'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\ufeff',
+    '💥'.repeat(3000),
+    'x'.repeat(70_000),
+    '../../etc/passwd',
+    "'; drop table accounts; --",
+    '%00',
+    'null',
+    '-1',
+    '1e309',
+    'NaN',
+  ),
 );
 /** Query values stay within what an HTTP server reads as headers (Node refuses over 16 KB with 431). */
 const queryValue = nasty.map((v) => v.slice(0, 2_000));
@@ -35,13 +53,19 @@ function fieldsOf(schema: z.ZodType | undefined): string[] {
 function body(route: RouteDef) {
   const fields = fieldsOf(route.body);
   const known = fields.length ? fc.dictionary(fc.constantFrom(...fields), jsonValue, { maxKeys: fields.length }) : fc.constant({});
-  return fc.oneof(jsonValue, known, fc.tuple(known, fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), jsonValue, { maxKeys: 3 })).map(([a, b]) => ({ ...b, ...a })));
+  return fc.oneof(
+    jsonValue,
+    known,
+    fc.tuple(known, fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), jsonValue, { maxKeys: 3 })).map(([a, b]) => ({ ...b, ...a })),
+  );
 }
 
 function query(route: RouteDef) {
   const keys = fieldsOf(route.query);
   if (!keys.length) return fc.constant({} as Record<string, string | string[]>);
-  return fc.dictionary(fc.constantFrom(...keys), fc.oneof(queryValue, fc.array(queryValue, { minLength: 2, maxLength: 3 })), { maxKeys: keys.length });
+  return fc.dictionary(fc.constantFrom(...keys), fc.oneof(queryValue, fc.array(queryValue, { minLength: 2, maxLength: 3 })), {
+    maxKeys: keys.length,
+  });
 }
 
 async function auditCount(): Promise<number> {
@@ -66,7 +90,12 @@ interface Plan {
  */
 function plans(route: RouteDef): fc.Arbitrary<Plan> {
   return fc
-    .record({ id: fc.oneof(nasty, fc.constantFrom('x', 'unknown_id')), query: query(route), b: body(route), raw: fc.nat({ max: 9 }).map((n) => n < 3) })
+    .record({
+      id: fc.oneof(nasty, fc.constantFrom('x', 'unknown_id')),
+      query: query(route),
+      b: body(route),
+      raw: fc.nat({ max: 9 }).map((n) => n < 3),
+    })
     .map(({ id, query, b, raw }) => {
       const path = route.path.replace(/\{[A-Za-z]+\}/g, encodePath(id.slice(0, 500)));
       if (route.method === 'get' || route.method === 'delete') return { path, query };
@@ -91,21 +120,27 @@ describe('fuzzing every route of the table', () => {
     }
   });
 
-  it.each(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s never answers 500 and writes nothing it refuses', async (_name, route) => {
-    await fc.assert(
-      fc.asyncProperty(plans(route), async (plan) => {
-        const before = await auditCount();
-        const res = await call(route, plan);
-        expect(res.status, `${route.method} ${JSON.stringify({ path: plan.path.slice(0, 120), q: plan.query, b: plan.payload?.slice(0, 200) })}`).not.toBe(500);
-        expect(res.status).toBeLessThan(500);
-        expect(res.headers['content-type']).toMatch(/^application\/json/);
-        if (res.status >= 400) {
-          expect(typeof res.body.error).toBe('string');
-          expect(res.headers['cache-control']).toBe('no-store');
-          expect(await auditCount()).toBe(before);
-        }
-      }),
-      { numRuns: 20, seed: SEED },
-    );
-  });
+  it.each(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    '%s never answers 500 and writes nothing it refuses',
+    async (_name, route) => {
+      await fc.assert(
+        fc.asyncProperty(plans(route), async (plan) => {
+          const before = await auditCount();
+          const res = await call(route, plan);
+          expect(
+            res.status,
+            `${route.method} ${JSON.stringify({ path: plan.path.slice(0, 120), q: plan.query, b: plan.payload?.slice(0, 200) })}`,
+          ).not.toBe(500);
+          expect(res.status).toBeLessThan(500);
+          expect(res.headers['content-type']).toMatch(/^application\/json/);
+          if (res.status >= 400) {
+            expect(typeof res.body.error).toBe('string');
+            expect(res.headers['cache-control']).toBe('no-store');
+            expect(await auditCount()).toBe(before);
+          }
+        }),
+        { numRuns: 20, seed: SEED },
+      );
+    },
+  );
 });

@@ -33,9 +33,24 @@ const RESOURCES: Array<{ match: RegExp; kind: string; body?: unknown }> = [
 
 async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> {
   const card = newId('card');
-  await cardsRepository(env.rt.db).insert({ id: card, accountId: t.accountId, kind: 'approval', sourceType: 'budget_change', title: `card ${tag}`, payload: {}, actions: ['approve', 'dismiss'], primaryLabel: 'Approve' });
+  await cardsRepository(env.rt.db).insert({
+    id: card,
+    accountId: t.accountId,
+    kind: 'approval',
+    sourceType: 'budget_change',
+    title: `card ${tag}`,
+    payload: {},
+    actions: ['approve', 'dismiss'],
+    primaryLabel: 'Approve',
+  });
   const lead = await buildLead(env.rt.db, t.accountId, { domain: `${tag}.example.com`, companyName: `${tag} Inc` });
-  const message = await startTurn(env.rt, { accountId: t.accountId, kind: 'message', origin: 'api', tokenId: t.tokenId, text: `hello from ${tag}` });
+  const message = await startTurn(env.rt, {
+    accountId: t.accountId,
+    kind: 'message',
+    origin: 'api',
+    tokenId: t.tokenId,
+    text: `hello from ${tag}`,
+  });
   const actor = { accountId: t.accountId, actor: 'api' as const, tokenId: t.tokenId, tokenLabel: 'test', method: 'POST', route: 'test' };
   const workflow = await createWorkflow(env.rt, actor, { name: `wf ${tag}`, scheduleText: 'daily', steps: [{ title: 'x' }] });
   return { card, lead: lead.id, message: message.turn.id, workflow: workflow.workflowId };
@@ -54,7 +69,9 @@ const resourceOf = (r: RouteDef) => RESOURCES.find((x) => x.match.test(r.path));
 
 function call(r: RouteDef, id: string, token: string) {
   const res = RESOURCES.find((x) => x.match.test(r.path))!;
-  const req = request(env.app)[r.method](r.path.replace(/\{[A-Za-z]+\}/, id)).set('Authorization', `Bearer ${token}`);
+  const req = request(env.app)
+    [r.method](r.path.replace(/\{[A-Za-z]+\}/, id))
+    .set('Authorization', `Bearer ${token}`);
   return r.method === 'get' || r.method === 'delete' ? req : req.send((res.body ?? {}) as object);
 }
 
@@ -63,25 +80,34 @@ describe('tenant isolation', () => {
     expect(idRoutes.filter((r) => !resourceOf(r)).map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
 
-  it.each(idRoutes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))("%s answers another account's id exactly like an unknown one", async (_n, r) => {
-    const kind = resourceOf(r)!.kind;
-    const theirs = await call(r, owned[kind]!, b.token);
-    const unknown = await call(r, `${owned[kind]!.split('_')[0]}_doesNotExist000000000`, b.token);
-    expect(theirs.status).toBe(404);
-    expect(theirs.body).toEqual({ error: 'not found' });
-    expect(unknown.status).toBe(theirs.status);
-    expect(unknown.body).toEqual(theirs.body);
-    const strip = (h: Record<string, string>) => Object.keys(h).filter((k) => !['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'content-length', 'etag'].includes(k)).sort();
-    expect(strip(unknown.headers)).toEqual(strip(theirs.headers));
-    // And the owner still sees it: the 404 was the account boundary, not a broken route.
-    if (r.method === 'get') expect((await call(r, owned[kind]!, a.token)).status).toBe(200);
-  });
+  it.each(idRoutes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    "%s answers another account's id exactly like an unknown one",
+    async (_n, r) => {
+      const kind = resourceOf(r)!.kind;
+      const theirs = await call(r, owned[kind]!, b.token);
+      const unknown = await call(r, `${owned[kind]!.split('_')[0]}_doesNotExist000000000`, b.token);
+      expect(theirs.status).toBe(404);
+      expect(theirs.body).toEqual({ error: 'not found' });
+      expect(unknown.status).toBe(theirs.status);
+      expect(unknown.body).toEqual(theirs.body);
+      const strip = (h: Record<string, string>) =>
+        Object.keys(h)
+          .filter((k) => !['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset', 'content-length', 'etag'].includes(k))
+          .sort();
+      expect(strip(unknown.headers)).toEqual(strip(theirs.headers));
+      // And the owner still sees it: the 404 was the account boundary, not a broken route.
+      if (r.method === 'get') expect((await call(r, owned[kind]!, a.token)).status).toBe(200);
+    },
+  );
 
-  it.each(routes.filter((r) => r.method === 'get' && !r.path.includes('{') && r.scope).map((r) => [r.path] as const))("%s shows nothing of another account's", async (path) => {
-    const res = await request(env.app).get(path).set('Authorization', `Bearer ${b.token}`);
-    expect(res.status).toBe(200);
-    const text = JSON.stringify(res.body);
-    for (const id of Object.values(owned)) expect(text).not.toContain(id);
-    expect(text).not.toMatch(/alpha/i);
-  });
+  it.each(routes.filter((r) => r.method === 'get' && !r.path.includes('{') && r.scope).map((r) => [r.path] as const))(
+    "%s shows nothing of another account's",
+    async (path) => {
+      const res = await request(env.app).get(path).set('Authorization', `Bearer ${b.token}`);
+      expect(res.status).toBe(200);
+      const text = JSON.stringify(res.body);
+      for (const id of Object.values(owned)) expect(text).not.toContain(id);
+      expect(text).not.toMatch(/alpha/i);
+    },
+  );
 });

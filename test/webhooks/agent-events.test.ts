@@ -15,7 +15,11 @@ it.beforeAll(({ env: e, pools }) => {
 });
 
 async function pendingCard(accountId: string) {
-  return buildCard(env.rt.db, accountId, 'mail_draft', { title: 'An email waiting for a person', payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } }, ladderChecked: false });
+  return buildCard(env.rt.db, accountId, 'mail_draft', {
+    title: 'An email waiting for a person',
+    payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } },
+    ladderChecked: false,
+  });
 }
 
 async function nothingShipped(accountId: string, waitingCardId: string) {
@@ -34,18 +38,31 @@ describe('webhook-events pool → the agent (offline brain)', () => {
     const res = await postJson(env, hook.path, { plan: 'trial', nested: { list: [1, 'two'] } });
     expect(res.status).toBe(202);
     const turn = await env.settled(res.body.deliveryId);
-    expect(turn).toMatchObject({ kind: 'event', origin: 'hook', status: 'replied', data: { label: 'signup', content: { plan: 'trial', nested: { list: [1, 'two'] } } } });
+    expect(turn).toMatchObject({
+      kind: 'event',
+      origin: 'hook',
+      status: 'replied',
+      data: { label: 'signup', content: { plan: 'trial', nested: { list: [1, 'two'] } } },
+    });
     // Not an API message: no token can read it through /agent/messages.
     const replies = await env.rt.db('agent_replies').where({ turn_id: turn.id });
     expect(replies.length).toBeGreaterThan(0);
     const [view] = await listDeliveries(env.rt.db, hook.hookId, 10);
-    expect(view).toMatchObject({ outcome: 'Accepted', agent: { made: 'note', turn: 'replied', lead: null, card: null, note: expect.any(String) } });
+    expect(view).toMatchObject({
+      outcome: 'Accepted',
+      agent: { made: 'note', turn: 'replied', lead: null, card: null, note: expect.any(String) },
+    });
   });
 
   it('hands a string, an array and payloads with NUL characters and lone surrogates to the agent', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'odd');
-    for (const text of ['"plain text"', '[1, 2, 3]', '{"k\\u0000": "v\\u0000"}', '{"a": "\\ud800", "b": "\\udc00x", "ok": "\\ud83d\\ude00"}']) {
+    for (const text of [
+      '"plain text"',
+      '[1, 2, 3]',
+      '{"k\\u0000": "v\\u0000"}',
+      '{"a": "\\ud800", "b": "\\udc00x", "ok": "\\ud83d\\ude00"}',
+    ]) {
       const res = await postRaw(env, hook.path, text);
       expect(res.status).toBe(202);
       expect((await env.settled(res.body.deliveryId)).status).toBe('replied');
@@ -101,12 +118,20 @@ describe('webhook-events pool → the agent (offline brain)', () => {
     expect(card.status).toBe('pending');
     expect(JSON.stringify(card.payload)).toContain('grace@hopper-labs.io');
     const [view] = await listDeliveries(env.rt.db, hook.hookId, 1);
-    expect(view!.agent).toMatchObject({ made: 'card', card: { id: card.id, sourceType: 'mail_draft' }, lead: { domain: 'hopper-labs.io' } });
+    expect(view!.agent).toMatchObject({
+      made: 'card',
+      card: { id: card.id, sourceType: 'mail_draft' },
+      lead: { domain: 'hopper-labs.io' },
+    });
   });
 
   it('applies what the account told the agent in chat about a source (account memory)', async () => {
     const { accountId, token } = await env.tenant();
-    const told = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'remember payloads from signup are new trial users', waitSeconds: 20 });
+    const told = await env
+      .api()
+      .post('/api/v1/agent/messages')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ text: 'remember payloads from signup are new trial users', waitSeconds: 20 });
     expect(told.body.message.status).toBe('replied');
     const hook = await makeHook(env, accountId, 'signup');
     const res = await postJson(env, hook.path, { email: 'lin@orbit-analytics.dev', name: 'Lin' });

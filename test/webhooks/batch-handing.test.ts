@@ -11,7 +11,15 @@ const log = createLogger('silent');
 async function logged(env: TestEnv, accountId: string, hookId: string, n: number, tag: string) {
   const rows = Array.from({ length: n }, (_, i) => {
     const body = JSON.stringify({ tag, seq: i, email: `person${i}@example.com` });
-    return { id: `dlv_${tag}${String(i).padStart(4, '0')}`, account_id: accountId, hook_id: hookId, at: Date.now() + i, outcome: 'Accepted', bytes: body.length, body };
+    return {
+      id: `dlv_${tag}${String(i).padStart(4, '0')}`,
+      account_id: accountId,
+      hook_id: hookId,
+      at: Date.now() + i,
+      outcome: 'Accepted',
+      bytes: body.length,
+      body,
+    };
   });
   await env.rt.db('webhook_deliveries').insert(rows);
   return rows;
@@ -34,11 +42,18 @@ describe('handing deliveries over in batches', () => {
       handDeliveries(env.rt, ids.slice(0, 150), log),
       handDeliveries(env.rt, ids.slice(100), log),
       handDeliveries(env.rt, [...ids].reverse(), log),
-      handDeliveries(env.rt, ids.filter((_, i) => i % 3 === 0), log),
+      handDeliveries(
+        env.rt,
+        ids.filter((_, i) => i % 3 === 0),
+        log,
+      ),
     ]);
     for (const id of ids) {
       const outcomes = answers.filter((a) => a.has(id)).map((a) => a.get(id));
-      expect(outcomes.filter((o) => o === 'handed'), id).toHaveLength(1);
+      expect(
+        outcomes.filter((o) => o === 'handed'),
+        id,
+      ).toHaveLength(1);
       expect(outcomes.filter((o) => o !== 'handed').every((o) => o === 'already handed')).toBe(true);
     }
     const deliveries = await env.rt.db('webhook_deliveries').whereIn('id', ids);
@@ -49,7 +64,12 @@ describe('handing deliveries over in batches', () => {
     const byId = new Map(turns.map((t) => [t.id, t]));
     for (const d of deliveries) {
       const turn = byId.get(d.turn_id)!;
-      expect(turn).toMatchObject({ kind: 'event', origin: 'hook', status: 'queued', data: { label: 'burst', content: JSON.parse(d.body) } });
+      expect(turn).toMatchObject({
+        kind: 'event',
+        origin: 'hook',
+        status: 'queued',
+        data: { label: 'burst', content: JSON.parse(d.body) },
+      });
     }
     // The account's turns are queued through the agent's drain; a repeat asks for the drain again.
     const drains = await env.rt.queues.get('agent-turns')!.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
@@ -66,7 +86,15 @@ describe('handing deliveries over in batches', () => {
     // A row no intake could write (its body is not JSON), and one that was rate limited.
     await env.rt.db('webhook_deliveries').insert([
       { id: 'dlv_mixedbroken', account_id: accountId, hook_id: hook.hookId, at: Date.now(), outcome: 'Accepted', bytes: 2, body: '{x' },
-      { id: 'dlv_mixedlimited', account_id: accountId, hook_id: hook.hookId, at: Date.now(), outcome: 'Rate Limited', bytes: 2, body: null },
+      {
+        id: 'dlv_mixedlimited',
+        account_id: accountId,
+        hook_id: hook.hookId,
+        at: Date.now(),
+        outcome: 'Rate Limited',
+        bytes: 2,
+        body: null,
+      },
     ]);
     const answers = await handDeliveries(env.rt, [good1!.id, 'dlv_mixedbroken', good2!.id, 'dlv_mixedlimited', 'dlv_unknown'], log);
     expect(answers.get(good1!.id)).toBe('handed');
@@ -95,7 +123,9 @@ describe('a burst of deliveries through the webhook-events and agent-turns pools
     const turns = await Promise.all(posted.map((r) => world.settled(r.body.deliveryId, 60_000)));
     expect(turns.map((t) => t.status)).toEqual(Array(60).fill('replied'));
     expect(new Set(turns.map((t) => t.id)).size).toBe(60);
-    expect(turns.map((t) => (t.data as { content: { seq: number } }).content.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(turns.map((t) => (t.data as { content: { seq: number } }).content.seq).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 60 }, (_, i) => i),
+    );
     expect(await world.rt.db('agent_turns').where({ account_id: accountId })).toHaveLength(60);
   });
 });

@@ -11,7 +11,10 @@ export interface HookWorld extends TestEnv {
 
 /** Shared-fixture options for a file whose hook deliveries reach the agent in-process (high hourly limits). */
 export function hookWorldOptions(env: Record<string, string> = {}) {
-  return { env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000', ...env }, pools: ['webhook-events', 'agent-turns'] as QueueName[] };
+  return {
+    env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000', ...env },
+    pools: ['webhook-events', 'agent-turns'] as QueueName[],
+  };
 }
 
 /** The hook helpers over a test world whose webhook-events and agent-turns pools run. Closing it closes `base`. */

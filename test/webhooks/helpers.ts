@@ -34,17 +34,25 @@ export async function deliveryRows(env: TestEnv, hookId: string) {
 }
 
 /** Sends exact bytes with exact headers (supertest re-encodes Buffers sent as JSON). */
-export async function rawPost(env: TestEnv, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: unknown }> {
+export async function rawPost(
+  env: TestEnv,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<{ status: number; body: unknown }> {
   const server = http.createServer(env.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   try {
     return await new Promise((resolve, reject) => {
-      const req = http.request({ port, host: '127.0.0.1', method: 'POST', path, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
-        let text = '';
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-      });
+      const req = http.request(
+        { port, host: '127.0.0.1', method: 'POST', path, headers: { ...headers, 'content-length': String(body.length) } },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

@@ -18,14 +18,20 @@ const refusal = (...argv: string[]) =>
     () => {
       throw new Error('expected a refusal');
     },
-    (err: { error?: string; message?: string; body?: () => Record<string, unknown> }) => String(err.body?.().message ?? err.error ?? err.message),
+    (err: { error?: string; message?: string; body?: () => Record<string, unknown> }) =>
+      String(err.body?.().message ?? err.error ?? err.message),
   );
 const pathOf = (url: string) => new URL(url).pathname;
 
 describe('hook verbs of the admin CLI', () => {
-  it('prints {"hookId","url"} once on create, as one JSON line, and refusals as {"error"} on stderr with exit 1', { timeout: 120_000 }, async () => {
+  it('prints {"hookId","url"} once on create, as one JSON line, and refusals as {"error"} on stderr with exit 1', {
+    timeout: 120_000,
+  }, async () => {
     const { accountId } = await env.tenant();
-    const created = await run(TSX, ['bin/admin.ts', 'hook', 'create', '--account', accountId, '--label', 'signup'], { ...envFor(env.config), BASE_URL: 'https://agent.example.com' });
+    const created = await run(TSX, ['bin/admin.ts', 'hook', 'create', '--account', accountId, '--label', 'signup'], {
+      ...envFor(env.config),
+      BASE_URL: 'https://agent.example.com',
+    });
     expect(created.code, created.stderr).toBe(0);
     const lines = created.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -42,10 +48,15 @@ describe('hook verbs of the admin CLI', () => {
 
   it('creates, lists, disables, enables, regenerates and deletes hooks; the URL is never shown again', async () => {
     const { accountId } = await env.tenant();
-    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'trial_users-2')) as { hookId: string; url: string };
+    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'trial_users-2')) as {
+      hookId: string;
+      url: string;
+    };
     const token = pathOf(url).split('/').pop()!;
     const listed = await admin('hook', 'list', '--account', accountId);
-    expect(listed).toEqual({ hooks: [{ hookId, label: 'trial_users-2', status: 'active', createdAt: expect.any(Number), lastDeliveryAt: null }] });
+    expect(listed).toEqual({
+      hooks: [{ hookId, label: 'trial_users-2', status: 'active', createdAt: expect.any(Number), lastDeliveryAt: null }],
+    });
     expect(JSON.stringify(listed)).not.toContain(token.slice(4));
 
     expect(await admin('hook', 'disable', '--hook-id', hookId)).toEqual({ ok: true });
@@ -80,13 +91,17 @@ describe('hook verbs of the admin CLI', () => {
     expect(await refusal('hook', 'create', '--account', accountId, '--label', '')).toMatch(/--label is required/);
     expect(await refusal('hook', 'create', '--account', 'acct_missing', '--label', 'ok')).toBe('not found');
     const ids: string[] = [];
-    for (let i = 0; i < 20; i++) ids.push(((await admin('hook', 'create', '--account', accountId, '--label', `h${i}`)) as { hookId: string }).hookId);
-    expect(await refusal('hook', 'create', '--account', accountId, '--label', 'h20')).toBe('account already has 20 active hooks; disable or delete one first');
+    for (let i = 0; i < 20; i++)
+      ids.push(((await admin('hook', 'create', '--account', accountId, '--label', `h${i}`)) as { hookId: string }).hookId);
+    expect(await refusal('hook', 'create', '--account', accountId, '--label', 'h20')).toBe(
+      'account already has 20 active hooks; disable or delete one first',
+    );
     // Disabled hooks do not count; enabling one back over the limit is refused.
     await admin('hook', 'disable', '--hook-id', ids[0]!);
     await admin('hook', 'create', '--account', accountId, '--label', 'h20');
     expect(await refusal('hook', 'enable', '--hook-id', ids[0]!)).toBe('account already has 20 active hooks; disable or delete one first');
-    for (const verb of ['disable', 'enable', 'regenerate', 'delete', 'deliveries']) expect(await refusal('hook', verb, '--hook-id', 'hook_nope')).toBe('not found');
+    for (const verb of ['disable', 'enable', 'regenerate', 'delete', 'deliveries'])
+      expect(await refusal('hook', verb, '--hook-id', 'hook_nope')).toBe('not found');
     expect(await refusal('hook', 'replay', '--delivery-id', 'dlv_nope')).toBe('not found');
     expect(await refusal('hook', 'deliveries', '--hook-id', ids[1]!, '--limit', '0')).toMatch(/--limit must be an integer/);
   });
@@ -96,13 +111,24 @@ describe('hook verbs of the admin CLI', () => {
     const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'signup')) as { hookId: string; url: string };
     const first = await postJson(env, pathOf(url), { n: 1 });
     await postJson(env, pathOf(url), { n: 22 });
-    const { deliveries } = (await admin('hook', 'deliveries', '--hook-id', hookId, '--limit', '1')) as { deliveries: Record<string, unknown>[] };
+    const { deliveries } = (await admin('hook', 'deliveries', '--hook-id', hookId, '--limit', '1')) as {
+      deliveries: Record<string, unknown>[];
+    };
     expect(deliveries).toEqual([
-      { deliveryId: expect.stringMatching(/^dlv_/), at: expect.any(Number), outcome: 'Accepted', bytes: 8, replayOf: null, agent: expect.objectContaining({ made: 'nothing yet' }) },
+      {
+        deliveryId: expect.stringMatching(/^dlv_/),
+        at: expect.any(Number),
+        outcome: 'Accepted',
+        bytes: 8,
+        replayOf: null,
+        agent: expect.objectContaining({ made: 'nothing yet' }),
+      },
     ]);
     const replayed = (await admin('hook', 'replay', '--delivery-id', first.body.deliveryId)) as { deliveryId: string; outcome: string };
     expect(replayed).toEqual({ deliveryId: expect.stringMatching(/^dlv_/), outcome: 'Accepted' });
-    const after = (await admin('hook', 'deliveries', '--hook-id', hookId)) as { deliveries: { deliveryId: string; replayOf: string | null; bytes: number }[] };
+    const after = (await admin('hook', 'deliveries', '--hook-id', hookId)) as {
+      deliveries: { deliveryId: string; replayOf: string | null; bytes: number }[];
+    };
     expect(after.deliveries).toHaveLength(3);
     expect(after.deliveries.find((d) => d.deliveryId === replayed.deliveryId)).toMatchObject({ replayOf: first.body.deliveryId, bytes: 7 });
     const row = await env.rt.db('webhook_deliveries').where({ id: replayed.deliveryId }).first();

@@ -26,8 +26,18 @@ afterAll(async () => {
 async function postAll(paths: string[]) {
   return Promise.all(
     paths.map(async (path, i) => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ i }) });
-      return { path, i, status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ i }),
+      });
+      return {
+        path,
+        i,
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        body: (await res.json()) as Record<string, unknown>,
+      };
     }),
   );
 }
@@ -40,7 +50,9 @@ describe('POSTs arriving together', () => {
     const hookB = await makeHook(env, b.accountId, 'other');
     await liveHooks(env.rt).ready();
     const unknown = `/api/webhook/hook/whk_${'C'.repeat(40)}`;
-    const paths = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? hookB.path : i % 3 === 1 ? hookA.path : unknown)).concat(Array(10).fill(hookA.path));
+    const paths = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? hookB.path : i % 3 === 1 ? hookA.path : unknown)).concat(
+      Array(10).fill(hookA.path),
+    );
     const answers = await postAll(paths);
 
     const onA = answers.filter((r) => r.path === hookA.path);
@@ -54,8 +66,15 @@ describe('POSTs arriving together', () => {
     // Every 202 names its own delivery: logged Accepted with the body that request sent, its job queued.
     const queue = env.rt.queues.get('webhook-events')!;
     for (const r of answers.filter((x) => x.status === 202)) {
-      const row = await env.rt.db('webhook_deliveries').where({ id: r.body.deliveryId as string }).first();
-      expect(row).toMatchObject({ outcome: 'Accepted', body: JSON.stringify({ i: r.i }), hook_id: r.path === hookA.path ? hookA.hookId : hookB.hookId });
+      const row = await env.rt
+        .db('webhook_deliveries')
+        .where({ id: r.body.deliveryId as string })
+        .first();
+      expect(row).toMatchObject({
+        outcome: 'Accepted',
+        body: JSON.stringify({ i: r.i }),
+        hook_id: r.path === hookA.path ? hookA.hookId : hookB.hookId,
+      });
       expect((await pendingJob(queue, webhookEvent.key({ deliveryId: row.id })))?.data).toEqual({ deliveryId: row.id });
     }
     // Every delivery to a live URL is logged with its outcome: refused ones are counted on the hook's

@@ -38,7 +38,13 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     expect(res.status).toBe(202);
     const body = WebhookAccepted.parse(res.body);
     const [row] = await env.rt.db('webhook_deliveries').where({ id: body.deliveryId });
-    expect(row).toMatchObject({ hook_id: hook.hookId, account_id: accountId, outcome: 'Accepted', bytes: 27, body: '{"email":"ada@example.com"}' });
+    expect(row).toMatchObject({
+      hook_id: hook.hookId,
+      account_id: accountId,
+      outcome: 'Accepted',
+      bytes: 27,
+      body: '{"email":"ada@example.com"}',
+    });
   });
 
   it('accepts any JSON value: object, array, string, number, boolean, null', async () => {
@@ -65,7 +71,10 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     });
     expectError(await postRaw(env, hook.path, '{"a":1}', 'text/plain'), 400, 'content-type must be application/json');
     expectError(await postRaw(env, hook.path, 'a=1', 'application/x-www-form-urlencoded'), 400, 'content-type must be application/json');
-    expect(await rawPost(env, hook.path, {}, Buffer.from('{"a":1}'))).toEqual({ status: 400, body: { error: 'content-type must be application/json' } });
+    expect(await rawPost(env, hook.path, {}, Buffer.from('{"a":1}'))).toEqual({
+      status: 400,
+      body: { error: 'content-type must be application/json' },
+    });
     expect(await rawPost(env, hook.path, { 'content-type': 'application/json', 'content-encoding': 'gzip' }, Buffer.from('{}'))).toEqual({
       status: 400,
       body: { error: 'body must not be compressed (content-encoding must be identity)' },
@@ -90,7 +99,13 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     let sent = 0;
     let answered = false;
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: hook.path, headers: { 'content-type': 'application/json' } });
+      const req = http.request({
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: hook.path,
+        headers: { 'content-type': 'application/json' },
+      });
       req.on('response', (res) => {
         answered = true;
         res.resume();
@@ -168,7 +183,10 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
       statements = 0;
       const kinds = { disabled: disabled.path, deleted: deleted.path, regenerated: regenerated.path };
       const answers: Record<string, unknown> = {};
-      const flood = Array.from({ length: 200 }, (_, i) => [`unknown-${i}`, `/api/webhook/hook/whk_${String(i).padStart(40, 'Z')}`] as const);
+      const flood = Array.from(
+        { length: 200 },
+        (_, i) => [`unknown-${i}`, `/api/webhook/hook/whk_${String(i).padStart(40, 'Z')}`] as const,
+      );
       for (const [kind, path] of [...flood, ...Object.entries(kinds), ...Object.entries(kinds)]) {
         const res = await postJson(env, path, { kind });
         expectError(res, 404, 'not found');

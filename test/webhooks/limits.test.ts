@@ -98,19 +98,40 @@ describe('rolling-hour limits (spec 8.2)', () => {
     // 500 refused POSTs, 25 at a time (gathered into shared statements), over two minutes.
     for (let wave = 0; wave < 20; wave++) {
       if (wave === 10) now += 60_000;
-      statuses.push(...(await Promise.all(Array.from({ length: 25 }, (_, i) => postJson(env, hook.path, { wave, i })))).map((r) => r.status));
+      statuses.push(
+        ...(await Promise.all(Array.from({ length: 25 }, (_, i) => postJson(env, hook.path, { wave, i })))).map((r) => r.status),
+      );
     }
     expect(statuses).toEqual(Array(500).fill(429));
     const refused = (await deliveryRows(env, hook.hookId)).filter((r) => r.outcome === 'Rate Limited');
     expect(refused.map((r) => r.deliveries)).toEqual([250, 250]);
     expect(refused.map((r) => r.minute)).toEqual([start, start + 60_000]);
     // The operator still sees them, and how many, in `hook deliveries` (new fields only).
-    const { deliveries } = (await runAdmin(['hook', 'deliveries', '--hook-id', hook.hookId, '--limit', '3'], { config: env.config, db: env.rt.db })) as {
+    const { deliveries } = (await runAdmin(['hook', 'deliveries', '--hook-id', hook.hookId, '--limit', '3'], {
+      config: env.config,
+      db: env.rt.db,
+    })) as {
       deliveries: Record<string, unknown>[];
     };
     expect(deliveries.slice(0, 2)).toEqual([
-      { deliveryId: expect.stringMatching(/^dlv_/), at: start + 61_000, outcome: 'Rate Limited', bytes: expect.any(Number), replayOf: null, count: 250, lastAt: start + 61_000 },
-      { deliveryId: expect.stringMatching(/^dlv_/), at: start + 1_000, outcome: 'Rate Limited', bytes: expect.any(Number), replayOf: null, count: 250, lastAt: start + 1_000 },
+      {
+        deliveryId: expect.stringMatching(/^dlv_/),
+        at: start + 61_000,
+        outcome: 'Rate Limited',
+        bytes: expect.any(Number),
+        replayOf: null,
+        count: 250,
+        lastAt: start + 61_000,
+      },
+      {
+        deliveryId: expect.stringMatching(/^dlv_/),
+        at: start + 1_000,
+        outcome: 'Rate Limited',
+        bytes: expect.any(Number),
+        replayOf: null,
+        count: 250,
+        lastAt: start + 1_000,
+      },
     ]);
     expect(deliveries[2]).toMatchObject({ outcome: 'Accepted' });
   });
@@ -148,7 +169,9 @@ describe('rolling-hour limits (spec 8.2)', () => {
     const hook = await makeHook(env, accountId);
     const first = await postJson(env, hook.path, { first: true });
     await postMany(hook.path, 59);
-    const refused = await runAdmin(['hook', 'replay', '--delivery-id', first.body.deliveryId], { config: env.config, db: env.rt.db }).catch((e: { body(): { message: string } }) => e.body().message);
+    const refused = await runAdmin(['hook', 'replay', '--delivery-id', first.body.deliveryId], { config: env.config, db: env.rt.db }).catch(
+      (e: { body(): { message: string } }) => e.body().message,
+    );
     expect(refused).toBe('rate limited: the hook or the account is at its hourly limit of accepted deliveries; retry in 3600 seconds');
     const rows = await deliveryRows(env, hook.hookId);
     expect(rows.filter((r) => r.replay_of === first.body.deliveryId).map((r) => r.outcome)).toEqual(['Rate Limited']);

@@ -91,7 +91,10 @@ describe('the live-hooks registry behind intake', () => {
 
   it('trusts the registry again only after refilling it from Postgres when Redis comes back (it may be an older snapshot)', async () => {
     const { accountId } = await env.tenant();
-    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'snapshot')) as { hookId: string; url: string };
+    const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'snapshot')) as {
+      hookId: string;
+      url: string;
+    };
     const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
     // A Redis restored from a snapshot taken before the hook was created: the sentinel is there, the token is not.
     await env.rt.redis.hdel(registryKey(env.config), tokenHash);
@@ -121,6 +124,8 @@ describe('the live-hooks registry behind intake', () => {
     } finally {
       away.disconnect();
     }
-    expect((await env.rt.db('webhook_hooks').where({ account_id: accountId })).map((h) => [h.label, h.status])).toEqual([['before', 'active']]);
+    expect((await env.rt.db('webhook_hooks').where({ account_id: accountId })).map((h) => [h.label, h.status])).toEqual([
+      ['before', 'active'],
+    ]);
   });
 });

@@ -12,7 +12,9 @@ import { expectError, makeHook, postJson } from './helpers.js';
 
 /** A private redis-server for this file: the machine's shared one is never stopped. */
 function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     const until = Date.now() + 10_000;
@@ -74,7 +76,7 @@ describe('queue outage (DESIGN rule 2)', () => {
     expect(row.body).toBe('{"during":true}');
 
     redis = await startRedis(port);
-    await waitFor(async () => (await postJson(env, hook.path, { during: true })).status === 202 , 'the retried POST to be accepted', 20_000);
+    await waitFor(async () => (await postJson(env, hook.path, { during: true })).status === 202, 'the retried POST to be accepted', 20_000);
     const [accepted] = await listDeliveries(env.rt.db, hook.hookId, 1);
     expect(accepted).toMatchObject({ outcome: 'Accepted' });
     const job = await pendingJob(env.rt.queues.get('webhook-events')!, webhookEvent.key({ deliveryId: accepted!.deliveryId }));
@@ -136,7 +138,10 @@ describe('Redis restarted under webhook load', () => {
     await waitFor(async () => (await postJson(env, hook.path, { n: 'probe' })).status === 202, 'intake to recover', 20_000);
     // The restart lost the waiting jobs: only the sweeper can hand those deliveries on now.
     expect(await pendingJob(queue, webhookEvent.key({ deliveryId: accepted[0]! }))).toBeUndefined();
-    const probe = await env.rt.db('webhook_deliveries').where({ hook_id: hook.hookId, outcome: 'Accepted' }).whereRaw(`body = '{"n":"probe"}'`);
+    const probe = await env.rt
+      .db('webhook_deliveries')
+      .where({ hook_id: hook.hookId, outcome: 'Accepted' })
+      .whereRaw(`body = '{"n":"probe"}'`);
     accepted.push(...probe.map((r) => r.id as string));
     await load(40, 10);
     // The senders of the 502s retry the same POST, as the error tells them to.
@@ -150,7 +155,13 @@ describe('Redis restarted under webhook load', () => {
         async () => {
           const rows = await env.rt.db('webhook_deliveries').whereIn('id', accepted).whereNotNull('turn_id');
           if (rows.length !== accepted.length) return false;
-          const done = await env.rt.db('agent_turns').whereIn('id', rows.map((r) => r.turn_id)).whereIn('status', ['replied', 'failed']);
+          const done = await env.rt
+            .db('agent_turns')
+            .whereIn(
+              'id',
+              rows.map((r) => r.turn_id),
+            )
+            .whereIn('status', ['replied', 'failed']);
           return done.length === accepted.length;
         },
         'every accepted delivery handled',
@@ -185,7 +196,15 @@ describe('the webhook-events worker giving up', () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     // A row no intake could write (its body is not JSON), so handing it over throws every time.
-    await env.rt.db('webhook_deliveries').insert({ id: 'dlv_broken1', account_id: accountId, hook_id: hook.hookId, at: Date.now(), outcome: 'Accepted', bytes: 3, body: '{x' });
+    await env.rt.db('webhook_deliveries').insert({
+      id: 'dlv_broken1',
+      account_id: accountId,
+      hook_id: hook.hookId,
+      at: Date.now(),
+      outcome: 'Accepted',
+      bytes: 3,
+      body: '{x',
+    });
     const log = createLogger('silent');
     const attempt = (attemptsMade: number) =>
       webhookEventProcessor.run({ deliveryId: 'dlv_broken1' }, { rt: env.rt, log, job: { attemptsMade, opts: { attempts: 5 } } as never });

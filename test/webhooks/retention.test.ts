@@ -18,11 +18,19 @@ type Row = { id: string; outcome: string; turn_id?: string | null; at: number };
 
 async function logRows(accountId: string, hookId: string, rows: Row[]) {
   await env.rt.db('webhook_deliveries').insert(
-    rows.map((r) => ({ account_id: accountId, hook_id: hookId, bytes: 2, body: r.outcome === 'Rate Limited' ? null : '{}', turn_id: null, ...r })),
+    rows.map((r) => ({
+      account_id: accountId,
+      hook_id: hookId,
+      bytes: 2,
+      body: r.outcome === 'Rate Limited' ? null : '{}',
+      turn_id: null,
+      ...r,
+    })),
   );
 }
 
-const ids = async (hookId: string) => (await env.rt.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
+const ids = async (hookId: string) =>
+  (await env.rt.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
 
 describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
   it('deletes deliveries older than the retention, in chunks, but never an accepted one the agent has not got', async () => {
@@ -38,7 +46,16 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       { id: 'dlv_r_newhanded', outcome: 'Accepted', turn_id: 'turn_kept', at: now - 6 * DAY },
       { id: 'dlv_r_newlimited', outcome: 'Rate Limited', at: now - 1 * DAY },
     ]);
-    await logRows(accountId, busy.hookId, Array.from({ length: 12 }, (_, i) => ({ id: `dlv_r_busy${String(i).padStart(2, '0')}`, outcome: 'Accepted', turn_id: `turn_${i}`, at: now - 10 * DAY + i })));
+    await logRows(
+      accountId,
+      busy.hookId,
+      Array.from({ length: 12 }, (_, i) => ({
+        id: `dlv_r_busy${String(i).padStart(2, '0')}`,
+        outcome: 'Accepted',
+        turn_id: `turn_${i}`,
+        at: now - 10 * DAY + i,
+      })),
+    );
 
     expect(await pruneDeliveries(env.rt, log, now, { chunk: 5, maxChunks: 20 })).toEqual({ pruned: 15 });
     expect(await ids(hook.hookId)).toEqual(['dlv_r_newhanded', 'dlv_r_newlimited', 'dlv_r_oldunhanded']);
@@ -50,7 +67,11 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
     const now = Date.now();
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'many');
-    await logRows(accountId, hook.hookId, Array.from({ length: 9 }, (_, i) => ({ id: `dlv_m_${i}`, outcome: 'Rate Limited', at: now - 8 * DAY + i })));
+    await logRows(
+      accountId,
+      hook.hookId,
+      Array.from({ length: 9 }, (_, i) => ({ id: `dlv_m_${i}`, outcome: 'Rate Limited', at: now - 8 * DAY + i })),
+    );
     expect(await pruneDeliveries(env.rt, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
     // The oldest went first.
     expect(await ids(hook.hookId)).toEqual(['dlv_m_6', 'dlv_m_7', 'dlv_m_8']);

@@ -38,9 +38,20 @@ describe('createWorker', () => {
     let runs = 0;
     const worker = createWorker(
       'test-echo',
-      [defineProcessor({ job: echo, run: async ({ n }) => (runs++, n * 2) })],
+      [
+        defineProcessor({
+          job: echo,
+          run: async ({ n }) => {
+            runs++;
+            return n * 2;
+          },
+        }),
+      ],
       [echo],
-      { rt: env.rt, connection },
+      {
+        rt: env.rt,
+        connection,
+      },
     );
     try {
       await events.waitUntilReady();
@@ -73,7 +84,15 @@ describe('createWorker', () => {
 
 describe('--pools', () => {
   it('gives each pool the concurrency of its setting', () => {
-    const rt = { ...env.rt, config: configWith({ CARD_TIMERS_CONCURRENCY: '3', MAIL_SENDS_CONCURRENCY: '5', MAINTENANCE_CONCURRENCY: '2', AGENT_TURN_CONCURRENCY: '6' }) };
+    const rt = {
+      ...env.rt,
+      config: configWith({
+        CARD_TIMERS_CONCURRENCY: '3',
+        MAIL_SENDS_CONCURRENCY: '5',
+        MAINTENANCE_CONCURRENCY: '2',
+        AGENT_TURN_CONCURRENCY: '6',
+      }),
+    };
     const concurrency = (pool: QueueName) => POOL_SETUP[pool]?.options?.(rt).concurrency;
     expect(QUEUES.map((q) => [q, concurrency(q)])).toEqual([
       ['agent-turns', 6],

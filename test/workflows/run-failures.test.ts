@@ -10,7 +10,7 @@ import { advanceRun, fireRun } from '../../src/workflows/runs.service.js';
 import { POOL_SETUP } from '../../workers/pool-setup.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { completion, startFakeLlm, type ChatRequest } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm, type ChatRequest } from '../helpers/fake-llm.js';
 import { waitFor } from '../helpers/processes.js';
 
 /**
@@ -31,7 +31,8 @@ function hold(name: string): () => void {
   return open;
 }
 
-const workflowIn = (req: ChatRequest) => /Workflow "([^"]+)"/.exec(req.body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '')?.[1];
+const workflowIn = (req: ChatRequest) =>
+  /Workflow "([^"]+)"/.exec(req.body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '')?.[1];
 const asked = (name: string) => llm.requests.filter((r) => workflowIn(r) === name).length;
 
 it.override('options', ({ llm }) => ({
@@ -70,7 +71,11 @@ afterAll(async () => {
 
 async function workflow(name: string, steps: string[]) {
   const t = await env.tenant();
-  const res = await env.api().post('/api/v1/workflows').set('Authorization', `Bearer ${t.token}`).send({ name, scheduleText: 'weekly', steps: steps.map((title) => ({ title })) });
+  const res = await env
+    .api()
+    .post('/api/v1/workflows')
+    .set('Authorization', `Bearer ${t.token}`)
+    .send({ name, scheduleText: 'weekly', steps: steps.map((title) => ({ title })) });
   expect(res.status).toBe(201);
   return { ...t, workflowId: WorkflowResponse.parse(res.body).workflow.workflowId };
 }
@@ -82,8 +87,10 @@ const runOf = async (workflowId: string) => {
   const row = await env.rt.db('workflow_runs').where({ workflow_id: workflowId }).first<{ id: string } | undefined>('id');
   return row ? runsRepository(env.rt.db).load(row.id) : null;
 };
-const outcomes = (run: { steps: Array<{ outcome: string; reason?: string }> } | null) => run?.steps.map((s) => [s.outcome, s.reason ?? null]);
-const turnsOf = (accountId: string) => env.rt.db('agent_turns').where({ account_id: accountId, kind: 'workflow_run' }).select('id', 'status');
+const outcomes = (run: { steps: Array<{ outcome: string; reason?: string }> } | null) =>
+  run?.steps.map((s) => [s.outcome, s.reason ?? null]);
+const turnsOf = (accountId: string) =>
+  env.rt.db('agent_turns').where({ account_id: accountId, kind: 'workflow_run' }).select('id', 'status');
 
 // Waits are bounded by their own deadlines; the test's limit only has to be longer than those.
 describe('a workflow run', { timeout: 180_000 }, () => {
@@ -148,7 +155,9 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     await waitFor(async () => asked('Paused mid-run') === 1, 'the first step to reach the model', 60_000);
     const paused = await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set('Authorization', `Bearer ${w.token}`);
     expect(paused.status).toBe(200);
-    const [run] = RunsResponse.parse((await env.api().get(`/api/v1/workflows/${w.workflowId}/runs`).set('Authorization', `Bearer ${w.token}`)).body).runs;
+    const [run] = RunsResponse.parse(
+      (await env.api().get(`/api/v1/workflows/${w.workflowId}/runs`).set('Authorization', `Bearer ${w.token}`)).body,
+    ).runs;
     expect(run).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
     expect(run!.steps.map((s) => [s.outcome, s.reason])).toEqual([
       ['skipped', 'the workflow was paused while this step ran'],
@@ -158,7 +167,9 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     await waitFor(async () => (await turnsOf(w.accountId))[0]?.status === 'replied', 'the running turn to finish', 60_000);
     const queue = env.rt.queues.get('workflow-runs')!;
     const mine = async () =>
-      (await queue.getJobs(['active', 'waiting', 'delayed'])).filter((j) => j.data.workflowId === w.workflowId || j.data.runId === run!.runId);
+      (await queue.getJobs(['active', 'waiting', 'delayed'])).filter(
+        (j) => j.data.workflowId === w.workflowId || j.data.runId === run!.runId,
+      );
     await waitFor(async () => (await mine()).length === 0, "the run's jobs to end", 60_000);
     expect(await runOf(w.workflowId)).toMatchObject({ status: 'cancelled' });
     expect(await turnsOf(w.accountId)).toHaveLength(1);
@@ -180,7 +191,13 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     failing.add('Restarted');
     const w = await workflow('Restarted', ['one', 'two']);
     // What a worker of the looping version left behind: the step's turn failed, the run still running.
-    const { turn } = await startTurn(env.rt, { accountId: w.accountId, kind: 'workflow_run', origin: 'workflow', text: 'Workflow "Restarted", step 1 of 2: one', mode: 'queue' });
+    const { turn } = await startTurn(env.rt, {
+      accountId: w.accountId,
+      kind: 'workflow_run',
+      origin: 'workflow',
+      text: 'Workflow "Restarted", step 1 of 2: one',
+      mode: 'queue',
+    });
     await waitFor(async () => (await turnsOf(w.accountId))[0]?.status === 'failed', 'the turn to fail', 60_000);
     const left = await runsRepository(env.rt.db).ensure(
       {
@@ -192,7 +209,15 @@ describe('a workflow run', { timeout: 180_000 }, () => {
         scheduledFor: Date.now(),
         startedAt: Date.now(),
         steps: [
-          { stepId: 's1', title: 'one', details: '', outcome: 'failed', reason: 'the language model is down', turnId: turn.id, at: Date.now() },
+          {
+            stepId: 's1',
+            title: 'one',
+            details: '',
+            outcome: 'failed',
+            reason: 'the language model is down',
+            turnId: turn.id,
+            at: Date.now(),
+          },
           { stepId: 's2', title: 'two', details: '', outcome: 'skipped', reason: 'an earlier step failed', at: Date.now() },
         ],
       },

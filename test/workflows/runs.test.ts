@@ -35,7 +35,12 @@ const runs = async (id: string) => RunsResponse.parse((await env.api().get(`/api
 describe('workflow runs', () => {
   it('are fired by the job scheduler and run every step through the agent, delivering the summary', async () => {
     await runAdmin(['destination', 'add', '--account', tenant.accountId, '--name', 'digest'], { db: env.rt.db, config: env.config });
-    const w = await create({ name: 'Morning check', scheduleText: 'every day at 9am', deliverTo: 'digest', steps: [{ title: 'What is waiting' }, { title: 'Say hello' }] });
+    const w = await create({
+      name: 'Morning check',
+      scheduleText: 'every day at 9am',
+      deliverTo: 'digest',
+      steps: [{ title: 'What is waiting' }, { title: 'Say hello' }],
+    });
     // Shorten the cadence for the test: the same scheduler, firing every 700 ms.
     const row = (await workflowsRepository(env.rt.db).findById(w.workflowId))!;
     await syncScheduler(env.rt, { ...row, schedule: { every: 700, tz: 'UTC' } });
@@ -49,20 +54,29 @@ describe('workflow runs', () => {
     expect(run!.steps.every((s) => s.turnId?.startsWith('turn_'))).toBe(true);
     expect(run).toMatchObject({ workflowVersion: 1, deliveredTo: 'digest', finishedAt: expect.any(Number) });
     expect(run!.summary).toMatch(/^Morning check run done\./);
-    const delivered = await runAdmin(['destination', 'deliveries', '--account', tenant.accountId, '--name', 'digest'], { db: env.rt.db, config: env.config });
+    const delivered = await runAdmin(['destination', 'deliveries', '--account', tenant.accountId, '--name', 'digest'], {
+      db: env.rt.db,
+      config: env.config,
+    });
     expect(delivered.deliveries).toEqual(expect.arrayContaining([expect.objectContaining({ runId: run!.runId, text: run!.summary })]));
   });
 
   it('start one run, with one turn per step, when the same firing is delivered twice at once', async () => {
     const w = await create({ name: 'Twice', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
-    const [a, b] = await Promise.all([fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts), fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts)]);
+    const [a, b] = await Promise.all([
+      fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts),
+      fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts),
+    ]);
     expect(a!.runId).toBe(b!.runId);
     const all = await runs(w.workflowId);
     expect(all).toHaveLength(1);
     expect(all[0]!.status).toBe('done');
     const turns = await env.rt.db('agent_turns').where({ account_id: tenant.accountId, kind: 'workflow_run' }).select('text');
     const mine = turns.filter((t: { text: string }) => t.text.startsWith('Workflow "Twice"'));
-    expect(mine.map((t: { text: string }) => t.text.split('\n')[0])).toEqual(['Workflow "Twice", step 1 of 2: one', 'Workflow "Twice", step 2 of 2: two']);
+    expect(mine.map((t: { text: string }) => t.text.split('\n')[0])).toEqual([
+      'Workflow "Twice", step 1 of 2: one',
+      'Workflow "Twice", step 2 of 2: two',
+    ]);
   });
 
   it("wake on the step's turn finishing, not on the poll interval", async () => {
@@ -74,7 +88,11 @@ describe('workflow runs', () => {
   });
 
   it('wait at a gate with an approval card; approving continues, and the wait survives a restart', async () => {
-    const w = await create({ name: 'Gated', scheduleText: 'weekly', steps: [{ title: 'prepare' }, { title: 'send it', gate: { on: true, label: 'OK to send' } }, { title: 'report' }] });
+    const w = await create({
+      name: 'Gated',
+      scheduleText: 'weekly',
+      steps: [{ title: 'prepare' }, { title: 'send it', gate: { on: true, label: 'OK to send' } }, { title: 'report' }],
+    });
     const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-1', Date.now(), opts))!;
     expect(waiting.status).toBe('waiting');
     expect(waiting.steps.map((s) => s.outcome)).toEqual(['done', 'waiting_for_gate', 'pending']);
@@ -93,7 +111,11 @@ describe('workflow runs', () => {
   });
 
   it('move on through the workflow-runs pool once a gate is approved', async () => {
-    const w = await create({ name: 'Pool gate', scheduleText: 'weekly', steps: [{ title: 'ask first', gate: { on: true } }, { title: 'then act' }] });
+    const w = await create({
+      name: 'Pool gate',
+      scheduleText: 'weekly',
+      steps: [{ title: 'ask first', gate: { on: true } }, { title: 'then act' }],
+    });
     const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-3', Date.now(), opts))!;
     await continueAfterGate(env.rt, waiting.steps[0]!.cardId!, true);
     await waitFor(async () => (await runs(w.workflowId))[0]?.status === 'done', 'the run to finish', 20_000);
@@ -101,14 +123,22 @@ describe('workflow runs', () => {
   });
 
   it('continue when a person approves the gate card through the review API, and cancel when one dismisses it', async () => {
-    const w = await create({ name: 'Via review', scheduleText: 'weekly', steps: [{ title: 'check', gate: { on: true, label: 'Go ahead?' } }, { title: 'act' }] });
+    const w = await create({
+      name: 'Via review',
+      scheduleText: 'weekly',
+      steps: [{ title: 'check', gate: { on: true, label: 'Go ahead?' } }, { title: 'act' }],
+    });
     const first = (await fireRun(env.rt, w.workflowId, 'job-review-1', Date.now(), opts))!;
     const card = await env.api().get(`/api/v1/review/${first.steps[0]!.cardId}`).set(auth());
     expect(card.body.item).toMatchObject({ kind: 'approval', sourceType: 'workflow_gate', status: 'pending', title: 'Go ahead?' });
     expect(card.body.item.actions).toContain('approve');
     const ok = await env.api().post(`/api/v1/review/${first.steps[0]!.cardId}/answer`).set(auth()).send({ action: 'approve' });
     expect(ok.status).toBe(200);
-    await waitFor(async () => (await runs(w.workflowId)).find((r) => r.runId === first.runId)?.status === 'done', 'the approved run to finish', 20_000);
+    await waitFor(
+      async () => (await runs(w.workflowId)).find((r) => r.runId === first.runId)?.status === 'done',
+      'the approved run to finish',
+      20_000,
+    );
     const second = (await fireRun(env.rt, w.workflowId, 'job-review-2', Date.now(), opts))!;
     const no = await env.api().post(`/api/v1/review/${second.steps[0]!.cardId}/dismiss`).set(auth()).send({ reason: 'not this week' });
     expect(no.status).toBe(200);
@@ -116,7 +146,11 @@ describe('workflow runs', () => {
   });
 
   it('end when the gate card is dismissed', async () => {
-    const w = await create({ name: 'Dismissed', scheduleText: 'weekly', steps: [{ title: 'ask', gate: { on: true } }, { title: 'after' }] });
+    const w = await create({
+      name: 'Dismissed',
+      scheduleText: 'weekly',
+      steps: [{ title: 'ask', gate: { on: true } }, { title: 'after' }],
+    });
     const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-2', Date.now(), opts))!;
     await decideGate(env.rt.db, waiting.steps[0]!.cardId!, false);
     const [run] = await runs(w.workflowId);
@@ -128,19 +162,35 @@ describe('workflow runs', () => {
   });
 
   it('come from the agent as paused proposals that resume accepts', async () => {
-    const res = await env.api().post('/api/v1/agent/messages').set(auth()).send({ text: 'propose a workflow to review new trials every weekday at 8am', waitSeconds: 20 });
+    const res = await env
+      .api()
+      .post('/api/v1/agent/messages')
+      .set(auth())
+      .send({ text: 'propose a workflow to review new trials every weekday at 8am', waitSeconds: 20 });
     expect(res.status).toBe(200);
-    const listed = (await env.api().get('/api/v1/workflows').set(auth())).body.workflows as Array<{ workflowId: string; name: string; status: string; nextRunAt: number | null }>;
+    const listed = (await env.api().get('/api/v1/workflows').set(auth())).body.workflows as Array<{
+      workflowId: string;
+      name: string;
+      status: string;
+      nextRunAt: number | null;
+    }>;
     const proposed = listed.find((w) => w.name === 'Review new trials');
     expect(proposed).toMatchObject({ status: 'paused', nextRunAt: null });
-    const card = await env.rt.db('review_cards').where({ account_id: tenant.accountId, source_type: 'workflow_proposal' }).orderBy('created_at', 'desc').first();
+    const card = await env.rt
+      .db('review_cards')
+      .where({ account_id: tenant.accountId, source_type: 'workflow_proposal' })
+      .orderBy('created_at', 'desc')
+      .first();
     expect(card.payload.workflowId).toBe(proposed!.workflowId);
     // Approving the proposal card accepts the workflow: it goes live.
     const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth()).send({ action: 'approve' });
     expect(approved.status).toBe(200);
     const resumed = await env.api().post(`/api/v1/workflows/${proposed!.workflowId}/resume`).set(auth());
     expect(resumed.body.workflow.version).toBe(2);
-    expect(resumed.body.workflow).toMatchObject({ status: 'live', scheduleEcho: 'At 08:00, only on Monday, Tuesday, Wednesday, Thursday, and Friday (UTC)' });
+    expect(resumed.body.workflow).toMatchObject({
+      status: 'live',
+      scheduleEcho: 'At 08:00, only on Monday, Tuesday, Wednesday, Thursday, and Friday (UTC)',
+    });
   });
 
   it('get their job scheduler back from the maintenance sweep after it was lost', async () => {

@@ -64,7 +64,9 @@ describe('plain-words schedules', () => {
     if (!r.ok) throw new Error(`${words}: ${r.error}`);
     expect(r.nextRunAt).toBe(getNextMillis(NOW, { pattern: r.schedule.pattern, tz: r.schedule.tz }));
     // And the firing after that is the scheduler's too: the cadence, not only the first time, is right.
-    expect(resolveSchedule(words, LONDON, r.nextRunAt)).toMatchObject({ nextRunAt: getNextMillis(r.nextRunAt, { pattern: r.schedule.pattern, tz: r.schedule.tz }) });
+    expect(resolveSchedule(words, LONDON, r.nextRunAt)).toMatchObject({
+      nextRunAt: getNextMillis(r.nextRunAt, { pattern: r.schedule.pattern, tz: r.schedule.tz }),
+    });
   });
 
   it.each(TABLE)('reads %j the same in capitals, with extra spaces and a full stop', (words) => {

@@ -12,14 +12,27 @@ it.beforeAll(async ({ env: e }) => {
 });
 
 const auth = (t = tenant.token) => ({ Authorization: `Bearer ${t}` });
-const create = (body: unknown, t?: string) => env.api().post('/api/v1/workflows').set(auth(t)).send(body as object);
-const patch = (id: string, body: unknown) => env.api().patch(`/api/v1/workflows/${id}`).set(auth()).send(body as object);
+const create = (body: unknown, t?: string) =>
+  env
+    .api()
+    .post('/api/v1/workflows')
+    .set(auth(t))
+    .send(body as object);
+const patch = (id: string, body: unknown) =>
+  env
+    .api()
+    .patch(`/api/v1/workflows/${id}`)
+    .set(auth())
+    .send(body as object);
 const scheduler = (id: string) => env.rt.queues.get('workflow-runs')!.getJobScheduler(workflowRun.key({ workflowId: id }));
 
 const valid = {
   name: 'Weekly pipeline review',
   scheduleText: 'every Monday at 9am',
-  steps: [{ title: 'Pull new replies' }, { title: 'Draft follow-ups', details: 'Only warm leads', gate: { on: true, label: 'OK to draft' } }],
+  steps: [
+    { title: 'Pull new replies' },
+    { title: 'Draft follow-ups', details: 'Only warm leads', gate: { on: true, label: 'OK to draft' } },
+  ],
 };
 
 describe('POST /workflows', () => {
@@ -41,7 +54,12 @@ describe('POST /workflows', () => {
     expect(new Date(workflow.nextRunAt!).getUTCDay()).toBe(1);
     expect(workflow.steps).toEqual([
       { id: expect.stringMatching(/^step_/), title: 'Pull new replies', details: '' },
-      { id: expect.stringMatching(/^step_/), title: 'Draft follow-ups', details: 'Only warm leads', gate: { on: true, label: 'OK to draft' } },
+      {
+        id: expect.stringMatching(/^step_/),
+        title: 'Draft follow-ups',
+        details: 'Only warm leads',
+        gate: { on: true, label: 'OK to draft' },
+      },
     ]);
     // The url leads somewhere this service answers: the workflow's runs, read with the same token.
     expect(workflow.url).toBe(`${env.config.baseUrl}/api/v1/workflows/${workflow.workflowId}/runs`);
@@ -63,7 +81,10 @@ describe('POST /workflows', () => {
 
   it('reads the schedule in the account time zone', async () => {
     const other = await env.tenant(undefined, 'Paris SAS');
-    await runAdmin(['account', 'set-time-zone', '--account', other.accountId, '--time-zone', 'Europe/Paris'], { db: env.rt.db, config: env.config });
+    await runAdmin(['account', 'set-time-zone', '--account', other.accountId, '--time-zone', 'Europe/Paris'], {
+      db: env.rt.db,
+      config: env.config,
+    });
     const { workflow } = WorkflowResponse.parse((await create({ ...valid, scheduleText: 'daily at 9am' }, other.token)).body);
     expect(workflow.scheduleEcho).toBe('At 09:00 (Europe/Paris time)');
     expect(new Date(workflow.nextRunAt!).getUTCHours()).toBe(8); // 09:00 CET
@@ -93,7 +114,10 @@ describe('POST /workflows', () => {
   });
 
   it('accepts exactly 8 lines of details and 25 steps', async () => {
-    const res = await create({ ...valid, steps: [{ title: 'a', details: '1\n2\n3\n4\n5\n6\n7\n8' }, ...Array.from({ length: 24 }, (_, i) => ({ title: `s${i}` }))] });
+    const res = await create({
+      ...valid,
+      steps: [{ title: 'a', details: '1\n2\n3\n4\n5\n6\n7\n8' }, ...Array.from({ length: 24 }, (_, i) => ({ title: `s${i}` }))],
+    });
     expect(res.status).toBe(201);
   });
 

@@ -43,5 +43,9 @@ export const CARD_TIMER_PROCESSORS = [autoResolveProcessor, wakeProcessor, revis
 export async function scheduleCardSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(cardSweep.queue);
   if (!queue) throw new Error('card-timers queue is not open');
-  await queue.upsertJobScheduler(cardSweep.key({}), { every: rt.config.review.sweepEveryMs }, { name: cardSweep.name, data: {}, opts: cardSweep.options });
+  await queue.upsertJobScheduler(
+    cardSweep.key({}),
+    { every: rt.config.review.sweepEveryMs },
+    { name: cardSweep.name, data: {}, opts: cardSweep.options },
+  );
 }

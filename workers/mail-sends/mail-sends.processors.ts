@@ -24,5 +24,9 @@ export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor];
 export async function scheduleMailSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
   const queue = rt.queues.get(mailSweep.queue);
   if (!queue) throw new Error('mail-sends queue is not open');
-  await queue.upsertJobScheduler(mailSweep.key({}), { every: rt.config.mail.sweepEveryMs }, { name: mailSweep.name, data: {}, opts: mailSweep.options });
+  await queue.upsertJobScheduler(
+    mailSweep.key({}),
+    { every: rt.config.mail.sweepEveryMs },
+    { name: mailSweep.name, data: {}, opts: mailSweep.options },
+  );
 }
