@@ -140,7 +140,8 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
       body: [
         `Closed loop: each client sends its next request when the last one answered. ${ctx.rounds} interleaved rounds of ${ctx.seconds} s;`,
         `medians of the rounds. One API process and one \`agent-turns\` worker process (concurrency ${turnConcurrency}), Postgres and`,
-        'Redis on this machine, all sharing it with the load generator. A round trip is: auth, limiter, write the turn, enqueue, the worker',
+        'Redis on this machine, all sharing it with the load generator. A round trip is: auth, limiter, write the turn, ' +
+          'enqueue, the worker',
         'takes the account lock and runs the turn (offline brain, two reply bubbles), the Redis notice carries the finished message → 200.',
         'Nine SQL statements in seven round trips, two of them synchronous commits (docs/agent.md).',
         '',
@@ -151,9 +152,11 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
         row(`bare Express (GET /), ${clients} clients`, 'req', bN),
         row(`POST /agent/messages → 200 replied, ${clients} clients (one account each)`, 'turns', aN),
         '',
-        `Targets (issue 3): p50 ≤ 15 ms (${verdict(a1.p50 <= 15)}: ${fmt(a1.p50, 1)}), p99 ≤ 50 ms (${verdict(a1.p99 <= 50)}: ${fmt(a1.p99, 1)}), ` +
+        `Targets (issue 3): p50 ≤ 15 ms (${verdict(a1.p50 <= 15)}: ${fmt(a1.p50, 1)}), p99 ≤ 50 ms ` +
+          `(${verdict(a1.p99 <= 50)}: ${fmt(a1.p99, 1)}), ` +
           `≥ 200 turns/s across many accounts (${verdict(aN.rps >= 200)}: ${fmt(aN.rps)}). ` +
-          `Turns per second across ${clients} accounts are ${fmt((aN.rps / bN.rps) * 100, 1)}% of bare Express requests per second in the same run.`,
+          `Turns per second across ${clients} accounts are ${fmt((aN.rps / bN.rps) * 100, 1)}% of bare Express requests per ` +
+          `second in the same run.`,
       ].join('\n'),
     };
   } finally {

@@ -78,21 +78,27 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
         '',
         ...ratioTable(targets, results, 'bare Express'),
         '',
-        `\`GET /review\` is ${pct(review.rps / floor.rps)} of the floor that reads and returns the same page with no auth, limiter, mapping or logging.`,
-        `Target (issue 8): authenticated read (\`GET /review\`) ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ${pct(review.rps / base.rps)}, p99 ${fmt(review.p99, 1)} ms.`,
+        `\`GET /review\` is ${pct(review.rps / floor.rps)} of the floor that reads and returns the same page with no auth, ` +
+          `limiter, mapping or logging.`,
+        `Target (issue 8): authenticated read (\`GET /review\`) ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ` +
+          `${pct(review.rps / base.rps)}, p99 ${fmt(review.p99, 1)} ms.`,
         '',
         '**Why the target is out of reach on this machine.** The server is bound by its own CPU (one Node process, sharing two cores',
         'with the load generator, Postgres and Redis), so a request rate is set by CPU time per request. Profiles (`node --cpu-prof`)',
         'show no hot spot left: socket writes, the pg and ioredis protocols, HTTP parsing, Express routing and GC, each a few percent.',
         `- The floor that does nothing but read this page from Postgres, rendered as this route renders it, and send it (one query,`,
-        `  one Redis call, no auth, limiter, computed fields or logging) serves ${pct(floor.rps / base.rps)} of bare Express, its server spending`,
+        `  one Redis call, no auth, limiter, computed fields or logging) serves ${pct(floor.rps / base.rps)} of bare ` +
+          `Express, its server spending`,
         `  ${times(floor)} bare Express's CPU per request. ${
           floor.rps / base.rps < 0.45
             ? 'No implementation that reads the page from Postgres on each request does less, and that floor is below 45%.'
-            : 'In this run that floor reaches 45%: the margin left for auth, the limiter and the log is what `GET /me` costs beyond bare Express.'
+            : 'In this run that floor reaches 45%: the margin left for auth, the limiter and the log is what `GET /me` costs ' +
+              'beyond bare Express.'
         }`,
-        `- What costs is the page (${cards.length} cards, ${fmt(pageBytes / 1024, 1)} KB of JSON read from Postgres and written to the socket) on top of`,
-        `  auth and the limiter: \`GET /me\`, which has both and no page, serves ${pct(me.rps / base.rps)} at ${times(me)} the CPU; \`GET /review\` is at ${times(review)}.`,
+        `- What costs is the page (${cards.length} cards, ${fmt(pageBytes / 1024, 1)} KB of JSON read from Postgres and ` +
+          `written to the socket) on top of`,
+        `  auth and the limiter: \`GET /me\`, which has both and no page, serves ${pct(me.rps / base.rps)} at ${times(me)} ` +
+          `the CPU; \`GET /review\` is at ${times(review)}.`,
         '- The one way past the floor is not to ask Postgres: a page cache in each API process. An API process cannot learn of a',
         '  card another process just wrote without a round trip, so a cache would show a queue without the card the agent has',
         '  just announced. We keep the queue read-your-writes (docs/decisions.md, Foundation) and miss the ratio.',

@@ -103,7 +103,10 @@ export async function leadsPaging(ctx: BenchContext): Promise<Section> {
     }
     const row = (name: string, runs: Array<{ total: number; pages: number[]; seen: number }>) => {
       const pages = runs.flatMap((r) => r.pages);
-      return `| ${name} | ${runs[0]!.seen} | ${runs[0]!.pages.length} | ${fmt(median(runs.map((r) => r.total)))} | ${fmt(pct(pages, 50), 2)} | ${fmt(pct(pages, 99), 2)} |`;
+      return (
+        `| ${name} | ${runs[0]!.seen} | ${runs[0]!.pages.length} | ${fmt(median(runs.map((r) => r.total)))} | ` +
+        `${fmt(pct(pages, 50), 2)} | ${fmt(pct(pages, 99), 2)} |`
+      );
     };
     const ratio = median(apiRuns.map((r) => r.total)) / median(sqlRuns.map((r) => r.total));
     return {

@@ -173,7 +173,10 @@ export function ratioTable(targets: Target[], results: Map<string, Load>, baseli
     '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...targets.map((t) => {
       const r = results.get(t.name)!;
-      return `| ${t.name} | ${fmt(r.rps)} | ${fmt((r.rps / base.rps) * 100, 1)}% | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${us(r)} | ${times(r)} | ${r.errors + r.non2xx} |`;
+      return (
+        `| ${t.name} | ${fmt(r.rps)} | ${fmt((r.rps / base.rps) * 100, 1)}% | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ` +
+        `${us(r)} | ${times(r)} | ${r.errors + r.non2xx} |`
+      );
     }),
   ];
 }

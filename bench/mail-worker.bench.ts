@@ -95,15 +95,20 @@ export async function mailWorker(ctx: BenchContext): Promise<Section> {
   return {
     title: 'Mail sends through the worker pool',
     body: [
-      `${fmt(n)} trusted mail drafts over ${ACCOUNTS} accounts, their auto-resolve jobs queued while the queue is paused; the clock runs from resume until the last card is \`sent\`.`,
-      `One \`card-timers\` worker process (concurrency ${concurrency}) sending to the local development transport (an .eml file a message): each send`,
-      'reads the card, checks the block list, claims it and writes the fence in one transaction, writes the message, then settles the fence and the',
+      `${fmt(n)} trusted mail drafts over ${ACCOUNTS} accounts, their auto-resolve jobs queued while the queue is paused; ` +
+        `the clock runs from resume until the last card is \`sent\`.`,
+      `One \`card-timers\` worker process (concurrency ${concurrency}) sending to the local development transport (an .eml ` +
+        `file a message): each send`,
+      'reads the card, checks the block list, claims it and writes the fence in one transaction, writes the message, then ' +
+        'settles the fence and the',
       `card and records the channel event. ${ctx.rounds} interleaved rounds, medians.`,
       '',
       '| target | jobs/s | of the ceiling | rounds |',
       '|---|---:|---:|---|',
-      `| ceiling: bare BullMQ worker, one Postgres UPDATE per job (concurrency ${concurrency}) | ${fmt(ceil)} | 100.0% | ${rates.ceiling.map((r) => fmt(r)).join(', ')} |`,
-      `| card-timers: fenced send to the development transport | ${fmt(sends)} | ${fmt((sends / ceil) * 100, 1)}% | ${rates.sends.map((r) => fmt(r)).join(', ')} |`,
+      `| ceiling: bare BullMQ worker, one Postgres UPDATE per job (concurrency ${concurrency}) | ${fmt(ceil)} | 100.0% | ` +
+        `${rates.ceiling.map((r) => fmt(r)).join(', ')} |`,
+      `| card-timers: fenced send to the development transport | ${fmt(sends)} | ${fmt((sends / ceil) * 100, 1)}% | ` +
+        `${rates.sends.map((r) => fmt(r)).join(', ')} |`,
       '',
       `Checked after each round: ${checked}.`,
     ].join('\n'),

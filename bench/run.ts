@@ -71,7 +71,8 @@ async function main(): Promise<void> {
     '# Performance',
     '',
     `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
-      `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}. Load generator (autocannon) and servers share the machine.`,
+      `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}. Load generator (autocannon) and servers ` +
+      `share the machine.`,
     'Every figure stands beside baselines measured in the same run; these machines are noisy, so read the ratios.',
     '',
   ];

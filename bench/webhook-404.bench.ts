@@ -119,7 +119,8 @@ export async function webhook404(ctx: BenchContext): Promise<Section> {
       title: 'Webhook 404s',
       body: [
         `Sequential POSTs to a live API process, ${SAMPLES} per kind of dead token in interleaved rounds (one a time, so each time is one`,
-        'request alone); every kind is the same work: one SHA-256 and one lookup in the live-hooks registry in Redis, no Postgres statement.',
+        'request alone); every kind is the same work: one SHA-256 and one lookup in the live-hooks registry in Redis, no ' +
+          'Postgres statement.',
         '',
         '| token | median ms | p90 ms |',
         '|---|---:|---:|',
@@ -127,11 +128,13 @@ export async function webhook404(ctx: BenchContext): Promise<Section> {
         '',
         `Spread of the medians: ${fmt(spread, 2)} ms (${fmt((spread / Math.min(...medians)) * 100, 1)}% of the fastest).`,
         '',
-        `Flood of one unknown token, 10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s beside bare Express (its 404s are the "non-2xx"):`,
+        `Flood of one unknown token, 10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s beside bare ` +
+          `Express (its 404s are the "non-2xx"):`,
         '',
         ...ratioTable(targets, results, targets[0]!.name),
         '',
-        `Postgres transactions committed in the bench database during the flood (about ${fmt(floodRequests)} 404s, plus the warm-up): ${fmt(commits)}`,
+        `Postgres transactions committed in the bench database during the flood (about ${fmt(floodRequests)} 404s, plus the ` +
+          `warm-up): ${fmt(commits)}`,
         '(the stats of idle backends, and this count, include the few statements of the measuring connection itself).',
       ].join('\n'),
     };

@@ -104,16 +104,21 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
     return {
       title: 'Webhook intake',
       body: [
-        `10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s each; medians of the rounds. ${Buffer.byteLength(PAYLOAD)}-byte JSON payload;`,
-        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: token lookup in the live-hooks registry',
-        'and the rolling-hour script (Redis), committed delivery row (Postgres), the `webhook-events` job (BullMQ); POSTs arriving together share the lookup,',
-        'the statement and its commit, one script call per account and their BullMQ adds sent together (group commit), each answering once its own row is',
+        `10 connections, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s each; medians of the rounds. ` +
+          `${Buffer.byteLength(PAYLOAD)}-byte JSON payload;`,
+        'hourly limits raised by `WEBHOOK_HOOK_PER_HOUR` / `WEBHOOK_ACCOUNT_PER_HOUR`. Each accepted delivery: token lookup ' +
+          'in the live-hooks registry',
+        'and the rolling-hour script (Redis), committed delivery row (Postgres), the `webhook-events` job (BullMQ); POSTs ' +
+          'arriving together share the lookup,',
+        'the statement and its commit, one script call per account and their BullMQ adds sent together (group commit), each ' +
+          'answering once its own row is',
         'committed and job queued.',
         'No worker runs, so jobs wait in Redis.',
         '',
         ...ratioTable(targets, results, targets[0]!.name),
         '',
-        `Target (issue 5): ≥ 40% of bare Express, p99 ≤ 10 ms at 10 connections. Measured: ${pct(hook.rps / base.rps)}, p99 ${fmt(hook.p99, 1)} ms;`,
+        `Target (issue 5): ≥ 40% of bare Express, p99 ≤ 10 ms at 10 connections. Measured: ${pct(hook.rps / base.rps)}, p99 ` +
+          `${fmt(hook.p99, 1)} ms;`,
         `${pct(hook.rps / writeFloor.rps)} of the floor with a committed write.`,
         '',
         '**Why the target is missed.** As for the authenticated read, the server is bound by its own CPU (one Node process',
@@ -121,12 +126,14 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
         'found two hot spots, now gone: ioredis building a pipeline for every BullMQ addBulk (it copies all 64 loaded scripts onto',
         'a new object, ~35 µs a request) and one CSPRNG call per delivery id (~15 µs). What is left is spread thin: GC, the',
         'Express router, the request log, the route runner, the unnest arrays of the batch insert, a few µs each.',
-        `- The floor that durably logs, counts and queues each delivery and does nothing else serves ${pct(writeFloor.rps / base.rps)} of bare`,
+        `- The floor that durably logs, counts and queues each delivery and does nothing else serves ` +
+          `${pct(writeFloor.rps / base.rps)} of bare`,
         `  Express (${times(writeFloor)} its CPU per request); intake, which also finds the hook, keeps two rolling-hour windows and logs`,
         `  the request, is at ${times(hook)}. ${
           writeFloor.rps / base.rps < 0.4
             ? 'That floor is itself below 40% in this run.'
-            : 'In this run that floor reaches 40%, so the margin is what intake does beyond it; runs on this machine have put the same floor between 34% and 44%.'
+            : 'In this run that floor reaches 40%, so the margin is what intake does beyond it; runs on this machine have ' +
+              'put the same floor between 34% and 44%.'
         } The issue's "about 41%" was measured with a floor`,
         `  whose query writes nothing (here: ${pct(selectFloor.rps / base.rps)}).`,
         '- Intake answers 202 only once the delivery row is committed (synchronous commit, shared by the POSTs that arrive',

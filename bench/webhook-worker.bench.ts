@@ -103,7 +103,9 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
       ]);
       const drains = await turns.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
       const drained = new Set(drains.map((j) => (j.data as { accountId: string }).accountId));
-      checked = `${fmt(handed)} of ${fmt(n)} handed, ${fmt(turnRows)} turns recorded (${fmt(distinctTurns)} distinct links), ${failed} not accepted; ${fmt(drains.length)} drain jobs queued covering ${drained.size} of ${ACCOUNTS} accounts`;
+      checked =
+        `${fmt(handed)} of ${fmt(n)} handed, ${fmt(turnRows)} turns recorded (${fmt(distinctTurns)} distinct links), ` +
+        `${failed} not accepted; ${fmt(drains.length)} drain jobs queued covering ${drained.size} of ${ACCOUNTS} accounts`;
       if (handed !== n || turnRows !== n || distinctTurns !== n || drained.size !== ACCOUNTS)
         throw new Error(`webhook worker bench: ${checked}`);
     }
@@ -123,13 +125,17 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
   return {
     title: 'Webhook events through the worker pool',
     body: [
-      `${fmt(n)} accepted deliveries over ${ACCOUNTS} accounts, queued while the queue is paused; the clock runs from resume until the last one is linked to its turn.`,
-      `One \`webhook-events\` worker process (concurrency ${concurrency}, Postgres pool ${config.databasePoolMax}); ${ctx.rounds} interleaved rounds, medians. No agent-turns worker runs, so the turns wait.`,
+      `${fmt(n)} accepted deliveries over ${ACCOUNTS} accounts, queued while the queue is paused; the clock runs from resume ` +
+        `until the last one is linked to its turn.`,
+      `One \`webhook-events\` worker process (concurrency ${concurrency}, Postgres pool ${config.databasePoolMax}); ` +
+        `${ctx.rounds} interleaved rounds, medians. No agent-turns worker runs, so the turns wait.`,
       '',
       '| target | events/s | of the ceiling | rounds |',
       '|---|---:|---:|---|',
-      `| ceiling: bare BullMQ worker, one Postgres UPDATE per job (concurrency ${concurrency}) | ${fmt(ceil)} | 100.0% | ${rates.ceiling.map((r) => fmt(r)).join(', ')} |`,
-      `| webhook-events: delivery → event turn recorded, drain queued | ${fmt(ev)} | ${fmt((ev / ceil) * 100, 1)}% | ${rates.events.map((r) => fmt(r)).join(', ')} |`,
+      `| ceiling: bare BullMQ worker, one Postgres UPDATE per job (concurrency ${concurrency}) | ${fmt(ceil)} | 100.0% | ` +
+        `${rates.ceiling.map((r) => fmt(r)).join(', ')} |`,
+      `| webhook-events: delivery → event turn recorded, drain queued | ${fmt(ev)} | ${fmt((ev / ceil) * 100, 1)}% | ` +
+        `${rates.events.map((r) => fmt(r)).join(', ')} |`,
       '',
       `Checked after each round: ${checked}.`,
       `Target (issue 8): ≥ 1,500 events/s. Measured: ${fmt(ev)} events/s.`,

@@ -11,7 +11,8 @@ export async function up(knex: Knex): Promise<void> {
   // its memory, unless turns are left `running` (`orphans` > 0). With `p_lock_namespace`, first tries the
   // account's session lock and returns no row when another connection holds it; without it, the caller
   // already holds the lock. Otherwise exactly one row; `turn` is the claimed row as JSON, or null.
-  await knex.raw(`
+  await knex.raw(
+    `
     CREATE OR REPLACE FUNCTION agent_claim_turn(p_account text, p_now bigint, p_runner text, p_memory_limit int, p_lock_namespace int)
     RETURNS TABLE (orphans int, memory json, turn json)
     LANGUAGE plpgsql VOLATILE AS $fn$
@@ -24,9 +25,11 @@ export async function up(knex: Knex): Promise<void> {
       WITH running AS (
         SELECT count(*)::int AS n FROM agent_turns WHERE account_id = p_account AND status = 'running'
       ), next AS (
-        SELECT id FROM agent_turns WHERE account_id = p_account AND status = 'queued' AND not_before <= p_now ORDER BY created_at, id LIMIT 1
+        SELECT id FROM agent_turns WHERE account_id = p_account AND status = 'queued' AND not_before <= p_now ` +
+      `ORDER BY created_at, id LIMIT 1
       ), claimed AS (
-        UPDATE agent_turns t SET status = 'running', started_at = coalesce(t.started_at, p_now), attempts = t.attempts + 1, runner = p_runner
+        UPDATE agent_turns t SET status = 'running', started_at = coalesce(t.started_at, p_now), ` +
+      `attempts = t.attempts + 1, runner = p_runner
         FROM next, running WHERE t.id = next.id AND t.status = 'queued' AND running.n = 0
         RETURNING t.*
       ), state AS (
@@ -42,7 +45,8 @@ export async function up(knex: Knex): Promise<void> {
         CASE WHEN c.id IS NULL THEN NULL ELSE row_to_json(c) END
       FROM (SELECT set_config('synchronous_commit', 'off', true)) async_commit LEFT JOIN claimed c ON true;
     END
-    $fn$`);
+    $fn$`,
+  );
 
   // Lets go of the account's session lock, then asks whether it has a runnable turn (a turn recorded by
   // someone who found the lock busy is seen).

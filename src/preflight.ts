@@ -4,7 +4,8 @@ import type { Config } from './config.js';
 
 const HOW_TO_START = {
   postgres:
-    'start it (Debian: apt-get install postgresql, then pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) or run docker compose up -d postgres redis',
+    'start it (Debian: apt-get install postgresql, then pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main ' +
+    'start) or run docker compose up -d postgres redis',
   redis: 'start it (Debian: apt-get install redis-server, then redis-server --daemonize yes) or run docker compose up -d postgres redis',
 };
 

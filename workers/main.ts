@@ -39,7 +39,8 @@ export function checkPoolConfig(config: Pick<Config, 'databasePoolMax' | 'agent'
   const turns = config.agent.turnConcurrency;
   if (names.includes('agent-turns') && turns >= config.databasePoolMax) {
     throw new Error(
-      `AGENT_TURN_CONCURRENCY (${turns}) must be below DATABASE_POOL_MAX (${config.databasePoolMax}): each running turn holds a database connection and its tools borrow more`,
+      `AGENT_TURN_CONCURRENCY (${turns}) must be below DATABASE_POOL_MAX (${config.databasePoolMax}): each running turn ` +
+        `holds a database connection and its tools borrow more`,
     );
   }
 }

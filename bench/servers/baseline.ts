@@ -37,7 +37,8 @@ if (kind === 'http') {
     const page = {
       name: 'page',
       text:
-        `SELECT ${QUEUE_CARD_JSON} AS json FROM review_cards r WHERE account_id = $1 AND (status = ANY($2) OR (status = 'snoozed' AND snoozed_until <= $3)) ` +
+        `SELECT ${QUEUE_CARD_JSON} AS json FROM review_cards r WHERE account_id = $1 AND (status = ANY($2) OR (status = ` +
+        `'snoozed' AND snoozed_until <= $3)) ` +
         `ORDER BY ${PRIORITY_ORDER_SQL} ASC, created_at DESC, id DESC LIMIT $4`,
     };
     app.get('/', async (_req, res) => {

@@ -57,8 +57,10 @@ export const FAILURES = {
   interrupted: 'interrupted by a later message',
   expired: 'still queued after the queued-message lifetime (six hours); send it again',
   workerLost:
-    'the workers running this turn stopped three times, so it was given up; what it finished is kept (its replies, cards and leads) and the rest was not done',
+    'the workers running this turn stopped three times, so it was given up; what it finished is kept (its replies, cards and ' +
+    'leads) and the rest was not done',
   stale: 'the turn did not finish within 30 minutes',
   notResumable:
-    'the worker running this turn stopped mid-turn before its steps were recorded, so it was not run again (that could repeat them); what it finished is kept',
+    'the worker running this turn stopped mid-turn before its steps were recorded, so it was not run again (that could ' +
+    'repeat them); what it finished is kept',
 } as const;

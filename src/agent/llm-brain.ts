@@ -53,13 +53,15 @@ async function systemPrompt(ctx: BrainContext): Promise<string> {
   const queue = await ctx.reviewQueue();
   const lines = [
     'You are the growth agent of a software business. You run go-to-market work through tools.',
-    'Talk to the person with the reply tool or plain content. Nothing ships (mail, posts, network messages, ad tests, spend) except as a review card; use the ship tool for such work.',
+    'Talk to the person with the reply tool or plain content. Nothing ships (mail, posts, network messages, ad tests, spend) ' +
+      'except as a review card; use the ship tool for such work.',
     DATA_RULE,
   ];
   if (ctx.memory.length)
     lines.push(`Account memory (preferences the customer asked you to keep):\n${ctx.memory.map((m) => `- ${m}`).join('\n')}`);
   lines.push(
-    `Review queue: ${queue.count} card(s) waiting${queue.waiting.length ? `: ${queue.waiting.map((c) => `${c.title} (${c.sourceType})`).join('; ')}` : ''}.`,
+    `Review queue: ${queue.count} card(s) ` +
+      `waiting${queue.waiting.length ? `: ${queue.waiting.map((c) => `${c.title} (${c.sourceType})`).join('; ')}` : ''}.`,
   );
   return lines.join('\n\n');
 }

@@ -173,7 +173,9 @@ function planEvent(ctx: BrainContext): ToolCall[] {
   }
   calls.push(
     call(calls.length + 1, 'reply', {
-      text: `I received an event from ${label}: I recorded ${domain} as a lead${email ? ` and drafted a follow-up to ${email} for your review` : ''}.`,
+      text:
+        `I received an event from ${label}: I recorded ${domain} as a ` +
+        `lead${email ? ` and drafted a follow-up to ${email} for your review` : ''}.`,
     }),
   );
   return calls;

@@ -84,7 +84,8 @@ function shipDescription(here: ShippingHere): string {
     : 'No kind of work can ship on this account now.';
   const cannot = here.waits.map((w) => `${w.kind} (${w.reason})`).join('; ');
   return (
-    `Ship work (${KINDS_OF_WORK.join(', ')}). It waits as a review card unless the account lets that kind run without approval; spend always waits. ` +
+    `Ship work (${KINDS_OF_WORK.join(', ')}). It waits as a review card unless the account lets that kind run without ` +
+    `approval; spend always waits. ` +
     `${can}${cannot ? ` Not here: ${cannot}; such a card waits and cannot be approved until the connection exists.` : ''}`
   );
 }

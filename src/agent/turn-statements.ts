@@ -30,8 +30,10 @@ export const RUNNER = `${hostname()}-${process.pid}`;
  */
 const RECORD: Statement = {
   name: 'agent-turn-record',
-  text: `WITH ins AS (
-    INSERT INTO agent_turns (id, account_id, kind, origin, token_id, client_request_id, text, data, mode, status, created_at, not_before, expires_at)
+  text:
+    `WITH ins AS (
+    INSERT INTO agent_turns (id, account_id, kind, origin, token_id, client_request_id, text, data, mode, status, ` +
+    `created_at, not_before, expires_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, 'queued', $10::bigint, $11::bigint, $12::bigint)
     ON CONFLICT (token_id, client_request_id) WHERE client_request_id IS NOT NULL DO NOTHING
     RETURNING *

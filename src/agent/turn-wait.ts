@@ -53,8 +53,8 @@ export function watchTurn(deps: AgentDeps, turnId: string): TurnWatch {
  * Holds until the turn is terminal, the time is up, the token is revoked or the client leaves. It holds
  * no database connection between reads: a Redis notice wakes it, or the bounded poll interval does.
  * A worker's notice carries the finished message, so then at most the token is checked (one indexed
- * read, skipped when it was seen live less than AGENT_WAIT_POLL_MS ago); otherwise the turn is read. `fresh`: the turn was just written by this request (so it is
- * queued and the token was live): the first read is skipped.
+ * read, skipped when it was seen live less than AGENT_WAIT_POLL_MS ago); otherwise the turn is read.
+ * `fresh`: the turn was just written by this request (so it is queued and the token was live): the first read is skipped.
  */
 export async function waitForMessage(
   deps: AgentDeps,

@@ -21,7 +21,10 @@ function demoCards(now: number): DemoCard[] {
         to: 'priya.raman@lumenfreight.example',
         draft: {
           subject: 'Quoting 40 lanes a day without new hires',
-          body: 'Hi Priya,\n\nI saw Lumen opened two new cross-dock sites this quarter. Teams at that stage usually find lane quoting is the bottleneck, not sales capacity.\n\nWe help RevOps teams quote in minutes from the TMS data they already have. Worth a 15-minute look next week?\n\nBest,\nSam',
+          body:
+            'Hi Priya,\n\nI saw Lumen opened two new cross-dock sites this quarter. Teams at that stage usually find ' +
+            'lane quoting is the bottleneck, not sales capacity.\n\nWe help RevOps teams quote in minutes from the TMS data ' +
+            'they already have. Worth a 15-minute look next week?\n\nBest,\nSam',
         },
         research: {
           reasoning: 'Job posts for 6 dispatchers in 30 days; press release on the Reno and Tulsa sites.',
@@ -47,7 +50,9 @@ function demoCards(now: number): DemoCard[] {
         },
         draft: {
           subject: 'Re: Quoting 40 lanes a day',
-          body: 'Hi Marco,\n\nYes, we are SOC 2 Type II; I can share the report under NDA. For 12 seats the Team plan is $1,450/month billed annually.\n\nWould Thursday 10:00 work for a walkthrough?\n\nSam',
+          body:
+            'Hi Marco,\n\nYes, we are SOC 2 Type II; I can share the report under NDA. For 12 seats the Team plan is ' +
+            '$1,450/month billed annually.\n\nWould Thursday 10:00 work for a walkthrough?\n\nSam',
         },
       },
     },

@@ -168,7 +168,8 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
     );
     throw new MailNotSettled(
       'delivery_pending',
-      `${adapter.service} took the message but its delivery could not be recorded yet; it is being confirmed, so retry this same send later`,
+      `${adapter.service} took the message but its delivery could not be recorded yet; it is being confirmed, so retry this ` +
+        `same send later`,
       retryAfter,
     );
   }

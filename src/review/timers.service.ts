@@ -115,7 +115,9 @@ function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { 
     detail: {
       ...detail,
       autoResolve: { ...detail.autoResolve, at: next.at, tries: next.tries },
-      note: `The mail service could not be reached; nothing was sent. Try ${next.tries} of ${AUTO_SEND_TRIES} at ${new Date(next.at).toISOString()}.`,
+      note:
+        `The mail service could not be reached; nothing was sent. Try ${next.tries} of ${AUTO_SEND_TRIES} at ` +
+        `${new Date(next.at).toISOString()}.`,
     },
   };
 }

@@ -22,7 +22,8 @@ export async function trustLevel(q: Queryable, accountId: string, kindOfWork: st
 export async function raiseTrust(q: Queryable, accountId: string, kindOfWork: string, at = Date.now()): Promise<void> {
   await q.raw(
     `insert into trust_levels (account_id, kind_of_work, approved_unchanged, updated_at) values (?, ?, 1, ?)
-     on conflict (account_id, kind_of_work) do update set approved_unchanged = trust_levels.approved_unchanged + 1, updated_at = excluded.updated_at`,
+     on conflict (account_id, kind_of_work) do update set ` +
+      `approved_unchanged = trust_levels.approved_unchanged + 1, updated_at = excluded.updated_at`,
     [accountId, kindOfWork, at],
   );
 }

@@ -5,10 +5,10 @@ import { continueAfterGate } from './runs.service.js';
 import { deleteWorkflow, resumeWorkflow, type WorkflowDeps } from './workflows.service.js';
 
 /**
- * After a person's decision on a card committed (review's verbs call it, named by the API's handler): a workflow gate continues (approve) or cancels
- * (dismiss) its run; an agent-proposed workflow is accepted (approve: it goes live) or dropped
- * (dismiss). Other cards are not the workflows' business. Each step is idempotent, so a retried
- * request or a lost race changes nothing twice.
+ * After a person's decision on a card committed (review's verbs call it, named by the API's handler):
+ * a workflow gate continues (approve) or cancels (dismiss) its run; an agent-proposed workflow is
+ * accepted (approve: it goes live) or dropped (dismiss). Other cards are not the workflows' business.
+ * Each step is idempotent, so a retried request or a lost race changes nothing twice.
  */
 export function onCardDecided(deps: WorkflowDeps, actor: Actor): AfterDecision {
   return (card, approved) => followDecision(deps, actor, card, approved);

@@ -246,7 +246,9 @@ export function resolveSchedule(text: string, tz: string, now: number = Date.now
   }
   if (compiled.anchorPattern) {
     const startDate = nextCron(compiled.anchorPattern, tz, now);
-    const echo = `Every ${unit(compiled.every)}, ${cronstrue.toString(compiled.anchorPattern, { use24HourTimeFormat: true }).replace(/^At /, 'at ')} (${zone})`;
+    const echo =
+      `Every ${unit(compiled.every)}, ` +
+      `${cronstrue.toString(compiled.anchorPattern, { use24HourTimeFormat: true }).replace(/^At /, 'at ')} (${zone})`;
     return { ok: true, schedule: { every: compiled.every, startDate, tz }, echo, nextRunAt: startDate };
   }
   const startDate = Math.floor(now / compiled.every) * compiled.every + compiled.every;

@@ -104,7 +104,8 @@ describe('process start-up', { timeout: SLOW }, () => {
     const out = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'agent-turns,maintenance'], crowded);
     expect(out.code).toBe(1);
     expect(out.stderr.trim()).toBe(
-      'AGENT_TURN_CONCURRENCY (10) must be below DATABASE_POOL_MAX (10): each running turn holds a database connection and its tools borrow more',
+      'AGENT_TURN_CONCURRENCY (10) must be below DATABASE_POOL_MAX (10): each running turn holds a database connection and ' +
+        'its tools borrow more',
     );
     // The API and the other pools hold no connection per turn: the same settings start them.
     expect(() =>

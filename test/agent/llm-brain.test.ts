@@ -92,7 +92,9 @@ describe('llm brain', () => {
     expect(card).toMatchObject({ source_type: 'network_message', status: 'pending', auto_resolve_at: null });
     expect(llm.requests.at(-1)!.body.messages.at(-1)).toMatchObject({
       role: 'tool',
-      content: `ok: network_message waits as card ${card.id} and cannot ship until connected (network messages cannot ship: no professional-network connection on this account); nothing was shipped`,
+      content:
+        `ok: network_message waits as card ${card.id} and cannot ship until connected (network messages cannot ship: ` +
+        `no professional-network connection on this account); nothing was shipped`,
     });
   });
 

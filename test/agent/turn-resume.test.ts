@@ -107,7 +107,8 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     expect(next.body.message.status).toBe('replied');
   }, 180_000);
 
-  it("a webhook event: killed while its second step's draft is written → replied; the lead, the draft and the note exist once", async () => {
+  it("a webhook event: killed while its second step's draft is written → replied; " +
+    'the lead, the draft and the note exist once', async () => {
     const { token, accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'signup');
     // The event's plan is lead (committed), then the draft (held), then a note.
@@ -140,7 +141,8 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     });
   }, 180_000);
 
-  it('the llm brain: the resumed turn replays the recorded round, runs only its unrecorded call, and asks the model only for the next round', async () => {
+  it('the llm brain: the resumed turn replays the recorded round, runs only its unrecorded call, and asks the model only for ' +
+    'the next round', async () => {
     const llm = await startFakeLlm();
     try {
       const llmEnv = { ...FAST_STALL, AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model' };

@@ -58,7 +58,8 @@ describe('agent-turns across worker processes', () => {
     const bubbles = await gate(
       env,
       'agent_turn_steps',
-      `NEW.result->>'name' = 'reply' AND EXISTS (SELECT 1 FROM agent_turns t WHERE t.id = NEW.turn_id AND t.account_id = ${lit(accountId)})`,
+      `NEW.result->>'name' = 'reply' AND EXISTS (SELECT 1 FROM agent_turns t WHERE t.id = NEW.turn_id AND t.account_id = ` +
+        `${lit(accountId)})`,
     );
     try {
       const { requestId } = (await send(token, { text: 'a long one' })).body as { requestId: string };

@@ -40,7 +40,8 @@ export async function tour(baseUrl: string, token: string, cardId: string) {
   const ids: string[] = queue.data ? queue.data.items.map((c) => c.id) : [];
   const card = await api.GET('/api/v1/review/{id}', { params: { path: { id: cardId } } });
   const results = await api.GET('/api/v1/results', { params: { query: { since: Date.now() - 2 * 3_600_000 } } });
-  const message = await api.POST('/api/v1/agent/messages', { body: { text: 'hello from a typed client', clientRequestId: 'typed-1', queue: true } });
+  const messageBody = { text: 'hello from a typed client', clientRequestId: 'typed-1', queue: true };
+  const message = await api.POST('/api/v1/agent/messages', { body: messageBody });
   const tooLong = await api.GET('/api/v1/review', { params: { query: { limit: 1000 } } });
   const send = await api.POST('/api/v1/review/{id}/send', { params: { path: { id: 'card_missing' } } });
   const lead = await api.GET('/api/v1/leads/{id}', { params: { path: { id: 'lead_missing' } } });

@@ -69,7 +69,8 @@ export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, c
         async () =>
           (
             await env.rt.db.raw(
-              `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = ? AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+              `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = ? AND database = (SELECT oid ` +
+                `FROM pg_database WHERE datname = current_database())`,
               [key],
             )
           ).rows.length > 0,

@@ -3,8 +3,8 @@ import { waitFor } from './processes.js';
 
 /**
  * Holds an ACCESS EXCLUSIVE lock on `table` (every read of it waits) until `release`. `blocked` waits
- * until some other session of this database (databases cloned from one template share table oids) is waiting on it: the event that proves a statement on the
- * table has begun, without timing.
+ * until some other session of this database (databases cloned from one template share table oids) is
+ * waiting on it: the event that proves a statement on the table has begun, without timing.
  */
 export async function holdTable(db: Db, table: string): Promise<{ blocked: () => Promise<void>; release: () => Promise<void> }> {
   const trx = await db.transaction();

@@ -85,7 +85,8 @@ describe('a send whose database connection drops right after the SMTP server acc
     expect(await env.rt.db('channel_events').where({ account_id: accountId, ref_id: res.body.sendId })).toHaveLength(1);
   }, 60_000);
 
-  it(`gives up after ${RECORD_TRIES} tries while the database stays away, and hands the send to reconciliation (503 delivery_pending)`, async () => {
+  it(`gives up after ${RECORD_TRIES} tries while the database stays away, and hands the send to reconciliation (503 ` +
+    `delivery_pending)`, async () => {
     const { res, card, fences } = await sendWithBlip('away@acme.test', 'answered');
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');

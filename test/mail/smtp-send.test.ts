@@ -82,44 +82,48 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(mail?.raw).not.toContain('draft words');
   });
 
-  it('answers 503 delivery_pending when the server takes the message and drops the connection, never sends a second copy, and settles through a person', async () => {
-    smtp.mode = { kind: 'drop' };
-    const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
-      payload: { work: 'email', to: 'drop@acme.test', draft: { subject: 'subject-drop', body: 'Maybe' } },
-    });
-    const first = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
-    expect(first.status).toBe(503);
-    expect(first.body).toEqual({ error: 'delivery_pending', message: expect.any(String) });
-    expect(first.headers['retry-after']).toBe('7');
-    smtp.mode = { kind: 'accept' };
-    for (let i = 0; i < 3; i++) {
+  it(
+    'answers 503 delivery_pending when the server takes the message and drops the connection, never sends a second copy, ' +
+      'and settles through a person',
+    async () => {
+      smtp.mode = { kind: 'drop' };
+      const { token, accountId } = await env.tenant();
+      const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+        payload: { work: 'email', to: 'drop@acme.test', draft: { subject: 'subject-drop', body: 'Maybe' } },
+      });
+      const first = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+      expect(first.status).toBe(503);
+      expect(first.body).toEqual({ error: 'delivery_pending', message: expect.any(String) });
+      expect(first.headers['retry-after']).toBe('7');
+      smtp.mode = { kind: 'accept' };
+      for (let i = 0; i < 3; i++) {
+        const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+        expect(retry.status).toBe(503);
+        expect(retry.body.error).toBe('delivery_pending');
+      }
+      expect(copiesOf('subject-drop')).toBe(1);
+      // SMTP cannot be asked whether it went: past the window a person is asked, never a blind resend.
+      const question = await until(async () =>
+        env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+      );
+      const q = (await env.api().get(`/api/v1/review/${question.id}`).set(auth(token))).body.item;
+      expect(q).toMatchObject({ status: 'pending', kind: 'choice', actions: ['choose'], priority: 'urgent' });
+      const listed = (await env.api().get('/api/v1/review').set(auth(token))).body.items.map((c: { id: string }) => c.id);
+      expect(listed).toContain(question.id);
+      expect(copiesOf('subject-drop')).toBe(1);
+      const ans = await env
+        .api()
+        .post(`/api/v1/review/${question.id}/answer`)
+        .set(auth(token))
+        .send({ action: 'choose', optionValues: ['mark_sent'] });
+      expect(ans.status).toBe(200);
+      const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
+      expect(item.status).toBe('sent');
       const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
-      expect(retry.status).toBe(503);
-      expect(retry.body.error).toBe('delivery_pending');
-    }
-    expect(copiesOf('subject-drop')).toBe(1);
-    // SMTP cannot be asked whether it went: past the window a person is asked, never a blind resend.
-    const question = await until(async () =>
-      env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
-    );
-    const q = (await env.api().get(`/api/v1/review/${question.id}`).set(auth(token))).body.item;
-    expect(q).toMatchObject({ status: 'pending', kind: 'choice', actions: ['choose'], priority: 'urgent' });
-    const listed = (await env.api().get('/api/v1/review').set(auth(token))).body.items.map((c: { id: string }) => c.id);
-    expect(listed).toContain(question.id);
-    expect(copiesOf('subject-drop')).toBe(1);
-    const ans = await env
-      .api()
-      .post(`/api/v1/review/${question.id}/answer`)
-      .set(auth(token))
-      .send({ action: 'choose', optionValues: ['mark_sent'] });
-    expect(ans.status).toBe(200);
-    const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
-    expect(item.status).toBe('sent');
-    const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
-    expect(retry.status).toBe(409);
-    expect(copiesOf('subject-drop')).toBe(1);
-  });
+      expect(retry.status).toBe(409);
+      expect(copiesOf('subject-drop')).toBe(1);
+    },
+  );
 
   it('takes a 5xx reply to the message itself as a refusal: 409 rejected, nothing sent, the card can be sent again', async () => {
     smtp.mode = { kind: 'refuse', code: 554 };

@@ -70,7 +70,10 @@ describe('an llm-brain draft that quotes account memory', () => {
       role: 'tool',
       tool_call_id: 'call_1',
       content: expect.stringMatching(
-        /^error: the draft quotes the account's private notes \(".+"\), which guide the work but are never shown to outsiders, so no card was made/,
+        new RegExp(
+          String.raw`^error: the draft quotes the account's private notes \(".+"\), ` +
+            'which guide the work but are never shown to outsiders, so no card was made',
+        ),
       ),
     });
   });

@@ -288,7 +288,8 @@ describe('person versus auto-resolve', () => {
     Number(
       (
         await env.rt.db.raw(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event in ('transactionid', 'tuple')`,
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' ` +
+            `and wait_event in ('transactionid', 'tuple')`,
         )
       ).rows[0].n,
     );

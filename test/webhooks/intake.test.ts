@@ -160,46 +160,49 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     expectError(await postRaw(env, paths.unknown, 'not json'), 400, 'body must be JSON');
   });
 
-  it('refuses a token no live hook has (unknown, disabled, deleted, regenerated away) without a Postgres statement, however many come', async () => {
-    const { accountId: other } = await env.tenant();
-    const disabled = await makeHook(env, other, 'disabled-f');
-    await disableHook(env.rt, disabled.hookId);
-    const deleted = await makeHook(env, other, 'deleted-f');
-    await deleteHook(env.rt, deleted.hookId);
-    const regenerated = await makeHook(env, other, 'regen-f');
-    await regenerateHook(env.rt, env.config.baseUrl, regenerated.hookId);
-    const live = await makeHook(env, other, 'live-f');
-    // This process reads the live-hooks registry once Redis holds it (the first lookup fills it).
-    await liveHooks(env.rt).ready();
-    // Every statement borrows a connection from the app's own pool: count the borrowings.
-    const pool = (env.rt.db.client as unknown as { pool: EventEmitter }).pool;
-    let statements = 0;
-    const count = () => void statements++;
-    pool.on('acquireRequest', count);
-    try {
-      // The control: a live hook's delivery is logged, so the counter sees the intake's statements.
-      expect((await postJson(env, live.path, { control: true })).status).toBe(202);
-      expect(statements).toBeGreaterThan(0);
-      statements = 0;
-      const kinds = { disabled: disabled.path, deleted: deleted.path, regenerated: regenerated.path };
-      const answers: Record<string, unknown> = {};
-      const flood = Array.from(
-        { length: 200 },
-        (_, i) => [`unknown-${i}`, `/api/webhook/hook/whk_${String(i).padStart(40, 'Z')}`] as const,
-      );
-      for (const [kind, path] of [...flood, ...Object.entries(kinds), ...Object.entries(kinds)]) {
-        const res = await postJson(env, path, { kind });
-        expectError(res, 404, 'not found');
-        const { 'x-request-id': _id, date: _date, ...headers } = res.headers;
-        answers[kind.replace(/-\d+$/, '')] = { headers, text: res.text };
+  it(
+    'refuses a token no live hook has (unknown, disabled, deleted, regenerated away) without a Postgres statement, however ' + 'many come',
+    async () => {
+      const { accountId: other } = await env.tenant();
+      const disabled = await makeHook(env, other, 'disabled-f');
+      await disableHook(env.rt, disabled.hookId);
+      const deleted = await makeHook(env, other, 'deleted-f');
+      await deleteHook(env.rt, deleted.hookId);
+      const regenerated = await makeHook(env, other, 'regen-f');
+      await regenerateHook(env.rt, env.config.baseUrl, regenerated.hookId);
+      const live = await makeHook(env, other, 'live-f');
+      // This process reads the live-hooks registry once Redis holds it (the first lookup fills it).
+      await liveHooks(env.rt).ready();
+      // Every statement borrows a connection from the app's own pool: count the borrowings.
+      const pool = (env.rt.db.client as unknown as { pool: EventEmitter }).pool;
+      let statements = 0;
+      const count = () => void statements++;
+      pool.on('acquireRequest', count);
+      try {
+        // The control: a live hook's delivery is logged, so the counter sees the intake's statements.
+        expect((await postJson(env, live.path, { control: true })).status).toBe(202);
+        expect(statements).toBeGreaterThan(0);
+        statements = 0;
+        const kinds = { disabled: disabled.path, deleted: deleted.path, regenerated: regenerated.path };
+        const answers: Record<string, unknown> = {};
+        const flood = Array.from(
+          { length: 200 },
+          (_, i) => [`unknown-${i}`, `/api/webhook/hook/whk_${String(i).padStart(40, 'Z')}`] as const,
+        );
+        for (const [kind, path] of [...flood, ...Object.entries(kinds), ...Object.entries(kinds)]) {
+          const res = await postJson(env, path, { kind });
+          expectError(res, 404, 'not found');
+          const { 'x-request-id': _id, date: _date, ...headers } = res.headers;
+          answers[kind.replace(/-\d+$/, '')] = { headers, text: res.text };
+        }
+        expect(statements).toBe(0);
+        // One answer for every kind: same status, body and headers.
+        expect(new Set(Object.values(answers).map((a) => JSON.stringify(a))).size).toBe(1);
+      } finally {
+        pool.removeListener('acquireRequest', count);
       }
-      expect(statements).toBe(0);
-      // One answer for every kind: same status, body and headers.
-      expect(new Set(Object.values(answers).map((a) => JSON.stringify(a))).size).toBe(1);
-    } finally {
-      pool.removeListener('acquireRequest', count);
-    }
-  });
+    },
+  );
 
   it('keeps hook tokens out of every log line and every later answer', async () => {
     const fresh = await makeHook(env, accountId, 'logged');

@@ -110,7 +110,8 @@ describe('queue outage (DESIGN rule 2)', () => {
 });
 
 describe('Redis restarted under webhook load', () => {
-  it('hands every delivery answered 202 to the agent exactly once, the jobs the restart lost through the sweeper; a 502 is handed on only when retried', async () => {
+  it('hands every delivery answered 202 to the agent exactly once, the jobs the restart lost through the sweeper; a 502 is ' +
+    'handed on only when retried', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'load');
     const accepted: string[] = [];
