@@ -1,6 +1,7 @@
 import { sendCard } from '../../src/review/shipping.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
-import { answerCard, dismissCard, getCardJson, listCards, requestChanges, snoozeCard } from '../../src/review/review.service.js';
+import { getCardJson, listCards } from '../../src/review/queue.service.js';
+import { answerCard, dismissCard, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { IdParams } from '../schemas.js';
 import {

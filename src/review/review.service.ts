@@ -2,181 +2,21 @@ import { auditedWrite, type Actor } from '../audit/audit.service.js';
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Trx } from '../db.js';
 import { BadRequest, InvalidAction, NotFound, Rejected, UseSend } from '../errors.js';
-import { cardAutoResolve } from '../jobs/card-auto-resolve.job.js';
 import { cardRevise } from '../jobs/card-revise.job.js';
 import { cardWake } from '../jobs/card-wake.job.js';
-import { enqueue, type JobDef } from '../jobs/registry.js';
 import { cannotShip } from '../channels/registry.js';
 import { agentRows } from './agent-rows.js';
-import { cardFromOutsideData } from './outside-data.js';
 import { settleByPerson } from './reconcile.service.js';
 import { shipCard } from './shipping.service.js';
-import {
-  actionsFor,
-  DELIVERY_QUESTION_SOURCE,
-  isMailCard,
-  isOutboundSetup,
-  kindOfWorkFor,
-  normaliseOptions,
-  OPEN_STATUSES,
-  primaryLabelFor,
-  QUEUE_STATUSES,
-} from './card-shape.js';
+import { DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES } from './card-shape.js';
 import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
-import { capPayload, cardsRepository, type Card, type NewCard, type QueueRow } from './cards.repository.js';
+import { cardsRepository, type Card } from './cards.repository.js';
+import { schedule, withoutAutoResolve } from './new-card.service.js';
 import type { ReviewDeps } from './review.types.js';
-import { planAutoResolve, raiseTrust, resetTrust } from './trust.service.js';
-import type { z } from 'zod';
+import { raiseTrust, resetTrust } from './trust.service.js';
 
-/** A card as spec 2.2 shows it: no account, turn or bookkeeping columns. */
-export function cardView(c: Card) {
-  return {
-    id: c.id,
-    kind: c.kind,
-    sourceType: c.sourceType,
-    status: c.status,
-    title: c.title,
-    prompt: c.prompt,
-    summary: c.summary,
-    detail: (c.detail ?? null) as Record<string, unknown> | null,
-    priority: c.priority,
-    options: normaliseOptions(c.options),
-    textInput: (c.textInput ?? null) as Record<string, unknown> | null,
-    budgetChange: (c.budgetChange ?? null) as Record<string, unknown> | null,
-    // The API's copy: long text capped (spec 8.3), as GET /review renders it; the card keeps the whole draft.
-    payload: capPayload(c.payload) as Record<string, unknown>,
-    actions: c.actions,
-    primaryLabel: c.primaryLabel,
-    autoResolveAt: c.autoResolveAt,
-    dueAt: c.dueAt,
-    snoozedUntil: c.snoozedUntil,
-    leadId: c.leadId,
-    leadContactId: c.leadContactId,
-    postId: c.postId,
-    createdAt: c.createdAt,
-    updatedAt: c.updatedAt,
-    resolvedAt: c.resolvedAt,
-    resolution: (c.resolution ?? null) as Record<string, unknown> | null,
-  };
-}
-export type CardView = ReturnType<typeof cardView>;
-
-/** After commit: a timer job. A failed enqueue is logged; the card-timers sweep does the work later. */
-async function schedule<P extends z.ZodType>(deps: ReviewDeps, job: JobDef<P>, payload: z.input<P>, at: number): Promise<void> {
-  try {
-    await enqueue(deps.queues, job, payload, { delay: Math.max(0, at - Date.now()) });
-  } catch (err) {
-    deps.logger.warn({ job: job.name, payload, err: (err as Error).message }, 'card timer not queued; the card sweep will act on time');
-  }
-}
-
-/** The trust ladder's timer for a card at `at` (its job id names both, so each deadline is queued once). */
-export function scheduleAutoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number): Promise<void> {
-  return schedule(deps, cardAutoResolve, { accountId, cardId, at }, at);
-}
-
-const detailOf = (c: Card): Record<string, unknown> =>
-  c.detail && typeof c.detail === 'object' ? { ...(c.detail as Record<string, unknown>) } : {};
-const withoutAutoResolve = (c: Card) => {
-  const d = detailOf(c);
-  delete d.autoResolve;
-  return Object.keys(d).length ? d : null;
-};
-
-/** Before a read's repair write: the API's word that the request was admitted (it rejects when not). */
-export type BeforeWrite = () => Promise<void>;
-const noWait: BeforeWrite = () => Promise.resolve();
-
-/**
- * Snoozed cards whose time has come return to pending (the wake job does this too; whoever is first
- * wins). Only after `beforeWrite`: a read begun beside the rate limiter writes only once it is admitted.
- */
-async function wakeDue(deps: ReviewDeps, accountId: string, beforeWrite: BeforeWrite): Promise<void> {
-  const now = Date.now();
-  const due = await cardsRepository(deps.db).snoozedDue(accountId, now);
-  if (due.length) await beforeWrite();
-  for (const s of due) {
-    await cardsRepository(deps.db).transition(
-      accountId,
-      s.id,
-      { statuses: ['snoozed'], snoozedUntil: s.snoozedUntil },
-      { status: 'pending', snoozedUntil: null },
-    );
-  }
-}
-
-/**
- * A queue card's JSON: Postgres's rendering of its stored fields with the computed ones added. The
- * same object as `cardView` of that card (test/review/queue-json.test.ts holds them together).
- */
-export function queueCardJson(r: QueueRow): string {
-  const shape = { kind: r.kind, sourceType: r.sourceType, status: r.status, budgetChange: r.budgetChange };
-  const computed = JSON.stringify({
-    options: normaliseOptions(r.options),
-    actions: actionsFor(shape),
-    primaryLabel: primaryLabelFor(shape),
-  });
-  return `${r.json.slice(0, -1)},${computed.slice(1)}`;
-}
-
-/**
- * GET /review: queue statuses only, snoozed cards hidden until their time, priority band then newest.
- * Answers the JSON array text of the page (cards as `cardView` shows them).
- */
-export async function listCards(
-  deps: ReviewDeps,
-  accountId: string,
-  q: { status?: string; limit: number },
-  beforeWrite: BeforeWrite = noWait,
-): Promise<string> {
-  const statuses = q.status ? [q.status] : [...QUEUE_STATUSES];
-  const repo = cardsRepository(deps.db);
-  let now = Date.now();
-  let page = await repo.queuePage(accountId, statuses, q.limit, now);
-  // Nearly always nothing is due and the page is final: one statement. Otherwise wake, then read again.
-  if (page.some((c) => c.status === 'snoozed' && c.snoozedUntil !== null && c.snoozedUntil <= now)) {
-    await wakeDue(deps, accountId, beforeWrite);
-    now = Date.now();
-    page = (await repo.queuePage(accountId, statuses, q.limit, now)).filter((c) => c.status !== 'snoozed');
-  }
-  return `[${page.map(queueCardJson).join(',')}]`;
-}
-
-/** GET /review/{id}: one card of any status, as JSON text rendered as the queue renders its cards. */
-export async function getCardJson(deps: ReviewDeps, accountId: string, id: string, beforeWrite: BeforeWrite = noWait): Promise<string> {
-  await wakeDue(deps, accountId, beforeWrite);
-  const row = await cardsRepository(deps.db).findJson(accountId, id);
-  if (!row) throw new NotFound();
-  return queueCardJson(row);
-}
-
-/** Inserts a card and lets the trust ladder look at it (the way every card should enter the queue). */
-export async function createCard(deps: ReviewDeps, input: NewCard): Promise<Card> {
-  const card = await cardsRepository(deps.db).insert({ ...input, ladderChecked: false });
-  return (await applyLadder(deps, card)) ?? card;
-}
-
-/**
- * The ladder's one look at a new card: past the threshold it gets `autoResolveAt` and a detail saying
- * why and when, and a delayed job. Guarded by `ladder_checked`, so the sweep and the creator never
- * both schedule it.
- */
-export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card | null> {
-  const card = { ...input, fromOutside: await cardFromOutsideData(deps.db, input) };
-  const plan = await planAutoResolve(deps.db, deps.config, card);
-  const base = { ladderChecked: true, fromOutside: card.fromOutside };
-  const changes = plan ? { ...base, autoResolveAt: plan.at, detail: { ...detailOf(card), ...plan.detail } } : base;
-  const updated = await cardsRepository(deps.db).transition(
-    card.accountId,
-    card.id,
-    { statuses: ['pending'], ladderChecked: false },
-    changes,
-  );
-  if (updated && plan) {
-    await scheduleAutoResolve(deps, card.accountId, card.id, plan.at);
-  }
-  return updated;
-}
+// A person's verbs on a card: answer (approve, answer, choose), request changes, snooze, dismiss
+// (the queue's reads are in queue.service.ts, a card's way in in new-card.service.ts).
 
 async function loadOpen(deps: ReviewDeps, accountId: string, id: string): Promise<Card> {
   const card = await cardsRepository(deps.db).find(accountId, id);

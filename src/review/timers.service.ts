@@ -4,7 +4,7 @@ import { cannotShip } from '../channels/registry.js';
 import { isMailCard } from './card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { outboundTexts, privateTextIn } from './private-text.js';
-import { applyLadder, scheduleAutoResolve } from './review.service.js';
+import { applyLadder, scheduleAutoResolve } from './new-card.service.js';
 import type { ReviewDeps } from './review.types.js';
 
 /**

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { newId } from '../../src/ids.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { DELIVERY_QUESTION_SOURCE } from '../../src/review/card-shape.js';
-import { createCard } from '../../src/review/review.service.js';
+import { createCard } from '../../src/review/new-card.service.js';
 import { shipBySetting } from '../../src/review/ship.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { envFor, type TestEnv } from '../helpers/env.js';

@@ -6,7 +6,7 @@ import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
 import { cannotShip, shippingHere } from '../../src/channels/registry.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
-import { createCard } from '../../src/review/review.service.js';
+import { createCard } from '../../src/review/new-card.service.js';
 import { shipBySetting } from '../../src/review/ship.service.js';
 import { autoResolve } from '../../src/review/timers.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';

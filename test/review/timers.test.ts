@@ -7,7 +7,7 @@ import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
 import { enqueue, pendingJob } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
-import { createCard } from '../../src/review/review.service.js';
+import { createCard } from '../../src/review/new-card.service.js';
 import { shipBySetting } from '../../src/review/ship.service.js';
 import { returnRevision } from '../../src/agent/card-revision.js';
 import { sweepCards } from '../../src/review/timers.service.js';
