@@ -76,25 +76,38 @@ async function restoreIfLive(
   if (ended) await announceToken(deps.redis, deps.config, ended.tokenHash, ended.hook).catch(() => {});
 }
 
-/** Disabling stops the URL at once (the same 404 as an unknown one); disabling twice is a no-op. */
-export async function disableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
+/**
+ * Ends a hook's URL (disable or delete): the live token is withdrawn inside the transaction, under the
+ * hook's row lock, and put back if the transaction fails, so a URL is never dead in Redis but live in Postgres.
+ */
+async function endHook(
+  deps: Pick<Deps, 'config' | 'db' | 'redis'>,
+  hookId: string,
+  verb: 'hook disable' | 'hook delete',
+  apply: (repo: ReturnType<typeof webhooksRepository>, accountId: string) => Promise<unknown>,
+): Promise<void> {
   const hook = await loadHook(deps.db, hookId);
   let ended: { tokenHash: string; hook: LiveHook } | null = null;
   try {
-    await auditedWrite(deps.db, adminActor(hook.accountId, 'hook disable'), async (trx) => {
+    await auditedWrite(deps.db, adminActor(hook.accountId, verb), async (trx) => {
       const repo = webhooksRepository(trx);
       const current = await repo.findHook(hookId, true);
       if (!current) throw new NotFound();
       const tokenHash = await repo.tokenHashOf(hookId);
       if (tokenHash && current.status === 'active') ended = { tokenHash, hook: { accountId: hook.accountId, hookId } };
       if (tokenHash) await withdrawToken(deps.redis, deps.config, tokenHash);
-      await repo.setStatus(hook.accountId, hookId, 'disabled', Date.now());
+      await apply(repo, hook.accountId);
       return { result: undefined, targetId: hookId };
     });
   } catch (err) {
     await restoreIfLive(deps, ended);
     throw err;
   }
+}
+
+/** Disabling stops the URL at once (the same 404 as an unknown one); disabling twice is a no-op. */
+export function disableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
+  return endHook(deps, hookId, 'hook disable', (repo, accountId) => repo.setStatus(accountId, hookId, 'disabled', Date.now()));
 }
 
 /** The same URL works again; refused when the account already has 20 active hooks. */
@@ -147,24 +160,8 @@ export async function regenerateHook(
 }
 
 /** Deletes the hook and its delivery log; turns already recorded for the agent stay. */
-export async function deleteHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
-  const hook = await loadHook(deps.db, hookId);
-  let ended: { tokenHash: string; hook: LiveHook } | null = null;
-  try {
-    await auditedWrite(deps.db, adminActor(hook.accountId, 'hook delete'), async (trx) => {
-      const repo = webhooksRepository(trx);
-      const current = await repo.findHook(hookId, true);
-      if (!current) throw new NotFound();
-      const tokenHash = await repo.tokenHashOf(hookId);
-      if (tokenHash && current.status === 'active') ended = { tokenHash, hook: { accountId: hook.accountId, hookId } };
-      if (tokenHash) await withdrawToken(deps.redis, deps.config, tokenHash);
-      await repo.deleteHook(hook.accountId, hookId);
-      return { result: undefined, targetId: hookId };
-    });
-  } catch (err) {
-    await restoreIfLive(deps, ended);
-    throw err;
-  }
+export function deleteHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
+  return endHook(deps, hookId, 'hook delete', (repo, accountId) => repo.deleteHook(accountId, hookId));
 }
 
 export async function listHooks(db: Db, accountId: string) {
