@@ -11,7 +11,7 @@ import { addCard } from '../review/cards.service.js';
 import { outboundTexts, privateTextIn } from '../review/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
-import { memoryRepository } from './memory.repository.js';
+import { memoryNotesRepository } from '../review/memory-notes.repository.js';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
@@ -258,7 +258,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     return `workflow ${workflow.id} is proposed (paused) and waits for approval as card ${card.id}`;
   },
   async remember(args, env) {
-    await memoryRepository(env.db).remember(env.accountId, args.text, env.turnId, Date.now());
+    await memoryNotesRepository(env.db).remember(env.accountId, args.text, env.turnId, Date.now());
     return 'kept in memory';
   },
   async block(args, env) {

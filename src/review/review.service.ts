@@ -5,7 +5,7 @@ import { BadRequest, InvalidAction, NotFound, Rejected, UseSend } from '../error
 import { cardRevise } from '../jobs/card-revise.job.js';
 import { cardWake } from '../jobs/card-wake.job.js';
 import { cannotShip } from '../channels/registry.js';
-import { agentRows } from './agent-rows.js';
+import { memoryNotesRepository } from './memory-notes.repository.js';
 import { settleByPerson } from './reconcile.service.js';
 import { shipCard } from './shipping.service.js';
 import { DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES } from './card-shape.js';
@@ -196,7 +196,7 @@ export async function dismissCard(
     );
     if (!done) return lost(trx, accountId, id);
     if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
-    await agentRows(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
+    await memoryNotesRepository(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
     return { result: done, targetId: id };
   });
   await after(card, false);

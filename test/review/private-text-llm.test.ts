@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect } from 'vitest';
-import { memoryRepository } from '../../src/agent/memory.repository.js';
+import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
 
@@ -55,7 +55,7 @@ describe('an llm-brain draft that quotes account memory', () => {
     ],
   ])('makes no card when the model calls %s, and tells the model why', async (tool, args) => {
     const { token, accountId } = await env.tenant();
-    await memoryRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
+    await memoryNotesRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
       () => ({ body: completion(null, [{ id: 'call_1', name: tool, args }]) }),
       () => ({ body: completion('I will rewrite it in my own words.') }),
@@ -80,7 +80,7 @@ describe('an llm-brain draft that quotes account memory', () => {
 
   it('still makes the card when the draft only follows the note in its own words', async () => {
     const { token, accountId } = await env.tenant();
-    await memoryRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
+    await memoryNotesRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
       () => ({
         body: completion(null, [

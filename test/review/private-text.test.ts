@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { memoryRepository } from '../../src/agent/memory.repository.js';
+import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { dismissalLesson, findQuotedNote } from '../../src/review/private-text.js';
 import { autoResolve } from '../../src/review/timers.service.js';
@@ -19,7 +19,7 @@ it.beforeAll(({ agent, smtp: smtpFixture }) => {
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-const remember = (accountId: string, text: string) => memoryRepository(env.rt.db).remember(accountId, text, null, Date.now());
+const remember = (accountId: string, text: string) => memoryNotesRepository(env.rt.db).remember(accountId, text, null, Date.now());
 const deliveredTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
 async function say(token: string, text: string) {

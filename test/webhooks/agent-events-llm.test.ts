@@ -1,6 +1,6 @@
 import { buildCard } from '../helpers/factories.js';
 import { describe, expect } from 'vitest';
-import { memoryRepository } from '../../src/agent/memory.repository.js';
+import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
 import { makeHook, postJson } from './helpers.js';
@@ -22,7 +22,7 @@ it.beforeAll(({ env: e, pools, llm: llmFixture }) => {
 describe('webhook events with the llm brain (local fake model server)', () => {
   it('shows the payload only inside a labelled outside-data block, with the account memory about the source', async () => {
     const { accountId } = await env.tenant();
-    await memoryRepository(env.rt.db).remember(accountId, 'payloads from signup are new trial users', null, Date.now());
+    await memoryNotesRepository(env.rt.db).remember(accountId, 'payloads from signup are new trial users', null, Date.now());
     llm.script(() => ({ body: completion('Noted a new trial user.') }));
     const hook = await makeHook(env, accountId, 'signup');
     const res = await postJson(env, hook.path, { email: 'ada@example.com' });
