@@ -1,13 +1,40 @@
 import type { ChannelAdapter } from '../channels/channel.types.js';
 import { shippedEvent } from '../channels/registry.js';
-import type { Db } from '../db.js';
+import type { Db, Trx } from '../db.js';
 import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
 import { recordChannelEvent } from '../results/channel-events.js';
-import { cardsRepository, type CardChanges } from './cards.repository.js';
+import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import type { ReviewDeps } from './review.types.js';
 import { raiseTrust } from './trust.service.js';
+
+/**
+ * The card of a settled fence → sent, and the work's channel event, in the caller's transaction. `extra`
+ * joins the resolution (`changed` for a send, `confirmedBy` for a person's answer). Null: the card had left
+ * `sending` already.
+ */
+export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Record<string, unknown>): Promise<Card | null> {
+  const card = await cardsRepository(trx).transition(
+    fence.accountId,
+    fence.cardId,
+    { statuses: ['sending'] },
+    {
+      status: 'sent',
+      resolvedAt: at,
+      resolution: {
+        action: fence.kindOfWork === 'email' ? 'send' : 'approve',
+        by: fence.decidedBy,
+        at,
+        sendId: fence.id,
+        to: fence.to,
+        ...extra,
+      },
+    },
+  );
+  await recordChannelEvent(trx, fence.accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: fence.id });
+  return card;
+}
 
 /** Fence → sent and card → sent, once: records the channel event and (for a person's unchanged send) trust. */
 export async function settleSent(db: Db, fence: Fence, providerId: string | null, o: { unchanged: boolean }): Promise<boolean> {
@@ -19,24 +46,7 @@ export async function settleSent(db: Db, fence: Fence, providerId: string | null
       settledAt: at,
     });
     if (!settled) return false;
-    const card = await cardsRepository(trx).transition(
-      fence.accountId,
-      fence.cardId,
-      { statuses: ['sending'] },
-      {
-        status: 'sent',
-        resolvedAt: at,
-        resolution: {
-          action: fence.kindOfWork === 'email' ? 'send' : 'approve',
-          by: fence.decidedBy,
-          at,
-          sendId: fence.id,
-          to: fence.to,
-          changed: !o.unchanged,
-        },
-      },
-    );
-    await recordChannelEvent(trx, fence.accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: fence.id });
+    const card = await markShipped(trx, fence, at, { changed: !o.unchanged });
     if (card && fence.decidedBy === 'person' && o.unchanged && card.kindOfWork) await raiseTrust(trx, fence.accountId, card.kindOfWork, at);
     return true;
   });

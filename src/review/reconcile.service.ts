@@ -1,12 +1,11 @@
 import type { ChannelAdapter, Lookup } from '../channels/channel.types.js';
-import { adapterFor, shippedEvent } from '../channels/registry.js';
+import { adapterFor } from '../channels/registry.js';
 import type { Db, Trx } from '../db.js';
 import { newId } from '../ids.js';
-import { recordChannelEvent } from '../results/channel-events.js';
 import { DELIVERY_OPTIONS, DELIVERY_QUESTION_SOURCE } from './card-shape.js';
 import { cardsRepository } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
-import { scheduleReconcile, settleSent } from './fence.service.js';
+import { markShipped, scheduleReconcile, settleSent } from './fence.service.js';
 import { recordKnownOutcome } from './record-outcome.js';
 import type { ReviewDeps } from './review.types.js';
 
@@ -106,24 +105,7 @@ export async function settleByPerson(trx: Trx, accountId: string, sendId: string
   const at = Date.now();
   if (value === 'mark_sent') {
     await fencesRepository(trx).transition(accountId, sendId, ['unknown'], { status: 'sent', settledAt: at });
-    await cardsRepository(trx).transition(
-      accountId,
-      fence.cardId,
-      { statuses: ['sending'] },
-      {
-        status: 'sent',
-        resolvedAt: at,
-        resolution: {
-          action: fence.kindOfWork === 'email' ? 'send' : 'approve',
-          by: fence.decidedBy,
-          at,
-          sendId,
-          to: fence.to,
-          confirmedBy: 'person',
-        },
-      },
-    );
-    await recordChannelEvent(trx, accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: sendId });
+    await markShipped(trx, fence, at, { confirmedBy: 'person' });
     return;
   }
   await fencesRepository(trx).transition(accountId, sendId, ['unknown'], {
