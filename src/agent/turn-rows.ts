@@ -49,20 +49,22 @@ export function toTurn(r: TurnRow): Turn {
   };
 }
 
-export interface NewTurn {
-  id: string;
-  accountId: string;
-  kind: TurnKind;
-  origin: string;
-  tokenId: string | null;
-  clientRequestId: string | null;
-  text: string;
-  data: OutsideData | null;
-  mode: TurnMode;
-  createdAt: number;
-  notBefore: number;
-  expiresAt: number | null;
-}
+/** A turn as it is recorded: the columns a new row sets, before it runs. */
+export type NewTurn = Pick<
+  Turn,
+  | 'id'
+  | 'accountId'
+  | 'kind'
+  | 'origin'
+  | 'tokenId'
+  | 'clientRequestId'
+  | 'text'
+  | 'data'
+  | 'mode'
+  | 'createdAt'
+  | 'notBefore'
+  | 'expiresAt'
+>;
 
 /** Bubbles aggregated as JSON by a statement (`at` may come back as text). */
 export const toBubbles = (raw: { text: string; at: number | string }[] | null): Bubble[] =>
