@@ -1,30 +1,5 @@
 import { z } from 'zod';
-
-/** Whole-number environment variable with a default, refused when it is not a positive integer. */
-const int = (fallback: number, min = 1) =>
-  z
-    .string()
-    .regex(/^\d+$/, `must be a whole number (at least ${min})`)
-    .transform(Number)
-    .refine((n) => n >= min, `must be at least ${min}`)
-    .optional()
-    .transform((n) => n ?? fallback);
-
-const urlWithScheme = (schemes: string[], fallback: string) =>
-  z
-    .string()
-    .optional()
-    .transform((s) => s ?? fallback)
-    .refine(
-      (s) => {
-        try {
-          return schemes.includes(new URL(s).protocol);
-        } catch {
-          return false;
-        }
-      },
-      `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}`,
-    );
+import { int, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
   NODE_ENV: z
@@ -168,6 +143,15 @@ const envSchema = z.object({
   TRUST_AUTO_RESOLVE_DELAY_MS: int(4 * 60 * 60 * 1000),
   REVIEW_REVISION_DELAY_MS: int(30_000, 0),
   CARD_SWEEP_MS: int(10_000),
+  // The mail loop (issue 16): the inbound SMTP listener (0 = off), its domain, the size limit.
+  INBOUND_SMTP_PORT: int(2525, 0),
+  INBOUND_SMTP_HOST: z.string().min(1).optional(),
+  INBOUND_MAIL_DOMAIN: z
+    .string()
+    .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a domain name such as mail.example.com')
+    .optional(),
+  INBOUND_MAX_BYTES: int(25 * 1024 * 1024),
+  INBOUND_MAIL_CONCURRENCY: int(4),
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
@@ -270,6 +254,17 @@ function buildConfig(env: z.output<typeof envSchema>) {
       sweepEveryMs: env.MAIL_SWEEP_MS,
       /** `mail-sends` jobs (reconciliations, the sweep) one worker process runs at once. */
       sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
+    },
+    inbound: {
+      /** 0: no SMTP listener (mail may still arrive on an account's inbound URL). */
+      smtpPort: env.INBOUND_SMTP_PORT,
+      smtpHost: env.INBOUND_SMTP_HOST ?? '0.0.0.0',
+      /** Reply-To and the List-Unsubscribe mailto use it; the listener accepts mail for it only. */
+      domain: (env.INBOUND_MAIL_DOMAIN ?? 'localhost').toLowerCase(),
+      /** Bigger messages are refused (SMTP 552, HTTP 413) before anything is stored. */
+      maxBytes: env.INBOUND_MAX_BYTES,
+      /** `inbound-mail` jobs (parse and apply) one worker process runs at once. */
+      concurrency: env.INBOUND_MAIL_CONCURRENCY,
     },
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */

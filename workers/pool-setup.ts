@@ -21,4 +21,5 @@ export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Deps): Partial
   // Runs of different accounts move side by side; each job also hands its run on after a bounded share.
   'workflow-runs': { options: (rt) => ({ concurrency: rt.config.workflows.concurrency }) },
   'webhook-events': { options: (rt) => ({ concurrency: rt.config.webhooks.eventsConcurrency }) },
+  'inbound-mail': { options: (rt) => ({ concurrency: rt.config.inbound.concurrency }) },
 };

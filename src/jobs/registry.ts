@@ -5,7 +5,15 @@ import type { Config } from '../config.js';
 import type { Redis } from '../redis.js';
 
 /** Every worker pool is one BullMQ queue; the names are the pool names operators pass to --pools. */
-export const QUEUES = ['agent-turns', 'mail-sends', 'card-timers', 'webhook-events', 'workflow-runs', 'maintenance'] as const;
+export const QUEUES = [
+  'agent-turns',
+  'mail-sends',
+  'card-timers',
+  'webhook-events',
+  'workflow-runs',
+  'maintenance',
+  'inbound-mail',
+] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 /** A rule whose key is the payload alone takes no key part in enqueue's options. */

@@ -1,9 +1,33 @@
 /** Lead statuses, in the order a lead usually moves through them (spec 2.8: "not shown", decided here). */
-export const LEAD_STATUSES = ['new', 'researched', 'drafted', 'contacted', 'replied', 'bounced', 'declined', 'converted'] as const;
+export const LEAD_STATUSES = [
+  'new',
+  'researched',
+  'drafted',
+  'contacted',
+  'replied',
+  'bounced',
+  'unsubscribed',
+  'declined',
+  'converted',
+] as const;
 export type LeadStatus = (typeof LEAD_STATUSES)[number];
 
-/** The kind of a reply, never its text (spec 6.2). Null until the lead replied. */
-export const REPLY_KINDS = ['interested', 'question', 'referral', 'not_interested', 'out_of_office', 'unsubscribe', 'other'] as const;
+/**
+ * The kind of a reply, never its text (spec 6.2). Null until the lead replied. Set by the mail loop's
+ * classification (issue 16); `out_of_office` is kept for leads recorded before it (an automatic reply
+ * no longer changes the lead).
+ */
+export const REPLY_KINDS = [
+  'interested',
+  'question',
+  'referral',
+  'not_now',
+  'not_interested',
+  'wrong_person',
+  'unsubscribe',
+  'out_of_office',
+  'other',
+] as const;
 export type ReplyKind = (typeof REPLY_KINDS)[number];
 
 /** Caps of spec 2.8 / 8.3, applied when a lead is read (what is stored is kept whole). */

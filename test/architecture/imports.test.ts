@@ -11,7 +11,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Lowest first. An area imports only areas of its own layer or below, and no two areas import each other, even through others. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['config', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs'],
+  ['config', 'env-rules', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs'],
   ['accounts', 'audit', 'results', 'secrets'],
   ['tokens', 'blocklist'],
   ['leads', 'rate-limit', 'deps'],
@@ -19,7 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['mail', 'channels'],
   ['review'],
   ['agent'],
-  ['webhooks', 'workflows'],
+  ['webhooks', 'workflows', 'inbound'],
   ['admin'],
   // The two entry points stand on src/ and never import each other (checked below).
   ['api', 'workers'],

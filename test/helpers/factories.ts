@@ -4,6 +4,7 @@ import type { Db, Queryable } from '../../src/db.js';
 import { newId } from '../../src/ids.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import type { UpsertLeadInput } from '../../src/leads/leads.types.js';
+import { threadsRepository, type Thread } from '../../src/mail/threads.repository.js';
 import { cardsRepository, type Card, type NewCard } from '../../src/review/cards.repository.js';
 import type { Deps } from '../../src/deps.js';
 import { createHook } from '../../src/webhooks/webhooks.service.js';
@@ -91,4 +92,29 @@ export async function buildLead(
   overrides: Partial<UpsertLeadInput> = {},
 ): Promise<{ id: string; created: boolean }> {
   return upsertLead(q, accountId, { domain: `${newId('lead').slice(5).toLowerCase()}.example.com`, ...overrides });
+}
+
+/**
+ * A shipped mail's thread row as the shipping path writes it (its card a `mail_draft`), so a reply or a
+ * bounce has something to find. `to` defaults to the card's recipient; the token and Message-ID are unique.
+ */
+export async function buildThread(db: Db, accountId: string, overrides: Partial<Thread> = {}): Promise<Thread> {
+  const cardId = overrides.cardId ?? (await buildCard(db, accountId, 'mail_draft')).id;
+  const sendId = overrides.sendId ?? newId('send');
+  const token = newId('rt').slice(3).toLowerCase();
+  const thread: Thread = {
+    sendId,
+    accountId,
+    cardId,
+    leadId: null,
+    sequenceId: null,
+    step: 0,
+    replyToken: token,
+    messageId: `<mail-${sendId}@localhost>`,
+    to: 'jane@acme.test',
+    createdAt: Date.now(),
+    ...overrides,
+  };
+  await threadsRepository(db).insert(thread);
+  return thread;
 }

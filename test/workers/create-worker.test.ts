@@ -91,6 +91,7 @@ describe('--pools', () => {
         MAIL_SENDS_CONCURRENCY: '5',
         MAINTENANCE_CONCURRENCY: '2',
         AGENT_TURN_CONCURRENCY: '6',
+        INBOUND_MAIL_CONCURRENCY: '7',
       }),
     };
     const concurrency = (pool: QueueName) => POOL_SETUP[pool]?.options?.(rt).concurrency;
@@ -101,11 +102,20 @@ describe('--pools', () => {
       ['webhook-events', rt.config.webhooks.eventsConcurrency],
       ['workflow-runs', rt.config.workflows.concurrency],
       ['maintenance', 2],
+      ['inbound-mail', 7],
     ]);
   });
 
   it('defaults to every pool and refuses an unknown name', () => {
-    expect(parsePools(undefined)).toEqual(['agent-turns', 'mail-sends', 'card-timers', 'webhook-events', 'workflow-runs', 'maintenance']);
+    expect(parsePools(undefined)).toEqual([
+      'agent-turns',
+      'mail-sends',
+      'card-timers',
+      'webhook-events',
+      'workflow-runs',
+      'maintenance',
+      'inbound-mail',
+    ]);
     expect(parsePools('agent-turns, mail-sends')).toEqual(['agent-turns', 'mail-sends']);
     expect(() => parsePools('agent-turns,nope')).toThrow(/unknown pool nope/);
   });

@@ -1,0 +1,88 @@
+import type { Queryable } from '../db.js';
+
+/** One shipped mail as the return path finds it again (table `mail_threads`, written with the fence). */
+export interface Thread {
+  sendId: string;
+  accountId: string;
+  cardId: string;
+  leadId: string | null;
+  sequenceId: string | null;
+  step: number;
+  replyToken: string;
+  /** With angle brackets, as in the Message-ID header. */
+  messageId: string;
+  /** Lowercased bare address. */
+  to: string;
+  createdAt: number;
+}
+
+interface Row {
+  send_id: string;
+  account_id: string;
+  card_id: string;
+  lead_id: string | null;
+  sequence_id: string | null;
+  step: number;
+  reply_token: string;
+  message_id: string;
+  to_address: string;
+  created_at: string | number;
+}
+
+const toThread = (r: Row): Thread => ({
+  sendId: r.send_id,
+  accountId: r.account_id,
+  cardId: r.card_id,
+  leadId: r.lead_id,
+  sequenceId: r.sequence_id,
+  step: r.step,
+  replyToken: r.reply_token,
+  messageId: r.message_id,
+  to: r.to_address,
+  createdAt: Number(r.created_at),
+});
+
+export function threadsRepository(q: Queryable) {
+  return {
+    async insert(t: Thread): Promise<void> {
+      await q('mail_threads')
+        .insert({
+          send_id: t.sendId,
+          account_id: t.accountId,
+          card_id: t.cardId,
+          lead_id: t.leadId,
+          sequence_id: t.sequenceId,
+          step: t.step,
+          reply_token: t.replyToken,
+          message_id: t.messageId,
+          to_address: t.to.toLowerCase(),
+          created_at: t.createdAt,
+        })
+        .onConflict('send_id')
+        .ignore();
+    },
+    async bySend(sendId: string): Promise<Thread | null> {
+      const row: Row | undefined = await q('mail_threads').where({ send_id: sendId }).first();
+      return row ? toThread(row) : null;
+    },
+    /** The thread a `reply+<token>` address or a one-click URL names (any account: the token is the key). */
+    async byToken(token: string): Promise<Thread | null> {
+      const row: Row | undefined = await q('mail_threads').where({ reply_token: token }).first();
+      return row ? toThread(row) : null;
+    },
+    /** Threads whose Message-ID is among `ids` (In-Reply-To / References), newest first. */
+    async byMessageIds(ids: string[]): Promise<Thread[]> {
+      if (!ids.length) return [];
+      const rows: Row[] = await q('mail_threads').whereIn('message_id', ids).orderBy('created_at', 'desc');
+      return rows.map(toThread);
+    },
+    /** The account's latest mail to this address (a reply that kept no thread headers). */
+    async latestTo(accountId: string, address: string): Promise<Thread | null> {
+      const row: Row | undefined = await q('mail_threads')
+        .where({ account_id: accountId, to_address: address.toLowerCase() })
+        .orderBy('created_at', 'desc')
+        .first();
+      return row ? toThread(row) : null;
+    },
+  };
+}

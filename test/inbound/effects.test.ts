@@ -1,0 +1,124 @@
+import { expect } from 'vitest';
+import { isBlocked } from '../../src/blocklist/blocklist.service.js';
+import { applyOutcome } from '../../src/inbound/effects.service.js';
+import type { Outcome } from '../../src/inbound/inbound.types.js';
+import { getLead } from '../../src/leads/leads.service.js';
+import type { Thread } from '../../src/mail/threads.repository.js';
+import { getResults } from '../../src/results/results.service.js';
+import { buildLead, buildThread } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+
+// applyOutcome: what one reply, bounce or unsubscribe changes, in the caller's transaction (issue 16).
+
+let env: TestEnv;
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+async function world() {
+  const { accountId } = await env.tenant();
+  const lead = await buildLead(env.rt.db, accountId, { domain: 'acme.test', status: 'contacted', contacts: [{ email: 'jane@acme.test' }] });
+  const thread = await buildThread(env.rt.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
+  return { accountId, leadId: lead.id, thread };
+}
+
+const apply = (thread: Thread, outcome: Outcome, id = `im_${Math.random()}`) =>
+  env.rt.db.transaction((trx) => applyOutcome(trx, env.rt.config, thread, outcome, { id, at: Date.now() }));
+
+async function sequenceFor(accountId: string, to: string, leadId: string | null) {
+  const id = `seq_${Math.random().toString(36).slice(2)}`;
+  const at = Date.now();
+  await env.rt.db('mail_sequences').insert({
+    id,
+    account_id: accountId,
+    card_id: `card_${id}`,
+    lead_id: leadId,
+    to_address: to,
+    steps: JSON.stringify([{ subject: 'a', body: 'b', delayMs: 0 }]),
+    next_step: 1,
+    next_at: at + 1000,
+    status: 'active',
+    created_at: at,
+    updated_at: at,
+  });
+  return async () => (await env.rt.db('mail_sequences').where({ id }).first()) as { status: string; stop_reason: string | null };
+}
+
+async function emailWindow(accountId: string) {
+  const r = await getResults(env.rt.db, accountId, undefined);
+  if (!r.email.available) throw new Error('email not available');
+  return r.email.data.window as Record<string, unknown>;
+}
+
+it('a human reply marks the lead replied with its kind, stops the sequence, counts once, and records a wake turn', async () => {
+  const { accountId, leadId, thread } = await world();
+  const seq = await sequenceFor(accountId, 'jane@acme.test', leadId);
+  const outcome: Outcome = { kind: 'reply', replyKind: 'interested', subject: 'Re: Quick idea', text: 'Sounds good, call me.' };
+  const applied = await apply(thread, outcome);
+  expect(applied.leadChanged).toBe(leadId);
+  expect(applied.sequencesStopped).toBe(1);
+  expect(applied.wake?.turn.kind).toBe('wake');
+  expect(applied.wake?.turn.data).toMatchObject({ label: 'mail reply', content: { sendId: thread.sendId, replyKind: 'interested' } });
+  const lead = await getLead(env.rt.db, accountId, leadId);
+  expect(lead).toMatchObject({ status: 'replied', replyKind: 'interested', declineReason: null });
+  expect(await seq()).toMatchObject({ status: 'stopped', stop_reason: 'the recipient replied' });
+  // A second reply in the same thread wakes the agent again but counts as one reply of this send.
+  await apply(thread, outcome);
+  const w = await emailWindow(accountId);
+  expect(w.replies).toBe(1);
+  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+});
+
+it('an automatic reply changes nothing: no status, no stop, no wake', async () => {
+  const { accountId, leadId, thread } = await world();
+  const seq = await sequenceFor(accountId, 'jane@acme.test', leadId);
+  const applied = await apply(thread, { kind: 'auto_reply' });
+  expect(applied).toEqual({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+  expect((await seq()).status).toBe('active');
+});
+
+it('a hard bounce blocks the address (removable), marks the lead bounced and stops the sequence; a soft one changes nothing', async () => {
+  const { accountId, leadId, thread } = await world();
+  const seq = await sequenceFor(accountId, 'jane@acme.test', leadId);
+  const soft = await apply(thread, {
+    kind: 'bounce',
+    bounce: { type: 'soft', recipient: 'jane@acme.test', status: '4.4.1', diagnostic: null },
+  });
+  expect(soft.blocked).toBe(false);
+  expect((await seq()).status).toBe('active');
+  const hard = await apply(thread, {
+    kind: 'bounce',
+    bounce: { type: 'hard', recipient: 'jane@acme.test', status: '5.1.1', diagnostic: 'user unknown' },
+  });
+  expect(hard).toMatchObject({ blocked: true, sequencesStopped: 1, wake: null });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('bounced');
+  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(true);
+  const entry = await env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+  expect(entry).toMatchObject({ source: 'agent' });
+  expect(entry.reason).toContain('5.1.1');
+  expect((await emailWindow(accountId)).bounces).toBe(1);
+});
+
+it('an unsubscribe (or a complaint) opts the address out for good and outranks a later reply', async () => {
+  const { accountId, leadId, thread } = await world();
+  await apply(thread, { kind: 'unsubscribe' }, 'one-click');
+  await apply(thread, { kind: 'complaint' }, 'arf');
+  const entry = await env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+  expect(entry).toMatchObject({ source: 'opt_out_reply' });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+  await apply(thread, { kind: 'reply', replyKind: 'question', text: 'wait, one question' });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+  // Counted once per send, however many ways it arrived.
+  expect((await emailWindow(accountId)).optOuts ?? (await emailWindow(accountId)).unsubscribes).toBe(1);
+});
+
+it("a reply asking to be removed is an opt-out, not a wake; another account's lead is never touched", async () => {
+  const a = await world();
+  const b = await world();
+  const applied = await apply(a.thread, { kind: 'reply', replyKind: 'unsubscribe', text: 'Please remove me from your list.' });
+  expect(applied).toMatchObject({ blocked: true, wake: null });
+  expect(await getLead(env.rt.db, a.accountId, a.leadId)).toMatchObject({ status: 'unsubscribed', replyKind: 'unsubscribe' });
+  expect((await getLead(env.rt.db, b.accountId, b.leadId)).status).toBe('contacted');
+  expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(false);
+});
