@@ -45,7 +45,16 @@ export const ResultsResponse = z
       .object({
         window: z.object({ since: count, until: count, requestedSince: count.nullable(), clamped: z.boolean() }).strict(),
         baseline: z.object({ since: count, until: count }).strict(),
-        email: channel('ResultsEmail', { sent: count, replies: count, bounces: count, optOuts: count, replyRate: unknownOr(z.number()) }),
+        // Null: unknown (no return path for received mail on this account), never zero.
+        email: channel('ResultsEmail', {
+          sent: count,
+          replies: unknownOr(count),
+          positiveReplies: unknownOr(count),
+          replyRate: unknownOr(z.number()),
+          bounces: unknownOr(count),
+          unsubscribes: count,
+          optOuts: count,
+        }),
         ads: channel('ResultsAds', {
           testsLaunched: count,
           spend: unknownOr(z.number()),

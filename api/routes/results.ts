@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { getResults } from '../../src/results/results.service.js';
+import { getResults, hasReturnPath } from '../../src/results/results.service.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { ResultsQuery, ResultsResponse } from './results.schemas.js';
 
@@ -15,7 +15,10 @@ export const resultsRoutes: RouteDef[] = [
     query: ResultsQuery,
     responses: { 200: { description: 'The scoreboard', schema: ResultsResponse } },
   }).handle(async ({ query }, ctx) => {
-    const results = await getResults(ctx.deps.db, ctx.principal.accountId, query.since);
+    const { db, config } = ctx.deps;
+    const { accountId } = ctx.principal;
+    const returnPath = await hasReturnPath(db, accountId, config.inbound.smtpPort);
+    const results = await getResults(db, accountId, query.since, Date.now(), returnPath);
     // The service types a channel's metrics as a record (one per channel); the schema names each one,
     // so this shape is checked at run time (CHECK_RESPONSES), not here.
     return { body: { results: results as z.input<typeof ResultsResponse>['results'] } };

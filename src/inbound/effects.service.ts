@@ -87,6 +87,9 @@ export async function applyOutcome(
     case 'unsubscribe':
     case 'complaint': {
       await optOut();
+      if (outcome.kind === 'complaint') {
+        await recordChannelEvent(trx, accountId, { channel: 'email', type: 'complaint', at, refId: `complaint-${thread.sendId}` });
+      }
       await lead({ status: 'unsubscribed' });
       const reason = outcome.kind === 'complaint' ? 'the recipient reported it as spam' : 'the recipient unsubscribed';
       applied.sequencesStopped = await stopSequences(trx, thread, reason, at);

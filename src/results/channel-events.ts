@@ -10,7 +10,7 @@ export type DecidedBy = 'person' | 'trust_ladder' | 'setting';
  * `amount` is meaningful only on `ads.spend` (minor currency units, e.g. cents).
  */
 export const CHANNEL_EVENT_TYPES = {
-  email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'opt_out'], shipped: 'sent' },
+  email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'opt_out', 'complaint'], shipped: 'sent' },
   ads: { types: ['test_launched', 'spend', 'click', 'conversion'], shipped: 'test_launched' },
   seo: { types: ['post_published'], shipped: 'post_published' },
   social: { types: ['post_published', 'engagement'], shipped: 'post_published' },

@@ -39,6 +39,11 @@ export interface Results {
   harness: ChannelSection;
 }
 
+/** Whether received mail can reach the service for this account: the SMTP listener is on, or it has an inbound URL. */
+export async function hasReturnPath(q: Queryable, accountId: string, smtpPort: number): Promise<boolean> {
+  return smtpPort !== 0 || (await resultsRepository(q).hasInboundUrl(accountId));
+}
+
 /** `since` held between seven days and one hour before `now`; 24 hours ago when absent. */
 export function clampSince(since: number | undefined, now: number): { since: number; clamped: boolean } {
   if (since === undefined) return { since: now - RESULTS_DEFAULT_SPAN, clamped: false };
@@ -52,18 +57,26 @@ function emptyTally(): Tally {
   return { count: new Map(), amount: new Map(), shipped: { total: 0, byPerson: 0, byTrustLadder: 0, bySetting: 0, unattributed: 0 } };
 }
 
-/** Named metrics of one channel from its tally. Counts are 0 when nothing happened; a ratio with nothing to divide by is null. */
-function metrics(channel: Channel, t: Tally): Metrics {
+/**
+ * Named metrics of one channel from its tally. Counts are 0 when nothing happened; a ratio with nothing
+ * to divide by is null. Email's replies, positive replies, reply rate and bounces come back only through
+ * received mail: without a return path (no SMTP listener, no inbound URL) they are unknown (null).
+ */
+function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
   const n = (type: string) => t.count.get(type) ?? 0;
   const shipped = { ...t.shipped };
+  const heard = (v: number | null) => (returnPath ? v : null);
   switch (channel) {
     case 'email':
       return {
         sent: n('sent'),
-        replies: n('reply'),
-        bounces: n('bounce'),
+        replies: heard(n('reply')),
+        positiveReplies: heard(n('positive_reply')),
+        replyRate: heard(ratio(n('reply'), n('sent'))),
+        bounces: heard(n('bounce')),
+        // One-click unsubscribe works without received mail, so these are always known.
+        unsubscribes: Math.max(0, n('opt_out') - n('complaint')),
         optOuts: n('opt_out'),
-        replyRate: ratio(n('reply'), n('sent')),
         shipped,
       };
     case 'ads': {
@@ -98,9 +111,16 @@ function metrics(channel: Channel, t: Tally): Metrics {
 
 /**
  * The per-channel scoreboard for [since, now] and the equal-length baseline before it. A channel the
- * account has not connected is `{ available: false, reason: 'not connected' }`.
+ * account has not connected is `{ available: false, reason: 'not connected' }`. `returnPath`: whether
+ * replies and bounces can reach the service for this account (`hasReturnPath`).
  */
-export async function getResults(q: Queryable, accountId: string, requestedSince: number | undefined, now = Date.now()): Promise<Results> {
+export async function getResults(
+  q: Queryable,
+  accountId: string,
+  requestedSince: number | undefined,
+  now = Date.now(),
+  returnPath = true,
+): Promise<Results> {
   const { since, clamped } = clampSince(requestedSince, now);
   const span = now - since;
   const baselineSince = since - span;
@@ -126,7 +146,13 @@ export async function getResults(q: Queryable, accountId: string, requestedSince
   }
   const section = (channel: Channel): ChannelSection =>
     connected.includes(channel)
-      ? { available: true, data: { window: metrics(channel, tally(channel, true)), baseline: metrics(channel, tally(channel, false)) } }
+      ? {
+          available: true,
+          data: {
+            window: metrics(channel, tally(channel, true), returnPath),
+            baseline: metrics(channel, tally(channel, false), returnPath),
+          },
+        }
       : { available: false, reason: 'not connected' };
   const [email, ads, seo, social, aeo, network, harness] = CHANNELS.map(section) as [
     ChannelSection,

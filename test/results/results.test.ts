@@ -75,7 +75,9 @@ describe('GET /results channels', () => {
     expect(r.email.data.window).toEqual({
       sent: 0,
       replies: 0,
+      positiveReplies: 0,
       bounces: 0,
+      unsubscribes: 0,
       optOuts: 0,
       replyRate: null,
       shipped: { total: 0, byPerson: 0, byTrustLadder: 0, bySetting: 0, unattributed: 0 },
