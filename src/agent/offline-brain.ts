@@ -1,26 +1,19 @@
 import type { Brain, BrainContext, BrainStep, ToolCall, ToolResult } from './brain.js';
+import { call, capitalise, trimEnd } from './offline-calls.js';
+import { planWake } from './offline-wake.js';
+import { WAKE_MAX_DAYS, WAKE_MIN_HOURS } from './tools.js';
+
+const CHECK_BACK = /^(?:please )?(?:check back|follow up) (?:on|with) ([\s\S]+?) in (\d+(?:\.\d+)?|an?|one) (minute|hour|day|week)s?$/i;
+const UNIT_HOURS: Record<string, number> = { minute: 1 / 60, hour: 1, day: 24, week: 168 };
 
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[A-Za-z]{2,}$/;
 const DOMAIN = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,}$/;
-
-const trimEnd = (s: string) =>
-  s
-    .trim()
-    .replace(/[.!?]+$/, '')
-    .trim();
-
-function call(n: number, name: string, args: Record<string, unknown>): ToolCall {
-  return { id: `call_${n}`, name, args };
-}
-
-function capitalise(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
 
 /** The phrases the offline brain understands (documented in docs/agent.md). */
 async function plan(ctx: BrainContext): Promise<ToolCall[]> {
   const { input } = ctx;
   if (input.kind === 'event') return planEvent(ctx);
+  if (input.kind === 'wake') return planWake(ctx);
   if (input.kind !== 'message') {
     return [call(1, 'reply', { text: `Woke for a ${input.kind.replace('_', ' ')}; nothing needs your attention right now.` })];
   }
@@ -89,6 +82,19 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
     ];
   }
 
+  if ((m = CHECK_BACK.exec(trimEnd(text)))) {
+    const note = trimEnd(m[1]!).slice(0, 500);
+    const n = /^(a|an|one)$/i.test(m[2]!) ? 1 : Number(m[2]);
+    const inHours = n * UNIT_HOURS[m[3]!.toLowerCase()]!;
+    if (!(inHours >= WAKE_MIN_HOURS && inHours <= WAKE_MAX_DAYS * 24)) {
+      return [call(1, 'reply', { text: `I can check back from one minute to ${WAKE_MAX_DAYS} days ahead, so I scheduled nothing.` })];
+    }
+    return [
+      call(1, 'schedule_wake', { note, inHours }),
+      call(2, 'reply', { text: `I will check back on ${note} in ${m[2]} ${m[3]}${n === 1 ? '' : 's'}.` }),
+    ];
+  }
+
   if ((m = /^(?:add|record) lead (\S+)$/i.exec(trimEnd(text)))) {
     const domain = m[1]!.toLowerCase();
     if (!DOMAIN.test(domain)) return [call(1, 'reply', { text: `${m[1]} is not a domain, so I recorded no lead.` })];
@@ -100,7 +106,8 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
     call(2, 'reply', {
       text:
         'I am running offline, so I understand a few phrases: "draft an email to ADDRESS about TOPIC", "block DOMAIN-or-ADDRESS", ' +
-        '"remember …", "what do you remember", "what is waiting", "propose a workflow to TASK every SCHEDULE" and "add lead DOMAIN".',
+        '"remember …", "what do you remember", "what is waiting", "propose a workflow to TASK every SCHEDULE", ' +
+        '"check back on TOPIC in N days" and "add lead DOMAIN".',
     }),
   ];
   if (ctx.memory.length)

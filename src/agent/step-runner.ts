@@ -4,6 +4,8 @@ import { turnCarriesOutsideData } from '../review/outside-data.js';
 import type { Turn } from './agent.types.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { executeTool } from './tools.js';
+import { enqueue } from '../jobs/registry.js';
+import { agentTurn } from '../jobs/agent-turn.job.js';
 import { turnSteps, type StepAt } from './turn-steps.repository.js';
 
 /** Where one call sits in its turn, and the round's proposal when it is the round's first step. */
@@ -33,13 +35,30 @@ export async function runStep(rt: Deps, conn: PgConnection, turn: Turn, place: S
     if (!recorded) await turnSteps.record(conn, turn.accountId, turn.id, { ...place, result });
     return result;
   }
-  return rt.db.transaction(async (trx) => {
+  const wakes: Turn[] = [];
+  const result = await rt.db.transaction(async (trx) => {
     const result = await executeTool(call, {
       ...env,
       db: trx,
       onReply: () => Promise.reject(new Error('only the reply tool sends bubbles')),
+      onWake: (wake) => wakes.push(wake),
     });
     await turnSteps.record(trx, turn.accountId, turn.id, { ...place, result });
     return result;
   });
+  for (const wake of wakes) await queueWake(rt, wake);
+  return result;
+}
+
+/**
+ * A scheduled wake's drain job, delayed to its time. A lost enqueue is only logged: the wake is a
+ * queued turn in Postgres, and the maintenance sweep queues any due turn that never started.
+ */
+async function queueWake(rt: Deps, wake: Turn): Promise<void> {
+  const delay = Math.max(0, wake.notBefore - Date.now());
+  try {
+    await enqueue(rt.queues, agentTurn, { accountId: wake.accountId }, { why: 'turn', turnId: wake.id, delay });
+  } catch (err) {
+    rt.logger.warn({ turnId: wake.id, err: (err as Error).message }, 'wake recorded but not queued; the sweeper will queue it when due');
+  }
 }

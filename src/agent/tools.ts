@@ -12,8 +12,15 @@ import { outboundTexts, privateTextIn } from '../review/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { memoryNotesRepository } from '../review/memory-notes.repository.js';
+import type { Turn } from './agent.types.js';
+import { turnsRepository } from './turns.repository.js';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
+
+/** Scheduled wakes: from one minute to 90 days ahead, and at most this many waiting per account. */
+export const WAKE_MIN_HOURS = 1 / 60;
+export const WAKE_MAX_DAYS = 90;
+export const MAX_PENDING_WAKES = 20;
 
 /** Each tool's argument schema, defined once: the runtime validates with it, the LLM brain is shown its JSON schema. */
 export const TOOL_ARGS = {
@@ -75,6 +82,13 @@ export const TOOL_ARGS = {
   }),
   remember: z.object({ text: text(1_000) }),
   block: z.object({ value: z.string().min(3).max(320), reason: z.string().max(500).optional() }),
+  schedule_wake: z.object({
+    note: text(500),
+    inHours: z
+      .number()
+      .min(WAKE_MIN_HOURS)
+      .max(WAKE_MAX_DAYS * 24),
+  }),
 } as const;
 
 /** What the ship tool can do on this account now, from the channel registry (never a fixed list). */
@@ -102,6 +116,9 @@ const TOOL_DESCRIPTIONS: Record<Exclude<keyof typeof TOOL_ARGS, 'ship'>, string>
   propose_workflow: 'Propose a recurring workflow; it waits for approval as a card.',
   remember: 'Keep a preference or fact in the account memory.',
   block: 'Add a domain or email address to the do-not-contact block list.',
+  schedule_wake:
+    `Wake yourself later to check back on something (note: what to check). From one minute to ${WAKE_MAX_DAYS} days ahead; ` +
+    `at most ${MAX_PENDING_WAKES} wakes wait per account.`,
 };
 
 /** Where a shipping kind lands in the review queue. */
@@ -129,6 +146,8 @@ export interface ToolEnv {
   fromOutside: boolean;
   /** Called for each `reply` bubble. */
   onReply(text: string): Promise<void>;
+  /** Called for each wake scheduled, to queue it once the step commits. */
+  onWake?(turn: Turn): void;
 }
 
 /** Records a workflow the agent proposes, paused, on the step's transaction (src/workflows/, `insertWorkflow`). */
@@ -265,6 +284,33 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     const r = await addToBlocklist(env.db, env.accountId, [{ value: args.value, reason: args.reason ?? null }], 'agent', 'agent');
     if (r.invalid.length) return `${args.value} is not a domain, an email or a profile URL; nothing was blocked`;
     return r.added ? `${args.value} is now on the block list` : `${args.value} was already on the block list`;
+  },
+  async schedule_wake(args, env) {
+    const turns = turnsRepository(env.db);
+    const pending = await turns.pendingWakes(env.accountId);
+    if (pending >= MAX_PENDING_WAKES) {
+      throw new ToolRefused(`${pending} wakes are already waiting on this account (at most ${MAX_PENDING_WAKES}); none was scheduled`);
+    }
+    const at = Date.now();
+    const notBefore = at + Math.round(args.inHours * 3_600_000);
+    const [turn] = await turns.insertMany([
+      {
+        id: newId('turn'),
+        accountId: env.accountId,
+        kind: 'wake',
+        origin: 'agent',
+        tokenId: null,
+        clientRequestId: null,
+        text: `Check back: ${args.note}`,
+        data: null,
+        mode: 'queue',
+        createdAt: at,
+        notBefore,
+        expiresAt: null,
+      },
+    ]);
+    env.onWake?.(turn!);
+    return `wake ${turn!.id} scheduled for ${new Date(notBefore).toISOString()}`;
   },
 };
 

@@ -104,6 +104,14 @@ export function turnsRepository(q: Queryable) {
         .returning('*');
       return rows.map(toTurn);
     },
+    /** Wakes of this account not run yet (due or scheduled). */
+    async pendingWakes(accountId: string): Promise<number> {
+      const row = await q('agent_turns')
+        .where({ account_id: accountId, kind: 'wake', status: 'queued' })
+        .count<{ n: string }[]>('* as n')
+        .first();
+      return Number(row?.n ?? 0);
+    },
     /** Queue-mode turns past their lifetime → failed. Returns the ids (to wake their waiters). */
     async expireQueued(now: number, failure: string, accountId?: string): Promise<string[]> {
       let query = q('agent_turns').where({ status: 'queued', mode: 'queue' }).andWhere('expires_at', '<=', now);

@@ -1,0 +1,68 @@
+import type { BrainContext, ToolCall } from './brain.js';
+import { call, capitalise } from './offline-calls.js';
+
+/** Days the offline brain waits before checking back on a lead who answered "not now". */
+export const NOT_NOW_DAYS = 30;
+
+const str = (o: Record<string, unknown>, k: string) => (typeof o[k] === 'string' ? (o[k] as string) : '');
+
+/**
+ * A wake: a mail reply (outside data, read as information only) or a wake the agent scheduled.
+ * - A reply that wants an answer (interested, question, referral, other): a follow-up mail in the same
+ *   thread (In-Reply-To the sent message), waiting for review like any draft. Its words are ours: the
+ *   sender's text is never copied into it.
+ * - "Not now": a wake in NOT_NOW_DAYS days. A decline or "wrong person": no follow-up.
+ * - A scheduled wake: a question card reminding the person what the agent was to check back on.
+ */
+export function planWake(ctx: BrainContext): ToolCall[] {
+  const data = ctx.input.data;
+  const content = data?.content && typeof data.content === 'object' && !Array.isArray(data.content) ? data.content : null;
+  if (data?.label === 'mail reply' && content) return planMailReply(content as Record<string, unknown>);
+  const note = ctx.input.text.replace(/^Check back:\s*/i, '').trim() || 'something you asked me about';
+  return [
+    call(1, 'create_card', {
+      kind: 'question',
+      sourceType: 'check_back',
+      title: `Check back: ${note}`.slice(0, 200),
+      prompt: `You asked me to check back on ${note}. What should happen next?`.slice(0, 2_000),
+    }),
+    call(2, 'reply', { text: `Checking back on ${note}: I put a card in your review queue.` }),
+  ];
+}
+
+function planMailReply(c: Record<string, unknown>): ToolCall[] {
+  const from = str(c, 'from');
+  const kind = str(c, 'replyKind') || 'other';
+  const messageId = str(c, 'messageId');
+  if (kind === 'not_now') {
+    return [
+      call(1, 'schedule_wake', { note: `follow up with ${from}, who said not now`, inHours: NOT_NOW_DAYS * 24 }),
+      call(2, 'reply', { text: `${from} said not now; I will check back in ${NOT_NOW_DAYS} days.` }),
+    ];
+  }
+  if (kind !== 'interested' && kind !== 'question' && kind !== 'referral' && kind !== 'other') {
+    return [call(1, 'reply', { text: `${from} replied (${kind.replace('_', ' ')}); I will not follow up.` })];
+  }
+  const topic = str(c, 'subject')
+    .replace(/^\s*((re|aw|sv|fw|fwd)\s*:\s*)+/i, '')
+    .trim()
+    .slice(0, 150);
+  const greeting = capitalise(from.split('@')[0]?.split(/[._-]/)[0] ?? '');
+  const lines: Record<string, string> = {
+    interested: 'Thanks for getting back to me. Glad this is of interest. Would Tuesday or Thursday next week suit you for a short call?',
+    question: 'Thanks for your question. Happy to go through it properly; would a short call next week help?',
+    referral: 'Thanks for pointing me in the right direction. I will reach out to them and mention you suggested it.',
+    other: 'Thanks for your reply. Would a short call next week be useful?',
+  };
+  return [
+    call(1, 'ship', {
+      work: 'email',
+      to: from,
+      title: `Reply to ${from}: ${topic || 'your message'}`.slice(0, 200),
+      subject: `Re: ${topic || 'our conversation'}`,
+      body: [`Hi ${greeting},`, '', lines[kind], '', 'Best regards'].join('\n'),
+      ...(messageId ? { details: { inReplyTo: messageId } } : {}),
+    }),
+    call(2, 'reply', { text: `${from} replied (${kind}); I drafted a follow-up in the same thread for your review.` }),
+  ];
+}
