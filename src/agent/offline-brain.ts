@@ -1,6 +1,6 @@
 import type { Brain, BrainContext, BrainStep, ToolCall, ToolResult } from './brain.js';
 import { call, capitalise, trimEnd } from './offline-calls.js';
-import { planWake } from './offline-wake.js';
+import { planWake, sequenceDraft } from './offline-wake.js';
 import { WAKE_MAX_DAYS, WAKE_MIN_HOURS } from './tools.js';
 
 const CHECK_BACK = /^(?:please )?(?:check back|follow up) (?:on|with) ([\s\S]+?) in (\d+(?:\.\d+)?|an?|one) (minute|hour|day|week)s?$/i;
@@ -38,6 +38,12 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
     ].join('\n');
     // The reply comes in a second round, from what the tool did (it refuses blocked recipients).
     return [call(1, 'ship', { work: 'email', to, subject, body, title: `Email to ${to}: ${subject}` })];
+  }
+
+  if ((m = /^start an? (?:email )?sequence to (\S+) about ([\s\S]+)$/i.exec(text))) {
+    const to = m[1]!.replace(/[,;:]$/, '');
+    if (!EMAIL.test(to)) return [call(1, 'reply', { text: `${to} does not look like an email address, so I drafted nothing.` })];
+    return [call(1, 'ship', sequenceDraft(to, trimEnd(m[2]!)))];
   }
 
   if ((m = /^block (\S+)$/i.exec(trimEnd(text)))) {
@@ -107,7 +113,7 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
       text:
         'I am running offline, so I understand a few phrases: "draft an email to ADDRESS about TOPIC", "block DOMAIN-or-ADDRESS", ' +
         '"remember …", "what do you remember", "what is waiting", "propose a workflow to TASK every SCHEDULE", ' +
-        '"check back on TOPIC in N days" and "add lead DOMAIN".',
+        '"start a sequence to ADDRESS about TOPIC", "check back on TOPIC in N days" and "add lead DOMAIN".',
     }),
   ];
   if (ctx.memory.length)
@@ -190,13 +196,14 @@ function planEvent(ctx: BrainContext): ToolCall[] {
 
 /** After a draft's `ship` call: say what happened, truthfully. */
 function draftReply(ctx: BrainContext, result: ToolResult): ToolCall[] {
-  const m = /^draft an? (?:email|e-mail|mail) to (\S+) about ([\s\S]+)$/i.exec(ctx.input.text.trim());
-  const to = m?.[1]?.replace(/[,;:]$/, '') ?? 'them';
-  const topic = m?.[2] ? trimEnd(m[2]) : 'that';
+  const m = /^(draft an? (?:email|e-mail|mail)|start an? (?:email )?sequence) to (\S+) about ([\s\S]+)$/i.exec(ctx.input.text.trim());
+  const what = m?.[1]?.toLowerCase().startsWith('start') ? 'a sequence of emails' : 'an email';
+  const to = m?.[2]?.replace(/[,;:]$/, '') ?? 'them';
+  const topic = m?.[3] ? trimEnd(m[3]) : 'that';
   if (!result.ok) return [call(2, 'reply', { text: `I drafted nothing: ${result.result}.` })];
   return [
     call(2, 'reply', {
-      text: `I drafted an email to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.`,
+      text: `I drafted ${what} to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.`,
     }),
   ];
 }

@@ -66,3 +66,29 @@ function planMailReply(c: Record<string, unknown>): ToolCall[] {
     call(2, 'reply', { text: `${from} replied (${kind}); I drafted a follow-up in the same thread for your review.` }),
   ];
 }
+
+/** Days between the steps of a sequence the offline brain drafts: the first follow-up, then the second. */
+export const SEQUENCE_DELAYS_DAYS = [3, 4] as const;
+
+/** The ship call for "start a sequence to ADDRESS about TOPIC": a first mail and two follow-ups, if no reply. */
+export function sequenceDraft(to: string, topic: string): Record<string, unknown> {
+  const subject = capitalise(topic).slice(0, 200);
+  const greeting = capitalise(to.split('@')[0]!.split(/[._-]/)[0] ?? '');
+  const mail = (...lines: string[]) => [`Hi ${greeting},`, '', ...lines, '', 'Best regards'].join('\n');
+  return {
+    work: 'sequence',
+    to,
+    title: `Sequence to ${to}: ${subject}`.slice(0, 200),
+    subject,
+    body: mail(`I wanted to reach out about ${topic}.`, '', 'Would you be open to a short call next week?'),
+    details: {
+      steps: [
+        { body: mail(`Following up on my note about ${topic}. Is this something you are looking at this quarter?`), delayDays: 3 },
+        {
+          body: mail(`One last note about ${topic}: if the timing is wrong, just say so and I will not write again.`),
+          delayDays: SEQUENCE_DELAYS_DAYS[1],
+        },
+      ],
+    },
+  };
+}

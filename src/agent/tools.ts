@@ -11,6 +11,7 @@ import { addCard } from '../review/cards.service.js';
 import { outboundTexts, privateTextIn } from '../review/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
+import { followUpsProblem } from '../mail/sequence-steps.js';
 import { memoryNotesRepository } from '../review/memory-notes.repository.js';
 import type { Turn } from './agent.types.js';
 import { turnsRepository } from './turns.repository.js';
@@ -210,6 +211,10 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     // Nobody on the block list is ever drafted to (the send path checks again at send time).
     if (args.to !== undefined && (await isBlocked(env.db, env.accountId, args.to))) {
       throw new ToolRefused(`${args.to} is on the block list, so nothing was drafted to it`);
+    }
+    if (args.work === 'sequence') {
+      const problem = args.to ? followUpsProblem(args.details ?? {}) : 'a sequence needs `to`';
+      if (problem) throw new ToolRefused(`not a valid sequence (${problem}), so nothing was drafted`);
     }
     const approval = await needsApproval(env.db, env.accountId, args.work);
     const sourceType = SHIP_SOURCE[args.work];

@@ -38,7 +38,13 @@ interface ShapeInput {
   sourceType: string;
   status: string;
   budgetChange?: unknown;
+  /** Read only for a sent sequence card: `resolution.sequence` says whether its follow-ups are still running. */
+  resolution?: unknown;
 }
+
+/** A sequence card whose first mail went out and whose follow-ups are still to come: dismissing it stops them. */
+export const isRunningSequence = (c: ShapeInput) =>
+  c.sourceType === 'sequence' && c.status === 'sent' && (c.resolution as { sequence?: unknown } | null)?.sequence === 'running';
 
 export const isMailCard = (c: { sourceType: string }) => (MAIL_SOURCES as readonly string[]).includes(c.sourceType);
 export const isBudgetCard = (c: { sourceType: string; budgetChange?: unknown }) =>
@@ -47,7 +53,7 @@ export const isOutboundSetup = (c: { sourceType: string }) => (OUTBOUND_SETUP_SO
 
 /** The verbs a card accepts now, from its kind, sourceType and status alone. */
 export function actionsFor(c: ShapeInput): string[] {
-  if (c.status === 'needs_revision') return ['dismiss'];
+  if (c.status === 'needs_revision' || isRunningSequence(c)) return ['dismiss'];
   if (!(OPEN_STATUSES as readonly string[]).includes(c.status)) return [];
   if (c.sourceType === DELIVERY_QUESTION_SOURCE) return ['choose'];
   if (isMailCard(c)) return ['send', 'request_changes', 'snooze', 'dismiss'];
@@ -66,6 +72,7 @@ const CLOSED_LABELS: Record<string, string> = {
 
 /** The label of the primary button: what pressing it does now. */
 export function primaryLabelFor(c: ShapeInput): string {
+  if (isRunningSequence(c)) return 'Running';
   const closed = CLOSED_LABELS[c.status];
   if (closed) return closed;
   if (c.sourceType === DELIVERY_QUESTION_SOURCE) return 'Confirm delivery';

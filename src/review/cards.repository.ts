@@ -1,9 +1,11 @@
 import { preparedQuery, type Queryable } from '../db.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
+import { toRow, type CardChanges } from './card-changes.js';
 import { payloadColumns } from './payload.js';
 import { QUEUE_ROW_SELECT, toQueueRow, type QueueRow, type QueueRowRaw } from './queue-json.js';
 
 export { capPayload, PAYLOAD_TEXT_LIMIT } from './payload.js';
+export type { CardChanges } from './card-changes.js';
 export { QUEUE_CARD_JSON, type QueueRow } from './queue-json.js';
 
 /** A review card as spec 2.2 names its fields, plus the owning account and the turn that made it. */
@@ -90,6 +92,15 @@ interface CardRow {
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
+/** What a card's verbs and primary label are computed from (card-shape.ts). */
+const shapeOf = (r: CardRow) => ({
+  kind: r.kind,
+  sourceType: r.source_type,
+  status: r.status,
+  budgetChange: r.budget_change,
+  resolution: r.resolution,
+});
+
 function toCard(r: CardRow): Card {
   return {
     id: r.id,
@@ -107,8 +118,8 @@ function toCard(r: CardRow): Card {
     budgetChange: r.budget_change,
     payload: r.payload,
     // Computed from kind, sourceType and status, so a verb that no longer applies is never offered.
-    actions: actionsFor({ kind: r.kind, sourceType: r.source_type, status: r.status, budgetChange: r.budget_change }),
-    primaryLabel: primaryLabelFor({ kind: r.kind, sourceType: r.source_type, status: r.status, budgetChange: r.budget_change }),
+    actions: actionsFor(shapeOf(r)),
+    primaryLabel: primaryLabelFor(shapeOf(r)),
     autoResolveAt: r.auto_resolve_at,
     dueAt: r.due_at,
     snoozedUntil: r.snoozed_until,
@@ -129,61 +140,6 @@ function toCard(r: CardRow): Card {
     revisionDueAt: r.revision_due_at,
     revisionTurnId: r.revision_turn_id,
   };
-}
-
-/** Fields a transition may set, in TypeScript names. */
-export type CardChanges = Partial<
-  Pick<
-    Card,
-    | 'status'
-    | 'title'
-    | 'summary'
-    | 'prompt'
-    | 'detail'
-    | 'payload'
-    | 'autoResolveAt'
-    | 'snoozedUntil'
-    | 'resolvedAt'
-    | 'resolution'
-    | 'ladderChecked'
-    | 'fromOutside'
-    | 'version'
-    | 'history'
-    | 'requestedChanges'
-    | 'revisionDueAt'
-    | 'revisionTurnId'
-  >
->;
-
-const COLUMN: Record<keyof CardChanges, string> = {
-  status: 'status',
-  title: 'title',
-  summary: 'summary',
-  prompt: 'prompt',
-  detail: 'detail',
-  payload: 'payload',
-  autoResolveAt: 'auto_resolve_at',
-  snoozedUntil: 'snoozed_until',
-  resolvedAt: 'resolved_at',
-  resolution: 'resolution',
-  ladderChecked: 'ladder_checked',
-  fromOutside: 'from_outside',
-  version: 'version',
-  history: 'history',
-  requestedChanges: 'requested_changes',
-  revisionDueAt: 'revision_due_at',
-  revisionTurnId: 'revision_turn_id',
-};
-const JSON_FIELDS = new Set<keyof CardChanges>(['detail', 'payload', 'resolution', 'history']);
-
-function toRow(changes: CardChanges, at: number): Record<string, unknown> {
-  const row: Record<string, unknown> = { updated_at: at };
-  for (const [k, v] of Object.entries(changes) as [keyof CardChanges, unknown][]) {
-    if (v === undefined) continue;
-    if (k === 'payload') Object.assign(row, payloadColumns(v));
-    else row[COLUMN[k]] = JSON_FIELDS.has(k) ? json(v) : v;
-  }
-  return row;
 }
 
 /** Extra conditions of a conditional update: the row must still hold these values. */
@@ -277,7 +233,7 @@ export function cardsRepository(q: Queryable) {
       if (changes.status) {
         const current = await q('review_cards').where({ account_id: accountId, id }).first<CardRow | undefined>();
         if (!current) return null;
-        const shape = { kind: current.kind, sourceType: current.source_type, status: changes.status, budgetChange: current.budget_change };
+        const shape = { ...shapeOf(current), status: changes.status, resolution: changes.resolution ?? current.resolution };
         row.actions = actionsFor(shape);
         row.primary_label = primaryLabelFor(shape);
       }
