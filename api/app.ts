@@ -8,6 +8,7 @@ import { buildOpenApi } from './openapi.js';
 import type { AppDeps, RouteDef } from './route.js';
 import { buildRouter } from './router.js';
 import { routes as defaultRoutes } from './routes.js';
+import { UNSUBSCRIBE_PATH, unsubscribeRouter } from './unsubscribe.js';
 import { Unavailable } from '../src/errors.js';
 
 async function probe(check: () => Promise<unknown>, ms = 2_000): Promise<boolean> {
@@ -62,6 +63,9 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
     const guard = boardLoginGuard(deps.redis, deps.config.queuePrefix, admin);
     app.use(BULL_BOARD_PATH, basicAuth(admin, guard, deps.logger), ...bullBoardRouter(deps.queues, admin));
   }
+
+  // One-click unsubscribe links in sent mail (issue 16): HTML pages, no login, outside /api and its limiter.
+  app.use(UNSUBSCRIBE_PATH, unsubscribeRouter(deps));
 
   app.use('/api', (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');

@@ -2,9 +2,10 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-/** Hook URLs carry their credential in the path; this hides it wherever a URL is logged. */
+/** Hook and one-click unsubscribe URLs carry their credential in the path; this hides it wherever a URL is logged. */
 export function redactUrl(url: string): string {
-  return url.replace(/whk_[A-Za-z0-9]+/g, 'whk_[redacted]');
+  // One-click unsubscribe tokens (issue 16): `/u/<token>`.
+  return url.replace(/whk_[A-Za-z0-9]+/g, 'whk_[redacted]').replace(/^\/u\/[^/?#]+/, '/u/[redacted]');
 }
 
 const WARN = 40;

@@ -1,3 +1,4 @@
+import type { Queryable } from '../db.js';
 import type { KindOfWork } from './kinds.js';
 
 /**
@@ -42,6 +43,17 @@ export class AnswerLost extends Error {
   }
 }
 
+/** The shipment a fence is being written for: its ids, which piece of the card's work (`step`), when. */
+export interface Fencing {
+  id: string;
+  accountId: string;
+  cardId: string;
+  /** 0 for a card's one piece of work; a sequence's step otherwise (one fence per card and step). */
+  step: number;
+  idempotencyKey: string;
+  at: number;
+}
+
 /** How long the shipping path waits on an adapter, and how long it reconciles a lost answer. */
 export interface ShipTimings {
   retryAfterSeconds: number;
@@ -69,6 +81,13 @@ export interface ChannelAdapter {
   readonly timings: ShipTimings;
   /** The work a card's stored draft describes (`body` replaces the draft's text where a person typed one). */
   workOf(draft: { title: string; payload: Record<string, unknown> }, body?: string): Work;
+  /**
+   * Optional: runs in the transaction that writes the fence, before the row, and answers fields that
+   * join the work's details. The fence keeps them, so every ship under its key (a re-ship after a lost
+   * answer too) carries the same. Mail records the thread replies find and the token of its headers.
+   * A `leadId` among them names the lead the work reaches: it becomes `contacted` when the work ships.
+   */
+  prepare?(trx: Queryable, fencing: Fencing, work: Work): Promise<Record<string, unknown>>;
   /** Resolves once the service took it; throws NotShipped or AnswerLost. */
   ship(work: Work, idempotencyKey: string): Promise<Shipped>;
   lookup(idempotencyKey: string): Promise<Lookup>;

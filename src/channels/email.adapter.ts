@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { mailDraftOf } from '../mail/mail-draft.js';
 import { AnswerLost as MailAnswerLost, NotSent } from '../mail/mail.types.js';
+import { recordThread, threadHeaders } from '../mail/outbound.js';
 import { transportFor } from '../mail/transports.js';
 import { AnswerLost, NotShipped, type ChannelAdapter, type Work } from './channel.types.js';
 
@@ -11,7 +12,11 @@ function translated(err: unknown): unknown {
   return err;
 }
 
-/** `email`: the first adapter. Ships through the transport MAIL_TRANSPORT names; connected on every account. */
+/**
+ * `email`: the first adapter. Ships through the transport MAIL_TRANSPORT names; connected on every
+ * account. Each mail's thread (its Message-ID and reply token) is recorded with its fence, and every
+ * ship of it carries Reply-To and List-Unsubscribe from that (issue 16).
+ */
 export function emailAdapter(config: Config): ChannelAdapter {
   const transport = transportFor(config);
   const m = config.mail;
@@ -32,10 +37,12 @@ export function emailAdapter(config: Config): ChannelAdapter {
       const d = mailDraftOf(draft);
       return { kind: 'email', to: d.to, subject: d.subject, body: body ?? d.body, details: d.inReplyTo ? { inReplyTo: d.inReplyTo } : {} };
     },
+    prepare: async (trx, fencing, work) => ({ ...(await recordThread(trx, config, fencing, work.to ?? '')) }),
     async ship(work, key) {
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
+      const thread = threadHeaders(config, work.details, key);
       try {
-        return await transport.send({ from: m.from, to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo }, key);
+        return await transport.send({ from: m.from, to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, ...thread }, key);
       } catch (err) {
         throw translated(err);
       }

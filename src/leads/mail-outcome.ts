@@ -1,9 +1,12 @@
 import type { Queryable } from '../db.js';
 import type { ReplyKind } from './leads.types.js';
 
-/** What the mail loop learned of a lead (issue 16): it replied, its address bounced, or it unsubscribed. */
+/**
+ * What the mail loop learned of a lead (issue 16): mail reached it (`contacted`, when a send settles),
+ * it replied, its address bounced, or it unsubscribed.
+ */
 export interface LeadMailOutcome {
-  status: 'replied' | 'bounced' | 'unsubscribed';
+  status: 'contacted' | 'replied' | 'bounced' | 'unsubscribed';
   replyKind?: ReplyKind | null;
   declineReason?: string | null;
 }
@@ -14,6 +17,8 @@ export interface LeadMailOutcome {
  * worked, and a bounce of another contact must not hide it).
  */
 const REPLACES: Record<LeadMailOutcome['status'], string[]> = {
+  // Only forward: a lead we had not written to yet; never one that answered, bounced or left.
+  contacted: ['new', 'researched', 'drafted'],
   replied: ['new', 'researched', 'drafted', 'contacted', 'replied', 'bounced', 'declined'],
   bounced: ['new', 'researched', 'drafted', 'contacted'],
   unsubscribed: ['new', 'researched', 'drafted', 'contacted', 'replied', 'bounced', 'declined', 'unsubscribed'],

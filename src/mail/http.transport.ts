@@ -1,4 +1,4 @@
-import { AnswerLost, messageIdFor, NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
+import { AnswerLost, messageIdOf, NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
 
 export interface HttpMailOptions {
   /** Base URL of the provider's API, such as https://mail.example.com/v1. */
@@ -16,7 +16,9 @@ function causeCode(err: unknown): string | undefined {
 
 /**
  * An HTTP mail API that deduplicates on an `Idempotency-Key` header:
- * `POST {url}/messages` `{ from, to, subject, text, messageId }` → 2xx `{ id }`, and
+ * `POST {url}/messages` `{ from, to, subject, text, messageId, inReplyTo, replyTo, headers }` → 2xx `{ id }`
+ * (`messageId` with angle brackets; `inReplyTo` and `replyTo` null when absent; `headers` an object of
+ * further header fields to send as given: `List-Unsubscribe`, `List-Unsubscribe-Post`), and
  * `GET {url}/messages/by-idempotency-key/{key}` → 200 `{ id }` or 404. A resend under the same key is safe.
  */
 export function httpTransport(opts: HttpMailOptions): MailTransport {
@@ -34,7 +36,16 @@ export function httpTransport(opts: HttpMailOptions): MailTransport {
         res = await fetch(`${opts.url}/messages`, {
           method: 'POST',
           headers: headers(key),
-          body: JSON.stringify({ ...message, messageId: messageIdFor(key) }),
+          body: JSON.stringify({
+            from: message.from,
+            to: message.to,
+            subject: message.subject,
+            text: message.text,
+            messageId: messageIdOf(message, key),
+            inReplyTo: message.inReplyTo ?? null,
+            replyTo: message.replyTo ?? null,
+            headers: message.headers ?? {},
+          }),
           signal: AbortSignal.timeout(opts.sendTimeoutMs),
         });
       } catch (err) {

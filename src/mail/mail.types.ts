@@ -6,6 +6,12 @@ export interface MailMessage {
   text: string;
   /** Message-ID of the mail this one answers (mail replies). */
   inReplyTo?: string | null;
+  /** As sent, with angle brackets; `messageIdFor(key, 'localhost')` when absent. */
+  messageId?: string;
+  /** Where replies go: `reply+<token>@INBOUND_MAIL_DOMAIN` (issue 16). */
+  replyTo?: string | null;
+  /** Further header fields, as sent (`List-Unsubscribe`, `List-Unsubscribe-Post`). */
+  headers?: Record<string, string>;
 }
 
 export interface Accepted {
@@ -50,5 +56,11 @@ export interface MailTransport {
   lookup(idempotencyKey: string): Promise<Lookup>;
 }
 
-/** The Message-ID we give a send: derived from its idempotency key, so copies are recognisable. */
-export const messageIdFor = (idempotencyKey: string) => `<${idempotencyKey}@growth-agent.local>`;
+/**
+ * The Message-ID we give a send: its idempotency key at the inbound mail domain, so copies are
+ * recognisable and a reply's In-Reply-To names a send on a domain we receive mail for.
+ */
+export const messageIdFor = (idempotencyKey: string, domain: string) => `<${idempotencyKey}@${domain}>`;
+
+/** The message's own Message-ID, else one from its key at `localhost` (INBOUND_MAIL_DOMAIN's default). */
+export const messageIdOf = (message: MailMessage, idempotencyKey: string) => message.messageId ?? messageIdFor(idempotencyKey, 'localhost');

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { composeRaw } from './compose.js';
-import { AnswerLost, messageIdFor, NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
+import { AnswerLost, messageIdOf, NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
 
 /** The bare address of `Name <a@b>` (the SMTP envelope takes only the address). */
 const bare = (address: string) => /<([^>]+)>/.exec(address)?.[1] ?? address.trim();
@@ -69,7 +69,7 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
             });
             conn.send({ from: bare(message.from), to: [bare(message.to)] }, stream, (sendErr, info) => {
               if (sendErr) return fail(sendErr);
-              finish(null, { providerId: info?.serverMessageId ?? messageIdFor(key) });
+              finish(null, { providerId: info?.serverMessageId ?? messageIdOf(message, key) });
             });
           };
           if (!opts.auth) return go();

@@ -70,6 +70,11 @@ export function threadsRepository(q: Queryable) {
       const row: Row | undefined = await q('mail_threads').where({ reply_token: token }).first();
       return row ? toThread(row) : null;
     },
+    /** As `byToken`, holding the row until the transaction ends: one writer per thread at a time. */
+    async lockByToken(token: string): Promise<Thread | null> {
+      const row: Row | undefined = await q('mail_threads').where({ reply_token: token }).forUpdate().first();
+      return row ? toThread(row) : null;
+    },
     /** Threads whose Message-ID is among `ids` (In-Reply-To / References), newest first. */
     async byMessageIds(ids: string[]): Promise<Thread[]> {
       if (!ids.length) return [];

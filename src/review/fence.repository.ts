@@ -18,6 +18,8 @@ export interface Fence {
   decidedBy: DecidedBy;
   /** Which adapter ships it (src/channels/registry.ts). */
   kindOfWork: string;
+  /** Which piece of the card's work: 0, or a sequence's step (one live fence per card and step). */
+  step: number;
   /** The adapter's own fields of the work (a mail reply's In-Reply-To, …). */
   details: Record<string, unknown>;
   providerId: string | null;
@@ -41,6 +43,7 @@ interface Row {
   body: string;
   decided_by: DecidedBy;
   kind_of_work: string;
+  step: number;
   details: Record<string, unknown> | null;
   provider_id: string | null;
   attempts: number;
@@ -63,6 +66,7 @@ const toSend = (r: Row): Fence => ({
   body: r.body,
   decidedBy: r.decided_by,
   kindOfWork: r.kind_of_work,
+  step: r.step ?? 0,
   details: r.details ?? {},
   providerId: r.provider_id,
   attempts: r.attempts,
@@ -96,7 +100,7 @@ export function fencesRepository(q: Queryable) {
   return {
     async insert(
       s: Pick<Fence, 'id' | 'accountId' | 'cardId' | 'idempotencyKey' | 'to' | 'subject' | 'body' | 'decidedBy'> &
-        Partial<Pick<Fence, 'kindOfWork' | 'details'>>,
+        Partial<Pick<Fence, 'kindOfWork' | 'details' | 'step'>>,
       at: number,
     ): Promise<Fence> {
       const [row] = await q('mail_sends')
@@ -111,6 +115,7 @@ export function fencesRepository(q: Queryable) {
           body: s.body,
           decided_by: s.decidedBy,
           kind_of_work: s.kindOfWork ?? 'email',
+          step: s.step ?? 0,
           details: s.details && Object.keys(s.details).length ? JSON.stringify(s.details) : null,
           created_at: at,
           updated_at: at,

@@ -1,8 +1,11 @@
-import type { ChannelAdapter } from '../channels/channel.types.js';
+import type { ChannelAdapter, Work } from '../channels/channel.types.js';
 import { shippedEvent } from '../channels/registry.js';
 import type { Db, Trx } from '../db.js';
 import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
+import { newId } from '../ids.js';
+import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
+import type { DecidedBy } from '../results/channel-events.js';
 import { recordChannelEvent } from '../results/channel-events.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
@@ -10,7 +13,40 @@ import type { ReviewDeps } from './review.types.js';
 import { raiseTrust } from './trust.service.js';
 
 /**
- * The card of a settled fence → sent, and the work's channel event, in the caller's transaction. `extra`
+ * Writes the fence of one piece of a claimed card's work (`step` 0, or a sequence's step), in the
+ * caller's transaction, with whatever the adapter records beside it (`prepare`: mail's thread and
+ * reply token), so the fence and what finds it again commit together or not at all. The fence's
+ * details are the work's plus the adapter's: ship `{ ...work, details: fence.details }`.
+ */
+export async function fenceWork(
+  trx: Trx,
+  adapter: ChannelAdapter,
+  card: Pick<Card, 'accountId' | 'id'>,
+  work: Work,
+  o: { step: number; decidedBy: DecidedBy },
+): Promise<Fence> {
+  const id = newId('send');
+  const at = Date.now();
+  const fencing = { id, accountId: card.accountId, cardId: card.id, step: o.step, idempotencyKey: `mail-${id}`, at };
+  const extra = adapter.prepare ? await adapter.prepare(trx, fencing, work) : {};
+  const { subject, body, kind } = work;
+  return fencesRepository(trx).insert(
+    {
+      ...fencing,
+      to: work.to ?? '',
+      subject,
+      body,
+      details: { ...work.details, ...extra },
+      kindOfWork: kind,
+      decidedBy: o.decidedBy,
+    },
+    at,
+  );
+}
+
+/**
+ * The card of a settled fence → sent, the work's channel event, and the lead it reached (details.leadId)
+ * `contacted` unless it is past that, in the caller's transaction. `extra`
  * joins the resolution (`changed` for a send, `confirmedBy` for a person's answer). Null: the card had left
  * `sending` already.
  */
@@ -33,6 +69,8 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
     },
   );
   await recordChannelEvent(trx, fence.accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: fence.id });
+  const leadId = fence.details.leadId;
+  if (typeof leadId === 'string') await recordLeadMailOutcome(trx, fence.accountId, leadId, { status: 'contacted' }, at);
   return card;
 }
 

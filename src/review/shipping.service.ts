@@ -5,14 +5,13 @@ import { AnswerLost, NotShipped } from '../channels/channel.types.js';
 import { adapterFor, cannotShip } from '../channels/registry.js';
 import type { Db, Queryable, Trx } from '../db.js';
 import { BadRequest, InvalidAction, MailNotSettled, NotFound, Rejected } from '../errors.js';
-import { newId } from '../ids.js';
 import type { DecidedBy } from '../results/channel-events.js';
 import { isMailCard } from './card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import { privateTextIn } from './private-text.js';
 import { recordKnownOutcome } from './record-outcome.js';
-import { markPending, releaseFence, settleSent } from './fence.service.js';
+import { fenceWork, markPending, releaseFence, settleSent } from './fence.service.js';
 import type { ReviewDeps } from './review.types.js';
 
 export interface SendResult {
@@ -123,12 +122,7 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
         snoozedUntil: null,
       });
       if (!claimed) throw new LostRace();
-      const id = newId('send');
-      const { subject, body, details, kind } = work;
-      return fencesRepository(trx).insert(
-        { id, accountId, cardId, idempotencyKey: `mail-${id}`, to, subject, body, details, kindOfWork: kind, decidedBy: opts.decidedBy },
-        Date.now(),
-      );
+      return fenceWork(trx, adapter, card, work, { step: 0, decidedBy: opts.decidedBy });
     });
   } catch (err) {
     if (!(err instanceof LostRace)) throw err;
@@ -139,7 +133,7 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
   const changed = opts.body !== undefined && opts.body !== draft.body;
   let accepted: Shipped;
   try {
-    accepted = await adapter.ship(work, fence.idempotencyKey);
+    accepted = await adapter.ship({ ...work, details: fence.details }, fence.idempotencyKey);
   } catch (err) {
     if (err instanceof NotShipped) {
       const s = adapter.service;

@@ -4,7 +4,15 @@ import type { AddressInfo } from 'node:net';
 export interface ProviderMessage {
   id: string;
   key: string;
-  body: { to: string; subject: string; text: string };
+  body: {
+    to: string;
+    subject: string;
+    text: string;
+    messageId?: string;
+    replyTo?: string | null;
+    inReplyTo?: string | null;
+    headers?: Record<string, string>;
+  };
 }
 
 /**
@@ -14,6 +22,8 @@ export interface ProviderMessage {
  */
 export async function startHttpProvider() {
   const messages: ProviderMessage[] = [];
+  /** Every POST's key and body as it arrived, taken or not (a dropped one too): what each try sent. */
+  const posts: { key: string; body: ProviderMessage['body'] }[] = [];
   const state = { mode: 'accept' as 'accept' | 'drop-after' | 'drop-before', requests: 0 };
   const server: Server = createServer((req, res) => {
     state.requests++;
@@ -28,10 +38,12 @@ export async function startHttpProvider() {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ProviderMessage['body'];
+      posts.push({ key, body });
       if (state.mode === 'drop-before') return req.socket.destroy();
       let msg = messages.find((m) => m.key === key);
       if (!msg) {
-        msg = { id: `prov-${messages.length + 1}`, key, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+        msg = { id: `prov-${messages.length + 1}`, key, body };
         messages.push(msg);
       }
       if (state.mode === 'drop-after') return req.socket.destroy();
@@ -44,6 +56,7 @@ export async function startHttpProvider() {
   return {
     url: `http://127.0.0.1:${port}/v1`,
     messages,
+    posts,
     state,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

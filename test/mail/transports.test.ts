@@ -27,7 +27,7 @@ describe('local development transport', () => {
     const { readFile } = await import('node:fs/promises');
     const raw = await readFile(`${dir}/mail-k1.eml`, 'utf8');
     expect(raw).toContain('Subject: Hello');
-    expect(raw).toContain('Message-ID: <mail-k1@growth-agent.local>');
+    expect(raw).toContain('Message-ID: <mail-k1@localhost>');
   });
 });
 

@@ -218,9 +218,8 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     expect(new Set(sent.map((f) => f.card_id)).size).toBe(cards.length);
     expect(fences.filter((f) => f.status !== 'sent' && f.status !== 'not_sent')).toEqual([]);
     const heldIds = new Set(smtp.received.map((m) => m.messageId));
-    for (const f of sent) expect(heldIds.has(`<${f.idempotency_key}@growth-agent.local>`)).toBe(true);
-    for (const f of fences.filter((x) => x.status === 'not_sent'))
-      expect(heldIds.has(`<${f.idempotency_key}@growth-agent.local>`)).toBe(false);
+    for (const f of sent) expect(heldIds.has(`<${f.idempotency_key}@localhost>`)).toBe(true);
+    for (const f of fences.filter((x) => x.status === 'not_sent')) expect(heldIds.has(`<${f.idempotency_key}@localhost>`)).toBe(false);
 
     // Each card resolved once: one `sent` channel event per card, none for void fences.
     const events = await db('channel_events')

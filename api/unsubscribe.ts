@@ -1,0 +1,105 @@
+import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
+import { isInfraError } from '../src/errors.js';
+import { threadForUnsubscribe, unsubscribeByToken } from '../src/inbound/one-click.service.js';
+import type { AppDeps } from './route.js';
+
+/** Where one-click links point (`{BASE_URL}/u/{token}`), outside /api and its bearer auth. */
+export const UNSUBSCRIBE_PATH = '/u';
+/** A one-click POST carries `List-Unsubscribe=One-Click` (RFC 8058) or the page's form: never more than this. */
+export const UNSUBSCRIBE_BODY_LIMIT = 1024;
+
+/** No script, no style, no frame, no resource; only the page's own form may post, and only here. */
+const CSP = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** `jane@example.com` → `j***@example.com`: enough for its owner to recognise, too little to harvest. */
+export function maskAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return '***';
+  return `${address[0]}***${address.slice(at)}`;
+}
+
+function page(res: Response, status: number, title: string, body: string): void {
+  res.status(status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Robots-Tag', 'noindex, nofollow');
+  res.setHeader('Content-Security-Policy', CSP);
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.send(
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">` +
+      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>` +
+      `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`,
+  );
+}
+
+const notFound = (res: Response) =>
+  page(res, 404, 'Link not found', '<p>This unsubscribe link is not valid. It may have been copied incompletely.</p>');
+
+/**
+ * One-click unsubscribe (issue 16, RFC 8058), no login: the token in the URL is the credential.
+ * GET shows a confirmation page and changes nothing (mail scanners and link previews follow GET links);
+ * POST unsubscribes (the mail client's one-click POST, or the page's button), the same answer on a repeat.
+ */
+export function unsubscribeRouter(deps: AppDeps): Router {
+  const router = Router({ strict: false });
+  // Read whole, bounded, and then ignored: any POST within the limit unsubscribes (see docs/decisions.md).
+  const readBody = express.raw({ type: () => true, limit: UNSUBSCRIBE_BODY_LIMIT, inflate: false });
+
+  const show: RequestHandler<{ token: string }> = async (req, res) => {
+    const thread = await threadForUnsubscribe(deps, req.params.token);
+    if (!thread) return notFound(res);
+    page(
+      res,
+      200,
+      'Unsubscribe',
+      `<p>Stop all mail from this sender to <strong>${escapeHtml(maskAddress(thread.to))}</strong>?</p>` +
+        '<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">' +
+        '<button type="submit">Unsubscribe</button></form>',
+    );
+  };
+
+  const unsubscribe: RequestHandler<{ token: string }> = async (req, res) => {
+    const thread = await unsubscribeByToken(deps, req.params.token);
+    if (!thread) return notFound(res);
+    page(
+      res,
+      200,
+      'You are unsubscribed',
+      `<p><strong>${escapeHtml(maskAddress(thread.to))}</strong> will get no more mail from this sender.</p>`,
+    );
+  };
+
+  const notAllowed: RequestHandler = (_req, res) => {
+    res.setHeader('Allow', 'GET, HEAD, POST');
+    page(res, 405, 'Method not allowed', '<p>Open this link in a browser, or use its Unsubscribe button.</p>');
+  };
+
+  router.get('/:token', show);
+  router.post('/:token', readBody, unsubscribe);
+  router.all('/:token', notAllowed);
+  router.use((_req, res) => notFound(res));
+
+  const failed: ErrorRequestHandler = (err, req, res, _next) => {
+    const e = err as { type?: string; status?: number };
+    if (res.headersSent) return;
+    if (e?.type === 'entity.too.large') {
+      res.setHeader('Connection', 'close');
+      return page(res, 413, 'Request too large', '<p>This link takes no content.</p>');
+    }
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+      return page(res, 400, 'Bad request', '<p>The request could not be read.</p>');
+    }
+    if (isInfraError(err)) {
+      res.setHeader('Retry-After', '5');
+      return page(res, 503, 'Try again shortly', '<p>Nothing was changed. Please try again in a moment.</p>');
+    }
+    req.log.error({ err }, 'one-click unsubscribe failed');
+    page(res, 500, 'Something went wrong', '<p>Please try again later.</p>');
+  };
+  router.use(failed);
+  return router;
+}

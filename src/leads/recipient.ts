@@ -1,0 +1,16 @@
+import type { Queryable } from '../db.js';
+
+/**
+ * The account's lead with a contact at this address (case-insensitive), or null. Where several leads
+ * list it, the contact added last wins: the lead the agent most recently wrote it down for.
+ */
+export async function leadForRecipient(q: Queryable, accountId: string, address: string): Promise<string | null> {
+  const row: { lead_id: string } | undefined = await q('lead_contacts')
+    .select('lead_id')
+    .where({ account_id: accountId })
+    .whereNotNull('email')
+    .andWhereRaw('lower(email) = ?', [address.trim().toLowerCase()])
+    .orderBy('seq', 'desc')
+    .first();
+  return row?.lead_id ?? null;
+}

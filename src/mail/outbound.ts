@@ -1,0 +1,95 @@
+import type { Config } from '../config.js';
+import type { Queryable } from '../db.js';
+import { randomBase62 } from '../ids.js';
+import { leadForRecipient } from '../leads/recipient.js';
+import { messageIdFor } from './mail.types.js';
+import { threadsRepository } from './threads.repository.js';
+
+/**
+ * Characters of a reply token. Lowercase letters and digits only: some mail systems fold the case of
+ * an address's local part, and the token must survive `reply+<token>@…` unchanged. About 5.1 bits
+ * each (base62 folded to 36 symbols), so 26 make about 133 bits: not guessable.
+ */
+export const REPLY_TOKEN_LENGTH = 26;
+/** What a token in a `reply+` address or a `/u/` URL may look like (shorter ones predate the length above). */
+export const REPLY_TOKEN = /^[0-9a-z]{16,64}$/;
+
+export const newReplyToken = () => randomBase62(REPLY_TOKEN_LENGTH).toLowerCase();
+
+/** The bare, lowercased address of `Name <a@b>` or `a@b`. */
+export const bareAddress = (address: string) => (/<([^>]+)>/.exec(address)?.[1] ?? address).trim().toLowerCase();
+
+/** One shipment being fenced: the ids a thread row is keyed by (the shipping path's Fencing). */
+interface Fencing {
+  id: string;
+  accountId: string;
+  cardId: string;
+  step: number;
+  idempotencyKey: string;
+  at: number;
+}
+
+/** What a mail's fence keeps so every ship of it (first, or a re-ship after a lost answer) carries the same headers. */
+export interface ThreadDetails {
+  replyToken: string;
+  messageId: string;
+  /** The account's lead this mail reaches, when one lists the address. */
+  leadId?: string;
+}
+
+/**
+ * Records the thread a shipped mail's replies, bounces and unsubscribes find again (mail_threads), in
+ * the transaction that writes its fence; answers what the fence keeps. Idempotent per send id.
+ */
+export async function recordThread(
+  trx: Queryable,
+  config: Config,
+  f: Fencing,
+  to: string,
+  sequenceId: string | null = null,
+): Promise<ThreadDetails> {
+  const address = bareAddress(to);
+  const replyToken = newReplyToken();
+  const messageId = messageIdFor(f.idempotencyKey, config.inbound.domain);
+  const leadId = await leadForRecipient(trx, f.accountId, address);
+  await threadsRepository(trx).insert({
+    sendId: f.id,
+    accountId: f.accountId,
+    cardId: f.cardId,
+    leadId,
+    sequenceId,
+    step: f.step,
+    replyToken,
+    messageId,
+    to: address,
+    createdAt: f.at,
+  });
+  return { replyToken, messageId, ...(leadId ? { leadId } : {}) };
+}
+
+/** The one-click unsubscribe URL of a token (RFC 8058). */
+export const unsubscribeUrl = (config: Config, token: string) => `${config.baseUrl}/u/${token}`;
+
+/**
+ * The thread headers of a mail, from what its fence keeps: Message-ID, Reply-To `reply+<token>@domain`,
+ * List-Unsubscribe (a mailto on the inbound domain and the one-click URL) and List-Unsubscribe-Post.
+ * A fence written before threads existed has no token: its mail gets a Message-ID only.
+ */
+export function threadHeaders(
+  config: Config,
+  details: Record<string, unknown>,
+  idempotencyKey: string,
+): { messageId: string; replyTo: string | null; headers: Record<string, string> } {
+  const domain = config.inbound.domain;
+  const messageId = typeof details.messageId === 'string' ? details.messageId : messageIdFor(idempotencyKey, domain);
+  const token = typeof details.replyToken === 'string' ? details.replyToken : null;
+  if (!token) return { messageId, replyTo: null, headers: {} };
+  return {
+    messageId,
+    replyTo: `reply+${token}@${domain}`,
+    headers: {
+      'List-Unsubscribe': `<mailto:unsubscribe+${token}@${domain}?subject=unsubscribe>, <${unsubscribeUrl(config, token)}>`,
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    },
+  };
+}

@@ -1,0 +1,172 @@
+import { describe, expect } from 'vitest';
+import { isBlocked } from '../../src/blocklist/blocklist.service.js';
+import { getLead } from '../../src/leads/leads.service.js';
+import { redactUrl } from '../../src/logger.js';
+import { unsubscribeUrl } from '../../src/mail/outbound.js';
+import { threadsRepository } from '../../src/mail/threads.repository.js';
+import { getResults } from '../../src/results/results.service.js';
+import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+
+// One-click unsubscribe (issue 16, RFC 8058): GET /u/{token} shows a page, POST unsubscribes, no login.
+
+let env: TestEnv;
+it.override('options', { env: { BASE_URL: 'https://agent.example.test' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+const ONE_CLICK = 'List-Unsubscribe=One-Click';
+
+async function world(status = 'contacted') {
+  const { accountId } = await env.tenant();
+  const lead = await buildLead(env.rt.db, accountId, { domain: 'acme.test', status, contacts: [{ email: 'jane@acme.test' }] });
+  const thread = await buildThread(env.rt.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
+  return { accountId, leadId: lead.id, thread, path: `/u/${thread.replyToken}` };
+}
+
+const optOutEvents = (accountId: string) => env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'opt_out' });
+const blockRows = (accountId: string) => env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' });
+const oneClick = (path: string) => env.api().post(path).type('form').send(ONE_CLICK);
+
+function expectPageHeaders(res: { headers: Record<string, string> }) {
+  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  expect(res.headers['cache-control']).toBe('no-store');
+  expect(res.headers['x-robots-tag']).toMatch(/noindex/);
+  expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+  expect(res.headers['content-security-policy']).toContain("form-action 'self'");
+  expect(res.headers['referrer-policy']).toBe('no-referrer');
+}
+
+describe('GET /u/{token}', () => {
+  it('shows a plain confirmation page with the address masked and a POST form, and changes nothing', async () => {
+    const { accountId, leadId, path } = await world();
+    const res = await env.api().get(path);
+    expect(res.status).toBe(200);
+    expectPageHeaders(res);
+    expect(res.text).toContain('j***@acme.test');
+    expect(res.text).not.toContain('jane@acme.test');
+    expect(res.text).toMatch(/<form method="post">/);
+    expect(res.text).toMatch(/<button type="submit">Unsubscribe<\/button>/);
+    expect(res.text).not.toMatch(/<script|<link|<img|<iframe/i);
+    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+    expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+    expect(await optOutEvents(accountId)).toHaveLength(0);
+  });
+
+  it('escapes what it shows', async () => {
+    const { accountId } = await env.tenant();
+    const thread = await buildThread(env.rt.db, accountId, { to: '"<b>x</b>"@acme.test' });
+    const res = await env.api().get(`/u/${thread.replyToken}`);
+    expect(res.status).toBe(200);
+    expect(res.text).not.toContain('<b>');
+    expect(res.text).toContain('&quot;***@acme.test');
+  });
+});
+
+describe('POST /u/{token}', () => {
+  it('unsubscribes on the RFC 8058 one-click POST: blocked as opt_out_reply, lead unsubscribed, counted once after two POSTs', async () => {
+    const { accountId, leadId, path } = await world();
+    const first = await oneClick(path);
+    expect(first.status).toBe(200);
+    expectPageHeaders(first);
+    expect(first.text).toContain('You are unsubscribed');
+    expect(first.text).toContain('j***@acme.test');
+    const again = await oneClick(path);
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+    expect(await blockRows(accountId)).toEqual([expect.objectContaining({ source: 'opt_out_reply' })]);
+    expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+    expect(await optOutEvents(accountId)).toHaveLength(1);
+    const r = await getResults(env.rt.db, accountId, undefined);
+    if (!r.email.available) throw new Error('email results not available');
+    expect(r.email.data.window).toMatchObject({ optOuts: 1 });
+  });
+
+  it("unsubscribes from the page's own form and from an empty POST", async () => {
+    const a = await world();
+    expect((await env.api().post(a.path).type('form').send({ 'List-Unsubscribe': 'One-Click' })).status).toBe(200);
+    expect(await isBlocked(env.rt.db, a.accountId, 'jane@acme.test')).toBe(true);
+    const b = await world();
+    expect((await env.api().post(b.path)).status).toBe(200);
+    expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(true);
+  });
+
+  it('applies concurrent POSTs of one link once', async () => {
+    const { accountId, leadId, path } = await world();
+    const results = await Promise.all(Array.from({ length: 20 }, () => oneClick(path)));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(await blockRows(accountId)).toHaveLength(1);
+    expect(await optOutEvents(accountId)).toHaveLength(1);
+    expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+  });
+
+  it("touches only the token's own account", async () => {
+    const mine = await world();
+    const theirs = await world();
+    expect((await oneClick(mine.path)).status).toBe(200);
+    expect(await isBlocked(env.rt.db, mine.accountId, 'jane@acme.test')).toBe(true);
+    expect(await isBlocked(env.rt.db, theirs.accountId, 'jane@acme.test')).toBe(false);
+    expect((await getLead(env.rt.db, theirs.accountId, theirs.leadId)).status).toBe('contacted');
+  });
+
+  it('works on the URL a shipped mail carries (BASE_URL/u/{token}), with no login', async () => {
+    const { token, accountId } = await env.tenant();
+    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: 'max@acme.test', draft: { subject: 'one-click', body: 'Hi' } },
+    });
+    const sent = await env
+      .api()
+      .post(`/api/v1/review/${card.id}/send`)
+      .set({ Authorization: `Bearer ${token}` })
+      .send({});
+    expect(sent.status).toBe(200);
+    const thread = (await threadsRepository(env.rt.db).bySend(sent.body.sendId))!;
+    const url = new URL(unsubscribeUrl(env.rt.config, thread.replyToken));
+    expect(url.origin).toBe('https://agent.example.test');
+    expect((await oneClick(url.pathname)).status).toBe(200);
+    expect(await isBlocked(env.rt.db, accountId, 'max@acme.test')).toBe(true);
+  });
+});
+
+describe('refusals', () => {
+  it('answers an unknown or malformed token, and /u itself, with a 404 HTML page', async () => {
+    for (const path of ['/u/abcdefghijklmnopqrstuvwxyz', '/u/short', '/u/has%20space%20in%20it%20xxxxxxxx', '/u', '/u/a/b']) {
+      const get = await env.api().get(path);
+      expect(get.status, path).toBe(404);
+      expect(get.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(get.text).toContain('Link not found');
+    }
+    const post = await oneClick('/u/abcdefghijklmnopqrstuvwxyz');
+    expect(post.status).toBe(404);
+    expect(post.headers['content-type']).toBe('text/html; charset=utf-8');
+  });
+
+  it('answers other methods with 405 and Allow, changing nothing', async () => {
+    const { accountId, path } = await world();
+    for (const method of ['put', 'patch', 'delete'] as const) {
+      const res = await env.api()[method](path);
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe('GET, HEAD, POST');
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    }
+    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+  });
+
+  it('refuses a body over 1 KB with 413, changing nothing', async () => {
+    const { accountId, path } = await world();
+    const res = await env
+      .api()
+      .post(path)
+      .type('form')
+      .send(`${ONE_CLICK}&pad=${'x'.repeat(1100)}`);
+    expect(res.status).toBe(413);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+  });
+
+  it('keeps the token out of logged URLs', () => {
+    expect(redactUrl('/u/abcdefghijklmnopqrstuvwxyz')).toBe('/u/[redacted]');
+    expect(redactUrl('/u/abcdefghijklmnopqrstuvwxyz?x=1')).toBe('/u/[redacted]?x=1');
+  });
+});
