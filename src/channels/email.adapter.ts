@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import { mailDraftOf } from '../mail/mail-draft.js';
 import { AnswerLost as MailAnswerLost, NotSent } from '../mail/mail.types.js';
 import { recordThread, threadHeaders } from '../mail/outbound.js';
+import { sequenceIdFor } from '../mail/sequences.repository.js';
 import { transportFor } from '../mail/transports.js';
 import { AnswerLost, NotShipped, type ChannelAdapter, type Work } from './channel.types.js';
 
@@ -17,11 +18,21 @@ function translated(err: unknown): unknown {
  * account. Each mail's thread (its Message-ID and reply token) is recorded with its fence, and every
  * ship of it carries Reply-To and List-Unsubscribe from that (issue 16).
  */
-export function emailAdapter(config: Config): ChannelAdapter {
+export const emailAdapter = (config: Config): ChannelAdapter => mailAdapter(config, 'email');
+
+/**
+ * `sequence`: mail too, on the same transport. The card's draft is its first mail; its later steps are
+ * shipped by the sequence's own jobs through the same adapter, each under its own fence (src/review/
+ * sequences.service.ts). Every step's thread names the sequence, so a reply to any of them stops it.
+ */
+export const sequenceAdapter = (config: Config): ChannelAdapter => mailAdapter(config, 'sequence');
+
+function mailAdapter(config: Config, kind: 'email' | 'sequence'): ChannelAdapter {
   const transport = transportFor(config);
   const m = config.mail;
+  const sequenceOf = (cardId: string) => (kind === 'sequence' ? sequenceIdFor(cardId) : null);
   return {
-    kind: 'email',
+    kind,
     channel: 'email',
     service: 'the mail service',
     noun: 'mail',
@@ -35,9 +46,9 @@ export function emailAdapter(config: Config): ChannelAdapter {
     },
     workOf(draft, body): Work {
       const d = mailDraftOf(draft);
-      return { kind: 'email', to: d.to, subject: d.subject, body: body ?? d.body, details: d.inReplyTo ? { inReplyTo: d.inReplyTo } : {} };
+      return { kind, to: d.to, subject: d.subject, body: body ?? d.body, details: d.inReplyTo ? { inReplyTo: d.inReplyTo } : {} };
     },
-    prepare: async (trx, fencing, work) => ({ ...(await recordThread(trx, config, fencing, work.to ?? '')) }),
+    prepare: async (trx, fencing, work) => ({ ...(await recordThread(trx, config, fencing, work.to ?? '', sequenceOf(fencing.cardId))) }),
     async ship(work, key) {
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
       const thread = threadHeaders(config, work.details, key);

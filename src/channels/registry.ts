@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
 import type { Channel as EventChannel } from '../results/channel-events.js';
 import type { ChannelAdapter } from './channel.types.js';
-import { emailAdapter } from './email.adapter.js';
+import { emailAdapter, sequenceAdapter } from './email.adapter.js';
 import { KINDS_OF_WORK, WORK_NOUNS, type KindOfWork } from './kinds.js';
 
 interface Channel {
@@ -19,10 +19,11 @@ interface Channel {
 const always = () => Promise.resolve(true);
 const never = () => Promise.resolve(false);
 
-/** Every kind of work and what carries it. Only `email` has an adapter today (MAIL_TRANSPORT, on every account). */
+/** Every kind of work and what carries it. `email` and `sequence` ship through MAIL_TRANSPORT, on every account. */
 const CHANNELS: Record<KindOfWork, Channel> = {
   email: { connection: 'mail transport', shipped: { channel: 'email', type: 'sent' }, adapter: emailAdapter, connected: always },
-  sequence: { connection: 'sequencing connection', shipped: { channel: 'email', type: 'sent' }, adapter: null, connected: never },
+  // Mail on the same transport as email: each step counts as one email sent.
+  sequence: { connection: 'mail transport', shipped: { channel: 'email', type: 'sent' }, adapter: sequenceAdapter, connected: always },
   network_message: {
     connection: 'professional-network connection',
     shipped: { channel: 'network', type: 'message_sent' },

@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
 import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
 import type { Thread } from '../mail/threads.repository.js';
+import { stopSequences } from '../review/sequences.service.js';
 import { recordChannelEvent } from '../results/channel-events.js';
 import type { Outcome } from './inbound.types.js';
 
@@ -24,16 +25,8 @@ export interface Applied {
 export const WAKE_TEXT_MAX = 4_000;
 
 /** Stops the recipient's running sequences (of this lead, or to this address): their later steps ship nothing. */
-async function stopSequences(trx: Queryable, thread: Thread, reason: string, at: number): Promise<number> {
-  const n = await trx('mail_sequences')
-    .where({ account_id: thread.accountId, status: 'active' })
-    .andWhere((w) => {
-      w.where('to_address', thread.to);
-      if (thread.leadId) w.orWhere('lead_id', thread.leadId);
-    })
-    .update({ status: 'stopped', stop_reason: reason, next_at: null, updated_at: at });
-  return Number(n);
-}
+const stopFor = (trx: Queryable, thread: Thread, reason: string, at: number) =>
+  stopSequences(trx, thread.accountId, { to: thread.to, leadId: thread.leadId }, reason, at);
 
 /**
  * Applies what came back for one shipped mail, inside the caller's transaction (with the inbound row's
@@ -81,7 +74,7 @@ export async function applyOutcome(
       applied.blocked = true;
       await lead({ status: 'bounced' });
       await recordChannelEvent(trx, accountId, { channel: 'email', type: 'bounce', at, refId: `bounce-${thread.sendId}` });
-      applied.sequencesStopped = await stopSequences(trx, thread, 'the address bounced', at);
+      applied.sequencesStopped = await stopFor(trx, thread, 'the address bounced', at);
       return applied;
     }
     case 'unsubscribe':
@@ -92,7 +85,7 @@ export async function applyOutcome(
       }
       await lead({ status: 'unsubscribed' });
       const reason = outcome.kind === 'complaint' ? 'the recipient reported it as spam' : 'the recipient unsubscribed';
-      applied.sequencesStopped = await stopSequences(trx, thread, reason, at);
+      applied.sequencesStopped = await stopFor(trx, thread, reason, at);
       return applied;
     }
     case 'reply': {
@@ -104,11 +97,11 @@ export async function applyOutcome(
       if (replyKind === 'unsubscribe') {
         await optOut();
         await lead({ status: 'unsubscribed', replyKind, declineReason: outcome.declineReason ?? 'asked to be removed' });
-        applied.sequencesStopped = await stopSequences(trx, thread, 'the recipient asked to be removed', at);
+        applied.sequencesStopped = await stopFor(trx, thread, 'the recipient asked to be removed', at);
         return applied;
       }
       await lead({ status: 'replied', replyKind, declineReason: outcome.declineReason ?? null });
-      applied.sequencesStopped = await stopSequences(trx, thread, 'the recipient replied', at);
+      applied.sequencesStopped = await stopFor(trx, thread, 'the recipient replied', at);
       applied.wake = await recordTurn(trx, config, {
         accountId,
         kind: 'wake',

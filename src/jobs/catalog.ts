@@ -8,6 +8,7 @@ import { cardSweep } from './card-sweep.job.js';
 import { cardWake } from './card-wake.job.js';
 import { mailReconcile } from './mail-reconcile.job.js';
 import { mailSweep } from './mail-sweep.job.js';
+import { sequenceStep } from './sequence-step.job.js';
 import { webhookEvent } from './webhook-event.job.js';
 import { workflowAdvance, workflowRun } from './workflow-run.job.js';
 
@@ -26,6 +27,7 @@ export const JOBS: JobDef[] = [
   cardSweep,
   mailReconcile,
   mailSweep,
+  sequenceStep,
   workflowRun,
   workflowAdvance,
 ];

@@ -1,6 +1,9 @@
 import type { Queryable } from '../db.js';
 import type { SequenceStep } from './sequence-steps.js';
 
+/** A sequence's id, from its card's (one sequence per card): mail_threads name it from the first mail on. */
+export const sequenceIdFor = (cardId: string) => `seq_${cardId.replace(/^card_/, '')}`;
+
 export type SequenceStatus = 'active' | 'stopped' | 'finished';
 
 /** A sequence card's steps and how far it got (table `mail_sequences`), made when its first mail went out. */

@@ -81,6 +81,14 @@ export function threadsRepository(q: Queryable) {
       const rows: Row[] = await q('mail_threads').whereIn('message_id', ids).orderBy('created_at', 'desc');
       return rows.map(toThread);
     },
+    /** The thread of one step of a card's work (a sequence's first mail: step 0). */
+    async ofCardStep(accountId: string, cardId: string, step: number): Promise<Thread | null> {
+      const row: Row | undefined = await q('mail_threads')
+        .where({ account_id: accountId, card_id: cardId, step })
+        .orderBy('created_at', 'desc')
+        .first();
+      return row ? toThread(row) : null;
+    },
     /** The account's latest mail to this address (a reply that kept no thread headers). */
     async latestTo(accountId: string, address: string): Promise<Thread | null> {
       const row: Row | undefined = await q('mail_threads')

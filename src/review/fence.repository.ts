@@ -128,12 +128,21 @@ export function fencesRepository(q: Queryable) {
       return row ? toSend(row) : null;
     },
     /** The card's fence that still counts (anything but `not_sent`). */
-    async liveForCard(accountId: string, cardId: string): Promise<Fence | null> {
+    /** The fence of one piece of a card's work (step 0: the card's own; a sequence's later steps) that is not void. */
+    async liveForCard(accountId: string, cardId: string, step = 0): Promise<Fence | null> {
       const row: Row | undefined = await q('mail_sends')
-        .where({ account_id: accountId, card_id: cardId })
+        .where({ account_id: accountId, card_id: cardId, step })
         .whereNot('status', 'not_sent')
         .first();
       return row ? toSend(row) : null;
+    },
+    /** How many times this step of a card's work was fenced and certainly not shipped. */
+    async voidCount(accountId: string, cardId: string, step: number): Promise<number> {
+      const row = await q('mail_sends')
+        .where({ account_id: accountId, card_id: cardId, step, status: 'not_sent' })
+        .count<{ n: string }[]>('* as n')
+        .first();
+      return Number(row?.n ?? 0);
     },
     /** Conditional update: only while the fence is in one of `from`; null when it was not. */
     async transition(accountId: string, id: string, from: FenceStatus[], changes: FenceChanges, at = Date.now()): Promise<Fence | null> {

@@ -10,6 +10,7 @@ import { recordChannelEvent } from '../results/channel-events.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import type { ReviewDeps } from './review.types.js';
+import { startSequence, stepShipped } from './sequences.service.js';
 import { raiseTrust } from './trust.service.js';
 
 /**
@@ -51,6 +52,9 @@ export async function fenceWork(
  * `sending` already.
  */
 export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Record<string, unknown>): Promise<Card | null> {
+  // A sequence's later step: its card went out with the first mail; the sequence moves on.
+  if (fence.step > 0) await stepShipped(trx, fence, at);
+  const sequence = fence.kindOfWork === 'sequence' && fence.step === 0 ? await startSequence(trx, fence, at) : {};
   const card = await cardsRepository(trx).transition(
     fence.accountId,
     fence.cardId,
@@ -65,6 +69,7 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
         sendId: fence.id,
         to: fence.to,
         ...extra,
+        ...sequence,
       },
     },
   );

@@ -8,7 +8,17 @@ import { cannotShip } from '../channels/registry.js';
 import { memoryNotesRepository } from './memory-notes.repository.js';
 import { settleByPerson } from './reconcile.service.js';
 import { shipCard } from './shipping.service.js';
-import { DELIVERY_QUESTION_SOURCE, isMailCard, isOutboundSetup, kindOfWorkFor, normaliseOptions, OPEN_STATUSES } from './card-shape.js';
+import {
+  DELIVERY_QUESTION_SOURCE,
+  isMailCard,
+  isOutboundSetup,
+  isRunningSequence,
+  kindOfWorkFor,
+  normaliseOptions,
+  OPEN_STATUSES,
+} from './card-shape.js';
+import { sequenceIdFor } from '../mail/sequences.repository.js';
+import { stopSequences } from './sequences.service.js';
 import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
 import { cardsRepository, type Card } from './cards.repository.js';
 import { schedule, withoutAutoResolve } from './new-card.service.js';
@@ -167,6 +177,8 @@ export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: stri
  * `dismiss`: closed without shipping. Trust for that kind of work goes back to zero, the reason goes
  * into the agent's memory, and an outbound-setup card's proposal is cancelled with it.
  */
+const SEQUENCE_DISMISSED = 'a person dismissed the sequence';
+
 export async function dismissCard(
   deps: ReviewDeps,
   actor: Actor,
@@ -178,13 +190,23 @@ export async function dismissCard(
   const card = await loadOpen(deps, accountId, id);
   if (!card.actions.includes('dismiss')) throw new InvalidAction(card.actions);
   const at = Date.now();
-  const resolution: Record<string, unknown> = { action: 'dismiss', by: 'person', at, reason: reason ?? null };
+  // A running sequence's first mail went out: dismissing it stops the follow-ups, and its resolution keeps what was sent.
+  const running = isRunningSequence(card);
+  const resolution: Record<string, unknown> = {
+    ...(running ? (card.resolution as Record<string, unknown>) : {}),
+    ...(running ? { sequence: 'stopped', sequenceStopReason: SEQUENCE_DISMISSED } : {}),
+    action: 'dismiss',
+    by: 'person',
+    at,
+    reason: reason ?? null,
+  };
   if (isOutboundSetup(card)) resolution.proposal = 'cancelled';
   await auditedWrite(deps.db, actor, async (trx) => {
+    if (running) await stopSequences(trx, accountId, { id: sequenceIdFor(id) }, SEQUENCE_DISMISSED, at);
     const done = await cardsRepository(trx).transition(
       accountId,
       id,
-      { statuses: [...OPEN_STATUSES, 'needs_revision'] },
+      { statuses: running ? ['sent'] : [...OPEN_STATUSES, 'needs_revision'] },
       {
         status: 'dismissed',
         resolvedAt: at,

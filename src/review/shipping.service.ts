@@ -1,6 +1,6 @@
 import { auditedWrite, type Actor } from '../audit/audit.service.js';
 import { isBlocked } from '../blocklist/blocklist.service.js';
-import type { ChannelAdapter, Shipped } from '../channels/channel.types.js';
+import type { ChannelAdapter, Shipped, Work } from '../channels/channel.types.js';
 import { AnswerLost, NotShipped } from '../channels/channel.types.js';
 import { adapterFor, cannotShip } from '../channels/registry.js';
 import type { Db, Queryable, Trx } from '../db.js';
@@ -13,6 +13,7 @@ import { privateTextIn } from './private-text.js';
 import { recordKnownOutcome } from './record-outcome.js';
 import { fenceWork, markPending, releaseFence, settleSent } from './fence.service.js';
 import type { ReviewDeps } from './review.types.js';
+import { queueNextStep } from './sequences.service.js';
 
 export interface SendResult {
   ok: true;
@@ -131,6 +132,29 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
   }
 
   const changed = opts.body !== undefined && opts.body !== draft.body;
+  const providerId = await shipFenced(deps, adapter, fence, work, {
+    unchanged: !changed && card.version === 1,
+    ...(opts.whenNotSent ? { whenNotSent: opts.whenNotSent } : {}),
+  });
+  if (card.kindOfWork === 'sequence') await queueNextStep(deps, accountId, cardId);
+  return { ok: true, sendId: fence.id, status: 'sent', to, providerId, decidedBy: opts.decidedBy };
+}
+
+/**
+ * Ships one fenced piece of work (a card's, or a sequence's later step) and records what became of it:
+ * sent (fence and card settled once), not sent (the fence void; 409 `rejected` when the service said no
+ * for good, 503 `unavailable` otherwise), or unknown (reconciliation queued; 503 `delivery_pending`).
+ * Returns the service's id for what it took.
+ */
+export async function shipFenced(
+  deps: ReviewDeps,
+  adapter: ChannelAdapter,
+  fence: Fence,
+  work: Work,
+  opts: { unchanged: boolean; whenNotSent?: ShipOptions['whenNotSent'] },
+): Promise<string> {
+  const { db } = deps;
+  const retryAfter = adapter.timings.retryAfterSeconds;
   let accepted: Shipped;
   try {
     accepted = await adapter.ship({ ...work, details: fence.details }, fence.idempotencyKey);
@@ -149,7 +173,7 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
   }
   try {
     await recordKnownOutcome(deps.logger, fence.id, 'sent', () =>
-      settleSent(db, fence, accepted.providerId, { unchanged: !changed && card.version === 1 }),
+      settleSent(db, fence, accepted.providerId, { unchanged: opts.unchanged }),
     );
   } catch (err) {
     // Out of tries: the fence stays `sending` (or becomes `pending`), and reconciliation or the sweep settles it.
@@ -167,7 +191,7 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
       retryAfter,
     );
   }
-  return { ok: true, sendId: fence.id, status: 'sent', to, providerId: accepted.providerId, decidedBy: opts.decidedBy };
+  return accepted.providerId;
 }
 
 const ANSWER_LOST = 'took the message but its answer was lost; delivery is being confirmed, so retry this same send later';

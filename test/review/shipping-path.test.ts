@@ -30,7 +30,6 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** Every kind with no adapter on an account today, with its source type and the connection the 409 names. */
 const UNCONNECTED = [
-  { work: 'sequence', sourceType: 'sequence', says: 'sequences cannot ship: no sequencing connection on this account' },
   {
     work: 'network_message',
     sourceType: 'network_message',
@@ -50,12 +49,13 @@ const workCard = (accountId: string, u: (typeof UNCONNECTED)[number]) =>
   });
 
 describe('the channel registry', () => {
-  it('connects email on every account and nothing else yet', async () => {
+  it('connects email and sequences (mail on the same transport) on every account and nothing else yet', async () => {
     const { accountId } = await env.tenant();
     const here = await shippingHere(env.rt.db, accountId);
-    expect(here.ships).toEqual(['email']);
-    expect(here.waits.map((w) => w.kind)).toEqual(KINDS_OF_WORK.filter((k) => k !== 'email'));
+    expect(here.ships).toEqual(['email', 'sequence']);
+    expect(here.waits.map((w) => w.kind)).toEqual(KINDS_OF_WORK.filter((k) => k !== 'email' && k !== 'sequence'));
     expect(await cannotShip(env.rt.db, accountId, 'email')).toBeNull();
+    expect(await cannotShip(env.rt.db, accountId, 'sequence')).toBeNull();
   });
 });
 
@@ -103,7 +103,7 @@ describe('the trust ladder and the run-without-approval setting', () => {
   it('leaves a note instead of resolving when a deadline reaches an unconnected kind', async () => {
     const { accountId } = await env.tenant();
     const at = Date.now() + 100;
-    const card = await workCard(accountId, UNCONNECTED[3]);
+    const card = await workCard(accountId, UNCONNECTED.find((u) => u.work === 'ad_test')!);
     await cardsRepository(env.rt.db).transition(accountId, card.id, { statuses: ['pending'] }, { autoResolveAt: at });
     await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { delay: 100 });
     const noted = await until(async () => {

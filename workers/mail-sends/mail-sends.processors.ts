@@ -1,5 +1,7 @@
 import { mailReconcile } from '../../src/jobs/mail-reconcile.job.js';
 import { mailSweep } from '../../src/jobs/mail-sweep.job.js';
+import { sequenceStep } from '../../src/jobs/sequence-step.job.js';
+import { shipSequenceStep, sweepSequences } from '../../src/review/sequences.service.js';
 import { reconcileSend, sweepSends } from '../../src/review/reconcile.service.js';
 import type { Deps } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
@@ -15,10 +17,26 @@ export const reconcileProcessor = defineProcessor({
 
 export const mailSweepProcessor = defineProcessor({
   job: mailSweep,
-  run: async (_p, { rt }) => sweepSends(rt),
+  run: async (_p, { rt }) => {
+    const settled = await sweepSends(rt);
+    const steps = await sweepSequences(rt, Math.floor(Date.now() / SWEEP_BUCKET_MS));
+    return { settled, steps };
+  },
 });
 
-export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor];
+/** A sequence step the sweep finds without a job gets at most one new job per this long. */
+const SWEEP_BUCKET_MS = 10 * 60_000;
+
+export const sequenceStepProcessor = defineProcessor({
+  job: sequenceStep,
+  run: async (p, { rt, log }) => {
+    const outcome = await shipSequenceStep(rt, p.accountId, p.sequenceId, p.step);
+    log.info({ sequenceId: p.sequenceId, step: p.step, outcome }, 'sequence step');
+    return outcome;
+  },
+});
+
+export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor, sequenceStepProcessor];
 
 /** Registers the repeating mail sweep. */
 export async function scheduleMailSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
