@@ -24,6 +24,8 @@ export interface Target {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** Each request's path, when they differ (one-click unsubscribe: a new token each); else the URL's. */
+  nextPath?: () => string;
   /** The server answering it: its process tree's CPU time is read around each run. */
   server?: ChildProcess;
 }
@@ -107,6 +109,7 @@ export async function load(target: Target, seconds: number, connections = 10): P
     body: target.body,
     connections,
     duration: seconds,
+    ...(target.nextPath ? { requests: [{ setupRequest: (req: object) => ({ ...req, path: target.nextPath!() }) }] } : {}),
   });
   return {
     rps: result.requests.average,

@@ -13,6 +13,7 @@ import { httpRead } from './http-read.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
+import { oneClick } from './one-click.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
 import { webhook404 } from './webhook-404.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
@@ -40,6 +41,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'webhook-worker': webhookWorker,
   'mail-send': mailSend,
   'mail-worker': mailWorker,
+  'one-click': oneClick,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

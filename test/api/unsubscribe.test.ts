@@ -49,6 +49,7 @@ describe('GET /u/{token}', () => {
     expect(res.text).toMatch(/<form method="post">/);
     expect(res.text).toMatch(/<button type="submit">Unsubscribe<\/button>/);
     expect(res.text).not.toMatch(/<script|<link|<img|<iframe/i);
+    expect((await env.api().head(path)).status).toBe(200);
     expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
     expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
     expect(await optOutEvents(accountId)).toHaveLength(0);
