@@ -9,6 +9,8 @@ import { cardWake } from './card-wake.job.js';
 import { mailReconcile } from './mail-reconcile.job.js';
 import { mailSweep } from './mail-sweep.job.js';
 import { webhookEvent } from './webhook-event.job.js';
+import { inboundParse } from './inbound-parse.job.js';
+import { inboundSweep } from './inbound-sweep.job.js';
 import { workflowAdvance, workflowRun } from './workflow-run.job.js';
 
 /**
@@ -28,4 +30,6 @@ export const JOBS: JobDef[] = [
   mailSweep,
   workflowRun,
   workflowAdvance,
+  inboundParse,
+  inboundSweep,
 ];
