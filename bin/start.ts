@@ -68,10 +68,9 @@ async function main(): Promise<void> {
   let smtp: InboundSmtp | null = null;
   if (role === 'inbound-mail' || (role === 'all' && config.inbound.smtpPort !== 0)) {
     await rt.ready();
+    const where = `${config.inbound.smtpHost}:${config.inbound.smtpPort}`;
     smtp = await startInboundSmtp(rt).catch((err: Error) =>
-      fail(
-        `inbound SMTP cannot listen on ${config.inbound.smtpHost}:${config.inbound.smtpPort} (${err.message}); set INBOUND_SMTP_PORT (0 = off)`,
-      ),
+      fail(`inbound SMTP cannot listen on ${where} (${err.message}); set INBOUND_SMTP_PORT (0 = off)`),
     );
   }
 

@@ -34,7 +34,8 @@ const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null
 
 describe('the inbound SMTP listener', () => {
   it('answers 250 only once the message is stored byte for byte, and queues its parse', async () => {
-    // The domain in any case (the client lowercases it). Dot-stuffed lines, 8-bit text and a header without a trailing space: what comes out must be what went in.
+    // The domain in any case (the client lowercases it). Dot-stuffed lines and 8-bit text: what comes out
+    // must be what went in.
     const raw = Buffer.concat([rawMessage({ body: '.leading dot\r\n..two dots\r\nsmörgåsbord ✓' }), Buffer.from('tail line\r\n')]);
     const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['Reply+XYZ@LocalHost'], raw });
     expect(answer).toMatchObject({ ok: true, code: 250 });
