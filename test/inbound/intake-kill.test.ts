@@ -77,4 +77,18 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     expect(off.code).toBe(1);
     expect(off.stderr.trim()).toBe('the inbound-mail role needs INBOUND_SMTP_PORT (it is 0, off)');
   });
+
+  it('runs the listener inside `all` too (with the API and the pools) and closes it on SIGTERM', async () => {
+    const port = await freePort();
+    const childEnv = { ...envFor(env.config), PORT: '0', INBOUND_SMTP_PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '3000' };
+    const proc = startService(['all'], childEnv);
+    await proc.logged('inbound smtp listening', 60_000);
+    await proc.port();
+    const answer = await smtpSend(port, { from: 'a@acme.test', to: ['b@localhost'], raw: rawMessage({ body: 'via all' }) });
+    expect(answer.ok).toBe(true);
+    const id = /queued as (\S+)/.exec(answer.response)![1]!;
+    expect(await env.rt.db('inbound_messages').where({ id }).first()).toBeTruthy();
+    proc.child.kill('SIGTERM');
+    expect((await proc.exited).code).toBe(0);
+  });
 });
