@@ -1,7 +1,10 @@
+import request from 'supertest';
 import { afterAll, describe, expect } from 'vitest';
+import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
+import { createInboundUrl } from '../../src/inbound/intake.service.js';
 import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
 import { pendingJob } from '../../src/jobs/registry.js';
@@ -167,5 +170,19 @@ describe('the inbound SMTP listener with Postgres out of reach', () => {
     expect(retried.ok).toBe(true);
     const rows: { raw: Buffer }[] = await env.rt.db('inbound_messages').select('raw');
     expect(rows.filter((r) => r.raw.equals(raw))).toHaveLength(1);
+  });
+
+  it('answers 503 with Retry-After on the inbound URL (a retry is safe), never a 500', async () => {
+    const { accountId } = await env.tenant();
+    const { url } = await createInboundUrl(env.rt.db, env.config.baseUrl, accountId);
+    proxy.cut();
+    try {
+      const res = await request(createApp(rt)).post(new URL(url).pathname).set('Content-Type', 'message/rfc822').send(rawMessage());
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBeDefined();
+      expect(res.body).toEqual({ error: 'temporarily unavailable' });
+    } finally {
+      proxy.restore();
+    }
   });
 });
