@@ -11,6 +11,7 @@ const errorMeaning: Record<number, string> = {
   404: "`not found`: unknown id, or another account's",
   409: 'A settled refusal; do not retry',
   413: 'Body too large',
+  415: 'The body is not of the media type the route takes',
   429: '`rate limited`: wait `Retry-After` seconds',
   500: '`server misconfigured`',
   502: 'Recorded but not handed on; retry the same request',
@@ -53,7 +54,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
             ? {
                 required: true,
                 description: route.documentedBody.description,
-                content: { 'application/json': { schema: route.documentedBody.schema } },
+                content: { [route.documentedBody.contentType ?? 'application/json']: { schema: route.documentedBody.schema } },
               }
             : undefined,
       },

@@ -82,7 +82,7 @@ interface RouteShape {
   scope: Scope | null;
   bucket: 'reads' | 'writes' | 'messages';
   /** A body the handler reads itself (the router never parses it), described for /openapi.json. */
-  documentedBody?: { description: string; schema: z.ZodType };
+  documentedBody?: { description: string; schema: z.ZodType /** Default `application/json`. */; contentType?: string };
   /**
    * How the body is read. Default: JSON up to 1 MB (routes with a `body` schema). `raw` hands the
    * handler the bytes (`ctx.req.body` is a Buffer) for routes that judge the body themselves; the

@@ -2,6 +2,7 @@ import type { RouteDef } from './route.js';
 import { agentRoutes } from './routes/agent.js';
 import { blocklistRoutes } from './routes/blocklist.js';
 import { leadsRoutes } from './routes/leads.js';
+import { mailInboundRoutes } from './routes/mail-inbound.js';
 import { meRoutes } from './routes/me.js';
 import { resultsRoutes } from './routes/results.js';
 import { reviewRoutes } from './routes/review.js';
@@ -25,4 +26,5 @@ export const routes: RouteDef[] = [
   ...agentRoutes,
   ...webhookRoutes,
   ...workflowsRoutes,
+  ...mailInboundRoutes,
 ];

@@ -1,5 +1,6 @@
 /**
- * The process entry: `all` (API and every pool), `api`, `workers [--pools a,b]`, or `migrate`.
+ * The process entry: `all` (API, every pool and, unless INBOUND_SMTP_PORT is 0, the inbound SMTP listener),
+ * `api`, `workers [--pools a,b]`, `inbound-mail` (the inbound SMTP listener alone), or `migrate`.
  * Each role checks Postgres and Redis, creates the database if needed and migrates before it starts.
  */
 import { parseArgs } from 'node:util';
@@ -9,6 +10,7 @@ import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
 import { createDeps } from '../src/deps.js';
+import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
@@ -19,7 +21,8 @@ function fail(line: string): never {
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({ allowPositionals: true, options: { pools: { type: 'string' } } });
   const role = positionals[0] ?? 'all';
-  if (!['all', 'api', 'workers', 'migrate'].includes(role)) fail(`unknown role ${role}; use all, api, workers or migrate`);
+  if (!['all', 'api', 'workers', 'inbound-mail', 'migrate'].includes(role))
+    fail(`unknown role ${role}; use all, api, workers, inbound-mail or migrate`);
 
   let config: Config;
   try {
@@ -28,6 +31,7 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) fail(`configuration: ${err.problems.join('; ')}`);
     throw err;
   }
+  if (role === 'inbound-mail' && config.inbound.smtpPort === 0) fail('the inbound-mail role needs INBOUND_SMTP_PORT (it is 0, off)');
   let pools: ReturnType<typeof parsePools> = [];
   try {
     pools = role === 'workers' || role === 'all' ? parsePools(values.pools) : [];
@@ -61,6 +65,14 @@ async function main(): Promise<void> {
   let workers: Pools | null = null;
   if (role === 'all' || role === 'api') api = await startApi(rt);
   if (role === 'all' || role === 'workers') workers = await startPools(rt, pools);
+  let smtp: InboundSmtp | null = null;
+  if (role === 'inbound-mail' || (role === 'all' && config.inbound.smtpPort !== 0)) {
+    await rt.ready();
+    const where = `${config.inbound.smtpHost}:${config.inbound.smtpPort}`;
+    smtp = await startInboundSmtp(rt).catch((err: Error) =>
+      fail(`inbound SMTP cannot listen on ${where} (${err.message}); set INBOUND_SMTP_PORT (0 = off)`),
+    );
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -73,9 +85,9 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs + 5_000);
     force.unref();
-    // Both stop within SHUTDOWN_GRACE_MS: the API cuts connections still open, the pools return jobs
-    // still running to their queues (nothing is lost, so this is still a clean stop).
-    await Promise.all([api?.close(), workers?.close()]);
+    // All stop within SHUTDOWN_GRACE_MS: the API and the SMTP listener cut connections still open, the pools
+    // return jobs still running to their queues (nothing is lost, so this is still a clean stop).
+    await Promise.all([api?.close(), workers?.close(), smtp?.close()]);
     // A job cut off keeps its database connection, and the pool's destroy would wait for it forever.
     await settlesWithin(rt.close(), 3_000);
     logger.info('stopped');

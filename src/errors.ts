@@ -33,6 +33,14 @@ export class PayloadTooLarge extends AppError {
   }
 }
 
+/** 415: a body of a type the route does not take; the sentence names the type it does. */
+export class UnsupportedMediaType extends AppError {
+  readonly status = 415;
+  constructor(readonly error: string) {
+    super(error);
+  }
+}
+
 export class Unauthorized extends AppError {
   readonly status = 401;
   readonly error = 'unauthorized';

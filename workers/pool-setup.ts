@@ -4,6 +4,7 @@ import type { Deps } from '../src/deps.js';
 import { scheduleSweep } from './maintenance/sweep.processor.js';
 import { scheduleCardSweep } from './card-timers/card-timers.processors.js';
 import { scheduleMailSweep } from './mail-sends/mail-sends.processors.js';
+import { scheduleInboundSweep } from './inbound-mail/inbound-mail.processors.js';
 
 /** Per-pool worker options (concurrency from the *_CONCURRENCY settings) and start-up work. */
 export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Deps): Partial<WorkerOptions>; onStart?(rt: Deps): Promise<void> }>> = {
@@ -21,5 +22,5 @@ export const POOL_SETUP: Partial<Record<QueueName, { options?(rt: Deps): Partial
   // Runs of different accounts move side by side; each job also hands its run on after a bounded share.
   'workflow-runs': { options: (rt) => ({ concurrency: rt.config.workflows.concurrency }) },
   'webhook-events': { options: (rt) => ({ concurrency: rt.config.webhooks.eventsConcurrency }) },
-  'inbound-mail': { options: (rt) => ({ concurrency: rt.config.inbound.concurrency }) },
+  'inbound-mail': { onStart: scheduleInboundSweep, options: (rt) => ({ concurrency: rt.config.inbound.concurrency }) },
 };

@@ -23,10 +23,11 @@ import {
 } from '../webhooks/webhooks.service.js';
 import { withIntake } from '../webhooks/intake-deps.js';
 import { withRedis } from '../redis.js';
+import { MAIL_VERBS } from './mail-commands.js';
 
-type Flags = Record<string, string | undefined>;
+export type Flags = Record<string, string | undefined>;
 
-interface Verb {
+export interface Verb {
   /** Flag names; a trailing `?` marks an optional one. */
   flags: string[];
   run(flags: Flags, deps: Pick<Deps, 'config' | 'db'>): Promise<Record<string, unknown>>;
@@ -221,6 +222,8 @@ export const VERBS: Record<string, Verb> = {
       return { deliveries: await listDestinationDeliveries(db, f.account!, f.name!, int(f.limit, 'limit', 1, 200, 50)) };
     },
   },
+  // The mail loop (issue 16): inbound URLs and received mail.
+  ...MAIL_VERBS,
 };
 
 /** Runs one verb from argv (`['token', 'mint', '--account', …]`); throws AppError or Error on refusal. */

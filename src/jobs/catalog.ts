@@ -10,6 +10,8 @@ import { mailReconcile } from './mail-reconcile.job.js';
 import { mailSweep } from './mail-sweep.job.js';
 import { sequenceStep } from './sequence-step.job.js';
 import { webhookEvent } from './webhook-event.job.js';
+import { inboundParse } from './inbound-parse.job.js';
+import { inboundSweep } from './inbound-sweep.job.js';
 import { workflowAdvance, workflowRun } from './workflow-run.job.js';
 
 /**
@@ -30,4 +32,6 @@ export const JOBS: JobDef[] = [
   sequenceStep,
   workflowRun,
   workflowAdvance,
+  inboundParse,
+  inboundSweep,
 ];

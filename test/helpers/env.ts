@@ -50,6 +50,8 @@ export function envFor(config: Config): Record<string, string> {
     QUEUE_PREFIX: config.queuePrefix,
     BASE_URL: config.baseUrl,
     LOG_LEVEL: 'silent',
+    // Off in children unless a test turns it on: processes of parallel test files would all want 2525.
+    INBOUND_SMTP_PORT: '0',
   };
 }
 

@@ -1,0 +1,37 @@
+import { getAccount } from '../accounts/accounts.service.js';
+import { BadRequest } from '../errors.js';
+import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
+import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
+import type { Verb } from './commands.js';
+
+const LIMIT_RULE = '--limit must be an integer from 1 to 1000';
+
+function limitOf(value: string | undefined): number {
+  if (value === undefined) return 50;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1000) throw new BadRequest(LIMIT_RULE);
+  return Number(value);
+}
+
+/**
+ * The mail loop's verbs (issue 16). `mail inbound-url` prints the account's inbound URL once (a second
+ * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text.
+ */
+export const MAIL_VERBS: Record<string, Verb> = {
+  'mail inbound-url': {
+    flags: ['account'],
+    async run(f, { db, config }) {
+      return createInboundUrl(db, config.baseUrl, f.account!);
+    },
+  },
+  'mail inbound-list': {
+    flags: ['account?', 'status?', 'limit?'],
+    async run(f, { db }) {
+      const status = f.status;
+      if (status !== undefined && !(INBOUND_STATUSES as readonly string[]).includes(status))
+        throw new BadRequest(`--status must be one of ${INBOUND_STATUSES.join(', ')}`);
+      if (f.account !== undefined) await getAccount(db, f.account);
+      const limit = limitOf(f.limit);
+      return { messages: await listInbound(db, { accountId: f.account, status: status as InboundStatus | undefined, limit }) };
+    },
+  },
+};

@@ -1,0 +1,154 @@
+import { describe, expect } from 'vitest';
+import { InboundAccepted } from '../../api/routes/mail-inbound.schemas.js';
+import { EMPTY_MESSAGE, NOT_RFC822 } from '../../api/routes/mail-inbound.js';
+import { inboundRepository } from '../../src/inbound/inbound.repository.js';
+import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
+import { pendingJob } from '../../src/jobs/registry.js';
+import { adminCall } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { rawMessage } from '../helpers/smtp-client.js';
+
+// Inbound mail over HTTP (issue 16, item 2) and the admin verbs that make and list it.
+
+const LIMIT = 2_048;
+let env: TestEnv;
+it.override('options', { env: { INBOUND_MAX_BYTES: String(LIMIT), BASE_URL: 'https://agent.example.com' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+async function inboundUrl(accountId: string): Promise<{ url: string; path: string; secret: string }> {
+  const { out, error } = await adminCall(env, ['mail', 'inbound-url', '--account', accountId]);
+  expect(error).toBeUndefined();
+  const url = String(out!.url);
+  const path = new URL(url).pathname;
+  return { url, path, secret: path.split('/').pop()! };
+}
+
+const post = (path: string, body: Buffer | string, type = 'message/rfc822') =>
+  env
+    .api()
+    .post(path)
+    .set('Content-Type', type)
+    .send(Buffer.isBuffer(body) ? body : Buffer.from(body));
+
+describe('POST /api/mail/inbound/{secret}', () => {
+  it('stores the message whole under the URL account, queues its parse and answers 202 {id, status: received}', async () => {
+    const { accountId } = await env.tenant();
+    const { url, path, secret } = await inboundUrl(accountId);
+    expect(url).toMatch(/^https:\/\/agent\.example\.com\/api\/mail\/inbound\/inb_[0-9A-Za-z]{40}$/);
+    // Only the hash is kept.
+    const stored: { secret_hash: string }[] = await env.rt.db('inbound_urls').where({ account_id: accountId });
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.secret_hash).not.toContain(secret);
+    const raw = rawMessage({ body: 'Bare\nLF and CRLF\r\nmixed, kept as sent' });
+    const res = await post(path, raw);
+    expect(res.status).toBe(202);
+    const body = InboundAccepted.parse(res.body);
+    expect(body.status).toBe('received');
+    const row = await inboundRepository(env.rt.db).withRaw(body.id);
+    expect(row).toMatchObject({ accountId, via: 'http', status: 'received', mailFrom: null, rcptTo: [] });
+    expect(row!.raw.equals(raw)).toBe(true);
+    const job = await pendingJob(env.rt.queues.get('inbound-mail')!, inboundParse.key({ id: body.id }));
+    expect(job?.data).toEqual({ id: body.id });
+  });
+
+  it('answers 404 to an unknown, garbled or replaced secret, and stores nothing', async () => {
+    const { accountId } = await env.tenant();
+    const first = await inboundUrl(accountId);
+    const second = await inboundUrl(accountId);
+    expect(second.secret).not.toBe(first.secret);
+    const before = await env.rt.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
+    for (const path of [
+      first.path,
+      '/api/mail/inbound/inb_0000000000000000000000000000000000000000',
+      '/api/mail/inbound/nonsense',
+      `/api/mail/inbound/${encodeURIComponent("'; drop table accounts; --")}`,
+    ]) {
+      const res = await post(path, rawMessage());
+      expect(res.status, path).toBe(404);
+      expect(res.body).toEqual({ error: 'not found' });
+    }
+    expect(await env.rt.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
+    expect((await post(second.path, rawMessage())).status).toBe(202);
+  });
+
+  it('answers 415 to a body that is not message/rfc822, 400 to an empty one, 413 over INBOUND_MAX_BYTES', async () => {
+    const { accountId } = await env.tenant();
+    const { path } = await inboundUrl(accountId);
+    const json = await post(path, '{"raw":"x"}', 'application/json');
+    expect(json.status).toBe(415);
+    expect(json.body).toEqual({ error: NOT_RFC822 });
+    expect(json.headers['cache-control']).toBe('no-store');
+    const empty = await post(path, '');
+    expect(empty.status).toBe(400);
+    expect(empty.body).toEqual({ error: EMPTY_MESSAGE });
+    const none = await env.api().post(path);
+    expect(none.status).toBe(400);
+    const big = await post(path, Buffer.concat([rawMessage(), Buffer.alloc(LIMIT, 'a')]));
+    expect(big.status).toBe(413);
+    expect(big.body).toEqual({ error: 'body must be at most 2,048 bytes (INBOUND_MAX_BYTES)' });
+    const stored = await env.rt.db('inbound_messages').where({ account_id: accountId });
+    expect(stored).toHaveLength(0);
+  });
+});
+
+describe('mail inbound-url and mail inbound-list', () => {
+  it('prints the URL once per call, refuses an unknown account and a missing flag in one line', async () => {
+    expect(await adminCall(env, ['mail', 'inbound-url', '--account', 'acct_nope'])).toEqual({ error: 'not found' });
+    expect(await adminCall(env, ['mail', 'inbound-url'])).toEqual({ error: '--account is required' });
+    const audit: { route: string }[] = await env.rt.db('audit_log').where({ route: 'mail inbound-url' });
+    expect(audit.length).toBeGreaterThan(0);
+  });
+
+  it('lists messages newest first with their envelope and outcome, never their bytes; filters by account and status', async () => {
+    const a = await env.tenant();
+    const b = await env.tenant();
+    const pa = (await inboundUrl(a.accountId)).path;
+    const pb = (await inboundUrl(b.accountId)).path;
+    const first = (await post(pa, rawMessage({ body: 'secret words one' }))).body.id as string;
+    const second = (await post(pa, rawMessage({ body: 'secret words two' }))).body.id as string;
+    const other = (await post(pb, rawMessage())).body.id as string;
+    await inboundRepository(env.rt.db).settle(first, { status: 'unplaced', reason: 'no send matches' }, Date.now());
+
+    const { out } = await adminCall(env, ['mail', 'inbound-list', '--account', a.accountId]);
+    const messages = out!.messages as Record<string, unknown>[];
+    expect(messages.map((m) => m.id)).toEqual([second, first]);
+    expect(Object.keys(messages[0]!).sort()).toEqual(
+      [
+        'id',
+        'accountId',
+        'via',
+        'mailFrom',
+        'rcptTo',
+        'size',
+        'receivedAt',
+        'status',
+        'reason',
+        'kind',
+        'replyKind',
+        'sendId',
+        'leadId',
+      ].sort(),
+    );
+    expect(messages[1]).toMatchObject({ accountId: a.accountId, via: 'http', status: 'unplaced', reason: 'no send matches' });
+    expect(JSON.stringify(out)).not.toContain('secret words');
+
+    const unplaced = await adminCall(env, ['mail', 'inbound-list', '--account', a.accountId, '--status', 'unplaced']);
+    expect((unplaced.out!.messages as { id: string }[]).map((m) => m.id)).toEqual([first]);
+    const all = await adminCall(env, ['mail', 'inbound-list', '--limit', '1000']);
+    expect((all.out!.messages as { id: string }[]).map((m) => m.id)).toEqual(expect.arrayContaining([first, second, other]));
+    const one = await adminCall(env, ['mail', 'inbound-list', '--limit', '1']);
+    expect(one.out!.messages).toHaveLength(1);
+  });
+
+  it('refuses bad flags in one line', async () => {
+    expect(await adminCall(env, ['mail', 'inbound-list', '--status', 'lost'])).toEqual({
+      error: '--status must be one of received, applied, unplaced, malformed, duplicate',
+    });
+    expect(await adminCall(env, ['mail', 'inbound-list', '--limit', '0'])).toEqual({ error: '--limit must be an integer from 1 to 1000' });
+    expect(await adminCall(env, ['mail', 'inbound-list', '--account', 'acct_nope'])).toEqual({ error: 'not found' });
+    const unknown = await adminCall(env, ['mail', 'inbound-list', '--bogus', 'x']);
+    expect(unknown.error).toMatch(/^Unknown option '--bogus'/);
+  });
+});

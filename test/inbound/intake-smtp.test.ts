@@ -1,0 +1,188 @@
+import request from 'supertest';
+import { afterAll, describe, expect } from 'vitest';
+import { createApp } from '../../api/app.js';
+import { configWith } from '../../src/config.js';
+import { createDeps, type Deps } from '../../src/deps.js';
+import { inboundRepository } from '../../src/inbound/inbound.repository.js';
+import { createInboundUrl } from '../../src/inbound/intake.service.js';
+import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
+import { pendingJob } from '../../src/jobs/registry.js';
+import { createLogger } from '../../src/logger.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { tcpProxy } from '../helpers/outages.js';
+import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
+
+// The inbound MX (issue 16, item 1): what it takes, what it refuses, and that a 250 means stored.
+
+let env: TestEnv;
+let smtp: InboundSmtp;
+let small: InboundSmtp;
+const SMALL_LIMIT = 4_096;
+const logLines: string[] = [];
+it.beforeAll(async ({ env: e }) => {
+  env = e;
+  const logger = createLogger('info', { write: (line: string) => logLines.push(line) });
+  smtp = await startInboundSmtp({ ...env.rt, logger }, { port: 0, host: '127.0.0.1' });
+  const config = { ...env.rt.config, inbound: { ...env.rt.config.inbound, maxBytes: SMALL_LIMIT } };
+  small = await startInboundSmtp({ ...env.rt, config }, { port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => {
+  await smtp?.close();
+  await small?.close();
+});
+
+const storedCount = async () => Number((await env.rt.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
+
+describe('the inbound SMTP listener', () => {
+  it('answers 250 only once the message is stored byte for byte, and queues its parse', async () => {
+    // The domain in any case (the client lowercases it). Dot-stuffed lines and 8-bit text: what comes out
+    // must be what went in.
+    const raw = Buffer.concat([rawMessage({ body: '.leading dot\r\n..two dots\r\nsmörgåsbord ✓' }), Buffer.from('tail line\r\n')]);
+    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['Reply+XYZ@LocalHost'], raw });
+    expect(answer).toMatchObject({ ok: true, code: 250 });
+    const id = idOf(answer.response);
+    expect(id).toMatch(/^inb_/);
+    const row = await inboundRepository(env.rt.db).withRaw(id!);
+    expect(row).toMatchObject({ via: 'smtp', status: 'received', mailFrom: 'jane@acme.test', rcptTo: ['Reply+XYZ@localhost'] });
+    expect(row!.accountId).toBeNull();
+    expect(row!.raw.equals(raw)).toBe(true);
+    expect(row!.size).toBe(raw.length);
+    const job = await pendingJob(env.rt.queues.get('inbound-mail')!, inboundParse.key({ id: id! }));
+    expect(job?.data).toEqual({ id });
+    // Logs name the message by id and size, never its addresses or words.
+    const logged = logLines.join('\n');
+    expect(logged).toContain(id!);
+    expect(logged).not.toContain('smörgåsbord');
+    expect(logged).not.toContain('jane@acme.test');
+  });
+
+  it('keeps a null sender (a bounce comes from <>) as no mailFrom', async () => {
+    const answer = await smtpSend(smtp.port, { from: '', to: ['bounces@localhost'], raw: rawMessage() });
+    expect(answer.ok).toBe(true);
+    expect((await inboundRepository(env.rt.db).find(idOf(answer.response)!))?.mailFrom).toBeNull();
+  });
+
+  it('refuses recipients at any other domain with 550 relay not permitted, and stores nothing', async () => {
+    const before = await storedCount();
+    for (const to of ['someone@example.com', 'reply+abc@localhost.evil.test', 'x@notlocalhost']) {
+      const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [to], raw: rawMessage() });
+      expect(answer.ok, to).toBe(false);
+      expect(answer.code, to).toBe(550);
+      expect(answer.response, to).toContain('relay not permitted');
+    }
+    expect(await storedCount()).toBe(before);
+  });
+
+  it('takes a message for its domain when another recipient of it is refused, naming only the accepted one', async () => {
+    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['a@elsewhere.test', 'b@localhost'], raw: rawMessage() });
+    expect(answer.ok).toBe(true);
+    expect((await inboundRepository(env.rt.db).find(idOf(answer.response)!))?.rcptTo).toEqual(['b@localhost']);
+  });
+
+  it('refuses a message over the limit with 552 and stores nothing; one at the limit goes in', async () => {
+    const before = await storedCount();
+    const base = rawMessage();
+    const over = Buffer.concat([base, Buffer.from(`${'x'.repeat(78)}\r\n`.repeat(Math.ceil(SMALL_LIMIT / 80)))]);
+    const refused = await smtpSend(small.port, { from: 'jane@acme.test', to: ['x@localhost'], raw: over });
+    expect(refused).toMatchObject({ ok: false, code: 552 });
+    expect(refused.response).toContain(String(SMALL_LIMIT));
+    expect(await storedCount()).toBe(before);
+    const exact = Buffer.concat([base, Buffer.from('y'.repeat(SMALL_LIMIT - base.length - 2)), Buffer.from('\r\n')]);
+    expect(exact.length).toBe(SMALL_LIMIT);
+    const taken = await smtpSend(small.port, { from: 'jane@acme.test', to: ['x@localhost'], raw: exact });
+    expect(taken.ok).toBe(true);
+    expect((await inboundRepository(env.rt.db).withRaw(idOf(taken.response)!))!.raw.equals(exact)).toBe(true);
+  });
+
+  it('refuses a 30 MB message streamed against the default 25 MiB limit with 552, and stores nothing', async () => {
+    expect(env.rt.config.inbound.maxBytes).toBe(25 * 1024 * 1024);
+    const before = await storedCount();
+    const line = Buffer.from(`${'z'.repeat(998)}\r\n`);
+    const big = Buffer.concat([rawMessage(), ...Array.from({ length: 30_000 }, () => line)]);
+    expect(big.length).toBeGreaterThan(30_000_000);
+    // By hand, without SIZE= on MAIL FROM: the whole message goes on the wire and is refused after its dot.
+    const session = await smtpDialog(smtp.port);
+    try {
+      await session.reply();
+      await session.say('EHLO client.test');
+      expect(await session.say('MAIL FROM:<jane@acme.test>')).toMatch(/^250 /);
+      expect(await session.say('RCPT TO:<x@localhost>')).toMatch(/^250 /);
+      expect(await session.say('DATA')).toMatch(/^354 /);
+      expect(await session.data(big)).toMatch(/^552 5\.3\.4 message exceeds fixed maximum message size 26214400/);
+      // The session goes on: the next message is taken.
+      expect(await session.say('MAIL FROM:<jane@acme.test>')).toMatch(/^250 /);
+    } finally {
+      session.close();
+    }
+    expect(await storedCount()).toBe(before);
+    // A client that declares the size is refused before it sends anything.
+    const declared = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['x@localhost'], raw: big });
+    expect(declared).toMatchObject({ ok: false, code: 552 });
+    expect(await storedCount()).toBe(before);
+  }, 30_000);
+
+  it('advertises SIZE (no STARTTLS, no AUTH), refuses a declared SIZE over it, and takes its domain in any case', async () => {
+    const smtpSession = await smtpDialog(small.port);
+    try {
+      expect(await smtpSession.reply()).toMatch(/^220 /);
+      const ehlo = await smtpSession.say('EHLO client.test');
+      expect(ehlo).toContain(`SIZE ${SMALL_LIMIT}`);
+      expect(ehlo).not.toContain('STARTTLS');
+      expect(ehlo).not.toContain('AUTH');
+      expect(await smtpSession.say(`MAIL FROM:<jane@acme.test> SIZE=${SMALL_LIMIT + 1}`)).toMatch(/^552 /);
+      expect(await smtpSession.say('MAIL FROM:<jane@acme.test> SIZE=100')).toMatch(/^250 /);
+      expect(await smtpSession.say('RCPT TO:<Reply+Q@LOCALHOST>')).toMatch(/^250 /);
+      expect(await smtpSession.say('RCPT TO:<q@LOCALHOST.example>')).toMatch(/^550 .*relay not permitted/);
+      expect(await smtpSession.say('AUTH PLAIN AGphbmUAcHc=')).toMatch(/^5\d\d /);
+    } finally {
+      smtpSession.close();
+    }
+  });
+});
+
+describe('the inbound SMTP listener with Postgres out of reach', () => {
+  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let rt: Deps;
+  let cut: InboundSmtp;
+  it.beforeAll(async () => {
+    proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
+    const url = new URL(env.config.databaseUrl);
+    url.port = String(proxy.port);
+    rt = createDeps(configWith({ DATABASE_URL: url.toString(), QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
+    await rt.ready();
+    cut = await startInboundSmtp(rt, { port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await cut?.close();
+    await rt?.close();
+    await proxy?.close();
+  });
+
+  it('answers 451 (try again later) and keeps nothing; once Postgres is back the retry is taken', async () => {
+    const raw = rawMessage({ body: 'retry me' });
+    proxy.cut();
+    const refused = await smtpSend(cut.port, { from: 'jane@acme.test', to: ['x@localhost'], raw });
+    expect(refused).toMatchObject({ ok: false, code: 451 });
+    proxy.restore();
+    const retried = await smtpSend(cut.port, { from: 'jane@acme.test', to: ['x@localhost'], raw });
+    expect(retried.ok).toBe(true);
+    const rows: { raw: Buffer }[] = await env.rt.db('inbound_messages').select('raw');
+    expect(rows.filter((r) => r.raw.equals(raw))).toHaveLength(1);
+  });
+
+  it('answers 503 with Retry-After on the inbound URL (a retry is safe), never a 500', async () => {
+    const { accountId } = await env.tenant();
+    const { url } = await createInboundUrl(env.rt.db, env.config.baseUrl, accountId);
+    proxy.cut();
+    try {
+      const res = await request(createApp(rt)).post(new URL(url).pathname).set('Content-Type', 'message/rfc822').send(rawMessage());
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBeDefined();
+      expect(res.body).toEqual({ error: 'temporarily unavailable' });
+    } finally {
+      proxy.restore();
+    }
+  });
+});
