@@ -1,0 +1,207 @@
+import { simpleParser } from 'mailparser';
+import { describe, expect } from 'vitest';
+import { startTurn } from '../../src/agent/agent.service.js';
+import { pendingJob } from '../../src/jobs/registry.js';
+import { applyOutcome } from '../../src/inbound/effects.service.js';
+import { sequenceIdFor, sequencesRepository } from '../../src/mail/sequences.repository.js';
+import { threadsRepository } from '../../src/mail/threads.repository.js';
+import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
+import { shipSequenceStep, sweepSequences } from '../../src/review/sequences.service.js';
+import { buildCard } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { until } from '../helpers/processes.js';
+import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+
+let env: TestEnv;
+let smtp: TestSmtp;
+it.override('options', ({ smtp }) => ({ env: { ...smtpEnv(smtp), MAIL_SWEEP_MS: '200' }, pools: ['agent-turns', 'mail-sends'] }));
+it.beforeAll(({ env: e, smtp: s }) => {
+  env = e;
+  smtp = s;
+});
+
+const DAY = 86_400_000;
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+/** A sequence card as the agent's ship tool files it: a first mail and two follow-ups. */
+async function sequenceCard(accountId: string, to: string, tag: string): Promise<Card> {
+  return buildCard(env.rt.db, accountId, 'approval', {
+    sourceType: 'sequence',
+    title: `Sequence to ${to}`,
+    payload: {
+      work: 'sequence',
+      to,
+      draft: { subject: `Idea ${tag}`, body: `first ${tag}` },
+      steps: [
+        { body: `second ${tag}`, delayDays: 3 },
+        { body: `third ${tag}`, delayDays: 4 },
+      ],
+    },
+  });
+}
+
+const mailsTo = (to: string) => smtp.received.filter((m) => m.to.includes(to));
+const seqOf = (accountId: string, cardId: string) => sequencesRepository(env.rt.db).find(accountId, sequenceIdFor(cardId));
+/** Time passes: the sequence's next step is due now. */
+const due = (cardId: string) =>
+  env.rt
+    .db('mail_sequences')
+    .where({ card_id: cardId })
+    .update({ next_at: Date.now() - 1 });
+
+async function approve(token: string, cardId: string) {
+  const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
+  expect(res.status).toBe(200);
+}
+
+describe('sequences', () => {
+  it('"start a sequence to ADDRESS about TOPIC" files a sequence card with a first mail and two follow-ups', async () => {
+    const { accountId } = await env.tenant();
+    await startTurn(env.rt, {
+      accountId,
+      kind: 'message',
+      origin: 'dashboard',
+      text: 'start a sequence to jane@acme.test about onboarding',
+    });
+    const card = await until(async () => (await env.rt.db('review_cards').where({ account_id: accountId, source_type: 'sequence' }))[0]);
+    expect(card.payload).toMatchObject({ work: 'sequence', to: 'jane@acme.test', draft: { subject: 'Onboarding' } });
+    expect(card.payload.steps.map((s: { delayDays: number }) => s.delayDays)).toEqual([3, 4]);
+    expect(card.status).toBe('pending');
+    expect(smtp.received.filter((m) => m.to.includes('jane@acme.test'))).toEqual([]);
+  });
+
+  it('ships the first mail on approval, then each follow-up when due, in the same thread, once, and finishes', async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write']);
+    const to = 'ann@seq.test';
+    const card = await sequenceCard(accountId, to, 'a');
+    await approve(token, card.id);
+    expect(mailsTo(to)).toHaveLength(1);
+    const seq = (await seqOf(accountId, card.id))!;
+    expect(seq).toMatchObject({ status: 'active', nextStep: 1 });
+    expect(seq.nextAt! - Date.now()).toBeGreaterThan(3 * DAY - 60_000);
+    const sent = (await cardsRepository(env.rt.db).find(accountId, card.id))!;
+    expect(sent).toMatchObject({ status: 'sent', actions: ['dismiss'], primaryLabel: 'Running' });
+    expect(sent.resolution).toMatchObject({ sequence: 'running', sequenceId: seq.id });
+    // Its follow-up waits as a delayed job.
+    const queue = env.rt.queues.get('mail-sends')!;
+    expect(await pendingJob(queue, `sequence-step-${seq.id}-1`)).toBeTruthy();
+
+    // Not due yet: nothing ships.
+    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('not_due');
+    expect(mailsTo(to)).toHaveLength(1);
+
+    await due(card.id);
+    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('shipped');
+    // A repeated job for a step that shipped does nothing.
+    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('not_active');
+    await due(card.id);
+    expect(await shipSequenceStep(env.rt, accountId, seq.id, 2)).toBe('shipped');
+
+    const mails = await Promise.all(mailsTo(to).map((m) => simpleParser(m.raw)));
+    expect(mails.map((m) => m.text?.trim())).toEqual(['first a', 'second a', 'third a']);
+    expect(mails.map((m) => m.subject)).toEqual(['Idea a', 'Re: Idea a', 'Re: Idea a']);
+    const firstId = mails[0]!.messageId;
+    expect(mails[1]!.inReplyTo).toBe(firstId);
+    expect(mails[2]!.inReplyTo).toBe(firstId);
+    // Each step has its own thread (reply token), all naming the sequence.
+    const threads = await env.rt.db('mail_threads').where({ card_id: card.id }).orderBy('step');
+    expect(threads.map((t) => [t.step, t.sequence_id])).toEqual([
+      [0, seq.id],
+      [1, seq.id],
+      [2, seq.id],
+    ]);
+    expect(new Set(mails.map((m) => m.replyTo?.text)).size).toBe(3);
+
+    expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'finished', nextStep: 3, nextAt: null });
+    const done = (await cardsRepository(env.rt.db).find(accountId, card.id))!;
+    expect(done).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
+    expect(done.resolution).toMatchObject({ sequence: 'finished' });
+    const sends = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    expect(sends).toHaveLength(3);
+  });
+
+  it('ships a due step once when many jobs race for it', async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write']);
+    const to = 'race@seq.test';
+    const card = await sequenceCard(accountId, to, 'r');
+    await approve(token, card.id);
+    await due(card.id);
+    const id = sequenceIdFor(card.id);
+    const outcomes = await Promise.all(Array.from({ length: 8 }, () => shipSequenceStep(env.rt, accountId, id, 1)));
+    expect(outcomes.filter((o) => o === 'shipped')).toHaveLength(1);
+    expect(mailsTo(to)).toHaveLength(2);
+    expect(await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 })).toHaveLength(1);
+  });
+
+  it('stops at once on a reply from the recipient: no later step ships', async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write']);
+    const to = 'reply@seq.test';
+    const card = await sequenceCard(accountId, to, 'p');
+    await approve(token, card.id);
+    const thread = (await threadsRepository(env.rt.db).ofCardStep(accountId, card.id, 0))!;
+    await env.rt.db.transaction((trx) =>
+      applyOutcome(trx, env.rt.config, thread, { kind: 'reply', replyKind: 'interested', text: 'yes' }, { id: 'in_1', at: Date.now() }),
+    );
+    expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: 'the recipient replied' });
+    const stopped = (await cardsRepository(env.rt.db).find(accountId, card.id))!;
+    expect(stopped.actions).toEqual([]);
+    expect(stopped.resolution).toMatchObject({ sequence: 'stopped', sequenceStopReason: 'the recipient replied' });
+    await due(card.id);
+    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(card.id), 1)).toBe('not_active');
+    expect(mailsTo(to)).toHaveLength(1);
+  });
+
+  it('stops when a person dismisses the running sequence, and when the address goes on the block list', async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write', 'leads:write']);
+    const a = await sequenceCard(accountId, 'dismiss@seq.test', 'd');
+    const b = await sequenceCard(accountId, 'blocked@seq.test', 'b');
+    await approve(token, a.id);
+    await approve(token, b.id);
+
+    const res = await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({ reason: 'wrong list' });
+    expect(res.status).toBe(200);
+    expect(await seqOf(accountId, a.id)).toMatchObject({ status: 'stopped', stopReason: 'a person dismissed the sequence' });
+    const dismissed = (await cardsRepository(env.rt.db).find(accountId, a.id))!;
+    expect(dismissed.status).toBe('dismissed');
+    expect(dismissed.resolution).toMatchObject({ action: 'dismiss', sequence: 'stopped', sendId: expect.any(String) });
+    const again = await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({});
+    expect(again.status).toBe(409);
+
+    const blocked = await env
+      .api()
+      .post('/api/v1/blocklist')
+      .set(auth(token))
+      .send({ entries: ['blocked@seq.test'] });
+    expect(blocked.status).toBeLessThan(300);
+    await due(a.id);
+    await due(b.id);
+    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(a.id), 1)).toBe('not_active');
+    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(b.id), 1)).toBe('stopped');
+    expect(await seqOf(accountId, b.id)).toMatchObject({ status: 'stopped', stopReason: 'blocked@seq.test is on the block list' });
+    expect(mailsTo('dismiss@seq.test')).toHaveLength(1);
+    expect(mailsTo('blocked@seq.test')).toHaveLength(1);
+  });
+
+  it('the mail sweep queues an overdue step whose job was lost, and the pool ships it', async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write']);
+    const to = 'swept@seq.test';
+    const card = await sequenceCard(accountId, to, 's');
+    await approve(token, card.id);
+    const seq = (await seqOf(accountId, card.id))!;
+    await (await pendingJob(env.rt.queues.get('mail-sends')!, `sequence-step-${seq.id}-1`))!.remove();
+    await env.rt
+      .db('mail_sequences')
+      .where({ card_id: card.id })
+      .update({ next_at: Date.now() - 60_000 });
+    await until(async () => mailsTo(to).length === 2, 15_000);
+    expect(await sweepSequences(env.rt, 1)).toBe(0);
+    expect((await seqOf(accountId, card.id))?.nextStep).toBe(2);
+  });
+
+  it('refuses a sequence card whose follow-ups are not a valid sequence when the agent files it', async () => {
+    const { accountId } = await env.tenant();
+    await startTurn(env.rt, { accountId, kind: 'message', origin: 'dashboard', text: 'start a sequence to not-an-address about x' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await env.rt.db('review_cards').where({ account_id: accountId, source_type: 'sequence' })).toEqual([]);
+  });
+});
