@@ -24,7 +24,8 @@ export async function startHttpProvider() {
   const messages: ProviderMessage[] = [];
   /** Every POST's key and body as it arrived, taken or not (a dropped one too): what each try sent. */
   const posts: { key: string; body: ProviderMessage['body'] }[] = [];
-  const state = { mode: 'accept' as 'accept' | 'drop-after' | 'drop-before', requests: 0 };
+  /** `delayMs`: how long a taken message waits for its answer (a worker killed meanwhile loses it). */
+  const state = { mode: 'accept' as 'accept' | 'drop-after' | 'drop-before', requests: 0, delayMs: 0 };
   const server: Server = createServer((req, res) => {
     state.requests++;
     const key = String(req.headers['idempotency-key'] ?? '');
@@ -47,8 +48,11 @@ export async function startHttpProvider() {
         messages.push(msg);
       }
       if (state.mode === 'drop-after') return req.socket.destroy();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: msg.id }));
+      const id = msg.id;
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id }));
+      }, state.delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

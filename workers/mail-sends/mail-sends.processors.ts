@@ -19,13 +19,13 @@ export const mailSweepProcessor = defineProcessor({
   job: mailSweep,
   run: async (_p, { rt }) => {
     const settled = await sweepSends(rt);
-    const steps = await sweepSequences(rt, Math.floor(Date.now() / SWEEP_BUCKET_MS));
+    const steps = await sweepSequences(rt, Math.floor(Date.now() / (SWEEPS_PER_BUCKET * rt.config.mail.sweepEveryMs)));
     return { settled, steps };
   },
 });
 
-/** A sequence step the sweep finds without a job gets at most one new job per this long. */
-const SWEEP_BUCKET_MS = 10 * 60_000;
+/** A sequence step the sweep finds without a job gets at most one new job per this many sweeps (10 minutes by default). */
+const SWEEPS_PER_BUCKET = 10;
 
 export const sequenceStepProcessor = defineProcessor({
   job: sequenceStep,

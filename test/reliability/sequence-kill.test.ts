@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
+import { shipCard } from '../../src/review/shipping.service.js';
+import { buildCard } from '../helpers/factories.js';
+import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { startHttpProvider } from '../helpers/smtp-http-provider.js';
+
+/**
+ * kill -9 of the worker that ships sequence steps, again and again, while 24 sequences of three mails
+ * each run through the HTTP mail API (which can be asked whether a key was delivered). Every step of
+ * every sequence must reach the provider exactly once: none twice (one live fence per card and step),
+ * none skipped (the mail sweep reconciles a fence a kill left behind and queues a step left without a job).
+ */
+const SEQUENCES = 24;
+let env: TestEnv;
+let provider: Awaited<ReturnType<typeof startHttpProvider>>;
+const children: ChildProcess[] = [];
+
+/** The mail settings of this test's world and of every worker process it starts. */
+const mailEnv = () => ({
+  MAIL_TRANSPORT: 'http',
+  MAIL_API_URL: provider.url,
+  MAIL_SEND_TIMEOUT_MS: '1000',
+  MAIL_RECONCILE_DELAY_MS: '100',
+  MAIL_RECONCILE_WINDOW_MS: '3000',
+  MAIL_SWEEP_MS: '250',
+});
+
+beforeAll(async () => {
+  provider = await startHttpProvider();
+  env = await setupTestEnv({ env: mailEnv() });
+});
+
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await env?.close();
+  await provider?.close();
+});
+
+async function startWorker(): Promise<ChildProcess> {
+  const queue = env.rt.queues.get('mail-sends')!;
+  const before = (await queue.getWorkers()).length;
+  const { BASE_URL: _vite, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'mail-sends'], {
+    cwd: ROOT,
+    env: { ...inherited, ...envFor(env.config), ...mailEnv() },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  await waitFor(async () => (await queue.getWorkers()).length > before, 'worker start', 60_000);
+  return child;
+}
+
+const stepOf = (text: string) => Number(/step (\d)/.exec(text)?.[1]);
+
+describe('kill -9 of the sequence worker', () => {
+  it('ships every step of every sequence exactly once: none twice, none skipped', async () => {
+    const { accountId } = await env.tenant();
+    const cards = [];
+    for (let i = 0; i < SEQUENCES; i++) {
+      const card = await buildCard(env.rt.db, accountId, 'approval', {
+        sourceType: 'sequence',
+        title: `Sequence ${i}`,
+        payload: {
+          work: 'sequence',
+          to: `lead-${i}@kill.test`,
+          draft: { subject: `Idea ${i}`, body: `step 0 of ${i}` },
+          steps: [
+            { body: `step 1 of ${i}`, delayDays: 1 },
+            { body: `step 2 of ${i}`, delayDays: 1 },
+          ],
+        },
+      });
+      await shipCard(env.rt, null, card, { decidedBy: 'person' });
+      cards.push(card);
+    }
+    // A day passes, and every later step is due at once: the sweep queues them.
+    await env.rt
+      .db('mail_sequences')
+      .where({ account_id: accountId })
+      .update({ next_at: Date.now() - 60_000, steps: env.rt.db.raw(`jsonb_set(steps, '{2,delayMs}', '0')`) });
+    provider.state.delayMs = 40;
+
+    let kills = 0;
+    let worker = await startWorker();
+    for (const after of [8, 18, 30]) {
+      await until(async () => provider.messages.length >= SEQUENCES + after, 60_000, 20);
+      worker.kill('SIGKILL');
+      kills++;
+      await new Promise((r) => worker.once('exit', r));
+      worker = await startWorker();
+    }
+    await until(
+      async () => {
+        const n = await env.rt.db('mail_sequences').where({ account_id: accountId, status: 'finished' }).count<{ n: string }[]>('* as n');
+        return Number(n[0]!.n) === SEQUENCES;
+      },
+      120_000,
+      100,
+    );
+    expect(kills).toBe(3);
+    // Kills landed mid-send: fences left `sending` were settled by reconciliation, not by their sender.
+    const reconciled = await env.rt.db('mail_sends').where({ account_id: accountId }).whereNotNull('reconcile_until');
+    expect(reconciled.length).toBeGreaterThan(0);
+
+    for (let i = 0; i < SEQUENCES; i++) {
+      const mine = provider.messages.filter((m) => m.body.to === `lead-${i}@kill.test`);
+      expect(mine.map((m) => stepOf(m.body.text)).sort(), `lead-${i}`).toEqual([0, 1, 2]);
+    }
+    const fences = await env.rt.db('mail_sends').where({ account_id: accountId, status: 'sent' }).select('card_id', 'step');
+    expect(fences).toHaveLength(SEQUENCES * 3);
+    const seqs = await env.rt.db('mail_sequences').where({ account_id: accountId }).select('id', 'card_id');
+    expect(seqs.map((s) => s.id).sort()).toEqual(cards.map((c) => sequenceIdFor(c.id)).sort());
+  }, 240_000);
+});
