@@ -42,6 +42,7 @@ function firstObject(content: string): unknown {
 type Answer = { ok: true; kind: ReplyKind } | { ok: false; why: string };
 
 async function askModel(cfg: Config['agent']['llm'], text: string, subject: string, fetchImpl: typeof fetch): Promise<Answer> {
+  const data = dataBlock({ label: 'mail reply', content: { subject, text: text.slice(0, MODEL_TEXT_MAX) } });
   let res: Response;
   try {
     res = await fetchImpl(`${cfg.baseUrl}/chat/completions`, {
@@ -54,7 +55,7 @@ async function askModel(cfg: Config['agent']['llm'], text: string, subject: stri
           { role: 'system', content: SYSTEM },
           {
             role: 'user',
-            content: `Classify this reply.\n\n${dataBlock({ label: 'mail reply', content: { subject, text: text.slice(0, MODEL_TEXT_MAX) } })}`,
+            content: `Classify this reply.\n\n${data}`,
           },
         ],
       }),

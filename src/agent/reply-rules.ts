@@ -21,6 +21,9 @@ interface Rule {
 
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/;
 
+/** One case-insensitive pattern of phrases (regex source each), matched from a word boundary. */
+const anyOf = (phrases: string[], end = ''): RegExp => new RegExp(`\\b(?:${phrases.join('|')})${end}`, 'i');
+
 /**
  * The offline brain's reply rules, first match wins (docs/decisions.md, "Classifying received mail").
  * Read on the reply's new text only (quotes stripped). Declining kinds come before `interested`, so
@@ -30,34 +33,97 @@ export const REPLY_RULES: readonly Rule[] = [
   {
     kind: 'unsubscribe',
     name: 'asks-removal',
-    test: /\b(unsubscribe|remove me|take me off|opt(?:[\s-])?out|stop (?:e-?mailing|emailing|contacting|writing to|sending)|(?:do not|don'?t) (?:contact|e-?mail) me|no (?:more|further) e-?mails?|abmelden|désinscri|désabonn|avregistrera)/i,
+    test: anyOf([
+      'unsubscribe',
+      'remove me',
+      'take me off',
+      'opt(?:[\\s-])?out',
+      'stop (?:e-?mailing|emailing|contacting|writing to|sending)',
+      "(?:do not|don'?t) (?:contact|e-?mail) me",
+      'no (?:more|further) e-?mails?',
+      'abmelden',
+      'désinscri',
+      'désabonn',
+      'avregistrera',
+    ]),
     reason: 'asked to be removed',
   },
   {
     kind: 'referral',
     name: 'points-to-colleague',
-    test: /\b((?:talk to|speak (?:to|with)|reach out to|contact|get in touch with)(?!\s+(?:me|us)\b)|(?:right|better) (?:person|contact)|looping in|cc'?(?:ing|'d)|copying|forwarded (?:this|it|your (?:e-?mail|message|note)) to|handles? (?:this|that))\b/i,
+    test: anyOf(
+      [
+        '(?:talk to|speak (?:to|with)|reach out to|contact|get in touch with)(?!\\s+(?:me|us)\\b)',
+        '(?:right|better) (?:person|contact)',
+        'looping in',
+        "cc'?(?:ing|'d)",
+        'copying',
+        'forwarded (?:this|it|your (?:e-?mail|message|note)) to',
+        'handles? (?:this|that)',
+      ],
+      '\\b',
+    ),
     and: new RegExp(`${EMAIL.source}|\\b(looping in|cc'?(?:ing|'d)|copying|forwarded)\\b`, 'i'),
     reason: 'pointed to a colleague',
   },
   {
     kind: 'wrong_person',
     name: 'not-the-contact',
-    test: /\b(wrong person|not the (?:right|correct|best) (?:person|contact)|no longer (?:work|with|at|employed)|(?:have |has )?left (?:the company|the business|the firm)|not (?:my|in my) (?:area|department|role|remit)|not responsible for|don'?t (?:handle|deal with|work on))\b/i,
+    test: anyOf(
+      [
+        'wrong person',
+        'not the (?:right|correct|best) (?:person|contact)',
+        'no longer (?:work|with|at|employed)',
+        '(?:have |has )?left (?:the company|the business|the firm)',
+        'not (?:my|in my) (?:area|department|role|remit)',
+        'not responsible for',
+        "don'?t (?:handle|deal with|work on)",
+      ],
+      '\\b',
+    ),
     reason: 'not the right contact',
     refine: [{ test: /\b(no longer|left the)\b/i, reason: 'no longer at the company' }],
   },
   {
     kind: 'not_now',
     name: 'later',
-    test: /\b(not (?:right )?now|not the right time|timing (?:is not|isn'?t|is not quite) right|bad timing|budget freeze|no budget (?:this|right)|maybe later|(?:reach|check|circle|follow) (?:out|back|up)(?: again)? (?:in|next|after|later|early|once)|next (?:quarter|year|month)|in a few (?:weeks|months)|after the (?:holidays|summer|new year)|(?:try|ask) (?:me |us )?again (?:in|later|next))\b/i,
+    test: anyOf(
+      [
+        'not (?:right )?now',
+        'not the right time',
+        "timing (?:is not|isn'?t|is not quite) right",
+        'bad timing',
+        'budget freeze',
+        'no budget (?:this|right)',
+        'maybe later',
+        '(?:reach|check|circle|follow) (?:out|back|up)(?: again)? (?:in|next|after|later|early|once)',
+        'next (?:quarter|year|month)',
+        'in a few (?:weeks|months)',
+        'after the (?:holidays|summer|new year)',
+        '(?:try|ask) (?:me |us )?again (?:in|later|next)',
+      ],
+      '\\b',
+    ),
     reason: 'not the right time',
     refine: [{ test: /\bbudget\b/i, reason: 'no budget at the moment' }],
   },
   {
     kind: 'not_interested',
     name: 'declines',
-    test: /\b(not interested|no,? thanks?(?: you)?|not a (?:good )?fit|not relevant|not for us|(?:we|i)(?:'re| are) (?:all )?set|already (?:have|use|using|work with|got)|pass on this|(?:we|i) don'?t need|no need|nicht interessiert|pas intéressé)/i,
+    test: anyOf([
+      'not interested',
+      'no,? thanks?(?: you)?',
+      'not a (?:good )?fit',
+      'not relevant',
+      'not for us',
+      "(?:we|i)(?:'re| are) (?:all )?set",
+      'already (?:have|use|using|work with|got)',
+      'pass on this',
+      "(?:we|i) don'?t need",
+      'no need',
+      'nicht interessiert',
+      'pas intéressé',
+    ]),
     reason: 'not interested',
     refine: [
       { test: /\balready (?:have|use|using|work with|got)\b/i, reason: 'already has a solution' },
@@ -67,7 +133,23 @@ export const REPLY_RULES: readonly Rule[] = [
   {
     kind: 'interested',
     name: 'wants-to-talk',
-    test: /\b(interested|interesting|sounds (?:good|great|promising)|let'?s (?:talk|chat|connect|meet|do it|set (?:up|something up)|schedule|book)|(?:set up|schedule|book|jump on|hop on|have) a (?:quick )?(?:call|meeting|demo|chat)|happy to (?:chat|talk|connect|meet)|tell me more|send (?:me |over )?(?:more )?(?:info|information|details)|yes,? please|count (?:me|us) in|(?:free|available) (?:on|next|this|for a)|book a time)\b/i,
+    test: anyOf(
+      [
+        'interested',
+        'interesting',
+        'sounds (?:good|great|promising)',
+        "let'?s (?:talk|chat|connect|meet|do it|set (?:up|something up)|schedule|book)",
+        '(?:set up|schedule|book|jump on|hop on|have) a (?:quick )?(?:call|meeting|demo|chat)',
+        'happy to (?:chat|talk|connect|meet)',
+        'tell me more',
+        'send (?:me |over )?(?:more )?(?:info|information|details)',
+        'yes,? please',
+        'count (?:me|us) in',
+        '(?:free|available) (?:on|next|this|for a)',
+        'book a time',
+      ],
+      '\\b',
+    ),
   },
   { kind: 'question', name: 'asks', test: /\?|^\s*(?:how|what|which|when|where|why|who|can|could|do|does|is|are)\b/im },
 ];

@@ -13,12 +13,45 @@ export interface KindVerdict {
 
 const DIAGNOSTIC_MAX = 500;
 
+const phrases = (list: string[], flags = 'i') => new RegExp(`(?:${list.join('|')})`, flags);
+
 /** Out-of-office subjects, several languages (a reply's "Re:" prefix allowed before them). */
-const OOO_SUBJECT =
-  /^(?:(?:re|aw|sv|vs|antw?|r)\s*:\s*)*(?:out of (?:the )?office|automatic reply|auto(?:matic)?[- ]?(?:reply|response)|autoreply|away from (?:the |my )?office|on vacation|on leave|abwesenheit(?:snotiz)?|automatische antwort|réponse automatique|absence|autosvar|frånvaro|fuera de la oficina|respuesta automática|risposta automatica|fuori sede|afwezig|automatisch antwoord)\b/i;
+const OOO_SUBJECT = new RegExp(
+  `^(?:(?:re|aw|sv|vs|antw?|r)\\s*:\\s*)*${
+    phrases([
+      'out of (?:the )?office',
+      'automatic reply',
+      'auto(?:matic)?[- ]?(?:reply|response)',
+      'autoreply',
+      'away from (?:the |my )?office',
+      'on vacation',
+      'on leave',
+      'abwesenheit(?:snotiz)?',
+      'automatische antwort',
+      'réponse automatique',
+      'absence',
+      'autosvar',
+      'frånvaro',
+      'fuera de la oficina',
+      'respuesta automática',
+      'risposta automatica',
+      'fuori sede',
+      'afwezig',
+      'automatisch antwoord',
+    ]).source
+  }\\b`,
+  'i',
+);
 /** Out-of-office sentences in a message's first lines. */
-const OOO_BODY =
-  /\b(i am (?:currently )?out of (?:the )?office|i'?m (?:currently )?out of (?:the )?office|(?:with|have) limited access to (?:my )?e-?mail|i am (?:currently )?away (?:from|until)|this is an automatic reply|ich bin (?:derzeit |zur zeit )?(?:nicht im büro|abwesend)|je suis (?:actuellement )?absente?|jag är (?:ledig|inte på kontoret|frånvarande))/i;
+const OOO_BODY = phrases([
+  "\\bi(?: am|'?m) (?:currently )?out of (?:the )?office",
+  '\\b(?:with|have) limited access to (?:my )?e-?mail',
+  '\\bi am (?:currently )?away (?:from|until)',
+  '\\bthis is an automatic reply',
+  '\\bich bin (?:derzeit |zur zeit )?(?:nicht im büro|abwesend)',
+  '\\bje suis (?:actuellement )?absente?',
+  '\\bjag är (?:ledig|inte på kontoret|frånvarande)',
+]);
 
 const MAILER_DAEMON = /^(mailer-daemon|postmaster|mail-daemon|mailerdaemon)@/i;
 const STATUS_CODE = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;

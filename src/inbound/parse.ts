@@ -38,7 +38,7 @@ const PLAIN_HEADERS = [
 export interface ParsedMail {
   /** Lowercased bare address of `From`. */
   from: string | null;
-  /** Lowercased bare addresses of `To` and `Cc`. */
+  /** Bare addresses of `To` and `Cc`, local part as written (a reply token is case-sensitive), domain lowercased. */
   to: string[];
   cc: string[];
   subject: string;
@@ -75,12 +75,18 @@ function messageIds(v: HeaderValue | undefined): string[] {
   return raw.split(/\s+/).filter(Boolean).map(bracketed);
 }
 
+/** The local part as written, the domain lowercased. */
+const domainLowered = (a: string): string => {
+  const at = a.lastIndexOf('@');
+  return at < 0 ? a : a.slice(0, at) + a.slice(at).toLowerCase();
+};
+
 function addresses(v: AddressObject | AddressObject[] | undefined): string[] {
   if (!v) return [];
   const out: string[] = [];
   const walk = (list: { address?: string; group?: { address?: string }[] }[]) => {
     for (const a of list) {
-      if (a.address) out.push(a.address.toLowerCase());
+      if (a.address) out.push(domainLowered(a.address.trim()));
       if (a.group) walk(a.group);
     }
   };
@@ -228,7 +234,7 @@ export async function parseMail(raw: Buffer): Promise<ParseResult> {
   return {
     ok: true,
     mail: {
-      from: addresses(h.get('from') as AddressObject | undefined)[0] ?? null,
+      from: addresses(h.get('from') as AddressObject | undefined)[0]?.toLowerCase() ?? null,
       to: addresses(h.get('to') as AddressObject | AddressObject[] | undefined),
       cc: addresses(h.get('cc') as AddressObject | AddressObject[] | undefined),
       subject: plainHeader(h.get('subject')) ?? '',
