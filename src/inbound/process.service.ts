@@ -76,10 +76,11 @@ function settled(d: Decision): InboundResult {
 /**
  * Parses one stored message (`inbound_messages.id`), matches it to a send, classifies it and applies the
  * outcome. The work that reads (and may ask the model) runs first, without a lock; then one transaction
- * locks the row and, only if it is still `received`, settles it and applies the outcome together, so a
- * retried or concurrent job applies it once (the first to lock wins; the other finds it settled). A
- * provider's repeat (same account and Message-ID as an applied message) settles as `duplicate`. A client's
- * bad mail never throws: it is kept as `malformed` or `unplaced` with a reason; only infrastructure errors throw.
+ * settles the row, only if it is still `received` (the conditional UPDATE takes the row lock, so of two
+ * concurrent or retried jobs the first wins and the other changes nothing), and applies the outcome in the
+ * same commit. A provider's repeat (same account and Message-ID as an applied message) settles as
+ * `duplicate`, under a lock on that pair. A client's bad mail never throws: it is kept as `malformed` or
+ * `unplaced` with a reason; only infrastructure errors throw (the job retries them).
  */
 export async function processInbound(deps: InboundDeps, id: string): Promise<void> {
   const repo = inboundRepository(deps.db);
@@ -89,8 +90,6 @@ export async function processInbound(deps: InboundDeps, id: string): Promise<voi
   const at = Date.now();
   const applied = await deps.db.transaction(async (trx): Promise<Applied | null> => {
     const locked = inboundRepository(trx);
-    const current = await locked.withRaw(id, true);
-    if (current?.status !== 'received') return null;
     if (decision.status !== 'applied') {
       await locked.settle(id, settled(decision), at);
       return null;

@@ -204,8 +204,14 @@ describe('automatic replies', () => {
   });
 
   it('counts Action: failed without a Status as hard, and prefers Original-Recipient', () => {
-    const report =
-      'Reporting-MTA: dns; mx.example\n\nOriginal-Recipient: rfc822;<Jane@Acme.test>\nFinal-Recipient: rfc822; j@relay.test\nAction: failed\n';
+    const report = [
+      'Reporting-MTA: dns; mx.example',
+      '',
+      'Original-Recipient: rfc822;<Jane@Acme.test>',
+      'Final-Recipient: rfc822; j@relay.test',
+      'Action: failed',
+      '',
+    ].join('\n');
     expect(readDeliveryStatus(report)).toEqual({ type: 'hard', recipient: 'jane@acme.test', status: null, diagnostic: null });
   });
 });
