@@ -10,6 +10,7 @@ import path from 'node:path';
 import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { httpRead } from './http-read.bench.js';
+import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
@@ -42,6 +43,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'mail-send': mailSend,
   'mail-worker': mailWorker,
   'one-click': oneClick,
+  'inbound-parse': inboundParse,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

@@ -1,0 +1,130 @@
+import type { Queryable } from '../db.js';
+import { threadsRepository, type Thread } from '../mail/threads.repository.js';
+import { headerFields, type ParsedMail } from './parse.js';
+
+/** How a message found its send (kept in the inbound row's details). */
+export type MatchedBy =
+  | 'reply-address'
+  | 'unsubscribe-address'
+  | 'in-reply-to'
+  | 'references'
+  | 'original-message-id'
+  | 'original-address'
+  | 'sender';
+
+export type Match = { ok: true; thread: Thread; matchedBy: MatchedBy } | { ok: false; reason: string };
+
+/** The `reply+`/`unsubscribe+` addresses among a message's recipients (prefix case-insensitive, token as written). */
+export interface TokenAddress {
+  kind: 'reply' | 'unsubscribe';
+  token: string;
+}
+
+const ORIGINAL_PARTS = ['message/rfc822', 'text/rfc822-headers', 'message/global', 'message/global-headers'] as const;
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** `reply+<token>@domain` and `unsubscribe+<token>@domain` in any text (a header value, a report's body). */
+function tokenPattern(domain: string): RegExp {
+  return new RegExp(`\\b(reply|unsubscribe)\\+([A-Za-z0-9_-]{1,128})@${escapeRegExp(domain)}\\b`, 'gi');
+}
+
+export function tokenAddresses(values: string[], domain: string): TokenAddress[] {
+  const out: TokenAddress[] = [];
+  const re = tokenPattern(domain);
+  for (const v of values) {
+    for (const m of v.matchAll(re)) out.push({ kind: m[1]!.toLowerCase() as TokenAddress['kind'], token: m[2]! });
+  }
+  return out;
+}
+
+/** Addresses the message was delivered to: the SMTP envelope, To, Cc and Delivered-To. */
+export function recipientsOf(mail: ParsedMail, rcptTo: string[]): string[] {
+  return [...rcptTo, ...mail.to, ...mail.cc, ...(mail.headers['delivered-to'] ? [mail.headers['delivered-to']] : [])];
+}
+
+/** What a report says of the message it is about: the original's Message-IDs and token addresses. */
+function originalOf(mail: ParsedMail, domain: string): { ids: string[]; tokens: TokenAddress[] } {
+  const ids: string[] = [];
+  const values: string[] = [];
+  for (const type of ORIGINAL_PARTS) {
+    const part = mail.parts[type];
+    if (!part) continue;
+    const h = headerFields(part);
+    ids.push(...(h.get('message-id') ?? []));
+    values.push(...(h.get('reply-to') ?? []), ...(h.get('list-unsubscribe') ?? []));
+  }
+  const dsn = mail.parts['message/delivery-status'];
+  if (dsn) ids.push(...(headerFields(dsn).get('x-original-message-id') ?? []));
+  // A bounce with no report parts (qmail) or an inline original: the raw body, bounded by the parser.
+  for (const m of mail.rawBody.matchAll(/^(?:Message-ID|X-Original-Message-ID):[ \t]*(<[^<>\s]+>)/gim)) ids.push(m[1]!);
+  values.push(mail.rawBody);
+  const clean = ids.map((i) => /<[^<>\s]+>/.exec(i)?.[0]).filter((i): i is string => !!i);
+  return { ids: [...new Set(clean)], tokens: tokenAddresses(values, domain) };
+}
+
+/**
+ * Which send a message answers, never across accounts. In order: a `reply+`/`unsubscribe+` recipient
+ * (the token is the key); In-Reply-To, then References; for a report (DSN, ARF, a bounce) the original's
+ * Message-ID or token; and only when the message came in on an account's inbound URL, the account's latest
+ * mail to the sender (or to a bounce's failed recipient). A match in another account than the one whose URL
+ * received the message is refused, never attached. An unknown token with no thread headers is unplaced.
+ */
+export async function matchMail(
+  q: Queryable,
+  ctx: { domain: string; accountId: string | null; rcptTo: string[]; report: boolean; bounceRecipient: string | null },
+  mail: ParsedMail,
+): Promise<Match> {
+  const threads = threadsRepository(q);
+  const found = await findThread(threads, ctx, mail);
+  if (!found.ok) return found;
+  if (ctx.accountId && found.thread.accountId !== ctx.accountId) return { ok: false, reason: 'claims a send of another account' };
+  return found;
+}
+
+async function findThread(
+  threads: ReturnType<typeof threadsRepository>,
+  ctx: Parameters<typeof matchMail>[1],
+  mail: ParsedMail,
+): Promise<Match | { ok: false; reason: string }> {
+  const tokens = tokenAddresses(recipientsOf(mail, ctx.rcptTo), ctx.domain);
+  // An unsubscribe+ recipient decides the kind, so it is looked up first.
+  tokens.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'unsubscribe' ? -1 : 1));
+  for (const t of tokens) {
+    const thread = await threads.byToken(t.token);
+    if (thread) return { ok: true, thread, matchedBy: t.kind === 'unsubscribe' ? 'unsubscribe-address' : 'reply-address' };
+  }
+  const byIds = async (ids: string[]) => (ids.length ? pick(await threads.byMessageIds(ids), ids) : null);
+  const inReplyTo = await byIds(mail.inReplyTo);
+  if (inReplyTo) return { ok: true, thread: inReplyTo, matchedBy: 'in-reply-to' };
+  const references = await byIds([...mail.references].reverse());
+  if (references) return { ok: true, thread: references, matchedBy: 'references' };
+  if (ctx.report) {
+    const original = originalOf(mail, ctx.domain);
+    const byId = await byIds(original.ids);
+    if (byId) return { ok: true, thread: byId, matchedBy: 'original-message-id' };
+    for (const t of original.tokens) {
+      const thread = await threads.byToken(t.token);
+      if (thread) return { ok: true, thread, matchedBy: 'original-address' };
+    }
+  }
+  if (tokens.length) return { ok: false, reason: 'unknown reply address' };
+  if (ctx.accountId) {
+    const address = ctx.report ? ctx.bounceRecipient : mail.from;
+    const thread = address ? await threads.latestTo(ctx.accountId, address) : null;
+    if (thread) return { ok: true, thread, matchedBy: 'sender' };
+  }
+  return {
+    ok: false,
+    reason: ctx.accountId ? 'no send matches its addresses or thread headers' : 'no send matches its reply address or thread headers',
+  };
+}
+
+/** The thread of the first id in `ids` order (In-Reply-To first; References newest first). */
+function pick(found: Thread[], ids: string[]): Thread | null {
+  for (const id of ids) {
+    const t = found.find((x) => x.messageId === id);
+    if (t) return t;
+  }
+  return null;
+}

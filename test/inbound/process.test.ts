@@ -1,0 +1,224 @@
+import { expect } from 'vitest';
+import { isBlocked } from '../../src/blocklist/blocklist.service.js';
+import { newId } from '../../src/ids.js';
+import { inboundRepository } from '../../src/inbound/inbound.repository.js';
+import { processInbound } from '../../src/inbound/process.service.js';
+import { getLead } from '../../src/leads/leads.service.js';
+import type { Thread } from '../../src/mail/threads.repository.js';
+import { getResults } from '../../src/results/results.service.js';
+import { buildLead, buildThread } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { mailFixture } from '../helpers/mail-fixtures.js';
+
+// processInbound end to end on a real database: parse → match → classify → settle + apply once (issue 16).
+
+let env: TestEnv;
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+async function world() {
+  const { accountId } = await env.tenant();
+  const lead = await buildLead(env.rt.db, accountId, { domain: 'acme.test', status: 'contacted', contacts: [{ email: 'jane@acme.test' }] });
+  const thread = await buildThread(env.rt.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
+  return { accountId, leadId: lead.id, thread };
+}
+
+/** Stores a message as intake does (SMTP: no account; the inbound URL: its account) and returns its id. */
+async function receive(raw: Buffer, opts: { accountId?: string | null; rcptTo?: string[] } = {}): Promise<string> {
+  const id = newId('im');
+  await inboundRepository(env.rt.db).insert({
+    id,
+    accountId: opts.accountId ?? null,
+    via: opts.accountId ? 'http' : 'smtp',
+    mailFrom: null,
+    rcptTo: opts.rcptTo ?? [],
+    raw,
+    receivedAt: Date.now(),
+  });
+  return id;
+}
+
+async function processed(raw: Buffer, opts: Parameters<typeof receive>[1] = {}) {
+  const id = await receive(raw, opts);
+  await processInbound(env.rt, id);
+  const row = await inboundRepository(env.rt.db).find(id);
+  if (!row) throw new Error('row gone');
+  return row;
+}
+
+async function emailWindow(accountId: string) {
+  const r = await getResults(env.rt.db, accountId, undefined);
+  if (!r.email.available) throw new Error('email not available');
+  return r.email.data.window as Record<string, unknown>;
+}
+
+/** The account's email events by type (what `/results` counts). */
+async function events(accountId: string): Promise<Record<string, number>> {
+  const rows: { type: string; n: string }[] = await env.rt
+    .db('channel_events')
+    .where({ account_id: accountId, channel: 'email' })
+    .groupBy('type')
+    .select('type', env.rt.db.raw('count(*) AS n'));
+  return Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
+}
+
+const wakes = async (accountId: string) => (await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'wake' })).length;
+const fixture = (name: string, thread: Thread) => mailFixture(name, thread);
+
+it('applies a Gmail reply: lead replied (interested), counted, the agent woken, the row settled with how it matched', async () => {
+  const { accountId, leadId, thread } = await world();
+  const row = await processed(fixture('gmail-reply', thread));
+  expect(row).toMatchObject({
+    status: 'applied',
+    accountId,
+    kind: 'reply',
+    replyKind: 'interested',
+    sendId: thread.sendId,
+    leadId,
+    headerMessageId: '<CAJx9Lr7f0PqZ3kV1m2Jd8yWq4Hc5uT0bN6s+Qp_2vXw@mail.gmail.com>',
+    details: { matchedBy: 'reply-address', rule: 'human; wants-to-talk' },
+  });
+  expect(await getLead(env.rt.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+  expect(await emailWindow(accountId)).toMatchObject({ replies: 1 });
+  const [wake] = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
+  // The agent reads the new text only, never our quoted mail.
+  expect(wake.data.content.text).toContain('set up a call');
+  expect(wake.data.content.text).not.toContain('not interested');
+});
+
+it('matches a reply with no reply address by In-Reply-To, and a declining one keeps our reason', async () => {
+  const { accountId, leadId, thread } = await world();
+  const html = await processed(fixture('html-only-reply', thread));
+  expect(html).toMatchObject({ status: 'applied', replyKind: 'question', details: { matchedBy: 'in-reply-to' } });
+  const b = await world();
+  const outlook = await processed(fixture('outlook-reply', b.thread));
+  expect(outlook).toMatchObject({ status: 'applied', replyKind: 'not_now', details: { declineReason: 'no budget at the moment' } });
+  expect(await getLead(env.rt.db, b.accountId, b.leadId)).toMatchObject({ replyKind: 'not_now', declineReason: 'no budget at the moment' });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('replied');
+});
+
+it('applies a Postfix hard bounce found by the original in the report: lead bounced, address blocked', async () => {
+  const { accountId, leadId, thread } = await world();
+  const row = await processed(fixture('postfix-dsn-hard', thread));
+  expect(row).toMatchObject({
+    status: 'applied',
+    kind: 'bounce',
+    details: { matchedBy: 'original-message-id', bounce: { type: 'hard', status: '5.1.1', recipient: 'jane@acme.test' } },
+  });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('bounced');
+  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(true);
+  expect(await emailWindow(accountId)).toMatchObject({ bounces: 1 });
+});
+
+it('finds a qmail bounce (no report parts) by the original copied into its text', async () => {
+  const { accountId, thread } = await world();
+  expect(await processed(fixture('qmail-bounce', thread))).toMatchObject({
+    status: 'applied',
+    kind: 'bounce',
+    details: { matchedBy: 'original-message-id', rule: 'mailer-daemon-status-code' },
+  });
+  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(true);
+});
+
+it('keeps a soft bounce and an out-of-office without changing the lead, stopping nothing, waking nobody', async () => {
+  const { accountId, leadId, thread } = await world();
+  expect(await processed(fixture('postfix-dsn-delayed', thread))).toMatchObject({ status: 'applied', kind: 'bounce' });
+  expect(await processed(fixture('outlook-auto-reply', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
+  expect(await processed(fixture('gmail-vacation', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+  expect(await wakes(accountId)).toBe(0);
+});
+
+it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto, and for an ARF complaint', async () => {
+  for (const [name, kind] of [
+    ['unsubscribe-reply', 'reply'],
+    ['unsubscribe-mailto', 'unsubscribe'],
+    ['arf-complaint', 'complaint'],
+  ] as const) {
+    const { accountId, leadId, thread } = await world();
+    expect(await processed(fixture(name, thread)), name).toMatchObject({ status: 'applied', kind });
+    expect((await getLead(env.rt.db, accountId, leadId)).status, name).toBe('unsubscribed');
+    const entry = await env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+    expect(entry, name).toMatchObject({ source: 'opt_out_reply' });
+    expect(await wakes(accountId), name).toBe(0);
+  }
+});
+
+it('keeps a reply to an unknown reply+ address as unplaced, attached to nobody', async () => {
+  const raw = mailFixture('thunderbird-reply', { replyToken: 'NoSuchToken123', messageId: '<nobody@localhost>' });
+  const row = await processed(raw);
+  expect(row).toMatchObject({ status: 'unplaced', reason: 'unknown reply address', accountId: null, sendId: null, leadId: null });
+});
+
+it("refuses a message that came in on account A's inbound URL but claims B's send, and leaves B untouched", async () => {
+  const a = await world();
+  const b = await world();
+  const row = await processed(fixture('gmail-reply', b.thread), { accountId: a.accountId });
+  expect(row).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account', accountId: a.accountId, sendId: null });
+  expect((await getLead(env.rt.db, b.accountId, b.leadId)).status).toBe('contacted');
+  expect(await events(b.accountId)).toEqual({});
+  expect(await wakes(b.accountId)).toBe(0);
+  // The same by thread headers only, and by a bounce's original.
+  const html = await processed(fixture('html-only-reply', b.thread), { accountId: a.accountId });
+  expect(html).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account' });
+  const bounce = await processed(fixture('postfix-dsn-hard', b.thread), { accountId: a.accountId });
+  expect(bounce).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account' });
+  expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(false);
+});
+
+it("matches by the sender only on an account's inbound URL, never for mail that came in by SMTP", async () => {
+  const { accountId, leadId, thread } = await world();
+  const bare = fixture('html-only-reply', thread)
+    .toString('latin1')
+    .replace(/^(In-Reply-To|References): .*\r\n/gm, '');
+  expect(await processed(Buffer.from(bare, 'latin1'))).toMatchObject({ status: 'unplaced', accountId: null });
+  expect(await processed(Buffer.from(bare, 'latin1'), { accountId })).toMatchObject({
+    status: 'applied',
+    sendId: thread.sendId,
+    details: { matchedBy: 'sender' },
+  });
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('replied');
+});
+
+it('keeps malformed MIME with its reason, and never throws', async () => {
+  const { thread } = await world();
+  expect(await processed(fixture('malformed-mime', thread))).toMatchObject({
+    status: 'malformed',
+    reason: 'the multipart body never uses its declared boundary',
+  });
+  expect(await processed(Buffer.from('garbage without any header'))).toMatchObject({ status: 'malformed' });
+});
+
+it("settles a provider's repeat of an applied message (same account, same Message-ID) as duplicate", async () => {
+  const { accountId, thread } = await world();
+  const raw = fixture('gmail-reply', thread);
+  expect(await processed(raw)).toMatchObject({ status: 'applied' });
+  const again = await processed(raw, { accountId });
+  expect(again).toMatchObject({ status: 'duplicate', sendId: thread.sendId });
+  expect(again.reason).toMatch(/^the same message \(Message-ID\) was applied as im_/);
+  expect(await wakes(accountId)).toBe(1);
+});
+
+it('applies a message once when its job runs twice, one after the other or at the same time', async () => {
+  const { accountId, thread } = await world();
+  const id = await receive(fixture('apple-mail-reply', thread));
+  await processInbound(env.rt, id);
+  const first = await inboundRepository(env.rt.db).find(id);
+  await processInbound(env.rt, id);
+  expect(await inboundRepository(env.rt.db).find(id)).toEqual(first);
+  expect(first).toMatchObject({ status: 'applied', replyKind: 'referral' });
+
+  const b = await world();
+  const both = await receive(fixture('gmail-reply', b.thread));
+  await Promise.all([processInbound(env.rt, both), processInbound(env.rt, both)]);
+  expect(await inboundRepository(env.rt.db).find(both)).toMatchObject({ status: 'applied' });
+  expect(await wakes(b.accountId)).toBe(1);
+  expect(await events(b.accountId)).toEqual({ reply: 1, positive_reply: 1 });
+  expect(await wakes(accountId)).toBe(1);
+});
+
+it('does nothing for an id that is not stored', async () => {
+  await expect(processInbound(env.rt, 'im_missing')).resolves.toBeUndefined();
+});
