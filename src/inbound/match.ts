@@ -14,7 +14,7 @@ export type MatchedBy =
 
 export type Match = { ok: true; thread: Thread; matchedBy: MatchedBy } | { ok: false; reason: string };
 
-/** The `reply+`/`unsubscribe+` addresses among a message's recipients (prefix case-insensitive, token as written). */
+/** The `reply+`/`unsubscribe+` addresses among a message's recipients (prefix case-insensitive; tokens are lowercase, so one a server upper-cased is still found). */
 export interface TokenAddress {
   kind: 'reply' | 'unsubscribe';
   token: string;
@@ -33,7 +33,9 @@ export function tokenAddresses(values: string[], domain: string): TokenAddress[]
   const out: TokenAddress[] = [];
   const re = tokenPattern(domain);
   for (const v of values) {
-    for (const m of v.matchAll(re)) out.push({ kind: m[1]!.toLowerCase() as TokenAddress['kind'], token: m[2]! });
+    for (const m of v.matchAll(re)) {
+      out.push({ kind: m[1]!.toLowerCase() as TokenAddress['kind'], token: m[2]!.toLowerCase() });
+    }
   }
   return out;
 }
