@@ -14,7 +14,7 @@ export type MatchedBy =
 
 export type Match = { ok: true; thread: Thread; matchedBy: MatchedBy } | { ok: false; reason: string };
 
-/** The `reply+`/`unsubscribe+` addresses among a message's recipients (prefix case-insensitive; tokens are lowercase, so one a server upper-cased is still found). */
+/** The `reply+`/`unsubscribe+` addresses among a message's recipients (prefix case-insensitive; tokens folded to lowercase, as made). */
 export interface TokenAddress {
   kind: 'reply' | 'unsubscribe';
   token: string;
