@@ -11,6 +11,6 @@ COPY src ./src
 COPY migrations ./migrations
 COPY tsconfig.json ./
 USER node
-EXPOSE 3000
+EXPOSE 3000 2525
 # node itself is PID 1 (tsx as a loader, no wrapper process), so SIGTERM from `docker stop` reaches it.
 CMD ["node", "--import", "tsx", "bin/start.ts", "all"]

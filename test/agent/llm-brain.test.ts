@@ -44,13 +44,13 @@ describe('llm brain', () => {
     expect(first!.headers.authorization).toBe('Bearer sk-test');
     expect(first!.body.model).toBe('test-model');
     expect(first!.body.tools.map((t) => t.function.name)).toEqual(
-      expect.arrayContaining(['reply', 'create_card', 'ship', 'upsert_lead', 'propose_workflow', 'remember', 'block']),
+      expect.arrayContaining(['reply', 'create_card', 'ship', 'upsert_lead', 'propose_workflow', 'remember', 'block', 'schedule_wake']),
     );
     // The ship tool says what can ship on this account now, as the channel registry answers it.
     const ship = (first!.body.tools as unknown as { function: { name: string; description: string } }[]).find(
       (t) => t.function.name === 'ship',
     )!;
-    expect(ship.function.description).toContain('Kinds that can ship on this account now: email.');
+    expect(ship.function.description).toContain('Kinds that can ship on this account now: email, sequence.');
     expect(ship.function.description).toContain(
       'network_message (network messages cannot ship: no professional-network connection on this account)',
     );
