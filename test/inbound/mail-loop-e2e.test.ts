@@ -110,7 +110,7 @@ const blockSource = async (w: World) =>
 const wakes = (w: World) => env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
 
 describe('the mail loop, end to end', () => {
-  it('a reply makes the lead replied (interested), counts in /results, stops its sequence and wakes the agent to file a follow-up', async () => {
+  it('a reply makes the lead replied (interested), shows in /results, stops its sequence, wakes the agent to follow up', async () => {
     const w = await world();
     // A sequence to Jane is running (its first mail went out on approval).
     await say(w, `start a sequence to ${JANE} about onboarding`);
