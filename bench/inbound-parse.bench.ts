@@ -77,7 +77,7 @@ export async function inboundParse(ctx: BenchContext): Promise<Section> {
     for (let i = 0; i < n; i++) {
       const lead = await upsertLead(rt.db, account.id, { domain: `r${round}-${i}.acme.test`, status: 'contacted' });
       const sendId = newId('send');
-      const token = newId('rt').slice(3);
+      const token = newId('rt').slice(3).toLowerCase();
       const messageId = `<mail-${sendId}@localhost>`;
       await threadsRepository(rt.db).insert({
         sendId,

@@ -56,6 +56,12 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['account_id', 'received_at']);
   });
 
+  // A provider's repeat of a message (same account and Message-ID) is applied once: the second settle as
+  // `applied` fails on this index and is kept as `duplicate` instead.
+  await knex.raw(
+    `CREATE UNIQUE INDEX inbound_messages_applied_once ON inbound_messages (account_id, header_message_id) WHERE status = 'applied'`,
+  );
+
   await knex.schema.createTable('inbound_urls', (t) => {
     t.text('id').primary();
     t.text('account_id').notNullable().unique().references('accounts.id').onDelete('CASCADE');

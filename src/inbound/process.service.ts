@@ -11,8 +11,8 @@ import { parseMail } from './parse.js';
 /** What parsing and applying a received message needs. */
 export type InboundDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
 
-/** Namespace of the per-(account, Message-ID) lock that makes a provider's repeated message apply once. */
-const HEADER_ID_LOCK_NAMESPACE = 7316;
+const isUniqueViolation = (err: unknown, constraint: string) =>
+  (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === constraint;
 
 type Decision =
   | { status: 'applied'; thread: Thread; outcome: Outcome; matchedBy: MatchedBy; rule: string; headerMessageId: string | null }
@@ -79,7 +79,7 @@ function settled(d: Decision): InboundResult {
  * settles the row, only if it is still `received` (the conditional UPDATE takes the row lock, so of two
  * concurrent or retried jobs the first wins and the other changes nothing), and applies the outcome in the
  * same commit. A provider's repeat (same account and Message-ID as an applied message) settles as
- * `duplicate`, under a lock on that pair. A client's bad mail never throws: it is kept as `malformed` or
+ * `duplicate`: a unique index lets only one of them be `applied`. A client's bad mail never throws: it is kept as `malformed` or
  * `unplaced` with a reason; only infrastructure errors throw (the job retries them).
  */
 export async function processInbound(deps: InboundDeps, id: string): Promise<void> {
@@ -88,35 +88,36 @@ export async function processInbound(deps: InboundDeps, id: string): Promise<voi
   if (row?.status !== 'received') return;
   const decision = await decide(deps, row);
   const at = Date.now();
-  const applied = await deps.db.transaction(async (trx): Promise<Applied | null> => {
-    const locked = inboundRepository(trx);
-    if (decision.status !== 'applied') {
-      await locked.settle(id, settled(decision), at);
-      return null;
-    }
-    const accountId = decision.thread.accountId;
-    if (decision.headerMessageId) {
-      await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [HEADER_ID_LOCK_NAMESPACE, `${accountId} ${decision.headerMessageId}`]);
-      const earlier = await locked.appliedWithHeaderId(accountId, decision.headerMessageId, id);
-      if (earlier) {
-        await locked.settle(
-          id,
-          {
-            status: 'duplicate',
-            reason: `the same message (Message-ID) was applied as ${earlier}`,
-            accountId,
-            kind: decision.outcome.kind,
-            sendId: decision.thread.sendId,
-            headerMessageId: decision.headerMessageId,
-          },
-          at,
-        );
+  let applied: Applied | null;
+  try {
+    applied = await deps.db.transaction(async (trx): Promise<Applied | null> => {
+      const locked = inboundRepository(trx);
+      if (decision.status !== 'applied') {
+        await locked.settle(id, settled(decision), at);
         return null;
       }
-    }
-    if (!(await locked.settle(id, settled(decision), at))) return null;
-    return applyOutcome(trx, deps.config, decision.thread, decision.outcome, { id, at });
-  });
+      if (!(await locked.settle(id, settled(decision), at))) return null;
+      return applyOutcome(trx, deps.config, decision.thread, decision.outcome, { id, at });
+    });
+  } catch (err) {
+    // A provider's repeat of a message already applied (same account and Message-ID): kept, not applied twice.
+    if (decision.status !== 'applied' || !isUniqueViolation(err, 'inbound_messages_applied_once')) throw err;
+    const accountId = decision.thread.accountId;
+    const earlier = await repo.appliedWithHeaderId(accountId, decision.headerMessageId ?? '', id);
+    await repo.settle(
+      id,
+      {
+        status: 'duplicate',
+        reason: `the same message (Message-ID) was applied as ${earlier ?? 'an earlier message'}`,
+        accountId,
+        kind: decision.outcome.kind,
+        sendId: decision.thread.sendId,
+        headerMessageId: decision.headerMessageId,
+      },
+      at,
+    );
+    applied = null;
+  }
   if (applied) await afterApplied(deps, applied);
   deps.logger.info(
     { inboundId: id, status: decision.status, kind: decision.status === 'applied' ? decision.outcome.kind : (decision.kind ?? null) },

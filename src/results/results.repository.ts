@@ -24,17 +24,32 @@ export interface GroupRow {
 
 export function resultsRepository(q: Queryable) {
   return {
-    /** Records one event; with a ref_id, a second record of the same (channel, type, ref_id) is ignored. */
+    /**
+     * Records one event and marks its channel connected, in one statement; with a ref_id, a second
+     * record of the same (channel, type, ref_id) is ignored.
+     */
     async insertEvent(row: EventRow): Promise<void> {
-      if (row.ref_id === null) {
-        await q('channel_events').insert(row);
-        return;
-      }
+      const dedupe = row.ref_id === null ? '' : 'ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING';
       await q.raw(
-        `INSERT INTO channel_events (account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING`,
-        [row.account_id, row.channel, row.type, row.at, row.decided_by, row.amount, row.ref_id, row.recorded_at],
+        `WITH connected AS (
+           INSERT INTO channel_connections (account_id, channel, connected_at) VALUES (?, ?, ?)
+           ON CONFLICT (account_id, channel) DO NOTHING
+         )
+         INSERT INTO channel_events (account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${dedupe}`,
+        [
+          row.account_id,
+          row.channel,
+          row.at,
+          row.account_id,
+          row.channel,
+          row.type,
+          row.at,
+          row.decided_by,
+          row.amount,
+          row.ref_id,
+          row.recorded_at,
+        ],
       );
     },
 
