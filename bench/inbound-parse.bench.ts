@@ -20,7 +20,7 @@ import { processInbound } from '../src/inbound/process.service.js';
 import { upsertLead } from '../src/leads/leads.service.js';
 import { createLogger } from '../src/logger.js';
 import { threadsRepository } from '../src/mail/threads.repository.js';
-import { fmt, median, ROOT } from './lib.js';
+import { fmt, median, pool, ROOT } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 const FIXTURES = path.join(ROOT, 'test/fixtures/mail');
@@ -30,17 +30,6 @@ const PREFIX = '{benchinbound}';
 function cpuPer(from: NodeJS.CpuUsage, n: number): number {
   const d = process.cpuUsage(from);
   return (d.user + d.system) / n;
-}
-
-async function pool<T>(items: T[], width: number, fn: (t: T) => Promise<void>): Promise<number> {
-  const start = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-  return (items.length * 1000) / (performance.now() - start);
 }
 
 /** The fixture with its thread filled in and a Message-ID of its own (else a repeat is a `duplicate`). */

@@ -121,6 +121,18 @@ export async function load(target: Target, seconds: number, connections = 10): P
   };
 }
 
+/** Runs `fn` over `items`, `width` at a time; items per second. */
+export async function pool<T>(items: T[], width: number, fn: (t: T) => Promise<void>): Promise<number> {
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+  return (items.length * 1000) / (performance.now() - start);
+}
+
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

@@ -12,19 +12,8 @@ import { smtpTransport } from '../src/mail/smtp.transport.js';
 import { cardsRepository } from '../src/review/cards.repository.js';
 import { createDeps } from '../src/deps.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { fmt } from './lib.js';
+import { fmt, pool } from './lib.js';
 import type { BenchContext, Section } from './run.js';
-
-async function pool<T>(items: T[], width: number, fn: (t: T) => Promise<void>): Promise<number> {
-  const start = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-  return (items.length * 1000) / (performance.now() - start);
-}
 
 /**
  * Fenced sends per second: `POST /review/{id}/send` (block-list check, claim + fence in Postgres,

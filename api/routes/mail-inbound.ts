@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType } from '../../src/errors.js';
+import { BadRequest, NotFound, UnsupportedMediaType } from '../../src/errors.js';
 import { accountForInboundSecret, receiveInbound } from '../../src/inbound/intake.service.js';
+import { readRawBody } from '../raw-body.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { InboundAccepted, InboundSecretParams } from './mail-inbound.schemas.js';
 
@@ -11,53 +12,8 @@ const tooLarge = (limit: number) => `body must be at most ${limit.toLocaleString
 /** What an inbound secret looks like (`inb_` and 40 base62 characters); anything else is 404 unread. */
 const SECRET_SHAPE = /^inb_[0-9A-Za-z]{40}$/;
 
-/**
- * Reads the raw body, at most `limit` bytes. A declared length over it is refused unread; a body that
- * grows past it is refused at the first byte over (the connection is then closed, not drained).
- */
-function readRaw(ctx: RouteContext, limit: number): Promise<Buffer> {
-  const { req, res } = ctx;
-  const refuse = () => {
-    res.setHeader('Connection', 'close');
-    req.pause();
-    return new PayloadTooLarge(tooLarge(limit));
-  };
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (encoding !== 'identity') return Promise.reject(new BadRequest('body must not be compressed (content-encoding must be identity)'));
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(refuse());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onError);
-    };
-    function onData(chunk: Buffer) {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        reject(refuse());
-        return;
-      }
-      chunks.push(chunk);
-    }
-    function onEnd() {
-      cleanup();
-      resolve(Buffer.concat(chunks, size));
-    }
-    function onError() {
-      cleanup();
-      reject(new BadRequest('request was aborted before the body arrived'));
-    }
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onError);
-  });
-}
+/** The body raw, at most the limit (api/raw-body.ts). */
+const readRaw = (ctx: RouteContext, limit: number) => readRawBody(ctx.req, ctx.res, limit, tooLarge(limit));
 
 /** Received mail forwarded by a provider (issue 16): the secret URL is the credential, as for hooks. */
 export const mailInboundRoutes: RouteDef[] = [

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { BadRequest, NotFound, PayloadTooLarge } from '../../src/errors.js';
+import { BadRequest, NotFound } from '../../src/errors.js';
 import { receiveDelivery } from '../../src/webhooks/intake.service.js';
 import { MAX_BODY_BYTES } from '../../src/webhooks/webhooks.types.js';
+import { readRawBody } from '../raw-body.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { HookTokenParams, WebhookAccepted } from './webhook.schemas.js';
 
@@ -12,54 +13,8 @@ export const NOT_JSON_TYPE = 'content-type must be application/json';
 export const EMPTY = 'body must not be empty; send a JSON value';
 export const NOT_JSON = 'body must be JSON';
 
-/**
- * Reads at most MAX_BODY_BYTES. A declared length over it is refused unread; a body that grows past
- * it is refused at the first byte over, without waiting for the rest (body-parser would read the
- * whole request off the wire before answering). The connection is then closed, not drained.
- */
-function readBody(ctx: RouteContext): Promise<Buffer> {
-  const { req, res } = ctx;
-  const tooLarge = () => {
-    res.setHeader('Connection', 'close');
-    req.pause();
-    return new PayloadTooLarge(TOO_LARGE);
-  };
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (encoding !== 'identity') return Promise.reject(new BadRequest('body must not be compressed (content-encoding must be identity)'));
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) return Promise.reject(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onError);
-    };
-    function onData(chunk: Buffer) {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        cleanup();
-        reject(tooLarge());
-        return;
-      }
-      chunks.push(chunk);
-    }
-    function onEnd() {
-      cleanup();
-      resolve(Buffer.concat(chunks, size));
-    }
-    function onError(err?: unknown) {
-      cleanup();
-      reject(err instanceof Error ? err : new BadRequest('request was aborted before the body arrived'));
-    }
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onError);
-  });
-}
+/** The body raw, at most the limit (api/raw-body.ts). */
+const readBody = (ctx: RouteContext) => readRawBody(ctx.req, ctx.res, MAX_BODY_BYTES, TOO_LARGE);
 
 /** The body as checked JSON text (spec 4.8): content type, encoding, size, UTF-8 and JSON, in that order. */
 async function readJson(ctx: RouteContext): Promise<{ text: string; bytes: number }> {

@@ -1,4 +1,7 @@
 import type { Queryable } from '../db.js';
+import type { Fencing } from '../mail/outbound.js';
+
+export type { Fencing } from '../mail/outbound.js';
 import type { KindOfWork } from './kinds.js';
 
 /**
@@ -41,17 +44,6 @@ export class AnswerLost extends Error {
     super(message);
     this.name = 'AnswerLost';
   }
-}
-
-/** The shipment a fence is being written for: its ids, which piece of the card's work (`step`), when. */
-export interface Fencing {
-  id: string;
-  accountId: string;
-  cardId: string;
-  /** 0 for a card's one piece of work; a sequence's step otherwise (one fence per card and step). */
-  step: number;
-  idempotencyKey: string;
-  at: number;
 }
 
 /** How long the shipping path waits on an adapter, and how long it reconciles a lost answer. */

@@ -19,11 +19,12 @@ export const newReplyToken = () => randomBase62(REPLY_TOKEN_LENGTH).toLowerCase(
 /** The bare, lowercased address of `Name <a@b>` or `a@b`. */
 export const bareAddress = (address: string) => (/<([^>]+)>/.exec(address)?.[1] ?? address).trim().toLowerCase();
 
-/** One shipment being fenced: the ids a thread row is keyed by (the shipping path's Fencing). */
-interface Fencing {
+/** The shipment a fence is being written for: its ids, which piece of the card's work (`step`), when. */
+export interface Fencing {
   id: string;
   accountId: string;
   cardId: string;
+  /** 0 for a card's one piece of work; a sequence's step otherwise (one fence per card and step). */
   step: number;
   idempotencyKey: string;
   at: number;

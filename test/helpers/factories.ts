@@ -118,3 +118,10 @@ export async function buildThread(db: Db, accountId: string, overrides: Partial<
   await threadsRepository(db).insert(thread);
   return thread;
 }
+
+/** A contacted lead at acme.test whose contact jane@acme.test was sent one mail: the thread a reply or bounce finds. */
+export async function buildMailedLead(db: Db, accountId: string) {
+  const lead = await buildLead(db, accountId, { domain: 'acme.test', status: 'contacted', contacts: [{ email: 'jane@acme.test' }] });
+  const thread = await buildThread(db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
+  return { accountId, leadId: lead.id, thread };
+}

@@ -5,7 +5,7 @@ import type { Outcome } from '../../src/inbound/inbound.types.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
 import { getResults } from '../../src/results/results.service.js';
-import { buildLead, buildThread } from '../helpers/factories.js';
+import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 // applyOutcome: what one reply, bounce or unsubscribe changes, in the caller's transaction (issue 16).
@@ -15,12 +15,7 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-async function world() {
-  const { accountId } = await env.tenant();
-  const lead = await buildLead(env.rt.db, accountId, { domain: 'acme.test', status: 'contacted', contacts: [{ email: 'jane@acme.test' }] });
-  const thread = await buildThread(env.rt.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
-  return { accountId, leadId: lead.id, thread };
-}
+const world = async () => buildMailedLead(env.rt.db, (await env.tenant()).accountId);
 
 const apply = (thread: Thread, outcome: Outcome, id = `im_${Math.random()}`) =>
   env.rt.db.transaction((trx) => applyOutcome(trx, env.rt.config, thread, outcome, { id, at: Date.now() }));

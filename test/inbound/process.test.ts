@@ -6,7 +6,7 @@ import { processInbound } from '../../src/inbound/process.service.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
 import { getResults } from '../../src/results/results.service.js';
-import { buildLead, buildThread } from '../helpers/factories.js';
+import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 
@@ -17,12 +17,7 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-async function world() {
-  const { accountId } = await env.tenant();
-  const lead = await buildLead(env.rt.db, accountId, { domain: 'acme.test', status: 'contacted', contacts: [{ email: 'jane@acme.test' }] });
-  const thread = await buildThread(env.rt.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
-  return { accountId, leadId: lead.id, thread };
-}
+const world = async () => buildMailedLead(env.rt.db, (await env.tenant()).accountId);
 
 /** Stores a message as intake does (SMTP: no account; the inbound URL: its account) and returns its id. */
 async function receive(raw: Buffer, opts: { accountId?: string | null; rcptTo?: string[] } = {}): Promise<string> {
