@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import { recordChannelEvent } from '../results/channel-events.js';
+import { recordChannelEvents } from '../results/channel-events.js';
 import { addToBlocklist } from './blocklist.service.js';
 
 /**
@@ -12,7 +12,25 @@ export async function recordOptOut(
   accountId: string,
   e: { address: string; at: number; refId?: string | null },
 ): Promise<{ listed: boolean }> {
-  const r = await addToBlocklist(q, accountId, [e.address], 'opt_out_reply', null);
-  await recordChannelEvent(q, accountId, { channel: 'email', type: 'opt_out', at: e.at, refId: e.refId ?? null });
+  return recordOptOuts(q, accountId, [e]);
+}
+
+/** `recordOptOut` for several addresses of one account: one block-list write and one events statement. */
+export async function recordOptOuts(
+  q: Queryable,
+  accountId: string,
+  es: { address: string; at: number; refId?: string | null }[],
+): Promise<{ listed: boolean }> {
+  const r = await addToBlocklist(
+    q,
+    accountId,
+    es.map((e) => e.address),
+    'opt_out_reply',
+    null,
+  );
+  await recordChannelEvents(
+    q,
+    es.map((e) => ({ accountId, event: { channel: 'email' as const, type: 'opt_out', at: e.at, refId: e.refId ?? null } })),
+  );
   return { listed: r.invalid.length === 0 };
 }

@@ -1,12 +1,13 @@
-import { dispatchTurn, recordTurn, type AgentDeps, type Recorded } from '../agent/agent.service.js';
+import { dispatchTurns, recordTurns, type AgentDeps, type Recorded, type TurnInput } from '../agent/agent.service.js';
 import { addToBlocklist } from '../blocklist/blocklist.service.js';
-import { recordOptOut } from '../blocklist/opt-out.js';
+import { recordOptOuts } from '../blocklist/opt-out.js';
 import type { Config } from '../config.js';
-import type { Queryable } from '../db.js';
-import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
+import type { Trx } from '../db.js';
+import { recordLeadMailOutcomes, type LeadMailOutcome } from '../leads/mail-outcome.js';
+import type { SequenceMatch } from '../mail/sequences.repository.js';
 import type { Thread } from '../mail/threads.repository.js';
-import { stopSequences } from '../review/sequences.service.js';
-import { recordChannelEvent } from '../results/channel-events.js';
+import { stopSequencesMany } from '../review/sequences.service.js';
+import { recordChannelEvents, type ChannelEvent } from '../results/channel-events.js';
 import type { Outcome } from './inbound.types.js';
 
 /** What applying an outcome did, for the caller's record and for `afterApplied`. */
@@ -24,9 +25,89 @@ export interface Applied {
 /** Reply text the agent may read when it wakes (outside data, rule 8), cut to this many characters. */
 export const WAKE_TEXT_MAX = 4_000;
 
-/** Stops the recipient's running sequences (of this lead, or to this address): their later steps ship nothing. */
-const stopFor = (trx: Queryable, thread: Thread, reason: string, at: number) =>
-  stopSequences(trx, thread.accountId, { to: thread.to, leadId: thread.leadId }, reason, at);
+/** One outcome to apply: the shipped mail it is about, what it was, and the message (or POST) it came from. */
+export interface OutcomeItem {
+  thread: Thread;
+  outcome: Outcome;
+  ref: { id: string; at: number };
+}
+
+/** The writes of a batch of outcomes, gathered so each kind is written in one statement. */
+interface Writes {
+  events: { accountId: string; event: ChannelEvent }[];
+  leads: { accountId: string; leadId: string; outcome: LeadMailOutcome; item: number }[];
+  stops: (SequenceMatch & { item: number })[];
+  blocks: { accountId: string; value: string; reason: string }[];
+  optOuts: { accountId: string; address: string; at: number; refId: string }[];
+  wakes: { input: TurnInput; item: number }[];
+}
+
+/** What one outcome writes (no I/O): see `applyOutcome`. */
+function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, applied: Applied): void {
+  const { accountId, leadId, sendId } = thread;
+  const at = ref.at;
+  const event = (type: string, refId: string) => w.events.push({ accountId, event: { channel: 'email', type, at, refId } });
+  const lead = (o: LeadMailOutcome) => leadId && w.leads.push({ accountId, leadId, outcome: o, item });
+  const stop = (reason: string) => w.stops.push({ accountId, to: thread.to, leadId, reason, item });
+  const optOut = () => {
+    w.optOuts.push({ accountId, address: thread.to, at, refId: `unsubscribe-${sendId}` });
+    applied.blocked = true;
+  };
+  switch (outcome.kind) {
+    case 'auto_reply':
+      return;
+    case 'bounce': {
+      if (outcome.bounce?.type !== 'hard') return;
+      const why = [outcome.bounce.status, outcome.bounce.diagnostic].filter(Boolean).join(' ');
+      w.blocks.push({ accountId, value: thread.to, reason: `hard bounce${why ? `: ${why}` : ''}`.slice(0, 500) });
+      applied.blocked = true;
+      lead({ status: 'bounced' });
+      event('bounce', `bounce-${sendId}`);
+      stop('the address bounced');
+      return;
+    }
+    case 'unsubscribe':
+    case 'complaint':
+      optOut();
+      if (outcome.kind === 'complaint') event('complaint', `complaint-${sendId}`);
+      lead({ status: 'unsubscribed' });
+      stop(outcome.kind === 'complaint' ? 'the recipient reported it as spam' : 'the recipient unsubscribed');
+      return;
+    case 'reply': {
+      const replyKind = outcome.replyKind ?? 'other';
+      event('reply', `reply-${sendId}`);
+      if (replyKind === 'interested') event('positive_reply', `reply-${sendId}`);
+      if (replyKind === 'unsubscribe') {
+        optOut();
+        lead({ status: 'unsubscribed', replyKind, declineReason: outcome.declineReason ?? 'asked to be removed' });
+        stop('the recipient asked to be removed');
+        return;
+      }
+      lead({ status: 'replied', replyKind, declineReason: outcome.declineReason ?? null });
+      stop('the recipient replied');
+      const content = {
+        sendId,
+        leadId,
+        from: thread.to,
+        subject: outcome.subject ?? '',
+        replyKind,
+        messageId: thread.messageId,
+        text: (outcome.text ?? '').slice(0, WAKE_TEXT_MAX),
+      };
+      w.wakes.push({
+        item,
+        input: {
+          accountId,
+          kind: 'wake',
+          origin: 'mail',
+          text: `${thread.to} replied (${replyKind}) to "${outcome.subject ?? ''}".`,
+          data: { label: 'mail reply', content },
+        },
+      });
+      return;
+    }
+  }
+}
 
 /**
  * Applies what came back for one shipped mail, inside the caller's transaction (with the inbound row's
@@ -40,92 +121,53 @@ const stopFor = (trx: Queryable, thread: Thread, reason: string, at: number) =>
  * - unsubscribe, complaint: the address on the block list for good (`opt_out_reply`), lead
  *   `unsubscribed`, `email.opt_out`, sequences stop.
  */
-export async function applyOutcome(
-  trx: Queryable,
-  config: Config,
-  thread: Thread,
-  outcome: Outcome,
-  ref: { id: string; at: number },
-): Promise<Applied> {
-  const { accountId, leadId } = thread;
-  const at = ref.at;
-  const applied: Applied = { leadChanged: null, sequencesStopped: 0, blocked: false, wake: null };
-  const lead = async (o: Parameters<typeof recordLeadMailOutcome>[3]) => {
-    if (leadId && (await recordLeadMailOutcome(trx, accountId, leadId, o, at))) applied.leadChanged = leadId;
-  };
-  const optOut = async () => {
-    await recordOptOut(trx, accountId, { address: thread.to, at, refId: `unsubscribe-${thread.sendId}` });
-    applied.blocked = true;
-  };
-
-  switch (outcome.kind) {
-    case 'auto_reply':
-      return applied;
-    case 'bounce': {
-      if (outcome.bounce?.type !== 'hard') return applied;
-      const why = [outcome.bounce.status, outcome.bounce.diagnostic].filter(Boolean).join(' ');
-      await addToBlocklist(
-        trx,
-        accountId,
-        [{ value: thread.to, reason: `hard bounce${why ? `: ${why}` : ''}`.slice(0, 500) }],
-        'agent',
-        null,
-      );
-      applied.blocked = true;
-      await lead({ status: 'bounced' });
-      await recordChannelEvent(trx, accountId, { channel: 'email', type: 'bounce', at, refId: `bounce-${thread.sendId}` });
-      applied.sequencesStopped = await stopFor(trx, thread, 'the address bounced', at);
-      return applied;
-    }
-    case 'unsubscribe':
-    case 'complaint': {
-      await optOut();
-      if (outcome.kind === 'complaint') {
-        await recordChannelEvent(trx, accountId, { channel: 'email', type: 'complaint', at, refId: `complaint-${thread.sendId}` });
-      }
-      await lead({ status: 'unsubscribed' });
-      const reason = outcome.kind === 'complaint' ? 'the recipient reported it as spam' : 'the recipient unsubscribed';
-      applied.sequencesStopped = await stopFor(trx, thread, reason, at);
-      return applied;
-    }
-    case 'reply': {
-      const replyKind = outcome.replyKind ?? 'other';
-      await recordChannelEvent(trx, accountId, { channel: 'email', type: 'reply', at, refId: `reply-${thread.sendId}` });
-      if (replyKind === 'interested') {
-        await recordChannelEvent(trx, accountId, { channel: 'email', type: 'positive_reply', at, refId: `reply-${thread.sendId}` });
-      }
-      if (replyKind === 'unsubscribe') {
-        await optOut();
-        await lead({ status: 'unsubscribed', replyKind, declineReason: outcome.declineReason ?? 'asked to be removed' });
-        applied.sequencesStopped = await stopFor(trx, thread, 'the recipient asked to be removed', at);
-        return applied;
-      }
-      await lead({ status: 'replied', replyKind, declineReason: outcome.declineReason ?? null });
-      applied.sequencesStopped = await stopFor(trx, thread, 'the recipient replied', at);
-      applied.wake = await recordTurn(trx, config, {
-        accountId,
-        kind: 'wake',
-        origin: 'mail',
-        text: `${thread.to} replied (${replyKind}) to "${outcome.subject ?? ''}".`,
-        data: {
-          label: 'mail reply',
-          content: {
-            sendId: thread.sendId,
-            leadId,
-            from: thread.to,
-            subject: outcome.subject ?? '',
-            replyKind,
-            messageId: thread.messageId,
-            text: (outcome.text ?? '').slice(0, WAKE_TEXT_MAX),
-          },
-        },
-      });
-      return applied;
-    }
-  }
+export async function applyOutcome(trx: Trx, config: Config, thread: Thread, outcome: Outcome, ref: { id: string; at: number }) {
+  return (await applyOutcomes(trx, config, [{ thread, outcome, ref }]))[0]!;
 }
 
-/** After commit: starts the wake turn a human reply recorded (a failed enqueue is repaired by the sweeper). */
-export async function afterApplied(deps: AgentDeps, applied: Applied): Promise<void> {
-  if (applied.wake) await dispatchTurn(deps, applied.wake);
+/**
+ * `applyOutcome` for many messages at once (received mail applied together): the same effects, each
+ * kind of write in one statement for the whole batch, in the caller's transaction.
+ */
+export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem[]): Promise<Applied[]> {
+  const w: Writes = { events: [], leads: [], stops: [], blocks: [], optOuts: [], wakes: [] };
+  const applied = items.map((): Applied => ({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null }));
+  items.forEach((item, i) => plan(w, item, i, applied[i]!));
+  const at = Math.max(0, ...items.map((i) => i.ref.at));
+  for (const [accountId, entries] of groupBy(w.blocks, (b) => b.accountId)) {
+    await addToBlocklist(trx, accountId, entries, 'agent', null);
+  }
+  for (const [accountId, entries] of groupBy(w.optOuts, (o) => o.accountId)) await recordOptOuts(trx, accountId, entries);
+  await recordChannelEvents(trx, w.events);
+  const changed = await recordLeadMailOutcomes(trx, w.leads, at);
+  w.leads.forEach((l, n) => {
+    if (changed[n]) applied[l.item]!.leadChanged = l.leadId;
+  });
+  const stopped = await stopSequencesMany(trx, w.stops, at);
+  w.stops.forEach((s, n) => {
+    applied[s.item]!.sequencesStopped += stopped[n]!;
+  });
+  if (w.wakes.length) {
+    const recorded = await recordTurns(
+      trx,
+      config,
+      w.wakes.map((x) => x.input),
+    );
+    w.wakes.forEach((x, n) => {
+      applied[x.item]!.wake = recorded[n]!;
+    });
+  }
+  return applied;
+}
+
+function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const x of xs) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
+  return m;
+}
+
+/** After commit: starts the wake turns human replies recorded (a failed enqueue is repaired by the sweeper). */
+export async function afterApplied(deps: AgentDeps, ...applied: Applied[]): Promise<void> {
+  const wakes = applied.flatMap((a) => (a.wake ? [a.wake] : []));
+  if (wakes.length) await dispatchTurns(deps, wakes);
 }

@@ -36,9 +36,44 @@ export async function recordLeadMailOutcome(
   o: LeadMailOutcome,
   at: number,
 ): Promise<boolean> {
-  const patch: Record<string, unknown> = { status: o.status, updated_at: at };
-  if (o.replyKind !== undefined) patch.reply_kind = o.replyKind;
-  if (o.declineReason !== undefined) patch.decline_reason = o.declineReason;
-  const n = await q('leads').where({ account_id: accountId, id: leadId }).whereIn('status', REPLACES[o.status]).update(patch);
-  return Number(n) > 0;
+  return (await recordLeadMailOutcomes(q, [{ accountId, leadId, outcome: o }], at))[0]!;
+}
+
+/**
+ * `recordLeadMailOutcome` for many leads in one statement; answers, per item, whether its lead changed.
+ * Outcomes for the same lead are applied one after another (the later one sees the earlier one's status).
+ */
+export async function recordLeadMailOutcomes(
+  q: Queryable,
+  items: { accountId: string; leadId: string; outcome: LeadMailOutcome }[],
+  at: number,
+): Promise<boolean[]> {
+  if (!items.length) return [];
+  if (new Set(items.map((i) => `${i.accountId} ${i.leadId}`)).size < items.length) {
+    const out: boolean[] = [];
+    for (const i of items) out.push((await recordLeadMailOutcomes(q, [i], at))[0]!);
+    return out;
+  }
+  const rows = items.map(({ accountId, leadId, outcome: o }) => [
+    accountId,
+    leadId,
+    o.status,
+    o.replyKind !== undefined,
+    o.replyKind ?? null,
+    o.declineReason !== undefined,
+    o.declineReason ?? null,
+    `{${REPLACES[o.status].join(',')}}`,
+  ]);
+  const { rows: changed } = await q.raw<{ rows: { id: string; account_id: string }[] }>(
+    `UPDATE leads AS l SET status = v.status, updated_at = ?::bigint,
+       reply_kind = CASE WHEN v.set_kind THEN v.reply_kind ELSE l.reply_kind END,
+       decline_reason = CASE WHEN v.set_reason THEN v.decline_reason ELSE l.decline_reason END
+     FROM (VALUES ${rows.map(() => '(?::text, ?::text, ?::text, ?::boolean, ?::text, ?::boolean, ?::text, ?::text[])').join(', ')})
+       AS v(account_id, id, status, set_kind, reply_kind, set_reason, decline_reason, replaces)
+     WHERE l.account_id = v.account_id AND l.id = v.id AND l.status = ANY(v.replaces)
+     RETURNING l.id, l.account_id`,
+    [at, ...rows.flat()],
+  );
+  const hit = new Set(changed.map((r) => `${r.account_id} ${r.id}`));
+  return items.map((i) => hit.has(`${i.accountId} ${i.leadId}`));
 }

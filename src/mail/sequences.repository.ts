@@ -53,6 +53,15 @@ const toSequence = (r: Row): Sequence => ({
   updatedAt: Number(r.updated_at),
 });
 
+/** Which active sequences to stop, and why: one sequence, or every one to an address or of a lead. */
+export interface SequenceMatch {
+  accountId: string;
+  id?: string;
+  to?: string;
+  leadId?: string | null;
+  reason: string;
+}
+
 export function sequencesRepository(q: Queryable) {
   return {
     /** Made once per card (a repeated start changes nothing); returns the row as it stands. */
@@ -104,19 +113,23 @@ export function sequencesRepository(q: Queryable) {
         .returning('*');
       return row ? toSequence(row as Row) : null;
     },
-    /** Stops the active sequences these match (their later steps ship nothing); returns their card ids. */
-    async stop(accountId: string, match: { id?: string; to?: string; leadId?: string | null }, reason: string, at: number) {
-      if (!match.id && !match.to && !match.leadId) throw new Error('stop needs a sequence, an address or a lead');
-      const rows: { card_id: string }[] = await q('mail_sequences')
-        .where({ account_id: accountId, status: 'active' })
-        .andWhere((w) => {
-          if (match.id) w.orWhere('id', match.id);
-          if (match.to) w.orWhere('to_address', match.to.toLowerCase());
-          if (match.leadId) w.orWhere('lead_id', match.leadId);
-        })
-        .update({ status: 'stopped', stop_reason: reason, next_at: null, updated_at: at })
-        .returning('card_id');
-      return rows.map((r) => r.card_id);
+    /**
+     * Stops the active sequences each match names (its sequence, the recipient's address, or the lead)
+     * in one statement: their later steps ship nothing. Returns the stopped ones: card, and which match.
+     */
+    async stop(matches: SequenceMatch[], at: number): Promise<{ cardId: string; match: number }[]> {
+      if (!matches.length) return [];
+      for (const m of matches) if (!m.id && !m.to && !m.leadId) throw new Error('stop needs a sequence, an address or a lead');
+      const { rows } = await q.raw<{ rows: { card_id: string; match: number }[] }>(
+        `UPDATE mail_sequences AS s SET status = 'stopped', stop_reason = v.reason, next_at = NULL, updated_at = ?::bigint
+         FROM (VALUES ${matches.map(() => '(?::int, ?::text, ?::text, ?::text, ?::text, ?::text)').join(', ')})
+           AS v(n, account_id, id, to_address, lead_id, reason)
+         WHERE s.status = 'active' AND s.account_id = v.account_id
+           AND (s.id = v.id OR s.to_address = v.to_address OR s.lead_id = v.lead_id)
+         RETURNING s.card_id, v.n AS match`,
+        [at, ...matches.flatMap((m, n) => [n, m.accountId, m.id ?? null, m.to?.toLowerCase() ?? null, m.leadId ?? null, m.reason])],
+      );
+      return rows.map((r) => ({ cardId: r.card_id, match: Number(r.match) }));
     },
     /** Active sequences whose next step was due before `before` (the sweep checks each has its job). */
     async overdue(before: number, limit: number): Promise<Sequence[]> {

@@ -42,21 +42,32 @@ export async function disconnectChannel(q: Queryable, accountId: string, channel
 
 /**
  * Records something that happened on a channel, at the time it happened. An event also marks its
- * channel connected (in the same statement). With a `refId`, a second record of the same (channel, type, refId) is ignored,
- * so a retried job cannot count twice. Throws on a type the channel does not have (a programming error).
+ * channel connected (in the same statement). With a `refId`, a second record of the same (channel,
+ * type, refId) is ignored, so a retried job cannot count twice. Throws on a type the channel does not
+ * have (a programming error).
  */
 export async function recordChannelEvent(q: Queryable, accountId: string, e: ChannelEvent): Promise<void> {
-  const allowed: readonly string[] = CHANNEL_EVENT_TYPES[e.channel].types;
-  if (!allowed.includes(e.type)) throw new Error(`channel ${e.channel} has no event type ${e.type}; types: ${allowed.join(', ')}`);
-  if (!Number.isInteger(e.at)) throw new Error('channel event time must be epoch milliseconds');
-  await resultsRepository(q).insertEvent({
-    account_id: accountId,
-    channel: e.channel,
-    type: e.type,
-    at: e.at,
-    decided_by: e.decidedBy ?? null,
-    amount: e.amount ?? null,
-    ref_id: e.refId ?? null,
-    recorded_at: Date.now(),
-  });
+  await recordChannelEvents(q, [{ accountId, event: e }]);
+}
+
+/** `recordChannelEvent` for many events (of any accounts) in one statement. */
+export async function recordChannelEvents(q: Queryable, items: { accountId: string; event: ChannelEvent }[]): Promise<void> {
+  const recordedAt = Date.now();
+  for (const { event: e } of items) {
+    const allowed: readonly string[] = CHANNEL_EVENT_TYPES[e.channel].types;
+    if (!allowed.includes(e.type)) throw new Error(`channel ${e.channel} has no event type ${e.type}; types: ${allowed.join(', ')}`);
+    if (!Number.isInteger(e.at)) throw new Error('channel event time must be epoch milliseconds');
+  }
+  await resultsRepository(q).insertEvents(
+    items.map(({ accountId, event: e }) => ({
+      account_id: accountId,
+      channel: e.channel,
+      type: e.type,
+      at: e.at,
+      decided_by: e.decidedBy ?? null,
+      amount: e.amount ?? null,
+      ref_id: e.refId ?? null,
+      recorded_at: recordedAt,
+    })),
+  );
 }

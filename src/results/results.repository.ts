@@ -25,30 +25,24 @@ export interface GroupRow {
 export function resultsRepository(q: Queryable) {
   return {
     /**
-     * Records one event and marks its channel connected, in one statement; with a ref_id, a second
-     * record of the same (channel, type, ref_id) is ignored.
+     * Records events and marks their channels connected, in one statement; an event with a ref_id whose
+     * (account, channel, type, ref_id) was recorded before (or earlier in `rows`) is ignored.
      */
-    async insertEvent(row: EventRow): Promise<void> {
-      const dedupe = row.ref_id === null ? '' : 'ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING';
+    async insertEvents(rows: EventRow[]): Promise<void> {
+      if (!rows.length) return;
+      const connections = [...new Map(rows.map((r) => [`${r.account_id} ${r.channel}`, r])).values()];
       await q.raw(
         `WITH connected AS (
-           INSERT INTO channel_connections (account_id, channel, connected_at) VALUES (?, ?, ?)
+           INSERT INTO channel_connections (account_id, channel, connected_at)
+           VALUES ${connections.map(() => '(?, ?, ?::bigint)').join(', ')}
            ON CONFLICT (account_id, channel) DO NOTHING
          )
          INSERT INTO channel_events (account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${dedupe}`,
+         VALUES ${rows.map(() => '(?, ?, ?, ?::bigint, ?, ?::bigint, ?, ?::bigint)').join(', ')}
+         ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING`,
         [
-          row.account_id,
-          row.channel,
-          row.at,
-          row.account_id,
-          row.channel,
-          row.type,
-          row.at,
-          row.decided_by,
-          row.amount,
-          row.ref_id,
-          row.recorded_at,
+          ...connections.flatMap((r) => [r.account_id, r.channel, r.at]),
+          ...rows.flatMap((r) => [r.account_id, r.channel, r.type, r.at, r.decided_by, r.amount, r.ref_id, r.recorded_at]),
         ],
       );
     },

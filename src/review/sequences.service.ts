@@ -5,7 +5,7 @@ import { MailNotSettled, Rejected } from '../errors.js';
 import { enqueue } from '../jobs/registry.js';
 import { sequenceStep, type StepKey } from '../jobs/sequence-step.job.js';
 import { sequenceStepsOf } from '../mail/sequence-steps.js';
-import { sequenceIdFor, sequencesRepository, type Sequence } from '../mail/sequences.repository.js';
+import { sequenceIdFor, sequencesRepository, type Sequence, type SequenceMatch } from '../mail/sequences.repository.js';
 import { threadsRepository } from '../mail/threads.repository.js';
 import { cardsRepository } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
@@ -67,9 +67,19 @@ export async function stopSequences(
   reason: string,
   at: number,
 ): Promise<number> {
-  const cardIds = await sequencesRepository(trx).stop(accountId, match, reason, at);
-  for (const cardId of cardIds) await markCard(trx, accountId, cardId, 'stopped', reason);
-  return cardIds.length;
+  return (await stopSequencesMany(trx, [{ ...match, accountId, reason }], at))[0]!;
+}
+
+/** `stopSequences` for many matches in one statement; how many stopped, per match. */
+export async function stopSequencesMany(trx: Queryable, matches: SequenceMatch[], at: number): Promise<number[]> {
+  const stopped = await sequencesRepository(trx).stop(matches, at);
+  const counts = matches.map(() => 0);
+  for (const s of stopped) {
+    counts[s.match]!++;
+    const m = matches[s.match]!;
+    await markCard(trx, m.accountId, s.cardId, 'stopped', m.reason);
+  }
+  return counts;
 }
 
 /** Queues the job of a sequence's next step for when it is due (after commit; the sweep is the backstop). */
