@@ -151,7 +151,7 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a domain name such as mail.example.com')
     .optional(),
   INBOUND_MAX_BYTES: int(25 * 1024 * 1024),
-  INBOUND_MAIL_CONCURRENCY: int(4),
+  INBOUND_MAIL_CONCURRENCY: int(64),
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';

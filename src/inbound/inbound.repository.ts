@@ -135,6 +135,20 @@ export function inboundRepository(q: Queryable) {
       const row = await query;
       return row ? { ...toMessage(row), raw: row.raw } : null;
     },
+    /** Status and size of many messages (what processing checks before it reads the bytes). */
+    async statusAndSize(ids: string[]): Promise<Map<string, { status: InboundStatus; size: number }>> {
+      const rows: { id: string; status: InboundStatus; size: number }[] = await q('inbound_messages')
+        .select('id', 'status', 'size')
+        .whereIn('id', ids);
+      return new Map(rows.map((r) => [r.id, { status: r.status, size: r.size }]));
+    },
+    /** `withRaw` (unlocked) for many ids at once. */
+    async withRawMany(ids: string[]): Promise<Map<string, InboundMessage & { raw: Buffer }>> {
+      const rows: (Row & { raw: Buffer })[] = await q('inbound_messages')
+        .select([...COLUMNS, 'raw'])
+        .whereIn('id', ids);
+      return new Map(rows.map((r) => [r.id, { ...toMessage(r), raw: r.raw }]));
+    },
     /** Counts one more processing try (bounded by the caller). */
     async countAttempt(id: string): Promise<number> {
       const [row] = await q('inbound_messages').where({ id }).increment('attempts', 1).returning('attempts');
@@ -142,16 +156,52 @@ export function inboundRepository(q: Queryable) {
     },
     /** Settles a `received` message; false when it was settled already (a retried job changes nothing). */
     async settle(id: string, r: InboundResult, at: number): Promise<boolean> {
-      const patch: Record<string, unknown> = { status: r.status, reason: r.reason ?? null, processed_at: at };
-      if (r.accountId !== undefined) patch.account_id = r.accountId;
-      if (r.kind !== undefined) patch.kind = r.kind;
-      if (r.replyKind !== undefined) patch.reply_kind = r.replyKind;
-      if (r.details !== undefined) patch.details = r.details === null ? null : JSON.stringify(r.details);
-      if (r.sendId !== undefined) patch.send_id = r.sendId;
-      if (r.leadId !== undefined) patch.lead_id = r.leadId;
-      if (r.headerMessageId !== undefined) patch.header_message_id = r.headerMessageId;
-      const n = await q('inbound_messages').where({ id, status: 'received' }).update(patch);
-      return Number(n) > 0;
+      return (await this.settleMany([{ id, result: r }], at)).has(id);
+    },
+    /**
+     * Settles `received` messages in one statement (a field a result leaves out keeps its value); returns
+     * the ids that were still `received` (the others had been settled: a retried job changes nothing).
+     */
+    async settleMany(items: { id: string; result: InboundResult }[], at: number): Promise<Set<string>> {
+      if (!items.length) return new Set();
+      const keep = (v: unknown) => v === undefined;
+      const values = items.flatMap(({ id, result: r }) => [
+        id,
+        r.status,
+        r.reason ?? null,
+        keep(r.accountId),
+        r.accountId ?? null,
+        keep(r.kind),
+        r.kind ?? null,
+        keep(r.replyKind),
+        r.replyKind ?? null,
+        keep(r.details),
+        r.details ? JSON.stringify(r.details) : null,
+        keep(r.sendId),
+        r.sendId ?? null,
+        keep(r.leadId),
+        r.leadId ?? null,
+        keep(r.headerMessageId),
+        r.headerMessageId ?? null,
+      ]);
+      const row = `(?::text, ?::text, ?::text, ${Array.from({ length: 7 }, () => '?::boolean, ?::text').join(', ')})`;
+      const { rows } = await q.raw<{ rows: { id: string }[] }>(
+        `UPDATE inbound_messages AS m SET status = v.status, reason = v.reason, processed_at = ?::bigint,
+           account_id = CASE WHEN v.k_account THEN m.account_id ELSE v.account_id END,
+           kind = CASE WHEN v.k_kind THEN m.kind ELSE v.kind END,
+           reply_kind = CASE WHEN v.k_reply_kind THEN m.reply_kind ELSE v.reply_kind END,
+           details = CASE WHEN v.k_details THEN m.details ELSE v.details::jsonb END,
+           send_id = CASE WHEN v.k_send THEN m.send_id ELSE v.send_id END,
+           lead_id = CASE WHEN v.k_lead THEN m.lead_id ELSE v.lead_id END,
+           header_message_id = CASE WHEN v.k_header THEN m.header_message_id ELSE v.header_message_id END
+         FROM (VALUES ${items.map(() => row).join(', ')})
+           AS v(id, status, reason, k_account, account_id, k_kind, kind, k_reply_kind, reply_kind, k_details, details,
+                k_send, send_id, k_lead, lead_id, k_header, header_message_id)
+         WHERE m.id = v.id AND m.status = 'received'
+         RETURNING m.id`,
+        [at, ...values],
+      );
+      return new Set(rows.map((r) => r.id));
     },
     /** An earlier message of this account with the same Message-ID header that was applied (a provider's retry). */
     async appliedWithHeaderId(accountId: string, headerMessageId: string, exceptId: string): Promise<string | null> {

@@ -1,5 +1,4 @@
-import type { Queryable } from '../db.js';
-import { threadsRepository, type Thread } from '../mail/threads.repository.js';
+import type { threadsRepository, Thread } from '../mail/threads.repository.js';
 import { headerFields, type ParsedMail } from './parse.js';
 
 /** How a message found its send (kept in the inbound row's details). */
@@ -73,19 +72,21 @@ function originalOf(mail: ParsedMail, domain: string): { ids: string[]; tokens: 
  * received the message is refused, never attached. An unknown token with no thread headers is unplaced.
  */
 export async function matchMail(
-  q: Queryable,
+  threads: ThreadLookup,
   ctx: { domain: string; accountId: string | null; rcptTo: string[]; report: boolean; bounceRecipient: string | null },
   mail: ParsedMail,
 ): Promise<Match> {
-  const threads = threadsRepository(q);
   const found = await findThread(threads, ctx, mail);
   if (!found.ok) return found;
   if (ctx.accountId && found.thread.accountId !== ctx.accountId) return { ok: false, reason: 'claims a send of another account' };
   return found;
 }
 
+/** Where matching finds threads: the repository, or loaders that batch its lookups (process.service.ts). */
+export type ThreadLookup = Pick<ReturnType<typeof threadsRepository>, 'byToken' | 'byMessageIds' | 'latestTo'>;
+
 async function findThread(
-  threads: ReturnType<typeof threadsRepository>,
+  threads: ThreadLookup,
   ctx: Parameters<typeof matchMail>[1],
   mail: ParsedMail,
 ): Promise<Match | { ok: false; reason: string }> {

@@ -1,15 +1,121 @@
 import { classifyReply } from '../agent/reply-classifier.js';
 import type { Deps } from '../deps.js';
-import type { Thread } from '../mail/threads.repository.js';
+import { threadsRepository, type Thread } from '../mail/threads.repository.js';
 import { classifyKind } from './classify.js';
-import { afterApplied, applyOutcome, type Applied } from './effects.service.js';
+import { createBatcher, type Batcher } from '../batcher.js';
+import { createByteBudget } from './byte-budget.js';
+import { afterApplied, applyOutcomes, type Applied } from './effects.service.js';
 import { inboundRepository, type InboundMessage, type InboundResult } from './inbound.repository.js';
 import type { Outcome } from './inbound.types.js';
-import { matchMail, recipientsOf, tokenAddresses, type MatchedBy } from './match.js';
+import { matchMail, recipientsOf, tokenAddresses, type MatchedBy, type ThreadLookup } from './match.js';
 import { parseMail } from './parse.js';
 
 /** What parsing and applying a received message needs. */
 export type InboundDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
+
+/**
+ * Messages settled and applied together, in one transaction (group commit), and how many batches at once:
+ * one, so the messages that arrive while a batch runs make the next one.
+ */
+const MAX_BATCH = 32;
+const BATCHES_IN_FLIGHT = 1;
+
+interface Pending {
+  id: string;
+  decision: Decision;
+  at: number;
+}
+
+/**
+ * Settles a batch of decided messages and applies the outcomes of those still `received`, in one
+ * transaction with one statement per kind of write. A batch that fails as a whole (a provider's repeat
+ * meeting the applied-once index, say) is run again one message at a time by the batcher.
+ */
+async function applyBatch(deps: InboundDeps, items: Pending[]): Promise<(Applied | null)[]> {
+  const at = Math.max(...items.map((p) => p.at));
+  const out = await deps.db.transaction(async (trx) => {
+    const still = await inboundRepository(trx).settleMany(
+      items.map((p) => ({ id: p.id, result: settled(p.decision) })),
+      at,
+    );
+    const out: (Applied | null)[] = items.map(() => null);
+    const go = items.flatMap((p, i) => (p.decision.status === 'applied' && still.has(p.id) ? [{ i, d: p.decision, p }] : []));
+    const applied = await applyOutcomes(
+      trx,
+      deps.config,
+      go.map(({ d, p }) => ({ thread: d.thread, outcome: d.outcome, ref: { id: p.id, at: p.at } })),
+    );
+    go.forEach(({ i }, n) => {
+      out[i] = applied[n]!;
+    });
+    return out;
+  });
+  // After commit: the batch's wake turns, one drain job per account.
+  await afterApplied(deps, ...out.filter((a): a is Applied => a !== null));
+  return out;
+}
+
+const batchers = new WeakMap<object, Batcher<Pending, Applied | null>>();
+/** One batcher per database handle (a process has one; each test world its own). */
+function batcherFor(deps: InboundDeps): Batcher<Pending, Applied | null> {
+  let b = batchers.get(deps.db);
+  if (!b) {
+    b = createBatcher((items) => applyBatch(deps, items), { maxBatch: MAX_BATCH, maxInFlight: BATCHES_IN_FLIGHT });
+    batchers.set(deps.db, b);
+  }
+  return b;
+}
+
+/**
+ * Reads made by messages processed together, gathered into one query each (as the writes are): the
+ * stored rows, and the threads their reply tokens and thread headers name. A lone message reads at once.
+ */
+interface Loaders {
+  /** Status and size first (cheap), so the raw bytes are read only within the byte budget. */
+  meta: Batcher<string, { status: string; size: number } | null>;
+  row: Batcher<string, (InboundMessage & { raw: Buffer }) | null>;
+  threads: ThreadLookup;
+  budget: ReturnType<typeof createByteBudget>;
+}
+
+/** Raw mail one process parses at once, in multiples of INBOUND_MAX_BYTES (in flight: INBOUND_MAIL_CONCURRENCY). */
+const PARSE_BUDGET_MESSAGES = 4;
+
+const loaders = new WeakMap<object, Loaders>();
+function loadersFor(deps: InboundDeps): Loaders {
+  let l = loaders.get(deps.db);
+  if (l) return l;
+  const opts = { maxBatch: MAX_BATCH, maxInFlight: BATCHES_IN_FLIGHT };
+  const threads = threadsRepository(deps.db);
+  const meta = createBatcher(async (ids: string[]) => {
+    const found = await inboundRepository(deps.db).statusAndSize(ids);
+    return ids.map((id) => found.get(id) ?? null);
+  }, opts);
+  const row = createBatcher(async (ids: string[]) => {
+    const found = await inboundRepository(deps.db).withRawMany(ids);
+    return ids.map((id) => found.get(id) ?? null);
+  }, opts);
+  const token = createBatcher(async (tokens: string[]) => {
+    const found = new Map((await threads.byTokens(tokens)).map((t) => [t.replyToken, t]));
+    return tokens.map((t) => found.get(t) ?? null);
+  }, opts);
+  const messageIds = createBatcher(async (lists: string[][]) => {
+    const found = await threads.byMessageIds([...new Set(lists.flat())]);
+    return lists.map((ids) => found.filter((t) => ids.includes(t.messageId)));
+  }, opts);
+  l = {
+    meta,
+    budget: createByteBudget(PARSE_BUDGET_MESSAGES * deps.config.inbound.maxBytes),
+    row,
+    threads: {
+      byToken: (t) => token.submit(t),
+      byMessageIds: (ids) => (ids.length ? messageIds.submit(ids) : Promise.resolve([])),
+      latestTo: (accountId, address) => threads.latestTo(accountId, address),
+    },
+  };
+  loaders.set(deps.db, l);
+  return l;
+}
 
 const isUniqueViolation = (err: unknown, constraint: string) =>
   (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === constraint;
@@ -35,7 +141,7 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
   );
   const report = verdict.kind === 'bounce' || verdict.kind === 'complaint' || mail.reportType !== null;
   const match = await matchMail(
-    deps.db,
+    loadersFor(deps).threads,
     { domain, accountId: row.accountId, rcptTo: row.rcptTo, report, bounceRecipient: verdict.bounce?.recipient ?? null },
     mail,
   );
@@ -78,27 +184,24 @@ function settled(d: Decision): InboundResult {
  * outcome. The work that reads (and may ask the model) runs first, without a lock; then one transaction
  * settles the row, only if it is still `received` (the conditional UPDATE takes the row lock, so of two
  * concurrent or retried jobs the first wins and the other changes nothing), and applies the outcome in the
- * same commit. A provider's repeat (same account and Message-ID as an applied message) settles as
- * `duplicate`: a unique index lets only one of them be `applied`. A client's bad mail never throws: it is kept as `malformed` or
- * `unplaced` with a reason; only infrastructure errors throw (the job retries them).
+ * same commit, together with the other messages being processed at that moment (group commit; reads are
+ * gathered the same way). A provider's repeat (same account and Message-ID as an applied message) settles
+ * as `duplicate`: a unique index lets only one of them be `applied`. A client's bad mail never throws: it
+ * is kept as `malformed` or `unplaced` with a reason; only infrastructure errors throw (the job retries them).
  */
 export async function processInbound(deps: InboundDeps, id: string): Promise<void> {
   const repo = inboundRepository(deps.db);
-  const row = await repo.withRaw(id);
-  if (row?.status !== 'received') return;
-  const decision = await decide(deps, row);
+  const l = loadersFor(deps);
+  const meta = await l.meta.submit(id);
+  if (meta?.status !== 'received') return;
+  const decision = await l.budget.hold(meta.size, async () => {
+    const row = await l.row.submit(id);
+    return row?.status === 'received' ? decide(deps, row) : null;
+  });
+  if (!decision) return;
   const at = Date.now();
-  let applied: Applied | null;
   try {
-    applied = await deps.db.transaction(async (trx): Promise<Applied | null> => {
-      const locked = inboundRepository(trx);
-      if (decision.status !== 'applied') {
-        await locked.settle(id, settled(decision), at);
-        return null;
-      }
-      if (!(await locked.settle(id, settled(decision), at))) return null;
-      return applyOutcome(trx, deps.config, decision.thread, decision.outcome, { id, at });
-    });
+    await batcherFor(deps).submit({ id, decision, at });
   } catch (err) {
     // A provider's repeat of a message already applied (same account and Message-ID): kept, not applied twice.
     if (decision.status !== 'applied' || !isUniqueViolation(err, 'inbound_messages_applied_once')) throw err;
@@ -116,9 +219,7 @@ export async function processInbound(deps: InboundDeps, id: string): Promise<voi
       },
       at,
     );
-    applied = null;
   }
-  if (applied) await afterApplied(deps, applied);
   deps.logger.info(
     { inboundId: id, status: decision.status, kind: decision.status === 'applied' ? decision.outcome.kind : (decision.kind ?? null) },
     'inbound message processed',

@@ -75,6 +75,12 @@ export function threadsRepository(q: Queryable) {
       const row: Row | undefined = await q('mail_threads').where({ reply_token: token }).forUpdate().first();
       return row ? toThread(row) : null;
     },
+    /** The threads of these tokens (any account), for lookups made together. */
+    async byTokens(tokens: string[]): Promise<Thread[]> {
+      if (!tokens.length) return [];
+      const rows: Row[] = await q('mail_threads').whereIn('reply_token', tokens);
+      return rows.map(toThread);
+    },
     /** Threads whose Message-ID is among `ids` (In-Reply-To / References), newest first. */
     async byMessageIds(ids: string[]): Promise<Thread[]> {
       if (!ids.length) return [];

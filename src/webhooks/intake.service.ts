@@ -4,7 +4,7 @@ import { webhookEvent } from '../jobs/webhook-event.job.js';
 import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
 import type { Deps } from '../deps.js';
-import { createBatcher, type Batcher } from './batcher.js';
+import { createBatcher, type Batcher } from '../batcher.js';
 import { createHookLimiter, type HookLimiter, type LimitAnswer } from './hook-limiter.js';
 import { hashHookToken } from './hook-token.js';
 import { liveHooks, type LiveHook } from './live-hooks.js';

@@ -217,3 +217,39 @@ it('applies a message once when its job runs twice, one after the other or at th
 it('does nothing for an id that is not stored', async () => {
   await expect(processInbound(env.rt, 'im_missing')).resolves.toBeUndefined();
 });
+
+it('applies messages processed together in shared transactions as if one by one: repeats, one lead twice, every account its own', async () => {
+  const worlds = await Promise.all(Array.from({ length: 12 }, () => world()));
+  const ids: string[] = [];
+  for (const w of worlds) ids.push(await receive(fixture('gmail-reply', w.thread)));
+  // Two copies of one message (a provider's repeat) and two replies from one lead, in flight together.
+  const twice = worlds[0]!;
+  ids.push(await receive(fixture('gmail-reply', twice.thread), { accountId: twice.accountId }));
+  const lead = worlds[1]!;
+  ids.push(await receive(fixture('postfix-dsn-hard', lead.thread)));
+  const txBefore = await commits();
+  await Promise.all(ids.map((id) => processInbound(env.rt, id)));
+  const txAfter = await commits();
+
+  const rows = await Promise.all(ids.map((id) => inboundRepository(env.rt.db).find(id)));
+  const statuses = rows.map((r) => r!.status);
+  expect(statuses.filter((s) => s === 'applied')).toHaveLength(13);
+  expect(statuses.filter((s) => s === 'duplicate')).toHaveLength(1);
+  for (const w of worlds) {
+    expect(await events(w.accountId), w.accountId).toMatchObject({ reply: 1, positive_reply: 1 });
+    expect(await wakes(w.accountId)).toBe(1);
+  }
+  // The lead that replied and then bounced stays replied (a reply proves the address worked), whichever came first.
+  expect(await getLead(env.rt.db, lead.accountId, lead.leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+  expect(await isBlocked(env.rt.db, lead.accountId, 'jane@acme.test')).toBe(true);
+  // Fewer commits than messages: they were applied together.
+  expect(txAfter - txBefore).toBeLessThan(ids.length);
+});
+
+/** Transactions committed in this test's database so far. */
+async function commits(): Promise<number> {
+  const { rows } = await env.rt.db.raw<{ rows: { n: string }[] }>(
+    'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
+  return Number(rows[0]!.n);
+}

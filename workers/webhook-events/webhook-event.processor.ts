@@ -2,7 +2,7 @@ import { failDelivery, handDeliveries, type HandOutcome } from '../../src/webhoo
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
 import type { Deps } from '../../src/deps.js';
 import { defineProcessor } from '../create-worker.js';
-import { createBatcher, type Batcher } from '../../src/webhooks/batcher.js';
+import { createBatcher, type Batcher } from '../../src/batcher.js';
 
 /**
  * Deliveries whose jobs run at the same time are handed over together (one transaction, one drain per
