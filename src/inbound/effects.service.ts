@@ -132,7 +132,7 @@ export async function applyOutcome(trx: Trx, config: Config, thread: Thread, out
 export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem[]): Promise<Applied[]> {
   const w: Writes = { events: [], leads: [], stops: [], blocks: [], optOuts: [], wakes: [] };
   const applied = items.map((): Applied => ({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null }));
-  items.forEach((item, i) => plan(w, item, i, applied[i]!));
+  for (const [i, item] of items.entries()) plan(w, item, i, applied[i]!);
   const at = Math.max(0, ...items.map((i) => i.ref.at));
   for (const [accountId, entries] of groupBy(w.blocks, (b) => b.accountId)) {
     await addToBlocklist(trx, accountId, entries, 'agent', null);
