@@ -4,8 +4,11 @@ export type { Logger };
 
 /** Hook and one-click unsubscribe URLs carry their credential in the path; this hides it wherever a URL is logged. */
 export function redactUrl(url: string): string {
-  // One-click unsubscribe tokens (issue 16): `/u/<token>`.
-  return url.replace(/whk_[A-Za-z0-9]+/g, 'whk_[redacted]').replace(/^\/u\/[^/?#]+/, '/u/[redacted]');
+  // Hook tokens, inbound mail URL secrets and one-click unsubscribe tokens (issue 16): `/u/<token>`.
+  return url
+    .replace(/whk_[A-Za-z0-9]+/g, 'whk_[redacted]')
+    .replace(/inb_[A-Za-z0-9]+/g, 'inb_[redacted]')
+    .replace(/^\/u\/[^/?#]+/, '/u/[redacted]');
 }
 
 const WARN = 40;

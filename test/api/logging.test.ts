@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect } from 'vitest';
+import { createInboundUrl } from '../../src/inbound/intake.service.js';
 import { batchedDestination, createLogger } from '../../src/logger.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
@@ -41,6 +42,28 @@ describe('logging', () => {
     const all = lines.join('');
     expect(all).toContain('whk_[redacted]');
     expect(all).not.toContain(secret);
+  });
+
+  it('cuts inbound mail URL secrets out of logged URLs, and never logs a received message', async () => {
+    const { accountId } = await env.tenant();
+    const { url } = await createInboundUrl(env.rt.db, env.config.baseUrl, accountId);
+    const secret = url.split('/').pop()!;
+    const res = await env
+      .api()
+      .post(new URL(url).pathname)
+      .set('Content-Type', 'message/rfc822')
+      .send('From: a@b.test\r\nSubject: private words\r\n\r\nsecret body text\r\n');
+    expect(res.status).toBe(202);
+    await env
+      .api()
+      .post(`/api/mail/inbound/inb_${'x'.repeat(40)}`)
+      .set('Content-Type', 'message/rfc822')
+      .send('x');
+    const all = lines.join('');
+    expect(all).toContain('inb_[redacted]');
+    expect(all).not.toContain(secret);
+    expect(all).not.toContain(secret.slice(4, 24));
+    expect(all).not.toMatch(/secret body text|private words/);
   });
 
   it('makes up a request id when the client sends none or an unsafe one', async () => {
