@@ -49,30 +49,33 @@ export async function fenceWork(
  * The card of a settled fence → sent, the work's channel event, and the lead it reached (details.leadId)
  * `contacted` unless it is past that, in the caller's transaction. `extra`
  * joins the resolution (`changed` for a send, `confirmedBy` for a person's answer). Null: the card had left
- * `sending` already.
+ * `sending` already, or the fence was a sequence's later step (its card went out with the first mail).
  */
 export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Record<string, unknown>): Promise<Card | null> {
-  // A sequence's later step: its card went out with the first mail; the sequence moves on.
+  let card: Card | null = null;
+  // A sequence's later step: its card went out with the first mail (it is not `sending`); the sequence moves on.
   if (fence.step > 0) await stepShipped(trx, fence, at);
-  const sequence = fence.kindOfWork === 'sequence' && fence.step === 0 ? await startSequence(trx, fence, at) : {};
-  const card = await cardsRepository(trx).transition(
-    fence.accountId,
-    fence.cardId,
-    { statuses: ['sending'] },
-    {
-      status: 'sent',
-      resolvedAt: at,
-      resolution: {
-        action: fence.kindOfWork === 'email' ? 'send' : 'approve',
-        by: fence.decidedBy,
-        at,
-        sendId: fence.id,
-        to: fence.to,
-        ...extra,
-        ...sequence,
+  else {
+    const sequence = fence.kindOfWork === 'sequence' ? await startSequence(trx, fence, at) : {};
+    card = await cardsRepository(trx).transition(
+      fence.accountId,
+      fence.cardId,
+      { statuses: ['sending'] },
+      {
+        status: 'sent',
+        resolvedAt: at,
+        resolution: {
+          action: fence.kindOfWork === 'email' ? 'send' : 'approve',
+          by: fence.decidedBy,
+          at,
+          sendId: fence.id,
+          to: fence.to,
+          ...extra,
+          ...sequence,
+        },
       },
-    },
-  );
+    );
+  }
   await recordChannelEvent(trx, fence.accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: fence.id });
   const leadId = fence.details.leadId;
   if (typeof leadId === 'string') await recordLeadMailOutcome(trx, fence.accountId, leadId, { status: 'contacted' }, at);
@@ -103,7 +106,8 @@ export async function releaseFence(db: Db, fence: Fence, reason: string, cardCha
       lastError: reason,
       settledAt: Date.now(),
     });
-    if (released)
+    // A sequence's later step leaves its card as it is (sent with the first mail); the sweep queues the step again.
+    if (released && fence.step === 0)
       await cardsRepository(trx).transition(
         fence.accountId,
         fence.cardId,

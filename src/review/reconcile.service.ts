@@ -113,7 +113,7 @@ export async function settleByPerson(trx: Trx, accountId: string, sendId: string
     settledAt: at,
     lastError: 'a person said it did not arrive',
   });
-  await cardsRepository(trx).transition(accountId, fence.cardId, { statuses: ['sending'] }, { status: 'pending' });
+  if (fence.step === 0) await cardsRepository(trx).transition(accountId, fence.cardId, { statuses: ['sending'] }, { status: 'pending' });
 }
 
 /** The shipping sweep (`mail.sweep`): reconciles fences no job is working on (stale `sending`, `pending` without a job). */
