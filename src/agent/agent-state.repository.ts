@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.js';
+import { turnsRepository } from './turns.repository.js';
 
 /** Per-account agent state (activity times) and the status read from it and the account's turns (spec 2.5). */
 export function agentStateRepository(q: Queryable) {
@@ -32,16 +33,13 @@ export function agentStateRepository(q: Queryable) {
             ),
         )
         .first('id');
-      const wakes = await q('agent_turns')
-        .where({ account_id: accountId, kind: 'wake', status: 'queued' })
-        .select(q.raw('count(*)::int as n'), q.raw('min(not_before) as next'))
-        .first<{ n: number; next: number | null }>();
+      const wakes = await turnsRepository(q).waitingWakes(accountId);
       return {
         running: Boolean(running),
         lastActivityAt: state?.last_activity_at ?? null,
         lastTurnAt: state?.last_turn_at ?? null,
-        pendingWakes: wakes?.n ?? 0,
-        nextWakeAt: wakes?.next == null ? null : Number(wakes.next),
+        pendingWakes: wakes.count,
+        nextWakeAt: wakes.next,
       };
     },
   };

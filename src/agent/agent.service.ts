@@ -7,7 +7,7 @@ import { agentStateRepository } from './agent-state.repository.js';
 import { RUNNING_WINDOW_MS, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
 import { conversationRepository } from './conversation.repository.js';
 import { messageView } from './message-view.js';
-import { requestDrain } from './turn-runner.js';
+import { queueTurn } from './drain.js';
 import { turnStatements, type RecordAudit } from './turn-statements.js';
 import { turnsRepository } from './turns.repository.js';
 
@@ -83,17 +83,7 @@ export async function recordTurn(trx: Queryable, config: Config, input: TurnInpu
 export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise<void> {
   if (!recorded.created) return;
   await publishCancel(deps.redis, deps.config, recorded.interrupting);
-  const { turn } = recorded;
-  try {
-    await requestDrain(
-      deps,
-      turn.accountId,
-      { why: 'turn', turnId: turn.id },
-      turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined,
-    );
-  } catch (err) {
-    deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
-  }
+  await queueTurn(deps, recorded.turn);
 }
 
 /**
@@ -137,20 +127,7 @@ export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[])
 export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Promise<void> {
   const last = new Map<string, Turn>();
   for (const r of recorded) if (r.created) last.set(r.turn.accountId, r.turn);
-  await Promise.all(
-    [...last.values()].map(async (turn) => {
-      try {
-        await requestDrain(
-          deps,
-          turn.accountId,
-          { why: 'turn', turnId: turn.id },
-          turn.notBefore > Date.now() ? turn.notBefore - Date.now() : undefined,
-        );
-      } catch (err) {
-        deps.logger.warn({ turnId: turn.id, err: (err as Error).message }, 'turn recorded but not queued; the sweeper will queue it');
-      }
-    }),
-  );
+  await Promise.all([...last.values()].map((turn) => queueTurn(deps, turn)));
 }
 
 /** The one entry point for every turn input (message, event, workflow run, revision, scheduled wake). */

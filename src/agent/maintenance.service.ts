@@ -2,7 +2,7 @@ import type { Logger } from '../logger.js';
 import type { Deps } from '../deps.js';
 import { publishDone } from './agent.bus.js';
 import { FAILURES } from './agent.types.js';
-import { requestDrain } from './turn-runner.js';
+import { requestDrain } from './drain.js';
 import { turnsRepository } from './turns.repository.js';
 
 /**

@@ -4,8 +4,7 @@ import { turnCarriesOutsideData } from '../review/outside-data.js';
 import type { Turn } from './agent.types.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { executeTool } from './tools.js';
-import { enqueue } from '../jobs/registry.js';
-import { agentTurn } from '../jobs/agent-turn.job.js';
+import { queueTurn } from './drain.js';
 import { turnSteps, type StepAt } from './turn-steps.repository.js';
 
 /** Where one call sits in its turn, and the round's proposal when it is the round's first step. */
@@ -46,19 +45,7 @@ export async function runStep(rt: Deps, conn: PgConnection, turn: Turn, place: S
     await turnSteps.record(trx, turn.accountId, turn.id, { ...place, result });
     return result;
   });
-  for (const wake of wakes) await queueWake(rt, wake);
+  // A scheduled wake's drain job, delayed to its time, once the step that made it committed.
+  for (const wake of wakes) await queueTurn(rt, wake);
   return result;
-}
-
-/**
- * A scheduled wake's drain job, delayed to its time. A lost enqueue is only logged: the wake is a
- * queued turn in Postgres, and the maintenance sweep queues any due turn that never started.
- */
-async function queueWake(rt: Deps, wake: Turn): Promise<void> {
-  const delay = Math.max(0, wake.notBefore - Date.now());
-  try {
-    await enqueue(rt.queues, agentTurn, { accountId: wake.accountId }, { why: 'turn', turnId: wake.id, delay });
-  } catch (err) {
-    rt.logger.warn({ turnId: wake.id, err: (err as Error).message }, 'wake recorded but not queued; the sweeper will queue it when due');
-  }
 }

@@ -292,7 +292,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
   },
   async schedule_wake(args, env) {
     const turns = turnsRepository(env.db);
-    const pending = await turns.pendingWakes(env.accountId);
+    const pending = (await turns.waitingWakes(env.accountId)).count;
     if (pending >= MAX_PENDING_WAKES) {
       throw new ToolRefused(`${pending} wakes are already waiting on this account (at most ${MAX_PENDING_WAKES}); none was scheduled`);
     }

@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db.js';
-import { enqueue } from '../jobs/registry.js';
-import { agentTurn, type DrainReason } from '../jobs/agent-turn.job.js';
+import { requestDrain } from './drain.js';
 import type { Logger } from '../logger.js';
 import { waitingCards } from '../review/cards.service.js';
 import { shippingHere } from '../channels/registry.js';
@@ -288,9 +287,4 @@ export async function drainAccount(rt: Deps, accountId: string, log: Logger, bra
   }
   if (runnable) await requestDrain(rt, accountId, { why: 'more', at: Date.now() });
   return ran;
-}
-
-/** Asks the agent-turns pool to run the account's queued turns (idempotent per reason, see agentTurn). */
-export async function requestDrain(rt: Pick<Deps, 'queues'>, accountId: string, reason: DrainReason, delay?: number): Promise<void> {
-  await enqueue(rt.queues, agentTurn, { accountId }, { ...reason, delay });
 }

@@ -104,13 +104,13 @@ export function turnsRepository(q: Queryable) {
         .returning('*');
       return rows.map(toTurn);
     },
-    /** Wakes of this account not run yet (due or scheduled). */
-    async pendingWakes(accountId: string): Promise<number> {
+    /** Wakes of this account not run yet (due or scheduled): how many, and the earliest's time. */
+    async waitingWakes(accountId: string): Promise<{ count: number; next: number | null }> {
       const row = await q('agent_turns')
         .where({ account_id: accountId, kind: 'wake', status: 'queued' })
-        .count<{ n: string }[]>('* as n')
-        .first();
-      return Number(row?.n ?? 0);
+        .select(q.raw('count(*)::int as n'), q.raw('min(not_before) as next'))
+        .first<{ n: number; next: number | string | null } | undefined>();
+      return { count: row?.n ?? 0, next: row?.next == null ? null : Number(row.next) };
     },
     /** Queue-mode turns past their lifetime → failed. Returns the ids (to wake their waiters). */
     async expireQueued(now: number, failure: string, accountId?: string): Promise<string[]> {

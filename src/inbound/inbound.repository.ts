@@ -125,15 +125,9 @@ export function inboundRepository(q: Queryable) {
       const row: Row | undefined = await q('inbound_messages').select(COLUMNS).where({ id }).first();
       return row ? toMessage(row) : null;
     },
-    /** The row with its raw bytes, locked for this transaction when `lock` (processing holds it while it applies). */
-    async withRaw(id: string, lock = false): Promise<(InboundMessage & { raw: Buffer }) | null> {
-      let query = q('inbound_messages')
-        .select([...COLUMNS, 'raw'])
-        .where({ id })
-        .first<(Row & { raw: Buffer }) | undefined>();
-      if (lock) query = query.forUpdate();
-      const row = await query;
-      return row ? { ...toMessage(row), raw: row.raw } : null;
+    /** The row with its raw bytes. */
+    async withRaw(id: string): Promise<(InboundMessage & { raw: Buffer }) | null> {
+      return (await this.withRawMany([id])).get(id) ?? null;
     },
     /** Status and size of many messages (what processing checks before it reads the bytes). */
     async statusAndSize(ids: string[]): Promise<Map<string, { status: InboundStatus; size: number }>> {

@@ -1,5 +1,5 @@
 import { dispatchTurns, recordTurns, type TurnInput } from '../agent/agent.service.js';
-import { requestDrain } from '../agent/turn-runner.js';
+import { requestDrain } from '../agent/drain.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-event.job.js';

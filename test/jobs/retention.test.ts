@@ -1,7 +1,7 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { requestDrain } from '../../src/agent/turn-runner.js';
+import { requestDrain } from '../../src/agent/drain.js';
 import { agentTurn } from '../../src/jobs/agent-turn.job.js';
 import { createLogger } from '../../src/logger.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
