@@ -98,3 +98,13 @@ export function createWorker(
   worker.on('error', (err) => deps.rt.logger.error({ queue, err: err.message }, 'worker error'));
   return worker;
 }
+
+/**
+ * Registers a repeating job (its payload empty) every `everyMs`: a BullMQ job scheduler keyed by the
+ * job's own key, so there is one per queue however many workers start it (the sweeps).
+ */
+export async function scheduleRepeating(rt: Pick<Deps, 'queues'>, job: JobDef, everyMs: number): Promise<void> {
+  const queue = rt.queues.get(job.queue);
+  if (!queue) throw new Error(`${job.queue} queue is not open`);
+  await queue.upsertJobScheduler(job.key({}), { every: everyMs }, { name: job.name, data: {}, opts: job.options });
+}

@@ -33,7 +33,8 @@ export interface Verb {
   run(flags: Flags, deps: Pick<Deps, 'config' | 'db'>): Promise<Record<string, unknown>>;
 }
 
-const int = (value: string | undefined, name: string, min: number, max: number, fallback: number): number => {
+/** A whole-number flag in [min, max], `fallback` when absent; one line naming the flag and the rule otherwise. */
+export const int = (value: string | undefined, name: string, min: number, max: number, fallback: number): number => {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
     throw new BadRequest(`--${name} must be an integer from ${min} to ${max}`);

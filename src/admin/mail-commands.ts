@@ -2,15 +2,7 @@ import { getAccount } from '../accounts/accounts.service.js';
 import { BadRequest } from '../errors.js';
 import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
 import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
-import type { Verb } from './commands.js';
-
-const LIMIT_RULE = '--limit must be an integer from 1 to 1000';
-
-function limitOf(value: string | undefined): number {
-  if (value === undefined) return 50;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1000) throw new BadRequest(LIMIT_RULE);
-  return Number(value);
-}
+import { int, type Verb } from './commands.js';
 
 /**
  * The mail loop's verbs (issue 16). `mail inbound-url` prints the account's inbound URL once (a second
@@ -30,7 +22,7 @@ export const MAIL_VERBS: Record<string, Verb> = {
       if (status !== undefined && !(INBOUND_STATUSES as readonly string[]).includes(status))
         throw new BadRequest(`--status must be one of ${INBOUND_STATUSES.join(', ')}`);
       if (f.account !== undefined) await getAccount(db, f.account);
-      const limit = limitOf(f.limit);
+      const limit = int(f.limit, 'limit', 1, 1000, 50);
       return { messages: await listInbound(db, { accountId: f.account, status: status as InboundStatus | undefined, limit }) };
     },
   },

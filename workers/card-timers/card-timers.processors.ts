@@ -6,7 +6,7 @@ import { cardWake } from '../../src/jobs/card-wake.job.js';
 import { returnRevision, startRevision, sweepRevisions } from '../../src/agent/card-revision.js';
 import { autoResolve, sweepCards, wakeCard } from '../../src/review/timers.service.js';
 import type { Deps } from '../../src/deps.js';
-import { defineProcessor } from '../create-worker.js';
+import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
 export const autoResolveProcessor = defineProcessor({
   job: cardAutoResolve,
@@ -40,12 +40,4 @@ export const cardSweepProcessor = defineProcessor({
 export const CARD_TIMER_PROCESSORS = [autoResolveProcessor, wakeProcessor, reviseProcessor, revisionReturnProcessor, cardSweepProcessor];
 
 /** Registers the repeating card sweep (one scheduler per queue however many workers start it). */
-export async function scheduleCardSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
-  const queue = rt.queues.get(cardSweep.queue);
-  if (!queue) throw new Error('card-timers queue is not open');
-  await queue.upsertJobScheduler(
-    cardSweep.key({}),
-    { every: rt.config.review.sweepEveryMs },
-    { name: cardSweep.name, data: {}, opts: cardSweep.options },
-  );
-}
+export const scheduleCardSweep = (rt: Pick<Deps, 'config' | 'queues'>) => scheduleRepeating(rt, cardSweep, rt.config.review.sweepEveryMs);

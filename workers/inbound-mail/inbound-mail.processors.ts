@@ -2,7 +2,7 @@ import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
 import { inboundSweep } from '../../src/jobs/inbound-sweep.job.js';
 import { processWithinTries, sweepInbound, SWEEP_EVERY_MS } from '../../src/inbound/intake.service.js';
 import type { Deps } from '../../src/deps.js';
-import { defineProcessor } from '../create-worker.js';
+import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
 export const inboundParseProcessor = defineProcessor({
   job: inboundParse,
@@ -17,12 +17,4 @@ export const inboundSweepProcessor = defineProcessor({
 export const INBOUND_PROCESSORS = [inboundParseProcessor, inboundSweepProcessor];
 
 /** Registers the repeating inbound sweep. */
-export async function scheduleInboundSweep(rt: Pick<Deps, 'queues'>): Promise<void> {
-  const queue = rt.queues.get(inboundSweep.queue);
-  if (!queue) throw new Error('inbound-mail queue is not open');
-  await queue.upsertJobScheduler(
-    inboundSweep.key({}),
-    { every: SWEEP_EVERY_MS },
-    { name: inboundSweep.name, data: {}, opts: inboundSweep.options },
-  );
-}
+export const scheduleInboundSweep = (rt: Pick<Deps, 'queues'>) => scheduleRepeating(rt, inboundSweep, SWEEP_EVERY_MS);

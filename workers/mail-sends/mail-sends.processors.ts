@@ -4,7 +4,7 @@ import { sequenceStep } from '../../src/jobs/sequence-step.job.js';
 import { shipSequenceStep, sweepSequences } from '../../src/review/sequences.service.js';
 import { reconcileSend, sweepSends } from '../../src/review/reconcile.service.js';
 import type { Deps } from '../../src/deps.js';
-import { defineProcessor } from '../create-worker.js';
+import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
 export const reconcileProcessor = defineProcessor({
   job: mailReconcile,
@@ -39,12 +39,4 @@ export const sequenceStepProcessor = defineProcessor({
 export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor, sequenceStepProcessor];
 
 /** Registers the repeating mail sweep. */
-export async function scheduleMailSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
-  const queue = rt.queues.get(mailSweep.queue);
-  if (!queue) throw new Error('mail-sends queue is not open');
-  await queue.upsertJobScheduler(
-    mailSweep.key({}),
-    { every: rt.config.mail.sweepEveryMs },
-    { name: mailSweep.name, data: {}, opts: mailSweep.options },
-  );
-}
+export const scheduleMailSweep = (rt: Pick<Deps, 'config' | 'queues'>) => scheduleRepeating(rt, mailSweep, rt.config.mail.sweepEveryMs);

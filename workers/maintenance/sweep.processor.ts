@@ -4,7 +4,7 @@ import type { Deps } from '../../src/deps.js';
 import { repairRuns } from '../../src/workflows/run-repair.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';
-import { defineProcessor } from '../create-worker.js';
+import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
 export const sweepProcessor = defineProcessor({
   job: maintenanceSweep,
@@ -17,12 +17,5 @@ export const sweepProcessor = defineProcessor({
 });
 
 /** Registers the repeating sweep (a BullMQ job scheduler: one per queue however many workers start it). */
-export async function scheduleSweep(rt: Pick<Deps, 'config' | 'queues'>): Promise<void> {
-  const queue = rt.queues.get(maintenanceSweep.queue);
-  if (!queue) throw new Error('maintenance queue is not open');
-  await queue.upsertJobScheduler(
-    maintenanceSweep.key({}),
-    { every: rt.config.maintenance.sweepEveryMs },
-    { name: maintenanceSweep.name, data: {}, opts: maintenanceSweep.options },
-  );
-}
+export const scheduleSweep = (rt: Pick<Deps, 'config' | 'queues'>) =>
+  scheduleRepeating(rt, maintenanceSweep, rt.config.maintenance.sweepEveryMs);
