@@ -73,7 +73,7 @@ function originalOf(mail: ParsedMail, domain: string): { ids: string[]; tokens: 
  */
 export async function matchMail(
   threads: ThreadLookup,
-  ctx: { domain: string; accountId: string | null; rcptTo: string[]; report: boolean; bounceRecipient: string | null },
+  ctx: { domain: string; accountId: string | null; tokens: TokenAddress[]; report: boolean; bounceRecipient: string | null },
   mail: ParsedMail,
 ): Promise<Match> {
   const found = await findThread(threads, ctx, mail);
@@ -90,9 +90,9 @@ async function findThread(
   ctx: Parameters<typeof matchMail>[1],
   mail: ParsedMail,
 ): Promise<Match | { ok: false; reason: string }> {
-  const tokens = tokenAddresses(recipientsOf(mail, ctx.rcptTo), ctx.domain);
-  // An unsubscribe+ recipient decides the kind, so it is looked up first.
-  tokens.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'unsubscribe' ? -1 : 1));
+  // The reply+/unsubscribe+ addresses among its recipients (tokenAddresses of recipientsOf). An
+  // unsubscribe+ recipient decides the kind, so it is looked up first.
+  const tokens = [...ctx.tokens].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'unsubscribe' ? -1 : 1));
   for (const t of tokens) {
     const thread = await threads.byToken(t.token);
     if (thread) return { ok: true, thread, matchedBy: t.kind === 'unsubscribe' ? 'unsubscribe-address' : 'reply-address' };

@@ -142,7 +142,7 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
   const report = verdict.kind === 'bounce' || verdict.kind === 'complaint' || mail.reportType !== null;
   const match = await matchMail(
     loadersFor(deps).threads,
-    { domain, accountId: row.accountId, rcptTo: row.rcptTo, report, bounceRecipient: verdict.bounce?.recipient ?? null },
+    { domain, accountId: row.accountId, tokens, report, bounceRecipient: verdict.bounce?.recipient ?? null },
     mail,
   );
   if (!match.ok) return { status: 'unplaced', reason: match.reason, kind: verdict.kind, rule: verdict.rule };
