@@ -1,8 +1,10 @@
 import type { RouteDef } from './route.js';
 import { agentRoutes } from './routes/agent.js';
 import { blocklistRoutes } from './routes/blocklist.js';
+import { contentRoutes } from './routes/content.js';
 import { leadsRoutes } from './routes/leads.js';
 import { mailInboundRoutes } from './routes/mail-inbound.js';
+import { measurementRoutes } from './routes/measurement.js';
 import { meRoutes } from './routes/me.js';
 import { resultsRoutes } from './routes/results.js';
 import { reviewRoutes } from './routes/review.js';
@@ -27,4 +29,6 @@ export const routes: RouteDef[] = [
   ...webhookRoutes,
   ...workflowsRoutes,
   ...mailInboundRoutes,
+  ...contentRoutes,
+  ...measurementRoutes,
 ];

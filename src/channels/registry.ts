@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { Queryable } from '../db.js';
+import type { Db, Queryable } from '../db.js';
 import type { Channel as EventChannel } from '../results/channel-events.js';
 import type { ChannelAdapter } from './channel.types.js';
 import { emailAdapter, sequenceAdapter } from './email.adapter.js';
@@ -11,7 +11,7 @@ interface Channel {
   /** The channel event that counts one shipped piece of this work (results). */
   shipped: { channel: EventChannel; type: string };
   /** The adapter, once one exists for the kind. */
-  adapter: ((config: Config) => ChannelAdapter) | null;
+  adapter: ((config: Config, db: Db) => ChannelAdapter) | null;
   /** Whether this account has the connection (issues 16–18 answer this from the account's connections). */
   connected(q: Queryable, accountId: string): Promise<boolean>;
 }
@@ -46,9 +46,9 @@ export async function cannotShip(q: Queryable, accountId: string, kind: string):
 }
 
 /** The adapter that ships this kind of work (null when none exists). Ask `cannotShip` first for the account. */
-export function adapterFor(config: Config, kind: string): ChannelAdapter | null {
+export function adapterFor(config: Config, db: Db, kind: string): ChannelAdapter | null {
   if (!isKind(kind)) return null;
-  return CHANNELS[kind].adapter?.(config) ?? null;
+  return CHANNELS[kind].adapter?.(config, db) ?? null;
 }
 
 /** The channel event recorded when a piece of this work shipped. */

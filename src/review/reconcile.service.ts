@@ -23,7 +23,7 @@ export async function reconcileSend(
   let fence = await repo.find(accountId, sendId);
   if (!fence) return 'noop';
   // An adapter gone since it shipped (none today) cannot be asked: the window runs out and a person decides.
-  const adapter = adapterFor(deps.config, fence.kindOfWork);
+  const adapter = adapterFor(deps.config, deps.db, fence.kindOfWork);
   const timings = adapter?.timings ?? {
     reconcileWindowMs: deps.config.mail.reconcileWindowMs,
     reconcileDelayMs: deps.config.mail.reconcileDelayMs,

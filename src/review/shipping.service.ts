@@ -64,7 +64,7 @@ async function inTransaction<T>(db: Db, actor: Actor | null, targetId: string, f
 export async function adapterForCard(deps: Pick<ReviewDeps, 'db' | 'config'>, card: Card): Promise<ChannelAdapter> {
   if (!card.kindOfWork) throw new InvalidAction(card.actions);
   const missing = await cannotShip(deps.db, card.accountId, card.kindOfWork);
-  const adapter = missing ? null : adapterFor(deps.config, card.kindOfWork);
+  const adapter = missing ? null : adapterFor(deps.config, deps.db, card.kindOfWork);
   if (!adapter) throw new Rejected(missing ?? `${card.kindOfWork} has no adapter`);
   return adapter;
 }

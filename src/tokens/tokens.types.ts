@@ -1,4 +1,4 @@
-/** Every scope a token can hold: the spec's scope table plus the two write scopes its routes name. */
+/** Every scope a token can hold: the spec's scope table, the two write scopes its routes name, and the Content API's and Measurement's. */
 export const SCOPES = [
   'review:read',
   'review:write',
@@ -7,6 +7,9 @@ export const SCOPES = [
   'leads:read',
   'workflows:write',
   'leads:write',
+  // Issue 17: a website's server reads published posts; a server reports visits and conversions.
+  'content:read',
+  'measurement:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -13,8 +13,9 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const LAYERS: readonly (readonly string[])[] = [
   ['config', 'env-rules', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs', 'batcher'],
   ['accounts', 'audit', 'results', 'secrets'],
-  ['tokens', 'blocklist'],
-  ['leads', 'rate-limit', 'deps'],
+  // Tracked links and visits are made by mail and by published posts (issue 17).
+  ['tokens', 'blocklist', 'measurement'],
+  ['leads', 'rate-limit', 'deps', 'content'],
   // The shipping path: review ships work through channels, and channels through mail's transports (issue 15, h15-ship).
   ['mail', 'channels'],
   ['review'],
