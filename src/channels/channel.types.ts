@@ -17,6 +17,12 @@ export interface Work {
   details: Record<string, unknown>;
 }
 
+/** What an adapter's `prepare` adds to a piece of work before its fence is written. */
+export interface Prepared {
+  details: Record<string, unknown>;
+  body?: string;
+}
+
 export interface Shipped {
   /** The outside service's id for what it took. */
   providerId: string;
@@ -74,12 +80,13 @@ export interface ChannelAdapter {
   /** The work a card's stored draft describes (`body` replaces the draft's text where a person typed one). */
   workOf(draft: { title: string; payload: Record<string, unknown> }, body?: string): Work;
   /**
-   * Optional: runs in the transaction that writes the fence, before the row, and answers fields that
-   * join the work's details. The fence keeps them, so every ship under its key (a re-ship after a lost
+   * Optional: runs in the transaction that writes the fence, before the row. `details` join the work's
+   * details; `body`, when given, is the text that ships instead of the draft's (mail with its links
+   * made tracked links). The fence keeps both, so every ship under its key (a re-ship after a lost
    * answer too) carries the same. Mail records the thread replies find and the token of its headers.
-   * A `leadId` among them names the lead the work reaches: it becomes `contacted` when the work ships.
+   * A `leadId` among the details names the lead the work reaches: it becomes `contacted` when it ships.
    */
-  prepare?(trx: Queryable, fencing: Fencing, work: Work): Promise<Record<string, unknown>>;
+  prepare?(trx: Queryable, fencing: Fencing, work: Work): Promise<Prepared>;
   /** Resolves once the service took it; throws NotShipped or AnswerLost. */
   ship(work: Work, idempotencyKey: string): Promise<Shipped>;
   lookup(idempotencyKey: string): Promise<Lookup>;

@@ -48,7 +48,9 @@ function mailAdapter(config: Config, kind: 'email' | 'sequence'): ChannelAdapter
       const d = mailDraftOf(draft);
       return { kind, to: d.to, subject: d.subject, body: body ?? d.body, details: d.inReplyTo ? { inReplyTo: d.inReplyTo } : {} };
     },
-    prepare: async (trx, fencing, work) => ({ ...(await recordThread(trx, config, fencing, work.to ?? '', sequenceOf(fencing.cardId))) }),
+    prepare: async (trx, fencing, work) => ({
+      details: { ...(await recordThread(trx, config, fencing, work.to ?? '', sequenceOf(fencing.cardId))) },
+    }),
     async ship(work, key) {
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
       const thread = threadHeaders(config, work.details, key);

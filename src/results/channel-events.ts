@@ -6,15 +6,23 @@ export type Channel = (typeof CHANNELS)[number];
 export type DecidedBy = 'person' | 'trust_ladder' | 'setting';
 
 /**
+ * What Measurement records on a channel (issue 17): a `visit` (a landing through a tracked link or
+ * reported by the customer's server, refId the visit id), a `scanner_click` (a bot or a mail gateway's
+ * link scanner following a tracked link: counted apart, never as a visit) and a `conversion` (attributed
+ * last touch by aggregation, refId the event id; its value is summed per currency from `conversions`).
+ */
+const MEASURED = ['visit', 'scanner_click', 'conversion'] as const;
+
+/**
  * The event types each channel records, and which of them is shipped work (split by who decided it).
  * `amount` is meaningful only on `ads.spend` (minor currency units, e.g. cents).
  */
 export const CHANNEL_EVENT_TYPES = {
-  email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'opt_out', 'complaint'], shipped: 'sent' },
-  ads: { types: ['test_launched', 'spend', 'click', 'conversion'], shipped: 'test_launched' },
-  seo: { types: ['post_published'], shipped: 'post_published' },
-  social: { types: ['post_published', 'engagement'], shipped: 'post_published' },
-  aeo: { types: ['post_published', 'citation'], shipped: 'post_published' },
+  email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'opt_out', 'complaint', ...MEASURED], shipped: 'sent' },
+  ads: { types: ['test_launched', 'spend', 'click', 'conversion', 'visit', 'scanner_click'], shipped: 'test_launched' },
+  seo: { types: ['post_published', ...MEASURED], shipped: 'post_published' },
+  social: { types: ['post_published', 'engagement', ...MEASURED], shipped: 'post_published' },
+  aeo: { types: ['post_published', 'citation', ...MEASURED], shipped: 'post_published' },
   network: { types: ['message_sent', 'reply', 'connection_accepted'], shipped: 'message_sent' },
   harness: { types: ['run_completed', 'run_failed'], shipped: 'run_completed' },
 } as const satisfies Record<Channel, { types: readonly string[]; shipped: string }>;

@@ -17,7 +17,8 @@ import { raiseTrust } from './trust.service.js';
  * Writes the fence of one piece of a claimed card's work (`step` 0, or a sequence's step), in the
  * caller's transaction, with whatever the adapter records beside it (`prepare`: mail's thread and
  * reply token), so the fence and what finds it again commit together or not at all. The fence's
- * details are the work's plus the adapter's: ship `{ ...work, details: fence.details }`.
+ * details are the work's plus the adapter's, its body the adapter's when it gave one: ship
+ * `{ ...work, body: fence.body, details: fence.details }`.
  */
 export async function fenceWork(
   trx: Trx,
@@ -29,15 +30,15 @@ export async function fenceWork(
   const id = newId('send');
   const at = Date.now();
   const fencing = { id, accountId: card.accountId, cardId: card.id, step: o.step, idempotencyKey: `mail-${id}`, at };
-  const extra = adapter.prepare ? await adapter.prepare(trx, fencing, work) : {};
-  const { subject, body, kind } = work;
+  const prepared = adapter.prepare ? await adapter.prepare(trx, fencing, work) : { details: {} };
+  const { subject, kind } = work;
   return fencesRepository(trx).insert(
     {
       ...fencing,
       to: work.to ?? '',
       subject,
-      body,
-      details: { ...work.details, ...extra },
+      body: prepared.body ?? work.body,
+      details: { ...work.details, ...prepared.details },
       kindOfWork: kind,
       decidedBy: o.decidedBy,
     },

@@ -157,7 +157,7 @@ export async function shipFenced(
   const retryAfter = adapter.timings.retryAfterSeconds;
   let accepted: Shipped;
   try {
-    accepted = await adapter.ship({ ...work, details: fence.details }, fence.idempotencyKey);
+    accepted = await adapter.ship({ ...work, body: fence.body, details: fence.details }, fence.idempotencyKey);
   } catch (err) {
     if (err instanceof NotShipped) {
       const s = adapter.service;
