@@ -26,6 +26,10 @@ const Shipped = z
   .meta({ id: 'ResultsShipped' });
 
 const count = z.number().int();
+/** Attributed conversion value per ISO 4217 currency code, e.g. { "USD": 120.5 }; {} when there was none. */
+const values = z.record(z.string().regex(/^[A-Z]{3}$/), z.number()).meta({ id: 'ResultsConversionValue' });
+/** What Measurement adds to a channel (issue 17): scanners counted apart, conversions attributed last touch. */
+const measured = { scannerClicks: count, conversions: count, conversionValue: values };
 const unknownOr = (s: z.ZodNumber) => s.nullable();
 
 /** A channel's metrics for one window; null means unknown, never zero. */
@@ -54,6 +58,8 @@ export const ResultsResponse = z
           bounces: unknownOr(count),
           unsubscribes: count,
           optOuts: count,
+          clicks: count,
+          ...measured,
         }),
         ads: channel('ResultsAds', {
           testsLaunched: count,
@@ -62,9 +68,9 @@ export const ResultsResponse = z
           conversions: count,
           costPerConversion: unknownOr(z.number()),
         }),
-        seo: channel('ResultsSeo', { postsPublished: count }),
-        social: channel('ResultsSocial', { postsPublished: count, engagements: count }),
-        aeo: channel('ResultsAeo', { postsPublished: count, citations: count }),
+        seo: channel('ResultsSeo', { postsPublished: count, visits: count, ...measured }),
+        social: channel('ResultsSocial', { postsPublished: count, engagements: count, visits: count, ...measured }),
+        aeo: channel('ResultsAeo', { postsPublished: count, citations: count, visits: count, ...measured }),
         network: channel('ResultsNetwork', {
           messagesSent: count,
           replies: count,

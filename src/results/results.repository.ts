@@ -22,6 +22,14 @@ export interface GroupRow {
   with_amount: number;
 }
 
+/** Conversion value summed per channel and currency; `current` as in GroupRow. */
+export interface ValueRow {
+  channel: string;
+  currency: string;
+  current: boolean;
+  total: number;
+}
+
 export function resultsRepository(q: Queryable) {
   return {
     /**
@@ -64,6 +72,34 @@ export function resultsRepository(q: Queryable) {
 
     async connected(accountId: string): Promise<string[]> {
       return q('channel_connections').where({ account_id: accountId }).pluck('channel');
+    },
+
+    /**
+     * Whether the account has a measurement source: a live token that may report visits and conversions
+     * (`measurement:write`), or a post the Content API published (its tracked links bring visits).
+     */
+    async hasMeasurementSource(accountId: string): Promise<boolean> {
+      const { rows } = (await q.raw(
+        `SELECT EXISTS (SELECT 1 FROM api_tokens WHERE account_id = ? AND revoked_at IS NULL AND 'measurement:write' = ANY (scopes))
+             OR EXISTS (SELECT 1 FROM posts WHERE account_id = ? AND status <> 'pending') AS source`,
+        [accountId, accountId],
+      )) as { rows: { source: boolean }[] };
+      return rows[0]?.source ?? false;
+    },
+
+    /** Attributed conversion value per (channel, currency) in [from, until], split at `since` (by when each happened). */
+    async conversionValues(accountId: string, from: number, since: number, until: number): Promise<ValueRow[]> {
+      const rows: { channel: string; currency: string; current: boolean; total: string }[] = await q('conversions')
+        .select('channel', 'currency')
+        .select(q.raw('(occurred_at >= ?) AS current', [since]), q.raw('sum(value)::text AS total'))
+        .where({ account_id: accountId })
+        .whereNotNull('aggregated_at')
+        .whereNotNull('value')
+        .whereNotNull('currency')
+        .andWhere('occurred_at', '>=', from)
+        .andWhere('occurred_at', '<=', until)
+        .groupByRaw('1, 2, 3');
+      return rows.map((r) => ({ ...r, total: Number(r.total) }));
     },
 
     /** Counts and amount sums per (channel, type, decider) in [from, until], split at `since`. */

@@ -16,12 +16,16 @@ export interface Shipped {
   unattributed: number;
 }
 
-type Metrics = Record<string, number | null | Shipped>;
+/** Conversion value per ISO 4217 currency (amounts in different currencies are never added together). */
+type Values = Record<string, number>;
+type Metrics = Record<string, number | null | Shipped | Values>;
 
 interface Tally {
   count: Map<string, number>;
   /** Sum of `amount` per type, null once any event of that type had no amount (unknown). */
   amount: Map<string, number | null>;
+  /** Attributed conversion value per currency. */
+  value: Values;
   shipped: Shipped;
 }
 
@@ -54,7 +58,12 @@ export function clampSince(since: number | undefined, now: number): { since: num
 const ratio = (num: number, den: number): number | null => (den === 0 ? null : Math.round((num / den) * 10_000) / 10_000);
 
 function emptyTally(): Tally {
-  return { count: new Map(), amount: new Map(), shipped: { total: 0, byPerson: 0, byTrustLadder: 0, bySetting: 0, unattributed: 0 } };
+  return {
+    count: new Map(),
+    amount: new Map(),
+    value: {},
+    shipped: { total: 0, byPerson: 0, byTrustLadder: 0, bySetting: 0, unattributed: 0 },
+  };
 }
 
 /**
@@ -66,6 +75,8 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
   const n = (type: string) => t.count.get(type) ?? 0;
   const shipped = { ...t.shipped };
   const heard = (v: number | null) => (returnPath ? v : null);
+  // Measurement (issue 17): landings, link scanners counted apart, and conversions attributed last touch.
+  const measured = { scannerClicks: n('scanner_click'), conversions: n('conversion'), conversionValue: { ...t.value } };
   switch (channel) {
     case 'email':
       return {
@@ -77,6 +88,8 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
         // One-click unsubscribe works without received mail, so these are always known.
         unsubscribes: Math.max(0, n('opt_out') - n('complaint')),
         optOuts: n('opt_out'),
+        clicks: n('visit'),
+        ...measured,
         shipped,
       };
     case 'ads': {
@@ -91,11 +104,11 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
       };
     }
     case 'seo':
-      return { postsPublished: n('post_published'), shipped };
+      return { postsPublished: n('post_published'), visits: n('visit'), ...measured, shipped };
     case 'social':
-      return { postsPublished: n('post_published'), engagements: n('engagement'), shipped };
+      return { postsPublished: n('post_published'), engagements: n('engagement'), visits: n('visit'), ...measured, shipped };
     case 'aeo':
-      return { postsPublished: n('post_published'), citations: n('citation'), shipped };
+      return { postsPublished: n('post_published'), citations: n('citation'), visits: n('visit'), ...measured, shipped };
     case 'network':
       return {
         messagesSent: n('message_sent'),
@@ -108,6 +121,14 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
       return { runsCompleted: n('run_completed'), runsFailed: n('run_failed'), shipped };
   }
 }
+
+/**
+ * Channels whose data is visits and conversions: available once the account has a measurement source
+ * (a live `measurement:write` token, or a published post), with zeros until something is measured.
+ */
+const MEASURED_CHANNELS: readonly Channel[] = ['seo', 'social', 'aeo'];
+export const NO_MEASUREMENT =
+  'no measurement source: publish a post through the Content API, or report visits with a measurement:write token';
 
 /**
  * The per-channel scoreboard for [since, now] and the equal-length baseline before it. A channel the
@@ -125,7 +146,12 @@ export async function getResults(
   const span = now - since;
   const baselineSince = since - span;
   const repo = resultsRepository(q);
-  const [rows, connected] = await Promise.all([repo.tally(accountId, baselineSince, since, now), repo.connected(accountId)]);
+  const [rows, values, connected, measuring] = await Promise.all([
+    repo.tally(accountId, baselineSince, since, now),
+    repo.conversionValues(accountId, baselineSince, since, now),
+    repo.connected(accountId),
+    repo.hasMeasurementSource(accountId),
+  ]);
   const tallies = new Map<string, Tally>();
   const tally = (channel: string, current: boolean) => {
     const key = `${channel}:${current}`;
@@ -144,8 +170,13 @@ export async function getResults(
     else if (r.decided_by === 'setting') t.shipped.bySetting += r.n;
     else t.shipped.unattributed += r.n;
   }
+  for (const v of values) {
+    const t = tally(v.channel, v.current);
+    t.value[v.currency] = Math.round(((t.value[v.currency] ?? 0) + v.total) * 10_000) / 10_000;
+  }
+  const available = (channel: Channel) => connected.includes(channel) || (measuring && MEASURED_CHANNELS.includes(channel));
   const section = (channel: Channel): ChannelSection =>
-    connected.includes(channel)
+    available(channel)
       ? {
           available: true,
           data: {
@@ -153,7 +184,7 @@ export async function getResults(
             baseline: metrics(channel, tally(channel, false), returnPath),
           },
         }
-      : { available: false, reason: 'not connected' };
+      : { available: false, reason: MEASURED_CHANNELS.includes(channel) ? NO_MEASUREMENT : 'not connected' };
   const [email, ads, seo, social, aeo, network, harness] = CHANNELS.map(section) as [
     ChannelSection,
     ChannelSection,

@@ -1,3 +1,4 @@
+import { NO_MEASUREMENT } from '../../src/results/results.service.js';
 import { describe, expect } from 'vitest';
 import { LeadsPage } from '../../api/routes/leads.schemas.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
@@ -98,7 +99,7 @@ describe('admin columns set', () => {
 
 describe('seedLeadsAndEvents', () => {
   it('creates about 150 leads with mixed statuses, research, contacts and a week of events, idempotently', async () => {
-    const { accountId, token } = await env.tenant();
+    const { accountId, token } = await env.tenant(['leads:read', 'results:read']);
     const first = await seedLeadsAndEvents(env.rt.db, accountId);
     expect(first.leads).toBe(SEED_LEAD_COUNT);
     const again = await seedLeadsAndEvents(env.rt.db, accountId);
@@ -148,7 +149,7 @@ describe('seedLeadsAndEvents', () => {
       ).body,
     ).results;
     expect(results.email.available && results.email.data.window.sent).toBeGreaterThan(0);
-    expect(results.aeo).toEqual({ available: false, reason: 'not connected' });
+    expect(results.aeo).toEqual({ available: false, reason: NO_MEASUREMENT });
     expect(await isBlocked(env.rt.db, accountId, 'optout@harborlabs.example')).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { connectChannel, recordChannelEvent } from '../../src/results/channel-events.js';
-import { getResults } from '../../src/results/results.service.js';
+import { getResults, NO_MEASUREMENT } from '../../src/results/results.service.js';
+import { mintToken, revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
@@ -64,12 +65,14 @@ describe('GET /results window', () => {
 
 describe('GET /results channels', () => {
   it('says not connected for a channel with nothing, and 0 (not null) for a connected channel where nothing happened', async () => {
-    const { token, accountId } = await env.tenant();
+    const { token, accountId } = await env.tenant(['results:read']);
     await connectChannel(env.rt.db, accountId, 'email');
     const r = ResultsResponse.parse((await results(token)).body).results;
-    for (const channel of ['ads', 'seo', 'social', 'aeo', 'network', 'harness'] as const) {
+    for (const channel of ['ads', 'network', 'harness'] as const) {
       expect(r[channel]).toEqual({ available: false, reason: 'not connected' });
     }
+    // Visits and conversions come from a measurement source: none yet (no measurement:write token, no post).
+    for (const channel of ['seo', 'social', 'aeo'] as const) expect(r[channel]).toEqual({ available: false, reason: NO_MEASUREMENT });
     expect(r.email.available).toBe(true);
     if (!r.email.available) return;
     expect(r.email.data.window).toEqual({
@@ -80,8 +83,25 @@ describe('GET /results channels', () => {
       unsubscribes: 0,
       optOuts: 0,
       replyRate: null,
+      clicks: 0,
+      scannerClicks: 0,
+      conversions: 0,
+      conversionValue: {},
       shipped: { total: 0, byPerson: 0, byTrustLadder: 0, bySetting: 0, unattributed: 0 },
     });
+  });
+
+  it('reports seo, social and aeo with zeros once a measurement:write token exists, and not after it is revoked', async () => {
+    const { token, accountId } = await env.tenant(['results:read']);
+    const site = await mintToken(env.rt.db, env.rt.config.tokenPrefix, { accountId, label: 'website', scopes: ['measurement:write'] });
+    const r = ResultsResponse.parse((await results(token)).body).results;
+    const zeros = { visits: 0, scannerClicks: 0, conversions: 0, conversionValue: {} };
+    expect(r.seo).toMatchObject({ available: true, data: { window: { postsPublished: 0, ...zeros }, baseline: zeros } });
+    expect(r.social).toMatchObject({ available: true, data: { window: { engagements: 0, ...zeros } } });
+    expect(r.aeo).toMatchObject({ available: true, data: { window: { citations: 0, ...zeros } } });
+    await revokeToken(env.rt, site.tokenId);
+    const after = ResultsResponse.parse((await results(token)).body).results;
+    expect(after.seo).toEqual({ available: false, reason: NO_MEASUREMENT });
   });
 
   it('counts the window and the baseline apart, and splits shipped work by who decided it', async () => {
@@ -150,5 +170,56 @@ describe('GET /results channels', () => {
     await expect(recordChannelEvent(env.rt.db, accountId, { channel: 'seo', type: 'sent', at: Date.now() })).rejects.toThrow(
       /no event type sent/,
     );
+  });
+
+  it('counts visits, scanner clicks and conversions per channel, and sums conversion value per currency, window apart from baseline', async () => {
+    const { accountId } = await env.tenant(['results:read']);
+    const db = env.rt.db;
+    const now = Date.now();
+    const since = now - 2 * HOUR;
+    const ev = (channel: 'email' | 'seo', type: string, at: number, refId: string) =>
+      recordChannelEvent(db, accountId, { channel, type, at, refId });
+    await ev('seo', 'visit', now - HOUR, 'v1');
+    await ev('seo', 'visit', now - HOUR, 'v2');
+    await ev('seo', 'scanner_click', now - HOUR, 'v3');
+    await ev('seo', 'visit', since - HOUR, 'v4');
+    await ev('email', 'visit', now - HOUR, 'v5');
+    const conversion = (eventId: string, channel: string, at: number, value: number | null, currency: string | null) => ({
+      account_id: accountId,
+      event_id: eventId,
+      name: 'purchase',
+      value,
+      currency,
+      occurred_at: at,
+      received_at: at,
+      channel,
+      aggregated_at: at,
+    });
+    await db('conversions').insert([
+      conversion('e1', 'seo', now - HOUR, 100.25, 'USD'),
+      conversion('e2', 'seo', now - HOUR, 20, 'EUR'),
+      conversion('e3', 'seo', now - HOUR, 0.5, 'USD'),
+      conversion('e4', 'seo', since - HOUR, 7, 'USD'),
+      conversion('e5', 'seo', now - HOUR, null, null),
+    ]);
+    // Not yet aggregated: not counted.
+    await db('conversions').insert({ ...conversion('e6', 'seo', now - HOUR, 999, 'USD'), aggregated_at: null, channel: null });
+    for (const [id, at] of [
+      ['e1', now - HOUR],
+      ['e2', now - HOUR],
+      ['e3', now - HOUR],
+      ['e4', since - HOUR],
+      ['e5', now - HOUR],
+    ] as const)
+      await ev('seo', 'conversion', at, id);
+    const r = await getResults(db, accountId, since, now);
+    expect(r.seo).toMatchObject({
+      available: true,
+      data: {
+        window: { visits: 2, scannerClicks: 1, conversions: 4, conversionValue: { USD: 100.75, EUR: 20 } },
+        baseline: { visits: 1, scannerClicks: 0, conversions: 1, conversionValue: { USD: 7 } },
+      },
+    });
+    expect(r.email).toMatchObject({ available: true, data: { window: { clicks: 1, conversions: 0, conversionValue: {} } } });
   });
 });
