@@ -26,6 +26,8 @@ export interface Target {
   body?: string;
   /** Each request's path, when they differ (one-click unsubscribe: a new token each); else the URL's. */
   nextPath?: () => string;
+  /** Each request's body, when they differ (conversion batches: new event ids each); else `body`. */
+  nextBody?: () => string;
   /** The server answering it: its process tree's CPU time is read around each run. */
   server?: ChildProcess;
 }
@@ -109,7 +111,19 @@ export async function load(target: Target, seconds: number, connections = 10): P
     body: target.body,
     connections,
     duration: seconds,
-    ...(target.nextPath ? { requests: [{ setupRequest: (req: object) => ({ ...req, path: target.nextPath!() }) }] } : {}),
+    ...(target.nextPath || target.nextBody
+      ? {
+          requests: [
+            {
+              setupRequest: (req: object) => ({
+                ...req,
+                ...(target.nextPath ? { path: target.nextPath() } : {}),
+                ...(target.nextBody ? { body: target.nextBody() } : {}),
+              }),
+            },
+          ],
+        }
+      : {}),
   });
   return {
     rps: result.requests.average,

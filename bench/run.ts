@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
+import { contentMeasurement } from './content-measurement.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
@@ -44,6 +45,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'mail-worker': mailWorker,
   'one-click': oneClick,
   'inbound-parse': inboundParse,
+  'content-measurement': contentMeasurement,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */
