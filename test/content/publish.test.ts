@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { ContentPostResponse, ContentPostsPage } from '../../api/routes/content.schemas.js';
+import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { approve, auth, blogCard, published, siteToken } from './helpers.js';
 
@@ -116,5 +117,16 @@ describe('publishing a blog_post card', () => {
     expect((await env.api().get(`/api/v1/review/${ghost.id}`).set(auth(t.token))).body.item.status).toBe('pending');
     expect(await env.rt.db('posts').where({ account_id: t.accountId })).toHaveLength(2);
     expect(await env.rt.db('mail_sends').where({ card_id: ghost.id })).toEqual([]);
+  });
+
+  it("publishes the seed demo's waiting blog_post card when it is approved", async () => {
+    const t = await env.tenant();
+    const { out } = await adminCall(env, ['seed', 'demo', '--account', t.accountId]);
+    const card = (out!.cards as { id: string; sourceType: string }[]).find((c) => c.sourceType === 'blog_post')!;
+    expect((await approve(env, t.token, card.id)).status).toBe(200);
+    const post = (await env.api().get('/api/v1/content/posts/how-freight-brokers-cut-quote-time-by-80').set(auth(t.token))).body.post;
+    expect(post).toMatchObject({ title: 'How freight brokers cut quote time by 80%', tags: ['freight', 'quoting', 'automation'] });
+    expect(post.html).toContain('<h2>What to automate first</h2>');
+    expect(post.html).toContain(`<a href="${env.config.baseUrl}/l/`);
   });
 });
