@@ -207,3 +207,23 @@ function wellFormed(xml: string): boolean {
   }
   return stack.length === 0;
 }
+
+describe('/openapi.json', () => {
+  it('documents the content routes: JSON pages, 304 without a body, the feed as Atom text', async () => {
+    const { body } = await env.api().get('/openapi.json');
+    const list = body.paths['/api/v1/content/posts'].get;
+    expect(list.operationId).toBe('listContentPosts');
+    expect(list['x-required-scope']).toBe('content:read');
+    expect(list.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ContentPostsPage' });
+    expect(list.responses['304']).toEqual({ description: expect.stringMatching(/^Not modified/) });
+    const names = list.parameters.map((p: { name: string }) => p.name).sort();
+    expect(names).toEqual(['cursor', 'limit', 'tag', 'updatedSince']);
+    expect(body.paths['/api/v1/content/posts/{slug}'].get.operationId).toBe('getContentPost');
+    const feed = body.paths['/api/v1/content/feed.xml'].get;
+    expect(Object.keys(feed.responses['200'].content)).toEqual(['application/atom+xml']);
+    expect(Object.keys(feed.responses['404'] ?? {})).toEqual([]);
+    expect(body.components.schemas.ContentPost.required).toEqual(
+      expect.arrayContaining(['slug', 'title', 'excerpt', 'markdown', 'html', 'tags', 'publishedAt', 'updatedAt', 'url']),
+    );
+  });
+});
