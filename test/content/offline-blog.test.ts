@@ -19,7 +19,7 @@ async function say(token: string, text: string) {
 }
 
 describe('the offline brain and blog posts', () => {
-  it('drafts "write a blog post about TOPIC linking to URL" as a blog_post card that waits, then publishes with the link tracked', async () => {
+  it('drafts "write a blog post about TOPIC linking to URL" as a waiting blog_post card that publishes with the link tracked', async () => {
     const t = await env.tenant();
     const m = await say(t.token, 'Write a blog post about freight quote automation, linking to https://acme.test/demo');
     const [card] = await cardsRepository(env.rt.db).listWaiting(t.accountId, 10);
