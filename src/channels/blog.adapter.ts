@@ -47,6 +47,7 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
       title: work.subject,
       slug: str(work.details.slug) || null,
       unpublish: work.details.op === 'unpublish',
+      hasBody: work.body.trim() !== '',
       at: fencing.at,
     });
     return { details: { accountId: fencing.accountId, cardId: fencing.cardId, postId: r.postId, slug: r.slug, op: r.op } };

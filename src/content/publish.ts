@@ -38,12 +38,13 @@ export interface Reserved {
  */
 export async function reservePost(
   trx: Queryable,
-  r: { accountId: string; cardId: string; title: string; slug: string | null; unpublish: boolean; at: number },
+  r: { accountId: string; cardId: string; title: string; slug: string | null; unpublish: boolean; hasBody: boolean; at: number },
 ): Promise<Reserved> {
   const repo = postsRepository(trx);
   const named = r.slug ? await repo.bySlug(r.accountId, r.slug) : undefined;
   if (named && named.status !== 'pending') return { postId: named.id, slug: named.slug, op: r.unpublish ? 'unpublish' : 'update' };
   if (r.unpublish) throw new Rejected(`there is no post with the slug "${r.slug ?? ''}" to unpublish; nothing was changed`);
+  if (!r.hasBody) throw new Rejected('this post has no body; nothing was published: request changes so the agent writes it');
   const mine = await repo.pendingOfCard(r.accountId, r.cardId);
   if (mine) return { postId: mine.id, slug: mine.slug, op: 'publish' };
   const base = slugify(r.slug || r.title);
@@ -91,13 +92,15 @@ export async function applyPublication(trx: Trx, baseUrl: string, p: Publication
     await repo.update(p.accountId, post.id, { status: 'unpublished', cardId: p.cardId, publishedAt: post.published_at, at });
     return { postId: post.id, applied: true };
   }
+  // An update that carries no body keeps the post's (a revision of its title, tags or excerpt only).
+  const markdown = p.markdown.trim() || p.op !== 'update' ? p.markdown : post.markdown;
   const source = { accountId: p.accountId, channel: 'seo', sourceType: 'post' as const, sourceId: post.id, cardId: p.cardId, leadId: null };
-  const html = await trackHtmlLinks(trx, baseUrl, source, renderMarkdown(p.markdown));
+  const html = await trackHtmlLinks(trx, baseUrl, source, renderMarkdown(markdown));
   await repo.update(p.accountId, post.id, {
     status: 'published',
     title: p.title,
-    excerpt: p.excerpt?.trim() || excerptOf(p.markdown),
-    markdown: p.markdown,
+    excerpt: p.excerpt?.trim() || excerptOf(markdown),
+    markdown,
     html,
     tags: p.tags,
     author: p.author,

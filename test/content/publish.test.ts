@@ -129,4 +129,18 @@ describe('publishing a blog_post card', () => {
     expect(post.html).toContain('<h2>What to automate first</h2>');
     expect(post.html).toContain(`<a href="${env.config.baseUrl}/l/`);
   });
+
+  it("refuses a new post without a body (409, nothing written); an update without a body keeps the post's", async () => {
+    const t = await env.tenant();
+    const empty = await blogCard(env.rt.db, t.accountId, { title: 'Empty', markdown: '  ' });
+    const refused = await approve(env, t.token, empty.id);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe('this post has no body; nothing was published: request changes so the agent writes it');
+    expect(await env.rt.db('posts').where({ account_id: t.accountId })).toEqual([]);
+
+    const { slug } = await published(env, t, { title: 'Keep my body', markdown: 'The body stays.' });
+    await published(env, t, { title: 'Keep my body', markdown: '', slug, tags: ['retagged'] });
+    const post = (await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(t.token))).body.post;
+    expect(post).toMatchObject({ markdown: 'The body stays.', html: '<p>The body stays.</p>', tags: ['retagged'] });
+  });
 });
