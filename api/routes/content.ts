@@ -1,5 +1,5 @@
 import { atomFeed, sitemap } from '../../src/content/feed.js';
-import { etagOf, getPost, listPosts, matchesEtag } from '../../src/content/posts.service.js';
+import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
 
@@ -15,8 +15,8 @@ const ATOM = 'application/atom+xml';
 const SITEMAP = 'application/xml';
 
 /** The cache headers, and whether the client already holds these exact bytes (answer 304). */
-function validated(ctx: RouteContext, bytes: string): { fresh: boolean; headers: Record<string, string> } {
-  const etag = etagOf(bytes);
+function validated(ctx: RouteContext, bytes: string, known?: string): { fresh: boolean; headers: Record<string, string> } {
+  const etag = known ?? etagOf(bytes);
   const headers = { ETag: etag, 'Cache-Control': CONTENT_CACHE_CONTROL, Vary: 'Authorization' };
   return { fresh: matchesEtag(ctx.req.headers['if-none-match'], etag), headers };
 }
@@ -54,8 +54,9 @@ export const contentRoutes: RouteDef[] = [
     params: SlugParams,
     responses: { 200: { description: 'The post', schema: ContentPostResponse }, 304: NOT_MODIFIED },
   }).handle(async ({ params }, ctx) => {
-    const json = JSON.stringify({ post: await getPost(ctx.deps.db, ctx.principal.accountId, params.slug) });
-    const { fresh, headers } = validated(ctx, json);
+    const { db, config } = ctx.deps;
+    const { json, etag } = await postResponse(db, config.databaseUrl, ctx.principal.accountId, params.slug);
+    const { fresh, headers } = validated(ctx, json, etag);
     return fresh ? { status: 304, headers } : { json, headers };
   }),
   defineRoute({

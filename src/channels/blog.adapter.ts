@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { applyPublication, AUTHOR_MAX, cleanTags, publicationOf, reservePost, type PublicationOp } from '../content/publish.js';
+import { postCache } from '../content/post-cache.js';
 import type { Db, Trx } from '../db.js';
 import { AnswerLost, NotShipped, type ChannelAdapter, type Work } from './channel.types.js';
 
@@ -86,6 +87,8 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
       // The commit may have landed: only the publication row can tell (lookup).
       throw new AnswerLost((err as Error).message);
     }
+    // This process forgets at once; the others as the commit's notification reaches them.
+    postCache(config.databaseUrl).changed(str(d.accountId));
     return { providerId: postId };
   },
   async lookup(key) {

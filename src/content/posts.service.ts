@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { Queryable } from '../db.js';
 import { BadRequest, NotFound } from '../errors.js';
+import { announceContentChange, postCache, type CachedPost } from './post-cache.js';
 import { postsRepository, type ShownRow } from './posts.repository.js';
 
 /** A published post as the Content API shows it. */
@@ -73,6 +74,21 @@ export async function getPost(q: Queryable, accountId: string, slug: string): Pr
   return postOf(row);
 }
 
+/**
+ * `{ post }` as sent, with its ETag: from this process's memory while its listener says nothing changed
+ * (src/content/post-cache.ts), else read from Postgres and remembered.
+ */
+export async function postResponse(q: Queryable, databaseUrl: string, accountId: string, slug: string): Promise<CachedPost> {
+  const cache = postCache(databaseUrl);
+  const known = cache.get(accountId, slug);
+  if (known) return known;
+  const ticket = cache.ticket(accountId);
+  const json = JSON.stringify({ post: await getPost(q, accountId, slug) });
+  const sent = { json, etag: etagOf(json) };
+  cache.put(accountId, slug, ticket, sent);
+  return sent;
+}
+
 /** A strong ETag of exactly these bytes. */
 export const etagOf = (bytes: string) => `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`;
 
@@ -98,5 +114,7 @@ export async function setBlogBaseUrl(q: Queryable, accountId: string, url: strin
   if (parsed.search || parsed.hash) throw new BadRequest('url must not have a query or a fragment');
   const base = parsed.href.endsWith('/') ? parsed.href : `${parsed.href}/`;
   if (!(await postsRepository(q).setBlogBaseUrl(accountId, base))) throw new NotFound();
+  // Every post's url changes: processes forget them as this commits.
+  await announceContentChange(q, accountId);
   return base;
 }

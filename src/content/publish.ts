@@ -2,6 +2,7 @@ import type { Queryable, Trx } from '../db.js';
 import { Rejected } from '../errors.js';
 import { newId } from '../ids.js';
 import { trackHtmlLinks } from '../measurement/links.js';
+import { announceContentChange } from './post-cache.js';
 import { postsRepository } from './posts.repository.js';
 import { excerptOf, renderMarkdown } from './render.js';
 import { freeSlug, slugify } from './slug.js';
@@ -88,6 +89,8 @@ export async function applyPublication(trx: Trx, baseUrl: string, p: Publication
   if (!(await repo.recordPublication({ key: p.key, accountId: p.accountId, postId: post.id, op: p.op, at }))) {
     return { postId: post.id, applied: false };
   }
+  // Every process forgets the account's posts as this commits (src/content/post-cache.ts).
+  await announceContentChange(trx, p.accountId);
   if (p.op === 'unpublish') {
     await repo.update(p.accountId, post.id, { status: 'unpublished', cardId: p.cardId, publishedAt: post.published_at, at });
     return { postId: post.id, applied: true };
