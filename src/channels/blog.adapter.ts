@@ -34,8 +34,9 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
       body: body ?? (str(d.body) || str(d.markdown)),
       details: {
         ...(excerpt ? { excerpt } : {}),
-        tags: cleanTags(p.tags),
-        author: str(p.author).trim().slice(0, AUTHOR_MAX),
+        // Left out, an update keeps the post's own.
+        ...(Array.isArray(p.tags) ? { tags: cleanTags(p.tags) } : {}),
+        ...(typeof p.author === 'string' ? { author: p.author.trim().slice(0, AUTHOR_MAX) } : {}),
         ...(str(p.slug).trim() ? { slug: str(p.slug).trim() } : {}),
         op: p.op === 'unpublish' ? 'unpublish' : 'publish',
       },
@@ -74,8 +75,8 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
         title: work.subject,
         markdown: work.body,
         excerpt: str(d.excerpt) || null,
-        tags: cleanTags(d.tags),
-        author: str(d.author),
+        tags: Array.isArray(d.tags) ? cleanTags(d.tags) : null,
+        author: typeof d.author === 'string' ? d.author : null,
       }));
     } catch (err) {
       await trx.rollback().catch(() => undefined);

@@ -72,8 +72,9 @@ export interface Publication {
   title: string;
   markdown: string;
   excerpt: string | null;
-  tags: string[];
-  author: string;
+  /** Null: a new post has none, an update keeps the post's. */
+  tags: string[] | null;
+  author: string | null;
 }
 
 /**
@@ -95,7 +96,8 @@ export async function applyPublication(trx: Trx, baseUrl: string, p: Publication
     await repo.update(p.accountId, post.id, { status: 'unpublished', cardId: p.cardId, publishedAt: post.published_at, at });
     return { postId: post.id, applied: true };
   }
-  // An update that carries no body keeps the post's (a revision of its title, tags or excerpt only).
+  // An update that carries no body keeps the post's (a revision of its title, tags or excerpt only), as it
+  // keeps its tags and author when the card names none.
   const markdown = p.markdown.trim() || p.op !== 'update' ? p.markdown : post.markdown;
   const source = { accountId: p.accountId, channel: 'seo', sourceType: 'post' as const, sourceId: post.id, cardId: p.cardId, leadId: null };
   const html = await trackHtmlLinks(trx, baseUrl, source, renderMarkdown(markdown));
@@ -105,8 +107,8 @@ export async function applyPublication(trx: Trx, baseUrl: string, p: Publication
     excerpt: p.excerpt?.trim() || excerptOf(markdown),
     markdown,
     html,
-    tags: p.tags,
-    author: p.author,
+    tags: p.tags ?? (p.op === 'update' ? post.tags : []),
+    author: p.author ?? (p.op === 'update' ? post.author : ''),
     cardId: p.cardId,
     publishedAt: post.published_at ?? at,
     at,

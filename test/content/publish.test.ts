@@ -138,9 +138,12 @@ describe('publishing a blog_post card', () => {
     expect(refused.body.message).toBe('this post has no body; nothing was published: request changes so the agent writes it');
     expect(await env.rt.db('posts').where({ account_id: t.accountId })).toEqual([]);
 
-    const { slug } = await published(env, t, { title: 'Keep my body', markdown: 'The body stays.' });
-    await published(env, t, { title: 'Keep my body', markdown: '', slug, tags: ['retagged'] });
+    const { slug } = await published(env, t, { title: 'Keep my body', markdown: 'The body stays.', tags: ['kept'], author: 'Sam' });
+    await published(env, t, { title: 'Keep my body', markdown: '', slug, author: 'Ana' });
     const post = (await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(t.token))).body.post;
-    expect(post).toMatchObject({ markdown: 'The body stays.', html: '<p>The body stays.</p>', tags: ['retagged'] });
+    expect(post).toMatchObject({ markdown: 'The body stays.', html: '<p>The body stays.</p>', tags: ['kept'], author: 'Ana' });
+    await published(env, t, { title: 'Keep my body', markdown: 'New body.', slug, tags: [] });
+    const again = (await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(t.token))).body.post;
+    expect(again).toMatchObject({ markdown: 'New body.', tags: [], author: 'Ana' });
   });
 });
