@@ -29,7 +29,9 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
   for (const route of routes) {
     const responses: RouteConfig['responses'] = {};
     for (const [status, r] of Object.entries(route.responses)) {
-      responses[status] = { description: r.description, content: { 'application/json': { schema: r.schema } } };
+      responses[status] = r.schema
+        ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema } } }
+        : { description: r.description };
     }
     for (const status of errorStatuses(route)) {
       responses[String(status)] = {

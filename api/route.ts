@@ -29,16 +29,31 @@ export interface RouteContext {
   res: Response;
 }
 
-/** What the router sends: JSON of `body`, or `json`, text that already is the JSON of the body (rendered by the store). */
+/**
+ * What the router sends: JSON of `body`, or `json`, text that already is the JSON of the body (rendered by
+ * the store), or `text` of the declared response's `contentType` (a feed); nothing for a response declared
+ * without a schema (304).
+ */
 export interface Reply {
   status?: number;
   body?: unknown;
   json?: string;
+  text?: string;
   headers?: Record<string, string>;
 }
 
-/** Success statuses and the schema of each one's body. */
-export type Responses = Record<number, { description: string; schema: z.ZodType }>;
+/**
+ * One success status: a JSON body of `schema`; with `contentType`, text of that media type (`schema`
+ * documents it: `z.string()`); without `schema`, no body at all (304 Not Modified).
+ */
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+}
+
+/** Success statuses and what each one's body is. */
+export type Responses = Record<number, ResponseSpec>;
 
 type AnyObject = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
 type Part<S> = S extends z.ZodType ? z.output<S> : Record<never, never>;
@@ -54,13 +69,19 @@ export interface Input<P, Q, B> {
  * A body of the schema's (input) type, or `json` text rendered by the store: text cannot be checked
  * by the compiler, so the router checks it against the schema at run time when CHECK_RESPONSES is on.
  */
-type Payload<T> = { body: T; json?: never } | { json: string; body?: never };
+type Payload<T> = { body: T; json?: never; text?: never } | { json: string; body?: never; text?: never };
 type Headers = { headers?: Record<string, string> };
+/** What a declared response carries: text of its media type, JSON of its schema, or nothing. */
+type PayloadOf<E> = E extends { contentType: string }
+  ? { text: string; body?: never; json?: never }
+  : E extends { schema: infer S extends z.ZodType }
+    ? Payload<z.input<S>>
+    : { body?: never; json?: never; text?: never };
 
 /** One of the route's declared success replies; `status` may be left out only when 200 is one. */
 export type ReplyTo<R extends Responses> =
-  | { [S in keyof R & number]: { status: S } & Headers & Payload<z.input<R[S]['schema']>> }[keyof R & number]
-  | (200 extends keyof R ? { status?: undefined } & Headers & Payload<z.input<R[200]['schema']>> : never);
+  | { [S in keyof R & number]: { status: S } & Headers & PayloadOf<R[S]> }[keyof R & number]
+  | (200 extends keyof R ? { status?: undefined } & Headers & PayloadOf<R[200]> : never);
 
 /** What the router, the scope check, the limiter and /openapi.json read: everything but the handler. */
 interface RouteShape {

@@ -106,8 +106,12 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
     if (res.headersSent) return;
     if (deps.config.checkResponses) checkReply(route, reply, req.log);
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
-    res.status(reply.status ?? 200);
-    if (reply.json === undefined) res.json(reply.body);
+    const status = reply.status ?? 200;
+    const declared = route.responses[status];
+    res.status(status);
+    if (reply.text !== undefined) res.type(declared?.contentType ?? 'text/plain').send(reply.text);
+    else if (declared && !declared.schema) res.end();
+    else if (reply.json === undefined) res.json(reply.body);
     else res.type('application/json').send(reply.json);
   };
 }
@@ -119,7 +123,7 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
  */
 function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
   const status = reply.status ?? 200;
-  if (status < 200 || status > 299) return;
+  if ((status < 200 || status > 299) && status !== 304) return;
   const declared = route.responses[status];
   const where = `${route.method.toUpperCase()} ${route.path} (${route.operationId}) ${status}`;
   function fail(problem: string): never {
@@ -131,13 +135,25 @@ function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
     throw new Error(message);
   }
   if (!declared) fail(`status ${status} is not among the declared responses (${Object.keys(route.responses).join(', ')})`);
+  if (!declared.schema) {
+    if (reply.body !== undefined || reply.json !== undefined || reply.text !== undefined) fail('a reply declared without a body has one');
+    return;
+  }
+  if (declared.contentType) {
+    if (reply.text === undefined) fail(`not ${declared.contentType} text`);
+    const text = declared.schema.safeParse(reply.text);
+    if (!text.success) fail(`text: ${text.error.issues[0]?.message ?? 'not valid'}`);
+    return;
+  }
+  if (reply.text !== undefined) fail('text where JSON is declared');
+  const schema = declared.schema;
   let sent: unknown;
   try {
     sent = reply.json === undefined ? JSON.parse(JSON.stringify(reply.body ?? null)) : JSON.parse(reply.json);
   } catch (err) {
     fail(`not JSON: ${(err as Error).message}`);
   }
-  const result = declared.schema.safeParse(sent);
+  const result = schema.safeParse(sent);
   if (!result.success) {
     const issue = result.error.issues[0];
     fail(issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message} (${issue.code})` : 'not valid');

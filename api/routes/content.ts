@@ -1,4 +1,89 @@
-import type { RouteDef } from '../route.js';
+import { atomFeed, sitemap } from '../../src/content/feed.js';
+import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
 
-/** Content routes (issue 17). */
-export const contentRoutes: RouteDef[] = [];
+/**
+ * The only cacheable /api responses (docs/decisions.md, "Content API caching"): a site's server may keep
+ * them a minute and serve a stale copy for ten while it revalidates; private and varying by token,
+ * since each account sees its own posts. Errors stay `no-store`.
+ */
+export const CONTENT_CACHE_CONTROL = 'private, max-age=60, stale-while-revalidate=600';
+
+const NOT_MODIFIED = { description: 'Not modified: the If-None-Match named the current ETag (no body)' } as const;
+const ATOM = 'application/atom+xml';
+const SITEMAP = 'application/xml';
+
+/** The cache headers, and whether the client already holds these exact bytes (answer 304). */
+function validated(ctx: RouteContext, bytes: string, known?: string): { fresh: boolean; headers: Record<string, string> } {
+  const etag = known ?? etagOf(bytes);
+  const headers = { ETag: etag, 'Cache-Control': CONTENT_CACHE_CONTROL, Vary: 'Authorization' };
+  return { fresh: matchesEtag(ctx.req.headers['if-none-match'], etag), headers };
+}
+
+/** Content API (issue 17): a website's server reads the account's published posts (scope `content:read`). */
+export const contentRoutes: RouteDef[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/content/posts',
+    operationId: 'listContentPosts',
+    summary: 'Published posts, newest published first; follow nextCursor until null. Strong ETag; If-None-Match → 304',
+    scope: 'content:read',
+    bucket: 'reads',
+    query: PostsQuery,
+    responses: { 200: { description: 'One page of posts', schema: ContentPostsPage }, 304: NOT_MODIFIED },
+  }).handle(async ({ query }, ctx) => {
+    const page = await listPosts(ctx.deps.db, ctx.principal.accountId, {
+      tag: query.tag ?? null,
+      updatedSince: query.updatedSince ?? null,
+      limit: query.limit ?? 20,
+      cursor: query.cursor ?? null,
+      cursorSecret: await ctx.deps.cursorSecret(),
+    });
+    const json = JSON.stringify(page);
+    const { fresh, headers } = validated(ctx, json);
+    return fresh ? { status: 304, headers } : { json, headers };
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/content/posts/{slug}',
+    operationId: 'getContentPost',
+    summary: 'One published post by slug. Strong ETag; If-None-Match → 304',
+    scope: 'content:read',
+    bucket: 'reads',
+    params: SlugParams,
+    responses: { 200: { description: 'The post', schema: ContentPostResponse }, 304: NOT_MODIFIED },
+  }).handle(async ({ params }, ctx) => {
+    const { db, config } = ctx.deps;
+    const { json, etag } = await postResponse(db, config.databaseUrl, ctx.principal.accountId, params.slug);
+    const { fresh, headers } = validated(ctx, json, etag);
+    return fresh ? { status: 304, headers } : { json, headers };
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/content/feed.xml',
+    operationId: 'getContentFeed',
+    summary: 'Atom feed of the latest 20 published posts',
+    scope: 'content:read',
+    bucket: 'reads',
+    responses: { 200: { description: 'Atom feed (RFC 4287)', schema: XmlText, contentType: ATOM }, 304: NOT_MODIFIED },
+  }).handle(async (_input, ctx) => {
+    const self = `${ctx.deps.config.baseUrl}/api/v1/content/feed.xml`;
+    const text = await atomFeed(ctx.deps.db, ctx.principal.accountId, ctx.principal.accountName, self);
+    const { fresh, headers } = validated(ctx, text);
+    return fresh ? { status: 304, headers } : { text, headers };
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/content/sitemap.xml',
+    operationId: 'getContentSitemap',
+    summary: "Sitemap <urlset> of the published posts' canonical URLs (empty without a blog base URL)",
+    scope: 'content:read',
+    bucket: 'reads',
+    responses: { 200: { description: 'Sitemap (sitemaps.org 0.9)', schema: XmlText, contentType: SITEMAP }, 304: NOT_MODIFIED },
+  }).handle(async (_input, ctx) => {
+    const text = await sitemap(ctx.deps.db, ctx.principal.accountId);
+    const { fresh, headers } = validated(ctx, text);
+    return fresh ? { status: 304, headers } : { text, headers };
+  }),
+];

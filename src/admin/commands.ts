@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import { createAccount, getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite, listAudit } from '../audit/audit.service.js';
 import { removeFromBlocklist } from '../blocklist/blocklist.service.js';
+import { postCache } from '../content/post-cache.js';
+import { setBlogBaseUrl } from '../content/posts.service.js';
 import { setLeadColumns } from '../leads/leads.service.js';
 import type { Deps } from '../deps.js';
 import { AppError, BadRequest } from '../errors.js';
@@ -221,6 +223,18 @@ export const VERBS: Record<string, Verb> = {
     flags: ['account', 'name', 'limit?'],
     async run(f, { db }) {
       return { deliveries: await listDestinationDeliveries(db, f.account!, f.name!, int(f.limit, 'limit', 1, 200, 50)) };
+    },
+  },
+  // Where the account's site serves its posts: a post's canonical URL is it + slug (issue 17).
+  'content site-url': {
+    flags: ['account', 'url'],
+    async run(f, { db, config }) {
+      const blogBaseUrl = await auditedWrite(db, adminActor(f.account!, 'content site-url'), async (trx) => ({
+        result: await setBlogBaseUrl(trx, f.account!, f.url!),
+        targetId: f.account!,
+      }));
+      postCache(config.databaseUrl).changed(f.account!);
+      return { accountId: f.account!, blogBaseUrl };
     },
   },
   // The mail loop (issue 16): inbound URLs and received mail.

@@ -1,4 +1,5 @@
 import type { Brain, BrainContext, BrainStep, ToolCall, ToolResult } from './brain.js';
+import { blogReply, planBlog } from './offline-blog.js';
 import { call, capitalise, trimEnd } from './offline-calls.js';
 import { planWake, sequenceDraft } from './offline-wake.js';
 import { WAKE_MAX_DAYS, WAKE_MIN_HOURS } from './tools.js';
@@ -45,6 +46,9 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
     if (!EMAIL.test(to)) return [call(1, 'reply', { text: `${to} does not look like an email address, so I drafted nothing.` })];
     return [call(1, 'ship', sequenceDraft(to, trimEnd(m[2]!)))];
   }
+
+  const blog = planBlog(text);
+  if (blog) return blog;
 
   if ((m = /^block (\S+)$/i.exec(trimEnd(text)))) {
     const value = m[1]!.toLowerCase();
@@ -113,7 +117,8 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
       text:
         'I am running offline, so I understand a few phrases: "draft an email to ADDRESS about TOPIC", "block DOMAIN-or-ADDRESS", ' +
         '"remember …", "what do you remember", "what is waiting", "propose a workflow to TASK every SCHEDULE", ' +
-        '"start a sequence to ADDRESS about TOPIC", "check back on TOPIC in N days" and "add lead DOMAIN".',
+        '"start a sequence to ADDRESS about TOPIC", "check back on TOPIC in N days", "add lead DOMAIN", ' +
+        '"write a blog post about TOPIC" (optionally "… linking to URL") and "unpublish the blog post SLUG".',
     }),
   ];
   if (ctx.memory.length)
@@ -196,6 +201,8 @@ function planEvent(ctx: BrainContext): ToolCall[] {
 
 /** After a draft's `ship` call: say what happened, truthfully. */
 function draftReply(ctx: BrainContext, result: ToolResult): ToolCall[] {
+  const blog = blogReply(ctx.input.text, result);
+  if (blog) return blog;
   const m = /^(draft an? (?:email|e-mail|mail)|start an? (?:email )?sequence) to (\S+) about ([\s\S]+)$/i.exec(ctx.input.text.trim());
   const what = m?.[1]?.toLowerCase().startsWith('start') ? 'a sequence of emails' : 'an email';
   const to = m?.[2]?.replace(/[,;:]$/, '') ?? 'them';

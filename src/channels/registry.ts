@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Db, Queryable } from '../db.js';
 import type { Channel as EventChannel } from '../results/channel-events.js';
+import { blogAdapter } from './blog.adapter.js';
 import type { ChannelAdapter } from './channel.types.js';
 import { emailAdapter, sequenceAdapter } from './email.adapter.js';
 import { KINDS_OF_WORK, WORK_NOUNS, type KindOfWork } from './kinds.js';
@@ -10,6 +11,8 @@ interface Channel {
   connection: string;
   /** The channel event that counts one shipped piece of this work (results). */
   shipped: { channel: EventChannel; type: string };
+  /** Whether a shipment counts as `shipped` at all, from its fence's details (default: every one does). */
+  counts?: (details: Record<string, unknown>) => boolean;
   /** The adapter, once one exists for the kind. */
   adapter: ((config: Config, db: Db) => ChannelAdapter) | null;
   /** Whether this account has the connection (issues 16–18 answer this from the account's connections). */
@@ -30,7 +33,14 @@ const CHANNELS: Record<KindOfWork, Channel> = {
     adapter: null,
     connected: never,
   },
-  blog_post: { connection: 'blog connection', shipped: { channel: 'seo', type: 'post_published' }, adapter: null, connected: never },
+  // Publishes into our own Content API: connected on every account. Only a post's first publish counts.
+  blog_post: {
+    connection: 'Content API',
+    shipped: { channel: 'seo', type: 'post_published' },
+    counts: (details) => details.op === 'publish',
+    adapter: blogAdapter,
+    connected: always,
+  },
   ad_test: { connection: 'ad-platform connection', shipped: { channel: 'ads', type: 'test_launched' }, adapter: null, connected: never },
   spend: { connection: 'ad-platform billing connection', shipped: { channel: 'ads', type: 'spend' }, adapter: null, connected: never },
 };
@@ -51,9 +61,10 @@ export function adapterFor(config: Config, db: Db, kind: string): ChannelAdapter
   return CHANNELS[kind].adapter?.(config, db) ?? null;
 }
 
-/** The channel event recorded when a piece of this work shipped. */
-export function shippedEvent(kind: string): { channel: EventChannel; type: string } {
-  return isKind(kind) ? CHANNELS[kind].shipped : CHANNELS.email.shipped;
+/** The channel event recorded when a piece of this work shipped (its fence's `details`), or null when it counts as none. */
+export function shippedEvent(kind: string, details: Record<string, unknown> = {}): { channel: EventChannel; type: string } | null {
+  const ch = isKind(kind) ? CHANNELS[kind] : CHANNELS.email;
+  return !ch.counts || ch.counts(details) ? ch.shipped : null;
 }
 
 export interface ShippingHere {

@@ -77,7 +77,8 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
       },
     );
   }
-  await recordChannelEvent(trx, fence.accountId, { ...shippedEvent(fence.kindOfWork), at, decidedBy: fence.decidedBy, refId: fence.id });
+  const event = shippedEvent(fence.kindOfWork, fence.details);
+  if (event) await recordChannelEvent(trx, fence.accountId, { ...event, at, decidedBy: fence.decidedBy, refId: fence.id });
   const leadId = fence.details.leadId;
   if (typeof leadId === 'string') await recordLeadMailOutcome(trx, fence.accountId, leadId, { status: 'contacted' }, at);
   return card;

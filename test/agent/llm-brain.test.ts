@@ -50,7 +50,7 @@ describe('llm brain', () => {
     const ship = (first!.body.tools as unknown as { function: { name: string; description: string } }[]).find(
       (t) => t.function.name === 'ship',
     )!;
-    expect(ship.function.description).toContain('Kinds that can ship on this account now: email, sequence.');
+    expect(ship.function.description).toContain('Kinds that can ship on this account now: email, sequence, blog_post.');
     expect(ship.function.description).toContain(
       'network_message (network messages cannot ship: no professional-network connection on this account)',
     );

@@ -38,6 +38,19 @@ const drifting: RouteDef[] = [
     responses: { 200: { description: 'a thing', schema: Thing } },
     // Through the erased table type, as a handler outside defineRoute's checks could do.
   }).handle((async () => ({ status: 201, body: { ok: true, count: 1 } })) as unknown as () => Promise<{ body: z.input<typeof Thing> }>),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/_test/text/{mode}',
+    operationId: 'testText',
+    summary: 'test: a text reply of a declared media type, or 304 without a body',
+    scope: null,
+    bucket: 'reads',
+    params: z.object({ mode: z.enum(['good', 'bad', 'same']) }),
+    responses: {
+      200: { description: 'csv', schema: z.string().startsWith('hello', 'must start with hello'), contentType: 'text/csv' },
+      304: { description: 'not modified' },
+    },
+  }).handle(async ({ params }) => (params.mode === 'same' ? { status: 304 } : { text: params.mode === 'good' ? 'hello,1' : 'bye' })),
 ];
 
 const lines: string[] = [];
@@ -91,6 +104,20 @@ describe('the response check (CHECK_RESPONSES)', () => {
     expect(res.status).toBe(500);
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testUndeclared');
     expect(entry.problem).toBe('status 201 is not among the declared responses (200)');
+  });
+
+  it('sends declared text with its media type, checks it against its schema, and sends 304 with no body', async () => {
+    const good = await env.api().get('/api/v1/_test/text/good').set(auth());
+    expect(good.status).toBe(200);
+    expect(good.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(good.text).toBe('hello,1');
+    const bad = await env.api().get('/api/v1/_test/text/bad').set(auth());
+    expect(bad.status).toBe(500);
+    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testText');
+    expect(entry.problem).toBe('text: must start with hello');
+    const same = await env.api().get('/api/v1/_test/text/same').set(auth());
+    expect(same.status).toBe(304);
+    expect(same.text ?? '').toBe('');
   });
 
   it('is off unless configured: the same drifting reply then goes out as it is', async () => {

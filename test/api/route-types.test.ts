@@ -21,6 +21,7 @@ const Body = z.object({ n: z.string().transform(Number) });
 const made = { 201: { description: 'made', schema: Made } };
 const madeOrQueued = { 201: { description: 'made', schema: Made }, 202: { description: 'later', schema: Queued } };
 const plain = { 200: { description: 'made', schema: Made } };
+const feedOr304 = { 200: { description: 'feed', schema: z.string(), contentType: 'application/atom+xml' }, 304: { description: 'same' } };
 const route = <R extends Responses>(responses: R) => defineRoute({ ...spec, responses });
 
 const declared: RouteDef[] = [
@@ -41,6 +42,15 @@ const declared: RouteDef[] = [
   route(plain).handle(async () => ({ status: 204, body: { ok: true, id: 'x', state: 'new' } })),
   // @ts-expect-error a reply is a body or rendered text, not both
   route(plain).handle(async () => ({ body: { ok: true, id: 'x', state: 'new' }, json: '{}' })),
+  // A declared media type is replied as text; a response declared without a schema (304) has no body.
+  route(feedOr304).handle(async () => ({ text: '<feed/>' })),
+  route(feedOr304).handle(async () => ({ status: 304, headers: { ETag: '"x"' } })),
+  // @ts-expect-error a text response is text, not a JSON body
+  route(feedOr304).handle(async () => ({ body: '<feed/>' })),
+  // @ts-expect-error a response declared without a schema has no body
+  route(feedOr304).handle(async () => ({ status: 304, text: 'x' })),
+  // @ts-expect-error a JSON response takes no text
+  route(plain).handle(async () => ({ text: '{}' })),
   defineRoute({ ...spec, params: IdParams, responses: { 200: { description: 'q', schema: Queued } } }).handle(async (input) => {
     const { params, query, body } = input;
     // @ts-expect-error the route has no query schema, so its query has no fields
@@ -55,7 +65,7 @@ const declared: RouteDef[] = [
 
 describe('defineRoute', () => {
   it('hands the table routes carrying their declaration and handler (the checks above are compile-time)', () => {
-    expect(declared).toHaveLength(8);
+    expect(declared).toHaveLength(13);
     for (const route of declared) {
       expect(route.operationId).toBe('typesCheck');
       expect(typeof route.handler).toBe('function');

@@ -35,7 +35,6 @@ const UNCONNECTED = [
     sourceType: 'network_message',
     says: 'network messages cannot ship: no professional-network connection on this account',
   },
-  { work: 'blog_post', sourceType: 'blog_post', says: 'blog posts cannot ship: no blog connection on this account' },
   { work: 'ad_test', sourceType: 'ad_test', says: 'ad tests cannot ship: no ad-platform connection on this account' },
   { work: 'spend', sourceType: 'budget_change', says: 'spending cannot ship: no ad-platform billing connection on this account' },
 ] as const;
@@ -49,11 +48,12 @@ const workCard = (accountId: string, u: (typeof UNCONNECTED)[number]) =>
   });
 
 describe('the channel registry', () => {
-  it('connects email and sequences (mail on the same transport) on every account and nothing else yet', async () => {
+  it('connects email and sequences (mail on the same transport) and blog posts (our Content API) on every account', async () => {
     const { accountId } = await env.tenant();
     const here = await shippingHere(env.rt.db, accountId);
-    expect(here.ships).toEqual(['email', 'sequence']);
-    expect(here.waits.map((w) => w.kind)).toEqual(KINDS_OF_WORK.filter((k) => k !== 'email' && k !== 'sequence'));
+    expect(here.ships).toEqual(['email', 'sequence', 'blog_post']);
+    expect(here.waits.map((w) => w.kind)).toEqual(KINDS_OF_WORK.filter((k) => !here.ships.includes(k)));
+    expect(await cannotShip(env.rt.db, accountId, 'blog_post')).toBeNull();
     expect(await cannotShip(env.rt.db, accountId, 'email')).toBeNull();
     expect(await cannotShip(env.rt.db, accountId, 'sequence')).toBeNull();
   });
@@ -79,24 +79,24 @@ describe('the trust ladder and the run-without-approval setting', () => {
   it('gives an unconnected kind no deadline, however trusted or freed', async () => {
     const { accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
-    const base = await workCard(accountId, UNCONNECTED[1]);
+    const base = await workCard(accountId, UNCONNECTED[0]);
     const laddered = await createCard(env.rt, { ...base, id: newId('card'), ladderChecked: false, actions: [], primaryLabel: '' });
     expect(laddered.autoResolveAt).toBeNull();
 
-    await setApproval(env.rt.db, accountId, 'blog_post', false);
+    await setApproval(env.rt.db, accountId, 'ad_test', false);
     const freed = await shipBySetting(env.rt.db, {
       id: newId('card'),
       accountId,
       kind: 'approval',
-      sourceType: 'blog_post',
-      title: 'A post',
-      payload: { work: 'blog_post' },
+      sourceType: 'ad_test',
+      title: 'An ad test',
+      payload: { work: 'ad_test' },
       actions: [],
       primaryLabel: '',
     });
     expect(freed).toMatchObject({ status: 'pending', autoResolveAt: null });
     expect((freed.detail as { note: string }).note).toBe(
-      'Not shipped automatically: blog posts cannot ship: no blog connection on this account; it waits for a person',
+      'Not shipped automatically: ad tests cannot ship: no ad-platform connection on this account; it waits for a person',
     );
   });
 

@@ -29,6 +29,7 @@ const RESOURCES: Array<{ match: RegExp; kind: string; body?: unknown }> = [
   { match: /^\/api\/v1\/leads\/\{id\}$/, kind: 'lead', body: { tags: ['x'] } },
   { match: /^\/api\/v1\/agent\/messages\/\{requestId\}$/, kind: 'message' },
   { match: /^\/api\/v1\/workflows\/\{id\}(\/runs|\/pause|\/resume)?$/, kind: 'workflow', body: { name: 'renamed' } },
+  { match: /^\/api\/v1\/content\/posts\/\{slug\}$/, kind: 'post' },
 ];
 
 async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> {
@@ -53,7 +54,23 @@ async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> 
   });
   const actor = { accountId: t.accountId, actor: 'api' as const, tokenId: t.tokenId, tokenLabel: 'test', method: 'POST', route: 'test' };
   const workflow = await createWorkflow(env.rt, actor, { name: `wf ${tag}`, scheduleText: 'daily', steps: [{ title: 'x' }] });
-  return { card, lead: lead.id, message: message.turn.id, workflow: workflow.workflowId };
+  // A published post, through the review queue like any other: its slug is `${tag}-post`.
+  const post = await cardsRepository(env.rt.db).insert({
+    id: newId('card'),
+    accountId: t.accountId,
+    kind: 'approval',
+    sourceType: 'blog_post',
+    title: `post ${tag}`,
+    payload: { work: 'blog_post', draft: { subject: `${tag} post`, body: `All about ${tag}.` } },
+    actions: ['approve', 'dismiss'],
+    primaryLabel: 'Approve',
+  });
+  const approved = await request(env.app)
+    .post(`/api/v1/review/${post.id}/answer`)
+    .set('Authorization', `Bearer ${t.token}`)
+    .send({ action: 'approve' });
+  expect(approved.status).toBe(200);
+  return { card, lead: lead.id, message: message.turn.id, workflow: workflow.workflowId, post: `${tag}-post` };
 }
 
 it.beforeAll(async ({ env: e }) => {
@@ -105,7 +122,8 @@ describe('tenant isolation', () => {
     async (path) => {
       const res = await request(env.app).get(path).set('Authorization', `Bearer ${b.token}`);
       expect(res.status).toBe(200);
-      const text = JSON.stringify(res.body);
+      // Feeds are XML text; every other list is JSON.
+      const text = res.type === 'application/json' ? JSON.stringify(res.body) : res.text;
       for (const id of Object.values(owned)) expect(text).not.toContain(id);
       expect(text).not.toMatch(/alpha/i);
     },
