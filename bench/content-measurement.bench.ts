@@ -211,7 +211,8 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
         '',
         ...ratioTable(etagTargets, etagRuns, etagTargets[0]!.name),
         '',
-        `The 304: ${pct(ratio(etagRuns, etagTargets))} of bare Express (target ≥ 50%), ${times(etagRuns, etagTargets)} its CPU per request.`,
+        `The 304: ${pct(ratio(etagRuns, etagTargets))} of bare Express (target ≥ 50%), ` +
+          `${times(etagRuns, etagTargets)} its CPU per request.`,
         '',
         '### A reader following a tracked link (302)',
         '',
