@@ -172,7 +172,7 @@ describe('GET /results channels', () => {
     );
   });
 
-  it('counts visits, scanner clicks and conversions per channel; sums conversion value per currency; window and baseline apart', async () => {
+  it('counts visits, scanner clicks, conversions per channel; value per currency; window and baseline apart', async () => {
     const { accountId } = await env.tenant(['results:read']);
     const db = env.rt.db;
     const now = Date.now();
