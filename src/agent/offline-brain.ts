@@ -21,9 +21,10 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
   const text = input.text.trim();
   let m: RegExpExecArray | null;
 
-  if ((m = /^draft an? (?:email|e-mail|mail) to (\S+) about ([\s\S]+)$/i.exec(text))) {
+  if ((m = /^draft an? (?:email|e-mail|mail) to (\S+) about ([\s\S]+?)(?:,?\s+linking to (\S+))?$/i.exec(text))) {
     const to = m[1]!.replace(/[,;:]$/, '');
     const topic = trimEnd(m[2]!);
+    const link = m[3] ? trimEnd(m[3]) : null;
     if (!EMAIL.test(to)) return [call(1, 'reply', { text: `${to} does not look like an email address, so I drafted nothing.` })];
     const subject = capitalise(topic).slice(0, 200);
     const greeting = to.split('@')[0]!.split(/[._-]/)[0] ?? '';
@@ -33,6 +34,8 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
       '',
       `I wanted to reach out about ${topic}.`,
       '',
+      // A link the person named: it ships as a tracked link (issue 17), so a click counts under email.
+      ...(link ? [`There is more here: ${link}`, ''] : []),
       'Would you be open to a short call next week?',
       '',
       'Best regards',
@@ -115,7 +118,8 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
     call(1, 'reply', { text: `Got it: "${text.length > 200 ? `${text.slice(0, 200)}…` : text}".` }),
     call(2, 'reply', {
       text:
-        'I am running offline, so I understand a few phrases: "draft an email to ADDRESS about TOPIC", "block DOMAIN-or-ADDRESS", ' +
+        'I am running offline, so I understand a few phrases: "draft an email to ADDRESS about TOPIC" (optionally "… linking to URL"), ' +
+        '"block DOMAIN-or-ADDRESS", ' +
         '"remember …", "what do you remember", "what is waiting", "propose a workflow to TASK every SCHEDULE", ' +
         '"start a sequence to ADDRESS about TOPIC", "check back on TOPIC in N days", "add lead DOMAIN", ' +
         '"write a blog post about TOPIC" (optionally "… linking to URL") and "unpublish the blog post SLUG".',
@@ -203,7 +207,9 @@ function planEvent(ctx: BrainContext): ToolCall[] {
 function draftReply(ctx: BrainContext, result: ToolResult): ToolCall[] {
   const blog = blogReply(ctx.input.text, result);
   if (blog) return blog;
-  const m = /^(draft an? (?:email|e-mail|mail)|start an? (?:email )?sequence) to (\S+) about ([\s\S]+)$/i.exec(ctx.input.text.trim());
+  const m = /^(draft an? (?:email|e-mail|mail)|start an? (?:email )?sequence) to (\S+) about ([\s\S]+?)(?:,?\s+linking to \S+)?$/i.exec(
+    ctx.input.text.trim(),
+  );
   const what = m?.[1]?.toLowerCase().startsWith('start') ? 'a sequence of emails' : 'an email';
   const to = m?.[2]?.replace(/[,;:]$/, '') ?? 'them';
   const topic = m?.[3] ? trimEnd(m[3]) : 'that';

@@ -36,6 +36,17 @@ describe('offline brain', () => {
     expect(String((card!.payload.draft as { body: string }).body)).toContain('our new pricing');
   });
 
+  it('puts the link of "… linking to URL" in the body, and keeps it out of the subject and the reply', async () => {
+    const { token, accountId } = await env.tenant();
+    const m = await say(token, 'draft an email to jane.doe@example.com about our new pricing, linking to https://acme.test/pricing');
+    expect(m.replies[0]?.text).toBe(
+      'I drafted an email to jane.doe@example.com about our new pricing. It is waiting in your review queue; nothing is sent until you approve it.',
+    );
+    const [card] = await cardsRepository(env.rt.db).listWaiting(accountId, 10);
+    expect(card?.payload).toMatchObject({ draft: { subject: 'Our new pricing' } });
+    expect(String((card!.payload.draft as { body: string }).body)).toContain('There is more here: https://acme.test/pricing');
+  });
+
   it('drafts nothing to a blocked address or domain, and says so', async () => {
     const { token, accountId } = await env.tenant();
     await say(token, 'block rival.example');
