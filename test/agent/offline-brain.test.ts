@@ -40,7 +40,8 @@ describe('offline brain', () => {
     const { token, accountId } = await env.tenant();
     const m = await say(token, 'draft an email to jane.doe@example.com about our new pricing, linking to https://acme.test/pricing');
     expect(m.replies[0]?.text).toBe(
-      'I drafted an email to jane.doe@example.com about our new pricing. It is waiting in your review queue; nothing is sent until you approve it.',
+      'I drafted an email to jane.doe@example.com about our new pricing. ' +
+        'It is waiting in your review queue; nothing is sent until you approve it.',
     );
     const [card] = await cardsRepository(env.rt.db).listWaiting(accountId, 10);
     expect(card?.payload).toMatchObject({ draft: { subject: 'Our new pricing' } });
