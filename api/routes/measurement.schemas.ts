@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { MAX_EVENTS, type EventItem } from '../../src/measurement/conversions.service.js';
+import { sentence } from '../middleware/validate.js';
+
+/** Postgres text and jsonb cannot hold U+0000: refused as the client's mistake, never a 500. */
+const noNul = (s: string) => !s.includes('\u0000');
+const NUL_RULE = 'must not contain NUL characters';
+
+const Text = (max: number) => z.string().max(max, `must be at most ${max} characters`).refine(noNul, NUL_RULE);
+
+const isHttpUrl = (s: string) => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+};
+
+export const Utm = z
+  .object({ source: Text(200), medium: Text(200), campaign: Text(200), term: Text(200), content: Text(200) })
+  .partial()
+  .strict()
+  .meta({ id: 'Utm', description: 'UTM parameters, each at most 200 characters' });
+
+/** `POST /measurement/visits`: a landing that did not come through a tracked link. */
+export const VisitBody = z
+  .object({
+    url: Text(2_048).refine(isHttpUrl, 'must be an absolute http(s) URL'),
+    referrer: Text(2_048).optional(),
+    utm: Utm.optional(),
+  })
+  .strict()
+  .meta({ id: 'VisitRequest' });
+
+export const VisitResponse = z
+  .object({
+    visitId: z.string(),
+    channel: z.enum(['email', 'ads', 'seo', 'social', 'aeo', 'referral', 'direct']),
+  })
+  .strict()
+  .meta({ id: 'VisitResponse' });
+
+const EVENT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+const PROPERTIES_MAX_KEYS = 50;
+const PROPERTIES_MAX_BYTES = 4_096;
+/** Above this a value is not a conversion's (and would not fit the stored numeric). */
+const VALUE_MAX = 1e12;
+
+/** One conversion event; a bad one is answered `invalid` with its reason, not refused with the call. */
+export const ConversionEvent = z
+  .object({
+    eventId: z.string().regex(EVENT_ID, 'must be 1 to 128 characters of A-Za-z0-9_.:-'),
+    name: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').refine(noNul, NUL_RULE),
+    visitId: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional(),
+    occurredAt: z.number().int('must be an integer (epoch milliseconds)'),
+    value: z.number().min(0, 'must be at least 0').max(VALUE_MAX, `must be at most ${VALUE_MAX}`).optional(),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code (3 uppercase letters)')
+      .optional(),
+    properties: z
+      .record(z.string(), z.unknown())
+      .refine((p) => Object.keys(p).length <= PROPERTIES_MAX_KEYS, `must have at most ${PROPERTIES_MAX_KEYS} keys`)
+      .refine((p) => Buffer.byteLength(JSON.stringify(p)) <= PROPERTIES_MAX_BYTES, `must be at most ${PROPERTIES_MAX_BYTES} bytes as JSON`)
+      .refine((p) => !JSON.stringify(p).includes('\\u0000'), NUL_RULE)
+      .optional(),
+  })
+  .strict()
+  .refine((e) => e.value === undefined || e.currency !== undefined, { message: 'is required when value is given', path: ['currency'] })
+  .meta({ id: 'ConversionEvent' });
+
+/** `POST /measurement/events`: 1 to 100 events. Only the envelope can make a 400. */
+export const EventsBody = z
+  .object({
+    events: z
+      .array(z.union([ConversionEvent, z.unknown()]))
+      .min(1, 'must have at least 1 item')
+      .max(MAX_EVENTS, `must have at most ${MAX_EVENTS} items`)
+      .meta({ description: 'Conversion events; one that breaks a rule is answered `invalid` with its reason, the others are kept' }),
+  })
+  .strict()
+  .meta({ id: 'ConversionEventsRequest' });
+
+export const EventsResponse = z
+  .object({
+    events: z.array(
+      z
+        .object({
+          eventId: z.string().nullable(),
+          outcome: z.enum(['accepted', 'duplicate', 'invalid']),
+          reason: z.string().optional(),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .meta({ id: 'ConversionEventsResponse' });
+
+/** Each event read on its own: the event, or the sentence naming its first problem (and its eventId if readable). */
+export function readEvents(items: unknown[]): EventItem[] {
+  return items.map((item) => {
+    const parsed = ConversionEvent.safeParse(item, { reportInput: true });
+    if (parsed.success) return { event: parsed.data };
+    const given = (item as { eventId?: unknown } | null)?.eventId;
+    const eventId = typeof given === 'string' && EVENT_ID.test(given) ? given : null;
+    const issue = parsed.error.issues[0];
+    const reason = issue && issue.path.length > 0 ? sentence(issue, 'body') : 'event must be an object';
+    return { eventId, reason };
+  });
+}
