@@ -105,7 +105,9 @@ export function readEvents(items: unknown[]): EventItem[] {
     const given = (item as { eventId?: unknown } | null)?.eventId;
     const eventId = typeof given === 'string' && EVENT_ID.test(given) ? given : null;
     const issue = parsed.error.issues[0];
-    const reason = issue && issue.path.length > 0 ? sentence(issue, 'body') : 'event must be an object';
+    let reason = 'event must be an object';
+    if (issue && (issue.path.length > 0 || issue.code === 'unrecognized_keys'))
+      reason = sentence(issue, 'body').replace(/^body /, 'event ');
     return { eventId, reason };
   });
 }
