@@ -2,9 +2,21 @@ import { z } from 'zod';
 import { MAX_EVENTS, type EventItem } from '../../src/measurement/conversions.service.js';
 import { sentence } from '../middleware/validate.js';
 
-/** Postgres text and jsonb cannot hold U+0000: refused as the client's mistake, never a 500. */
-const noNul = (s: string) => !s.includes('\u0000');
-const NUL_RULE = 'must not contain NUL characters';
+/**
+ * Postgres text cannot hold U+0000 and jsonb no lone surrogate either: such strings are refused as the
+ * client's mistake, never a 500.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const noNul = (s: string) => !s.includes('\u0000') && !LONE_SURROGATE.test(s);
+const NUL_RULE = 'must not contain NUL characters or unpaired surrogates';
+
+/** Every string in a JSON value (keys too) is storable. */
+function storable(v: unknown): boolean {
+  if (typeof v === 'string') return noNul(v);
+  if (Array.isArray(v)) return v.every(storable);
+  if (v && typeof v === 'object') return Object.entries(v).every(([k, x]) => noNul(k) && storable(x));
+  return true;
+}
 
 const Text = (max: number) => z.string().max(max, `must be at most ${max} characters`).refine(noNul, NUL_RULE);
 
@@ -63,7 +75,7 @@ export const ConversionEvent = z
       .record(z.string(), z.unknown())
       .refine((p) => Object.keys(p).length <= PROPERTIES_MAX_KEYS, `must have at most ${PROPERTIES_MAX_KEYS} keys`)
       .refine((p) => Buffer.byteLength(JSON.stringify(p)) <= PROPERTIES_MAX_BYTES, `must be at most ${PROPERTIES_MAX_BYTES} bytes as JSON`)
-      .refine((p) => !JSON.stringify(p).includes('\\u0000'), NUL_RULE)
+      .refine(storable, NUL_RULE)
       .optional(),
   })
   .strict()

@@ -15,6 +15,8 @@ export const MAX_FUTURE_MS = 5 * 60 * 1000;
 export const AGGREGATE_BATCH = 500;
 const BATCHES_PER_JOB = 10;
 
+const VISIT_ID = /^vis_[0-9A-Za-z]{1,60}$/;
+
 /** One conversion event as the API read it (its fields already checked one by one). */
 export interface ConversionEvent {
   eventId: string;
@@ -49,7 +51,10 @@ export async function recordConversions(
   now = Date.now(),
 ): Promise<{ events: EventOutcome[]; accepted: number }> {
   const repo = measurementRepository(q);
-  const visitIds = [...new Set(items.flatMap((i) => ('event' in i && i.event.visitId ? [i.event.visitId] : [])))];
+  // Only what could be one of our ids is looked up (anything else is not a visit, and not worth a query).
+  const visitIds = [...new Set(items.flatMap((i) => ('event' in i && i.event.visitId ? [i.event.visitId] : [])))].filter((id) =>
+    VISIT_ID.test(id),
+  );
   const visits = await repo.visitIdsOfAccount(accountId, visitIds);
   const seen = new Set<string>();
   const outcomes: EventOutcome[] = [];

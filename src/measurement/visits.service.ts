@@ -45,7 +45,7 @@ const httpUrl = (s: string | undefined): URL | null => {
 async function ownOrigin(q: Queryable, baseUrl: string, accountId: string, url: URL, referrer: URL | null): Promise<VisitOrigin | null> {
   const repo = measurementRepository(q);
   const gvid = url.searchParams.get(VISIT_PARAM);
-  if (gvid && gvid.length <= 64) {
+  if (gvid && /^vis_[0-9A-Za-z]{1,60}$/.test(gvid)) {
     const visit = await repo.visitOfAccount(accountId, gvid);
     if (visit) return visit;
   }

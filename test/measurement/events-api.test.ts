@@ -114,6 +114,30 @@ describe('POST /measurement/events', () => {
     expect(again.events.map((e) => e.outcome)).toEqual(['duplicate', 'duplicate']);
   });
 
+  it('answers strings Postgres cannot store as invalid events, never a 500', async () => {
+    const t = await env.tenant();
+    const rule = 'must not contain NUL characters or unpaired surrogates';
+    const res = await post(t, {
+      events: [
+        event({ name: 'a\u0000b' }),
+        event({ properties: { note: 'x\ud800' } }),
+        event({ properties: { 'k\u0000': 1 } }),
+        event({ properties: { nested: [{ deep: '\udc00' }] } }),
+        event({ visitId: 'vis_\u0000' }),
+        event({ properties: { fine: '😀', empty: null, n: [1, 2] } }),
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.events.map((e: { reason?: string }) => e.reason ?? 'ok')).toEqual([
+      `name ${rule}`,
+      `properties ${rule}`,
+      `properties ${rule}`,
+      `properties ${rule}`,
+      'visitId is not a visit of this account',
+      'ok',
+    ]);
+  });
+
   it('takes 100 events and answers a re-POST of the same batch with 100 duplicates', async () => {
     const t = await env.tenant();
     const events = Array.from({ length: 100 }, () => event({ value: 1, currency: 'USD' }));

@@ -156,11 +156,21 @@ describe('POST /measurement/visits: what it refuses', () => {
     [{ url: LANDING, utm: { source: 'x'.repeat(201) } }, 'utm.source must be at most 200 characters'],
     [{ url: LANDING, utm: { medium: 'email', gclid: 'x' } }, 'utm has unknown field gclid'],
     [{ url: LANDING, userAgent: 'x' }, 'body has unknown field userAgent'],
-    [{ url: `${LANDING}?q=a\u0000b` }, 'url must not contain NUL characters'],
+    [{ url: `${LANDING}?q=a\u0000b` }, 'url must not contain NUL characters or unpaired surrogates'],
+    [{ url: LANDING, utm: { source: 'a\ud800' } }, 'utm.source must not contain NUL characters or unpaired surrogates'],
+    [{ url: LANDING, referrer: 'https://x.test/\udc00' }, 'referrer must not contain NUL characters or unpaired surrogates'],
   ])('400 for %j: %s', async (body, message) => {
     const res = await post(body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: message });
+  });
+
+  it('answers a gvid that could not be one of ours (NUL, another shape) as a landing without it', async () => {
+    for (const gvid of ['%00', 'vis_%00x', `vis_${'a'.repeat(80)}`, "x'; drop table visits; --"]) {
+      const res = await post({ url: `${LANDING}?gvid=${gvid}` });
+      expect(res.status).toBe(201);
+      expect(res.body.channel).toBe('direct');
+    }
   });
 
   it('403 for a token without measurement:write, 401 without a token', async () => {
