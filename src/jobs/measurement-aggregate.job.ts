@@ -15,7 +15,7 @@ export const measurementAggregate = defineJob({
   payload: z.object({ accountId: z.string().min(1) }),
   options: { attempts: 5, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 } },
   description:
-    'Attributes an account’s new conversion events to their visit’s channel and counts them in /results; counted rows are never counted again.',
+    'Attributes new conversion events to their visit’s channel (last touch) and counts them; a counted row is never counted again.',
   // New conversions fold into the account's waiting job; a hand-on is its own job (this one still holds the key).
   jobId: (p, r: AggregateReason) =>
     r.why === 'new' ? `measurement-aggregate-${p.accountId}` : `measurement-aggregate-${p.accountId}-${newId('more')}`,
