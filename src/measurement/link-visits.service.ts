@@ -3,7 +3,7 @@ import type { Db } from '../db.js';
 import { isInfraError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import { recordChannelEvents, type Channel } from '../results/channel-events.js';
+import { CHANNEL_EVENT_TYPES, CHANNELS } from '../results/channel-events.js';
 import { isScanner } from './bots.js';
 import { isResultsChannel } from './channel-rules.js';
 import { LINK_CODE } from './links.js';
@@ -15,6 +15,9 @@ export const VISIT_PARAM = 'gvid';
 
 /** Links held in each process's cache. Links never change, so a cached one is never stale. */
 const CACHE_SIZE = 10_000;
+/** User-Agents remembered per process (each at most AGENT_CACHE_MAX_LENGTH characters; longer ones are not kept). */
+const AGENT_CACHE_SIZE = 2_000;
+const AGENT_CACHE_MAX_LENGTH = 512;
 /** Visits written per statement, and statements in flight, by the group-commit batcher. */
 const MAX_BATCH = 200;
 const BATCHES_IN_FLIGHT = 4;
@@ -40,23 +43,22 @@ class Lru<V> {
 
 interface PerDb {
   links: Lru<TrackedLink>;
+  /** User-Agent → its keyed hash and whether it is a bot: browsers' UAs repeat, so each is judged once. */
+  agents: Lru<{ hash: string; bot: boolean }>;
   visits: Batcher<VisitRow, true>;
 }
 
 const perDb = new WeakMap<object, PerDb>();
 
-/** Each visit and its channel event (`visit`, or `scanner_click` for a bot), many visits to one transaction. */
+/** The channels a link visit is counted on: those with both event types (the `/results` channels of visits). */
+const VISIT_EVENT_CHANNELS = CHANNELS.filter((c) => {
+  const types: readonly string[] = CHANNEL_EVENT_TYPES[c].types;
+  return isResultsChannel(c) && types.includes('visit') && types.includes('scanner_click');
+});
+
+/** Each visit and its channel event (`visit`, or `scanner_click` for a bot): many visits to one statement. */
 async function writeVisits(db: Db, rows: VisitRow[]): Promise<true[]> {
-  const events = rows
-    .filter((r) => isResultsChannel(r.channel))
-    .map((r) => ({
-      accountId: r.account_id,
-      event: { channel: r.channel as Channel, type: r.bot ? 'scanner_click' : 'visit', at: r.at, refId: r.id },
-    }));
-  await db.transaction(async (trx) => {
-    await measurementRepository(trx).insertVisits(rows);
-    await recordChannelEvents(trx, events);
-  });
+  await measurementRepository(db).insertLinkVisits(rows, VISIT_EVENT_CHANNELS, Date.now());
   return rows.map(() => true as const);
 }
 
@@ -65,6 +67,7 @@ function stateFor(db: Db): PerDb {
   if (!s) {
     s = {
       links: new Lru(CACHE_SIZE),
+      agents: new Lru(AGENT_CACHE_SIZE),
       visits: createBatcher((rows: VisitRow[]) => writeVisits(db, rows), { maxBatch: MAX_BATCH, maxInFlight: BATCHES_IN_FLIGHT }),
     };
     perDb.set(db, s);
@@ -81,6 +84,16 @@ export function withVisitId(url: string, visitId: string): string {
   const query = u.search.length > 1 ? `${u.search.slice(1)}&` : '';
   u.search = `?${query}${VISIT_PARAM}=${visitId}`;
   return u.href;
+}
+
+/** A User-Agent's keyed hash ('' for none) and whether it is a bot or a link scanner (as a GET; HEAD is judged apart). */
+async function judgeAgent(db: Db, state: PerDb, ua: string): Promise<{ hash: string; bot: boolean }> {
+  if (!ua) return { hash: '', bot: true };
+  const known = state.agents.get(ua);
+  if (known) return known;
+  const judged = { hash: await hashUserAgent(db, ua), bot: isScanner('GET', ua) };
+  if (ua.length <= AGENT_CACHE_MAX_LENGTH) state.agents.set(ua, judged);
+  return judged;
 }
 
 export interface Followed {
@@ -112,10 +125,11 @@ export async function followLink(
     if (!link) return null;
     state.links.set(code, link);
   }
-  const scanner = isScanner(request.method, request.userAgent);
   const visitId = newId('vis');
+  let scanner = request.method === 'HEAD';
   try {
-    const ua = request.userAgent?.trim();
+    const agent = await judgeAgent(deps.db, state, request.userAgent?.trim() ?? '');
+    scanner = request.method === 'HEAD' || agent.bot;
     await state.visits.submit({
       id: visitId,
       account_id: link.accountId,
@@ -129,7 +143,7 @@ export async function followLink(
       url: link.url,
       referrer: null,
       utm: null,
-      ua_hash: ua ? await hashUserAgent(deps.db, ua) : null,
+      ua_hash: agent.hash || null,
       bot: scanner,
       at: Date.now(),
     });

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.js';
+import { preparedQuery, type Queryable } from '../db.js';
 
 /** A tracked link as a visit through it needs it. Links never change once written. */
 export interface TrackedLink {
@@ -53,6 +53,30 @@ export interface Unaggregated {
   visit_channel: string | null;
 }
 
+/**
+ * Visits through tracked links, their channel events (`visit`, or `scanner_click` for a bot; only on
+ * the channels in $2) and those channels' connections, in one statement: atomic without a transaction,
+ * prepared once per connection (this is every click's write).
+ */
+const INSERT_LINK_VISITS = {
+  name: 'measurement_insert_link_visits',
+  text: `WITH v AS (
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id text, account_id text, channel text, link_code text,
+             source_type text, source_id text, card_id text, lead_id text, url text, ua_hash text, bot boolean, at bigint)
+         ), visit AS (
+           INSERT INTO visits (id, account_id, channel, via, link_code, source_type, source_id, card_id, lead_id, url, ua_hash, bot, at)
+           SELECT id, account_id, channel, 'link', link_code, source_type, source_id, card_id, lead_id, url, ua_hash, bot, at FROM v
+         ), connected AS (
+           INSERT INTO channel_connections (account_id, channel, connected_at)
+           SELECT DISTINCT ON (account_id, channel) account_id, channel, at FROM v WHERE channel = ANY($2::text[])
+           ON CONFLICT (account_id, channel) DO NOTHING
+         )
+         INSERT INTO channel_events (account_id, channel, type, at, ref_id, recorded_at)
+         SELECT account_id, channel, CASE WHEN bot THEN 'scanner_click' ELSE 'visit' END, at, id, $3::bigint
+           FROM v WHERE channel = ANY($2::text[])
+         ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING`,
+};
+
 const LINK_COLUMNS = ['code', 'account_id', 'url', 'channel', 'source_type', 'source_id', 'card_id', 'lead_id'];
 
 const toLink = (r: Record<string, string | null>): TrackedLink => ({
@@ -98,6 +122,13 @@ export function measurementRepository(q: Queryable) {
     async insertVisits(rows: VisitRow[]): Promise<void> {
       if (!rows.length) return;
       await q('visits').insert(rows.map((r) => ({ ...r, utm: r.utm === null ? null : JSON.stringify(r.utm) })));
+    },
+
+    /** Visits through tracked links with their channel events (on `eventChannels`), in one statement. */
+    async insertLinkVisits(rows: VisitRow[], eventChannels: readonly string[], at: number): Promise<void> {
+      if (!rows.length) return;
+      const json = rows.map(({ via: _via, referrer: _r, utm: _u, ...r }) => r);
+      await preparedQuery(q, { ...INSERT_LINK_VISITS, values: [JSON.stringify(json), eventChannels, at] });
     },
 
     /** Inserts the conversions not stored before (per account and event id); answers the event ids it inserted. */
