@@ -1,5 +1,7 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
+import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
+import { shipSequenceStep } from '../../src/review/sequences.service.js';
 import { startPools } from '../../workers/main.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
@@ -66,6 +68,40 @@ describe('a sent mail', () => {
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
     const row = await env.rt.db('tracked_links').where({ account_id: accountId }).first();
     expect(row).toMatchObject({ url: 'https://x.test', lead_id: null });
+  });
+});
+
+describe('a sequence', () => {
+  it("ships each step with its own tracked links, tied to that step's send", async () => {
+    const { token, accountId } = await env.tenant();
+    const to = 'seq@links.test';
+    const card = await buildCard(env.rt.db, accountId, 'approval', {
+      sourceType: 'sequence',
+      title: `Sequence to ${to}`,
+      payload: {
+        work: 'sequence',
+        to,
+        draft: { subject: 'Idea links', body: 'First: https://acme.test/one' },
+        steps: [{ body: 'Again: https://acme.test/one and https://acme.test/two', delayDays: 3 }],
+      },
+    });
+    const res = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
+    expect(res.status).toBe(200);
+    await env.rt
+      .db('mail_sequences')
+      .where({ card_id: card.id })
+      .update({ next_at: Date.now() - 1 });
+    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(card.id), 1)).toBe('shipped');
+    const texts = await Promise.all(smtp.received.filter((m) => m.to.includes(to)).map(async (m) => (await simpleParser(m.raw)).text!));
+    expect(texts).toHaveLength(2);
+    const codes = texts.map((t) => [...t.matchAll(LINK)].map((m) => m[1]!));
+    expect(codes.map((c) => c.length)).toEqual([1, 2]);
+    // Each step is its own send: the same destination gets a code of its own in each.
+    expect(codes[1]![0]).not.toBe(codes[0]![0]);
+    const sends = await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('step');
+    const rows = await env.rt.db('tracked_links').where({ account_id: accountId });
+    expect(rows.filter((r: { source_id: string }) => r.source_id === sends[0].id)).toHaveLength(1);
+    expect(rows.filter((r: { source_id: string }) => r.source_id === sends[1].id)).toHaveLength(2);
   });
 });
 
