@@ -79,14 +79,22 @@ export const ConversionEvent = z
       .optional(),
   })
   .strict()
-  .refine((e) => e.value === undefined || e.currency !== undefined, { message: 'is required when value is given', path: ['currency'] })
-  .meta({ id: 'ConversionEvent' });
+  .refine((e) => e.value === undefined || e.currency !== undefined, { message: 'is required when value is given', path: ['currency'] });
+
+/** ConversionEvent as JSON Schema, for /openapi.json: the item schema below never fails, so it documents this instead. */
+const { $schema: _dialect, ...conversionEventDoc } = z.toJSONSchema(ConversionEvent, { io: 'input', unrepresentable: 'any' });
 
 /** `POST /measurement/events`: 1 to 100 events. Only the envelope can make a 400. */
 export const EventsBody = z
   .object({
     events: z
-      .array(z.union([ConversionEvent, z.unknown()]))
+      // Never fails: a bad event becomes its first problem (readEvents answers it `invalid`), the call goes on.
+      .array(
+        ConversionEvent.catch((ctx) => refusal(ctx.error.issues[0], ctx.value)).meta({
+          ...conversionEventDoc,
+          description: 'A conversion event (currency is required with value; properties at most 50 keys and 4,096 bytes as JSON)',
+        }),
+      )
       .min(1, 'must have at least 1 item')
       .max(MAX_EVENTS, `must have at most ${MAX_EVENTS} items`)
       .meta({ description: 'Conversion events; one that breaks a rule is answered `invalid` with its reason, the others are kept' }),
@@ -109,17 +117,20 @@ export const EventsResponse = z
   .strict()
   .meta({ id: 'ConversionEventsResponse' });
 
-/** Each event read on its own: the event, or the sentence naming its first problem (and its eventId if readable). */
-export function readEvents(items: unknown[]): EventItem[] {
-  return items.map((item) => {
-    const parsed = ConversionEvent.safeParse(item, { reportInput: true });
-    if (parsed.success) return { event: parsed.data };
-    const given = (item as { eventId?: unknown } | null)?.eventId;
-    const eventId = typeof given === 'string' && EVENT_ID.test(given) ? given : null;
-    const issue = parsed.error.issues[0];
-    let reason = 'event must be an object';
-    if (issue && (issue.path.length > 0 || issue.code === 'unrecognized_keys'))
-      reason = sentence(issue, 'body').replace(/^body /, 'event ');
-    return { eventId, reason };
-  });
+/** What a bad event becomes in the parsed body: the sentence of its first problem, and its eventId when readable. */
+const REFUSED = Symbol('refused event');
+type Refused = { [REFUSED]: { eventId: string | null; reason: string } };
+
+function refusal(issue: z.core.$ZodIssue | undefined, input: unknown): z.output<typeof ConversionEvent> {
+  const given = (input as { eventId?: unknown } | null)?.eventId;
+  const eventId = typeof given === 'string' && EVENT_ID.test(given) ? given : null;
+  let reason = 'event must be an object';
+  if (issue && (issue.path.length > 0 || issue.code === 'unrecognized_keys')) reason = sentence(issue, 'body').replace(/^body /, 'event ');
+  // The body's type says every item is an event; readEvents tells the refused ones apart.
+  return { [REFUSED]: { eventId, reason } } as unknown as z.output<typeof ConversionEvent>;
+}
+
+/** The parsed body's events as the service takes them: each an event, or refused with its reason. */
+export function readEvents(items: z.output<typeof ConversionEvent>[]): EventItem[] {
+  return items.map((item) => (REFUSED in item ? (item as unknown as Refused)[REFUSED] : { event: item }));
 }
