@@ -70,8 +70,11 @@ async function ownOrigin(q: Queryable, baseUrl: string, accountId: string, url: 
 
 /**
  * Records a landing a customer's server reported and answers its visit id and channel (derived by
- * src/measurement/channel-rules.ts). A visit reached through our own tracking keeps that link's send,
- * card and lead. A `/results` channel also gets a `visit` event; `referral` and `direct` do not.
+ * src/measurement/channel-rules.ts). A landing whose `gvid` names a visit of this account is that visit
+ * (the click through the tracked link was counted when it happened): its id and channel are answered
+ * and nothing new is counted, so a site that reports every landing does not count a click twice. A
+ * landing whose referrer is one of this account's tracked links keeps that link's send, card and lead.
+ * A `/results` channel gets a `visit` event; `referral` and `direct` do not.
  */
 export async function reportVisit(
   q: Queryable,
@@ -84,6 +87,7 @@ export async function reportVisit(
   const referrer = httpUrl(landing.referrer);
   const utm = landing.utm ?? utmOfUrl(url);
   const origin = await ownOrigin(q, baseUrl, accountId, url, referrer);
+  if (origin?.id) return { visitId: origin.id, channel: origin.channel as VisitChannel };
   const base = httpUrl(baseUrl);
   const referrerIsOwn = Boolean(referrer && (referrer.host === url.host || referrer.host === base?.host));
   const channel = await channelOf({ utm, referrerHost: referrer?.hostname ?? null, referrerIsOwn }, async () =>

@@ -104,7 +104,7 @@ describe('POST /measurement/visits: the channel table', () => {
 });
 
 describe('POST /measurement/visits: our own tracking', () => {
-  it("takes the channel, send, card and lead of the visit its gvid names, and of this account's tracked link as referrer", async () => {
+  it("answers a landing whose gvid is this account's visit with that visit, counting nothing twice; a tracked link as referrer gives its channel", async () => {
     const sourceId = newId('post');
     const url = 'https://www.acme.test/blog/launch';
     const codes = await trackedCodes(
@@ -116,12 +116,19 @@ describe('POST /measurement/visits: our own tracking', () => {
     const code = codes.get(url)!;
     const click = await env.api().get(`/l/${code}`).set('User-Agent', BROWSER);
     const gvid = new URL(click.headers.location!).searchParams.get('gvid')!;
-    const byGvid = await post({ url: `${url}?gvid=${gvid}` });
-    expect(byGvid.body.channel).toBe('seo');
-    const visit = await env.rt.db('visits').where({ id: byGvid.body.visitId }).first();
-    expect(visit).toMatchObject({ link_code: code, source_type: 'post', source_id: sourceId, card_id: 'card_p' });
+    const events = () => env.rt.db('channel_events').where({ account_id: tenant.accountId, type: 'visit', channel: 'seo' });
+    const before = (await events()).length;
+    for (const extra of [{}, { referrer: 'https://www.google.com/' }, { utm: { medium: 'email' } }]) {
+      const byGvid = await post({ url: `${url}?utm_source=x&gvid=${gvid}`, ...extra });
+      expect(byGvid.status).toBe(201);
+      expect(byGvid.body).toEqual({ visitId: gvid, channel: 'seo' });
+    }
+    expect(await events()).toHaveLength(before);
     const byReferrer = await post({ url, referrer: `${BASE}/l/${code}` });
     expect(byReferrer.body.channel).toBe('seo');
+    const visit = await env.rt.db('visits').where({ id: byReferrer.body.visitId }).first();
+    expect(visit).toMatchObject({ via: 'reported', link_code: code, source_type: 'post', source_id: sourceId, card_id: 'card_p' });
+    expect(await events()).toHaveLength(before + 1);
   });
 
   it("ignores another account's gvid and tracked link", async () => {
