@@ -104,7 +104,7 @@ describe('POST /measurement/visits: the channel table', () => {
 });
 
 describe('POST /measurement/visits: our own tracking', () => {
-  it("answers a landing whose gvid is this account's visit with that visit, counting nothing twice; a tracked link as referrer gives its channel", async () => {
+  it("answers a landing carrying this account's gvid with that visit, never counting twice; a tracked-link referrer gives its channel", async () => {
     const sourceId = newId('post');
     const url = 'https://www.acme.test/blog/launch';
     const codes = await trackedCodes(
