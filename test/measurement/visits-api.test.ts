@@ -104,7 +104,7 @@ describe('POST /measurement/visits: the channel table', () => {
 });
 
 describe('POST /measurement/visits: our own tracking', () => {
-  it("answers a landing carrying this account's gvid with that visit, never counting twice; a tracked-link referrer gives its channel", async () => {
+  it("answers a landing carrying this account's gvid with that visit (never counted twice); a tracked-link referrer", async () => {
     const sourceId = newId('post');
     const url = 'https://www.acme.test/blog/launch';
     const codes = await trackedCodes(
