@@ -9,6 +9,8 @@ import type { AppDeps, RouteDef } from './route.js';
 import { buildRouter } from './router.js';
 import { routes as defaultRoutes } from './routes.js';
 import { UNSUBSCRIBE_PATH, unsubscribeRouter } from './unsubscribe.js';
+import { linksRouter } from './links.js';
+import { LINK_PATH } from '../src/measurement/links.js';
 import { Unavailable } from '../src/errors.js';
 
 async function probe(check: () => Promise<unknown>, ms = 2_000): Promise<boolean> {
@@ -66,6 +68,8 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
 
   // One-click unsubscribe links in sent mail (issue 16): HTML pages, no login, outside /api and its limiter.
   app.use(UNSUBSCRIBE_PATH, unsubscribeRouter(deps));
+  // Tracked links in sent mail and published posts (issue 17): redirects, no login, outside /api and its limiter.
+  app.use(LINK_PATH, linksRouter(deps));
 
   app.use('/api', (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');

@@ -4,6 +4,7 @@ import { CARD_TIMER_PROCESSORS } from './card-timers/card-timers.processors.js';
 import { MAIL_PROCESSORS } from './mail-sends/mail-sends.processors.js';
 import { INBOUND_PROCESSORS } from './inbound-mail/inbound-mail.processors.js';
 import { sweepProcessor } from './maintenance/sweep.processor.js';
+import { measurementAggregateProcessor } from './maintenance/measurement-aggregate.processor.js';
 import { webhookEventProcessor } from './webhook-events/webhook-event.processor.js';
 import { workflowAdvanceProcessor, workflowRunProcessor } from './workflow-runs/workflow-run.processor.js';
 
@@ -17,4 +18,5 @@ export const PROCESSORS: Processor[] = [
   workflowRunProcessor,
   workflowAdvanceProcessor,
   ...INBOUND_PROCESSORS,
+  measurementAggregateProcessor,
 ];

@@ -4,6 +4,7 @@ import { AnswerLost as MailAnswerLost, NotSent } from '../mail/mail.types.js';
 import { recordThread, threadHeaders } from '../mail/outbound.js';
 import { sequenceIdFor } from '../mail/sequences.repository.js';
 import { transportFor } from '../mail/transports.js';
+import { trackTextLinks } from '../measurement/links.js';
 import { AnswerLost, NotShipped, type ChannelAdapter, type Work } from './channel.types.js';
 
 /** Mail's outcomes in the shipping path's words (mail keeps its own, so it needs nothing from here). */
@@ -48,9 +49,19 @@ function mailAdapter(config: Config, kind: 'email' | 'sequence'): ChannelAdapter
       const d = mailDraftOf(draft);
       return { kind, to: d.to, subject: d.subject, body: body ?? d.body, details: d.inReplyTo ? { inReplyTo: d.inReplyTo } : {} };
     },
-    prepare: async (trx, fencing, work) => ({
-      details: { ...(await recordThread(trx, config, fencing, work.to ?? '', sequenceOf(fencing.cardId))) },
-    }),
+    // Every mail (and sequence step) ships with its links made tracked links, kept on the fence (issue 17).
+    prepare: async (trx, fencing, work) => {
+      const thread = await recordThread(trx, config, fencing, work.to ?? '', sequenceOf(fencing.cardId));
+      const source = {
+        accountId: fencing.accountId,
+        channel: 'email',
+        sourceType: 'send' as const,
+        sourceId: fencing.id,
+        cardId: fencing.cardId,
+        leadId: thread.leadId ?? null,
+      };
+      return { details: { ...thread }, body: await trackTextLinks(trx, config.baseUrl, source, work.body) };
+    },
     async ship(work, key) {
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
       const thread = threadHeaders(config, work.details, key);

@@ -1,5 +1,6 @@
 import { agentTurn } from './agent-turn.job.js';
 import { maintenanceSweep } from './maintenance-sweep.job.js';
+import { measurementAggregate } from './measurement-aggregate.job.js';
 import type { JobDef } from './registry.js';
 import { cardAutoResolve } from './card-auto-resolve.job.js';
 import { cardRevise } from './card-revise.job.js';
@@ -34,4 +35,5 @@ export const JOBS: JobDef[] = [
   workflowAdvance,
   inboundParse,
   inboundSweep,
+  measurementAggregate,
 ];

@@ -21,10 +21,43 @@ export interface LinkSource {
   leadId: string | null;
 }
 
-/** http(s) URLs in plain text; trailing punctuation that ends a sentence is not part of the URL. */
-const TEXT_URL = /\bhttps?:\/\/[^\s<>"'()[\]{}]+/gi;
-const TRAILING = /[.,;:!?]+$/;
-const HREF = /(<a\b[^>]*?\bhref=")(https?:\/\/[^"]+)(")/gi;
+/**
+ * http(s) URLs in plain text. Parentheses may be part of a URL (`…/wiki/Foo_(bar)`); a closing one
+ * that has no opening one inside the URL, and punctuation that ends a sentence, are not (see urlPart).
+ */
+const TEXT_URL = /\bhttps?:\/\/[^\s<>"'[\]{}]+/gi;
+const TRAILING = /[.,;:!?*]+$/;
+/** `<a … href="…">` with the attribute itself (not `data-href`), double-quoted as sanitize-html writes it. */
+const HREF = /(<a\s(?:[^>]*?\s)?href=")(https?:\/\/[^"]+)(")/gi;
+
+/** The URL a plain-text match stands for: without trailing sentence punctuation or an unbalanced `)`. */
+function urlPart(match: string): string {
+  let url = match;
+  for (;;) {
+    const before = url;
+    url = url.replace(TRAILING, '');
+    if (url.endsWith(')') && (url.match(/\)/g)?.length ?? 0) > (url.match(/\(/g)?.length ?? 0)) url = url.slice(0, -1);
+    if (url === before) return url;
+  }
+}
+
+/** True for a URL worth tracking: absolute http(s) with a host, within the length limit. */
+function trackable(url: string): boolean {
+  if (url.length > LINK_URL_MAX) return false;
+  try {
+    const u = new URL(url);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Ours: the service's own URLs (tracked links, unsubscribe pages) are never wrapped again. */
+function ours(baseUrl: string, url: string): boolean {
+  const base = baseUrl.toLowerCase();
+  const u = url.toLowerCase();
+  return u === base || ['/', '?', '#'].some((c) => u.startsWith(base + c));
+}
 
 const decodeAttr = (s: string) =>
   s.replace(/&(amp|quot|lt|gt|#39|#x27);/g, (_, e: string) => ({ amp: '&', quot: '"', lt: '<', gt: '>', '#39': "'", '#x27': "'" })[e]!);
@@ -34,7 +67,7 @@ const decodeAttr = (s: string) =>
  * the same codes back) and answers destination → code. Our own URLs (`baseUrl`…) are never wrapped.
  */
 export async function trackedCodes(q: Queryable, baseUrl: string, source: LinkSource, urls: string[]): Promise<Map<string, string>> {
-  const wanted = [...new Set(urls)].filter((u) => u.length <= LINK_URL_MAX && !u.startsWith(`${baseUrl}/`) && u !== baseUrl);
+  const wanted = [...new Set(urls)].filter((u) => trackable(u) && !ours(baseUrl, u));
   if (!wanted.length) return new Map();
   const at = Date.now();
   const rows = wanted.map((url) => ({
@@ -64,11 +97,11 @@ const linkUrl = (baseUrl: string, code: string) => `${baseUrl}${LINK_PATH}/${cod
 
 /** Plain text (a mail body) with every http(s) URL replaced by its tracked link. */
 export async function trackTextLinks(q: Queryable, baseUrl: string, source: LinkSource, text: string): Promise<string> {
-  const found = [...text.matchAll(TEXT_URL)].map((m) => m[0].replace(TRAILING, ''));
+  const found = [...text.matchAll(TEXT_URL)].map((m) => urlPart(m[0]));
   const codes = await trackedCodes(q, baseUrl, source, found);
   if (!codes.size) return text;
   return text.replace(TEXT_URL, (m) => {
-    const url = m.replace(TRAILING, '');
+    const url = urlPart(m);
     const code = codes.get(url);
     return code ? linkUrl(baseUrl, code) + m.slice(url.length) : m;
   });

@@ -15,7 +15,8 @@ const MEASURED = ['visit', 'scanner_click', 'conversion'] as const;
 
 /**
  * The event types each channel records, and which of them is shipped work (split by who decided it).
- * `amount` is meaningful only on `ads.spend` (minor currency units, e.g. cents).
+ * `amount` is meaningful on `ads.spend` (minor currency units, e.g. cents) and on `conversion` (the event's value in
+ * its own currency, which `conversions` keeps).
  */
 export const CHANNEL_EVENT_TYPES = {
   email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'opt_out', 'complaint', ...MEASURED], shipped: 'sent' },

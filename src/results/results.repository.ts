@@ -46,7 +46,7 @@ export function resultsRepository(q: Queryable) {
            ON CONFLICT (account_id, channel) DO NOTHING
          )
          INSERT INTO channel_events (account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
-         VALUES ${rows.map(() => '(?, ?, ?, ?::bigint, ?, ?::bigint, ?, ?::bigint)').join(', ')}
+         VALUES ${rows.map(() => '(?, ?, ?, ?::bigint, ?, ?::float8, ?, ?::bigint)').join(', ')}
          ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING`,
         [
           ...connections.flatMap((r) => [r.account_id, r.channel, r.at]),

@@ -4,6 +4,7 @@ import type { Deps } from '../../src/deps.js';
 import { repairRuns } from '../../src/workflows/run-repair.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';
+import { sweepConversions } from '../../src/measurement/conversions.service.js';
 import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
 export const sweepProcessor = defineProcessor({
@@ -13,6 +14,7 @@ export const sweepProcessor = defineProcessor({
     schedulersRepaired: await repairSchedulers(rt),
     workflowRunsRepaired: await repairRuns(rt),
     webhooks: { ...(await sweepDeliveries(rt, log)), ...(await pruneDeliveries(rt, log)) },
+    conversionAccountsQueued: await sweepConversions(rt),
   }),
 });
 

@@ -1,0 +1,64 @@
+import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
+import { isInfraError } from '../src/errors.js';
+import { followLink } from '../src/measurement/link-visits.service.js';
+import type { AppDeps } from './route.js';
+
+/** No script, no style, no frame, no resource. */
+const CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'";
+
+function page(res: Response, status: number, title: string, text: string): void {
+  res.status(status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Robots-Tag', 'noindex, nofollow');
+  res.setHeader('Content-Security-Policy', CSP);
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  // Title and text are ours, never the request's.
+  res.send(
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">` +
+      `<title>${title}</title></head><body><main><h1>${title}</h1><p>${text}</p></main></body></html>\n`,
+  );
+}
+
+const notFound = (res: Response) => page(res, 404, 'Link not found', 'This link is not valid. It may have been copied incompletely.');
+
+/**
+ * Tracked links (`{BASE_URL}/l/{code}`, issue 17): no login, outside /api and its limiter. A known code
+ * answers 302 to its destination (with `gvid` for a person) after recording the visit; an unknown one
+ * a small HTML 404. `no-store` so every click reaches us; `no-referrer` so the destination does not
+ * learn the page the link was clicked on (the `gvid` is what attributes the visit).
+ */
+export function linksRouter(deps: AppDeps): Router {
+  const router = Router({ strict: false });
+
+  const follow: RequestHandler<{ code: string }> = async (req, res) => {
+    const followed = await followLink(deps, req.params.code, { method: req.method, userAgent: req.headers['user-agent'] });
+    if (!followed) return notFound(res);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader('X-Robots-Tag', 'noindex, nofollow');
+    res.redirect(302, followed.location);
+  };
+
+  const notAllowed: RequestHandler = (_req, res) => {
+    res.setHeader('Allow', 'GET, HEAD');
+    page(res, 405, 'Method not allowed', 'Open this link in a browser.');
+  };
+
+  router.get('/:code', follow);
+  router.all('/:code', notAllowed);
+  router.use((_req, res) => notFound(res));
+
+  const failed: ErrorRequestHandler = (err, req, res, _next) => {
+    if (res.headersSent) return;
+    if (isInfraError(err)) {
+      res.setHeader('Retry-After', '5');
+      return page(res, 503, 'Try again shortly', 'This link could not be opened just now. Please try again in a moment.');
+    }
+    req.log.error({ err }, 'tracked link failed');
+    page(res, 500, 'Something went wrong', 'Please try again later.');
+  };
+  router.use(failed);
+  return router;
+}

@@ -1,0 +1,156 @@
+import { createBatcher, type Batcher } from '../batcher.js';
+import type { Db } from '../db.js';
+import { isInfraError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logger.js';
+import { CHANNEL_EVENT_TYPES, CHANNELS } from '../results/channel-events.js';
+import { isScanner } from './bots.js';
+import { isResultsChannel } from './channel-rules.js';
+import { LINK_CODE } from './links.js';
+import { measurementRepository, type TrackedLink, type VisitRow } from './measurement.repository.js';
+import { hashUserAgent } from './ua-hash.js';
+
+/** The query parameter a landing carries its visit id in (`gvid=vis_…`), for conversions to name. */
+export const VISIT_PARAM = 'gvid';
+
+/** Links held in each process's cache. Links never change, so a cached one is never stale. */
+const CACHE_SIZE = 10_000;
+/** User-Agents remembered per process (each at most AGENT_CACHE_MAX_LENGTH characters; longer ones are not kept). */
+const AGENT_CACHE_SIZE = 2_000;
+const AGENT_CACHE_MAX_LENGTH = 512;
+/** Visits written per statement, and statements in flight, by the group-commit batcher. */
+const MAX_BATCH = 200;
+const BATCHES_IN_FLIGHT = 4;
+
+/** A bounded least-recently-used map (a Map keeps insertion order; a hit moves the key to the end). */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, v: V): void {
+    this.map.delete(key);
+    this.map.set(key, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+}
+
+interface PerDb {
+  links: Lru<TrackedLink>;
+  /** User-Agent → its keyed hash and whether it is a bot: browsers' UAs repeat, so each is judged once. */
+  agents: Lru<{ hash: string; bot: boolean }>;
+  visits: Batcher<VisitRow, true>;
+}
+
+const perDb = new WeakMap<object, PerDb>();
+
+/** The channels a link visit is counted on: those with both event types (the `/results` channels of visits). */
+const VISIT_EVENT_CHANNELS = CHANNELS.filter((c) => {
+  const types: readonly string[] = CHANNEL_EVENT_TYPES[c].types;
+  return isResultsChannel(c) && types.includes('visit') && types.includes('scanner_click');
+});
+
+/** Each visit and its channel event (`visit`, or `scanner_click` for a bot): many visits to one statement. */
+async function writeVisits(db: Db, rows: VisitRow[]): Promise<true[]> {
+  await measurementRepository(db).insertLinkVisits(rows, VISIT_EVENT_CHANNELS, Date.now());
+  return rows.map(() => true as const);
+}
+
+function stateFor(db: Db): PerDb {
+  let s = perDb.get(db);
+  if (!s) {
+    s = {
+      links: new Lru(CACHE_SIZE),
+      agents: new Lru(AGENT_CACHE_SIZE),
+      visits: createBatcher((rows: VisitRow[]) => writeVisits(db, rows), { maxBatch: MAX_BATCH, maxInFlight: BATCHES_IN_FLIGHT }),
+    };
+    perDb.set(db, s);
+  }
+  return s;
+}
+
+/**
+ * `url` with `gvid=<visitId>` appended to its query; the query as written (not re-encoded the way
+ * URLSearchParams would) and the #fragment are kept.
+ */
+export function withVisitId(url: string, visitId: string): string {
+  const u = new URL(url);
+  const query = u.search.length > 1 ? `${u.search.slice(1)}&` : '';
+  u.search = `?${query}${VISIT_PARAM}=${visitId}`;
+  return u.href;
+}
+
+/** A User-Agent's keyed hash ('' for none) and whether it is a bot or a link scanner (as a GET; HEAD is judged apart). */
+async function judgeAgent(db: Db, state: PerDb, ua: string): Promise<{ hash: string; bot: boolean }> {
+  if (!ua) return { hash: '', bot: true };
+  const known = state.agents.get(ua);
+  if (known) return known;
+  const judged = { hash: await hashUserAgent(db, ua), bot: isScanner('GET', ua) };
+  if (ua.length <= AGENT_CACHE_MAX_LENGTH) state.agents.set(ua, judged);
+  return judged;
+}
+
+export interface Followed {
+  /** Where to send the reader. */
+  location: string;
+  /** The recorded visit; null when it was not recorded (the database failed) or was a scanner's. */
+  visitId: string | null;
+  scanner: boolean;
+}
+
+/**
+ * Someone (or something) followed `{BASE_URL}/l/{code}`. Null for an unknown or malformed code.
+ * Records the visit and its channel event before answering (group-committed with other visits), so a
+ * conversion naming the `gvid` finds it. A person gets the destination with `gvid`; a bot or a link
+ * scanner gets the bare destination and is counted as `scanner_click`. When the visit cannot be written
+ * the reader is still sent on, without `gvid` (a lost visit beats a broken link), and it is logged.
+ * Throws only when the link itself cannot be read (the database is down and the link is not cached).
+ */
+export async function followLink(
+  deps: { db: Db; logger: Logger },
+  code: string,
+  request: { method: string; userAgent: string | undefined },
+): Promise<Followed | null> {
+  if (!LINK_CODE.test(code)) return null;
+  const state = stateFor(deps.db);
+  let link = state.links.get(code);
+  if (!link) {
+    link = (await measurementRepository(deps.db).linkByCode(code)) ?? undefined;
+    if (!link) return null;
+    state.links.set(code, link);
+  }
+  const visitId = newId('vis');
+  let scanner = request.method === 'HEAD';
+  try {
+    const agent = await judgeAgent(deps.db, state, request.userAgent?.trim() ?? '');
+    scanner = request.method === 'HEAD' || agent.bot;
+    await state.visits.submit({
+      id: visitId,
+      account_id: link.accountId,
+      channel: link.channel,
+      via: 'link',
+      link_code: link.code,
+      source_type: link.sourceType,
+      source_id: link.sourceId,
+      card_id: link.cardId,
+      lead_id: link.leadId,
+      url: link.url,
+      referrer: null,
+      utm: null,
+      ua_hash: agent.hash || null,
+      bot: scanner,
+      at: Date.now(),
+    });
+  } catch (err) {
+    // The code's destination may carry personal data in its query: log the link's code, not its URL.
+    deps.logger.warn({ code, err: (err as Error).message, infra: isInfraError(err) }, 'tracked link visit not recorded; redirected anyway');
+    return { location: link.url, visitId: null, scanner };
+  }
+  return scanner ? { location: link.url, visitId: null, scanner } : { location: withVisitId(link.url, visitId), visitId, scanner };
+}
