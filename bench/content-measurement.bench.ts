@@ -161,6 +161,8 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
         headers: { ...auth, 'If-None-Match': etag },
         server: api,
       },
+      // The floor of every authenticated route: token (remembered) and limiter, no handler work.
+      { name: 'GET /api/v1/me (auth + limiter only)', url: `http://127.0.0.1:${pApi}/api/v1/me`, headers: auth, server: api },
     ];
     const linkTargets: Target[] = [
       {
@@ -212,7 +214,8 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
         ...ratioTable(etagTargets, etagRuns, etagTargets[0]!.name),
         '',
         `The 304: ${pct(ratio(etagRuns, etagTargets))} of bare Express (target ≥ 50%), ` +
-          `${times(etagRuns, etagTargets)} its CPU per request.`,
+          `${times(etagRuns, etagTargets)} its CPU per request; \`GET /me\`, which does nothing but authenticate and spend from the ` +
+          `limiter, is at ${pct(etagRuns.get(etagTargets[2]!.name)!.rps / etagRuns.get(etagTargets[0]!.name)!.rps)} in the same run.`,
         '',
         '### A reader following a tracked link (302)',
         '',
