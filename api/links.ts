@@ -1,25 +1,11 @@
 import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { isInfraError } from '../src/errors.js';
 import { followLink } from '../src/measurement/link-visits.service.js';
+import { htmlPage } from './html-page.js';
 import type { AppDeps } from './route.js';
 
-/** No script, no style, no frame, no resource. */
-const CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'";
-
-function page(res: Response, status: number, title: string, text: string): void {
-  res.status(status);
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Robots-Tag', 'noindex, nofollow');
-  res.setHeader('Content-Security-Policy', CSP);
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  // Title and text are ours, never the request's.
-  res.send(
-    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">` +
-      `<title>${title}</title></head><body><main><h1>${title}</h1><p>${text}</p></main></body></html>\n`,
-  );
-}
+/** Title and text are ours, never the request's. */
+const page = (res: Response, status: number, title: string, text: string) => htmlPage(res, status, title, `<p>${text}</p>`);
 
 const notFound = (res: Response) => page(res, 404, 'Link not found', 'This link is not valid. It may have been copied incompletely.');
 

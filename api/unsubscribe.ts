@@ -1,6 +1,7 @@
 import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { isInfraError } from '../src/errors.js';
 import { threadForUnsubscribe, unsubscribeByToken } from '../src/inbound/one-click.service.js';
+import { escapeHtml, htmlPage } from './html-page.js';
 import type { AppDeps } from './route.js';
 
 /** Where one-click links point (`{BASE_URL}/u/{token}`), outside /api and its bearer auth. */
@@ -10,30 +11,13 @@ export const UNSUBSCRIBE_BODY_LIMIT = 1024;
 
 /** No script, no style, no frame, no resource; only the page's own form may post, and only here. */
 const CSP = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const page = (res: Response, status: number, title: string, body: string) => htmlPage(res, status, title, body, CSP);
 
 /** `jane@example.com` → `j***@example.com`: enough for its owner to recognise, too little to harvest. */
 export function maskAddress(address: string): string {
   const at = address.lastIndexOf('@');
   if (at <= 0) return '***';
   return `${address[0]}***${address.slice(at)}`;
-}
-
-function page(res: Response, status: number, title: string, body: string): void {
-  res.status(status);
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Robots-Tag', 'noindex, nofollow');
-  res.setHeader('Content-Security-Policy', CSP);
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.send(
-    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">` +
-      `<meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>` +
-      `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`,
-  );
 }
 
 const notFound = (res: Response) =>

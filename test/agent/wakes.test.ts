@@ -11,12 +11,7 @@ it.beforeAll(({ agent }) => {
 
 const DAY = 24 * 3_600_000;
 
-async function say(token: string, text: string) {
-  const res = await env.send(token, { text, waitSeconds: 10 });
-  expect(res.status).toBe(200);
-  expect(res.body.message.status).toBe('replied');
-  return (res.body.message as { replies: { text: string }[] }).replies.map((r) => r.text);
-}
+const say = async (token: string, text: string) => (await env.say(token, text)).replies.map((r) => r.text);
 
 async function status(token: string) {
   const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);

@@ -22,6 +22,8 @@ export interface AgentEnv extends TestEnv {
   pools: Pools;
   /** POST /agent/messages as `token`. */
   send(token: string, body: unknown): ReturnType<ReturnType<TestEnv['api']>['post']>;
+  /** Tells the agent `text` as `token` and waits (up to 10 s) for its answer; throws unless it replied. */
+  say(token: string, text: string): Promise<{ replies: { text: string }[] }>;
   /** GET /agent/messages/{id} body.message, as `token`. */
   message(
     token: string,
@@ -52,6 +54,13 @@ export function agentWorld(base: TestEnv, running: Pools): AgentEnv {
         .post('/api/v1/agent/messages')
         .set('Authorization', `Bearer ${token}`)
         .send(body as object),
+    async say(token, text) {
+      const res = await self.send(token, { text, waitSeconds: 10 });
+      if (res.status !== 200 || res.body.message?.status !== 'replied') {
+        throw new Error(`the agent did not reply to "${text}": ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
+      }
+      return res.body.message;
+    },
     async message(token, requestId) {
       const res = await base.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
       if (res.status !== 200) throw new Error(`GET message answered ${res.status}`);

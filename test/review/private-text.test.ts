@@ -22,12 +22,7 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const remember = (accountId: string, text: string) => memoryNotesRepository(env.rt.db).remember(accountId, text, null, Date.now());
 const deliveredTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
-async function say(token: string, text: string) {
-  const res = await env.send(token, { text, waitSeconds: 10 });
-  expect(res.status).toBe(200);
-  expect(res.body.message.status).toBe('replied');
-  return res.body.message as { replies: { text: string }[] };
-}
+const say = (token: string, text: string) => env.say(token, text);
 
 describe('what counts as quoting a note', () => {
   it('finds eight consecutive words of a note whatever the case, spacing and punctuation', () => {
