@@ -5,12 +5,10 @@ import { getLead } from '../../src/leads/leads.service.js';
 import { localTransport } from '../../src/mail/local.transport.js';
 import { REPLY_TOKEN } from '../../src/mail/outbound.js';
 import { threadsRepository, type Thread } from '../../src/mail/threads.repository.js';
-import { startPools } from '../../workers/main.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
-import { until } from '../helpers/processes.js';
-import { startHttpProvider } from '../helpers/smtp-http-provider.js';
+import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 // What every shipped mail carries (issue 16, "Threading" and "One-click unsubscribe"): received by a real
@@ -146,52 +144,27 @@ describe('a mail shipped over SMTP', () => {
 
 describe('a mail whose answer was lost, re-shipped by reconciliation over the HTTP mail API', () => {
   it('sends the same Message-ID, Reply-To and List-Unsubscribe under the same key', async () => {
-    const provider = await startHttpProvider();
-    const http = await setupTestEnv({
-      env: {
-        ...THREAD_ENV,
-        MAIL_TRANSPORT: 'http',
-        MAIL_API_URL: provider.url,
-        MAIL_SEND_TIMEOUT_MS: '2000',
-        MAIL_RECONCILE_DELAY_MS: '100',
-        MAIL_RECONCILE_WINDOW_MS: '5000',
+    await afterLostAnswer(
+      THREAD_ENV,
+      { to: 'lost@acme.test', subject: 'subject-lost', body: 'Hi' },
+      async ({ http, provider, fence, cardId, tries }) => {
+        const thread = (await threadsRepository(http.rt.db).bySend(fence.id))!;
+        const t = thread.replyToken;
+        for (const p of tries) {
+          expect(p.body).toMatchObject({
+            messageId: thread.messageId,
+            replyTo: `reply+${t}@${DOMAIN}`,
+            inReplyTo: null,
+            headers: {
+              'List-Unsubscribe': `<mailto:unsubscribe+${t}@${DOMAIN}?subject=unsubscribe>, <${BASE}/u/${t}>`,
+              'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+            },
+          });
+        }
+        expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
+        expect(await http.rt.db('mail_threads').where({ card_id: cardId })).toHaveLength(1);
       },
-    });
-    const pools = await startPools(http.rt, ['mail-sends']);
-    try {
-      provider.state.mode = 'drop-before';
-      const { token, accountId } = await http.tenant();
-      const card = await buildCard(http.rt.db, accountId, 'mail_draft', {
-        payload: { work: 'email', to: 'lost@acme.test', draft: { subject: 'subject-lost', body: 'Hi' } },
-      });
-      const res = await http.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
-      expect(res.status).toBe(503);
-      expect(res.body.error).toBe('delivery_pending');
-      provider.state.mode = 'accept';
-      await until(async () => (await http.rt.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
-      const fence = await http.rt.db('mail_sends').where({ card_id: card.id }).first();
-      const thread = (await threadsRepository(http.rt.db).bySend(fence.id))!;
-      const tries = provider.posts.filter((p) => p.key === fence.idempotency_key);
-      expect(tries.length).toBe(2);
-      const t = thread.replyToken;
-      for (const p of tries) {
-        expect(p.body).toMatchObject({
-          messageId: thread.messageId,
-          replyTo: `reply+${t}@${DOMAIN}`,
-          inReplyTo: null,
-          headers: {
-            'List-Unsubscribe': `<mailto:unsubscribe+${t}@${DOMAIN}?subject=unsubscribe>, <${BASE}/u/${t}>`,
-            'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-          },
-        });
-      }
-      expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
-      expect(await http.rt.db('mail_threads').where({ card_id: card.id })).toHaveLength(1);
-    } finally {
-      await pools.close();
-      await http.close();
-      await provider.close();
-    }
+    );
   });
 });
 

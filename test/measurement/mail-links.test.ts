@@ -2,12 +2,10 @@ import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
 import { shipSequenceStep } from '../../src/review/sequences.service.js';
-import { startPools } from '../../workers/main.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
-import { until } from '../helpers/processes.js';
-import { startHttpProvider } from '../helpers/smtp-http-provider.js';
+import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 // Every mail ships with its links made tracked links (issue 17): received by a real SMTP server on
@@ -107,39 +105,11 @@ describe('a sequence', () => {
 
 describe('a mail whose answer was lost, re-shipped by reconciliation over the HTTP mail API', () => {
   it('carries the same tracked links on every try', async () => {
-    const provider = await startHttpProvider();
-    const http = await setupTestEnv({
-      env: {
-        BASE_URL: BASE,
-        MAIL_TRANSPORT: 'http',
-        MAIL_API_URL: provider.url,
-        MAIL_SEND_TIMEOUT_MS: '2000',
-        MAIL_RECONCILE_DELAY_MS: '100',
-        MAIL_RECONCILE_WINDOW_MS: '5000',
-      },
-    });
-    const pools = await startPools(http.rt, ['mail-sends']);
-    try {
-      provider.state.mode = 'drop-before';
-      const { token, accountId } = await http.tenant();
-      const card = await buildCard(http.rt.db, accountId, 'mail_draft', {
-        payload: { work: 'email', to: 'lost@acme.test', draft: { subject: 'subject-lost-links', body: BODY } },
-      });
-      const res = await http.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
-      expect(res.status).toBe(503);
-      provider.state.mode = 'accept';
-      await until(async () => (await http.rt.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
-      const fence = await http.rt.db('mail_sends').where({ card_id: card.id }).first();
-      const tries = provider.posts.filter((p) => p.key === fence.idempotency_key);
-      expect(tries.length).toBe(2);
-      const codes = tries.map((p) => [...p.body.text.matchAll(LINK)].map((m) => m[1]));
+    await afterLostAnswer({ BASE_URL: BASE }, { to: 'lost@acme.test', subject: 'subject-lost-links', body: BODY }, async (r) => {
+      const codes = r.tries.map((p) => [...p.body.text.matchAll(LINK)].map((m) => m[1]));
       expect(codes[0]).toHaveLength(2);
       expect(codes[1]).toEqual(codes[0]);
-      expect(await http.rt.db('tracked_links').where({ account_id: accountId })).toHaveLength(2);
-    } finally {
-      await pools.close();
-      await http.close();
-      await provider.close();
-    }
+      expect(await r.http.rt.db('tracked_links').where({ account_id: r.accountId })).toHaveLength(2);
+    });
   });
 });
