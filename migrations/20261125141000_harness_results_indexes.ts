@@ -8,7 +8,8 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(
-    'CREATE INDEX agent_turns_account_finished ON agent_turns (account_id, finished_at) INCLUDE (status, started_at) WHERE finished_at IS NOT NULL',
+    'CREATE INDEX agent_turns_account_finished ON agent_turns (account_id, finished_at) INCLUDE (status, started_at) ' +
+      'WHERE finished_at IS NOT NULL',
   );
   await knex.raw('CREATE INDEX review_cards_account_created ON review_cards (account_id, created_at)');
   await knex.raw('CREATE INDEX review_cards_account_resolved ON review_cards (account_id, resolved_at) WHERE resolved_at IS NOT NULL');
