@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ResultsHarness } from './results-harness.schemas.js';
 
 export const ResultsQuery = z.object({
   since: z
@@ -77,7 +78,7 @@ export const ResultsResponse = z
           connectionsAccepted: count,
           replyRate: unknownOr(z.number()),
         }),
-        harness: channel('ResultsHarness', { runsCompleted: count, runsFailed: count }),
+        harness: ResultsHarness,
       })
       .strict(),
   })

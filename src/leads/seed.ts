@@ -39,7 +39,7 @@ const REPLIES: ReplyKind[] = ['interested', 'question', 'referral', 'out_of_offi
 /**
  * Demo data for `seed demo`: about 150 leads (mixed statuses, some `replied`) with research, sources,
  * contacts and drafts, lead columns when the account has none, a few block list entries, and a week of
- * channel events on email, ads, seo, social and network (aeo and harness stay unconnected). Idempotent:
+ * channel events on email, ads, seo, social and network (aeo stays unconnected). Idempotent:
  * leads are keyed by domain and events by refId, so running it twice changes nothing.
  */
 export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.now()): Promise<{ leads: number; events: number }> {

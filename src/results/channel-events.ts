@@ -1,7 +1,8 @@
 import type { Queryable } from '../db.js';
 import { resultsRepository } from './results.repository.js';
 
-export const CHANNELS = ['email', 'ads', 'seo', 'social', 'aeo', 'network', 'harness'] as const;
+/** The channels counted from channel events; `/results` `harness` is read from the agent's own tables (harness.repository.ts). */
+export const CHANNELS = ['email', 'ads', 'seo', 'social', 'aeo', 'network'] as const;
 export type Channel = (typeof CHANNELS)[number];
 export type DecidedBy = 'person' | 'trust_ladder' | 'setting';
 
@@ -25,7 +26,6 @@ export const CHANNEL_EVENT_TYPES = {
   social: { types: ['post_published', 'engagement', ...MEASURED], shipped: 'post_published' },
   aeo: { types: ['post_published', 'citation', ...MEASURED], shipped: 'post_published' },
   network: { types: ['message_sent', 'reply', 'connection_accepted'], shipped: 'message_sent' },
-  harness: { types: ['run_completed', 'run_failed'], shipped: 'run_completed' },
 } as const satisfies Record<Channel, { types: readonly string[]; shipped: string }>;
 
 export interface ChannelEvent {

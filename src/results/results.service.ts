@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.js';
 import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from './channel-events.js';
+import { harnessRepository, type HarnessMetrics } from './harness.repository.js';
 import { resultsRepository } from './results.repository.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -29,6 +30,9 @@ interface Tally {
   shipped: Shipped;
 }
 
+/** The agent's own work: always available (every account has an agent), zeros when nothing happened. */
+export type HarnessSection = { available: true; data: { window: HarnessMetrics; baseline: HarnessMetrics } };
+
 export type ChannelSection = { available: true; data: { window: Metrics; baseline: Metrics } } | { available: false; reason: string };
 
 export interface Results {
@@ -40,7 +44,7 @@ export interface Results {
   social: ChannelSection;
   aeo: ChannelSection;
   network: ChannelSection;
-  harness: ChannelSection;
+  harness: HarnessSection;
 }
 
 /** Whether received mail can reach the service for this account: the SMTP listener is on, or it has an inbound URL. */
@@ -117,8 +121,6 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
         replyRate: ratio(n('reply'), n('message_sent')),
         shipped,
       };
-    case 'harness':
-      return { runsCompleted: n('run_completed'), runsFailed: n('run_failed'), shipped };
   }
 }
 
@@ -133,7 +135,8 @@ export const NO_MEASUREMENT =
 /**
  * The per-channel scoreboard for [since, now] and the equal-length baseline before it. A channel the
  * account has not connected is `{ available: false, reason: 'not connected' }`. `returnPath`: whether
- * replies and bounces can reach the service for this account (`hasReturnPath`).
+ * replies and bounces can reach the service for this account (`hasReturnPath`). `harness` (the agent's own
+ * work, from its turns, cards and workflow runs) is always available.
  */
 export async function getResults(
   q: Queryable,
@@ -146,11 +149,12 @@ export async function getResults(
   const span = now - since;
   const baselineSince = since - span;
   const repo = resultsRepository(q);
-  const [rows, values, connected, measuring] = await Promise.all([
+  const [rows, values, connected, measuring, harnessWork] = await Promise.all([
     repo.tally(accountId, baselineSince, since, now),
     repo.conversionValues(accountId, baselineSince, since, now),
     repo.connected(accountId),
     repo.hasMeasurementSource(accountId),
+    harnessRepository(q).counts(accountId, baselineSince, since, now),
   ]);
   const tallies = new Map<string, Tally>();
   const tally = (channel: string, current: boolean) => {
@@ -185,8 +189,8 @@ export async function getResults(
           },
         }
       : { available: false, reason: MEASURED_CHANNELS.includes(channel) ? NO_MEASUREMENT : 'not connected' };
-  const [email, ads, seo, social, aeo, network, harness] = CHANNELS.map(section) as [
-    ChannelSection,
+  const harness: HarnessSection = { available: true, data: harnessWork };
+  const [email, ads, seo, social, aeo, network] = CHANNELS.map(section) as [
     ChannelSection,
     ChannelSection,
     ChannelSection,

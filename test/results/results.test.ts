@@ -68,9 +68,11 @@ describe('GET /results channels', () => {
     const { token, accountId } = await env.tenant(['results:read']);
     await connectChannel(env.rt.db, accountId, 'email');
     const r = ResultsResponse.parse((await results(token)).body).results;
-    for (const channel of ['ads', 'network', 'harness'] as const) {
+    for (const channel of ['ads', 'network'] as const) {
       expect(r[channel]).toEqual({ available: false, reason: 'not connected' });
     }
+    // The agent's own work is always reported (test/results/harness.test.ts).
+    expect(r.harness.available).toBe(true);
     // Visits and conversions come from a measurement source: none yet (no measurement:write token, no post).
     for (const channel of ['seo', 'social', 'aeo'] as const) expect(r[channel]).toEqual({ available: false, reason: NO_MEASUREMENT });
     expect(r.email.available).toBe(true);
