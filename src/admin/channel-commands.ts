@@ -1,7 +1,6 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { connectProvider, disconnectProvider, listConnections } from '../channels/connections.js';
-import { connectChannel, disconnectChannel } from '../results/channel-events.js';
 import type { Verb } from './commands.js';
 
 /**
@@ -17,8 +16,6 @@ export const CHANNEL_VERBS: Record<string, Verb> = {
       const connection = await auditedWrite(db, adminActor(f.account!, 'channel connect'), async (trx) => {
         const input = { accountId: f.account!, kind: f.kind!, transport: f.transport!, url: f.url!, key: f.key! };
         const c = await connectProvider(trx, input, Date.now());
-        // `/results` reports the channel from now on (zeros until something happens).
-        await connectChannel(trx, c.accountId, c.kind);
         return { result: c, targetId: `${c.accountId}:${c.kind}` };
       });
       return { connection };
@@ -37,7 +34,6 @@ export const CHANNEL_VERBS: Record<string, Verb> = {
       await getAccount(db, f.account!);
       await auditedWrite(db, adminActor(f.account!, 'channel disconnect'), async (trx) => {
         await disconnectProvider(trx, f.account!, f.kind!);
-        await disconnectChannel(trx, f.account!, f.kind as 'network' | 'ads');
         return { result: null, targetId: `${f.account!}:${f.kind!}` };
       });
       return { ok: true };

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.js';
 import { BadRequest, NotFound } from '../errors.js';
+import { connectChannel, disconnectChannel } from '../results/channel-events.js';
 import { seal, unseal } from '../secrets/sealed.js';
 
 export const CONNECTION_KINDS = ['network', 'ads'] as const;
@@ -54,7 +55,7 @@ export interface ConnectInput {
   key: string;
 }
 
-/** Connects (or re-connects, replacing url and key) one kind of provider on an account. */
+/** Connects (or re-connects, replacing url and key) one kind of provider on an account, and its `/results` channel. */
 export async function connectProvider(q: Queryable, input: ConnectInput, at: number): Promise<Connection> {
   if (!(CONNECTION_KINDS as readonly string[]).includes(input.kind))
     throw new BadRequest(`--kind must be one of ${CONNECTION_KINDS.join(', ')}`);
@@ -75,6 +76,8 @@ export async function connectProvider(q: Queryable, input: ConnectInput, at: num
   };
   // A new URL is another provider: its events start from the beginning.
   await q('provider_connections').insert(row).onConflict(['account_id', 'kind']).merge();
+  // `/results` reports the channel from now on (zeros until something happens).
+  await connectChannel(q, input.accountId, input.kind as ConnectionKind, at);
   return shown(row as Row);
 }
 
@@ -88,6 +91,8 @@ export async function disconnectProvider(q: Queryable, accountId: string, kind: 
   if (!(CONNECTION_KINDS as readonly string[]).includes(kind)) throw new BadRequest(`--kind must be one of ${CONNECTION_KINDS.join(', ')}`);
   const n = await q('provider_connections').where({ account_id: accountId, kind }).delete();
   if (!n) throw new NotFound();
+  // `/results` says it is not connected; its events are kept.
+  await disconnectChannel(q, accountId, kind as ConnectionKind);
 }
 
 export async function isConnected(q: Queryable, accountId: string, kind: ConnectionKind): Promise<boolean> {

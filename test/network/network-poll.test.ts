@@ -3,6 +3,8 @@ import { connectProvider } from '../../src/channels/connections.js';
 import { pollProvider, sweepProviderPolls } from '../../src/channels/provider-poll.js';
 import { providerPoll, providerPollSweep } from '../../src/jobs/provider-poll.job.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
+import { recordChannelEvent } from '../../src/results/channel-events.js';
+import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
@@ -84,6 +86,39 @@ describe('polling the network provider', () => {
     expect(providerPoll.options.attempts).toBe(3);
     const row = await env.rt.db('provider_connections').where({ account_id: b.accountId }).first();
     expect(row).toMatchObject({ poll_cursor: null, polled_at: null });
+  });
+
+  it('shows on /results network: requests sent, accepted, messages sent, replies and the reply rate', async () => {
+    const { accountId, token } = await env.tenant(['results:read']);
+    const bridge = await startProviderBridge();
+    try {
+      await connect(accountId, bridge);
+      const read = async () => {
+        const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
+        expect(res.status).toBe(200);
+        return ResultsResponse.parse(res.body).results.network;
+      };
+      // Connected with nothing yet: zeros, and no rate to divide.
+      expect(await read()).toMatchObject({
+        available: true,
+        data: { window: { requestsSent: 0, messagesSent: 0, replies: 0, connectionsAccepted: 0, replyRate: null } },
+      });
+      const at = Date.now() - 60_000;
+      for (const [type, refId] of [
+        ['request_sent', 's1'],
+        ['message_sent', 's2'],
+        ['message_sent', 's3'],
+      ] as const)
+        await recordChannelEvent(env.rt.db, accountId, { channel: 'network', type, at, decidedBy: 'person', refId });
+      bridge.events.push({ id: 'r1', type: 'reply', at, data: {} }, { id: 'a1', type: 'accepted', at, data: {} });
+      await pollProvider(env.rt, accountId, 'network');
+      expect(await read()).toMatchObject({
+        available: true,
+        data: { window: { requestsSent: 1, messagesSent: 2, replies: 1, connectionsAccepted: 1, replyRate: 0.5 } },
+      });
+    } finally {
+      await bridge.close();
+    }
   });
 
   it('is scheduled when the inbound-mail pool starts', async () => {
