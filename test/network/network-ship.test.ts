@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { executeTool } from '../../src/agent/tools.js';
 import { connectProvider } from '../../src/channels/connections.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { buildCard } from '../helpers/factories.js';
@@ -163,6 +164,18 @@ describe('network messages through the provider bridge', () => {
     const r2 = await approve(token, toBlocked.id);
     expect(r2.status).toBe(409);
     expect(r2.body.message).toMatch(/is on the block list/);
+
+    // The agent drafts nothing to it either (the ship tool reads the profile URL the block list's way).
+    const toolEnv = { db: env.rt.db, accountId, turnId: 'turn_none', fromOutside: false, onReply: async () => undefined };
+    const call = {
+      id: 'c1',
+      name: 'ship',
+      args: { work: 'network_message', title: 'Hi', to: 'www.linkedin.com/in/ANN-LEE/', body: 'Hello' },
+    };
+    expect(await executeTool(call, toolEnv)).toMatchObject({
+      ok: false,
+      result: 'www.linkedin.com/in/ANN-LEE/ is on the block list, so nothing was drafted to it',
+    });
 
     const other = await env.tenant();
     const unconnected = await networkCard(other.accountId, {});
