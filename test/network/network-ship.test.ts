@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { createLogger } from '../../src/logger.js';
 import { executeTool } from '../../src/agent/tools.js';
 import { connectProvider } from '../../src/channels/connections.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
@@ -9,7 +11,16 @@ import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/prov
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
+const lines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    lines.push(String(chunk));
+    done();
+  },
+});
+
 it.override('options', {
+  logger: createLogger('trace', sink),
   env: { MAIL_SEND_TIMEOUT_MS: '1000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '10000', MAIL_RETRY_AFTER_SECONDS: '1' },
   pools: ['mail-sends'],
 });
@@ -17,7 +28,7 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 beforeAll(async () => {
-  bridge = await startProviderBridge();
+  bridge = await startProviderBridge('nk_live_SECRET_9f8e7d');
 });
 afterAll(async () => {
   await bridge.close();
@@ -50,6 +61,12 @@ const eventsOf = (accountId: string) =>
   env.rt.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
 
 describe('network messages through the provider bridge', () => {
+  afterAll(() => {
+    // Every ship, refusal, lost answer and reconciliation below logged at trace: the key is in none of it.
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('')).not.toContain('nk_live_SECRET_9f8e7d');
+  });
+
   it('ships an approved message once, to the canonical profile URL, and the lead it reaches becomes contacted', async () => {
     bridge.state.mode = 'accept';
     const { accountId, token } = await connected();
