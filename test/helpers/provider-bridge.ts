@@ -25,6 +25,8 @@ export async function startProviderBridge(key = 'bridge-key') {
     delayMs: 0,
     /** Answer the event polls with this status instead (a failing provider). */
     eventsStatus: 200,
+    /** Answer lookups with this status instead (a bridge that cannot tell: the service asks a person). */
+    lookupStatus: 0,
     polls: 0,
   };
   const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
@@ -35,6 +37,7 @@ export async function startProviderBridge(key = 'bridge-key') {
     if (req.headers.authorization !== `Bearer ${key}`) return json(res, 401, { error: 'unauthorized' });
     const url = new URL(req.url ?? '/', 'http://bridge');
     if (req.method === 'GET' && url.pathname.startsWith('/v1/ship/')) {
+      if (state.lookupStatus) return json(res, state.lookupStatus, { error: 'lookup unavailable' });
       const k = decodeURIComponent(url.pathname.slice('/v1/ship/'.length));
       const found = shipments.find((s) => s.key === k);
       return json(res, found ? 200 : 404, found ? { id: found.id } : { error: 'not found' });

@@ -21,7 +21,7 @@ const sink = new Writable({
 
 it.override('options', {
   logger: createLogger('trace', sink),
-  env: { MAIL_SEND_TIMEOUT_MS: '1000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '10000', MAIL_RETRY_AFTER_SECONDS: '1' },
+  env: { MAIL_SEND_TIMEOUT_MS: '1000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '2000', MAIL_RETRY_AFTER_SECONDS: '1' },
   pools: ['mail-sends'],
 });
 it.beforeAll(({ env: e }) => {
@@ -143,6 +143,35 @@ describe('network messages through the provider bridge', () => {
     const f2 = await fenceOf(hung.id);
     expect(bridge.shipments.filter((s) => s.key === f2.idempotency_key)).toHaveLength(1);
     expect(await env.rt.db('channel_events').where({ account_id: accountId, type: 'message_sent' })).toHaveLength(2);
+  });
+
+  it('asks a person "did it go out?" when the bridge cannot tell within the window, and ships nothing again', async () => {
+    const { accountId, token } = await connected();
+    const card = await networkCard(accountId, {});
+    bridge.state.mode = 'drop-after';
+    bridge.state.lookupStatus = 500;
+    try {
+      expect((await approve(token, card.id)).status).toBe(503);
+      const question = await until(
+        async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        20_000,
+      );
+      expect(question.title).toBe('Did the network message to https://www.linkedin.com/in/ann-lee go out?');
+      bridge.state.mode = 'accept';
+      const res = await env
+        .api()
+        .post(`/api/v1/review/${question.id}/answer`)
+        .set(auth(token))
+        .send({ action: 'choose', optionValues: ['mark_sent'] });
+      expect(res.status).toBe(200);
+    } finally {
+      bridge.state.mode = 'accept';
+      bridge.state.lookupStatus = 0;
+    }
+    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
+    const fence = await fenceOf(card.id);
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
+    expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
   });
 
   it('gives the card back when the bridge refuses: 503 for now, 409 for good; nothing counted', async () => {
