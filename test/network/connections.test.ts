@@ -78,6 +78,28 @@ describe('admin CLI: channel connect, list, disconnect', () => {
     expect(lines.join('')).not.toContain(SECRET);
   });
 
+  it('keeps one connection per kind: ads beside network, and connecting again replaces url and key and restarts the cursor', async () => {
+    const t = await env.tenant();
+    await connect(t.accountId, ['--key', SECRET]);
+    await env.rt.db('provider_connections').where({ account_id: t.accountId }).update({ poll_cursor: '42' });
+    const ads = ['channel', 'connect', '--account', t.accountId, '--kind', 'ads', '--transport', 'http'];
+    expect(await adminCall(env, [...ads, '--url', 'https://ads-bridge.test/base/', '--key', 'ads-key'])).toEqual({
+      out: { connection: { accountId: t.accountId, kind: 'ads', transport: 'http', url: 'https://ads-bridge.test/base' } },
+    });
+    const again = ['channel', 'connect', '--account', t.accountId, '--kind', 'network', '--transport', 'http'];
+    await adminCall(env, [...again, '--url', 'https://other-bridge.test', '--key', 'new-key']);
+    expect(await adminCall(env, ['channel', 'list', '--account', t.accountId])).toEqual({
+      out: {
+        connections: [
+          { accountId: t.accountId, kind: 'ads', transport: 'http', url: 'https://ads-bridge.test/base' },
+          { accountId: t.accountId, kind: 'network', transport: 'http', url: 'https://other-bridge.test' },
+        ],
+      },
+    });
+    expect(await openConnection(env.rt.db, t.accountId, 'network')).toMatchObject({ key: 'new-key', pollCursor: null });
+    expect((await openConnection(env.rt.db, t.accountId, 'ads'))?.key).toBe('ads-key');
+  });
+
   it('refuses bad input with one line naming the flag and the rule', async () => {
     const t = await env.tenant();
     const base = ['channel', 'connect', '--account', t.accountId];
