@@ -15,6 +15,7 @@ import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
+import { networkShip } from './network-ship.bench.js';
 import { oneClick } from './one-click.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
 import { webhook404 } from './webhook-404.bench.js';
@@ -46,6 +47,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'one-click': oneClick,
   'inbound-parse': inboundParse,
   'content-measurement': contentMeasurement,
+  'network-ship': networkShip,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

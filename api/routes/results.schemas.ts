@@ -73,6 +73,7 @@ export const ResultsResponse = z
         social: channel('ResultsSocial', { postsPublished: count, engagements: count, visits: count, ...measured }),
         aeo: channel('ResultsAeo', { postsPublished: count, citations: count, visits: count, ...measured }),
         network: channel('ResultsNetwork', {
+          requestsSent: count,
           messagesSent: count,
           replies: count,
           connectionsAccepted: count,

@@ -25,6 +25,7 @@ import {
 } from '../webhooks/webhooks.service.js';
 import { withIntake } from '../webhooks/intake-deps.js';
 import { withRedis } from '../redis.js';
+import { CHANNEL_VERBS } from './channel-commands.js';
 import { MAIL_VERBS } from './mail-commands.js';
 
 export type Flags = Record<string, string | undefined>;
@@ -239,6 +240,8 @@ export const VERBS: Record<string, Verb> = {
   },
   // The mail loop (issue 16): inbound URLs and received mail.
   ...MAIL_VERBS,
+  // Provider connections (issue 18): network and ads, each through a provider bridge.
+  ...CHANNEL_VERBS,
 };
 
 /** Runs one verb from argv (`['token', 'mint', '--account', …]`); throws AppError or Error on refusal. */

@@ -102,7 +102,8 @@ function shipDescription(here: ShippingHere): string {
     `Ship work (${KINDS_OF_WORK.join(', ')}). It waits as a review card unless the account lets that kind run without ` +
     `approval; spend always waits. ` +
     'A blog_post: subject is its title, body its Markdown; details may carry excerpt, tags, author, the slug of a post ' +
-    "to update, and op 'unpublish' (with that slug) to take it down. " +
+    "to update, and op 'unpublish' (with that slug) to take it down. A network_message: to is a profile URL " +
+    "(https://www.linkedin.com/in/<slug>), body the message; details.mode 'connect' makes it a connection request instead. " +
     `${can}${cannot ? ` Not here: ${cannot}; such a card waits and cannot be approved until the connection exists.` : ''}`
   );
 }

@@ -3,7 +3,9 @@ import type { Db, Queryable } from '../db.js';
 import type { Channel as EventChannel } from '../results/channel-events.js';
 import { blogAdapter } from './blog.adapter.js';
 import type { ChannelAdapter } from './channel.types.js';
+import { isConnected } from './connections.js';
 import { emailAdapter, sequenceAdapter } from './email.adapter.js';
+import { networkAdapter } from './network.adapter.js';
 import { KINDS_OF_WORK, WORK_NOUNS, type KindOfWork } from './kinds.js';
 
 interface Channel {
@@ -13,6 +15,8 @@ interface Channel {
   shipped: { channel: EventChannel; type: string };
   /** Whether a shipment counts as `shipped` at all, from its fence's details (default: every one does). */
   counts?: (details: Record<string, unknown>) => boolean;
+  /** The shipped event's type when it depends on the work (default: `shipped.type`). */
+  typeOf?: (details: Record<string, unknown>) => string;
   /** The adapter, once one exists for the kind. */
   adapter: ((config: Config, db: Db) => ChannelAdapter) | null;
   /** Whether this account has the connection (issues 16–18 answer this from the account's connections). */
@@ -27,11 +31,13 @@ const CHANNELS: Record<KindOfWork, Channel> = {
   email: { connection: 'mail transport', shipped: { channel: 'email', type: 'sent' }, adapter: emailAdapter, connected: always },
   // Mail on the same transport as email: each step counts as one email sent.
   sequence: { connection: 'mail transport', shipped: { channel: 'email', type: 'sent' }, adapter: sequenceAdapter, connected: always },
+  // Through the account's `network` connection (admin `channel connect`, issue 18). A connection request counts apart.
   network_message: {
     connection: 'professional-network connection',
     shipped: { channel: 'network', type: 'message_sent' },
-    adapter: null,
-    connected: never,
+    typeOf: (details) => (details.mode === 'connect' ? 'request_sent' : 'message_sent'),
+    adapter: networkAdapter,
+    connected: (q, accountId) => isConnected(q, accountId, 'network'),
   },
   // Publishes into our own Content API: connected on every account. Only a post's first publish counts.
   blog_post: {
@@ -64,7 +70,8 @@ export function adapterFor(config: Config, db: Db, kind: string): ChannelAdapter
 /** The channel event recorded when a piece of this work shipped (its fence's `details`), or null when it counts as none. */
 export function shippedEvent(kind: string, details: Record<string, unknown> = {}): { channel: EventChannel; type: string } | null {
   const ch = isKind(kind) ? CHANNELS[kind] : CHANNELS.email;
-  return !ch.counts || ch.counts(details) ? ch.shipped : null;
+  if (ch.counts && !ch.counts(details)) return null;
+  return ch.typeOf ? { channel: ch.shipped.channel, type: ch.typeOf(details) } : ch.shipped;
 }
 
 export interface ShippingHere {

@@ -13,6 +13,7 @@ import { sequenceStep } from './sequence-step.job.js';
 import { webhookEvent } from './webhook-event.job.js';
 import { inboundParse } from './inbound-parse.job.js';
 import { inboundSweep } from './inbound-sweep.job.js';
+import { providerPoll, providerPollSweep } from './provider-poll.job.js';
 import { workflowAdvance, workflowRun } from './workflow-run.job.js';
 
 /**
@@ -36,4 +37,6 @@ export const JOBS: JobDef[] = [
   inboundParse,
   inboundSweep,
   measurementAggregate,
+  providerPoll,
+  providerPollSweep,
 ];

@@ -14,3 +14,13 @@ export async function leadForRecipient(q: Queryable, accountId: string, address:
     .first();
   return row?.lead_id ?? null;
 }
+
+/** The account's lead with a contact at this profile URL (stored in the block list's canonical form), newest contact first. */
+export async function leadForProfile(q: Queryable, accountId: string, profileUrl: string): Promise<string | null> {
+  const row: { lead_id: string } | undefined = await q('lead_contacts')
+    .select('lead_id')
+    .where({ account_id: accountId, profile_url: profileUrl })
+    .orderBy('seq', 'desc')
+    .first();
+  return row?.lead_id ?? null;
+}

@@ -25,7 +25,7 @@ export const CHANNEL_EVENT_TYPES = {
   seo: { types: ['post_published', ...MEASURED], shipped: 'post_published' },
   social: { types: ['post_published', 'engagement', ...MEASURED], shipped: 'post_published' },
   aeo: { types: ['post_published', 'citation', ...MEASURED], shipped: 'post_published' },
-  network: { types: ['message_sent', 'reply', 'connection_accepted'], shipped: 'message_sent' },
+  network: { types: ['message_sent', 'request_sent', 'reply', 'connection_accepted'], shipped: 'message_sent' },
 } as const satisfies Record<Channel, { types: readonly string[]; shipped: string }>;
 
 export interface ChannelEvent {

@@ -115,6 +115,8 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
       return { postsPublished: n('post_published'), citations: n('citation'), visits: n('visit'), ...measured, shipped };
     case 'network':
       return {
+        // Connection requests (issue 18) count apart from messages; a reply answers a message.
+        requestsSent: n('request_sent'),
         messagesSent: n('message_sent'),
         replies: n('reply'),
         connectionsAccepted: n('connection_accepted'),

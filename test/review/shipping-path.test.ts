@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
+import { connectProvider } from '../../src/channels/connections.js';
 import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
 import { cannotShip, shippingHere } from '../../src/channels/registry.js';
 import { setApproval } from '../../src/review/approval.service.js';
@@ -28,7 +29,7 @@ afterAll(async () => {
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
-/** Every kind with no adapter on an account today, with its source type and the connection the 409 names. */
+/** Every kind an account cannot ship until an operator connects it, with its source type and the connection the 409 names. */
 const UNCONNECTED = [
   {
     work: 'network_message',
@@ -56,6 +57,14 @@ describe('the channel registry', () => {
     expect(await cannotShip(env.rt.db, accountId, 'blog_post')).toBeNull();
     expect(await cannotShip(env.rt.db, accountId, 'email')).toBeNull();
     expect(await cannotShip(env.rt.db, accountId, 'sequence')).toBeNull();
+  });
+
+  it('connects network messages on an account with a network connection (admin `channel connect`), and only there', async () => {
+    const { accountId } = await env.tenant();
+    const other = await env.tenant();
+    await connectProvider(env.rt.db, { accountId, kind: 'network', transport: 'http', url: 'http://127.0.0.1:9', key: 'k' }, Date.now());
+    expect((await shippingHere(env.rt.db, accountId)).ships).toEqual(['email', 'sequence', 'network_message', 'blog_post']);
+    expect((await shippingHere(env.rt.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post']);
   });
 });
 

@@ -1,5 +1,7 @@
 import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
 import { inboundSweep } from '../../src/jobs/inbound-sweep.job.js';
+import { providerPoll, providerPollSweep } from '../../src/jobs/provider-poll.job.js';
+import { POLL_EVERY_MS, pollProvider, sweepProviderPolls } from '../../src/channels/provider-poll.js';
 import { processWithinTries, sweepInbound, SWEEP_EVERY_MS } from '../../src/inbound/intake.service.js';
 import type { Deps } from '../../src/deps.js';
 import { defineProcessor, scheduleRepeating } from '../create-worker.js';
@@ -14,7 +16,21 @@ export const inboundSweepProcessor = defineProcessor({
   run: async (_p, { rt }) => sweepInbound(rt),
 });
 
-export const INBOUND_PROCESSORS = [inboundParseProcessor, inboundSweepProcessor];
+// Provider events (issue 18): replies and accepted requests from the professional network arrive here too.
+export const providerPollProcessor = defineProcessor({
+  job: providerPoll,
+  run: async (p, { rt }) => pollProvider(rt, p.accountId, p.kind),
+});
 
-/** Registers the repeating inbound sweep. */
-export const scheduleInboundSweep = (rt: Pick<Deps, 'queues'>) => scheduleRepeating(rt, inboundSweep, SWEEP_EVERY_MS);
+export const providerPollSweepProcessor = defineProcessor({
+  job: providerPollSweep,
+  run: async (_p, { rt }) => ({ queued: await sweepProviderPolls(rt) }),
+});
+
+export const INBOUND_PROCESSORS = [inboundParseProcessor, inboundSweepProcessor, providerPollProcessor, providerPollSweepProcessor];
+
+/** Registers the repeating inbound sweep and the provider polls' sweep. */
+export const scheduleInboundSweep = async (rt: Pick<Deps, 'queues'>) => {
+  await scheduleRepeating(rt, inboundSweep, SWEEP_EVERY_MS);
+  await scheduleRepeating(rt, providerPollSweep, POLL_EVERY_MS);
+};

@@ -1,0 +1,90 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface BridgeShipment {
+  id: string;
+  key: string;
+  body: { kind: string; to: string; subject: string; body: string; details: Record<string, unknown> };
+}
+
+/**
+ * A local provider bridge speaking the contract of docs/provider-bridge.md (src/channels/provider-http.ts),
+ * deduplicating on Idempotency-Key. `mode`: `accept`; `refuse` answers 503 without taking the work;
+ * `reject` answers 422 (a refusal for good); `drop-before` destroys the socket without taking it;
+ * `drop-after` takes it then destroys the socket (answer lost); `hang` takes it and never answers (the
+ * caller times out). `events` is what `GET /v1/events` pages through (the cursor is an index).
+ */
+export async function startProviderBridge(key = 'bridge-key') {
+  const shipments: BridgeShipment[] = [];
+  /** Every POST as it arrived, taken or not, with its Authorization header. */
+  const posts: { key: string; authorization: string; body: BridgeShipment['body'] }[] = [];
+  const events: { id: string; type: string; at: number; data: Record<string, unknown> }[] = [];
+  const state = {
+    mode: 'accept' as 'accept' | 'refuse' | 'reject' | 'drop-before' | 'drop-after' | 'hang',
+    /** How long a taken shipment waits for its answer (a worker killed meanwhile loses it). */
+    delayMs: 0,
+    /** Answer the event polls with this status instead (a failing provider). */
+    eventsStatus: 200,
+    /** Answer lookups with this status instead (a bridge that cannot tell: the service asks a person). */
+    lookupStatus: 0,
+    polls: 0,
+  };
+  const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  const server: Server = createServer((req, res) => {
+    if (req.headers.authorization !== `Bearer ${key}`) return json(res, 401, { error: 'unauthorized' });
+    const url = new URL(req.url ?? '/', 'http://bridge');
+    if (req.method === 'GET' && url.pathname.startsWith('/v1/ship/')) {
+      if (state.lookupStatus) return json(res, state.lookupStatus, { error: 'lookup unavailable' });
+      const k = decodeURIComponent(url.pathname.slice('/v1/ship/'.length));
+      const found = shipments.find((s) => s.key === k);
+      return json(res, found ? 200 : 404, found ? { id: found.id } : { error: 'not found' });
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/events') {
+      state.polls++;
+      if (state.eventsStatus !== 200) return json(res, state.eventsStatus, { error: 'failing' });
+      const from = Number(url.searchParams.get('after') ?? '0');
+      const limit = Number(url.searchParams.get('limit') ?? '100');
+      const page = events.slice(from, from + limit);
+      return json(res, 200, { events: page, next: String(from + page.length) });
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const idem = String(req.headers['idempotency-key'] ?? '');
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as BridgeShipment['body'];
+      posts.push({ key: idem, authorization: String(req.headers.authorization), body });
+      if (state.mode === 'drop-before') return req.socket.destroy();
+      if (state.mode === 'refuse') return json(res, 503, { error: 'unavailable' });
+      if (state.mode === 'reject') return json(res, 422, { error: 'invalid', message: 'that profile cannot be messaged' });
+      let s = shipments.find((m) => m.key === idem);
+      if (!s) {
+        s = { id: `net-${shipments.length + 1}`, key: idem, body };
+        shipments.push(s);
+      }
+      if (state.mode === 'drop-after') return req.socket.destroy();
+      if (state.mode === 'hang') return;
+      const id = s.id;
+      setTimeout(() => json(res, 201, { id }), state.delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    key,
+    shipments,
+    posts,
+    events,
+    state,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export type ProviderBridgeStandIn = Awaited<ReturnType<typeof startProviderBridge>>;

@@ -1,0 +1,237 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { executeTool } from '../../src/agent/tools.js';
+import { connectProvider } from '../../src/channels/connections.js';
+import { upsertLead } from '../../src/leads/leads.service.js';
+import { buildCard } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { until } from '../helpers/processes.js';
+import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+
+let env: TestEnv;
+let bridge: ProviderBridgeStandIn;
+const lines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    lines.push(String(chunk));
+    done();
+  },
+});
+
+it.override('options', {
+  logger: createLogger('trace', sink),
+  env: { MAIL_SEND_TIMEOUT_MS: '1000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '2000', MAIL_RETRY_AFTER_SECONDS: '1' },
+  pools: ['mail-sends'],
+});
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+beforeAll(async () => {
+  bridge = await startProviderBridge('nk_live_SECRET_9f8e7d');
+});
+afterAll(async () => {
+  await bridge.close();
+});
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+async function connected() {
+  const t = await env.tenant();
+  await connectProvider(
+    env.rt.db,
+    { accountId: t.accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key },
+    Date.now(),
+  );
+  return t;
+}
+
+const networkCard = (accountId: string, payload: Record<string, unknown>) =>
+  buildCard(env.rt.db, accountId, 'approval', {
+    sourceType: 'network_message',
+    title: 'Say hello to Ann',
+    payload: { work: 'network_message', to: 'https://linkedin.com/in/Ann-Lee/', draft: { body: 'Hello Ann' }, ...payload },
+  });
+
+const approve = (token: string, cardId: string) =>
+  env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
+const cardOf = (cardId: string) => env.rt.db('review_cards').where({ id: cardId }).first();
+const fenceOf = (cardId: string) => env.rt.db('mail_sends').where({ card_id: cardId }).first();
+const eventsOf = (accountId: string) =>
+  env.rt.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
+
+describe('network messages through the provider bridge', () => {
+  afterAll(() => {
+    // Every ship, refusal, lost answer and reconciliation below logged at trace: the key is in none of it.
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('')).not.toContain('nk_live_SECRET_9f8e7d');
+  });
+
+  it('ships an approved message once, to the canonical profile URL, and the lead it reaches becomes contacted', async () => {
+    bridge.state.mode = 'accept';
+    const { accountId, token } = await connected();
+    const lead = await upsertLead(env.rt.db, accountId, {
+      domain: 'ann.test',
+      contacts: [{ name: 'Ann', profileUrl: 'linkedin.com/in/ann-lee' }],
+    });
+    const card = await networkCard(accountId, {});
+    const res = await approve(token, card.id);
+    expect(res.status).toBe(200);
+    const fence = await fenceOf(card.id);
+    const tries = bridge.posts.filter((p) => p.key === fence.idempotency_key);
+    expect(tries).toHaveLength(1);
+    expect(tries[0]!.authorization).toBe(`Bearer ${bridge.key}`);
+    expect(tries[0]!.body).toMatchObject({
+      kind: 'network_message',
+      to: 'https://www.linkedin.com/in/ann-lee',
+      subject: 'Say hello to Ann',
+      body: 'Hello Ann',
+      details: { mode: 'message', accountId, leadId: lead.id },
+    });
+    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
+    expect(fence).toMatchObject({ status: 'sent', provider_id: bridge.shipments.find((s) => s.key === fence.idempotency_key)!.id });
+    expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
+    expect((await env.rt.db('leads').where({ id: lead.id }).first()).status).toBe('contacted');
+    // Approving again never ships twice.
+    expect((await approve(token, card.id)).status).toBe(409);
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
+  });
+
+  it('counts a connection request apart (request_sent)', async () => {
+    const { accountId, token } = await connected();
+    const card = await networkCard(accountId, { mode: 'connect', draft: { body: '' } });
+    expect((await approve(token, card.id)).status).toBe(200);
+    const fence = await fenceOf(card.id);
+    expect(bridge.posts.find((p) => p.key === fence.idempotency_key)?.body.details).toMatchObject({ mode: 'connect' });
+    expect(await eventsOf(accountId)).toEqual([{ type: 'request_sent', decided_by: 'person' }]);
+  });
+
+  it('answers 503 delivery_pending when the answer is lost, and reconciliation settles it by lookup without a second ship', async () => {
+    const { accountId, token } = await connected();
+    const card = await networkCard(accountId, {});
+    bridge.state.mode = 'drop-after';
+    const res = await approve(token, card.id);
+    bridge.state.mode = 'accept';
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ error: 'delivery_pending' });
+    await until(async () => (await cardOf(card.id))?.status === 'sent', 20_000);
+    const fence = await fenceOf(card.id);
+    expect(fence.status).toBe('sent');
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
+    expect(bridge.shipments.filter((s) => s.key === fence.idempotency_key)).toHaveLength(1);
+    expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
+  });
+
+  it('re-ships under the same key when the lost try never reached the bridge, and after a timeout finds what it took', async () => {
+    const { accountId, token } = await connected();
+    const dropped = await networkCard(accountId, {});
+    bridge.state.mode = 'drop-before';
+    expect((await approve(token, dropped.id)).status).toBe(503);
+    bridge.state.mode = 'accept';
+    await until(async () => (await cardOf(dropped.id))?.status === 'sent', 20_000);
+    const f1 = await fenceOf(dropped.id);
+    expect(bridge.posts.filter((p) => p.key === f1.idempotency_key)).toHaveLength(2);
+    expect(bridge.shipments.filter((s) => s.key === f1.idempotency_key)).toHaveLength(1);
+
+    const hung = await networkCard(accountId, {});
+    bridge.state.mode = 'hang';
+    const res = await approve(token, hung.id);
+    bridge.state.mode = 'accept';
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('delivery_pending');
+    await until(async () => (await cardOf(hung.id))?.status === 'sent', 20_000);
+    const f2 = await fenceOf(hung.id);
+    expect(bridge.shipments.filter((s) => s.key === f2.idempotency_key)).toHaveLength(1);
+    expect(await env.rt.db('channel_events').where({ account_id: accountId, type: 'message_sent' })).toHaveLength(2);
+  });
+
+  it('asks a person "did it go out?" when the bridge cannot tell within the window, and ships nothing again', async () => {
+    const { accountId, token } = await connected();
+    const card = await networkCard(accountId, {});
+    bridge.state.mode = 'drop-after';
+    bridge.state.lookupStatus = 500;
+    try {
+      expect((await approve(token, card.id)).status).toBe(503);
+      const question = await until(
+        async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        20_000,
+      );
+      expect(question.title).toBe('Did the network message to https://www.linkedin.com/in/ann-lee go out?');
+      bridge.state.mode = 'accept';
+      const res = await env
+        .api()
+        .post(`/api/v1/review/${question.id}/answer`)
+        .set(auth(token))
+        .send({ action: 'choose', optionValues: ['mark_sent'] });
+      expect(res.status).toBe(200);
+    } finally {
+      bridge.state.mode = 'accept';
+      bridge.state.lookupStatus = 0;
+    }
+    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
+    const fence = await fenceOf(card.id);
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
+    expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
+  });
+
+  it('gives the card back when the bridge refuses: 503 for now, 409 for good; nothing counted', async () => {
+    const { accountId, token } = await connected();
+    const card = await networkCard(accountId, {});
+    bridge.state.mode = 'refuse';
+    const now = await approve(token, card.id);
+    expect(now.status).toBe(503);
+    expect(now.body.error).toBe('unavailable');
+    expect((await cardOf(card.id)).status).toBe('pending');
+    bridge.state.mode = 'reject';
+    const never = await approve(token, card.id);
+    bridge.state.mode = 'accept';
+    expect(never.status).toBe(409);
+    expect(never.body).toEqual({ error: 'rejected', message: expect.stringContaining('that profile cannot be messaged') });
+    expect((await cardOf(card.id)).status).toBe('pending');
+    expect(await eventsOf(accountId)).toEqual([]);
+  });
+
+  it('refuses a recipient that is not a profile URL, a blocked profile, and an account without a network connection', async () => {
+    const { accountId, token } = await connected();
+    const before = bridge.posts.length;
+    const notProfile = await networkCard(accountId, { to: 'https://example.com/ann' });
+    const r1 = await approve(token, notProfile.id);
+    expect(r1.status).toBe(409);
+    expect(r1.body.message).toMatch(/^a network message goes to a profile URL \(https:\/\/www\.linkedin\.com\/in\/<slug>\)/);
+    expect((await cardOf(notProfile.id)).status).toBe('pending');
+
+    const blocked = await env
+      .api()
+      .post('/api/v1/blocklist')
+      .set(auth(token))
+      .send({ entries: ['https://www.linkedin.com/in/ann-lee'] });
+    expect(blocked.status).toBeLessThan(300);
+    const toBlocked = await networkCard(accountId, { to: 'HTTPS://LINKEDIN.COM/in/Ann-Lee?trk=x' });
+    const r2 = await approve(token, toBlocked.id);
+    expect(r2.status).toBe(409);
+    expect(r2.body.message).toMatch(/is on the block list/);
+
+    // The agent drafts nothing to it either (the ship tool reads the profile URL the block list's way).
+    const toolEnv = { db: env.rt.db, accountId, turnId: 'turn_none', fromOutside: false, onReply: async () => undefined };
+    const call = {
+      id: 'c1',
+      name: 'ship',
+      args: { work: 'network_message', title: 'Hi', to: 'www.linkedin.com/in/ANN-LEE/', body: 'Hello' },
+    };
+    expect(await executeTool(call, toolEnv)).toMatchObject({
+      ok: false,
+      result: 'www.linkedin.com/in/ANN-LEE/ is on the block list, so nothing was drafted to it',
+    });
+
+    const other = await env.tenant();
+    const unconnected = await networkCard(other.accountId, {});
+    const r3 = await approve(other.token, unconnected.id);
+    expect(r3.status).toBe(409);
+    expect(r3.body).toEqual({
+      error: 'rejected',
+      message: 'network messages cannot ship: no professional-network connection on this account',
+    });
+    expect(bridge.posts.length).toBe(before);
+    expect(await env.rt.db('mail_sends').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
+  });
+});
