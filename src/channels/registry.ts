@@ -49,7 +49,8 @@ const CHANNELS: Record<KindOfWork, Channel> = {
     adapter: blogAdapter,
     connected: always,
   },
-  // Both through the account's `ads` connection (issue 18). A budget change's event carries the change.
+  // Both through the account's `ads` connection (issue 18). An applied budget change counts as `budget_change` with the change
+  // as its amount (ads `spend` is money the platform reports spent: the poll's metrics).
   ad_test: {
     connection: 'ad-platform connection',
     shipped: { channel: 'ads', type: 'test_launched' },
@@ -58,7 +59,7 @@ const CHANNELS: Record<KindOfWork, Channel> = {
   },
   spend: {
     connection: 'ad-platform billing connection',
-    shipped: { channel: 'ads', type: 'spend' },
+    shipped: { channel: 'ads', type: 'budget_change' },
     amountOf: (details) => (typeof details.amount === 'number' ? details.amount : null),
     adapter: spendAdapter,
     connected: (q, accountId) => isConnected(q, accountId, 'ads'),

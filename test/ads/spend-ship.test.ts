@@ -57,10 +57,10 @@ const approve = (token: string, cardId: string) =>
 const cardOf = (cardId: string) => env.rt.db('review_cards').where({ id: cardId }).first();
 const fencesOf = (cardId: string) => env.rt.db('mail_sends').where({ card_id: cardId });
 const spendEvents = (accountId: string) =>
-  env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'spend' }).select('amount', 'decided_by');
+  env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' }).select('amount', 'decided_by');
 
 describe('budget changes (spend) through the provider bridge', () => {
-  it('applies an approved change once, shipping kind spend with the change, and counts ads spend with its amount', async () => {
+  it('applies an approved change once, shipping kind spend with it, and counts ads budget_change with the change', async () => {
     bridge.state.mode = 'accept';
     const { accountId, token } = await connected();
     const card = await budgetCard(accountId, 2500);
