@@ -9,6 +9,7 @@ import { shipBySetting } from '../../src/review/ship.service.js';
 import { adminCall } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { until } from '../helpers/processes.js';
 import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 
 let env: TestEnv;
@@ -121,6 +122,24 @@ describe('budget changes (spend) through the provider bridge', () => {
     const b = await budgetCard(accountId, 7000);
     const res = await Promise.all([approve(token, a.id), approve(token, b.id)]);
     expect(res.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(await spendEvents(accountId)).toHaveLength(1);
+  });
+
+  it('counts a change whose answer was lost against the cap, and reconciliation settles it by lookup without a second ship', async () => {
+    const { accountId, token } = await connected(10_000);
+    const card = await budgetCard(accountId, 8000);
+    bridge.state.mode = 'drop-after';
+    const res = await approve(token, card.id);
+    bridge.state.mode = 'accept';
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ error: 'delivery_pending' });
+    // In flight: already counted, so another 3000 would pass the cap.
+    const more = await approve(token, (await budgetCard(accountId, 3000)).id);
+    expect(more.status).toBe(409);
+    expect(more.body).toMatchObject({ left: 2000 });
+    await until(async () => (await cardOf(card.id))?.status === 'sent', 20_000);
+    const [fence] = await fencesOf(card.id);
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
     expect(await spendEvents(accountId)).toHaveLength(1);
   });
 
