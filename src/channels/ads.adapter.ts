@@ -77,14 +77,16 @@ export const adTestAdapter = (config: Config, db: Db): ChannelAdapter => ({
 /** What is wrong with a budget change, or null. `amount` is the change (minor units; negative lowers the budget). */
 export function budgetChangeProblem(b: Record<string, unknown>): string | null {
   if (!isInt(b.amount) || b.amount === 0) return 'its amount must be a whole number of minor currency units (cents), not 0';
-  if (!CURRENCY.test(str(b.currency))) return 'its currency must be a three-letter ISO 4217 code';
+  if (b.currency !== undefined && b.currency !== null && !CURRENCY.test(str(b.currency))) {
+    return 'its currency must be a three-letter ISO 4217 code';
+  }
   for (const f of ['from', 'to'] as const) if (b[f] !== undefined && b[f] !== null && !isInt(b[f])) return `its ${f} must be minor units`;
   return null;
 }
 
 /**
  * `spend`: a budget change card (`budgetChange: { channel, currency, period, from, to, amount }`, minor
- * units) applied through the account's `ads` connection. It always waits for a person (approval and
+ * units; no `currency`: the monthly cap's) applied through the account's `ads` connection. It always waits for a person (approval and
  * trust never free it), and the operator's monthly cap (spend-cap.ts) is checked in the fence's
  * transaction, so a change that would pass it is refused with nothing shipped.
  */
@@ -102,7 +104,7 @@ export const spendAdapter = (config: Config, db: Db): ChannelAdapter => ({
     const problem = budgetChangeProblem(b);
     const change = {
       channel: str(b.channel) || 'ads',
-      currency: str(b.currency),
+      currency: str(b.currency) || null,
       period: str(b.period) || null,
       from: isInt(b.from) ? b.from : null,
       to: isInt(b.to) ? b.to : null,
@@ -113,8 +115,10 @@ export const spendAdapter = (config: Config, db: Db): ChannelAdapter => ({
   async prepare(trx, fencing, work) {
     const problem = str(work.details.problem);
     if (problem) throw new Rejected(`this budget change cannot be applied: ${problem}; request changes so the agent fixes it`);
-    await checkSpendCap(trx, fencing.accountId, { amount: Number(work.details.amount), currency: str(work.details.currency) }, fencing.at);
-    return { details: { accountId: fencing.accountId } };
+    const named = str(work.details.currency) || null;
+    const currency = await checkSpendCap(trx, fencing.accountId, { amount: Number(work.details.amount), currency: named }, fencing.at);
+    // A change that names no currency (the agent's ship tool gives only an amount) is in the cap's.
+    return { details: { accountId: fencing.accountId, currency } };
   },
   ...providerShipping(config, db, 'ads'),
 });

@@ -38,11 +38,17 @@ const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} 
 /**
  * The monthly cap guard, inside the transaction that writes a budget change's fence. The cap row is
  * locked FOR UPDATE first, so two approvals of different changes on one account are checked one after
- * the other: the second sees the first's fence. Counted this month: every spend fence not void (`not_sent`)
- * whose change increased the budget, in flight or applied. Refused (409) when no cap is set, when the
- * currency differs from the cap's, or when this increase would pass the cap. A decrease always passes.
+ * the other: the second sees the first's fence. Counted this month: every spend fence not void
+ * (`not_sent`) whose change increased the budget, in flight or applied. Refused (409) when no cap is
+ * set, when the currency differs from the cap's, or when this increase would pass the cap. A decrease
+ * always passes. Answers the cap's currency (a change that names none is in it).
  */
-export async function checkSpendCap(trx: Queryable, accountId: string, change: { amount: number; currency: string }, at: number) {
+export async function checkSpendCap(
+  trx: Queryable,
+  accountId: string,
+  change: { amount: number; currency: string | null },
+  at: number,
+): Promise<string> {
   const cap = (await trx('ads_spend_caps').where({ account_id: accountId }).forUpdate().first()) as
     | { monthly_cap: string | number; currency: string }
     | undefined;
@@ -52,10 +58,10 @@ export async function checkSpendCap(trx: Queryable, accountId: string, change: {
     );
   }
   const limit = Number(cap.monthly_cap);
-  if (change.currency !== cap.currency) {
+  if (change.currency !== null && change.currency !== cap.currency) {
     throw new Rejected(`this budget change is in ${change.currency} but the monthly spend cap is in ${cap.currency}; nothing was applied`);
   }
-  if (change.amount <= 0) return;
+  if (change.amount <= 0) return cap.currency;
   const row = (await trx('mail_sends')
     .where({ account_id: accountId, kind_of_work: 'spend' })
     .whereNot({ status: 'not_sent' })
@@ -71,4 +77,5 @@ export async function checkSpendCap(trx: Queryable, accountId: string, change: {
       { monthlyCap: limit, used, left, currency: cap.currency },
     );
   }
+  return cap.currency;
 }

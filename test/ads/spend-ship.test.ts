@@ -143,7 +143,7 @@ describe('budget changes (spend) through the provider bridge', () => {
     expect(await spendEvents(accountId)).toHaveLength(1);
   });
 
-  it('refuses without a cap, in another currency, or with no amount; nothing written', async () => {
+  it('refuses without a cap, in another or a malformed currency, or with no amount; nothing written', async () => {
     const none = await connected(null);
     const res = await approve(none.token, (await budgetCard(none.accountId, 100)).id);
     expect(res.status).toBe(409);
@@ -151,17 +151,32 @@ describe('budget changes (spend) through the provider bridge', () => {
     const { accountId, token } = await connected();
     const eur = await approve(token, (await budgetCard(accountId, 100, 'EUR')).id);
     expect(eur.body.message).toBe('this budget change is in EUR but the monthly spend cap is in USD; nothing was applied');
+    const odd = await buildCard(env.rt.db, accountId, 'approval', {
+      sourceType: 'budget_change',
+      title: 'x',
+      budgetChange: { amount: 100, currency: 'dollars' },
+    });
+    const r = await approve(token, odd.id);
+    expect(r.status).toBe(409);
+    expect(r.body.message).toBe(
+      'this budget change cannot be applied: its currency must be a three-letter ISO 4217 code; request changes so the agent fixes it',
+    );
+    const zero = await buildCard(env.rt.db, accountId, 'approval', {
+      sourceType: 'budget_change',
+      title: 'x',
+      budgetChange: { amount: 0 },
+    });
+    expect((await approve(token, zero.id)).body.message).toMatch(/its amount must be a whole number of minor currency units/);
+    expect(await env.rt.db('mail_sends').whereIn('account_id', [accountId, none.accountId])).toHaveLength(0);
+    // A change naming no currency (the agent's ship tool gives only an amount) is in the cap's.
     const bare = await buildCard(env.rt.db, accountId, 'approval', {
       sourceType: 'budget_change',
       title: 'x',
       budgetChange: { amount: 100 },
     });
-    const r = await approve(token, bare.id);
-    expect(r.status).toBe(409);
-    expect(r.body.message).toBe(
-      'this budget change cannot be applied: its currency must be a three-letter ISO 4217 code; request changes so the agent fixes it',
-    );
-    expect(await env.rt.db('mail_sends').whereIn('account_id', [accountId, none.accountId])).toHaveLength(0);
+    expect((await approve(token, bare.id)).status).toBe(200);
+    const [fence] = await fencesOf(bare.id);
+    expect(bridge.posts.find((p) => p.key === fence.idempotency_key)?.body.details).toMatchObject({ amount: 100, currency: 'USD' });
   });
 
   it('always waits for a person: no setting, trust level or tool frees it', async () => {
