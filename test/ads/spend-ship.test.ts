@@ -143,6 +143,24 @@ describe('budget changes (spend) through the provider bridge', () => {
     expect(await spendEvents(accountId)).toHaveLength(1);
   });
 
+  it('gives a refused change back to the person: 503 for now, 409 for good; nothing counted against the cap', async () => {
+    const { accountId, token } = await connected(10_000);
+    const card = await budgetCard(accountId, 9000);
+    bridge.state.mode = 'refuse';
+    const now = await approve(token, card.id);
+    expect(now.status).toBe(503);
+    expect(now.body.error).toBe('unavailable');
+    bridge.state.mode = 'reject';
+    const never = await approve(token, card.id);
+    bridge.state.mode = 'accept';
+    expect(never.status).toBe(409);
+    expect((await cardOf(card.id)).status).toBe('pending');
+    expect(await spendEvents(accountId)).toEqual([]);
+    // Both tries are void: the whole cap is still there for it.
+    expect((await approve(token, card.id)).status).toBe(200);
+    expect(await spendEvents(accountId)).toHaveLength(1);
+  });
+
   it('refuses without a cap, in another or a malformed currency, or with no amount; nothing written', async () => {
     const none = await connected(null);
     const res = await approve(none.token, (await budgetCard(none.accountId, 100)).id);
