@@ -33,6 +33,24 @@ const values = z.record(z.string().regex(/^[A-Z]{3}$/), z.number()).meta({ id: '
 const measured = { scannerClicks: count, conversions: count, conversionValue: values };
 const unknownOr = (s: z.ZodNumber) => s.nullable();
 
+/** What the ad platform reported (issue 18): counts, and spend in minor units of the test's currency. */
+const adNumbers = { impressions: count, clicks: count, spend: count, conversions: count };
+/** One ad test that ran during the window, with the platform's numbers in it, per variant and in all. */
+const ResultsAdTest = z
+  .object({
+    testId: z.string(),
+    cardId: z.string(),
+    title: z.string(),
+    currency: z.string().nullable(),
+    launchedAt: count,
+    endsAt: count,
+    ...adNumbers,
+    costPerConversion: unknownOr(z.number()),
+    variants: z.array(z.object({ variant: z.string().nullable(), ...adNumbers }).strict()),
+  })
+  .strict()
+  .meta({ id: 'ResultsAdTest' });
+
 /** A channel's metrics for one window; null means unknown, never zero. */
 const channel = <T extends z.ZodRawShape>(id: string, shape: T) => {
   const m = z.object({ ...shape, shipped: Shipped }).strict();
@@ -65,9 +83,12 @@ export const ResultsResponse = z
         ads: channel('ResultsAds', {
           testsLaunched: count,
           spend: unknownOr(z.number()),
+          impressions: count,
           clicks: count,
           conversions: count,
           costPerConversion: unknownOr(z.number()),
+          budgetChanges: count,
+          tests: z.array(ResultsAdTest),
         }),
         seo: channel('ResultsSeo', { postsPublished: count, visits: count, ...measured }),
         social: channel('ResultsSocial', { postsPublished: count, engagements: count, visits: count, ...measured }),

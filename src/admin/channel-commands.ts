@@ -1,6 +1,7 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { connectProvider, disconnectProvider, listConnections } from '../channels/connections.js';
+import { setSpendCap } from '../channels/spend-cap.js';
 import type { Verb } from './commands.js';
 
 /**
@@ -37,6 +38,17 @@ export const CHANNEL_VERBS: Record<string, Verb> = {
         return { result: null, targetId: `${f.account!}:${f.kind!}` };
       });
       return { ok: true };
+    },
+  },
+  // The monthly cap on budget changes (minor units); a change that would pass it is refused at approve.
+  'channel spend-cap': {
+    flags: ['account', 'monthly-cap', 'currency'],
+    async run(f, { db }) {
+      await getAccount(db, f.account!);
+      return auditedWrite(db, adminActor(f.account!, 'channel spend-cap'), async (trx) => {
+        const cap = await setSpendCap(trx, f.account!, f['monthly-cap']!, f.currency!, Date.now());
+        return { result: { accountId: cap.accountId, monthlyCap: cap.monthlyCap, currency: cap.currency }, targetId: cap.accountId };
+      });
     },
   },
 };

@@ -6,6 +6,7 @@ import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
 import { leadForProfile } from '../leads/recipient.js';
 import { REPLY_KINDS, type ReplyKind } from '../leads/leads.types.js';
 import { recordChannelEvent } from '../results/channel-events.js';
+import { applyAdsEvent } from './ads-poll.js';
 import { connectedAccounts, openConnection, savePollCursor, type ConnectionKind } from './connections.js';
 import { profileUrlOf, providerTimings } from './network.adapter.js';
 import { providerBridge, type ProviderEvent } from './provider-http.js';
@@ -52,7 +53,7 @@ async function applyNetworkEvent(trx: Trx, accountId: string, e: ProviderEvent, 
 type Applier = (trx: Trx, accountId: string, e: ProviderEvent, now: number) => Promise<boolean>;
 
 /** What reads each kind's events. A kind without one is not polled (its cursor never moves past unread events). */
-const APPLIERS: Partial<Record<ConnectionKind, Applier>> = { network: applyNetworkEvent };
+const APPLIERS: Partial<Record<ConnectionKind, Applier>> = { network: applyNetworkEvent, ads: applyAdsEvent };
 
 /**
  * Reads one page of the account's provider events after its cursor and applies it, the cursor moving in

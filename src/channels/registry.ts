@@ -5,6 +5,7 @@ import { blogAdapter } from './blog.adapter.js';
 import type { ChannelAdapter } from './channel.types.js';
 import { isConnected } from './connections.js';
 import { emailAdapter, sequenceAdapter } from './email.adapter.js';
+import { adTestAdapter, spendAdapter } from './ads.adapter.js';
 import { networkAdapter } from './network.adapter.js';
 import { KINDS_OF_WORK, WORK_NOUNS, type KindOfWork } from './kinds.js';
 
@@ -17,6 +18,8 @@ interface Channel {
   counts?: (details: Record<string, unknown>) => boolean;
   /** The shipped event's type when it depends on the work (default: `shipped.type`). */
   typeOf?: (details: Record<string, unknown>) => string;
+  /** The shipped event's amount (minor units), from the fence's details (default: none). */
+  amountOf?: (details: Record<string, unknown>) => number | null;
   /** The adapter, once one exists for the kind. */
   adapter: ((config: Config, db: Db) => ChannelAdapter) | null;
   /** Whether this account has the connection (issues 16–18 answer this from the account's connections). */
@@ -24,7 +27,6 @@ interface Channel {
 }
 
 const always = () => Promise.resolve(true);
-const never = () => Promise.resolve(false);
 
 /** Every kind of work and what carries it. `email` and `sequence` ship through MAIL_TRANSPORT, on every account. */
 const CHANNELS: Record<KindOfWork, Channel> = {
@@ -47,8 +49,21 @@ const CHANNELS: Record<KindOfWork, Channel> = {
     adapter: blogAdapter,
     connected: always,
   },
-  ad_test: { connection: 'ad-platform connection', shipped: { channel: 'ads', type: 'test_launched' }, adapter: null, connected: never },
-  spend: { connection: 'ad-platform billing connection', shipped: { channel: 'ads', type: 'spend' }, adapter: null, connected: never },
+  // Both through the account's `ads` connection (issue 18). An applied budget change counts as `budget_change` with the change
+  // as its amount (ads `spend` is money the platform reports spent: the poll's metrics).
+  ad_test: {
+    connection: 'ad-platform connection',
+    shipped: { channel: 'ads', type: 'test_launched' },
+    adapter: adTestAdapter,
+    connected: (q, accountId) => isConnected(q, accountId, 'ads'),
+  },
+  spend: {
+    connection: 'ad-platform billing connection',
+    shipped: { channel: 'ads', type: 'budget_change' },
+    amountOf: (details) => (typeof details.amount === 'number' ? details.amount : null),
+    adapter: spendAdapter,
+    connected: (q, accountId) => isConnected(q, accountId, 'ads'),
+  },
 };
 
 const isKind = (k: string): k is KindOfWork => (KINDS_OF_WORK as readonly string[]).includes(k);
@@ -68,10 +83,14 @@ export function adapterFor(config: Config, db: Db, kind: string): ChannelAdapter
 }
 
 /** The channel event recorded when a piece of this work shipped (its fence's `details`), or null when it counts as none. */
-export function shippedEvent(kind: string, details: Record<string, unknown> = {}): { channel: EventChannel; type: string } | null {
+export function shippedEvent(
+  kind: string,
+  details: Record<string, unknown> = {},
+): { channel: EventChannel; type: string; amount?: number | null } | null {
   const ch = isKind(kind) ? CHANNELS[kind] : CHANNELS.email;
   if (ch.counts && !ch.counts(details)) return null;
-  return ch.typeOf ? { channel: ch.shipped.channel, type: ch.typeOf(details) } : ch.shipped;
+  const type = ch.typeOf ? ch.typeOf(details) : ch.shipped.type;
+  return { channel: ch.shipped.channel, type, ...(ch.amountOf ? { amount: ch.amountOf(details) } : {}) };
 }
 
 export interface ShippingHere {

@@ -21,7 +21,23 @@ const MEASURED = ['visit', 'scanner_click', 'conversion'] as const;
  */
 export const CHANNEL_EVENT_TYPES = {
   email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'opt_out', 'complaint', ...MEASURED], shipped: 'sent' },
-  ads: { types: ['test_launched', 'spend', 'click', 'conversion', 'visit', 'scanner_click'], shipped: 'test_launched' },
+  // Issue 18: the ad platform's metrics (`impression`, `platform_click`, `platform_conversion`: amount = how many;
+  // `spend`: amount = money spent) and an applied budget change (`budget_change`: amount = the change).
+  ads: {
+    types: [
+      'test_launched',
+      'spend',
+      'click',
+      'conversion',
+      'visit',
+      'scanner_click',
+      'impression',
+      'platform_click',
+      'platform_conversion',
+      'budget_change',
+    ],
+    shipped: 'test_launched',
+  },
   seo: { types: ['post_published', ...MEASURED], shipped: 'post_published' },
   social: { types: ['post_published', 'engagement', ...MEASURED], shipped: 'post_published' },
   aeo: { types: ['post_published', 'citation', ...MEASURED], shipped: 'post_published' },

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.js';
 import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from './channel-events.js';
+import { adTestsIn, type AdTestResult } from './ads-tests.repository.js';
 import { harnessRepository, type HarnessMetrics } from './harness.repository.js';
 import { resultsRepository } from './results.repository.js';
 
@@ -19,7 +20,7 @@ export interface Shipped {
 
 /** Conversion value per ISO 4217 currency (amounts in different currencies are never added together). */
 type Values = Record<string, number>;
-type Metrics = Record<string, number | null | Shipped | Values>;
+type Metrics = Record<string, number | null | Shipped | Values | AdTestResult[]>;
 
 interface Tally {
   count: Map<string, number>;
@@ -98,12 +99,17 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
       };
     case 'ads': {
       const spend = t.amount.has('spend') ? t.amount.get('spend')! : 0;
+      // The ad platform's counts (issue 18: its poll records them with the count as amount) beside our own.
+      const reported = (type: string) => t.amount.get(type) ?? 0;
+      const conversions = n('conversion') + reported('platform_conversion');
       return {
         testsLaunched: n('test_launched'),
         spend,
-        clicks: n('click'),
-        conversions: n('conversion'),
-        costPerConversion: spend === null ? null : ratio(spend, n('conversion')),
+        impressions: reported('impression'),
+        clicks: n('click') + reported('platform_click'),
+        conversions,
+        costPerConversion: spend === null ? null : ratio(spend, conversions),
+        budgetChanges: n('budget_change'),
         shipped,
       };
     }
@@ -192,7 +198,14 @@ export async function getResults(
         }
       : { available: false, reason: MEASURED_CHANNELS.includes(channel) ? NO_MEASUREMENT : 'not connected' };
   const harness: HarnessSection = { available: true, data: harnessWork };
-  const [email, ads, seo, social, aeo, network] = CHANNELS.map(section) as [
+  const adsSection = section('ads');
+  // Ads (issue 18): each test that ran in the window (and in the baseline), with the platform's numbers per variant.
+  if (adsSection.available) {
+    const [current, before] = await Promise.all([adTestsIn(q, accountId, since, now), adTestsIn(q, accountId, baselineSince, since)]);
+    adsSection.data.window.tests = current;
+    adsSection.data.baseline.tests = before;
+  }
+  const [email, ads, seo, social, aeo, network] = CHANNELS.map((c) => (c === 'ads' ? adsSection : section(c))) as [
     ChannelSection,
     ChannelSection,
     ChannelSection,

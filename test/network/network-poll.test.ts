@@ -58,7 +58,7 @@ describe('polling the network provider', () => {
     await env.rt.db('provider_connections').where({ account_id: accountId }).update({ poll_cursor: null });
     expect(await pollProvider(env.rt, accountId, 'network')).toMatchObject({ events: 3 });
     expect(await networkEvents(accountId)).toHaveLength(2);
-    // Ads have no reader yet: not polled, so no event is skipped past.
+    // This account has no ads connection: nothing is polled for it.
     expect(await pollProvider(env.rt, accountId, 'ads')).toEqual({ connected: false, events: 0, applied: 0, ignored: 0 });
   });
 

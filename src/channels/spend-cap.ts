@@ -1,0 +1,81 @@
+import type { Queryable } from '../db.js';
+import { BadRequest, Rejected } from '../errors.js';
+
+/** The operator's monthly spend cap on an account (minor currency units). */
+export interface SpendCap {
+  accountId: string;
+  monthlyCap: number;
+  currency: string;
+}
+
+const CURRENCY = /^[A-Z]{3}$/;
+/** The largest cap accepted: well inside a bigint and a JS safe integer. */
+const MAX_CAP = 1_000_000_000_000;
+
+/** Sets (or replaces) the account's monthly spend cap: `--monthly-cap` minor units (> 0), `--currency` ISO 4217. */
+export async function setSpendCap(q: Queryable, accountId: string, monthlyCap: string, currency: string, at: number): Promise<SpendCap> {
+  if (!/^\d{1,13}$/.test(monthlyCap.trim()) || Number(monthlyCap) <= 0 || Number(monthlyCap) > MAX_CAP) {
+    throw new BadRequest(`--monthly-cap must be a whole number of minor currency units (cents), 1 to ${MAX_CAP}`);
+  }
+  const cur = currency.trim().toUpperCase();
+  if (!CURRENCY.test(cur)) throw new BadRequest('--currency must be a three-letter ISO 4217 code (USD, EUR, …)');
+  const cap = { accountId, monthlyCap: Number(monthlyCap), currency: cur };
+  await q('ads_spend_caps')
+    .insert({ account_id: accountId, monthly_cap: cap.monthlyCap, currency: cur, updated_at: at })
+    .onConflict('account_id')
+    .merge();
+  return cap;
+}
+
+/** The start of the calendar month (UTC) `at` falls in, epoch ms. */
+export function monthStart(at: number): number {
+  const d = new Date(at);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
+
+/**
+ * The monthly cap guard, inside the transaction that writes a budget change's fence. The cap row is
+ * locked FOR UPDATE first, so two approvals of different changes on one account are checked one after
+ * the other: the second sees the first's fence. Counted this month: every spend fence not void
+ * (`not_sent`) whose change increased the budget, in flight or applied. Refused (409) when no cap is
+ * set, when the currency differs from the cap's, or when this increase would pass the cap. A decrease
+ * always passes. Answers the cap's currency (a change that names none is in it).
+ */
+export async function checkSpendCap(
+  trx: Queryable,
+  accountId: string,
+  change: { amount: number; currency: string | null },
+  at: number,
+): Promise<string> {
+  const cap = (await trx('ads_spend_caps').where({ account_id: accountId }).forUpdate().first()) as
+    | { monthly_cap: string | number; currency: string }
+    | undefined;
+  if (!cap) {
+    throw new Rejected(
+      'no monthly spend cap is set on this account; the operator sets one (channel spend-cap) before any budget change applies',
+    );
+  }
+  const limit = Number(cap.monthly_cap);
+  if (change.currency !== null && change.currency !== cap.currency) {
+    throw new Rejected(`this budget change is in ${change.currency} but the monthly spend cap is in ${cap.currency}; nothing was applied`);
+  }
+  if (change.amount <= 0) return cap.currency;
+  const row = (await trx('mail_sends')
+    .where({ account_id: accountId, kind_of_work: 'spend' })
+    .whereNot({ status: 'not_sent' })
+    .where('created_at', '>=', monthStart(at))
+    .select(trx.raw(`coalesce(sum(greatest((details->>'amount')::bigint, 0)), 0) as used`))
+    .first()) as { used: string | number };
+  const used = Number(row.used);
+  if (used + change.amount > limit) {
+    const left = Math.max(0, limit - used);
+    throw new Rejected(
+      `this budget change (+${money(change.amount, cap.currency)}) would pass the monthly spend cap of ${money(limit, cap.currency)}: ` +
+        `${money(left, cap.currency)} is left this month; nothing was applied`,
+      { monthlyCap: limit, used, left, currency: cap.currency },
+    );
+  }
+  return cap.currency;
+}

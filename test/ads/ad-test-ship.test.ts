@@ -1,0 +1,155 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { connectProvider } from '../../src/channels/connections.js';
+import { buildCard } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { until } from '../helpers/processes.js';
+import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+
+let env: TestEnv;
+let bridge: ProviderBridgeStandIn;
+const lines: string[] = [];
+const sink = new Writable({
+  write(chunk, _enc, done) {
+    lines.push(String(chunk));
+    done();
+  },
+});
+
+it.override('options', {
+  logger: createLogger('trace', sink),
+  env: { MAIL_SEND_TIMEOUT_MS: '1000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '2000', MAIL_RETRY_AFTER_SECONDS: '1' },
+  pools: ['mail-sends'],
+});
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+beforeAll(async () => {
+  bridge = await startProviderBridge('ads_live_SECRET_42');
+});
+afterAll(async () => {
+  await bridge.close();
+});
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+async function connected() {
+  const t = await env.tenant();
+  await connectProvider(
+    env.rt.db,
+    { accountId: t.accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key },
+    Date.now(),
+  );
+  return t;
+}
+
+const AD_TEST = {
+  work: 'ad_test',
+  variants: [
+    { headline: 'Ship faster', body: 'Growth on autopilot', url: 'https://acme.test/a' },
+    { headline: 'Grow today', body: 'An agent that ships' },
+  ],
+  budgetCap: 20_000,
+  currency: 'USD',
+  durationDays: 14,
+};
+
+const adCard = (accountId: string, payload: Record<string, unknown> = {}) =>
+  buildCard(env.rt.db, accountId, 'approval', { sourceType: 'ad_test', title: 'Test two headlines', payload: { ...AD_TEST, ...payload } });
+const approve = (token: string, cardId: string) =>
+  env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
+const cardOf = (cardId: string) => env.rt.db('review_cards').where({ id: cardId }).first();
+const fenceOf = (cardId: string) => env.rt.db('mail_sends').where({ card_id: cardId }).first();
+const adsEvents = (accountId: string) =>
+  env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads' }).orderBy('type').select('type', 'decided_by');
+
+describe('ad tests through the provider bridge', () => {
+  afterAll(() => {
+    // Ships, a lost answer and its reconciliation logged at trace: the bridge key is in none of it.
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('')).not.toContain('ads_live_SECRET_42');
+  });
+
+  it('ships an approved ad test once under the fence key, with its variants, cap and duration', async () => {
+    bridge.state.mode = 'accept';
+    const { accountId, token } = await connected();
+    const card = await adCard(accountId);
+    const res = await approve(token, card.id);
+    expect(res.status).toBe(200);
+    const fence = await fenceOf(card.id);
+    const tries = bridge.posts.filter((p) => p.key === fence.idempotency_key);
+    expect(tries).toHaveLength(1);
+    expect(tries[0]!.body).toEqual({
+      kind: 'ad_test',
+      to: null,
+      subject: 'Test two headlines',
+      body: '',
+      details: {
+        variants: [
+          { headline: 'Ship faster', body: 'Growth on autopilot', url: 'https://acme.test/a' },
+          { headline: 'Grow today', body: 'An agent that ships' },
+        ],
+        budgetCap: 20_000,
+        currency: 'USD',
+        durationDays: 14,
+        accountId,
+      },
+    });
+    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
+    expect(fence).toMatchObject({ status: 'sent', kind_of_work: 'ad_test' });
+    expect(await adsEvents(accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
+    expect((await approve(token, card.id)).status).toBe(409);
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
+  });
+
+  it('answers 503 delivery_pending when the answer is lost, and reconciliation settles it by lookup without a second ship', async () => {
+    const { accountId, token } = await connected();
+    const card = await adCard(accountId);
+    bridge.state.mode = 'drop-after';
+    const res = await approve(token, card.id);
+    bridge.state.mode = 'accept';
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ error: 'delivery_pending' });
+    await until(async () => (await cardOf(card.id))?.status === 'sent', 20_000);
+    const fence = await fenceOf(card.id);
+    expect(fence.status).toBe('sent');
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
+    expect(bridge.shipments.filter((s) => s.key === fence.idempotency_key)).toHaveLength(1);
+    expect(await adsEvents(accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
+  });
+
+  it('refuses with 409 naming the connection when the account has no ads connection, nothing written', async () => {
+    const { accountId, token } = await env.tenant();
+    const card = await adCard(accountId);
+    const res = await approve(token, card.id);
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ error: 'rejected', message: 'ad tests cannot ship: no ad-platform connection on this account' });
+    expect(await fenceOf(card.id)).toBeUndefined();
+    expect(await cardOf(card.id)).toMatchObject({ status: 'pending' });
+  });
+
+  it('refuses a malformed ad test with a clear 409 before any fence is written', async () => {
+    const { accountId, token } = await connected();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ variants: [] }, 'an ad test has 1 to 5 variants'],
+      [{ variants: Array.from({ length: 6 }, () => ({ headline: 'h', body: 'b' })) }, 'an ad test has 1 to 5 variants'],
+      [{ variants: [{ headline: 'h' }] }, 'variant 1 needs a headline and a body'],
+      [{ variants: [{ headline: 'h', body: 'b', url: 'javascript:x' }] }, "variant 1's url must be an http(s) URL"],
+      [{ budgetCap: 0 }, 'budgetCap must be a whole number of minor currency units (cents) above 0'],
+      [{ budgetCap: 12.5 }, 'budgetCap must be a whole number of minor currency units (cents) above 0'],
+      [{ currency: 'dollars' }, 'currency must be a three-letter ISO 4217 code'],
+      [{ durationDays: 91 }, 'durationDays must be a whole number from 1 to 90'],
+    ];
+    const before = bridge.posts.length;
+    for (const [payload, why] of cases) {
+      const card = await adCard(accountId, payload);
+      const res = await approve(token, card.id);
+      expect(res.status).toBe(409);
+      expect(res.body.message).toBe(`this ad test cannot ship: ${why}; request changes so the agent fixes it`);
+      expect(await fenceOf(card.id)).toBeUndefined();
+      expect(await cardOf(card.id)).toMatchObject({ status: 'pending' });
+    }
+    expect(bridge.posts.length).toBe(before);
+  });
+});
