@@ -1,25 +1,23 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { connectProvider } from '../../src/channels/connections.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import {
+  BRIDGE_SHIP_ENV,
+  capturedLines,
+  connectedTenant,
+  startProviderBridge,
+  type ProviderBridgeStandIn,
+} from '../helpers/provider-bridge.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
-const lines: string[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    lines.push(String(chunk));
-    done();
-  },
-});
+const { lines, sink } = capturedLines();
 
 it.override('options', {
   logger: createLogger('trace', sink),
-  env: { MAIL_SEND_TIMEOUT_MS: '1000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '2000', MAIL_RETRY_AFTER_SECONDS: '1' },
+  env: BRIDGE_SHIP_ENV,
   pools: ['mail-sends'],
 });
 it.beforeAll(({ env: e }) => {
@@ -34,15 +32,7 @@ afterAll(async () => {
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
-async function connected() {
-  const t = await env.tenant();
-  await connectProvider(
-    env.rt.db,
-    { accountId: t.accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key },
-    Date.now(),
-  );
-  return t;
-}
+const connected = () => connectedTenant(env, bridge, 'ads');
 
 const AD_TEST = {
   work: 'ad_test',

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { connectProvider } from '../../src/channels/connections.js';
 import { monthStart } from '../../src/channels/spend-cap.js';
 import { newId } from '../../src/ids.js';
 import { needsApproval } from '../../src/review/approval.service.js';
@@ -10,13 +9,13 @@ import { adminCall } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
 
 it.override('options', {
-  env: { MAIL_SEND_TIMEOUT_MS: '1000', MAIL_RECONCILE_DELAY_MS: '100', MAIL_RECONCILE_WINDOW_MS: '2000', MAIL_RETRY_AFTER_SECONDS: '1' },
+  env: BRIDGE_SHIP_ENV,
   pools: ['mail-sends'],
 });
 it.beforeAll(({ env: e }) => {
@@ -32,12 +31,7 @@ afterAll(async () => {
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function connected(cap: number | null = 100_000) {
-  const t = await env.tenant();
-  await connectProvider(
-    env.rt.db,
-    { accountId: t.accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key },
-    Date.now(),
-  );
+  const t = await connectedTenant(env, bridge, 'ads');
   if (cap !== null) {
     const out = await adminCall(env, ['channel', 'spend-cap', '--account', t.accountId, '--monthly-cap', String(cap), '--currency', 'usd']);
     expect(out).toEqual({ out: { accountId: t.accountId, monthlyCap: cap, currency: 'USD' } });

@@ -1,5 +1,35 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { connectProvider, type ConnectionKind } from '../../src/channels/connections.js';
+import type { TestEnv } from './env.js';
+
+/** Shipping tests against a bridge: short timeouts and a quick reconciliation, so lost answers settle fast. */
+export const BRIDGE_SHIP_ENV = {
+  MAIL_SEND_TIMEOUT_MS: '1000',
+  MAIL_RECONCILE_DELAY_MS: '100',
+  MAIL_RECONCILE_WINDOW_MS: '2000',
+  MAIL_RETRY_AFTER_SECONDS: '1',
+};
+
+/** Every log line written to `sink` (give it to createLogger('trace', sink)), to check a secret is in none. */
+export function capturedLines(): { lines: string[]; sink: Writable } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, sink };
+}
+
+/** A new account (all-scopes token) connected to `bridge` for `kind`. */
+export async function connectedTenant(env: TestEnv, bridge: { url: string; key: string }, kind: ConnectionKind) {
+  const t = await env.tenant();
+  await connectProvider(env.rt.db, { accountId: t.accountId, kind, transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  return t;
+}
 
 export interface BridgeShipment {
   id: string;

@@ -1,5 +1,4 @@
 import { createServer, type AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { openConnection } from '../../src/channels/connections.js';
 import { providerBridge } from '../../src/channels/provider-http.js';
@@ -9,15 +8,9 @@ import { createLogger } from '../../src/logger.js';
 import { adminCall, envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
-import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { capturedLines, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 
-const lines: string[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    lines.push(String(chunk));
-    done();
-  },
-});
+const { lines, sink } = capturedLines();
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
