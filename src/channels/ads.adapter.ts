@@ -1,12 +1,10 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { Rejected } from '../errors.js';
-import type { ChannelAdapter, Work } from './channel.types.js';
+import { textOf, type ChannelAdapter, type Work } from './channel.types.js';
 import { providerShipping, providerTimings } from './network.adapter.js';
-import { checkSpendCap } from './spend-cap.js';
+import { checkSpendCap, CURRENCY } from './spend-cap.js';
 
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
-const CURRENCY = /^[A-Z]{3}$/;
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
 
 /** One variant of an ad test as it ships. */
@@ -22,21 +20,21 @@ export function adTestProblem(p: Record<string, unknown>): string | null {
   if (!Array.isArray(variants) || variants.length < 1 || variants.length > 5) return 'an ad test has 1 to 5 variants';
   for (const [i, v] of (variants as unknown[]).entries()) {
     const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
-    if (!str(o.headline).trim() || !str(o.body).trim()) return `variant ${i + 1} needs a headline and a body`;
-    if (o.url !== undefined && o.url !== null && !/^https?:\/\/\S+$/.test(str(o.url)))
+    if (!textOf(o.headline).trim() || !textOf(o.body).trim()) return `variant ${i + 1} needs a headline and a body`;
+    if (o.url !== undefined && o.url !== null && !/^https?:\/\/\S+$/.test(textOf(o.url)))
       return `variant ${i + 1}'s url must be an http(s) URL`;
   }
   if (!isInt(p.budgetCap) || p.budgetCap <= 0) return 'budgetCap must be a whole number of minor currency units (cents) above 0';
-  if (!CURRENCY.test(str(p.currency))) return 'currency must be a three-letter ISO 4217 code';
+  if (!CURRENCY.test(textOf(p.currency))) return 'currency must be a three-letter ISO 4217 code';
   if (!isInt(p.durationDays) || p.durationDays < 1 || p.durationDays > 90) return 'durationDays must be a whole number from 1 to 90';
   return null;
 }
 
 const variantsOf = (p: Record<string, unknown>): AdVariant[] =>
   (Array.isArray(p.variants) ? (p.variants as Record<string, unknown>[]) : []).map((v) => ({
-    headline: str(v?.headline).trim(),
-    body: str(v?.body).trim(),
-    ...(str(v?.url) ? { url: str(v?.url) } : {}),
+    headline: textOf(v?.headline).trim(),
+    body: textOf(v?.body).trim(),
+    ...(textOf(v?.url) ? { url: textOf(v?.url) } : {}),
   }));
 
 /**
@@ -67,7 +65,7 @@ export const adTestAdapter = (config: Config, db: Db): ChannelAdapter => ({
     };
   },
   async prepare(_trx, fencing, work) {
-    const problem = str(work.details.problem);
+    const problem = textOf(work.details.problem);
     if (problem) throw new Rejected(`this ad test cannot ship: ${problem}; request changes so the agent fixes it`);
     return { details: { accountId: fencing.accountId } };
   },
@@ -77,7 +75,7 @@ export const adTestAdapter = (config: Config, db: Db): ChannelAdapter => ({
 /** What is wrong with a budget change, or null. `amount` is the change (minor units; negative lowers the budget). */
 export function budgetChangeProblem(b: Record<string, unknown>): string | null {
   if (!isInt(b.amount) || b.amount === 0) return 'its amount must be a whole number of minor currency units (cents), not 0';
-  if (b.currency !== undefined && b.currency !== null && !CURRENCY.test(str(b.currency))) {
+  if (b.currency !== undefined && b.currency !== null && !CURRENCY.test(textOf(b.currency))) {
     return 'its currency must be a three-letter ISO 4217 code';
   }
   for (const f of ['from', 'to'] as const) if (b[f] !== undefined && b[f] !== null && !isInt(b[f])) return `its ${f} must be minor units`;
@@ -103,9 +101,9 @@ export const spendAdapter = (config: Config, db: Db): ChannelAdapter => ({
     const b = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const problem = budgetChangeProblem(b);
     const change = {
-      channel: str(b.channel) || 'ads',
-      currency: str(b.currency) || null,
-      period: str(b.period) || null,
+      channel: textOf(b.channel) || 'ads',
+      currency: textOf(b.currency) || null,
+      period: textOf(b.period) || null,
       from: isInt(b.from) ? b.from : null,
       to: isInt(b.to) ? b.to : null,
       amount: isInt(b.amount) ? b.amount : 0,
@@ -113,9 +111,9 @@ export const spendAdapter = (config: Config, db: Db): ChannelAdapter => ({
     return { kind: 'spend', to: null, subject: card.title, body: '', details: problem ? { problem } : change };
   },
   async prepare(trx, fencing, work) {
-    const problem = str(work.details.problem);
+    const problem = textOf(work.details.problem);
     if (problem) throw new Rejected(`this budget change cannot be applied: ${problem}; request changes so the agent fixes it`);
-    const named = str(work.details.currency) || null;
+    const named = textOf(work.details.currency) || null;
     const currency = await checkSpendCap(trx, fencing.accountId, { amount: Number(work.details.amount), currency: named }, fencing.at);
     // A change that names no currency (the agent's ship tool gives only an amount) is in the cap's.
     return { details: { accountId: fencing.accountId, currency } };

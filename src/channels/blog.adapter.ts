@@ -2,9 +2,8 @@ import type { Config } from '../config.js';
 import { applyPublication, AUTHOR_MAX, cleanTags, publicationOf, reservePost, type PublicationOp } from '../content/publish.js';
 import { postCache } from '../content/post-cache.js';
 import type { Db, Trx } from '../db.js';
-import { AnswerLost, NotShipped, type ChannelAdapter, type Work } from './channel.types.js';
+import { AnswerLost, NotShipped, textOf, type ChannelAdapter, type Work } from './channel.types.js';
 
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 const OPS: readonly string[] = ['publish', 'update', 'unpublish'] satisfies PublicationOp[];
 
 /**
@@ -26,18 +25,18 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
   workOf(card, body): Work {
     const p = card.payload;
     const d = (p.draft && typeof p.draft === 'object' ? p.draft : {}) as Record<string, unknown>;
-    const excerpt = str(p.excerpt).trim();
+    const excerpt = textOf(p.excerpt).trim();
     return {
       kind: 'blog_post',
       to: null,
-      subject: (str(d.subject) || str(d.title) || card.title).trim(),
-      body: body ?? (str(d.body) || str(d.markdown)),
+      subject: (textOf(d.subject) || textOf(d.title) || card.title).trim(),
+      body: body ?? (textOf(d.body) || textOf(d.markdown)),
       details: {
         ...(excerpt ? { excerpt } : {}),
         // Left out, an update keeps the post's own.
         ...(Array.isArray(p.tags) ? { tags: cleanTags(p.tags) } : {}),
         ...(typeof p.author === 'string' ? { author: p.author.trim().slice(0, AUTHOR_MAX) } : {}),
-        ...(str(p.slug).trim() ? { slug: str(p.slug).trim() } : {}),
+        ...(textOf(p.slug).trim() ? { slug: textOf(p.slug).trim() } : {}),
         op: p.op === 'unpublish' ? 'unpublish' : 'publish',
       },
     };
@@ -47,7 +46,7 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
       accountId: fencing.accountId,
       cardId: fencing.cardId,
       title: work.subject,
-      slug: str(work.details.slug) || null,
+      slug: textOf(work.details.slug) || null,
       unpublish: work.details.op === 'unpublish',
       hasBody: work.body.trim() !== '',
       at: fencing.at,
@@ -56,8 +55,8 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
   },
   async ship(work, key) {
     const d = work.details;
-    const op = str(d.op);
-    if (!str(d.postId) || !str(d.accountId) || !OPS.includes(op)) throw new NotShipped('the fence names no post', true);
+    const op = textOf(d.op);
+    if (!textOf(d.postId) || !textOf(d.accountId) || !OPS.includes(op)) throw new NotShipped('the fence names no post', true);
     let trx: Trx;
     let postId: string;
     try {
@@ -68,13 +67,13 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
     try {
       ({ postId } = await applyPublication(trx, config.baseUrl, {
         key,
-        accountId: str(d.accountId),
-        cardId: str(d.cardId),
-        postId: str(d.postId),
+        accountId: textOf(d.accountId),
+        cardId: textOf(d.cardId),
+        postId: textOf(d.postId),
         op: op as PublicationOp,
         title: work.subject,
         markdown: work.body,
-        excerpt: str(d.excerpt) || null,
+        excerpt: textOf(d.excerpt) || null,
         tags: Array.isArray(d.tags) ? cleanTags(d.tags) : null,
         author: typeof d.author === 'string' ? d.author : null,
       }));
@@ -89,7 +88,7 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
       throw new AnswerLost((err as Error).message);
     }
     // This process forgets at once; the others as the commit's notification reaches them.
-    postCache(config.databaseUrl).changed(str(d.accountId));
+    postCache(config.databaseUrl).changed(textOf(d.accountId));
     return { providerId: postId };
   },
   async lookup(key) {

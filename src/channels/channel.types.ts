@@ -4,6 +4,9 @@ import type { Fencing } from '../mail/outbound.js';
 export type { Fencing } from '../mail/outbound.js';
 import type { KindOfWork } from './kinds.js';
 
+/** A payload field as text: the string it is, or '' for anything else (adapters read untyped card payloads). */
+export const textOf = (v: unknown): string => (typeof v === 'string' ? v : '');
+
 /**
  * One piece of work as an adapter ships it, read from the card's stored draft: who it goes to, its
  * title or subject, its text, and the adapter's own fields (a mail reply's In-Reply-To, …). The fence

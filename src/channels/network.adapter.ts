@@ -3,11 +3,9 @@ import type { Config } from '../config.js';
 import type { Db, Queryable } from '../db.js';
 import { Rejected } from '../errors.js';
 import { leadForProfile } from '../leads/recipient.js';
-import { NotShipped, type ChannelAdapter, type ShipTimings, type Work } from './channel.types.js';
+import { NotShipped, textOf, type ChannelAdapter, type ShipTimings, type Work } from './channel.types.js';
 import { openConnection, type ConnectionKind } from './connections.js';
 import { providerBridge, type ProviderBridge } from './provider-http.js';
-
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 /** A request never waits longer than this on a provider bridge, whatever MAIL_SEND_TIMEOUT_MS says. */
 const MAX_REQUEST_MS = 30_000;
@@ -55,7 +53,7 @@ export async function accountOfKey(q: Queryable, key: string): Promise<string | 
 export function providerShipping(config: Config, db: Db, kind: ConnectionKind): Pick<ChannelAdapter, 'ship' | 'lookup'> {
   return {
     async ship(work, key) {
-      const accountId = str(work.details.accountId);
+      const accountId = textOf(work.details.accountId);
       const bridge = accountId ? await bridgeFor(config, db, accountId, kind).catch(() => null) : null;
       if (!bridge) throw new NotShipped(`the account has no ${kind} connection any more`, true);
       return bridge.ship(work, key);
@@ -85,12 +83,12 @@ export const networkAdapter = (config: Config, db: Db): ChannelAdapter => ({
   workOf(card, body): Work {
     const p = card.payload;
     const d = (p.draft && typeof p.draft === 'object' ? p.draft : {}) as Record<string, unknown>;
-    const to = str(p.to).trim() || null;
+    const to = textOf(p.to).trim() || null;
     return {
       kind: 'network_message',
       to: profileUrlOf(to) ?? to,
-      subject: (str(d.subject) || card.title).trim(),
-      body: body ?? str(d.body),
+      subject: (textOf(d.subject) || card.title).trim(),
+      body: body ?? textOf(d.body),
       details: { mode: p.mode === 'connect' ? 'connect' : 'message' },
     };
   },

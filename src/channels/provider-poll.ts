@@ -1,3 +1,4 @@
+import { textOf } from './channel.types.js';
 import type { Config } from '../config.js';
 import type { Db, Trx } from '../db.js';
 import { providerPoll } from '../jobs/provider-poll.job.js';
@@ -24,8 +25,6 @@ export interface PollResult {
   ignored: number;
 }
 
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
-
 /**
  * One network event's effect, in the poll's transaction. `reply`: a message was answered: the lead with
  * that profile URL (`data.profileUrl`) becomes `replied` as after a mail reply, and network counts a
@@ -36,9 +35,9 @@ async function applyNetworkEvent(trx: Trx, accountId: string, e: ProviderEvent, 
   const at = e.at !== null && Number.isInteger(e.at) && e.at <= now ? e.at : now;
   if (e.type === 'reply') {
     await recordChannelEvent(trx, accountId, { channel: 'network', type: 'reply', at, refId: `network-${e.id}` });
-    const profile = profileUrlOf(str(e.data.profileUrl) || null);
+    const profile = profileUrlOf(textOf(e.data.profileUrl) || null);
     const leadId = profile ? await leadForProfile(trx, accountId, profile) : null;
-    const kind = str(e.data.replyKind);
+    const kind = textOf(e.data.replyKind);
     const replyKind: ReplyKind = (REPLY_KINDS as readonly string[]).includes(kind) ? (kind as ReplyKind) : 'other';
     if (leadId) await recordLeadMailOutcome(trx, accountId, leadId, { status: 'replied', replyKind, declineReason: null }, at);
     return true;

@@ -8,7 +8,8 @@ export interface SpendCap {
   currency: string;
 }
 
-const CURRENCY = /^[A-Z]{3}$/;
+/** An ISO 4217 currency code as the ads adapters accept it. */
+export const CURRENCY = /^[A-Z]{3}$/;
 /** The largest cap accepted: well inside a bigint and a JS safe integer. */
 const MAX_CAP = 1_000_000_000_000;
 
