@@ -9,48 +9,79 @@ import type { Redis } from './redis.js';
  * request spends nothing. Time comes from Redis, so every API process agrees.
  * The same call answers the two questions an API process asks before it trusts a token it remembers
  * (src/tokens/auth-guard.ts): is this token marked revoked, and which epoch is the account's guard in
- * (a new one whenever Redis lost its data: KEYS[3] is created with ARGV[5] when missing).
+ * (a new one whenever Redis lost its data: the epoch key is created with ARGV[3] when missing).
+ *
+ * Requests of one account that arrive in the same turn of the event loop share one call (group commit,
+ * at most MAX_BATCH): KEYS[1] the account's bucket, KEYS[2] the epoch, then per request its own bucket
+ * and its token's revocation mark; ARGV[1..2] the account's rate and burst, ARGV[3] a new epoch, then
+ * per request its bucket's rate and burst. The requests are decided in arrival order, each exactly as
+ * if it had made its own call at that moment, and the answer is 8 numbers per request, then the epoch.
+ * Every key carries the account's hash tag, so one call touches one slot of a Redis Cluster.
  */
 const SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = {1}
 local level = {}
-for i = 1, 2 do
-  local rate = tonumber(ARGV[i * 2 - 1])
-  local burst = tonumber(ARGV[i * 2])
-  local v = redis.call('HMGET', KEYS[i], 'tokens', 'ts')
-  local tokens = tonumber(v[1])
-  local ts = tonumber(v[2])
-  if tokens == nil or ts == nil then tokens = burst; ts = now end
-  tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
-  level[i] = tokens
-  if tokens < 1 then out[1] = 0 end
-end
-for i = 1, 2 do
-  local rate = tonumber(ARGV[i * 2 - 1])
-  local burst = tonumber(ARGV[i * 2])
-  local tokens = level[i]
-  if out[1] == 1 then
-    tokens = tokens - 1
-    redis.call('HSET', KEYS[i], 'tokens', tostring(tokens), 'ts', now)
-    redis.call('PEXPIRE', KEYS[i], math.ceil(burst / rate) + 1000)
+local limit = {}
+local dirty = {}
+local function fill(key, rate, burst)
+  if level[key] == nil then
+    local v = redis.call('HMGET', key, 'tokens', 'ts')
+    local tokens = tonumber(v[1])
+    local ts = tonumber(v[2])
+    if tokens == nil or ts == nil then tokens = burst; ts = now end
+    level[key] = math.min(burst, tokens + math.max(0, now - ts) * rate)
+    limit[key] = {rate, burst}
   end
+  return level[key]
+end
+local function report(out, tokens, rate, burst)
   local wait = 0
   if tokens < 1 then wait = math.ceil((1 - tokens) / rate) end
   out[#out + 1] = math.floor(tokens)
   out[#out + 1] = math.ceil((burst - tokens) / rate)
   out[#out + 1] = wait
 end
-local epoch = redis.call('GET', KEYS[3])
+local aRate = tonumber(ARGV[1])
+local aBurst = tonumber(ARGV[2])
+local out = {}
+for e = 1, (#KEYS - 2) / 2 do
+  local key = KEYS[e * 2 + 1]
+  local rate = tonumber(ARGV[e * 2 + 2])
+  local burst = tonumber(ARGV[e * 2 + 3])
+  local own = fill(key, rate, burst)
+  local acct = fill(KEYS[1], aRate, aBurst)
+  local ok = 0
+  if own >= 1 and acct >= 1 then
+    ok = 1
+    own = own - 1
+    acct = acct - 1
+    level[key] = own
+    level[KEYS[1]] = acct
+    dirty[key] = true
+    dirty[KEYS[1]] = true
+  end
+  out[#out + 1] = ok
+  report(out, own, rate, burst)
+  report(out, acct, aRate, aBurst)
+  out[#out + 1] = redis.call('EXISTS', KEYS[e * 2 + 2])
+end
+for key in pairs(dirty) do
+  redis.call('HSET', key, 'tokens', tostring(level[key]), 'ts', now)
+  redis.call('PEXPIRE', key, math.ceil(limit[key][2] / limit[key][1]) + 1000)
+end
+local epoch = redis.call('GET', KEYS[2])
 if not epoch then
-  epoch = ARGV[5]
-  redis.call('SET', KEYS[3], epoch)
+  epoch = ARGV[3]
+  redis.call('SET', KEYS[2], epoch)
 end
 out[#out + 1] = epoch
-out[#out + 1] = redis.call('EXISTS', KEYS[4])
 return out
 `;
+
+/** The most requests one script call decides; more in one turn make more calls. */
+export const MAX_BATCH = 64;
+const PER_REQUEST = 8;
 
 export interface LimitDecision {
   allowed: boolean;
@@ -64,51 +95,75 @@ export interface LimitDecision {
   guard: { epoch: string; revoked: boolean };
 }
 
-type Evaluator = Redis & {
-  gasTokenBuckets(
-    k1: string,
-    k2: string,
-    k3: string,
-    k4: string,
-    ...args: (string | number)[]
-  ): Promise<[number, number, number, number, number, number, number, string, number]>;
-};
+type Evaluator = Redis & { gasTokenBuckets(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<(number | string)[]> };
+
+interface Pending {
+  tokenId: string;
+  bucket: Exclude<Bucket, 'account'>;
+  resolve(decision: LimitDecision): void;
+  reject(err: unknown): void;
+}
 
 export function createRateLimiter(redis: Redis, keyspace: string, limits: Record<Bucket, BucketLimit>) {
-  if (!('gasTokenBuckets' in redis)) redis.defineCommand('gasTokenBuckets', { numberOfKeys: 4, lua: SCRIPT });
+  if (!('gasTokenBuckets' in redis)) redis.defineCommand('gasTokenBuckets', { lua: SCRIPT });
   const r = redis as Evaluator;
   const perMs = (b: BucketLimit) => b.perMinute / 60_000;
+  const acct = limits.account;
+  /** Requests waiting for this turn's calls, by account. */
+  let waiting = new Map<string, Pending[]>();
+
+  function decide(p: Pending, row: (number | string)[], epoch: string): LimitDecision {
+    const [ok, ownLeft, ownReset, ownWait, acctLeft, acctReset, acctWait, revoked] = row.map(Number) as number[];
+    const own = limits[p.bucket];
+    const accountTighter = (acctLeft ?? 0) / acct.burst < (ownLeft ?? 0) / own.burst;
+    const wait = Math.max(ownWait ?? 0, acctWait ?? 0);
+    return {
+      allowed: ok === 1,
+      bucket: accountTighter ? 'account' : p.bucket,
+      limit: accountTighter ? acct.burst : own.burst,
+      remaining: Math.max(0, (accountTighter ? acctLeft : ownLeft) ?? 0),
+      resetSeconds: Math.ceil(((accountTighter ? acctReset : ownReset) ?? 0) / 1000),
+      retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
+      guard: { epoch, revoked: revoked === 1 },
+    };
+  }
+
+  async function call(accountId: string, batch: Pending[]): Promise<void> {
+    const guardEpoch = authGuardKeys(keyspace, accountId, '').epoch;
+    const keys = [`${keyspace}:rl:{${accountId}}:account`, guardEpoch];
+    const args: (string | number)[] = [perMs(acct), acct.burst, randomUUID()];
+    for (const p of batch) {
+      keys.push(`${keyspace}:rl:{${accountId}}:${p.tokenId}:${p.bucket}`, authGuardKeys(keyspace, accountId, p.tokenId).revoked);
+      args.push(perMs(limits[p.bucket]), limits[p.bucket].burst);
+    }
+    try {
+      const out = await r.gasTokenBuckets(keys.length, ...keys, ...args);
+      const epoch = String(out[out.length - 1]);
+      for (const [i, p] of batch.entries()) p.resolve(decide(p, out.slice(i * PER_REQUEST, (i + 1) * PER_REQUEST), epoch));
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  }
+
+  function flush(): void {
+    const turn = waiting;
+    waiting = new Map();
+    for (const [accountId, all] of turn) {
+      for (let i = 0; i < all.length; i += MAX_BATCH) void call(accountId, all.slice(i, i + MAX_BATCH));
+    }
+  }
 
   return {
     limits,
-    /** Spends one request from `bucket` (this token) and from the account. Throws when Redis fails. */
-    async consume(accountId: string, tokenId: string, bucket: Exclude<Bucket, 'account'>): Promise<LimitDecision> {
-      const own = limits[bucket];
-      const acct = limits.account;
-      // One hash tag per account keeps both keys in one slot on a Redis Cluster.
-      const guard = authGuardKeys(keyspace, accountId, tokenId);
-      const [ok, ownLeft, ownReset, ownWait, acctLeft, acctReset, acctWait, epoch, revoked] = await r.gasTokenBuckets(
-        `${keyspace}:rl:{${accountId}}:${tokenId}:${bucket}`,
-        `${keyspace}:rl:{${accountId}}:account`,
-        guard.epoch,
-        guard.revoked,
-        perMs(own),
-        own.burst,
-        perMs(acct),
-        acct.burst,
-        randomUUID(),
-      );
-      const accountTighter = (acctLeft ?? 0) / acct.burst < (ownLeft ?? 0) / own.burst;
-      const wait = Math.max(ownWait ?? 0, acctWait ?? 0);
-      return {
-        allowed: ok === 1,
-        bucket: accountTighter ? 'account' : bucket,
-        limit: accountTighter ? acct.burst : own.burst,
-        remaining: Math.max(0, (accountTighter ? acctLeft : ownLeft) ?? 0),
-        resetSeconds: Math.ceil(((accountTighter ? acctReset : ownReset) ?? 0) / 1000),
-        retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
-        guard: { epoch: String(epoch), revoked: revoked === 1 },
-      };
+    /** Spends one request from `bucket` (this token) and from the account. Rejects when Redis fails. */
+    consume(accountId: string, tokenId: string, bucket: Exclude<Bucket, 'account'>): Promise<LimitDecision> {
+      return new Promise<LimitDecision>((resolve, reject) => {
+        if (waiting.size === 0) setImmediate(flush);
+        const list = waiting.get(accountId);
+        const pending = { tokenId, bucket, resolve, reject };
+        if (list) list.push(pending);
+        else waiting.set(accountId, [pending]);
+      });
     },
   };
 }

@@ -132,6 +132,31 @@ describe('rate limits', () => {
     expect(refused.headers['ratelimit-remaining']).toBe('0');
   });
 
+  it('decides requests that arrive together in one call, each as if alone and in arrival order', async () => {
+    // Two tokens of one account and a second account, all in one turn of the event loop: one script
+    // call per account, and the same answers as one call each (token burst 3, account burst 5).
+    const a = await env.tenant();
+    const other = await env.tenant();
+    const { mintToken } = await import('../../src/tokens/tokens.service.js');
+    const second = await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'second', scopes: [] });
+    const consume = (accountId: string, tokenId: string) => env.rt.limiter.consume(accountId, tokenId, 'reads');
+    const calls = [
+      ...Array.from({ length: 4 }, () => consume(a.accountId, a.tokenId)),
+      ...Array.from({ length: 4 }, () => consume(a.accountId, second.tokenId)),
+      ...Array.from({ length: 4 }, () => consume(other.accountId, other.tokenId)),
+    ];
+    const decided = await Promise.all(calls);
+    const allowed = decided.map((d) => d.allowed);
+    expect(allowed).toEqual([true, true, true, false, true, true, false, false, true, true, true, false]);
+    expect(decided.slice(0, 3).map((d) => d.remaining)).toEqual([2, 1, 0]);
+    // The second token's third call is refused by the account's bucket, whose header it then reports.
+    expect(decided[6]).toMatchObject({ allowed: false, bucket: 'account', limit: 5, remaining: 0 });
+    expect(new Set(decided.slice(0, 8).map((d) => d.guard.epoch)).size).toBe(1);
+    expect(decided.every((d) => !d.guard.revoked)).toBe(true);
+    // Over the HTTP path too: the account bucket is spent, so a read on either token is refused.
+    expect((await me(a.token)).status).toBe(429);
+  });
+
   it('with Redis unreachable, answers a write 503 temporarily unavailable and still serves a read', async () => {
     const { token } = await env.tenant();
     const config = configWith({
