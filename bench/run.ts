@@ -2,7 +2,8 @@
  * `npm run bench`: runs every benchmark against real servers on this machine, each beside its
  * baselines measured in the same run, and writes docs/performance.md. Never part of `npm test`.
  *   BENCH_ONLY=name,name  run some;  BENCH_SECONDS / BENCH_ROUNDS  change the length;
- *   BENCH_DATABASE  the scratch database (default growth_agent_bench), so two runs can share a server.
+ *   BENCH_DATABASE  the scratch database (default growth_agent_bench), so two runs can share a server;
+ *   BENCH_OUT  the file written (default docs/performance.md), e.g. a run on another runtime kept beside it.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -61,6 +62,8 @@ function previousSections(text: string): Section[] {
     });
 }
 
+const OUT = path.resolve(ROOT, process.env.BENCH_OUT ?? 'docs/performance.md');
+
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
   const ctx: BenchContext = {
@@ -85,10 +88,10 @@ async function main(): Promise<void> {
     '',
   ];
   // A partial run (BENCH_ONLY) replaces its own sections and keeps the others as they were.
-  const kept = only ? previousSections(await readFile(path.join(ROOT, 'docs/performance.md'), 'utf8').catch(() => '')) : [];
+  const kept = only ? previousSections(await readFile(OUT, 'utf8').catch(() => '')) : [];
   const merged = [...kept.filter((k) => !sections.some((s) => s.title === k.title)), ...sections];
   const text = [...header, ...merged.flatMap((s) => [`## ${s.title}`, '', s.body, ''])].join('\n');
-  await writeFile(path.join(ROOT, 'docs/performance.md'), text);
+  await writeFile(OUT, text);
   process.stdout.write(text);
   process.exit(0);
 }
