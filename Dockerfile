@@ -1,5 +1,6 @@
 # One image for every role; docker-compose.yml picks the role with the command.
-FROM node:24.11.1-bookworm-slim
+# The same Node release as package.json pins for `npm start` and `npm test` (test/architecture/runtime.test.ts).
+FROM node:24.21.0-bookworm-slim@sha256:2fe369e969550cde8e867afc3fe370b260140cab4a23d467074295b42163d553
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

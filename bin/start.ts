@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
+import { runtimeProblem } from '../src/runtime.js';
 import { createDeps } from '../src/deps.js';
 import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
@@ -19,6 +20,8 @@ function fail(line: string): never {
 }
 
 async function main(): Promise<void> {
+  const wrongRuntime = runtimeProblem();
+  if (wrongRuntime) fail(wrongRuntime);
   const { positionals, values } = parseArgs({ allowPositionals: true, options: { pools: { type: 'string' } } });
   const role = positionals[0] ?? 'all';
   if (!['all', 'api', 'workers', 'inbound-mail', 'migrate'].includes(role))
@@ -40,6 +43,7 @@ async function main(): Promise<void> {
     fail((err as Error).message);
   }
   const logger = createLogger(config.logLevel);
+  logger.info({ role, node: process.versions.node }, 'starting');
 
   // Installed before any start-up work: a signal that arrives while the process migrates or starts its
   // pools is kept and acted on once start-up is done. Node's default would kill it mid-way (npm then
