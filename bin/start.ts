@@ -12,6 +12,7 @@ import { preflight } from '../src/preflight.js';
 import { runtimeProblem } from '../src/runtime.js';
 import { createDeps } from '../src/deps.js';
 import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
+import { startHeartbeat, type Heartbeat } from '../workers/heartbeat.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
@@ -69,6 +70,8 @@ async function main(): Promise<void> {
   let workers: Pools | null = null;
   if (role === 'all' || role === 'api') api = await startApi(rt);
   if (role === 'all' || role === 'workers') workers = await startPools(rt, pools);
+  // The workers container's health check reads it (bin/worker-health.ts).
+  const heartbeat: Heartbeat | null = workers && config.heartbeat ? startHeartbeat(rt, config.heartbeat, workers.started) : null;
   let smtp: InboundSmtp | null = null;
   if (role === 'inbound-mail' || (role === 'all' && config.inbound.smtpPort !== 0)) {
     await rt.ready();
@@ -89,6 +92,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs + 5_000);
     force.unref();
+    await heartbeat?.stop();
     // All stop within SHUTDOWN_GRACE_MS: the API and the SMTP listener cut connections still open, the pools
     // return jobs still running to their queues (nothing is lost, so this is still a clean stop).
     await Promise.all([api?.close(), workers?.close(), smtp?.close()]);
