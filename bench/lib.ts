@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { pathWithThisNode } from '../src/runtime.js';
+import { pathWithThisNode } from '../src/node-version.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Db } from '../src/db.js';
-import { pathWithThisNode } from '../src/runtime.js';
+import { pathWithThisNode } from '../src/node-version.js';
 import { ROOT, stop, TSX } from './lib.js';
 
 export function spawnQuiet(args: string[], env: Record<string, string>): ChildProcess {

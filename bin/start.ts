@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
-import { runtimeProblem } from '../src/runtime.js';
+import { nodeVersionProblem } from '../src/node-version.js';
 import { createDeps } from '../src/deps.js';
 import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
 import { startHeartbeat, type Heartbeat } from '../workers/heartbeat.js';
@@ -21,7 +21,7 @@ function fail(line: string): never {
 }
 
 async function main(): Promise<void> {
-  const wrongRuntime = runtimeProblem();
+  const wrongRuntime = nodeVersionProblem();
   if (wrongRuntime) fail(wrongRuntime);
   const { positionals, values } = parseArgs({ allowPositionals: true, options: { pools: { type: 'string' } } });
   const role = positionals[0] ?? 'all';

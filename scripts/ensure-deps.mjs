@@ -20,10 +20,17 @@ const lock = join(root, 'package-lock.json');
 const marker = join(root, 'node_modules', '.installed-lock-sha256');
 const packagedNode = join(root, 'node_modules', '.bin', 'node');
 
+const major = /^(\d+)/.exec(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines.node)[1];
+const otherMajor = process.versions.node.split('.')[0] !== major;
+
 const wanted = createHash('sha256').update(readFileSync(lock)).digest('hex');
 const installed = existsSync(marker) ? readFileSync(marker, 'utf8').trim() : null;
 if (installed !== wanted) {
-  process.stderr.write('Installing dependencies (npm ci), Node itself included…\n');
+  process.stderr.write(
+    `Installing dependencies (npm ci), Node ${major} itself included` +
+      (otherMajor ? ` (npm runs on Node ${process.versions.node} here and may warn EBADENGINE: expected)` : '') +
+      '…\n',
+  );
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const r = spawnSync(npm, ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 2, 2] });
   if (r.status !== 0) {
@@ -34,8 +41,7 @@ if (installed !== wanted) {
 }
 
 // No package for this platform (macOS, Windows…): the Node that runs npm must be of the right major itself.
-const major = /^(\d+)/.exec(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines.node)[1];
-if (!existsSync(packagedNode) && process.versions.node.split('.')[0] !== major) {
+if (!existsSync(packagedNode) && otherMajor) {
   process.stderr.write(
     `This service runs on Node ${major}. npm installs it into node_modules on Linux (x64, arm64); on ${process.platform}-` +
       `${process.arch} install Node ${major} yourself (the version is in .nvmrc) and run again. This is Node ${process.versions.node}.\n`,

@@ -4,7 +4,7 @@ import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { waitFor } from '../helpers/processes.js';
 import { pendingJob } from '../../src/jobs/registry.js';
-import { NODE_MAJOR } from '../../src/runtime.js';
+import { NODE_MAJOR } from '../../src/node-version.js';
 import { groupAlive, startNpm, startService } from '../helpers/service-process.js';
 import { smtpEnv, startTestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../review/factories.js';

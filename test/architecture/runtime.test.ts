@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NODE_MAJOR, runtimeProblem } from '../../src/runtime.js';
+import { NODE_MAJOR, nodeVersionProblem } from '../../src/node-version.js';
 import { ROOT, run, TSX } from '../helpers/processes.js';
 
 /** One Node release everywhere (docs/decisions.md, "Runtime"): what pins it, and that the suite runs on it. */
@@ -38,9 +38,9 @@ describe('the runtime', () => {
   });
 
   it('the service refuses another major, saying how to start it on the right one', () => {
-    expect(runtimeProblem(`${NODE_MAJOR}.0.0`)).toBeNull();
-    expect(runtimeProblem(process.versions.node)).toBeNull();
-    const problem = runtimeProblem('20.20.2', '/usr/bin/node');
+    expect(nodeVersionProblem(`${NODE_MAJOR}.0.0`)).toBeNull();
+    expect(nodeVersionProblem(process.versions.node)).toBeNull();
+    const problem = nodeVersionProblem('20.20.2', '/usr/bin/node');
     expect(problem).toContain(`runs on Node ${NODE_MAJOR}, not Node 20.20.2 (/usr/bin/node)`);
     expect(problem).toContain('npm start');
   });

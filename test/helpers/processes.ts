@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pathWithThisNode } from '../../src/runtime.js';
+import { pathWithThisNode } from '../../src/node-version.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');

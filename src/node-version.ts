@@ -9,7 +9,7 @@ import { delimiter, dirname } from 'node:path';
 export const NODE_MAJOR = 24;
 
 /** Why this process should not run here (another Node major), or null. */
-export function runtimeProblem(version: string = process.versions.node, execPath: string = process.execPath): string | null {
+export function nodeVersionProblem(version: string = process.versions.node, execPath: string = process.execPath): string | null {
   if (Number(version.split('.')[0]) === NODE_MAJOR) return null;
   return (
     `this service runs on Node ${NODE_MAJOR}, not Node ${version} (${execPath}): start it with \`npm start\` ` +
