@@ -1,6 +1,5 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import type { Deps } from '../src/deps.js';
-import { whenReady } from '../src/redis.js';
+import { unreachableStores, type Deps } from '../src/deps.js';
 
 /** What the heartbeat file holds; bin/worker-health.ts reads it (keep the two in step). */
 export interface Beat {
@@ -18,18 +17,6 @@ export interface Heartbeat {
   stop(): Promise<void>;
 }
 
-async function answers(check: () => Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * The workers' liveness for a health check that cannot ask them over HTTP (they serve none): every
  * `everyMs` this process checks Postgres and Redis as GET /healthz does and writes the outcome to `file`
@@ -42,20 +29,12 @@ export function startHeartbeat(
   pools: readonly string[],
 ): Heartbeat {
   const { file, everyMs } = settings;
-  const probeMs = Math.min(2_000, everyMs);
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let complained = false;
 
   const beat = async () => {
-    const [postgres, redis] = await Promise.all([
-      answers(() => rt.db.raw('select 1'), probeMs),
-      answers(async () => {
-        if (!(await whenReady(rt.redis, probeMs))) throw new Error('not connected');
-        return rt.redis.ping();
-      }, probeMs),
-    ]);
-    const failed = [...(postgres ? [] : ['postgres']), ...(redis ? [] : ['redis'])];
+    const failed = await unreachableStores(rt);
     const body: Beat = { ok: !failed.length, failed, at: new Date().toISOString(), everyMs, pid: process.pid, pools: [...pools] };
     const tmp = `${file}.${process.pid}.tmp`;
     try {
