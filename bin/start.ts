@@ -9,8 +9,10 @@ import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
+import { nodeVersionProblem } from '../src/node-version.js';
 import { createDeps } from '../src/deps.js';
 import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
+import { startHeartbeat, type Heartbeat } from '../workers/heartbeat.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
 function fail(line: string): never {
@@ -19,6 +21,8 @@ function fail(line: string): never {
 }
 
 async function main(): Promise<void> {
+  const wrongRuntime = nodeVersionProblem();
+  if (wrongRuntime) fail(wrongRuntime);
   const { positionals, values } = parseArgs({ allowPositionals: true, options: { pools: { type: 'string' } } });
   const role = positionals[0] ?? 'all';
   if (!['all', 'api', 'workers', 'inbound-mail', 'migrate'].includes(role))
@@ -40,6 +44,7 @@ async function main(): Promise<void> {
     fail((err as Error).message);
   }
   const logger = createLogger(config.logLevel);
+  logger.info({ role, node: process.versions.node }, 'starting');
 
   // Installed before any start-up work: a signal that arrives while the process migrates or starts its
   // pools is kept and acted on once start-up is done. Node's default would kill it mid-way (npm then
@@ -65,6 +70,8 @@ async function main(): Promise<void> {
   let workers: Pools | null = null;
   if (role === 'all' || role === 'api') api = await startApi(rt);
   if (role === 'all' || role === 'workers') workers = await startPools(rt, pools);
+  // The workers container's health check reads it (bin/worker-health.ts).
+  const heartbeat: Heartbeat | null = workers && config.heartbeat ? startHeartbeat(rt, config.heartbeat, workers.started) : null;
   let smtp: InboundSmtp | null = null;
   if (role === 'inbound-mail' || (role === 'all' && config.inbound.smtpPort !== 0)) {
     await rt.ready();
@@ -85,6 +92,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs + 5_000);
     force.unref();
+    await heartbeat?.stop();
     // All stop within SHUTDOWN_GRACE_MS: the API and the SMTP listener cut connections still open, the pools
     // return jobs still running to their queues (nothing is lost, so this is still a clean stop).
     await Promise.all([api?.close(), workers?.close(), smtp?.close()]);

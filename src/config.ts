@@ -52,6 +52,9 @@ const envSchema = z.object({
   RATE_ACCOUNT_PER_MINUTE: int(900),
   RATE_ACCOUNT_BURST: int(1800),
   SHUTDOWN_GRACE_MS: int(10_000),
+  // A workers process writes this file every WORKER_HEARTBEAT_MS; its health check reads it (bin/worker-health.ts).
+  WORKER_HEARTBEAT_FILE: z.string().min(1).optional(),
+  WORKER_HEARTBEAT_MS: int(5_000, 100),
   // Parse every 2xx reply with its route's response schema (500 on a mismatch). Tests turn it on; off in
   // production, where it would only cost time and turn a documentation slip into an outage.
   CHECK_RESPONSES: z
@@ -198,6 +201,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       account: { perMinute: env.RATE_ACCOUNT_PER_MINUTE, burst: env.RATE_ACCOUNT_BURST },
     } satisfies Record<Bucket, BucketLimit>,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    /** Where and how often a process running pools says it is alive and reaches its stores; null: it does not. */
+    heartbeat: env.WORKER_HEARTBEAT_FILE ? { file: env.WORKER_HEARTBEAT_FILE, everyMs: env.WORKER_HEARTBEAT_MS } : null,
     /** Every 2xx reply is parsed with its route's response schema; a mismatch is a logged 500. */
     checkResponses: env.CHECK_RESPONSES,
     workflows: {

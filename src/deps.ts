@@ -47,3 +47,30 @@ export function createDeps(config: Config, logger: Logger): Deps {
     },
   };
 }
+
+async function answers(check: () => Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([check(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The stores that do not answer within `ms` (Postgres `select 1`, Redis `PING` once connected): what
+ * GET /healthz reports and what the workers' heartbeat writes (workers/heartbeat.ts).
+ */
+export async function unreachableStores(rt: Pick<Deps, 'db' | 'redis'>, ms = 2_000): Promise<('postgres' | 'redis')[]> {
+  const [postgres, redis] = await Promise.all([
+    answers(() => rt.db.raw('select 1'), ms),
+    answers(async () => {
+      await whenReady(rt.redis, Math.round(ms * 0.75));
+      return rt.redis.ping();
+    }, ms),
+  ]);
+  return [...(postgres ? [] : ['postgres' as const]), ...(redis ? [] : ['redis' as const])];
+}

@@ -4,6 +4,7 @@ import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { waitFor } from '../helpers/processes.js';
 import { pendingJob } from '../../src/jobs/registry.js';
+import { NODE_MAJOR } from '../../src/node-version.js';
 import { groupAlive, startNpm, startService } from '../helpers/service-process.js';
 import { smtpEnv, startTestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../review/factories.js';
@@ -49,6 +50,8 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     try {
       const port = await proc.port(90_000);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      // npm runs the service on the Node it installed (node_modules/.bin first on the script's PATH).
+      expect(proc.stdout()).toMatch(new RegExp(`"role":"all","node":"${NODE_MAJOR}\\.\\d+\\.\\d+","msg":"starting"`));
       proc.child.kill('SIGTERM');
       expect((await proc.ended).code).toBe(0);
       await waitFor(async () => !groupAlive(group), 'every process npm started to exit', 60_000);

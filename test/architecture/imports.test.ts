@@ -11,7 +11,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Lowest first. An area imports only areas of its own layer or below, and no two areas import each other, even through others. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['config', 'env-rules', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs', 'batcher'],
+  ['config', 'env-rules', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs', 'batcher', 'node-version'],
   ['accounts', 'audit', 'results', 'secrets'],
   // Tracked links and visits are made by mail and by published posts (issue 17).
   ['tokens', 'blocklist', 'measurement'],

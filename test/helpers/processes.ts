@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pathWithThisNode } from '../../src/node-version.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -13,10 +14,11 @@ export interface Finished {
   stderr: string;
 }
 
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+/** This process's environment for a child: `node` (and tools started as `#!/usr/bin/env node`) is this test's Node. */
+export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   // Vite's BASE_URL="/" must not leak into the service's configuration.
   const { BASE_URL: _vite, ...rest } = process.env;
-  return { ...rest, ...env };
+  return { ...rest, PATH: pathWithThisNode(), ...env };
 }
 
 /** Runs a command to completion and collects its output. */

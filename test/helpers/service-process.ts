@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ROOT, type Finished } from './processes.js';
+import { childEnv as env, ROOT, type Finished } from './processes.js';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -13,12 +13,6 @@ export interface ServiceProcess {
   port(timeoutMs?: number): Promise<number>;
   /** Waits until stdout holds a line whose `msg` is `msg`. */
   logged(msg: string, timeoutMs?: number): Promise<void>;
-}
-
-function env(overrides: Record<string, string>): NodeJS.ProcessEnv {
-  // Vite's BASE_URL="/" must not leak into the service's configuration.
-  const { BASE_URL: _vite, ...rest } = process.env;
-  return { ...rest, ...overrides };
 }
 
 function wrap(child: ChildProcess): ServiceProcess {
@@ -72,13 +66,12 @@ function wrap(child: ChildProcess): ServiceProcess {
  * a signal or kill -9 sent to `child` reaches the service.
  */
 export function startService(args: string[], overrides: Record<string, string>): ServiceProcess {
-  return wrap(
-    spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', ...args], {
-      cwd: ROOT,
-      env: env(overrides),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
+  return startCommand([process.execPath, '--import', 'tsx', 'bin/start.ts', ...args], overrides);
+}
+
+/** Runs a command line as given (`node` on PATH is this test's Node), in the repository, with `overrides`. */
+export function startCommand([cmd, ...args]: string[], overrides: Record<string, string>): ServiceProcess {
+  return wrap(spawn(cmd!, args, { cwd: ROOT, env: env(overrides), stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** Runs `npm <args>` as the leader of a new process group, so the whole tree it starts can be found. */
