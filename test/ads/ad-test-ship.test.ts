@@ -109,7 +109,7 @@ describe('ad tests through the provider bridge', () => {
     expect(await adsEvents(accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
   });
 
-  it('asks a person whether the ad test was created when the bridge cannot tell, in the ad account\'s words', async () => {
+  it("asks a person whether the ad test was created when the bridge cannot tell, in the ad account's words", async () => {
     const { accountId, token } = await connected();
     const card = await adCard(accountId);
     bridge.state.mode = 'drop-after';
