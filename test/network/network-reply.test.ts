@@ -199,7 +199,7 @@ describe('a reply on the professional network', () => {
     expect(await replies(w.accountId)).toHaveLength(1);
   });
 
-  it("is an automatic reply when the bridge says out_of_office: nothing changes; the agent's answer never quotes private notes", async () => {
+  it("changes nothing for an automatic reply (out_of_office); the agent's answer never quotes private notes", async () => {
     const w = await world();
     w.bridge.events.push({
       id: `ooo-${w.accountId}`,
