@@ -31,9 +31,10 @@ const POLLED: readonly ConnectionKind[] = ['network', 'ads'];
 /**
  * Reads one page of the account's provider events after its cursor and applies it, the cursor moving in
  * the same transaction, so each event is applied once. A connection gone or replaced meanwhile (another
- * URL) keeps its cursor untouched. Throws when the provider cannot be read (the job retries). A network
- * reply's effects on the lead, its sequences and the agent are `replies`' (network-poll.ts): the caller
- * gives them (src/inbound/network-replies.service.ts), as this layer cannot reach the agent.
+ * URL) keeps its cursor untouched. Throws when the provider cannot be read (the job retries). What a
+ * network reply does to the lead, its sequences and the agent is `replies` (network-poll.ts), given by
+ * the caller (src/inbound/network-replies.service.ts: `pollProviderEvents`), as this layer cannot reach
+ * review or the agent; ads polls ignore it.
  */
 export async function pollProvider<W>(
   deps: { config: Config; db: Db },

@@ -101,9 +101,5 @@ export async function recordChannelEvents(q: Queryable, items: { accountId: stri
 
 /** Which of these refIds the account's channel already counted an event of this type for (one query). */
 export async function countedRefs(q: Queryable, accountId: string, channel: Channel, type: string, refIds: string[]): Promise<Set<string>> {
-  if (!refIds.length) return new Set();
-  const rows = (await q('channel_events').where({ account_id: accountId, channel, type }).whereIn('ref_id', refIds).select('ref_id')) as {
-    ref_id: string;
-  }[];
-  return new Set(rows.map((r) => r.ref_id));
+  return resultsRepository(q).countedRefs(accountId, channel, type, refIds);
 }

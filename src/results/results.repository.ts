@@ -58,6 +58,16 @@ export function resultsRepository(q: Queryable) {
       return inserted.length;
     },
 
+    /** The refIds among `refIds` the account already has an event of this channel and type for. */
+    async countedRefs(accountId: string, channel: string, type: string, refIds: string[]): Promise<Set<string>> {
+      if (!refIds.length) return new Set();
+      const rows = (await q('channel_events')
+        .where({ account_id: accountId, channel, type })
+        .whereIn('ref_id', refIds)
+        .select('ref_id')) as { ref_id: string }[];
+      return new Set(rows.map((r) => r.ref_id));
+    },
+
     async connect(accountId: string, channel: string, at: number): Promise<void> {
       await q('channel_connections')
         .insert({ account_id: accountId, channel, connected_at: at })
