@@ -24,3 +24,12 @@ export async function leadForProfile(q: Queryable, accountId: string, profileUrl
     .first();
   return row?.lead_id ?? null;
 }
+
+/** The email addresses of the account's contacts with this profile URL (the same person's mail), lower-cased. */
+export async function emailsForProfile(q: Queryable, accountId: string, profileUrl: string): Promise<string[]> {
+  const rows = (await q('lead_contacts')
+    .distinct(q.raw('lower(email) as email'))
+    .where({ account_id: accountId, profile_url: profileUrl })
+    .whereNotNull('email')) as { email: string }[];
+  return rows.map((r) => r.email);
+}

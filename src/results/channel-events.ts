@@ -68,22 +68,24 @@ export async function disconnectChannel(q: Queryable, accountId: string, channel
 /**
  * Records something that happened on a channel, at the time it happened. An event also marks its
  * channel connected (in the same statement). With a `refId`, a second record of the same (channel,
- * type, refId) is ignored, so a retried job cannot count twice. Throws on a type the channel does not
- * have (a programming error).
+ * type, refId) is ignored, so a retried job cannot count twice. Answers whether it was recorded now
+ * (false: that refId was already counted; a concurrent transaction recording it first makes this one
+ * wait for its commit, so of two racing callers exactly one reads true). Throws on a type the channel
+ * does not have (a programming error).
  */
-export async function recordChannelEvent(q: Queryable, accountId: string, e: ChannelEvent): Promise<void> {
-  await recordChannelEvents(q, [{ accountId, event: e }]);
+export async function recordChannelEvent(q: Queryable, accountId: string, e: ChannelEvent): Promise<boolean> {
+  return (await recordChannelEvents(q, [{ accountId, event: e }])) > 0;
 }
 
-/** `recordChannelEvent` for many events (of any accounts) in one statement. */
-export async function recordChannelEvents(q: Queryable, items: { accountId: string; event: ChannelEvent }[]): Promise<void> {
+/** `recordChannelEvent` for many events (of any accounts) in one statement; answers how many were new. */
+export async function recordChannelEvents(q: Queryable, items: { accountId: string; event: ChannelEvent }[]): Promise<number> {
   const recordedAt = Date.now();
   for (const { event: e } of items) {
     const allowed: readonly string[] = CHANNEL_EVENT_TYPES[e.channel].types;
     if (!allowed.includes(e.type)) throw new Error(`channel ${e.channel} has no event type ${e.type}; types: ${allowed.join(', ')}`);
     if (!Number.isInteger(e.at)) throw new Error('channel event time must be epoch milliseconds');
   }
-  await resultsRepository(q).insertEvents(
+  return resultsRepository(q).insertEvents(
     items.map(({ accountId, event: e }) => ({
       account_id: accountId,
       channel: e.channel,
@@ -95,4 +97,9 @@ export async function recordChannelEvents(q: Queryable, items: { accountId: stri
       recorded_at: recordedAt,
     })),
   );
+}
+
+/** Which of these refIds the account's channel already counted an event of this type for (one query). */
+export async function countedRefs(q: Queryable, accountId: string, channel: Channel, type: string, refIds: string[]): Promise<Set<string>> {
+  return resultsRepository(q).countedRefs(accountId, channel, type, refIds);
 }

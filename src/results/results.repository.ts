@@ -36,10 +36,11 @@ export function resultsRepository(q: Queryable) {
      * Records events and marks their channels connected, in one statement; an event with a ref_id whose
      * (account, channel, type, ref_id) was recorded before (or earlier in `rows`) is ignored.
      */
-    async insertEvents(rows: EventRow[]): Promise<void> {
-      if (!rows.length) return;
+    /** Inserts the events (a repeated refId is skipped); answers how many were new. */
+    async insertEvents(rows: EventRow[]): Promise<number> {
+      if (!rows.length) return 0;
       const connections = [...new Map(rows.map((r) => [`${r.account_id} ${r.channel}`, r])).values()];
-      await q.raw(
+      const { rows: inserted } = await q.raw<{ rows: unknown[] }>(
         `WITH connected AS (
            INSERT INTO channel_connections (account_id, channel, connected_at)
            VALUES ${connections.map(() => '(?, ?, ?::bigint)').join(', ')}
@@ -47,12 +48,24 @@ export function resultsRepository(q: Queryable) {
          )
          INSERT INTO channel_events (account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
          VALUES ${rows.map(() => '(?, ?, ?, ?::bigint, ?, ?::float8, ?, ?::bigint)').join(', ')}
-         ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING`,
+         ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING
+         RETURNING 1`,
         [
           ...connections.flatMap((r) => [r.account_id, r.channel, r.at]),
           ...rows.flatMap((r) => [r.account_id, r.channel, r.type, r.at, r.decided_by, r.amount, r.ref_id, r.recorded_at]),
         ],
       );
+      return inserted.length;
+    },
+
+    /** The refIds among `refIds` the account already has an event of this channel and type for. */
+    async countedRefs(accountId: string, channel: string, type: string, refIds: string[]): Promise<Set<string>> {
+      if (!refIds.length) return new Set();
+      const rows = (await q('channel_events')
+        .where({ account_id: accountId, channel, type })
+        .whereIn('ref_id', refIds)
+        .select('ref_id')) as { ref_id: string }[];
+      return new Set(rows.map((r) => r.ref_id));
     },
 
     async connect(accountId: string, channel: string, at: number): Promise<void> {

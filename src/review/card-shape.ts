@@ -21,12 +21,11 @@ export type Priority = (typeof PRIORITIES)[number];
 export const MAIL_SOURCES = ['mail_draft', 'mail_reply'] as const;
 /** Cards that set up outbound work; dismissing one also cancels its proposal. */
 export const OUTBOUND_SETUP_SOURCES = ['outbound_setup', 'workflow_proposal'] as const;
-/** A mail send whose outcome the transport could not confirm: a person says whether it went. */
+/**
+ * A shipment whose outcome its service could not confirm: a person says whether it went (options `mark_sent`,
+ * `mark_not_sent`; the words for each kind of work are in delivery-question.ts).
+ */
 export const DELIVERY_QUESTION_SOURCE = 'mail_delivery_unknown';
-export const DELIVERY_OPTIONS = [
-  { value: 'mark_sent', label: 'It arrived: mark the card sent' },
-  { value: 'mark_not_sent', label: 'It did not arrive: put the card back so it can be sent' },
-] as const;
 
 export interface Option {
   value: string;

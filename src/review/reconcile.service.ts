@@ -2,8 +2,9 @@ import type { ChannelAdapter, Lookup } from '../channels/channel.types.js';
 import { adapterFor } from '../channels/registry.js';
 import type { Db, Trx } from '../db.js';
 import { newId } from '../ids.js';
-import { DELIVERY_OPTIONS, DELIVERY_QUESTION_SOURCE } from './card-shape.js';
+import { DELIVERY_QUESTION_SOURCE } from './card-shape.js';
 import { cardsRepository } from './cards.repository.js';
+import { deliveryQuestion } from './delivery-question.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import { markShipped, scheduleReconcile, settleSent } from './fence.service.js';
 import { recordKnownOutcome } from './record-outcome.js';
@@ -67,10 +68,11 @@ export async function reconcileSend(
   return 'waiting';
 }
 
-/** Past the window with no answer: the fence waits for a person, through an urgent choice card. */
+/** Past the window with no answer: the fence waits for a person, through an urgent choice card worded for its kind of work. */
 async function askPerson(db: Db, fence: Fence, adapter: ChannelAdapter | null): Promise<void> {
   const noun = adapter?.noun ?? fence.kindOfWork.replace(/_/g, ' ');
   const service = adapter?.service ?? 'the service';
+  const question = deliveryQuestion(fence.kindOfWork, fence, { noun, service });
   await db.transaction(async (trx) => {
     const questionId = newId('card');
     const moved = await fencesRepository(trx).transition(fence.accountId, fence.id, ['pending'], {
@@ -83,13 +85,11 @@ async function askPerson(db: Db, fence: Fence, adapter: ChannelAdapter | null): 
       accountId: fence.accountId,
       kind: 'choice',
       sourceType: DELIVERY_QUESTION_SOURCE,
-      title: fence.to ? `Did the ${noun} to ${fence.to} go out?` : `Did the ${noun} "${fence.subject}" go out?`,
-      prompt:
-        `${service[0]!.toUpperCase()}${service.slice(1)} took this message but never confirmed it, and it cannot be asked. ` +
-        'Check the recipient or the sent folder; it is not sent again unless you say so.',
+      title: question.title,
+      prompt: question.prompt,
       summary: fence.subject,
       priority: 'urgent',
-      options: DELIVERY_OPTIONS,
+      options: question.options,
       payload: { sendId: fence.id, cardId: fence.cardId, to: fence.to, subject: fence.subject, fencedAt: fence.createdAt },
       actions: ['choose'],
       primaryLabel: 'Confirm delivery',

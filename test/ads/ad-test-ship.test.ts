@@ -109,6 +109,36 @@ describe('ad tests through the provider bridge', () => {
     expect(await adsEvents(accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
   });
 
+  it("asks a person whether the ad test was created when the bridge cannot tell, in the ad account's words", async () => {
+    const { accountId, token } = await connected();
+    const card = await adCard(accountId);
+    bridge.state.mode = 'drop-after';
+    bridge.state.lookupStatus = 500;
+    try {
+      expect((await approve(token, card.id)).status).toBe(503);
+      const question = await until(
+        async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        20_000,
+      );
+      expect(question.title).toBe('Was the ad test "Test two headlines" created?');
+      expect(question.prompt).toMatch(/^The ad platform took this ad test but never confirmed it, and it cannot be asked\. /);
+      expect(question.prompt).toContain('Check the campaigns (and their ads) in the ad account for this test.');
+      expect(question.prompt).not.toContain('sent folder');
+      const res = await env
+        .api()
+        .post(`/api/v1/review/${question.id}/answer`)
+        .set(auth(token))
+        .send({ action: 'choose', optionValues: ['mark_sent'] });
+      expect(res.status).toBe(200);
+    } finally {
+      bridge.state.mode = 'accept';
+      bridge.state.lookupStatus = 0;
+    }
+    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
+    const fence = await fenceOf(card.id);
+    expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
+  });
+
   it('refuses with 409 naming the connection when the account has no ads connection, nothing written', async () => {
     const { accountId, token } = await env.tenant();
     const card = await adCard(accountId);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { connectProvider } from '../../src/channels/connections.js';
-import { pollProvider } from '../../src/channels/provider-poll.js';
+import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
 import { recordChannelEvent } from '../../src/results/channel-events.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -47,7 +47,7 @@ describe('polling the ad platform', () => {
       { id: 'm4', type: 'ad_metrics', at, data: { impressions: 5 } },
       { id: 'm5', type: 'something_new', at, data: {} },
     );
-    expect(await pollProvider(env.rt, accountId, 'ads')).toEqual({ connected: true, events: 5, applied: 2, ignored: 3 });
+    expect(await pollProviderEvents(env.rt, accountId, 'ads')).toEqual({ connected: true, events: 5, applied: 2, ignored: 3 });
     const expected = [
       { type: 'impression', amount: 1000, ref_id: 'ads-m1' },
       { type: 'impression', amount: 500, ref_id: 'ads-m2' },
@@ -60,7 +60,7 @@ describe('polling the ad platform', () => {
     expect(await env.rt.db('ad_metrics').where({ account_id: accountId }).orderBy('event_id').pluck('variant')).toEqual(['A', 'B']);
     // A cursor lost (reset) reads them all again and counts nothing twice.
     await env.rt.db('provider_connections').where({ account_id: accountId, kind: 'ads' }).update({ poll_cursor: null });
-    expect(await pollProvider(env.rt, accountId, 'ads')).toMatchObject({ events: 5 });
+    expect(await pollProviderEvents(env.rt, accountId, 'ads')).toMatchObject({ events: 5 });
     expect(await adsEvents(accountId)).toEqual(expected);
     expect(await env.rt.db('ad_metrics').where({ account_id: accountId })).toHaveLength(2);
   });
@@ -85,7 +85,7 @@ describe('polling the ad platform', () => {
       at,
       data: { testId: 't', variant: 'A', impressions: 900, clicks: 30, spend: 4000, conversions: 1 },
     });
-    await pollProvider(env.rt, accountId, 'ads');
+    await pollProviderEvents(env.rt, accountId, 'ads');
     // A conversion our own measurement attributed to ads, and an applied budget change, count beside them.
     await recordChannelEvent(env.rt.db, accountId, { channel: 'ads', type: 'conversion', at, refId: 'conv-1' });
     await recordChannelEvent(env.rt.db, accountId, { channel: 'ads', type: 'budget_change', at, amount: 2500, refId: 'send-1' });
@@ -116,7 +116,7 @@ describe('polling the ad platform', () => {
       { id: 'x2', type: 'ad_metrics', at, data: { testId, variant: 'B', impressions: 50, clicks: 5, spend: 100 } },
       { id: 'x3', type: 'ad_metrics', at, data: { testId: 'another-account-test', impressions: 7 } },
     );
-    await pollProvider(env.rt, accountId, 'ads');
+    await pollProviderEvents(env.rt, accountId, 'ads');
     const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);
     const ads = ResultsResponse.parse(res.body).results.ads;

@@ -137,6 +137,45 @@ describe('budget changes (spend) through the provider bridge', () => {
     expect(await spendEvents(accountId)).toHaveLength(1);
   });
 
+  it('asks a person whether the change was applied when the bridge cannot tell; it counts against the cap until they say no', async () => {
+    const { accountId, token } = await connected(10_000);
+    const card = await budgetCard(accountId, 8000);
+    bridge.state.mode = 'drop-after';
+    bridge.state.lookupStatus = 500;
+    try {
+      expect((await approve(token, card.id)).status).toBe(503);
+      const question = await until(
+        async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        20_000,
+      );
+      expect(question.title).toBe('Was the budget change "Raise the search ads budget" applied?');
+      expect(question.prompt).toMatch(/^The ad platform took this budget change but never confirmed it, and it cannot be asked\. /);
+      expect(question.prompt).toContain("Check the ad account's budget history");
+      expect(question.prompt).toContain('Until you answer, the change counts against the monthly spend cap.');
+      expect(question.prompt).not.toContain('sent folder');
+      expect(question.options.map((o: { label: string }) => o.label)).toEqual([
+        'It was applied: mark the card sent',
+        'It was not applied: put the card back so it can be approved again',
+      ]);
+      bridge.state.mode = 'accept';
+      // Unanswered, the change still counts: another 3000 would pass the cap.
+      expect((await approve(token, (await budgetCard(accountId, 3000)).id)).body).toMatchObject({ left: 2000 });
+      const res = await env
+        .api()
+        .post(`/api/v1/review/${question.id}/answer`)
+        .set(auth(token))
+        .send({ action: 'choose', optionValues: ['mark_not_sent'] });
+      expect(res.status).toBe(200);
+    } finally {
+      bridge.state.mode = 'accept';
+      bridge.state.lookupStatus = 0;
+    }
+    // Not applied: the card waits for a person again and the whole cap is back.
+    expect(await cardOf(card.id)).toMatchObject({ status: 'pending' });
+    expect(await spendEvents(accountId)).toEqual([]);
+    expect((await approve(token, (await budgetCard(accountId, 10_000)).id)).status).toBe(200);
+  });
+
   it('gives a refused change back to the person: 503 for now, 409 for good; nothing counted against the cap', async () => {
     const { accountId, token } = await connected(10_000);
     const card = await budgetCard(accountId, 9000);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { connectProvider } from '../../src/channels/connections.js';
-import { pollProvider, sweepProviderPolls } from '../../src/channels/provider-poll.js';
+import { sweepProviderPolls } from '../../src/channels/provider-poll.js';
+import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
 import { providerPoll, providerPollSweep } from '../../src/jobs/provider-poll.job.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { recordChannelEvent } from '../../src/results/channel-events.js';
@@ -47,19 +48,19 @@ describe('polling the network provider', () => {
       { id: 'ev-2', type: 'reply', at, data: { profileUrl: 'linkedin.com/in/Bo/', replyKind: 'interested' } },
       { id: 'ev-3', type: 'something_new', at, data: {} },
     );
-    expect(await pollProvider(env.rt, accountId, 'network')).toEqual({ connected: true, events: 3, applied: 2, ignored: 1 });
+    expect(await pollProviderEvents(env.rt, accountId, 'network')).toEqual({ connected: true, events: 3, applied: 2, ignored: 1 });
     expect(await networkEvents(accountId)).toEqual([
       { type: 'connection_accepted', ref_id: 'network-ev-1' },
       { type: 'reply', ref_id: 'network-ev-2' },
     ]);
     expect(await env.rt.db('leads').where({ id: lead.id }).first()).toMatchObject({ status: 'replied', reply_kind: 'interested' });
     // The cursor moved: a second poll reads nothing new; a cursor lost (reset) reads them again but counts nothing twice.
-    expect(await pollProvider(env.rt, accountId, 'network')).toMatchObject({ events: 0, applied: 0 });
+    expect(await pollProviderEvents(env.rt, accountId, 'network')).toMatchObject({ events: 0, applied: 0 });
     await env.rt.db('provider_connections').where({ account_id: accountId }).update({ poll_cursor: null });
-    expect(await pollProvider(env.rt, accountId, 'network')).toMatchObject({ events: 3 });
+    expect(await pollProviderEvents(env.rt, accountId, 'network')).toMatchObject({ events: 3 });
     expect(await networkEvents(accountId)).toHaveLength(2);
     // This account has no ads connection: nothing is polled for it.
-    expect(await pollProvider(env.rt, accountId, 'ads')).toEqual({ connected: false, events: 0, applied: 0, ignored: 0 });
+    expect(await pollProviderEvents(env.rt, accountId, 'ads')).toEqual({ connected: false, events: 0, applied: 0, ignored: 0 });
   });
 
   it('polls each connected account in its own job: a failing provider fails alone, a few tries, and its cursor stays', async () => {
@@ -111,7 +112,7 @@ describe('polling the network provider', () => {
       ] as const)
         await recordChannelEvent(env.rt.db, accountId, { channel: 'network', type, at, decidedBy: 'person', refId });
       bridge.events.push({ id: 'r1', type: 'reply', at, data: {} }, { id: 'a1', type: 'accepted', at, data: {} });
-      await pollProvider(env.rt, accountId, 'network');
+      await pollProviderEvents(env.rt, accountId, 'network');
       expect(await read()).toMatchObject({
         available: true,
         data: { window: { requestsSent: 1, messagesSent: 2, replies: 1, connectionsAccepted: 1, replyRate: 0.5 } },

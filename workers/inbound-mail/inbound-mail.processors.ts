@@ -1,8 +1,9 @@
 import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
 import { inboundSweep } from '../../src/jobs/inbound-sweep.job.js';
 import { providerPoll, providerPollSweep } from '../../src/jobs/provider-poll.job.js';
-import { POLL_EVERY_MS, pollProvider, sweepProviderPolls } from '../../src/channels/provider-poll.js';
+import { POLL_EVERY_MS, sweepProviderPolls } from '../../src/channels/provider-poll.js';
 import { processWithinTries, sweepInbound, SWEEP_EVERY_MS } from '../../src/inbound/intake.service.js';
+import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
 import type { Deps } from '../../src/deps.js';
 import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
@@ -16,10 +17,11 @@ export const inboundSweepProcessor = defineProcessor({
   run: async (_p, { rt }) => sweepInbound(rt),
 });
 
-// Provider events (issue 18): replies and accepted requests from the professional network arrive here too.
+// Provider events (issue 18): replies and accepted requests from the professional network arrive here too;
+// a reply acts as a mail reply does (the lead, its sequences, the agent's wake: src/inbound/network-replies.service.ts).
 export const providerPollProcessor = defineProcessor({
   job: providerPoll,
-  run: async (p, { rt }) => pollProvider(rt, p.accountId, p.kind),
+  run: async (p, { rt }) => pollProviderEvents(rt, p.accountId, p.kind),
 });
 
 export const providerPollSweepProcessor = defineProcessor({

@@ -1,0 +1,223 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectProvider } from '../../src/channels/connections.js';
+import { setSpendCap } from '../../src/channels/spend-cap.js';
+import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { enqueue } from '../../src/jobs/registry.js';
+import { startPools, type Pools } from '../../workers/main.js';
+import type { Card } from '../../src/review/cards.repository.js';
+import { buildCard } from '../helpers/factories.js';
+import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { startService, type ServiceProcess } from '../helpers/service-process.js';
+
+/**
+ * kill -9 of the process shipping ad tests and budget changes mid-ship, as network-kill.test.ts does for
+ * network messages. Ad tests ship in the background (the trust ladder's deadlines, card-timers pool);
+ * a budget change always waits for a person, so it ships in the API process that answers the approval.
+ * Each is killed while the bridge holds a shipment it took, its answer not yet sent; the shipping sweep
+ * of a second process (the mail-sends pool here) finds the fence the kill left `sending` and reconciles it
+ * by lookup. The bridge must see one ship per idempotency key, every card must end `sent`, and the
+ * monthly spend cap must count each change once.
+ */
+let env: TestEnv;
+let bridge: ProviderBridgeStandIn;
+let pools: Pools;
+const children: ChildProcess[] = [];
+
+const shipEnv = {
+  MAIL_SEND_TIMEOUT_MS: '1000',
+  MAIL_RECONCILE_DELAY_MS: '100',
+  MAIL_RECONCILE_WINDOW_MS: '20000',
+  MAIL_SWEEP_MS: '250',
+  CARD_SWEEP_MS: '600000',
+};
+
+beforeAll(async () => {
+  bridge = await startProviderBridge();
+  env = await setupTestEnv({ env: shipEnv });
+  // Reconciliation and the shipping sweep run here; the shipping itself in the processes that get killed.
+  pools = await startPools(env.rt, ['mail-sends']);
+});
+
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await pools?.close();
+  await env?.close();
+  await bridge?.close();
+});
+
+const connectAds = (accountId: string) =>
+  connectProvider(env.rt.db, { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+
+/** The bridge's shipments and POSTs under one key. */
+const at = (key: string) => ({
+  shipments: bridge.shipments.filter((s) => s.key === key).length,
+  posts: bridge.posts.filter((p) => p.key === key).length,
+});
+
+async function startWorker(): Promise<ChildProcess> {
+  const queue = env.rt.queues.get('card-timers')!;
+  const before = (await queue.getWorkers()).length;
+  const { BASE_URL: _vite, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers'], {
+    cwd: ROOT,
+    env: { ...inherited, ...envFor(env.config), ...shipEnv },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  await waitFor(async () => (await queue.getWorkers()).length > before, 'worker start', 60_000);
+  return child;
+}
+
+/** An API process of its own (the one a person's approval reaches), and its base URL. */
+async function startApi(): Promise<{ proc: ServiceProcess; url: string }> {
+  const proc = startService(['api'], { ...envFor(env.config), ...shipEnv, PORT: '0', LOG_LEVEL: 'info' });
+  children.push(proc.child);
+  return { proc, url: `http://127.0.0.1:${await proc.port()}` };
+}
+
+describe('kill -9 of the process shipping ad tests and budget changes', () => {
+  it('ships every ad test to the bridge exactly once across worker kills mid-ship, each card sent', async () => {
+    const CARDS = 16;
+    const { accountId } = await env.tenant();
+    await connectAds(accountId);
+    const due = Date.now();
+    const cards = [];
+    for (let i = 0; i < CARDS; i++) {
+      const card = await buildCard(env.rt.db, accountId, 'approval', {
+        sourceType: 'ad_test',
+        title: `Ad test ${i}`,
+        payload: {
+          work: 'ad_test',
+          variants: [{ headline: `Headline ${i}`, body: 'Growth on autopilot' }],
+          budgetCap: 5_000,
+          currency: 'USD',
+          durationDays: 7,
+        },
+        autoResolveAt: due,
+      });
+      cards.push(card);
+    }
+    bridge.state.delayMs = 80;
+    let worker = await startWorker();
+    for (const card of cards) await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at: due });
+    const ours = () => bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.details.accountId === accountId).length;
+    let kills = 0;
+    for (const after of [4, 10]) {
+      await until(async () => ours() >= after, 60_000, 10);
+      worker.kill('SIGKILL');
+      kills++;
+      await new Promise((r) => worker.once('exit', r));
+      worker = await startWorker();
+    }
+    await until(
+      async () => {
+        const rows = await env.rt.db('review_cards').where({ account_id: accountId, status: 'sent' }).count<{ n: string }[]>('* as n');
+        return Number(rows[0]!.n) === CARDS;
+      },
+      180_000,
+      200,
+    );
+    bridge.state.delayMs = 0;
+    expect(kills).toBe(2);
+    for (let i = 0; i < CARDS; i++) {
+      const mine = bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.subject === `Ad test ${i}`);
+      expect(mine, `ad test ${i}`).toHaveLength(1);
+    }
+    const fences = await env.rt.db('mail_sends').where({ account_id: accountId });
+    expect(fences).toHaveLength(CARDS);
+    expect(fences.every((f) => f.status === 'sent' && f.kind_of_work === 'ad_test')).toBe(true);
+    for (const f of fences) expect(at(f.idempotency_key).shipments, f.id).toBe(1);
+    // Kills landed mid-ship (the bridge had taken it, its answer was on the way): reconciliation settled those.
+    expect(fences.filter((f) => f.reconcile_until !== null).length).toBeGreaterThan(0);
+    const events = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'test_launched' });
+    expect(events).toHaveLength(CARDS);
+    expect(new Set(events.map((e) => e.decided_by))).toEqual(new Set(['trust_ladder']));
+  }, 300_000);
+
+  it('applies every budget change once across API kills mid-ship, each card sent, the cap counting each once', async () => {
+    const CHANGES = 4;
+    const AMOUNT = 1_500;
+    const { accountId, token } = await env.tenant();
+    await connectAds(accountId);
+    // Exactly room for every change: one counted twice would make a later approval pass the cap.
+    await setSpendCap(env.rt.db, accountId, String(CHANGES * AMOUNT), 'USD', Date.now());
+    const cards: Card[] = [];
+    for (let i = 0; i < CHANGES; i++) {
+      cards.push(
+        await buildCard(env.rt.db, accountId, 'approval', {
+          sourceType: 'budget_change',
+          title: `Budget change ${i}`,
+          payload: { work: 'spend' },
+          budgetChange: { channel: 'ads', currency: 'USD', period: 'day', from: null, to: null, amount: AMOUNT },
+        }),
+      );
+    }
+    const approve = (url: string, cardId: string) =>
+      fetch(`${url}/api/v1/review/${cardId}/answer`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ action: 'approve' }),
+      });
+    const taken = (title: string) => bridge.shipments.some((s) => s.body.kind === 'spend' && s.body.subject === title);
+    let api = await startApi();
+    let kills = 0;
+    for (const [i, card] of cards.entries()) {
+      if (i % 2 === 1) {
+        const res = await approve(api.url, card.id);
+        expect(res.status, card.title).toBe(200);
+        continue;
+      }
+      // The bridge takes it and holds its answer; the API process is killed before it arrives.
+      bridge.state.delayMs = 60_000;
+      const lost = approve(api.url, card.id).then(
+        () => 'answered',
+        () => 'connection lost',
+      );
+      await until(async () => taken(card.title), 30_000, 10);
+      api.proc.child.kill('SIGKILL');
+      kills++;
+      await api.proc.ended;
+      expect(await lost).toBe('connection lost');
+      bridge.state.delayMs = 0;
+      api = await startApi();
+    }
+    expect(kills).toBe(CHANGES / 2);
+    await until(
+      async () => {
+        const rows = await env.rt
+          .db('review_cards')
+          .whereIn(
+            'id',
+            cards.map((c) => c.id),
+          )
+          .where({ status: 'sent' });
+        return rows.length === CHANGES;
+      },
+      120_000,
+      200,
+    );
+    const fences = await env.rt.db('mail_sends').where({ account_id: accountId });
+    expect(fences).toHaveLength(CHANGES);
+    for (const f of fences) {
+      expect(f, f.id).toMatchObject({ status: 'sent', kind_of_work: 'spend' });
+      // One ship per key, never re-sent: the lookup found what the killed process had shipped.
+      expect(at(f.idempotency_key), f.id).toEqual({ shipments: 1, posts: 1 });
+    }
+    expect(fences.filter((f) => f.reconcile_until !== null)).toHaveLength(CHANGES / 2);
+    const applied = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' });
+    expect(applied.map((e) => Number(e.amount))).toEqual(Array(CHANGES).fill(AMOUNT));
+    // The cap is used exactly once per change: nothing is left, and the next increase is refused.
+    const more = await buildCard(env.rt.db, accountId, 'approval', {
+      sourceType: 'budget_change',
+      title: 'One cent more',
+      payload: { work: 'spend' },
+      budgetChange: { amount: 1 },
+    });
+    const refused = await approve(api.url, more.id);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ error: 'rejected', monthlyCap: CHANGES * AMOUNT, used: CHANGES * AMOUNT, left: 0 });
+  }, 300_000);
+});
