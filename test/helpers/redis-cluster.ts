@@ -107,6 +107,11 @@ async function until(check: () => Promise<boolean>, what: string, ms = 20_000): 
  * how long a master may be silent before its replica takes over.
  */
 export async function startTestCluster(opts: { masters?: number; replicas?: number; nodeTimeoutMs?: number } = {}): Promise<TestCluster> {
+  const found = await run('redis-server', ['--version'], {}).catch((err: Error) => ({ code: -1, stdout: '', stderr: err.message }));
+  if (found.code !== 0)
+    throw new Error(
+      `the tests start a Redis Cluster with redis-server and redis-cli (Debian: apt-get install redis-server): ${found.stderr}`,
+    );
   const masters = opts.masters ?? 3;
   const replicas = opts.replicas ?? 1;
   const dir = mkdtempSync(path.join(TMP, `${DIR_PREFIX}${process.pid}-`));
@@ -148,6 +153,8 @@ export async function startTestCluster(opts: { masters?: number; replicas?: numb
       {},
     );
     if (created.code !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    // A master turns ok no sooner than 2 s after it started (Redis' CLUSTER_WRITABLE_DELAY): the floor
+    // of this start, whatever joins the nodes.
     await until(async () => {
       const all = await Promise.all(ports.map((p) => info(p, 'cluster')));
       return all.every((i) => i.cluster_state === 'ok' && Number(i.cluster_known_nodes) === ports.length);
