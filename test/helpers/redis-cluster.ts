@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,15 +62,16 @@ export function cleanLeftoverClusters(): void {
     const dir = path.join(TMP, name);
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.pid'))) {
       const pid = Number(readFileSync(path.join(dir, file), 'utf8'));
-      // Only a redis-server of that directory: a pid reused since by another process is left alone.
-      const cmd = (() => {
+      // Only a server working in that directory (redis-server changes to its --dir and rewrites its
+      // command line): a pid reused since by another process is left alone.
+      const cwd = (() => {
         try {
-          return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          return readlinkSync(`/proc/${pid}/cwd`);
         } catch {
           return '';
         }
       })();
-      if (cmd.includes('redis-server') && cmd.includes(dir)) process.kill(pid, 'SIGKILL');
+      if (cwd === dir) process.kill(pid, 'SIGKILL');
     }
     rmSync(dir, { recursive: true, force: true });
   }
