@@ -24,6 +24,9 @@ export interface TestCluster {
 }
 
 const DIR_PREFIX = 'gas-redis-cluster-';
+
+/** A server of ours could not take its port: another attempt picks other ports. */
+class PortTaken extends Error {}
 const TMP = os.tmpdir();
 
 const canListen = (port: number) =>
@@ -94,25 +97,38 @@ async function info(port: number, section: string): Promise<Record<string, strin
   }
 }
 
-/** Polls `check` every 50 ms until it is true; throws naming `what` after `ms`. */
+/** Polls `check` every 50 ms until it is true; throws naming `what` after `ms` (or what `check` threw). */
 async function until(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!(await check().catch(() => false))) {
+  while (!(await check().catch((err: unknown) => (err instanceof PortTaken ? Promise.reject(err) : false)))) {
     if (Date.now() > end) throw new Error(`test Redis Cluster: timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
+type Options = { masters?: number; replicas?: number; nodeTimeoutMs?: number };
+
 /**
  * Starts `masters` masters with `replicas` replicas each. `nodeTimeoutMs` is cluster-node-timeout:
- * how long a master may be silent before its replica takes over.
+ * how long a master may be silent before its replica takes over. A port taken by another process
+ * between the check and the server's start (test runs side by side) costs one more attempt.
  */
-export async function startTestCluster(opts: { masters?: number; replicas?: number; nodeTimeoutMs?: number } = {}): Promise<TestCluster> {
+export async function startTestCluster(opts: Options = {}): Promise<TestCluster> {
   const found = await run('redis-server', ['--version'], {}).catch((err: Error) => ({ code: -1, stdout: '', stderr: err.message }));
   if (found.code !== 0)
     throw new Error(
       `the tests start a Redis Cluster with redis-server and redis-cli (Debian: apt-get install redis-server): ${found.stderr}`,
     );
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt === 3 || !(err instanceof PortTaken)) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: Options): Promise<TestCluster> {
   const masters = opts.masters ?? 3;
   const replicas = opts.replicas ?? 1;
   const dir = mkdtempSync(path.join(TMP, `${DIR_PREFIX}${process.pid}-`));
@@ -147,7 +163,12 @@ export async function startTestCluster(opts: { masters?: number; replicas?: numb
       servers.set(port, server);
       writeFileSync(path.join(dir, `${port}.pid`), String(server.pid));
     }
-    await until(async () => (await Promise.all(ports.map((p) => info(p, 'server')))).length === ports.length, 'the servers to answer');
+    // Each port answered by the server this run started there (not by whoever took the port first).
+    await until(async () => {
+      if ([...servers.values()].some((s) => s.exitCode !== null)) throw new PortTaken('a test cluster server exited at start');
+      const answers = await Promise.all(ports.map((p) => info(p, 'server').catch(() => null)));
+      return answers.every((a, i) => a !== null && Number(a.process_id) === servers.get(ports[i]!)!.pid);
+    }, 'the servers to answer');
     const created = await run(
       'redis-cli',
       ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
