@@ -38,7 +38,7 @@ describe('configuration', () => {
     ]);
     for (const bad of ['10.0.0.1', '10.0.0.1:7000,', 'redis://10.0.0.1:7000', '10.0.0.1:0', '10.0.0.1:70000']) {
       expect(() => loadConfig({ REDIS_CLUSTER_NODES: bad }), bad).toThrow(
-        /^invalid configuration: REDIS_CLUSTER_NODES must be a comma-separated list of host:port such as 10\.0\.0\.1:7000,10\.0\.0\.2:7000$/,
+        'invalid configuration: REDIS_CLUSTER_NODES must be a comma-separated list of host:port such as 10.0.0.1:7000,10.0.0.2:7000',
       );
     }
   });
