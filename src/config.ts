@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { int, urlWithScheme } from './env-rules.js';
+import { hostPortList, int, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
   NODE_ENV: z
@@ -14,6 +14,8 @@ const envSchema = z.object({
   DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/growth_agent'),
   DATABASE_POOL_MAX: int(10),
   REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  // Set: the service runs on the Redis Cluster these nodes belong to, and REDIS_URL is not used.
+  REDIS_CLUSTER_NODES: hostPortList(),
   BASE_URL: z.string().url('must be an absolute URL such as https://agent.example.com').optional(),
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
@@ -173,6 +175,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
     databaseUrl: env.DATABASE_URL,
     databasePoolMax: env.DATABASE_POOL_MAX,
     redisUrl: env.REDIS_URL,
+    /** The Redis Cluster's startup nodes (REDIS_CLUSTER_NODES), or null: one Redis at redisUrl. */
+    redisClusterNodes: env.REDIS_CLUSTER_NODES,
     baseUrl: (env.BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     admin:
       env.ADMIN_USER && env.ADMIN_PASSWORD

@@ -26,7 +26,7 @@ export interface Deps {
 
 export function createDeps(config: Config, logger: Logger): Deps {
   const db = createDb(config.databaseUrl, config.databasePoolMax, logger);
-  const redis = createRedis(config.redisUrl, 'producer');
+  const redis = createRedis(config, 'producer');
   const queues = createQueues(redis, config);
   const limiter = createRateLimiter(redis, keyspace(config.queuePrefix), config.limits);
   return {

@@ -25,3 +25,20 @@ export const urlWithScheme = (schemes: string[], fallback: string) =>
       },
       `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}`,
     );
+
+const HOST_PORT = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
+
+/**
+ * `host:port,host:port,…` (REDIS_CLUSTER_NODES): the nodes a Redis Cluster client starts from. Unset
+ * or empty: null (one Redis at REDIS_URL).
+ */
+export const hostPortList = () =>
+  z
+    .string()
+    .optional()
+    .transform((s) => s?.split(',').map((n) => n.trim()) ?? null)
+    .refine(
+      (list) => list === null || list.every((n) => Number(HOST_PORT.exec(n)?.[2] ?? 0) > 0 && Number(HOST_PORT.exec(n)?.[2]) <= 65_535),
+      'must be a comma-separated list of host:port such as 10.0.0.1:7000,10.0.0.2:7000',
+    )
+    .transform((list) => list?.map((n) => ({ host: HOST_PORT.exec(n)![1]!, port: Number(HOST_PORT.exec(n)![2]) })) ?? null);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Config } from './config.js';
 
 const HOW_TO_START = {
@@ -35,21 +35,28 @@ export async function preflight(config: Config): Promise<string[]> {
   } finally {
     await client.end().catch(() => {});
   }
-  const redis = new Redis(config.redisUrl, {
-    lazyConnect: true,
-    connectTimeout: 3_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
+  const cluster = config.redisClusterNodes?.map((n) => `${n.host}:${n.port}`).join(',');
+  // No retries: one attempt, and the socket's own error (or the cluster's last node error) says why.
+  const redis = config.redisClusterNodes
+    ? new Cluster(
+        config.redisClusterNodes.map((n) => ({ ...n })),
+        { lazyConnect: true, clusterRetryStrategy: () => null, redisOptions: { connectTimeout: 3_000, maxRetriesPerRequest: 0 } },
+      )
+    : new Redis(config.redisUrl, { lazyConnect: true, connectTimeout: 3_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
   let socketError: unknown;
-  redis.on('error', (err) => (socketError ??= err));
+  redis.on('error', (err: Error & { lastNodeError?: unknown }) => (socketError ??= err.lastNodeError ?? err));
+  redis.on('node error', (err: unknown) => (socketError ??= err));
   try {
     await redis.connect();
     await redis.ping();
   } catch (err) {
     // ioredis rejects with "Connection is closed"; the socket's own error says why.
+    const why = reason(socketError ?? err);
     problems.push(
-      `Redis is not reachable at ${where(config.redisUrl)} (${reason(socketError ?? err)}): ${HOW_TO_START.redis}; or set REDIS_URL.`,
+      cluster
+        ? `Redis Cluster is not ready at ${cluster} (${why}): start its nodes and check that cluster_state is ok ` +
+            '(redis-cli -p PORT cluster info); or fix REDIS_CLUSTER_NODES.'
+        : `Redis is not reachable at ${where(config.redisUrl)} (${why}): ${HOW_TO_START.redis}; or set REDIS_URL.`,
     );
   } finally {
     redis.disconnect();

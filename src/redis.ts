@@ -1,26 +1,80 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis as Single, type RedisOptions } from 'ioredis';
 
-export type { Redis };
+/** A client of the deployment's Redis: one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
+export type Redis = Single | Cluster;
+
+/** Where the deployment's Redis is; a Config is one. */
+export interface RedisTarget {
+  redisUrl: string;
+  /** Startup nodes of a Redis Cluster; null: the one Redis at redisUrl. */
+  redisClusterNodes: readonly { host: string; port: number }[] | null;
+}
+
+export const isCluster = (redis: Redis): redis is Cluster => redis instanceof Cluster;
+
+const target = (t: string | RedisTarget): RedisTarget => (typeof t === 'string' ? { redisUrl: t, redisClusterNodes: null } : t);
+
+const retry = (times: number) => Math.min(times * 200, 2_000);
 
 /**
  * `producer`: API-side commands fail fast when Redis is away (BullMQ's production guide), so a write
  * can answer 503 at once. `worker`: BullMQ workers block and must retry forever.
+ * On a cluster the same options go to every node's connection (BullMQ reads maxRetriesPerRequest
+ * there); the cluster client follows MOVED/ASK, refreshes its slot map after a failover and retries a
+ * command whose node went away (ioredis' retryDelayOnFailover × maxRedirections, about 1.6 s).
  */
-export function createRedis(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
+export function createRedis(where: string | RedisTarget, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
+  const { redisUrl, redisClusterNodes } = target(where);
   const options: RedisOptions =
     role === 'producer'
-      ? {
-          enableOfflineQueue: false,
-          maxRetriesPerRequest: 1,
-          commandTimeout: 2_000,
-          connectTimeout: 2_000,
-          retryStrategy: (times) => Math.min(times * 200, 2_000),
-        }
-      : { maxRetriesPerRequest: null, enableReadyCheck: false, retryStrategy: (times) => Math.min(times * 200, 2_000) };
-  const client = new Redis(url, { ...options, ...extra });
+      ? { maxRetriesPerRequest: 1, commandTimeout: 2_000, connectTimeout: 2_000 }
+      : { maxRetriesPerRequest: null, enableReadyCheck: false };
+  const offline = role === 'worker';
+  let client: Redis;
+  if (redisClusterNodes) {
+    const { retryStrategy: _r, enableOfflineQueue: _o, ...rest } = extra;
+    client = new Cluster(
+      redisClusterNodes.map((n) => ({ ...n })),
+      { enableOfflineQueue: offline, clusterRetryStrategy: retry, redisOptions: { ...options, ...rest } },
+    );
+  } else client = new Single(redisUrl, { enableOfflineQueue: offline, retryStrategy: retry, ...options, ...extra });
   // Connection errors surface on the commands that need Redis; an unhandled 'error' event would crash.
   client.on('error', () => {});
   return client;
+}
+
+/**
+ * A connection for SUBSCRIBE that reports every break in it ('close', then 'ready' once back). On one
+ * Redis it is a worker connection. On a cluster it is a plain connection to one node (a PUBLISH on
+ * any node reaches subscribers on every node): a cluster client would move its subscription to
+ * another node after a failover without telling, so a listener could not know what it missed. When
+ * its node is gone it reconnects to the next node it knows of (the configured ones, then those the
+ * cluster client `peers` has seen), and subscribes again there.
+ */
+export function createSubscriber(where: RedisTarget, connectionName: string, peers?: Redis): Single {
+  if (!where.redisClusterNodes) return createRedis(where, 'worker', { connectionName }) as Single;
+  const configured = where.redisClusterNodes;
+  const known = () => {
+    const seen = peers && isCluster(peers) ? peers.nodes('all').map((n) => ({ host: n.options.host!, port: n.options.port! })) : [];
+    return [...configured, ...seen.filter((s) => !configured.some((c) => c.host === s.host && c.port === s.port))];
+  };
+  let next = 1;
+  const sub: Single = new Single({
+    ...configured[0],
+    connectionName,
+    maxRetriesPerRequest: null,
+    enableReadyCheck: false,
+    retryStrategy: (times) => {
+      const nodes = known();
+      const node = nodes[next++ % nodes.length]!;
+      // The connector reads host and port from these options on each attempt.
+      sub.options.host = node.host;
+      sub.options.port = node.port;
+      return Math.min(times * 100, 1_000);
+    },
+  });
+  sub.on('error', () => {});
+  return sub;
 }
 
 /** The keyspace for our own (non-BullMQ) keys, derived from the queue prefix: `{gas}` → `gas`. */
@@ -44,8 +98,8 @@ export function whenReady(client: Redis, ms = 3_000): Promise<boolean> {
 }
 
 /** Opens a fail-fast connection for one job (the admin CLI's), waits briefly for it, and closes it after. */
-export async function withRedis<T>(url: string | { redisUrl: string }, fn: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = createRedis(typeof url === 'string' ? url : url.redisUrl, 'producer');
+export async function withRedis<T>(where: string | RedisTarget, fn: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = createRedis(where, 'producer');
   try {
     await whenReady(redis);
     return await fn(redis);

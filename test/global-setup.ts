@@ -3,11 +3,14 @@ import { configWith } from '../src/config.js';
 import { createDb, migrate } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
 import { TEST_DB_PREFIX, urlFor, withAdminClient } from './helpers/db.js';
+import { cleanLeftoverClusters, startTestCluster, type TestCluster } from './helpers/redis-cluster.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** This run's migrated template database; every test file clones it. */
     templateDb: string;
+    /** This run's Redis Cluster (REDIS_CLUSTER_NODES form); the cluster variants of the Redis tests run on it. */
+    redisClusterNodes: string;
   }
 }
 
@@ -34,10 +37,7 @@ async function dropDatabases(which: (pid: number) => boolean): Promise<void> {
   });
 }
 
-/** Migrates a template database once per run; every test file clones it. */
-export async function setup(project: TestProject): Promise<void> {
-  const problems = await preflight(configWith({}));
-  if (problems.length) throw new Error(problems.join('\n'));
+async function migrateTemplate(): Promise<string> {
   await dropDatabases((pid) => !alive(pid));
   const template = `${TEST_DB_PREFIX}tpl_${process.pid}`;
   await withAdminClient(async (c) => {
@@ -50,9 +50,28 @@ export async function setup(project: TestProject): Promise<void> {
   } finally {
     await db.destroy();
   }
-  project.provide('templateDb', template);
+  return template;
+}
+
+let cluster: TestCluster | null = null;
+
+/** Migrates a template database once per run (every test file clones it) and starts a Redis Cluster beside it. */
+export async function setup(project: TestProject): Promise<void> {
+  const problems = await preflight(configWith({}));
+  if (problems.length) throw new Error(problems.join('\n'));
+  cleanLeftoverClusters();
+  // Three masters with a replica each on free loopback ports, about 2 s, while the template migrates.
+  const [template, started] = await Promise.allSettled([migrateTemplate(), startTestCluster()]);
+  if (started.status === 'fulfilled') cluster = started.value;
+  if (template.status === 'rejected' || started.status === 'rejected') {
+    await cluster?.stop();
+    throw template.status === 'rejected' ? template.reason : (started as PromiseRejectedResult).reason;
+  }
+  project.provide('templateDb', template.value);
+  project.provide('redisClusterNodes', started.value.nodes);
 }
 
 export async function teardown(): Promise<void> {
+  await cluster?.stop();
   await dropDatabases((pid) => pid === process.pid || !alive(pid));
 }

@@ -65,7 +65,7 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
 /** Starts one worker per named pool that has jobs in the catalog. */
 export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
   checkPoolConfig(rt.config, names);
-  const connection = createRedis(rt.config.redisUrl, 'worker');
+  const connection = createRedis(rt.config, 'worker');
   const workers: Worker[] = [];
   const started: QueueName[] = [];
   const idle: QueueName[] = [];

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
-import { keyspace, type Redis } from '../redis.js';
+import { isCluster, keyspace, type Redis } from '../redis.js';
 
 /**
  * Which token hashes may belong to a live hook, kept in one Redis hash (field: token hash, value:
@@ -18,7 +18,8 @@ import { keyspace, type Redis } from '../redis.js';
  * a fresh Redis) is not trusted: intake falls back to Postgres and one rebuild fills it again. A
  * rebuild only adds (it never deletes a token a writer added meanwhile). A process also rebuilds
  * after each reconnect before trusting the hash, since a Redis restarted from an older snapshot keeps
- * the sentinel but may miss tokens added since.
+ * the sentinel but may miss tokens added since; on a cluster, after each node it loses (a failover
+ * may promote a replica that missed the last writes).
  */
 const SENTINEL = '!';
 const REBUILD_CHUNK = 1_000;
@@ -70,10 +71,14 @@ function createLiveHooks({ config, db, redis }: { config: Pick<Config, 'queuePre
   // Bumped on every reconnect: a rebuild that began before one does not make the hash trusted.
   let epoch = 0;
   let rebuilding: Promise<void> | null = null;
-  redis.on('ready', () => {
+  const untrust = () => {
     epoch++;
     trusted = false;
-  });
+  };
+  redis.on('ready', untrust);
+  // On a cluster, a node lost (a failover) may have handed the registry's slot to a replica that
+  // missed the last writes: the same as a restart from an older snapshot.
+  if (isCluster(redis)) redis.on('-node', untrust);
 
   function rebuild(): Promise<void> {
     rebuilding ??= (async () => {

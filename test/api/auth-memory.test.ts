@@ -1,12 +1,14 @@
 import request from 'supertest';
 import { describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
+import { configWith } from '../../src/config.js';
 import { createRedis, keyspace } from '../../src/redis.js';
 import { authGuardKeys } from '../../src/tokens/auth-guard.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 import { holdTable } from '../helpers/locks.js';
+import { redisAway } from '../helpers/outages.js';
 import { buildCard } from '../helpers/factories.js';
 
 // API processes remember resolved tokens; these prove a revocation still holds from the very next call.
@@ -45,7 +47,7 @@ describe('remembered tokens', () => {
   it('refuses a revocation it cannot announce, and leaves the token working', async () => {
     const { token, tokenId } = await env.tenant();
     expect((await me(env.app, token)).status).toBe(200);
-    const away = createRedis('redis://127.0.0.1:1', 'producer', { retryStrategy: () => null });
+    const away = createRedis(configWith(redisAway()), 'producer', { retryStrategy: () => null });
     try {
       await expect(revokeToken({ db: env.rt.db, redis: away, config: env.config }, tokenId)).rejects.toMatchObject({ status: 503 });
     } finally {

@@ -6,6 +6,7 @@ import { QUEUES } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { redisAway } from '../helpers/outages.js';
 
 let env: TestEnv;
 it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
@@ -22,7 +23,7 @@ describe('GET /healthz', () => {
 
   it('answers 503 naming redis when Redis is unreachable, and postgres when Postgres is', async () => {
     for (const [override, failed] of [
-      [{ REDIS_URL: 'redis://127.0.0.1:1' }, ['redis']],
+      [redisAway(), ['redis']],
       [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }, ['postgres']],
     ] as const) {
       const rt = createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, ...override }), createLogger('silent'));

@@ -10,6 +10,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { holdTable } from '../helpers/locks.js';
+import { redisAway } from '../helpers/outages.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
@@ -161,7 +162,7 @@ describe('rate limits', () => {
     const { token } = await env.tenant();
     const config = configWith({
       DATABASE_URL: env.config.databaseUrl,
-      REDIS_URL: 'redis://127.0.0.1:1',
+      ...redisAway(),
       QUEUE_PREFIX: env.config.queuePrefix,
     });
     const rt = createDeps(config, createLogger('silent'));

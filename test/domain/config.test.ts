@@ -30,6 +30,19 @@ describe('configuration', () => {
     }
   });
 
+  it('runs on a Redis Cluster when REDIS_CLUSTER_NODES lists host:port pairs, and names the variable when it is malformed', () => {
+    expect(loadConfig({}).redisClusterNodes).toBeNull();
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001' }).redisClusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'redis-b.internal', port: 7001 },
+    ]);
+    for (const bad of ['10.0.0.1', '10.0.0.1:7000,', 'redis://10.0.0.1:7000', '10.0.0.1:0', '10.0.0.1:70000']) {
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: bad }), bad).toThrow(
+        'invalid configuration: REDIS_CLUSTER_NODES must be a comma-separated list of host:port such as 10.0.0.1:7000,10.0.0.2:7000',
+      );
+    }
+  });
+
   it('takes BASE_URL without a trailing slash and enables the board only with both admin variables', () => {
     expect(loadConfig({ BASE_URL: 'https://agent.example.com/' }).baseUrl).toBe('https://agent.example.com');
     expect(loadConfig({ ADMIN_USER: 'ops' }).admin).toBeNull();

@@ -1,4 +1,4 @@
-import { keyspace } from '../../src/redis.js';
+import { isCluster, keyspace } from '../../src/redis.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from './env.js';
 
@@ -8,14 +8,20 @@ import { setupTestEnv, type TestEnv } from './env.js';
  */
 export async function killTurnBusSubscriber(env: Pick<TestEnv, 'config' | 'rt'>): Promise<number> {
   const name = `${keyspace(env.config.queuePrefix)}-turn-bus-${process.pid}`;
-  const list = (await env.rt.redis.client('LIST')) as string;
-  const ids = list
-    .split('\n')
-    .filter((line) => line.includes(` name=${name} `))
-    .map((line) => /^id=(\d+)/.exec(line)?.[1])
-    .filter((id): id is string => Boolean(id));
-  for (const id of ids) await env.rt.redis.client('KILL', 'ID', id);
-  return ids.length;
+  // On a cluster the subscriber is on one node of several: each is asked.
+  const nodes = isCluster(env.rt.redis) ? env.rt.redis.nodes('all') : [env.rt.redis];
+  let closed = 0;
+  for (const node of nodes) {
+    const list = (await node.client('LIST')) as string;
+    const ids = list
+      .split('\n')
+      .filter((line) => line.includes(` name=${name} `))
+      .map((line) => /^id=(\d+)/.exec(line)?.[1])
+      .filter((id): id is string => Boolean(id));
+    for (const id of ids) await node.client('KILL', 'ID', id);
+    closed += ids.length;
+  }
+  return closed;
 }
 
 export interface AgentEnv extends TestEnv {

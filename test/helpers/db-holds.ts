@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { keyspace } from '../../src/redis.js';
+import { createSubscriber, keyspace } from '../../src/redis.js';
 import type { TestEnv } from './env.js';
 import { waitFor } from './processes.js';
 
@@ -93,7 +93,7 @@ export async function cancelHeard(
   env: Pick<TestEnv, 'rt' | 'config'>,
   turnId: string,
 ): Promise<{ heard: Promise<void>; close(): Promise<void> }> {
-  const sub = env.rt.redis.duplicate();
+  const sub = createSubscriber(env.config, 'test-cancel-heard');
   const channel = `${keyspace(env.config.queuePrefix)}:agent:cancel`;
   let resolve!: () => void;
   const heard = new Promise<void>((r) => (resolve = r));

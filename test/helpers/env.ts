@@ -9,6 +9,7 @@ import { createAccount } from '../../src/accounts/accounts.service.js';
 import { configWith, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
+import { isCluster } from '../../src/redis.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES, type Scope } from '../../src/tokens/tokens.types.js';
 import { createTestDatabase } from './db.js';
@@ -29,16 +30,26 @@ export interface EnvOptions {
   logger?: Logger;
 }
 
-/** Removes this file's BullMQ queues and limiter keys so Redis does not fill up across runs. */
+/**
+ * Removes this file's BullMQ queues and limiter keys so Redis does not fill up across runs. On a
+ * cluster each master is scanned, and keys are deleted one by one (a DEL of many must stay in one slot).
+ */
 async function clearRedis(rt: Deps, config: Config): Promise<void> {
   const tag = config.queuePrefix.replace(/[{}]/g, '');
-  for (const pattern of [`${config.queuePrefix}:*`, `${tag}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await rt.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500).catch(() => ['0', [] as string[]] as const);
-      cursor = next;
-      if (keys.length) await rt.redis.del(...keys).catch(() => 0);
-    } while (cursor !== '0');
+  const nodes = isCluster(rt.redis) ? rt.redis.nodes('master') : [rt.redis];
+  for (const node of nodes) {
+    for (const pattern of [`${config.queuePrefix}:*`, `${tag}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500).catch(() => ['0', [] as string[]] as const);
+        cursor = next;
+        if (keys.length)
+          await keys
+            .reduce((p, k) => p.unlink(k), node.pipeline())
+            .exec()
+            .catch(() => null);
+      } while (cursor !== '0');
+    }
   }
 }
 
@@ -47,6 +58,7 @@ export function envFor(config: Config): Record<string, string> {
   return {
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,
+    ...(config.redisClusterNodes ? { REDIS_CLUSTER_NODES: config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',') } : {}),
     QUEUE_PREFIX: config.queuePrefix,
     BASE_URL: config.baseUrl,
     LOG_LEVEL: 'silent',

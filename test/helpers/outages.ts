@@ -72,3 +72,11 @@ export async function tcpProxy(targetPort: number): Promise<{ port: number; cut(
       }),
   };
 }
+
+/**
+ * Variables that point a configuration at a Redis nothing answers for (port 1): the one server, and
+ * the cluster when the file runs on one (a cluster variant), so "Redis away" means the same there.
+ */
+export function redisAway(): { REDIS_URL: string; REDIS_CLUSTER_NODES?: string } {
+  return { REDIS_URL: 'redis://127.0.0.1:1', ...(process.env.REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES: '127.0.0.1:1' } : {}) };
+}

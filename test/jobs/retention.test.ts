@@ -112,8 +112,8 @@ describe('a key after its job finally failed', () => {
   });
   beforeAll(async () => {
     queues = createQueues(env.rt.redis, env.config, ['test-flaky']);
-    connection = createRedis(env.config.redisUrl, 'worker');
-    events = new QueueEvents('test-flaky', { connection: createRedis(env.config.redisUrl, 'worker'), prefix: env.config.queuePrefix });
+    connection = createRedis(env.config, 'worker');
+    events = new QueueEvents('test-flaky', { connection: createRedis(env.config, 'worker'), prefix: env.config.queuePrefix });
     await events.waitUntilReady();
   });
   afterAll(async () => {

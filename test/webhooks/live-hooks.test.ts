@@ -3,6 +3,7 @@ import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { routes } from '../../api/routes.js';
 import { runAdmin } from '../../src/admin/commands.js';
+import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';
@@ -10,6 +11,7 @@ import { Unavailable } from '../../src/errors.js';
 import { createHook, enableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
 import { createRedis } from '../../src/redis.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { redisAway } from '../helpers/outages.js';
 import { expectError } from './helpers.js';
 
 /**
@@ -112,7 +114,7 @@ describe('the live-hooks registry behind intake', () => {
     const { hookId } = (await admin('hook', 'create', '--account', accountId, '--label', 'before')) as { hookId: string };
     await admin('hook', 'disable', '--hook-id', hookId);
     // Nothing listens on port 1: a real client that cannot reach its server.
-    const away = createRedis('redis://127.0.0.1:1', 'producer');
+    const away = createRedis(configWith(redisAway()), 'producer');
     try {
       const deps = { config: env.config, db: env.rt.db, redis: away };
       await expect(createHook(deps, env.config.baseUrl, { accountId, label: 'during' })).rejects.toBeInstanceOf(Unavailable);

@@ -32,9 +32,9 @@ describe('createWorker', () => {
   });
 
   it('runs a job with its parsed payload, and fails a bad payload once without retrying', async () => {
-    const connection = createRedis(env.config.redisUrl, 'worker');
+    const connection = createRedis(env.config, 'worker');
     const queues = createQueues(env.rt.redis, env.config, ['test-echo']);
-    const events = new QueueEvents('test-echo', { connection: createRedis(env.config.redisUrl, 'worker'), prefix: env.config.queuePrefix });
+    const events = new QueueEvents('test-echo', { connection: createRedis(env.config, 'worker'), prefix: env.config.queuePrefix });
     let runs = 0;
     const worker = createWorker(
       'test-echo',
