@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { int, urlWithScheme } from './env-rules.js';
+import { int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
   NODE_ENV: z
@@ -13,6 +13,12 @@ const envSchema = z.object({
     .transform((v) => v ?? '0.0.0.0'),
   DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/growth_agent'),
   DATABASE_POOL_MAX: int(10),
+  // Behind PgBouncer in transaction pooling (docs/decisions.md, "Postgres behind a pooler").
+  DATABASE_POOLER: z
+    .enum(['none', 'transaction'])
+    .optional()
+    .transform((v) => v ?? 'none'),
+  DATABASE_DIRECT_URL: optionalUrlWithScheme(['postgres:', 'postgresql:']),
   REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
   BASE_URL: z.string().url('must be an absolute URL such as https://agent.example.com').optional(),
   ADMIN_USER: z.string().min(1).optional(),
@@ -169,6 +175,10 @@ function buildConfig(env: z.output<typeof envSchema>) {
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolMax: env.DATABASE_POOL_MAX,
+    /** `transaction`: DATABASE_URL is a transaction pooler; only unnamed statements, no session state. */
+    databasePooler: env.DATABASE_POOLER,
+    /** Postgres itself, past the pooler: migrations, database creation and the posts listener use it. */
+    databaseDirectUrl: env.DATABASE_DIRECT_URL ?? null,
     redisUrl: env.REDIS_URL,
     baseUrl: (env.BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     admin:
