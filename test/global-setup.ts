@@ -3,13 +3,22 @@ import { configWith } from '../src/config.js';
 import { createDb, migrate } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
 import { TEST_DB_PREFIX, urlFor, withAdminClient } from './helpers/db.js';
+import { startPgbouncer, type Pgbouncer } from './helpers/pgbouncer.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** This run's migrated template database; every test file clones it. */
     templateDb: string;
+    /**
+     * Only in the `pgbouncer` project: the port of this run's PgBouncer (transaction pooling), which
+     * the project's test files reach their databases through, with DATABASE_POOLER=transaction.
+     */
+    pgbouncerPort?: number;
   }
 }
+
+/** The project whose files run through PgBouncer (vitest.config.ts). */
+export const PGBOUNCER_PROJECT = 'pgbouncer';
 
 const alive = (pid: number): boolean => {
   try {
@@ -34,8 +43,20 @@ async function dropDatabases(which: (pid: number) => boolean): Promise<void> {
   });
 }
 
+/**
+ * What one run sets up once, however many projects (vitest.config.ts) run this file: vitest runs a
+ * project's global setup for each project in the run, in this one process, and every teardown after
+ * the last file. Kept on globalThis, which the projects' module runners share.
+ */
+interface RunWorld {
+  template: Promise<string>;
+  pgbouncer: Promise<Pgbouncer> | null;
+  users: number;
+}
+const run = globalThis as { gasTestRun?: RunWorld };
+
 /** Migrates a template database once per run; every test file clones it. */
-export async function setup(project: TestProject): Promise<void> {
+async function makeTemplate(): Promise<string> {
   const problems = await preflight(configWith({}));
   if (problems.length) throw new Error(problems.join('\n'));
   await dropDatabases((pid) => !alive(pid));
@@ -50,9 +71,23 @@ export async function setup(project: TestProject): Promise<void> {
   } finally {
     await db.destroy();
   }
-  project.provide('templateDb', template);
+  return template;
+}
+
+export async function setup(project: TestProject): Promise<void> {
+  const world = (run.gasTestRun ??= { template: makeTemplate(), pgbouncer: null, users: 0 });
+  world.users++;
+  project.provide('templateDb', await world.template);
+  if (project.name === PGBOUNCER_PROJECT) {
+    world.pgbouncer ??= startPgbouncer(urlFor('postgres'));
+    project.provide('pgbouncerPort', (await world.pgbouncer).port);
+  }
 }
 
 export async function teardown(): Promise<void> {
+  const world = run.gasTestRun;
+  if (world && --world.users > 0) return;
+  delete run.gasTestRun;
+  await (await world?.pgbouncer)?.stop();
   await dropDatabases((pid) => pid === process.pid || !alive(pid));
 }
