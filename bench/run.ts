@@ -17,6 +17,7 @@ import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
 import { networkShip } from './network-ship.bench.js';
 import { oneClick } from './one-click.bench.js';
+import { poolerCost } from './pooler.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
 import { webhook404 } from './webhook-404.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
@@ -48,6 +49,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'inbound-parse': inboundParse,
   'content-measurement': contentMeasurement,
   'network-ship': networkShip,
+  pooler: poolerCost,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

@@ -46,8 +46,11 @@ function binary(): string {
   return found.stdout.trim().split('\n')[0] ?? '';
 }
 
-/** Starts a PgBouncer in front of the Postgres named by `postgresUrl` (its host, port, user and password). */
-export async function startPgbouncer(postgresUrl: string): Promise<Pgbouncer> {
+/**
+ * Starts a PgBouncer in front of the Postgres named by `postgresUrl` (its host, port, user and password),
+ * with `poolSize` server connections per database.
+ */
+export async function startPgbouncer(postgresUrl: string, poolSize = 12): Promise<Pgbouncer> {
   const install = spawnSync('bash', [path.join(ROOT, 'scripts/ensure-pgbouncer.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (install.status !== 0) throw new Error('pgbouncer is missing and could not be installed (scripts/ensure-pgbouncer.sh)');
   reapStale();
@@ -76,7 +79,7 @@ export async function startPgbouncer(postgresUrl: string): Promise<Pgbouncer> {
       `admin_users = ${user}`,
       'max_client_conn = 2000',
       // Server connections per database: a test file's pool (10) and its worker processes share them.
-      'default_pool_size = 12',
+      `default_pool_size = ${poolSize}`,
       // Let go of idle server connections soon: other runs on this machine share Postgres's 100.
       'server_idle_timeout = 10',
       'log_connections = 0',
