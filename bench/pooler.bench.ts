@@ -9,6 +9,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
@@ -56,7 +57,18 @@ export async function poolerCost(ctx: BenchContext): Promise<Section> {
   await db.destroy();
 
   // Enough server connections for the pooled API (10) and worker (20): each running turn holds one for its lock.
-  const pgbouncer = await startPgbouncer(urlFor('postgres'), 30);
+  // Kept while idle, so a backend's CPU time is not lost to a close between the runs that count it.
+  const pgbouncer = await startPgbouncer(urlFor('postgres'), { poolSize: 30, serverIdleSeconds: 3600 });
+  const admin = new pg.Client({ connectionString: urlFor('postgres') });
+  await admin.connect();
+  const database = new URL(config.databaseUrl).pathname.slice(1);
+  /** The Postgres backends serving the bench database (each API's own, or PgBouncer's). */
+  const backends = async () =>
+    (
+      await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`, [
+        database,
+      ])
+    ).rows.map((r) => r.pid);
   const envOf = (way: Way): Record<string, string> => ({
     DATABASE_URL: way === 'pooler' ? viaPgbouncer(config.databaseUrl, pgbouncer.port) : config.databaseUrl,
     DATABASE_POOLER: way === 'direct' ? 'none' : 'transaction',
@@ -92,6 +104,8 @@ export async function poolerCost(ctx: BenchContext): Promise<Section> {
       url: `http://127.0.0.1:${ports[way]}/api/v1/${route}`,
       headers: auth,
       server: api[way],
+      // The database side counts too: parsing unnamed statements is Postgres's work, the hop PgBouncer's.
+      alsoCpu: async () => [...(await backends()), ...(way === 'pooler' ? [pgbouncer.pid] : [])],
     });
     const targets: Target[] = [
       { name: 'bare Express', url: `http://127.0.0.1:${ports.express}/`, server: express },
@@ -145,12 +159,14 @@ export async function poolerCost(ctx: BenchContext): Promise<Section> {
         '',
         `Through PgBouncer with the setting, \`GET /review\` serves ${ratio(get('review', 'pooler').rps, get('review', 'direct').rps)} ` +
           `the requests per second of the same route straight to Postgres (p50 ${fmt(get('review', 'direct').p50, 1)} → ` +
-          `${fmt(get('review', 'pooler').p50, 1)} ms, API CPU per request ${cpuRatio(get('review', 'pooler'), get('review', 'direct'))}), ` +
+          `${fmt(get('review', 'pooler').p50, 1)} ms, CPU per request ${cpuRatio(get('review', 'pooler'), get('review', 'direct'))}), ` +
           `and \`GET /me\` ${ratio(get('me', 'pooler').rps, get('me', 'direct').rps)} (p50 ${fmt(get('me', 'direct').p50, 1)} → ` +
           `${fmt(get('me', 'pooler').p50, 1)} ms, CPU ${cpuRatio(get('me', 'pooler'), get('me', 'direct'))}). The setting alone ` +
           `(unnamed statements, parsed on every call, no PgBouncer): ${ratio(get('review', 'setting').rps, get('review', 'direct').rps)} ` +
           `and ${ratio(get('me', 'setting').rps, get('me', 'direct').rps)} (CPU ${cpuRatio(get('review', 'setting'), get('review', 'direct'))} ` +
-          `and ${cpuRatio(get('me', 'setting'), get('me', 'direct'))}). Server CPU counts the API process only, not PgBouncer's.`,
+          `and ${cpuRatio(get('me', 'setting'), get('me', 'direct'))}).`,
+        'Server CPU per request here counts the API process, the Postgres backends serving the database and, through the pooler,',
+        "PgBouncer: the whole cost of an answer but Redis's; on a loaded machine it moves far less than requests per second.",
         '',
         `Agent round trip (POST /agent/messages with waitSeconds, offline brain), one API and one \`agent-turns\` worker process each way,`,
         `closed loops, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s, medians. Behind the pooler a drain takes the account lock in a`,
@@ -170,6 +186,7 @@ export async function poolerCost(ctx: BenchContext): Promise<Section> {
   } finally {
     await Promise.all((await Promise.allSettled(servers)).flatMap((s) => (s.status === 'fulfilled' ? [stop(s.value)] : [])));
     await pgbouncer.stop();
+    await admin.end();
   }
 }
 

@@ -12,6 +12,7 @@ import { freePort, ROOT, waitFor } from './processes.js';
  */
 export interface Pgbouncer {
   port: number;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -48,9 +49,9 @@ function binary(): string {
 
 /**
  * Starts a PgBouncer in front of the Postgres named by `postgresUrl` (its host, port, user and password),
- * with `poolSize` server connections per database.
+ * with `poolSize` server connections per database, each closed after `serverIdleSeconds` unused.
  */
-export async function startPgbouncer(postgresUrl: string, poolSize = 12): Promise<Pgbouncer> {
+export async function startPgbouncer(postgresUrl: string, { poolSize = 12, serverIdleSeconds = 10 } = {}): Promise<Pgbouncer> {
   const install = spawnSync('bash', [path.join(ROOT, 'scripts/ensure-pgbouncer.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (install.status !== 0) throw new Error('pgbouncer is missing and could not be installed (scripts/ensure-pgbouncer.sh)');
   reapStale();
@@ -81,7 +82,7 @@ export async function startPgbouncer(postgresUrl: string, poolSize = 12): Promis
       // Server connections per database: a test file's pool (10) and its worker processes share them.
       `default_pool_size = ${poolSize}`,
       // Let go of idle server connections soon: other runs on this machine share Postgres's 100.
-      'server_idle_timeout = 10',
+      `server_idle_timeout = ${serverIdleSeconds}`,
       'log_connections = 0',
       'log_disconnections = 0',
       '',
@@ -121,6 +122,7 @@ export async function startPgbouncer(postgresUrl: string, poolSize = 12): Promis
   }
   return {
     port,
+    pid: child.pid!,
     async stop() {
       if (!exited) {
         const gone = new Promise((r) => child.once('exit', r));
