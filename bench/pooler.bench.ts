@@ -163,13 +163,15 @@ export async function poolerCost(ctx: BenchContext): Promise<Section> {
           `and \`GET /me\` ${ratio(get('me', 'pooler').rps, get('me', 'direct').rps)} (p50 ${fmt(get('me', 'direct').p50, 1)} → ` +
           `${fmt(get('me', 'pooler').p50, 1)} ms, CPU ${cpuRatio(get('me', 'pooler'), get('me', 'direct'))}). The setting alone ` +
           `(unnamed statements, parsed on every call, no PgBouncer): ${ratio(get('review', 'setting').rps, get('review', 'direct').rps)} ` +
-          `and ${ratio(get('me', 'setting').rps, get('me', 'direct').rps)} (CPU ${cpuRatio(get('review', 'setting'), get('review', 'direct'))} ` +
+          `and ${ratio(get('me', 'setting').rps, get('me', 'direct').rps)} ` +
+          `(CPU ${cpuRatio(get('review', 'setting'), get('review', 'direct'))} ` +
           `and ${cpuRatio(get('me', 'setting'), get('me', 'direct'))}).`,
         'Server CPU per request here counts the API process, the Postgres backends serving the database and, through the pooler,',
         "PgBouncer: the whole cost of an answer but Redis's; on a loaded machine it moves far less than requests per second.",
         '',
         `Agent round trip (POST /agent/messages with waitSeconds, offline brain), one API and one \`agent-turns\` worker process each way,`,
-        `closed loops, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s, medians. Behind the pooler a drain takes the account lock in a`,
+        `closed loops, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s, medians. Behind the pooler a drain takes the ` +
+          'account lock in a',
         'transaction of its own: three more round trips per drain (docs/decisions.md, "Postgres behind a pooler").',
         '',
         '| target | turns/s | p50 ms | p99 ms | failed |',
