@@ -1,8 +1,25 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that also run through a real PgBouncer in transaction pooling (the `pgbouncer` project, set up by
+ * test/global-setup.ts), with DATABASE_POOLER=transaction: the code a transaction pooler could break
+ * (docs/decisions.md, "Postgres behind a pooler"). The turn lock and its concurrency across worker
+ * processes, named statements on the turn path, token and webhook intake, the review queue and approve
+ * path, the posts memory's listener, and migrating through the pooler.
+ */
+export const THROUGH_PGBOUNCER = [
+  'test/pooler/*.test.ts',
+  'test/agent/turn-statements.test.ts',
+  'test/agent/worker-processes.test.ts',
+  'test/api/auth.test.ts',
+  'test/webhooks/intake.test.ts',
+  'test/review/review-api.test.ts',
+  'test/review/queue-json.test.ts',
+  'test/content/post-cache.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Long chaos variants run only through `npm run test:chaos` (vitest.chaos.config.ts).
     exclude: ['**/node_modules/**', 'test/**/*.chaos.test.ts'],
     globalSetup: ['test/global-setup.ts'],
@@ -16,5 +33,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    projects: [
+      { extends: true, test: { name: 'postgres', include: ['test/**/*.test.ts'], exclude: ['test/pooler/**'] } },
+      { extends: true, test: { name: 'pgbouncer', include: THROUGH_PGBOUNCER } },
+    ],
   },
 });

@@ -16,17 +16,18 @@ import { fmt, freePort, median, ROOT, startServer, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 import { BENCH_DATABASE, urlFor } from './urls.js';
 
-interface Run {
+export interface Run {
   ok: number;
   failed: number;
   latencies: number[];
   seconds: number;
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+export const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** `clients` loops, each sending its next request when the last one answered, for `seconds`. */
-async function closedLoop(
+export async function closedLoop(
   clients: { url: string; init: () => RequestInit; ok: (status: number, body: unknown) => boolean }[],
   seconds: number,
 ): Promise<Run> {
@@ -123,8 +124,8 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
     }
     const summary = (rs: Run[]) => ({
       rps: median(rs.map((r) => r.ok / r.seconds)),
-      p50: median(rs.map((r) => pct(r.latencies, 50))),
-      p99: median(rs.map((r) => pct(r.latencies, 99))),
+      p50: median(rs.map((r) => percentile(r.latencies, 50))),
+      p99: median(rs.map((r) => percentile(r.latencies, 99))),
       failed: rs.reduce((a, r) => a + r.failed, 0),
       total: rs.reduce((a, r) => a + r.ok, 0),
     });

@@ -31,6 +31,8 @@ export interface Target {
   nextBody?: () => string;
   /** The server answering it: its process tree's CPU time is read around each run. */
   server?: ChildProcess;
+  /** More processes whose CPU time counts for it (listed before and after each run: a pooler, Postgres backends). */
+  alsoCpu?: () => Promise<number[]>;
 }
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -62,6 +64,23 @@ export function treeCpuMs(rootPid: number): number {
     for (const [child, p] of procs) if (p.ppid === pid) todo.push(child);
   }
   return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** CPU time (ms, user + system) of one process, 0 when it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** Starts counting the CPU time of the processes `list` names; the returned function gives what they spent since (ms). */
+async function cpuSince(list: () => Promise<number[]>): Promise<() => Promise<number>> {
+  const before = new Map((await list()).map((pid) => [pid, processCpuMs(pid)]));
+  return async () => (await list()).reduce((ms, pid) => ms + processCpuMs(pid) - (before.get(pid) ?? 0), 0);
 }
 
 export function freePort(): Promise<number> {
@@ -104,6 +123,7 @@ export async function stop(child: ChildProcess): Promise<void> {
 /** One autocannon run: requests a second and latency percentiles (ms). */
 export async function load(target: Target, seconds: number, connections = 10): Promise<Load> {
   const pid = target.server?.pid;
+  const others = target.alsoCpu ? await cpuSince(target.alsoCpu) : null;
   const cpuBefore = pid ? treeCpuMs(pid) : 0;
   const result = await autocannon({
     url: target.url,
@@ -132,7 +152,8 @@ export async function load(target: Target, seconds: number, connections = 10): P
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
-    cpuUs: pid && result.requests.total ? ((treeCpuMs(pid) - cpuBefore) * 1000) / result.requests.total : undefined,
+    cpuUs:
+      pid && result.requests.total ? ((treeCpuMs(pid) - cpuBefore + ((await others?.()) ?? 0)) * 1000) / result.requests.total : undefined,
   };
 }
 

@@ -18,6 +18,7 @@ import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
 import { networkShip } from './network-ship.bench.js';
 import { oneClick } from './one-click.bench.js';
+import { poolerCost } from './pooler.bench.js';
 import { roundTrips } from './round-trips.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
 import { webhook404 } from './webhook-404.bench.js';
@@ -51,6 +52,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'content-measurement': contentMeasurement,
   'network-ship': networkShip,
   'round-trips': roundTrips,
+  pooler: poolerCost,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

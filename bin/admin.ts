@@ -1,7 +1,7 @@
 /** `npm run --silent admin -- <noun> <verb> [--flags]`: one JSON object on stdout, or `{"error"}` on stderr and exit 1. */
 import { adminErrorMessage, runAdmin } from '../src/admin/commands.js';
 import { loadConfig } from '../src/config.js';
-import { createDb, ensureDatabase, migrate } from '../src/db.js';
+import { createDb, prepareDatabase } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
 import { nodeVersionProblem } from '../src/node-version.js';
 
@@ -11,10 +11,9 @@ async function main(): Promise<number> {
   const config = loadConfig();
   const problems = await preflight(config);
   if (problems.length) throw new Error(problems.join(' '));
-  await ensureDatabase(config.databaseUrl);
-  const db = createDb(config.databaseUrl, 2);
+  await prepareDatabase(config);
+  const db = createDb(config.databaseUrl, 2, undefined, config.databasePooler);
   try {
-    await migrate(db);
     const out = await runAdmin(process.argv.slice(2), { config, db });
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;

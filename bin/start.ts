@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { startApi, type ApiServer } from '../api/server.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
-import { createDb, ensureDatabase, migrate } from '../src/db.js';
+import { prepareDatabase } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { preflight } from '../src/preflight.js';
 import { nodeVersionProblem } from '../src/node-version.js';
@@ -57,10 +57,8 @@ async function main(): Promise<void> {
   const problems = await preflight(config);
   if (problems.length) fail(problems.join('\n'));
 
-  if (await ensureDatabase(config.databaseUrl)) logger.info('created database');
-  const db = createDb(config.databaseUrl, 2);
-  const applied = await migrate(db);
-  await db.destroy();
+  const { created, applied } = await prepareDatabase(config);
+  if (created) logger.info('created database');
   if (applied.length) logger.info({ applied }, 'migrations applied');
   logger.flush();
   if (role === 'migrate') return;

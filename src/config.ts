@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hostPortList, int, urlWithScheme } from './env-rules.js';
+import { hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
   NODE_ENV: z
@@ -13,6 +13,12 @@ const envSchema = z.object({
     .transform((v) => v ?? '0.0.0.0'),
   DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/growth_agent'),
   DATABASE_POOL_MAX: int(10),
+  // Behind PgBouncer in transaction pooling (docs/decisions.md, "Postgres behind a pooler").
+  DATABASE_POOLER: z
+    .enum(['none', 'transaction'])
+    .optional()
+    .transform((v) => v ?? 'none'),
+  DATABASE_DIRECT_URL: optionalUrlWithScheme(['postgres:', 'postgresql:']),
   REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
   // Set: the service runs on the Redis Cluster these nodes belong to, and REDIS_URL is not used.
   REDIS_CLUSTER_NODES: hostPortList(),
@@ -174,6 +180,10 @@ function buildConfig(env: z.output<typeof envSchema>) {
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolMax: env.DATABASE_POOL_MAX,
+    /** `transaction`: DATABASE_URL is a transaction pooler; only unnamed statements, no session state. */
+    databasePooler: env.DATABASE_POOLER,
+    /** Postgres itself, past the pooler: migrations, database creation and the posts listener use it. */
+    databaseDirectUrl: env.DATABASE_DIRECT_URL ?? null,
     redisUrl: env.REDIS_URL,
     /** The Redis Cluster's startup nodes (REDIS_CLUSTER_NODES), or null: one Redis at redisUrl. */
     redisClusterNodes: env.REDIS_CLUSTER_NODES,

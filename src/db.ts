@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 
 export type Db = Knex;
@@ -29,8 +30,21 @@ const migrationSource: Knex.MigrationSource<string> = {
   },
 };
 
-export function createDb(databaseUrl: string, poolMax = 10, logger?: Logger): Db {
-  return knex({
+/**
+ * How the service reaches Postgres: `none`, directly (or through a session pooler); `transaction`, through
+ * a transaction pooler such as PgBouncer's `pool_mode = transaction`, which hands each transaction any
+ * server connection: then no statement is named and nothing is kept on a session (docs/decisions.md,
+ * "Postgres behind a pooler").
+ */
+export type Pooler = Config['databasePooler'];
+
+/** knex configs (shared by a knex instance and its transactions) of pools that run through a transaction pooler. */
+const behindPoolers = new WeakSet<object>();
+/** Marks a pg connection of such a pool: statements on it go unnamed. */
+const UNNAMED = Symbol('unnamed statements only');
+
+export function createDb(databaseUrl: string, poolMax = 10, logger?: Logger, pooler: Pooler = 'none'): Db {
+  const db = knex({
     // knex would print pool errors to the console; they belong in our log (the request answers 503).
     log: {
       warn: (m: unknown) => logger?.warn({ knex: String(m) }, 'knex warning'),
@@ -40,11 +54,44 @@ export function createDb(databaseUrl: string, poolMax = 10, logger?: Logger): Db
     },
     client: 'pg',
     connection: { connectionString: databaseUrl, connectionTimeoutMillis: 3_000 },
-    pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
+    pool: {
+      min: 0,
+      max: poolMax,
+      idleTimeoutMillis: 30_000,
+      ...(pooler === 'transaction' && {
+        afterCreate: (conn: Record<symbol, boolean>, done: (err: Error | null, conn: unknown) => void) => {
+          conn[UNNAMED] = true;
+          done(null, conn);
+        },
+      }),
+    },
     acquireConnectionTimeout: 5_000,
     migrations: { migrationSource, tableName: 'knex_migrations' },
   });
+  if (pooler === 'transaction') behindPoolers.add(db.client.config as object);
+  return db;
 }
+
+/** The pool (or its transaction) runs through a transaction pooler: no session state, no named statements. */
+export const behindPooler = (q: Queryable): boolean => behindPoolers.has(q.client.config as object);
+
+/** The service's pool for this configuration. */
+export const createServiceDb = (config: Config, logger?: Logger): Db =>
+  createDb(config.databaseUrl, config.databasePoolMax, logger, config.databasePooler);
+
+/**
+ * Postgres past any pooler, for what needs a session of its own or the `postgres` database: creating the
+ * database, migrating, LISTEN. DATABASE_DIRECT_URL, else DATABASE_URL.
+ */
+export const directUrl = (config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl'>): string =>
+  config.databaseDirectUrl ?? config.databaseUrl;
+
+/**
+ * Where this process may LISTEN, or null: a transaction pooler cannot carry a listener (the server
+ * connection it LISTENed on goes to other clients), so behind one only DATABASE_DIRECT_URL will do.
+ */
+export const listenUrl = (config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePooler'>): string | null =>
+  config.databasePooler === 'transaction' ? config.databaseDirectUrl : config.databaseUrl;
 
 /** Runs every pending migration; safe to run from several processes at once (knex takes a lock). */
 export async function migrate(db: Db): Promise<string[]> {
@@ -76,6 +123,22 @@ export async function ensureDatabase(databaseUrl: string, template?: string): Pr
   }
 }
 
+/**
+ * What every role does before it starts: creates the database when missing and migrates it, both over
+ * Postgres itself when DATABASE_DIRECT_URL is set (a pooler may not reach the `postgres` database),
+ * else over DATABASE_URL (knex's migration lock is a row and each migration one transaction, so a
+ * transaction pooler carries them too).
+ */
+export async function prepareDatabase(config: Config): Promise<{ created: boolean; applied: string[] }> {
+  const created = await ensureDatabase(directUrl(config));
+  const db = createDb(directUrl(config), 2, undefined, config.databaseDirectUrl ? 'none' : config.databasePooler);
+  try {
+    return { created, applied: await migrate(db) };
+  } finally {
+    await db.destroy();
+  }
+}
+
 /** Epoch milliseconds, the spec's only time format. */
 export const now = (): number => Date.now();
 
@@ -83,6 +146,7 @@ export const now = (): number => Date.now();
 export interface PgConnection {
   query(config: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
   __knex__disposed?: unknown;
+  [UNNAMED]?: boolean;
 }
 
 interface PoolClient {
@@ -93,7 +157,11 @@ interface PoolClient {
 /** Where a turn statement runs: knex's pool, an open knex transaction, or a connection the caller holds. */
 export type Runner = Queryable | PgConnection;
 
-/** A statement the turn path runs often: prepared once per connection, then only bound and executed. */
+/**
+ * A statement the turn path runs often: prepared once per connection, then only bound and executed.
+ * Behind a transaction pooler it goes unnamed (parsed each time): the next transaction may run on a
+ * server connection that never saw it, or one that has it already from another client.
+ */
 export interface Statement {
   name: string;
   text: string;
@@ -108,11 +176,13 @@ const isConnection = (r: Runner): r is PgConnection => typeof r !== 'function';
  * so the statement belongs to the transaction.
  */
 export async function run<T>(on: Runner, stmt: Statement, values: unknown[]): Promise<T[]> {
-  if (isConnection(on)) return (await on.query({ name: stmt.name, text: stmt.text, values })).rows as T[];
+  const query = async (conn: PgConnection) =>
+    (await conn.query(conn[UNNAMED] ? { text: stmt.text, values } : { name: stmt.name, text: stmt.text, values })).rows as T[];
+  if (isConnection(on)) return query(on);
   const client = on.client as unknown as PoolClient;
   const conn = await client.acquireConnection();
   try {
-    return (await conn.query({ name: stmt.name, text: stmt.text, values })).rows as T[];
+    return await query(conn);
   } finally {
     await client.releaseConnection(conn);
   }
@@ -136,8 +206,9 @@ export async function withConnection<T>(db: Queryable, fn: (conn: PgConnection, 
 }
 
 /**
- * A named prepared statement on a connection from knex's pool (or the transaction's own), for the few
- * queries on every request's path where the query builder's cost shows in profiles.
+ * A named prepared statement (unnamed behind a transaction pooler) on a connection from knex's pool (or
+ * the transaction's own), for the few queries on every request's path where the query builder's cost
+ * shows in profiles.
  */
 export function preparedQuery<T>(q: Queryable, config: { name: string; text: string; values: unknown[] }): Promise<T[]> {
   return run<T>(q, config, config.values);

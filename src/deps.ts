@@ -1,5 +1,5 @@
 import type { Config } from './config.js';
-import { createDb, type Db } from './db.js';
+import { createServiceDb, type Db } from './db.js';
 import { createQueues, closeQueues, type QueueSet } from './jobs/registry.js';
 import type { Logger } from './logger.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
@@ -25,7 +25,7 @@ export interface Deps {
 }
 
 export function createDeps(config: Config, logger: Logger): Deps {
-  const db = createDb(config.databaseUrl, config.databasePoolMax, logger);
+  const db = createServiceDb(config, logger);
   const redis = createRedis(config, 'producer');
   const queues = createQueues(redis, config);
   const limiter = createRateLimiter(redis, keyspace(config.queuePrefix), config.limits);

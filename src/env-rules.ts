@@ -10,21 +10,24 @@ export const int = (fallback: number, min = 1) =>
     .optional()
     .transform((n) => n ?? fallback);
 
+const hasScheme = (schemes: string[]) => (s: string) => {
+  try {
+    return schemes.includes(new URL(s).protocol);
+  } catch {
+    return false;
+  }
+};
+const schemeMessage = (schemes: string[]) => `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}`;
+
 export const urlWithScheme = (schemes: string[], fallback: string) =>
   z
     .string()
     .optional()
     .transform((s) => s ?? fallback)
-    .refine(
-      (s) => {
-        try {
-          return schemes.includes(new URL(s).protocol);
-        } catch {
-          return false;
-        }
-      },
-      `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}`,
-    );
+    .refine(hasScheme(schemes), schemeMessage(schemes));
+
+/** A URL with one of the schemes, or undefined when unset. */
+export const optionalUrlWithScheme = (schemes: string[]) => z.string().refine(hasScheme(schemes), schemeMessage(schemes)).optional();
 
 const HOST_PORT = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
 

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Cluster, Redis } from 'ioredis';
 import type { Config } from './config.js';
+import { directUrl } from './db.js';
 
 const HOW_TO_START = {
   postgres:
@@ -22,7 +23,8 @@ function reason(err: unknown): string {
 /** Checks that Postgres (the server, not yet our database) and Redis answer; returns one line per problem. */
 export async function preflight(config: Config): Promise<string[]> {
   const problems: string[] = [];
-  const admin = new URL(config.databaseUrl);
+  // Postgres itself when DATABASE_DIRECT_URL names it: that is where the database is created and migrated.
+  const admin = new URL(directUrl(config));
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 3_000 });
   try {
@@ -30,7 +32,7 @@ export async function preflight(config: Config): Promise<string[]> {
     await client.query('select 1');
   } catch (err) {
     problems.push(
-      `Postgres is not reachable at ${where(config.databaseUrl)} (${reason(err)}): ${HOW_TO_START.postgres}; or set DATABASE_URL.`,
+      `Postgres is not reachable at ${where(admin.toString())} (${reason(err)}): ${HOW_TO_START.postgres}; or set DATABASE_URL.`,
     );
   } finally {
     await client.end().catch(() => {});

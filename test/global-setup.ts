@@ -3,6 +3,7 @@ import { configWith } from '../src/config.js';
 import { createDb, migrate } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
 import { TEST_DB_PREFIX, urlFor, withAdminClient } from './helpers/db.js';
+import { startPgbouncer, type Pgbouncer } from './helpers/pgbouncer.js';
 import { cleanLeftoverClusters, startTestCluster, type TestCluster } from './helpers/redis-cluster.js';
 
 declare module 'vitest' {
@@ -11,8 +12,16 @@ declare module 'vitest' {
     templateDb: string;
     /** This run's Redis Cluster (REDIS_CLUSTER_NODES form); the cluster variants of the Redis tests run on it. */
     redisClusterNodes: string;
+    /**
+     * Only in the `pgbouncer` project: the port of this run's PgBouncer (transaction pooling), which
+     * the project's test files reach their databases through, with DATABASE_POOLER=transaction.
+     */
+    pgbouncerPort?: number;
   }
 }
+
+/** The project whose files run through PgBouncer (vitest.config.ts). */
+export const PGBOUNCER_PROJECT = 'pgbouncer';
 
 const alive = (pid: number): boolean => {
   try {
@@ -37,7 +46,23 @@ async function dropDatabases(which: (pid: number) => boolean): Promise<void> {
   });
 }
 
-async function migrateTemplate(): Promise<string> {
+/**
+ * What one run sets up once, however many projects (vitest.config.ts) run this file: vitest runs a
+ * project's global setup for each project in the run, in this one process, and every teardown after
+ * the last file. Kept on globalThis, which the projects' module runners share.
+ */
+interface RunWorld {
+  template: Promise<string>;
+  cluster: Promise<TestCluster>;
+  pgbouncer: Promise<Pgbouncer> | null;
+  users: number;
+}
+const run = globalThis as { gasTestRun?: RunWorld };
+
+/** Migrates a template database once per run; every test file clones it. */
+async function makeTemplate(): Promise<string> {
+  const problems = await preflight(configWith({}));
+  if (problems.length) throw new Error(problems.join('\n'));
   await dropDatabases((pid) => !alive(pid));
   const template = `${TEST_DB_PREFIX}tpl_${process.pid}`;
   await withAdminClient(async (c) => {
@@ -53,25 +78,33 @@ async function migrateTemplate(): Promise<string> {
   return template;
 }
 
-let cluster: TestCluster | null = null;
-
-/** Migrates a template database once per run (every test file clones it) and starts a Redis Cluster beside it. */
-export async function setup(project: TestProject): Promise<void> {
-  const problems = await preflight(configWith({}));
-  if (problems.length) throw new Error(problems.join('\n'));
+/** The template migrates while a Redis Cluster (three masters with a replica each, about 2 s) starts beside it. */
+function startWorld(): RunWorld {
   cleanLeftoverClusters();
-  // Three masters with a replica each on free loopback ports, about 2 s, while the template migrates.
-  const [template, started] = await Promise.allSettled([migrateTemplate(), startTestCluster()]);
-  if (started.status === 'fulfilled') cluster = started.value;
-  if (template.status === 'rejected' || started.status === 'rejected') {
-    await cluster?.stop();
-    throw template.status === 'rejected' ? template.reason : (started as PromiseRejectedResult).reason;
+  const template = makeTemplate();
+  const cluster = startTestCluster();
+  // Whichever fails, the other is not left behind: a started cluster stops when the template fails.
+  template.catch(async () => (await cluster.catch(() => null))?.stop());
+  cluster.catch(() => {});
+  return { template, cluster, pgbouncer: null, users: 0 };
+}
+
+export async function setup(project: TestProject): Promise<void> {
+  const world = (run.gasTestRun ??= startWorld());
+  world.users++;
+  project.provide('templateDb', await world.template);
+  project.provide('redisClusterNodes', (await world.cluster).nodes);
+  if (project.name === PGBOUNCER_PROJECT) {
+    world.pgbouncer ??= startPgbouncer(urlFor('postgres'));
+    project.provide('pgbouncerPort', (await world.pgbouncer).port);
   }
-  project.provide('templateDb', template.value);
-  project.provide('redisClusterNodes', started.value.nodes);
 }
 
 export async function teardown(): Promise<void> {
-  await cluster?.stop();
+  const world = run.gasTestRun;
+  if (world && --world.users > 0) return;
+  delete run.gasTestRun;
+  await (await world?.pgbouncer)?.stop();
+  await (await world?.cluster.catch(() => null))?.stop();
   await dropDatabases((pid) => pid === process.pid || !alive(pid));
 }

@@ -1,5 +1,6 @@
 import { atomFeed, sitemap } from '../../src/content/feed.js';
 import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
+import { listenUrl } from '../../src/db.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
 
@@ -55,7 +56,7 @@ export const contentRoutes: RouteDef[] = [
     responses: { 200: { description: 'The post', schema: ContentPostResponse }, 304: NOT_MODIFIED },
   }).handle(async ({ params }, ctx) => {
     const { db, config } = ctx.deps;
-    const { json, etag } = await postResponse(db, config.databaseUrl, ctx.principal.accountId, params.slug);
+    const { json, etag } = await postResponse(db, listenUrl(config), ctx.principal.accountId, params.slug);
     const { fresh, headers } = validated(ctx, json, etag);
     return fresh ? { status: 304, headers } : { json, headers };
   }),

@@ -3,6 +3,7 @@ import { createAccount, getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite, listAudit } from '../audit/audit.service.js';
 import { removeFromBlocklist } from '../blocklist/blocklist.service.js';
 import { postCache } from '../content/post-cache.js';
+import { listenUrl } from '../db.js';
 import { setBlogBaseUrl } from '../content/posts.service.js';
 import { setLeadColumns } from '../leads/leads.service.js';
 import type { Deps } from '../deps.js';
@@ -234,7 +235,7 @@ export const VERBS: Record<string, Verb> = {
         result: await setBlogBaseUrl(trx, f.account!, f.url!),
         targetId: f.account!,
       }));
-      postCache(config.databaseUrl).changed(f.account!);
+      postCache(listenUrl(config)).changed(f.account!);
       return { accountId: f.account!, blogBaseUrl };
     },
   },

@@ -1,4 +1,4 @@
-import type { PgConnection } from '../db.js';
+import type { Runner } from '../db.js';
 import type { Deps } from '../deps.js';
 import { turnCarriesOutsideData } from '../review/outside-data.js';
 import type { Turn } from './agent.types.js';
@@ -16,7 +16,7 @@ export type StepPlace = Omit<StepAt, 'result'>;
  * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
  * transaction that also writes the record.
  */
-export async function runStep(rt: Deps, conn: PgConnection, turn: Turn, place: StepPlace, call: ToolCall): Promise<ToolResult> {
+export async function runStep(rt: Deps, conn: Runner, turn: Turn, place: StepPlace, call: ToolCall): Promise<ToolResult> {
   const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn) };
   if (call.name === 'reply') {
     let recorded = false;

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '../db.js';
 import { requestDrain } from './drain.js';
 import type { Logger } from '../logger.js';
 import { waitingCards } from '../review/cards.service.js';
@@ -10,15 +9,14 @@ import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.type
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
 import { createLlmBrain } from './llm-brain.js';
 import { offlineBrain } from './offline-brain.js';
-import { withConnection, type PgConnection, type Runner } from '../db.js';
+import type { Runner } from '../db.js';
 import { conversationRepository } from './conversation.repository.js';
 import { RUNNER, turnStatements } from './turn-statements.js';
+import { holdAccount } from './turn-lock.js';
 import { turnsRepository } from './turns.repository.js';
 import { turnSteps } from './turn-steps.repository.js';
 import { runStep } from './step-runner.js';
 
-/** Namespace of the per-account advisory lock (the other key is hashtext(account id)). */
-const LOCK_NAMESPACE = 7301;
 /** Turns one job runs before handing the account to a fresh job, so one busy account cannot hog a worker. */
 const TURNS_PER_JOB = 20;
 const MAX_ROUNDS = 6;
@@ -27,57 +25,6 @@ export const MAX_TURN_ATTEMPTS = 3;
 
 export function brainFor(rt: Pick<Deps, 'config'>): Brain {
   return rt.config.agent.brain === 'llm' ? createLlmBrain(rt.config.agent.llm) : offlineBrain;
-}
-
-/**
- * Runs `fn` while holding the account's turn lock: a session-level Postgres advisory lock on one pooled
- * connection, which `fn` gets to run the turn's own statements on. It holds across processes and dies
- * with the connection (a killed worker frees it); a connection whose unlock cannot be confirmed is
- * closed rather than returned to the pool. Returns null at once when another worker holds the lock;
- * otherwise whether the account had a runnable turn just after it was let go.
- */
-export async function withAccountLock(
-  db: Db,
-  accountId: string,
-  fn: (conn: PgConnection) => Promise<void>,
-): Promise<{ runnable: boolean } | null> {
-  return holdAccount(
-    db,
-    accountId,
-    async (conn) => ((await turnStatements.tryLock(conn, LOCK_NAMESPACE, accountId)) ? true : null),
-    (conn) => fn(conn),
-  );
-}
-
-/**
- * The lock's life on its connection: `acquire` takes it (null: someone else holds it), `fn` runs while
- * it is held, then it is let go and the runnable check made. A connection whose lock state is unknown
- * (acquire or unlock failed) is closed, never pooled.
- */
-async function holdAccount<T>(
-  db: Db,
-  accountId: string,
-  acquire: (conn: PgConnection) => Promise<T | null>,
-  fn: (conn: PgConnection, acquired: T) => Promise<void>,
-): Promise<{ runnable: boolean } | null> {
-  return withConnection(db, async (conn, discard) => {
-    let acquired: T | null;
-    try {
-      acquired = await acquire(conn);
-    } catch (err) {
-      discard();
-      throw err;
-    }
-    if (acquired === null) return null;
-    let after = { released: false, runnable: false };
-    try {
-      await fn(conn, acquired);
-    } finally {
-      after = await turnStatements.unlockThenRunnable(conn, LOCK_NAMESPACE, accountId, Date.now()).catch(() => after);
-      if (!after.released) discard();
-    }
-    return { runnable: after.runnable };
-  });
 }
 
 class Interrupted extends Error {}
@@ -148,13 +95,7 @@ async function finishTurn(
  * A turn claimed again after its worker died (attempts > 1) replays its recorded rounds instead of
  * asking the brain for them and runs only the calls not recorded yet.
  */
-async function runTurn(
-  rt: Deps,
-  conn: PgConnection,
-  claimed: { turn: Turn; memory: string[]; busMark: number },
-  brain: Brain,
-  log: Logger,
-) {
+async function runTurn(rt: Deps, conn: Runner, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
   const { turn } = claimed;
   const bus = turnBus(rt.config, rt.redis);
   const abort = new AbortController();
@@ -246,40 +187,35 @@ export async function drainAccount(rt: Deps, accountId: string, log: Logger, bra
   let ran = 0;
   let runnable = false;
   for (let pass = 0; pass < 3; pass++) {
-    // The first claim goes with taking the lock (one round trip); later ones on their own.
+    // The first claim goes with taking the lock (one round trip, directly on Postgres); later ones on their own.
     let busMark = bus.mark();
-    const got = await holdAccount(
-      rt.db,
-      accountId,
-      (conn) => turnStatements.lockAndClaim(conn, LOCK_NAMESPACE, accountId, Date.now(), RUNNER),
-      async (conn, first) => {
-        let recovered = false;
-        let next: typeof first | null = first;
-        while (ran < TURNS_PER_JOB) {
-          const claimed = next ?? (await turnStatements.claim(conn, accountId, Date.now(), RUNNER));
-          next = null;
-          if (claimed.orphans > 0) {
-            // Turns left running while we hold the lock were a dead worker's: settle them, then claim again.
-            if (recovered) throw new Error(`account ${accountId} still has running turns after their recovery`);
-            await recoverOrphans(rt, accountId, log);
-            recovered = true;
-            busMark = bus.mark();
-            continue;
-          }
-          const turn = claimed.turn;
-          if (!turn) break;
-          let more: boolean | null;
-          if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
-            more = await finishTurn(rt, conn, turn, { status: 'failed', failure: FAILURES.expired });
-          } else {
-            more = await runTurn(rt, conn, { turn, memory: claimed.memory, busMark }, brain, log);
-            ran++;
-          }
-          if (more === false) break;
+    const got = await holdAccount(rt.db, accountId, true, async (conn, first) => {
+      let recovered = false;
+      let next: typeof first | null = first;
+      while (ran < TURNS_PER_JOB) {
+        const claimed = next ?? (await turnStatements.claim(conn, accountId, Date.now(), RUNNER));
+        next = null;
+        if (claimed.orphans > 0) {
+          // Turns left running while we hold the lock were a dead worker's: settle them, then claim again.
+          if (recovered) throw new Error(`account ${accountId} still has running turns after their recovery`);
+          await recoverOrphans(rt, accountId, log);
+          recovered = true;
           busMark = bus.mark();
+          continue;
         }
-      },
-    );
+        const turn = claimed.turn;
+        if (!turn) break;
+        let more: boolean | null;
+        if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
+          more = await finishTurn(rt, conn, turn, { status: 'failed', failure: FAILURES.expired });
+        } else {
+          more = await runTurn(rt, conn, { turn, memory: claimed.memory, busMark }, brain, log);
+          ran++;
+        }
+        if (more === false) break;
+        busMark = bus.mark();
+      }
+    });
     if (!got) return ran;
     // Looked at after letting go: a turn recorded while we held the lock found it busy and left it to us.
     runnable = got.runnable;

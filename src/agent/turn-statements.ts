@@ -84,6 +84,12 @@ const UNLOCK_THEN_RUNNABLE: Statement = {
   name: 'agent-account-unlock',
   text: 'SELECT released, runnable FROM agent_unlock_then_runnable($1::int, $2, $3::bigint)',
 };
+/** Behind a transaction pooler (turn-lock.ts): the lock lives in a transaction of its own, and the runnable check is separate. */
+const XACT_LOCK: Statement = { name: 'agent-account-xact-lock', text: 'SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS got' };
+const RUNNABLE: Statement = {
+  name: 'agent-account-runnable',
+  text: `SELECT EXISTS (SELECT 1 FROM agent_turns WHERE account_id = $1 AND status = 'queued' AND not_before <= $2::bigint) AS runnable`,
+};
 const INTERRUPT_FLAG: Statement = {
   name: 'agent-turn-interrupt-flag',
   text: 'SELECT interrupt_requested_at IS NOT NULL AS flagged FROM agent_turns WHERE account_id = $1 AND id = $2',
@@ -216,6 +222,15 @@ export const turnStatements = {
   ): Promise<{ released: boolean; runnable: boolean }> {
     const rows = await run<{ released: boolean; runnable: boolean }>(conn, UNLOCK_THEN_RUNNABLE, [namespace, accountId, now]);
     return { released: rows[0]?.released === true, runnable: rows[0]?.runnable === true };
+  },
+  /** The transaction-level lock, for a connection inside the lock's own transaction. */
+  async tryXactLock(conn: PgConnection, namespace: number, accountId: string): Promise<boolean> {
+    const rows = await run<{ got: boolean }>(conn, XACT_LOCK, [namespace, accountId]);
+    return rows[0]?.got === true;
+  },
+  async runnable(on: Runner, accountId: string, now: number): Promise<boolean> {
+    const rows = await run<{ runnable: boolean }>(on, RUNNABLE, [accountId, now]);
+    return rows[0]?.runnable === true;
   },
   async interruptRequested(on: Runner, accountId: string, id: string): Promise<boolean> {
     const rows = await run<{ flagged: boolean }>(on, INTERRUPT_FLAG, [accountId, id]);

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { applyPublication, AUTHOR_MAX, cleanTags, publicationOf, reservePost, type PublicationOp } from '../content/publish.js';
 import { postCache } from '../content/post-cache.js';
-import type { Db, Trx } from '../db.js';
+import { listenUrl, type Db, type Trx } from '../db.js';
 import { AnswerLost, NotShipped, textOf, type ChannelAdapter, type Work } from './channel.types.js';
 
 const OPS: readonly string[] = ['publish', 'update', 'unpublish'] satisfies PublicationOp[];
@@ -88,7 +88,7 @@ export const blogAdapter = (config: Config, db: Db): ChannelAdapter => ({
       throw new AnswerLost((err as Error).message);
     }
     // This process forgets at once; the others as the commit's notification reaches them.
-    postCache(config.databaseUrl).changed(textOf(d.accountId));
+    postCache(listenUrl(config)).changed(textOf(d.accountId));
     return { providerId: postId };
   },
   async lookup(key) {

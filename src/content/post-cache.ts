@@ -28,8 +28,9 @@ export interface Ticket {
  * without asking Postgres). It is used only while this process LISTENs on CONTENT_CHANNEL: every
  * publication and blog-URL change NOTIFYs it in its own transaction, so every process forgets the
  * account's posts as the change commits. A read that raced a change is not kept (the account's generation
- * moved), and while the listener is down (not yet connected, lost, or a pooler that cannot LISTEN) the
- * memory is bypassed, never trusted.
+ * moved), and while the listener is down (not yet connected, lost) the memory is bypassed, never trusted.
+ * With no URL to listen on (behind a transaction pooler, which cannot carry LISTEN, without
+ * DATABASE_DIRECT_URL) it never listens, so it is always bypassed.
  */
 class PostCache {
   private readonly entries = new Map<string, Entry>();
@@ -40,14 +41,14 @@ class PostCache {
   private connecting = false;
   private stopped = false;
 
-  constructor(private readonly databaseUrl: string) {}
+  constructor(private readonly databaseUrl: string | null) {}
 
   private key = (accountId: string, slug: string) => `${accountId}\u0000${slug}`;
   private generation = (accountId: string) => this.generations.get(accountId) ?? 0;
 
   /** Connects the listener in the background; the cache works once it is listening. */
   private listen(): void {
-    if (this.live || this.connecting || this.stopped) return;
+    if (this.live || this.connecting || this.stopped || this.databaseUrl === null) return;
     this.connecting = true;
     const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: 3_000 });
     const down = (err?: unknown) => {
@@ -108,10 +109,10 @@ class PostCache {
   }
 }
 
-const caches = new Map<string, PostCache>();
+const caches = new Map<string | null, PostCache>();
 
-/** The process's post memory for this database. */
-export function postCache(databaseUrl: string): PostCache {
+/** The process's post memory for the database it LISTENs on (db.ts listenUrl); null: none, always bypassed. */
+export function postCache(databaseUrl: string | null): PostCache {
   let c = caches.get(databaseUrl);
   if (!c) caches.set(databaseUrl, (c = new PostCache(databaseUrl)));
   return c;

@@ -78,8 +78,8 @@ export async function getPost(q: Queryable, accountId: string, slug: string): Pr
  * `{ post }` as sent, with its ETag: from this process's memory while its listener says nothing changed
  * (src/content/post-cache.ts), else read from Postgres and remembered.
  */
-export async function postResponse(q: Queryable, databaseUrl: string, accountId: string, slug: string): Promise<CachedPost> {
-  const cache = postCache(databaseUrl);
+export async function postResponse(q: Queryable, listenUrl: string | null, accountId: string, slug: string): Promise<CachedPost> {
+  const cache = postCache(listenUrl);
   const known = cache.get(accountId, slug);
   if (known) return known;
   const ticket = cache.ticket(accountId);

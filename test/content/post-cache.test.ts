@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { CONTENT_CHANNEL, postCache } from '../../src/content/post-cache.js';
+import { listenUrl } from '../../src/db.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { auth, published } from './helpers.js';
@@ -19,7 +20,7 @@ describe("a process's memory of posts (GET /content/posts/{slug})", () => {
     const { slug } = await published(env, t, { title: 'Remembered' });
     const get = () => env.api().get(`/api/v1/content/posts/${slug}`).set(auth(t.token));
     await get();
-    await until(async () => postCache(env.config.databaseUrl).ticket(t.accountId), 10_000);
+    await until(async () => postCache(listenUrl(env.config)).ticket(t.accountId), 10_000);
     const first = await get();
     expect(first.body.post.title).toBe('Remembered');
 
@@ -43,7 +44,7 @@ describe("a process's memory of posts (GET /content/posts/{slug})", () => {
     const { slug } = await published(env, t, { title: 'Before' });
     const get = () => env.api().get(`/api/v1/content/posts/${slug}`).set(auth(t.token));
     await get();
-    await until(async () => postCache(env.config.databaseUrl).ticket(t.accountId), 10_000);
+    await until(async () => postCache(listenUrl(env.config)).ticket(t.accountId), 10_000);
     await get();
     await sneak(t.accountId, slug, 'After');
     expect((await get()).body.post.title).toBe('Before');
@@ -57,6 +58,6 @@ describe("a process's memory of posts (GET /content/posts/{slug})", () => {
     }, 10_000);
     expect(read.status).toBe(200);
     // It listens again (after RECONNECT_MS) and remembers again.
-    await until(async () => postCache(env.config.databaseUrl).ticket(t.accountId), 15_000);
+    await until(async () => postCache(listenUrl(env.config)).ticket(t.accountId), 15_000);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { directUrl, listenUrl } from '../../src/db.js';
 
 describe('configuration', () => {
   it('serves a local machine with no variables set', () => {
@@ -55,6 +56,24 @@ describe('configuration', () => {
     });
     expect(loadConfig({ ADMIN_USER: 'ops', ADMIN_PASSWORD: 'pw', ADMIN_READ_ONLY: 'false' }).admin?.readOnly).toBe(false);
     expect(() => loadConfig({ ADMIN_READ_ONLY: 'yes' })).toThrow(/ADMIN_READ_ONLY/);
+  });
+
+  it('reaches Postgres directly unless DATABASE_POOLER says a transaction pooler is in between', () => {
+    const plain = loadConfig({});
+    expect([plain.databasePooler, plain.databaseDirectUrl, listenUrl(plain), directUrl(plain)]).toEqual([
+      'none',
+      null,
+      plain.databaseUrl,
+      plain.databaseUrl,
+    ]);
+    const pooled = { DATABASE_URL: 'postgres://app@pgbouncer:6432/gas', DATABASE_POOLER: 'transaction' };
+    const bare = loadConfig(pooled);
+    // Behind a pooler the posts listener needs Postgres itself; without it there is none.
+    expect([listenUrl(bare), directUrl(bare)]).toEqual([null, 'postgres://app@pgbouncer:6432/gas']);
+    const direct = loadConfig({ ...pooled, DATABASE_DIRECT_URL: 'postgres://app@db:5432/gas' });
+    expect([listenUrl(direct), directUrl(direct)]).toEqual(['postgres://app@db:5432/gas', 'postgres://app@db:5432/gas']);
+    expect(() => loadConfig({ DATABASE_POOLER: 'session' })).toThrow(/DATABASE_POOLER/);
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: 'db:5432' })).toThrow(/DATABASE_DIRECT_URL must be a URL starting with postgres:\/\//);
   });
 
   it('keeps finished jobs 1000 / 24 h (completed) and 5000 / 7 d (failed) unless told otherwise', () => {

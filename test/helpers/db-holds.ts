@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { directUrl } from '../../src/db.js';
 import { createSubscriber, keyspace } from '../../src/redis.js';
 import type { TestEnv } from './env.js';
 import { waitFor } from './processes.js';
@@ -50,7 +51,8 @@ export async function holdOnce(env: Pick<TestEnv, 'rt'>, table: string, timing: 
  */
 export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, condition: string) {
   const key = 424_200 + ++made;
-  const holder = new pg.Client({ connectionString: env.config.databaseUrl });
+  // A session lock: on Postgres itself, past any pooler.
+  const holder = new pg.Client({ connectionString: directUrl(env.config) });
   await holder.connect();
   await holder.query('SELECT pg_advisory_lock($1)', [key]);
   let opened = false;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
+import { inject } from 'vitest';
 import { createApp } from '../../api/app.js';
 import type { RouteDef } from '../../api/route.js';
 import { routes as tableRoutes } from '../../api/routes.js';
@@ -13,6 +14,7 @@ import { isCluster } from '../../src/redis.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES, type Scope } from '../../src/tokens/tokens.types.js';
 import { createTestDatabase } from './db.js';
+import { viaPgbouncer } from './pgbouncer.js';
 
 export interface TestEnv {
   config: Config;
@@ -57,6 +59,8 @@ async function clearRedis(rt: Deps, config: Config): Promise<void> {
 export function envFor(config: Config): Record<string, string> {
   return {
     DATABASE_URL: config.databaseUrl,
+    DATABASE_POOLER: config.databasePooler,
+    ...(config.databaseDirectUrl && { DATABASE_DIRECT_URL: config.databaseDirectUrl }),
     REDIS_URL: config.redisUrl,
     ...(config.redisClusterNodes ? { REDIS_CLUSTER_NODES: config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',') } : {}),
     QUEUE_PREFIX: config.queuePrefix,
@@ -68,6 +72,17 @@ export function envFor(config: Config): Record<string, string> {
 }
 
 /**
+ * Where the service reaches a test file's database: directly, or in the `pgbouncer` project (see
+ * vitest.config.ts) through the run's PgBouncer in transaction pooling, with DATABASE_POOLER=transaction
+ * and Postgres itself as DATABASE_DIRECT_URL (its LISTEN, migrations). A file's `env` may override these.
+ */
+export function databaseEnv(directUrl: string): Record<string, string> {
+  const port = inject('pgbouncerPort');
+  if (port === undefined) return { DATABASE_URL: directUrl };
+  return { DATABASE_URL: viaPgbouncer(directUrl, port), DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: directUrl };
+}
+
+/**
  * One test file's world: its own database cloned from the template, its own Redis key prefix, the
  * real app. `overrides` are environment variables (`RATE_READS_BURST`, …); `logger` captures logs.
  */
@@ -76,7 +91,7 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
   const prefix = `{t${randomBytes(4).toString('hex')}}`;
   // Every success reply is checked against its route's response schema (a mismatch is a 500).
   const config = configWith({
-    DATABASE_URL: database.url,
+    ...databaseEnv(database.url),
     QUEUE_PREFIX: prefix,
     LOG_LEVEL: 'silent',
     CHECK_RESPONSES: 'true',
