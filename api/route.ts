@@ -5,6 +5,7 @@ import type { AppError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { Deps } from '../src/deps.js';
 import type { Principal, Scope } from '../src/tokens/tokens.types.js';
+import type { QueueVersion } from '../src/queue-version/keys.js';
 
 /** What the API's handlers reach services through: the process's deps without its lifecycle. */
 export type AppDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues' | 'limiter' | 'cursorSecret'>;
@@ -23,6 +24,12 @@ export interface RouteContext {
    * dropped). Resolved at once for every other request.
    */
   beforeWrite: () => Promise<void>;
+  /**
+   * The account's review-queue version as the limiter reported it for this call (src/queue-version/):
+   * resolves once the limiter has answered; null when it could not be reached, the call was not
+   * admitted, or the route has no bearer token.
+   */
+  queueVersion: () => Promise<QueueVersion | null>;
   /** Aborts when the client goes away (long waits stop early). */
   signal: AbortSignal;
   req: Request;

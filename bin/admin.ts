@@ -3,6 +3,8 @@ import { adminErrorMessage, runAdmin } from '../src/admin/commands.js';
 import { loadConfig } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
+import { registerCardWrites } from '../src/queue-version/card-writes.js';
+import { createRedis, keyspace, whenReady } from '../src/redis.js';
 
 async function main(): Promise<number> {
   const config = loadConfig();
@@ -10,12 +12,17 @@ async function main(): Promise<number> {
   if (problems.length) throw new Error(problems.join(' '));
   await ensureDatabase(config.databaseUrl);
   const db = createDb(config.databaseUrl, 2);
+  // A verb that writes cards (seed demo) bumps the account's queue version, as every card write does.
+  const redis = createRedis(config.redisUrl, 'producer');
+  const cardWrites = registerCardWrites(db, { redis, keyspace: keyspace(config.queuePrefix) });
   try {
-    await migrate(db);
+    await Promise.all([migrate(db), whenReady(redis)]);
     const out = await runAdmin(process.argv.slice(2), { config, db });
+    await cardWrites.settle();
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;
   } finally {
+    redis.disconnect();
     await db.destroy();
   }
 }
