@@ -44,7 +44,8 @@ export interface RouteContext {
 export interface Reply {
   status?: number;
   body?: unknown;
-  json?: string;
+  /** JSON text, or its UTF-8 bytes (a page kept in memory is sent without encoding it again). */
+  json?: string | Buffer;
   text?: string;
   headers?: Record<string, string>;
 }
@@ -76,7 +77,7 @@ export interface Input<P, Q, B> {
  * A body of the schema's (input) type, or `json` text rendered by the store: text cannot be checked
  * by the compiler, so the router checks it against the schema at run time when CHECK_RESPONSES is on.
  */
-type Payload<T> = { body: T; json?: never; text?: never } | { json: string; body?: never; text?: never };
+type Payload<T> = { body: T; json?: never; text?: never } | { json: string | Buffer; body?: never; text?: never };
 type Headers = { headers?: Record<string, string> };
 /** What a declared response carries: text of its media type, JSON of its schema, or nothing. */
 type PayloadOf<E> = E extends { contentType: string }

@@ -158,7 +158,7 @@ function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
   const schema = declared.schema;
   let sent: unknown;
   try {
-    sent = reply.json === undefined ? JSON.parse(JSON.stringify(reply.body ?? null)) : JSON.parse(reply.json);
+    sent = reply.json === undefined ? JSON.parse(JSON.stringify(reply.body ?? null)) : JSON.parse(String(reply.json));
   } catch (err) {
     fail(`not JSON: ${(err as Error).message}`);
   }

@@ -6,13 +6,13 @@ interface Entry {
   version: string;
   /** Date.now() past which the page is not served: its age cap, or the next snoozed card's wake. */
   expiresAt: number;
-  body: string;
+  body: Buffer;
 }
 
 /**
  * One API process's review pages (the body of `GET /review` for an account and exact query), each
  * under the queue version it was read at, and the version the rate limiter last reported for each
- * account. Bounded: at most `maxEntries` pages and `maxBytes` of page text, least recently used first
+ * account. Bounded: at most `maxEntries` pages and `maxBytes` of page bytes, least recently used first
  * out. Everything is dropped when the limiter cannot be reached (`lost`), and an account's pages when
  * this process writes one of its cards (`forget`). See docs/decisions.md, "Reads that skip Postgres".
  */
@@ -53,7 +53,7 @@ export class QueuePages {
   }
 
   /** The page cached for the account and query under any version, while not expired. */
-  peek(accountId: string, query: string, now: number): { version: string; body: string } | undefined {
+  peek(accountId: string, query: string, now: number): { version: string; body: Buffer } | undefined {
     const key = `${accountId}\n${query}`;
     const entry = this.pages.get(key);
     if (entry && entry.expiresAt <= now) this.drop(key);
@@ -62,7 +62,7 @@ export class QueuePages {
   }
 
   /** The cached page, when the limiter's `version` says nothing changed since it was read. */
-  get(accountId: string, query: string, version: QueueVersion, now: number): string | undefined {
+  get(accountId: string, query: string, version: QueueVersion, now: number): Buffer | undefined {
     const entry = this.peek(accountId, query, now);
     if (!entry || !version.clean || entry.version !== version.key) return undefined;
     const key = `${accountId}\n${query}`;
@@ -72,7 +72,7 @@ export class QueuePages {
     return entry.body;
   }
 
-  put(accountId: string, query: string, version: string, body: string, expiresAt: number): void {
+  put(accountId: string, query: string, version: string, body: Buffer, expiresAt: number): void {
     const key = `${accountId}\n${query}`;
     this.drop(key);
     if (body.length > this.maxBytes) return;
@@ -87,7 +87,7 @@ export class QueuePages {
     }
   }
 
-  /** Pages held, and their text's length in all (tests, logs). */
+  /** Pages held, and their bytes in all (tests, logs). */
   size(): { pages: number; bytes: number } {
     return { pages: this.pages.size, bytes: this.bytes };
   }

@@ -15,7 +15,7 @@ export interface PageCacheRequest {
 }
 
 /**
- * The body of `GET /review` (`{"items":[…]}`), from this process's cache when the limiter's answer for
+ * The body of `GET /review` (`{"items":[…]}`, UTF-8 bytes), from this process's cache when the limiter's answer for
  * this call says the account's queue has not changed since the page was read, else from Postgres
  * (docs/decisions.md, "Reads that skip Postgres"). A page read from Postgres is kept only when it is
  * known to be the page of the version it is kept under: the version the limiter reported just before
@@ -29,7 +29,7 @@ export async function cachedQueuePage(
   q: { status?: string; limit: number },
   beforeWrite: BeforeWrite,
   cache: PageCacheRequest,
-): Promise<string> {
+): Promise<Buffer> {
   const { pages } = cache;
   const query = `${q.status ?? '*'} ${q.limit}`;
   const held = pages.peek(accountId, query, Date.now());
@@ -45,7 +45,7 @@ export async function cachedQueuePage(
   const before = pages.last(accountId);
   const startedAt = Date.now();
   const page = await listCards(deps, accountId, q, beforeWrite);
-  const body = `{"items":${page.items}}`;
+  const body = Buffer.from(`{"items":${page.items}}`);
   const version = await cache.version();
   if (version?.clean && before?.clean && before.key === version.key && !page.woke) {
     const nextWake = page.nextWake === undefined ? await cardsRepository(deps.db).nextWake(accountId, startedAt) : page.nextWake;

@@ -72,8 +72,8 @@ describe("a process's review pages", () => {
 
   it('serve a page only under its own version, with no write in flight, until it expires', () => {
     const pages = new QueuePages();
-    pages.put('acct', 'q', 'e:1', 'page', 1_000);
-    expect(pages.get('acct', 'q', v('e:1'), 999)).toBe('page');
+    pages.put('acct', 'q', 'e:1', Buffer.from('page'), 1_000);
+    expect(String(pages.get('acct', 'q', v('e:1'), 999))).toBe('page');
     expect(pages.get('acct', 'q', v('e:2'), 999)).toBeUndefined();
     expect(pages.get('acct', 'q', v('e:1', false), 999)).toBeUndefined();
     expect(pages.get('acct', 'other', v('e:1'), 999)).toBeUndefined();
@@ -83,13 +83,13 @@ describe("a process's review pages", () => {
 
   it('hold at most maxEntries pages and maxBytes of text, least recently used out first', () => {
     const pages = new QueuePages(10, 3);
-    for (const q of ['a', 'b', 'c']) pages.put('acct', q, 'e:1', 'xx', 5_000);
-    expect(pages.get('acct', 'a', v('e:1'), 0)).toBe('xx');
-    pages.put('acct', 'd', 'e:1', 'xx', 5_000);
+    for (const q of ['a', 'b', 'c']) pages.put('acct', q, 'e:1', Buffer.from('xx'), 5_000);
+    expect(String(pages.get('acct', 'a', v('e:1'), 0))).toBe('xx');
+    pages.put('acct', 'd', 'e:1', Buffer.from('xx'), 5_000);
     expect(['a', 'b', 'c', 'd'].map((q) => pages.peek('acct', q, 0) !== undefined)).toEqual([true, false, true, true]);
-    pages.put('acct', 'e', 'e:1', 'yyyyyyyy', 5_000);
+    pages.put('acct', 'e', 'e:1', Buffer.from('yyyyyyyy'), 5_000);
     expect(pages.size()).toEqual({ pages: 2, bytes: 10 });
-    pages.put('acct', 'f', 'e:1', 'z'.repeat(11), 5_000);
+    pages.put('acct', 'f', 'e:1', Buffer.from('z'.repeat(11)), 5_000);
     expect(pages.peek('acct', 'f', 0)).toBeUndefined();
   });
 
@@ -97,10 +97,10 @@ describe("a process's review pages", () => {
     const pages = new QueuePages();
     pages.observe('a', v('e:1'));
     pages.observe('b', v('e:7'));
-    pages.put('a', 'q', 'e:1', 'A', 5_000);
-    pages.put('b', 'q', 'e:7', 'B', 5_000);
+    pages.put('a', 'q', 'e:1', Buffer.from('A'), 5_000);
+    pages.put('b', 'q', 'e:7', Buffer.from('B'), 5_000);
     pages.forget('a');
-    expect([pages.last('a'), pages.peek('a', 'q', 0), pages.last('b'), pages.peek('b', 'q', 0)?.body]).toEqual([
+    expect([pages.last('a'), pages.peek('a', 'q', 0), pages.last('b'), String(pages.peek('b', 'q', 0)?.body)]).toEqual([
       undefined,
       undefined,
       v('e:7'),
