@@ -160,6 +160,20 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
     expect(titles(await get(portB, token))).toEqual(['from the agent']);
   });
 
+  it('shows the cards the admin CLI seeds (`seed demo`, its own process) in the next read of a warm, empty queue', async () => {
+    const { token, accountId } = await env.tenant();
+    expect(await warm(portB, token)).toEqual([]);
+    const seeded = await run(
+      process.execPath,
+      ['--import', 'tsx', 'bin/admin.ts', 'seed', 'demo', '--account', accountId],
+      envFor(env.config),
+    );
+    expect(seeded.code, seeded.stderr).toBe(0);
+    const cards = (JSON.parse(seeded.stdout) as { cards: { id: string }[] }).cards;
+    expect((await get(portB, token)).map((c) => c.id).sort()).toEqual(cards.map((c) => c.id).sort());
+    expect(await inFlight(accountId)).toBe(0);
+  });
+
   it('shows a write whose process died between its commit and its post-bump, and caches nothing while it is in flight', async () => {
     const { token, accountId } = await env.tenant();
     await buildCard(env.rt.db, accountId, 'plain', { title: 'before' });
