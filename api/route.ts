@@ -5,6 +5,7 @@ import type { AppError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { Deps } from '../src/deps.js';
 import type { Principal, Scope } from '../src/tokens/tokens.types.js';
+import type { QueueVersion } from '../src/queue-version/keys.js';
 
 /** What the API's handlers reach services through: the process's deps without its lifecycle. */
 export type AppDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues' | 'limiter' | 'cursorSecret'>;
@@ -23,6 +24,12 @@ export interface RouteContext {
    * dropped). Resolved at once for every other request.
    */
   beforeWrite: () => Promise<void>;
+  /**
+   * The account's review-queue version as the limiter reported it for this call (src/queue-version/):
+   * resolves once the limiter has answered; null when it could not be reached, the call was not
+   * admitted, or the route has no bearer token.
+   */
+  queueVersion: () => Promise<QueueVersion | null>;
   /** Aborts when the client goes away (long waits stop early). */
   signal: AbortSignal;
   req: Request;
@@ -37,7 +44,8 @@ export interface RouteContext {
 export interface Reply {
   status?: number;
   body?: unknown;
-  json?: string;
+  /** JSON text, or its UTF-8 bytes (a page kept in memory is sent without encoding it again). */
+  json?: string | Buffer;
   text?: string;
   headers?: Record<string, string>;
 }
@@ -69,7 +77,7 @@ export interface Input<P, Q, B> {
  * A body of the schema's (input) type, or `json` text rendered by the store: text cannot be checked
  * by the compiler, so the router checks it against the schema at run time when CHECK_RESPONSES is on.
  */
-type Payload<T> = { body: T; json?: never; text?: never } | { json: string; body?: never; text?: never };
+type Payload<T> = { body: T; json?: never; text?: never } | { json: string | Buffer; body?: never; text?: never };
 type Headers = { headers?: Record<string, string> };
 /** What a declared response carries: text of its media type, JSON of its schema, or nothing. */
 type PayloadOf<E> = E extends { contentType: string }

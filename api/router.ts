@@ -10,12 +10,13 @@ import { hashToken } from '../src/tokens/token-format.js';
 import { bearerToken, hasScope, requireScope, resolvePrincipal } from './middleware/auth.js';
 import { applyLimit, spend, type Spent } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
+import type { QueueVersion } from '../src/queue-version/keys.js';
 import { expressPath, type AppDeps, type Reply, type RouteContext, type RouteDef } from './route.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
 
 /** A GET handler started beside the limiter, on a remembered token; awaited only once admitted. */
-type Early = (principal: Principal, beforeWrite: () => Promise<void>) => Promise<Reply>;
+type Early = (principal: Principal, beforeWrite: () => Promise<void>, queueVersion: () => Promise<QueueVersion | null>) => Promise<Reply>;
 
 /**
  * Authenticates and spends from the rate limit: 401/503 first, then 429 (or 503 for writes). A token
@@ -24,7 +25,8 @@ type Early = (principal: Principal, beforeWrite: () => Promise<void>) => Promise
  * (GET routes), a remembered token that has the route's scope, and had room left in the bucket on its
  * last call, starts the handler while the limiter decides. That work only reads until `admission`
  * admits the call; when the call is refused (or the token is sent back to Postgres) it is dropped
- * unseen and never writes.
+ * unseen and never writes. Also answers the account's review-queue version the limiter reported (null
+ * when it could not be reached), for the handler's page cache.
  */
 async function admit(
   route: RouteDef,
@@ -34,7 +36,7 @@ async function admit(
   res: Response,
   admission: Admission,
   early?: Early,
-): Promise<{ principal: Principal; started?: Promise<Reply> }> {
+): Promise<{ principal: Principal; started?: Promise<Reply>; queue: QueueVersion | null }> {
   const token = bearerToken(req.headers.authorization);
   const hash = hashToken(token);
   const now = Date.now();
@@ -44,13 +46,15 @@ async function admit(
     // Only while its last call left room: the limiter must still spare the database a caller it refuses.
     const roomy = (known.left[route.bucket] ?? 0) >= 1;
     const started =
-      early && roomy && hasScope(known.principal, route.scope) ? admission.begin(early(known.principal, admission.beforeWrite)) : undefined;
+      early && roomy && hasScope(known.principal, route.scope)
+        ? admission.begin(early(known.principal, admission.beforeWrite, admission.queueVersion))
+        : undefined;
     spent = await spend(deps, known.principal, route.bucket);
     if (!('unavailable' in spent) && !spent.guard.revoked && spent.guard.epoch === known.epoch) {
       known.left[route.bucket] = spent.remaining;
       applyLimit(spent, route.bucket, res);
-      admission.admit();
-      return { principal: known.principal, started };
+      admission.admit(spent.queue);
+      return { principal: known.principal, started, queue: spent.queue };
     }
     memory.forget(hash);
     // Refused before Postgres is asked: whatever Postgres says, the begun work is not this call's.
@@ -61,14 +65,18 @@ async function admit(
   if ('unavailable' in spent) memory.forgetAll();
   else if (!spent.guard.revoked) memory.remember(hash, principal, spent.guard.epoch, now).left[route.bucket] = spent.remaining;
   applyLimit(spent, route.bucket, res);
-  return { principal };
+  return { principal, queue: 'unavailable' in spent ? null : spent.queue };
 }
 
 function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, memory: PrincipalMemory): RequestHandler {
   const readBody = bodyParserFor(route);
   return async (req, res) => {
-    const handle = async (principal: Principal | null, beforeWrite: () => Promise<void>): Promise<Reply> => {
-      const ctx = context(route, deps, principal, req, res, beforeWrite);
+    const handle = async (
+      principal: Principal | null,
+      beforeWrite: () => Promise<void>,
+      queueVersion: () => Promise<QueueVersion | null>,
+    ): Promise<Reply> => {
+      const ctx = context(route, deps, principal, req, res, beforeWrite, queueVersion);
       const input = {
         params: route.params ? parsePart(route.params, req.params, 'params') : {},
         query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
@@ -78,10 +86,11 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
     };
     let principal: Principal | null = null;
     let started: Promise<Reply> | undefined;
+    let queue: QueueVersion | null = null;
     const admission = new Admission();
     if (route.auth !== 'none') {
       try {
-        ({ principal, started } = await admit(
+        ({ principal, started, queue } = await admit(
           route,
           deps,
           memory,
@@ -100,7 +109,7 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
     }
     // Read only once the caller is known to be allowed: a stranger cannot make us read a body.
     if (readBody) await new Promise<void>((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-    const reply = await (started ?? handle(principal, Admission.open));
+    const reply = await (started ?? handle(principal, Admission.open, () => Promise.resolve(queue)));
     // Work begun and then dropped (the token went back to Postgres) ends before the answer does.
     if (!started) await admission.refuse();
     if (res.headersSent) return;
@@ -149,7 +158,7 @@ function checkReply(route: RouteDef, reply: Reply, log: Logger): void {
   const schema = declared.schema;
   let sent: unknown;
   try {
-    sent = reply.json === undefined ? JSON.parse(JSON.stringify(reply.body ?? null)) : JSON.parse(reply.json);
+    sent = reply.json === undefined ? JSON.parse(JSON.stringify(reply.body ?? null)) : JSON.parse(String(reply.json));
   } catch (err) {
     fail(`not JSON: ${(err as Error).message}`);
   }
@@ -197,11 +206,13 @@ function context(
   req: Request,
   res: Response,
   beforeWrite: () => Promise<void>,
+  queueVersion: () => Promise<QueueVersion | null>,
 ): RouteContext {
   let abort: AbortController | undefined;
   return {
     deps,
     beforeWrite,
+    queueVersion,
     principal: principal as Principal,
     actor: {
       accountId: principal?.accountId ?? '',

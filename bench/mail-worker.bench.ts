@@ -17,6 +17,8 @@ import { createDb, ensureDatabase, migrate, type Db } from '../src/db.js';
 import { newId } from '../src/ids.js';
 import { cardAutoResolve } from '../src/jobs/card-auto-resolve.job.js';
 import { cardsRepository } from '../src/review/cards.repository.js';
+import { registerCardWrites } from '../src/queue-version/card-writes.js';
+import { keyspace } from '../src/redis.js';
 import { fmt, median, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 import { addPaused, count, spawnQuiet, startCeiling, timed, until } from './worker-lib.js';
@@ -35,6 +37,8 @@ export async function mailWorker(ctx: BenchContext): Promise<Section> {
   const accounts: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) accounts.push((await createAccount(db, `Bench mail worker ${i}`)).id);
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  // The cards this process makes bump their accounts' queue versions, as every card write does.
+  registerCardWrites(db, { redis, keyspace: keyspace(PREFIX) });
   const timers = new Queue('card-timers', { connection: redis, prefix: PREFIX });
   await timers.obliterate({ force: true });
   const ceiling = await startCeiling(db, redis, config, PREFIX, concurrency);

@@ -4,6 +4,8 @@ import { loadConfig } from '../src/config.js';
 import { createDb, prepareDatabase } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
 import { nodeVersionProblem } from '../src/node-version.js';
+import { registerCardWrites } from '../src/queue-version/card-writes.js';
+import { createRedis, keyspace, whenReady } from '../src/redis.js';
 
 async function main(): Promise<number> {
   const wrongRuntime = nodeVersionProblem();
@@ -13,11 +15,17 @@ async function main(): Promise<number> {
   if (problems.length) throw new Error(problems.join(' '));
   await prepareDatabase(config);
   const db = createDb(config.databaseUrl, 2, undefined, config.databasePooler);
+  // A verb that writes cards (seed demo) bumps the account's queue version, as every card write does.
+  const redis = createRedis(config, 'producer');
+  const cardWrites = registerCardWrites(db, { redis, keyspace: keyspace(config.queuePrefix) });
   try {
+    await whenReady(redis);
     const out = await runAdmin(process.argv.slice(2), { config, db });
+    await cardWrites.settle();
     process.stdout.write(`${JSON.stringify(out)}\n`);
     return 0;
   } finally {
+    redis.disconnect();
     await db.destroy();
   }
 }

@@ -3,6 +3,7 @@ import { createServiceDb, type Db } from './db.js';
 import { createQueues, closeQueues, type QueueSet } from './jobs/registry.js';
 import type { Logger } from './logger.js';
 import { createRateLimiter, type RateLimiter } from './rate-limit.js';
+import { registerCardWrites } from './queue-version/card-writes.js';
 import { createRedis, keyspace, whenReady, type Redis } from './redis.js';
 import { cursorSecretSource } from './secrets/cursor-secret.js';
 
@@ -29,6 +30,13 @@ export function createDeps(config: Config, logger: Logger): Deps {
   const redis = createRedis(config, 'producer');
   const queues = createQueues(redis, config);
   const limiter = createRateLimiter(redis, keyspace(config.queuePrefix), config.limits);
+  // Every card this process writes bumps the account's queue version, and its own cached pages of it go at once.
+  registerCardWrites(db, {
+    redis,
+    keyspace: keyspace(config.queuePrefix),
+    logger,
+    onWrite: (accountId) => limiter.pages.forget(accountId),
+  });
   return {
     config,
     logger,

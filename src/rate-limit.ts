@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Bucket, BucketLimit } from './config.js';
 import { authGuardKeys } from './tokens/auth-guard.js';
+import { COUNTER_INIT_LUA, queueVersionKeys, type QueueVersion } from './queue-version/keys.js';
+import { QueuePages } from './queue-version/pages.js';
 import type { Redis } from './redis.js';
 
 /**
@@ -11,14 +13,20 @@ import type { Redis } from './redis.js';
  * (src/tokens/auth-guard.ts): is this token marked revoked, and which epoch is the account's guard in
  * (a new one whenever Redis lost its data: the epoch key is created with ARGV[3] when missing).
  *
+ * It also reads the account's review-queue version (src/queue-version/keys.ts): its counter (made when
+ * missing) and whether a card write is in flight, so an API process knows whether a page it cached is
+ * still current (docs/decisions.md, "Reads that skip Postgres").
+ *
  * Requests of one account that arrive in the same turn of the event loop share one call (group commit,
- * at most MAX_BATCH): KEYS[1] the account's bucket, KEYS[2] the epoch, then per request its own bucket
- * and its token's revocation mark; ARGV[1..2] the account's rate and burst, ARGV[3] a new epoch, then
- * per request its bucket's rate and burst. The requests are decided in arrival order, each exactly as
- * if it had made its own call at that moment, and the answer is 8 numbers per request, then the epoch.
- * Every key carries the account's hash tag, so one call touches one slot of a Redis Cluster.
+ * at most MAX_BATCH): KEYS[1] the account's bucket, KEYS[2] the epoch, KEYS[3] the queue counter,
+ * KEYS[4] the queue's in-flight writes, then per request its own bucket and its token's revocation
+ * mark; ARGV[1..2] the account's rate and burst, ARGV[3] a new epoch, then per request its bucket's
+ * rate and burst. The requests are decided in arrival order, each exactly as if it had made its own
+ * call at that moment, and the answer is 8 numbers per request, then the epoch, the queue counter and
+ * the number of card writes in flight. Every key carries the account's hash tag, so one call touches
+ * one slot of a Redis Cluster.
  */
-const SCRIPT = `
+const SCRIPT = `${COUNTER_INIT_LUA}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local level = {}
@@ -45,8 +53,8 @@ end
 local aRate = tonumber(ARGV[1])
 local aBurst = tonumber(ARGV[2])
 local out = {}
-for e = 1, (#KEYS - 2) / 2 do
-  local key = KEYS[e * 2 + 1]
+for e = 1, (#KEYS - 4) / 2 do
+  local key = KEYS[e * 2 + 3]
   local rate = tonumber(ARGV[e * 2 + 2])
   local burst = tonumber(ARGV[e * 2 + 3])
   local own = fill(key, rate, burst)
@@ -64,7 +72,7 @@ for e = 1, (#KEYS - 2) / 2 do
   out[#out + 1] = ok
   report(out, own, rate, burst)
   report(out, acct, aRate, aBurst)
-  out[#out + 1] = redis.call('EXISTS', KEYS[e * 2 + 2])
+  out[#out + 1] = redis.call('EXISTS', KEYS[e * 2 + 4])
 end
 for key in pairs(dirty) do
   redis.call('HSET', key, 'tokens', tostring(level[key]), 'ts', now)
@@ -76,6 +84,13 @@ if not epoch then
   redis.call('SET', KEYS[2], epoch)
 end
 out[#out + 1] = epoch
+local counter = redis.call('GET', KEYS[3])
+if not counter then
+  counter = counterInit(t)
+  redis.call('SET', KEYS[3], counter)
+end
+out[#out + 1] = counter
+out[#out + 1] = redis.call('ZCOUNT', KEYS[4], now + 1, '+inf')
 return out
 `;
 
@@ -93,6 +108,8 @@ export interface LimitDecision {
   retryAfterSeconds: number;
   /** The account's auth-guard epoch, and whether the token is marked revoked (see auth-guard.ts). */
   guard: { epoch: string; revoked: boolean };
+  /** The account's review-queue version and whether a card write of it is in flight (src/queue-version/). */
+  queue: QueueVersion;
 }
 
 type Evaluator = Redis & { gasTokenBuckets(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<(number | string)[]> };
@@ -104,7 +121,11 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-export function createRateLimiter(redis: Redis, keyspace: string, limits: Record<Bucket, BucketLimit>) {
+/**
+ * `pages` is the process's review page cache: told every account's queue version as each call answers
+ * (in the order Redis ran them), and emptied whenever a call fails.
+ */
+export function createRateLimiter(redis: Redis, keyspace: string, limits: Record<Bucket, BucketLimit>, pages = new QueuePages()) {
   if (!('gasTokenBuckets' in redis)) redis.defineCommand('gasTokenBuckets', { lua: SCRIPT });
   const r = redis as Evaluator;
   const perMs = (b: BucketLimit) => b.perMinute / 60_000;
@@ -112,7 +133,7 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
   /** Requests waiting for this turn's calls, by account. */
   let waiting = new Map<string, Pending[]>();
 
-  function decide(p: Pending, row: (number | string)[], epoch: string): LimitDecision {
+  function decide(p: Pending, row: (number | string)[], epoch: string, queue: QueueVersion): LimitDecision {
     const [ok, ownLeft, ownReset, ownWait, acctLeft, acctReset, acctWait, revoked] = row.map(Number) as number[];
     const own = limits[p.bucket];
     const accountTighter = (acctLeft ?? 0) / acct.burst < (ownLeft ?? 0) / own.burst;
@@ -125,12 +146,14 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
       resetSeconds: Math.ceil(((accountTighter ? acctReset : ownReset) ?? 0) / 1000),
       retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
       guard: { epoch, revoked: revoked === 1 },
+      queue,
     };
   }
 
   async function call(accountId: string, batch: Pending[]): Promise<void> {
     const guardEpoch = authGuardKeys(keyspace, accountId, '').epoch;
-    const keys = [`${keyspace}:rl:{${accountId}}:account`, guardEpoch];
+    const version = queueVersionKeys(keyspace, accountId);
+    const keys = [`${keyspace}:rl:{${accountId}}:account`, guardEpoch, version.counter, version.writing];
     const args: (string | number)[] = [perMs(acct), acct.burst, randomUUID()];
     for (const p of batch) {
       keys.push(`${keyspace}:rl:{${accountId}}:${p.tokenId}:${p.bucket}`, authGuardKeys(keyspace, accountId, p.tokenId).revoked);
@@ -138,9 +161,13 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
     }
     try {
       const out = await r.gasTokenBuckets(keys.length, ...keys, ...args);
-      const epoch = String(out[out.length - 1]);
-      for (const [i, p] of batch.entries()) p.resolve(decide(p, out.slice(i * PER_REQUEST, (i + 1) * PER_REQUEST), epoch));
+      const at = batch.length * PER_REQUEST;
+      const epoch = String(out[at]);
+      const queue = { key: `${epoch}:${String(out[at + 1])}`, clean: Number(out[at + 2]) === 0 };
+      pages.observe(accountId, queue);
+      for (const [i, p] of batch.entries()) p.resolve(decide(p, out.slice(i * PER_REQUEST, (i + 1) * PER_REQUEST), epoch, queue));
     } catch (err) {
+      pages.lost();
       for (const p of batch) p.reject(err);
     }
   }
@@ -155,6 +182,7 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
 
   return {
     limits,
+    pages,
     /** Spends one request from `bucket` (this token) and from the account. Rejects when Redis fails. */
     consume(accountId: string, tokenId: string, bucket: Exclude<Bucket, 'account'>): Promise<LimitDecision> {
       return new Promise<LimitDecision>((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { sendCard } from '../../src/review/shipping.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
-import { getCardJson, listCards } from '../../src/review/queue.service.js';
+import { getCardJson } from '../../src/review/queue.service.js';
+import { cachedQueuePage } from '../../src/review/queue-page-cache.js';
 import { answerCard, dismissCard, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { IdParams } from '../schemas.js';
@@ -22,7 +23,10 @@ import {
 
 /** Review queue (issue 4). */
 export const reviewRoutes: RouteDef[] = [
-  /** Snoozed cards stay hidden until their time; the cards' JSON is rendered by Postgres. */
+  /**
+   * Snoozed cards stay hidden until their time; the cards' JSON is rendered by Postgres, and the page is
+   * served from this process's cache while the limiter says the account's queue has not changed.
+   */
   defineRoute({
     method: 'get',
     path: '/api/v1/review',
@@ -33,8 +37,9 @@ export const reviewRoutes: RouteDef[] = [
     query: ReviewListQuery,
     responses: { 200: { description: 'Cards in the queue', schema: ReviewListResponse } },
   }).handle(async ({ query }, ctx) => {
-    const items = await listCards(ctx.deps, ctx.principal.accountId, { status: query.status, limit: query.limit ?? 50 }, ctx.beforeWrite);
-    return { json: `{"items":${items}}` };
+    const q = { status: query.status, limit: query.limit ?? 50 };
+    const cache = { pages: ctx.deps.limiter.pages, version: ctx.queueVersion };
+    return { json: await cachedQueuePage(ctx.deps, ctx.principal.accountId, q, ctx.beforeWrite, cache) };
   }),
   /** The card's JSON is the queue's rendering of it. */
   defineRoute({

@@ -3,8 +3,11 @@
  * Express 5 hello-world), `express-pg-redis` (Express doing one Postgres query and one Redis call per
  * request: the floor for an authenticated, rate-limited read), `express-page-redis ACCOUNT` (the same, but the
  * query is the review-queue page of GET /review for ACCOUNT, each card's JSON rendered by Postgres as that
- * route has it, joined into the page and sent: the floor for that route's own work).
+ * route has it, joined into the page and sent: the floor for that route's own work), `express-bytes-redis FILE`
+ * (Express making one Redis call and sending the bytes of FILE, the very page GET /review answers, read once at start:
+ * the floor for a read served from memory, issue 19).
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import express from 'express';
 import pg from 'pg';
@@ -47,6 +50,15 @@ if (kind === 'http') {
         redis.incr('bench:baseline'),
       ]);
       res.type('application/json').send(`{"items":[${rows.map((r: { json: string }) => r.json).join(',')}]}`);
+    });
+  } else if (kind === 'express-bytes-redis') {
+    // Its arguments are FILE then the Redis URL; no ETag computed per request, as in the service.
+    const bytes = readFileSync(process.argv[4]!);
+    app.disable('etag');
+    const redis = new Redis(redisUrl ?? 'redis://127.0.0.1:6379');
+    app.get('/', async (_req, res) => {
+      await redis.incr('bench:baseline');
+      res.type('application/json').send(bytes);
     });
   } else {
     app.get('/', (_req, res) => {

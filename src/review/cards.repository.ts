@@ -1,4 +1,5 @@
 import { preparedQuery, type Queryable } from '../db.js';
+import { cardWrite } from '../queue-version/card-writes.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
 import { toRow, type CardChanges } from './card-changes.js';
 import { payloadColumns } from './payload.js';
@@ -152,47 +153,84 @@ export interface Guard {
   ladderChecked?: boolean;
 }
 
-/** The minimal card store the agent needs (insert, what is waiting); the review-queue issue extends it. */
+/** The earliest wake still to come of the account's ($1) snoozed cards, after now (`$n`); computed once per statement. */
+const nextWakeSql = (now: string) =>
+  `SELECT min(w.snoozed_until) FROM review_cards w WHERE w.account_id = $1 AND w.status = 'snoozed' AND w.snoozed_until > ${now}`;
+
+async function insertCard(q: Queryable, c: NewCard): Promise<Card> {
+  const at = c.createdAt ?? Date.now();
+  const [row] = await q('review_cards')
+    .insert({
+      id: c.id,
+      account_id: c.accountId,
+      kind: c.kind,
+      source_type: c.sourceType,
+      status: c.status ?? 'pending',
+      title: c.title,
+      prompt: c.prompt ?? '',
+      summary: c.summary ?? '',
+      detail: json(c.detail),
+      priority: c.priority ?? 'normal',
+      options: json(c.options),
+      text_input: json(c.textInput),
+      budget_change: json(c.budgetChange),
+      ...payloadColumns(c.payload),
+      actions: c.actions,
+      primary_label: c.primaryLabel,
+      auto_resolve_at: c.autoResolveAt ?? null,
+      due_at: c.dueAt ?? null,
+      snoozed_until: c.snoozedUntil ?? null,
+      lead_id: c.leadId ?? null,
+      lead_contact_id: c.leadContactId ?? null,
+      post_id: c.postId ?? null,
+      turn_id: c.turnId ?? null,
+      created_at: at,
+      updated_at: at,
+      resolved_at: null,
+      resolution: null,
+      kind_of_work: c.kindOfWork ?? kindOfWorkFor({ sourceType: c.sourceType, payload: c.payload, budgetChange: c.budgetChange }),
+      from_outside: c.fromOutside ?? false,
+      ladder_checked: c.ladderChecked ?? false,
+    })
+    .returning('*');
+  return toCard(row as CardRow);
+}
+
+async function transitionCard(
+  q: Queryable,
+  accountId: string,
+  id: string,
+  guard: Guard,
+  changes: CardChanges,
+  at: number,
+): Promise<Card | null> {
+  const query = q('review_cards').where({ account_id: accountId, id }).whereIn('status', guard.statuses);
+  if (guard.autoResolveAt !== undefined) query.andWhere('auto_resolve_at', guard.autoResolveAt);
+  if (guard.snoozedUntil !== undefined) query.andWhere('snoozed_until', guard.snoozedUntil);
+  if (guard.version !== undefined) query.andWhere('version', guard.version);
+  if (guard.revisionTurnId === null) query.whereNull('revision_turn_id');
+  else if (guard.revisionTurnId !== undefined) query.andWhere('revision_turn_id', guard.revisionTurnId);
+  if (guard.ladderChecked !== undefined) query.andWhere('ladder_checked', guard.ladderChecked);
+  const row = toRow(changes, at);
+  if (changes.status) {
+    const current = await q('review_cards').where({ account_id: accountId, id }).first<CardRow | undefined>();
+    if (!current) return null;
+    const shape = { ...shapeOf(current), status: changes.status, resolution: changes.resolution ?? current.resolution };
+    row.actions = actionsFor(shape);
+    row.primary_label = primaryLabelFor(shape);
+  }
+  const [updated] = await query.update(row).returning('*');
+  return updated ? toCard(updated as CardRow) : null;
+}
+
+/**
+ * The one writer of `review_cards`: `insert` and `transition` run through `cardWrite`, which bumps the
+ * account's queue version around the statement so API processes drop their cached pages of the queue
+ * (src/queue-version/card-writes.ts). test/architecture/imports.test.ts fails on a card write elsewhere.
+ */
 export function cardsRepository(q: Queryable) {
   return {
-    async insert(c: NewCard): Promise<Card> {
-      const at = c.createdAt ?? Date.now();
-      const [row] = await q('review_cards')
-        .insert({
-          id: c.id,
-          account_id: c.accountId,
-          kind: c.kind,
-          source_type: c.sourceType,
-          status: c.status ?? 'pending',
-          title: c.title,
-          prompt: c.prompt ?? '',
-          summary: c.summary ?? '',
-          detail: json(c.detail),
-          priority: c.priority ?? 'normal',
-          options: json(c.options),
-          text_input: json(c.textInput),
-          budget_change: json(c.budgetChange),
-          ...payloadColumns(c.payload),
-          actions: c.actions,
-          primary_label: c.primaryLabel,
-          auto_resolve_at: c.autoResolveAt ?? null,
-          due_at: c.dueAt ?? null,
-          snoozed_until: c.snoozedUntil ?? null,
-          lead_id: c.leadId ?? null,
-          lead_contact_id: c.leadContactId ?? null,
-          post_id: c.postId ?? null,
-          turn_id: c.turnId ?? null,
-          created_at: at,
-          updated_at: at,
-          resolved_at: null,
-          resolution: null,
-          kind_of_work: c.kindOfWork ?? kindOfWorkFor({ sourceType: c.sourceType, payload: c.payload, budgetChange: c.budgetChange }),
-          from_outside: c.fromOutside ?? false,
-          ladder_checked: c.ladderChecked ?? false,
-        })
-        .returning('*');
-      return toCard(row as CardRow);
-    },
+    insert: (c: NewCard): Promise<Card> => cardWrite(q, c.accountId, () => insertCard(q, c)),
     /** Cards in the queue (`pending`, `needs_revision`, not snoozed), newest first. */
     async listWaiting(accountId: string, limit: number, now = Date.now()): Promise<Card[]> {
       const rows: CardRow[] = await q('review_cards')
@@ -221,41 +259,35 @@ export function cardsRepository(q: Queryable) {
      * The conditional update of DESIGN rule 3: changes the card only while it still matches `guard`.
      * Returns the changed card, or null when someone else changed it first (the caller lost the race).
      */
-    async transition(accountId: string, id: string, guard: Guard, changes: CardChanges, at = Date.now()): Promise<Card | null> {
-      const query = q('review_cards').where({ account_id: accountId, id }).whereIn('status', guard.statuses);
-      if (guard.autoResolveAt !== undefined) query.andWhere('auto_resolve_at', guard.autoResolveAt);
-      if (guard.snoozedUntil !== undefined) query.andWhere('snoozed_until', guard.snoozedUntil);
-      if (guard.version !== undefined) query.andWhere('version', guard.version);
-      if (guard.revisionTurnId === null) query.whereNull('revision_turn_id');
-      else if (guard.revisionTurnId !== undefined) query.andWhere('revision_turn_id', guard.revisionTurnId);
-      if (guard.ladderChecked !== undefined) query.andWhere('ladder_checked', guard.ladderChecked);
-      const row = toRow(changes, at);
-      if (changes.status) {
-        const current = await q('review_cards').where({ account_id: accountId, id }).first<CardRow | undefined>();
-        if (!current) return null;
-        const shape = { ...shapeOf(current), status: changes.status, resolution: changes.resolution ?? current.resolution };
-        row.actions = actionsFor(shape);
-        row.primary_label = primaryLabelFor(shape);
-      }
-      const [updated] = await query.update(row).returning('*');
-      return updated ? toCard(updated as CardRow) : null;
-    },
+    transition: (accountId: string, id: string, guard: Guard, changes: CardChanges, at = Date.now()): Promise<Card | null> =>
+      cardWrite(q, accountId, () => transitionCard(q, accountId, id, guard, changes, at)),
     /**
      * The queue read of `GET /review` in one prepared statement: the cards in `statuses`, plus any snoozed
      * card whose time has come (ordered as it will be once woken: the order never depends on status).
      * The caller wakes and reads again only when such a card is in the page. Each card comes back as
-     * Postgres renders it (QUEUE_CARD_JSON), beside the few columns its computed fields are made from.
+     * Postgres renders it (QUEUE_CARD_JSON), beside the few columns its computed fields are made from,
+     * and `nextWake`: the earliest time after `now` a snoozed card of the account wakes (null: none;
+     * undefined when the page is empty, see `nextWake`), which a cached page must not outlive.
      */
-    async queuePage(accountId: string, statuses: readonly string[], limit: number, now: number): Promise<QueueRow[]> {
-      const rows = await preparedQuery<QueueRowRaw>(q, {
+    async queuePage(accountId: string, statuses: readonly string[], limit: number, now: number) {
+      const rows = await preparedQuery<QueueRowRaw & { next_wake: number | null }>(q, {
         name: 'review-queue-page-json',
         text:
-          `SELECT ${QUEUE_ROW_SELECT} FROM review_cards r ` +
+          `SELECT ${QUEUE_ROW_SELECT}, (${nextWakeSql('$3')}) AS next_wake FROM review_cards r ` +
           `WHERE r.account_id = $1 AND (r.status = ANY($2) OR (r.status = 'snoozed' AND r.snoozed_until <= $3)) ` +
           `ORDER BY ${PRIORITY_ORDER_SQL} ASC, r.created_at DESC, r.id DESC LIMIT $4`,
         values: [accountId, statuses, now, limit],
       });
-      return rows.map(toQueueRow);
+      return { cards: rows.map(toQueueRow), nextWake: rows.length ? (rows[0]!.next_wake ?? null) : undefined };
+    },
+    /** The earliest time after `now` a snoozed card of the account wakes, or null. */
+    async nextWake(accountId: string, now: number): Promise<number | null> {
+      const rows = await preparedQuery<{ next_wake: number | null }>(q, {
+        name: 'review-queue-next-wake',
+        text: `SELECT (${nextWakeSql('$2')}) AS next_wake`,
+        values: [accountId, now],
+      });
+      return rows[0]?.next_wake ?? null;
     },
     /** One card of any status, rendered as the queue page renders it (`GET /review/{id}`). */
     async findJson(accountId: string, id: string): Promise<QueueRow | null> {

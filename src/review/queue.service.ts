@@ -75,6 +75,15 @@ export function queueCardJson(r: QueueRow): string {
   return `${r.json.slice(0, -1)},${computed.slice(1)}`;
 }
 
+/** One read of the queue page: its JSON array text, and what a cache of it must know. */
+export interface QueuePage {
+  items: string;
+  /** The earliest wake still to come of the account's snoozed cards (null: none; undefined: not asked, the page was empty). */
+  nextWake: number | null | undefined;
+  /** This read woke due snoozed cards (a write): the page is newer than the version the read began under. */
+  woke: boolean;
+}
+
 /**
  * GET /review: queue statuses only, snoozed cards hidden until their time, priority band then newest.
  * Answers the JSON array text of the page (cards as `cardView` shows them).
@@ -84,18 +93,21 @@ export async function listCards(
   accountId: string,
   q: { status?: string; limit: number },
   beforeWrite: BeforeWrite = noWait,
-): Promise<string> {
+): Promise<QueuePage> {
   const statuses = q.status ? [q.status] : [...QUEUE_STATUSES];
   const repo = cardsRepository(deps.db);
   let now = Date.now();
   let page = await repo.queuePage(accountId, statuses, q.limit, now);
+  let woke = false;
   // Nearly always nothing is due and the page is final: one statement. Otherwise wake, then read again.
-  if (page.some((c) => c.status === 'snoozed' && c.snoozedUntil !== null && c.snoozedUntil <= now)) {
+  if (page.cards.some((c) => c.status === 'snoozed' && c.snoozedUntil !== null && c.snoozedUntil <= now)) {
     await wakeDue(deps, accountId, beforeWrite);
+    woke = true;
     now = Date.now();
-    page = (await repo.queuePage(accountId, statuses, q.limit, now)).filter((c) => c.status !== 'snoozed');
+    page = await repo.queuePage(accountId, statuses, q.limit, now);
+    page.cards = page.cards.filter((c) => c.status !== 'snoozed');
   }
-  return `[${page.map(queueCardJson).join(',')}]`;
+  return { items: `[${page.cards.map(queueCardJson).join(',')}]`, nextWake: page.nextWake, woke };
 }
 
 /** GET /review/{id}: one card of any status, as JSON text rendered as the queue renders its cards. */

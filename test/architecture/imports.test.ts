@@ -11,7 +11,22 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Lowest first. An area imports only areas of its own layer or below, and no two areas import each other, even through others. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['config', 'env-rules', 'db', 'redis', 'errors', 'ids', 'logger', 'preflight', 'cursor', 'jobs', 'batcher', 'node-version'],
+  // queue-version: the review queue's version in Redis, bumped by card writes and read by the limiter (issue 19).
+  [
+    'config',
+    'env-rules',
+    'db',
+    'redis',
+    'errors',
+    'ids',
+    'logger',
+    'preflight',
+    'cursor',
+    'jobs',
+    'batcher',
+    'node-version',
+    'queue-version',
+  ],
   ['accounts', 'audit', 'results', 'secrets'],
   // Tracked links and visits are made by mail and by published posts (issue 17).
   ['tokens', 'blocklist', 'measurement'],
@@ -161,5 +176,16 @@ describe('the import graph', () => {
       (f) => !CARD_REPOSITORY_ALLOWED.has(f) && importsOf(f, texts.get(f)!).some((t) => t === join('src', 'review', 'cards.repository.ts')),
     );
     expect({ table, repository }).toEqual({ table: [], repository: [] });
+  });
+
+  it('writes review cards only in the card repository, whose writes bump the queue version', () => {
+    const strip = (f: string) => texts.get(f)!.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+    const writers = files.filter((f) => WRITES_CARDS.test(strip(f)));
+    expect(writers).toEqual(['src/review/cards.repository.ts']);
+    // Its two writes (insert, conditional update) each run through cardWrite (src/queue-version/card-writes.ts).
+    const code = strip('src/review/cards.repository.ts');
+    expect(code.match(/\.(?:insert|update)\(/g)).toHaveLength(2);
+    expect(code).toMatch(/insert: \(c: NewCard\): Promise<Card> => cardWrite\(q, c\.accountId, \(\) => insertCard\(q, c\)\)/);
+    expect(code).toMatch(/cardWrite\(q, accountId, \(\) => transitionCard\(q, accountId, id, guard, changes, at\)\)/);
   });
 });

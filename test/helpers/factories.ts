@@ -60,7 +60,7 @@ const BASE: Record<Kind, Omit<NewCard, 'id' | 'accountId' | 'actions' | 'primary
 };
 
 /** Inserts a card through the repository (the ladder already done unless `ladderChecked: false`). */
-export async function buildCard(db: Db, accountId: string, kind: Kind, overrides: Partial<NewCard> = {}): Promise<Card> {
+export async function buildCard(db: Queryable, accountId: string, kind: Kind, overrides: Partial<NewCard> = {}): Promise<Card> {
   return cardsRepository(db).insert({
     ...BASE[kind],
     id: newId('card'),

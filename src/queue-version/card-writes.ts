@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db.js';
+import type { Logger } from '../logger.js';
+import type { Redis } from '../redis.js';
+import { POST_BUMP_LUA, PRE_BUMP_LUA, queueVersionKeys, WRITE_DEADLINE_MS } from './keys.js';
+
+/**
+ * Every write to `review_cards` runs through `cardWrite` (src/review/cards.repository.ts is the one
+ * writer): the account's queue version is bumped before the statement and again once it has committed
+ * (after the statement when it runs alone, after the outermost transaction settles when it runs in
+ * one). A process learns how to bump from `registerCardWrites`, called where it builds its database
+ * handle (src/deps.ts, the admin CLI). A card write on a handle nobody registered fails loudly under
+ * tests and CHECK_RESPONSES, and warns once otherwise: other processes would keep serving a page
+ * without it for up to PAGE_MAX_AGE_MS.
+ */
+
+type Bumping = Redis & {
+  gasQueuePreBump(counter: string, writing: string, id: string, deadlineMs: number): Promise<number>;
+  gasQueuePostBump(counter: string, writing: string, id: string): Promise<number>;
+};
+
+interface Bumper {
+  redis: Bumping;
+  keyspace: string;
+  logger?: Logger;
+  onWrite?: (accountId: string) => void;
+  pending: Set<Promise<void>>;
+}
+
+export interface CardWritesOptions {
+  redis: Redis;
+  keyspace: string;
+  logger?: Logger;
+  /** Told of every card write as it begins and once it has committed (the process's own page cache forgets the account). */
+  onWrite?: (accountId: string) => void;
+}
+
+export interface CardWrites {
+  /** Resolves once every post-bump begun so far has landed or given up (before a short-lived process exits). */
+  settle(): Promise<void>;
+}
+
+/**
+ * By the knex client's config object: a knex instance copies its config once, and every transaction
+ * of it (nested ones too) shares that object, while the transaction's own client is a new one.
+ */
+const bumpers = new WeakMap<object, Bumper>();
+const configOf = (q: Queryable): object => (q.client as unknown as { config: object }).config;
+
+export function registerCardWrites(db: Queryable, opts: CardWritesOptions): CardWrites {
+  if (!('gasQueuePreBump' in opts.redis)) {
+    opts.redis.defineCommand('gasQueuePreBump', { numberOfKeys: 2, lua: PRE_BUMP_LUA });
+    opts.redis.defineCommand('gasQueuePostBump', { numberOfKeys: 2, lua: POST_BUMP_LUA });
+  }
+  const redis = opts.redis as Bumping;
+  const bumper: Bumper = { redis, keyspace: opts.keyspace, logger: opts.logger, onWrite: opts.onWrite, pending: new Set() };
+  bumpers.set(configOf(db), bumper);
+  return {
+    async settle() {
+      while (bumper.pending.size) await Promise.all([...bumper.pending]);
+    },
+  };
+}
+
+const strict = (): boolean => Boolean(process.env.VITEST) || process.env.NODE_ENV === 'test' || process.env.CHECK_RESPONSES === 'true';
+let warned = false;
+
+function bumperOf(q: Queryable): Bumper | null {
+  const bumper = bumpers.get(configOf(q));
+  if (bumper) return bumper;
+  const message =
+    'a review card was written through a database handle with no card write bumper (registerCardWrites): ' +
+    'API processes may serve a cached review page without it for up to a minute';
+  if (strict()) throw new Error(message);
+  if (!warned) process.emitWarning(message, 'CardWriteNotAnnounced');
+  warned = true;
+  return null;
+}
+
+/** Post-bump retries: about 13 s in all, then the write is left to its in-flight deadline and the page age cap. */
+const RETRY_MS = [100, 200, 400, 800, 1_600, 3_200, 6_400];
+
+/** A write marked in flight; `end` post-bumps it (never throws: a failure is retried in the background, then logged). */
+export interface WriteMark {
+  end(): Promise<void>;
+}
+
+/**
+ * Pre-bumps the account's queue version and marks a write in flight (`deadlineMs` is for tests; the
+ * service uses WRITE_DEADLINE_MS). When Redis cannot be reached the write still goes ahead and `end`
+ * keeps trying: a card write is never refused for the cache's sake (docs/decisions.md).
+ */
+export async function beginCardWrite(q: Queryable, accountId: string, deadlineMs = WRITE_DEADLINE_MS): Promise<WriteMark | null> {
+  const bumper = bumperOf(q);
+  if (!bumper) return null;
+  const keys = queueVersionKeys(bumper.keyspace, accountId);
+  const id = randomUUID();
+  bumper.onWrite?.(accountId);
+  try {
+    await bumper.redis.gasQueuePreBump(keys.counter, keys.writing, id, deadlineMs);
+  } catch (err) {
+    bumper.logger?.warn({ err: (err as Error).message, accountId }, 'card write could not mark itself in Redis; bumping after it');
+  }
+  const attempt = () =>
+    bumper.redis.gasQueuePostBump(keys.counter, keys.writing, id).then(
+      () => {
+        bumper.onWrite?.(accountId);
+        return true;
+      },
+      () => false,
+    );
+  return {
+    end() {
+      const first = attempt();
+      const all = first.then(async (ok) => {
+        for (const ms of RETRY_MS) {
+          if (ok) return;
+          await new Promise((r) => setTimeout(r, ms).unref());
+          ok = await attempt();
+        }
+        if (!ok) bumper.logger?.error({ accountId }, 'card write committed but its queue version could not be bumped; caches expire it');
+      });
+      bumper.pending.add(all);
+      void all.finally(() => bumper.pending.delete(all));
+      return first.then(() => {});
+    },
+  };
+}
+
+interface Transactor {
+  isTransaction?: boolean;
+  executionPromise?: Promise<unknown>;
+  parentTransaction?: Transactor;
+}
+
+/** Per outermost transaction: the accounts already marked, so a transaction bumps each account once. */
+const marked = new WeakMap<Transactor, Map<string, Promise<unknown>>>();
+
+/** The outermost knex transaction `q` runs in, or null when it is the pool itself. */
+function outermost(q: Queryable): Transactor | null {
+  let t = q as unknown as Transactor;
+  if (!t.isTransaction) return null;
+  while (t.parentTransaction) t = t.parentTransaction;
+  if (!t.executionPromise) throw new Error('a knex transaction without executionPromise: cannot bump after its commit');
+  return t;
+}
+
+/**
+ * Runs one card statement for `accountId` between the two bumps. Alone on the pool: pre-bump,
+ * statement, post-bump (the first attempt awaited). In a transaction: pre-bump before the account's
+ * first statement in it, post-bump once the outermost transaction has committed or rolled back.
+ */
+export async function cardWrite<T>(q: Queryable, accountId: string, statement: () => Promise<T>): Promise<T> {
+  const top = outermost(q);
+  if (!top) {
+    const mark = await beginCardWrite(q, accountId);
+    try {
+      return await statement();
+    } finally {
+      await mark?.end();
+    }
+  }
+  let accounts = marked.get(top);
+  if (!accounts) marked.set(top, (accounts = new Map()));
+  let begun = accounts.get(accountId);
+  if (!begun) {
+    const mark = beginCardWrite(q, accountId);
+    accounts.set(accountId, (begun = mark));
+    const end = () =>
+      void mark.then(
+        (m) => m?.end(),
+        () => {},
+      );
+    top.executionPromise!.then(end, end);
+  }
+  await begun;
+  return statement();
+}
