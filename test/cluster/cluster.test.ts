@@ -6,6 +6,7 @@ import { preflight } from '../../src/preflight.js';
 import { isCluster, type Redis } from '../../src/redis.js';
 import { mintToken, revokeToken } from '../../src/tokens/tokens.service.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
+import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
@@ -30,7 +31,9 @@ async function keysWithSlots(redis: Redis, pattern: string): Promise<{ key: stri
 describe('on a Redis Cluster', () => {
   it('keeps every key of one account in one slot, and every queue key in the queue prefix slot', async ({ env }) => {
     const { accountId, token } = await env.tenant();
-    // The API limiter's buckets and auth-guard epoch, a revocation mark, the hook limiter's windows.
+    // The API limiter's buckets and auth-guard epoch, a revocation mark, the hook limiter's windows, and the
+    // review queue's version (a card write bumps it around its commit; the limiter script reads it).
+    await buildCard(env.rt.db, accountId, 'approval');
     expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
     const other = await mintToken(env.rt.db, env.config.tokenPrefix, { accountId, label: 'other', scopes: [] });
     await revokeToken(env.rt, other.tokenId);
@@ -38,7 +41,7 @@ describe('on a Redis Cluster', () => {
     expect((await postJson(env, hook.path, { a: 1 })).status).toBe(202);
 
     const accountKeys = await keysWithSlots(env.rt.redis, `*${accountId}*`);
-    expect(accountKeys.map((k) => k.key.split(':')[1]).sort()).toEqual(['auth', 'auth', 'rl', 'rl', 'whk', 'whk']);
+    expect(accountKeys.map((k) => k.key.split(':')[1]).sort()).toEqual(['auth', 'auth', 'rl', 'rl', 'rv', 'whk', 'whk']);
     expect(new Set(accountKeys.map((k) => k.slot)).size).toBe(1);
 
     const queueKeys = await keysWithSlots(env.rt.redis, `${env.config.queuePrefix}:*`);
