@@ -78,7 +78,7 @@ function processCpuMs(pid: number): number {
 }
 
 /** Starts counting the CPU time of the processes `list` names; the returned function gives what they spent since (ms). */
-async function cpuSince(list: () => Promise<number[]>): Promise<() => Promise<number>> {
+export async function cpuSince(list: () => Promise<number[]>): Promise<() => Promise<number>> {
   const before = new Map((await list()).map((pid) => [pid, processCpuMs(pid)]));
   return async () => (await list()).reduce((ms, pid) => ms + processCpuMs(pid) - (before.get(pid) ?? 0), 0);
 }

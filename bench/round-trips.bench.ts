@@ -18,7 +18,8 @@ import { trackedCodes } from '../src/measurement/links.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
-import { fmt, freePort, startServer, stop } from './lib.js';
+import pg from 'pg';
+import { cpuSince, fmt, freePort, startServer, stop, treeCpuMs } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 const RUNS = 50;
@@ -178,8 +179,8 @@ export async function roundTrips(ctx: BenchContext): Promise<Section> {
   const { url: hookUrl } = await createHook({ config, db, redis }, `http://127.0.0.1:${pApi}`, { accountId: account.id, label: 'bench' });
   await db.destroy();
 
-  const pg = new URL(config.databaseUrl);
-  const proxy = await countingProxy({ host: pg.hostname, port: Number(pg.port || 5432) }, postgresTrips);
+  const pgUrl = new URL(config.databaseUrl);
+  const proxy = await countingProxy({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) }, postgresTrips);
   const redisProxy = await countingProxy({ host: '127.0.0.1', port: pRedis }, redisCommands);
   const viaProxy = new URL(config.databaseUrl);
   viaProxy.hostname = '127.0.0.1';
@@ -244,12 +245,27 @@ export async function roundTrips(ctx: BenchContext): Promise<Section> {
     },
   ];
   const rows: string[] = [];
+  // Postgres's side: the backends serving this database (the API's pool and the posts listener).
+  const admin = new pg.Client({ connectionString: ctx.databaseUrl });
+  await admin.connect();
+  const database = new URL(config.databaseUrl).pathname.slice(1);
+  const backends = async () =>
+    (
+      await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`, [
+        database,
+      ])
+    ).rows
+      .map((r) => r.pid)
+      .filter((pid) => pid !== (admin as unknown as { processID: number }).processID);
   try {
     let offset = 0;
     for (const op of ops) {
       // Warm-up: the token remembered, pools connected, statements planned.
       for (let i = 0; i < 3; i++) await (await op.request(offset++)).arrayBuffer();
       await redis.config('RESETSTAT');
+      const apiCpu = treeCpuMs(api.pid!);
+      const redisCpu = await cpuSince(async () => [redisServer.pid!]);
+      const pgCpu = await cpuSince(backends);
       const pgBefore = proxy.count();
       const redisBefore = redisProxy.count();
       let wrong = 0;
@@ -261,10 +277,12 @@ export async function roundTrips(ctx: BenchContext): Promise<Section> {
       // Work the request left for later (batched last-used stamps, visit writes) lands within this wait.
       await new Promise((r) => setTimeout(r, 400));
       const pgTrips = (proxy.count() - pgBefore) / RUNS;
+      const us = (ms: number) => fmt((ms * 1000) / RUNS);
+      const cpu = `${us(treeCpuMs(api.pid!) - apiCpu)} | ${us(await pgCpu())} | ${us(await redisCpu())}`;
       const redisSent = (redisProxy.count() - redisBefore) / RUNS;
       const redisRun = (await redisCalls(redis)) / RUNS;
       rows.push(
-        `| ${op.name} | ${fmt(pgTrips, 2)} | ${fmt(redisSent, 2)} | ${fmt(redisRun, 2)} | ${wrong ? `${wrong} of ${RUNS}` : '0'} |`,
+        `| ${op.name} | ${fmt(pgTrips, 2)} | ${fmt(redisSent, 2)} | ${fmt(redisRun, 2)} | ${cpu} | ${wrong ? `${wrong} of ${RUNS}` : '0'} |`,
       );
     }
   } finally {
@@ -272,6 +290,7 @@ export async function roundTrips(ctx: BenchContext): Promise<Section> {
     redis.disconnect();
     proxy.close();
     redisProxy.close();
+    await admin.end();
     redisServer.kill('SIGKILL');
   }
   return {
@@ -280,7 +299,8 @@ export async function roundTrips(ctx: BenchContext): Promise<Section> {
       `One API process; each operation ${RUNS} times one after another after a warm-up, averaged. Postgres round trips counted`,
       'by a loopback proxy (Sync and Query messages), Redis commands sent by another (each command of a pipeline counted),',
       "and the commands Redis ran from a private redis-server's statistics (the calls inside Lua scripts included). Background",
-      'work a request leaves (last-used stamps, visit group commits) is counted with it.',
+      'work a request leaves (last-used stamps, visit group commits) is counted with it. CPU per request, one at a time',
+      "(so nothing is shared, unlike under load): the API process, the database's Postgres backends, the private Redis.",
       '',
       "| request | Postgres round trips | Redis commands sent | Redis commands run (scripts' calls included) | unexpected statuses |",
       '|---|---:|---:|---:|---:|',
