@@ -281,9 +281,8 @@ export async function roundTrips(ctx: BenchContext): Promise<Section> {
       const cpu = `${us(treeCpuMs(api.pid!) - apiCpu)} | ${us(await pgCpu())} | ${us(await redisCpu())}`;
       const redisSent = (redisProxy.count() - redisBefore) / RUNS;
       const redisRun = (await redisCalls(redis)) / RUNS;
-      rows.push(
-        `| ${op.name} | ${fmt(pgTrips, 2)} | ${fmt(redisSent, 2)} | ${fmt(redisRun, 2)} | ${cpu} | ${wrong ? `${wrong} of ${RUNS}` : '0'} |`,
-      );
+      const unexpected = wrong ? `${wrong} of ${RUNS}` : '0';
+      rows.push(`| ${op.name} | ${fmt(pgTrips, 2)} | ${fmt(redisSent, 2)} | ${fmt(redisRun, 2)} | ${cpu} | ${unexpected} |`);
     }
   } finally {
     await stop(api);
