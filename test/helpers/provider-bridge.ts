@@ -12,6 +12,18 @@ export const BRIDGE_SHIP_ENV = {
   MAIL_RETRY_AFTER_SECONDS: '1',
 };
 
+/**
+ * Settings of the kill -9 tests of provider ships (network, ad tests, spend): a lost answer after 1 s,
+ * reconciled quickly by the shipping sweep of a surviving process, and no card sweep in the way.
+ */
+export const KILL_SHIP_ENV = {
+  MAIL_SEND_TIMEOUT_MS: '1000',
+  MAIL_RECONCILE_DELAY_MS: '100',
+  MAIL_RECONCILE_WINDOW_MS: '20000',
+  MAIL_SWEEP_MS: '250',
+  CARD_SWEEP_MS: '600000',
+};
+
 /** Every log line written to `sink` (give it to createLogger('trace', sink)), to check a secret is in none. */
 export function capturedLines(): { lines: string[]; sink: Writable } {
   const lines: string[] = [];

@@ -7,7 +7,7 @@ import { startPools, type Pools } from '../../workers/main.js';
 import { buildCard } from '../helpers/factories.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { ROOT, until, waitFor } from '../helpers/processes.js';
-import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { KILL_SHIP_ENV, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 
 /**
  * kill -9 of the worker that ships network messages (the trust ladder's deadlines, card-timers pool),
@@ -22,13 +22,7 @@ let bridge: ProviderBridgeStandIn;
 let pools: Pools;
 const children: ChildProcess[] = [];
 
-const shipEnv = {
-  MAIL_SEND_TIMEOUT_MS: '1000',
-  MAIL_RECONCILE_DELAY_MS: '100',
-  MAIL_RECONCILE_WINDOW_MS: '20000',
-  MAIL_SWEEP_MS: '250',
-  CARD_SWEEP_MS: '600000',
-};
+const shipEnv = KILL_SHIP_ENV;
 
 beforeAll(async () => {
   bridge = await startProviderBridge();
