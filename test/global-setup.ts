@@ -5,6 +5,7 @@ import { preflight } from '../src/preflight.js';
 import { TEST_DB_PREFIX, urlFor, withAdminClient } from './helpers/db.js';
 import { startPgbouncer, type Pgbouncer } from './helpers/pgbouncer.js';
 import { cleanLeftoverClusters, startTestCluster, type TestCluster } from './helpers/redis-cluster.js';
+import { alive } from './helpers/processes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -22,15 +23,6 @@ declare module 'vitest' {
 
 /** The project whose files run through PgBouncer (vitest.config.ts). */
 export const PGBOUNCER_PROJECT = 'pgbouncer';
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * Drops test databases of runs that are gone. Names carry the pid of the run that made them

@@ -3,19 +3,10 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort, waitFor } from '../helpers/processes.js';
+import { alive, freePort, waitFor } from '../helpers/processes.js';
 import { cleanLeftoverClusters } from '../helpers/redis-cluster.js';
 
 // A test run killed before its teardown leaves its cluster's servers running; the next run stops them.
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('the test cluster helper', () => {
   it("stops the servers of a run that is gone and removes their directory, and leaves a live run's alone", async () => {

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort, ROOT, waitFor } from './processes.js';
+import { alive, freePort, ROOT, waitFor } from './processes.js';
 
 /**
  * A PgBouncer of the test run's own, in transaction pooling mode, in front of the test Postgres: every
@@ -19,15 +19,6 @@ export interface Pgbouncer {
 const DIR_PREFIX = 'gas-pgbouncer-';
 /** A database name that reaches Postgres's `postgres` database through exactly one server connection. */
 export const ONE_SERVER_DB = 'gas_one_server';
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Stops the PgBouncers of test runs that are gone (killed before their teardown). Dirs are named by the run's pid. */
 function reapStale(): void {

@@ -7,6 +7,16 @@ import { pathWithThisNode } from '../../src/node-version.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
+/** Whether a process with this pid is running (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface Finished {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { run } from './processes.js';
+import { alive, run } from './processes.js';
 
 /**
  * A real Redis Cluster on loopback for tests: `redis-server --cluster-enabled yes` processes (masters,
@@ -47,15 +47,6 @@ async function freePorts(count: number): Promise<number[]> {
   if (ports.length < count) throw new Error('no free ports for a test Redis Cluster');
   return ports;
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Stops the servers of clusters whose run is gone (their pid files) and removes their directories. */
 export function cleanLeftoverClusters(): void {
