@@ -12,7 +12,7 @@ import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { fmt, freePort, median, ROOT, startServer, stop } from './lib.js';
+import { fmt, freePort, median, ROOT, startServer, stop, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 import { BENCH_DATABASE, urlFor } from './urls.js';
 
@@ -80,10 +80,7 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const common = { DATABASE_URL: config.databaseUrl, QUEUE_PREFIX: config.queuePrefix, LOG_LEVEL: 'warn', AGENT_BRAIN: 'offline' };
   const unlimited = {
-    RATE_MESSAGES_PER_MINUTE: '100000000',
-    RATE_MESSAGES_BURST: '100000000',
-    RATE_ACCOUNT_PER_MINUTE: '100000000',
-    RATE_ACCOUNT_BURST: '100000000',
+    ...NO_RATE_LIMITS,
   };
   const servers = [
     await startServer(['bench/servers/baseline.ts', 'express', String(pExpress)], {}, `http://127.0.0.1:${pExpress}/`),

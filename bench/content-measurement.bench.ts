@@ -11,7 +11,20 @@ import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { trackedCodes } from '../src/measurement/links.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { compare, cpuMultiple, fmt, freePort, median, pct, ratioTable, startServer, stop, type Load, type Target } from './lib.js';
+import {
+  compare,
+  cpuMultiple,
+  fmt,
+  freePort,
+  median,
+  pct,
+  ratioTable,
+  startServer,
+  stop,
+  type Load,
+  type Target,
+  NO_RATE_LIMITS,
+} from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 const PREFIX = '{benchcontent}';
@@ -122,13 +135,7 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
       HOST: '127.0.0.1',
       BASE_URL: `http://127.0.0.1:${pApi}`,
       LOG_LEVEL: 'info',
-      // Limits high enough that the benchmark measures the work, not 429s.
-      RATE_READS_PER_MINUTE: '100000000',
-      RATE_READS_BURST: '100000000',
-      RATE_WRITES_PER_MINUTE: '100000000',
-      RATE_WRITES_BURST: '100000000',
-      RATE_ACCOUNT_PER_MINUTE: '100000000',
-      RATE_ACCOUNT_BURST: '100000000',
+      ...NO_RATE_LIMITS,
     },
     `http://127.0.0.1:${pApi}/healthz`,
   );

@@ -8,7 +8,7 @@ import { registerCardWrites } from '../src/queue-version/card-writes.js';
 import { createRedis, keyspace, whenReady } from '../src/redis.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { compare, cpuMultiple, fmt, freePort, pct, ratioTable, startServer, stop, type Load, type Target } from './lib.js';
+import { compare, cpuMultiple, fmt, freePort, pct, ratioTable, startServer, stop, type Load, type Target, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /**
@@ -57,11 +57,7 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
         PORT: String(pApi),
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
-        // Limits high enough that the benchmark measures the work, not 429s.
-        RATE_READS_PER_MINUTE: '100000000',
-        RATE_READS_BURST: '100000000',
-        RATE_ACCOUNT_PER_MINUTE: '100000000',
-        RATE_ACCOUNT_BURST: '100000000',
+        ...NO_RATE_LIMITS,
       },
       `http://127.0.0.1:${pApi}/healthz`,
     ),

@@ -4,7 +4,7 @@ import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { upsertLead } from '../src/leads/leads.service.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { fmt, freePort, median, startServer, stop } from './lib.js';
+import { fmt, freePort, median, startServer, stop, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 10_000);
@@ -45,8 +45,7 @@ export async function leadsPaging(ctx: BenchContext): Promise<Section> {
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
-      RATE_READS_BURST: '1000000',
-      RATE_ACCOUNT_BURST: '1000000',
+      ...NO_RATE_LIMITS,
     },
     `http://127.0.0.1:${port}/healthz`,
   );

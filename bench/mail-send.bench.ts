@@ -12,7 +12,7 @@ import { smtpTransport } from '../src/mail/smtp.transport.js';
 import { cardsRepository } from '../src/review/cards.repository.js';
 import { createDeps } from '../src/deps.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { fmt, pool } from './lib.js';
+import { fmt, pool, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /**
@@ -41,10 +41,7 @@ export async function mailSend(ctx: BenchContext): Promise<Section> {
     MAIL_TRANSPORT: 'smtp',
     SMTP_PORT: String(port),
     LOG_LEVEL: 'silent',
-    RATE_WRITES_BURST: '1000000',
-    RATE_WRITES_PER_MINUTE: '1000000',
-    RATE_ACCOUNT_BURST: '1000000',
-    RATE_ACCOUNT_PER_MINUTE: '1000000',
+    ...NO_RATE_LIMITS,
   });
   await ensureDatabase(config.databaseUrl);
   const rt = createDeps(config, createLogger('silent'));

@@ -13,7 +13,7 @@ import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { cardsRepository } from '../src/review/cards.repository.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { fmt, pool } from './lib.js';
+import { fmt, pool, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /** A provider bridge on loopback (docs/provider-bridge.md) that takes everything, deduplicating on the key. */
@@ -49,10 +49,7 @@ export async function networkShip(ctx: BenchContext): Promise<Section> {
   const config = configWith({
     DATABASE_URL: ctx.databaseUrl,
     LOG_LEVEL: 'silent',
-    RATE_WRITES_BURST: '1000000',
-    RATE_WRITES_PER_MINUTE: '1000000',
-    RATE_ACCOUNT_BURST: '1000000',
-    RATE_ACCOUNT_PER_MINUTE: '1000000',
+    ...NO_RATE_LIMITS,
   });
   await ensureDatabase(config.databaseUrl);
   const rt = createDeps(config, createLogger('silent'));

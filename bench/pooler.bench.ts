@@ -17,17 +17,25 @@ import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { startPgbouncer, viaPgbouncer } from '../test/helpers/pgbouncer.js';
 import { closedLoop, percentile, type Run } from './agent-roundtrip.bench.js';
-import { compare, cpuMultiple, fmt, freePort, median, ratioTable, ROOT, startServer, stop, type Load, type Target } from './lib.js';
+import {
+  compare,
+  cpuMultiple,
+  fmt,
+  freePort,
+  median,
+  ratioTable,
+  ROOT,
+  startServer,
+  stop,
+  type Load,
+  type Target,
+  NO_RATE_LIMITS,
+} from './lib.js';
 import type { BenchContext, Section } from './run.js';
 import { BENCH_DATABASE, urlFor } from './urls.js';
 
 const UNLIMITED = {
-  RATE_READS_PER_MINUTE: '100000000',
-  RATE_READS_BURST: '100000000',
-  RATE_MESSAGES_PER_MINUTE: '100000000',
-  RATE_MESSAGES_BURST: '100000000',
-  RATE_ACCOUNT_PER_MINUTE: '100000000',
-  RATE_ACCOUNT_BURST: '100000000',
+  ...NO_RATE_LIMITS,
 };
 
 type Way = 'direct' | 'setting' | 'pooler';

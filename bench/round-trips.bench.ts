@@ -19,7 +19,7 @@ import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
 import pg from 'pg';
-import { cpuSince, fmt, freePort, startServer, stop, treeCpuMs } from './lib.js';
+import { cpuSince, fmt, freePort, startServer, stop, treeCpuMs, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /** Enough one-at-a-time requests that /proc's 10 ms CPU ticks resolve 10 µs per request. */
@@ -197,15 +197,7 @@ export async function roundTrips(ctx: BenchContext): Promise<Section> {
       HOST: '127.0.0.1',
       BASE_URL: base,
       LOG_LEVEL: 'info',
-      // Limits high enough that every request is answered, not refused.
-      RATE_READS_PER_MINUTE: '100000000',
-      RATE_READS_BURST: '100000000',
-      RATE_WRITES_PER_MINUTE: '100000000',
-      RATE_WRITES_BURST: '100000000',
-      RATE_MESSAGES_PER_MINUTE: '100000000',
-      RATE_MESSAGES_BURST: '100000000',
-      RATE_ACCOUNT_PER_MINUTE: '100000000',
-      RATE_ACCOUNT_BURST: '100000000',
+      ...NO_RATE_LIMITS,
       WEBHOOK_HOOK_PER_HOUR: '100000000',
       WEBHOOK_ACCOUNT_PER_HOUR: '100000000',
     },
