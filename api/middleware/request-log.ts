@@ -17,6 +17,10 @@ const entry = (req: Request) => ({ id: req.id, method: req.method, url: redactUr
  * Only what is safe is logged: no headers, hook tokens cut out of URLs.
  */
 export function requestLog(app: Express, logger: Logger): RequestHandler {
+  // The request line's fields are all built here, its URL already redacted by entry(): it skips the
+  // logger's path redaction, which cloned each line and redacted the URL a second time (an eighth of a
+  // 304's CPU, measured). Everything else a request logs goes through `req.log`, which is redacted.
+  const lines = logger.child({}, { redact: { paths: [] } });
   Object.defineProperty(app.request, 'log', {
     configurable: true,
     get(this: WithChild) {
@@ -31,9 +35,9 @@ export function requestLog(app: Express, logger: Logger): RequestHandler {
     res.setHeader('X-Request-Id', id);
     res.once('close', () => {
       const line = { req: entry(req), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
-      if (!res.writableFinished) logger.warn(line, 'request aborted');
-      else if (res.statusCode >= 500) logger.error(line, 'request completed');
-      else logger.info(line, 'request completed');
+      if (!res.writableFinished) lines.warn(line, 'request aborted');
+      else if (res.statusCode >= 500) lines.error(line, 'request completed');
+      else lines.info(line, 'request completed');
     });
     next();
   };
