@@ -170,11 +170,6 @@ export function defineRoute<
   return { handle: (handler) => ({ ...spec, handler }) as unknown as RouteDef };
 }
 
-/** `/api/v1/review/{id}` → `/api/v1/review/:id` */
-export function expressPath(path: string): string {
-  return path.replace(/\{([A-Za-z]+)\}/g, ':$1');
-}
-
 /** The statuses a route can answer, for OpenAPI: its own plus those implied by its shape (spec §4). */
 export function errorStatuses(route: RouteDef): number[] {
   const set = new Set(route.errors ?? []);

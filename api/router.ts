@@ -1,4 +1,4 @@
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import { AppError } from '../src/errors.js';
 import { Admission } from './admission.js';
@@ -11,7 +11,8 @@ import { bearerToken, hasScope, requireScope, resolvePrincipal } from './middlew
 import { applyLimit, spend, type Spent } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
 import type { QueueVersion } from '../src/queue-version/keys.js';
-import { expressPath, type AppDeps, type Reply, type RouteContext, type RouteDef } from './route.js';
+import { RouteTable } from './dispatch.js';
+import type { AppDeps, Reply, RouteContext, RouteDef } from './route.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
 
@@ -251,11 +252,19 @@ function bodyParserFor(route: RouteDef): RequestHandler | null {
   return null;
 }
 
-/** Mounts the route table. Express 5 forwards rejected promises to the error handler. */
-export function buildRouter(routes: RouteDef[], deps: AppDeps): Router {
-  const router = Router();
+/**
+ * The route table as one middleware (api/dispatch.ts): a request no route matches goes on to the 404.
+ * Express 5 forwards a rejected promise to the error handler.
+ */
+export function buildRouter(routes: RouteDef[], deps: AppDeps): RequestHandler {
+  const table = new RouteTable<RequestHandler>();
   const touch = lastUsedRecorder(deps.db);
   const memory = new PrincipalMemory();
-  for (const route of routes) router[route.method](expressPath(route.path), runner(route, deps, touch, memory));
-  return router;
+  for (const route of routes) table.add(route.method, route.path, runner(route, deps, touch, memory));
+  return (req, res, next) => {
+    const found = table.find(req.method, req.path);
+    if (!found) return next();
+    req.params = found.params;
+    return found.value(req, res, next);
+  };
 }
