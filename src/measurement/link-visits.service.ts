@@ -18,9 +18,14 @@ const CACHE_SIZE = 10_000;
 /** User-Agents remembered per process (each at most AGENT_CACHE_MAX_LENGTH characters; longer ones are not kept). */
 const AGENT_CACHE_SIZE = 2_000;
 const AGENT_CACHE_MAX_LENGTH = 512;
-/** Visits written per statement, and statements in flight, by the group-commit batcher. */
+/**
+ * Visits written per statement, and statements in flight, by the group-commit batcher. One in flight:
+ * the clicks that arrive while a statement commits are written together by the next, as Postgres
+ * groups its own commits. Measured against four in flight (10 clients following links): about half the
+ * commits, a quarter less API CPU per click, and a tenth more clicks answered per second.
+ */
 const MAX_BATCH = 200;
-const BATCHES_IN_FLIGHT = 4;
+const BATCHES_IN_FLIGHT = 1;
 
 /** A bounded least-recently-used map (a Map keeps insertion order; a hit moves the key to the end). */
 class Lru<V> {
