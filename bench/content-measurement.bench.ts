@@ -31,9 +31,11 @@ const PREFIX = '{benchcontent}';
 const DESTINATION = 'https://www.example.com/pricing?plan=team';
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
 const LINKS = 200;
+const ETAG_FLOOR = 'bare Express + 1 Redis call (INCR) → 304';
+const REDIRECT_FLOOR = 'bare Express + 1 committed INSERT of the visit → 302';
 const BATCH = 100;
 
-async function seed(databaseUrl: string, prefix: string) {
+export async function seed(databaseUrl: string, prefix: string) {
   const db = createDb(databaseUrl, 2);
   try {
     await migrate(db);
@@ -125,7 +127,13 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
   let next = 0;
   const nextLink = () => `/l/${codes[next++ % codes.length]}`;
 
-  const [pEtag, pRedirect, pApi] = await Promise.all([freePort(), freePort(), freePort()]);
+  const [pEtag, pRedirect, pApi, pEtagRedis, pRedirectInsert] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
   const api = await startServer(
     ['bin/start.ts', 'api'],
     {
@@ -153,6 +161,16 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
       {},
       `http://127.0.0.1:${pRedirect}/`,
     ),
+    await startServer(
+      ['bench/servers/content-baselines.ts', 'etag-redis', String(pEtagRedis), etag, config.redisUrl],
+      {},
+      `http://127.0.0.1:${pEtagRedis}/`,
+    ),
+    await startServer(
+      ['bench/servers/content-baselines.ts', 'redirect-insert', String(pRedirectInsert), DESTINATION, config.databaseUrl, accountId],
+      {},
+      `http://127.0.0.1:${pRedirectInsert}/`,
+    ),
   ];
   try {
     const etagTargets: Target[] = [
@@ -170,6 +188,12 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
       },
       // The floor of every authenticated route: token (remembered) and limiter, no handler work.
       { name: 'GET /api/v1/me (auth + limiter only)', url: `http://127.0.0.1:${pApi}/api/v1/me`, headers: auth, server: api },
+      {
+        name: ETAG_FLOOR,
+        url: `http://127.0.0.1:${pEtagRedis}/p/x`,
+        headers: { ...auth, 'If-None-Match': etag },
+        server: servers[2],
+      },
     ];
     const linkTargets: Target[] = [
       {
@@ -184,6 +208,13 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
         headers: { 'User-Agent': BROWSER, 'Accept-Language': 'en-US' },
         nextPath: nextLink,
         server: api,
+      },
+      {
+        name: REDIRECT_FLOOR,
+        url: `http://127.0.0.1:${pRedirectInsert}/l/x`,
+        headers: { 'User-Agent': BROWSER },
+        nextPath: nextLink,
+        server: servers[3],
       },
     ];
     const eventsTarget: Target = {
@@ -209,6 +240,7 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
     const badEvents = served.reduce((a, r) => a + r.errors + r.non2xx, 0);
 
     const ratio = (runs: Map<string, Load>, t: Target[]) => runs.get(t[1]!.name)!.rps / runs.get(t[0]!.name)!.rps;
+    const ofBare = (runs: Map<string, Load>, t: Target[], name: string) => pct(runs.get(name)!.rps / runs.get(t[0]!.name)!.rps);
     const times = (runs: Map<string, Load>, t: Target[]) => cpuMultiple(runs.get(t[1]!.name)!, runs.get(t[0]!.name)!) ?? '—';
     return {
       title: 'Content API and Measurement',
@@ -223,6 +255,9 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
         `The 304: ${pct(ratio(etagRuns, etagTargets))} of bare Express (target ≥ 50%), ` +
           `${times(etagRuns, etagTargets)} its CPU per request; \`GET /me\`, which does nothing but authenticate and spend from the ` +
           `limiter, is at ${pct(etagRuns.get(etagTargets[2]!.name)!.rps / etagRuns.get(etagTargets[0]!.name)!.rps)} in the same run.`,
+        `Bare Express that makes one Redis call before its 304, and nothing else, is at ${ofBare(etagRuns, etagTargets, ETAG_FLOOR)}: ` +
+          'the ceiling of any request that asks Redis anything, as the limiter (and the revocation mark it reads) does on every ' +
+          `authenticated call. The service's 304 is at ${pct(etagRuns.get(etagTargets[1]!.name)!.rps / etagRuns.get(ETAG_FLOOR)!.rps)} of it.`,
         '',
         '### A reader following a tracked link (302)',
         '',
@@ -230,6 +265,9 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
         '',
         `The redirect: ${pct(ratio(linkRuns, linkTargets))} of bare Express (target ≥ 30%), ${times(linkRuns, linkTargets)} its CPU per ` +
           `request; ${LINKS} links in turn, each request a new visit.`,
+        `Bare Express that commits one INSERT of the visit before its 302 is at ${ofBare(linkRuns, linkTargets, REDIRECT_FLOOR)}; ` +
+          `the service's redirect (which also writes the visit's channel event and group-commits) is at ` +
+          `${pct(linkRuns.get(linkTargets[1]!.name)!.rps / linkRuns.get(REDIRECT_FLOOR)!.rps)} of it.`,
         '',
         '### Conversions, 100 per request',
         '',
