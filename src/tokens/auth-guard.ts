@@ -1,5 +1,5 @@
 import { Unavailable } from '../errors.js';
-import type { Redis } from '../redis.js';
+import { isCluster, type Redis } from '../redis.js';
 import type { Principal } from './tokens.types.js';
 
 /**
@@ -26,16 +26,45 @@ export const REVOCATION_MARK_SECONDS = 7 * 24 * 3600;
 /** The longest a process trusts a remembered principal before it asks Postgres again, marks or not. */
 export const REMEMBER_MS = 5 * 60_000;
 
+/** How long a revocation waits for a replica of a Redis Cluster master to hold its mark. */
+export const REPLICA_WAIT_MS = 1_000;
+
 /**
  * Marks a token revoked for every API process. Throws Unavailable when Redis cannot take the mark: the
  * caller must then not revoke in Postgres either, or a process that remembers the token would keep it.
+ * On a Redis Cluster the mark must also reach a replica of its master (WAIT, in the same pipeline, so on
+ * the same node): replication is asynchronous, and a master that died just after taking the mark would
+ * be replaced by a replica without it, so processes remembering the token would keep trusting it. When
+ * no replica acknowledged within REPLICA_WAIT_MS while the master knows one that has not failed (even one
+ * whose link is down for now: it may still be promoted), the revocation is refused (Unavailable) like a
+ * mark Redis could not take; the mark left behind only sends the token to Postgres until it expires.
  */
 export async function markRevoked(redis: Redis, keyspace: string, accountId: string, tokenId: string): Promise<void> {
+  const key = authGuardKeys(keyspace, accountId, tokenId).revoked;
+  const at = String(Date.now());
+  let replicated = true;
   try {
-    await redis.set(authGuardKeys(keyspace, accountId, tokenId).revoked, String(Date.now()), 'EX', REVOCATION_MARK_SECONDS);
+    if (!isCluster(redis)) await redis.set(key, at, 'EX', REVOCATION_MARK_SECONDS);
+    else {
+      const replies =
+        (await redis.pipeline().set(key, at, 'EX', REVOCATION_MARK_SECONDS).wait(1, REPLICA_WAIT_MS).cluster('NODES').exec()) ?? [];
+      const failed = replies.find(([err]) => err);
+      if (failed) throw failed[0];
+      replicated = Number(replies[1]?.[1] ?? 0) >= 1 || replicasOf(String(replies[2]?.[1] ?? '')) === 0;
+    }
   } catch {
     throw new Unavailable();
   }
+  if (!replicated) throw new Unavailable();
+}
+
+/** How many replicas not marked failed the node that answered `CLUSTER NODES` (`myself`) has. */
+function replicasOf(nodes: string): number {
+  const lines = nodes.split('\n').map((l) => l.split(' '));
+  const me = lines.find((f) => f[2]?.split(',').includes('myself'))?.[0];
+  return lines.filter(
+    (f) => me && f[3] === me && !f[2]?.split(',').some((flag) => flag === 'fail' || flag === 'noaddr' || flag === 'nofailover'),
+  ).length;
 }
 
 interface Remembered {

@@ -18,6 +18,8 @@ export interface TestCluster {
   ports: number[];
   /** Kills one node's server with SIGKILL (no shutdown, no goodbye to the cluster). */
   kill(port: number): void;
+  /** Stops (SIGSTOP) or resumes (SIGCONT) one node's server: stopped, it reads nothing and answers nothing. */
+  pause(port: number, paused: boolean): void;
   /** The node serving `slot` as master now, by port. */
   masterOf(slot: number): Promise<number>;
   stop(): Promise<void>;
@@ -186,6 +188,9 @@ async function startOnce(opts: Options): Promise<TestCluster> {
     ports,
     kill(port) {
       servers.get(port)?.kill('SIGKILL');
+    },
+    pause(port, paused) {
+      servers.get(port)?.kill(paused ? 'SIGSTOP' : 'SIGCONT');
     },
     async masterOf(slot) {
       for (const port of ports) {
