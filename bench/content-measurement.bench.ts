@@ -241,6 +241,7 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
 
     const ratio = (runs: Map<string, Load>, t: Target[]) => runs.get(t[1]!.name)!.rps / runs.get(t[0]!.name)!.rps;
     const ofBare = (runs: Map<string, Load>, t: Target[], name: string) => pct(runs.get(name)!.rps / runs.get(t[0]!.name)!.rps);
+    const ofFloor = (runs: Map<string, Load>, t: Target[], floor: string) => pct(runs.get(t[1]!.name)!.rps / runs.get(floor)!.rps);
     const times = (runs: Map<string, Load>, t: Target[]) => cpuMultiple(runs.get(t[1]!.name)!, runs.get(t[0]!.name)!) ?? '—';
     return {
       title: 'Content API and Measurement',
@@ -257,7 +258,7 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
           `limiter, is at ${pct(etagRuns.get(etagTargets[2]!.name)!.rps / etagRuns.get(etagTargets[0]!.name)!.rps)} in the same run.`,
         `Bare Express that makes one Redis call before its 304, and nothing else, is at ${ofBare(etagRuns, etagTargets, ETAG_FLOOR)}: ` +
           'the ceiling of any request that asks Redis anything, as the limiter (and the revocation mark it reads) does on every ' +
-          `authenticated call. The service's 304 is at ${pct(etagRuns.get(etagTargets[1]!.name)!.rps / etagRuns.get(ETAG_FLOOR)!.rps)} of it.`,
+          `authenticated call. The service's 304 is at ${ofFloor(etagRuns, etagTargets, ETAG_FLOOR)} of it.`,
         '',
         '### A reader following a tracked link (302)',
         '',
@@ -267,7 +268,7 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
           `request; ${LINKS} links in turn, each request a new visit.`,
         `Bare Express that commits one INSERT of the visit before its 302 is at ${ofBare(linkRuns, linkTargets, REDIRECT_FLOOR)}; ` +
           `the service's redirect (which also writes the visit's channel event and group-commits) is at ` +
-          `${pct(linkRuns.get(linkTargets[1]!.name)!.rps / linkRuns.get(REDIRECT_FLOOR)!.rps)} of it.`,
+          `${ofFloor(linkRuns, linkTargets, REDIRECT_FLOOR)} of it.`,
         '',
         '### Conversions, 100 per request',
         '',

@@ -34,7 +34,8 @@ if (kind === 'etag' || kind === 'etag-redis') {
     const visitId = `vis_${randomUUID()}`;
     if (pool)
       await pool.query(
-        `INSERT INTO visits (id, account_id, channel, via, link_code, url, ua_hash, bot, at) VALUES ($1, $2, 'email', 'link', $3, $4, $5, false, $6)`,
+        `INSERT INTO visits (id, account_id, channel, via, link_code, url, ua_hash, bot, at)
+         VALUES ($1, $2, 'email', 'link', $3, $4, $5, false, $6)`,
         [visitId, accountId, req.params.code, arg, String(req.headers['user-agent'] ?? '').slice(0, 64), Date.now()],
       );
     res.setHeader('Cache-Control', 'no-store');
