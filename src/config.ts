@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
+import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
   NODE_ENV: z
@@ -22,6 +22,8 @@ const envSchema = z.object({
   REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
   // Set: the service runs on the Redis Cluster these nodes belong to, and REDIS_URL is not used.
   REDIS_CLUSTER_NODES: hostPortList(),
+  REDIS_CLUSTER_USERNAME: z.string().min(1).optional(),
+  REDIS_CLUSTER_PASSWORD: z.string().min(1).optional(),
   BASE_URL: z.string().url('must be an absolute URL such as https://agent.example.com').optional(),
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
@@ -187,6 +189,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
     redisUrl: env.REDIS_URL,
     /** The Redis Cluster's startup nodes (REDIS_CLUSTER_NODES), or null: one Redis at redisUrl. */
     redisClusterNodes: env.REDIS_CLUSTER_NODES,
+    /** The cluster nodes' AUTH (REDIS_CLUSTER_PASSWORD, with REDIS_CLUSTER_USERNAME for an ACL user), or null. */
+    redisClusterAuth: env.REDIS_CLUSTER_PASSWORD ? { username: env.REDIS_CLUSTER_USERNAME, password: env.REDIS_CLUSTER_PASSWORD } : null,
     baseUrl: (env.BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     admin:
       env.ADMIN_USER && env.ADMIN_PASSWORD
@@ -328,6 +332,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`));
   }
+  const authProblem = clusterAuthProblem(parsed.data);
+  if (authProblem) throw new ConfigError([authProblem]);
   return buildConfig(parsed.data);
 }
 
@@ -341,10 +347,4 @@ export function configWith(overrides: Record<string, string>): Config {
   // Vite sets BASE_URL to "/" inside vitest; a relative base is never what a test means.
   const inherited = process.env.BASE_URL === '/' ? { ...process.env, BASE_URL: undefined } : process.env;
   return loadConfig({ ...inherited, ...overrides });
-}
-
-/** Base URLs for tests: the same variables as the service, with the local defaults. */
-export function testServices(): { databaseUrl: string; redisUrl: string } {
-  const c = configWith({});
-  return { databaseUrl: c.databaseUrl, redisUrl: c.redisUrl };
 }

@@ -45,3 +45,15 @@ export const hostPortList = () =>
       'must be a comma-separated list of host:port such as 10.0.0.1:7000,10.0.0.2:7000',
     )
     .transform((list) => list?.map((n) => ({ host: HOST_PORT.exec(n)![1]!, port: Number(HOST_PORT.exec(n)![2]) })) ?? null);
+
+/** REDIS_CLUSTER_PASSWORD and REDIS_CLUSTER_USERNAME belong to a cluster, and a user needs a password: the problem, or null. */
+export function clusterAuthProblem(env: {
+  REDIS_CLUSTER_NODES: unknown;
+  REDIS_CLUSTER_USERNAME?: string;
+  REDIS_CLUSTER_PASSWORD?: string;
+}) {
+  const { REDIS_CLUSTER_NODES: nodes, REDIS_CLUSTER_USERNAME: user, REDIS_CLUSTER_PASSWORD: password } = env;
+  if (!nodes && (user || password)) return 'REDIS_CLUSTER_PASSWORD and REDIS_CLUSTER_USERNAME are used only with REDIS_CLUSTER_NODES';
+  if (user && !password) return 'REDIS_CLUSTER_USERNAME needs REDIS_CLUSTER_PASSWORD';
+  return null;
+}

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { Cluster, Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { directUrl } from './db.js';
+import { clusterAuth } from './redis.js';
 
 const HOW_TO_START = {
   postgres:
@@ -42,7 +43,11 @@ export async function preflight(config: Config): Promise<string[]> {
   const redis = config.redisClusterNodes
     ? new Cluster(
         config.redisClusterNodes.map((n) => ({ ...n })),
-        { lazyConnect: true, clusterRetryStrategy: () => null, redisOptions: { connectTimeout: 3_000, maxRetriesPerRequest: 0 } },
+        {
+          lazyConnect: true,
+          clusterRetryStrategy: () => null,
+          redisOptions: { connectTimeout: 3_000, maxRetriesPerRequest: 0, ...clusterAuth(config) },
+        },
       )
     : new Redis(config.redisUrl, { lazyConnect: true, connectTimeout: 3_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
   let socketError: unknown;

@@ -8,7 +8,13 @@ export interface RedisTarget {
   redisUrl: string;
   /** Startup nodes of a Redis Cluster; null: the one Redis at redisUrl. */
   redisClusterNodes: readonly { host: string; port: number }[] | null;
+  /** AUTH for every node of the cluster (REDIS_URL carries its own); null or absent: none. */
+  redisClusterAuth?: { username?: string; password: string } | null;
 }
+
+/** The options that authenticate a connection to a cluster node, if the target has any. */
+export const clusterAuth = (t: RedisTarget): RedisOptions =>
+  t.redisClusterAuth ? { username: t.redisClusterAuth.username, password: t.redisClusterAuth.password } : {};
 
 export const isCluster = (redis: Redis): redis is Cluster => redis instanceof Cluster;
 
@@ -24,7 +30,8 @@ const retry = (times: number) => Math.min(times * 200, 2_000);
  * command whose node went away (ioredis' retryDelayOnFailover × maxRedirections, about 1.6 s).
  */
 export function createRedis(where: string | RedisTarget, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
-  const { redisUrl, redisClusterNodes } = target(where);
+  const t = target(where);
+  const { redisUrl, redisClusterNodes } = t;
   const options: RedisOptions =
     role === 'producer'
       ? { maxRetriesPerRequest: 1, commandTimeout: 2_000, connectTimeout: 2_000 }
@@ -35,7 +42,7 @@ export function createRedis(where: string | RedisTarget, role: 'producer' | 'wor
     const { retryStrategy: _r, enableOfflineQueue: _o, ...rest } = extra;
     client = new Cluster(
       redisClusterNodes.map((n) => ({ ...n })),
-      { enableOfflineQueue: offline, clusterRetryStrategy: retry, redisOptions: { ...options, ...rest } },
+      { enableOfflineQueue: offline, clusterRetryStrategy: retry, redisOptions: { ...options, ...rest, ...clusterAuth(t) } },
     );
   } else client = new Single(redisUrl, { enableOfflineQueue: offline, retryStrategy: retry, ...options, ...extra });
   // Connection errors surface on the commands that need Redis; an unhandled 'error' event would crash.
@@ -61,6 +68,7 @@ export function createSubscriber(where: RedisTarget, connectionName: string, pee
   let next = 1;
   const sub: Single = new Single({
     ...configured[0],
+    ...clusterAuth(where),
     connectionName,
     maxRetriesPerRequest: null,
     enableReadyCheck: false,

@@ -1,11 +1,11 @@
 import pg from 'pg';
 import { inject } from 'vitest';
-import { testServices } from '../../src/config.js';
+import { configWith } from '../../src/config.js';
 
 export const TEST_DB_PREFIX = 'gas_test_';
 
 export function urlFor(database: string): string {
-  const url = new URL(testServices().databaseUrl);
+  const url = new URL(configWith({}).databaseUrl);
   url.pathname = `/${database}`;
   return url.toString();
 }

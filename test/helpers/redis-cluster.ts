@@ -73,8 +73,14 @@ export function cleanLeftoverClusters(): void {
   }
 }
 
-async function info(port: number, section: string): Promise<Record<string, string>> {
-  const r = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1_000 });
+async function info(port: number, section: string, password?: string): Promise<Record<string, string>> {
+  const r = new Redis(port, '127.0.0.1', {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1_000,
+    password,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -99,7 +105,8 @@ async function until(check: () => Promise<boolean>, what: string, ms = 20_000): 
   }
 }
 
-type Options = { masters?: number; replicas?: number; nodeTimeoutMs?: number };
+/** `password`: every node requires it (requirepass) and replicas use it with their masters (masterauth). */
+type Options = { masters?: number; replicas?: number; nodeTimeoutMs?: number; password?: string };
 
 /**
  * Starts `masters` masters with `replicas` replicas each. `nodeTimeoutMs` is cluster-node-timeout:
@@ -150,6 +157,7 @@ async function startOnce(opts: Options): Promise<TestCluster> {
           ...['--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2_000), '--save', '', '--appendonly', 'no'],
           // Replicas sync at once (7.0 waits 5 s for more replicas by default).
           ...['--repl-diskless-sync-delay', '0'],
+          ...(opts.password ? ['--requirepass', opts.password, '--masterauth', opts.password] : []),
         ],
         { stdio: 'ignore' },
       );
@@ -159,24 +167,24 @@ async function startOnce(opts: Options): Promise<TestCluster> {
     // Each port answered by the server this run started there (not by whoever took the port first).
     await until(async () => {
       if ([...servers.values()].some((s) => s.exitCode !== null)) throw new PortTaken('a test cluster server exited at start');
-      const answers = await Promise.all(ports.map((p) => info(p, 'server').catch(() => null)));
+      const answers = await Promise.all(ports.map((p) => info(p, 'server', opts.password).catch(() => null)));
       return answers.every((a, i) => a !== null && Number(a.process_id) === servers.get(ports[i]!)!.pid);
     }, 'the servers to answer');
     const created = await run(
       'redis-cli',
       ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
-      {},
+      opts.password ? { REDISCLI_AUTH: opts.password } : {},
     );
     if (created.code !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     // A master turns ok no sooner than 2 s after it started (Redis' CLUSTER_WRITABLE_DELAY): the floor
     // of this start, whatever joins the nodes.
     await until(async () => {
-      const all = await Promise.all(ports.map((p) => info(p, 'cluster')));
+      const all = await Promise.all(ports.map((p) => info(p, 'cluster', opts.password)));
       return all.every((i) => i.cluster_state === 'ok' && Number(i.cluster_known_nodes) === ports.length);
     }, 'cluster_state:ok on every node');
     // Every replica has its master's data before a test may lean on it (a failover needs a synced replica).
     await until(async () => {
-      const all = await Promise.all(ports.map((p) => info(p, 'replication')));
+      const all = await Promise.all(ports.map((p) => info(p, 'replication', opts.password)));
       return all.filter((i) => i.role === 'slave' && i.master_link_status === 'up').length === masters * replicas;
     }, 'replicas in sync');
   } catch (err) {
@@ -195,7 +203,12 @@ async function startOnce(opts: Options): Promise<TestCluster> {
     async masterOf(slot) {
       for (const port of ports) {
         if (!servers.get(port) || servers.get(port)!.exitCode !== null || servers.get(port)!.signalCode !== null) continue;
-        const r = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+        const r = new Redis(port, '127.0.0.1', {
+          lazyConnect: true,
+          retryStrategy: () => null,
+          maxRetriesPerRequest: 0,
+          password: opts.password,
+        });
         r.on('error', () => {});
         try {
           await r.connect();
