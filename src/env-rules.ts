@@ -29,22 +29,27 @@ export const urlWithScheme = (schemes: string[], fallback: string) =>
 /** A URL with one of the schemes, or undefined when unset. */
 export const optionalUrlWithScheme = (schemes: string[]) => z.string().refine(hasScheme(schemes), schemeMessage(schemes)).optional();
 
-const HOST_PORT = /^([A-Za-z0-9.-]+):(\d{1,5})$/;
+const HOST_PORT = /^(rediss:\/\/)?([A-Za-z0-9.-]+):(\d{1,5})$/;
 
 /**
- * `host:port,host:port,…` (REDIS_CLUSTER_NODES): the nodes a Redis Cluster client starts from. Unset
- * or empty: null (one Redis at REDIS_URL).
+ * `host:port,host:port,…` (REDIS_CLUSTER_NODES): the nodes a Redis Cluster client starts from; written
+ * `rediss://host:port` (every one of them), the nodes are reached over TLS. Unset or empty: null (one
+ * Redis at REDIS_URL).
  */
 export const hostPortList = () =>
   z
     .string()
     .optional()
-    .transform((s) => s?.split(',').map((n) => n.trim()) ?? null)
+    .transform((s) => s?.split(',').map((n) => HOST_PORT.exec(n.trim())) ?? null)
+    .refine((list) => list === null || list.every((m) => m !== null && Number(m[3]) > 0 && Number(m[3]) <= 65_535), {
+      message: 'must be a comma-separated list of host:port such as 10.0.0.1:7000,10.0.0.2:7000 (rediss://host:port for TLS)',
+      abort: true,
+    })
     .refine(
-      (list) => list === null || list.every((n) => Number(HOST_PORT.exec(n)?.[2] ?? 0) > 0 && Number(HOST_PORT.exec(n)?.[2]) <= 65_535),
-      'must be a comma-separated list of host:port such as 10.0.0.1:7000,10.0.0.2:7000',
+      (list) => list === null || list.every((m) => Boolean(m![1]) === Boolean(list[0]![1])),
+      'must use rediss:// on every node or on none',
     )
-    .transform((list) => list?.map((n) => ({ host: HOST_PORT.exec(n)![1]!, port: Number(HOST_PORT.exec(n)![2]) })) ?? null);
+    .transform((list) => list?.map((m) => ({ host: m![2]!, port: Number(m![3]), ...(m![1] ? { tls: true } : {}) })) ?? null);
 
 /** REDIS_CLUSTER_PASSWORD and REDIS_CLUSTER_USERNAME belong to a cluster, and a user needs a password: the problem, or null. */
 export function clusterAuthProblem(env: {

@@ -7,14 +7,22 @@ export type Redis = Single | Cluster;
 export interface RedisTarget {
   redisUrl: string;
   /** Startup nodes of a Redis Cluster; null: the one Redis at redisUrl. */
-  redisClusterNodes: readonly { host: string; port: number }[] | null;
+  redisClusterNodes: readonly { host: string; port: number; tls?: boolean }[] | null;
   /** AUTH for every node of the cluster (REDIS_URL carries its own); null or absent: none. */
   redisClusterAuth?: { username?: string; password: string } | null;
 }
 
-/** The options that authenticate a connection to a cluster node, if the target has any. */
-export const clusterAuth = (t: RedisTarget): RedisOptions =>
-  t.redisClusterAuth ? { username: t.redisClusterAuth.username, password: t.redisClusterAuth.password } : {};
+/**
+ * What every connection to a cluster node needs: AUTH when the target has a password, TLS when its nodes
+ * are `rediss://` (verified against the system's CAs and NODE_EXTRA_CA_CERTS, as any Node TLS client).
+ */
+export const clusterNodeOptions = (t: RedisTarget): RedisOptions => ({
+  ...(t.redisClusterAuth ? { username: t.redisClusterAuth.username, password: t.redisClusterAuth.password } : {}),
+  ...(t.redisClusterNodes?.some((n) => n.tls) ? { tls: {} } : {}),
+});
+
+/** The startup nodes as the cluster client takes them. */
+export const startupNodes = (nodes: NonNullable<RedisTarget['redisClusterNodes']>) => nodes.map(({ host, port }) => ({ host, port }));
 
 export const isCluster = (redis: Redis): redis is Cluster => redis instanceof Cluster;
 
@@ -40,10 +48,11 @@ export function createRedis(where: string | RedisTarget, role: 'producer' | 'wor
   let client: Redis;
   if (redisClusterNodes) {
     const { retryStrategy: _r, enableOfflineQueue: _o, ...rest } = extra;
-    client = new Cluster(
-      redisClusterNodes.map((n) => ({ ...n })),
-      { enableOfflineQueue: offline, clusterRetryStrategy: retry, redisOptions: { ...options, ...rest, ...clusterAuth(t) } },
-    );
+    client = new Cluster(startupNodes(redisClusterNodes), {
+      enableOfflineQueue: offline,
+      clusterRetryStrategy: retry,
+      redisOptions: { ...options, ...rest, ...clusterNodeOptions(t) },
+    });
   } else client = new Single(redisUrl, { enableOfflineQueue: offline, retryStrategy: retry, ...options, ...extra });
   // Connection errors surface on the commands that need Redis; an unhandled 'error' event would crash.
   client.on('error', () => {});
@@ -60,7 +69,7 @@ export function createRedis(where: string | RedisTarget, role: 'producer' | 'wor
  */
 export function createSubscriber(where: RedisTarget, connectionName: string, peers?: Redis): Single {
   if (!where.redisClusterNodes) return createRedis(where, 'worker', { connectionName }) as Single;
-  const configured = where.redisClusterNodes;
+  const configured = startupNodes(where.redisClusterNodes);
   const known = () => {
     const seen = peers && isCluster(peers) ? peers.nodes('all').map((n) => ({ host: n.options.host!, port: n.options.port! })) : [];
     return [...configured, ...seen.filter((s) => !configured.some((c) => c.host === s.host && c.port === s.port))];
@@ -68,7 +77,7 @@ export function createSubscriber(where: RedisTarget, connectionName: string, pee
   let next = 1;
   const sub: Single = new Single({
     ...configured[0],
-    ...clusterAuth(where),
+    ...clusterNodeOptions(where),
     connectionName,
     maxRetriesPerRequest: null,
     enableReadyCheck: false,

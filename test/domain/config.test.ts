@@ -42,6 +42,14 @@ describe('configuration', () => {
         'invalid configuration: REDIS_CLUSTER_NODES must be a comma-separated list of host:port such as 10.0.0.1:7000,10.0.0.2:7000',
       );
     }
+    // TLS: every node written rediss://, or none.
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'rediss://10.0.0.1:7000,rediss://10.0.0.2:7000' }).redisClusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000, tls: true },
+      { host: '10.0.0.2', port: 7000, tls: true },
+    ]);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'rediss://10.0.0.1:7000,10.0.0.2:7000' })).toThrow(
+      'invalid configuration: REDIS_CLUSTER_NODES must use rediss:// on every node or on none',
+    );
   });
 
   it('takes BASE_URL without a trailing slash and enables the board only with both admin variables', () => {

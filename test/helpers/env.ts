@@ -62,7 +62,11 @@ export function envFor(config: Config): Record<string, string> {
     DATABASE_POOLER: config.databasePooler,
     ...(config.databaseDirectUrl && { DATABASE_DIRECT_URL: config.databaseDirectUrl }),
     REDIS_URL: config.redisUrl,
-    ...(config.redisClusterNodes ? { REDIS_CLUSTER_NODES: config.redisClusterNodes.map((n) => `${n.host}:${n.port}`).join(',') } : {}),
+    ...(config.redisClusterNodes
+      ? { REDIS_CLUSTER_NODES: config.redisClusterNodes.map((n) => `${n.tls ? 'rediss://' : ''}${n.host}:${n.port}`).join(',') }
+      : {}),
+    ...(config.redisClusterAuth?.username ? { REDIS_CLUSTER_USERNAME: config.redisClusterAuth.username } : {}),
+    ...(config.redisClusterAuth ? { REDIS_CLUSTER_PASSWORD: config.redisClusterAuth.password } : {}),
     QUEUE_PREFIX: config.queuePrefix,
     BASE_URL: config.baseUrl,
     LOG_LEVEL: 'silent',

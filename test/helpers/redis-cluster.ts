@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { alive, run } from './processes.js';
 
 /**
@@ -13,7 +13,7 @@ import { alive, run } from './processes.js';
  * directory behind; the next run's `cleanLeftoverClusters` stops its servers and removes it.
  */
 export interface TestCluster {
-  /** `127.0.0.1:port,…`, the form REDIS_CLUSTER_NODES takes. */
+  /** `127.0.0.1:port,…` (`rediss://127.0.0.1:port,…` with `tls`), the form REDIS_CLUSTER_NODES takes. */
   nodes: string;
   ports: number[];
   /** Kills one node's server with SIGKILL (no shutdown, no goodbye to the cluster). */
@@ -22,6 +22,8 @@ export interface TestCluster {
   pause(port: number, paused: boolean): void;
   /** The node serving `slot` as master now, by port. */
   masterOf(slot: number): Promise<number>;
+  /** With `tls`: the CA that signed the nodes' certificate (PEM file), for NODE_EXTRA_CA_CERTS. */
+  caFile: string | null;
   stop(): Promise<void>;
 }
 
@@ -73,14 +75,21 @@ export function cleanLeftoverClusters(): void {
   }
 }
 
-async function info(port: number, section: string, password?: string): Promise<Record<string, string>> {
-  const r = new Redis(port, '127.0.0.1', {
+/** How the helper's own connections reach a node: its password, and the CA when the nodes speak TLS. */
+type Access = { password?: string; ca?: string };
+
+const connect = (port: number, access: Access, more: RedisOptions = {}) =>
+  new Redis(port, '127.0.0.1', {
     lazyConnect: true,
     retryStrategy: () => null,
     maxRetriesPerRequest: 0,
-    connectTimeout: 1_000,
-    password,
+    password: access.password,
+    ...(access.ca ? { tls: { ca: access.ca } } : {}),
+    ...more,
   });
+
+async function info(port: number, section: string, access: Access): Promise<Record<string, string>> {
+  const r = connect(port, access, { connectTimeout: 1_000 });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -105,8 +114,40 @@ async function until(check: () => Promise<boolean>, what: string, ms = 20_000): 
   }
 }
 
-/** `password`: every node requires it (requirepass) and replicas use it with their masters (masterauth). */
-type Options = { masters?: number; replicas?: number; nodeTimeoutMs?: number; password?: string };
+/**
+ * `password`: every node requires it (requirepass) and replicas use it with their masters (masterauth).
+ * `tls`: the nodes speak only TLS, to clients, to each other and to their replicas, with a certificate
+ * for 127.0.0.1 signed by a CA made for the cluster (`caFile`); clients need no certificate.
+ */
+type Options = { masters?: number; replicas?: number; nodeTimeoutMs?: number; password?: string; tls?: boolean };
+
+/** A CA and a certificate for 127.0.0.1 it signed, in `dir`: what a TLS test cluster serves. */
+function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+  const f = (name: string) => path.join(dir, name);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=gas-test-ca',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.pem'),
+  );
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', f('node.key'), '-out', f('node.csr'));
+  writeFileSync(f('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  ssl(
+    ...['x509', '-req', '-in', f('node.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2'],
+    ...['-extfile', f('san.ext'), '-out', f('node.pem')],
+  );
+  return { ca: f('ca.pem'), cert: f('node.pem'), key: f('node.key') };
+}
 
 /**
  * Starts `masters` masters with `replicas` replicas each. `nodeTimeoutMs` is cluster-node-timeout:
@@ -134,6 +175,19 @@ async function startOnce(opts: Options): Promise<TestCluster> {
   const dir = mkdtempSync(path.join(TMP, `${DIR_PREFIX}${process.pid}-`));
   const ports = await freePorts(masters * (1 + replicas));
   const servers = new Map<number, ChildProcess>();
+  const certs = opts.tls ? makeCertificates(dir) : null;
+  const access: Access = { password: opts.password, ca: certs ? readFileSync(certs.ca, 'utf8') : undefined };
+  const listen = (port: number) =>
+    certs
+      ? ['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes', '--tls-auth-clients', 'no'].concat([
+          '--tls-cert-file',
+          certs.cert,
+          '--tls-key-file',
+          certs.key,
+          '--tls-ca-cert-file',
+          certs.ca,
+        ])
+      : ['--port', String(port)];
   const stop = async () => {
     await Promise.all(
       [...servers.values()].map(
@@ -152,7 +206,8 @@ async function startOnce(opts: Options): Promise<TestCluster> {
       const server = spawn(
         'redis-server',
         [
-          ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--logfile', path.join(dir, `${port}.log`)],
+          ...listen(port),
+          ...['--bind', '127.0.0.1', '--dir', dir, '--logfile', path.join(dir, `${port}.log`)],
           ...['--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, `nodes-${port}.conf`)],
           ...['--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2_000), '--save', '', '--appendonly', 'no'],
           // Replicas sync at once (7.0 waits 5 s for more replicas by default).
@@ -167,24 +222,27 @@ async function startOnce(opts: Options): Promise<TestCluster> {
     // Each port answered by the server this run started there (not by whoever took the port first).
     await until(async () => {
       if ([...servers.values()].some((s) => s.exitCode !== null)) throw new PortTaken('a test cluster server exited at start');
-      const answers = await Promise.all(ports.map((p) => info(p, 'server', opts.password).catch(() => null)));
+      const answers = await Promise.all(ports.map((p) => info(p, 'server', access).catch(() => null)));
       return answers.every((a, i) => a !== null && Number(a.process_id) === servers.get(ports[i]!)!.pid);
     }, 'the servers to answer');
     const created = await run(
       'redis-cli',
-      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+      [
+        ...['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+        ...(certs ? ['--tls', '--cacert', certs.ca] : []),
+      ],
       opts.password ? { REDISCLI_AUTH: opts.password } : {},
     );
     if (created.code !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     // A master turns ok no sooner than 2 s after it started (Redis' CLUSTER_WRITABLE_DELAY): the floor
     // of this start, whatever joins the nodes.
     await until(async () => {
-      const all = await Promise.all(ports.map((p) => info(p, 'cluster', opts.password)));
+      const all = await Promise.all(ports.map((p) => info(p, 'cluster', access)));
       return all.every((i) => i.cluster_state === 'ok' && Number(i.cluster_known_nodes) === ports.length);
     }, 'cluster_state:ok on every node');
     // Every replica has its master's data before a test may lean on it (a failover needs a synced replica).
     await until(async () => {
-      const all = await Promise.all(ports.map((p) => info(p, 'replication', opts.password)));
+      const all = await Promise.all(ports.map((p) => info(p, 'replication', access)));
       return all.filter((i) => i.role === 'slave' && i.master_link_status === 'up').length === masters * replicas;
     }, 'replicas in sync');
   } catch (err) {
@@ -192,7 +250,8 @@ async function startOnce(opts: Options): Promise<TestCluster> {
     throw err;
   }
   return {
-    nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    nodes: ports.map((p) => `${certs ? 'rediss://' : ''}127.0.0.1:${p}`).join(','),
+    caFile: certs?.ca ?? null,
     ports,
     kill(port) {
       servers.get(port)?.kill('SIGKILL');
@@ -203,12 +262,7 @@ async function startOnce(opts: Options): Promise<TestCluster> {
     async masterOf(slot) {
       for (const port of ports) {
         if (!servers.get(port) || servers.get(port)!.exitCode !== null || servers.get(port)!.signalCode !== null) continue;
-        const r = new Redis(port, '127.0.0.1', {
-          lazyConnect: true,
-          retryStrategy: () => null,
-          maxRetriesPerRequest: 0,
-          password: opts.password,
-        });
+        const r = connect(port, access);
         r.on('error', () => {});
         try {
           await r.connect();
