@@ -19,11 +19,12 @@ const ChatAnswer = z.object({
 const MODEL_TEXT_MAX = 4_000;
 
 const SYSTEM = [
-  'You classify one reply to a sales email. Answer with JSON only: {"replyKind": "<kind>"}, where <kind> is one of:',
+  'You classify one reply to an outreach message (an email, or a message on a professional network).',
+  'Answer with JSON only: {"replyKind": "<kind>"}, where <kind> is one of:',
   'interested (wants to talk, a call, a demo, more information), question (asks something, no clear interest yet),',
   'referral (points to another person to contact), not_now (maybe later: timing, budget, next quarter),',
   'not_interested (declines), wrong_person (not the right contact, left the company, and names nobody else),',
-  'unsubscribe (asks to stop receiving email or be removed), other (none of these).',
+  'unsubscribe (asks to stop receiving messages or to be removed), other (none of these).',
   DATA_RULE,
 ].join(' ');
 
@@ -41,8 +42,9 @@ function firstObject(content: string): unknown {
 
 type Answer = { ok: true; kind: ReplyKind } | { ok: false; why: string };
 
-async function askModel(cfg: Config['agent']['llm'], text: string, subject: string, fetchImpl: typeof fetch): Promise<Answer> {
-  const data = dataBlock({ label: 'mail reply', content: { subject, text: text.slice(0, MODEL_TEXT_MAX) } });
+async function askModel(cfg: Config['agent']['llm'], text: string, subject: string | null, fetchImpl: typeof fetch): Promise<Answer> {
+  const content = { ...(subject === null ? {} : { subject }), text: text.slice(0, MODEL_TEXT_MAX) };
+  const data = dataBlock({ label: subject === null ? 'network reply' : 'mail reply', content });
   let res: Response;
   try {
     res = await fetchImpl(`${cfg.baseUrl}/chat/completions`, {
@@ -76,14 +78,15 @@ async function askModel(cfg: Config['agent']['llm'], text: string, subject: stri
 }
 
 /**
- * What a human reply means. The offline brain uses the rule table; the llm brain asks the model once,
+ * What a human reply means: a mail reply with its subject, or a reply on a professional network
+ * (`subject` null: such a message has none). The offline brain uses the rule table; the llm brain asks the model once,
  * within its timeout, with the reply as outside data (rule 8), and falls back to the rules on any
  * failure or an answer that is not one of the kinds. Never throws; `declineReason` is always ours.
  */
 export async function classifyReply(
   agent: Pick<Config['agent'], 'brain' | 'llm'>,
   text: string,
-  subject: string,
+  subject: string | null,
   fetchImpl: typeof fetch = fetch,
 ): Promise<ReplyVerdict> {
   if (agent.brain !== 'llm') return replyByRules(text);

@@ -28,7 +28,7 @@ export const NETWORK_REPLY_LABEL = 'network reply';
 export async function judgeNetworkReply(config: Config, r: NetworkReply): Promise<ReplyJudgement | null> {
   if (r.bridgeKind === 'out_of_office') return null;
   if (r.text.trim()) {
-    const v = await classifyReply(config.agent, r.text, '');
+    const v = await classifyReply(config.agent, r.text, null);
     return { replyKind: v.replyKind, declineReason: v.declineReason };
   }
   const replyKind = r.bridgeKind ?? 'other';

@@ -276,6 +276,18 @@ describe('classifyReply with the llm brain', () => {
     expect(user!.content!.indexOf('<<<END_OUTSIDE_DATA>>>')).toBe(user!.content!.length - '<<<END_OUTSIDE_DATA>>>'.length);
   });
 
+  it('shows a network reply as such, without a subject, and asks about outreach messages, not only email', async () => {
+    llm.requests.length = 0;
+    llm.script(() => ({ body: completion('{"replyKind": "unsubscribe"}') }));
+    const v = await classifyReply(agent(), 'Please stop messaging me here.', null);
+    expect(v).toMatchObject({ replyKind: 'unsubscribe', rule: 'llm' });
+    const [system, user] = llm.requests[0]!.body.messages;
+    expect(system!.content).toContain('professional network');
+    expect(system!.content).not.toContain('sales email');
+    expect(user!.content).toContain('<<<OUTSIDE_DATA label="network reply"');
+    expect(user!.content).not.toContain('subject');
+  });
+
   it.each([
     ['garbage', () => ({ body: completion('I think they like it!') })],
     ['an unknown kind', () => ({ body: completion('{"replyKind": "ecstatic"}') })],
