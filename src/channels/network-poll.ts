@@ -55,10 +55,13 @@ function replyOf(accountId: string, e: ProviderEvent, at: number): NetworkReply 
   };
 }
 
+/** Replies of one page judged at once (a page holds up to 100; the model answers each within its timeout). */
+const JUDGED_AT_ONCE = 8;
+
 /**
  * Readies a page of network events for the poll's transaction. Replies not counted yet are judged
- * first, outside the transaction (one query finds those already counted, so a repeated page asks the
- * model nothing). The applier then, per event: `reply` counts network `reply` (keyed by the event id)
+ * first, JUDGED_AT_ONCE at a time, outside the transaction (one query finds those already counted, so a
+ * repeated page asks the model nothing). The applier then, per event: `reply` counts network `reply` (keyed by the event id)
  * and, when this transaction is the one that counted it, applies its effects; `accepted` counts
  * `connection_accepted`. A reply counted by a racing poll meanwhile waits for that poll's commit and
  * then changes nothing here, so each reply is applied exactly once.
@@ -74,9 +77,13 @@ export async function networkPage<W>(
   const replies = events.filter((e) => e.type === 'reply');
   const counted = await countedRefs(db, accountId, 'network', 'reply', replies.map(refOf));
   const judged = new Map<string, ReplyJudgement | null>();
-  for (const e of replies) {
-    if (!counted.has(refOf(e)) && !judged.has(e.id)) judged.set(e.id, await effects.judge(replyOf(accountId, e, atOf(e))));
-  }
+  const toJudge = [...new Map(replies.filter((e) => !counted.has(refOf(e))).map((e) => [e.id, e])).values()];
+  // A few at once: with the llm brain each is a model call within its own timeout (judge never throws).
+  let next = 0;
+  const judgeNext = async (): Promise<void> => {
+    for (let e = toJudge[next++]; e; e = toJudge[next++]) judged.set(e.id, await effects.judge(replyOf(accountId, e, atOf(e))));
+  };
+  await Promise.all(Array.from({ length: Math.min(JUDGED_AT_ONCE, toJudge.length) }, judgeNext));
   const done: W[] = [];
   const apply: Applier = async (trx, _accountId, e) => {
     const at = atOf(e);
