@@ -2,7 +2,10 @@ import pg from 'pg';
 import { Cluster, Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { directUrl } from './db.js';
-import { clusterNodeOptions, startupNodes } from './redis.js';
+import { clusterNodeOptions, clusterNodesSetting, startupNodes } from './redis.js';
+
+/** One attempt to reach Redis, within three seconds. */
+const ONE_TRY = { connectTimeout: 3_000, maxRetriesPerRequest: 0 };
 
 const HOW_TO_START = {
   postgres:
@@ -38,25 +41,25 @@ export async function preflight(config: Config): Promise<string[]> {
   } finally {
     await client.end().catch(() => {});
   }
-  const cluster = config.redisClusterNodes?.map((n) => `${n.tls ? 'rediss://' : ''}${n.host}:${n.port}`).join(',');
+  const cluster = config.redisClusterNodes && clusterNodesSetting(config.redisClusterNodes);
   // No retries: one attempt, and the socket's own error (or the cluster's last node error) says why.
-  const redis = config.redisClusterNodes
-    ? new Cluster(startupNodes(config.redisClusterNodes), {
-        lazyConnect: true,
-        clusterRetryStrategy: () => null,
-        redisOptions: { connectTimeout: 3_000, maxRetriesPerRequest: 0, ...clusterNodeOptions(config) },
-      })
-    : new Redis(config.redisUrl, { lazyConnect: true, connectTimeout: 3_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  let socketError: unknown;
-  redis.on('error', (err: Error & { lastNodeError?: unknown }) => (socketError ??= err.lastNodeError ?? err));
-  redis.on('node error', (err: unknown) => (socketError ??= err));
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (err) {
-    // ioredis rejects with "Connection is closed"; the socket's own error says why. A cluster client
-    // reports only that for a node it could not use (a TLS or AUTH failure): one node asked alone tells.
-    const why = reason((cluster && (await firstNodeFailure(config))) || (socketError ?? err));
+  const failure = await pingFailure(
+    config.redisClusterNodes
+      ? new Cluster(startupNodes(config.redisClusterNodes), {
+          lazyConnect: true,
+          clusterRetryStrategy: () => null,
+          redisOptions: { ...ONE_TRY, ...clusterNodeOptions(config) },
+        })
+      : new Redis(config.redisUrl, { ...ONE_TRY, lazyConnect: true, retryStrategy: () => null }),
+  );
+  if (failure) {
+    // A cluster client reports only "Connection is closed" for a node it could not use (a TLS or AUTH
+    // failure): the first node asked alone, with the same options, tells why.
+    const [first] = startupNodes(config.redisClusterNodes ?? []);
+    const nodeFailure =
+      first &&
+      (await pingFailure(new Redis({ ...first, ...ONE_TRY, ...clusterNodeOptions(config), lazyConnect: true, retryStrategy: () => null })));
+    const why = reason(nodeFailure || failure);
     problems.push(
       cluster
         ? `Redis Cluster is not ready at ${cluster} (${why}): ` +
@@ -66,33 +69,25 @@ export async function preflight(config: Config): Promise<string[]> {
             '; or fix REDIS_CLUSTER_NODES.'
         : `Redis is not reachable at ${where(config.redisUrl)} (${why}): ${HOW_TO_START.redis}; or set REDIS_URL.`,
     );
-  } finally {
-    redis.disconnect();
   }
   return problems;
 }
 
-/** Why the first cluster node refuses a plain connection with the cluster's options, or null when it does not. */
-async function firstNodeFailure(config: Config): Promise<unknown> {
-  const [first] = startupNodes(config.redisClusterNodes ?? []);
-  if (!first) return null;
-  const probe = new Redis({
-    ...first,
-    ...clusterNodeOptions(config),
-    lazyConnect: true,
-    connectTimeout: 3_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  let failure: unknown = null;
-  probe.on('error', (err: unknown) => (failure ??= err));
+/**
+ * Connects `client` once and pings it, then disconnects: null when it answered, else why not (the
+ * socket's own error, or a cluster's last node error, rather than ioredis' "Connection is closed").
+ */
+async function pingFailure(client: Redis | Cluster): Promise<unknown> {
+  let socketError: unknown;
+  client.on('error', (err: Error & { lastNodeError?: unknown }) => (socketError ??= err.lastNodeError ?? err));
+  client.on('node error', (err: unknown) => (socketError ??= err));
   try {
-    await probe.connect();
-    await probe.ping();
+    await client.connect();
+    await client.ping();
+    return null;
   } catch (err) {
-    failure ??= err;
+    return socketError ?? err;
   } finally {
-    probe.disconnect();
+    client.disconnect();
   }
-  return failure;
 }

@@ -21,6 +21,10 @@ export const clusterNodeOptions = (t: RedisTarget): RedisOptions => ({
   ...(t.redisClusterNodes?.some((n) => n.tls) ? { tls: {} } : {}),
 });
 
+/** The nodes written back as REDIS_CLUSTER_NODES takes them (`rediss://` on each for TLS). */
+export const clusterNodesSetting = (nodes: NonNullable<RedisTarget['redisClusterNodes']>) =>
+  nodes.map((n) => `${n.tls ? 'rediss://' : ''}${n.host}:${n.port}`).join(',');
+
 /** The startup nodes as the cluster client takes them. */
 export const startupNodes = (nodes: NonNullable<RedisTarget['redisClusterNodes']>) => nodes.map(({ host, port }) => ({ host, port }));
 

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { createSubscriber, keyspace, type Redis } from '../redis.js';
+import { clusterNodesSetting, createSubscriber, keyspace, type Redis } from '../redis.js';
 import type { MessageView } from './agent.types.js';
 
 type DoneListener = (turnId: string, view: MessageView | null) => void;
@@ -68,7 +68,7 @@ function readDone(message: string): { turnId: string; view: MessageView | null }
  * tied to, so a runtime's close() also ends it.
  */
 export function turnBus(config: Config, tiedTo: Redis): TurnBus {
-  const key = `${config.redisClusterNodes?.map((n) => `${n.host}:${n.port}`).join(',') ?? config.redisUrl}|${config.queuePrefix}`;
+  const key = `${config.redisClusterNodes ? clusterNodesSetting(config.redisClusterNodes) : config.redisUrl}|${config.queuePrefix}`;
   const existing = buses.get(key);
   if (existing) return existing;
   // Named, so an operator (or a test) can tell this process's subscriber in CLIENT LIST.

@@ -10,7 +10,7 @@ import { createAccount } from '../../src/accounts/accounts.service.js';
 import { configWith, type Config } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { isCluster } from '../../src/redis.js';
+import { clusterNodesSetting, isCluster } from '../../src/redis.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES, type Scope } from '../../src/tokens/tokens.types.js';
 import { createTestDatabase } from './db.js';
@@ -62,9 +62,7 @@ export function envFor(config: Config): Record<string, string> {
     DATABASE_POOLER: config.databasePooler,
     ...(config.databaseDirectUrl && { DATABASE_DIRECT_URL: config.databaseDirectUrl }),
     REDIS_URL: config.redisUrl,
-    ...(config.redisClusterNodes
-      ? { REDIS_CLUSTER_NODES: config.redisClusterNodes.map((n) => `${n.tls ? 'rediss://' : ''}${n.host}:${n.port}`).join(',') }
-      : {}),
+    ...(config.redisClusterNodes ? { REDIS_CLUSTER_NODES: clusterNodesSetting(config.redisClusterNodes) } : {}),
     ...(config.redisClusterAuth?.username ? { REDIS_CLUSTER_USERNAME: config.redisClusterAuth.username } : {}),
     ...(config.redisClusterAuth ? { REDIS_CLUSTER_PASSWORD: config.redisClusterAuth.password } : {}),
     QUEUE_PREFIX: config.queuePrefix,
