@@ -255,7 +255,7 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
         '',
         `The 304: ${pct(ratio(etagRuns, etagTargets))} of bare Express (target ≥ 50%), ` +
           `${times(etagRuns, etagTargets)} its CPU per request; \`GET /me\`, which does nothing but authenticate and spend from the ` +
-          `limiter, is at ${pct(etagRuns.get(etagTargets[2]!.name)!.rps / etagRuns.get(etagTargets[0]!.name)!.rps)} in the same run.`,
+          `limiter, is at ${ofBare(etagRuns, etagTargets, etagTargets[2]!.name)} in the same run.`,
         `Bare Express that makes one Redis call before its 304, and nothing else, is at ${ofBare(etagRuns, etagTargets, ETAG_FLOOR)}: ` +
           'the ceiling of any request that asks Redis anything, as the limiter (and the revocation mark it reads) does on every ' +
           `authenticated call. The service's 304 is at ${ofFloor(etagRuns, etagTargets, ETAG_FLOOR)} of it.`,
