@@ -1,6 +1,5 @@
 import { describe, expect } from 'vitest';
 import request from 'supertest';
-import { Redis } from 'ioredis';
 import { Unavailable } from '../../src/errors.js';
 import { keyspace } from '../../src/redis.js';
 import { authGuardKeys } from '../../src/tokens/auth-guard.js';
@@ -23,12 +22,6 @@ const it = base.extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) =
 });
 it.override('options', ({ cluster }) => ({ env: { REDIS_CLUSTER_NODES: cluster.nodes } }));
 
-const node = (port: number) => {
-  const r = new Redis(port, '127.0.0.1', { retryStrategy: () => null, maxRetriesPerRequest: 0 });
-  r.on('error', () => {});
-  return r;
-};
-
 describe('a revocation on a Redis Cluster whose mark’s master then fails', { timeout: 120_000 }, () => {
   it('is refused while the replica cannot take the mark; once it holds it, survives the master’s SIGKILL', async ({ env, cluster }) => {
     const { accountId, token, tokenId } = await env.tenant(['review:read']);
@@ -40,8 +33,8 @@ describe('a revocation on a Redis Cluster whose mark’s master then fails', { t
     const mark = authGuardKeys(keyspace(env.config.queuePrefix), accountId, tokenId).revoked;
     const slot = Number(await env.rt.redis.cluster('KEYSLOT', mark));
     const master = await cluster.masterOf(slot);
-    const onMaster = node(master);
-    const replica = node(Number(((await onMaster.call('ROLE')) as [string, number, [string, string, string][]])[2][0]![1]));
+    const onMaster = cluster.node(master);
+    const replica = cluster.node(Number(((await onMaster.call('ROLE')) as [string, number, [string, string, string][]])[2][0]![1]));
     const replicaPort = Number(replica.options.port);
     const revoke = () => revokeToken({ db: env.rt.db, redis: env.rt.redis, config: env.config }, tokenId);
     try {

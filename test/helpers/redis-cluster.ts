@@ -22,6 +22,8 @@ export interface TestCluster {
   pause(port: number, paused: boolean): void;
   /** The node serving `slot` as master now, by port. */
   masterOf(slot: number): Promise<number>;
+  /** A connection of its own to one node (its password and CA applied; no retries), for a test to talk to that node. */
+  node(port: number): Redis;
   /** With `tls`: the CA that signed the nodes' certificate (PEM file), for NODE_EXTRA_CA_CERTS. */
   caFile: string | null;
   stop(): Promise<void>;
@@ -255,6 +257,11 @@ async function startOnce(opts: Options): Promise<TestCluster> {
     ports,
     kill(port) {
       servers.get(port)?.kill('SIGKILL');
+    },
+    node(port) {
+      const r = connect(port, access);
+      r.on('error', () => {});
+      return r;
     },
     pause(port, paused) {
       servers.get(port)?.kill(paused ? 'SIGSTOP' : 'SIGCONT');
