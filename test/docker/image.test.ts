@@ -1,11 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { ROOT, run, waitFor } from '../helpers/processes.js';
+import { freePort, ROOT, run, waitFor } from '../helpers/processes.js';
 import { startCommand } from '../helpers/service-process.js';
 
 /**
@@ -21,6 +22,7 @@ interface Service {
   ports?: string[];
   volumes?: string[];
   healthcheck?: { test: string[] };
+  restart?: string;
 }
 const compose = parse(read('docker-compose.yml'), { merge: true }) as {
   services: Record<string, Service>;
@@ -29,6 +31,7 @@ const compose = parse(read('docker-compose.yml'), { merge: true }) as {
 const services = compose.services;
 const imageCmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
 const workers = services.workers!;
+const inbound = services.inbound!;
 
 // These tests start the service (tsx start-up, migrations): slow on a loaded 2-core machine.
 const SLOW = 180_000;
@@ -49,6 +52,22 @@ const healthCheck = (file: string) => {
   const [cmd, ...args] = workers.healthcheck!.test.slice(1);
   return run(cmd!, args, { WORKER_HEARTBEAT_FILE: file });
 };
+
+/** Runs the inbound listener's compose health check as compose would, with the container's INBOUND_SMTP_PORT. */
+const inboundCheck = (port: number) => {
+  const [cmd, ...args] = inbound.healthcheck!.test.slice(1);
+  return run(cmd!, args, { INBOUND_SMTP_PORT: String(port) });
+};
+
+/** A TCP listener on loopback that answers each connection with `greet` (nothing when null). */
+async function listener(greet: string | null): Promise<{ port: number; server: Server }> {
+  const server = createServer((socket) => {
+    if (greet !== null) socket.write(greet);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as { port: number }).port, server };
+}
 
 describe('the image', { timeout: SLOW }, () => {
   it("the Dockerfile's CMD, run from the repository with NODE_ENV=production, serves /healthz on the pinned Node", async () => {
@@ -91,6 +110,47 @@ describe('the image', { timeout: SLOW }, () => {
       expect(gone.stdout).toMatch(/^unhealthy: no heartbeat in /);
     } finally {
       proc.child.kill('SIGKILL');
+    }
+  });
+
+  it("the inbound listener's compose command greets its health check over SMTP, which fails once it stops", async () => {
+    expect(inbound.command).toEqual([...imageCmd.slice(0, -1), 'inbound-mail']);
+    expect(inbound.environment?.INBOUND_SMTP_PORT).toBe('2525');
+    const port = await freePort();
+    const proc = startCommand(inbound.command!, {
+      ...envFor(env.config),
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      INBOUND_SMTP_PORT: String(port),
+    });
+    try {
+      await proc.logged('inbound smtp listening', 90_000);
+      expect(await inboundCheck(port)).toMatchObject({ code: 0, stdout: `ok: SMTP listener on port ${port} greets and closes\n` });
+      proc.child.kill('SIGTERM');
+      expect((await proc.exited).code).toBe(0);
+      const gone = await inboundCheck(port);
+      expect(gone.code).toBe(1);
+      expect(gone.stdout).toMatch(new RegExp(`^unhealthy: nothing listening on port ${port} \\(connect ECONNREFUSED`));
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('the inbound health check fails on a listener that refuses mail or says nothing', async () => {
+    const refusing = await listener('421 4.3.2 Service shutting down\r\n');
+    const silent = await listener(null);
+    try {
+      expect(await inboundCheck(refusing.port)).toMatchObject({
+        code: 1,
+        stdout: `unhealthy: the listener on port ${refusing.port} greets with 421, not 220\n`,
+      });
+      expect(await inboundCheck(silent.port)).toMatchObject({
+        code: 1,
+        stdout: `unhealthy: no SMTP answer on port ${silent.port} within 2500 ms\n`,
+      });
+    } finally {
+      refusing.server.close();
+      silent.server.close();
     }
   });
 
@@ -151,8 +211,13 @@ describe('docker-compose.yml', () => {
     expect(workers.environment).not.toHaveProperty('MAIL_LOCAL_DIR');
   });
 
-  it('health-checks the api and the workers', () => {
+  it('health-checks the api, the workers and the inbound listener', () => {
     expect(services.api!.healthcheck!.test.join(' ')).toContain('/healthz');
     expect(workers.healthcheck!.test).toEqual(['CMD', 'node', 'bin/worker-health.ts']);
+    expect(inbound.healthcheck!.test).toEqual(['CMD', 'node', 'bin/inbound-health.ts']);
+  });
+
+  it('restarts every service that stops on its own, and none an operator stopped', () => {
+    for (const [name, s] of Object.entries(services)) expect(s.restart, name).toBe('unless-stopped');
   });
 });
