@@ -20,71 +20,74 @@ import type { Redis } from './redis.js';
  * Requests of one account that arrive in the same turn of the event loop share one call (group commit,
  * at most MAX_BATCH): KEYS[1] the account's bucket, KEYS[2] the epoch, KEYS[3] the queue counter,
  * KEYS[4] the queue's in-flight writes, then per request its own bucket and its token's revocation
- * mark; ARGV[1..2] the account's rate and burst, ARGV[3] a new epoch, then per request its bucket's
- * rate and burst. The requests are decided in arrival order, each exactly as if it had made its own
- * call at that moment, and the answer is 8 numbers per request, then the epoch, the queue counter and
- * the number of card writes in flight. Every key carries the account's hash tag, so one call touches
+ * mark; ARGV[1..2] the account's rate (per minute) and burst, ARGV[3] a new epoch, then per request
+ * its bucket's rate and burst. The requests are decided in arrival order, each exactly as if it had
+ * made its own call at that moment, and the answer is 4 numbers per request (admitted, the tokens left
+ * in its own bucket and in the account's, in thousandths, and its revocation mark), then the epoch, the
+ * queue counter and the number of card writes in flight; the headers' figures are worked out here. Every key carries the account's hash tag, so one call touches
  * one slot of a Redis Cluster.
+ *
+ * Redis runs this for every authenticated request, on its one thread, so it does little: one MGET reads
+ * every string key at once (the in-flight set, not a string, reads as nil there and is counted by
+ * ZCOUNT), a bucket is one string "tokens ms" written with its expiry by one SET … PX (5 calls for one
+ * request, against 11 with hashes, HSET and PEXPIRE), and the arithmetic of the headers is left to the
+ * caller (docs/decisions.md, "The limiter's cost in Redis").
  */
 const SCRIPT = `${COUNTER_INIT_LUA}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local got = redis.call('MGET', unpack(KEYS))
 local level = {}
-local limit = {}
-local dirty = {}
-local function fill(key, rate, burst)
-  if level[key] == nil then
-    local v = redis.call('HMGET', key, 'tokens', 'ts')
-    local tokens = tonumber(v[1])
-    local ts = tonumber(v[2])
-    if tokens == nil or ts == nil then tokens = burst; ts = now end
-    level[key] = math.min(burst, tokens + math.max(0, now - ts) * rate)
-    limit[key] = {rate, burst}
+local ttl = {}
+-- Keyed by name: two requests of one token in a batch name its bucket twice and share one level.
+local function fill(i, rate, burst)
+  local key = KEYS[i]
+  local tokens = level[key]
+  if tokens == nil then
+    local left, ts = string.match(got[i] or '', '^(%S+) (%d+)$')
+    left = tonumber(left)
+    ts = tonumber(ts)
+    if left == nil or ts == nil then left = burst; ts = now end
+    tokens = math.min(burst, left + math.max(0, now - ts) * rate)
+    level[key] = tokens
   end
-  return level[key]
+  return tokens
 end
-local function report(out, tokens, rate, burst)
-  local wait = 0
-  if tokens < 1 then wait = math.ceil((1 - tokens) / rate) end
-  out[#out + 1] = math.floor(tokens)
-  out[#out + 1] = math.ceil((burst - tokens) / rate)
-  out[#out + 1] = wait
-end
-local aRate = tonumber(ARGV[1])
+local aRate = tonumber(ARGV[1]) / 60000
 local aBurst = tonumber(ARGV[2])
 local out = {}
 for e = 1, (#KEYS - 4) / 2 do
-  local key = KEYS[e * 2 + 3]
-  local rate = tonumber(ARGV[e * 2 + 2])
+  local i = e * 2 + 3
+  local rate = tonumber(ARGV[e * 2 + 2]) / 60000
   local burst = tonumber(ARGV[e * 2 + 3])
-  local own = fill(key, rate, burst)
-  local acct = fill(KEYS[1], aRate, aBurst)
+  local own = fill(i, rate, burst)
+  local acct = fill(1, aRate, aBurst)
   local ok = 0
   if own >= 1 and acct >= 1 then
     ok = 1
     own = own - 1
     acct = acct - 1
-    level[key] = own
+    level[KEYS[i]] = own
     level[KEYS[1]] = acct
-    dirty[key] = true
-    dirty[KEYS[1]] = true
+    ttl[KEYS[i]] = math.ceil(burst / rate) + 1000
+    ttl[KEYS[1]] = math.ceil(aBurst / aRate) + 1000
   end
-  out[#out + 1] = ok
-  report(out, own, rate, burst)
-  report(out, acct, aRate, aBurst)
-  out[#out + 1] = redis.call('EXISTS', KEYS[e * 2 + 4])
+  local n = #out
+  out[n + 1] = ok
+  out[n + 2] = math.floor(own * 1000)
+  out[n + 3] = math.floor(acct * 1000)
+  if got[i + 1] then out[n + 4] = 1 else out[n + 4] = 0 end
 end
-for key in pairs(dirty) do
-  redis.call('HSET', key, 'tokens', tostring(level[key]), 'ts', now)
-  redis.call('PEXPIRE', key, math.ceil(limit[key][2] / limit[key][1]) + 1000)
+for key, ms in pairs(ttl) do
+  redis.call('SET', key, string.format('%.14g %d', level[key], now), 'PX', ms)
 end
-local epoch = redis.call('GET', KEYS[2])
+local epoch = got[2]
 if not epoch then
   epoch = ARGV[3]
   redis.call('SET', KEYS[2], epoch)
 end
 out[#out + 1] = epoch
-local counter = redis.call('GET', KEYS[3])
+local counter = got[3]
 if not counter then
   counter = counterInit(t)
   redis.call('SET', KEYS[3], counter)
@@ -94,9 +97,17 @@ out[#out + 1] = redis.call('ZCOUNT', KEYS[4], now + 1, '+inf')
 return out
 `;
 
+/**
+ * A bucket's key: `rl:{account}:account`, or `rl:{account}:<token>:<bucket>`, with `:s` for the string
+ * form above. The hashes an earlier release kept were named without it: a process of that release
+ * running beside this one during a rolling deploy keeps its own buckets instead of failing on a key of
+ * the other type (its limiter would answer WRONGTYPE, and its writes 503), and the hashes expire alone.
+ */
+export const bucketKey = (keyspace: string, accountId: string, name: string): string => `${keyspace}:rl:{${accountId}}:${name}:s`;
+
 /** The most requests one script call decides; more in one turn make more calls. */
 export const MAX_BATCH = 64;
-const PER_REQUEST = 8;
+const PER_REQUEST = 4;
 
 export interface LimitDecision {
   allowed: boolean;
@@ -129,22 +140,30 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
   if (!('gasTokenBuckets' in redis)) redis.defineCommand('gasTokenBuckets', { lua: SCRIPT });
   const r = redis as Evaluator;
   const perMs = (b: BucketLimit) => b.perMinute / 60_000;
+  /** What the RateLimit headers say of a bucket holding `tokens`: whole tokens left, ms until full, ms until one. */
+  const state = (b: BucketLimit, tokens: number) => ({
+    left: Math.floor(tokens),
+    reset: Math.ceil((b.burst - tokens) / perMs(b)),
+    wait: tokens < 1 ? Math.ceil((1 - tokens) / perMs(b)) : 0,
+  });
   const acct = limits.account;
   /** Requests waiting for this turn's calls, by account. */
   let waiting = new Map<string, Pending[]>();
 
   function decide(p: Pending, row: (number | string)[], epoch: string, queue: QueueVersion): LimitDecision {
-    const [ok, ownLeft, ownReset, ownWait, acctLeft, acctReset, acctWait, revoked] = row.map(Number) as number[];
-    const own = limits[p.bucket];
-    const accountTighter = (acctLeft ?? 0) / acct.burst < (ownLeft ?? 0) / own.burst;
-    const wait = Math.max(ownWait ?? 0, acctWait ?? 0);
+    const [ok, ownMilli, acctMilli, revoked] = row.map(Number) as [number, number, number, number];
+    const ownLimit = limits[p.bucket];
+    const own = state(ownLimit, ownMilli / 1000);
+    const account = state(acct, acctMilli / 1000);
+    const accountTighter = account.left / acct.burst < own.left / ownLimit.burst;
+    const tighter = accountTighter ? account : own;
     return {
       allowed: ok === 1,
       bucket: accountTighter ? 'account' : p.bucket,
-      limit: accountTighter ? acct.burst : own.burst,
-      remaining: Math.max(0, (accountTighter ? acctLeft : ownLeft) ?? 0),
-      resetSeconds: Math.ceil(((accountTighter ? acctReset : ownReset) ?? 0) / 1000),
-      retryAfterSeconds: Math.max(1, Math.ceil(wait / 1000)),
+      limit: accountTighter ? acct.burst : ownLimit.burst,
+      remaining: Math.max(0, tighter.left),
+      resetSeconds: Math.ceil(tighter.reset / 1000),
+      retryAfterSeconds: Math.max(1, Math.ceil(Math.max(own.wait, account.wait) / 1000)),
       guard: { epoch, revoked: revoked === 1 },
       queue,
     };
@@ -153,11 +172,11 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
   async function call(accountId: string, batch: Pending[]): Promise<void> {
     const guardEpoch = authGuardKeys(keyspace, accountId, '').epoch;
     const version = queueVersionKeys(keyspace, accountId);
-    const keys = [`${keyspace}:rl:{${accountId}}:account`, guardEpoch, version.counter, version.writing];
-    const args: (string | number)[] = [perMs(acct), acct.burst, randomUUID()];
+    const keys = [bucketKey(keyspace, accountId, 'account'), guardEpoch, version.counter, version.writing];
+    const args: (string | number)[] = [acct.perMinute, acct.burst, randomUUID()];
     for (const p of batch) {
-      keys.push(`${keyspace}:rl:{${accountId}}:${p.tokenId}:${p.bucket}`, authGuardKeys(keyspace, accountId, p.tokenId).revoked);
-      args.push(perMs(limits[p.bucket]), limits[p.bucket].burst);
+      keys.push(bucketKey(keyspace, accountId, `${p.tokenId}:${p.bucket}`), authGuardKeys(keyspace, accountId, p.tokenId).revoked);
+      args.push(limits[p.bucket].perMinute, limits[p.bucket].burst);
     }
     try {
       const out = await r.gasTokenBuckets(keys.length, ...keys, ...args);

@@ -11,6 +11,8 @@ import { buildCard } from '../helpers/factories.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { holdTable } from '../helpers/locks.js';
 import { redisAway } from '../helpers/outages.js';
+import { bucketKey } from '../../src/rate-limit.js';
+import { keyspace } from '../../src/redis.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
@@ -131,6 +133,28 @@ describe('rate limits', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers['ratelimit-limit']).toBe('5');
     expect(refused.headers['ratelimit-remaining']).toBe('0');
+  });
+
+  it("keeps each bucket as one string that expires once it would be full again, apart from an earlier release's hashes", async () => {
+    const a = await env.tenant();
+    const redis = env.rt.redis;
+    const ks = keyspace(env.config.queuePrefix);
+    // A bucket an earlier release kept (a hash under the name without ":s") during a rolling deploy.
+    const earlier = `${ks}:rl:{${a.accountId}}:${a.tokenId}:reads`;
+    await redis.hset(earlier, 'tokens', '0', 'ts', String(Date.now()));
+    expect((await me(a.token)).status).toBe(200);
+    const own = bucketKey(ks, a.accountId, `${a.tokenId}:reads`);
+    const account = bucketKey(ks, a.accountId, 'account');
+    // Burst 3 at one a second: 2 left; full again in 1 s, kept 1 s past that. The account: burst 5.
+    const [left, at] = (await redis.get(own))!.split(' ');
+    expect(Number(left)).toBeCloseTo(2, 2);
+    expect(Math.abs(Number(at) - Date.now())).toBeLessThan(5_000);
+    expect(await redis.pttl(own)).toBeGreaterThan(3_000);
+    expect(await redis.pttl(own)).toBeLessThanOrEqual(4_000);
+    expect(Number((await redis.get(account))!.split(' ')[0])).toBeCloseTo(4, 2);
+    expect(await redis.pttl(account)).toBeLessThanOrEqual(6_000);
+    expect(await redis.hgetall(earlier)).toMatchObject({ tokens: '0' });
+    await redis.del(earlier);
   });
 
   it('decides requests that arrive together in one call, each as if alone and in arrival order', async () => {
