@@ -14,6 +14,7 @@ import { contentMeasurement } from './content-measurement.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
+import { limiterRedis } from './limiter-redis.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
 import { networkShip } from './network-ship.bench.js';
@@ -52,6 +53,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'content-measurement': contentMeasurement,
   'network-ship': networkShip,
   'round-trips': roundTrips,
+  'limiter-redis': limiterRedis,
   pooler: poolerCost,
 };
 
