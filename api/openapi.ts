@@ -29,9 +29,11 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
   for (const route of routes) {
     const responses: RouteConfig['responses'] = {};
     for (const [status, r] of Object.entries(route.responses)) {
-      responses[status] = r.schema
-        ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema } } }
-        : { description: r.description };
+      responses[status] = {
+        description: r.description,
+        ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
+        ...(r.headers ? { headers: r.headers } : {}),
+      };
     }
     for (const status of errorStatuses(route)) {
       responses[String(status)] = {
@@ -49,6 +51,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
       request: {
         params: route.params as RouteConfig['request'] extends infer R ? (R extends { params?: infer P } ? P : never) : never,
         query: route.query as RouteConfig['request'] extends infer R ? (R extends { query?: infer Q } ? Q : never) : never,
+        headers: route.requestHeaders,
         // Required unless the schema takes an absent body (`send` and `dismiss` accept none).
         body: route.body
           ? { required: !route.body.safeParse(undefined).success, content: { 'application/json': { schema: route.body } } }

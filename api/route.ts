@@ -58,6 +58,8 @@ export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
   contentType?: string;
+  /** Headers the reply carries that a client acts on (ETag), documented in /openapi.json. */
+  headers?: z.ZodObject;
 }
 
 /** Success statuses and what each one's body is. */
@@ -110,6 +112,11 @@ interface RouteShape {
   auth?: 'bearer' | 'none';
   scope: Scope | null;
   bucket: 'reads' | 'writes' | 'messages';
+  /**
+   * Request headers the handler reads itself from `ctx.req.headers` (If-None-Match), documented in
+   * /openapi.json so generated clients can send them; the router does not parse them.
+   */
+  requestHeaders?: z.ZodObject;
   /** A body the handler reads itself (the router never parses it), described for /openapi.json. */
   documentedBody?: { description: string; schema: z.ZodType /** Default `application/json`. */; contentType?: string };
   /**

@@ -1,6 +1,7 @@
 import { atomFeed, sitemap } from '../../src/content/feed.js';
 import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
 import { listenUrl } from '../../src/db.js';
+import { z } from 'zod';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
 
@@ -11,7 +12,19 @@ import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText 
  */
 export const CONTENT_CACHE_CONTROL = 'private, max-age=60, stale-while-revalidate=600';
 
-const NOT_MODIFIED = { description: 'Not modified: the If-None-Match named the current ETag (no body)' } as const;
+/** What a site's server sends to revalidate, and the cache headers of every 200 and 304 here. */
+const Revalidate = z.object({
+  'If-None-Match': z
+    .string()
+    .optional()
+    .meta({ description: 'The ETag of the copy the client holds (or a list of them, or `*`): the same bytes answer 304 with no body' }),
+});
+const CacheHeaders = z.object({
+  ETag: z.string().meta({ description: 'Strong validator of the exact bytes of the 200 (quoted SHA-256, base64url)' }),
+  'Cache-Control': z.string().meta({ description: `\`${CONTENT_CACHE_CONTROL}\`` }),
+  Vary: z.string().meta({ description: '`Authorization`: each token sees its own account' }),
+});
+const NOT_MODIFIED = { description: 'Not modified: the If-None-Match named the current ETag (no body)', headers: CacheHeaders } as const;
 const ATOM = 'application/atom+xml';
 const SITEMAP = 'application/xml';
 
@@ -32,7 +45,8 @@ export const contentRoutes: RouteDef[] = [
     scope: 'content:read',
     bucket: 'reads',
     query: PostsQuery,
-    responses: { 200: { description: 'One page of posts', schema: ContentPostsPage }, 304: NOT_MODIFIED },
+    requestHeaders: Revalidate,
+    responses: { 200: { description: 'One page of posts', schema: ContentPostsPage, headers: CacheHeaders }, 304: NOT_MODIFIED },
   }).handle(async ({ query }, ctx) => {
     const page = await listPosts(ctx.deps.db, ctx.principal.accountId, {
       tag: query.tag ?? null,
@@ -53,7 +67,8 @@ export const contentRoutes: RouteDef[] = [
     scope: 'content:read',
     bucket: 'reads',
     params: SlugParams,
-    responses: { 200: { description: 'The post', schema: ContentPostResponse }, 304: NOT_MODIFIED },
+    requestHeaders: Revalidate,
+    responses: { 200: { description: 'The post', schema: ContentPostResponse, headers: CacheHeaders }, 304: NOT_MODIFIED },
   }).handle(async ({ params }, ctx) => {
     const { db, config } = ctx.deps;
     const { json, etag } = await postResponse(db, listenUrl(config), ctx.principal.accountId, params.slug);
@@ -67,7 +82,11 @@ export const contentRoutes: RouteDef[] = [
     summary: 'Atom feed of the latest 20 published posts',
     scope: 'content:read',
     bucket: 'reads',
-    responses: { 200: { description: 'Atom feed (RFC 4287)', schema: XmlText, contentType: ATOM }, 304: NOT_MODIFIED },
+    requestHeaders: Revalidate,
+    responses: {
+      200: { description: 'Atom feed (RFC 4287)', schema: XmlText, contentType: ATOM, headers: CacheHeaders },
+      304: NOT_MODIFIED,
+    },
   }).handle(async (_input, ctx) => {
     const self = `${ctx.deps.config.baseUrl}/api/v1/content/feed.xml`;
     const text = await atomFeed(ctx.deps.db, ctx.principal.accountId, ctx.principal.accountName, self);
@@ -81,7 +100,11 @@ export const contentRoutes: RouteDef[] = [
     summary: "Sitemap <urlset> of the published posts' canonical URLs (empty without a blog base URL)",
     scope: 'content:read',
     bucket: 'reads',
-    responses: { 200: { description: 'Sitemap (sitemaps.org 0.9)', schema: XmlText, contentType: SITEMAP }, 304: NOT_MODIFIED },
+    requestHeaders: Revalidate,
+    responses: {
+      200: { description: 'Sitemap (sitemaps.org 0.9)', schema: XmlText, contentType: SITEMAP, headers: CacheHeaders },
+      304: NOT_MODIFIED,
+    },
   }).handle(async (_input, ctx) => {
     const text = await sitemap(ctx.deps.db, ctx.principal.accountId);
     const { fresh, headers } = validated(ctx, text);

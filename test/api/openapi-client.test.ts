@@ -9,6 +9,7 @@ import { afterAll, describe, expect } from 'vitest';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, run } from '../helpers/processes.js';
 import { buildCard } from '../helpers/factories.js';
+import { published } from '../content/helpers.js';
 
 /**
  * A typed client as a user of the service would make one: types generated from the served
@@ -58,13 +59,37 @@ export async function tour(baseUrl: string, token: string, cardId: string) {
     lead: { status: lead.response.status, error: lead.error?.error, contact: leadContact?.email ?? null, emails },
   };
 }
+
+/** A customer's website backend: reads posts, revalidates one with its ETag, reads the feed, reports a sale. */
+export async function site(baseUrl: string, token: string, slug: string) {
+  const api = connect(baseUrl, token);
+  const list = await api.GET('/api/v1/content/posts', { params: { query: { limit: 5 } } });
+  const post = await api.GET('/api/v1/content/posts/{slug}', { params: { path: { slug } } });
+  const etag = post.response.headers.get('ETag') ?? '';
+  const again = await api.GET('/api/v1/content/posts/{slug}', { params: { path: { slug }, header: { 'If-None-Match': etag } } });
+  const feed = await api.GET('/api/v1/content/feed.xml', { parseAs: 'text' });
+  const landing = await api.POST('/api/v1/measurement/visits', {
+    body: { url: 'https://acme.example/pricing?utm_source=newsletter&utm_medium=email', referrer: 'https://www.google.com/' },
+  });
+  const visitId = landing.data ? landing.data.visitId : undefined;
+  const sale = { eventId: 'order-1001', name: 'purchase', visitId, occurredAt: Date.now(), value: 49, currency: 'EUR' };
+  const events = await api.POST('/api/v1/measurement/events', { body: { events: [sale, sale] } });
+  return {
+    list: { status: list.response.status, slugs: list.data ? list.data.posts.map((p) => p.slug) : [] },
+    post: { status: post.response.status, title: post.data?.post.title, etag },
+    again: { status: again.response.status, etag: again.response.headers.get('ETag'), body: again.data ?? null },
+    feed: { status: feed.response.status, type: feed.response.headers.get('Content-Type'), atom: (feed.data ?? '').includes('<feed') },
+    landing: { status: landing.response.status, channel: landing.data?.channel },
+    events: { status: events.response.status, outcomes: events.data ? events.data.events.map((e) => e.outcome) : [] },
+  };
+}
 `;
 
 /** Runs the tour as a separate program, the way a user's script would. */
 const MAIN = `
-import { tour } from './client.js';
-const [baseUrl, token, cardId] = process.argv.slice(2);
-console.log(JSON.stringify(await tour(baseUrl!, token!, cardId!)));
+import { site, tour } from './client.js';
+const [what, baseUrl, token, arg] = process.argv.slice(2);
+console.log(JSON.stringify(what === 'site' ? await site(baseUrl!, token!, arg!) : await tour(baseUrl!, token!, arg!)));
 `;
 
 /** Calls that must each be refused by the compiler; every line marked `// wrong` must get a diagnostic. */
@@ -80,6 +105,7 @@ export async function mistakes() {
   await api.POST('/api/v1/agent/messages', {}); // wrong: the body is required
   await api.POST('/api/v1/agent/messages', { body: { text: 'hi', waitSeconds: '5' } }); // wrong: waitSeconds is an integer
   await api.GET('/api/v1/reviews'); // wrong: no such path
+  await api.GET('/api/v1/content/posts/{slug}', { params: { path: { slug: 'x' }, header: { 'If-None-Match': 5 } } }); // wrong: an ETag is a string
   const contact: components['schemas']['LeadContact'] = null; // wrong: a contact is not null
   return contact;
 }
@@ -150,7 +176,7 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
   it('refuses each deliberately wrong call', () => {
     const lines = WRONG.split('\n');
     const marked = lines.flatMap((l, i) => (l.includes('// wrong') ? [i + 1] : []));
-    expect(marked).toHaveLength(7);
+    expect(marked).toHaveLength(8);
     const found = diagnosticsOf('wrong.ts');
     for (const line of marked)
       expect(
@@ -166,7 +192,7 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
     const card = await buildCard(env.rt.db, accountId, 'approval', { status: 'needs_revision' });
     const emitted = program.emit(undefined, undefined, undefined, false);
     expect(emitted.emitSkipped).toBe(false);
-    const out = await run(process.execPath, [path.join(dir, 'out', 'main.js'), baseUrl, token, card.id], {}, 60_000);
+    const out = await run(process.execPath, [path.join(dir, 'out', 'main.js'), 'tour', baseUrl, token, card.id], {}, 60_000);
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     const tour = JSON.parse(out.stdout);
@@ -179,6 +205,22 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
       tooLong: { status: 400, error: 'limit must be an integer from 1 to 100' },
       send: { status: 404, error: 'not found' },
       lead: { status: 404, error: 'not found', contact: null, emails: [] },
+    });
+  });
+  it("works as a website's backend: posts, a revalidation answered 304, the feed, a landing and a sale", async () => {
+    const t = await env.tenant();
+    const { slug } = await published(env, t, { title: 'Onboarding checklists that work' });
+    const out = await run(process.execPath, [path.join(dir, 'out', 'main.js'), 'site', baseUrl, t.token, slug], {}, 60_000);
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    const site = JSON.parse(out.stdout);
+    expect(site).toEqual({
+      list: { status: 200, slugs: [slug] },
+      post: { status: 200, title: 'Onboarding checklists that work', etag: expect.stringMatching(/^"[A-Za-z0-9_-]+"$/) },
+      again: { status: 304, etag: site.post.etag, body: null },
+      feed: { status: 200, type: 'application/atom+xml; charset=utf-8', atom: true },
+      landing: { status: 201, channel: 'email' },
+      events: { status: 200, outcomes: ['accepted', 'duplicate'] },
     });
   });
 });
