@@ -24,8 +24,8 @@ import type { Redis } from './redis.js';
  * its bucket's rate and burst. The requests are decided in arrival order, each exactly as if it had
  * made its own call at that moment, and the answer is 4 numbers per request (admitted, the tokens left
  * in its own bucket and in the account's, in thousandths, and its revocation mark), then the epoch, the
- * queue counter and the number of card writes in flight; the headers' figures are worked out here. Every key carries the account's hash tag, so one call touches
- * one slot of a Redis Cluster.
+ * queue counter and the number of card writes in flight; the headers' figures are worked out here.
+ * Every key carries the account's hash tag, so one call touches one slot of a Redis Cluster.
  *
  * Redis runs this for every authenticated request, on its one thread, so it does little: one MGET reads
  * every string key at once (the in-flight set, not a string, reads as nil there and is counted by

@@ -105,7 +105,7 @@ export async function mistakes() {
   await api.POST('/api/v1/agent/messages', {}); // wrong: the body is required
   await api.POST('/api/v1/agent/messages', { body: { text: 'hi', waitSeconds: '5' } }); // wrong: waitSeconds is an integer
   await api.GET('/api/v1/reviews'); // wrong: no such path
-  await api.GET('/api/v1/content/posts/{slug}', { params: { path: { slug: 'x' }, header: { 'If-None-Match': 5 } } }); // wrong: an ETag is a string
+  await api.GET('/api/v1/content/posts/{slug}', { params: { path: { slug: 'x' }, header: { 'If-None-Match': 5 } } }); // wrong: not a string
   const contact: components['schemas']['LeadContact'] = null; // wrong: a contact is not null
   return contact;
 }
