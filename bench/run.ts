@@ -93,9 +93,12 @@ async function main(): Promise<void> {
     'Every figure stands beside baselines measured in the same run; these machines are noisy, so read the ratios.',
     '',
   ];
-  // A partial run (BENCH_ONLY) replaces its own sections and keeps the others as they were.
+  // A partial run (BENCH_ONLY) replaces its own sections where they stood and keeps the others as they were.
   const kept = only ? previousSections(await readFile(OUT, 'utf8').catch(() => '')) : [];
-  const merged = [...kept.filter((k) => !sections.some((s) => s.title === k.title)), ...sections];
+  const merged = [
+    ...kept.map((k) => sections.find((s) => s.title === k.title) ?? k),
+    ...sections.filter((s) => !kept.some((k) => k.title === s.title)),
+  ];
   const text = [...header, ...merged.flatMap((s) => [`## ${s.title}`, '', s.body, ''])].join('\n');
   await writeFile(OUT, text);
   process.stdout.write(text);
