@@ -3,12 +3,12 @@ import { chmodSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { alive, freePort, ROOT, waitFor } from './processes.js';
+import { alive, ensurePackage, freePort, waitFor } from './processes.js';
 
 /**
  * A PgBouncer of the test run's own, in transaction pooling mode, in front of the test Postgres: every
  * database name is passed through (`* =`), so each test file's own database is reachable through it.
- * Installed by scripts/ensure-pgbouncer.sh when missing; the Debian service is never used.
+ * Installed by scripts/ensure-package.sh when missing; the Debian service is never used.
  */
 export interface Pgbouncer {
   port: number;
@@ -43,8 +43,7 @@ function binary(): string {
  * with `poolSize` server connections per database, each closed after `serverIdleSeconds` unused.
  */
 export async function startPgbouncer(postgresUrl: string, { poolSize = 12, serverIdleSeconds = 10 } = {}): Promise<Pgbouncer> {
-  const install = spawnSync('bash', [path.join(ROOT, 'scripts/ensure-pgbouncer.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
-  if (install.status !== 0) throw new Error('pgbouncer is missing and could not be installed (scripts/ensure-pgbouncer.sh)');
+  ensurePackage('pgbouncer', '/usr/sbin/pgbouncer');
   reapStale();
   const target = new URL(postgresUrl);
   const user = decodeURIComponent(target.username || 'postgres');

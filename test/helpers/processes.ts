@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,17 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
 /** Whether a process with this pid is running (signal 0 checks without sending anything). */
+/**
+ * Installs Debian's `pkg` when `program` (a command name or a path) is missing, through
+ * scripts/ensure-package.sh (root and apt-get; elsewhere it says what to install and this throws).
+ */
+export function ensurePackage(pkg: string, program: string): void {
+  const install = spawnSync('bash', [path.join(ROOT, 'scripts/ensure-package.sh'), pkg, program], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (install.status !== 0) throw new Error(`${pkg} is missing and could not be installed (scripts/ensure-package.sh)`);
+}
+
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
