@@ -141,8 +141,18 @@ export const NO_MEASUREMENT =
   'no measurement source: publish a post through the Content API, or report visits with a measurement:write token';
 
 /**
+ * Email has nothing to connect: the service's mail transport sends for every account, and the channel
+ * counts from the account's first send (its `sent` event), so the reason says that, not "not connected".
+ */
+export const NO_MAIL_SENT = "no mail sent yet: email results start with the account's first send";
+
+/** Why a channel is `available: false`: what would make it available. */
+const unavailableReason = (channel: Channel): string =>
+  channel === 'email' ? NO_MAIL_SENT : MEASURED_CHANNELS.includes(channel) ? NO_MEASUREMENT : 'not connected';
+
+/**
  * The per-channel scoreboard for [since, now] and the equal-length baseline before it. A channel the
- * account has not connected is `{ available: false, reason: 'not connected' }`. `returnPath`: whether
+ * account has not connected is `{ available: false, reason }` (unavailableReason). `returnPath`: whether
  * replies and bounces can reach the service for this account (`hasReturnPath`). `harness` (the agent's own
  * work, from its turns, cards and workflow runs) is always available.
  */
@@ -196,7 +206,7 @@ export async function getResults(
             baseline: metrics(channel, tally(channel, false), returnPath),
           },
         }
-      : { available: false, reason: MEASURED_CHANNELS.includes(channel) ? NO_MEASUREMENT : 'not connected' };
+      : { available: false, reason: unavailableReason(channel) };
   const harness: HarnessSection = { available: true, data: harnessWork };
   const adsSection = section('ads');
   // Ads (issue 18): each test that ran in the window (and in the baseline), with the platform's numbers per variant.

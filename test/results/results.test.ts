@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { connectChannel, recordChannelEvent } from '../../src/results/channel-events.js';
-import { getResults, NO_MEASUREMENT } from '../../src/results/results.service.js';
+import { getResults, NO_MAIL_SENT, NO_MEASUREMENT } from '../../src/results/results.service.js';
 import { mintToken, revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -150,6 +150,15 @@ describe('GET /results channels', () => {
     await recordChannelEvent(db, accountId, { channel: 'ads', type: 'spend', at: now - HOUR, amount: null, decidedBy: 'person' });
     const unknown = await getResults(db, accountId, undefined, now);
     expect(unknown.ads.available && unknown.ads.data.window).toMatchObject({ spend: null, costPerConversion: null });
+  });
+
+  it('says why email is not available before the first send (there is nothing to connect), and counts from that send', async () => {
+    const { token, accountId } = await env.tenant(['results:read']);
+    const before = ResultsResponse.parse((await results(token)).body).results;
+    expect(before.email).toEqual({ available: false, reason: NO_MAIL_SENT });
+    await recordChannelEvent(env.rt.db, accountId, { channel: 'email', type: 'sent', at: Date.now() - HOUR, decidedBy: 'person' });
+    const after = ResultsResponse.parse((await results(token)).body).results;
+    expect(after.email.available && after.email.data.window.sent).toBe(1);
   });
 
   it("keeps each account's events to itself", async () => {
