@@ -47,17 +47,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs the workers' compose health check as compose would (the container's environment, from /app). */
-const healthCheck = (file: string) => {
-  const [cmd, ...args] = workers.healthcheck!.test.slice(1);
-  return run(cmd!, args, { WORKER_HEARTBEAT_FILE: file });
+/** Runs a service's compose health check as compose would (`CMD` form, from /app), with the container's `env`. */
+const composeCheck = (service: Service, env: Record<string, string>) => {
+  const [cmd, ...args] = service.healthcheck!.test.slice(1);
+  return run(cmd!, args, env);
 };
-
-/** Runs the inbound listener's compose health check as compose would, with the container's INBOUND_SMTP_PORT. */
-const inboundCheck = (port: number) => {
-  const [cmd, ...args] = inbound.healthcheck!.test.slice(1);
-  return run(cmd!, args, { INBOUND_SMTP_PORT: String(port) });
-};
+const healthCheck = (file: string) => composeCheck(workers, { WORKER_HEARTBEAT_FILE: file });
+const inboundCheck = (port: number) => composeCheck(inbound, { INBOUND_SMTP_PORT: String(port) });
 
 /** A TCP listener on loopback that answers each connection with `greet` (nothing when null). */
 async function listener(greet: string | null): Promise<{ port: number; server: Server }> {
