@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { BucketLimit } from '../src/config.js';
-import { createRateLimiter } from '../src/rate-limit.js';
+import { queueVersionKeys } from '../src/queue-version/keys.js';
+import { bucketKey, createRateLimiter } from '../src/rate-limit.js';
+import { authGuardKeys } from '../src/tokens/auth-guard.js';
 import { fmt, freePort } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
@@ -73,13 +75,16 @@ export async function limiterRedis(_ctx: BenchContext): Promise<Section> {
       return total / calls;
     };
     const limiter = createRateLimiter(redis, 'bench', LIMITS);
+    // The keys one request's call names, built as the limiter builds them (src/rate-limit.ts).
+    const guard = authGuardKeys('bench', 'acct', 'tok0');
+    const version = queueVersionKeys('bench', 'acct');
     const keys = [
-      'bench:rl:{a}:account:s',
-      'bench:auth:{a}:epoch',
-      'bench:rv:{a}',
-      'bench:rv:{a}:writing',
-      'bench:rl:{a}:t:reads:s',
-      'bench:auth:{a}:revoked:t',
+      bucketKey('bench', 'acct', 'account'),
+      guard.epoch,
+      version.counter,
+      version.writing,
+      bucketKey('bench', 'acct', 'tok0:reads'),
+      guard.revoked,
     ];
     const args = [WIDE.perMinute, WIDE.burst, 'epoch', WIDE.perMinute, WIDE.burst];
     const noop = (await redis.script('LOAD', 'return 1')) as string;
