@@ -7,15 +7,13 @@
  * bare INCR and an EVALSHA of `return 1` given the same keys and arguments as one request's call.
  * The limiter is the service's own (src/rate-limit.ts), so the figure follows the script as shipped.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import type { BucketLimit } from '../src/config.js';
 import { queueVersionKeys } from '../src/queue-version/keys.js';
 import { bucketKey, createRateLimiter } from '../src/rate-limit.js';
 import { authGuardKeys } from '../src/tokens/auth-guard.js';
+import { callgrindMissing, underCallgrind } from './callgrind.js';
 import { fmt, freePort } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
@@ -23,56 +21,22 @@ const CALLS = 2000;
 const WIDE: BucketLimit = { perMinute: 100_000_000, burst: 100_000_000 };
 const LIMITS = { reads: WIDE, writes: WIDE, messages: WIDE, account: WIDE };
 
-function installed(cmd: string): boolean {
-  try {
-    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export async function limiterRedis(_ctx: BenchContext): Promise<Section> {
   const title = "The limiter's cost in Redis";
-  if (!installed('valgrind') || !installed('callgrind_control')) {
-    return { title, body: 'Not measured: valgrind (Debian package `valgrind`) is not installed on this machine.' };
-  }
-  const dir = await mkdtemp(path.join(tmpdir(), 'gas-callgrind-'));
+  const missing = callgrindMissing();
+  if (missing) return { title, body: missing };
   const port = await freePort();
-  const server = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      `--callgrind-out-file=${dir}/out`,
-      'redis-server',
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-    ],
-    { stdio: 'ignore' },
-  );
+  const server = await underCallgrind('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
   const redis = new Redis(port, '127.0.0.1', { retryStrategy: (n) => (n > 100 ? null : 200), maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
   try {
     await redis.ping();
-    const pid = String(server.pid);
-    let dumps = 0;
     /** Instructions Redis ran for `fn`'s calls, per call. */
     const measure = async (fn: () => Promise<unknown>, calls: number): Promise<number> => {
       await fn(); // warm-up: the script loaded, the keys made
-      execFileSync('callgrind_control', ['--zero', pid], { stdio: 'ignore' });
-      for (let i = 0; i < calls; i++) await fn();
-      execFileSync('callgrind_control', ['--dump', pid], { stdio: 'ignore' });
-      dumps += 1;
-      // callgrind_control answers once the dump is written: `out.1`, `out.2`, … beside the final `out`.
-      const text = await readFile(path.join(dir, `out.${dumps}`), 'utf8');
-      const total = Number(/^summary: (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
-      return total / calls;
+      return server.measure(async () => {
+        for (let i = 0; i < calls; i++) await fn();
+      }, calls);
     };
     const limiter = createRateLimiter(redis, 'bench', LIMITS);
     // The keys one request's call names, built as the limiter builds them (src/rate-limit.ts).
@@ -113,8 +77,6 @@ export async function limiterRedis(_ctx: BenchContext): Promise<Section> {
     return { title, body: lines.join('\n') };
   } finally {
     redis.disconnect();
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    await rm(dir, { recursive: true, force: true });
+    await server.stop();
   }
 }
