@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
+import { apiInstructions } from './api-instructions.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
@@ -54,6 +55,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'network-ship': networkShip,
   'round-trips': roundTrips,
   'limiter-redis': limiterRedis,
+  'api-instructions': apiInstructions,
   pooler: poolerCost,
 };
 
