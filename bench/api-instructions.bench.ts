@@ -14,14 +14,10 @@
 import http from 'node:http';
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
-import { createDb, ensureDatabase, migrate } from '../src/db.js';
-import { pathWithThisNode } from '../src/node-version.js';
-import { registerCardWrites } from '../src/queue-version/card-writes.js';
-import { createRedis, keyspace, whenReady } from '../src/redis.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { callgrindMissing, type Counted, underCallgrind } from './callgrind.js';
-import { fmt, freePort, NO_RATE_LIMITS, ROOT } from './lib.js';
+import { fmt, freePort, NO_RATE_LIMITS, ROOT, answers, seeding, serverEnv } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /** Requests before counting (the JIT has settled) and counted, per target; 4 keep-alive connections. */
@@ -41,21 +37,10 @@ function get(agent: http.Agent, port: number, path: string, headers: Record<stri
   });
 }
 
-/** Starts `args` on this Node under callgrind; resolves once `path` answers (start-up under valgrind takes a minute or two). */
-async function start(args: string[], env: Record<string, string>, port: number, path: string): Promise<Counted> {
-  const { BASE_URL: _vite, ...rest } = process.env;
-  const server = await underCallgrind(process.execPath, args, { cwd: ROOT, env: { ...rest, PATH: pathWithThisNode(), ...env } });
-  const agent = new http.Agent({ keepAlive: false });
-  const until = Date.now() + 300_000;
-  while (Date.now() < until) {
-    if (server.child.exitCode !== null) break;
-    try {
-      await get(agent, port, path, {});
-      return server;
-    } catch {
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+/** Starts `args` on this Node under callgrind; resolves once `url` answers (start-up under valgrind takes a minute or two). */
+async function start(args: string[], env: Record<string, string>, url: string): Promise<Counted> {
+  const server = await underCallgrind(process.execPath, args, { cwd: ROOT, env: serverEnv(env) });
+  if (await answers(url, server.child, 300_000)) return server;
   await server.stop();
   throw new Error(`${args.join(' ')} did not start under callgrind`);
 }
@@ -85,36 +70,32 @@ export async function apiInstructions(ctx: BenchContext): Promise<Section> {
   const missing = callgrindMissing();
   if (missing) return { title, body: missing };
   const config = configWith({ DATABASE_URL: ctx.databaseUrl, QUEUE_PREFIX: PREFIX });
-  await ensureDatabase(config.databaseUrl);
-  const db = createDb(config.databaseUrl, 2);
-  const redis = createRedis(config, 'producer');
-  registerCardWrites(db, { redis, keyspace: keyspace(config.queuePrefix) });
-  await Promise.all([migrate(db), whenReady(redis)]);
-  const account = await createAccount(db, 'Bench instructions');
-  await seedReviewCards(db, account.id);
-  const now = Date.now();
-  await db('posts').insert({
-    id: 'post_bench_instructions',
-    account_id: account.id,
-    slug: SLUG,
-    status: 'published',
-    title: 'How freight brokers cut quote time by 80%',
-    excerpt: 'Three brokers, one bottleneck, and what they automated first.',
-    markdown: `${'Quoting is the bottleneck. '.repeat(60)}`,
-    html: `<p>${'Quoting is the bottleneck. '.repeat(60)}</p>`,
-    tags: ['freight'],
-    author: 'Growth team',
-    published_at: now,
-    updated_at: now,
-    created_at: now,
+  const token = await seeding(config, async (db) => {
+    const account = await createAccount(db, 'Bench instructions');
+    await seedReviewCards(db, account.id);
+    const now = Date.now();
+    await db('posts').insert({
+      id: 'post_bench_instructions',
+      account_id: account.id,
+      slug: SLUG,
+      status: 'published',
+      title: 'How freight brokers cut quote time by 80%',
+      excerpt: 'Three brokers, one bottleneck, and what they automated first.',
+      markdown: `${'Quoting is the bottleneck. '.repeat(60)}`,
+      html: `<p>${'Quoting is the bottleneck. '.repeat(60)}</p>`,
+      tags: ['freight'],
+      author: 'Growth team',
+      published_at: now,
+      updated_at: now,
+      created_at: now,
+    });
+    const { token } = await mintToken(db, config.tokenPrefix, {
+      accountId: account.id,
+      label: 'bench',
+      scopes: ['review:read', 'content:read'],
+    });
+    return token;
   });
-  const { token } = await mintToken(db, config.tokenPrefix, {
-    accountId: account.id,
-    label: 'bench',
-    scopes: ['review:read', 'content:read'],
-  });
-  redis.disconnect();
-  await db.destroy();
 
   const auth = { Authorization: `Bearer ${token}` };
   const etag = '"bench-etag"';
@@ -125,7 +106,7 @@ export async function apiInstructions(ctx: BenchContext): Promise<Section> {
   ] as const) {
     const port = await freePort();
     const args = ['--import', 'tsx', 'bench/servers/content-baselines.ts', kind, String(port), etag, config.redisUrl];
-    const server = await start(args, {}, port, '/');
+    const server = await start(args, {}, `http://127.0.0.1:${port}/`);
     try {
       rows.push([name, await perRequest(server, port, '/p/x', { 'If-None-Match': etag }, 304)]);
     } finally {
@@ -142,7 +123,7 @@ export async function apiInstructions(ctx: BenchContext): Promise<Section> {
     LOG_LEVEL: 'info',
     ...NO_RATE_LIMITS,
   };
-  const api = await start(['--import', 'tsx', 'bin/start.ts', 'api'], env, port, '/healthz');
+  const api = await start(['--import', 'tsx', 'bin/start.ts', 'api'], env, `http://127.0.0.1:${port}/healthz`);
   try {
     const post = `/api/v1/content/posts/${SLUG}`;
     const agent = new http.Agent({ keepAlive: false });

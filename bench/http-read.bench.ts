@@ -3,12 +3,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
-import { createDb, ensureDatabase, migrate } from '../src/db.js';
-import { registerCardWrites } from '../src/queue-version/card-writes.js';
-import { createRedis, keyspace, whenReady } from '../src/redis.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { compare, cpuMultiple, fmt, freePort, pct, ratioTable, startServer, stop, type Load, type Target, NO_RATE_LIMITS } from './lib.js';
+import {
+  compare,
+  cpuMultiple,
+  fmt,
+  freePort,
+  pct,
+  ratioTable,
+  startServer,
+  stop,
+  type Load,
+  type Target,
+  NO_RATE_LIMITS,
+  seeding,
+} from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /**
@@ -23,16 +33,12 @@ const ME = 'GET /api/v1/me (auth + limiter + handler)';
 
 export async function httpRead(ctx: BenchContext): Promise<Section> {
   const config = configWith({ DATABASE_URL: ctx.databaseUrl });
-  await ensureDatabase(config.databaseUrl);
-  const db = createDb(config.databaseUrl, 2);
-  const redis = createRedis(config, 'producer');
-  registerCardWrites(db, { redis, keyspace: keyspace(config.queuePrefix) });
-  await Promise.all([migrate(db), whenReady(redis)]);
-  const account = await createAccount(db, 'Bench');
-  const cards = await seedReviewCards(db, account.id);
-  const { token } = await mintToken(db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:read'] });
-  redis.disconnect();
-  await db.destroy();
+  const { account, cards, token } = await seeding(config, async (db) => {
+    const account = await createAccount(db, 'Bench');
+    const cards = await seedReviewCards(db, account.id);
+    const { token } = await mintToken(db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:read'] });
+    return { account, cards, token };
+  });
 
   const ports = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   const [pHttp, pExpress, pFloor, pPage, pApi, pBytes] = ports as [number, number, number, number, number, number];

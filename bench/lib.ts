@@ -4,7 +4,11 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import type { Config } from '../src/config.js';
+import { createDb, type Db, ensureDatabase, migrate } from '../src/db.js';
 import { pathWithThisNode } from '../src/node-version.js';
+import { registerCardWrites } from '../src/queue-version/card-writes.js';
+import { createRedis, keyspace, whenReady } from '../src/redis.js';
 
 /** Rate limits out of the way, so a benchmark measures the work and never a 429. */
 export const NO_RATE_LIMITS = Object.fromEntries(
@@ -102,22 +106,51 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts a child process (a server) and resolves once `url` answers. */
-export async function startServer(args: string[], env: Record<string, string>, url: string): Promise<ChildProcess> {
+/** A server's environment: this process's (without vitest's BASE_URL), this Node first on PATH, then `env`. */
+export function serverEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { BASE_URL: _vite, ...rest } = process.env;
-  const child = spawn(TSX, args, { cwd: ROOT, env: { ...rest, PATH: pathWithThisNode(), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
+  return { ...rest, PATH: pathWithThisNode(), ...env };
+}
+
+/** Whether `url` answers below 500 within `ms`, asking every 200 ms; false at once if `child` exits. */
+export async function answers(url: string, child: ChildProcess, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until && child.exitCode === null) {
     try {
       const res = await fetch(url);
-      if (res.status < 500) return child;
+      if (res.status < 500) return true;
     } catch {
       /* not up yet */
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+  return false;
+}
+
+/** Starts a child process (a server) and resolves once `url` answers. */
+export async function startServer(args: string[], env: Record<string, string>, url: string): Promise<ChildProcess> {
+  const child = spawn(TSX, args, { cwd: ROOT, env: serverEnv(env), stdio: ['ignore', 'ignore', 'inherit'] });
+  if (await answers(url, child, 60_000)) return child;
   child.kill('SIGKILL');
   throw new Error(`server for ${url} did not start`);
+}
+
+/**
+ * Runs `fn` on the bench database, migrated, with card writes bumping their accounts' queue versions as
+ * the service's do (so the API's page cache sees the seeded queue), and closes both stores after.
+ */
+export async function seeding<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+  await ensureDatabase(config.databaseUrl);
+  const db = createDb(config.databaseUrl, 2);
+  const redis = createRedis(config, 'producer');
+  registerCardWrites(db, { redis, keyspace: keyspace(config.queuePrefix) });
+  try {
+    await Promise.all([migrate(db), whenReady(redis)]);
+    return await fn(db);
+  } finally {
+    redis.disconnect();
+    await db.destroy();
+  }
 }
 
 export async function stop(child: ChildProcess): Promise<void> {

@@ -7,7 +7,6 @@ import { pathWithThisNode } from '../../src/node-version.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
-/** Whether a process with this pid is running (signal 0 checks without sending anything). */
 /**
  * Installs Debian's `pkg` when `program` (a command name or a path) is missing, through
  * scripts/ensure-package.sh (root and apt-get; elsewhere it says what to install and this throws).
@@ -19,6 +18,7 @@ export function ensurePackage(pkg: string, program: string): void {
   if (install.status !== 0) throw new Error(`${pkg} is missing and could not be installed (scripts/ensure-package.sh)`);
 }
 
+/** Whether a process with this pid is running (signal 0 checks without sending anything). */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
