@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
+import { inboundConfig, inboundEnv } from './config/inbound.js';
+import { linksConfig, linksEnv } from './config/links.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
@@ -157,14 +160,9 @@ const envSchema = z.object({
   REVIEW_REVISION_DELAY_MS: int(30_000, 0),
   CARD_SWEEP_MS: int(10_000),
   // The mail loop (issue 16): the inbound SMTP listener (0 = off), its domain, the size limit.
-  INBOUND_SMTP_PORT: int(2525, 0),
-  INBOUND_SMTP_HOST: z.string().min(1).optional(),
-  INBOUND_MAIL_DOMAIN: z
-    .string()
-    .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be a domain name such as mail.example.com')
-    .optional(),
-  INBOUND_MAX_BYTES: int(25 * 1024 * 1024),
-  INBOUND_MAIL_CONCURRENCY: int(64),
+  ...inboundEnv,
+  ...agentLimitsEnv,
+  ...linksEnv,
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
@@ -278,17 +276,9 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** `mail-sends` jobs (reconciliations, the sweep) one worker process runs at once. */
       sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
     },
-    inbound: {
-      /** 0: no SMTP listener (mail may still arrive on an account's inbound URL). */
-      smtpPort: env.INBOUND_SMTP_PORT,
-      smtpHost: env.INBOUND_SMTP_HOST ?? '0.0.0.0',
-      /** Reply-To and the List-Unsubscribe mailto use it; the listener accepts mail for it only. */
-      domain: (env.INBOUND_MAIL_DOMAIN ?? 'localhost').toLowerCase(),
-      /** Bigger messages are refused (SMTP 552, HTTP 413) before anything is stored. */
-      maxBytes: env.INBOUND_MAX_BYTES,
-      /** `inbound-mail` jobs (parse and apply) one worker process runs at once. */
-      concurrency: env.INBOUND_MAIL_CONCURRENCY,
-    },
+    inbound: inboundConfig(env),
+    agentLimits: agentLimitsConfig(env),
+    links: linksConfig(env),
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */
       trustThreshold: env.TRUST_AUTO_RESOLVE_AFTER,
