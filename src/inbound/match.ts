@@ -124,7 +124,8 @@ async function findThread(
   // in one query. An unsubscribe+ recipient decides the kind, so it wins over a reply+ one.
   const tokens = firstTokens(ctx.tokens);
   const byToken = await byFirstToken(threads, tokens);
-  if (byToken) return { ok: true, thread: byToken.thread, matchedBy: byToken.kind === 'unsubscribe' ? 'unsubscribe-address' : 'reply-address' };
+  if (byToken)
+    return { ok: true, thread: byToken.thread, matchedBy: byToken.kind === 'unsubscribe' ? 'unsubscribe-address' : 'reply-address' };
   const byIds = async (ids: string[]) => (ids.length ? pick(await threads.byMessageIds(ids), ids) : null);
   const inReplyTo = await byIds(mail.inReplyTo);
   if (inReplyTo) return { ok: true, thread: inReplyTo, matchedBy: 'in-reply-to' };

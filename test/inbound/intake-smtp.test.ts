@@ -66,7 +66,12 @@ describe('the inbound SMTP listener', () => {
     const id = idOf(answer.response);
     expect(id).toMatch(/^inb_/);
     const row = await inboundRepository(env.rt.db).withRaw(id!);
-    expect(row).toMatchObject({ via: 'smtp', status: 'received', mailFrom: 'jane@acme.test', rcptTo: [`Reply+${TOKEN.toUpperCase()}@localhost`] });
+    expect(row).toMatchObject({
+      via: 'smtp',
+      status: 'received',
+      mailFrom: 'jane@acme.test',
+      rcptTo: [`Reply+${TOKEN.toUpperCase()}@localhost`],
+    });
     expect(row!.accountId).toBeNull();
     expect(row!.raw.equals(raw)).toBe(true);
     expect(row!.size).toBe(raw.length);
