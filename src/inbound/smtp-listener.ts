@@ -7,6 +7,8 @@ import { clientKey, createClientLimits } from './smtp-limits.js';
 
 export interface InboundSmtp {
   port: number;
+  /** Bytes of messages being received now, all sessions together (tests, health). */
+  inflightBytes(): number;
   /** Stops taking connections; sessions still open get up to SHUTDOWN_GRACE_MS, then are cut. */
   close(): Promise<void>;
 }
@@ -253,6 +255,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
   log.info({ port: bound, domain, maxBytes }, 'inbound smtp listening');
   return {
     port: bound,
+    inflightBytes: () => inflight,
     close: () =>
       new Promise<void>((resolve) =>
         server.close(() => {
