@@ -346,21 +346,30 @@ describe('retention of raw mail', () => {
 });
 
 describe('matching reads a few tokens, in one query', () => {
-  it('matches a message whose To: names 15,000 reply+ addresses with one token query, quickly', async () => {
-    const { token } = await liveToken();
+  it('settles a message whose To: names 15,000 unknown reply+ addresses with one token query, quickly', async () => {
+    // The finding: a 795 KB message to the bounce address naming 15,000 reply+<random> in To: took 2.5 s of a worker.
     const strangers = Array.from({ length: 15_000 }, () => `reply+${newReplyToken()}@localhost`);
     const raw = rawMessage({ to: strangers.join(',\r\n ') });
     expect(raw.length).toBeGreaterThan(600_000);
     const smtp = await listener();
-    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [`reply+${token}@localhost`], raw });
+    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [BOUNCE], raw });
     expect(answer.code).toBe(250);
     const id = idOf(answer.response)!;
     const started = Date.now();
     const statements = await statementsDuring(() => processInbound(env.rt, id));
     const took = Date.now() - started;
     expect(statements.filter((sql) => sql.includes('reply_token'))).toHaveLength(1);
-    expect(await inboundRepository(env.rt.db).find(id)).toMatchObject({ status: 'applied', details: { matchedBy: 'reply-address' } });
-    // The finding: 2.5 s of a worker, one lookup per address.
+    expect(await inboundRepository(env.rt.db).find(id)).toMatchObject({ status: 'unplaced', reason: 'unknown reply address' });
     expect(took).toBeLessThan(1_500);
   }, 30_000);
+
+  it('still finds a live token among the first few named, in the same one query', async () => {
+    const { token } = await liveToken();
+    const strangers = Array.from({ length: 3 }, () => `reply+${newReplyToken()}@localhost`);
+    const raw = rawMessage({ to: [...strangers, `reply+${token}@localhost`].join(', ') });
+    const id = await storeInbound(env.rt, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: [BOUNCE], raw });
+    const statements = await statementsDuring(() => processInbound(env.rt, id));
+    expect(statements.filter((sql) => sql.includes('reply_token'))).toHaveLength(1);
+    expect(await inboundRepository(env.rt.db).find(id)).toMatchObject({ status: 'applied', details: { matchedBy: 'reply-address' } });
+  });
 });
