@@ -1,7 +1,10 @@
 import type { Queryable } from '../db.js';
 import type { InboundKind, InboundStatus } from './inbound.types.js';
 
-/** One received message as kept (table `inbound_messages`); `raw` only when asked for (processing reads only `received` rows, whose bytes are never dropped). */
+/**
+ * One received message as kept (table `inbound_messages`); `raw` only when asked for (processing reads only
+ * `received` rows, whose bytes are never dropped; retention nulls the bytes of settled ones).
+ */
 export interface InboundMessage {
   id: string;
   accountId: string | null;
