@@ -221,7 +221,8 @@ export async function smtpRcpt(ctx: BenchContext): Promise<Section> {
     title: 'Inbound SMTP: refusing a stranger at RCPT beside accepting a reply',
     body: [
       `One listener in this process (INBOUND_SMTP_* per-client limits raised out of the way), ${WIDTH} sessions at once over loopback, ` +
-        `${fmt(sessions)} sessions a round of ${PER_SESSION} transactions each; ${rounds} alternating rounds after a warm-up round, medians.`,
+        `${fmt(sessions)} sessions a round of ${PER_SESSION} transactions each; ` +
+        `${rounds} alternating rounds after a warm-up round, medians.`,
       'Accepting: RCPT to a live reply token (one indexed lookup, which also reads the account’s stored bytes), DATA of a ' +
         `${fmt(MESSAGE.length)}-byte reply, stored before the 250, parse job queued. Refusing: RCPT to a reply+ address of the ` +
         'right shape naming no mail of ours (the same lookup), `550 5.1.1`, RSET.',
