@@ -22,6 +22,7 @@ import { networkShip } from './network-ship.bench.js';
 import { oneClick } from './one-click.bench.js';
 import { poolerCost } from './pooler.bench.js';
 import { roundTrips } from './round-trips.bench.js';
+import { smtpRcpt } from './smtp-rcpt.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
 import { webhook404 } from './webhook-404.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
@@ -51,6 +52,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'mail-worker': mailWorker,
   'one-click': oneClick,
   'inbound-parse': inboundParse,
+  'smtp-rcpt': smtpRcpt,
   'content-measurement': contentMeasurement,
   'network-ship': networkShip,
   'round-trips': roundTrips,

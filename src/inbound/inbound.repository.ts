@@ -1,7 +1,10 @@
 import type { Queryable } from '../db.js';
 import type { InboundKind, InboundStatus } from './inbound.types.js';
 
-/** One received message as kept (table `inbound_messages`); `raw` only when asked for. */
+/**
+ * One received message as kept (table `inbound_messages`); `raw` only when asked for (processing reads only
+ * `received` rows, whose bytes are never dropped; retention nulls the bytes of settled ones).
+ */
 export interface InboundMessage {
   id: string;
   accountId: string | null;
@@ -215,6 +218,33 @@ export function inboundRepository(q: Queryable) {
         .orderBy('received_at')
         .limit(limit);
       return rows.map((r) => r.id);
+    },
+    /**
+     * The account a live `reply+`/`unsubscribe+` token belongs to and the raw bytes that account keeps (one
+     * indexed row each); null for a token that names no shipped mail (an account's deletion takes its threads).
+     */
+    async tokenAccount(token: string): Promise<{ accountId: string; storedBytes: number } | null> {
+      const { rows } = await q.raw<{ rows: { account_id: string; bytes: string | number }[] }>(
+        `SELECT t.account_id, COALESCE(b.bytes, 0) AS bytes FROM mail_threads t
+           LEFT JOIN inbound_account_bytes b ON b.account_id = t.account_id
+         WHERE t.reply_token = ?`,
+        [token],
+      );
+      const row = rows[0];
+      return row ? { accountId: row.account_id, storedBytes: Number(row.bytes) } : null;
+    },
+    /**
+     * Drops the raw bytes of up to `limit` messages in these statuses that arrived before `before` (the
+     * row and its outcome stay); returns how many. The partial index on rows still holding bytes finds them.
+     */
+    async dropRaw(statuses: InboundStatus[], before: number, limit: number): Promise<number> {
+      const { rowCount } = await q.raw<{ rowCount: number }>(
+        `UPDATE inbound_messages SET raw = NULL WHERE id IN (
+           SELECT id FROM inbound_messages WHERE raw IS NOT NULL AND status = ANY(?::text[]) AND received_at < ?
+           ORDER BY received_at LIMIT ?)`,
+        [statuses, before, limit],
+      );
+      return rowCount ?? 0;
     },
     /** Newest first, for `mail inbound-list` (an account's, or every account's and the unplaced). */
     async list(f: { accountId?: string; status?: InboundStatus; limit: number }): Promise<InboundMessage[]> {

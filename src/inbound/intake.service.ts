@@ -129,6 +129,36 @@ export async function sweepInbound(deps: IntakeDeps, now = Date.now()): Promise<
 }
 
 /**
+ * Maintenance step: drops raw bytes past their retention (the rows, envelopes and parsed outcomes stay):
+ * `unplaced`, `malformed` and `duplicate` messages INBOUND_RAW_RETENTION_DAYS after arrival, `applied` ones
+ * INBOUND_APPLIED_RAW_RETENTION_DAYS after. A message still `received` keeps its bytes until processed.
+ * Bounded: up to `maxChunks` short statements of `chunk` rows per kind each sweep; the rest waits for the next.
+ */
+export async function pruneInbound(
+  rt: Pick<IntakeDeps, 'config' | 'db'>,
+  log: Logger,
+  now = Date.now(),
+  opts = { chunk: 500, maxChunks: 20 },
+): Promise<{ rawDropped: number }> {
+  const repo = inboundRepository(rt.db);
+  const { rawRetentionMs, appliedRawRetentionMs } = rt.config.inbound;
+  const windows: [InboundStatus[], number][] = [
+    [['unplaced', 'malformed', 'duplicate'], now - rawRetentionMs],
+    [['applied'], now - appliedRawRetentionMs],
+  ];
+  let rawDropped = 0;
+  for (const [statuses, before] of windows) {
+    for (let i = 0; i < opts.maxChunks; i++) {
+      const n = await repo.dropRaw(statuses, before, opts.chunk);
+      rawDropped += n;
+      if (n < opts.chunk) break;
+    }
+  }
+  if (rawDropped) log.info({ rawDropped }, 'inbound raw mail past its retention dropped');
+  return { rawDropped };
+}
+
+/**
  * One processing try of a stored message, counted on its row. A message that fails (other than
  * Postgres or Redis being out of reach) on its MAX_PARSE_TRIES-th try or later, or comes up again
  * after MAX_COUNTED_TRIES, is settled `malformed` with the reason and never picked again.

@@ -83,20 +83,49 @@ export async function matchMail(
 }
 
 /** Where matching finds threads: the repository, or loaders that batch its lookups (process.service.ts). */
-export type ThreadLookup = Pick<ReturnType<typeof threadsRepository>, 'byToken' | 'byMessageIds' | 'latestTo'>;
+export type ThreadLookup = Pick<ReturnType<typeof threadsRepository>, 'byToken' | 'byTokens' | 'byMessageIds' | 'latestTo'>;
+
+/**
+ * Distinct tokens a message is matched by, at most: a message may name thousands of `reply+` addresses,
+ * and only ours count, so the first few (envelope recipients first) are looked up, in one query.
+ */
+export const MAX_MATCH_TOKENS = 5;
+
+/** The first MAX_MATCH_TOKENS distinct tokens in order (a token named both ways counts as `unsubscribe`), unsubscribe+ first. */
+export function firstTokens(tokens: TokenAddress[]): TokenAddress[] {
+  const kept = new Map<string, TokenAddress['kind']>();
+  for (const t of tokens) {
+    const had = kept.get(t.token);
+    if (had) {
+      if (t.kind === 'unsubscribe') kept.set(t.token, 'unsubscribe');
+    } else if (kept.size < MAX_MATCH_TOKENS) kept.set(t.token, t.kind);
+  }
+  const out = [...kept].map(([token, kind]) => ({ kind, token }));
+  return out.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'unsubscribe' ? -1 : 1));
+}
+
+/** The thread of the first of `tokens` that names one, looked up in one query. */
+async function byFirstToken(threads: ThreadLookup, tokens: TokenAddress[]): Promise<{ thread: Thread; kind: TokenAddress['kind'] } | null> {
+  if (!tokens.length) return null;
+  const found = await threads.byTokens(tokens.map((t) => t.token));
+  for (const t of tokens) {
+    const thread = found.find((x) => x.replyToken === t.token);
+    if (thread) return { thread, kind: t.kind };
+  }
+  return null;
+}
 
 async function findThread(
   threads: ThreadLookup,
   ctx: Parameters<typeof matchMail>[1],
   mail: ParsedMail,
 ): Promise<Match | { ok: false; reason: string }> {
-  // The reply+/unsubscribe+ addresses among its recipients (tokenAddresses of recipientsOf). An
-  // unsubscribe+ recipient decides the kind, so it is looked up first.
-  const tokens = [...ctx.tokens].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'unsubscribe' ? -1 : 1));
-  for (const t of tokens) {
-    const thread = await threads.byToken(t.token);
-    if (thread) return { ok: true, thread, matchedBy: t.kind === 'unsubscribe' ? 'unsubscribe-address' : 'reply-address' };
-  }
+  // The reply+/unsubscribe+ addresses among its recipients (tokenAddresses of recipientsOf), the first few
+  // in one query. An unsubscribe+ recipient decides the kind, so it wins over a reply+ one.
+  const tokens = firstTokens(ctx.tokens);
+  const byToken = await byFirstToken(threads, tokens);
+  if (byToken)
+    return { ok: true, thread: byToken.thread, matchedBy: byToken.kind === 'unsubscribe' ? 'unsubscribe-address' : 'reply-address' };
   const byIds = async (ids: string[]) => (ids.length ? pick(await threads.byMessageIds(ids), ids) : null);
   const inReplyTo = await byIds(mail.inReplyTo);
   if (inReplyTo) return { ok: true, thread: inReplyTo, matchedBy: 'in-reply-to' };
@@ -106,10 +135,8 @@ async function findThread(
     const original = originalOf(mail, ctx.domain);
     const byId = await byIds(original.ids);
     if (byId) return { ok: true, thread: byId, matchedBy: 'original-message-id' };
-    for (const t of original.tokens) {
-      const thread = await threads.byToken(t.token);
-      if (thread) return { ok: true, thread, matchedBy: 'original-address' };
-    }
+    const byOriginal = await byFirstToken(threads, firstTokens(original.tokens));
+    if (byOriginal) return { ok: true, thread: byOriginal.thread, matchedBy: 'original-address' };
   }
   if (tokens.length) return { ok: false, reason: 'unknown reply address' };
   if (ctx.accountId) {

@@ -109,6 +109,7 @@ function loadersFor(deps: InboundDeps): Loaders {
     row,
     threads: {
       byToken: (t) => token.submit(t),
+      byTokens: (ts) => threads.byTokens(ts),
       byMessageIds: (ids) => (ids.length ? messageIds.submit(ids) : Promise.resolve([])),
       latestTo: (accountId, address) => threads.latestTo(accountId, address),
     },

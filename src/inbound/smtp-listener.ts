@@ -1,17 +1,24 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { bareAddress, REPLY_TOKEN } from '../mail/outbound.js';
 import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
+import { inboundRepository } from './inbound.repository.js';
+import { clientKey, createClientLimits } from './smtp-limits.js';
 
 export interface InboundSmtp {
   port: number;
+  /** Bytes of messages being received now, all sessions together (tests, health). */
+  inflightBytes(): number;
   /** Stops taking connections; sessions still open get up to SHUTDOWN_GRACE_MS, then are cut. */
   close(): Promise<void>;
 }
 
-/** Sessions open at once; one more is answered 421 and closed. */
-export const MAX_SMTP_CLIENTS = 100;
-/** A session silent this long is closed (a stalled sender retries later, as SMTP intends). */
+/** A session silent this long in the middle of a command or a message is closed (smtp-server's socketTimeout). */
 export const SMTP_SOCKET_TIMEOUT_MS = 60_000;
+/** Recipients one message may have (RFC 5321 asks for at least 100); one more is answered 452. */
+export const MAX_RECIPIENTS = 100;
+/** Refused recipients one session may try before it is closed with 421 (a dictionary of guessed tokens). */
+export const MAX_REFUSED_RECIPIENTS = 10;
 
 /** An SMTP refusal: `code` is the reply smtp-server sends (4xx: try later, 5xx: never). */
 function refusal(code: number, message: string): Error & { responseCode: number } {
@@ -25,48 +32,153 @@ function domainOf(address: string): string {
 }
 
 /**
- * The inbound MX (issue 16): takes mail for any local part at INBOUND_MAIL_DOMAIN and nothing else,
- * up to INBOUND_MAX_BYTES. A message is stored whole (its bytes as received) in `inbound_messages`
- * before the 250 goes out, so nothing answered 250 can be lost; when Postgres does not take it the
- * answer is 451 and the sender keeps it and retries. The parse job is queued after the 250 (a failed
- * enqueue is repaired by the sweep). No AUTH (an MX takes mail from anyone), no STARTTLS (no
- * certificate is configured; docs/decisions.md). Logs ids and sizes, never addresses or contents.
+ * The address bounces of our mail come back to: the envelope sender of every mail we send (MAIL_FROM),
+ * when it is at the inbound domain; null when bounces go elsewhere.
+ */
+export function bounceAddress(config: IntakeDeps['config']): string | null {
+  const address = bareAddress(config.mail.from);
+  return domainOf(address) === config.inbound.domain ? address : null;
+}
+
+type RecipientVerdict = { ok: true } | { ok: false; error: Error & { responseCode: number }; counts: boolean };
+
+/**
+ * Whether the listener takes mail for `address`: a live `reply+`/`unsubscribe+` token of ours (one
+ * indexed lookup, which also reads the raw bytes its account keeps) or the bounce address. Anything else
+ * is refused before a byte of the message is read; a token whose account is over its storage cap gets 452.
+ * `counts`: the refusal counts against the client's messages per minute (a guessed address).
+ */
+async function judgeRecipient(deps: IntakeDeps, address: string, bounce: string | null): Promise<RecipientVerdict> {
+  const { domain, accountStorageBytes } = deps.config.inbound;
+  const lower = address.toLowerCase();
+  if (domainOf(lower) !== domain) {
+    return { ok: false, counts: true, error: refusal(550, `5.7.1 relay not permitted: this server takes mail for @${domain} only`) };
+  }
+  if (bounce && lower === bounce) return { ok: true };
+  const unknown = { ok: false as const, counts: true, error: refusal(550, '5.1.1 no such recipient') };
+  const m = /^(?:reply|unsubscribe)\+([^@]+)@/.exec(lower);
+  if (!m || !REPLY_TOKEN.test(m[1]!)) return unknown;
+  let found: Awaited<ReturnType<ReturnType<typeof inboundRepository>['tokenAccount']>>;
+  try {
+    found = await inboundRepository(deps.db).tokenAccount(m[1]!);
+  } catch {
+    return { ok: false, counts: false, error: refusal(451, '4.3.0 the recipient could not be checked; try again later') };
+  }
+  if (!found) return unknown;
+  if (found.storedBytes >= accountStorageBytes) {
+    return { ok: false, counts: false, error: refusal(452, '4.2.2 mailbox full; try again later') };
+  }
+  return { ok: true };
+}
+
+interface Session {
+  key: string;
+  idle: NodeJS.Timeout | null;
+  refusedRecipients: number;
+}
+
+/**
+ * The inbound MX: takes mail for our live reply and unsubscribe tokens at INBOUND_MAIL_DOMAIN and for the
+ * bounce address, nothing else, up to INBOUND_MAX_BYTES. A message is stored whole in `inbound_messages`
+ * before the 250 goes out, so nothing answered 250 can be lost; when Postgres does not take it the answer
+ * is 451 and the sender retries. The parse job is queued after the 250 (a failed enqueue is repaired by
+ * the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
+ * process); a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
+ * messages being received at once, all sessions together, stay under INBOUND_SMTP_INFLIGHT_BYTES (452
+ * past it). No AUTH, no STARTTLS (docs/decisions.md). Logs ids and sizes, never addresses or contents.
  * `port` 0 (tests) listens on a free port, which the result names.
  */
 export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; host?: string } = {}): Promise<InboundSmtp> {
   const { config, logger } = deps;
   const { domain, maxBytes } = config.inbound;
+  const limitsOf = config.inbound.smtp;
   const log = logger.child({ component: 'inbound-smtp' });
+  const bounce = bounceAddress(config);
+  const limits = createClientLimits(limitsOf);
+  const sessions = new Map<string, Session>();
+  /** Bytes of messages being received now, all sessions together. */
+  let inflight = 0;
+
+  const connections = () =>
+    (server as unknown as { connections: Set<{ id: string; send(code: number, text: string): void; close(): void }> }).connections;
+  const closeSession = (id: string, code: number, text: string) => {
+    for (const c of connections()) {
+      if (c.id !== id) continue;
+      c.send(code, text);
+      c.close();
+    }
+  };
+  /** (Re)starts the idle clock of a session: it must start a message before it runs out. */
+  const idleFrom = (id: string) => {
+    const s = sessions.get(id);
+    if (!s) return;
+    if (s.idle) clearTimeout(s.idle);
+    s.idle = setTimeout(() => closeSession(id, 421, '4.4.2 idle for too long, closing'), limitsOf.idleMs);
+    s.idle.unref();
+  };
+  const stopIdle = (id: string) => {
+    const s = sessions.get(id);
+    if (s?.idle) clearTimeout(s.idle);
+    if (s) s.idle = null;
+  };
 
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) => {
+    const key = sessions.get(session.id)?.key ?? clientKey(session.remoteAddress);
+    stopIdle(session.id);
+    limits.countMessage(key);
     const chunks: Buffer[] = [];
     let size = 0;
+    let held = 0;
+    let refused: Error | null = null;
+    const release = () => {
+      inflight -= held;
+      held = 0;
+      chunks.length = 0;
+    };
+    const answer = (err: Error | null, message?: string) => {
+      release();
+      idleFrom(session.id);
+      callback(err, message);
+    };
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      // Past the limit nothing more is kept: the rest is read (SMTP has no way to stop a sender) and dropped.
-      if (size > maxBytes) chunks.length = 0;
-      else chunks.push(chunk);
+      if (!limits.addBytes(key, chunk.length) && !refused) {
+        refused = refusal(450, '4.7.1 too much mail from your address this hour; try again later');
+        log.info({ size }, 'inbound message refused: the client passed its bytes per hour');
+      }
+      // Past a limit nothing more is kept: the rest is read (SMTP has no way to stop a sender) and dropped.
+      if (refused || size > maxBytes) return release();
+      // Others' messages hold bytes and this one would pass the budget: it waits for a retry instead.
+      if (inflight + chunk.length > limitsOf.inflightBytes && inflight > held) {
+        refused = refusal(452, '4.3.1 too much mail being received at once; try again later');
+        log.info({ inflight, limit: limitsOf.inflightBytes }, 'inbound message refused: in-flight bytes over the budget');
+        return release();
+      }
+      chunks.push(chunk);
+      held += chunk.length;
+      inflight += chunk.length;
     });
     // The sender went away before the final dot: nothing is stored and no answer is owed.
-    stream.on('error', () => {});
+    stream.on('error', release);
     stream.on('end', () => {
+      if (refused) return answer(refused);
       if (size > maxBytes || stream.sizeExceeded) {
         log.info({ size, limit: maxBytes }, 'inbound message refused: over the size limit');
-        callback(refusal(552, `5.3.4 message exceeds fixed maximum message size ${maxBytes}`));
-        return;
+        return answer(refusal(552, `5.3.4 message exceeds fixed maximum message size ${maxBytes}`));
       }
       const raw = Buffer.concat(chunks, size);
+      chunks.length = 0;
       const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       const rcptTo = session.envelope.rcptTo.map((r) => r.address);
       storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: from || null, rcptTo, raw }).then(
         (id) => {
-          callback(null, `OK: queued as ${id}`);
+          answer(null, `OK: queued as ${id}`);
           log.info({ inboundId: id, size }, 'inbound message stored');
           void handOn(deps, id);
         },
         (err: unknown) => {
           log.error({ size, err: (err as Error).message }, 'inbound message not stored; answered 451');
-          callback(refusal(451, '4.3.0 the message could not be stored; try again later'));
+          answer(refusal(451, '4.3.0 the message could not be stored; try again later'));
         },
       );
     });
@@ -79,12 +191,51 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     disabledCommands: ['AUTH', 'STARTTLS'],
     hideSTARTTLS: true,
     disableReverseLookup: true,
-    maxClients: MAX_SMTP_CLIENTS,
+    maxClients: limitsOf.maxClients,
+    maxRecipients: MAX_RECIPIENTS,
     socketTimeout: SMTP_SOCKET_TIMEOUT_MS,
     closeTimeout: config.shutdownGraceMs,
-    onRcptTo(address, _session, callback) {
-      if (domainOf(address.address) === domain) return callback();
-      callback(refusal(550, `5.7.1 relay not permitted: this server takes mail for @${domain} only`));
+    onConnect(session, callback) {
+      const key = clientKey(session.remoteAddress);
+      if (!limits.openSession(key)) {
+        log.info({ sessionsPerIp: limitsOf.sessionsPerIp }, 'inbound smtp session refused: too many from one client');
+        return callback(refusal(421, '4.7.0 too many sessions from your address; try again later'));
+      }
+      sessions.set(session.id, { key, idle: null, refusedRecipients: 0 });
+      idleFrom(session.id);
+      callback();
+    },
+    onClose(session) {
+      const s = sessions.get(session.id);
+      if (!s) return;
+      if (s.idle) clearTimeout(s.idle);
+      sessions.delete(session.id);
+      limits.closeSession(s.key);
+    },
+    onMailFrom(address, session, callback) {
+      const key = sessions.get(session.id)?.key ?? clientKey(session.remoteAddress);
+      const declared = address.args ? Number(address.args.SIZE ?? 0) || 0 : 0;
+      const may = limits.mayStart(key, declared);
+      if (may === 'messages') return callback(refusal(450, '4.7.1 too many messages from your address; try again later'));
+      if (may === 'bytes') return callback(refusal(450, '4.7.1 too much mail from your address this hour; try again later'));
+      if (declared && inflight > 0 && inflight + declared > limitsOf.inflightBytes) {
+        return callback(refusal(452, '4.3.1 too much mail being received at once; try again later'));
+      }
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      const s = sessions.get(session.id);
+      judgeRecipient(deps, address.address, bounce).then((v) => {
+        if (v.ok) return callback();
+        if (v.counts && s) {
+          limits.countMessage(s.key);
+          if (++s.refusedRecipients > MAX_REFUSED_RECIPIENTS) {
+            callback(v.error);
+            return closeSession(session.id, 421, '4.7.0 too many unknown recipients, closing');
+          }
+        }
+        callback(v.error);
+      }, callback);
     },
     onData,
   });
@@ -104,6 +255,13 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
   log.info({ port: bound, domain, maxBytes }, 'inbound smtp listening');
   return {
     port: bound,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    inflightBytes: () => inflight,
+    close: () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          for (const s of sessions.values()) if (s.idle) clearTimeout(s.idle);
+          resolve();
+        }),
+      ),
   };
 }

@@ -12,9 +12,15 @@ export interface SmtpAnswer {
  * Sends `raw` (bytes as they go on the wire, CRLF lines) to a real SMTP server on loopback with
  * nodemailer's SMTP transport, one connection per message, and reports how the server answered.
  */
-export async function smtpSend(port: number, m: { from: string; to: string[]; raw: Buffer | string }): Promise<SmtpAnswer> {
+export async function smtpSend(
+  port: number,
+  m: { from: string; to: string[]; raw: Buffer | string },
+  /** The client's own address (any 127.x.y.z on Linux loopback: another client for per-address limits). */
+  localAddress?: string,
+): Promise<SmtpAnswer> {
   const transport = nodemailer.createTransport({
     host: '127.0.0.1',
+    ...(localAddress ? { localAddress } : {}),
     port,
     secure: false,
     ignoreTLS: true,
@@ -49,9 +55,14 @@ export function rawMessage(opts: { from?: string; to?: string; subject?: string;
 }
 
 /** A hand-driven SMTP session on a raw socket: `say` a command line, `reply` waits for the next full reply. */
-export async function smtpDialog(port: number) {
+export async function smtpDialog(port: number, localAddress?: string) {
   const { connect } = await import('node:net');
-  const socket = connect(port, '127.0.0.1');
+  const socket = connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
+  let ended = false;
+  socket.on('close', () => {
+    ended = true;
+    for (const w of waiting.splice(0)) w();
+  });
   let buffered = '';
   const waiting: (() => void)[] = [];
   socket.on('data', (d: Buffer) => {
@@ -64,6 +75,7 @@ export async function smtpDialog(port: number) {
     new Promise((resolve) => {
       const check = () => {
         const m = /^\d{3} .*\r\n/m.exec(buffered);
+        if (!m && ended) return resolve(buffered);
         if (!m) return void waiting.push(check);
         const end = m.index + m[0].length;
         const out = buffered.slice(0, end);
@@ -85,5 +97,11 @@ export async function smtpDialog(port: number) {
       return reply();
     },
     close: () => socket.destroy(),
+    /** Writes bytes without waiting for an answer (part of a message's DATA). */
+    write: (bytes: Buffer | string) => new Promise<void>((resolve) => socket.write(bytes, () => resolve())),
+    /** True once the server closed the connection. */
+    get closed() {
+      return ended;
+    },
   };
 }

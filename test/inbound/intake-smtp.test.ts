@@ -7,6 +7,8 @@ import { inboundRepository } from '../../src/inbound/inbound.repository.js';
 import { createInboundUrl } from '../../src/inbound/intake.service.js';
 import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
+import { newReplyToken } from '../../src/mail/outbound.js';
+import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -17,11 +19,30 @@ import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
 
 let env: TestEnv;
 let smtp: InboundSmtp;
+/** A live reply token of ours (a shipped mail's), and the bounce address (MAIL_FROM at the inbound domain). */
+let TOKEN = '';
+let LIVE = '';
+const BOUNCE = 'agent@localhost';
 let small: InboundSmtp;
 const SMALL_LIMIT = 4_096;
 const logLines: string[] = [];
 it.beforeAll(async ({ env: e }) => {
   env = e;
+  const { accountId } = await env.tenant();
+  TOKEN = newReplyToken();
+  await threadsRepository(env.rt.db).insert({
+    sendId: `send_${TOKEN}`,
+    accountId,
+    cardId: 'card_smtp',
+    leadId: null,
+    sequenceId: null,
+    step: 0,
+    replyToken: TOKEN,
+    messageId: `<mail-${TOKEN}@localhost>`,
+    to: 'jane@acme.test',
+    createdAt: Date.now(),
+  });
+  LIVE = `reply+${TOKEN}@localhost`;
   const logger = createLogger('info', { write: (line: string) => logLines.push(line) });
   smtp = await startInboundSmtp({ ...env.rt, logger }, { port: 0, host: '127.0.0.1' });
   const config = { ...env.rt.config, inbound: { ...env.rt.config.inbound, maxBytes: SMALL_LIMIT } };
@@ -40,12 +61,17 @@ describe('the inbound SMTP listener', () => {
     // The domain in any case (the client lowercases it). Dot-stuffed lines and 8-bit text: what comes out
     // must be what went in.
     const raw = Buffer.concat([rawMessage({ body: '.leading dot\r\n..two dots\r\nsmörgåsbord ✓' }), Buffer.from('tail line\r\n')]);
-    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['Reply+XYZ@LocalHost'], raw });
+    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [`Reply+${TOKEN.toUpperCase()}@LocalHost`], raw });
     expect(answer).toMatchObject({ ok: true, code: 250 });
     const id = idOf(answer.response);
     expect(id).toMatch(/^inb_/);
     const row = await inboundRepository(env.rt.db).withRaw(id!);
-    expect(row).toMatchObject({ via: 'smtp', status: 'received', mailFrom: 'jane@acme.test', rcptTo: ['Reply+XYZ@localhost'] });
+    expect(row).toMatchObject({
+      via: 'smtp',
+      status: 'received',
+      mailFrom: 'jane@acme.test',
+      rcptTo: [`Reply+${TOKEN.toUpperCase()}@localhost`],
+    });
     expect(row!.accountId).toBeNull();
     expect(row!.raw.equals(raw)).toBe(true);
     expect(row!.size).toBe(raw.length);
@@ -59,7 +85,7 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('keeps a null sender (a bounce comes from <>) as no mailFrom', async () => {
-    const answer = await smtpSend(smtp.port, { from: '', to: ['bounces@localhost'], raw: rawMessage() });
+    const answer = await smtpSend(smtp.port, { from: '', to: [BOUNCE], raw: rawMessage() });
     expect(answer.ok).toBe(true);
     expect((await inboundRepository(env.rt.db).find(idOf(answer.response)!))?.mailFrom).toBeNull();
   });
@@ -76,22 +102,22 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('takes a message for its domain when another recipient of it is refused, naming only the accepted one', async () => {
-    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['a@elsewhere.test', 'b@localhost'], raw: rawMessage() });
+    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['a@elsewhere.test', LIVE], raw: rawMessage() });
     expect(answer.ok).toBe(true);
-    expect((await inboundRepository(env.rt.db).find(idOf(answer.response)!))?.rcptTo).toEqual(['b@localhost']);
+    expect((await inboundRepository(env.rt.db).find(idOf(answer.response)!))?.rcptTo).toEqual([LIVE]);
   });
 
   it('refuses a message over the limit with 552 and stores nothing; one at the limit goes in', async () => {
     const before = await storedCount();
     const base = rawMessage();
     const over = Buffer.concat([base, Buffer.from(`${'x'.repeat(78)}\r\n`.repeat(Math.ceil(SMALL_LIMIT / 80)))]);
-    const refused = await smtpSend(small.port, { from: 'jane@acme.test', to: ['x@localhost'], raw: over });
+    const refused = await smtpSend(small.port, { from: 'jane@acme.test', to: [LIVE], raw: over });
     expect(refused).toMatchObject({ ok: false, code: 552 });
     expect(refused.response).toContain(String(SMALL_LIMIT));
     expect(await storedCount()).toBe(before);
     const exact = Buffer.concat([base, Buffer.from('y'.repeat(SMALL_LIMIT - base.length - 2)), Buffer.from('\r\n')]);
     expect(exact.length).toBe(SMALL_LIMIT);
-    const taken = await smtpSend(small.port, { from: 'jane@acme.test', to: ['x@localhost'], raw: exact });
+    const taken = await smtpSend(small.port, { from: 'jane@acme.test', to: [LIVE], raw: exact });
     expect(taken.ok).toBe(true);
     expect((await inboundRepository(env.rt.db).withRaw(idOf(taken.response)!))!.raw.equals(exact)).toBe(true);
   });
@@ -108,7 +134,7 @@ describe('the inbound SMTP listener', () => {
       await session.reply();
       await session.say('EHLO client.test');
       expect(await session.say('MAIL FROM:<jane@acme.test>')).toMatch(/^250 /);
-      expect(await session.say('RCPT TO:<x@localhost>')).toMatch(/^250 /);
+      expect(await session.say(`RCPT TO:<${LIVE}>`)).toMatch(/^250 /);
       expect(await session.say('DATA')).toMatch(/^354 /);
       expect(await session.data(big)).toMatch(/^552 5\.3\.4 message exceeds fixed maximum message size 26214400/);
       // The session goes on: the next message is taken.
@@ -118,7 +144,7 @@ describe('the inbound SMTP listener', () => {
     }
     expect(await storedCount()).toBe(before);
     // A client that declares the size is refused before it sends anything.
-    const declared = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['x@localhost'], raw: big });
+    const declared = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [LIVE], raw: big });
     expect(declared).toMatchObject({ ok: false, code: 552 });
     expect(await storedCount()).toBe(before);
   }, 30_000);
@@ -133,7 +159,7 @@ describe('the inbound SMTP listener', () => {
       expect(ehlo).not.toContain('AUTH');
       expect(await smtpSession.say(`MAIL FROM:<jane@acme.test> SIZE=${SMALL_LIMIT + 1}`)).toMatch(/^552 /);
       expect(await smtpSession.say('MAIL FROM:<jane@acme.test> SIZE=100')).toMatch(/^250 /);
-      expect(await smtpSession.say('RCPT TO:<Reply+Q@LOCALHOST>')).toMatch(/^250 /);
+      expect(await smtpSession.say(`RCPT TO:<Reply+${TOKEN.toUpperCase()}@LOCALHOST>`)).toMatch(/^250 /);
       expect(await smtpSession.say('RCPT TO:<q@LOCALHOST.example>')).toMatch(/^550 .*relay not permitted/);
       expect(await smtpSession.say('AUTH PLAIN AGphbmUAcHc=')).toMatch(/^5\d\d /);
     } finally {
@@ -163,10 +189,10 @@ describe('the inbound SMTP listener with Postgres out of reach', () => {
   it('answers 451 (try again later) and keeps nothing; once Postgres is back the retry is taken', async () => {
     const raw = rawMessage({ body: 'retry me' });
     proxy.cut();
-    const refused = await smtpSend(cut.port, { from: 'jane@acme.test', to: ['x@localhost'], raw });
+    const refused = await smtpSend(cut.port, { from: 'jane@acme.test', to: [LIVE], raw });
     expect(refused).toMatchObject({ ok: false, code: 451 });
     proxy.restore();
-    const retried = await smtpSend(cut.port, { from: 'jane@acme.test', to: ['x@localhost'], raw });
+    const retried = await smtpSend(cut.port, { from: 'jane@acme.test', to: [LIVE], raw });
     expect(retried.ok).toBe(true);
     const rows: { raw: Buffer }[] = await env.rt.db('inbound_messages').select('raw');
     expect(rows.filter((r) => r.raw.equals(raw))).toHaveLength(1);

@@ -1,4 +1,5 @@
 import { sweepAgent } from '../../src/agent/maintenance.service.js';
+import { pruneInbound } from '../../src/inbound/intake.service.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
 import type { Deps } from '../../src/deps.js';
 import { repairRuns } from '../../src/workflows/run-repair.js';
@@ -15,6 +16,7 @@ export const sweepProcessor = defineProcessor({
     workflowRunsRepaired: await repairRuns(rt),
     webhooks: { ...(await sweepDeliveries(rt, log)), ...(await pruneDeliveries(rt, log)) },
     conversionAccountsQueued: await sweepConversions(rt),
+    inbound: await pruneInbound(rt, log),
   }),
 });
 
