@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
 import { inboundConfig, inboundEnv } from './config/inbound.js';
+import { inboundAuthConfig, inboundAuthEnv } from './config/inbound-auth.js';
 import { linksConfig, linksEnv } from './config/links.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
@@ -161,6 +162,7 @@ const envSchema = z.object({
   CARD_SWEEP_MS: int(10_000),
   // The mail loop (issue 16): the inbound SMTP listener (0 = off), its domain, the size limit.
   ...inboundEnv,
+  ...inboundAuthEnv,
   ...agentLimitsEnv,
   ...linksEnv,
 });
@@ -277,6 +279,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
       sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
     },
     inbound: inboundConfig(env),
+    inboundAuth: inboundAuthConfig(env),
     agentLimits: agentLimitsConfig(env),
     links: linksConfig(env),
     review: {

@@ -197,6 +197,9 @@ export function isInfraError(err: unknown): boolean {
     msg.includes('Connection is closed') ||
     msg.includes("Stream isn't writeable") ||
     msg.includes('Connection terminated') ||
+    // pg's connect after connectionTimeoutMillis (a server that takes the connection and never answers).
+    msg === 'timeout expired' ||
+    msg.includes('Client was closed and is not queryable') ||
     msg.includes('Command timed out') ||
     msg.includes('connect ECONNREFUSED') ||
     msg.includes('Client has encountered a connection error')

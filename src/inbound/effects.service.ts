@@ -53,6 +53,11 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
     w.optOuts.push({ accountId, address: thread.to, at, refId: `unsubscribe-${sendId}` });
     applied.blocked = true;
   };
+  if (outcome.unverified) {
+    // Its From is whatever the sender wrote: no lead, count, sequence or block list changes; a person looks.
+    if (outcome.kind === 'reply') w.wakes.push({ item, input: wakeInput(thread, outcome, false) });
+    return;
+  }
   switch (outcome.kind) {
     case 'auto_reply':
       return;
@@ -85,28 +90,32 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
       }
       lead({ status: 'replied', replyKind, declineReason: outcome.declineReason ?? null });
       stop('the recipient replied');
-      const content = {
-        sendId,
-        leadId,
-        from: thread.to,
-        subject: outcome.subject ?? '',
-        replyKind,
-        messageId: thread.messageId,
-        text: (outcome.text ?? '').slice(0, WAKE_TEXT_MAX),
-      };
-      w.wakes.push({
-        item,
-        input: {
-          accountId,
-          kind: 'wake',
-          origin: 'mail',
-          text: `${thread.to} replied (${replyKind}) to "${outcome.subject ?? ''}".`,
-          data: { label: 'mail reply', content },
-        },
-      });
+      w.wakes.push({ item, input: wakeInput(thread, outcome, true) });
       return;
     }
   }
+}
+
+/** The wake turn of a human reply: the reply as outside data (rule 8), marked when nothing verified its sender. */
+function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInput {
+  const replyKind = outcome.replyKind ?? 'other';
+  const subject = outcome.subject ?? '';
+  const content = {
+    sendId: thread.sendId,
+    leadId: thread.leadId,
+    from: thread.to,
+    subject,
+    replyKind,
+    messageId: thread.messageId,
+    text: (outcome.text ?? '').slice(0, WAKE_TEXT_MAX),
+    ...(verified ? {} : { verified: false }),
+  };
+  const text = verified
+    ? `${thread.to} replied (${replyKind}) to "${subject}".`
+    : `A message claiming to be from ${thread.to} (${replyKind}) about "${subject}". Unverified: it carries no reply address or ` +
+      'thread header of ours and no sender authentication, so it may be forged; the lead, its sequences and the block list were ' +
+      'left as they were. Let a person decide.';
+  return { accountId: thread.accountId, kind: 'wake', origin: 'mail', text, data: { label: 'mail reply', content } };
 }
 
 /**
@@ -119,7 +128,9 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
  * - bounce: hard → lead `bounced`, the address blocked (source `agent`, removable), `email.bounce`,
  *   sequences stop; soft → nothing changes (the MTA retries; a later hard bounce settles it);
  * - unsubscribe, complaint: the address on the block list for good (`opt_out_reply`), lead
- *   `unsubscribed`, `email.opt_out`, sequences stop.
+ *   `unsubscribed`, `email.opt_out`, sequences stop;
+ * - unverified (nothing proves it answers our mail): a human reply wakes the agent, marked unverified,
+ *   and changes nothing else; any other kind changes nothing.
  */
 export async function applyOutcome(trx: Trx, config: Config, thread: Thread, outcome: Outcome, ref: { id: string; at: number }) {
   return (await applyOutcomes(trx, config, [{ thread, outcome, ref }]))[0]!;

@@ -1,4 +1,5 @@
 import { MailParser, type AddressObject, type AttachmentStream, type HeaderValue, type MessageText } from 'mailparser';
+import { AUTH_HEADER_SCAN, headerAuthOf, type HeaderAuth } from './sender-auth.js';
 
 /** Parts of a report kept for classification and matching; every other attachment is drained unread. */
 const KEPT_PARTS = [
@@ -57,6 +58,8 @@ export interface ParsedMail {
   parts: Partial<Record<KeptPart, string>>;
   /** The raw body (after the top header block) as latin1, cut to SCAN_MAX: a last place to find the original. */
   rawBody: string;
+  /** The top header block's Authentication-Results fields, in order, and its number of From fields. */
+  auth: HeaderAuth;
 }
 
 export type ParseResult = { ok: true; mail: ParsedMail } | { ok: false; reason: string };
@@ -247,6 +250,7 @@ export async function parseMail(raw: Buffer): Promise<ParseResult> {
       contentType,
       parts: r.parts,
       rawBody: headerEnd < 0 ? '' : raw.subarray(headerEnd, headerEnd + SCAN_MAX).toString('latin1'),
+      auth: headerAuthOf(raw.subarray(0, Math.min(Math.max(headerEnd, 0), AUTH_HEADER_SCAN)).toString('latin1')),
     },
   };
 }

@@ -9,6 +9,8 @@ import { inboundRepository, type InboundMessage, type InboundResult } from './in
 import type { Outcome } from './inbound.types.js';
 import { matchMail, recipientsOf, tokenAddresses, type MatchedBy, type ThreadLookup } from './match.js';
 import { parseMail } from './parse.js';
+import { proofOf, type Proof } from './proof.js';
+import { senderAuthentication, type SenderAuth } from './sender-auth.js';
 
 /** What parsing and applying a received message needs. */
 export type InboundDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
@@ -121,9 +123,20 @@ function loadersFor(deps: InboundDeps): Loaders {
 const isUniqueViolation = (err: unknown, constraint: string) =>
   (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === constraint;
 
+/** How a message matched, what proves it answers our mail (null: nothing), and the sender check when it decided. */
+interface Evidence {
+  matchedBy: MatchedBy;
+  proof: Proof | null;
+  senderAuth?: SenderAuth;
+}
+
 type Decision =
-  | { status: 'applied'; thread: Thread; outcome: Outcome; matchedBy: MatchedBy; rule: string; headerMessageId: string | null }
-  | { status: 'unplaced' | 'malformed'; reason: string; accountId?: string | null; kind?: Outcome['kind']; rule?: string };
+  | ({ status: 'applied'; thread: Thread; outcome: Outcome; rule: string; headerMessageId: string | null } & Evidence)
+  | { status: 'unplaced' | 'malformed'; reason: string; kind?: Outcome['kind']; rule?: string; evidence?: Evidence };
+
+/** Why a report or automatic message matched by address alone is kept aside. */
+export const UNPROVEN =
+  'matched by its sender address only, with no reply token or Message-ID of ours and no trusted sender authentication: changes nothing';
 
 /**
  * Everything that needs no lock: parse, classify, match, and (for a human reply) the reply's kind, which
@@ -147,7 +160,24 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
     mail,
   );
   if (!match.ok) return { status: 'unplaced', reason: match.reason, kind: verdict.kind, rule: verdict.rule };
-  const outcome: Outcome = { kind: verdict.kind, bounce: verdict.bounce, subject: mail.subject };
+  // Mail matched by address alone is believed only as far as the provider authenticated its sender.
+  const senderAuth =
+    match.matchedBy === 'sender' ? senderAuthentication(mail.from, mail.auth, config.inboundAuth.trustedAuthservIds) : null;
+  const matchedAddress = report ? (verdict.bounce?.recipient ?? null) : mail.from;
+  const evidence: Evidence = {
+    matchedBy: match.matchedBy,
+    proof: proofOf(match.matchedBy, matchedAddress, senderAuth),
+    ...(senderAuth ? { senderAuth } : {}),
+  };
+  // Unproven, a bounce, complaint or automatic reply changes nothing; a human reply is at most shown to a person.
+  if (!evidence.proof && verdict.kind !== 'reply')
+    return { status: 'unplaced', reason: UNPROVEN, kind: verdict.kind, rule: verdict.rule, evidence };
+  const outcome: Outcome = {
+    kind: verdict.kind,
+    bounce: verdict.bounce,
+    subject: mail.subject,
+    ...(evidence.proof ? {} : { unverified: true }),
+  };
   let rule = verdict.rule;
   if (verdict.kind === 'reply') {
     const reply = await classifyReply(config.agent, verdict.newText, mail.subject);
@@ -156,12 +186,20 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
     outcome.text = verdict.newText;
     rule = `${rule}; ${reply.rule}`;
   }
-  return { status: 'applied', thread: match.thread, outcome, matchedBy: match.matchedBy, rule, headerMessageId: mail.messageId };
+  return { status: 'applied', thread: match.thread, outcome, ...evidence, rule, headerMessageId: mail.messageId };
 }
+
+/** The evidence kept on the row (details): how it matched, its proof (`none` when it had none), the sender check. */
+const evidenceDetails = (e: Evidence) => ({
+  matchedBy: e.matchedBy,
+  proof: e.proof ?? 'none',
+  ...(e.senderAuth ? { senderAuth: e.senderAuth } : {}),
+});
 
 function settled(d: Decision): InboundResult {
   if (d.status !== 'applied') {
-    return { status: d.status, reason: d.reason, kind: d.kind ?? null, details: d.rule ? { rule: d.rule } : null };
+    const details = { ...(d.rule ? { rule: d.rule } : {}), ...(d.evidence ? evidenceDetails(d.evidence) : {}) };
+    return { status: d.status, reason: d.reason, kind: d.kind ?? null, details: Object.keys(details).length ? details : null };
   }
   return {
     status: 'applied',
@@ -172,7 +210,7 @@ function settled(d: Decision): InboundResult {
     leadId: d.thread.leadId,
     headerMessageId: d.headerMessageId,
     details: {
-      matchedBy: d.matchedBy,
+      ...evidenceDetails(d),
       rule: d.rule,
       ...(d.outcome.bounce ? { bounce: d.outcome.bounce } : {}),
       ...(d.outcome.declineReason ? { declineReason: d.outcome.declineReason } : {}),
@@ -222,7 +260,12 @@ export async function processInbound(deps: InboundDeps, id: string): Promise<voi
     );
   }
   deps.logger.info(
-    { inboundId: id, status: decision.status, kind: decision.status === 'applied' ? decision.outcome.kind : (decision.kind ?? null) },
+    {
+      inboundId: id,
+      status: decision.status,
+      kind: decision.status === 'applied' ? decision.outcome.kind : (decision.kind ?? null),
+      proof: decision.status === 'applied' ? (decision.proof ?? 'none') : undefined,
+    },
     'inbound message processed',
   );
 }

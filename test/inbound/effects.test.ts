@@ -117,3 +117,32 @@ it("a reply asking to be removed is an opt-out, not a wake; another account's le
   expect((await getLead(env.rt.db, b.accountId, b.leadId)).status).toBe('contacted');
   expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(false);
 });
+
+it('an unverified outcome changes no lead, count, sequence or block list; an unverified reply only wakes the agent, marked', async () => {
+  const { accountId, leadId, thread } = await world();
+  const seq = await sequenceFor(accountId, 'jane@acme.test', leadId);
+  const hard = { type: 'hard', recipient: 'jane@acme.test', status: '5.1.1', diagnostic: 'user unknown' } as const;
+  for (const outcome of [
+    { kind: 'bounce', bounce: hard },
+    { kind: 'complaint' },
+    { kind: 'unsubscribe' },
+    { kind: 'auto_reply' },
+  ] satisfies Outcome[]) {
+    const applied = await apply(thread, { ...outcome, unverified: true });
+    expect(applied, outcome.kind).toEqual({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null });
+  }
+  const reply = await apply(thread, {
+    kind: 'reply',
+    replyKind: 'unsubscribe',
+    subject: 'Re: Quick idea',
+    text: 'Please remove me from your list.',
+    unverified: true,
+  });
+  expect(reply).toMatchObject({ leadChanged: null, sequencesStopped: 0, blocked: false });
+  expect(reply.wake?.turn.data).toMatchObject({ label: 'mail reply', content: { verified: false, replyKind: 'unsubscribe' } });
+  expect(reply.wake?.turn.text).toContain('Unverified');
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+  expect((await seq()).status).toBe('active');
+  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+  expect(await env.rt.db('channel_events').where({ account_id: accountId })).toEqual([]);
+});

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { newId } from '../../src/ids.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
-import { processInbound } from '../../src/inbound/process.service.js';
+import { processInbound, UNPROVEN } from '../../src/inbound/process.service.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
 import { getResults } from '../../src/results/results.service.js';
@@ -163,7 +163,7 @@ it("refuses a message that came in on account A's inbound URL but claims B's sen
   expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(false);
 });
 
-it("matches by the sender only on an account's inbound URL, never for mail that came in by SMTP", async () => {
+it("matches by the sender only on an account's inbound URL, never for mail that came in by SMTP; unproven, it only wakes", async () => {
   const { accountId, leadId, thread } = await world();
   const bare = fixture('html-only-reply', thread)
     .toString('latin1')
@@ -172,9 +172,21 @@ it("matches by the sender only on an account's inbound URL, never for mail that 
   expect(await processed(Buffer.from(bare, 'latin1'), { accountId })).toMatchObject({
     status: 'applied',
     sendId: thread.sendId,
-    details: { matchedBy: 'sender' },
+    details: { matchedBy: 'sender', proof: 'none', senderAuth: { pass: false, reason: 'no trusted authserv-id is configured' } },
   });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('replied');
+  // Its From proves nothing: the lead, its counts and its sequences stay; a person sees it through the agent.
+  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+  expect(await events(accountId)).toEqual({});
+  expect(await wakes(accountId)).toBe(1);
+  // A bounce or automatic reply matched so changes nothing and is kept aside.
+  const ooo = fixture('outlook-auto-reply', thread)
+    .toString('latin1')
+    .replace(/^(In-Reply-To|References): .*\r\n/gm, '');
+  expect(await processed(Buffer.from(ooo, 'latin1'), { accountId })).toMatchObject({
+    status: 'unplaced',
+    reason: UNPROVEN,
+    kind: 'auto_reply',
+  });
 });
 
 it('keeps malformed MIME with its reason, and never throws', async () => {

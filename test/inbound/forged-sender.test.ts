@@ -1,0 +1,185 @@
+import { afterAll, describe, expect } from 'vitest';
+import { isBlocked } from '../../src/blocklist/blocklist.service.js';
+import { inboundRepository, type InboundMessage } from '../../src/inbound/inbound.repository.js';
+import { UNPROVEN } from '../../src/inbound/process.service.js';
+import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { getLead } from '../../src/leads/leads.service.js';
+import type { Thread } from '../../src/mail/threads.repository.js';
+import { adminCall } from '../helpers/env.js';
+import { buildMailedLead } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { mailFixture } from '../helpers/mail-fixtures.js';
+import { waitFor } from '../helpers/processes.js';
+import { smtpSend } from '../helpers/smtp-client.js';
+
+// Mail that does not prove it answers ours never opts a lead out, bounces it, stops its sequence or
+// blocks its address, whatever its From says: through the account's inbound URL and over SMTP, processed
+// by the inbound-mail pool. Our token, one of our Message-IDs, or the receiving provider's passing
+// Authentication-Results (its authserv-id trusted) still does.
+
+const PROVIDER = 'mx.inbound.test';
+let env: TestEnv;
+let smtp: InboundSmtp;
+it.override('options', { env: { INBOUND_TRUSTED_AUTHSERV_IDS: PROVIDER }, pools: ['inbound-mail'] });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
+  smtp = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => {
+  await smtp?.close();
+});
+
+/** A mailed lead (jane@acme.test) with an active sequence, and the account's inbound URL path. */
+async function world() {
+  const { accountId, leadId, thread } = await buildMailedLead(env.rt.db, (await env.tenant()).accountId);
+  const seqId = `seq_${Math.random().toString(36).slice(2)}`;
+  const at = Date.now();
+  await env.rt.db('mail_sequences').insert({
+    id: seqId,
+    account_id: accountId,
+    card_id: `card_${seqId}`,
+    lead_id: leadId,
+    to_address: 'jane@acme.test',
+    steps: JSON.stringify([{ subject: 'a', body: 'b', delayMs: 0 }]),
+    next_step: 1,
+    next_at: at + 60_000,
+    status: 'active',
+    created_at: at,
+    updated_at: at,
+  });
+  const { out, error } = await adminCall(env, ['mail', 'inbound-url', '--account', accountId]);
+  expect(error).toBeUndefined();
+  const path = new URL(String(out!.url)).pathname;
+  /** What the lead's mail outcome changed: its status, the block list, its sequence, the email counts. */
+  const state = async () => ({
+    lead: (await getLead(env.rt.db, accountId, leadId)).status,
+    blocked: await isBlocked(env.rt.db, accountId, 'jane@acme.test'),
+    sequence: (await env.rt.db('mail_sequences').where({ id: seqId }).first()).status as string,
+    events: (await env.rt.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+  });
+  return { accountId, leadId, thread, path, state };
+}
+
+const untouched = { lead: 'contacted', blocked: false, sequence: 'active', events: [] };
+
+async function settled(id: string): Promise<InboundMessage> {
+  let row: InboundMessage | null = null;
+  await waitFor(async () => {
+    row = await inboundRepository(env.rt.db).find(id);
+    return row !== null && row.status !== 'received';
+  }, `inbound ${id} settled`);
+  return row!;
+}
+
+async function viaUrl(path: string, raw: Buffer): Promise<InboundMessage> {
+  const res = await env.api().post(path).set('Content-Type', 'message/rfc822').send(raw);
+  expect(res.status).toBe(202);
+  return settled(res.body.id as string);
+}
+
+const edit = (raw: Buffer, f: (s: string) => string) => Buffer.from(f(raw.toString('latin1')), 'latin1');
+/** The provider's own verdict (the top field, above its Received) replaced. */
+const providerSays = (raw: Buffer, verdict: string) =>
+  edit(raw, (s) =>
+    s.replace(/^Authentication-Results: [\s\S]*?\r\n(?=Received:)/, `Authentication-Results: ${PROVIDER};\r\n\t${verdict}\r\n`),
+  );
+const PASS_ACME = 'dkim=pass header.i=@acme.test header.s=s2026 header.b=Xq3vB9k1;\r\n\tdmarc=pass (p=REJECT) header.from=acme.test';
+const withHeader = (raw: Buffer, line: string) => edit(raw, (s) => s.replace(/\r\nDate: /, `\r\n${line}\r\nDate: `));
+const toToken = (raw: Buffer, t: Thread) =>
+  edit(raw, (s) => s.replace('To: sam@growthco.example', `To: Sam Lee <reply+${t.replyToken}@localhost>`));
+
+describe('through the inbound URL', () => {
+  it('a forged "Please remove me" with no token or thread header: shown to a person, nothing opted out or stopped', async () => {
+    const w = await world();
+    const row = await viaUrl(w.path, mailFixture('forged-unsubscribe'));
+    expect(row).toMatchObject({
+      status: 'applied',
+      kind: 'reply',
+      replyKind: 'unsubscribe',
+      sendId: w.thread.sendId,
+      details: {
+        matchedBy: 'sender',
+        proof: 'none',
+        // The provider failed it; the passing header the sender wrote below the provider's Received is not read.
+        senderAuth: { pass: false, reason: 'no DKIM or DMARC pass for the From domain' },
+      },
+    });
+    expect(await w.state()).toEqual(untouched);
+    const [wake] = await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    expect(wake.data.content).toMatchObject({ verified: false, replyKind: 'unsubscribe', from: 'jane@acme.test' });
+    expect(wake.text).toContain('Unverified');
+  });
+
+  it('the same with our Message-ID in In-Reply-To, our reply address, or the provider passing acme.test: opted out', async () => {
+    const forged = mailFixture('forged-unsubscribe');
+    for (const [proof, make] of [
+      ['message-id', (t: Thread) => withHeader(forged, `In-Reply-To: ${t.messageId}`)],
+      ['token', (t: Thread) => toToken(forged, t)],
+      ['sender-authentication', () => providerSays(forged, PASS_ACME)],
+    ] as const) {
+      const w = await world();
+      const row = await viaUrl(w.path, make(w.thread));
+      expect(row, proof).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof } });
+      expect(await w.state(), proof).toEqual({ lead: 'unsubscribed', blocked: true, sequence: 'stopped', events: ['opt_out', 'reply'] });
+    }
+  });
+
+  it('a forged MAILER-DAEMON report naming 550 5.1.1 <jane@…>: kept aside, nobody bounced or blocked', async () => {
+    const w = await world();
+    const row = await viaUrl(w.path, mailFixture('forged-dsn'));
+    expect(row).toMatchObject({ status: 'unplaced', reason: UNPROVEN, kind: 'bounce', details: { matchedBy: 'sender', proof: 'none' } });
+    expect(await w.state()).toEqual(untouched);
+    // Signed and passed, but by another domain than the failed recipient's: still nobody.
+    const evil = providerSays(
+      edit(mailFixture('forged-dsn'), (s) => s.replace('From: MAILER-DAEMON@acme.test', 'From: MAILER-DAEMON@evil.test')),
+      'dkim=pass header.d=evil.test;\r\n\tdmarc=pass header.from=evil.test',
+    );
+    expect(await viaUrl(w.path, evil)).toMatchObject({
+      status: 'unplaced',
+      reason: UNPROVEN,
+      details: { senderAuth: { pass: true, domain: 'evil.test' }, proof: 'none' },
+    });
+    expect(await w.state()).toEqual(untouched);
+    expect(await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toEqual([]);
+  });
+
+  it('the same report with our original Message-ID, or passed by the provider for acme.test: jane bounced', async () => {
+    const dsn = mailFixture('forged-dsn');
+    for (const [proof, make] of [
+      ['message-id', (t: Thread) => edit(dsn, (s) => s.replace('<4d1f0c9e-made-up@growthco.example>', t.messageId))],
+      ['sender-authentication', () => providerSays(dsn, PASS_ACME)],
+    ] as const) {
+      const w = await world();
+      expect(await viaUrl(w.path, make(w.thread)), proof).toMatchObject({ status: 'applied', kind: 'bounce', details: { proof } });
+      expect(await w.state(), proof).toEqual({ lead: 'bounced', blocked: true, sequence: 'stopped', events: ['bounce'] });
+    }
+  });
+});
+
+describe('over SMTP', () => {
+  const send = async (to: string, raw: Buffer) => smtpSend(smtp.port, { from: 'jane@acme.test', to: [to], raw });
+  const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
+
+  it('forged mail to a non-token address changes nothing (refused at RCPT, or kept unplaced)', async () => {
+    const w = await world();
+    for (const raw of [mailFixture('forged-unsubscribe'), mailFixture('forged-dsn')]) {
+      const answer = await send('sam@localhost', raw);
+      if (answer.ok) expect(await settled(idOf(answer.response)!)).toMatchObject({ status: 'unplaced', accountId: null });
+      else expect(answer.code).toBe(550);
+    }
+    expect(await w.state()).toEqual(untouched);
+  });
+
+  it('the same mail to our reply address still opts out, and a report sent there still bounces', async () => {
+    const a = await world();
+    const unsub = await send(`reply+${a.thread.replyToken}@localhost`, toToken(mailFixture('forged-unsubscribe'), a.thread));
+    expect(unsub.ok).toBe(true);
+    expect(await settled(idOf(unsub.response)!)).toMatchObject({ status: 'applied', details: { proof: 'token' } });
+    expect(await a.state()).toMatchObject({ lead: 'unsubscribed', blocked: true, sequence: 'stopped' });
+    const b = await world();
+    const dsn = await send(`reply+${b.thread.replyToken}@localhost`, mailFixture('forged-dsn'));
+    expect(dsn.ok).toBe(true);
+    expect(await settled(idOf(dsn.response)!)).toMatchObject({ status: 'applied', kind: 'bounce', details: { proof: 'token' } });
+    expect(await b.state()).toMatchObject({ lead: 'bounced', blocked: true, sequence: 'stopped' });
+  });
+});
