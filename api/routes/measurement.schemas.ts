@@ -1,22 +1,15 @@
 import { z } from 'zod';
 import { MAX_EVENTS, type EventItem } from '../../src/measurement/conversions.service.js';
 import { sentence } from '../middleware/validate.js';
+import { storableText, TEXT_RULE, unstorablePath } from '../middleware/json-rules.js';
 
 /**
- * Postgres text cannot hold U+0000 and jsonb no lone surrogate either: such strings are refused as the
- * client's mistake, never a 500.
+ * The edge's text rule (api/middleware/json-rules.ts), applied here per field so a bad event is answered
+ * `invalid` with its reason instead of refusing the call.
  */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const noNul = (s: string) => !s.includes('\u0000') && !LONE_SURROGATE.test(s);
-const NUL_RULE = 'must not contain NUL characters or unpaired surrogates';
-
-/** Every string in a JSON value (keys too) is storable. */
-function storable(v: unknown): boolean {
-  if (typeof v === 'string') return noNul(v);
-  if (Array.isArray(v)) return v.every(storable);
-  if (v && typeof v === 'object') return Object.entries(v).every(([k, x]) => noNul(k) && storable(x));
-  return true;
-}
+const noNul = storableText;
+const NUL_RULE = TEXT_RULE;
+const storable = (v: unknown) => unstorablePath(v) === null;
 
 const Text = (max: number) => z.string().max(max, `must be at most ${max} characters`).refine(noNul, NUL_RULE);
 
@@ -64,7 +57,7 @@ export const ConversionEvent = z
   .object({
     eventId: z.string().regex(EVENT_ID, 'must be 1 to 128 characters of A-Za-z0-9_.:-'),
     name: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').refine(noNul, NUL_RULE),
-    visitId: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional(),
+    visitId: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').refine(noNul, NUL_RULE).optional(),
     occurredAt: z.number().int('must be an integer (epoch milliseconds)'),
     value: z.number().min(0, 'must be at least 0').max(VALUE_MAX, `must be at most ${VALUE_MAX}`).optional(),
     currency: z
