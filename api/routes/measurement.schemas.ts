@@ -82,11 +82,21 @@ export const EventsBody = z
   .object({
     events: z
       // Never fails: a bad event becomes its first problem (readEvents answers it `invalid`), the call goes on.
+      // So /openapi.json sets no rule on an item a gateway would refuse the call for; the event's own
+      // schema rides along as `x-event` for readers and generators.
       .array(
-        ConversionEvent.catch((ctx) => refusal(ctx.error.issues[0], ctx.value)).meta({
-          ...conversionEventDoc,
-          description: 'A conversion event (currency is required with value; properties at most 50 keys and 4,096 bytes as JSON)',
-        }),
+        z
+          .unknown()
+          .transform((v) => {
+            const r = ConversionEvent.safeParse(v, { reportInput: true });
+            return r.success ? r.data : refusal(r.error.issues[0], v);
+          })
+          .meta({
+            'x-event': conversionEventDoc,
+            description:
+              'A conversion event (see x-event: currency is required with value; properties at most 50 keys and 4,096 bytes as JSON); ' +
+              'one that breaks a rule is answered `invalid` with its reason',
+          }),
       )
       .min(1, 'must have at least 1 item')
       .max(MAX_EVENTS, `must have at most ${MAX_EVENTS} items`)
