@@ -36,8 +36,10 @@ export function linksRouter(deps: AppDeps): Router {
   router.all('/:code', notAllowed);
   router.use((_req, res) => notFound(res));
 
-  const failed: ErrorRequestHandler = (err, req, res, _next) => {
+  const failed: ErrorRequestHandler = (err, req, res, next) => {
     if (res.headersSent) return;
+    // A code that cannot be percent-decoded (`/l/%ZZ`) cannot exist: the app's JSON 404.
+    if (err instanceof URIError) return next(err);
     if (isInfraError(err)) {
       res.setHeader('Retry-After', '5');
       return page(res, 503, 'Try again shortly', 'This link could not be opened just now. Please try again in a moment.');

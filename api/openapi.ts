@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
 import { errorStatuses, type RouteDef } from './route.js';
 import { ErrorBody } from './schemas.js';
 
@@ -10,13 +11,19 @@ const errorMeaning: Record<number, string> = {
   403: '`forbidden`: the token lacks `requiredScope`',
   404: "`not found`: unknown id, or another account's",
   409: 'A settled refusal; do not retry',
-  413: 'Body too large',
+  413: 'Body too large (over 1 MiB unless the route says less)',
   415: 'The body is not of the media type the route takes',
   429: '`rate limited`: wait `Retry-After` seconds',
   500: '`server misconfigured`',
   502: 'Recorded but not handed on; retry the same request',
   503: '`temporarily unavailable` (or a mail send not yet settled): retry after `Retry-After`',
 };
+
+/** Every 429 and 503 says when to come back (spec §7): the header is part of the answer, so it is declared. */
+const RETRY_AFTER = z.object({
+  'Retry-After': z.string().regex(/^\d+$/).meta({ description: 'Seconds to wait before retrying the same call' }),
+});
+const RETRY_STATUSES = new Set([429, 503]);
 
 /** OpenAPI 3.1 for the route table, generated from the same zod schemas that validate requests. */
 export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
@@ -39,6 +46,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
       responses[String(status)] = {
         description: errorMeaning[status] ?? 'Error',
         content: { 'application/json': { schema: ErrorBody } },
+        ...(RETRY_STATUSES.has(status) ? { headers: RETRY_AFTER } : {}),
       };
     }
     const config: RouteConfig & Record<`x-${string}`, unknown> = {

@@ -186,6 +186,8 @@ export function errorStatuses(route: RouteDef): number[] {
   }
   if (route.path.includes('{')) set.add(404);
   if (route.body || route.query) set.add(400);
+  // Every JSON body is read up to a byte limit (1 MiB unless the route says otherwise): over it is a 413.
+  if (route.body || route.bodyParser || route.documentedBody) set.add(413);
   set.add(500);
   return [...set].sort();
 }

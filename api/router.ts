@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import { AppError } from '../src/errors.js';
+import { AppError, BadRequest, NotFound } from '../src/errors.js';
 import { Admission } from './admission.js';
 import type { Logger } from '../src/logger.js';
 import type { Principal } from '../src/tokens/tokens.types.js';
@@ -10,6 +10,7 @@ import { hashToken } from '../src/tokens/token-format.js';
 import { bearerToken, hasScope, requireScope, resolvePrincipal } from './middleware/auth.js';
 import { applyLimit, spend, type Spent } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
+import { DEPTH_RULE, deeperThan, storableText, textRuleSentence, unstorablePath } from './middleware/json-rules.js';
 import type { QueueVersion } from '../src/queue-version/keys.js';
 import { RouteTable } from './dispatch.js';
 import type { AppDeps, Reply, RouteContext, RouteDef } from './route.js';
@@ -78,9 +79,11 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
       queueVersion: () => Promise<QueueVersion | null>,
     ): Promise<Reply> => {
       const ctx = context(route, deps, principal, req, res, beforeWrite, queueVersion);
+      // An id Postgres cannot hold names nothing of ours: 404, as any unknown id.
+      for (const v of Object.values(req.params ?? {})) if (typeof v === 'string' && !storableText(v)) throw new NotFound();
       const input = {
         params: route.params ? parsePart(route.params, req.params, 'params') : {},
-        query: route.query ? parsePart(route.query, req.query ?? {}, 'query') : {},
+        query: route.query ? parseQuery(route.query, req.query ?? {}) : {},
         body: route.body ? await parseBody(route, route.body, req.body, ctx) : undefined,
       };
       return route.handler(input, ctx);
@@ -191,9 +194,25 @@ function undocumented(sent: unknown, parsed: unknown, path: string): string | nu
   return null;
 }
 
+/** The query by its schema, then the edge's text rule on what the handler gets (api/middleware/json-rules.ts). */
+function parseQuery(schema: z.ZodType, query: unknown): Record<string, unknown> {
+  const parsed = parsePart(schema, query, 'query') as Record<string, unknown>;
+  const bad = unstorablePath(parsed);
+  if (bad !== null) throw new BadRequest(textRuleSentence(bad, 'query'));
+  return parsed;
+}
+
+/**
+ * The body: its nesting first (before any recursive reader sees it), then its schema, then the text rule
+ * on what the handler gets, so a schema's own wording (and a route's per-item verdicts) come first.
+ */
 async function parseBody(route: RouteDef, schema: z.ZodType, body: unknown, ctx: RouteContext): Promise<unknown> {
   try {
-    return parsePart(schema, body, 'body');
+    if (deeperThan(body)) throw new BadRequest(`body ${DEPTH_RULE}`);
+    const parsed = parsePart(schema, body, 'body');
+    const bad = unstorablePath(parsed);
+    if (bad !== null) throw new BadRequest(textRuleSentence(bad, 'body'));
+    return parsed;
   } catch (err) {
     if (route.onInvalidBody && err instanceof AppError) throw await route.onInvalidBody(err, body, ctx);
     throw err;

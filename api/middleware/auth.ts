@@ -3,7 +3,8 @@ import { authenticate } from '../../src/tokens/tokens.service.js';
 import type { Principal, Scope } from '../../src/tokens/tokens.types.js';
 import type { AppDeps } from '../route.js';
 
-const BEARER = /^Bearer ([^\s]+)$/;
+/** The scheme is case-insensitive (RFC 9110 §11.1): `bearer x` and `BEARER x` are the same credentials. */
+const BEARER = /^Bearer ([^\s]+)$/i;
 
 /** The token of `Authorization: Bearer …`; a missing or malformed header is a 401. */
 export function bearerToken(header: string | undefined): string {

@@ -5,11 +5,17 @@ import type { Logger } from '../../src/logger.js';
 /** Maps anything thrown to one of our errors; body-parser and infrastructure faults included. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  const e = err as { type?: string; status?: number };
+  const e = err as { type?: string; status?: number; expose?: boolean };
   if (e?.type === 'entity.parse.failed') return new BadRequest('body must be valid JSON');
   if (e?.type === 'entity.too.large') return new PayloadTooLarge('body is too large');
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new BadRequest('body must be UTF-8 JSON');
   if (e?.type === 'request.aborted') return new BadRequest('request was aborted before the body arrived');
+  if (e?.type === 'request.size.invalid') return new BadRequest('body must be as long as its content-length says');
+  // A body its Content-Encoding cannot undo (zlib's or brotli's error, passed on by body-parser as a 400).
+  if (e?.status === 400 && e.expose && !e.type)
+    return new BadRequest('body could not be decompressed: it does not match its content-encoding');
+  // A path the router could not percent-decode (`/l/%ZZ`): it names nothing of ours.
+  if (err instanceof URIError) return new NotFound();
   if (isInfraError(err)) return new Unavailable();
   return new ServerMisconfigured();
 }

@@ -39,9 +39,10 @@ export const PostMessageBody = z
         .refine((s) => Buffer.byteLength(s, 'utf8') <= TEXT_MAX_BYTES, 'must be at most 8,000 UTF-8 bytes')
         .refine((s) => [...s].length <= TEXT_MAX_CHARS, { message: 'must be at most 4,000 characters', params: REFUSAL })
         .meta({
+          // maxLength is the 400's bound (8,000 bytes hold at most 8,000 characters), not the 409's 4,000.
           description: 'Required, not only whitespace; over 8,000 UTF-8 bytes is 400, over 4,000 characters is 409',
           minLength: 1,
-          maxLength: TEXT_MAX_CHARS,
+          maxLength: TEXT_MAX_BYTES,
         }),
       clientRequestId: z
         .string({ error: 'must be a string' })
@@ -49,8 +50,9 @@ export const PostMessageBody = z
         .max(CLIENT_REQUEST_ID_MAX, `must be at most ${CLIENT_REQUEST_ID_MAX} characters`)
         .refine((s) => CLIENT_REQUEST_ID_CHARS.test(s), { message: 'may contain only letters, digits and _ . : -', params: REFUSAL })
         .meta({
-          description: 'Retries with the same id and text answer the first message (deduplicated); another character is 409',
-          pattern: CLIENT_REQUEST_ID_CHARS.source,
+          // No `pattern`: a disallowed character is 409 by spec, and a gateway checking one would answer 400.
+          description:
+            'Retries with the same id and text answer the first message (deduplicated); characters A-Za-z0-9_.:- only (another is 409)',
         })
         .optional(),
       waitSeconds: z

@@ -1,22 +1,15 @@
 import { z } from 'zod';
 import { MAX_EVENTS, type EventItem } from '../../src/measurement/conversions.service.js';
 import { sentence } from '../middleware/validate.js';
+import { storableText, TEXT_RULE, unstorablePath } from '../middleware/json-rules.js';
 
 /**
- * Postgres text cannot hold U+0000 and jsonb no lone surrogate either: such strings are refused as the
- * client's mistake, never a 500.
+ * The edge's text rule (api/middleware/json-rules.ts), applied here per field so a bad event is answered
+ * `invalid` with its reason instead of refusing the call.
  */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const noNul = (s: string) => !s.includes('\u0000') && !LONE_SURROGATE.test(s);
-const NUL_RULE = 'must not contain NUL characters or unpaired surrogates';
-
-/** Every string in a JSON value (keys too) is storable. */
-function storable(v: unknown): boolean {
-  if (typeof v === 'string') return noNul(v);
-  if (Array.isArray(v)) return v.every(storable);
-  if (v && typeof v === 'object') return Object.entries(v).every(([k, x]) => noNul(k) && storable(x));
-  return true;
-}
+const noNul = storableText;
+const NUL_RULE = TEXT_RULE;
+const storable = (v: unknown) => unstorablePath(v) === null;
 
 const Text = (max: number) => z.string().max(max, `must be at most ${max} characters`).refine(noNul, NUL_RULE);
 
@@ -64,7 +57,7 @@ export const ConversionEvent = z
   .object({
     eventId: z.string().regex(EVENT_ID, 'must be 1 to 128 characters of A-Za-z0-9_.:-'),
     name: z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').refine(noNul, NUL_RULE),
-    visitId: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional(),
+    visitId: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').refine(noNul, NUL_RULE).optional(),
     occurredAt: z.number().int('must be an integer (epoch milliseconds)'),
     value: z.number().min(0, 'must be at least 0').max(VALUE_MAX, `must be at most ${VALUE_MAX}`).optional(),
     currency: z
@@ -89,11 +82,21 @@ export const EventsBody = z
   .object({
     events: z
       // Never fails: a bad event becomes its first problem (readEvents answers it `invalid`), the call goes on.
+      // So /openapi.json sets no rule on an item a gateway would refuse the call for; the event's own
+      // schema rides along as `x-event` for readers and generators.
       .array(
-        ConversionEvent.catch((ctx) => refusal(ctx.error.issues[0], ctx.value)).meta({
-          ...conversionEventDoc,
-          description: 'A conversion event (currency is required with value; properties at most 50 keys and 4,096 bytes as JSON)',
-        }),
+        z
+          .unknown()
+          .transform((v) => {
+            const r = ConversionEvent.safeParse(v, { reportInput: true });
+            return r.success ? r.data : refusal(r.error.issues[0], v);
+          })
+          .meta({
+            'x-event': conversionEventDoc,
+            description:
+              'A conversion event (see x-event: currency is required with value; properties at most 50 keys and 4,096 bytes as JSON); ' +
+              'one that breaks a rule is answered `invalid` with its reason',
+          }),
       )
       .min(1, 'must have at least 1 item')
       .max(MAX_EVENTS, `must have at most ${MAX_EVENTS} items`)

@@ -2,8 +2,15 @@ import { z } from 'zod';
 import { QUEUE_STATUSES } from '../../src/review/card-shape.js';
 import { queryInt } from '../schemas.js';
 
+/**
+ * At most `n` UTF-8 bytes. JSON Schema counts characters, never bytes: /openapi.json says `maxLength: n`
+ * (a text of n bytes has at most n characters, so a gateway checking it never refuses what we take).
+ */
 const maxBytes = (n: number, shown: string) =>
-  z.string().refine((s) => Buffer.byteLength(s, 'utf8') <= n, `must be at most ${shown} UTF-8 bytes`);
+  z
+    .string()
+    .refine((s) => Buffer.byteLength(s, 'utf8') <= n, `must be at most ${shown} UTF-8 bytes`)
+    .meta({ maxLength: n, description: `At most ${shown} UTF-8 bytes` });
 
 export const ReviewListQuery = z.object({
   status: z.enum(QUEUE_STATUSES).optional(),
@@ -48,7 +55,11 @@ export const ReviewItemResponse = z.object({ item: ReviewCard });
 export const AnswerBody = z.object({
   action: z.enum(['approve', 'answer', 'choose']),
   text: maxBytes(8_000, '8,000').optional(),
-  optionValues: z.array(z.string()).optional(),
+  // Checked against the card's options by the service (400 unless exactly one of them).
+  optionValues: z
+    .array(z.string())
+    .meta({ minItems: 1, maxItems: 1, description: "For choose: exactly one of the card's option values" })
+    .optional(),
 });
 export const AnswerResponse = z.object({ ok: z.literal(true), kind: z.string(), result: Json.optional() });
 
@@ -59,7 +70,10 @@ export const SendBody = z
       .min(1)
       .refine((s) => s.trim().length > 0, 'must not be empty')
       .pipe(maxBytes(8_192, '8,192'))
-      .meta({ description: 'Sent instead of the draft; mail replies only; not empty or only whitespace; up to 8,192 UTF-8 bytes' })
+      .meta({
+        maxLength: 8_192,
+        description: 'Sent instead of the draft; mail replies only; not empty or only whitespace; up to 8,192 UTF-8 bytes',
+      })
       .optional(),
   })
   .optional()
@@ -78,7 +92,8 @@ export const RequestChangesBody = z.object({
     .string()
     .min(1)
     .refine((s) => s.trim().length > 0, 'must not be empty')
-    .pipe(maxBytes(8_000, '8,000')),
+    .pipe(maxBytes(8_000, '8,000'))
+    .meta({ maxLength: 8_000, description: 'Not empty or only whitespace; at most 8,000 UTF-8 bytes' }),
 });
 export const OkResponse = z.object({ ok: z.literal(true) });
 
@@ -90,6 +105,7 @@ export const DismissBody = z
     reason: z
       .string()
       .refine((s) => [...s].length <= 2_000, 'must be at most 2,000 characters')
+      .meta({ maxLength: 2_000 })
       .optional(),
   })
   .optional()

@@ -3,6 +3,7 @@ import { BadRequest, NotFound } from '../../src/errors.js';
 import { receiveDelivery } from '../../src/webhooks/intake.service.js';
 import { MAX_BODY_BYTES } from '../../src/webhooks/webhooks.types.js';
 import { readRawBody } from '../raw-body.js';
+import { DEPTH_RULE, deeperThan } from '../middleware/json-rules.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { HookTokenParams, WebhookAccepted } from './webhook.schemas.js';
 
@@ -16,7 +17,7 @@ export const NOT_JSON = 'body must be JSON';
 /** The body raw, at most the limit (api/raw-body.ts). */
 const readBody = (ctx: RouteContext) => readRawBody(ctx.req, ctx.res, MAX_BODY_BYTES, TOO_LARGE);
 
-/** The body as checked JSON text (spec 4.8): content type, encoding, size, UTF-8 and JSON, in that order. */
+/** The body as checked JSON text (spec 4.8): content type, encoding, size, UTF-8, JSON and nesting, in that order. */
 async function readJson(ctx: RouteContext): Promise<{ text: string; bytes: number }> {
   const kind = ctx.req.is(['application/json', 'application/*+json']);
   if (kind === null || ctx.req.headers['content-length'] === '0') throw new BadRequest(EMPTY);
@@ -29,11 +30,14 @@ async function readJson(ctx: RouteContext): Promise<{ text: string; bytes: numbe
     throw new BadRequest('body must be UTF-8 JSON');
   }
   if (!text.trim()) throw new BadRequest(EMPTY);
+  let value: unknown;
   try {
-    JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new BadRequest(NOT_JSON);
   }
+  // Refused here, not accepted and then lost: a 202 must reach the agent (docs/decisions/api-edge.md).
+  if (deeperThan(value)) throw new BadRequest(`body ${DEPTH_RULE}`);
   return { text, bytes: raw.length };
 }
 

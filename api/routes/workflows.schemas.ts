@@ -3,17 +3,31 @@ import { queryInt } from '../schemas.js';
 
 const Gate = z.object({ on: z.literal(true, { error: 'must be true' }), label: z.string().min(1).max(80).optional() }).strict();
 
+const MAX_DETAIL_LINES = 8;
 const details = z
   .string()
   .max(2_000)
-  .refine((s) => s.split(/\r\n|\r|\n/).length <= 8, 'must be at most 8 lines');
+  .refine((s) => s.split(/\r\n|\r|\n/).length <= MAX_DETAIL_LINES, `must be at most ${MAX_DETAIL_LINES} lines`)
+  // The same rule for a validating gateway: at most 7 line breaks (\r\n, \r or \n).
+  .meta({ pattern: `^[^\\r\\n]*(?:(?:\\r\\n|\\r|\\n)[^\\r\\n]*){0,${MAX_DETAIL_LINES - 1}}$` });
 
-const StepInput = z
+const stepShape = {
+  title: z.string().trim().min(1).max(200),
+  details: details.optional(),
+  gate: Gate.optional(),
+};
+
+/** On PATCH a step sent back with its `id` keeps its run history; an id that is not one of the workflow's is 409. */
+const StepInput = z.object({ id: z.string().min(1).max(64).optional(), ...stepShape }).strict();
+
+/**
+ * On create no id names a step yet: any id is 409 `rejected` (leave it out), so the document sets no
+ * rule on it a gateway would answer 400 for.
+ */
+const NewStepInput = z
   .object({
-    id: z.string().min(1).max(64).optional(),
-    title: z.string().trim().min(1).max(200),
-    details: details.optional(),
-    gate: Gate.optional(),
+    id: z.string().meta({ description: 'Leave out: a new workflow has no steps to keep (any id is 409)' }).optional(),
+    ...stepShape,
   })
   .strict();
 
@@ -26,7 +40,12 @@ const fields = {
 };
 
 export const CreateWorkflowBody = z
-  .object({ ...fields, description: fields.description.optional(), deliverTo: fields.deliverTo.optional() })
+  .object({
+    ...fields,
+    steps: z.array(NewStepInput).min(1).max(25),
+    description: fields.description.optional(),
+    deliverTo: fields.deliverTo.optional(),
+  })
   .strict()
   .meta({ id: 'CreateWorkflow' });
 

@@ -5,21 +5,44 @@ import { enqueue } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-event.job.js';
 import type { Deps } from '../deps.js';
 import { webhooksRepository } from './webhooks.repository.js';
+import { MAX_JSON_DEPTH } from './webhooks.types.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching U+0000 is the point (jsonb refuses it).
 const JSONB_UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
  * Postgres jsonb refuses U+0000 and lone surrogates (both legal as JSON escapes); the agent gets U+FFFD
- * in their place. The log keeps the body exactly as sent.
+ * in their place. The log keeps the body exactly as sent. Iterative, so no body can exhaust the stack
+ * here; a body nested deeper than intake accepts (logged before that rule) is handed as its text, which
+ * every later step (the turn's jsonb, the brain's data block) can serialise.
  */
-function jsonbSafe(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(JSONB_UNSAFE, '\uFFFD');
-  if (Array.isArray(value)) return value.map(jsonbSafe);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [jsonbSafe(k) as string, jsonbSafe(v)]));
+export function jsonbSafe(value: unknown, text: string): unknown {
+  const clean = (s: string) => s.replace(JSONB_UNSAFE, '\uFFFD');
+  type Slot = { from: unknown; depth: number; put: (v: unknown) => void };
+  let out: unknown;
+  let deepest = 0;
+  const stack: Slot[] = [{ from: value, depth: 0, put: (v) => (out = v) }];
+  while (stack.length) {
+    const { from, depth, put } = stack.pop()!;
+    if (typeof from === 'string') put(clean(from));
+    else if (Array.isArray(from)) {
+      const copy: unknown[] = new Array(from.length);
+      put(copy);
+      deepest = Math.max(deepest, depth + 1);
+      for (let i = 0; i < from.length; i++) stack.push({ from: from[i], depth: depth + 1, put: (x) => (copy[i] = x) });
+    } else if (from && typeof from === 'object') {
+      const copy: Record<string, unknown> = {};
+      put(copy);
+      deepest = Math.max(deepest, depth + 1);
+      for (const [k, v] of Object.entries(from)) {
+        const key = clean(k);
+        // An own property even for `__proto__` (JSON.parse makes one), never the prototype.
+        Object.defineProperty(copy, key, { value: null, writable: true, enumerable: true, configurable: true });
+        stack.push({ from: v, depth: depth + 1, put: (x) => (copy[key] = x) });
+      }
+    } else put(from);
   }
-  return value;
+  return deepest > MAX_JSON_DEPTH ? clean(text) : out;
 }
 
 export type HandOutcome = 'handed' | 'already handed' | 'not handed';
@@ -52,7 +75,7 @@ export async function handDeliveries(
         continue;
       }
       try {
-        const content = jsonbSafe(JSON.parse(d.body));
+        const content = jsonbSafe(JSON.parse(d.body), d.body);
         handing.push({
           deliveryId: d.deliveryId,
           input: { accountId: d.accountId, kind: 'event', origin: 'hook', data: { label: d.label, content } },

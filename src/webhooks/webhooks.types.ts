@@ -4,6 +4,11 @@ export const HOOK_LABEL_RULE = 'label must be 1 to 32 characters of lowercase le
 export const MAX_ACTIVE_HOOKS = 20;
 /** Spec 8.2: 64,000 bytes per body (64,000 accepted, 64,001 refused). */
 export const MAX_BODY_BYTES = 64_000;
+/**
+ * Arrays and objects in a JSON body nest at most this deep (a scalar is 0, `[]` is 1): deeper is a 400
+ * at intake on every JSON route, so nothing after intake can run out of stack on it.
+ */
+export const MAX_JSON_DEPTH = 64;
 export const HOOK_TOKEN_PREFIX = 'whk_';
 export const HOOK_PATH = '/api/webhook/hook';
 export const LIMIT_WINDOW_MS = 60 * 60 * 1000;

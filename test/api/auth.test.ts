@@ -22,8 +22,17 @@ describe('authentication', () => {
   });
 
   it('answers 401 for a malformed header (wrong scheme, extra words, empty token)', async () => {
-    for (const header of ['Basic abc', 'Bearer', 'Bearer a b', `bearer ${generateToken('gat')}`, 'Token x']) {
+    for (const header of ['Basic abc', 'Bearer', 'Bearer a b', 'Token x', `Bearer${generateToken('gat')}`]) {
       expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', header));
+    }
+  });
+
+  it('reads the scheme case-insensitively (RFC 9110): bearer, BEARER and Bearer are the same credentials', async () => {
+    const { token, tokenId } = await env.tenant();
+    for (const scheme of ['bearer', 'BEARER', 'Bearer', 'beaRER']) {
+      const res = await env.api().get('/api/v1/me').set('Authorization', `${scheme} ${token}`);
+      expect(res.status, scheme).toBe(200);
+      expect(MeResponse.parse(res.body).me.tokenId).toBe(tokenId);
     }
   });
 

@@ -83,6 +83,63 @@ describe('GET /openapi.json', () => {
     expect(body.components.schemas.LeadDetail.properties.contacts.items).toEqual({ $ref: '#/components/schemas/LeadContact' });
   });
 
+  it('documents 413 on every route that reads a JSON body, and Retry-After on every 429 and 503', async () => {
+    const { body } = await env.api().get('/openapi.json');
+    const jsonRoutes = routes.filter((r) => r.body || r.documentedBody || r.bodyParser);
+    expect(jsonRoutes.length).toBeGreaterThan(10);
+    for (const route of jsonRoutes) {
+      const op = body.paths[route.path][route.method] as Operation;
+      expect(Object.keys(op.responses), `${route.method} ${route.path}`).toContain('413');
+    }
+    let declared = 0;
+    for (const route of routes) {
+      const op = body.paths[route.path][route.method] as { responses: Record<string, { headers?: Record<string, unknown> }> };
+      for (const status of ['429', '503']) {
+        if (!op.responses[status]) continue;
+        declared++;
+        expect(op.responses[status].headers?.['Retry-After'], `${route.method} ${route.path} ${status}`).toMatchObject({
+          required: true,
+          schema: { type: 'string', pattern: '^\\d+$' },
+        });
+      }
+    }
+    expect(declared).toBeGreaterThan(routes.length);
+  });
+
+  it('states the limits the service enforces with 400, and none of the rules it answers otherwise', async () => {
+    const { body } = await env.api().get('/openapi.json');
+    const bodyOf = (p: string, m = 'post') => {
+      const schema = body.paths[p][m].requestBody.content['application/json'].schema;
+      return schema.$ref ? body.components.schemas[schema.$ref.split('/').pop()] : schema;
+    };
+    expect(bodyOf('/api/v1/review/{id}/dismiss').properties.reason).toMatchObject({ type: 'string', maxLength: 2000 });
+    const answer = bodyOf('/api/v1/review/{id}/answer').properties;
+    expect(answer.text).toMatchObject({ maxLength: 8000, description: expect.stringContaining('8,000 UTF-8 bytes') });
+    expect(answer.optionValues).toMatchObject({ minItems: 1, maxItems: 1 });
+    expect(bodyOf('/api/v1/review/{id}/request-changes').properties.text).toMatchObject({ minLength: 1, maxLength: 8000 });
+    const tags = bodyOf('/api/v1/leads/{id}', 'patch').properties.tags;
+    expect(tags).toMatchObject({ 'x-max-distinct-items': 20, items: { maxLength: 64 } });
+    // Repeats are dropped before the 20 are counted: a maxItems would refuse what the service takes.
+    expect(tags.maxItems).toBeUndefined();
+    const create = bodyOf('/api/v1/workflows');
+    const details = create.properties.steps.items.properties.details;
+    const lines = new RegExp(details.pattern);
+    expect(lines.test(Array(8).fill('line').join('\r\n'))).toBe(true);
+    expect(lines.test(Array(9).fill('line').join('\n'))).toBe(false);
+    expect(lines.test('a\rb\nc')).toBe(true);
+
+    // Answered 409 (or 200 with a per-event verdict), never 400: no rule a validating gateway would refuse first.
+    const message = bodyOf('/api/v1/agent/messages').properties;
+    expect(message.text.maxLength).toBe(8000);
+    expect(message.clientRequestId.pattern).toBeUndefined();
+    expect(create.properties.steps.items.properties.id).toEqual({ type: 'string', description: expect.any(String) });
+    expect(bodyOf('/api/v1/workflows/{id}', 'patch').properties.steps.items.properties.id).toMatchObject({ minLength: 1, maxLength: 64 });
+    const event = bodyOf('/api/v1/measurement/events').properties.events;
+    expect(Object.keys(event.items).sort()).toEqual(['description', 'x-event']);
+    expect(event.items['x-event']).toMatchObject({ required: ['eventId', 'name', 'occurredAt'] });
+    expect(event).toMatchObject({ minItems: 1, maxItems: 100 });
+  });
+
   it('describes the error body once, as a component', async () => {
     const { body } = await env.api().get('/openapi.json');
     expect(body.components.schemas.Error.properties.error).toEqual({ type: 'string' });

@@ -133,7 +133,7 @@ describe('POST /measurement/events', () => {
       `properties ${rule}`,
       `properties ${rule}`,
       `properties ${rule}`,
-      'visitId is not a visit of this account',
+      `visitId ${rule}`,
       'ok',
     ]);
   });
