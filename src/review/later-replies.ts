@@ -24,7 +24,8 @@ const MARK = '\n\nSince this draft: ';
 export function withLaterReplies(prompt: string, later: LaterReplies): string {
   const base = prompt.split(MARK)[0]!;
   const n = later.count === 1 ? '1 more reply' : `${later.count} more replies`;
-  return `${base}${MARK}${n} from ${later.from} arrived (the last at ${new Date(later.lastAt).toISOString()}); read them before this ships.`;
+  const last = new Date(later.lastAt).toISOString();
+  return `${base}${MARK}${n} from ${later.from} arrived (the last at ${last}); read them before this ships.`;
 }
 
 /** The card's `detail` with `laterReplies` (its count and the last one's time), other keys kept. */

@@ -108,7 +108,7 @@ async function settled(w: World, n: number): Promise<void> {
 const wakes = (w: World) => env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' }).orderBy('created_at');
 
 describe('a reply flood', () => {
-  it('ten replies with new Message-IDs make one wake and one card, which says nine more came; a new reply after it is sent wakes again', async () => {
+  it('ten replies with new Message-IDs make one wake and one card saying nine more came; a reply after it is sent wakes', async () => {
     const w = await world();
     const sent = await draftAndSend(w, 'a quick idea for Acme');
     await Promise.all(Array.from({ length: 10 }, () => reply(sent)));
@@ -178,7 +178,7 @@ describe('reply wakes per hour', () => {
     return recorded;
   };
 
-  it('a lead past its hourly limit and an account past its own get their wakes later, not never; /agent/status shows them waiting', async () => {
+  it('a lead or an account past its hourly limit gets its wakes later, not never; /agent/status shows them waiting', async () => {
     const w = await world();
     const before = Date.now();
     // Three threads of one lead: two wake now, the third an hour after the first.
