@@ -7,6 +7,7 @@ import { agentStateRepository } from './agent-state.repository.js';
 import { RUNNING_WINDOW_MS, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
 import { conversationRepository } from './conversation.repository.js';
 import { messageView } from './message-view.js';
+import { modelCallsStatus } from './model-budget.js';
 import { queueTurn } from './drain.js';
 import { gateReplyWake, lockReplyGates, recordReplyWake, replyKeysOf } from './reply-wakes.js';
 import { turnStatements, type RecordAudit } from './turn-statements.js';
@@ -215,8 +216,11 @@ export function getThread(db: Db, accountId: string, tokenId: string, limit: num
   return conversationRepository(db).thread(accountId, tokenId, limit);
 }
 
-/** Spec 2.5. `running` is derived (a turn started within 30 minutes and unfinished); `sandbox` follows it. */
-export async function getStatus(db: Db, accountId: string) {
+/**
+ * Spec 2.5. `running` is derived (a turn started within 30 minutes and unfinished); `sandbox` follows it.
+ * `modelCalls` (not in the spec's list): today's model-call budget, how much of it is used, and when it ran out.
+ */
+export async function getStatus(db: Db, accountId: string, modelCallsPerDay: number) {
   const s = await agentStateRepository(db).status(accountId, Date.now(), RUNNING_WINDOW_MS);
-  return { sandbox: s.running ? 'alive' : 'dead', ...s };
+  return { sandbox: s.running ? 'alive' : 'dead', ...s, modelCalls: await modelCallsStatus(db, accountId, modelCallsPerDay) };
 }
