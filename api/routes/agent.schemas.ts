@@ -98,6 +98,19 @@ export const StatusResponse = z
       lastTurnAt: z.number().int().nullable(),
       pendingWakes: z.number().int(),
       nextWakeAt: z.number().int().nullable(),
+      modelCalls: z
+        .object({
+          budget: z.number().int().meta({ description: 'language-model calls the account may make per UTC day' }),
+          used: z.number().int().meta({ description: 'calls made today' }),
+          refused: z.number().int().meta({ description: 'calls refused today because the budget was spent' }),
+          exhaustedAt: z
+            .number()
+            .int()
+            .nullable()
+            .meta({ description: 'when the budget of today ran out (epoch ms); null while some is left' }),
+          resetsAt: z.number().int().meta({ description: 'when the budget of the next UTC day starts (epoch ms)' }),
+        })
+        .meta({ description: 'the model-call budget of today: once spent, no model is called until resetsAt' }),
     }),
   })
   .meta({ id: 'AgentStatus' });

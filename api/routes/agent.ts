@@ -80,5 +80,7 @@ export const agentRoutes: RouteDef[] = [
     scope: 'results:read',
     bucket: 'reads',
     responses: { 200: { description: 'Agent status', schema: StatusResponse } },
-  }).handle(async (_input, ctx) => ({ body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId) } })),
+  }).handle(async (_input, ctx) => ({
+    body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId, ctx.deps.config.agentLimits.modelCallsPerDay) },
+  })),
 ];

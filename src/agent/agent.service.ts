@@ -7,7 +7,9 @@ import { agentStateRepository } from './agent-state.repository.js';
 import { RUNNING_WINDOW_MS, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from './agent.types.js';
 import { conversationRepository } from './conversation.repository.js';
 import { messageView } from './message-view.js';
+import { modelCallsStatus } from './model-budget.js';
 import { queueTurn } from './drain.js';
+import { gateReplyWake, lockReplyGates, recordReplyWake, replyKeysOf } from './reply-wakes.js';
 import { turnStatements, type RecordAudit } from './turn-statements.js';
 import { turnsRepository } from './turns.repository.js';
 
@@ -39,6 +41,25 @@ export interface Recorded {
   created: boolean;
   /** Running turns asked to stop; signalled after commit. */
   interrupting: string[];
+  /** A reply's wake the reply gate held: folded into its thread's waiting wake (`turn`), or deferred past an hourly limit. */
+  gate?: 'folded' | 'deferred';
+}
+
+/** Logs what the reply gate held, one line per account and kind of hold. */
+function logGated(deps: AgentDeps, recorded: Recorded[]): void {
+  const held = new Map<string, { accountId: string; gate: string; turnIds: string[] }>();
+  for (const r of recorded) {
+    if (!r.gate) continue;
+    const key = `${r.turn.accountId} ${r.gate}`;
+    const entry = held.get(key) ?? { accountId: r.turn.accountId, gate: r.gate, turnIds: [] };
+    entry.turnIds.push(r.turn.id);
+    held.set(key, entry);
+  }
+  for (const h of held.values()) {
+    if (h.gate === 'folded')
+      deps.logger.info({ accountId: h.accountId, turnIds: h.turnIds }, 'replies folded into the waiting wake of their thread');
+    else deps.logger.warn({ accountId: h.accountId, turnIds: h.turnIds }, 'reply wakes over the hourly limit; deferred');
+  }
 }
 
 /**
@@ -48,6 +69,11 @@ export interface Recorded {
  * after commit.
  */
 export async function recordTurn(trx: Queryable, config: Config, input: TurnInput, opts: { audit?: RecordAudit } = {}): Promise<Recorded> {
+  // A reply's wake, by whichever door it comes, passes the reply gate.
+  if (replyKeysOf(input) && !input.clientRequestId && !opts.audit) {
+    const one = (t: Trx) => recordTurns(t, config, [input]).then((r) => r[0]!);
+    return trx.isTransaction ? one(trx as Trx) : trx.transaction(one);
+  }
   const at = Date.now();
   const mode = input.mode ?? 'interrupt';
   const recorded = await turnStatements.record(
@@ -89,7 +115,9 @@ export async function dispatchTurn(deps: AgentDeps, recorded: Recorded): Promise
 /**
  * `recordTurn` for many inputs at once, inside the caller's transaction: one insert for the turns, one
  * upsert for the accounts' state. Only for inputs that interrupt nothing and carry no clientRequestId
- * (events); each is recorded (created: true). Call `dispatchTurns` after commit.
+ * (events, replies' wakes). A reply's wake passes the reply gate (reply-wakes.ts): folded into its
+ * thread's waiting wake it comes back as that turn with `created: false` and `gate: 'folded'`; past an
+ * hourly limit it is recorded due later (`gate: 'deferred'`). Call `dispatchTurns` after commit.
  */
 export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[]): Promise<Recorded[]> {
   const at = Date.now();
@@ -97,37 +125,72 @@ export async function recordTurns(trx: Trx, config: Config, inputs: TurnInput[])
     if (input.kind === 'message' || input.clientRequestId)
       throw new Error('recordTurns takes inputs without a clientRequestId that interrupt nothing');
   }
-  const turns = await turnsRepository(trx).insertMany(
-    inputs.map((input) => ({
-      id: newId('turn'),
-      accountId: input.accountId,
-      kind: input.kind,
-      origin: input.origin,
-      tokenId: input.tokenId ?? null,
-      clientRequestId: null,
-      text: input.text ?? '',
-      data: input.data ?? null,
-      mode: input.mode ?? 'interrupt',
-      createdAt: at,
-      notBefore: Math.max(at, input.notBefore ?? at),
-      expiresAt: input.mode === 'queue' ? at + config.agent.queuedMessageTtlMs : null,
-    })),
-  );
+  const keys = inputs.map((input) => replyKeysOf(input));
+  const out: Recorded[] = new Array(inputs.length);
+  const replies = keys.flatMap((k, i) => (k ? [i] : []));
+  if (replies.length) {
+    await lockReplyGates(
+      trx,
+      replies.map((i) => inputs[i]!.accountId),
+    );
+    // One at a time: a reply later in the batch folds into a wake made earlier in it.
+    for (const i of replies) {
+      const input = inputs[i]!;
+      const gate = await gateReplyWake(trx, config, input.accountId, keys[i]!, at);
+      if (gate.fold) {
+        out[i] = { turn: gate.fold, created: false, interrupting: [], gate: 'folded' };
+        continue;
+      }
+      const [turn] = await turnsRepository(trx).insertMany([newTurn(config, { ...input, notBefore: gate.notBefore }, at)]);
+      await recordReplyWake(trx, turn!, keys[i]!, at);
+      out[i] = { turn: turn!, created: true, interrupting: [], ...(gate.notBefore > at ? { gate: 'deferred' as const } : {}) };
+    }
+  }
+  const plain = keys.flatMap((k, i) => (k ? [] : [i]));
+  const turns = await turnsRepository(trx).insertMany(plain.map((i) => newTurn(config, inputs[i]!, at)));
+  plain.forEach((i, n) => {
+    out[i] = { turn: turns[n]!, created: true, interrupting: [] };
+  });
   await agentStateRepository(trx).touchStates(
     inputs.map((i) => i.accountId),
     at,
   );
-  return turns.map((turn) => ({ turn, created: true, interrupting: [] }));
+  return out;
+}
+
+function newTurn(config: Config, input: TurnInput, at: number) {
+  return {
+    id: newId('turn'),
+    accountId: input.accountId,
+    kind: input.kind,
+    origin: input.origin,
+    tokenId: input.tokenId ?? null,
+    clientRequestId: null,
+    text: input.text ?? '',
+    data: input.data ?? null,
+    mode: input.mode ?? 'interrupt',
+    createdAt: at,
+    notBefore: Math.max(at, input.notBefore ?? at),
+    expiresAt: input.mode === 'queue' ? at + config.agent.queuedMessageTtlMs : null,
+  };
 }
 
 /**
- * `dispatchTurn` for turns recorded together: one drain job per account (the drain runs every queued
- * turn of the account, oldest first), named after the account's last turn of the batch.
+ * `dispatchTurn` for turns recorded together: one drain job per account for those due now (the drain
+ * runs every due turn of the account, oldest first), named after the account's last of the batch; a
+ * turn due later (a reply's wake past an hourly limit) gets its own job, delayed to its time.
  */
 export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Promise<void> {
+  logGated(deps, recorded);
+  const now = Date.now();
   const last = new Map<string, Turn>();
-  for (const r of recorded) if (r.created) last.set(r.turn.accountId, r.turn);
-  await Promise.all([...last.values()].map((turn) => queueTurn(deps, turn)));
+  const later: Turn[] = [];
+  for (const r of recorded) {
+    if (!r.created) continue;
+    if (r.turn.notBefore > now) later.push(r.turn);
+    else last.set(r.turn.accountId, r.turn);
+  }
+  await Promise.all([...last.values(), ...later].map((turn) => queueTurn(deps, turn)));
 }
 
 /** The one entry point for every turn input (message, event, workflow run, revision, scheduled wake). */
@@ -153,8 +216,11 @@ export function getThread(db: Db, accountId: string, tokenId: string, limit: num
   return conversationRepository(db).thread(accountId, tokenId, limit);
 }
 
-/** Spec 2.5. `running` is derived (a turn started within 30 minutes and unfinished); `sandbox` follows it. */
-export async function getStatus(db: Db, accountId: string) {
+/**
+ * Spec 2.5. `running` is derived (a turn started within 30 minutes and unfinished); `sandbox` follows it.
+ * `modelCalls` (not in the spec's list): today's model-call budget, how much of it is used, and when it ran out.
+ */
+export async function getStatus(db: Db, accountId: string, modelCallsPerDay: number) {
   const s = await agentStateRepository(db).status(accountId, Date.now(), RUNNING_WINDOW_MS);
-  return { sandbox: s.running ? 'alive' : 'dead', ...s };
+  return { sandbox: s.running ? 'alive' : 'dead', ...s, modelCalls: await modelCallsStatus(db, accountId, modelCallsPerDay) };
 }

@@ -30,6 +30,8 @@ export interface ToolResult {
 /** What a brain sees. Outside data is only ever in `input.data`, rendered as a data block. */
 export interface BrainContext {
   accountId: string;
+  /** The turn being run (the model-call budget keeps a turned-away input by it). */
+  turnId?: string;
   input: { kind: TurnKind; text: string; data: OutsideData | null };
   memory: string[];
   /** Loaded on first call (a brain that does not need them costs no query). */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
 import { DATA_RULE, dataBlock } from './data-block.js';
+import type { ModelBudget } from './model-budget.js';
 import { TOOL_ARGS, toolDescriptions } from './tools.js';
 
 type LlmConfig = Config['agent']['llm'];
@@ -133,9 +134,10 @@ function parseArgs(raw: string): Record<string, unknown> {
 /**
  * An OpenAI-compatible chat-completions brain with tool calling. Each call has a timeout; 429, 5xx,
  * timeouts and connection errors are retried with exponential backoff (Retry-After honoured);
- * anything else fails the turn with a short reason.
+ * anything else fails the turn with a short reason. With `budget`, each round first takes a call from
+ * the account's daily budget (its retries are part of it); a spent budget fails the turn without a call.
  */
-export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch): Brain {
+export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch, budget?: ModelBudget): Brain {
   async function complete(
     messages: ChatMessage[],
     tools: Awaited<ReturnType<typeof toolsFor>>,
@@ -190,6 +192,10 @@ export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch):
   return {
     name: 'llm',
     async step(ctx, transcript, signal): Promise<BrainStep> {
+      // The account's daily budget: once spent, the model is not called (the refusal keeps what it can).
+      if (budget && !(await budget.take(ctx.accountId))) {
+        throw new BrainError(await budget.refused(ctx.accountId, ctx.turnId, transcript.length === 0));
+      }
       const data = await complete(await buildMessages(ctx, transcript), await toolsFor(ctx), signal);
       const message = data.choices[0]!.message;
       const calls: ToolCall[] = [];

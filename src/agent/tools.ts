@@ -8,6 +8,7 @@ import { newId } from '../ids.js';
 import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
 import { kindOfWorkFor } from '../review/card-shape.js';
 import { addCard } from '../review/cards.service.js';
+import { laterRepliesNote } from './reply-wakes.js';
 import { outboundTexts, privateTextIn } from '../review/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
@@ -201,7 +202,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       sourceType: args.sourceType,
       title: args.title,
       summary: args.summary ?? '',
-      prompt: args.prompt ?? '',
+      ...(await laterRepliesNote(env, args.prompt ?? '')),
       options: args.options ?? null,
       payload: args.payload,
       turnId: env.turnId,
@@ -233,7 +234,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       sourceType,
       title: args.title,
       summary: args.subject ?? args.title,
-      prompt: approval ? 'Review before it ships.' : 'This account lets this kind of work run without approval.',
+      ...(await laterRepliesNote(env, approval ? 'Review before it ships.' : 'This account lets this kind of work run without approval.')),
       budgetChange: args.work === 'spend' ? { amount: args.amount ?? null } : null,
       payload,
       turnId: env.turnId,

@@ -8,6 +8,7 @@ import { publishDone, publishFinished, turnBus } from './agent.bus.js';
 import { FAILURES, type Bubble, type MessageView, type Turn } from './agent.types.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
 import { createLlmBrain } from './llm-brain.js';
+import { modelBudget } from './model-budget.js';
 import { offlineBrain } from './offline-brain.js';
 import type { Runner } from '../db.js';
 import { conversationRepository } from './conversation.repository.js';
@@ -23,8 +24,8 @@ const MAX_ROUNDS = 6;
 /** Claims of one turn (its first run and resumes after dead workers) before it is failed. */
 export const MAX_TURN_ATTEMPTS = 3;
 
-export function brainFor(rt: Pick<Deps, 'config'>): Brain {
-  return rt.config.agent.brain === 'llm' ? createLlmBrain(rt.config.agent.llm) : offlineBrain;
+export function brainFor(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>): Brain {
+  return rt.config.agent.brain === 'llm' ? createLlmBrain(rt.config.agent.llm, fetch, modelBudget(rt)) : offlineBrain;
 }
 
 class Interrupted extends Error {}
@@ -45,6 +46,7 @@ function contextFor(rt: Deps, turn: Turn, memory: string[]): BrainContext {
   const conversation = conversationRepository(rt.db);
   return {
     accountId: turn.accountId,
+    turnId: turn.id,
     input: { kind: turn.kind, text: turn.text, data: turn.data },
     memory,
     history: once(() => conversation.recentHistory(turn.accountId, turn.id, 5)),

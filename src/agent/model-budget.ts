@@ -1,0 +1,85 @@
+import type { Queryable } from '../db.js';
+import type { Deps } from '../deps.js';
+import { queueTurn } from './drain.js';
+import { postponeTurn } from './reply-wakes.js';
+import { turnsRepository } from './turns.repository.js';
+
+/**
+ * The daily budget of language-model calls per account (docs/decisions/agent-wakes.md): each round of
+ * an `llm` turn takes one call from the account's count for the UTC day. Once it is spent no model is
+ * called until the day ends; an event or a reply's wake turned away on its first round is kept as a
+ * copy due when the budget resets, and the refusal is logged and counted in `/agent/status`.
+ */
+
+const DAY = 86_400_000;
+
+/** The UTC day of `at` (YYYY-MM-DD) and when the next one starts. */
+export function budgetDay(at: number): { day: string; resetsAt: number } {
+  return { day: new Date(at).toISOString().slice(0, 10), resetsAt: Math.floor(at / DAY) * DAY + DAY };
+}
+
+/** What a brain asks before each model call. */
+export interface ModelBudget {
+  /** Takes one call from the account's budget for today; false when it is spent. */
+  take(accountId: string): Promise<boolean>;
+  /**
+   * Records a refused call for this turn, keeps its input when it can (`firstRound`: nothing of the turn
+   * ran yet; an event or a wake), logs it, and returns the turn's failure text.
+   */
+  refused(accountId: string, turnId: string | undefined, firstRound: boolean): Promise<string>;
+}
+
+export function modelBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>): ModelBudget {
+  const budget = rt.config.agentLimits.modelCallsPerDay;
+  return {
+    async take(accountId) {
+      const at = Date.now();
+      const { day } = budgetDay(at);
+      const { rows } = await rt.db.raw(
+        `INSERT INTO agent_model_calls (account_id, day, calls, exhausted_at) VALUES (?, ?, 1, CASE WHEN 1 >= ?::int THEN ?::bigint END)
+         ON CONFLICT (account_id, day) DO UPDATE SET calls = agent_model_calls.calls + 1,
+           exhausted_at = CASE WHEN agent_model_calls.calls + 1 >= ?::int THEN ?::bigint ELSE agent_model_calls.exhausted_at END
+         WHERE agent_model_calls.calls < ?::int
+         RETURNING calls`,
+        [accountId, day, budget, at, budget, at, budget],
+      );
+      return rows.length > 0;
+    },
+    async refused(accountId, turnId, firstRound) {
+      const at = Date.now();
+      const { day, resetsAt } = budgetDay(at);
+      const until = new Date(resetsAt).toISOString();
+      await rt
+        .db('agent_model_calls')
+        .where({ account_id: accountId, day })
+        .update({ refused: rt.db.raw('refused + 1'), exhausted_at: rt.db.raw('coalesce(exhausted_at, ?)', [at]) });
+      const turn = turnId ? await turnsRepository(rt.db).find(accountId, turnId) : null;
+      const keep = firstRound && turn !== null && (turn.kind === 'event' || turn.kind === 'wake');
+      const copy = keep ? await rt.db.transaction((trx) => postponeTurn(trx, turn, resetsAt, at)) : null;
+      if (copy) await queueTurn(rt, copy);
+      rt.logger.warn(
+        { accountId, turnId, budget, resetsAt, postponedAs: copy?.id ?? null },
+        'daily model-call budget spent; the model was not called',
+      );
+      const spent = `the account's daily budget of ${budget} model calls is spent until ${until}`;
+      return copy ? `${spent}; this input waits as ${copy.id} until then` : spent;
+    },
+  };
+}
+
+/** The budget as `/agent/status` shows it (`modelCalls`). */
+export async function modelCallsStatus(q: Queryable, accountId: string, budget: number, at = Date.now()) {
+  const { day, resetsAt } = budgetDay(at);
+  const row = await q('agent_model_calls')
+    .where({ account_id: accountId, day })
+    .first<{ calls: number; refused: number; exhausted_at: number | string | null } | undefined>();
+  const used = row?.calls ?? 0;
+  const spent = used >= budget || (row?.refused ?? 0) > 0;
+  return {
+    budget,
+    used,
+    refused: row?.refused ?? 0,
+    exhaustedAt: spent && row?.exhausted_at != null ? Number(row.exhausted_at) : null,
+    resetsAt,
+  };
+}

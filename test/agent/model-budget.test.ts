@@ -1,0 +1,95 @@
+import { describe, expect } from 'vitest';
+import { startTurn } from '../../src/agent/agent.service.js';
+import { requestDrain } from '../../src/agent/drain.js';
+import { budgetDay } from '../../src/agent/model-budget.js';
+import { StatusResponse } from '../../api/routes/agent.schemas.js';
+import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
+import { until } from '../helpers/processes.js';
+
+/**
+ * The daily model-call budget with the llm brain against a real chat-completions stand-in on loopback:
+ * calls stop at the budget, `/agent/status` shows it spent, an event turned away is kept (due when the
+ * budget resets) and runs then, a person's message fails saying why, and another account still calls.
+ */
+const BUDGET = 2;
+let env: AgentEnv;
+let llm: Awaited<ReturnType<typeof startFakeLlm>>;
+it.override('options', ({ llm }) =>
+  agentOptions({
+    AGENT_BRAIN: 'llm',
+    LLM_BASE_URL: llm.baseUrl,
+    LLM_API_KEY: 'sk-test',
+    LLM_MODEL: 'test-model',
+    LLM_TIMEOUT_MS: '5000',
+    LLM_MAX_RETRIES: '0',
+    AGENT_MODEL_CALLS_PER_DAY: String(BUDGET),
+  }),
+);
+it.beforeAll(({ agent, llm: llmFixture }) => {
+  env = agent;
+  llm = llmFixture;
+  llm.script(() => ({ body: completion('Noted.') }));
+});
+
+const callsOf = (accountId: string) =>
+  llm.requests.filter((r) => r.body.messages.some((m) => typeof m.content === 'string' && m.content.includes(accountId))).length;
+
+async function status(token: string) {
+  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  expect(res.status).toBe(200);
+  return StatusResponse.parse(res.body).status;
+}
+
+const event = (accountId: string, n: number) =>
+  startTurn(env.rt, { accountId, kind: 'event', origin: 'hook', data: { label: 'crm', content: { account: accountId, n } } });
+
+const finished = (id: string) =>
+  until(async () => {
+    const t = await env.rt.db('agent_turns').where({ id }).first();
+    return t.status === 'replied' || t.status === 'failed' ? t : null;
+  }, 20_000);
+
+describe('the daily model-call budget', () => {
+  it('stops calling the model at the budget, shows it in /agent/status, and keeps the event it turned away', async () => {
+    const { token, accountId } = await env.tenant();
+    expect((await status(token)).modelCalls).toMatchObject({ budget: BUDGET, used: 0, refused: 0, exhaustedAt: null });
+
+    const turns = [];
+    for (let n = 1; n <= 3; n++) turns.push(await finished((await event(accountId, n)).turn.id));
+    expect(turns.map((t) => t.status)).toEqual(['replied', 'replied', 'failed']);
+    expect(callsOf(accountId)).toBe(BUDGET);
+
+    // The third was not lost: a copy waits for the next UTC day, with the same outside data.
+    const { resetsAt } = budgetDay(Date.now());
+    const copyId = /this input waits as (turn_\w+) until then/.exec(turns[2]!.failure)?.[1];
+    expect(turns[2]!.failure).toContain(`daily budget of ${BUDGET} model calls is spent until ${new Date(resetsAt).toISOString()}`);
+    const copy = await env.rt.db('agent_turns').where({ id: copyId }).first();
+    expect(copy).toMatchObject({ account_id: accountId, kind: 'event', origin: 'hook', status: 'queued', not_before: resetsAt });
+    expect(copy.data).toEqual(turns[2]!.data);
+
+    const s = await status(token);
+    expect(s.modelCalls).toMatchObject({ budget: BUDGET, used: BUDGET, refused: 1, resetsAt });
+    expect(s.modelCalls.exhaustedAt).toBeGreaterThanOrEqual(turns[1]!.started_at);
+
+    // A person's message is not postponed: it fails saying why, still without a model call.
+    const res = await env.send(token, { text: 'how are we doing?', waitSeconds: 10 });
+    expect(res.body.message).toMatchObject({ status: 'failed' });
+    expect(res.body.message.failure).toMatch(/daily budget of 2 model calls is spent until/);
+    expect(callsOf(accountId)).toBe(BUDGET);
+    expect(await env.rt.db('agent_turns').where({ account_id: accountId, status: 'queued' })).toHaveLength(1);
+
+    // Another account's budget is its own.
+    const other = await env.tenant();
+    expect((await finished((await event(other.accountId, 1)).turn.id)).status).toBe('replied');
+    expect(callsOf(other.accountId)).toBe(1);
+
+    // The day turns (the budget's row for it is fresh): the kept event runs and the model answers it.
+    await env.rt.db('agent_model_calls').where({ account_id: accountId }).update({ calls: 0, refused: 0, exhausted_at: null });
+    await env.rt.db('agent_turns').where({ id: copyId }).update({ not_before: Date.now() });
+    // (Its own job waits for the real day's end; the sweep would pick it up, a drain asked now is sooner.)
+    await requestDrain(env.rt, accountId, { why: 'more', at: Date.now() });
+    expect((await finished(copyId!)).status).toBe('replied');
+    expect(callsOf(accountId)).toBe(BUDGET + 1);
+  });
+});
