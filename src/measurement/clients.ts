@@ -59,12 +59,14 @@ return {n, ttl}
  * door stays open; the caller logs nothing per request, so a Redis outage cannot flood the log).
  */
 export function clientWindow(redis: Redis, queuePrefix: string, name: string, opts: { limit: number; windowMs: number }) {
+  if (!('gasClientWindow' in redis)) redis.defineCommand('gasClientWindow', { numberOfKeys: 1, lua: COUNT });
+  const r = redis as Redis & { gasClientWindow(key: string, windowMs: number): Promise<[number, number]> };
   const base = `${keyspace(queuePrefix)}:${name}`;
   return {
     async take(client: Client): Promise<number> {
       let answer: [number, number];
       try {
-        answer = (await redis.eval(COUNT, 1, `${base}:{${client.network}}`, opts.windowMs)) as [number, number];
+        answer = await r.gasClientWindow(`${base}:{${client.network}}`, opts.windowMs);
       } catch {
         return 0;
       }

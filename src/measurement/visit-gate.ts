@@ -46,32 +46,42 @@ export interface GateKeys {
   network: string;
 }
 
+type Evaluator = Redis & {
+  gasLinkGate(k1: string, k2: string, k3: string, ...args: (string | number)[]): Promise<[string, string]>;
+  gasLinkRelease(k1: string, visitId: string): Promise<number>;
+};
+
 export function visitGate(
   redis: Redis,
   queuePrefix: string,
   limits: { repeatWindowMs: number; clientPerHour: number; codePerHour: number },
 ) {
+  // Defined once per connection: sent as EVALSHA, so the script's text travels once.
+  if (!('gasLinkGate' in redis)) {
+    redis.defineCommand('gasLinkGate', { numberOfKeys: 3, lua: GATE });
+    redis.defineCommand('gasLinkRelease', { numberOfKeys: 1, lua: RELEASE });
+  }
+  const r = redis as Evaluator;
   const ks = keyspace(queuePrefix);
   const browserKey = (k: GateKeys) => `${ks}:lv:{${k.accountId}}:b:${k.code}:${k.browser}`;
   return {
     async pass(k: GateKeys, visitId: string): Promise<GateAnswer> {
-      const keys = [browserKey(k), `${ks}:lv:{${k.accountId}}:n:${k.network}`, `${ks}:lv:{${k.accountId}}:c:${k.code}`];
-      const [outcome, id] = (await redis.eval(
-        GATE,
-        3,
-        ...keys,
+      const [outcome, id] = await r.gasLinkGate(
+        browserKey(k),
+        `${ks}:lv:{${k.accountId}}:n:${k.network}`,
+        `${ks}:lv:{${k.accountId}}:c:${k.code}`,
         visitId,
         limits.repeatWindowMs,
         limits.clientPerHour,
         limits.codePerHour,
         HOUR_MS,
-      )) as [string, string];
+      );
       if (outcome === 'limited') return { outcome };
       return { outcome: outcome === 'repeat' ? 'repeat' : 'new', visitId: id };
     },
     /** Forgets a claimed visit that could not be written, so the browser's next click is counted. */
     async release(k: GateKeys, visitId: string): Promise<void> {
-      await redis.eval(RELEASE, 1, browserKey(k), visitId);
+      await r.gasLinkRelease(browserKey(k), visitId);
     },
   };
 }
