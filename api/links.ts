@@ -12,8 +12,9 @@ const notFound = (res: Response) => page(res, 404, 'Link not found', 'This link 
 /**
  * Tracked links (`{BASE_URL}/l/{code}`): no login, outside /api and its limiter. A known code always
  * answers 302 to its destination (with `gvid` for a person), after recording the visit when it counts
- * (a browser's repeat or a click over a limit is redirected uncounted); an unknown one a small HTML 404. `no-store` so every click reaches us; `no-referrer` so the destination does not
- * learn the page the link was clicked on (the `gvid` is what attributes the visit).
+ * (a browser's repeat or a click over a limit is redirected uncounted); an unknown one a small HTML 404.
+ * `no-store` so every click reaches us; `no-referrer` so the destination does not learn the page the
+ * link was clicked on (the `gvid` is what attributes the visit).
  */
 export function linksRouter(deps: AppDeps): Router {
   const router = Router({ strict: false });

@@ -281,16 +281,18 @@ export async function doorFlood(ctx: BenchContext): Promise<Section> {
   return {
     title: 'Public doors under a flood',
     body: [
-      `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.versions.node}, ` +
-        'with other work running on the machine. One API process (no workers).',
+      `Measured ${new Date().toISOString().slice(0, 10)} on ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
+        `Node ${process.versions.node}, with other work running on the machine. One API process (no workers).`,
       `A second account reads \`GET /api/v1/review\` (10 kept-alive connections in a loop for ${ctx.seconds} s, each request timed to the`,
-      `microsecond) while a flood from loopback (autocannon in its own thread, ${FLOOD_CONNECTIONS} connections, at most ${fmt(FLOOD_MAX)} requests`,
+      `microsecond) while a flood from loopback (autocannon in its own thread, ${FLOOD_CONNECTIONS} connections, ` +
+        `at most ${fmt(FLOOD_MAX)} requests`,
       `and ${ctx.seconds} s) hits one door of the first account; ${ctx.rounds} alternating rounds of every condition after a 1 s warm-up,`,
       'medians of the rounds. Door limits at their defaults (LINK_*, UNSUBSCRIBE_CLIENT_PER_MINUTE; the inbound URL has no per-client',
       'limit of its own); token buckets out of the way. Rows: what the flood added to the first account (visits / channel events /',
       'inbound messages), all rounds; a few more inbound rows than 202s counted are requests still in flight when a window closed.',
       '',
-      '| flood | flood req/s | flood requests: answers (all rounds) | rows added | /review req/s | /review p50 ms | /review p99 ms | p50 × no flood | p99 × no flood |',
+      '| flood | flood req/s | flood requests: answers (all rounds) | rows added | /review req/s | ' +
+        '/review p50 ms | /review p99 ms | p50 × no flood | p99 × no flood |',
       '|---|---:|---|---:|---:|---:|---:|---:|---:|',
       ...lines,
       '',
