@@ -10,16 +10,17 @@ const page = (res: Response, status: number, title: string, text: string) => htm
 const notFound = (res: Response) => page(res, 404, 'Link not found', 'This link is not valid. It may have been copied incompletely.');
 
 /**
- * Tracked links (`{BASE_URL}/l/{code}`, issue 17): no login, outside /api and its limiter. A known code
- * answers 302 to its destination (with `gvid` for a person) after recording the visit; an unknown one
- * a small HTML 404. `no-store` so every click reaches us; `no-referrer` so the destination does not
- * learn the page the link was clicked on (the `gvid` is what attributes the visit).
+ * Tracked links (`{BASE_URL}/l/{code}`): no login, outside /api and its limiter. A known code always
+ * answers 302 to its destination (with `gvid` for a person), after recording the visit when it counts
+ * (a browser's repeat or a click over a limit is redirected uncounted); an unknown one a small HTML 404.
+ * `no-store` so every click reaches us; `no-referrer` so the destination does not learn the page the
+ * link was clicked on (the `gvid` is what attributes the visit).
  */
 export function linksRouter(deps: AppDeps): Router {
   const router = Router({ strict: false });
 
   const follow: RequestHandler<{ code: string }> = async (req, res) => {
-    const followed = await followLink(deps, req.params.code, { method: req.method, userAgent: req.headers['user-agent'] });
+    const followed = await followLink(deps, req.params.code, { method: req.method, userAgent: req.headers['user-agent'], ip: req.ip });
     if (!followed) return notFound(res);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Referrer-Policy', 'no-referrer');

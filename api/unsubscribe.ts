@@ -1,6 +1,7 @@
 import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { isInfraError } from '../src/errors.js';
 import { threadForUnsubscribe, unsubscribeByToken } from '../src/inbound/one-click.service.js';
+import { clientOf, clientWindow } from '../src/measurement/clients.js';
 import { escapeHtml, htmlPage } from './html-page.js';
 import type { AppDeps } from './route.js';
 
@@ -32,6 +33,17 @@ export function unsubscribeRouter(deps: AppDeps): Router {
   const router = Router({ strict: false });
   // Read whole, bounded, and then ignored: any POST within the limit unsubscribes (see docs/decisions.md).
   const readBody = express.raw({ type: () => true, limit: UNSUBSCRIBE_BODY_LIMIT, inflate: false });
+  // Requests per client network per minute, every method, before anything is read (docs/decisions/links.md).
+  const perClient = clientWindow(deps.redis, deps.config.queuePrefix, 'one-click', {
+    limit: deps.config.links.unsubscribeClientPerMinute,
+    windowMs: 60_000,
+  });
+  const limited: RequestHandler = async (req, res, next) => {
+    const wait = await perClient.take(clientOf(req.ip));
+    if (!wait) return next();
+    res.setHeader('Retry-After', String(wait));
+    page(res, 429, 'Too many requests', '<p>Nothing was changed. Please try again in a minute.</p>');
+  };
 
   const show: RequestHandler<{ token: string }> = async (req, res) => {
     const thread = await threadForUnsubscribe(deps, req.params.token);
@@ -62,6 +74,7 @@ export function unsubscribeRouter(deps: AppDeps): Router {
     page(res, 405, 'Method not allowed', '<p>Open this link in a browser, or use its Unsubscribe button.</p>');
   };
 
+  router.use(limited);
   router.get('/:token', show);
   router.post('/:token', readBody, unsubscribe);
   router.all('/:token', notAllowed);

@@ -144,6 +144,10 @@ export async function contentMeasurement(ctx: BenchContext): Promise<Section> {
       BASE_URL: `http://127.0.0.1:${pApi}`,
       LOG_LEVEL: 'info',
       ...NO_RATE_LIMITS,
+      // Every click a new visit, as the floor's are: the repeat window off and the door's limits out of the way.
+      LINK_REPEAT_WINDOW_SECONDS: '0',
+      LINK_CLIENT_VISITS_PER_HOUR: '100000000',
+      LINK_CODE_VISITS_PER_HOUR: '100000000',
     },
     `http://127.0.0.1:${pApi}/healthz`,
   );

@@ -12,6 +12,7 @@ import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { apiInstructions } from './api-instructions.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
+import { doorFlood } from './door-flood.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
@@ -54,6 +55,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'inbound-parse': inboundParse,
   'smtp-rcpt': smtpRcpt,
   'content-measurement': contentMeasurement,
+  'door-flood': doorFlood,
   'network-ship': networkShip,
   'round-trips': roundTrips,
   'limiter-redis': limiterRedis,

@@ -1,4 +1,5 @@
 import { createBatcher, type Batcher } from '../batcher.js';
+import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { isInfraError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -8,7 +9,10 @@ import { isScanner } from './bots.js';
 import { isResultsChannel } from './channel-rules.js';
 import { LINK_CODE } from './links.js';
 import { measurementRepository, type TrackedLink, type VisitRow } from './measurement.repository.js';
-import { hashUserAgent } from './ua-hash.js';
+import type { Redis } from '../redis.js';
+import { clientOf } from './clients.js';
+import { hashUserAgent, keyedHash } from './ua-hash.js';
+import { visitGate, type GateAnswer, type GateKeys } from './visit-gate.js';
 
 /** The query parameter a landing carries its visit id in (`gvid=vis_…`), for conversions to name. */
 export const VISIT_PARAM = 'gvid';
@@ -104,39 +108,88 @@ async function judgeAgent(db: Db, state: PerDb, ua: string): Promise<{ hash: str
 export interface Followed {
   /** Where to send the reader. */
   location: string;
-  /** The recorded visit; null when it was not recorded (the database failed) or was a scanner's. */
+  /** The visit the reader's `gvid` names; null when none does (a scanner's, an uncounted or an unrecorded visit). */
   visitId: string | null;
   scanner: boolean;
+  /** `new`: recorded now; `repeat`: the same browser's earlier visit; `limited`: over a limit, not counted; `lost`: not written. */
+  counted: 'new' | 'repeat' | 'limited' | 'lost';
+}
+
+export interface LinkDeps {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  config: Pick<Config, 'queuePrefix' | 'links'>;
+}
+
+/** The gate's keys for this click: keyed hashes of the browser (address, User-Agent, kind) and of its network. */
+async function gateKeys(db: Db, link: TrackedLink, ip: string | undefined, uaHash: string, scanner: boolean): Promise<GateKeys> {
+  const client = clientOf(ip);
+  const [browser, network] = await Promise.all([
+    keyedHash(db, `browser\n${client.address}\n${uaHash}\n${scanner ? 'bot' : 'person'}`),
+    keyedHash(db, `network\n${client.network}`),
+  ]);
+  return { accountId: link.accountId, code: link.code, browser: browser.slice(0, 32), network: network.slice(0, 32) };
+}
+
+/** The gate's answer; Redis out of reach: `new` (a click counted twice beats a click lost), logged. */
+async function throughGate(deps: LinkDeps, keys: GateKeys, visitId: string): Promise<GateAnswer> {
+  const { links, queuePrefix } = deps.config;
+  const gate = visitGate(deps.redis, queuePrefix, {
+    repeatWindowMs: links.repeatWindowMs,
+    clientPerHour: links.clientVisitsPerHour,
+    codePerHour: links.codeVisitsPerHour,
+  });
+  try {
+    return await gate.pass(keys, visitId);
+  } catch (err) {
+    deps.logger.warn({ code: keys.code, err: (err as Error).message }, 'tracked link repeat check unreachable; visit counted');
+    return { outcome: 'new', visitId };
+  }
 }
 
 /**
  * Someone (or something) followed `{BASE_URL}/l/{code}`. Null for an unknown or malformed code.
- * Records the visit and its channel event before answering (group-committed with other visits), so a
- * conversion naming the `gvid` finds it. A person gets the destination with `gvid`; a bot or a link
- * scanner gets the bare destination and is counted as `scanner_click`. When the visit cannot be written
- * the reader is still sent on, without `gvid` (a lost visit beats a broken link), and it is logged.
- * Throws only when the link itself cannot be read (the database is down and the link is not cached).
+ * The same browser (address, User-Agent, bot or not) following the same link within the repeat window
+ * is a repeat: it gets the first visit's `gvid` and nothing is written. Past the account's per-network
+ * or the link's hourly limit the reader is redirected and nothing is written (src/measurement/visit-gate.ts).
+ * Otherwise the visit and its channel event are recorded before answering (group-committed with other
+ * visits), so a conversion naming the `gvid` finds it. A person gets the destination with `gvid`; a bot
+ * or a link scanner gets the bare destination and is counted as `scanner_click`. When the visit cannot
+ * be written the reader is still sent on, without `gvid` (a lost visit beats a broken link), and it is
+ * logged. Throws only when the link itself cannot be read (the database is down and the link is not cached).
  */
 export async function followLink(
-  deps: { db: Db; logger: Logger },
+  deps: LinkDeps,
   code: string,
-  request: { method: string; userAgent: string | undefined },
+  request: { method: string; userAgent: string | undefined; ip?: string | undefined },
 ): Promise<Followed | null> {
   if (!LINK_CODE.test(code)) return null;
   const state = stateFor(deps.db);
-  let link = state.links.get(code);
-  if (!link) {
-    link = (await measurementRepository(deps.db).linkByCode(code)) ?? undefined;
-    if (!link) return null;
-    state.links.set(code, link);
+  let cached = state.links.get(code);
+  if (!cached) {
+    cached = (await measurementRepository(deps.db).linkByCode(code)) ?? undefined;
+    if (!cached) return null;
+    state.links.set(code, cached);
   }
-  const visitId = newId('vis');
+  const link = cached;
+  const bare = (counted: Followed['counted'], scanner: boolean): Followed => ({ location: link.url, visitId: null, scanner, counted });
   let scanner = request.method === 'HEAD';
+  let claimed: { keys: GateKeys; visitId: string } | null = null;
   try {
     const agent = await judgeAgent(deps.db, state, request.userAgent?.trim() ?? '');
     scanner = request.method === 'HEAD' || agent.bot;
+    const keys = await gateKeys(deps.db, link, request.ip, agent.hash, scanner);
+    const gate = await throughGate(deps, keys, newId('vis'));
+    if (gate.outcome === 'limited') return bare('limited', scanner);
+    if (gate.outcome === 'repeat') {
+      return scanner
+        ? bare('repeat', scanner)
+        : { location: withVisitId(link.url, gate.visitId), visitId: gate.visitId, scanner, counted: 'repeat' };
+    }
+    claimed = { keys, visitId: gate.visitId };
     await state.visits.submit({
-      id: visitId,
+      id: gate.visitId,
       account_id: link.accountId,
       channel: link.channel,
       via: 'link',
@@ -155,7 +208,16 @@ export async function followLink(
   } catch (err) {
     // The code's destination may carry personal data in its query: log the link's code, not its URL.
     deps.logger.warn({ code, err: (err as Error).message, infra: isInfraError(err) }, 'tracked link visit not recorded; redirected anyway');
-    return { location: link.url, visitId: null, scanner };
+    if (claimed) void release(deps, claimed);
+    return bare('lost', scanner);
   }
-  return scanner ? { location: link.url, visitId: null, scanner } : { location: withVisitId(link.url, visitId), visitId, scanner };
+  const visitId = claimed.visitId;
+  return scanner ? bare('new', scanner) : { location: withVisitId(link.url, visitId), visitId, scanner, counted: 'new' };
+}
+
+/** Best effort: the browser's next click is counted rather than answered with a visit that was never written. */
+async function release(deps: LinkDeps, claimed: { keys: GateKeys; visitId: string }): Promise<void> {
+  const { links, queuePrefix } = deps.config;
+  const gate = visitGate(deps.redis, queuePrefix, { repeatWindowMs: links.repeatWindowMs, clientPerHour: 0, codePerHour: 0 });
+  await gate.release(claimed.keys, claimed.visitId).catch(() => undefined);
 }

@@ -131,6 +131,15 @@ export function measurementRepository(q: Queryable) {
       await preparedQuery(q, { ...INSERT_LINK_VISITS, values: [JSON.stringify(json), eventChannels, at] });
     },
 
+    /** Deletes up to `limit` of the oldest bot visits older than `before` (their `scanner_click` events stay); answers how many. */
+    async pruneBotVisits(before: number, limit: number): Promise<number> {
+      const { rowCount } = (await q.raw('DELETE FROM visits WHERE id IN (SELECT id FROM visits WHERE bot AND at < ? ORDER BY at LIMIT ?)', [
+        before,
+        limit,
+      ])) as { rowCount: number };
+      return rowCount;
+    },
+
     /** Inserts the conversions not stored before (per account and event id); answers the event ids it inserted. */
     async insertConversions(rows: ConversionRow[]): Promise<Set<string>> {
       if (!rows.length) return new Set();

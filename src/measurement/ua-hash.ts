@@ -11,6 +11,11 @@ const keys = new WeakMap<object, Promise<string>>();
  * tried again on the next call.
  */
 export async function hashUserAgent(db: Db, userAgent: string): Promise<string> {
+  return keyedHash(db, userAgent);
+}
+
+/** HMAC-SHA256 (hex) of `text` under the same key: what a public door keeps of a client instead of its address. */
+export async function keyedHash(db: Db, text: string): Promise<string> {
   let key = keys.get(db);
   if (!key) {
     key = storedSecret(db, 'ua-hash', randomBytes(32).toString('base64url'), Date.now());
@@ -18,6 +23,6 @@ export async function hashUserAgent(db: Db, userAgent: string): Promise<string> 
     key.catch(() => keys.delete(db));
   }
   return createHmac('sha256', await key)
-    .update(userAgent)
+    .update(text)
     .digest('hex');
 }

@@ -7,7 +7,7 @@ import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/logger.js';
 import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { tcpProxy } from '../helpers/outages.js';
+import { redisAway, tcpProxy } from '../helpers/outages.js';
 
 // A tracked link while Postgres is out of reach: a reader who clicked is still sent on (a lost visit
 // beats a broken link), and the lost visit is logged; a link that cannot be read at all is a 503 page.
@@ -51,7 +51,8 @@ describe('GET /l/{code} with Postgres down', () => {
 
     proxy.cut();
     try {
-      const down = await request(app).get(`/l/${code}`).set('User-Agent', BROWSER);
+      // Another browser: the first one's repeat would be answered from Redis without a write.
+      const down = await request(app).get(`/l/${code}`).set('User-Agent', `${BROWSER} Edg/131.0`);
       expect(down.status).toBe(302);
       expect(down.headers.location).toBe(dest);
       const logged = lines.filter((l) => l.includes('tracked link visit not recorded'));
@@ -67,5 +68,40 @@ describe('GET /l/{code} with Postgres down', () => {
       proxy.restore();
     }
     expect(await env.rt.db('visits').where({ account_id: accountId })).toHaveLength(1);
+    // The browser whose visit was lost is counted on its next click, not answered with a gvid naming nothing.
+    const after = await request(app).get(`/l/${code}`).set('User-Agent', `${BROWSER} Edg/131.0`);
+    const gvid = new URL(after.headers.location!).searchParams.get('gvid');
+    expect(await env.rt.db('visits').where({ account_id: accountId, id: gvid })).toHaveLength(1);
+  });
+});
+
+describe('GET /l/{code} with Redis down', () => {
+  it('counts the click (a repeat counted twice beats a click lost) and logs that the repeat check was unreachable', async () => {
+    const { accountId } = await env.tenant();
+    const dest = 'https://acme.test/no-redis';
+    const codes = await trackedCodes(
+      env.rt.db,
+      BASE,
+      { accountId, channel: 'seo', sourceType: 'post', sourceId: newId('post'), cardId: null, leadId: null },
+      [dest],
+    );
+    const config = configWith({
+      ...redisAway(),
+      DATABASE_URL: env.config.databaseUrl,
+      QUEUE_PREFIX: env.config.queuePrefix,
+      BASE_URL: BASE,
+    });
+    const away = createDeps(config, createLogger('warn', { write: (line: string) => lines.push(line) }));
+    try {
+      const res = await request(createApp(away))
+        .get(`/l/${codes.get(dest)}`)
+        .set('User-Agent', BROWSER);
+      expect(res.status).toBe(302);
+      const gvid = new URL(res.headers.location!).searchParams.get('gvid');
+      expect(await env.rt.db('visits').where({ account_id: accountId }).pluck('id')).toEqual([gvid]);
+      expect(lines.filter((l) => l.includes('repeat check unreachable')).length).toBeGreaterThan(0);
+    } finally {
+      await away.close();
+    }
   });
 });

@@ -67,6 +67,8 @@ describe('GET /l/{code}', () => {
       const res = await env.api().get(`/l/${code}`).set('User-Agent', ua);
       ids.push(new URL(res.headers.location!).searchParams.get('gvid')!);
     }
+    // The same browser again is a repeat: the same visit (test/measurement/link-repeats.test.ts).
+    expect(ids[1]).toBe(ids[0]);
     const hashes = await Promise.all(ids.map(async (id) => (await env.rt.db('visits').where({ id }).first()).ua_hash));
     expect(hashes[0]).toBe(hashes[1]);
     expect(hashes[2]).not.toBe(hashes[0]);
@@ -112,9 +114,9 @@ describe('GET /l/{code}', () => {
     expect(res.headers['content-type']).toMatch(/^text\/html/);
   });
 
-  it('takes many clicks at once, each its own visit and event', async () => {
+  it('takes many clicks at once from different browsers, each its own visit and event', async () => {
     const { accountId, code } = await link('https://acme.test/many', 'seo');
-    const res = await Promise.all(Array.from({ length: 40 }, () => env.api().get(`/l/${code}`).set('User-Agent', BROWSER)));
+    const res = await Promise.all(Array.from({ length: 40 }, (_, i) => env.api().get(`/l/${code}`).set('User-Agent', `${BROWSER} b/${i}`)));
     expect(res.every((r) => r.status === 302)).toBe(true);
     expect(new Set(res.map((r) => r.headers.location)).size).toBe(40);
     expect(await env.rt.db('visits').where({ account_id: accountId })).toHaveLength(40);

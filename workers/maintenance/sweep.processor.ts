@@ -6,6 +6,7 @@ import { repairRuns } from '../../src/workflows/run-repair.js';
 import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { sweepConversions } from '../../src/measurement/conversions.service.js';
+import { pruneBotVisits } from '../../src/measurement/retention.js';
 import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
 export const sweepProcessor = defineProcessor({
@@ -17,6 +18,7 @@ export const sweepProcessor = defineProcessor({
     webhooks: { ...(await sweepDeliveries(rt, log)), ...(await pruneDeliveries(rt, log)) },
     conversionAccountsQueued: await sweepConversions(rt),
     inbound: await pruneInbound(rt, log),
+    botVisits: await pruneBotVisits(rt, log),
   }),
 });
 
