@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { BadRequest, NotFound, UnsupportedMediaType } from '../../src/errors.js';
+import { BadRequest, NotFound, RateLimited, UnsupportedMediaType } from '../../src/errors.js';
 import { accountForInboundSecret, receiveInbound } from '../../src/inbound/intake.service.js';
+import { clientWindow } from '../../src/measurement/clients.js';
 import { readRawBody } from '../raw-body.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
 import { InboundAccepted, InboundSecretParams } from './mail-inbound.schemas.js';
@@ -15,11 +16,21 @@ const SECRET_SHAPE = /^inb_[0-9A-Za-z]{40}$/;
 /** The body raw, at most the limit (api/raw-body.ts). */
 const readRaw = (ctx: RouteContext, limit: number) => readRawBody(ctx.req, ctx.res, limit, tooLarge(limit));
 
+/** An account over its raw inbound storage waits for retention to free some: a provider retries in an hour. */
+const STORAGE_FULL_RETRY_SECONDS = 3600;
+
+/** Messages per account URL per minute (INBOUND_URL_PER_MINUTE), counted in Redis before the body is read. */
+function perUrl(ctx: RouteContext) {
+  const { redis, config } = ctx.deps;
+  return clientWindow(redis, config.queuePrefix, 'inbound-url', { limit: config.inbound.urlPerMinute, windowMs: 60_000 });
+}
+
 /** Received mail forwarded by a provider (issue 16): the secret URL is the credential, as for hooks. */
 export const mailInboundRoutes: RouteDef[] = [
   /**
    * The secret is checked first (a stranger cannot make us read a body), then the type, then the body,
-   * read raw up to INBOUND_MAX_BYTES. The message is stored whole under the URL's account before the
+   * read raw up to INBOUND_MAX_BYTES. A URL over its messages a minute, or an account over its raw
+   * storage, answers 429 with Retry-After before the body is read. The message is stored whole under the URL's account before the
    * 202, and its parse is queued (a failed enqueue is repaired by the sweep, so it still answers 202).
    */
   defineRoute({
@@ -37,11 +48,15 @@ export const mailInboundRoutes: RouteDef[] = [
       contentType: 'message/rfc822',
     },
     responses: { 202: { description: 'Stored (received, not yet processed); do not retry', schema: InboundAccepted } },
-    errors: [400, 413, 415, 503],
+    errors: [400, 413, 415, 429, 503],
   }).handle(async ({ params }, ctx) => {
     const { db, config } = ctx.deps;
-    const accountId = SECRET_SHAPE.test(params.secret) ? await accountForInboundSecret(db, params.secret) : null;
-    if (!accountId) throw new NotFound();
+    const found = SECRET_SHAPE.test(params.secret) ? await accountForInboundSecret(db, params.secret) : null;
+    if (!found) throw new NotFound();
+    const { accountId } = found;
+    if (found.storedBytes >= config.inbound.accountStorageBytes) throw new RateLimited(STORAGE_FULL_RETRY_SECONDS);
+    const wait = await perUrl(ctx).take({ network: accountId });
+    if (wait) throw new RateLimited(wait);
     if (ctx.req.headers['content-length'] === '0' || ctx.req.is('message/rfc822') === null) throw new BadRequest(EMPTY_MESSAGE);
     if (!ctx.req.is('message/rfc822')) throw new UnsupportedMediaType(NOT_RFC822);
     const raw = await readRaw(ctx, config.inbound.maxBytes);

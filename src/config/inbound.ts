@@ -23,6 +23,7 @@ export const inboundEnv = {
   INBOUND_RAW_RETENTION_DAYS: int(7),
   INBOUND_APPLIED_RAW_RETENTION_DAYS: int(30),
   INBOUND_ACCOUNT_STORAGE_BYTES: int(1024 * MIB),
+  INBOUND_URL_PER_MINUTE: int(600),
 } satisfies z.ZodRawShape;
 
 export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
@@ -56,5 +57,7 @@ export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
     appliedRawRetentionMs: env.INBOUND_APPLIED_RAW_RETENTION_DAYS * DAY_MS,
     /** Raw bytes one account keeps; over it, new mail to its tokens is refused at RCPT with 452. */
     accountStorageBytes: env.INBOUND_ACCOUNT_STORAGE_BYTES,
+    /** Messages one account's inbound URL takes a minute; past it 429 with Retry-After (a provider retries). */
+    urlPerMinute: env.INBOUND_URL_PER_MINUTE,
   };
 }

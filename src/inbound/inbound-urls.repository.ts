@@ -10,13 +10,14 @@ export function inboundUrlsRepository(q: Queryable) {
         .onConflict('account_id')
         .merge(['id', 'secret_hash', 'created_at']);
     },
-    /** The account whose secret hashes to `secretHash`, or null. */
-    async accountFor(secretHash: string): Promise<string | null> {
-      const row: { account_id: string } | undefined = await q('inbound_urls')
-        .select('account_id')
-        .where({ secret_hash: secretHash })
+    /** The account whose secret hashes to `secretHash`, with the raw inbound bytes it keeps, or null. */
+    async accountFor(secretHash: string): Promise<{ accountId: string; storedBytes: number } | null> {
+      const row: { account_id: string; bytes: string | null } | undefined = await q('inbound_urls as u')
+        .leftJoin('inbound_account_bytes as b', 'b.account_id', 'u.account_id')
+        .select('u.account_id', 'b.bytes')
+        .where({ 'u.secret_hash': secretHash })
         .first();
-      return row?.account_id ?? null;
+      return row ? { accountId: row.account_id, storedBytes: Number(row.bytes ?? 0) } : null;
     },
   };
 }

@@ -77,8 +77,11 @@ export async function createInboundUrl(db: Db, baseUrl: string, accountId: strin
   });
 }
 
-/** The account an inbound URL's secret belongs to; null for anything else (the caller answers 404). */
-export async function accountForInboundSecret(db: Db, secret: string): Promise<string | null> {
+/**
+ * The account an inbound URL's secret belongs to, with the raw inbound bytes it keeps (the storage cap);
+ * null for anything else (the caller answers 404).
+ */
+export async function accountForInboundSecret(db: Db, secret: string): Promise<{ accountId: string; storedBytes: number } | null> {
   return inboundUrlsRepository(db).accountFor(hashToken(secret));
 }
 

@@ -63,7 +63,8 @@ export function clientWindow(redis: Redis, queuePrefix: string, name: string, op
   const r = redis as Redis & { gasClientWindow(key: string, windowMs: number): Promise<[number, number]> };
   const base = `${keyspace(queuePrefix)}:${name}`;
   return {
-    async take(client: Client): Promise<number> {
+    /** Counts one request of `client` (a network, or any other key of the caller's, such as an account). */
+    async take(client: Pick<Client, 'network'>): Promise<number> {
       let answer: [number, number];
       try {
         answer = await r.gasClientWindow(`${base}:{${client.network}}`, opts.windowMs);
