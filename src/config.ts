@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
 import { inboundConfig, inboundEnv } from './config/inbound.js';
 import { linksConfig, linksEnv } from './config/links.js';
+import { workersConfig, workersEnv } from './config/workers.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
@@ -163,6 +164,7 @@ const envSchema = z.object({
   ...inboundEnv,
   ...agentLimitsEnv,
   ...linksEnv,
+  ...workersEnv,
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
@@ -279,6 +281,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
     inbound: inboundConfig(env),
     agentLimits: agentLimitsConfig(env),
     links: linksConfig(env),
+    workers: workersConfig(env),
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */
       trustThreshold: env.TRUST_AUTO_RESOLVE_AFTER,
