@@ -125,8 +125,20 @@ const CUT_CODES = new Set([
   '08006',
 ]);
 // What pg, knex (which prefixes the statement: "ROLLBACK - Connection terminated") and ioredis say then.
-const CUT_MESSAGE =
-  /Connection terminated|terminating connection|server closed the connection|Connection is closed|timeout exceeded when trying to connect|Timeout acquiring a connection|socket hang up|ECONNRESET|EPIPE/i;
+const CUT_MESSAGE = new RegExp(
+  [
+    'Connection terminated',
+    'terminating connection',
+    'server closed the connection',
+    'Connection is closed',
+    'timeout exceeded when trying to connect',
+    'Timeout acquiring a connection',
+    'socket hang up',
+    'ECONNRESET',
+    'EPIPE',
+  ].join('|'),
+  'i',
+);
 
 /**
  * True for an error a store gives while it cuts connections (a restart, backends terminated, a pooler

@@ -237,9 +237,8 @@ describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () =
       expect(out.code).toBe(1);
       const lines = out.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(
-        /^start failed: Postgres at 127\.0\.0\.1:\d+ kept cutting connections while checking Postgres and Redis for 3 s \(START_DEADLINE_MS\); last: \S.*$/,
-      );
+      expect(lines[0]).toMatch(/^start failed: Postgres at 127\.0\.0\.1:\d+ kept cutting connections while checking Postgres and Redis/);
+      expect(lines[0]).toMatch(/ for 3 s \(START_DEADLINE_MS\); last: \S/);
       // It waited for the deadline, not longer (tsx's start-up aside).
       expect(Date.now() - began).toBeGreaterThanOrEqual(3_000);
     } finally {

@@ -75,7 +75,7 @@ describe('recovering a turn whose worker died', () => {
 });
 
 describe('GET /agent/status while work waits for a worker (item 7)', () => {
-  it('says running: true for a message or an event nobody has started yet, an event not handed to the agent yet, and a turn queued again after its worker died', async () => {
+  it('says running: true for a message, an event not started or not handed yet, and a turn re-queued after its worker died', async () => {
     const a = await env.tenant();
     const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${a.token}`).send({ text: 'hello' });
     expect(sent.status).toBe(202);
