@@ -128,6 +128,7 @@ const CUT_CODES = new Set([
 const CUT_MESSAGE = new RegExp(
   [
     'Connection terminated',
+    'not queryable',
     'terminating connection',
     'server closed the connection',
     'Connection is closed',
