@@ -8,7 +8,7 @@ import { startApi, type ApiServer } from '../api/server.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { prepareDatabase } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
-import { preflight } from '../src/preflight.js';
+import { retryWithin, StartDeadlineError, waitForStores, type StartDeadline } from '../src/preflight.js';
 import { nodeVersionProblem } from '../src/node-version.js';
 import { createDeps } from '../src/deps.js';
 import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
@@ -54,10 +54,23 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
 
-  const problems = await preflight(config);
+  // A store that cuts connections while we start (a restart, backends terminated) is waited for, with
+  // backoff, up to START_DEADLINE_MS; one that is not there at all is reported at once.
+  const deadline: StartDeadline = {
+    at: Date.now() + config.workers.startDeadlineMs,
+    ms: config.workers.startDeadlineMs,
+    onRetry: (step, err, waitMs) =>
+      logger.warn({ step, err: (err as Error).message, retryInMs: waitMs }, 'start-up: a store cut the connection; trying again'),
+  };
+  const problems = await waitForStores(config, deadline);
   if (problems.length) fail(problems.join('\n'));
 
-  const { created, applied } = await prepareDatabase(config);
+  const { created, applied } = await retryWithin(
+    'Postgres',
+    'creating and migrating the database',
+    () => prepareDatabase(config),
+    deadline,
+  );
   if (created) logger.info('created database');
   if (applied.length) logger.info({ applied }, 'migrations applied');
   logger.flush();
@@ -66,7 +79,11 @@ async function main(): Promise<void> {
   const rt = createDeps(config, logger);
   let api: ApiServer | null = null;
   let workers: Pools | null = null;
-  if (role === 'all' || role === 'api') api = await startApi(rt);
+  if (role === 'all' || role === 'api') {
+    // Made (or read) at start by the API: the step here that needs Postgres.
+    await retryWithin('Postgres', 'reading the cursor secret', () => rt.cursorSecret(), deadline);
+    api = await startApi(rt);
+  }
   if (role === 'all' || role === 'workers') workers = await startPools(rt, pools);
   // The workers container's health check reads it (bin/worker-health.ts).
   const heartbeat: Heartbeat | null = workers && config.heartbeat ? startHeartbeat(rt, config.heartbeat, workers.started) : null;
@@ -104,6 +121,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof StartDeadlineError) fail(`start failed: ${err.message}`);
   process.stderr.write(`${JSON.stringify({ error: 'start failed', message: (err as Error).message })}\n`);
   process.exit(1);
 });

@@ -3,6 +3,7 @@ import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
 import { inboundConfig, inboundEnv } from './config/inbound.js';
 import { inboundAuthConfig, inboundAuthEnv } from './config/inbound-auth.js';
 import { linksConfig, linksEnv } from './config/links.js';
+import { workersConfig, workersEnv } from './config/workers.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
@@ -106,8 +107,8 @@ const envSchema = z.object({
   AGENT_STEP_DELAY_MS: int(0, 0),
   AGENT_MAX_STEPS: int(12),
   AGENT_TURN_CONCURRENCY: int(4),
-  AGENT_TURN_LOCK_MS: int(30_000),
-  AGENT_TURN_STALLED_INTERVAL_MS: int(30_000),
+  AGENT_TURN_LOCK_MS: int(5_000),
+  AGENT_TURN_STALLED_INTERVAL_MS: int(1_000),
   AGENT_QUEUED_MESSAGE_TTL_MS: int(6 * 60 * 60 * 1000),
   AGENT_WAIT_POLL_MS: int(1_000),
   MAINTENANCE_SWEEP_MS: int(60_000),
@@ -165,6 +166,7 @@ const envSchema = z.object({
   ...inboundAuthEnv,
   ...agentLimitsEnv,
   ...linksEnv,
+  ...workersEnv,
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
@@ -248,6 +250,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
       stepDelayMs: env.AGENT_STEP_DELAY_MS,
       maxSteps: env.AGENT_MAX_STEPS,
       turnConcurrency: env.AGENT_TURN_CONCURRENCY,
+      /** BullMQ lock (renewed every half of it) and stall check of the agent-turns and webhook-events jobs. */
       turnLockMs: env.AGENT_TURN_LOCK_MS,
       turnStalledIntervalMs: env.AGENT_TURN_STALLED_INTERVAL_MS,
       /** A `queue: true` message still queued after this long fails (spec 8.3: six hours). */
@@ -282,6 +285,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
     inboundAuth: inboundAuthConfig(env),
     agentLimits: agentLimitsConfig(env),
     links: linksConfig(env),
+    workers: workersConfig(env),
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */
       trustThreshold: env.TRUST_AUTO_RESOLVE_AFTER,

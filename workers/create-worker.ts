@@ -101,10 +101,29 @@ export function createWorker(
 
 /**
  * Registers a repeating job (its payload empty) every `everyMs`: a BullMQ job scheduler keyed by the
- * job's own key, so there is one per queue however many workers start it (the sweeps).
+ * job's own key, so there is one per queue however many workers start it (the sweeps). Does nothing
+ * when the scheduler is there with that interval and its next run queued, so it may be called again
+ * at any time (after Redis lost its data, the scheduler and its next run are gone: it registers it).
+ * Logs and returns why it registered it, or null when it was in place.
  */
-export async function scheduleRepeating(rt: Pick<Deps, 'queues'>, job: JobDef, everyMs: number): Promise<void> {
+export async function scheduleRepeating(
+  rt: Pick<Deps, 'queues' | 'logger'>,
+  job: JobDef,
+  everyMs: number,
+): Promise<'missing' | 'interval changed' | 'next run missing' | null> {
   const queue = rt.queues.get(job.queue);
   if (!queue) throw new Error(`${job.queue} queue is not open`);
-  await queue.upsertJobScheduler(job.key({}), { every: everyMs }, { name: job.name, data: {}, opts: job.options });
+  const id = job.key({});
+  const current = await queue.getJobScheduler(id);
+  const why = !current
+    ? 'missing'
+    : current.every !== everyMs
+      ? 'interval changed'
+      : !current.next || !(await queue.getJob(`repeat:${id}:${current.next}`))
+        ? 'next run missing'
+        : null;
+  if (!why) return null;
+  await queue.upsertJobScheduler(id, { every: everyMs }, { name: job.name, data: {}, opts: job.options });
+  rt.logger.info({ queue: job.queue, scheduler: id, everyMs, why }, 'repeating job registered');
+  return why;
 }

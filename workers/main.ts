@@ -62,6 +62,35 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
   }
 }
 
+/**
+ * Keeps the pools' repeating jobs registered. BullMQ keeps a job scheduler only in Redis: after a flush
+ * or a restart of a Redis without persistence every sweep would stay off until a process started again.
+ * So they are checked (and registered again when gone) every WORKER_SCHEDULES_CHECK_MS and after each
+ * reconnect of the producer connection, which registers them. `check()` throws at start; later failures
+ * are logged and the next check tries again.
+ */
+function keepSchedules(rt: Deps, pools: QueueName[]): { check(): Promise<void>; stop(): void } {
+  let running: Promise<void> | null = null;
+  const check = () =>
+    (running ??= (async () => {
+      for (const name of pools) await POOL_SETUP[name]?.onStart?.(rt);
+    })().finally(() => {
+      running = null;
+    }));
+  const later = () =>
+    void check().catch((err: Error) => rt.logger.warn({ err: err.message }, 'repeating jobs not checked; the next check tries again'));
+  const timer = setInterval(later, rt.config.workers.schedulesCheckMs);
+  timer.unref();
+  rt.redis.on('ready', later);
+  return {
+    check,
+    stop() {
+      clearInterval(timer);
+      rt.redis.off('ready', later);
+    },
+  };
+}
+
 /** Starts one worker per named pool that has jobs in the catalog. */
 export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
   checkPoolConfig(rt.config, names);
@@ -78,13 +107,15 @@ export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
     started.push(name);
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  for (const name of started) await POOL_SETUP[name]?.onStart?.(rt);
+  const schedules = keepSchedules(rt, started);
+  await schedules.check();
   rt.logger.info({ started, idle }, 'worker pools running');
   rt.logger.flush();
   return {
     started,
     idle,
     async close() {
+      schedules.stop();
       const finished = await settlesWithin(Promise.all(workers.map((w) => w.close())), rt.config.shutdownGraceMs);
       const returned = finished ? [] : (await Promise.all(workers.map((w) => returnRunningJobs(w, rt.logger)))).flat();
       if (returned.length) rt.logger.warn({ returned }, 'shutdown grace over: jobs still running were returned to their queues');

@@ -33,9 +33,18 @@ export function agentStateRepository(q: Queryable) {
             ),
         )
         .first('id');
+      // An event accepted at a hook URL but not handed to the agent yet (its job waits for a worker, or
+      // was in a worker that died) is work waiting too: the partial index holds only those.
+      const waiting =
+        running ||
+        (await q('webhook_deliveries')
+          .where({ account_id: accountId, outcome: 'Accepted' })
+          .whereNull('turn_id')
+          .andWhere('at', '>', now - windowMs)
+          .first('id'));
       const wakes = await turnsRepository(q).waitingWakes(accountId);
       return {
-        running: Boolean(running),
+        running: Boolean(waiting),
         lastActivityAt: state?.last_activity_at ?? null,
         lastTurnAt: state?.last_turn_at ?? null,
         pendingWakes: wakes.count,

@@ -10,6 +10,9 @@ import { run, TSX, waitFor } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { configWith } from '../../src/config.js';
 import { checkPoolConfig } from '../../workers/main.js';
+import { prepareDatabase } from '../../src/db.js';
+import { isTransientStoreError } from '../../src/preflight.js';
+import { tcpProxy } from '../helpers/outages.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -153,5 +156,93 @@ describe('process start-up', { timeout: SLOW }, () => {
     }
     await proc.exited;
     expect(proc.stdout()).toMatch(/"level":40,[^\n]*"jobId":"bad-payload"[^\n]*"msg":"job failed"/);
+  });
+});
+
+describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () => {
+  /** This file's database, reached through a TCP proxy that can drop every connection. */
+  async function proxiedDatabase() {
+    const target = new URL(env.config.databaseUrl);
+    const proxy = await tcpProxy(Number(target.port || 5432));
+    const url = new URL(target);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    return { proxy, url: url.toString() };
+  }
+
+  it('counts the errors pg and knex really throw on a cut connection as worth trying again', async () => {
+    const { proxy, url } = await proxiedDatabase();
+    proxy.cut();
+    try {
+      const config = configWith({ ...envFor(env.config), DATABASE_URL: url });
+      const err = await prepareDatabase(config).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).not.toBeNull();
+      expect(isTransientStoreError(err)).toBe(true);
+      // A store that is simply not there is not waited for: start-up names it at once.
+      const refused = await prepareDatabase(configWith({ ...envFor(env.config), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' })).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isTransientStoreError(refused)).toBe(false);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('starts a worker process once the cuts stop, within START_DEADLINE_MS', async () => {
+    const { proxy, url } = await proxiedDatabase();
+    proxy.cut();
+    const proc = startService(['workers', '--pools', 'maintenance'], {
+      ...envFor(env.config),
+      DATABASE_URL: url,
+      LOG_LEVEL: 'info',
+      START_DEADLINE_MS: '60000',
+    });
+    try {
+      // Cut from the start until the process has met a cut, then cut now and then for two seconds more.
+      await proc.logged('start-up: a store cut the connection; trying again', 60_000);
+      for (const until = Date.now() + 2_000; Date.now() < until; ) {
+        proxy.restore();
+        await new Promise((r) => setTimeout(r, 100));
+        proxy.cut();
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      proxy.restore();
+      const restored = Date.now();
+      const ran = await Promise.race([proc.logged('worker pools running', 60_000).then(() => true), proc.ended.then(() => false)]);
+      expect(ran, proc.output()).toBe(true);
+      expect(Date.now() - restored).toBeLessThan(60_000);
+      expect(proc.child.exitCode).toBeNull();
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proxy.close();
+    }
+    expect((await proc.exited).code).toBe(0);
+    expect(proc.output()).not.toContain('start failed');
+  });
+
+  it('stops with one clear line naming Postgres once START_DEADLINE_MS is over', async () => {
+    const { proxy, url } = await proxiedDatabase();
+    proxy.cut();
+    try {
+      const began = Date.now();
+      const out = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'maintenance'], {
+        ...envFor(env.config),
+        DATABASE_URL: url,
+        START_DEADLINE_MS: '3000',
+      });
+      expect(out.code).toBe(1);
+      const lines = out.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^start failed: Postgres at 127\.0\.0\.1:\d+ kept cutting connections while checking Postgres and Redis/);
+      expect(lines[0]).toMatch(/ for 3 s \(START_DEADLINE_MS\); last: \S/);
+      // It waited for the deadline, not longer (tsx's start-up aside).
+      expect(Date.now() - began).toBeGreaterThanOrEqual(3_000);
+    } finally {
+      await proxy.close();
+    }
   });
 });

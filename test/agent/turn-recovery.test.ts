@@ -3,7 +3,7 @@ import { recordTurn } from '../../src/agent/agent.service.js';
 import { FAILURES } from '../../src/agent/agent.types.js';
 import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/turn-runner.js';
 import { createLogger } from '../../src/logger.js';
-import { buildTurn } from '../helpers/factories.js';
+import { buildHook, buildTurn } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 // No worker pool runs here: turns stay where the test puts them, and drainAccount is the worker's own
@@ -75,7 +75,7 @@ describe('recovering a turn whose worker died', () => {
 });
 
 describe('GET /agent/status while work waits for a worker (item 7)', () => {
-  it('says running: true for a message or an event nobody has started yet, and for a turn queued again after its worker died', async () => {
+  it('says running: true for a message, an event not started or not handed yet, and a turn re-queued after its worker died', async () => {
     const a = await env.tenant();
     const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${a.token}`).send({ text: 'hello' });
     expect(sent.status).toBe(202);
@@ -86,6 +86,12 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
       buildTurn(trx, env.config, b.accountId, { kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }),
     );
     expect(await status(b.token)).toMatchObject({ running: true });
+
+    // An event accepted at a hook URL that no worker has handed to the agent yet (no pool runs here).
+    const d = await env.tenant();
+    const hook = await buildHook(env.rt, d.accountId);
+    expect((await env.api().post(hook.path).send({ signup: 'ada' })).status).toBe(202);
+    expect(await status(d.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
     // Requeued by recovery (status queued again, first start kept): started, not finished.
     const c = await env.tenant();

@@ -36,7 +36,7 @@ export interface EnvOptions {
  * Removes this file's BullMQ queues and limiter keys so Redis does not fill up across runs. On a
  * cluster each master is scanned, and keys are deleted one by one (a DEL of many must stay in one slot).
  */
-async function clearRedis(rt: Deps, config: Config): Promise<void> {
+export async function clearRedis(rt: Deps, config: Config): Promise<void> {
   const tag = config.queuePrefix.replace(/[{}]/g, '');
   const nodes = isCluster(rt.redis) ? rt.redis.nodes('master') : [rt.redis];
   for (const node of nodes) {

@@ -40,4 +40,5 @@ export const cardSweepProcessor = defineProcessor({
 export const CARD_TIMER_PROCESSORS = [autoResolveProcessor, wakeProcessor, reviseProcessor, revisionReturnProcessor, cardSweepProcessor];
 
 /** Registers the repeating card sweep (one scheduler per queue however many workers start it). */
-export const scheduleCardSweep = (rt: Pick<Deps, 'config' | 'queues'>) => scheduleRepeating(rt, cardSweep, rt.config.review.sweepEveryMs);
+export const scheduleCardSweep = (rt: Pick<Deps, 'config' | 'queues' | 'logger'>) =>
+  scheduleRepeating(rt, cardSweep, rt.config.review.sweepEveryMs);

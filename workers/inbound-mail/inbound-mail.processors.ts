@@ -32,7 +32,7 @@ export const providerPollSweepProcessor = defineProcessor({
 export const INBOUND_PROCESSORS = [inboundParseProcessor, inboundSweepProcessor, providerPollProcessor, providerPollSweepProcessor];
 
 /** Registers the repeating inbound sweep and the provider polls' sweep. */
-export const scheduleInboundSweep = async (rt: Pick<Deps, 'queues'>) => {
+export const scheduleInboundSweep = async (rt: Pick<Deps, 'queues' | 'logger'>) => {
   await scheduleRepeating(rt, inboundSweep, SWEEP_EVERY_MS);
   await scheduleRepeating(rt, providerPollSweep, POLL_EVERY_MS);
 };

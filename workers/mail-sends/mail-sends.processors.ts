@@ -39,4 +39,5 @@ export const sequenceStepProcessor = defineProcessor({
 export const MAIL_PROCESSORS = [reconcileProcessor, mailSweepProcessor, sequenceStepProcessor];
 
 /** Registers the repeating mail sweep. */
-export const scheduleMailSweep = (rt: Pick<Deps, 'config' | 'queues'>) => scheduleRepeating(rt, mailSweep, rt.config.mail.sweepEveryMs);
+export const scheduleMailSweep = (rt: Pick<Deps, 'config' | 'queues' | 'logger'>) =>
+  scheduleRepeating(rt, mailSweep, rt.config.mail.sweepEveryMs);

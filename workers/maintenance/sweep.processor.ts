@@ -23,5 +23,5 @@ export const sweepProcessor = defineProcessor({
 });
 
 /** Registers the repeating sweep (a BullMQ job scheduler: one per queue however many workers start it). */
-export const scheduleSweep = (rt: Pick<Deps, 'config' | 'queues'>) =>
+export const scheduleSweep = (rt: Pick<Deps, 'config' | 'queues' | 'logger'>) =>
   scheduleRepeating(rt, maintenanceSweep, rt.config.maintenance.sweepEveryMs);

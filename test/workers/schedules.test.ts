@@ -1,0 +1,74 @@
+import { describe, expect } from 'vitest';
+import { startPools } from '../../workers/main.js';
+import { buildTurn } from '../helpers/factories.js';
+import { clearRedis, setupTestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { privateRedis } from '../helpers/outages.js';
+import { waitFor } from '../helpers/processes.js';
+
+// The repeating jobs (sweeps, provider polls) live only in Redis, as BullMQ job schedulers: a Redis that
+// loses its data loses them. Every pool that registers one runs here, in-process.
+const CHECK_MS = 500;
+let env: TestEnv;
+it.override('options', {
+  env: { WORKER_SCHEDULES_CHECK_MS: String(CHECK_MS), MAINTENANCE_SWEEP_MS: '1000', MAINTENANCE_ORPHAN_AFTER_MS: '500' },
+  pools: ['maintenance', 'card-timers', 'mail-sends', 'inbound-mail', 'agent-turns'],
+});
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+const EXPECTED = [
+  ['maintenance', 'maintenance-sweep'],
+  ['card-timers', 'card-sweep'],
+  ['mail-sends', 'mail-sweep'],
+  ['inbound-mail', 'inbound-sweep'],
+  ['inbound-mail', 'provider-poll-sweep'],
+] as const;
+
+/** The expected schedulers missing from Redis. */
+async function missing(rt: TestEnv['rt']): Promise<string[]> {
+  const gone: string[] = [];
+  for (const [queue, id] of EXPECTED) if (!(await rt.queues.get(queue)!.getJobScheduler(id))) gone.push(id);
+  return gone;
+}
+
+describe('repeating jobs after Redis lost its data', () => {
+  it('are registered again within the check interval, and overdue work is then done without a restart', async () => {
+    expect(await missing(env.rt)).toEqual([]);
+    const { accountId } = await env.tenant();
+    // This file's keys are its whole Redis (its own prefix): deleting them is a flush as far as it can tell.
+    await clearRedis(env.rt, env.config);
+    const flushed = Date.now();
+    // Work whose job went with the flush: a turn recorded in Postgres that no job will run. Only the
+    // maintenance sweep, once it is back, finds it.
+    const { turn } = await env.rt.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'still there?' }));
+
+    await waitFor(async () => (await missing(env.rt)).length === 0, 'schedulers back', 10_000);
+    const back = Date.now() - flushed;
+    // One check interval, plus the machine's slack (two cores shared by parallel test files).
+    expect(back).toBeLessThan(CHECK_MS + 2_500);
+    await waitFor(
+      async () => (await env.rt.db('agent_turns').where({ id: turn.id }).first()).status === 'replied',
+      'the overdue turn replied',
+      20_000,
+    );
+  }, 40_000);
+
+  it('are registered again after a Redis without persistence restarts, on reconnect, without waiting for the check', async () => {
+    const redis = await privateRedis();
+    // A check interval far beyond the test: only the reconnect can bring them back.
+    const other = await setupTestEnv({ env: { REDIS_URL: redis.url, WORKER_SCHEDULES_CHECK_MS: '3600000' } });
+    const pools = await startPools(other.rt, ['maintenance', 'card-timers', 'mail-sends', 'inbound-mail']);
+    try {
+      expect(await missing(other.rt)).toEqual([]);
+      await redis.stop();
+      await redis.start();
+      await waitFor(async () => (await missing(other.rt)).length === 0, 'schedulers back after the restart', 15_000);
+    } finally {
+      await pools.close();
+      await other.close();
+      await redis.stop();
+    }
+  }, 40_000);
+});
