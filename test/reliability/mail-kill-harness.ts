@@ -95,6 +95,9 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
   const { env, smtp } = world;
   const db = env.rt.db;
   const children: Worker[] = [];
+  // Message-IDs the server has answered 250 for.
+  const answered = new Set<string>();
+  const onAccepted = (m: ReceivedMail) => m.messageId && answered.add(m.messageId);
 
   /** A real worker process (node with tsx as a loader, so kill -9 hits the process holding the jobs). */
   const startWorker = async (): Promise<Worker> => {
@@ -143,9 +146,6 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     }
     const recipients = new Set(cards.map((c) => c.to));
     const delivered = () => smtp.received.filter((m) => m.to.some((t) => recipients.has(t))).length;
-    // Message-IDs the server has answered 250 for.
-    const answered = new Set<string>();
-    const onAccepted = (m: ReceivedMail) => m.messageId && answered.add(m.messageId);
     smtp.events.on('accepted', onAccepted);
     const cardIds = cards.map((c) => c.id);
     const unsettled = () => db('mail_sends').whereIn('card_id', cardIds).whereIn('status', ['sending', 'pending', 'unknown']);
@@ -172,7 +172,6 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
       }
       if (Number(sentBefore[0]!.count) < opts.sends) killsMidWork++;
     }
-    smtp.events.off('accepted', onAccepted);
     // The gate held a settle whose 250 had come, so the kill left at least that fence unsettled.
     expect(killedAfter250.length).toBeGreaterThan(0);
     await startWorker();
@@ -268,6 +267,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     }
     return { killsMidWork, questions, fencedThenReconciled: fencedThenReconciled.size, killedAfter250: killedAfter250.length };
   } finally {
+    smtp.events.off('accepted', onAccepted);
     for (const c of children) {
       if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
       await c.exited;
