@@ -44,6 +44,9 @@ const envSchema = z.object({
   JOBS_KEEP_COMPLETED_AGE_SECONDS: int(24 * 3600),
   JOBS_KEEP_FAILED_COUNT: int(5_000, 0),
   JOBS_KEEP_FAILED_AGE_SECONDS: int(7 * 24 * 3600),
+  // BullMQ's lock and stalled-job check for every pool but agent-turns (AGENT_TURN_*): how soon a killed worker's job runs again.
+  JOBS_LOCK_MS: int(30_000),
+  JOBS_STALLED_INTERVAL_MS: int(30_000),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .optional()
@@ -213,6 +216,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
     jobs: {
       keepCompleted: { count: env.JOBS_KEEP_COMPLETED_COUNT, age: env.JOBS_KEEP_COMPLETED_AGE_SECONDS },
       keepFailed: { count: env.JOBS_KEEP_FAILED_COUNT, age: env.JOBS_KEEP_FAILED_AGE_SECONDS },
+      stalled: { lockMs: env.JOBS_LOCK_MS, checkEveryMs: env.JOBS_STALLED_INTERVAL_MS },
     },
     limits: {
       reads: { perMinute: env.RATE_READS_PER_MINUTE, burst: env.RATE_READS_BURST },

@@ -89,7 +89,15 @@ export function createWorker(
         if (job.id) inFlight.delete(job.id);
       }
     },
-    { concurrency: deps.concurrency ?? 1, ...deps.options, connection: deps.connection, prefix: deps.rt.config.queuePrefix, autorun: true },
+    {
+      concurrency: deps.concurrency ?? 1,
+      lockDuration: deps.rt.config.jobs.stalled.lockMs,
+      stalledInterval: deps.rt.config.jobs.stalled.checkEveryMs,
+      ...deps.options,
+      connection: deps.connection,
+      prefix: deps.rt.config.queuePrefix,
+      autorun: true,
+    },
   );
   running.set(worker, inFlight);
   worker.on('failed', (job, err) =>

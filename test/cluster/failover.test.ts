@@ -2,13 +2,14 @@ import { describe, expect } from 'vitest';
 import { envFor } from '../helpers/env.js';
 import { it as base } from '../helpers/fixture.js';
 import { freePort, waitFor } from '../helpers/processes.js';
+import { QUICK_STALLS, waitQueuesIdle } from '../helpers/queues-idle.js';
 import { startTestCluster } from '../helpers/redis-cluster.js';
 import { startService } from '../helpers/service-process.js';
 import { makeHook } from '../webhooks/helpers.js';
 
 // Issue 19: one master of the Redis Cluster killed with SIGKILL while webhooks pour in. Its replica is
 // promoted (cluster-node-timeout 1 s), the service carries on without a restart, and every webhook it
-// answered 2xx for is handed to the agent.
+// answered 2xx for is handed to the agent, whose turn for it finishes once.
 
 /** This file's own cluster: a node of the run's shared one is never killed under other files. */
 const it = base.extend('cluster', { scope: 'file' }, async ({}, { onCleanup }) => {
@@ -24,7 +25,10 @@ const BEFORE = 60;
 const AFTER = 60;
 
 describe('a Redis Cluster master killed with SIGKILL under webhook load', { timeout: 180_000 }, () => {
-  it('fails over to the replica; the service recovers without a restart and loses no accepted webhook', async ({ env, cluster }) => {
+  it('fails over to the replica; the service recovers without a restart, and each accepted webhook makes one finished turn', async ({
+    env,
+    cluster,
+  }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     const port = await freePort();
@@ -38,6 +42,10 @@ describe('a Redis Cluster master killed with SIGKILL under webhook load', { time
       // The sweep queues again an accepted delivery whose job the failover lost (replication is asynchronous).
       MAINTENANCE_SWEEP_MS: '1000',
       MAINTENANCE_ORPHAN_AFTER_MS: '3000',
+      // A job the failover left `active` with no worker runs again within seconds, before the count.
+      ...QUICK_STALLS,
+      AGENT_TURN_LOCK_MS: QUICK_STALLS.JOBS_LOCK_MS,
+      AGENT_TURN_STALLED_INTERVAL_MS: QUICK_STALLS.JOBS_STALLED_INTERVAL_MS,
     });
     try {
       await service.port(120_000);
@@ -91,6 +99,16 @@ describe('a Redis Cluster master killed with SIGKILL under webhook load', { time
         'every accepted webhook to be handed to the agent',
         60_000,
       );
+      // ... and each one's turn finished, once: counted when no job is left and the sweep ran twice more.
+      await waitQueuesIdle(env, ['webhook-events', 'agent-turns', 'maintenance'], { sweeps: ['maintenance'] });
+      const handed = await env.rt.db('webhook_deliveries').whereIn('id', [...accepted]);
+      expect(handed).toHaveLength(accepted.size);
+      expect(handed.filter((r) => r.outcome !== 'Accepted' || !r.turn_id)).toEqual([]);
+      expect(new Set(handed.map((r) => r.turn_id)).size).toBe(accepted.size);
+      // One event turn per accepted webhook and no other: a refused one (502/503) was never handed on too.
+      const turns = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+      expect(turns.map((t) => t.id).sort()).toEqual(handed.map((r) => r.turn_id).sort());
+      expect(turns.filter((t) => t.status !== 'replied').map((t) => [t.id, t.status, t.failure])).toEqual([]);
       // The same process all along: it never exited, so nothing restarted it.
       expect(service.child.exitCode).toBeNull();
       expect(service.child.signalCode).toBeNull();

@@ -46,10 +46,11 @@ export async function holdOnce(env: Pick<TestEnv, 'rt'>, table: string, timing: 
 }
 
 /**
- * A gate on inserts into `table` matching `condition`: while it is closed they wait (on an advisory
- * lock this test holds); `open()` lets them all through, for good.
+ * A gate on inserts into `table` (or updates, with `on: 'UPDATE'`; the condition may then read OLD)
+ * matching `condition`: while it is closed they wait (on an advisory lock this test holds); `open()`
+ * lets them all through, for good.
  */
-export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, condition: string) {
+export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, condition: string, on: 'INSERT' | 'UPDATE' = 'INSERT') {
   const key = 424_200 + ++made;
   // A session lock: on Postgres itself, past any pooler.
   const holder = new pg.Client({ connectionString: directUrl(env.config) });
@@ -63,9 +64,9 @@ export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, c
       IF ${condition} THEN PERFORM pg_advisory_xact_lock_shared(${key}); END IF;
       RETURN NEW;
     END $$;
-    CREATE TRIGGER ${name} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${name}();`);
+    CREATE TRIGGER ${name} BEFORE ${on} ON ${table} FOR EACH ROW EXECUTE FUNCTION ${name}();`);
   return {
-    /** Resolves once an insert waits at the gate. */
+    /** Resolves once a write waits at the gate. */
     reached: () =>
       waitFor(
         async () =>
@@ -76,7 +77,7 @@ export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, c
               [key],
             )
           ).rows.length > 0,
-        `an insert into ${table} at the gate`,
+        `a write to ${table} at the gate`,
         60_000,
       ),
     async open() {

@@ -9,6 +9,7 @@ import type { Card } from '../../src/review/cards.repository.js';
 import { buildCard } from '../helpers/factories.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { QUICK_STALLS, waitQueuesIdle } from '../helpers/queues-idle.js';
 import { KILL_SHIP_ENV, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { startService, type ServiceProcess } from '../helpers/service-process.js';
 
@@ -26,7 +27,7 @@ let bridge: ProviderBridgeStandIn;
 let pools: Pools;
 const children: ChildProcess[] = [];
 
-const shipEnv = KILL_SHIP_ENV;
+const shipEnv = { ...KILL_SHIP_ENV, ...QUICK_STALLS };
 
 beforeAll(async () => {
   bridge = await startProviderBridge();
@@ -114,6 +115,8 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       180_000,
       200,
     );
+    // Counted once the killed workers' jobs ran again (BullMQ's stalled-job check) and the shipping sweep twice more.
+    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { sweeps: ['mail-sends'] });
     bridge.state.delayMs = 0;
     expect(kills).toBe(2);
     for (let i = 0; i < CARDS; i++) {
@@ -193,6 +196,7 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       120_000,
       200,
     );
+    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { sweeps: ['mail-sends'] });
     const fences = await env.rt.db('mail_sends').where({ account_id: accountId });
     expect(fences).toHaveLength(CHANGES);
     for (const f of fences) {

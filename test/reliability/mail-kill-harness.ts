@@ -6,9 +6,11 @@ import { DELIVERY_QUESTION_SOURCE } from '../../src/review/card-shape.js';
 import { createCard } from '../../src/review/new-card.service.js';
 import { shipBySetting } from '../../src/review/ship.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
+import { gate } from '../helpers/db-holds.js';
 import { envFor, type TestEnv } from '../helpers/env.js';
-import { ROOT, waitFor } from '../helpers/processes.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { QUICK_STALLS, redisNow, stalledSince, waitQueuesIdle } from '../helpers/queues-idle.js';
+import { smtpEnv, type ReceivedMail, type TestSmtp } from '../helpers/smtp-server.js';
 
 /**
  * kill -9 of the worker process that sends mail in the background, over and over, while approved mail
@@ -25,7 +27,11 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
  * each). A fence a kill left unsettled goes `sending` → `pending` (mail sweep) → `unknown` (SMTP cannot
  * be asked) → an urgent delivery question. The test plays the person who answers it, through the API,
  * by looking at what the SMTP server received for that recipient, and sends a card that came back to
- * pending. At the end every card was delivered exactly once.
+ * pending. The first kill is arranged to land after the server answered 250 and before the fence
+ * settled (settles wait at a gate in Postgres until the worker is dead); the others land wherever they
+ * fall. Once every card reads `sent`, the queues are left to go idle (a killed worker's jobs re-run
+ * by BullMQ's stalled-job check, every sweep twice more) before anything is counted: every card was
+ * delivered exactly once.
  */
 export interface MailKillOptions {
   sends: number;
@@ -55,6 +61,7 @@ export function mailKillOptions(smtp: TestSmtp) {
       MAIL_RECONCILE_WINDOW_MS: '500',
       MAIL_SWEEP_MS: '500',
       CARD_SWEEP_MS: '300',
+      ...QUICK_STALLS,
       TRUST_AUTO_RESOLVE_AFTER: '1',
       TRUST_AUTO_RESOLVE_DELAY_MS: '1',
       // The test is one busy person answering delivery questions and re-sending.
@@ -80,12 +87,17 @@ export interface MailKillOutcome {
   questions: number;
   /** Cards whose first fence did not settle on its own (reconciled, asked about, or voided and resent). */
   fencedThenReconciled: number;
+  /** Fences the arranged kill left unsettled although the server had answered 250 (each then settled through a person). */
+  killedAfter250: number;
 }
 
 export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): Promise<MailKillOutcome> {
   const { env, smtp } = world;
   const db = env.rt.db;
   const children: Worker[] = [];
+  // Message-IDs the server has answered 250 for.
+  const answered = new Set<string>();
+  const onAccepted = (m: ReceivedMail) => m.messageId && answered.add(m.messageId);
 
   /** A real worker process (node with tsx as a loader, so kill -9 hits the process holding the jobs). */
   const startWorker = async (): Promise<Worker> => {
@@ -134,28 +146,39 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     }
     const recipients = new Set(cards.map((c) => c.to));
     const delivered = () => smtp.received.filter((m) => m.to.some((t) => recipients.has(t))).length;
+    smtp.events.on('accepted', onAccepted);
+    const cardIds = cards.map((c) => c.id);
+    const unsettled = () => db('mail_sends').whereIn('card_id', cardIds).whereIn('status', ['sending', 'pending', 'unknown']);
 
     // kill -9 after a random number of further deliveries, then a fresh process; the last one stays.
     let killsMidWork = 0;
+    let killedAfter250: string[] = [];
+    let firstKillAt = 0;
     for (let k = 0; k < opts.kills; k++) {
       const w = await startWorker();
       const target = Math.min(opts.sends - 1, delivered() + 1 + Math.floor(Math.random() * opts.maxSendsBetweenKills));
       await waitFor(async () => delivered() >= target, `delivery ${target}`, 60_000);
-      const sentBefore = await db('review_cards')
-        .whereIn(
-          'id',
-          cards.map((c) => c.id),
-        )
-        .where({ status: 'sent' })
-        .count<{ count: string }[]>('* as count');
+      // The first kill comes while a send the server answered 250 waits to settle its fence: settles
+      // wait at a gate until the worker is dead (its transaction dies with it).
+      const settles = k === 0 ? await gate(env, 'mail_sends', "OLD.status <> 'sent' AND NEW.status = 'sent'", 'UPDATE') : null;
+      await settles?.reached();
+      if (settles) firstKillAt = await redisNow(env);
+      const sentBefore = await db('review_cards').whereIn('id', cardIds).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
       w.child.kill('SIGKILL');
       await w.exited;
+      if (settles) {
+        killedAfter250 = (await unsettled()).filter((f) => answered.has(`<${f.idempotency_key}@localhost>`)).map((f) => f.card_id);
+        await settles.open();
+      }
       if (Number(sentBefore[0]!.count) < opts.sends) killsMidWork++;
     }
+    // The gate held a settle whose 250 had come, so the kill left at least that fence unsettled.
+    expect(killedAfter250.length).toBeGreaterThan(0);
     await startWorker();
 
     // The person: answers each delivery question from what the SMTP server shows for that recipient,
-    // and sends any mail card that came back to pending without a timer of its own.
+    // and sends any mail card that came back to pending without a timer of its own. A wrong answer
+    // from the service fails the test at once (this runs outside any "not yet" polling).
     const api = (accountId: string) => ({ Authorization: `Bearer ${tokenOf.get(accountId)}` });
     let questions = 0;
     const person = async () => {
@@ -170,36 +193,33 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
           .post(`/api/v1/review/${q.id}/answer`)
           .set(api(q.account_id))
           .send({ action: 'choose', optionValues: [arrived ? 'mark_sent' : 'mark_not_sent'] });
-        expect(res.status).toBe(200);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
         questions++;
       }
-      const back = await db('review_cards')
-        .whereIn(
-          'id',
-          cards.map((c) => c.id),
-        )
-        .where({ status: 'pending' })
-        .whereNull('auto_resolve_at');
+      const back = await db('review_cards').whereIn('id', cardIds).where({ status: 'pending' }).whereNull('auto_resolve_at');
       for (const c of back) {
         const res = await env.api().post(`/api/v1/review/${c.id}/send`).set(api(c.account_id)).send({});
-        expect([200, 503]).toContain(res.status);
+        expect([200, 503], JSON.stringify(res.body)).toContain(res.status);
       }
     };
-    await waitFor(
+    const allSent = async () => {
+      const settled = await db('review_cards').whereIn('id', cardIds).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
+      return Number(settled[0]!.count) === cards.length;
+    };
+    await until(
       async () => {
         await person();
-        const settled = await db('review_cards')
-          .whereIn(
-            'id',
-            cards.map((c) => c.id),
-          )
-          .where({ status: 'sent' })
-          .count<{ count: string }[]>('* as count');
-        return Number(settled[0]!.count) === cards.length;
+        return allSent();
       },
-      'every card sent',
       opts.settleTimeoutMs,
+      100,
     );
+    // Every card reads `sent`; what is still queued or running (a killed worker's stalled jobs) runs
+    // now, and the sweeps twice more, before anything is counted.
+    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { timeoutMs: opts.settleTimeoutMs });
+    expect(await allSent()).toBe(true);
+    // The job the first kill cut short (it held the gated settle) was found stalled and ran again before this count.
+    expect((await stalledSince(env, ['card-timers', 'mail-sends'], firstKillAt)).length).toBeGreaterThan(0);
 
     // 0 duplicates, 0 lost: each card's recipient got exactly one message, one Message-ID each.
     const perRecipient = smtp.countBy((m) => m.to.find((t) => recipients.has(t)) ?? null);
@@ -239,9 +259,15 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
 
     const fencedThenReconciled = new Set(
       fences.filter((f) => f.question_card_id !== null || f.attempts > 0 || f.status === 'not_sent').map((f) => f.card_id),
-    ).size;
-    return { killsMidWork, questions, fencedThenReconciled };
+    );
+    // What the arranged kill left between the 250 and the settle was settled as sent, through a person's answer.
+    for (const cardId of killedAfter250) {
+      expect(fencedThenReconciled.has(cardId), cardId).toBe(true);
+      expect(sent.find((f) => f.card_id === cardId)?.question_card_id, cardId).not.toBeNull();
+    }
+    return { killsMidWork, questions, fencedThenReconciled: fencedThenReconciled.size, killedAfter250: killedAfter250.length };
   } finally {
+    smtp.events.off('accepted', onAccepted);
     for (const c of children) {
       if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
       await c.exited;
@@ -249,7 +275,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
   }
 }
 
-/** The service settings a worker process needs to match this test's (mail, sweeps, ladder). */
+/** The service settings a worker process needs to match this test's (mail, sweeps, ladder, stalled jobs). */
 function configEnv(env: TestEnv): Record<string, string> {
   const c = env.config;
   return {
@@ -261,6 +287,8 @@ function configEnv(env: TestEnv): Record<string, string> {
     MAIL_RECONCILE_WINDOW_MS: String(c.mail.reconcileWindowMs),
     MAIL_SWEEP_MS: String(c.mail.sweepEveryMs),
     CARD_SWEEP_MS: String(c.review.sweepEveryMs),
+    JOBS_LOCK_MS: String(c.jobs.stalled.lockMs),
+    JOBS_STALLED_INTERVAL_MS: String(c.jobs.stalled.checkEveryMs),
     TRUST_AUTO_RESOLVE_AFTER: String(c.review.trustThreshold),
     TRUST_AUTO_RESOLVE_DELAY_MS: String(c.review.autoResolveDelayMs),
   };

@@ -7,6 +7,7 @@ import { startPools, type Pools } from '../../workers/main.js';
 import { buildCard } from '../helpers/factories.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { QUICK_STALLS, waitQueuesIdle } from '../helpers/queues-idle.js';
 import { KILL_SHIP_ENV, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 
 /**
@@ -14,7 +15,7 @@ import { KILL_SHIP_ENV, startProviderBridge, type ProviderBridgeStandIn } from '
  * again and again, while 30 cards ship through a provider bridge that answers slowly. Every message must
  * reach the bridge exactly once: none twice (one fence per card, one key per fence), none lost (the
  * shipping sweep reconciles a fence a kill left `sending` by lookup; a job killed before its claim is run
- * again by BullMQ's stalled-job check).
+ * again by BullMQ's stalled-job check), counted once that has happened and nothing is left queued.
  */
 const CARDS = 30;
 let env: TestEnv;
@@ -22,7 +23,7 @@ let bridge: ProviderBridgeStandIn;
 let pools: Pools;
 const children: ChildProcess[] = [];
 
-const shipEnv = KILL_SHIP_ENV;
+const shipEnv = { ...KILL_SHIP_ENV, ...QUICK_STALLS };
 
 beforeAll(async () => {
   bridge = await startProviderBridge();
@@ -86,6 +87,8 @@ describe('kill -9 of the worker shipping network messages', () => {
       180_000,
       200,
     );
+    // Counted once the killed workers' jobs ran again (BullMQ's stalled-job check) and the shipping sweep twice more.
+    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { sweeps: ['mail-sends'] });
     expect(kills).toBe(3);
     for (let i = 0; i < CARDS; i++) {
       const mine = bridge.shipments.filter((s) => s.body.to === `https://www.linkedin.com/in/lead-${i}`);

@@ -5,6 +5,7 @@ import { shipCard } from '../../src/review/shipping.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { QUICK_STALLS, waitQueuesIdle } from '../helpers/queues-idle.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 
 /**
@@ -12,6 +13,7 @@ import { startHttpProvider } from '../helpers/smtp-http-provider.js';
  * each run through the HTTP mail API (which can be asked whether a key was delivered). Every step of
  * every sequence must reach the provider exactly once: none twice (one live fence per card and step),
  * none skipped (the mail sweep reconciles a fence a kill left behind and queues a step left without a job).
+ * Counted once the queue is idle: the killed workers' jobs ran again and the sweep ran twice more.
  */
 const SEQUENCES = 24;
 let env: TestEnv;
@@ -26,6 +28,7 @@ const mailEnv = () => ({
   MAIL_RECONCILE_DELAY_MS: '100',
   MAIL_RECONCILE_WINDOW_MS: '3000',
   MAIL_SWEEP_MS: '250',
+  ...QUICK_STALLS,
 });
 
 beforeAll(async () => {
@@ -76,11 +79,13 @@ describe('kill -9 of the sequence worker', () => {
       await shipCard(env.rt, null, card, { decidedBy: 'person' });
       cards.push(card);
     }
-    // A day passes, and every later step is due at once: the sweep queues them.
+    // A day passes, and every later step is due at once: the sweep queues them, and their own jobs run.
     await env.rt
       .db('mail_sequences')
       .where({ account_id: accountId })
       .update({ next_at: Date.now() - 60_000, steps: env.rt.db.raw(`jsonb_set(steps, '{2,delayMs}', '0')`) });
+    // The step jobs queued a day out are due now too: they run beside the sweep's, as they would after that day.
+    for (const job of await env.rt.queues.get('mail-sends')!.getJobs(['delayed'])) await job.promote();
     provider.state.delayMs = 40;
 
     let kills = 0;
@@ -100,6 +105,8 @@ describe('kill -9 of the sequence worker', () => {
       120_000,
       100,
     );
+    // A killed worker's step job runs again once BullMQ finds it stalled: counted only after that, and two sweeps more.
+    await waitQueuesIdle(env, ['mail-sends']);
     expect(kills).toBe(3);
     // Kills landed mid-send: fences left `sending` were settled by reconciliation, not by their sender.
     const reconciled = await env.rt.db('mail_sends').where({ account_id: accountId }).whereNotNull('reconcile_until');

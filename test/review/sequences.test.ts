@@ -1,16 +1,20 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
 import { startTurn } from '../../src/agent/agent.service.js';
+import { MailNotSettled } from '../../src/errors.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { applyOutcome } from '../../src/inbound/effects.service.js';
 import { sequenceIdFor, sequencesRepository } from '../../src/mail/sequences.repository.js';
 import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
-import { shipSequenceStep, sweepSequences } from '../../src/review/sequences.service.js';
+import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
+import { MAX_STEP_TRIES, shipSequenceStep, sweepSequences } from '../../src/review/sequences.service.js';
+import { setupAgentEnv } from '../helpers/agent.js';
 import { buildCard } from '../helpers/factories.js';
+import { completion } from '../helpers/fake-llm.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv, type SmtpMode, type TestSmtp } from '../helpers/smtp-server.js';
 
 let env: TestEnv;
 let smtp: TestSmtp;
@@ -24,7 +28,7 @@ const DAY = 86_400_000;
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** A sequence card as the agent's ship tool files it: a first mail and two follow-ups. */
-async function sequenceCard(accountId: string, to: string, tag: string): Promise<Card> {
+async function sequenceCard(accountId: string, to: string, tag: string, second = `second ${tag}`): Promise<Card> {
   return buildCard(env.rt.db, accountId, 'approval', {
     sourceType: 'sequence',
     title: `Sequence to ${to}`,
@@ -33,7 +37,7 @@ async function sequenceCard(accountId: string, to: string, tag: string): Promise
       to,
       draft: { subject: `Idea ${tag}`, body: `first ${tag}` },
       steps: [
-        { body: `second ${tag}`, delayDays: 3 },
+        { body: second, delayDays: 3 },
         { body: `third ${tag}`, delayDays: 4 },
       ],
     },
@@ -48,6 +52,31 @@ const due = (cardId: string) =>
     .db('mail_sequences')
     .where({ card_id: cardId })
     .update({ next_at: Date.now() - 1 });
+
+/** Time passes: the next step is due, and its job (queued for then) runs now in the file's mail-sends pool. */
+async function dueNow(cardId: string) {
+  await due(cardId);
+  const seq = (await env.rt.db('mail_sequences').where({ card_id: cardId }))[0]!;
+  await (await pendingJob(env.rt.queues.get('mail-sends')!, `sequence-step-${seq.id}-${seq.next_step}`))?.promote();
+}
+
+/** Runs `body` with the SMTP server answering as `mode`, then as before. */
+async function whileSmtp<T>(mode: SmtpMode, body: () => Promise<T>): Promise<T> {
+  const before = smtp.mode;
+  smtp.mode = mode;
+  try {
+    return await body();
+  } finally {
+    smtp.mode = before;
+  }
+}
+
+/** Waits until the card's sequence has stopped, and returns it. */
+const stopped = (accountId: string, cardId: string) =>
+  until(async () => {
+    const seq = await seqOf(accountId, cardId);
+    return seq?.status === 'stopped' ? seq : null;
+  }, 15_000);
 
 async function approve(token: string, cardId: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
@@ -200,10 +229,120 @@ describe('sequences', () => {
     expect(mailsTo(to)).toHaveLength(2);
   });
 
-  it('refuses a sequence card whose follow-ups are not a valid sequence when the agent files it', async () => {
-    const { accountId } = await env.tenant();
-    await startTurn(env.rt, { accountId, kind: 'message', origin: 'dashboard', text: 'start a sequence to not-an-address about x' });
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await env.rt.db('review_cards').where({ account_id: accountId, source_type: 'sequence' })).toEqual([]);
+  it('refuses a sequence to something that is not an address, and says so', async ({ agent }) => {
+    const { accountId, token } = await env.tenant();
+    const answer = await agent.say(token, 'start a sequence to not-an-address about x');
+    expect(answer.replies.map((r) => r.text)).toEqual(['not-an-address does not look like an email address, so I drafted nothing.']);
+    expect(await env.rt.db('review_cards').where({ account_id: accountId })).toEqual([]);
+  });
+
+  it('refuses a sequence whose follow-ups are not a valid sequence when the agent files it, and tells the model why', async ({ llm }) => {
+    // The llm brain can propose any follow-ups (the offline brain only valid ones): a world of its own.
+    const world = await setupAgentEnv({ AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_MAX_RETRIES: '0' });
+    try {
+      const { accountId, token } = await world.tenant();
+      const ship = (details: unknown, to: string | null = 'val@seq.test') => ({
+        work: 'sequence',
+        title: 'Sequence to Val',
+        ...(to ? { to } : {}),
+        subject: 'Hello',
+        body: 'first',
+        details,
+      });
+      llm.requests.length = 0;
+      llm.script(
+        () => ({
+          body: completion(null, [
+            { id: 'call_1', name: 'ship', args: ship({ steps: [{ body: 'too soon', delayDays: 0 }] }) },
+            { id: 'call_2', name: 'ship', args: ship({ steps: Array.from({ length: 6 }, (_, i) => ({ body: `n${i}`, delayDays: 1 })) }) },
+            { id: 'call_3', name: 'ship', args: ship({ steps: [{ body: 'later', delayDays: 1 }] }, null) },
+          ]),
+        }),
+        () => ({ body: completion('Nothing drafted.') }),
+      );
+      const answer = await world.say(token, 'start a sequence to Val');
+      expect(answer.replies.map((r) => r.text)).toEqual(['Nothing drafted.']);
+      const results = llm.requests[1]!.body.messages.filter((m) => m.role === 'tool');
+      expect(results.map((m) => [m.tool_call_id, m.content])).toEqual([
+        ['call_1', expect.stringMatching(/^error: not a valid sequence \(steps\.0\.delayDays: .+\), so nothing was drafted$/)],
+        ['call_2', expect.stringMatching(/^error: not a valid sequence \(steps: .+\), so nothing was drafted$/)],
+        ['call_3', 'error: not a valid sequence (a sequence needs `to`), so nothing was drafted'],
+      ]);
+      expect(await world.rt.db('review_cards').where({ account_id: accountId })).toEqual([]);
+    } finally {
+      await world.close();
+    }
+  });
+
+  it(`stops a sequence whose step could not be sent after ${MAX_STEP_TRIES} tries`, async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write']);
+    const to = 'tries@seq.test';
+    const card = await sequenceCard(accountId, to, 't');
+    await approve(token, card.id);
+    await due(card.id);
+    const id = sequenceIdFor(card.id);
+    // The mail service says "try later" to everything: each try voids its fence (the sweep's jobs try too).
+    const outcome = await whileSmtp({ kind: 'refuse', code: 451 }, async () => {
+      for (let i = 0; i <= 2 * MAX_STEP_TRIES; i++) {
+        const o = await shipSequenceStep(env.rt, accountId, id, 1).catch((err: unknown) => {
+          if (err instanceof MailNotSettled && err.error === 'unavailable') return 'refused' as const;
+          throw err;
+        });
+        if (o !== 'refused' && o !== 'in_flight') return o;
+      }
+      return 'still active';
+    });
+    expect(outcome).toBe('stopped');
+    const reason = `step 1 could not be sent after ${MAX_STEP_TRIES} tries`;
+    expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: reason, nextStep: 1 });
+    const fences = await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 });
+    expect(fences.length).toBeGreaterThanOrEqual(MAX_STEP_TRIES);
+    expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
+    expect((await cardsRepository(env.rt.db).find(accountId, card.id))?.resolution).toMatchObject({
+      sequence: 'stopped',
+      sequenceStopReason: reason,
+    });
+    // The service is back: nothing more ships for the stopped sequence.
+    expect(await shipSequenceStep(env.rt, accountId, id, 1)).toBe('not_active');
+    expect(mailsTo(to)).toHaveLength(1);
+  });
+
+  it('stops a sequence whose follow-up the mail service refuses for good, through the step job', async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write']);
+    const to = 'refused@seq.test';
+    const card = await sequenceCard(accountId, to, 'x');
+    await approve(token, card.id);
+    const seq = await whileSmtp({ kind: 'refuse', code: 550 }, async () => {
+      await dueNow(card.id);
+      return stopped(accountId, card.id);
+    });
+    expect(seq.stopReason).toMatch(/^step 1: the mail service refused the message: /);
+    expect(seq.nextStep).toBe(1);
+    const fences = await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 });
+    expect(fences.length).toBeGreaterThanOrEqual(1);
+    expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
+    expect((await cardsRepository(env.rt.db).find(accountId, card.id))?.resolution).toMatchObject({
+      sequence: 'stopped',
+      sequenceStopReason: seq.stopReason,
+    });
+    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('not_active');
+    expect(mailsTo(to)).toHaveLength(1);
+  });
+
+  it("stops a sequence whose follow-up quotes the account's private notes, before anything of it ships", async () => {
+    const { token, accountId } = await env.tenant(['review:read', 'review:write']);
+    const to = 'private@seq.test';
+    const note = 'our margins on freight brokers are thin this year';
+    const card = await sequenceCard(accountId, to, 'n', `Hi again. Between us, ${note}, so we can talk price.`);
+    await approve(token, card.id);
+    // Told to the agent after the first mail went: the follow-up written before now quotes it.
+    await memoryNotesRepository(env.rt.db).remember(accountId, note, null, Date.now());
+    await dueNow(card.id);
+    const seq = await stopped(accountId, card.id);
+    expect(seq).toMatchObject({ stopReason: "step 1 quotes the account's private notes", nextStep: 1 });
+    expect(await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 })).toEqual([]);
+    expect((await cardsRepository(env.rt.db).find(accountId, card.id))?.resolution).toMatchObject({ sequence: 'stopped' });
+    expect(mailsTo(to)).toHaveLength(1);
+    expect(smtp.received.filter((m) => m.raw.includes('freight brokers'))).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { raiseTrust } from '../../src/review/trust.service.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
+import { waitQueuesIdle } from '../helpers/queues-idle.js';
 
 // Real worker processes (`bin/start.ts workers --pools card-timers,mail-sends`) sharing this file's database and prefix.
 const MAIL_DIR = `/tmp/gas-review-proc-${process.pid}-${Date.now()}`;
@@ -15,6 +16,7 @@ const SHARED = {
   TRUST_AUTO_RESOLVE_AFTER: '2',
   TRUST_AUTO_RESOLVE_DELAY_MS: '400',
   CARD_SWEEP_MS: '200',
+  MAIL_SWEEP_MS: '300',
   MAIL_TRANSPORT: 'local',
   MAIL_LOCAL_DIR: MAIL_DIR,
 };
@@ -63,6 +65,8 @@ describe('card-timers and mail-sends in a worker process', () => {
       20_000,
     );
     expect(seenDeadline).not.toBeNull();
+    // Counted once nothing is left queued and both sweeps ran twice more: a second send would be among the files.
+    await waitQueuesIdle(env, ['card-timers', 'mail-sends']);
     const sent = await cardsRepository(env.rt.db).find(accountId, card.id);
     expect(sent?.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
     const files = (await readdir(MAIL_DIR)).filter((f) => f.endsWith('.eml'));
