@@ -3,6 +3,7 @@ import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
 import { inboundConfig, inboundEnv } from './config/inbound.js';
 import { inboundAuthConfig, inboundAuthEnv } from './config/inbound-auth.js';
 import { linksConfig, linksEnv } from './config/links.js';
+import { jobsConfig, jobsEnv } from './config/jobs.js';
 import { workersConfig, workersEnv } from './config/workers.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
@@ -39,14 +40,7 @@ const envSchema = z.object({
     .transform((v) => v !== 'false'),
   ADMIN_LOGIN_MAX_FAILURES: int(5),
   ADMIN_LOGIN_WINDOW_SECONDS: int(15 * 60),
-  // How long finished jobs stay in Redis (and on the board); BullMQ trims each queue to these.
-  JOBS_KEEP_COMPLETED_COUNT: int(1_000, 0),
-  JOBS_KEEP_COMPLETED_AGE_SECONDS: int(24 * 3600),
-  JOBS_KEEP_FAILED_COUNT: int(5_000, 0),
-  JOBS_KEEP_FAILED_AGE_SECONDS: int(7 * 24 * 3600),
-  // BullMQ's lock and stalled-job check for every pool but agent-turns (AGENT_TURN_*): how soon a killed worker's job runs again.
-  JOBS_LOCK_MS: int(30_000),
-  JOBS_STALLED_INTERVAL_MS: int(30_000),
+  ...jobsEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .optional()
@@ -212,12 +206,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
     logLevel: env.LOG_LEVEL,
     queuePrefix: env.QUEUE_PREFIX,
     tokenPrefix: env.TOKEN_PREFIX,
-    /** Finished-job retention, as BullMQ's KeepJobs (age in seconds), applied to every queue. */
-    jobs: {
-      keepCompleted: { count: env.JOBS_KEEP_COMPLETED_COUNT, age: env.JOBS_KEEP_COMPLETED_AGE_SECONDS },
-      keepFailed: { count: env.JOBS_KEEP_FAILED_COUNT, age: env.JOBS_KEEP_FAILED_AGE_SECONDS },
-      stalled: { lockMs: env.JOBS_LOCK_MS, checkEveryMs: env.JOBS_STALLED_INTERVAL_MS },
-    },
+    jobs: jobsConfig(env),
     limits: {
       reads: { perMinute: env.RATE_READS_PER_MINUTE, burst: env.RATE_READS_BURST },
       writes: { perMinute: env.RATE_WRITES_PER_MINUTE, burst: env.RATE_WRITES_BURST },

@@ -84,11 +84,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATABASE_DIRECT_URL: 'db:5432' })).toThrow(/DATABASE_DIRECT_URL must be a URL starting with postgres:\/\//);
   });
 
-  it('keeps finished jobs 1000 / 24 h (completed) and 5000 / 7 d (failed) unless told otherwise', () => {
-    expect(loadConfig({}).jobs).toEqual({ keepCompleted: { count: 1000, age: 86_400 }, keepFailed: { count: 5000, age: 604_800 } });
-    expect(loadConfig({ JOBS_KEEP_COMPLETED_COUNT: '0', JOBS_KEEP_FAILED_AGE_SECONDS: '60' }).jobs).toEqual({
+  it("keeps finished jobs 1000 / 24 h and 5000 / 7 d, with BullMQ's 30 s lock and stall check, unless told otherwise", () => {
+    const stalled = { lockMs: 30_000, checkEveryMs: 30_000 };
+    expect(loadConfig({}).jobs).toEqual({
+      keepCompleted: { count: 1000, age: 86_400 },
+      keepFailed: { count: 5000, age: 604_800 },
+      stalled,
+    });
+    expect(loadConfig({ JOBS_KEEP_COMPLETED_COUNT: '0', JOBS_KEEP_FAILED_AGE_SECONDS: '60', JOBS_LOCK_MS: '4000' }).jobs).toEqual({
       keepCompleted: { count: 0, age: 86_400 },
       keepFailed: { count: 5000, age: 60 },
+      stalled: { ...stalled, lockMs: 4_000 },
     });
   });
 
