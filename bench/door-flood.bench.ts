@@ -287,9 +287,9 @@ export async function doorFlood(ctx: BenchContext): Promise<Section> {
       `microsecond) while a flood from loopback (autocannon in its own thread, ${FLOOD_CONNECTIONS} connections, ` +
         `at most ${fmt(FLOOD_MAX)} requests`,
       `and ${ctx.seconds} s) hits one door of the first account; ${ctx.rounds} alternating rounds of every condition after a 1 s warm-up,`,
-      'medians of the rounds. Door limits at their defaults (LINK_*, UNSUBSCRIBE_CLIENT_PER_MINUTE; the inbound URL has no per-client',
-      'limit of its own); token buckets out of the way. Rows: what the flood added to the first account (visits / channel events /',
-      'inbound messages), all rounds; a few more inbound rows than 202s counted are requests still in flight when a window closed.',
+      'medians of the rounds. Door limits at their defaults (LINK_*, UNSUBSCRIBE_CLIENT_PER_MINUTE, INBOUND_URL_PER_MINUTE);',
+      'token buckets out of the way. Rows: what the flood added to the first account (visits / channel events /',
+      'inbound messages), all rounds.',
       '',
       '| flood | flood req/s | flood requests: answers (all rounds) | rows added | /review req/s | ' +
         '/review p50 ms | /review p99 ms | p50 × no flood | p99 × no flood |',
@@ -298,7 +298,8 @@ export async function doorFlood(ctx: BenchContext): Promise<Section> {
       '',
       'The two cores are shared by the flood, the API process, Postgres and Redis, so any flood takes CPU from the reader;',
       'what the doors decide is how much each flooding request costs: a repeat click or a refused one-click is one Redis',
-      'call and no Postgres write, while each inbound message is a stored row and a queued job.',
+      "call and no Postgres write, and so is an inbound message past its URL's minute (an accepted one is a stored row",
+      'and a queued job).',
     ].join('\n'),
   };
 }

@@ -83,3 +83,21 @@ export async function modelCallsStatus(q: Queryable, accountId: string, budget: 
     resetsAt,
   };
 }
+
+/**
+ * The budget as the reply classifier asks it, outside any turn: one call taken per reply the model would
+ * judge; when the budget is spent the reply is judged by the rules instead, and the refusal is counted
+ * (`modelCalls.refused`) and logged. A reply is never held back for the budget.
+ */
+export function classifierBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>, accountId: string): () => Promise<boolean> {
+  return async () => {
+    if (await modelBudget(rt).take(accountId)) return true;
+    const { day, resetsAt } = budgetDay(Date.now());
+    await rt
+      .db('agent_model_calls')
+      .where({ account_id: accountId, day })
+      .update({ refused: rt.db.raw('refused + 1'), exhausted_at: rt.db.raw('coalesce(exhausted_at, ?)', [Date.now()]) });
+    rt.logger.warn({ accountId, resetsAt }, 'daily model-call budget spent; a reply was classified by the rules');
+    return false;
+  };
+}

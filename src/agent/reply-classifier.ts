@@ -82,15 +82,20 @@ async function askModel(cfg: Config['agent']['llm'], text: string, subject: stri
  * (`subject` null: such a message has none). The offline brain uses the rule table; the llm brain asks the model once,
  * within its timeout, with the reply as outside data (rule 8), and falls back to the rules on any
  * failure or an answer that is not one of the kinds. Never throws; `declineReason` is always ours.
+ * `mayAsk` is the account's model budget (model-budget.ts): when it says no, the rules judge and say why.
  */
 export async function classifyReply(
   agent: Pick<Config['agent'], 'brain' | 'llm'>,
   text: string,
   subject: string | null,
-  fetchImpl: typeof fetch = fetch,
+  opts: { mayAsk?: () => Promise<boolean>; fetchImpl?: typeof fetch } = {},
 ): Promise<ReplyVerdict> {
   if (agent.brain !== 'llm') return replyByRules(text);
-  const answer = await askModel(agent.llm, text, subject, fetchImpl);
+  if (opts.mayAsk && !(await opts.mayAsk())) {
+    const rules = replyByRules(text);
+    return { ...rules, rule: `${rules.rule} (the account's daily model budget is spent)` };
+  }
+  const answer = await askModel(agent.llm, text, subject, opts.fetchImpl ?? fetch);
   if (answer.ok) return { replyKind: answer.kind, declineReason: DEFAULT_DECLINE_REASON[answer.kind] ?? null, rule: 'llm' };
   const rules = replyByRules(text);
   return { ...rules, rule: `${rules.rule} (the model ${answer.why})` };

@@ -1,4 +1,5 @@
 import { dispatchTurns, recordTurns, type AgentDeps, type Recorded } from '../agent/agent.service.js';
+import { classifierBudget } from '../agent/model-budget.js';
 import { classifyReply } from '../agent/reply-classifier.js';
 import { DEFAULT_DECLINE_REASON } from '../agent/reply-rules.js';
 import { addToBlocklist } from '../blocklist/blocklist.service.js';
@@ -25,10 +26,10 @@ export const NETWORK_REPLY_LABEL = 'network reply';
  * (the rules, or the model with the llm brain). Without text, the kind the bridge gave, else `other`.
  * A bridge's `out_of_office` is an automatic reply (null): like a mail auto-reply, it changes nothing.
  */
-export async function judgeNetworkReply(config: Config, r: NetworkReply): Promise<ReplyJudgement | null> {
+export async function judgeNetworkReply(deps: AgentDeps, r: NetworkReply): Promise<ReplyJudgement | null> {
   if (r.bridgeKind === 'out_of_office') return null;
   if (r.text.trim()) {
-    const v = await classifyReply(config.agent, r.text, null);
+    const v = await classifyReply(deps.config.agent, r.text, null, { mayAsk: classifierBudget(deps, r.accountId) });
     return { replyKind: v.replyKind, declineReason: v.declineReason };
   }
   const replyKind = r.bridgeKind ?? 'other';
@@ -80,7 +81,7 @@ export async function applyNetworkReply(trx: Trx, config: Config, r: NetworkRepl
 /** The effects a network reply has here, for the provider poll (src/channels/provider-poll.ts). */
 export function networkReplyEffects(deps: AgentDeps): NetworkReplyEffects<Recorded> {
   return {
-    judge: (r) => judgeNetworkReply(deps.config, r),
+    judge: (r) => judgeNetworkReply(deps, r),
     apply: (trx, r, j) => applyNetworkReply(trx, deps.config, r, j),
     after: (wakes) => dispatchTurns(deps, wakes),
   };

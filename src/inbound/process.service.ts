@@ -1,3 +1,4 @@
+import { classifierBudget } from '../agent/model-budget.js';
 import { classifyReply } from '../agent/reply-classifier.js';
 import type { Deps } from '../deps.js';
 import { threadsRepository, type Thread } from '../mail/threads.repository.js';
@@ -180,7 +181,8 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
   };
   let rule = verdict.rule;
   if (verdict.kind === 'reply') {
-    const reply = await classifyReply(config.agent, verdict.newText, mail.subject);
+    const mayAsk = classifierBudget(deps, match.thread.accountId);
+    const reply = await classifyReply(config.agent, verdict.newText, mail.subject, { mayAsk });
     outcome.replyKind = reply.replyKind;
     outcome.declineReason = reply.declineReason;
     outcome.text = verdict.newText;

@@ -1,7 +1,8 @@
 import { describe, expect } from 'vitest';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { requestDrain } from '../../src/agent/drain.js';
-import { budgetDay } from '../../src/agent/model-budget.js';
+import { budgetDay, classifierBudget } from '../../src/agent/model-budget.js';
+import { classifyReply } from '../../src/agent/reply-classifier.js';
 import { StatusResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
@@ -91,5 +92,19 @@ describe('the daily model-call budget', () => {
     await requestDrain(env.rt, accountId, { why: 'more', at: Date.now() });
     expect((await finished(copyId!)).status).toBe('replied');
     expect(callsOf(accountId)).toBe(BUDGET + 1);
+  });
+
+  it("counts the reply classifier's model calls too, and judges by the rules once the budget is spent", async () => {
+    const { token, accountId } = await env.tenant();
+    const mayAsk = classifierBudget(env.rt, accountId);
+    const asked = () => llm.requests.filter((r) => r.body.messages.some((m) => String(m.content).includes(`left it, ${accountId}`))).length;
+    const judge = () => classifyReply(env.rt.config.agent, `Not for us, thanks. I left it, ${accountId}.`, 'Re: x', { mayAsk });
+    for (let n = 0; n < BUDGET; n++) expect((await judge()).rule).toMatch(/the model answered no known reply kind/);
+    expect(asked()).toBe(BUDGET);
+    const third = await judge();
+    expect(third.rule).toMatch(/\(the account's daily model budget is spent\)$/);
+    expect(third.replyKind).toBe('not_interested');
+    expect(asked()).toBe(BUDGET);
+    expect((await status(token)).modelCalls).toMatchObject({ budget: BUDGET, used: BUDGET, refused: 1 });
   });
 });
