@@ -128,3 +128,18 @@ export async function withRedis<T>(where: string | RedisTarget, fn: (redis: Redi
     redis.disconnect();
   }
 }
+
+/**
+ * A fixed-window counter as one Lua call (KEYS[1] the counter, ARGV[1] the window in ms): counts one, starts
+ * the window on the first count, and answers `{count, ms left in the window}`. Per-client limits of the public
+ * doors and the board's wrong-login count use it.
+ */
+export const FIXED_WINDOW_COUNT = `
+local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {n, ttl}
+`;

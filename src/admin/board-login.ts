@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { keyspace, type Redis } from '../redis.js';
+import { FIXED_WINDOW_COUNT, keyspace, type Redis } from '../redis.js';
 
 /**
  * Wrong Bull Board logins counted per address in Redis, so every API process sees the same count.
@@ -12,16 +12,6 @@ export interface BoardLoginGuard {
   /** Counts one wrong login: the failures in the window so far and the seconds the window has left. */
   failed(address: string): Promise<{ failures: number; windowLeft: number }>;
 }
-
-const FAIL = `
-local n = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {n, ttl}
-`;
 
 const CHECK = `
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -45,7 +35,7 @@ export function boardLoginGuard(
       return ms > 0 ? seconds(ms) : 0;
     },
     async failed(address) {
-      const [failures, ttl] = (await redis.eval(FAIL, 1, key(address), limits.windowSeconds * 1000)) as [number, number];
+      const [failures, ttl] = (await redis.eval(FIXED_WINDOW_COUNT, 1, key(address), limits.windowSeconds * 1000)) as [number, number];
       return { failures: Number(failures), windowLeft: seconds(Number(ttl)) };
     },
   };

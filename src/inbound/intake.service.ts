@@ -1,6 +1,6 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
-import type { Db } from '../db.js';
+import { type Db, inChunks } from '../db.js';
 import type { Deps } from '../deps.js';
 import { isInfraError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
@@ -150,13 +150,7 @@ export async function pruneInbound(
     [['applied'], now - appliedRawRetentionMs],
   ];
   let rawDropped = 0;
-  for (const [statuses, before] of windows) {
-    for (let i = 0; i < opts.maxChunks; i++) {
-      const n = await repo.dropRaw(statuses, before, opts.chunk);
-      rawDropped += n;
-      if (n < opts.chunk) break;
-    }
-  }
+  for (const [statuses, before] of windows) rawDropped += await inChunks((chunk) => repo.dropRaw(statuses, before, chunk), opts);
   if (rawDropped) log.info({ rawDropped }, 'inbound raw mail past its retention dropped');
   return { rawDropped };
 }

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { keyspace, type Redis } from '../redis.js';
+import { FIXED_WINDOW_COUNT, keyspace, type Redis } from '../redis.js';
 
 /**
  * Who is calling a public door, as far as its TCP peer tells (`req.ip`; `trust proxy` stays off):
@@ -42,16 +42,6 @@ export function clientOf(ip: string | undefined): Client {
   return { address: `${hex(gs.slice(0, 4))}::/64`, network: `${hex(gs.slice(0, 3))}::/48` };
 }
 
-const COUNT = `
-local n = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {n, ttl}
-`;
-
 /**
  * A fixed-window count per client network in Redis (every API process shares it): the first request
  * starts the window, one key per network with the window as its TTL. `take` counts one request and
@@ -59,7 +49,7 @@ return {n, ttl}
  * door stays open; the caller logs nothing per request, so a Redis outage cannot flood the log).
  */
 export function clientWindow(redis: Redis, queuePrefix: string, name: string, opts: { limit: number; windowMs: number }) {
-  if (!('gasClientWindow' in redis)) redis.defineCommand('gasClientWindow', { numberOfKeys: 1, lua: COUNT });
+  if (!('gasClientWindow' in redis)) redis.defineCommand('gasClientWindow', { numberOfKeys: 1, lua: FIXED_WINDOW_COUNT });
   const r = redis as Redis & { gasClientWindow(key: string, windowMs: number): Promise<[number, number]> };
   const base = `${keyspace(queuePrefix)}:${name}`;
   return {

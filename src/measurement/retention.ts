@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import type { Db } from '../db.js';
+import { type Db, inChunks } from '../db.js';
 import type { Logger } from '../logger.js';
 import { measurementRepository } from './measurement.repository.js';
 
@@ -18,12 +18,7 @@ export async function pruneBotVisits(
 ): Promise<{ pruned: number }> {
   const repo = measurementRepository(rt.db);
   const before = now - rt.config.links.botVisitRetentionMs;
-  let pruned = 0;
-  for (let i = 0; i < opts.maxChunks; i++) {
-    const n = await repo.pruneBotVisits(before, opts.chunk);
-    pruned += n;
-    if (n < opts.chunk) break;
-  }
+  const pruned = await inChunks((chunk) => repo.pruneBotVisits(before, chunk), opts);
   if (pruned) log.info({ pruned, before }, 'bot visits pruned');
   return { pruned };
 }

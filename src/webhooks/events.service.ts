@@ -1,5 +1,6 @@
 import { dispatchTurns, recordTurns, type TurnInput } from '../agent/agent.service.js';
 import { requestDrain } from '../agent/drain.js';
+import { inChunks } from '../db.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-event.job.js';
@@ -151,12 +152,7 @@ export async function pruneDeliveries(
 ): Promise<{ pruned: number }> {
   const repo = webhooksRepository(rt.db);
   const before = now - rt.config.webhooks.deliveryRetentionMs;
-  let pruned = 0;
-  for (let i = 0; i < opts.maxChunks; i++) {
-    const n = await repo.pruneBefore(before, opts.chunk);
-    pruned += n;
-    if (n < opts.chunk) break;
-  }
+  const pruned = await inChunks((chunk) => repo.pruneBefore(before, chunk), opts);
   if (pruned) log.info({ pruned, before }, 'webhook delivery log pruned');
   return { pruned };
 }
