@@ -22,8 +22,12 @@ export interface Postfix {
   /** smtpd's port on 127.0.0.1. */
   port: number;
   dir: string;
+  /** Postfix's mail_version, e.g. 3.7.11. */
+  version: string;
   /** Messages delivered to `user@MAILBOX_DOMAIN` (or `@BOUNCE_DOMAIN`): the raw bytes, oldest first. */
   mailbox(address: string): string[];
+  /** How many messages the mailbox holds (without reading them). */
+  count(address: string): number;
   /** Waits until the mailbox holds at least `count` messages and returns them. */
   waitForMail(address: string, count?: number, timeoutMs?: number): Promise<string[]>;
   /** The instance's log (postlogd's file). */
@@ -198,7 +202,13 @@ export async function startPostfix({ users, inboundPort }: { users: string[]; in
   const instance: Postfix = {
     port,
     dir,
+    version: spawnSync('/usr/sbin/postconf', ['-c', etc, '-h', 'mail_version'], { encoding: 'utf8' }).stdout.trim(),
     mailbox: (address) => maildir(dir, address),
+    count: (address) =>
+      ['new', 'cur'].reduce((n, sub) => {
+        const d = path.join(dir, 'mail', address.toLowerCase(), sub);
+        return n + (existsSync(d) ? readdirSync(d).length : 0);
+      }, 0),
     async waitForMail(address, count = 1, timeoutMs = 15_000) {
       try {
         return await until(async () => {
