@@ -22,6 +22,7 @@ import { mailWorker } from './mail-worker.bench.js';
 import { networkShip } from './network-ship.bench.js';
 import { oneClick } from './one-click.bench.js';
 import { poolerCost } from './pooler.bench.js';
+import { postfixSend } from './postfix-send.bench.js';
 import { roundTrips } from './round-trips.bench.js';
 import { smtpRcpt } from './smtp-rcpt.bench.js';
 import { storeCeilings } from './store-ceilings.bench.js';
@@ -51,6 +52,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'webhook-worker': webhookWorker,
   'mail-send': mailSend,
   'mail-worker': mailWorker,
+  'postfix-send': postfixSend,
   'one-click': oneClick,
   'inbound-parse': inboundParse,
   'smtp-rcpt': smtpRcpt,

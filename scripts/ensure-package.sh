@@ -2,7 +2,8 @@
 # ensure-package.sh PACKAGE PROGRAM: installs Debian's PACKAGE when PROGRAM (a command name or a path) is
 # missing. The test suite needs two: pgbouncer (a subset of the tests runs through a PgBouncer of its own,
 # test/helpers/pgbouncer.ts; the Debian service is never used) and chromium (Bull Board driven in
-# headless Chromium, test/api/board-browser.test.ts; playwright-core brings no browser of its own).
+# headless Chromium, test/api/board-browser.test.ts; playwright-core brings no browser of its own), plus postfix
+# and swaks (mail through a real MTA, test/helpers/postfix.ts: a private instance, never the system's own).
 set -euo pipefail
 package="$1"
 program="$2"
@@ -13,6 +14,12 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 echo "installing $package (apt-get)" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Postfix's package asks what kind of mail system this is: "No configuration" leaves the system's MTA unset
+# (no main.cf, nothing listening on port 25); the tests run an instance of their own with its own config.
+if [ "$package" = postfix ]; then
+  echo 'postfix postfix/main_mailer_type select No configuration' | debconf-set-selections
+  echo 'postfix postfix/mailname string localhost' | debconf-set-selections
+fi
 # Another apt run (a parallel install on this machine) holds the locks for a while: wait, then try again.
 for attempt in 1 2 3; do
   if apt-get update -qq -o DPkg::Lock::Timeout=120 >&2 &&

@@ -1,0 +1,290 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { afterAll, describe, expect } from 'vitest';
+import { ResultsResponse } from '../../api/routes/results.schemas.js';
+import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { upsertLead } from '../../src/leads/leads.service.js';
+import { it as base, type TestEnv } from '../helpers/fixture.js';
+import { BOUNCE_DOMAIN, INBOUND_DOMAIN, MAILBOX_DOMAIN, POSTFIX_HOSTNAME, startPostfix, swaks, type Postfix } from '../helpers/postfix.js';
+import { freePort, until } from '../helpers/processes.js';
+
+/**
+ * The mail loop through a real MTA: Debian's Postfix (test/helpers/postfix.ts, a private instance) is the
+ * relay between the service and local mailboxes. The service sends with its SMTP transport into Postfix,
+ * which delivers to Maildir mailboxes at MAILBOX_DOMAIN, refuses unknown users there at RCPT, bounces
+ * unknown users at BOUNCE_DOMAIN with its own DSN, and relays everything for INBOUND_DOMAIN by a transport
+ * map to the service's inbound SMTP listener. What comes back (Postfix's DSN, a reply sent with swaks) takes
+ * that road; nothing is handed to the service directly.
+ *
+ * Each part of the loop is a describe of its own, so each can grow with the sending side it tests.
+ */
+const inboundPort = await freePort();
+const ALICE = `alice@${MAILBOX_DOMAIN}`;
+const BOB = `bob@${MAILBOX_DOMAIN}`;
+const GHOST = `ghost@${BOUNCE_DOMAIN}`;
+/** The envelope sender of every mail the service sends today (MAIL_FROM): at the inbound domain, so bounces come back. */
+const BOUNCE_ADDRESS = `agent@${INBOUND_DOMAIN}`;
+
+const it = base.extend('postfix', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const postfix = await startPostfix({ users: [ALICE, BOB], inboundPort });
+  onCleanup(() => postfix.stop());
+  return postfix;
+});
+it.override('options', ({ postfix }) => ({
+  env: {
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_HOST: '127.0.0.1',
+    SMTP_PORT: String(postfix.port),
+    MAIL_FROM: `Growth Agent <${BOUNCE_ADDRESS}>`,
+    INBOUND_MAIL_DOMAIN: INBOUND_DOMAIN,
+    AGENT_WAIT_POLL_MS: '100',
+  },
+  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+}));
+
+let env: TestEnv;
+let postfix: Postfix;
+let inbound: InboundSmtp;
+it.beforeAll(async ({ env: e, postfix: p }) => {
+  env = e;
+  postfix = p;
+  inbound = await startInboundSmtp(env.rt, { port: inboundPort, host: '127.0.0.1' });
+});
+afterAll(async () => {
+  await inbound?.close();
+});
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+const SCOPES = ['agent:message', 'review:read', 'review:write', 'leads:read', 'results:read'] as const;
+
+interface World {
+  token: string;
+  accountId: string;
+  leadId: string;
+}
+
+/** An account with a lead at `domain` whose contacts are `emails`. */
+async function world(domain: string, emails: string[]): Promise<World> {
+  const { token, accountId } = await env.tenant([...SCOPES]);
+  const contacts = emails.map((email) => ({ name: email.split('@')[0]!, email }));
+  const { id: leadId } = await upsertLead(env.rt.db, accountId, { domain, contacts });
+  return { token, accountId, leadId };
+}
+
+async function say(w: World, text: string): Promise<void> {
+  const res = await env.api().post('/api/v1/agent/messages').set(auth(w.token)).send({ text, waitSeconds: 10 });
+  expect(res.status).toBe(200);
+  expect(res.body.message.status).toBe('replied');
+}
+
+type Card = { id: string; sourceType: string; payload: Record<string, unknown> };
+
+async function waiting(w: World, sourceType: string): Promise<Card[]> {
+  const res = await env.api().get('/api/v1/review').set(auth(w.token));
+  expect(res.status).toBe(200);
+  return (res.body.items as Card[]).filter((c) => c.sourceType === sourceType);
+}
+
+/** The agent drafts a mail to `to` about `topic` and a person sends the card: the API's answer. */
+async function draftAndSend(w: World, to: string, topic: string) {
+  await say(w, `draft an email to ${to} about ${topic}`);
+  const card = (await waiting(w, 'mail_draft')).find((c) => c.payload.to === to);
+  expect(card).toBeTruthy();
+  return env.api().post(`/api/v1/review/${card!.id}/send`).set(auth(w.token)).send({});
+}
+
+/** Messages in `address`'s mailbox whose subject has `text`, parsed. */
+async function delivered(address: string, text: string): Promise<ParsedMail[]> {
+  const all = await Promise.all(postfix.mailbox(address).map((raw) => simpleParser(raw)));
+  return all.filter((m) => m.subject?.includes(text));
+}
+
+/** Waits for the mail about `text` in `address`'s mailbox, and for Postfix's queue to drain (so a second copy would show). */
+async function arrived(address: string, text: string): Promise<ParsedMail[]> {
+  await until(async () => (await delivered(address, text)).length > 0, 15_000, 50);
+  await postfix.drained();
+  return delivered(address, text);
+}
+
+const header = (m: ParsedMail, key: string) => (m.headerLines.find((h) => h.key === key)?.line ?? '').replace(/\r?\n[ \t]+/g, ' ');
+const replyTokenOf = (m: ParsedMail) => /^reply\+([0-9a-z]+)@/.exec(m.replyTo!.value[0]!.address!)![1]!;
+
+async function email(w: World) {
+  const res = await env.api().get('/api/v1/results').set(auth(w.token));
+  expect(res.status).toBe(200);
+  const e = ResultsResponse.parse(res.body).results.email;
+  if (!e.available) throw new Error('email results not available');
+  return e.data.window;
+}
+
+async function lead(w: World) {
+  const res = await env.api().get(`/api/v1/leads/${w.leadId}`).set(auth(w.token));
+  expect(res.status).toBe(200);
+  return res.body.lead as { status: string; replyKind: string | null };
+}
+
+const blocked = async (w: World, address: string) =>
+  (await env.rt.db('blocklist_entries').where({ account_id: w.accountId, value: address }).first()) ?? null;
+
+/** The latest inbound message once the inbound-mail pool has settled it. */
+const settledInbound = (w: World) =>
+  until(async () => {
+    const row = await env.rt.db('inbound_messages').where({ account_id: w.accountId }).orderBy('received_at', 'desc').first();
+    return row && row.status !== 'received' ? row : null;
+  }, 15_000);
+
+describe('sending through Postfix', () => {
+  it('a sent card reaches the mailbox exactly once, with its Message-ID, Reply-To token and one-click List-Unsubscribe', async () => {
+    const w = await world(MAILBOX_DOMAIN, [ALICE]);
+    const res = await draftAndSend(w, ALICE, 'a note for the mailbox');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'sent', to: ALICE });
+
+    const [mail, ...more] = await arrived(ALICE, 'note for the mailbox');
+    expect(more).toHaveLength(0);
+    // Postfix took it from the service and delivered it itself.
+    expect(header(mail!, 'received')).toContain(`by ${POSTFIX_HOSTNAME} (Postfix)`);
+    expect(mail!.messageId).toMatch(new RegExp(`@${INBOUND_DOMAIN.replace('.', '\\.')}>$`));
+    expect(mail!.replyTo!.value[0]!.address).toMatch(new RegExp(`^reply\\+[0-9a-z]+@${INBOUND_DOMAIN.replace('.', '\\.')}$`));
+    expect(header(mail!, 'list-unsubscribe')).toMatch(/<mailto:unsubscribe\+[0-9a-z]+@inbound\.test(\?[^>]*)?>/);
+    expect(header(mail!, 'list-unsubscribe')).toMatch(/<https?:\/\/[^>]+\/u\/[0-9a-z]+>/);
+    expect(header(mail!, 'list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
+    // The envelope sender, as the mailbox records it: where Postfix sends a bounce.
+    expect(header(mail!, 'return-path')).toBe(`Return-Path: <${BOUNCE_ADDRESS}>`);
+    expect(await email(w)).toMatchObject({ sent: 1, bounces: 0 });
+  });
+});
+
+describe("Postfix's own DSN for an unknown user", () => {
+  it('comes back through the transport map to the inbound listener, bounces the lead and blocks the address', async () => {
+    const w = await world(BOUNCE_DOMAIN, [GHOST]);
+    // Postfix accepts the recipient at RCPT; its delivery agent then finds no such user and bounces.
+    const res = await draftAndSend(w, GHOST, 'a note nobody reads');
+    expect(res.status).toBe(200);
+
+    const row = await settledInbound(w);
+    expect(row).toMatchObject({ status: 'applied', kind: 'bounce' });
+    // Today the DSN is matched by the original's Message-ID, which Postfix's DSN quotes whole.
+    expect(row.details).toMatchObject({
+      rule: 'dsn-rfc3464',
+      matchedBy: 'original-message-id',
+      bounce: { type: 'hard', status: '5.1.1', recipient: GHOST },
+    });
+    await postfix.drained();
+    // The DSN went from Postfix's bounce daemon to the listener, by the transport map.
+    expect(postfix.log()).toMatch(
+      new RegExp(`to=<${BOUNCE_ADDRESS}>, relay=127\\.0\\.0\\.1\\[127\\.0\\.0\\.1\\]:${inboundPort}.*status=sent`),
+    );
+    expect(await lead(w)).toMatchObject({ status: 'bounced' });
+    expect((await blocked(w, GHOST))?.source).toBe('agent');
+    expect(await email(w)).toMatchObject({ sent: 1, bounces: 1 });
+    // The agent cannot draft to the address any more.
+    await say(w, `draft an email to ${GHOST} about anything`);
+    expect((await waiting(w, 'mail_draft')).filter((c) => c.payload.to === GHOST)).toEqual([]);
+  });
+});
+
+describe('a refusal at RCPT', () => {
+  it("answers the send with Postfix's 550 5.1.1 and delivers nothing", async () => {
+    const nobody = `nobody@${MAILBOX_DOMAIN}`;
+    const w = await world(MAILBOX_DOMAIN, [nobody]);
+    const res = await draftAndSend(w, nobody, 'a note refused at once');
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('rejected');
+    expect(res.body.message).toMatch(/550 5\.1\.1/);
+    expect(postfix.log()).toMatch(/NOQUEUE: reject: RCPT from .*550 5\.1\.1 <nobody@mailbox\.test>/);
+    expect(postfix.mailbox(nobody)).toEqual([]);
+  });
+});
+
+/** A reply as Thunderbird writes it, answering `sent`, from `from` to its reply+ address. */
+function thunderbirdReply(sent: ParsedMail, from: string): string {
+  const to = sent.replyTo!.value[0]!.address!;
+  return [
+    `Message-ID: <7c1e2f3a-9b8d-4c6e-a1f0-${Date.now()}@${MAILBOX_DOMAIN}>`,
+    `Date: ${new Date().toUTCString().replace('GMT', '+0000')}`,
+    'MIME-Version: 1.0',
+    'User-Agent: Mozilla Thunderbird',
+    `Subject: Re: ${sent.subject}`,
+    'Content-Language: en-US',
+    `To: Growth Agent <${to}>`,
+    `References: ${sent.messageId}`,
+    `From: Alice <${from}>`,
+    `In-Reply-To: ${sent.messageId}`,
+    'Content-Type: text/plain; charset=UTF-8; format=flowed',
+    'Content-Transfer-Encoding: 8bit',
+    '',
+    'Hi,',
+    '',
+    'Thanks, this sounds interesting. Could we set up a call next Tuesday or ',
+    'Wednesday afternoon?',
+    '',
+    'Alice',
+    '',
+    `On ${sent.date?.toUTCString()}, Growth Agent wrote:`,
+    ...sent
+      .text!.trim()
+      .split('\n')
+      .map((l) => `> ${l}`),
+    '',
+  ].join('\r\n');
+}
+
+describe('a reply through Postfix', () => {
+  it('sent with swaks to the reply+ address, it threads under our mail, makes the lead replied and wakes the agent', async () => {
+    const w = await world(MAILBOX_DOMAIN, [ALICE]);
+    expect((await draftAndSend(w, ALICE, 'a question for Alice')).status).toBe(200);
+    const [sent] = await arrived(ALICE, 'question for Alice');
+    const file = path.join(postfix.dir, `reply-${replyTokenOf(sent!)}.eml`);
+    writeFileSync(file, thunderbirdReply(sent!, ALICE));
+
+    // Alice's client hands the reply to Postfix, which relays it to the inbound listener by the transport map.
+    const out = swaks(postfix.port, [
+      '--ehlo',
+      'client.mailbox.test',
+      '--from',
+      ALICE,
+      '--to',
+      sent!.replyTo!.value[0]!.address!,
+      '--data',
+      file,
+    ]);
+    expect(out.status, out.output).toBe(0);
+    const row = await settledInbound(w);
+    expect(row.status).toBe('applied');
+    expect(row.details).toMatchObject({ matchedBy: 'reply-address' });
+    expect(await lead(w)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+    expect(await email(w)).toMatchObject({ sent: 1, replies: 1, positiveReplies: 1 });
+
+    // The agent woke and filed its follow-up to Alice, waiting for a person.
+    const followUp = await until(async () => (await waiting(w, 'mail_draft')).find((c) => c.payload.to === ALICE), 15_000);
+    expect(followUp.payload.inReplyTo).toEqual(expect.any(String));
+    expect(await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
+  });
+});
+
+describe('one-click unsubscribe', () => {
+  it("a POST to one contact's List-Unsubscribe URL, as a mailbox provider sends it, blocks that contact only", async () => {
+    const w = await world(MAILBOX_DOMAIN, [ALICE, BOB]);
+    expect((await draftAndSend(w, BOB, 'an offer for Bob')).status).toBe(200);
+    const [toBob] = await arrived(BOB, 'offer for Bob');
+    const url = /<(https?:\/\/[^>]+\/u\/[0-9a-z]+)>/.exec(header(toBob!, 'list-unsubscribe'))![1]!;
+
+    // RFC 8058: the provider POSTs `List-Unsubscribe=One-Click` to the URL, with no cookies and no login.
+    const res = await env
+      .api()
+      .post(new URL(url).pathname)
+      .set('User-Agent', 'Mozilla/5.0 (compatible; mailbox-provider one-click)')
+      .type('form')
+      .send('List-Unsubscribe=One-Click');
+    expect(res.status).toBe(200);
+    expect((await blocked(w, BOB))?.source).toBe('opt_out_reply');
+    expect(await blocked(w, ALICE)).toBeNull();
+    expect(await email(w)).toMatchObject({ unsubscribes: 1 });
+
+    // Alice, at the same company, can still be mailed, and it still reaches her.
+    expect((await draftAndSend(w, ALICE, 'an offer for Alice')).status).toBe(200);
+    expect(await arrived(ALICE, 'offer for Alice')).toHaveLength(1);
+  });
+});
