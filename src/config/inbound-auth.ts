@@ -1,11 +1,16 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { int } from '../env-rules.js';
 
 /** An authserv-id as receiving providers write it: a host name (RFC 8601 allows any token; these are what is seen). */
 const AUTHSERV_ID = /^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 
-/** A DNS server as `host` or `host:port` (IPv4, or a bracketed IPv6 with a port). */
-const DNS_SERVER = /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9A-Fa-f:.]+\]:\d{1,5}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$/;
+/** A DNS server as node's resolver takes it: an IP address, `ipv4:port` or `[ipv6]:port`. */
+const isDnsServer = (s: string): boolean => {
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(s) ?? /^([^:]+):(\d{1,5})$/.exec(s);
+  const [host, port] = m ? [m[1]!, Number(m[2])] : [s, 53];
+  return isIP(host) !== 0 && port > 0 && port < 65536;
+};
 
 const list = (s: string | undefined) =>
   (s ?? '')
@@ -28,7 +33,7 @@ export const inboundAuthEnv = {
     .string()
     .optional()
     .transform(list)
-    .refine((s) => s.every((x) => DNS_SERVER.test(x)), 'must be a comma-separated list of IP addresses, each with an optional :port'),
+    .refine((s) => s.every(isDnsServer), 'must be a comma-separated list of IP addresses, each with an optional :port'),
 } satisfies z.ZodRawShape;
 
 export function inboundAuthConfig(env: z.output<z.ZodObject<typeof inboundAuthEnv>>) {

@@ -78,7 +78,8 @@ function verdictOf(res: AuthenticateResult, fromDomain: string, mta: string): Se
       return { pass: true, method: 'dkim', domain: d, authservId: mta, checks };
   }
   const temp = [checks.dmarc?.result, checks.spf.result, ...checks.dkim.map((k) => k.result)].some((r) => r === 'temperror');
-  const summary = `dkim=${checks.dkim.map((k) => k.result).join(',') || 'none'} spf=${checks.spf.result} dmarc=${checks.dmarc?.result ?? 'none'}`;
+  const dkim = checks.dkim.map((k) => k.result).join(',') || 'none';
+  const summary = `dkim=${dkim} spf=${checks.spf.result} dmarc=${checks.dmarc?.result ?? 'none'}`;
   return {
     pass: false,
     reason: temp
