@@ -202,6 +202,22 @@ describe('our own check of mail received over SMTP', () => {
     expect(wake.data.content).toMatchObject({ verified: false });
   });
 
+  it('a DSN to the bounce address quoting nothing of ours: bounces the lead when signed by its domain, not when unsigned', async () => {
+    const dsnOf = (domain: string) => {
+      const text = mailFixture('forged-dsn').toString('latin1').replaceAll('acme.test', domain);
+      // Delivered straight to us: no provider above, so no Authentication-Results and Received of its own.
+      return Buffer.from(text.slice(text.indexOf('Date: ')), 'latin1');
+    };
+    const signed = await world();
+    const { row } = await deliver('', await sign(dsnOf(signed.domain), publishKey(signed.domain)));
+    expect(row).toMatchObject({ status: 'applied', kind: 'bounce', details: { matchedBy: 'sender', proof: 'sender-authentication' } });
+    expect(await signed.state()).toEqual({ lead: 'bounced', blocked: true, events: ['bounce'] });
+    const unsigned = await world();
+    const second = await deliver('', dsnOf(unsigned.domain));
+    expect(second.row).toMatchObject({ status: 'unplaced', kind: 'bounce', details: { proof: 'none', senderAuth: { pass: false } } });
+    expect(await unsigned.state()).toEqual(untouched);
+  });
+
   it('two accounts mailed the sender: nobody can tell which one it answers, kept unplaced even when signed', async () => {
     const w = await world();
     const { accountId: other } = await env.tenant();
