@@ -11,6 +11,9 @@ export interface InboundMessage {
   via: 'smtp' | 'http';
   mailFrom: string | null;
   rcptTo: string[];
+  /** SMTP only: the client's IP address and its HELO/EHLO name (what a sender check of our own needs). */
+  clientIp: string | null;
+  helo: string | null;
   size: number;
   receivedAt: number;
   status: InboundStatus;
@@ -32,6 +35,8 @@ export interface NewInbound {
   via: 'smtp' | 'http';
   mailFrom: string | null;
   rcptTo: string[];
+  clientIp?: string | null;
+  helo?: string | null;
   raw: Buffer;
   receivedAt: number;
 }
@@ -55,6 +60,8 @@ interface Row {
   via: 'smtp' | 'http';
   mail_from: string | null;
   rcpt_to: string[];
+  client_ip: string | null;
+  helo: string | null;
   size: number;
   received_at: string | number;
   status: InboundStatus;
@@ -75,6 +82,8 @@ const COLUMNS = [
   'via',
   'mail_from',
   'rcpt_to',
+  'client_ip',
+  'helo',
   'size',
   'received_at',
   'status',
@@ -95,6 +104,8 @@ const toMessage = (r: Row): InboundMessage => ({
   via: r.via,
   mailFrom: r.mail_from,
   rcptTo: r.rcpt_to,
+  clientIp: r.client_ip,
+  helo: r.helo,
   size: r.size,
   receivedAt: Number(r.received_at),
   status: r.status,
@@ -119,6 +130,8 @@ export function inboundRepository(q: Queryable) {
         via: m.via,
         mail_from: m.mailFrom,
         rcpt_to: JSON.stringify(m.rcptTo),
+        client_ip: m.clientIp ?? null,
+        helo: m.helo ?? null,
         raw: m.raw,
         size: m.raw.length,
         received_at: m.receivedAt,

@@ -11,7 +11,8 @@ import type { Outcome } from './inbound.types.js';
 import { matchMail, recipientsOf, tokenAddresses, type MatchedBy, type ThreadLookup } from './match.js';
 import { parseMail } from './parse.js';
 import { proofOf, type Proof } from './proof.js';
-import { senderAuthentication, type SenderAuth } from './sender-auth.js';
+import type { SenderAuth } from './sender-auth.js';
+import { senderAuthOf, smtpSenderMatch } from './smtp-sender.js';
 
 /** What parsing and applying a received message needs. */
 export type InboundDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
@@ -155,16 +156,17 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
     tokens.some((t) => t.kind === 'unsubscribe'),
   );
   const report = verdict.kind === 'bounce' || verdict.kind === 'complaint' || mail.reportType !== null;
-  const match = await matchMail(
+  const matchedAddress = report ? (verdict.bounce?.recipient ?? null) : mail.from;
+  let match = await matchMail(
     loadersFor(deps).threads,
     { domain, accountId: row.accountId, tokens, report, bounceRecipient: verdict.bounce?.recipient ?? null },
     mail,
   );
+  // Over SMTP with no token or thread header: the one account that mailed its sender, if only one did.
+  if (!match.ok && row.via === 'smtp' && !row.accountId && !tokens.length) match = await smtpSenderMatch(deps.db, matchedAddress, match);
   if (!match.ok) return { status: 'unplaced', reason: match.reason, kind: verdict.kind, rule: verdict.rule };
-  // Mail matched by address alone is believed only as far as the provider authenticated its sender.
-  const senderAuth =
-    match.matchedBy === 'sender' ? senderAuthentication(mail.from, mail.auth, config.inboundAuth.trustedAuthservIds) : null;
-  const matchedAddress = report ? (verdict.bounce?.recipient ?? null) : mail.from;
+  // Mail matched by address alone is believed only as far as its sender is authenticated (provider's or our own check).
+  const senderAuth = match.matchedBy === 'sender' ? await senderAuthOf(config, row, mail) : null;
   const evidence: Evidence = {
     matchedBy: match.matchedBy,
     proof: proofOf(match.matchedBy, matchedAddress, senderAuth),

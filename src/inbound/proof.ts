@@ -4,8 +4,9 @@ import { alignsWith, domainOf, type SenderAuth } from './sender-auth.js';
 /**
  * What shows that a received message answers mail of ours, so it may opt a lead out, bounce it, stop its
  * sequences or block its address: our reply token (reply+/unsubscribe+, also inside a report), one of our
- * Message-IDs (In-Reply-To, References, a report's original), or the provider's authentication of the
- * sender's domain. A message matched by its sender address alone proves none of these on its own: its
+ * Message-IDs (In-Reply-To, References, a report's original), or the authentication of the sender's
+ * domain: a trusted provider's Authentication-Results, or for mail received over our SMTP listener our
+ * own DKIM/SPF/DMARC check (smtp-auth.ts). A message matched by its sender address alone proves none of these on its own: its
  * `From` (or a report's failed recipient) is whatever the sender wrote.
  */
 export type Proof = 'token' | 'message-id' | 'sender-authentication';

@@ -162,8 +162,21 @@ export const domainOf = (address: string | null | undefined): string | null => {
 export const alignsWith = (domain: string | null, authenticated: string): boolean =>
   !!domain && authenticated.includes('.') && (domain === authenticated || domain.endsWith(`.${authenticated}`));
 
-/** The verdict kept on the message: which believed check passed for which domain, or why none did. */
-export type SenderAuth = { pass: true; method: 'dkim' | 'dmarc'; domain: string; authservId: string } | { pass: false; reason: string };
+/** What our own check of SMTP-received mail found (src/inbound/smtp-auth.ts): no key, signature or text of the mail. */
+export interface OwnChecks {
+  dkim: { domain: string; result: string; aligned: boolean }[];
+  spf: { domain: string | null; result: string };
+  dmarc: { result: string; policy: string | null } | null;
+}
+
+/**
+ * The verdict kept on the message: which believed check passed for which domain, or why none did; with
+ * `checks` when we checked the sender ourselves (mail received over our SMTP listener).
+ */
+export type SenderAuth = (
+  | { pass: true; method: 'dkim' | 'dmarc'; domain: string; authservId: string }
+  | { pass: false; reason: string }
+) & { checks?: OwnChecks };
 
 /**
  * Whether the provider's believed results show the `From` domain authenticated: `dmarc=pass` with

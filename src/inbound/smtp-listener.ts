@@ -170,7 +170,8 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       chunks.length = 0;
       const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       const rcptTo = session.envelope.rcptTo.map((r) => r.address);
-      storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: from || null, rcptTo, raw }).then(
+      const client = { clientIp: session.remoteAddress.replace(/^::ffff:/i, ''), helo: session.hostNameAppearsAs || null };
+      storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw }).then(
         (id) => {
           answer(null, `OK: queued as ${id}`);
           log.info({ inboundId: id, size }, 'inbound message stored');

@@ -1,0 +1,233 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { dkimSign } from 'mailauth';
+import { afterAll, describe, expect } from 'vitest';
+import { isBlocked } from '../../src/blocklist/blocklist.service.js';
+import { inboundRepository, type InboundMessage } from '../../src/inbound/inbound.repository.js';
+import { bounceAddress, startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { getLead } from '../../src/leads/leads.service.js';
+import { startDnsStandIn } from '../helpers/dns-server.js';
+import { buildLead, buildThread } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { mailFixture } from '../helpers/mail-fixtures.js';
+import { waitFor } from '../helpers/processes.js';
+import { smtpSend } from '../helpers/smtp-client.js';
+
+// Mail received over our own SMTP listener with no token or thread header of ours (a fresh message to our
+// visible address, the bounce address) is matched by its sender when one account alone mailed it; it may
+// opt the lead out only when our own DKIM/SPF/DMARC check (mailauth, against the DNS stand-in on
+// loopback) authenticates its From domain. The client is this test, on 127.0.0.1.
+
+const DNS_TIMEOUT_MS = 1500;
+const dns = await startDnsStandIn();
+let env: TestEnv;
+let smtp: InboundSmtp;
+let ourAddress: string;
+it.override('options', {
+  env: { INBOUND_AUTH_DNS_SERVERS: dns.address, INBOUND_AUTH_DNS_TIMEOUT_MS: String(DNS_TIMEOUT_MS) },
+  pools: ['inbound-mail'],
+});
+it.beforeAll(async ({ env: e }) => {
+  env = e;
+  smtp = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
+  ourAddress = bounceAddress(env.rt.config)!;
+});
+afterAll(async () => {
+  await smtp?.close();
+  await dns.close();
+});
+
+/** An RSA key whose public half is published as `<selector>._domainkey.<domain>` in the DNS stand-in. */
+function publishKey(domain: string, selector = 's2026') {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+  dns.txt.set(`${selector}._domainkey.${domain}`, [`v=DKIM1; k=rsa; p=${p}`]);
+  return { domain, selector, privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() };
+}
+
+/** DKIM-signs `raw` as the sender's provider does: the signature field on top. */
+async function sign(raw: Buffer, key: ReturnType<typeof publishKey>): Promise<Buffer> {
+  // mailauth signs what `signatureData` lists (its top-level signingDomain/selector/privateKey make no signature).
+  const one = { signingDomain: key.domain, selector: key.selector, privateKey: key.privateKey };
+  const res = await dkimSign(raw, { ...one, signatureData: [one] });
+  expect(res.errors).toEqual([]);
+  expect(res.signatures).toMatch(/^DKIM-Signature: /);
+  return Buffer.concat([Buffer.from(res.signatures), raw]);
+}
+
+/**
+ * A lead at a domain of its own (so no other account mailed its contact), mailed once by a fresh account;
+ * the domain's DMARC record (p=reject) and an SPF record that permits nobody are published.
+ */
+async function world() {
+  const domain = `d${Math.random().toString(36).slice(2, 10)}.test`;
+  const jane = `jane@${domain}`;
+  const { accountId } = await env.tenant();
+  const lead = await buildLead(env.rt.db, accountId, { domain, status: 'contacted', contacts: [{ email: jane }] });
+  await buildThread(env.rt.db, accountId, { leadId: lead.id, to: jane });
+  dns.txt.set(domain, ['v=spf1 -all']);
+  dns.txt.set(`_dmarc.${domain}`, ['v=DMARC1; p=reject; adkim=r; aspf=r']);
+  const state = async () => ({
+    lead: (await getLead(env.rt.db, accountId, lead.id)).status,
+    blocked: await isBlocked(env.rt.db, accountId, jane),
+    events: (await env.rt.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+  });
+  const message = Buffer.from(mailFixture('fresh-unsubscribe').toString('latin1').replaceAll('acme.test', domain), 'latin1');
+  return { accountId, domain, jane, message, state };
+}
+
+const untouched = { lead: 'contacted', blocked: false, events: [] };
+const optedOut = { lead: 'unsubscribed', blocked: true, events: ['opt_out', 'reply'] };
+
+/** Sends over SMTP to our visible address and waits until processing settled the message. */
+async function deliver(mailFrom: string, raw: Buffer): Promise<{ row: InboundMessage; ms: number }> {
+  const answer = await smtpSend(smtp.port, { from: mailFrom, to: [ourAddress], raw });
+  expect(answer).toMatchObject({ ok: true });
+  const started = Date.now();
+  const id = /queued as (\S+)/.exec(answer.response)![1]!;
+  let row: InboundMessage | null = null;
+  await waitFor(async () => {
+    row = await inboundRepository(env.rt.db).find(id);
+    return row !== null && row.status !== 'received';
+  }, `inbound ${id} settled`);
+  return { row: row!, ms: Date.now() - started };
+}
+
+describe('our own check of mail received over SMTP', () => {
+  it('the listener keeps the client address and HELO name on the row', async () => {
+    const w = await world();
+    const { row } = await deliver(w.jane, w.message);
+    expect(row).toMatchObject({ via: 'smtp', clientIp: '127.0.0.1', mailFrom: w.jane });
+    expect(row.helo).toEqual(expect.any(String));
+  });
+
+  it('signed by the lead domain, DMARC aligned: "please unsubscribe me" opts the lead out', async () => {
+    const w = await world();
+    const { row } = await deliver(w.jane, await sign(w.message, publishKey(w.domain)));
+    expect(row).toMatchObject({
+      status: 'applied',
+      accountId: w.accountId,
+      kind: 'reply',
+      replyKind: 'unsubscribe',
+      details: {
+        matchedBy: 'sender',
+        proof: 'sender-authentication',
+        senderAuth: {
+          pass: true,
+          method: 'dmarc',
+          domain: w.domain,
+          authservId: 'localhost',
+          checks: { dkim: [{ domain: w.domain, result: 'pass', aligned: true }], spf: { result: 'fail' }, dmarc: { result: 'pass' } },
+        },
+      },
+    });
+    expect(await w.state()).toEqual(optedOut);
+  });
+
+  it('a signature that does not verify (the body changed after signing): applied unverified, nothing opted out', async () => {
+    const w = await world();
+    const signed = await sign(w.message, publishKey(w.domain));
+    const tampered = Buffer.from(signed.toString('latin1').replace('Please unsubscribe me', 'Please unsubscribe us'), 'latin1');
+    const { row } = await deliver(w.jane, tampered);
+    expect(row).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { matchedBy: 'sender', proof: 'none' } });
+    const auth = row.details!.senderAuth as {
+      pass: boolean;
+      reason: string;
+      checks: { dkim: { result: string }[]; dmarc: { result: string } };
+    };
+    expect(auth.pass).toBe(false);
+    expect(auth.checks.dkim[0]!.result).not.toBe('pass');
+    expect(auth.checks.dmarc.result).toBe('fail');
+    expect(await w.state()).toEqual(untouched);
+    const [wake] = await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    expect(wake.data.content).toMatchObject({ verified: false, replyKind: 'unsubscribe', from: w.jane });
+  });
+
+  it('validly signed, but by another domain (not aligned): nothing opted out', async () => {
+    const w = await world();
+    const other = `o${Math.random().toString(36).slice(2, 10)}.test`;
+    const { row } = await deliver(w.jane, await sign(w.message, publishKey(other)));
+    expect(row).toMatchObject({
+      status: 'applied',
+      details: {
+        proof: 'none',
+        senderAuth: { pass: false, checks: { dkim: [{ domain: other, result: 'pass', aligned: false }], dmarc: { result: 'fail' } } },
+      },
+    });
+    expect(await w.state()).toEqual(untouched);
+  });
+
+  it('unsigned, SPF passes for the client address with DMARC aligned on SPF: opted out; SPF with no DMARC record: not', async () => {
+    const w = await world();
+    dns.txt.set(w.domain, ['v=spf1 ip4:127.0.0.1 -all']);
+    const { row } = await deliver(w.jane, w.message);
+    expect(row).toMatchObject({
+      details: {
+        proof: 'sender-authentication',
+        senderAuth: {
+          pass: true,
+          method: 'dmarc',
+          checks: { dkim: [], spf: { domain: w.domain, result: 'pass' }, dmarc: { result: 'pass' } },
+        },
+      },
+    });
+    expect(await w.state()).toEqual(optedOut);
+
+    const bare = await world();
+    dns.txt.set(bare.domain, ['v=spf1 ip4:127.0.0.1 -all']);
+    dns.txt.delete(`_dmarc.${bare.domain}`);
+    const second = await deliver(bare.jane, bare.message);
+    expect(second.row).toMatchObject({
+      details: { proof: 'none', senderAuth: { pass: false, checks: { spf: { result: 'pass' }, dmarc: { result: 'none' } } } },
+    });
+    expect(await bare.state()).toEqual(untouched);
+  });
+
+  it('DNS does not answer: not proven, applied as an unverified reply within the DNS deadline', async () => {
+    const w = await world();
+    const signed = await sign(w.message, publishKey(w.domain));
+    dns.silent = true;
+    try {
+      const asked = dns.queries.length;
+      const { row, ms } = await deliver(w.jane, signed);
+      expect(dns.queries.length).toBeGreaterThan(asked);
+      expect(row).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof: 'none', senderAuth: { pass: false } } });
+      expect((row.details!.senderAuth as { reason: string }).reason).toContain('temperror');
+      // The check's own deadline, plus processing and the poll of this test.
+      expect(ms).toBeLessThan(DNS_TIMEOUT_MS + 2500);
+    } finally {
+      dns.silent = false;
+    }
+    expect(await w.state()).toEqual(untouched);
+    const [wake] = await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    expect(wake.data.content).toMatchObject({ verified: false });
+  });
+
+  it('a DSN to the bounce address quoting nothing of ours: bounces the lead when signed by its domain, not when unsigned', async () => {
+    const dsnOf = (domain: string) => {
+      const text = mailFixture('forged-dsn').toString('latin1').replaceAll('acme.test', domain);
+      // Delivered straight to us: no provider above, so no Authentication-Results and Received of its own.
+      return Buffer.from(text.slice(text.indexOf('Date: ')), 'latin1');
+    };
+    const signed = await world();
+    const { row } = await deliver('', await sign(dsnOf(signed.domain), publishKey(signed.domain)));
+    expect(row).toMatchObject({ status: 'applied', kind: 'bounce', details: { matchedBy: 'sender', proof: 'sender-authentication' } });
+    expect(await signed.state()).toEqual({ lead: 'bounced', blocked: true, events: ['bounce'] });
+    const unsigned = await world();
+    const second = await deliver('', dsnOf(unsigned.domain));
+    expect(second.row).toMatchObject({ status: 'unplaced', kind: 'bounce', details: { proof: 'none', senderAuth: { pass: false } } });
+    expect(await unsigned.state()).toEqual(untouched);
+  });
+
+  it('two accounts mailed the sender: nobody can tell which one it answers, kept unplaced even when signed', async () => {
+    const w = await world();
+    const { accountId: other } = await env.tenant();
+    await buildThread(env.rt.db, other, { to: w.jane });
+    const { row } = await deliver(w.jane, await sign(w.message, publishKey(w.domain)));
+    expect(row).toMatchObject({
+      status: 'unplaced',
+      accountId: null,
+      reason: 'no token or thread header, and more than one account mailed its sender',
+    });
+    expect(await w.state()).toEqual(untouched);
+  });
+});
