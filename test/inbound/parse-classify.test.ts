@@ -60,6 +60,7 @@ const EXPECTED: Record<string, Record<string, unknown>> = {
   },
   'gmail-dsn-failure': { kind: 'bounce', bounce: { type: 'hard', recipient: 'jane@acme.test', status: '5.1.1' } },
   'forged-unsubscribe': { kind: 'reply', replyKind: 'unsubscribe' },
+  'fresh-unsubscribe': { kind: 'reply', replyKind: 'unsubscribe' },
   'forged-dsn': { kind: 'bounce', rule: 'dsn-rfc3464', bounce: { type: 'hard', recipient: 'jane@acme.test', status: '5.1.1' } },
   'qmail-bounce': {
     kind: 'bounce',
