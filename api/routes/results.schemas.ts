@@ -75,6 +75,7 @@ export const ResultsResponse = z
           positiveReplies: unknownOr(count),
           replyRate: unknownOr(z.number()),
           bounces: unknownOr(count),
+          delayed: unknownOr(count),
           unsubscribes: count,
           optOuts: count,
           clicks: count,

@@ -35,12 +35,14 @@ export type Lookup = { state: 'sent'; providerId: string } | { state: 'not_found
 
 /**
  * The service was not reached, or refused the work before taking it: nothing shipped. `permanent`
- * means it answered no for good; otherwise a retry may succeed.
+ * means it answered no for good; otherwise a retry may succeed. `refusal`: the mail relay's answer about
+ * the recipient itself (at RCPT or DATA: a 5xx is a hard bounce, a 4xx a soft failure), with its code and words.
  */
 export class NotShipped extends Error {
   constructor(
     message: string,
     readonly permanent = false,
+    readonly refusal: { code: number; reply: string } | null = null,
   ) {
     super(message);
     this.name = 'NotShipped';

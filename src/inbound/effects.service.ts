@@ -62,6 +62,8 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
     case 'auto_reply':
       return;
     case 'bounce': {
+      // A soft DSN (`Action: delayed`, or a 4.x.x): the MTA is still trying. Counted once per send, nothing blocked.
+      if (outcome.bounce?.type === 'soft') event('delayed', `delayed-${sendId}`);
       if (outcome.bounce?.type !== 'hard') return;
       const why = [outcome.bounce.status, outcome.bounce.diagnostic].filter(Boolean).join(' ');
       w.blocks.push({ accountId, value: thread.to, reason: `hard bounce${why ? `: ${why}` : ''}`.slice(0, 500) });
@@ -126,7 +128,7 @@ function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInp
  *   (and `positive_reply` when interested), the recipient's sequences stop, the agent wakes;
  * - auto_reply: nothing changes (an out-of-office is not an answer; the sequence goes on);
  * - bounce: hard → lead `bounced`, the address blocked (source `agent`, removable), `email.bounce`,
- *   sequences stop; soft → nothing changes (the MTA retries; a later hard bounce settles it);
+ *   sequences stop; soft → `email.delayed` and nothing else (the MTA retries; a later hard bounce settles it);
  * - unsubscribe, complaint: the address on the block list for good (`opt_out_reply`), lead
  *   `unsubscribed`, `email.opt_out`, sequences stop;
  * - unverified (nothing proves it answers our mail): a human reply wakes the agent, marked unverified,

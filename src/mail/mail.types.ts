@@ -20,6 +20,16 @@ export interface Accepted {
 }
 
 /**
+ * The relay's answer about this recipient: its reply to RCPT TO or to DATA (the command or the message),
+ * as the server wrote it (`550 5.1.1 <a@b>: Recipient address rejected`). A 5xx is a hard bounce, a 4xx a
+ * soft failure; an answer to the connection, EHLO, AUTH or MAIL FROM is about us, never the recipient.
+ */
+export interface RecipientRefusal {
+  code: number;
+  reply: string;
+}
+
+/**
  * The provider was not reached, or refused the message before taking it: nothing was sent.
  * `permanent` means the provider answered no (a 5xx); otherwise a retry may succeed.
  */
@@ -27,6 +37,7 @@ export class NotSent extends Error {
   constructor(
     message: string,
     readonly permanent = false,
+    readonly refusal: RecipientRefusal | null = null,
   ) {
     super(message);
     this.name = 'NotSent';

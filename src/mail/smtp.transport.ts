@@ -1,10 +1,34 @@
 import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { composeRaw } from './compose.js';
-import { AnswerLost, messageIdOf, NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
+import {
+  AnswerLost,
+  messageIdOf,
+  NotSent,
+  type Accepted,
+  type Lookup,
+  type MailMessage,
+  type MailTransport,
+  type RecipientRefusal,
+} from './mail.types.js';
 
 /** The bare address of `Name <a@b>` (the SMTP envelope takes only the address). */
 const bare = (address: string) => /<([^>]+)>/.exec(address)?.[1] ?? address.trim();
+
+/** What nodemailer's connection puts on an error: the server's reply, its code, and the command it answered. */
+type SmtpError = Error & { responseCode?: number; response?: string; command?: string };
+
+/**
+ * The server's answer about the recipient: a 4xx/5xx to RCPT TO (one recipient a send, so "all
+ * recipients were rejected" is this one) or to DATA (the command, or the message after its dot). Null
+ * for anything else: no answer, or an answer to the connection, EHLO, AUTH or MAIL FROM.
+ */
+function recipientRefusal(err: SmtpError): RecipientRefusal | null {
+  const code = err.responseCode ?? 0;
+  if (code < 400 || code > 599 || (err.command !== 'RCPT TO' && err.command !== 'DATA')) return null;
+  const reply = (err.response ?? String(code)).replace(/\s+/g, ' ').trim().slice(0, 500);
+  return { code, reply };
+}
 
 export interface SmtpOptions {
   host: string;
@@ -50,12 +74,12 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
           if (err) reject(err);
           else resolve(accepted!);
         };
-        const fail = (err: Error & { responseCode?: number }) => {
+        const fail = (err: SmtpError) => {
           const code = err.responseCode ?? 0;
           // A reply code is an answer, even to the message itself: 4xx/5xx after DATA means the server did
           // not take responsibility for it (RFC 5321 §4.2.5). Only silence after the data is a lost answer.
           if (dataDone && !code) return finish(new AnswerLost(`no answer from the SMTP server after the message was sent: ${err.message}`));
-          return finish(new NotSent(`the SMTP server did not take the message: ${err.message}`, code >= 500));
+          return finish(new NotSent(`the SMTP server did not take the message: ${err.message}`, code >= 500, recipientRefusal(err)));
         };
         const timer = setTimeout(() => fail(new Error('timed out')), opts.sendTimeoutMs);
         conn.on('error', fail);

@@ -20,7 +20,7 @@ const MEASURED = ['visit', 'scanner_click', 'conversion'] as const;
  * its own currency, which `conversions` keeps).
  */
 export const CHANNEL_EVENT_TYPES = {
-  email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'opt_out', 'complaint', ...MEASURED], shipped: 'sent' },
+  email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'delayed', 'opt_out', 'complaint', ...MEASURED], shipped: 'sent' },
   // Issue 18: the ad platform's metrics (`impression`, `platform_click`, `platform_conversion`: amount = how many;
   // `spend`: amount = money spent) and an applied budget change (`budget_change`: amount = the change).
   ads: {

@@ -90,6 +90,8 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
         positiveReplies: heard(n('positive_reply')),
         replyRate: heard(ratio(n('reply'), n('sent'))),
         bounces: heard(n('bounce')),
+        // Sends a receiving server reported as delayed (a DSN with `Action: delayed`): still being tried, nothing blocked.
+        delayed: heard(n('delayed')),
         // One-click unsubscribe works without received mail, so these are always known.
         unsubscribes: Math.max(0, n('opt_out') - n('complaint')),
         optOuts: n('opt_out'),

@@ -37,7 +37,7 @@ interface ShapeInput {
   sourceType: string;
   status: string;
   budgetChange?: unknown;
-  /** Read only for a sent sequence card: `resolution.sequence` says whether its follow-ups are still running. */
+  /** Read for a sent sequence card (`resolution.sequence`: its follow-ups still running?) and a bounced send (`bounced`). */
   resolution?: unknown;
 }
 
@@ -72,6 +72,8 @@ const CLOSED_LABELS: Record<string, string> = {
 /** The label of the primary button: what pressing it does now. */
 export function primaryLabelFor(c: ShapeInput): string {
   if (isRunningSequence(c)) return 'Running';
+  // A send the mail relay refused for good (src/review/refusals.service.ts): settled, nothing went out.
+  if (c.status === 'resolved' && (c.resolution as { bounced?: unknown } | null)?.bounced === true) return 'Bounced';
   const closed = CLOSED_LABELS[c.status];
   if (closed) return closed;
   if (c.sourceType === DELIVERY_QUESTION_SOURCE) return 'Confirm delivery';

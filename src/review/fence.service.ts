@@ -10,6 +10,7 @@ import { recordChannelEvent } from '../results/channel-events.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import type { ReviewDeps } from './review.types.js';
+import { clearSoftFailures } from './refusals.service.js';
 import { startSequence, stepShipped } from './sequences.service.js';
 import { raiseTrust } from './trust.service.js';
 
@@ -94,6 +95,7 @@ export async function settleSent(db: Db, fence: Fence, providerId: string | null
       settledAt: at,
     });
     if (!settled) return false;
+    await clearSoftFailures(trx, fence.accountId, fence.to);
     const card = await markShipped(trx, fence, at, { changed: !o.unchanged });
     if (card && fence.decidedBy === 'person' && o.unchanged && card.kindOfWork) await raiseTrust(trx, fence.accountId, card.kindOfWork, at);
     return true;

@@ -11,6 +11,7 @@ import { cardsRepository, type Card, type CardChanges } from './cards.repository
 import { fencesRepository, type Fence } from './fence.repository.js';
 import { privateTextIn } from './private-text.js';
 import { recordKnownOutcome } from './record-outcome.js';
+import { settleRefusal } from './refusals.service.js';
 import { fenceWork, markPending, releaseFence, settleSent } from './fence.service.js';
 import type { ReviewDeps } from './review.types.js';
 import { queueNextStep } from './sequences.service.js';
@@ -159,6 +160,7 @@ export async function shipFenced(
   try {
     accepted = await adapter.ship({ ...work, body: fence.body, details: fence.details }, fence.idempotencyKey);
   } catch (err) {
+    if (err instanceof NotShipped && err.refusal) await refusedByRelay(deps, fence, err, opts.whenNotSent);
     if (err instanceof NotShipped) {
       const s = adapter.service;
       const sentence = err.permanent ? `${s} refused the message: ${err.message}` : `${s} could not be reached; nothing was sent`;
@@ -192,6 +194,32 @@ export async function shipFenced(
     );
   }
   return accepted.providerId;
+}
+
+/**
+ * The mail relay answered about the recipient (at RCPT or DATA): settled by settleRefusal. A hard bounce
+ * is 409 `rejected`; a soft failure under the limit is 503 `unavailable` (the card is pending again); a
+ * fence another path settled first is left to that path (503 `delivery_pending`: read the card again).
+ */
+async function refusedByRelay(deps: ReviewDeps, fence: Fence, err: NotShipped, whenNotSent: ShipOptions['whenNotSent']): Promise<never> {
+  const permanent = err.refusal!.code >= 500;
+  const sentence = permanent ? `the mail service refused the message: ${err.message}` : 'the mail service deferred the message';
+  const outcome = await recordKnownOutcome(deps.logger, fence.id, 'not_sent', () =>
+    settleRefusal(deps.db, fence, err.refusal!, {
+      softLimit: deps.config.mailFailures.softFailuresBeforeBlock,
+      cardChanges: whenNotSent?.(permanent, `${sentence}; nothing was sent`),
+    }),
+  );
+  const retryAfter = deps.config.mail.retryAfterSeconds;
+  if (outcome.kind === 'bounced') throw new Rejected(`${sentence}; nothing was sent, and ${fence.to} is now on the block list`);
+  if (outcome.kind === 'deferred') {
+    throw new MailNotSettled(
+      'unavailable',
+      `the mail service deferred the message (${err.refusal!.reply}); retry this same send`,
+      retryAfter,
+    );
+  }
+  throw new MailNotSettled('delivery_pending', 'this send was settled by another path; read the card again', retryAfter);
 }
 
 const ANSWER_LOST = 'took the message but its answer was lost; delivery is being confirmed, so retry this same send later';

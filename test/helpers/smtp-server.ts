@@ -25,10 +25,24 @@ export type SmtpMode =
   /** Reads each message whole, then refuses it with `code` (4xx: try later, 5xx: never): it is not taken, nor recorded. */
   | { kind: 'refuse'; code: number };
 
+/**
+ * A refusal of one recipient address, whatever the mode: at `rcpt` (answering RCPT TO) or at `data` (after
+ * reading the message whole), with `code` and `text` as a relay writes them (`550`, `5.1.1 user unknown`),
+ * for the next `times` messages to it (unset: every one).
+ */
+export interface AddressRefusal {
+  at: 'rcpt' | 'data';
+  code: number;
+  text: string;
+  times?: number;
+}
+
 export interface TestSmtp {
   port: number;
   received: ReceivedMail[];
   mode: SmtpMode;
+  /** Refusals by recipient address (lowercase), checked before the mode. */
+  refusals: Map<string, AddressRefusal>;
   /** Emits `accepted` (with the ReceivedMail) the moment the server has answered 250 to a message. */
   events: EventEmitter;
   /** How many messages were taken per key (`key` picks it: recipient, Message-ID, …), in arrival order. */
@@ -43,6 +57,7 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
     port: 0,
     received,
     mode,
+    refusals: new Map(),
     events: new EventEmitter(),
     countBy(key) {
       const counts = new Map<string, number>();
@@ -54,11 +69,20 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
     },
     close: async () => {},
   };
+  /** The error a refusal of `address` at this stage answers with (spending one of its `times`), or null. */
+  const refusalOf = (address: string, at: AddressRefusal['at']) => {
+    const r = state.refusals.get(address.toLowerCase());
+    if (r?.at !== at || r.times === 0) return null;
+    if (r.times !== undefined) r.times--;
+    return Object.assign(new Error(r.text), { responseCode: r.code });
+  };
   const server: SMTPServer = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
-    onRcptTo(_address, _session, callback) {
+    onRcptTo(address, _session, callback) {
+      const refused = refusalOf(address.address, 'rcpt');
+      if (refused) return callback(refused);
       const m = state.mode;
       if (m.kind === 'busy' && m.times > 0) {
         m.times--;
@@ -71,6 +95,8 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
+        const refused = refusalOf(session.envelope.rcptTo[0]?.address ?? '', 'data');
+        if (refused) return callback(refused);
         const refusal = state.mode;
         if (refusal.kind === 'refuse') {
           callback(Object.assign(new Error(refusal.code >= 500 ? 'message refused' : 'try again later'), { responseCode: refusal.code }));

@@ -73,7 +73,7 @@ it('an automatic reply changes nothing: no status, no stop, no wake', async () =
   expect((await seq()).status).toBe('active');
 });
 
-it('a hard bounce blocks the address (removable), marks the lead bounced and stops the sequence; a soft one changes nothing', async () => {
+it('a hard bounce blocks the address (removable), marks the lead bounced, stops the sequence; a soft one counts as delayed', async () => {
   const { accountId, leadId, thread } = await world();
   const seq = await sequenceFor(accountId, 'jane@acme.test', leadId);
   const soft = await apply(thread, {
@@ -82,6 +82,10 @@ it('a hard bounce blocks the address (removable), marks the lead bounced and sto
   });
   expect(soft.blocked).toBe(false);
   expect((await seq()).status).toBe('active');
+  expect(await emailWindow(accountId)).toMatchObject({ delayed: 1, bounces: 0 });
+  // A second warning about the same send counts once.
+  await apply(thread, { kind: 'bounce', bounce: { type: 'soft', recipient: 'jane@acme.test', status: '4.4.1', diagnostic: null } });
+  expect(await emailWindow(accountId)).toMatchObject({ delayed: 1, bounces: 0 });
   const hard = await apply(thread, {
     kind: 'bounce',
     bounce: { type: 'hard', recipient: 'jane@acme.test', status: '5.1.1', diagnostic: 'user unknown' },

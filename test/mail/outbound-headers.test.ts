@@ -127,9 +127,9 @@ describe('a mail shipped over SMTP', () => {
   });
 
   it('gives the send after a refused one a fresh token and Message-ID (the refused fence keeps its own, unsent)', async () => {
-    smtp.mode = { kind: 'refuse', code: 554 };
+    smtp.mode = { kind: 'refuse', code: 451 };
     const first = await sendMailCard('nia@acme.test', 'subject-refused');
-    expect(first.res.status).toBe(409);
+    expect(first.res.status).toBe(503);
     smtp.mode = { kind: 'accept' };
     const again = await env.api().post(`/api/v1/review/${first.card.id}/send`).set(auth(first.token)).send({});
     expect(again.status).toBe(200);

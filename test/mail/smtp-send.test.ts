@@ -125,7 +125,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     },
   );
 
-  it('takes a 5xx reply to the message itself as a refusal: 409 rejected, nothing sent, the card can be sent again', async () => {
+  it('takes a 5xx reply to the message itself as a hard bounce: 409 rejected, nothing sent, the card settled', async () => {
     smtp.mode = { kind: 'refuse', code: 554 };
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
@@ -137,10 +137,10 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(res.body.message).toMatch(/^the mail service refused the message: .*554/);
     expect((await env.rt.db('mail_sends').where({ card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
-    expect(item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
+    expect(item).toMatchObject({ status: 'resolved', actions: [], resolution: { action: 'send', bounced: true } });
     smtp.mode = { kind: 'accept' };
-    expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
-    expect(copiesOf('subject-554')).toBe(1);
+    expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(409);
+    expect(copiesOf('subject-554')).toBe(0);
   });
 
   it('takes a 4xx reply to the message itself as not sent: 503 unavailable, and the same send later goes out once', async () => {

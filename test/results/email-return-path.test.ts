@@ -36,6 +36,7 @@ it('reports replies, bounces and the reply rate as unknown (null) until the acco
     positiveReplies: null,
     replyRate: null,
     bounces: null,
+    delayed: null,
     // One-click unsubscribes reach the service without received mail: known either way.
     unsubscribes: 1,
     optOuts: 2,
@@ -50,6 +51,7 @@ it('reports replies, bounces and the reply rate as unknown (null) until the acco
     positiveReplies: 1,
     replyRate: 0.5,
     bounces: 0,
+    delayed: 0,
     unsubscribes: 1,
     optOuts: 2,
   });

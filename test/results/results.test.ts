@@ -82,6 +82,7 @@ describe('GET /results channels', () => {
       replies: 0,
       positiveReplies: 0,
       bounces: 0,
+      delayed: 0,
       unsubscribes: 0,
       optOuts: 0,
       replyRate: null,

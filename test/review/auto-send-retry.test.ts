@@ -21,6 +21,8 @@ it.override('options', ({ smtp }) => ({
     TRUST_AUTO_RESOLVE_AFTER: '3',
     TRUST_AUTO_RESOLVE_DELAY_MS: '200',
     CARD_SWEEP_MS: '600000',
+    // The ladder's own tries run out here; blocking after repeated 451s is tested in test/mail/relay-refusals.test.ts.
+    MAIL_SOFT_FAILURES_BEFORE_BLOCK: '100',
   },
   pools: ['card-timers', 'mail-sends'],
 }));
@@ -97,18 +99,20 @@ describe('an automatic send that finds the mail service out of reach', () => {
     expect(await fences(card.id)).toEqual(['not_sent', 'not_sent', 'not_sent', 'sent']);
   }, 60_000);
 
-  it('leaves a card the mail service refused for good to a person, saying why', async () => {
+  it('settles a card the mail service refused for good as a hard bounce: the address blocked, the card never sendable again', async () => {
     smtp.mode = { kind: 'refuse', code: 554 };
     const card = await trustedDraft('ed@retry.test');
-    // The fence first: a card read after its fence exists and found pending was read after the release.
     const given = await until(async () => {
-      if ((await fences(card.id)).length !== 1) return null;
       const c = await row(card.accountId, card.id);
-      return c?.status === 'pending' && c;
+      return c?.status === 'resolved' && c;
     }, 30_000);
-    expect(given.autoResolveAt).toBeNull();
-    expect((given.detail as { note: string }).note).toMatch(/^Not sent automatically: the mail service refused the message: .*554/);
+    expect(given).toMatchObject({ autoResolveAt: null, actions: [], primaryLabel: 'Bounced' });
+    expect(given.resolution).toMatchObject({ action: 'send', by: 'trust_ladder', bounced: true, refusal: expect.stringMatching(/^554 /) });
+    expect(await fences(card.id)).toEqual(['not_sent']);
+    const entry = await env.rt.db('blocklist_entries').where({ account_id: card.accountId, value: 'ed@retry.test' }).first();
+    expect(entry).toMatchObject({ source: 'agent', reason: expect.stringMatching(/^554 /) });
     expect(delivered('ed@retry.test')).toBe(0);
+    smtp.mode = { kind: 'accept' };
   }, 60_000);
 
   it('lets a person who acts before the next try win: a dismissed card is never sent, and its next timer runs as a no-op', async () => {

@@ -18,7 +18,11 @@ import { smtpEnv, type SmtpMode, type TestSmtp } from '../helpers/smtp-server.js
 
 let env: TestEnv;
 let smtp: TestSmtp;
-it.override('options', ({ smtp }) => ({ env: { ...smtpEnv(smtp), MAIL_SWEEP_MS: '200' }, pools: ['agent-turns', 'mail-sends'] }));
+// The soft-failure block is tested in test/mail/relay-refusals.test.ts; here a step's tries run out first.
+it.override('options', ({ smtp }) => ({
+  env: { ...smtpEnv(smtp), MAIL_SWEEP_MS: '200', MAIL_SOFT_FAILURES_BEFORE_BLOCK: '100' },
+  pools: ['agent-turns', 'mail-sends'],
+}));
 it.beforeAll(({ env: e, smtp: s }) => {
   env = e;
   smtp = s;
@@ -307,7 +311,7 @@ describe('sequences', () => {
     expect(mailsTo(to)).toHaveLength(1);
   });
 
-  it('stops a sequence whose follow-up the mail service refuses for good, through the step job', async () => {
+  it('stops a sequence whose follow-up the mail service refuses for good (a hard bounce), through the step job', async () => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'refused@seq.test';
     const card = await sequenceCard(accountId, to, 'x');
@@ -316,8 +320,12 @@ describe('sequences', () => {
       await dueNow(card.id);
       return stopped(accountId, card.id);
     });
-    expect(seq.stopReason).toMatch(/^step 1: the mail service refused the message: /);
+    expect(seq.stopReason).toBe('the address bounced');
     expect(seq.nextStep).toBe(1);
+    expect(await env.rt.db('blocklist_entries').where({ account_id: accountId, value: to }).first()).toMatchObject({
+      source: 'agent',
+      reason: expect.stringMatching(/^550 /),
+    });
     const fences = await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(1);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
