@@ -186,7 +186,7 @@ describe("Postfix's own DSN for an unknown user", () => {
 });
 
 describe('a refusal at RCPT', () => {
-  it("answers the send with Postfix's 550 5.1.1 and delivers nothing", async () => {
+  it("answers the send with Postfix's 550 5.1.1, delivers nothing, and bounces and blocks the address", async () => {
     const nobody = `nobody@${MAILBOX_DOMAIN}`;
     const w = await world(MAILBOX_DOMAIN, [nobody]);
     const res = await draftAndSend(w, nobody, 'a note refused at once');
@@ -195,6 +195,13 @@ describe('a refusal at RCPT', () => {
     expect(res.body.message).toMatch(/550 5\.1\.1/);
     expect(postfix.log()).toMatch(/NOQUEUE: reject: RCPT from .*550 5\.1\.1 <nobody@mailbox\.test>/);
     expect(postfix.mailbox(nobody)).toEqual([]);
+    // A hard bounce like a DSN: blocked with Postfix's text, counted, the lead bounced, the card never sendable again.
+    const entry = await blocked(w, nobody);
+    expect(entry?.source).toBe('agent');
+    expect(entry?.reason).toMatch(/550 5\.1\.1/);
+    expect(await email(w)).toMatchObject({ bounces: 1 });
+    expect(await lead(w)).toMatchObject({ status: 'bounced' });
+    expect((await waiting(w, 'mail_draft')).filter((c) => c.payload.to === nobody)).toEqual([]);
   });
 });
 
