@@ -3,6 +3,7 @@ import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
 import { inboundConfig, inboundEnv } from './config/inbound.js';
 import { inboundAuthConfig, inboundAuthEnv } from './config/inbound-auth.js';
 import { linksConfig, linksEnv } from './config/links.js';
+import { mailTransportConfig, mailTransportEnv } from './config/mail-transport.js';
 import { jobsConfig, jobsEnv } from './config/jobs.js';
 import { workersConfig, workersEnv } from './config/workers.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
@@ -163,6 +164,7 @@ const envSchema = z.object({
   ...inboundAuthEnv,
   ...agentLimitsEnv,
   ...linksEnv,
+  ...mailTransportEnv,
   ...workersEnv,
 });
 
@@ -278,6 +280,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
     inboundAuth: inboundAuthConfig(env),
     agentLimits: agentLimitsConfig(env),
     links: linksConfig(env),
+    mailTransport: mailTransportConfig(env),
     workers: workersConfig(env),
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { composeRaw } from './compose.js';
+import type { DkimSign } from './dkim.js';
 import { AnswerLost, messageIdOf, NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
 
 /** The bare address of `Name <a@b>` (the SMTP envelope takes only the address). */
@@ -13,6 +14,12 @@ export interface SmtpOptions {
   auth: { user: string; pass: string } | null;
   connectTimeoutMs: number;
   sendTimeoutMs: number;
+  /** The EHLO name (MAIL_EHLO_NAME); null: nodemailer's (the host name when it has a dot, else [127.0.0.1]). */
+  ehloName?: string | null;
+  /** Refuse to send unless the server offers STARTTLS (SMTP_REQUIRE_TLS); nothing is sent in the clear. */
+  requireTls?: boolean;
+  /** Adds the From domain's DKIM signatures (src/mail/dkim.ts); absent: sent unsigned. */
+  sign?: DkimSign;
 }
 
 /**
@@ -27,7 +34,8 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
     name: 'smtp',
     canResend: false,
     async send(message: MailMessage, key: string): Promise<Accepted> {
-      const raw = await composeRaw(message, key);
+      const composed = await composeRaw(message, key);
+      const raw = opts.sign ? await opts.sign(composed, message.from) : composed;
       return new Promise<Accepted>((resolve, reject) => {
         let dataDone = false;
         let settled = false;
@@ -35,6 +43,8 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
           host: opts.host,
           port: opts.port,
           secure: opts.secure,
+          ...(opts.ehloName ? { name: opts.ehloName } : {}),
+          ...(opts.requireTls ? { requireTLS: true } : {}),
           connectionTimeout: opts.connectTimeoutMs,
           greetingTimeout: opts.connectTimeoutMs,
           socketTimeout: opts.sendTimeoutMs,
