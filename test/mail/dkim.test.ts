@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { afterAll, describe, expect } from 'vitest';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
-import { describe, expect } from 'vitest';
 import { runAdmin } from '../../src/admin/commands.js';
 import { dkimSigner } from '../../src/mail/dkim.js';
 import { localTransport } from '../../src/mail/local.transport.js';
@@ -10,6 +10,7 @@ import { unseal } from '../../src/secrets/sealed.js';
 import { envFor } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { run, TSX } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
@@ -18,12 +19,22 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 // the SMTP stand-in took or the local transport wrote.
 
 const SENDING_DOMAIN = 'mail.acme-dkim.test';
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+const mailDir = async () => {
+  const d = await mkdtemp(path.join(tmpdir(), 'gas-dkim-'));
+  dirs.push(d);
+  return d;
+};
 let env: TestEnv;
 let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({ env: { ...smtpEnv(smtp), MAIL_FROM: `Acme Growth <agent@${SENDING_DOMAIN}>` } }));
 it.beforeAll(({ env: e, smtp: s }) => {
   env = e;
   smtp = s;
+  ensureOpendkim();
 });
 
 interface Printed {
@@ -133,13 +144,23 @@ describe('signed mail', () => {
     for (const h of ['from', 'to', 'subject', 'date', 'message-id', 'reply-to', 'list-unsubscribe', 'list-unsubscribe-post']) {
       expect(sig!.signed).toContain(h);
     }
-    // The same bytes changed in a signed header no longer verify.
+    // OpenDKIM's own verifier agrees, looking the key up in (a namespace's) DNS.
+    expect(await opendkimVerify(mail.raw, Object.fromEntries(published))).toEqual({ code: 0, output: '' });
+    // …and finds no key when none is published.
+    const unpublished = await opendkimVerify(mail.raw, {});
+    expect(unpublished.code).not.toBe(0);
+    expect(unpublished.output).toMatch(/Key retrieval failed/);
+
+    // The same bytes changed in a signed header no longer verify, for either.
     const forged = mail.raw.replace('subject-dkim-smtp', 'subject-dkim-forged');
     expect((await verified(forged))[0]).toMatchObject({ result: 'fail' });
+    const opendkimForged = await opendkimVerify(forged, Object.fromEntries(published));
+    expect(opendkimForged.code).not.toBe(0);
+    expect(opendkimForged.output).toMatch(/Bad signature/);
   });
 
   it('a reply signs In-Reply-To and References too', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'gas-dkim-'));
+    const dir = await mailDir();
     const transport = localTransport(dir, dkimSigner(env.rt.db));
     await transport.send(
       {
@@ -160,7 +181,7 @@ describe('signed mail', () => {
 
   it('rotation: a new selector signs beside the old one until the old key is removed; other domains go out unsigned', async () => {
     const domain = 'rotate.acme-dkim.test';
-    const dir = await mkdtemp(path.join(tmpdir(), 'gas-dkim-'));
+    const dir = await mailDir();
     const transport = localTransport(dir, dkimSigner(env.rt.db));
     const send = async (key: string, from = `agent@${domain}`) => {
       await transport.send({ from, to: 'bob@example.org', subject: 'Rotation', text: 'Hi' }, key);
