@@ -167,7 +167,7 @@ const storedFor = async (token: string) =>
   )[0]!.n;
 
 describe('inbound listener STARTTLS', () => {
-  it('offers STARTTLS with the configured certificate; a sender that requires TLS delivers, and openssl verifies the certificate', async () => {
+  it('offers STARTTLS with the configured certificate: a sender requiring TLS delivers, openssl verifies the certificate', async () => {
     const tls = await selfSigned();
     const l = await listener({ certFile: tls.certFile, keyFile: tls.keyFile });
     const token = await liveToken();
