@@ -13,7 +13,7 @@ import { newReplyToken } from '../../src/mail/outbound.js';
 import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { transportFor } from '../../src/mail/transports.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { run } from '../helpers/processes.js';
+import { run, TSX } from '../helpers/processes.js';
 import { rawMessage } from '../helpers/smtp-client.js';
 import { smtpEnv } from '../helpers/smtp-server.js';
 
@@ -95,6 +95,36 @@ describe('outbound SMTP transport', () => {
     // The same server takes the mail from a transport that does not require TLS.
     await transportFor(configWith(smtpEnv(server))).send(msg, 'mail-tls-2');
     expect(server.received).toBe(1);
+  });
+
+  it('with SMTP_REQUIRE_TLS sends over STARTTLS to a server whose certificate a private CA (NODE_EXTRA_CA_CERTS) vouches for', async () => {
+    const tls = await selfSigned();
+    const server = await recordingServer(true, { key: await readFile(tls.keyFile), cert: tls.cert });
+    // Node reads NODE_EXTRA_CA_CERTS at start only: the send runs in a process of its own, as the service would.
+    const script = `(async () => {
+      const { configWith } = await import('./src/config.ts');
+      const { transportFor } = await import('./src/mail/transports.ts');
+      await transportFor(configWith({})).send(${JSON.stringify(msg)}, 'mail-tls-4');
+      console.log('sent');
+    })().catch((err) => { console.error(err.message); process.exit(1); });`;
+    const out = await run(TSX, ['--eval', script], {
+      ...smtpEnv(server),
+      SMTP_HOST: 'localhost',
+      SMTP_REQUIRE_TLS: 'true',
+      NODE_EXTRA_CA_CERTS: tls.certFile,
+    });
+    expect(out.stdout.trim(), out.stderr).toBe('sent');
+    expect(server.received).toBe(1);
+  });
+
+  it('with SMTP_REQUIRE_TLS refuses a STARTTLS server whose certificate it cannot trust', async () => {
+    const tls = await selfSigned();
+    const server = await recordingServer(true, { key: await readFile(tls.keyFile), cert: tls.cert });
+    const strict = transportFor(configWith({ ...smtpEnv(server), SMTP_REQUIRE_TLS: 'true' }));
+    const refused = await strict.send(msg, 'mail-tls-3').catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(NotSent);
+    expect((refused as Error).message).toMatch(/certificate/i);
+    expect(server.mailFrom).toEqual([]);
   });
 });
 
