@@ -81,22 +81,22 @@ export function signRaw(raw: Buffer, keys: SigningKey[]): Promise<Buffer> {
 /**
  * The signer the SMTP and local transports use: every key of the From domain (newest first; during a
  * rotation the old selector's signature still verifies until the new record is published). A key that
- * cannot be read means nothing is sent (NotSent, worth a retry): mail of a signing domain never goes
- * out unsigned. The private key is unsealed for the signature only, never logged.
+ * cannot be read or used means nothing is sent (NotSent, worth a retry): mail of a signing domain never
+ * goes out unsigned. The private key is unsealed for the signature only, never logged.
  */
 export function dkimSigner(db: Queryable): DkimSign {
   return async (raw, from) => {
     const domain = fromDomainOf(from);
     if (!domain) return raw;
-    let keys: SigningKey[];
     try {
       const rows = await dkimRepository(db).forDomain(domain);
-      keys = await Promise.all(
+      if (!rows.length) return raw;
+      const keys = await Promise.all(
         rows.map(async (r) => ({ domainName: r.domain, keySelector: r.selector, privateKey: await unseal(db, r.private_key_sealed) })),
       );
+      return await signRaw(raw, keys);
     } catch (err) {
-      throw new NotSent(`the DKIM key of ${domain} could not be read: ${(err as Error).message}`);
+      throw new NotSent(`mail from ${domain} could not be DKIM-signed: ${(err as Error).message}`);
     }
-    return keys.length ? signRaw(raw, keys) : raw;
   };
 }

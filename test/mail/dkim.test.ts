@@ -6,6 +6,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { runAdmin } from '../../src/admin/commands.js';
 import { dkimSigner } from '../../src/mail/dkim.js';
 import { localTransport } from '../../src/mail/local.transport.js';
+import { NotSent } from '../../src/mail/mail.types.js';
 import { unseal } from '../../src/secrets/sealed.js';
 import { envFor } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
@@ -215,5 +216,19 @@ describe('signed mail', () => {
     const unsigned = await send('mail-rot-5', 'agent@elsewhere.test');
     expect(unsigned).not.toContain('DKIM-Signature');
     expect(await readdir(dir)).toHaveLength(5);
+  });
+
+  it('a key that cannot be used sends nothing (NotSent), never an unsigned mail', async () => {
+    const domain = 'broken.acme-dkim.test';
+    await generate(domain, 'b1');
+    await env.rt.db('dkim_keys').where({ domain }).update({ private_key_sealed: 'v1.AAAA.AAAA.AAAA' });
+    const dir = await mailDir();
+    const transport = localTransport(dir, dkimSigner(env.rt.db));
+    const failed = await transport
+      .send({ from: `agent@${domain}`, to: 'bob@example.org', subject: 'x', text: 'y' }, 'mail-broken')
+      .catch((e) => e);
+    expect(failed).toBeInstanceOf(NotSent);
+    expect((failed as Error).message).toMatch(/^mail from broken\.acme-dkim\.test could not be DKIM-signed/);
+    expect(await readdir(dir)).toEqual([]);
   });
 });
