@@ -6,7 +6,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, describe, expect } from 'vitest';
-import { ConfigError, configWith, type Config } from '../../src/config.js';
+import { ConfigError, configWith, loadConfig, type Config } from '../../src/config.js';
 import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { NotSent } from '../../src/mail/mail.types.js';
 import { newReplyToken } from '../../src/mail/outbound.js';
@@ -82,6 +82,8 @@ describe('outbound SMTP transport', () => {
     expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(ConfigError);
     expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(/MAIL_EHLO_NAME must be a host name/);
     expect(configWith({ MAIL_EHLO_NAME: '[192.0.2.1]' }).mailTransport.ehloName).toBe('[192.0.2.1]');
+    // Defaults: no name of our own at localhost, no TLS required, no STARTTLS offered.
+    expect(loadConfig({}).mailTransport).toEqual({ ehloName: null, requireTls: false, inboundTls: null });
   });
 
   it('with SMTP_REQUIRE_TLS refuses a server that offers no STARTTLS before a byte of the mail is sent', async () => {
