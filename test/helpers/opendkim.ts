@@ -12,7 +12,7 @@ export const ensureOpendkim = () => ensurePackage('opendkim-tools', OPENDKIM_TES
 /**
  * Verifies a message with OpenDKIM's `opendkim-testmsg`, which looks keys up in DNS: it runs in a
  * network and mount namespace of its own (unshare), where /etc/resolv.conf names 127.0.0.1 and
- * test/helpers/txt-dns-server.ts answers the given TXT records. Nothing outside the namespace changes.
+ * test/helpers/txt-dns-server.mjs answers the given TXT records. Nothing outside the namespace changes.
  * Answers opendkim-testmsg's exit code and what it printed (nothing when the signature verifies).
  */
 export async function opendkimVerify(
@@ -24,7 +24,7 @@ export async function opendkimVerify(
     await writeFile(path.join(dir, 'message.eml'), raw);
     await writeFile(path.join(dir, 'records.json'), JSON.stringify(records));
     await writeFile(path.join(dir, 'resolv.conf'), 'nameserver 127.0.0.1\noptions attempts:1 timeout:2\n');
-    const dns = path.join(import.meta.dirname, 'txt-dns-server.ts');
+    const dns = path.join(import.meta.dirname, 'txt-dns-server.mjs');
     const script = [
       'set -e',
       'ip link set lo up',

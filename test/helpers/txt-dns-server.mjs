@@ -4,14 +4,15 @@
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 
-const records = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Record<string, string>;
+const records = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 
-function questionEnd(msg: Buffer): { name: string; end: number } {
-  const labels: string[] = [];
+/** The question's name and where the question ends (after QTYPE and QCLASS). */
+function questionEnd(msg) {
+  const labels = [];
   let i = 12;
-  while (msg[i]! > 0) {
-    labels.push(msg.subarray(i + 1, i + 1 + msg[i]!).toString('latin1'));
-    i += msg[i]! + 1;
+  while (msg[i] > 0) {
+    labels.push(msg.subarray(i + 1, i + 1 + msg[i]).toString('latin1'));
+    i += msg[i] + 1;
   }
   return { name: labels.join('.').toLowerCase(), end: i + 5 };
 }
