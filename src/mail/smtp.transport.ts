@@ -14,7 +14,7 @@ export interface SmtpOptions {
   auth: { user: string; pass: string } | null;
   connectTimeoutMs: number;
   sendTimeoutMs: number;
-  /** The EHLO name (MAIL_EHLO_NAME); null: nodemailer's (the host name when it has a dot, else [127.0.0.1]). */
+  /** The EHLO name (MAIL_EHLO_NAME, else MAIL_FROM's domain); null: nodemailer's (the host name when dotted, else [127.0.0.1]). */
   ehloName?: string | null;
   /** Refuse to send unless the server offers STARTTLS (SMTP_REQUIRE_TLS); nothing is sent in the clear. */
   requireTls?: boolean;
