@@ -1,11 +1,5 @@
 import { z } from 'zod';
-import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
-import { inboundConfig, inboundEnv } from './config/inbound.js';
-import { inboundAuthConfig, inboundAuthEnv } from './config/inbound-auth.js';
-import { linksConfig, linksEnv } from './config/links.js';
-import { mailFailuresConfig, mailFailuresEnv } from './config/mail-failures.js';
-import { jobsConfig, jobsEnv } from './config/jobs.js';
-import { workersConfig, workersEnv } from './config/workers.js';
+import { areasConfig, areasEnv } from './config/areas.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
@@ -41,7 +35,6 @@ const envSchema = z.object({
     .transform((v) => v !== 'false'),
   ADMIN_LOGIN_MAX_FAILURES: int(5),
   ADMIN_LOGIN_WINDOW_SECONDS: int(15 * 60),
-  ...jobsEnv,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .optional()
@@ -160,12 +153,7 @@ const envSchema = z.object({
   REVIEW_REVISION_DELAY_MS: int(30_000, 0),
   CARD_SWEEP_MS: int(10_000),
   // The mail loop (issue 16): the inbound SMTP listener (0 = off), its domain, the size limit.
-  ...inboundEnv,
-  ...inboundAuthEnv,
-  ...agentLimitsEnv,
-  ...linksEnv,
-  ...mailFailuresEnv,
-  ...workersEnv,
+  ...areasEnv,
 });
 
 export type Bucket = 'reads' | 'writes' | 'messages' | 'account';
@@ -178,6 +166,7 @@ export type Config = ReturnType<typeof buildConfig>;
 
 function buildConfig(env: z.output<typeof envSchema>) {
   return {
+    ...areasConfig(env),
     env: env.NODE_ENV,
     port: env.PORT,
     host: env.HOST,
@@ -208,7 +197,6 @@ function buildConfig(env: z.output<typeof envSchema>) {
     logLevel: env.LOG_LEVEL,
     queuePrefix: env.QUEUE_PREFIX,
     tokenPrefix: env.TOKEN_PREFIX,
-    jobs: jobsConfig(env),
     limits: {
       reads: { perMinute: env.RATE_READS_PER_MINUTE, burst: env.RATE_READS_BURST },
       writes: { perMinute: env.RATE_WRITES_PER_MINUTE, burst: env.RATE_WRITES_BURST },
@@ -276,12 +264,6 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** `mail-sends` jobs (reconciliations, the sweep) one worker process runs at once. */
       sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
     },
-    inbound: inboundConfig(env),
-    inboundAuth: inboundAuthConfig(env),
-    agentLimits: agentLimitsConfig(env),
-    links: linksConfig(env),
-    mailFailures: mailFailuresConfig(env),
-    workers: workersConfig(env),
     review: {
       /** Approvals shipped unchanged (per account and kind of work) before new cards auto-resolve. */
       trustThreshold: env.TRUST_AUTO_RESOLVE_AFTER,

@@ -247,8 +247,11 @@ export const VERBS: Record<string, Verb> = {
 
 /** Runs one verb from argv (`['token', 'mint', '--account', …]`); throws AppError or Error on refusal. */
 export async function runAdmin(argv: string[], deps: Pick<Deps, 'config' | 'db'>): Promise<Record<string, unknown>> {
-  const [noun, action, ...rest] = argv;
-  const name = `${noun ?? ''} ${action ?? ''}`;
+  const [noun, action, ...more] = argv;
+  // A verb of three words (`mail dkim generate`) before one of two.
+  const long = `${noun ?? ''} ${action ?? ''} ${more[0] ?? ''}`;
+  const name = VERBS[long] ? long : `${noun ?? ''} ${action ?? ''}`;
+  const rest = VERBS[long] ? more.slice(1) : more;
   const verb = VERBS[name];
   if (!verb) throw new BadRequest(`unknown command "${name.trim()}"; commands: ${Object.keys(VERBS).join(', ')}`);
   const options = Object.fromEntries(verb.flags.map((f) => [f.replace(/\?$/, ''), { type: 'string' as const }]));

@@ -2,11 +2,13 @@ import { getAccount } from '../accounts/accounts.service.js';
 import { BadRequest } from '../errors.js';
 import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
 import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
+import { generateDkimKey, listDkimKeys, removeDkimKey } from '../mail/dkim.service.js';
 import { int, type Verb } from './commands.js';
 
 /**
  * The mail loop's verbs (issue 16). `mail inbound-url` prints the account's inbound URL once (a second
  * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text.
+ * `mail dkim generate|list|remove` manage the DKIM keys outgoing mail is signed with.
  */
 export const MAIL_VERBS: Record<string, Verb> = {
   'mail inbound-url': {
@@ -24,6 +26,26 @@ export const MAIL_VERBS: Record<string, Verb> = {
       if (f.account !== undefined) await getAccount(db, f.account);
       const limit = int(f.limit, 'limit', 1, 1000, 50);
       return { messages: await listInbound(db, { accountId: f.account, status: status as InboundStatus | undefined, limit }) };
+    },
+  },
+  // DKIM keys of the sending domains: the private key is made and kept here and never printed; the verbs
+  // print the DNS TXT record to publish (`record`, a zone-file line; `value`, for a DNS provider's form).
+  'mail dkim generate': {
+    flags: ['domain', 'selector'],
+    async run(f, { db }) {
+      return { dkim: await generateDkimKey(db, f.domain!, f.selector!) };
+    },
+  },
+  'mail dkim list': {
+    flags: [],
+    async run(_f, { db }) {
+      return { keys: await listDkimKeys(db) };
+    },
+  },
+  'mail dkim remove': {
+    flags: ['domain', 'selector'],
+    async run(f, { db }) {
+      return { ok: true, removed: await removeDkimKey(db, f.domain!, f.selector!) };
     },
   },
 };

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { Db } from '../db.js';
 import { mailDraftOf } from '../mail/mail-draft.js';
 import { AnswerLost as MailAnswerLost, NotSent } from '../mail/mail.types.js';
 import { recordThread, threadHeaders } from '../mail/outbound.js';
@@ -19,17 +20,18 @@ function translated(err: unknown): unknown {
  * account. Each mail's thread (its Message-ID and reply token) is recorded with its fence, and every
  * ship of it carries Reply-To and List-Unsubscribe from that (issue 16).
  */
-export const emailAdapter = (config: Config): ChannelAdapter => mailAdapter(config, 'email');
+export const emailAdapter = (config: Config, db: Db): ChannelAdapter => mailAdapter(config, db, 'email');
 
 /**
  * `sequence`: mail too, on the same transport. The card's draft is its first mail; its later steps are
  * shipped by the sequence's own jobs through the same adapter, each under its own fence (src/review/
  * sequences.service.ts). Every step's thread names the sequence, so a reply to any of them stops it.
  */
-export const sequenceAdapter = (config: Config): ChannelAdapter => mailAdapter(config, 'sequence');
+export const sequenceAdapter = (config: Config, db: Db): ChannelAdapter => mailAdapter(config, db, 'sequence');
 
-function mailAdapter(config: Config, kind: 'email' | 'sequence'): ChannelAdapter {
-  const transport = transportFor(config);
+function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): ChannelAdapter {
+  // Signs with the From domain's DKIM keys (src/mail/dkim.ts).
+  const transport = transportFor(config, db);
   const m = config.mail;
   const sequenceOf = (cardId: string) => (kind === 'sequence' ? sequenceIdFor(cardId) : null);
   return {

@@ -4,6 +4,7 @@ import { bareAddress, REPLY_TOKEN } from '../mail/outbound.js';
 import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
 import { inboundRepository } from './inbound.repository.js';
 import { clientKey, createClientLimits } from './smtp-limits.js';
+import { inboundTlsOptions } from './smtp-tls.js';
 
 export interface InboundSmtp {
   port: number;
@@ -85,7 +86,7 @@ interface Session {
  * the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
  * process); a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
  * messages being received at once, all sessions together, stay under INBOUND_SMTP_INFLIGHT_BYTES (452
- * past it). No AUTH, no STARTTLS (docs/decisions.md). Logs ids and sizes, never addresses or contents.
+ * past it). No AUTH; STARTTLS only with a configured certificate (smtp-tls.ts). Logs ids and sizes, never addresses or contents.
  * `port` 0 (tests) listens on a free port, which the result names.
  */
 export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; host?: string } = {}): Promise<InboundSmtp> {
@@ -185,12 +186,12 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     });
   };
 
+  const tls = await inboundTlsOptions(config.mailTransport.inboundTls);
   const server = new SMTPServer({
     logger: false,
     size: maxBytes,
     authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    hideSTARTTLS: true,
+    ...tls,
     disableReverseLookup: true,
     maxClients: limitsOf.maxClients,
     maxRecipients: MAX_RECIPIENTS,

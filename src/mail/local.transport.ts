@@ -1,6 +1,7 @@
 import { link, mkdir, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { composeRaw } from './compose.js';
+import type { DkimSign } from './dkim.js';
 import { NotSent, type Accepted, type Lookup, type MailMessage, type MailTransport } from './mail.types.js';
 
 const fileFor = (dir: string, key: string) => path.join(dir, `${key.replace(/[^A-Za-z0-9_.-]/g, '_')}.eml`);
@@ -8,9 +9,10 @@ const fileFor = (dir: string, key: string) => path.join(dir, `${key.replace(/[^A
 /**
  * Development transport (the default): each sent message is an .eml file in `dir`, named by its
  * idempotency key, readable with any mail client or `cat`. The file is created with a hard link, which
- * fails when it exists, so a second send under the same key delivers nothing new.
+ * fails when it exists, so a second send under the same key delivers nothing new. With `sign`, each file
+ * carries the From domain's DKIM signatures, as the SMTP transport's mail does.
  */
-export function localTransport(dir: string): MailTransport {
+export function localTransport(dir: string, sign?: DkimSign): MailTransport {
   return {
     name: 'local',
     canResend: true,
@@ -22,7 +24,8 @@ export function localTransport(dir: string): MailTransport {
       }
       const target = fileFor(dir, key);
       const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-      await writeFile(tmp, await composeRaw(message, key));
+      const composed = await composeRaw(message, key);
+      await writeFile(tmp, sign ? await sign(composed, message.from) : composed);
       try {
         await link(tmp, target);
       } catch (err) {

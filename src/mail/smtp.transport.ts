@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { composeRaw } from './compose.js';
+import type { DkimSign } from './dkim.js';
 import {
   AnswerLost,
   messageIdOf,
@@ -37,6 +38,12 @@ export interface SmtpOptions {
   auth: { user: string; pass: string } | null;
   connectTimeoutMs: number;
   sendTimeoutMs: number;
+  /** The EHLO name (MAIL_EHLO_NAME, else MAIL_FROM's domain); null: nodemailer's (the host name when dotted, else [127.0.0.1]). */
+  ehloName?: string | null;
+  /** Refuse to send unless the server offers STARTTLS (SMTP_REQUIRE_TLS); nothing is sent in the clear. */
+  requireTls?: boolean;
+  /** Adds the From domain's DKIM signatures (src/mail/dkim.ts); absent: sent unsigned. */
+  sign?: DkimSign;
 }
 
 /**
@@ -51,7 +58,8 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
     name: 'smtp',
     canResend: false,
     async send(message: MailMessage, key: string): Promise<Accepted> {
-      const raw = await composeRaw(message, key);
+      const composed = await composeRaw(message, key);
+      const raw = opts.sign ? await opts.sign(composed, message.from) : composed;
       return new Promise<Accepted>((resolve, reject) => {
         let dataDone = false;
         let settled = false;
@@ -59,6 +67,8 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
           host: opts.host,
           port: opts.port,
           secure: opts.secure,
+          ...(opts.ehloName ? { name: opts.ehloName } : {}),
+          ...(opts.requireTls ? { requireTLS: true } : {}),
           connectionTimeout: opts.connectTimeoutMs,
           greetingTimeout: opts.connectTimeoutMs,
           socketTimeout: opts.sendTimeoutMs,

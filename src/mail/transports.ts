@@ -1,15 +1,23 @@
 import type { Config } from '../config.js';
+import type { Queryable } from '../db.js';
+import { dkimSigner } from './dkim.js';
 import { httpTransport } from './http.transport.js';
 import { localTransport } from './local.transport.js';
 import type { MailTransport } from './mail.types.js';
 import { smtpTransport } from './smtp.transport.js';
 
-/** The transport the configuration names (`MAIL_TRANSPORT`: local by default, smtp or http). */
-export function transportFor(config: Config): MailTransport {
+/**
+ * The transport the configuration names (`MAIL_TRANSPORT`: local by default, smtp or http). With `db`, the
+ * SMTP and local transports sign mail with the From domain's DKIM keys (`mail dkim generate`); an HTTP
+ * mail API composes the message itself, so it signs with the keys it is given in its own settings.
+ */
+export function transportFor(config: Config, db?: Queryable): MailTransport {
   const m = config.mail;
+  const sign = db ? dkimSigner(db) : undefined;
   if (m.transport === 'smtp') {
-    return smtpTransport({ ...m.smtp, connectTimeoutMs: m.connectTimeoutMs, sendTimeoutMs: m.sendTimeoutMs });
+    const { ehloName, requireTls } = config.mailTransport;
+    return smtpTransport({ ...m.smtp, connectTimeoutMs: m.connectTimeoutMs, sendTimeoutMs: m.sendTimeoutMs, ehloName, requireTls, sign });
   }
   if (m.transport === 'http') return httpTransport({ url: m.api.url, key: m.api.key, sendTimeoutMs: m.sendTimeoutMs });
-  return localTransport(m.localDir);
+  return localTransport(m.localDir, sign);
 }

@@ -1,0 +1,38 @@
+import type { z } from 'zod';
+import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
+import { inboundConfig, inboundEnv } from './inbound.js';
+import { jobsConfig, jobsEnv } from './jobs.js';
+import { linksConfig, linksEnv } from './links.js';
+import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
+import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
+import { workersConfig, workersEnv } from './workers.js';
+
+/**
+ * The settings of each area kept in a file of its own (src/config/<area>.ts: a zod shape spread into the
+ * environment's schema, and a builder of the area's part of Config). A new area adds its two names here.
+ */
+export const areasEnv = {
+  ...jobsEnv,
+  ...inboundEnv,
+  ...inboundAuthEnv,
+  ...agentLimitsEnv,
+  ...linksEnv,
+  ...mailFailuresEnv,
+  ...mailTransportEnv,
+  ...workersEnv,
+} satisfies z.ZodRawShape;
+
+/** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
+export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parameters<typeof mailTransportConfig>[0]) {
+  return {
+    jobs: jobsConfig(env),
+    inbound: inboundConfig(env),
+    inboundAuth: inboundAuthConfig(env),
+    agentLimits: agentLimitsConfig(env),
+    links: linksConfig(env),
+    mailFailures: mailFailuresConfig(env),
+    mailTransport: mailTransportConfig(env),
+    workers: workersConfig(env),
+  };
+}

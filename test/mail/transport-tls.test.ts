@@ -1,0 +1,236 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, describe, expect } from 'vitest';
+import { ConfigError, configWith, loadConfig, type Config } from '../../src/config.js';
+import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { NotSent } from '../../src/mail/mail.types.js';
+import { newReplyToken } from '../../src/mail/outbound.js';
+import { threadsRepository } from '../../src/mail/threads.repository.js';
+import { transportFor } from '../../src/mail/transports.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { run, TSX } from '../helpers/processes.js';
+import { rawMessage } from '../helpers/smtp-client.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
+
+// Transport hygiene against real SMTP software on loopback: the EHLO name and required TLS of the outbound
+// transport (an smtp-server that records what it is told), STARTTLS on the inbound listener (nodemailer's
+// client and `openssl s_client` as the sending MTA, a self-signed certificate made by openssl).
+
+let env: TestEnv;
+const closers: Array<() => Promise<void>> = [];
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+interface Recorder {
+  port: number;
+  ehlo: string[];
+  mailFrom: string[];
+  received: number;
+}
+
+/** An outbound SMTP stand-in that records the EHLO names it hears, the MAIL FROMs and the messages it takes. */
+async function recordingServer(startTls: boolean, tls?: { key: Buffer; cert: Buffer }): Promise<Recorder> {
+  const rec: Recorder = { port: 0, ehlo: [], mailFrom: [], received: 0 };
+  const server = new SMTPServer({
+    logger: false,
+    authOptional: true,
+    disabledCommands: startTls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    hideSTARTTLS: !startTls,
+    ...(tls ?? {}),
+    onMailFrom(address, session, callback) {
+      rec.ehlo.push(session.hostNameAppearsAs);
+      rec.mailFrom.push(address.address);
+      callback();
+    },
+    onData(stream, _session, callback) {
+      stream.resume();
+      stream.on('end', () => {
+        rec.received++;
+        callback();
+      });
+    },
+  });
+  server.on('error', () => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  rec.port = (server.server.address() as AddressInfo).port;
+  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return rec;
+}
+
+const msg = { from: 'Acme <agent@mail.acme-tls.test>', to: 'jane@example.org', subject: 'Hello', text: 'Body' };
+
+describe('outbound SMTP transport', () => {
+  it('names itself in EHLO with MAIL_EHLO_NAME, else with the domain of MAIL_FROM', async () => {
+    const server = await recordingServer(false);
+    const named = configWith({ ...smtpEnv(server), MAIL_EHLO_NAME: 'out.acme-tls.test' });
+    await transportFor(named).send(msg, 'mail-ehlo-1');
+    const fromDomain = configWith({ ...smtpEnv(server), MAIL_FROM: 'Acme <agent@Mail.Acme-TLS.test>' });
+    expect(fromDomain.mailTransport.ehloName).toBe('mail.acme-tls.test');
+    await transportFor(fromDomain).send(msg, 'mail-ehlo-2');
+    expect(server.ehlo).toEqual(['out.acme-tls.test', 'mail.acme-tls.test']);
+    // A From at localhost names no host: nodemailer's own choice, the machine's name or an address literal.
+    expect(configWith({ MAIL_FROM: 'agent@localhost' }).mailTransport.ehloName).toBeNull();
+    expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(ConfigError);
+    expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(/MAIL_EHLO_NAME must be a host name/);
+    expect(configWith({ MAIL_EHLO_NAME: '[192.0.2.1]' }).mailTransport.ehloName).toBe('[192.0.2.1]');
+    // Defaults: no name of our own at localhost, no TLS required, no STARTTLS offered.
+    expect(loadConfig({}).mailTransport).toEqual({ ehloName: null, requireTls: false, inboundTls: null });
+  });
+
+  it('with SMTP_REQUIRE_TLS refuses a server that offers no STARTTLS before a byte of the mail is sent', async () => {
+    const server = await recordingServer(false);
+    const strict = transportFor(configWith({ ...smtpEnv(server), SMTP_REQUIRE_TLS: 'true' }));
+    const refused = await strict.send(msg, 'mail-tls-1').catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(NotSent);
+    expect((refused as Error).message).toMatch(/STARTTLS/i);
+    expect(server.mailFrom).toEqual([]);
+    expect(server.received).toBe(0);
+    // The same server takes the mail from a transport that does not require TLS.
+    await transportFor(configWith(smtpEnv(server))).send(msg, 'mail-tls-2');
+    expect(server.received).toBe(1);
+  });
+
+  it('with SMTP_REQUIRE_TLS sends over STARTTLS to a server whose certificate a private CA (NODE_EXTRA_CA_CERTS) vouches for', async () => {
+    const tls = await selfSigned();
+    const server = await recordingServer(true, { key: await readFile(tls.keyFile), cert: tls.cert });
+    // Node reads NODE_EXTRA_CA_CERTS at start only: the send runs in a process of its own, as the service would.
+    const script = `(async () => {
+      const { configWith } = await import('./src/config.ts');
+      const { transportFor } = await import('./src/mail/transports.ts');
+      await transportFor(configWith({})).send(${JSON.stringify(msg)}, 'mail-tls-4');
+      console.log('sent');
+    })().catch((err) => { console.error(err.message); process.exit(1); });`;
+    const out = await run(TSX, ['--eval', script], {
+      ...smtpEnv(server),
+      SMTP_HOST: 'localhost',
+      SMTP_REQUIRE_TLS: 'true',
+      NODE_EXTRA_CA_CERTS: tls.certFile,
+    });
+    expect(out.stdout.trim(), out.stderr).toBe('sent');
+    expect(server.received).toBe(1);
+  });
+
+  it('with SMTP_REQUIRE_TLS refuses a STARTTLS server whose certificate it cannot trust', async () => {
+    const tls = await selfSigned();
+    const server = await recordingServer(true, { key: await readFile(tls.keyFile), cert: tls.cert });
+    const strict = transportFor(configWith({ ...smtpEnv(server), SMTP_REQUIRE_TLS: 'true' }));
+    const refused = await strict.send(msg, 'mail-tls-3').catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(NotSent);
+    expect((refused as Error).message).toMatch(/certificate/i);
+    expect(server.mailFrom).toEqual([]);
+  });
+});
+
+/** A self-signed certificate for `localhost` and 127.0.0.1, made by openssl, in a fresh directory. */
+async function selfSigned(): Promise<{ certFile: string; keyFile: string; cert: Buffer }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'gas-tls-'));
+  closers.push(() => rm(dir, { recursive: true, force: true }));
+  const certFile = path.join(dir, 'cert.pem');
+  const keyFile = path.join(dir, 'key.pem');
+  const made = spawnSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=localhost'].concat([
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ]),
+    { encoding: 'utf8' },
+  );
+  expect(made.status, made.stderr).toBe(0);
+  return { certFile, keyFile, cert: await readFile(certFile) };
+}
+
+async function listener(inboundTls: Config['mailTransport']['inboundTls']): Promise<InboundSmtp> {
+  const config = { ...env.rt.config, mailTransport: { ...env.rt.config.mailTransport, inboundTls } };
+  const l = await startInboundSmtp({ ...env.rt, config }, { port: 0, host: '127.0.0.1' });
+  closers.push(() => l.close());
+  return l;
+}
+
+/** A live reply token of a fresh account: the listener takes mail for it. */
+async function liveToken(): Promise<string> {
+  const { accountId } = await env.tenant();
+  const token = newReplyToken();
+  await threadsRepository(env.rt.db).insert({
+    sendId: `send_${token}`,
+    accountId,
+    cardId: `card_${token}`,
+    leadId: null,
+    sequenceId: null,
+    step: 0,
+    replyToken: token,
+    messageId: `<mail-${token}@localhost>`,
+    to: 'jane@example.org',
+    createdAt: Date.now(),
+  });
+  return token;
+}
+
+/** Sends as an MTA that insists on STARTTLS and checks the certificate against `ca`. */
+async function sendOverTls(port: number, ca: Buffer, to: string) {
+  const client = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    requireTLS: true,
+    tls: { ca: [ca], servername: 'localhost' },
+  });
+  try {
+    return await client.sendMail({ envelope: { from: 'jane@example.org', to: [to] }, raw: rawMessage({ to }) });
+  } finally {
+    client.close();
+  }
+}
+
+const storedFor = async (token: string) =>
+  (
+    await env.rt
+      .db('inbound_messages')
+      .whereRaw('rcpt_to::text like ?', [`%${token}%`])
+      .count<{ n: string }[]>({ n: '*' })
+  )[0]!.n;
+
+describe('inbound listener STARTTLS', () => {
+  it('offers STARTTLS with the configured certificate: a sender requiring TLS delivers, openssl verifies the certificate', async () => {
+    const tls = await selfSigned();
+    const l = await listener({ certFile: tls.certFile, keyFile: tls.keyFile });
+    const token = await liveToken();
+    const info = await sendOverTls(l.port, tls.cert, `reply+${token}@localhost`);
+    expect(info.response).toMatch(/^250 /);
+    expect(Number(await storedFor(token))).toBe(1);
+
+    const probe = await run(
+      'openssl',
+      ['s_client', '-starttls', 'smtp', '-connect', `127.0.0.1:${l.port}`, '-CAfile', tls.certFile, '-verify_return_error', '-brief'],
+      {},
+      30_000,
+    );
+    expect(probe.code, probe.stderr).toBe(0);
+    expect(probe.stderr).toMatch(/Verification: OK/);
+  });
+
+  it('without a certificate offers no STARTTLS: a sender that requires TLS delivers nothing', async () => {
+    const tls = await selfSigned();
+    const l = await listener(null);
+    const token = await liveToken();
+    await expect(sendOverTls(l.port, tls.cert, `reply+${token}@localhost`)).rejects.toThrow(/STARTTLS/i);
+    expect(Number(await storedFor(token))).toBe(0);
+  });
+
+  it('does not start with one file of the pair, or with a file it cannot read, and names the setting', async () => {
+    const tls = await selfSigned();
+    await expect(listener({ certFile: tls.certFile, keyFile: null })).rejects.toThrow(/INBOUND_TLS_CERT_FILE and INBOUND_TLS_KEY_FILE/);
+    await expect(listener({ certFile: tls.certFile, keyFile: '/nonexistent/key.pem' })).rejects.toThrow(
+      /INBOUND_TLS_KEY_FILE \(\/nonexistent\/key\.pem\) cannot be read: ENOENT/,
+    );
+    expect(configWith({ INBOUND_TLS_CERT_FILE: tls.certFile }).mailTransport.inboundTls).toEqual({ certFile: tls.certFile, keyFile: null });
+  });
+});
