@@ -1,12 +1,15 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { afterAll, describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
+import { generateDkimKey } from '../../src/mail/dkim.service.js';
 import { it as base, type TestEnv } from '../helpers/fixture.js';
 import { BOUNCE_DOMAIN, INBOUND_DOMAIN, MAILBOX_DOMAIN, POSTFIX_HOSTNAME, startPostfix, swaks, type Postfix } from '../helpers/postfix.js';
+import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { freePort, until } from '../helpers/processes.js';
 
 /**
@@ -135,7 +138,10 @@ const settledInbound = (w: World) =>
   }, 15_000);
 
 describe('sending through Postfix', () => {
-  it('a sent card reaches the mailbox exactly once, with its Message-ID, Reply-To token and one-click List-Unsubscribe', async () => {
+  it('a sent card reaches the mailbox exactly once, DKIM-signed, with its Message-ID, Reply-To token and one-click List-Unsubscribe', async () => {
+    ensureOpendkim();
+    // The From domain's key, as an operator makes it; the TXT record it printed is what DNS would publish.
+    const key = await generateDkimKey(env.rt.db, INBOUND_DOMAIN, 'postfix1');
     const w = await world(MAILBOX_DOMAIN, [ALICE]);
     const res = await draftAndSend(w, ALICE, 'a note for the mailbox');
     expect(res.status).toBe(200);
@@ -153,6 +159,17 @@ describe('sending through Postfix', () => {
     // The envelope sender, as the mailbox records it: where Postfix sends a bounce.
     expect(header(mail!, 'return-path')).toBe(`Return-Path: <${BOUNCE_ADDRESS}>`);
     expect(await email(w)).toMatchObject({ sent: 1, bounces: 0 });
+
+    // The signature survives Postfix and verifies against the published key, for mailauth and for OpenDKIM.
+    const raw = postfix.mailbox(ALICE).find((m) => m.includes('note for the mailbox'))!;
+    const resolver = async (name: string, type: string) => {
+      if (type !== 'TXT' || name.toLowerCase() !== key.name) throw Object.assign(new Error('no record'), { code: 'ENOTFOUND' });
+      return [key.value.match(/.{1,255}/g)!];
+    };
+    const [signature] = (await dkimVerify(Buffer.from(raw), { resolver })).results;
+    expect(signature).toMatchObject({ signingDomain: INBOUND_DOMAIN, selector: 'postfix1', status: { result: 'pass' } });
+    expect(signature!.signingHeaders!.keys.toLowerCase()).toMatch(/list-unsubscribe: list-unsubscribe-post/);
+    expect(await opendkimVerify(raw, { [key.name]: key.value })).toEqual({ code: 0, output: '' });
   });
 });
 
