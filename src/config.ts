@@ -3,6 +3,7 @@ import { agentLimitsConfig, agentLimitsEnv } from './config/agent-limits.js';
 import { inboundConfig, inboundEnv } from './config/inbound.js';
 import { inboundAuthConfig, inboundAuthEnv } from './config/inbound-auth.js';
 import { linksConfig, linksEnv } from './config/links.js';
+import { mailIdentityConfig, mailIdentityEnv } from './config/mail-identity.js';
 import { jobsConfig, jobsEnv } from './config/jobs.js';
 import { workersConfig, workersEnv } from './config/workers.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
@@ -161,6 +162,7 @@ const envSchema = z.object({
   // The mail loop (issue 16): the inbound SMTP listener (0 = off), its domain, the size limit.
   ...inboundEnv,
   ...inboundAuthEnv,
+  ...mailIdentityEnv,
   ...agentLimitsEnv,
   ...linksEnv,
   ...workersEnv,
@@ -276,6 +278,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
     },
     inbound: inboundConfig(env),
     inboundAuth: inboundAuthConfig(env),
+    mailIdentity: mailIdentityConfig(env),
     agentLimits: agentLimitsConfig(env),
     links: linksConfig(env),
     workers: workersConfig(env),

@@ -1,12 +1,15 @@
 import { getAccount } from '../accounts/accounts.service.js';
+import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { BadRequest } from '../errors.js';
 import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
 import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
+import { parseSender, setAccountSender } from '../mail/sender-identity.js';
 import { int, type Verb } from './commands.js';
 
 /**
  * The mail loop's verbs (issue 16). `mail inbound-url` prints the account's inbound URL once (a second
- * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text.
+ * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text;
+ * `mail sender set` gives the account's mail its own From.
  */
 export const MAIL_VERBS: Record<string, Verb> = {
   'mail inbound-url': {
@@ -24,6 +27,19 @@ export const MAIL_VERBS: Record<string, Verb> = {
       if (f.account !== undefined) await getAccount(db, f.account);
       const limit = int(f.limit, 'limit', 1, 1000, 50);
       return { messages: await listInbound(db, { accountId: f.account, status: status as InboundStatus | undefined, limit }) };
+    },
+  },
+  // The account's sending identity: the From of its mail, at a domain in MAIL_ALLOWED_FROM_DOMAINS.
+  'mail sender set': {
+    flags: ['account', 'from'],
+    async run(f, { db, config }) {
+      await getAccount(db, f.account!);
+      const from = parseSender(config, f.from!);
+      await auditedWrite(db, adminActor(f.account!, 'mail sender set'), async (trx) => {
+        await setAccountSender(trx, f.account!, from);
+        return { result: { from }, targetId: f.account! };
+      });
+      return { account: { id: f.account! }, from };
     },
   },
 };

@@ -7,7 +7,7 @@ const fileFor = (dir: string, key: string) => path.join(dir, `${key.replace(/[^A
 
 /**
  * Development transport (the default): each sent message is an .eml file in `dir`, named by its
- * idempotency key, readable with any mail client or `cat`. The file is created with a hard link, which
+ * idempotency key, readable with any mail client or `cat`, its envelope sender in a `Return-Path` line. The file is created with a hard link, which
  * fails when it exists, so a second send under the same key delivers nothing new.
  */
 export function localTransport(dir: string): MailTransport {
@@ -22,7 +22,9 @@ export function localTransport(dir: string): MailTransport {
       }
       const target = fileFor(dir, key);
       const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-      await writeFile(tmp, await composeRaw(message, key));
+      // The envelope sender as a delivering MTA records it (RFC 5321 §4.4): where this mail's bounces would go.
+      const returnPath = message.envelopeFrom ? Buffer.from(`Return-Path: <${message.envelopeFrom}>\r\n`) : Buffer.alloc(0);
+      await writeFile(tmp, Buffer.concat([returnPath, await composeRaw(message, key)]));
       try {
         await link(tmp, target);
       } catch (err) {
