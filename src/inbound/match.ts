@@ -73,10 +73,11 @@ function originalOf(mail: ParsedMail, domain: string): { ids: string[]; tokens: 
 /**
  * Which send a message answers, never across accounts. In order: a `reply+`/`unsubscribe+`/`bounces+`
  * recipient (the token is the key; a report to `bounces+` that names a failed recipient other than the
- * send's own is refused: the token speaks for one address only); In-Reply-To, then References; for a report (DSN, ARF, a bounce) the original's
- * Message-ID or token; and only when the message came in on an account's inbound URL, the account's latest
- * mail to the sender (or to a bounce's failed recipient). A match in another account than the one whose URL
- * received the message is refused, never attached. An unknown token with no thread headers is unplaced.
+ * send's own is refused: the token speaks for one address only); In-Reply-To, then References; for a
+ * report (DSN, ARF, a bounce) the original's Message-ID or token; and only when the message came in on an
+ * account's inbound URL, the account's latest mail to the sender (or to a bounce's failed recipient). A
+ * match in another account than the one whose URL received the message is refused, never attached. An
+ * unknown token with no thread headers is unplaced.
  */
 export async function matchMail(
   threads: ThreadLookup,

@@ -7,8 +7,9 @@ const fileFor = (dir: string, key: string) => path.join(dir, `${key.replace(/[^A
 
 /**
  * Development transport (the default): each sent message is an .eml file in `dir`, named by its
- * idempotency key, readable with any mail client or `cat`, its envelope sender in a `Return-Path` line. The file is created with a hard link, which
- * fails when it exists, so a second send under the same key delivers nothing new.
+ * idempotency key, readable with any mail client or `cat`, its envelope sender in a `Return-Path` line.
+ * The file is created with a hard link, which fails when it exists, so a second send under the same key
+ * delivers nothing new.
  */
 export function localTransport(dir: string): MailTransport {
   return {

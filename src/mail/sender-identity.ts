@@ -23,8 +23,9 @@ export function parseSender(config: Config, input: string): string {
   const domain = fromDomain(one.address);
   const allowed = config.mailIdentity.allowedFromDomains;
   if (!allowed.includes(domain)) {
+    const list = allowed.join(', ') || 'none';
     throw new BadRequest(
-      `--from must be an address at a domain the operator allowed (MAIL_ALLOWED_FROM_DOMAINS: ${allowed.join(', ') || 'none'}); ${domain} is not one`,
+      `--from must be an address at a domain the operator allowed (MAIL_ALLOWED_FROM_DOMAINS: ${list}); ${domain} is not one`,
     );
   }
   const name = one.name.replace(/\s+/g, ' ').trim();
