@@ -185,6 +185,14 @@ describe('mail sender set', () => {
     expect(audit).toHaveLength(1);
   });
 
+  it('keeps a display name with punctuation whole (quoted), and the latest identity set is the one sent', async () => {
+    const a = await env.tenant();
+    await adminCall(env, ['mail', 'sender', 'set', '--account', a.accountId, '--from', 'first@acme-sender.test']);
+    const set = await adminCall(env, ['mail', 'sender', 'set', '--account', a.accountId, '--from', 'Acme, Inc.  <Hi@acme-sender.test>']);
+    expect(set.out?.from).toBe('"Acme, Inc." <Hi@acme-sender.test>');
+    expect((await send(a, 'lee@acme.test', 'subject-quoted-name')).from).toBe('Acme, Inc. <Hi@acme-sender.test>');
+  });
+
   it('refuses a domain the operator did not allow, a second address, a line break and an unknown account, naming the rule', async () => {
     const { accountId } = await env.tenant();
     const cases: [string, string, RegExp][] = [
