@@ -153,6 +153,7 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
   const verdict = classifyKind(
     mail,
     tokens.some((t) => t.kind === 'unsubscribe'),
+    tokens.length > 0 && tokens.every((t) => t.kind === 'bounce'),
   );
   const report = verdict.kind === 'bounce' || verdict.kind === 'complaint' || mail.reportType !== null;
   const match = await matchMail(

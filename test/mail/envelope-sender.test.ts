@@ -12,7 +12,7 @@ import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { run, TSX, until } from '../helpers/processes.js';
-import { smtpSend } from '../helpers/smtp-client.js';
+import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
@@ -126,6 +126,17 @@ describe('a DSN to bounces+<token>', () => {
     expect(await blocked(account.accountId)).toEqual([{ value: 'jane@acme.test', source: 'agent' }]);
     expect((await getLead(env.rt.db, account.accountId, sent.leadId)).status).toBe('bounced');
     expect(await bounces(account.token)).toBe(1);
+  });
+
+  it('takes mail to bounces+<token> that is no report as automatic: nothing changes, nobody wakes', async () => {
+    const account = await env.tenant();
+    const sent = await send(account, 'cr@acme.test', 'subject-challenge');
+    // A challenge-response system writes to the envelope sender as a person would.
+    const raw = rawMessage({ from: 'Verify <verify@acme.test>', to: sent.envelopeFrom, body: 'Thanks, sounds great! Reply to confirm.' });
+    expect(await comesBack(sent.envelopeFrom, raw)).toMatchObject({ status: 'applied', kind: 'auto_reply', send_id: sent.thread.sendId });
+    expect((await getLead(env.rt.db, account.accountId, sent.leadId)).status).toBe('contacted');
+    expect(await env.rt.db('agent_turns').where({ account_id: account.accountId, kind: 'wake' })).toEqual([]);
+    expect(await blocked(account.accountId)).toEqual([]);
   });
 
   it('is refused at RCPT for a token naming no send; the old bounce address (MAIL_FROM at the inbound domain) is still taken', async () => {
