@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { startApi, type ApiServer } from '../api/server.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
+import { mailIdentityProblem } from '../src/config/mail-identity.js';
 import { prepareDatabase } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { retryWithin, StartDeadlineError, waitForStores, type StartDeadline } from '../src/preflight.js';
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) fail(`configuration: ${err.problems.join('; ')}`);
     throw err;
   }
+  const senderProblem = mailIdentityProblem(config);
+  if (senderProblem) fail(`configuration: ${senderProblem}`);
   if (role === 'inbound-mail' && config.inbound.smtpPort === 0) fail('the inbound-mail role needs INBOUND_SMTP_PORT (it is 0, off)');
   let pools: ReturnType<typeof parsePools> = [];
   try {

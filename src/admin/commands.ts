@@ -247,11 +247,11 @@ export const VERBS: Record<string, Verb> = {
 
 /** Runs one verb from argv (`['token', 'mint', '--account', …]`); throws AppError or Error on refusal. */
 export async function runAdmin(argv: string[], deps: Pick<Deps, 'config' | 'db'>): Promise<Record<string, unknown>> {
-  const [noun, action, ...more] = argv;
-  // A verb of three words (`mail dkim generate`) before one of two.
-  const long = `${noun ?? ''} ${action ?? ''} ${more[0] ?? ''}`;
-  const name = VERBS[long] ? long : `${noun ?? ''} ${action ?? ''}`;
-  const rest = VERBS[long] ? more.slice(1) : more;
+  // A verb is two words (`token mint`) or three (`mail sender set`).
+  const three = argv.slice(0, 3).join(' ');
+  const words = VERBS[three] ? 3 : 2;
+  const name = VERBS[three] ? three : `${argv[0] ?? ''} ${argv[1] ?? ''}`;
+  const rest = argv.slice(words);
   const verb = VERBS[name];
   if (!verb) throw new BadRequest(`unknown command "${name.trim()}"; commands: ${Object.keys(VERBS).join(', ')}`);
   const options = Object.fromEntries(verb.flags.map((f) => [f.replace(/\?$/, ''), { type: 'string' as const }]));

@@ -1,14 +1,17 @@
 import { getAccount } from '../accounts/accounts.service.js';
+import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { BadRequest } from '../errors.js';
 import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
 import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
 import { generateDkimKey, listDkimKeys, removeDkimKey } from '../mail/dkim.service.js';
+import { parseSender, setAccountSender } from '../mail/sender-identity.js';
 import { int, type Verb } from './commands.js';
 
 /**
  * The mail loop's verbs (issue 16). `mail inbound-url` prints the account's inbound URL once (a second
- * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text.
- * `mail dkim generate|list|remove` manage the DKIM keys outgoing mail is signed with.
+ * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text;
+ * `mail dkim generate|list|remove` manage the DKIM keys outgoing mail is signed with; `mail sender set`
+ * gives the account's mail its own From.
  */
 export const MAIL_VERBS: Record<string, Verb> = {
   'mail inbound-url': {
@@ -46,6 +49,19 @@ export const MAIL_VERBS: Record<string, Verb> = {
     flags: ['domain', 'selector'],
     async run(f, { db }) {
       return { ok: true, removed: await removeDkimKey(db, f.domain!, f.selector!) };
+    },
+  },
+  // The account's sending identity: the From of its mail, at a domain in MAIL_ALLOWED_FROM_DOMAINS.
+  'mail sender set': {
+    flags: ['account', 'from'],
+    async run(f, { db, config }) {
+      await getAccount(db, f.account!);
+      const from = parseSender(config, f.from!);
+      await auditedWrite(db, adminActor(f.account!, 'mail sender set'), async (trx) => {
+        await setAccountSender(trx, f.account!, from);
+        return { result: { from }, targetId: f.account! };
+      });
+      return { account: { id: f.account! }, from };
     },
   },
 };

@@ -68,7 +68,7 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
       const thread = threadHeaders(config, work.details, key);
       try {
-        return await transport.send({ from: m.from, to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, ...thread }, key);
+        return await transport.send({ to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, ...thread }, key);
       } catch (err) {
         throw translated(err);
       }

@@ -5,6 +5,7 @@ import { inboundConfig, inboundEnv } from './inbound.js';
 import { jobsConfig, jobsEnv } from './jobs.js';
 import { linksConfig, linksEnv } from './links.js';
 import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
+import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { workersConfig, workersEnv } from './workers.js';
 
@@ -19,6 +20,7 @@ export const areasEnv = {
   ...agentLimitsEnv,
   ...linksEnv,
   ...mailFailuresEnv,
+  ...mailIdentityEnv,
   ...mailTransportEnv,
   ...workersEnv,
 } satisfies z.ZodRawShape;
@@ -32,6 +34,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     agentLimits: agentLimitsConfig(env),
     links: linksConfig(env),
     mailFailures: mailFailuresConfig(env),
+    mailIdentity: mailIdentityConfig(env),
     mailTransport: mailTransportConfig(env),
     workers: workersConfig(env),
   };

@@ -174,9 +174,11 @@ export function newTextOf(text: string): string {
  * What a received message is, by rules, in this order: a request to the `unsubscribe+` address; an RFC 3464
  * report (a success notice is an automatic message); an ARF complaint (RFC 5965); a non-standard bounce;
  * an automatic reply (RFC 3834 headers, X-Autoreply, Precedence, out-of-office subjects, then sentences);
- * else a human reply (its kind is decided on its new text by `classifyReply`).
+ * else a human reply (its kind is decided on its new text by `classifyReply`). Mail sent only to a send's
+ * envelope sender (`bounces+`) is never a human reply: people answer the From or Reply-To, while the
+ * envelope sender gets notices, automatic responses (RFC 3834 §4) and challenge-response mail.
  */
-export function classifyKind(mail: ParsedMail, toUnsubscribeAddress: boolean): KindVerdict {
+export function classifyKind(mail: ParsedMail, toUnsubscribeAddress: boolean, toBounceAddressOnly = false): KindVerdict {
   const whole = { newText: mail.text, bounce: null };
   if (toUnsubscribeAddress) return { ...whole, kind: 'unsubscribe', rule: 'unsubscribe-address' };
   const dsn = mail.parts['message/delivery-status'] ?? mail.parts['message/global-delivery-status'];
@@ -199,5 +201,6 @@ export function classifyKind(mail: ParsedMail, toUnsubscribeAddress: boolean): K
   if (auto) return { ...whole, kind: 'auto_reply', rule: auto };
   const newText = newTextOf(mail.text);
   if (OOO_BODY.test(newText.slice(0, 1_000))) return { ...whole, kind: 'auto_reply', rule: 'ooo-body' };
+  if (toBounceAddressOnly) return { ...whole, kind: 'auto_reply', rule: 'bounce-address' };
   return { kind: 'reply', bounce: null, rule: 'human', newText };
 }

@@ -5,6 +5,7 @@ import { headerFields, type ParsedMail } from './parse.js';
 export type MatchedBy =
   | 'reply-address'
   | 'unsubscribe-address'
+  | 'bounce-address'
   | 'in-reply-to'
   | 'references'
   | 'original-message-id'
@@ -13,9 +14,12 @@ export type MatchedBy =
 
 export type Match = { ok: true; thread: Thread; matchedBy: MatchedBy } | { ok: false; reason: string };
 
-/** The `reply+`/`unsubscribe+` addresses among a message's recipients (prefix case-insensitive; tokens folded to lowercase, as made). */
+/**
+ * The `reply+`/`unsubscribe+`/`bounces+` addresses among a message's recipients (prefix case-insensitive;
+ * tokens folded to lowercase, as made). `bounces+<token>` is the envelope sender each send carries (VERP).
+ */
 export interface TokenAddress {
-  kind: 'reply' | 'unsubscribe';
+  kind: 'reply' | 'unsubscribe' | 'bounce';
   token: string;
 }
 
@@ -23,17 +27,19 @@ const ORIGINAL_PARTS = ['message/rfc822', 'text/rfc822-headers', 'message/global
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** `reply+<token>@domain` and `unsubscribe+<token>@domain` in any text (a header value, a report's body). */
+/** `reply+<token>@domain`, `unsubscribe+<token>@domain` and `bounces+<token>@domain` in any text (a header value, a report's body). */
 function tokenPattern(domain: string): RegExp {
-  return new RegExp(`\\b(reply|unsubscribe)\\+([A-Za-z0-9_-]{1,128})@${escapeRegExp(domain)}\\b`, 'gi');
+  return new RegExp(`\\b(reply|unsubscribe|bounces)\\+([A-Za-z0-9_-]{1,128})@${escapeRegExp(domain)}\\b`, 'gi');
 }
+
+const KIND_OF_PREFIX: Record<string, TokenAddress['kind']> = { reply: 'reply', unsubscribe: 'unsubscribe', bounces: 'bounce' };
 
 export function tokenAddresses(values: string[], domain: string): TokenAddress[] {
   const out: TokenAddress[] = [];
   const re = tokenPattern(domain);
   for (const v of values) {
     for (const m of v.matchAll(re)) {
-      out.push({ kind: m[1]!.toLowerCase() as TokenAddress['kind'], token: m[2]!.toLowerCase() });
+      out.push({ kind: KIND_OF_PREFIX[m[1]!.toLowerCase()]!, token: m[2]!.toLowerCase() });
     }
   }
   return out;
@@ -65,11 +71,13 @@ function originalOf(mail: ParsedMail, domain: string): { ids: string[]; tokens: 
 }
 
 /**
- * Which send a message answers, never across accounts. In order: a `reply+`/`unsubscribe+` recipient
- * (the token is the key); In-Reply-To, then References; for a report (DSN, ARF, a bounce) the original's
- * Message-ID or token; and only when the message came in on an account's inbound URL, the account's latest
- * mail to the sender (or to a bounce's failed recipient). A match in another account than the one whose URL
- * received the message is refused, never attached. An unknown token with no thread headers is unplaced.
+ * Which send a message answers, never across accounts. In order: a `reply+`/`unsubscribe+`/`bounces+`
+ * recipient (the token is the key; a report to `bounces+` that names a failed recipient other than the
+ * send's own is refused: the token speaks for one address only); In-Reply-To, then References; for a
+ * report (DSN, ARF, a bounce) the original's Message-ID or token; and only when the message came in on an
+ * account's inbound URL, the account's latest mail to the sender (or to a bounce's failed recipient). A
+ * match in another account than the one whose URL received the message is refused, never attached. An
+ * unknown token with no thread headers is unplaced.
  */
 export async function matchMail(
   threads: ThreadLookup,
@@ -101,7 +109,8 @@ export function firstTokens(tokens: TokenAddress[]): TokenAddress[] {
     } else if (kept.size < MAX_MATCH_TOKENS) kept.set(t.token, t.kind);
   }
   const out = [...kept].map(([token, kind]) => ({ kind, token }));
-  return out.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'unsubscribe' ? -1 : 1));
+  const rank = (t: TokenAddress) => (t.kind === 'unsubscribe' ? 0 : 1);
+  return out.sort((a, b) => rank(a) - rank(b));
 }
 
 /** The thread of the first of `tokens` that names one, looked up in one query. */
@@ -120,10 +129,17 @@ async function findThread(
   ctx: Parameters<typeof matchMail>[1],
   mail: ParsedMail,
 ): Promise<Match | { ok: false; reason: string }> {
-  // The reply+/unsubscribe+ addresses among its recipients (tokenAddresses of recipientsOf), the first few
+  // The reply+/unsubscribe+/bounces+ addresses among its recipients (tokenAddresses of recipientsOf), the first few
   // in one query. An unsubscribe+ recipient decides the kind, so it wins over a reply+ one.
   const tokens = firstTokens(ctx.tokens);
   const byToken = await byFirstToken(threads, tokens);
+  if (byToken?.kind === 'bounce') {
+    // A bounce of one send names that send's recipient; a report naming anyone else changes nothing.
+    const named = ctx.report ? ctx.bounceRecipient : null;
+    if (named && named !== byToken.thread.to)
+      return { ok: false, reason: 'a report to a bounce address names another recipient than its send' };
+    return { ok: true, thread: byToken.thread, matchedBy: 'bounce-address' };
+  }
   if (byToken)
     return { ok: true, thread: byToken.thread, matchedBy: byToken.kind === 'unsubscribe' ? 'unsubscribe-address' : 'reply-address' };
   const byIds = async (ids: string[]) => (ids.length ? pick(await threads.byMessageIds(ids), ids) : null);

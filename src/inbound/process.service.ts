@@ -154,6 +154,7 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
   const verdict = classifyKind(
     mail,
     tokens.some((t) => t.kind === 'unsubscribe'),
+    tokens.length > 0 && tokens.every((t) => t.kind === 'bounce'),
   );
   const report = verdict.kind === 'bounce' || verdict.kind === 'complaint' || mail.reportType !== null;
   const matchedAddress = report ? (verdict.bounce?.recipient ?? null) : mail.from;

@@ -3,7 +3,7 @@ import { alignsWith, domainOf, type SenderAuth } from './sender-auth.js';
 
 /**
  * What shows that a received message answers mail of ours, so it may opt a lead out, bounce it, stop its
- * sequences or block its address: our reply token (reply+/unsubscribe+, also inside a report), one of our
+ * sequences or block its address: our reply token (reply+/unsubscribe+/bounces+, also inside a report), one of our
  * Message-IDs (In-Reply-To, References, a report's original), or the authentication of the sender's
  * domain: a trusted provider's Authentication-Results, or for mail received over our SMTP listener our
  * own DKIM/SPF/DMARC check (smtp-auth.ts). A message matched by its sender address alone proves none of these on its own: its
@@ -14,6 +14,7 @@ export type Proof = 'token' | 'message-id' | 'sender-authentication';
 const BY_MATCH: Record<MatchedBy, Proof | null> = {
   'reply-address': 'token',
   'unsubscribe-address': 'token',
+  'bounce-address': 'token',
   'original-address': 'token',
   'in-reply-to': 'message-id',
   references: 'message-id',

@@ -33,8 +33,9 @@ function domainOf(address: string): string {
 }
 
 /**
- * The address bounces of our mail come back to: the envelope sender of every mail we send (MAIL_FROM),
- * when it is at the inbound domain; null when bounces go elsewhere.
+ * The address bounces of mail sent before each send had its own envelope sender (`bounces+<token>@`) came
+ * back to: MAIL_FROM, when it is at the inbound domain; null when bounces went elsewhere. Still taken, so
+ * a late DSN of such mail (matched by the original it quotes) is not refused.
  */
 export function bounceAddress(config: IntakeDeps['config']): string | null {
   const address = bareAddress(config.mail.from);
@@ -44,8 +45,9 @@ export function bounceAddress(config: IntakeDeps['config']): string | null {
 type RecipientVerdict = { ok: true } | { ok: false; error: Error & { responseCode: number }; counts: boolean };
 
 /**
- * Whether the listener takes mail for `address`: a live `reply+`/`unsubscribe+` token of ours (one
- * indexed lookup, which also reads the raw bytes its account keeps) or the bounce address. Anything else
+ * Whether the listener takes mail for `address`: a live `reply+`/`unsubscribe+`/`bounces+` token of ours
+ * (one indexed lookup, which also reads the raw bytes its account keeps) or the bounce address of mail sent
+ * before envelope senders named their send (MAIL_FROM at the inbound domain). Anything else
  * is refused before a byte of the message is read; a token whose account is over its storage cap gets 452.
  * `counts`: the refusal counts against the client's messages per minute (a guessed address).
  */
@@ -57,7 +59,7 @@ async function judgeRecipient(deps: IntakeDeps, address: string, bounce: string 
   }
   if (bounce && lower === bounce) return { ok: true };
   const unknown = { ok: false as const, counts: true, error: refusal(550, '5.1.1 no such recipient') };
-  const m = /^(?:reply|unsubscribe)\+([^@]+)@/.exec(lower);
+  const m = /^(?:reply|unsubscribe|bounces)\+([^@]+)@/.exec(lower);
   if (!m || !REPLY_TOKEN.test(m[1]!)) return unknown;
   let found: Awaited<ReturnType<ReturnType<typeof inboundRepository>['tokenAccount']>>;
   try {
@@ -79,8 +81,8 @@ interface Session {
 }
 
 /**
- * The inbound MX: takes mail for our live reply and unsubscribe tokens at INBOUND_MAIL_DOMAIN and for the
- * bounce address, nothing else, up to INBOUND_MAX_BYTES. A message is stored whole in `inbound_messages`
+ * The inbound MX: takes mail for our live reply, unsubscribe and bounce tokens at INBOUND_MAIL_DOMAIN and
+ * for the old bounce address, nothing else, up to INBOUND_MAX_BYTES. A message is stored whole in `inbound_messages`
  * before the 250 goes out, so nothing answered 250 can be lost; when Postgres does not take it the answer
  * is 451 and the sender retries. The parse job is queued after the 250 (a failed enqueue is repaired by
  * the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this

@@ -18,7 +18,8 @@ function causeCode(err: unknown): string | undefined {
  * An HTTP mail API that deduplicates on an `Idempotency-Key` header:
  * `POST {url}/messages` `{ from, to, subject, text, messageId, inReplyTo, replyTo, headers }` → 2xx `{ id }`
  * (`messageId` with angle brackets; `inReplyTo` and `replyTo` null when absent; `headers` an object of
- * further header fields to send as given: `List-Unsubscribe`, `List-Unsubscribe-Post`), and
+ * further header fields to send as given: `List-Unsubscribe`, `List-Unsubscribe-Post`; `envelopeFrom` the
+ * bare address bounces go to, the SMTP MAIL FROM the provider should use, null: its own), and
  * `GET {url}/messages/by-idempotency-key/{key}` → 200 `{ id }` or 404. A resend under the same key is safe.
  */
 export function httpTransport(opts: HttpMailOptions): MailTransport {
@@ -45,6 +46,7 @@ export function httpTransport(opts: HttpMailOptions): MailTransport {
             inReplyTo: message.inReplyTo ?? null,
             replyTo: message.replyTo ?? null,
             headers: message.headers ?? {},
+            envelopeFrom: message.envelopeFrom ?? null,
           }),
           signal: AbortSignal.timeout(opts.sendTimeoutMs),
         });

@@ -8,9 +8,10 @@ const fileFor = (dir: string, key: string) => path.join(dir, `${key.replace(/[^A
 
 /**
  * Development transport (the default): each sent message is an .eml file in `dir`, named by its
- * idempotency key, readable with any mail client or `cat`. The file is created with a hard link, which
- * fails when it exists, so a second send under the same key delivers nothing new. With `sign`, each file
- * carries the From domain's DKIM signatures, as the SMTP transport's mail does.
+ * idempotency key, readable with any mail client or `cat`, its envelope sender in a `Return-Path` line.
+ * The file is created with a hard link, which fails when it exists, so a second send under the same key
+ * delivers nothing new. With `sign`, each file carries the From domain's DKIM signatures, as the SMTP
+ * transport's mail does.
  */
 export function localTransport(dir: string, sign?: DkimSign): MailTransport {
   return {
@@ -24,8 +25,10 @@ export function localTransport(dir: string, sign?: DkimSign): MailTransport {
       }
       const target = fileFor(dir, key);
       const tmp = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+      // The envelope sender as a delivering MTA records it (RFC 5321 §4.4): where this mail's bounces would go.
+      const returnPath = message.envelopeFrom ? Buffer.from(`Return-Path: <${message.envelopeFrom}>\r\n`) : Buffer.alloc(0);
       const composed = await composeRaw(message, key);
-      await writeFile(tmp, sign ? await sign(composed, message.from) : composed);
+      await writeFile(tmp, Buffer.concat([returnPath, sign ? await sign(composed, message.from) : composed]));
       try {
         await link(tmp, target);
       } catch (err) {

@@ -12,6 +12,8 @@ export interface MailMessage {
   replyTo?: string | null;
   /** Further header fields, as sent (`List-Unsubscribe`, `List-Unsubscribe-Post`). */
   headers?: Record<string, string>;
+  /** The SMTP envelope sender (MAIL FROM), where bounces go: `bounces+<token>@INBOUND_MAIL_DOMAIN`; absent: `from`'s address. */
+  envelopeFrom?: string | null;
 }
 
 export interface Accepted {

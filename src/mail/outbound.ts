@@ -3,6 +3,7 @@ import type { Queryable } from '../db.js';
 import { randomBase62 } from '../ids.js';
 import { leadForRecipient } from '../leads/recipient.js';
 import { messageIdFor } from './mail.types.js';
+import { senderOf } from './sender-identity.js';
 import { threadsRepository } from './threads.repository.js';
 
 /**
@@ -34,6 +35,8 @@ export interface Fencing {
 export interface ThreadDetails {
   replyToken: string;
   messageId: string;
+  /** The visible From: the account's sending identity when it has one (`mail sender set`), else MAIL_FROM. */
+  from: string;
   /** The account's lead this mail reaches, when one lists the address. */
   leadId?: string;
 }
@@ -53,6 +56,7 @@ export async function recordThread(
   const replyToken = newReplyToken();
   const messageId = messageIdFor(f.idempotencyKey, config.inbound.domain);
   const leadId = await leadForRecipient(trx, f.accountId, address);
+  const from = await senderOf(trx, config, f.accountId);
   await threadsRepository(trx).insert({
     sendId: f.id,
     accountId: f.accountId,
@@ -65,27 +69,44 @@ export async function recordThread(
     to: address,
     createdAt: f.at,
   });
-  return { replyToken, messageId, ...(leadId ? { leadId } : {}) };
+  return { replyToken, messageId, from, ...(leadId ? { leadId } : {}) };
 }
 
 /** The one-click unsubscribe URL of a token (RFC 8058). */
 export const unsubscribeUrl = (config: Config, token: string) => `${config.baseUrl}/u/${token}`;
 
 /**
- * The thread headers of a mail, from what its fence keeps: Message-ID, Reply-To `reply+<token>@domain`,
- * List-Unsubscribe (a mailto on the inbound domain and the one-click URL) and List-Unsubscribe-Post.
- * A fence written before threads existed has no token: its mail gets a Message-ID only.
+ * The envelope sender (SMTP MAIL FROM) of a mail with this token: `bounces+<token>@INBOUND_MAIL_DOMAIN`
+ * (VERP). Every bounce of the mail comes back to an address that names its send, so a DSN is matched
+ * by the address it was delivered to even when it quotes nothing of the original.
  */
-export function threadHeaders(
-  config: Config,
-  details: Record<string, unknown>,
-  idempotencyKey: string,
-): { messageId: string; replyTo: string | null; headers: Record<string, string> } {
+export const bounceAddressFor = (config: Config, token: string) => `bounces+${token}@${config.inbound.domain}`;
+
+/** What the shipping path hands a transport beside the draft: who it is from, to whom bounces go, the thread headers. */
+export interface ShipHeaders {
+  from: string;
+  envelopeFrom: string | null;
+  messageId: string;
+  replyTo: string | null;
+  headers: Record<string, string>;
+}
+
+/**
+ * The From, envelope sender and thread headers of a mail, from what its fence keeps: the From chosen when
+ * the fence was written (MAIL_FROM for a fence that kept none), the envelope sender `bounces+<token>@domain`,
+ * Message-ID, Reply-To `reply+<token>@domain`, List-Unsubscribe (a mailto on the inbound domain and the
+ * one-click URL) and List-Unsubscribe-Post. A fence written before threads existed has no token: its
+ * mail gets a Message-ID only, and its bounces go to MAIL_FROM.
+ */
+export function threadHeaders(config: Config, details: Record<string, unknown>, idempotencyKey: string): ShipHeaders {
   const domain = config.inbound.domain;
+  const from = typeof details.from === 'string' ? details.from : config.mail.from;
   const messageId = typeof details.messageId === 'string' ? details.messageId : messageIdFor(idempotencyKey, domain);
   const token = typeof details.replyToken === 'string' ? details.replyToken : null;
-  if (!token) return { messageId, replyTo: null, headers: {} };
+  if (!token) return { from, envelopeFrom: null, messageId, replyTo: null, headers: {} };
   return {
+    from,
+    envelopeFrom: bounceAddressFor(config, token),
     messageId,
     replyTo: `reply+${token}@${domain}`,
     headers: {

@@ -101,7 +101,7 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
             stream.on('end', () => {
               dataDone = true;
             });
-            conn.send({ from: bare(message.from), to: [bare(message.to)] }, stream, (sendErr, info) => {
+            conn.send({ from: message.envelopeFrom ?? bare(message.from), to: [bare(message.to)] }, stream, (sendErr, info) => {
               if (sendErr) return fail(sendErr);
               finish(null, { providerId: info?.serverMessageId ?? messageIdOf(message, key) });
             });

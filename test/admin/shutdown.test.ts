@@ -118,6 +118,8 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     const proc = startService(['api'], {
       ...envFor(env.config),
       ...smtpEnv(smtp),
+      // The SMTP transport refuses a From at localhost at start-up.
+      MAIL_FROM: 'Growth Agent <agent@growthco.example>',
       PORT: '0',
       LOG_LEVEL: 'info',
       SHUTDOWN_GRACE_MS: '600000',

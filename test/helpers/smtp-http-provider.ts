@@ -12,6 +12,7 @@ export interface ProviderMessage {
     replyTo?: string | null;
     inReplyTo?: string | null;
     headers?: Record<string, string>;
+    envelopeFrom?: string | null;
   };
 }
 

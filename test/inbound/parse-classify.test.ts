@@ -47,6 +47,11 @@ const EXPECTED: Record<string, Record<string, unknown>> = {
       diagnostic: '550 5.1.1 <jane@acme.test>: Recipient address rejected: User unknown in virtual mailbox table',
     },
   },
+  'postfix-dsn-verp': {
+    kind: 'bounce',
+    rule: 'dsn-rfc3464',
+    bounce: { type: 'hard', recipient: 'jane@acme.test', status: '5.1.1' },
+  },
   'postfix-dsn-delayed': { kind: 'bounce', bounce: { type: 'soft', recipient: 'jane@acme.test', status: '4.4.1' } },
   'postfix-dsn-mailbox-full': { kind: 'bounce', bounce: { type: 'soft', recipient: 'jane@acme.test', status: '4.2.2' } },
   'exchange-ndr': {

@@ -280,6 +280,8 @@ function configEnv(env: TestEnv): Record<string, string> {
   const c = env.config;
   return {
     MAIL_TRANSPORT: 'smtp',
+    // The SMTP transport refuses a From at localhost at start-up.
+    MAIL_FROM: 'Growth Agent <agent@growthco.example>',
     SMTP_HOST: c.mail.smtp.host,
     SMTP_PORT: String(c.mail.smtp.port),
     MAIL_SEND_TIMEOUT_MS: String(c.mail.sendTimeoutMs),
