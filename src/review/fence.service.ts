@@ -4,7 +4,9 @@ import type { Db, Trx } from '../db.js';
 import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
 import { newId } from '../ids.js';
+import { recordContactOutcome } from '../leads/contact-status.js';
 import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
+import { bareAddress } from '../mail/outbound.js';
 import type { DecidedBy } from '../results/channel-events.js';
 import { recordChannelEvent } from '../results/channel-events.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
@@ -80,7 +82,12 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
   const event = shippedEvent(fence.kindOfWork, fence.details);
   if (event) await recordChannelEvent(trx, fence.accountId, { ...event, at, decidedBy: fence.decidedBy, refId: fence.id });
   const leadId = fence.details.leadId;
-  if (typeof leadId === 'string') await recordLeadMailOutcome(trx, fence.accountId, leadId, { status: 'contacted' }, at);
+  // Mail marks the contact it reached (the lead follows its contacts); other work marks the lead.
+  const address = fence.to.includes('@') ? bareAddress(fence.to) : null;
+  const contacted = { status: 'contacted' } as const;
+  if (typeof leadId === 'string' && address)
+    await recordContactOutcome(trx, { accountId: fence.accountId, leadId, address, outcome: contacted }, at);
+  else if (typeof leadId === 'string') await recordLeadMailOutcome(trx, fence.accountId, leadId, contacted, at);
   return card;
 }
 
