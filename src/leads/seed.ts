@@ -42,7 +42,11 @@ const REPLIES: ReplyKind[] = ['interested', 'question', 'referral', 'out_of_offi
  * channel events on email, ads, seo, social and network (aeo stays unconnected). Idempotent:
  * leads are keyed by domain and events by refId, so running it twice changes nothing.
  */
-export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.now()): Promise<{ leads: number; events: number }> {
+export async function seedLeadsAndEvents(
+  db: Db,
+  accountId: string,
+  now = Date.now(),
+): Promise<{ leads: number; events: number; eventsInResults: false }> {
   const rand = prng(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const total = STATUSES.reduce((n, s) => n + s.weight, 0);
@@ -129,5 +133,7 @@ export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.n
       if (rand() < 0.25) await emit('network', 'reply', at(k + 13), `network-reply-${day}-${k}`);
     }
   }
-  return { leads: SEED_LEAD_COUNT, events };
+  // Demo figures never mix into the account's real ones: every row written here is marked, and /results leaves it out.
+  await db('channel_events').where({ account_id: accountId }).andWhereLike('ref_id', 'seed-%').update({ demo: true });
+  return { leads: SEED_LEAD_COUNT, events, eventsInResults: false };
 }
