@@ -37,7 +37,8 @@ export interface ContactOutcome {
 /**
  * Records what mail learned of one contact (the lead's contact at `address`) and sets the lead's status
  * from all its contacts' by `LEAD_PRECEDENCE`. A lead that is `converted` is never changed by mail; one
- * `declined` only by a reply or an unsubscribe. Answers, per item, whether the lead's status, reply kind
+ * `declined` only by a reply or an unsubscribe; one `replied` that no contact's reply explains (the agent
+ * recorded it, or it predates contact statuses) only by another reply. Answers, per item, whether the lead's status, reply kind
  * or decline reason changed. Items are applied one after another, in the caller's transaction.
  */
 export async function recordContactOutcomes(q: Queryable, items: ContactOutcome[], at: number): Promise<boolean[]> {
@@ -74,6 +75,8 @@ async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o 
   const next = await leadStatusFromContacts(q, leadId);
   if (!next || lead.status === 'converted') return false;
   if (lead.status === 'declined' && next.status !== 'replied' && next.status !== 'unsubscribed') return false;
+  // A reply the lead records but no contact does (recorded by the agent, or before contacts kept a status) stands.
+  if (lead.status === 'replied' && next.status !== 'replied' && !(await contactAnswered(q, leadId))) return false;
   const wanted: LeadState = {
     status: next.status,
     // A status nobody answered in keeps what the lead said before (a reply's kind outlives a colleague's bounce).
@@ -87,6 +90,15 @@ async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o 
     .where({ account_id: accountId, id: leadId })
     .update({ ...wanted, updated_at: at });
   return true;
+}
+
+/** Whether a contact of the lead replied (now `replied`, or a reply's kind kept after it left). */
+async function contactAnswered(q: Queryable, leadId: string): Promise<boolean> {
+  const row = await q('lead_contacts')
+    .where({ lead_id: leadId })
+    .andWhere((b) => b.where({ status: 'replied' }).orWhereNotNull('reply_kind'))
+    .first('id');
+  return Boolean(row);
 }
 
 /** The lead's status by `LEAD_PRECEDENCE`, with the reply kind of the contact that decided it (the latest of that status). */
