@@ -192,12 +192,18 @@ describe('a status per contact', () => {
 });
 
 describe('a running sequence', () => {
-  it('shows dismiss and Running; a step job that fires early ships at its due time, not at the sweep', async () => {
+  it('shows dismiss and Running in GET /review/{id} until it stops', async () => {
+    const w = await world();
+    const bob = await runningSequence(w, BOB, 'a case study');
+    const shown = async () => (await env.api().get(`/api/v1/review/${bob.cardId}`).set(auth(w.token))).body.item;
+    expect(await shown()).toMatchObject({ status: 'sent', actions: ['dismiss'], primaryLabel: 'Running' });
+    expect((await env.api().post(`/api/v1/review/${bob.cardId}/dismiss`).set(auth(w.token)).send({})).status).toBe(200);
+    expect(await shown()).toMatchObject({ status: 'dismissed', actions: [], primaryLabel: 'Dismissed' });
+  });
+
+  it('a step job that fires early ships at its due time, not at the sweep', async () => {
     const w = await world();
     const bob = await runningSequence(w, BOB, 'a webinar');
-    const shown = await env.api().get(`/api/v1/review/${bob.cardId}`).set(auth(w.token));
-    expect(shown.status).toBe(200);
-    expect(shown.body.item).toMatchObject({ status: 'sent', actions: ['dismiss'], primaryLabel: 'Running' });
 
     const seq = await sequenceOf(bob.cardId);
     const dueAt = Date.now() + 2_500;
