@@ -34,7 +34,8 @@ export function planWake(ctx: BrainContext): ToolCall[] {
 function planMailReply(c: Record<string, unknown>): ToolCall[] {
   const from = str(c, 'from');
   const kind = str(c, 'replyKind') || 'other';
-  const messageId = str(c, 'messageId');
+  // The follow-up answers the reply (its own Message-ID), else our mail it answered.
+  const messageId = str(c, 'replyMessageId') || str(c, 'messageId');
   const references = Array.isArray(c.references) ? c.references.filter((r) => typeof r === 'string') : [];
   if (kind === 'not_now') {
     return [

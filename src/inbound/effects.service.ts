@@ -113,8 +113,10 @@ function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInp
     from: thread.to,
     subject,
     replyKind,
-    // What a follow-up answers: the reply itself, and the whole chain (our mail, then the reply).
-    messageId: outcome.messageId ?? thread.messageId,
+    // Our mail's Message-ID names the thread (one wake per thread: src/agent/reply-wakes.ts); a follow-up
+    // answers the reply itself (`replyMessageId`) and carries the whole chain (our mail, then the reply).
+    messageId: thread.messageId,
+    replyMessageId: outcome.messageId ?? null,
     references: threadChain(thread.messageId, outcome.references ?? [], outcome.messageId ?? null),
     text: (outcome.text ?? '').slice(0, WAKE_TEXT_MAX),
     ...(verified ? {} : { verified: false }),

@@ -75,17 +75,16 @@ async function runningSequence(w: World, to: string, topic: string): Promise<{ c
 }
 
 /** Jane's answer as Gmail writes it, over SMTP to the inbound listener, until the inbound pool settled it. */
-async function janeReplies(sent: ParsedMail): Promise<void> {
+async function janeReplies(sent: ParsedMail, again = false): Promise<void> {
   const replyTo = sent.replyTo!.value[0]!.address!;
   const replyToken = /^reply\+([0-9a-z]+)@/.exec(replyTo)![1]!;
-  const raw = mailFixture('gmail-reply', { replyToken, messageId: sent.messageId! });
+  const fixture = mailFixture('gmail-reply', { replyToken, messageId: sent.messageId! });
+  // A second answer is another message (its own Message-ID).
+  const raw = again ? Buffer.from(fixture.toString('latin1').replace('<CAJx9Lr7', '<CAJx9Lr8'), 'latin1') : fixture;
   expect((await smtpSend(inbound.port, { from: JANE, to: [replyTo], raw })).code).toBe(250);
   await until(async () => {
-    const r = await env.rt
-      .db('inbound_messages')
-      .whereRaw('rcpt_to @> ?::jsonb', [JSON.stringify([replyTo])])
-      .first();
-    return r && r.status !== 'received' ? r : null;
+    const rows = await env.rt.db('inbound_messages').whereRaw('rcpt_to @> ?::jsonb', [JSON.stringify([replyTo])]);
+    return rows.length === (again ? 2 : 1) && rows.every((r) => r.status !== 'received') ? rows : null;
   }, 15_000);
 }
 
@@ -132,6 +131,9 @@ describe('every mailed address has a lead, and a follow-up threads under the rep
     }, 15_000);
     const replyId = '<CAJx9Lr7f0PqZ3kV1m2Jd8yWq4Hc5uT0bN6s+Qp_2vXw@mail.gmail.com>';
     expect(followUp!.payload).toMatchObject({ to: JANE, inReplyTo: replyId, references: [sent.messageId, replyId] });
+    // A second answer from Jane folds into the waiting follow-up: the thread is still our mail.
+    await janeReplies(sent, true);
+    expect(await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
     const answer = await send(w, followUp!.id, JANE);
     expect(answer.inReplyTo).toBe(replyId);
     expect(answer.references).toEqual([sent.messageId, replyId]);
