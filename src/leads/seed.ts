@@ -61,11 +61,12 @@ export async function seedLeadsAndEvents(
     const last = pick(LAST);
     const replied = status === 'replied' || status === 'converted' || status === 'declined';
     const hasDraft = status === 'drafted' || status === 'contacted' || replied;
-    await upsertLead(db, accountId, {
+    const replyKind = status === 'declined' ? 'not_interested' : replied ? pick(REPLIES.slice(0, 4)) : null;
+    const { id } = await upsertLead(db, accountId, {
       domain,
       companyName: company,
       status,
-      replyKind: status === 'declined' ? 'not_interested' : replied ? pick(REPLIES.slice(0, 4)) : null,
+      replyKind,
       declineReason: status === 'declined' ? 'Already use a competitor' : null,
       score: status === 'new' ? null : Math.floor(rand() * 100),
       scoreReasons: status === 'new' ? [] : ['Hiring for growth roles', 'Recently raised a round'],
@@ -100,6 +101,13 @@ export async function seedLeadsAndEvents(
       draft: hasDraft ? { subject: `Quick idea for ${company}`, body: `Hi ${first},\n\nSaw you are hiring for growth. ...` } : null,
       createdAt: now - Math.floor(((SEED_LEAD_COUNT - i) / SEED_LEAD_COUNT) * 14 * DAY),
     });
+    // The named contact is the one mail reached (and who answered): contacts keep their own status.
+    const mailed = status === 'contacted' || status === 'replied' || status === 'bounced' ? status : replied ? 'replied' : null;
+    if (mailed) {
+      await db('lead_contacts')
+        .where({ lead_id: id, email: `${first.toLowerCase()}@${domain}` })
+        .update({ status: mailed, reply_kind: mailed === 'replied' ? replyKind : null, status_at: now });
+    }
   }
 
   await addToBlocklist(db, accountId, ['competitor.example', 'press@bigco.example'], 'customer', 'demo');

@@ -134,6 +134,7 @@ describe('seedLeadsAndEvents', () => {
     expect(seen).toBe(SEED_LEAD_COUNT);
     const replied = LeadsPage.parse((await env.api().get('/api/v1/leads').query({ status: 'replied' }).set(auth)).body);
     const detail = await getLead(env.rt.db, accountId, replied.leads[0]!.id);
+    expect(replied.leads.every((l) => l.contact?.status === 'replied' && l.contact.replyKind === l.replyKind)).toBe(true);
     expect(detail.research.length).toBeGreaterThan(0);
     expect(detail.research[0]!.sources.length).toBeGreaterThan(0);
     expect(detail.contacts.length).toBeGreaterThan(0);
