@@ -39,13 +39,17 @@ export interface ContactOutcome {
  * from all its contacts' by `LEAD_PRECEDENCE`. A lead that is `converted` is never changed by mail; one
  * `declined` only by a reply or an unsubscribe; one `replied` that no contact's reply explains (the agent
  * recorded it, or it predates contact statuses) only by another reply. Answers, per item, whether the lead's status, reply kind
- * or decline reason changed. Items are applied one after another, in the caller's transaction.
+ * or decline reason changed. Items for the same lead are applied in their order, in the caller's transaction.
  */
 export async function recordContactOutcomes(q: Queryable, items: ContactOutcome[], at: number): Promise<boolean[]> {
-  const out: boolean[] = [];
-  for (const i of items) out.push(await recordOne(q, i, at));
+  const out: boolean[] = items.map(() => false);
+  // Leads are locked in one order (account, lead), so two batches touching the same leads never deadlock.
+  const order = items.map((_, n) => n).sort((a, b) => key(items[a]!).localeCompare(key(items[b]!)) || a - b);
+  for (const n of order) out[n] = await recordOne(q, items[n]!, at);
   return out;
 }
+
+const key = (i: ContactOutcome) => `${i.accountId} ${i.leadId}`;
 
 export const recordContactOutcome = async (q: Queryable, item: ContactOutcome, at: number) =>
   (await recordContactOutcomes(q, [item], at))[0]!;
