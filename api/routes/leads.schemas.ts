@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CONTACT_STATUSES } from '../../src/leads/contact-status.js';
 import { LEAD_CAPS, LEAD_STATUSES } from '../../src/leads/leads.types.js';
 import { queryInt } from '../schemas.js';
 
@@ -39,6 +40,9 @@ const Contact = z
     email: z.string().nullable(),
     title: z.string().nullable(),
     profileUrl: z.string().nullable(),
+    // Not shown in spec 2.8 ("fields of a contact: not shown"): decided in docs/decisions/mail-leads-and-threads.md.
+    status: z.enum(CONTACT_STATUSES),
+    replyKind: z.string().nullable(),
   })
   .meta({ id: 'LeadContact' });
 

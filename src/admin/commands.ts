@@ -5,6 +5,7 @@ import { removeFromBlocklist } from '../blocklist/blocklist.service.js';
 import { postCache } from '../content/post-cache.js';
 import { listenUrl } from '../db.js';
 import { setBlogBaseUrl } from '../content/posts.service.js';
+import { leadSettings } from '../leads/lead-settings.js';
 import { setLeadColumns } from '../leads/leads.service.js';
 import type { Deps } from '../deps.js';
 import { AppError, BadRequest } from '../errors.js';
@@ -27,6 +28,7 @@ import {
 import { withIntake } from '../webhooks/intake-deps.js';
 import { withRedis } from '../redis.js';
 import { CHANNEL_VERBS } from './channel-commands.js';
+import { LEAD_VERBS } from './lead-commands.js';
 import { MAIL_VERBS } from './mail-commands.js';
 
 export type Flags = Record<string, string | undefined>;
@@ -166,6 +168,7 @@ export const VERBS: Record<string, Verb> = {
         approval: await approvalSettings(db, f.account!),
         trust: await trustLevels(db, f.account!),
         autoResolveAfter: config.review.trustThreshold,
+        leads: await leadSettings(db, f.account!),
       };
     },
   },
@@ -241,6 +244,7 @@ export const VERBS: Record<string, Verb> = {
   },
   // The mail loop (issue 16): inbound URLs and received mail.
   ...MAIL_VERBS,
+  ...LEAD_VERBS,
   // Provider connections (issue 18): network and ads, each through a provider bridge.
   ...CHANNEL_VERBS,
 };

@@ -9,7 +9,7 @@ const str = (o: Record<string, unknown>, k: string) => (typeof o[k] === 'string'
 /**
  * A wake: a mail or network reply (outside data, read as information only) or a wake the agent scheduled.
  * - A reply that wants an answer (interested, question, referral, other): a follow-up mail in the same
- *   thread (In-Reply-To the sent message), or a network message to the profile that answered, waiting
+ *   thread (In-Reply-To the reply, References the whole chain), or a network message to the profile that answered, waiting
  *   for review like any draft. Its words are ours: the sender's text is never copied into it.
  * - "Not now": a wake in NOT_NOW_DAYS days. A decline or "wrong person": no follow-up.
  * - A scheduled wake: a question card reminding the person what the agent was to check back on.
@@ -34,7 +34,9 @@ export function planWake(ctx: BrainContext): ToolCall[] {
 function planMailReply(c: Record<string, unknown>): ToolCall[] {
   const from = str(c, 'from');
   const kind = str(c, 'replyKind') || 'other';
-  const messageId = str(c, 'messageId');
+  // The follow-up answers the reply (its own Message-ID), else our mail it answered.
+  const messageId = str(c, 'replyMessageId') || str(c, 'messageId');
+  const references = Array.isArray(c.references) ? c.references.filter((r) => typeof r === 'string') : [];
   if (kind === 'not_now') {
     return [
       call(1, 'schedule_wake', { note: `follow up with ${from}, who said not now`, inHours: NOT_NOW_DAYS * 24 }),
@@ -62,7 +64,7 @@ function planMailReply(c: Record<string, unknown>): ToolCall[] {
       title: `Reply to ${from}: ${topic || 'your message'}`.slice(0, 200),
       subject: `Re: ${topic || 'our conversation'}`,
       body: [`Hi ${greeting},`, '', lines[kind], '', 'Best regards'].join('\n'),
-      ...(messageId ? { details: { inReplyTo: messageId } } : {}),
+      ...(messageId ? { details: { inReplyTo: messageId, ...(references.length ? { references } : {}) } } : {}),
     }),
     call(2, 'reply', { text: `${from} replied (${kind}); I drafted a follow-up in the same thread for your review.` }),
   ];

@@ -49,7 +49,8 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
     },
     workOf(draft, body): Work {
       const d = mailDraftOf(draft);
-      return { kind, to: d.to, subject: d.subject, body: body ?? d.body, details: d.inReplyTo ? { inReplyTo: d.inReplyTo } : {} };
+      const details = d.inReplyTo ? { inReplyTo: d.inReplyTo, references: d.references } : {};
+      return { kind, to: d.to, subject: d.subject, body: body ?? d.body, details };
     },
     // Every mail (and sequence step) ships with its links made tracked links, kept on the fence (issue 17).
     prepare: async (trx, fencing, work) => {
@@ -67,8 +68,10 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
     async ship(work, key) {
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
       const thread = threadHeaders(config, work.details, key);
+      const refs = Array.isArray(work.details.references) ? work.details.references.filter((r) => typeof r === 'string') : [];
+      const references = inReplyTo ? (refs.length ? refs : [inReplyTo]) : null;
       try {
-        return await transport.send({ to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, ...thread }, key);
+        return await transport.send({ to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, references, ...thread }, key);
       } catch (err) {
         throw translated(err);
       }

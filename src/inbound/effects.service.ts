@@ -3,7 +3,10 @@ import { addToBlocklist } from '../blocklist/blocklist.service.js';
 import { recordOptOuts } from '../blocklist/opt-out.js';
 import type { Config } from '../config.js';
 import type { Trx } from '../db.js';
-import { recordLeadMailOutcomes, type LeadMailOutcome } from '../leads/mail-outcome.js';
+import { recordContactOutcomes } from '../leads/contact-status.js';
+import { replyStopsCompany } from '../leads/lead-settings.js';
+import type { LeadMailOutcome } from '../leads/mail-outcome.js';
+import { threadChain } from '../mail/mail-draft.js';
 import type { SequenceMatch } from '../mail/sequences.repository.js';
 import type { Thread } from '../mail/threads.repository.js';
 import { stopSequencesMany } from '../review/sequences.service.js';
@@ -35,8 +38,10 @@ export interface OutcomeItem {
 /** The writes of a batch of outcomes, gathered so each kind is written in one statement. */
 interface Writes {
   events: { accountId: string; event: ChannelEvent }[];
-  leads: { accountId: string; leadId: string; outcome: LeadMailOutcome; item: number }[];
+  leads: { accountId: string; leadId: string; address: string; outcome: LeadMailOutcome; item: number }[];
   stops: (SequenceMatch & { item: number })[];
+  /** A reply's colleagues' sequences (the same lead, other addresses): stopped when the account's setting says so. */
+  companyStops: (SequenceMatch & { item: number })[];
   blocks: { accountId: string; value: string; reason: string }[];
   optOuts: { accountId: string; address: string; at: number; refId: string }[];
   wakes: { input: TurnInput; item: number }[];
@@ -47,8 +52,9 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
   const { accountId, leadId, sendId } = thread;
   const at = ref.at;
   const event = (type: string, refId: string) => w.events.push({ accountId, event: { channel: 'email', type, at, refId } });
-  const lead = (o: LeadMailOutcome) => leadId && w.leads.push({ accountId, leadId, outcome: o, item });
-  const stop = (reason: string) => w.stops.push({ accountId, to: thread.to, leadId, reason, item });
+  const lead = (o: LeadMailOutcome) => leadId && w.leads.push({ accountId, leadId, address: thread.to, outcome: o, item });
+  // Only this address's sequences: a contact's bounce or unsubscribe says nothing of the colleagues'.
+  const stop = (reason: string) => w.stops.push({ accountId, to: thread.to, reason, item });
   const optOut = () => {
     w.optOuts.push({ accountId, address: thread.to, at, refId: `unsubscribe-${sendId}` });
     applied.blocked = true;
@@ -92,6 +98,7 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
       }
       lead({ status: 'replied', replyKind, declineReason: outcome.declineReason ?? null });
       stop('the recipient replied');
+      if (leadId) w.companyStops.push({ accountId, leadId, reason: `${thread.to}, at the same company, replied`, item });
       w.wakes.push({ item, input: wakeInput(thread, outcome, true) });
       return;
     }
@@ -108,7 +115,11 @@ function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInp
     from: thread.to,
     subject,
     replyKind,
+    // Our mail's Message-ID names the thread (one wake per thread: src/agent/reply-wakes.ts); a follow-up
+    // answers the reply itself (`replyMessageId`) and carries the whole chain (our mail, then the reply).
     messageId: thread.messageId,
+    replyMessageId: outcome.messageId ?? null,
+    references: threadChain(thread.messageId, outcome.references ?? [], outcome.messageId ?? null),
     text: (outcome.text ?? '').slice(0, WAKE_TEXT_MAX),
     ...(verified ? {} : { verified: false }),
   };
@@ -124,8 +135,9 @@ function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInp
  * Applies what came back for one shipped mail, inside the caller's transaction (with the inbound row's
  * own update, so a retried job applies it once). Counts are keyed by the send (`refId`), so a second
  * reply or a repeated one-click POST counts once in `/results`:
- * - reply: lead `replied` with its kind (an `unsubscribe` kind is an opt-out as well), `email.reply`
- *   (and `positive_reply` when interested), the recipient's sequences stop, the agent wakes;
+ * - reply: the contact `replied` with its kind (the lead follows its contacts: src/leads/contact-status.ts;
+ *   an `unsubscribe` kind is an opt-out as well), `email.reply` (and `positive_reply` when interested), the
+ *   recipient's sequences stop, and the company's other sequences when the account says so, the agent wakes;
  * - auto_reply: nothing changes (an out-of-office is not an answer; the sequence goes on);
  * - bounce: hard → lead `bounced`, the address blocked (source `agent`, removable), `email.bounce`,
  *   sequences stop; soft → `email.delayed` and nothing else (the MTA retries; a later hard bounce settles it);
@@ -143,7 +155,7 @@ export async function applyOutcome(trx: Trx, config: Config, thread: Thread, out
  * kind of write in one statement for the whole batch, in the caller's transaction.
  */
 export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem[]): Promise<Applied[]> {
-  const w: Writes = { events: [], leads: [], stops: [], blocks: [], optOuts: [], wakes: [] };
+  const w: Writes = { events: [], leads: [], stops: [], companyStops: [], blocks: [], optOuts: [], wakes: [] };
   const applied = items.map((): Applied => ({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null }));
   for (const [i, item] of items.entries()) plan(w, item, i, applied[i]!);
   const at = Math.max(0, ...items.map((i) => i.ref.at));
@@ -152,13 +164,19 @@ export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem
   }
   for (const [accountId, entries] of groupBy(w.optOuts, (o) => o.accountId)) await recordOptOuts(trx, accountId, entries);
   await recordChannelEvents(trx, w.events);
-  const changed = await recordLeadMailOutcomes(trx, w.leads, at);
+  const changed = await recordContactOutcomes(trx, w.leads, at);
   w.leads.forEach((l, n) => {
     if (changed[n]) applied[l.item]!.leadChanged = l.leadId;
   });
   const stopped = await stopSequencesMany(trx, w.stops, at);
   w.stops.forEach((s, n) => {
     applied[s.item]!.sequencesStopped += stopped[n]!;
+  });
+  const stopping = await replyStopsCompany(trx, [...new Set(w.companyStops.map((s) => s.accountId))]);
+  const company = w.companyStops.filter((s) => stopping.has(s.accountId));
+  const colleagues = await stopSequencesMany(trx, company, at);
+  company.forEach((s, n) => {
+    applied[s.item]!.sequencesStopped += colleagues[n]!;
   });
   if (w.wakes.length) {
     const recorded = await recordTurns(

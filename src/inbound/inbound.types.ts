@@ -30,6 +30,9 @@ export interface Outcome {
   /** Human replies: the message text the agent may read as outside data (rule 8) when it wakes. */
   text?: string | null;
   subject?: string | null;
+  /** Human replies: the reply's own Message-ID and References (a follow-up threads under it). */
+  messageId?: string | null;
+  references?: string[];
   /**
    * Nothing shows the message answers our mail (no token or Message-ID of ours, no trusted sender
    * authentication; src/inbound/proof.ts): a human reply only wakes the agent for a person to look at.

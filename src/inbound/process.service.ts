@@ -189,6 +189,8 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
     outcome.replyKind = reply.replyKind;
     outcome.declineReason = reply.declineReason;
     outcome.text = verdict.newText;
+    outcome.messageId = mail.messageId;
+    outcome.references = mail.references.length ? mail.references : mail.inReplyTo;
     rule = `${rule}; ${reply.rule}`;
   }
   return { status: 'applied', thread: match.thread, outcome, ...evidence, rule, headerMessageId: mail.messageId };

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.js';
+import type { ContactStatus } from './contact-status.js';
 import type { Contact, LeadLabels, LeadSource } from './leads.types.js';
 
 export interface LeadRow {
@@ -30,6 +31,8 @@ interface ContactRow {
   email: string | null;
   title: string | null;
   profile_url: string | null;
+  status: ContactStatus;
+  reply_kind: string | null;
 }
 
 export interface ResearchRow {
@@ -40,7 +43,15 @@ export interface ResearchRow {
   sources: LeadSource[];
 }
 
-const toContact = (r: ContactRow): Contact => ({ id: r.id, name: r.name, email: r.email, title: r.title, profileUrl: r.profile_url });
+const toContact = (r: ContactRow): Contact => ({
+  id: r.id,
+  name: r.name,
+  email: r.email,
+  title: r.title,
+  profileUrl: r.profile_url,
+  status: r.status,
+  replyKind: r.reply_kind,
+});
 
 export function leadsRepository(q: Queryable) {
   return {
@@ -100,13 +111,18 @@ export function leadsRepository(q: Queryable) {
       return rows[0] as LeadLabels | undefined;
     },
 
-    /** The first contact of each lead (the list form's `contact`). */
+    /**
+     * The list form's `contact` of each lead: the contact whose status the lead's follows (the latest to
+     * reach it, so a `replied` lead shows who replied), else the first contact.
+     */
     async firstContacts(leadIds: string[]): Promise<Map<string, Contact>> {
       if (!leadIds.length) return new Map();
-      const rows = await q<ContactRow>('lead_contacts')
-        .distinctOn('lead_id')
-        .whereIn('lead_id', leadIds)
-        .orderBy([{ column: 'lead_id' }, { column: 'seq' }]);
+      const rows: ContactRow[] = await q('lead_contacts as c')
+        .join('leads as l', 'l.id', 'c.lead_id')
+        .distinctOn('c.lead_id')
+        .select('c.*')
+        .whereIn('c.lead_id', leadIds)
+        .orderByRaw('c.lead_id, (c.status = l.status) DESC, c.status_at DESC NULLS LAST, c.seq');
       return new Map(rows.map((r) => [r.lead_id, toContact(r)]));
     },
 

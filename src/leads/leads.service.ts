@@ -151,7 +151,7 @@ async function mergeContacts(
     }
     const row = { id: newId('lc'), lead_id: leadId, account_id: accountId, name, email, title, profile_url: profileUrl, created_at: at };
     await repo.insertContact(row);
-    existing.push({ ...row, seq: Number.MAX_SAFE_INTEGER });
+    existing.push({ ...row, seq: Number.MAX_SAFE_INTEGER, status: 'new', reply_kind: null });
   }
 }
 

@@ -1,3 +1,5 @@
+import type { ContactStatus } from './contact-status.js';
+
 /** Lead statuses, in the order a lead usually moves through them (spec 2.8: "not shown", decided here). */
 export const LEAD_STATUSES = [
   'new',
@@ -84,6 +86,9 @@ export interface Contact {
   email: string | null;
   title: string | null;
   profileUrl: string | null;
+  /** The contact's own mail status (src/leads/contact-status.ts) and its reply's kind. */
+  status: ContactStatus;
+  replyKind: string | null;
 }
 
 export interface LeadListItem {

@@ -1,4 +1,6 @@
+import { normaliseDomain } from '../blocklist/normalise.js';
 import type { Queryable } from '../db.js';
+import { upsertLead } from './leads.service.js';
 
 /**
  * The account's lead with a contact at this address (case-insensitive), or null. Where several leads
@@ -32,4 +34,20 @@ export async function emailsForProfile(q: Queryable, accountId: string, profileU
     .where({ account_id: accountId, profile_url: profileUrl })
     .whereNotNull('email')) as { email: string }[];
   return rows.map((r) => r.email);
+}
+
+/**
+ * The lead a mail to `address` reaches, made when none lists it: the account's lead for the address's
+ * domain gains the contact, or a new lead for that domain (source `agent`) is made with it, so a reply,
+ * bounce or unsubscribe always has a lead to show in. Null only when the address has no usable domain.
+ */
+export async function leadForMail(q: Queryable, accountId: string, address: string): Promise<string | null> {
+  const known = await leadForRecipient(q, accountId, address);
+  if (known) return known;
+  const email = address.trim().toLowerCase();
+  const domain = normaliseDomain(email.split('@')[1] ?? '');
+  if (!domain || !email.includes('@')) return null;
+  const { id, created } = await upsertLead(q, accountId, { domain, contacts: [{ email }] });
+  if (created) await q('leads').where({ account_id: accountId, id }).update({ source: 'agent' });
+  return id;
 }

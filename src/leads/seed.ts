@@ -42,7 +42,11 @@ const REPLIES: ReplyKind[] = ['interested', 'question', 'referral', 'out_of_offi
  * channel events on email, ads, seo, social and network (aeo stays unconnected). Idempotent:
  * leads are keyed by domain and events by refId, so running it twice changes nothing.
  */
-export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.now()): Promise<{ leads: number; events: number }> {
+export async function seedLeadsAndEvents(
+  db: Db,
+  accountId: string,
+  now = Date.now(),
+): Promise<{ leads: number; events: number; eventsInResults: false }> {
   const rand = prng(7);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const total = STATUSES.reduce((n, s) => n + s.weight, 0);
@@ -57,11 +61,12 @@ export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.n
     const last = pick(LAST);
     const replied = status === 'replied' || status === 'converted' || status === 'declined';
     const hasDraft = status === 'drafted' || status === 'contacted' || replied;
-    await upsertLead(db, accountId, {
+    const replyKind = status === 'declined' ? 'not_interested' : replied ? pick(REPLIES.slice(0, 4)) : null;
+    const { id } = await upsertLead(db, accountId, {
       domain,
       companyName: company,
       status,
-      replyKind: status === 'declined' ? 'not_interested' : replied ? pick(REPLIES.slice(0, 4)) : null,
+      replyKind,
       declineReason: status === 'declined' ? 'Already use a competitor' : null,
       score: status === 'new' ? null : Math.floor(rand() * 100),
       scoreReasons: status === 'new' ? [] : ['Hiring for growth roles', 'Recently raised a round'],
@@ -96,6 +101,13 @@ export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.n
       draft: hasDraft ? { subject: `Quick idea for ${company}`, body: `Hi ${first},\n\nSaw you are hiring for growth. ...` } : null,
       createdAt: now - Math.floor(((SEED_LEAD_COUNT - i) / SEED_LEAD_COUNT) * 14 * DAY),
     });
+    // The named contact is the one mail reached (and who answered): contacts keep their own status.
+    const mailed = status === 'contacted' || status === 'replied' || status === 'bounced' ? status : replied ? 'replied' : null;
+    if (mailed) {
+      await db('lead_contacts')
+        .where({ lead_id: id, email: `${first.toLowerCase()}@${domain}` })
+        .update({ status: mailed, reply_kind: mailed === 'replied' ? replyKind : null, status_at: now });
+    }
   }
 
   await addToBlocklist(db, accountId, ['competitor.example', 'press@bigco.example'], 'customer', 'demo');
@@ -129,5 +141,7 @@ export async function seedLeadsAndEvents(db: Db, accountId: string, now = Date.n
       if (rand() < 0.25) await emit('network', 'reply', at(k + 13), `network-reply-${day}-${k}`);
     }
   }
-  return { leads: SEED_LEAD_COUNT, events };
+  // Demo figures never mix into the account's real ones: every row written here is marked, and /results leaves it out.
+  await db('channel_events').where({ account_id: accountId }).andWhereLike('ref_id', 'seed-%').update({ demo: true });
+  return { leads: SEED_LEAD_COUNT, events, eventsInResults: false };
 }

@@ -11,7 +11,9 @@ export async function composeRaw(message: MailMessage, idempotencyKey: string): 
     messageId: messageIdOf(message, idempotencyKey),
     ...(message.replyTo ? { replyTo: message.replyTo } : {}),
     ...(message.headers ? { headers: message.headers } : {}),
-    ...(message.inReplyTo ? { inReplyTo: message.inReplyTo, references: message.inReplyTo } : {}),
+    ...(message.inReplyTo
+      ? { inReplyTo: message.inReplyTo, references: message.references?.length ? message.references : message.inReplyTo }
+      : {}),
   });
   return new Promise((resolve, reject) => composer.compile().build((err, buf) => (err ? reject(err) : resolve(buf))));
 }

@@ -6,6 +6,8 @@ export interface MailMessage {
   text: string;
   /** Message-ID of the mail this one answers (mail replies). */
   inReplyTo?: string | null;
+  /** The thread it answers, oldest first (In-Reply-To last); In-Reply-To alone when absent. */
+  references?: string[] | null;
   /** As sent, with angle brackets; `messageIdFor(key, 'localhost')` when absent. */
   messageId?: string;
   /** Where replies go: `reply+<token>@INBOUND_MAIL_DOMAIN` (issue 16). */

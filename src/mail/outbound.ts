@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
 import { randomBase62 } from '../ids.js';
-import { leadForRecipient } from '../leads/recipient.js';
+import { leadForMail } from '../leads/recipient.js';
 import { messageIdFor } from './mail.types.js';
 import { senderOf } from './sender-identity.js';
 import { threadsRepository } from './threads.repository.js';
@@ -55,7 +55,7 @@ export async function recordThread(
   const address = bareAddress(to);
   const replyToken = newReplyToken();
   const messageId = messageIdFor(f.idempotencyKey, config.inbound.domain);
-  const leadId = await leadForRecipient(trx, f.accountId, address);
+  const leadId = await leadForMail(trx, f.accountId, address);
   const from = await senderOf(trx, config, f.accountId);
   await threadsRepository(trx).insert({
     sendId: f.id,

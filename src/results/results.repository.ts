@@ -117,14 +117,17 @@ export function resultsRepository(q: Queryable) {
 
     /** Counts and amount sums per (channel, type, decider) in [from, until], split at `since`. */
     async tally(accountId: string, from: number, since: number, until: number): Promise<GroupRow[]> {
-      return q('channel_events')
-        .select('channel', 'type', 'decided_by')
-        .select(q.raw('(at >= ?) AS current', [since]))
-        .select(q.raw('count(*)::int AS n'), q.raw('sum(amount) AS total'), q.raw('count(amount)::int AS with_amount'))
-        .where({ account_id: accountId })
-        .andWhere('at', '>=', from)
-        .andWhere('at', '<=', until)
-        .groupByRaw('1, 2, 3, 4');
+      return (
+        q('channel_events')
+          .select('channel', 'type', 'decided_by')
+          .select(q.raw('(at >= ?) AS current', [since]))
+          .select(q.raw('count(*)::int AS n'), q.raw('sum(amount) AS total'), q.raw('count(amount)::int AS with_amount'))
+          // Rows `seed demo` wrote are demo data, not the account's figures.
+          .where({ account_id: accountId, demo: false })
+          .andWhere('at', '>=', from)
+          .andWhere('at', '<=', until)
+          .groupByRaw('1, 2, 3, 4')
+      );
     },
   };
 }

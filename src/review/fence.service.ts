@@ -4,10 +4,10 @@ import type { Db, Trx } from '../db.js';
 import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
 import { newId } from '../ids.js';
-import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
 import type { DecidedBy } from '../results/channel-events.js';
 import { recordChannelEvent } from '../results/channel-events.js';
 import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
+import { recordSendOutcome } from './lead-outcome.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import type { ReviewDeps } from './review.types.js';
 import { clearSoftFailures } from './refusals.service.js';
@@ -80,8 +80,7 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
   }
   const event = shippedEvent(fence.kindOfWork, fence.details);
   if (event) await recordChannelEvent(trx, fence.accountId, { ...event, at, decidedBy: fence.decidedBy, refId: fence.id });
-  const leadId = fence.details.leadId;
-  if (typeof leadId === 'string') await recordLeadMailOutcome(trx, fence.accountId, leadId, { status: 'contacted' }, at);
+  await recordSendOutcome(trx, fence, { status: 'contacted' }, at);
   return card;
 }
 

@@ -18,7 +18,9 @@ export const QUEUE_CARD_JSON =
   `r.resolved_at AS "resolvedAt", r.resolution) c)`;
 
 /** A card as `QueueRow`: its JSON and the columns its computed fields are made from. */
-export const QUEUE_ROW_SELECT = `r.kind, r.source_type, r.status, r.budget_change, r.options, r.snoozed_until, ${QUEUE_CARD_JSON} AS json`;
+export const QUEUE_ROW_SELECT =
+  "r.kind, r.source_type, r.status, r.budget_change, r.options, r.snoozed_until, r.resolution->>'sequence' AS sequence_state, " +
+  `${QUEUE_CARD_JSON} AS json`;
 
 export const toQueueRow = (r: QueueRowRaw): QueueRow => ({
   kind: r.kind,
@@ -27,6 +29,7 @@ export const toQueueRow = (r: QueueRowRaw): QueueRow => ({
   budgetChange: r.budget_change,
   options: r.options,
   snoozedUntil: r.snoozed_until,
+  resolution: r.sequence_state === null ? null : { sequence: r.sequence_state },
   json: r.json,
 });
 
@@ -37,6 +40,7 @@ export interface QueueRowRaw {
   budget_change: unknown;
   options: unknown;
   snoozed_until: number | null;
+  sequence_state: string | null;
   json: string;
 }
 
@@ -48,6 +52,8 @@ export interface QueueRow {
   budgetChange: unknown;
   options: unknown;
   snoozedUntil: number | null;
+  /** What a sent sequence card's verbs and label need of its resolution (`sequence`: running, finished, stopped). */
+  resolution: { sequence: string } | null;
   /** A JSON object: every field of the card's view but `actions`, `primaryLabel` and `options`. */
   json: string;
 }

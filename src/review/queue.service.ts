@@ -66,7 +66,7 @@ async function wakeDue(deps: ReviewDeps, accountId: string, beforeWrite: BeforeW
  * same object as `cardView` of that card (test/review/queue-json.test.ts holds them together).
  */
 export function queueCardJson(r: QueueRow): string {
-  const shape = { kind: r.kind, sourceType: r.sourceType, status: r.status, budgetChange: r.budgetChange };
+  const shape = { kind: r.kind, sourceType: r.sourceType, status: r.status, budgetChange: r.budgetChange, resolution: r.resolution };
   const computed = JSON.stringify({
     options: normaliseOptions(r.options),
     actions: actionsFor(shape),

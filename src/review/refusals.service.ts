@@ -1,9 +1,9 @@
 import { addToBlocklist } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable, Trx } from '../db.js';
-import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
 import { recordChannelEvent } from '../results/channel-events.js';
 import { cardsRepository, type CardChanges } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
+import { recordSendOutcome } from './lead-outcome.js';
 import { stopSequences } from './sequences.service.js';
 
 /** The mail relay's answer about one recipient, at RCPT or DATA (src/mail/smtp.transport.ts). */
@@ -96,8 +96,7 @@ async function hardBounce(trx: Trx, fence: Fence, reason: string, at: number): P
   await addToBlocklist(trx, accountId, [{ value: fence.to, reason: reason.slice(0, 500) }], 'agent', null);
   await clearSoftFailures(trx, accountId, fence.to);
   await recordChannelEvent(trx, accountId, { channel: 'email', type: 'bounce', at, refId: `bounce-${fence.id}` });
-  const leadId = fence.details.leadId;
-  if (typeof leadId === 'string') await recordLeadMailOutcome(trx, accountId, leadId, { status: 'bounced' }, at);
+  await recordSendOutcome(trx, fence, { status: 'bounced' }, at);
   await stopSequences(trx, accountId, { to: fence.to }, BOUNCED_STOP, at);
   if (fence.step !== 0) return;
   await cardsRepository(trx).transition(

@@ -107,7 +107,8 @@ export async function shipSequenceStep(deps: ReviewDeps, accountId: string, sequ
   const seq = await sequencesRepository(db).find(accountId, sequenceId);
   if (seq?.status !== 'active' || seq.nextStep !== step) return 'not_active';
   if (seq.nextAt !== null && seq.nextAt > Date.now() + 1_000) {
-    await queueNextStep(deps, accountId, seq.cardId);
+    // Early (its delay cut short, clocks apart): again for its due time, under a fresh id (ours is still held).
+    await queueNextStep(deps, accountId, seq.cardId, { by: 'early', at: Date.now() });
     return 'not_due';
   }
   const stop = async (reason: string) => {

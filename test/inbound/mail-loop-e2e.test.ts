@@ -140,7 +140,9 @@ describe('the mail loop, end to end', () => {
       const drafts = await waiting(w, 'mail_draft');
       return drafts.length ? drafts : null;
     }, 15_000);
-    expect(followUp!.payload).toMatchObject({ to: JANE, inReplyTo: sent.messageId });
+    // It answers Jane's reply (her Message-ID), with our mail and hers as its References.
+    const janes = '<CAJx9Lr7f0PqZ3kV1m2Jd8yWq4Hc5uT0bN6s+Qp_2vXw@mail.gmail.com>';
+    expect(followUp!.payload).toMatchObject({ to: JANE, inReplyTo: janes, references: [sent.messageId, janes] });
     expect(await wakes(w)).toHaveLength(1);
   });
 

@@ -188,7 +188,15 @@ describe('GET /leads/{id} (detail form)', () => {
     expect(b.contacts).toHaveLength(50);
     expect(b.contactsTruncated).toBe(true);
     expect(b.contacts.map((c) => c.name)).toEqual(Array.from({ length: 50 }, (_, i) => `P${i}`));
-    expect(b.contacts[0]).toEqual({ id: expect.stringMatching(/^lc_/), name: 'P0', email: 'p0@x.com', title: null, profileUrl: null });
+    expect(b.contacts[0]).toEqual({
+      id: expect.stringMatching(/^lc_/),
+      name: 'P0',
+      email: 'p0@x.com',
+      title: null,
+      profileUrl: null,
+      status: 'new',
+      replyKind: null,
+    });
   });
 
   it('gives a null draft when there is none', async () => {

@@ -134,6 +134,7 @@ describe('seedLeadsAndEvents', () => {
     expect(seen).toBe(SEED_LEAD_COUNT);
     const replied = LeadsPage.parse((await env.api().get('/api/v1/leads').query({ status: 'replied' }).set(auth)).body);
     const detail = await getLead(env.rt.db, accountId, replied.leads[0]!.id);
+    expect(replied.leads.every((l) => l.contact?.status === 'replied' && l.contact.replyKind === l.replyKind)).toBe(true);
     expect(detail.research.length).toBeGreaterThan(0);
     expect(detail.research[0]!.sources.length).toBeGreaterThan(0);
     expect(detail.contacts.length).toBeGreaterThan(0);
@@ -148,7 +149,10 @@ describe('seedLeadsAndEvents', () => {
           .set(auth)
       ).body,
     ).results;
-    expect(results.email.available && results.email.data.window.sent).toBeGreaterThan(0);
+    // The demo week is marked and left out of /results: demo figures never mix into the account's own.
+    expect(first.eventsInResults).toBe(false);
+    expect(await env.rt.db('channel_events').where({ account_id: accountId, demo: false }).first()).toBeUndefined();
+    expect(results.email.available && results.email.data.window.sent).toBe(0);
     expect(results.aeo).toEqual({ available: false, reason: NO_MEASUREMENT });
     expect(await isBlocked(env.rt.db, accountId, 'optout@harborlabs.example')).toBe(true);
   });

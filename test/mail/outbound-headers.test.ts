@@ -63,7 +63,14 @@ describe('a mail shipped over SMTP', () => {
     expect(res.status).toBe(200);
     const sendId: string = res.body.sendId;
     const thread = await threadsRepository(env.rt.db).bySend(sendId);
-    expect(thread).toMatchObject({ accountId, cardId: card.id, step: 0, to: 'jane@acme.test', leadId: null, sequenceId: null });
+    expect(thread).toMatchObject({
+      accountId,
+      cardId: card.id,
+      step: 0,
+      to: 'jane@acme.test',
+      leadId: expect.stringMatching(/^lead_/),
+      sequenceId: null,
+    });
     expect(thread!.replyToken).toMatch(REPLY_TOKEN);
     expect(thread!.replyToken.length).toBeGreaterThanOrEqual(22);
     expect(thread!.messageId).toBe(`<mail-${sendId}@${DOMAIN}>`);

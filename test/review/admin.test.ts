@@ -26,6 +26,7 @@ describe('settings get / set', () => {
       },
       trust: {},
       autoResolveAfter: 20,
+      leads: { replyStopsCompany: true },
     });
     expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'auto'])).out).toEqual({
       account: { id: accountId },

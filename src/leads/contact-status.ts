@@ -1,0 +1,128 @@
+import type { Queryable } from '../db.js';
+import { newId } from '../ids.js';
+import type { LeadMailOutcome } from './mail-outcome.js';
+
+/** A contact's own mail status: nothing sent yet, mail reached it, it replied, its address bounced, it left. */
+export const CONTACT_STATUSES = ['new', 'contacted', 'replied', 'bounced', 'unsubscribed'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+
+/**
+ * The contact statuses each outcome may replace (per contact, as the lead's table did per company):
+ * `contacted` only moves a contact nobody wrote to; a reply stands against a later bounce, an unsubscribe
+ * against a later reply.
+ */
+const REPLACES: Record<LeadMailOutcome['status'], ContactStatus[]> = {
+  contacted: ['new'],
+  replied: ['new', 'contacted', 'replied', 'bounced'],
+  bounced: ['new', 'contacted'],
+  unsubscribed: ['new', 'contacted', 'replied', 'bounced', 'unsubscribed'],
+};
+
+/**
+ * The lead's status from its contacts', first match wins (docs/decisions/mail-leads-and-threads.md):
+ * a contact `replied` (the latest reply's kind) → `contacted` (someone still reachable) → `unsubscribed`
+ * → `bounced`. So a colleague's unsubscribe or bounce never hides a human reply, and a company is only
+ * `unsubscribed` or `bounced` when nobody there can still be written to. Null: no contact has a mail status.
+ */
+export const LEAD_PRECEDENCE: ContactStatus[] = ['replied', 'contacted', 'unsubscribed', 'bounced'];
+
+export interface ContactOutcome {
+  accountId: string;
+  leadId: string;
+  /** The address mail went to (the contact), any case. */
+  address: string;
+  outcome: LeadMailOutcome;
+}
+
+/**
+ * Records what mail learned of one contact (the lead's contact at `address`) and sets the lead's status
+ * from all its contacts' by `LEAD_PRECEDENCE`. A lead that is `converted` is never changed by mail; one
+ * `declined` only by a reply or an unsubscribe; one `replied` that no contact's reply explains (the agent
+ * recorded it, or it predates contact statuses) only by another reply. Answers, per item, whether the lead's status, reply kind
+ * or decline reason changed. Items for the same lead are applied in their order, in the caller's transaction.
+ */
+export async function recordContactOutcomes(q: Queryable, items: ContactOutcome[], at: number): Promise<boolean[]> {
+  const out: boolean[] = items.map(() => false);
+  // Leads are locked in one order (account, lead), so two batches touching the same leads never deadlock.
+  const order = items.map((_, n) => n).sort((a, b) => key(items[a]!).localeCompare(key(items[b]!)) || a - b);
+  for (const n of order) out[n] = await recordOne(q, items[n]!, at);
+  return out;
+}
+
+const key = (i: ContactOutcome) => `${i.accountId} ${i.leadId}`;
+
+export const recordContactOutcome = async (q: Queryable, item: ContactOutcome, at: number) =>
+  (await recordContactOutcomes(q, [item], at))[0]!;
+
+interface LeadState {
+  status: string;
+  reply_kind: string | null;
+  decline_reason: string | null;
+}
+
+async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o }: ContactOutcome, at: number): Promise<boolean> {
+  const lead: LeadState | undefined = await q('leads')
+    .where({ account_id: accountId, id: leadId })
+    .forUpdate()
+    .first('status', 'reply_kind', 'decline_reason');
+  if (!lead) return false;
+  const patch: Record<string, unknown> = { status: o.status, status_at: at };
+  if (o.replyKind !== undefined) patch.reply_kind = o.replyKind;
+  if (o.declineReason !== undefined) patch.decline_reason = o.declineReason;
+  const email = address.trim().toLowerCase();
+  const contact = () => q('lead_contacts').where({ lead_id: leadId, account_id: accountId }).andWhereRaw('lower(email) = ?', [email]);
+  const updated = await contact().whereIn('status', REPLACES[o.status]).update(patch);
+  // Mail to an address the lead does not list (written down before contacts kept a status): it becomes one.
+  if (!updated && !(await contact().first('id'))) {
+    await q('lead_contacts').insert({ id: newId('lc'), lead_id: leadId, account_id: accountId, email, created_at: at, ...patch });
+  }
+  const next = await leadStatusFromContacts(q, leadId);
+  if (!next || lead.status === 'converted') return false;
+  if (lead.status === 'declined' && next.status !== 'replied' && next.status !== 'unsubscribed') return false;
+  // A reply the lead records but no contact does (recorded by the agent, or before contacts kept a status) stands.
+  if (lead.status === 'replied' && next.status !== 'replied' && !(await contactAnswered(q, leadId))) return false;
+  const wanted: LeadState = {
+    status: next.status,
+    // A status nobody answered in keeps what the lead said before (a reply's kind outlives a colleague's bounce).
+    reply_kind: next.replyKind ?? lead.reply_kind,
+    decline_reason: next.replyKind ? next.declineReason : lead.decline_reason,
+  };
+  if (wanted.status === lead.status && wanted.reply_kind === lead.reply_kind && wanted.decline_reason === lead.decline_reason) {
+    return false;
+  }
+  await q('leads')
+    .where({ account_id: accountId, id: leadId })
+    .update({ ...wanted, updated_at: at });
+  return true;
+}
+
+/** Whether a contact of the lead replied (now `replied`, or a reply's kind kept after it left). */
+async function contactAnswered(q: Queryable, leadId: string): Promise<boolean> {
+  const row = await q('lead_contacts')
+    .where({ lead_id: leadId })
+    .andWhere((b) => b.where({ status: 'replied' }).orWhereNotNull('reply_kind'))
+    .first('id');
+  return Boolean(row);
+}
+
+/** The lead's status by `LEAD_PRECEDENCE`, with the reply kind of the contact that decided it (the latest of that status). */
+export async function leadStatusFromContacts(
+  q: Queryable,
+  leadId: string,
+): Promise<{ status: ContactStatus; replyKind: string | null; declineReason: string | null } | null> {
+  const rows: { status: ContactStatus; reply_kind: string | null; decline_reason: string | null }[] = await q('lead_contacts')
+    .where({ lead_id: leadId })
+    .whereIn('status', LEAD_PRECEDENCE)
+    .orderBy([
+      { column: 'status_at', order: 'desc', nulls: 'last' },
+      { column: 'seq', order: 'desc' },
+    ])
+    .select('status', 'reply_kind', 'decline_reason');
+  for (const status of LEAD_PRECEDENCE) {
+    const hit = rows.find((r) => r.status === status);
+    if (!hit) continue;
+    const replyKind = status === 'replied' || status === 'unsubscribed' ? hit.reply_kind : null;
+    return { status, replyKind, declineReason: replyKind ? hit.decline_reason : null };
+  }
+  return null;
+}
