@@ -129,6 +129,12 @@ async function lead(w: World) {
   return res.body.lead as { status: string; replyKind: string | null };
 }
 
+async function contactsOf(w: World) {
+  const res = await env.api().get(`/api/v1/leads/${w.leadId}`).set(auth(w.token));
+  expect(res.status).toBe(200);
+  return res.body.lead.contacts as { email: string; status: string }[];
+}
+
 const blocked = async (w: World, address: string) =>
   (await env.rt.db('blocklist_entries').where({ account_id: w.accountId, value: address }).first()) ?? null;
 
@@ -265,7 +271,9 @@ describe('a reply through Postfix', () => {
     expect((await draftAndSend(w, ALICE, 'a question for Alice')).status).toBe(200);
     const [sent] = await arrived(ALICE, 'question for Alice');
     const file = path.join(postfix.dir, `reply-${replyTokenOf(sent!)}.eml`);
-    writeFileSync(file, thunderbirdReply(sent!, ALICE));
+    const replyRaw = thunderbirdReply(sent!, ALICE);
+    const replyId = /^Message-ID: (<[^>]+>)/m.exec(replyRaw)![1]!;
+    writeFileSync(file, replyRaw);
 
     // Alice's client hands the reply to Postfix, which relays it to the inbound listener by the transport map.
     const out = swaks(postfix.port, [
@@ -287,8 +295,13 @@ describe('a reply through Postfix', () => {
 
     // The agent woke and filed its follow-up to Alice, waiting for a person.
     const followUp = await until(async () => (await waiting(w, 'mail_draft')).find((c) => c.payload.to === ALICE), 15_000);
-    expect(followUp.payload.inReplyTo).toEqual(expect.any(String));
     expect(await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
+
+    // Sent, the follow-up threads under Alice's reply, not beside it: In-Reply-To her reply, References the chain.
+    expect((await env.api().post(`/api/v1/review/${followUp.id}/send`).set(auth(w.token)).send({})).status).toBe(200);
+    const [answer] = await arrived(ALICE, `Re: ${sent!.subject}`);
+    expect(answer!.inReplyTo).toBe(replyId);
+    expect([answer!.references].flat()).toEqual([sent!.messageId, replyId]);
   });
 });
 
@@ -308,6 +321,10 @@ describe('one-click unsubscribe', () => {
       .send('List-Unsubscribe=One-Click');
     expect(res.status).toBe(200);
     expect((await blocked(w, BOB))?.source).toBe('opt_out_reply');
+    // Only Bob's contact is unsubscribed; the company's lead still counts Alice as reachable.
+    const contacts = await contactsOf(w);
+    expect(contacts.find((c) => c.email === BOB)?.status).toBe('unsubscribed');
+    expect(contacts.find((c) => c.email === ALICE)?.status).not.toBe('unsubscribed');
     expect(await blocked(w, ALICE)).toBeNull();
     expect(await email(w)).toMatchObject({ unsubscribes: 1 });
 
