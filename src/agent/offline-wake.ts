@@ -34,9 +34,6 @@ export function planWake(ctx: BrainContext): ToolCall[] {
 function planMailReply(c: Record<string, unknown>): ToolCall[] {
   const from = str(c, 'from');
   const kind = str(c, 'replyKind') || 'other';
-  // The follow-up answers the reply (its own Message-ID), else our mail it answered.
-  const messageId = str(c, 'replyMessageId') || str(c, 'messageId');
-  const references = Array.isArray(c.references) ? c.references.filter((r) => typeof r === 'string') : [];
   if (kind === 'not_now') {
     return [
       call(1, 'schedule_wake', { note: `follow up with ${from}, who said not now`, inHours: NOT_NOW_DAYS * 24 }),
@@ -64,7 +61,6 @@ function planMailReply(c: Record<string, unknown>): ToolCall[] {
       title: `Reply to ${from}: ${topic || 'your message'}`.slice(0, 200),
       subject: `Re: ${topic || 'our conversation'}`,
       body: [`Hi ${greeting},`, '', lines[kind], '', 'Best regards'].join('\n'),
-      ...(messageId ? { details: { inReplyTo: messageId, ...(references.length ? { references } : {}) } } : {}),
     }),
     call(2, 'reply', { text: `${from} replied (${kind}); I drafted a follow-up in the same thread for your review.` }),
   ];

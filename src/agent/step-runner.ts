@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { turnCarriesOutsideData } from '../review/outside-data.js';
 import type { Turn } from './agent.types.js';
 import type { ToolCall, ToolResult } from './brain.js';
+import { threadedCall } from './reply-thread.js';
 import { executeTool } from './tools.js';
 import { queueTurn } from './drain.js';
 import { turnSteps, type StepAt } from './turn-steps.repository.js';
@@ -16,7 +17,9 @@ export type StepPlace = Omit<StepAt, 'result'>;
  * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
  * transaction that also writes the record.
  */
-export async function runStep(rt: Deps, conn: Runner, turn: Turn, place: StepPlace, call: ToolCall): Promise<ToolResult> {
+export async function runStep(rt: Deps, conn: Runner, turn: Turn, place: StepPlace, proposed: ToolCall): Promise<ToolResult> {
+  // A follow-up to the person whose reply woke the agent threads under that reply (reply-thread.ts).
+  const call = threadedCall(turn.data, proposed);
   const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn) };
   if (call.name === 'reply') {
     let recorded = false;
