@@ -58,14 +58,17 @@ describe('a sent mail', () => {
     expect(visit).toMatchObject({ channel: 'email', lead_id: lead.id, card_id: card.id, source_id: res.body.sendId });
   });
 
-  it('leaves a mail without links as written, and tracks no lead for an unknown recipient', async () => {
+  it('tracks the link of a mail to an address no lead covered under the lead the send made for its domain', async () => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'nobody@else.test', draft: { subject: 'subject-plain', body: 'Plain words, see https://x.test' } },
     });
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
+    // Every mailed address has a lead: the send made one for else.test (source agent), and the link names it.
+    const made = await env.rt.db('leads').where({ account_id: accountId, domain: 'else.test' }).first();
+    expect(made).toMatchObject({ source: 'agent' });
     const row = await env.rt.db('tracked_links').where({ account_id: accountId }).first();
-    expect(row).toMatchObject({ url: 'https://x.test', lead_id: null });
+    expect(row).toMatchObject({ url: 'https://x.test', lead_id: made.id });
   });
 });
 
