@@ -1,8 +1,8 @@
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { dispatchTurns, recordTurns, type TurnInput } from '../../src/agent/agent.service.js';
 import { earliestSlot } from '../../src/agent/reply-wakes.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
@@ -30,13 +30,10 @@ it.override('options', ({ smtp }) => ({
   },
   pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
 }));
-it.beforeAll(async ({ env: e, smtp: s }) => {
+it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
   smtp = s;
-  inbound = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await inbound?.close();
+  inbound = i;
 });
 
 const HOUR = 3_600_000;

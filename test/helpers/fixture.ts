@@ -5,6 +5,7 @@ import { agentWorld } from './agent.js';
 import { setupTestEnv, type EnvOptions } from './env.js';
 import { startFakeLlm } from './fake-llm.js';
 import { startTestSmtp } from './smtp-server.js';
+import { startInboundSmtp } from '../../src/inbound/smtp-listener.js';
 
 export type { TestEnv } from './env.js';
 export type { AgentEnv } from './agent.js';
@@ -62,6 +63,12 @@ export const test = base
   })
   /** The env with the agent helpers (send, message, until); set `options` with agentOptions(). */
   .extend('agent', { scope: 'file' }, ({ env, pools }) => agentWorld(env, pools))
+  /** The service's own inbound SMTP listener on a free loopback port, over the file's env; made only when asked for. */
+  .extend('inbound', { scope: 'file' }, async ({ env }, { onCleanup }) => {
+    const inbound = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
+    onCleanup(() => inbound.close());
+    return inbound;
+  })
   .extend('db', { scope: 'file' }, ({ env }) => env.rt.db)
   .extend('queues', { scope: 'file' }, ({ env }) => env.rt.queues)
   .extend('api', { scope: 'file' }, ({ env }) => env.api)

@@ -1,7 +1,7 @@
 import { simpleParser, type ParsedMail } from 'mailparser';
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { LeadResponse, LeadsPage } from '../../api/routes/leads.schemas.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -23,13 +23,10 @@ it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100' },
   pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
 }));
-it.beforeAll(async ({ env: e, smtp: s }) => {
+it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
   smtp = s;
-  inbound = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await inbound?.close();
+  inbound = i;
 });
 
 const JANE = 'jane@acme.test';

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { simpleParser } from 'mailparser';
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import { httpTransport } from '../../src/mail/http.transport.js';
 import { localTransport } from '../../src/mail/local.transport.js';
@@ -29,13 +29,10 @@ it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), MAIL_ALLOWED_FROM_DOMAINS: ALLOWED },
   pools: ['inbound-mail'],
 }));
-it.beforeAll(async ({ env: e, smtp: s }) => {
+it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
   smtp = s;
-  inbound = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await inbound?.close();
+  inbound = i;
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -1,7 +1,7 @@
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { newId } from '../../src/ids.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
 import { createCard } from '../../src/review/new-card.service.js';
@@ -34,13 +34,10 @@ it.override('options', ({ smtp }) => ({
   },
   pools: ['card-timers', 'mail-sends', 'inbound-mail'],
 }));
-it.beforeAll(async ({ env: e, smtp: s }) => {
+it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
   smtp = s;
-  inbound = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await inbound?.close();
+  inbound = i;
 });
 
 const SCOPES = ['review:read', 'review:write', 'leads:read', 'results:read'] as const;
