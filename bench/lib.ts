@@ -8,6 +8,8 @@ import type { Config } from '../src/config.js';
 import { createDb, type Db, ensureDatabase, migrate } from '../src/db.js';
 import { pathWithThisNode } from '../src/node-version.js';
 import { registerCardWrites } from '../src/queue-version/card-writes.js';
+import { newId } from '../src/ids.js';
+import { cardsRepository } from '../src/review/cards.repository.js';
 import { createRedis, keyspace, whenReady } from '../src/redis.js';
 
 /** Rate limits out of the way, so a benchmark measures the work and never a 429. */
@@ -271,4 +273,20 @@ export function ratioTable(targets: Target[], results: Map<string, Load>, baseli
       );
     }),
   ];
+}
+
+/** One approval card waiting to ship `work` (a mail draft, a network message…), as the agent would file it. */
+export async function benchCard(db: Db, accountId: string, sourceType: string, payload: Record<string, unknown>): Promise<string> {
+  const card = await cardsRepository(db).insert({
+    id: newId('card'),
+    accountId,
+    kind: 'approval',
+    sourceType,
+    title: 'Bench',
+    actions: [],
+    primaryLabel: '',
+    ladderChecked: true,
+    payload,
+  });
+  return card.id;
 }

@@ -6,13 +6,11 @@ import { routes } from '../api/routes.js';
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
 import { ensureDatabase, migrate } from '../src/db.js';
-import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { smtpTransport } from '../src/mail/smtp.transport.js';
-import { cardsRepository } from '../src/review/cards.repository.js';
 import { createDeps } from '../src/deps.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { fmt, pool, NO_RATE_LIMITS } from './lib.js';
+import { benchCard, fmt, pool, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /**
@@ -53,18 +51,13 @@ export async function mailSend(ctx: BenchContext): Promise<Section> {
   const n = Math.max(200, ctx.seconds * 100);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const card = await cardsRepository(rt.db).insert({
-      id: newId('card'),
-      accountId: account.id,
-      kind: 'approval',
-      sourceType: 'mail_draft',
-      title: 'Bench',
-      actions: [],
-      primaryLabel: '',
-      ladderChecked: true,
-      payload: { work: 'email', to: `p${i}@bench.example`, draft: { subject: `bench ${i}`, body: 'Hello from the benchmark.' } },
-    });
-    ids.push(card.id);
+    ids.push(
+      await benchCard(rt.db, account.id, 'mail_draft', {
+        work: 'email',
+        to: `p${i}@bench.example`,
+        draft: { subject: `bench ${i}`, body: 'Hello from the benchmark.' },
+      }),
+    );
   }
   const transport = smtpTransport({ host: '127.0.0.1', port, secure: false, auth: null, connectTimeoutMs: 5000, sendTimeoutMs: 15000 });
   const bare = await pool(

@@ -9,11 +9,9 @@ import { providerBridge } from '../src/channels/provider-http.js';
 import { configWith } from '../src/config.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { createDeps } from '../src/deps.js';
-import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
-import { cardsRepository } from '../src/review/cards.repository.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { fmt, pool, NO_RATE_LIMITS } from './lib.js';
+import { benchCard, fmt, pool, NO_RATE_LIMITS } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /** A provider bridge on loopback (docs/provider-bridge.md) that takes everything, deduplicating on the key. */
@@ -62,18 +60,13 @@ export async function networkShip(ctx: BenchContext): Promise<Section> {
   const n = Math.max(200, ctx.seconds * 100);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    const card = await cardsRepository(rt.db).insert({
-      id: newId('card'),
-      accountId: account.id,
-      kind: 'approval',
-      sourceType: 'network_message',
-      title: 'Bench',
-      actions: [],
-      primaryLabel: '',
-      ladderChecked: true,
-      payload: { work: 'network_message', to: `https://www.linkedin.com/in/p${i}`, draft: { body: 'Hello from the benchmark.' } },
-    });
-    ids.push(card.id);
+    ids.push(
+      await benchCard(rt.db, account.id, 'network_message', {
+        work: 'network_message',
+        to: `https://www.linkedin.com/in/p${i}`,
+        draft: { body: 'Hello from the benchmark.' },
+      }),
+    );
   }
   const client = providerBridge({ url: bridge.url, key, timeoutMs: 15_000, service: 'the network provider' });
   const bare = await pool(

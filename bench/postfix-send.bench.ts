@@ -6,14 +6,12 @@ import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
-import { newId } from '../src/ids.js';
 import { createLogger } from '../src/logger.js';
 import { smtpTransport } from '../src/mail/smtp.transport.js';
-import { cardsRepository } from '../src/review/cards.repository.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { INBOUND_DOMAIN, MAILBOX_DOMAIN, startPostfix, type Postfix } from '../test/helpers/postfix.js';
 import { freePort } from '../test/helpers/processes.js';
-import { fmt, median, NO_RATE_LIMITS, pool } from './lib.js';
+import { benchCard, fmt, median, NO_RATE_LIMITS, pool } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /** Messages each path sends per round. */
@@ -97,18 +95,13 @@ export async function postfixSend(ctx: BenchContext): Promise<Section> {
     const cards = async (round: number) => {
       const ids: string[] = [];
       for (let i = 0; i < PER_ROUND; i++) {
-        const card = await cardsRepository(rt.db).insert({
-          id: newId('card'),
-          accountId: account.id,
-          kind: 'approval',
-          sourceType: 'mail_draft',
-          title: 'Bench',
-          actions: [],
-          primaryLabel: '',
-          ladderChecked: true,
-          payload: { work: 'email', to: boxes.api, draft: { subject: `bench ${round}.${i}`, body: 'Hello from the benchmark.' } },
-        });
-        ids.push(card.id);
+        ids.push(
+          await benchCard(rt.db, account.id, 'mail_draft', {
+            work: 'email',
+            to: boxes.api,
+            draft: { subject: `bench ${round}.${i}`, body: 'Hello from the benchmark.' },
+          }),
+        );
       }
       return ids;
     };
