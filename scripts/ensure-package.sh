@@ -4,6 +4,7 @@
 # test/helpers/pgbouncer.ts; the Debian service is never used) and chromium (Bull Board driven in
 # headless Chromium, test/api/board-browser.test.ts; playwright-core brings no browser of its own), plus postfix
 # and swaks (mail through a real MTA, test/helpers/postfix.ts: a private instance, never the system's own).
+# prometheus brings promtool and a Prometheus server (test/helpers/prometheus.ts: a private instance on its own port and storage).
 set -euo pipefail
 package="$1"
 program="$2"

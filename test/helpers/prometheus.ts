@@ -1,0 +1,149 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { alive, ensurePackage, freePort, waitFor } from './processes.js';
+
+/**
+ * A Prometheus server of the test's own: Debian's `prometheus` package (installed by
+ * scripts/ensure-package.sh when missing), started as /usr/bin/prometheus with its own config, its own
+ * storage in a temporary directory and its own loopback port. The package's system service (port 9090,
+ * /var/lib/prometheus) is never started or used.
+ */
+export const PROMETHEUS = '/usr/bin/prometheus';
+export const PROMTOOL = '/usr/bin/promtool';
+
+/** Installs Debian's prometheus package (it brings promtool) when missing. */
+export function ensurePrometheus(): void {
+  ensurePackage('prometheus', PROMETHEUS);
+}
+
+/** One scrape job: its name (the `job` label) and the `host:port` targets it scrapes at `/metrics`. */
+export interface ScrapeJob {
+  job: string;
+  targets: string[];
+}
+
+/** One series of an instant query's answer: its labels and its value. */
+export interface Sample {
+  metric: Record<string, string>;
+  value: number;
+}
+
+export interface PrometheusServer {
+  url: string;
+  pid: number;
+  /** An instant query (`/api/v1/query`); throws with Prometheus's error when the query fails. */
+  query(expr: string): Promise<Sample[]>;
+  /** Polls `expr` until `accept` takes its answer (e.g. a counter reaching a value); returns that answer. */
+  waitFor(expr: string, accept: (samples: Sample[]) => boolean, what: string, timeoutMs?: number): Promise<Sample[]>;
+  stop(): Promise<void>;
+}
+
+const DIR_PREFIX = 'gas-prometheus-';
+
+/** Stops the Prometheus servers of test runs that are gone (killed before their teardown). Dirs are named by the run's pid. */
+function reapStale(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const run = Number(new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name)?.[1] ?? NaN);
+    if (Number.isNaN(run) || alive(run)) continue;
+    const dir = path.join(tmpdir(), name);
+    const pidFile = path.join(dir, 'prometheus.pid');
+    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : NaN;
+    if (!Number.isNaN(pid) && alive(pid)) process.kill(pid, 'SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The generated config: every job scraped every `intervalSeconds`, no rules, no alerting. */
+export function scrapeConfig(jobs: ScrapeJob[], intervalSeconds: number): string {
+  const lines = ['global:', `  scrape_interval: ${intervalSeconds}s`, `  scrape_timeout: ${intervalSeconds}s`];
+  lines.push(jobs.length ? 'scrape_configs:' : 'scrape_configs: []');
+  for (const { job, targets } of jobs) {
+    lines.push(`  - job_name: ${JSON.stringify(job)}`, '    static_configs:', `      - targets: ${JSON.stringify(targets)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+interface QueryAnswer {
+  status: 'success' | 'error';
+  error?: string;
+  data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
+}
+
+/** Starts a private Prometheus scraping `jobs` every `intervalSeconds` (1 s by default) and waits until it is ready. */
+export async function startPrometheus(jobs: ScrapeJob[], { intervalSeconds = 1 } = {}): Promise<PrometheusServer> {
+  ensurePrometheus();
+  reapStale();
+  const dir = mkdtempSync(path.join(tmpdir(), `${DIR_PREFIX}${process.pid}-`));
+  const port = await freePort();
+  const config = path.join(dir, 'prometheus.yml');
+  writeFileSync(config, scrapeConfig(jobs, intervalSeconds));
+  const log = path.join(dir, 'prometheus.log');
+  const out = openSync(log, 'a');
+  const args = [
+    `--config.file=${config}`,
+    `--storage.tsdb.path=${path.join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    // Console templates are the package's, under /etc/prometheus; none are used here.
+    `--web.console.templates=${path.join(dir, 'consoles')}`,
+    `--web.console.libraries=${path.join(dir, 'console_libraries')}`,
+  ];
+  const child: ChildProcess = spawn(PROMETHEUS, args, { stdio: ['ignore', out, out] });
+  writeFileSync(path.join(dir, 'prometheus.pid'), String(child.pid));
+  let exited = false;
+  const exit = new Promise<never>((_, reject) =>
+    child.once('exit', (code, signal) => {
+      exited = true;
+      reject(new Error(`prometheus exited (${code ?? signal}): ${readFileSync(log, 'utf8')}`));
+    }),
+  );
+  exit.catch(() => undefined);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await Promise.race([waitFor(async () => (await fetch(`${url}/-/ready`)).ok, 'prometheus to be ready', 30_000), exit]);
+  } catch (err) {
+    if (!exited) child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${readFileSync(log, 'utf8')}`);
+  }
+
+  const query = async (expr: string): Promise<Sample[]> => {
+    const res = await fetch(`${url}/api/v1/query?${new URLSearchParams({ query: expr })}`);
+    const body = (await res.json()) as QueryAnswer;
+    if (body.status !== 'success' || !body.data) throw new Error(`query ${expr}: ${body.error ?? res.status}`);
+    if (body.data.resultType !== 'vector') throw new Error(`query ${expr}: a ${body.data.resultType}, not an instant vector`);
+    return body.data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
+  };
+
+  return {
+    url,
+    pid: child.pid!,
+    query,
+    async waitFor(expr, accept, what, timeoutMs = 20_000) {
+      let last: Sample[] | Error = [];
+      try {
+        await waitFor(
+          async () => {
+            last = await query(expr).catch((err: Error) => err);
+            return !(last instanceof Error) && accept(last);
+          },
+          what,
+          timeoutMs,
+        );
+      } catch (err) {
+        const answer = last instanceof Error ? last.message : JSON.stringify(last);
+        throw new Error(`${(err as Error).message}; last answer to ${expr}: ${answer}`);
+      }
+      if (last instanceof Error) throw last;
+      return last;
+    },
+    async stop() {
+      if (!exited) {
+        const gone = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await gone;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
