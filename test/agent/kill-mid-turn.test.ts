@@ -43,8 +43,10 @@ describe('a worker killed mid-turn', () => {
     let watching = true;
     const watcher = (async () => {
       while (watching) {
-        const done = await finished();
+        // Status first, then the count: a `running: false` counts only if work was still unfinished after it
+        // (read the other way round, the last turn could finish between the two reads).
         const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+        const done = await finished();
         if (done < EVENTS && res.body.status.running !== true) notRunning.push(done);
         await new Promise((r) => setTimeout(r, 100));
       }
