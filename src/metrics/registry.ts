@@ -175,3 +175,8 @@ export function collectProcessMetrics(): void {
   defaults = true;
   collectDefaultMetrics({ register: registry, prefix: 'gas_' });
 }
+
+const WORD = /^[a-z][a-z0-9_.-]{0,47}$/;
+
+/** A label value from code (a kind, a decider, a class): as it is when it is a plain word, else `other`. */
+export const word = (value: unknown): string => (typeof value === 'string' && WORD.test(value) ? value : 'other');
