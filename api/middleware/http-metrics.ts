@@ -21,7 +21,10 @@ const DOORS = new Map<string, 'one_click' | 'link' | 'inbound_url'>([
 
 /** A template for what the route table does not serve; anything else is `unmatched` (never the raw path). */
 function fixedRoute(req: Request): string {
-  const path = req.path;
+  // The path as asked: a mounted router (the doors) strips its mount path from req.url while it answers.
+  const url = req.originalUrl ?? req.url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
   if (path === '/healthz' || path === '/openapi.json') return path;
   const first = `/${path.split('/')[1] ?? ''}`;
   if (first === UNSUBSCRIBE_PATH) return `${UNSUBSCRIBE_PATH}/{token}`;
