@@ -6,10 +6,11 @@ import { startMetrics } from '../../src/metrics/server.js';
 import { createLogger } from '../../src/logger.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
-import { until } from '../helpers/processes.js';
+import { freePort, until } from '../helpers/processes.js';
+import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startService, type ServiceProcess } from '../helpers/service-process.js';
 import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
-import { metricsPort, scrape, valueOf, type Sample } from './scrape.js';
+import { metricsPort, scrape, sampleValue, type Sample } from './scrape.js';
 
 /**
  * /metrics of real processes: an API process and a worker process started by the test, each on a
@@ -86,15 +87,15 @@ describe('/metrics of an API process', () => {
     expect((await call(`/api/v1/review/card_doesnotexist`, token)).status).toBe(404);
     expect((await call(`/api/v1/nothing/${accountId}`, token)).status).toBe(404);
     const { samples } = await scrape(apiMetrics);
-    expect(valueOf(samples, HTTP, { method: 'GET', route: '/api/v1/me', status: '200' })).toBeGreaterThanOrEqual(1);
-    expect(valueOf(samples, HTTP, { method: 'GET', route: '/api/v1/review/{id}', status: '200' })).toBeGreaterThanOrEqual(1);
-    expect(valueOf(samples, HTTP, { method: 'GET', route: '/api/v1/review/{id}', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(valueOf(samples, HTTP, { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(samples, HTTP, { method: 'GET', route: '/api/v1/me', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(samples, HTTP, { method: 'GET', route: '/api/v1/review/{id}', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(samples, HTTP, { method: 'GET', route: '/api/v1/review/{id}', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(samples, HTTP, { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
     expect(samples.filter((s) => s.name === HTTP).map((s) => s.labels.route)).not.toContain(`/api/v1/review/${card.id}`);
   });
 
   it('counts 3 mails sent as gas_sends_total{channel="email",outcome="sent"} 3', async () => {
-    const before = valueOf((await scrape(apiMetrics)).samples, 'gas_sends_total', { channel: 'email', outcome: 'sent' }) ?? 0;
+    const before = sampleValue((await scrape(apiMetrics)).samples, 'gas_sends_total', { channel: 'email', outcome: 'sent' }) ?? 0;
     const { accountId, token } = await env.tenant();
     for (const n of [1, 2, 3]) {
       const card = await mailCard(accountId, `three-sends-${n}`);
@@ -103,9 +104,9 @@ describe('/metrics of an API process', () => {
     expect(smtp.received.filter((m) => m.raw.includes('three-sends-')).length).toBe(3);
     const { samples } = await scrape(apiMetrics);
     expect(before).toBe(0);
-    expect(valueOf(samples, 'gas_sends_total', { channel: 'email', outcome: 'sent' })).toBe(3);
-    expect(valueOf(samples, 'gas_cards_decided_total', { kind: 'approval', decider: 'person' })).toBe(3);
-    expect(valueOf(samples, HTTP, { method: 'POST', route: '/api/v1/review/{id}/send', status: '200' })).toBe(3);
+    expect(sampleValue(samples, 'gas_sends_total', { channel: 'email', outcome: 'sent' })).toBe(3);
+    expect(sampleValue(samples, 'gas_cards_decided_total', { kind: 'approval', decider: 'person' })).toBe(3);
+    expect(sampleValue(samples, HTTP, { method: 'POST', route: '/api/v1/review/{id}/send', status: '200' })).toBe(3);
   });
 });
 
@@ -139,8 +140,8 @@ describe('cardinality', () => {
     expect(second.length).toBe(first.length);
     // Bounded by construction: the catalog's series here are far fewer than the six accounts' requests would make with ids.
     expect(second.length).toBeLessThan(400);
-    expect(valueOf(samples, HTTP, { route: '/u/{token}', status: '404' })).toBe(6);
-    expect(valueOf(samples, 'gas_public_door_requests_total', { door: 'link', outcome: 'not_found' })).toBe(6);
+    expect(sampleValue(samples, HTTP, { route: '/u/{token}', status: '404' })).toBe(6);
+    expect(sampleValue(samples, 'gas_public_door_requests_total', { door: 'link', outcome: 'not_found' })).toBe(6);
   });
 });
 
@@ -150,7 +151,11 @@ describe('/metrics of a worker process', () => {
     const samples = await until(
       async () => {
         const { samples } = await scrape(workerMetrics);
-        const done = valueOf(samples, 'gas_job_duration_seconds_count', { queue: 'card-timers', job: 'card.sweep', outcome: 'completed' });
+        const done = sampleValue(samples, 'gas_job_duration_seconds_count', {
+          queue: 'card-timers',
+          job: 'card.sweep',
+          outcome: 'completed',
+        });
         return done && done >= 1 ? samples : null;
       },
       30_000,
@@ -158,11 +163,33 @@ describe('/metrics of a worker process', () => {
     );
     for (const queue of QUEUES)
       for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed'])
-        expect(valueOf(samples, 'gas_queue_jobs', { queue, state }), `${queue} ${state}`).toBeTypeOf('number');
-    expect(valueOf(samples, 'gas_pg_pool_connections', { state: 'used' })).toBeTypeOf('number');
-    expect(valueOf(samples, 'gas_nodejs_eventloop_lag_seconds')).toBeTypeOf('number');
-    expect(valueOf(samples, 'gas_delivery_pending_oldest_seconds')).toBe(0);
-    expect(valueOf(samples, 'gas_redis_command_duration_seconds_count', { role: 'producer' })).toBeGreaterThanOrEqual(1);
+        expect(sampleValue(samples, 'gas_queue_jobs', { queue, state }), `${queue} ${state}`).toBeTypeOf('number');
+    expect(sampleValue(samples, 'gas_pg_pool_connections', { state: 'used' })).toBeTypeOf('number');
+    expect(sampleValue(samples, 'gas_nodejs_eventloop_lag_seconds')).toBeTypeOf('number');
+    expect(sampleValue(samples, 'gas_delivery_pending_oldest_seconds')).toBe(0);
+    expect(sampleValue(samples, 'gas_redis_command_duration_seconds_count', { role: 'producer' })).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('/metrics of the inbound listener process', () => {
+  it('counts the SMTP door refusals by outcome', async () => {
+    const port = await freePort();
+    const proc = startService(['inbound-mail'], {
+      ...envFor(env.config),
+      INBOUND_SMTP_PORT: String(port),
+      LOG_LEVEL: 'info',
+      METRICS_PORT: '0',
+    });
+    procs.push(proc);
+    const metrics = await metricsPort(proc);
+    await proc.logged('inbound smtp listening', 60_000);
+    const raw = rawMessage({ subject: 'door' });
+    const relay = await smtpSend(port, { from: 'jane@acme.test', to: ['someone@elsewhere.test'], raw });
+    const guessed = await smtpSend(port, { from: 'jane@acme.test', to: ['reply+guessedtoken123@localhost'], raw });
+    expect([relay.code, guessed.code]).toEqual([550, 550]);
+    const { samples } = await scrape(metrics);
+    expect(sampleValue(samples, 'gas_public_door_requests_total', { door: 'smtp', outcome: 'no_recipient' })).toBe(2);
+    expect(sampleValue(samples, 'gas_public_door_requests_total', { door: 'smtp', outcome: 'served' })).toBeUndefined();
   });
 });
 

@@ -38,6 +38,6 @@ export async function scrape(port: number): Promise<{ text: string; samples: Sam
 }
 
 /** The value of the one sample named `name` whose labels include `labels`, or undefined. */
-export function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+export function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
   return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }
