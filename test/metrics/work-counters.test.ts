@@ -6,6 +6,9 @@ import { newId } from '../../src/ids.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
 import { buildCard, buildHook } from '../helpers/factories.js';
+import { mailFixture } from '../helpers/mail-fixtures.js';
+import { inboundRepository } from '../../src/inbound/inbound.repository.js';
+import { processInbound } from '../../src/inbound/process.service.js';
 
 /**
  * The counters domain code increments, read from this process's registry: the agent's pool runs here
@@ -121,5 +124,27 @@ describe('work counters', () => {
     expect(age).toBeLessThan(180);
     expect(await value(metrics.queueJobs, { queue: 'agent-turns', state: 'completed' })).toBeGreaterThanOrEqual(0);
     expect((await metrics.queueJobs.get()).values.filter((v) => v.labels.queue === 'agent-turns')).toHaveLength(5);
+  });
+
+  it('counts inbound mail by the class it settles as', async () => {
+    const settledAs: string[] = [];
+    for (const name of ['malformed-mime', 'gmail-reply', 'gmail-reply']) {
+      const id = newId('im');
+      const raw = mailFixture(name);
+      await inboundRepository(env.rt.db).insert({
+        id,
+        accountId: null,
+        via: 'smtp',
+        mailFrom: null,
+        rcptTo: [],
+        raw,
+        receivedAt: Date.now(),
+      });
+      await processInbound(env.rt, id);
+      settledAs.push((await inboundRepository(env.rt.db).find(id))!.status);
+    }
+    expect(settledAs[1]).toBe('unplaced');
+    for (const cls of new Set(settledAs))
+      expect(await value(metrics.inboundMail, { class: cls })).toBe(settledAs.filter((c) => c === cls).length);
   });
 });
