@@ -4,6 +4,7 @@ import { unreachableStores } from '../src/deps.js';
 import { BULL_BOARD_PATH, basicAuth, bullBoardRouter } from './bull-board.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { requestLog } from './middleware/request-log.js';
+import { httpMetrics } from './middleware/http-metrics.js';
 import { buildOpenApi } from './openapi.js';
 import type { AppDeps, RouteDef } from './route.js';
 import { buildRouter } from './router.js';
@@ -20,6 +21,7 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   app.disable('etag');
   app.set('trust proxy', false);
 
+  if (deps.config.metrics.port !== null) app.use(httpMetrics());
   app.use(requestLog(app, deps.logger));
 
   app.get('/healthz', async (_req, res) => {

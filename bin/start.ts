@@ -13,6 +13,7 @@ import { retryWithin, StartDeadlineError, waitForStores, type StartDeadline } fr
 import { nodeVersionProblem } from '../src/node-version.js';
 import { createDeps } from '../src/deps.js';
 import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
+import { startMetrics, type MetricsServer } from '../src/metrics/server.js';
 import { startHeartbeat, type Heartbeat } from '../workers/heartbeat.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
@@ -99,6 +100,13 @@ async function main(): Promise<void> {
     );
   }
 
+  // One /metrics per process, whatever roles it runs; queues are sampled where the API or pools run.
+  const sampled = api || workers ? { db: rt.db, redis: rt.redis, queues: rt.queues } : null;
+  const where = `${config.metrics.host}:${config.metrics.port}`;
+  const metrics: MetricsServer | null = await startMetrics(config, logger, rt.db, sampled).catch((err: Error) =>
+    fail(`metrics cannot listen on ${where} (${err.message}); set METRICS_PORT (unset = off)`),
+  );
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -113,7 +121,7 @@ async function main(): Promise<void> {
     await heartbeat?.stop();
     // All stop within SHUTDOWN_GRACE_MS: the API and the SMTP listener cut connections still open, the pools
     // return jobs still running to their queues (nothing is lost, so this is still a clean stop).
-    await Promise.all([api?.close(), workers?.close(), smtp?.close()]);
+    await Promise.all([api?.close(), workers?.close(), smtp?.close(), metrics?.close()]);
     // A job cut off keeps its database connection, and the pool's destroy would wait for it forever.
     await settlesWithin(rt.close(), 3_000);
     logger.info('stopped');

@@ -4,6 +4,7 @@ import type { JobDef } from '../src/jobs/registry.js';
 import type { Logger } from '../src/logger.js';
 import type { Redis } from '../src/redis.js';
 import type { Deps } from '../src/deps.js';
+import { metrics } from '../src/metrics/registry.js';
 
 export interface JobContext {
   rt: Deps;
@@ -83,8 +84,16 @@ export function createWorker(
       if (!parsed.success) throw new UnrecoverableError(`bad payload for ${job.name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
       const log = deps.rt.logger.child({ queue, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
       if (token && job.id) inFlight.set(job.id, { job, token });
+      const end = metrics.jobDuration.startTimer({ queue, job: job.name });
       try {
-        return await processor.run(parsed.data, { rt: deps.rt, log, job });
+        const result = await processor.run(parsed.data, { rt: deps.rt, log, job });
+        end({ outcome: 'completed' });
+        return result;
+      } catch (err) {
+        end({ outcome: 'failed' });
+        const retried = !(err instanceof UnrecoverableError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+        if (retried) metrics.jobRetries.inc({ queue, job: job.name });
+        throw err;
       } finally {
         if (job.id) inFlight.delete(job.id);
       }
@@ -103,6 +112,7 @@ export function createWorker(
   worker.on('failed', (job, err) =>
     deps.rt.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
   );
+  worker.on('stalled', () => metrics.jobsStalled.inc({ queue }));
   worker.on('error', (err) => deps.rt.logger.error({ queue, err: err.message }, 'worker error'));
   return worker;
 }

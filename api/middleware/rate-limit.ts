@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import { RateLimited, Unavailable } from '../../src/errors.js';
 import type { LimitDecision } from '../../src/rate-limit.js';
 import type { AppDeps, RouteDef } from '../route.js';
+import { metrics } from '../../src/metrics/registry.js';
 
 export type Spent = LimitDecision | { unavailable: true };
 
@@ -25,5 +26,8 @@ export function applyLimit(spent: Spent, bucket: RouteDef['bucket'], res: Respon
   res.setHeader('RateLimit-Limit', String(spent.limit));
   res.setHeader('RateLimit-Remaining', String(spent.remaining));
   res.setHeader('RateLimit-Reset', String(spent.resetSeconds));
-  if (!spent.allowed) throw new RateLimited(spent.retryAfterSeconds);
+  if (!spent.allowed) {
+    metrics.rateLimitRefusals.inc({ bucket: spent.bucket });
+    throw new RateLimited(spent.retryAfterSeconds);
+  }
 }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { metrics } from '../metrics/registry.js';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
@@ -24,7 +25,8 @@ const ChatResponse = z.object({
         }),
       }),
     )
-    .min(1),
+    .min(1) /** What the call cost, when the service says (OpenAI-compatible `usage`). */,
+  usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }).partial().nullish(),
 });
 
 type ChatMessage =
@@ -137,6 +139,23 @@ function parseArgs(raw: string): Record<string, unknown> {
  * anything else fails the turn with a short reason. With `budget`, each round first takes a call from
  * the account's daily budget (its retries are part of it); a spent budget fails the turn without a call.
  */
+/** One model call (its retries included) counted by outcome, timed, and its tokens added from `usage`. */
+async function measured(model: string, signal: AbortSignal, call: () => Promise<z.infer<typeof ChatResponse>>) {
+  const end = metrics.llmDuration.startTimer({ model });
+  try {
+    const data = await call();
+    metrics.llmCalls.inc({ model, outcome: 'ok' });
+    if (data.usage?.prompt_tokens) metrics.llmTokens.inc({ model, kind: 'prompt' }, data.usage.prompt_tokens);
+    if (data.usage?.completion_tokens) metrics.llmTokens.inc({ model, kind: 'completion' }, data.usage.completion_tokens);
+    return data;
+  } catch (err) {
+    metrics.llmCalls.inc({ model, outcome: signal.aborted ? 'aborted' : 'error' });
+    throw err;
+  } finally {
+    end();
+  }
+}
+
 export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch, budget?: ModelBudget): Brain {
   async function complete(
     messages: ChatMessage[],
@@ -196,7 +215,9 @@ export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch, 
       if (budget && !(await budget.take(ctx.accountId))) {
         throw new BrainError(await budget.refused(ctx.accountId, ctx.turnId, transcript.length === 0));
       }
-      const data = await complete(await buildMessages(ctx, transcript), await toolsFor(ctx), signal);
+      const data = await measured(cfg.model, signal, async () =>
+        complete(await buildMessages(ctx, transcript), await toolsFor(ctx), signal),
+      );
       const message = data.choices[0]!.message;
       const calls: ToolCall[] = [];
       if (message.content?.trim())

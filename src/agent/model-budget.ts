@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.js';
+import { metrics } from '../metrics/registry.js';
 import type { Deps } from '../deps.js';
 import { queueTurn } from './drain.js';
 import { postponeTurn } from './reply-wakes.js';
@@ -46,6 +47,7 @@ export function modelBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'
       return rows.length > 0;
     },
     async refused(accountId, turnId, firstRound) {
+      metrics.llmBudgetRefusals.inc();
       const at = Date.now();
       const { day, resetsAt } = budgetDay(at);
       const until = new Date(resetsAt).toISOString();

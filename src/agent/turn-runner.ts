@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { metrics, word } from '../metrics/registry.js';
 import { requestDrain } from './drain.js';
 import type { Logger } from '../logger.js';
 import { waitingCards } from '../review/cards.service.js';
@@ -154,6 +155,8 @@ async function runTurn(rt: Deps, conn: Runner, claimed: { turn: Turn; memory: st
   }
   off();
   const more = await finishTurn(rt, conn, turn, outcome);
+  const counted = outcome.interrupted ? 'interrupted' : outcome.status;
+  metrics.agentTurns.inc({ outcome: counted, brain: word(brain.name) });
   log.info({ turnId: turn.id, status: outcome.status, interrupted: outcome.interrupted ?? false }, 'turn finished');
   return more;
 }

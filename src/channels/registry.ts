@@ -82,6 +82,9 @@ export function adapterFor(config: Config, db: Db, kind: string): ChannelAdapter
   return CHANNELS[kind].adapter?.(config, db) ?? null;
 }
 
+/** The channel a kind of work ships on (`email` for mail and sequences): the metrics' `channel` label. */
+export const channelOf = (kind: string): EventChannel => CHANNELS[isKind(kind) ? kind : 'email'].shipped.channel;
+
 /** The channel event recorded when a piece of this work shipped (its fence's `details`), or null when it counts as none. */
 export function shippedEvent(
   kind: string,

@@ -7,6 +7,7 @@ import { linksConfig, linksEnv } from './links.js';
 import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
 import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
+import { metricsConfig, metricsEnv } from './metrics.js';
 import { workersConfig, workersEnv } from './workers.js';
 
 /**
@@ -23,6 +24,7 @@ export const areasEnv = {
   ...mailIdentityEnv,
   ...mailTransportEnv,
   ...workersEnv,
+  ...metricsEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
@@ -37,5 +39,6 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     mailIdentity: mailIdentityConfig(env),
     mailTransport: mailTransportConfig(env),
     workers: workersConfig(env),
+    metrics: metricsConfig(env),
   };
 }

@@ -1,4 +1,5 @@
 import { classifierBudget } from '../agent/model-budget.js';
+import { metrics, word } from '../metrics/registry.js';
 import { classifyReply } from '../agent/reply-classifier.js';
 import type { Deps } from '../deps.js';
 import { threadsRepository, type Thread } from '../mail/threads.repository.js';
@@ -246,12 +247,15 @@ export async function processInbound(deps: InboundDeps, id: string): Promise<voi
   });
   if (!decision) return;
   const at = Date.now();
+  // The class counted: an applied message's kind (reply, bounce, …), else how it settled (unplaced, malformed, duplicate).
+  let settledAs: string = decision.status === 'applied' ? decision.outcome.kind : decision.status;
   try {
     await batcherFor(deps).submit({ id, decision, at });
   } catch (err) {
     // A provider's repeat of a message already applied (same account and Message-ID): kept, not applied twice.
     if (decision.status !== 'applied' || !isUniqueViolation(err, 'inbound_messages_applied_once')) throw err;
     const accountId = decision.thread.accountId;
+    settledAs = 'duplicate';
     const earlier = await repo.appliedWithHeaderId(accountId, decision.headerMessageId ?? '', id);
     await repo.settle(
       id,
@@ -266,6 +270,7 @@ export async function processInbound(deps: InboundDeps, id: string): Promise<voi
       at,
     );
   }
+  metrics.inboundMail.inc({ class: word(settledAs) });
   deps.logger.info(
     {
       inboundId: id,

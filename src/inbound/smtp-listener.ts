@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { metrics } from '../metrics/registry.js';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { bareAddress, REPLY_TOKEN } from '../mail/outbound.js';
 import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
@@ -21,8 +22,19 @@ export const MAX_RECIPIENTS = 100;
 /** Refused recipients one session may try before it is closed with 421 (a dictionary of guessed tokens). */
 export const MAX_REFUSED_RECIPIENTS = 10;
 
-/** An SMTP refusal: `code` is the reply smtp-server sends (4xx: try later, 5xx: never). */
+/** The SMTP door's outcome counted for each refusal's reply code (gas_public_door_requests_total). */
+const REFUSED: Record<number, string> = {
+  421: 'closed',
+  450: 'limited',
+  451: 'unavailable',
+  452: 'over_budget',
+  550: 'no_recipient',
+  552: 'too_large',
+};
+
+/** An SMTP refusal, counted: `code` is the reply smtp-server sends (4xx: try later, 5xx: never). */
 function refusal(code: number, message: string): Error & { responseCode: number } {
+  metrics.publicDoor.inc({ door: 'smtp', outcome: REFUSED[code] ?? 'refused' });
   return Object.assign(new Error(message), { responseCode: code });
 }
 
@@ -58,16 +70,17 @@ async function judgeRecipient(deps: IntakeDeps, address: string, bounce: string 
     return { ok: false, counts: true, error: refusal(550, `5.7.1 relay not permitted: this server takes mail for @${domain} only`) };
   }
   if (bounce && lower === bounce) return { ok: true };
-  const unknown = { ok: false as const, counts: true, error: refusal(550, '5.1.1 no such recipient') };
+  // Made only when refused: making a refusal counts it.
+  const unknown = () => ({ ok: false as const, counts: true, error: refusal(550, '5.1.1 no such recipient') });
   const m = /^(?:reply|unsubscribe|bounces)\+([^@]+)@/.exec(lower);
-  if (!m || !REPLY_TOKEN.test(m[1]!)) return unknown;
+  if (!m || !REPLY_TOKEN.test(m[1]!)) return unknown();
   let found: Awaited<ReturnType<ReturnType<typeof inboundRepository>['tokenAccount']>>;
   try {
     found = await inboundRepository(deps.db).tokenAccount(m[1]!);
   } catch {
     return { ok: false, counts: false, error: refusal(451, '4.3.0 the recipient could not be checked; try again later') };
   }
-  if (!found) return unknown;
+  if (!found) return unknown();
   if (found.storedBytes >= accountStorageBytes) {
     return { ok: false, counts: false, error: refusal(452, '4.2.2 mailbox full; try again later') };
   }
@@ -105,6 +118,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
   const connections = () =>
     (server as unknown as { connections: Set<{ id: string; send(code: number, text: string): void; close(): void }> }).connections;
   const closeSession = (id: string, code: number, text: string) => {
+    metrics.publicDoor.inc({ door: 'smtp', outcome: 'closed' });
     for (const c of connections()) {
       if (c.id !== id) continue;
       c.send(code, text);
@@ -177,6 +191,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw }).then(
         (id) => {
           answer(null, `OK: queued as ${id}`);
+          metrics.publicDoor.inc({ door: 'smtp', outcome: 'served' });
           log.info({ inboundId: id, size }, 'inbound message stored');
           void handOn(deps, id);
         },

@@ -1,4 +1,5 @@
 import { preparedQuery, type Queryable } from '../db.js';
+import { metrics, word } from '../metrics/registry.js';
 import { cardWrite } from '../queue-version/card-writes.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
 import { toRow, type CardChanges } from './card-changes.js';
@@ -193,6 +194,7 @@ async function insertCard(q: Queryable, c: NewCard): Promise<Card> {
       ladder_checked: c.ladderChecked ?? false,
     })
     .returning('*');
+  metrics.cardsCreated.inc({ kind: word(c.kind) });
   return toCard(row as CardRow);
 }
 
@@ -212,14 +214,19 @@ async function transitionCard(
   else if (guard.revisionTurnId !== undefined) query.andWhere('revision_turn_id', guard.revisionTurnId);
   if (guard.ladderChecked !== undefined) query.andWhere('ladder_checked', guard.ladderChecked);
   const row = toRow(changes, at);
+  let moved = false;
   if (changes.status) {
     const current = await q('review_cards').where({ account_id: accountId, id }).first<CardRow | undefined>();
     if (!current) return null;
+    moved = current.status !== changes.status;
     const shape = { ...shapeOf(current), status: changes.status, resolution: changes.resolution ?? current.resolution };
     row.actions = actionsFor(shape);
     row.primary_label = primaryLabelFor(shape);
   }
   const [updated] = await query.update(row).returning('*');
+  // Decided: a move to another status that writes who decided (not a resolution rewritten in place).
+  const by = (changes.resolution as { by?: unknown } | null | undefined)?.by;
+  if (updated && moved && by) metrics.cardsDecided.inc({ kind: word((updated as CardRow).kind), decider: word(by) });
   return updated ? toCard(updated as CardRow) : null;
 }
 

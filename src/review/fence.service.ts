@@ -1,5 +1,6 @@
 import type { ChannelAdapter, Work } from '../channels/channel.types.js';
-import { shippedEvent } from '../channels/registry.js';
+import { channelOf, shippedEvent } from '../channels/registry.js';
+import { metrics } from '../metrics/registry.js';
 import type { Db, Trx } from '../db.js';
 import { mailReconcile } from '../jobs/mail-reconcile.job.js';
 import { enqueue } from '../jobs/registry.js';
@@ -86,7 +87,7 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
 
 /** Fence → sent and card → sent, once: records the channel event and (for a person's unchanged send) trust. */
 export async function settleSent(db: Db, fence: Fence, providerId: string | null, o: { unchanged: boolean }): Promise<boolean> {
-  return db.transaction(async (trx) => {
+  const settled = await db.transaction(async (trx) => {
     const at = Date.now();
     const settled = await fencesRepository(trx).transition(fence.accountId, fence.id, ['sending', 'pending', 'unknown'], {
       status: 'sent',
@@ -99,11 +100,13 @@ export async function settleSent(db: Db, fence: Fence, providerId: string | null
     if (card && fence.decidedBy === 'person' && o.unchanged && card.kindOfWork) await raiseTrust(trx, fence.accountId, card.kindOfWork, at);
     return true;
   });
+  if (settled) metrics.sends.inc({ channel: channelOf(fence.kindOfWork), outcome: 'sent' });
+  return settled;
 }
 
 /** Nothing was sent: the fence is void and the card pending again (with `cardChanges`), in one transaction. */
 export async function releaseFence(db: Db, fence: Fence, reason: string, cardChanges: CardChanges = {}): Promise<void> {
-  await db.transaction(async (trx) => {
+  const released = await db.transaction(async (trx) => {
     const released = await fencesRepository(trx).transition(fence.accountId, fence.id, ['sending', 'pending', 'unknown'], {
       status: 'not_sent',
       lastError: reason,
@@ -117,17 +120,20 @@ export async function releaseFence(db: Db, fence: Fence, reason: string, cardCha
         { statuses: ['sending'] },
         { ...cardChanges, status: 'pending' },
       );
+    return released;
   });
+  if (released) metrics.sends.inc({ channel: channelOf(fence.kindOfWork), outcome: 'not_sent' });
 }
 
 /** The answer was lost: the fence waits for reconciliation, which is queued now (the sweep is the backstop). */
 export async function markPending(deps: ReviewDeps, adapter: ChannelAdapter, fence: Fence, reason: string): Promise<void> {
   const now = Date.now();
-  await fencesRepository(deps.db).transition(fence.accountId, fence.id, ['sending'], {
+  const moved = await fencesRepository(deps.db).transition(fence.accountId, fence.id, ['sending'], {
     status: 'pending',
     lastError: reason,
     reconcileUntil: now + adapter.timings.reconcileWindowMs,
   });
+  if (moved) metrics.sends.inc({ channel: channelOf(fence.kindOfWork), outcome: 'answer_lost' });
   await scheduleReconcile(deps, fence, 1, adapter.timings.reconcileDelayMs);
 }
 

@@ -1,5 +1,7 @@
 import { addToBlocklist } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable, Trx } from '../db.js';
+import { channelOf } from '../channels/registry.js';
+import { metrics } from '../metrics/registry.js';
 import { recordChannelEvent } from '../results/channel-events.js';
 import { cardsRepository, type CardChanges } from './cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
@@ -50,6 +52,7 @@ export async function settleRefusal(
       settledAt: at,
     });
     if (!voided) return { kind: 'settled' };
+    metrics.sends.inc({ channel: channelOf(fence.kindOfWork), outcome: 'refused' });
     if (refusal.code < 500) {
       const failures = await countSoftFailure(trx, fence, refusal.reply, at);
       if (failures < o.softLimit) {

@@ -1,4 +1,5 @@
 import { newId } from '../ids.js';
+import { metrics } from '../metrics/registry.js';
 import { enqueueMany } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-event.job.js';
 import { BadGateway, RateLimited } from '../errors.js';
@@ -76,7 +77,20 @@ export async function receiveDelivery(
   body: string,
   bytes: number,
 ): Promise<{ deliveryId: string } | null> {
-  return gathererFor(deps).submit({ tokenHash: hashHookToken(token), id: newId('dlv'), at: webhookClock.now(), bytes, body });
+  const arrival = { tokenHash: hashHookToken(token), id: newId('dlv'), at: webhookClock.now(), bytes, body };
+  return gathererFor(deps)
+    .submit(arrival)
+    .then(
+      (got) => {
+        metrics.webhookDeliveries.inc({ outcome: got ? 'accepted' : 'unknown_hook' });
+        return got;
+      },
+      (err: unknown) => {
+        const outcome = err instanceof RateLimited ? 'limited' : err instanceof BadGateway ? 'not_woken' : 'unavailable';
+        metrics.webhookDeliveries.inc({ outcome });
+        throw err;
+      },
+    );
 }
 
 type Answer = { deliveryId: string } | null | Error;

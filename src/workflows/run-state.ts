@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import { runsRepository, TERMINAL, type RunState } from './runs.repository.js';
+import { markClosing, runsRepository, TERMINAL, type RunState } from './runs.repository.js';
 
 /** How often a stop retries a run another writer saved in between; past that, the runner's own check stops it. */
 const STOP_ATTEMPTS = 5;
@@ -14,6 +14,7 @@ export function skipRest(run: RunState, from: number, reason: string): void {
 export function closeRun(run: RunState, status: 'done' | 'failed' | 'cancelled', workflowName: string | undefined): void {
   run.status = status;
   run.finishedAt = Date.now();
+  markClosing(run);
   const lines = run.steps.map(
     (s) => `- ${s.title}: ${s.outcome === 'done' && s.reply ? s.reply : s.outcome}${s.reason ? ` (${s.reason})` : ''}`,
   );

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.js';
+import { metrics } from '../metrics/registry.js';
 import type { RunStatus, RunStep, WorkflowStep } from './workflows.types.js';
 
 /** A run's own copy of each step as it was when the run fired, with the step's outcome. */
@@ -57,6 +58,10 @@ const toState = (r: RunRow): RunState => ({
   deliveredTo: r.delivered_to,
 });
 
+/** Runs ended in memory (closeRun) and not saved yet: their save is the run's end, counted once. */
+const closing = new WeakSet<RunState>();
+export const markClosing = (run: RunState): void => void closing.add(run);
+
 /** The SQL of workflow runs: the row is the run's whole progress, and every save is conditional on its revision. */
 export function runsRepository(q: Queryable) {
   return {
@@ -95,6 +100,8 @@ export function runsRepository(q: Queryable) {
           delivered_to: run.deliveredTo,
         });
       if (n === 1) run.revision += 1;
+      // Counted by the save that ends it (a save lost to another writer counts nothing).
+      if (n === 1 && closing.delete(run)) metrics.workflowRuns.inc({ outcome: run.status });
       return n === 1;
     },
     /** A workflow's runs that have not ended (running, or waiting at a gate). */

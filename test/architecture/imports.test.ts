@@ -26,6 +26,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'batcher',
     'node-version',
     'queue-version',
+    // metrics: the process's one Prometheus registry; domain code at every layer counts through it.
+    'metrics',
   ],
   ['accounts', 'audit', 'results', 'secrets'],
   // Tracked links and visits are made by mail and by published posts (issue 17).
