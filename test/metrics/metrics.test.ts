@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { freePort, until } from '../helpers/processes.js';
+import { ensurePrometheus, startPrometheus } from '../helpers/prometheus.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startService, type ServiceProcess } from '../helpers/service-process.js';
 import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
@@ -168,6 +169,42 @@ describe('/metrics of a worker process', () => {
     expect(sampleValue(samples, 'gas_nodejs_eventloop_lag_seconds')).toBeTypeOf('number');
     expect(sampleValue(samples, 'gas_delivery_pending_oldest_seconds')).toBe(0);
     expect(sampleValue(samples, 'gas_redis_command_duration_seconds_count', { role: 'producer' })).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('a real Prometheus scraping the API and a worker process', () => {
+  it('reads the sends, the job runs and both targets up through its query API', async () => {
+    ensurePrometheus();
+    const prom = await startPrometheus([
+      { job: 'gas-api', targets: [`127.0.0.1:${apiMetrics}`] },
+      { job: 'gas-workers', targets: [`127.0.0.1:${workerMetrics}`] },
+    ]);
+    try {
+      const up = await prom.waitFor('up', (r) => r.length === 2 && r.every((x) => x.value === 1), 'both targets up');
+      expect(up.map((x) => x.metric.job).sort()).toEqual(['gas-api', 'gas-workers']);
+      // Three more sends through the API: the counter Prometheus stored moves by exactly three.
+      const EMAIL_SENT = 'sum(gas_sends_total{job="gas-api",channel="email",outcome="sent"}) or vector(0)';
+      const before = (await prom.waitFor(EMAIL_SENT, (r) => r.length === 1, 'the sends scraped'))[0]!.value;
+      const { accountId, token } = await env.tenant();
+      for (const n of [1, 2, 3]) {
+        const card = await mailCard(accountId, `prometheus-sends-${n}`);
+        expect((await call(`/api/v1/review/${card.id}/send`, token, 'POST')).status).toBe(200);
+      }
+      const after = await prom.waitFor(EMAIL_SENT, (r) => r[0]?.value === before + 3, 'three more email sends scraped');
+      expect(after[0]!.value - before).toBe(3);
+      // A job the worker ran, and its queue counts (the same queues in every process: max, not sum).
+      await enqueue(env.rt.queues, cardSweep, {});
+      const runs = await prom.waitFor(
+        'sum(gas_job_duration_seconds_count{job="gas-workers",queue="card-timers",outcome="completed"})',
+        (r) => (r[0]?.value ?? 0) >= 1,
+        'a card-timers job run scraped',
+      );
+      expect(runs[0]!.value).toBeGreaterThanOrEqual(1);
+      const queues = await prom.query('max by (queue) (gas_queue_jobs{state="waiting"})');
+      expect(queues.map((x) => x.metric.queue).sort()).toEqual([...QUEUES].sort());
+    } finally {
+      await prom.stop();
+    }
   });
 });
 
