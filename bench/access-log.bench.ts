@@ -37,7 +37,7 @@ const ME = 'GET /api/v1/me';
 const BEFORE = [
   'Before the line was written by hand (pino writing it from an object; this benchmark, 2026-11-27, two runs): info',
   'cost 12.3 and 7.1 µs more CPU than warn on `GET /review` (12.7% and 9.7%), 11.8 and 6.1 µs on `GET /me` (12.6% and 8.6%).',
-  "After, on the same day: 7.1 µs (9.7%) and 4.1 µs (6.1%). The line's own work is about 2 µs before and under 1 µs",
+  "After, in a run before the one above: 7.1 µs (9.7%) and 4.1 µs (6.1%). The line's own work is about 2 µs before, under 1 µs",
   'after (in process, above); the rest of the gap between the two processes moves from run to run and was not traced',
   'to anything the line does. Counted under callgrind',
   '("Instructions per request in the API process"), `GET /me` and `GET /review` differed by −29% and +30% before and by',
