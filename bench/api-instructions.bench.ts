@@ -3,7 +3,9 @@
  * bare-Express baselines of the request-rate targets, in the same run:
  * - bare Express answering a 304 (If-None-Match), and the floor that makes one Redis call (INCR) first;
  * - the service, started as `npm start` starts it (Node with the tsx loader): the post's 304, `GET /me`
- *   and `GET /review` (8 demo cards, the page from the process's cache).
+ *   and `GET /review` (8 demo cards, the page from the process's cache);
+ * - `GET /me` and `GET /review` again from a second API process at `LOG_LEVEL=warn`, which writes no request
+ *   line: the difference is what the access log costs.
  * Request rates on these VMs move by a third between runs of the same code; instruction counts move
  * less (three runs on 2026-11-26: bare Express and the floor within 6%, the service's 304 and `GET /me`
  * within about a sixth, `GET /review` once by a third: the JIT and the garbage collector do not run the
@@ -97,7 +99,6 @@ export async function apiInstructions(ctx: BenchContext): Promise<Section> {
     return token;
   });
 
-  const auth = { Authorization: `Bearer ${token}` };
   const etag = '"bench-etag"';
   const rows: [string, number][] = [];
   for (const [name, kind] of [
@@ -113,31 +114,13 @@ export async function apiInstructions(ctx: BenchContext): Promise<Section> {
       await server.stop();
     }
   }
-  const port = await freePort();
-  const env = {
-    DATABASE_URL: config.databaseUrl,
-    QUEUE_PREFIX: PREFIX,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: `http://127.0.0.1:${port}`,
-    LOG_LEVEL: 'info',
-    ...NO_RATE_LIMITS,
-  };
-  const api = await start(['--import', 'tsx', 'bin/start.ts', 'api'], env, `http://127.0.0.1:${port}/healthz`);
-  try {
-    const post = `/api/v1/content/posts/${SLUG}`;
-    const agent = new http.Agent({ keepAlive: false });
-    const current = (await get(agent, port, post, auth)).etag ?? '';
-    rows.push([
-      'GET /api/v1/content/posts/{slug} (If-None-Match → 304)',
-      await perRequest(api, port, post, { ...auth, 'If-None-Match': current }, 304),
-    ]);
-    rows.push(['GET /api/v1/me (auth + limiter + handler)', await perRequest(api, port, '/api/v1/me', auth, 200)]);
-    rows.push(['GET /api/v1/review (auth + limiter + cached queue page)', await perRequest(api, port, '/api/v1/review', auth, 200)]);
-  } finally {
-    await api.stop();
-  }
+  rows.push(...(await serviceRows(config, token, 'info')));
+  const quiet = await serviceRows(config, token, 'warn');
   const [bare, floor] = [rows[0]![1], rows[1]![1]];
+  const line = (i: number) => {
+    const [info, warn] = [rows[i + 3]![1], quiet[i]![1]];
+    return `${fmt((info - warn) / 1000, 1)}k (${fmt(((info - warn) / info) * 100, 1)}% of the request)`;
+  };
   const lines = [
     `Each process under \`valgrind --tool=callgrind\` on Node ${process.versions.node}; ${CONNECTIONS} keep-alive connections, ` +
       `${fmt(WARM)} requests to warm up, then ${fmt(COUNTED)} counted. Instructions of the whole process (JavaScript, JIT, ` +
@@ -145,13 +128,53 @@ export async function apiInstructions(ctx: BenchContext): Promise<Section> {
     '',
     '| target | instructions a request | × bare Express | × the floor (bare + 1 Redis call) |',
     '|---|---:|---:|---:|',
-    ...rows.map(([name, n]) => `| ${name} | ${fmt(n / 1000)}k | ${fmt(n / bare, 2)}× | ${fmt(n / floor, 2)}× |`),
+    ...[...rows, ...quiet].map(([name, n]) => `| ${name} | ${fmt(n / 1000)}k | ${fmt(n / bare, 2)}× | ${fmt(n / floor, 2)}× |`),
     '',
     `Over the floor, a 304 runs ${fmt((rows[2]![1] - floor) / 1000)}k more instructions and \`GET /review\` ` +
       `${fmt((rows[4]![1] - floor) / 1000)}k: the work the floor does not do and the spec asks of every authenticated ` +
       "call (the token, both buckets and the revocation mark, the route's schema, the response's headers, the request line).",
     'The kernel work of system calls is not in these counts; there the service spends less than the floor (its limiter',
     'writes to Redis once per event-loop turn, the floor once per request).',
+    '',
+    `The request line (an API process at \`LOG_LEVEL=info\` beside one at \`warn\`, which writes none): \`GET /me\` ${line(0)}, ` +
+      `\`GET /review\` ${line(1)}.`,
   ];
   return { title, body: lines.join('\n') };
+}
+
+/** The service's rows, from one API process logging at `level`: the post's 304 (at info only), `GET /me`, `GET /review`. */
+async function serviceRows(config: ReturnType<typeof configWith>, token: string, level: 'info' | 'warn'): Promise<[string, number][]> {
+  const auth = { Authorization: `Bearer ${token}` };
+  const rows: [string, number][] = [];
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: config.databaseUrl,
+    QUEUE_PREFIX: PREFIX,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BASE_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: level,
+    ...NO_RATE_LIMITS,
+  };
+  const api = await start(['--import', 'tsx', 'bin/start.ts', 'api'], env, `http://127.0.0.1:${port}/healthz`);
+  try {
+    const post = `/api/v1/content/posts/${SLUG}`;
+    const agent = new http.Agent({ keepAlive: false });
+    const current = (await get(agent, port, post, auth)).etag ?? '';
+    if (level === 'info') {
+      rows.push([
+        'GET /api/v1/content/posts/{slug} (If-None-Match → 304)',
+        await perRequest(api, port, post, { ...auth, 'If-None-Match': current }, 304),
+      ]);
+    }
+    const quiet = level === 'info' ? '' : ', LOG_LEVEL=warn (no request line)';
+    rows.push([`GET /api/v1/me (auth + limiter + handler)${quiet}`, await perRequest(api, port, '/api/v1/me', auth, 200)]);
+    rows.push([
+      `GET /api/v1/review (auth + limiter + cached queue page)${quiet}`,
+      await perRequest(api, port, '/api/v1/review', auth, 200),
+    ]);
+  } finally {
+    await api.stop();
+  }
+  return rows;
 }

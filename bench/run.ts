@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
+import { accessLog } from './access-log.bench.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { apiInstructions } from './api-instructions.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
@@ -45,6 +46,7 @@ export interface Section {
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'store-ceilings': storeCeilings,
   'http-read': httpRead,
+  'access-log': accessLog,
   'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
   'webhook-intake': webhookIntake,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Express, Request, RequestHandler } from 'express';
-import { redactUrl, type Logger } from '../../src/logger.js';
+import type { Express, Request, RequestHandler, Response } from 'express';
+import { prebuiltLine, redactUrl, type Logger } from '../../src/logger.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const CHILD = Symbol('request logger');
@@ -8,6 +8,10 @@ const CHILD = Symbol('request logger');
 type WithChild = Request & { [CHILD]?: Logger };
 
 const entry = (req: Request) => ({ id: req.id, method: req.method, url: redactUrl(req.originalUrl ?? req.url) });
+
+const STARTED = Symbol('request started');
+
+type Timed = Response & { [STARTED]: number };
 
 /**
  * Gives each request an id (the client's `X-Request-Id` when it is safe, else a UUID), echoes it, and
@@ -17,10 +21,25 @@ const entry = (req: Request) => ({ id: req.id, method: req.method, url: redactUr
  * Only what is safe is logged: no headers, hook tokens cut out of URLs.
  */
 export function requestLog(app: Express, logger: Logger): RequestHandler {
-  // The request line's fields are all built here, its URL already redacted by entry(): it skips the
-  // logger's path redaction, which cloned each line and redacted the URL a second time (an eighth of a
-  // 304's CPU, measured). Everything else a request logs goes through `req.log`, which is redacted.
-  const lines = logger.child({}, { redact: { paths: [] } });
+  // The request line is written by hand (prebuiltLine): its level, time, bindings and message are framed
+  // once, its fields pasted in as JSON, with no object for pino to walk and no redaction pass — each field is
+  // safe as built here: the id matched REQUEST_ID or is a UUID, the method passed Node's parser, the URL is
+  // redactUrl's and JSON-quoted, the rest are numbers. Everything else a request logs goes through `req.log`,
+  // which is redacted.
+  const completed = prebuiltLine(logger, 'info', 'request completed');
+  const failed = prebuiltLine(logger, 'error', 'request completed');
+  const aborted = prebuiltLine(logger, 'warn', 'request aborted');
+  // One listener for every response (`this` is the response), so a request makes no closure for its line.
+  function line(this: Timed): void {
+    const req = this.req;
+    const status = this.statusCode;
+    const fields =
+      `"req":{"id":"${req.id}","method":"${req.method}","url":${JSON.stringify(redactUrl(req.originalUrl ?? req.url))}},` +
+      `"res":{"statusCode":${status}},"responseTime":${Math.round(performance.now() - this[STARTED])}`;
+    if (!this.writableFinished) aborted(fields);
+    else if (status >= 500) failed(fields);
+    else completed(fields);
+  }
   Object.defineProperty(app.request, 'log', {
     configurable: true,
     get(this: WithChild) {
@@ -30,15 +49,10 @@ export function requestLog(app: Express, logger: Logger): RequestHandler {
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    const started = performance.now();
+    (res as Timed)[STARTED] = performance.now();
     req.id = id;
     res.setHeader('X-Request-Id', id);
-    res.once('close', () => {
-      const line = { req: entry(req), res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) };
-      if (!res.writableFinished) lines.warn(line, 'request aborted');
-      else if (res.statusCode >= 500) lines.error(line, 'request completed');
-      else lines.info(line, 'request completed');
-    });
+    res.on('close', line);
     next();
   };
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect } from 'vitest';
 import { createInboundUrl } from '../../src/inbound/intake.service.js';
-import { batchedDestination, createLogger } from '../../src/logger.js';
+import { batchedDestination, createLogger, prebuiltLine } from '../../src/logger.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -66,6 +66,38 @@ describe('logging', () => {
     expect(all).not.toMatch(/secret body text|private words/);
   });
 
+  it('writes the request line as pino frames a line, with every field it carried', async () => {
+    const { token } = await env.tenant();
+    await env.api().get('/api/v1/me?page=2').set('Authorization', `Bearer ${token}`).set('X-Request-Id', 'req-shape-1');
+    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'req-shape-1');
+    expect(Object.keys(entry)).toEqual(['level', 'time', 'service', 'req', 'res', 'responseTime', 'msg']);
+    expect(entry).toEqual({
+      level: 30,
+      time: expect.any(Number),
+      service: 'growth-agent',
+      req: { id: 'req-shape-1', method: 'GET', url: '/api/v1/me?page=2' },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+      msg: 'request completed',
+    });
+    expect(Math.abs(entry.time - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('cuts one-click tokens and secrets anywhere in the URL out of the request line', async () => {
+    const unsubscribe = `utk_${'Q'.repeat(32)}`;
+    const hook = `whk_${'H'.repeat(32)}`;
+    const inbound = `inb_${'I'.repeat(32)}`;
+    await env.api().get(`/u/${unsubscribe}?x=1`).set('X-Request-Id', 'req-u-1');
+    await env.api().get(`/healthz?next=/api/webhook/hook/${hook}&m=${inbound}`).set('X-Request-Id', 'req-q-1');
+    await env.api().get('/healthz?q=%22%5C%22').set('X-Request-Id', 'req-quote-1');
+    const all = lines.join('');
+    for (const secret of [unsubscribe, hook, inbound]) expect(all).not.toContain(secret.slice(4));
+    const parsed = lines.map((l) => JSON.parse(l));
+    expect(parsed.find((l) => l.req?.id === 'req-u-1').req.url).toBe('/u/[redacted]?x=1');
+    expect(parsed.find((l) => l.req?.id === 'req-q-1').req.url).toBe('/healthz?next=/api/webhook/hook/whk_[redacted]&m=inb_[redacted]');
+    expect(parsed.find((l) => l.req?.id === 'req-quote-1').req.url).toBe('/healthz?q=%22%5C%22');
+  });
+
   it('makes up a request id when the client sends none or an unsafe one', async () => {
     const res = await env.api().get('/healthz').set('X-Request-Id', 'bad id with spaces');
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -98,6 +130,26 @@ describe('the stdout log destination', () => {
     expect(lines).toEqual(['request one', 'something is wrong']);
     logger.error('worse');
     expect(read()).toContain('"msg":"worse"');
+    done();
+  });
+
+  it('writes a pre-built line like a pino line of its level: a warn at once, an info only where the level lets it', () => {
+    const { logger, read, done } = fileLogger();
+    prebuiltLine(logger, 'info', 'request completed')('"req":{"id":"a"}');
+    expect(read()).toBe('');
+    prebuiltLine(logger, 'warn', 'request aborted')('"req":{"id":"b"}');
+    const written = read()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(written).toEqual([
+      { level: 30, time: expect.any(Number), service: 'growth-agent', req: { id: 'a' }, msg: 'request completed' },
+      { level: 40, time: expect.any(Number), service: 'growth-agent', req: { id: 'b' }, msg: 'request aborted' },
+    ]);
+    logger.level = 'warn';
+    prebuiltLine(logger, 'info', 'request completed')('"req":{"id":"c"}');
+    logger.flush();
+    expect(read()).not.toContain('"c"');
     done();
   });
 
