@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect } from 'vitest';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 
 /** How late the slow model answers: well past LLM_TIMEOUT_MS. */
 const SLOW_MS = 10_000;
@@ -9,16 +9,14 @@ const SLOW_MS = 10_000;
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) =>
-  agentOptions({
-    AGENT_BRAIN: 'llm',
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'test-model',
-    // Long enough that a prompt answer is never cut off on a loaded machine; the slow model answers far later still.
-    LLM_TIMEOUT_MS: '1500',
-    LLM_MAX_RETRIES: '2',
-    LLM_BACKOFF_MS: '20',
-  }),
+  agentOptions(
+    llmEnv(llm, {
+      // Long enough that a prompt answer is never cut off on a loaded machine; the slow model answers far later still.
+      LLM_TIMEOUT_MS: '1500',
+      LLM_MAX_RETRIES: '2',
+      LLM_BACKOFF_MS: '20',
+    }),
+  ),
 );
 it.beforeAll(({ agent, llm: llmFixture }) => {
   env = agent;

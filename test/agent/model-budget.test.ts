@@ -5,7 +5,7 @@ import { budgetDay, classifierBudget } from '../../src/agent/model-budget.js';
 import { classifyReply } from '../../src/agent/reply-classifier.js';
 import { StatusResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 import { until } from '../helpers/processes.js';
 
 /**
@@ -17,15 +17,11 @@ const BUDGET = 2;
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) =>
-  agentOptions({
-    AGENT_BRAIN: 'llm',
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'test-model',
-    LLM_TIMEOUT_MS: '5000',
-    LLM_MAX_RETRIES: '0',
-    AGENT_MODEL_CALLS_PER_DAY: String(BUDGET),
-  }),
+  agentOptions(
+    llmEnv(llm, {
+      AGENT_MODEL_CALLS_PER_DAY: String(BUDGET),
+    }),
+  ),
 );
 it.beforeAll(({ agent, llm: llmFixture }) => {
   env = agent;

@@ -98,3 +98,17 @@ export function completion(content: string | null, toolCalls: { id: string; name
     ],
   };
 }
+
+/**
+ * The environment of the `llm` brain pointed at a stand-in from startFakeLlm (one try, a 5 s timeout, a test
+ * key and model), with a file's own settings on top.
+ */
+export const llmEnv = (llm: { baseUrl: string }, more: Record<string, string> = {}): Record<string, string> => ({
+  AGENT_BRAIN: 'llm',
+  LLM_BASE_URL: llm.baseUrl,
+  LLM_API_KEY: 'sk-test',
+  LLM_MODEL: 'test-model',
+  LLM_TIMEOUT_MS: '5000',
+  LLM_MAX_RETRIES: '0',
+  ...more,
+});

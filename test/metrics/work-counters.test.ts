@@ -4,7 +4,7 @@ import { sampleOnce } from '../../src/metrics/sampler.js';
 import { createLogger } from '../../src/logger.js';
 import { newId } from '../../src/ids.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 import { buildCard, buildHook } from '../helpers/factories.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
@@ -17,17 +17,15 @@ import { processInbound } from '../../src/inbound/process.service.js';
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) =>
-  agentOptions({
-    AGENT_BRAIN: 'llm',
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'test-model',
-    LLM_TIMEOUT_MS: '1500',
-    LLM_MAX_RETRIES: '1',
-    LLM_BACKOFF_MS: '20',
-    RATE_READS_BURST: '2',
-    RATE_READS_PER_MINUTE: '1',
-  }),
+  agentOptions(
+    llmEnv(llm, {
+      LLM_TIMEOUT_MS: '1500',
+      LLM_MAX_RETRIES: '1',
+      LLM_BACKOFF_MS: '20',
+      RATE_READS_BURST: '2',
+      RATE_READS_PER_MINUTE: '1',
+    }),
+  ),
 );
 it.beforeAll(({ agent, llm: llmFixture }) => {
   env = agent;

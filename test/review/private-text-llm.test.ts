@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect } from 'vitest';
 import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
+import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 
 // The llm brain sees the account memory in its prompt; a draft that quotes it is refused back to the
 // model with the reason, and no card is made (issue 14, item 3).
@@ -9,16 +9,7 @@ const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
 let env: AgentEnv;
 let llm: Awaited<ReturnType<typeof startFakeLlm>>;
-it.override('options', ({ llm }) =>
-  agentOptions({
-    AGENT_BRAIN: 'llm',
-    LLM_BASE_URL: llm.baseUrl,
-    LLM_API_KEY: 'sk-test',
-    LLM_MODEL: 'test-model',
-    LLM_TIMEOUT_MS: '5000',
-    LLM_MAX_RETRIES: '0',
-  }),
-);
+it.override('options', ({ llm }) => agentOptions(llmEnv(llm)));
 it.beforeAll(({ agent, llm: llmFixture }) => {
   env = agent;
   llm = llmFixture;
