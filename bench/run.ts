@@ -12,6 +12,7 @@ import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
 import { accessLog } from './access-log.bench.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { apiInstructions } from './api-instructions.bench.js';
+import { metricsCost } from './metrics-cost.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
 import { doorFlood } from './door-flood.bench.js';
 import { httpRead } from './http-read.bench.js';
@@ -47,6 +48,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'store-ceilings': storeCeilings,
   'http-read': httpRead,
   'access-log': accessLog,
+  'metrics-cost': metricsCost,
   'leads-paging': leadsPaging,
   'agent-roundtrip': agentRoundTrip,
   'webhook-intake': webhookIntake,
