@@ -49,9 +49,9 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
     app.use(BULL_BOARD_PATH, basicAuth(admin, guard, deps.logger), ...bullBoardRouter(deps.queues, admin));
   }
 
-  // One-click unsubscribe links in sent mail (issue 16): HTML pages, no login, outside /api and its limiter.
+  // One-click unsubscribe links in sent mail: HTML pages, no login, outside /api and its limiter.
   app.use(UNSUBSCRIBE_PATH, unsubscribeRouter(deps));
-  // Tracked links in sent mail and published posts (issue 17): redirects, no login, outside /api and its limiter.
+  // Tracked links in sent mail and published posts: redirects, no login, outside /api and its limiter.
   app.use(LINK_PATH, linksRouter(deps));
 
   app.use('/api', (_req, res, next) => {

@@ -25,7 +25,7 @@ const notFound = (res: Response) =>
   page(res, 404, 'Link not found', '<p>This unsubscribe link is not valid. It may have been copied incompletely.</p>');
 
 /**
- * One-click unsubscribe (issue 16, RFC 8058), no login: the token in the URL is the credential.
+ * One-click unsubscribe (RFC 8058), no login: the token in the URL is the credential.
  * GET shows a confirmation page and changes nothing (mail scanners and link previews follow GET links);
  * POST unsubscribes (the mail client's one-click POST, or the page's button), the same answer on a repeat.
  */

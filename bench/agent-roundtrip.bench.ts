@@ -150,7 +150,7 @@ export async function agentRoundTrip(ctx: BenchContext): Promise<Section> {
         row(`bare Express (GET /), ${clients} clients`, 'req', bN),
         row(`POST /agent/messages → 200 replied, ${clients} clients (one account each)`, 'turns', aN),
         '',
-        `Targets (issue 3): p50 ≤ 15 ms (${verdict(a1.p50 <= 15)}: ${fmt(a1.p50, 1)}), p99 ≤ 50 ms ` +
+        `Targets: p50 ≤ 15 ms (${verdict(a1.p50 <= 15)}: ${fmt(a1.p50, 1)}), p99 ≤ 50 ms ` +
           `(${verdict(a1.p99 <= 50)}: ${fmt(a1.p99, 1)}), ` +
           `≥ 200 turns/s across many accounts (${verdict(aN.rps >= 200)}: ${fmt(aN.rps)}). ` +
           `Turns per second across ${clients} accounts are ${fmt((aN.rps / bN.rps) * 100, 1)}% of bare Express requests per ` +

@@ -1,5 +1,5 @@
 /**
- * Instructions the API process runs per request (issues 17 and 19), counted under callgrind beside the
+ * Instructions the API process runs per request, counted under callgrind beside the
  * bare-Express baselines of the request-rate targets, in the same run:
  * - bare Express answering a 304 (If-None-Match), and the floor that makes one Redis call (INCR) first;
  * - the service, started as `npm start` starts it (Node with the tsx loader): the post's 304, `GET /me`

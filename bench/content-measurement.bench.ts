@@ -1,5 +1,5 @@
 /**
- * Content API and Measurement (issue 17), each beside bare Express (or a bare Postgres insert) in the same run:
+ * Content API and Measurement, each beside bare Express (or a bare Postgres insert) in the same run:
  * - `GET /api/v1/content/posts/{slug}` with a matching If-None-Match (304): auth, limiter, the post's ETag;
  * - `GET /l/{code}`: the tracked-link redirect that records a visit (a browser's User-Agent, so not a scanner);
  * - `POST /api/v1/measurement/events` with 100 new events per request, in events per second, against

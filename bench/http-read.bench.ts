@@ -23,8 +23,8 @@ import type { BenchContext, Section } from './run.js';
 
 /**
  * Authenticated read: `GET /api/v1/review` over the demo queue (the limiter script in Redis; the page from the API
- * process's cache while the queue version holds, issue 19) and `GET /api/v1/me` (limiter only), against the bare
- * baselines, among them the floor issue 19 names: bare Express making one Redis call and sending the same page bytes.
+ * process's cache while the queue version holds) and `GET /api/v1/me` (limiter only), against the bare
+ * baselines, among them the floor of an authenticated read: bare Express making one Redis call and sending the same page bytes.
  */
 const REVIEW = 'GET /api/v1/review (auth + limiter + queue page)';
 const PAGE_FLOOR = 'Express + the same page (card JSON rendered by Postgres) + 1 Redis call';
@@ -102,10 +102,10 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
         '',
         ...ratioTable(targets, results, 'bare Express'),
         '',
-        `Target (issue 19): \`GET /review\` ≥ 80% of the floor that makes one Redis call and sends the same page bytes ` +
+        `Target: \`GET /review\` ≥ 80% of the floor that makes one Redis call and sends the same page bytes ` +
           `(${fmt(pageBytes / 1024, 1)} KB) from memory. Measured: **${pct(review.rps / bytes.rps)}** ` +
           `(CPU per request ${times(review)} bare Express's, the floor's ${times(bytes)}).`,
-        `Target (issue 8): authenticated read (\`GET /review\`) ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ` +
+        `Target: authenticated read (\`GET /review\`) ≥ 45% of bare Express, p99 ≤ 10 ms. Measured: ` +
           `${pct(review.rps / base.rps)}, p99 ${fmt(review.p99, 1)} ms.`,
         '',
         "- The page comes from the API process's memory while the limiter script, which every request runs anyway, reports",

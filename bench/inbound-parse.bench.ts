@@ -1,5 +1,5 @@
 /**
- * Received mail parsed and applied per second (issue 16): `processInbound` end to end against real
+ * Received mail parsed and applied per second: `processInbound` end to end against real
  * Postgres (read the stored row, parse, classify, match by token / thread headers / a report's original,
  * lock, settle and apply the outcome: lead, block list, sequences, channel events, the wake turn and its
  * enqueue) over a mix of the test fixtures (test/fixtures/mail), beside a bare mailparser `simpleParser`

@@ -1,5 +1,5 @@
 /**
- * Worker throughput of background mail sends (issue 8): N trusted mail drafts whose auto-resolve
+ * Worker throughput of background mail sends: N trusted mail drafts whose auto-resolve
  * deadline has come, each with its `card.auto-resolve` job, pushed through a real worker process
  * (`bin/start.ts workers --pools card-timers`, the pool that sends in the background) to the local
  * development transport (`MAIL_TRANSPORT=local`: one .eml file a message), beside the ceiling measured

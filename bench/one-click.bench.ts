@@ -1,5 +1,5 @@
 /**
- * One-click unsubscribe (issue 16): RFC 8058 POSTs to `/u/{token}` on a real API process, beside bare
+ * One-click unsubscribe: RFC 8058 POSTs to `/u/{token}` on a real API process, beside bare
  * Express answering a form POST with an HTML page of the same size, measured in the same run in
  * alternating rounds. Two service targets: every POST a new token (the thread row locked, the address
  * blocked, the opt-out counted, the lead unsubscribed, its sequences stopped, in one committed

@@ -1,5 +1,5 @@
 /**
- * Round trips per operation (issue 19's capacity model, docs/scaling.md): how many Postgres round trips
+ * Round trips per operation (the capacity model of docs/scaling.md): how many Postgres round trips
  * and Redis commands one API request costs, counted exactly rather than timed.
  * - Postgres: the API process talks to Postgres through a loopback proxy that counts the client's
  *   Sync ('S') and simple Query ('Q') messages: each is one round trip on the wire protocol.

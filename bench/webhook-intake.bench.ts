@@ -117,7 +117,7 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
         '',
         ...ratioTable(targets, results, targets[0]!.name),
         '',
-        `Target (issue 5): ≥ 40% of bare Express, p99 ≤ 10 ms at 10 connections. Measured: ${pct(hook.rps / base.rps)}, p99 ` +
+        `Target: ≥ 40% of bare Express, p99 ≤ 10 ms at 10 connections. Measured: ${pct(hook.rps / base.rps)}, p99 ` +
           `${fmt(hook.p99, 1)} ms;`,
         `${pct(hook.rps / writeFloor.rps)} of the floor with a committed write.`,
         '',

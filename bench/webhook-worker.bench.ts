@@ -1,5 +1,5 @@
 /**
- * Worker throughput of the `webhook-events` pool (issue 8): N logged, accepted deliveries (spread over
+ * Worker throughput of the `webhook-events` pool: N logged, accepted deliveries (spread over
  * several accounts) pushed through a real worker process (`bin/start.ts workers --pools webhook-events`)
  * until every one is handed to a turn (its event recorded for the agent, the account's drain job
  * queued), beside the ceiling measured in the same run: a bare BullMQ worker doing one Postgres UPDATE
@@ -138,7 +138,7 @@ export async function webhookWorker(ctx: BenchContext): Promise<Section> {
         `${rates.events.map((r) => fmt(r)).join(', ')} |`,
       '',
       `Checked after each round: ${checked}.`,
-      `Target (issue 8): ≥ 1,500 events/s. Measured: ${fmt(ev)} events/s.`,
+      `Target: ≥ 1,500 events/s. Measured: ${fmt(ev)} events/s.`,
     ].join('\n'),
   };
 }

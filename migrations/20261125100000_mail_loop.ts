@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The mail loop (issue 16): what comes back from sent mail.
+ * The mail loop: what comes back from sent mail.
  * - `mail_threads`: one row per shipped mail (a fence of email or a sequence step), written with the
  *   fence: its Message-ID and the opaque `reply+<token>` / one-click unsubscribe token that find it again.
  * - `inbound_messages`: every message received (SMTP or the inbound URL), raw bytes kept whole, written

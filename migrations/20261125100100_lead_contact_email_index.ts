@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * A sent mail finds the lead it reaches by the contact's address (issue 16: mail_threads.lead_id), case
+ * A sent mail finds the lead it reaches by the contact's address (mail_threads.lead_id), case
  * insensitive and never across accounts: one index lookup per send instead of a scan of the contacts.
  */
 export async function up(knex: Knex): Promise<void> {

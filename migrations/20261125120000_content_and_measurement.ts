@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Content API and Measurement (issue 17).
+ * Content API and Measurement.
  * - `posts`: an account's blog posts, published by approved `blog_post` cards through the shipping path.
  *   A row is reserved (`status` 'pending', invisible) in the fence's transaction, so its slug is unique
  *   per account before anything ships; publishing makes it 'published', unpublishing 'unpublished'.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * A provider connection per account and kind (issue 18): the professional network (`network`) or the
+ * A provider connection per account and kind: the professional network (`network`) or the
  * ad platform (`ads`), reached over `transport` (`http`: the provider-bridge contract,
  * docs/provider-bridge.md) at `url`. The key is kept only encrypted (`key_sealed`, AES-256-GCM under
  * the service secret `provider-keys`) and is never returned. `poll_cursor` is where the adapter's poll

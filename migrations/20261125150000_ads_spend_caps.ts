@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The operator's monthly spend cap per account (issue 18; admin `channel spend-cap`): approving a budget
+ * The operator's monthly spend cap per account (admin `channel spend-cap`): approving a budget
  * change is refused when its increase plus this calendar month's (UTC) increases already applied or in
  * flight would pass `monthly_cap` (minor currency units, in `currency`). Kept apart from the ads
  * connection so reconnecting or disconnecting the ad platform never drops the guard.

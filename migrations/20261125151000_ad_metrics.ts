@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The ad platform's metrics per test and variant (issue 18), one row per provider event (`ad_metrics`,
+ * The ad platform's metrics per test and variant, one row per provider event (`ad_metrics`,
  * read by the ads poll): what `/results` `ads.tests` sums per running test. `event_id` is the provider's
  * event id, so a poll repeated after a crash adds nothing. `test_id` is the id the platform gave the
  * test when it shipped (the fence's `provider_id`); amounts are minor currency units.

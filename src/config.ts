@@ -28,7 +28,7 @@ const envSchema = z.object({
   BASE_URL: z.string().url('must be an absolute URL such as https://agent.example.com').optional(),
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
-  // Bull Board (issue 14): read-only unless an operator opts in; wrong logins limited per address.
+  // Bull Board: read-only unless an operator opts in; wrong logins limited per address.
   ADMIN_READ_ONLY: z
     .enum(['true', 'false'])
     .optional()
@@ -67,7 +67,7 @@ const envSchema = z.object({
     .enum(['true', 'false'])
     .optional()
     .transform((v) => v === 'true'),
-  // Workflows (issue 6): how long one step may take the agent, and how often a run looks at it.
+  // Workflows: how long one step may take the agent, and how often a run looks at it.
   WORKFLOW_STEP_TIMEOUT_MS: int(10 * 60 * 1000),
   WORKFLOW_POLL_MS: int(500),
   // How many runs the workflow-runs pool moves at once, and how much of a worker one job may take
@@ -76,12 +76,12 @@ const envSchema = z.object({
   WORKFLOW_RUN_PASSES_PER_JOB: int(20),
   WORKFLOW_RUN_SLICE_MS: int(30_000),
   WORKFLOW_RUN_YIELD_DELAY_MS: int(1_000, 0),
-  // Leads and block list (issue 7). CURSOR_SECRET signs list cursors; unset, the first process makes a
+  // Leads and block list. CURSOR_SECRET signs list cursors; unset, the first process makes a
   // random one and keeps it in the database (src/secrets). Setting a new one voids outstanding cursors.
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   // Byte budget of one GET /leads page (the serialised `leads` array).
   LEADS_PAGE_MAX_BYTES: int(262_144, 1_024),
-  // The agent (issue 3).
+  // The agent.
   AGENT_BRAIN: z
     .enum(['offline', 'llm'])
     .optional()
@@ -105,7 +105,7 @@ const envSchema = z.object({
   MAINTENANCE_SWEEP_MS: int(60_000),
   MAINTENANCE_ORPHAN_AFTER_MS: int(30_000),
   MAINTENANCE_CONCURRENCY: int(1),
-  // Inbound webhooks (issue 5). Spec 8.2: 60 accepted per hook and 120 per account in any rolling hour;
+  // Inbound webhooks. Spec 8.2: 60 accepted per hook and 120 per account in any rolling hour;
   // raised only for benchmarks.
   WEBHOOK_HOOK_PER_HOUR: int(60),
   WEBHOOK_ACCOUNT_PER_HOUR: int(120),
@@ -113,7 +113,7 @@ const envSchema = z.object({
   WEBHOOK_EVENTS_CONCURRENCY: int(128),
   // Days a hook's delivery log keeps a delivery; the maintenance sweep deletes older ones.
   WEBHOOK_DELIVERY_RETENTION_DAYS: int(30),
-  // Review queue and mail (issue 4).
+  // Review queue and mail.
   MAIL_TRANSPORT: z
     .enum(['local', 'smtp', 'http'])
     .optional()
@@ -152,7 +152,7 @@ const envSchema = z.object({
   TRUST_AUTO_RESOLVE_DELAY_MS: int(4 * 60 * 60 * 1000),
   REVIEW_REVISION_DELAY_MS: int(30_000, 0),
   CARD_SWEEP_MS: int(10_000),
-  // The mail loop (issue 16): the inbound SMTP listener (0 = off), its domain, the size limit.
+  // The mail loop: the inbound SMTP listener (0 = off), its domain, the size limit.
   ...areasEnv,
 });
 

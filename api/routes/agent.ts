@@ -21,7 +21,7 @@ export async function postMessageInvalid(error: AppError, body: unknown, ctx: Ro
   return refuseMessage(ctx.deps, ctx.principal, error, body);
 }
 
-/** The agent (issue 3). */
+/** The agent. */
 export const agentRoutes: RouteDef[] = [
   defineRoute({
     method: 'post',

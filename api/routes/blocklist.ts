@@ -3,7 +3,7 @@ import { addToBlocklist, listBlocklist } from '../../src/blocklist/blocklist.ser
 import { defineRoute, type RouteDef } from '../route.js';
 import { BlocklistAddBody, BlocklistAddResponse, BlocklistPage, BlocklistQuery } from './blocklist.schemas.js';
 
-/** Block list (issue 7). */
+/** Block list. */
 export const blocklistRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',

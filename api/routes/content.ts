@@ -35,7 +35,7 @@ function validated(ctx: RouteContext, bytes: string, known?: string): { fresh: b
   return { fresh: matchesEtag(ctx.req.headers['if-none-match'], etag), headers };
 }
 
-/** Content API (issue 17): a website's server reads the account's published posts (scope `content:read`). */
+/** Content API: a website's server reads the account's published posts (scope `content:read`). */
 export const contentRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',

@@ -4,7 +4,7 @@ import { defineRoute, type RouteDef } from '../route.js';
 import { IdParams } from '../schemas.js';
 import { LeadLabelsBody, LeadLabelsResponse, LeadResponse, LeadsPage, LeadsQuery } from './leads.schemas.js';
 
-/** Leads (issue 7). */
+/** Leads. */
 export const leadsRoutes: RouteDef[] = [
   /** Bounded in rows and bytes. */
   defineRoute({

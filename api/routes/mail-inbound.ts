@@ -25,7 +25,7 @@ function perUrl(ctx: RouteContext) {
   return clientWindow(redis, config.queuePrefix, 'inbound-url', { limit: config.inbound.urlPerMinute, windowMs: 60_000 });
 }
 
-/** Received mail forwarded by a provider (issue 16): the secret URL is the credential, as for hooks. */
+/** Received mail forwarded by a provider: the secret URL is the credential, as for hooks. */
 export const mailInboundRoutes: RouteDef[] = [
   /**
    * The secret is checked first (a stranger cannot make us read a body), then the type, then the body,

@@ -4,7 +4,7 @@ import { reportVisit } from '../../src/measurement/visits.service.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { EventsBody, EventsResponse, readEvents, VisitBody, VisitResponse } from './measurement.schemas.js';
 
-/** Measurement (issue 17): a customer's server reports landings and conversions. Writes bucket, audited. */
+/** Measurement: a customer's server reports landings and conversions. Writes bucket, audited. */
 export const measurementRoutes: RouteDef[] = [
   defineRoute({
     method: 'post',

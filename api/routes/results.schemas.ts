@@ -29,11 +29,11 @@ const Shipped = z
 const count = z.number().int();
 /** Attributed conversion value per ISO 4217 currency code, e.g. { "USD": 120.5 }; {} when there was none. */
 const values = z.record(z.string().regex(/^[A-Z]{3}$/), z.number()).meta({ id: 'ResultsConversionValue' });
-/** What Measurement adds to a channel (issue 17): scanners counted apart, conversions attributed last touch. */
+/** What Measurement adds to a channel: scanners counted apart, conversions attributed last touch. */
 const measured = { scannerClicks: count, conversions: count, conversionValue: values };
 const unknownOr = (s: z.ZodNumber) => s.nullable();
 
-/** What the ad platform reported (issue 18): counts, and spend in minor units of the test's currency. */
+/** What the ad platform reported: counts, and spend in minor units of the test's currency. */
 const adNumbers = { impressions: count, clicks: count, spend: count, conversions: count };
 /** One ad test that ran during the window, with the platform's numbers in it, per variant and in all. */
 const ResultsAdTest = z

@@ -21,7 +21,7 @@ import {
   SnoozeResponse,
 } from './review.schemas.js';
 
-/** Review queue (issue 4). */
+/** Review queue. */
 export const reviewRoutes: RouteDef[] = [
   /**
    * Snoozed cards stay hidden until their time; the cards' JSON is rendered by Postgres, and the page is

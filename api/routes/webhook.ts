@@ -41,7 +41,7 @@ async function readJson(ctx: RouteContext): Promise<{ text: string; bytes: numbe
   return { text, bytes: raw.length };
 }
 
-/** Inbound webhooks (issue 5): the secret URL is the credential, so no bearer token, scope or bucket. */
+/** Inbound webhooks: the secret URL is the credential, so no bearer token, scope or bucket. */
 export const webhookRoutes: RouteDef[] = [
   /**
    * At most 64,000 bytes are ever read; then the token's hash is looked up in the live-hooks registry

@@ -19,7 +19,7 @@ import {
   WorkflowsResponse,
 } from './workflows.schemas.js';
 
-/** Workflows (issue 6). */
+/** Workflows. */
 export const workflowsRoutes: RouteDef[] = [
   defineRoute({
     method: 'get',

@@ -5,7 +5,7 @@
  * query is the review-queue page of GET /review for ACCOUNT, each card's JSON rendered by Postgres as that
  * route has it, joined into the page and sent: the floor for that route's own work), `express-bytes-redis FILE`
  * (Express making one Redis call and sending the bytes of FILE, the very page GET /review answers, read once at start:
- * the floor for a read served from memory, issue 19).
+ * the floor for a read served from memory).
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * Baselines for the Content API and Measurement benchmark (issue 17), bare Express 5:
+ * Baselines for the Content API and Measurement benchmark, bare Express 5:
  * - `etag PORT ETAG`: GET /p/:slug answers 304 when If-None-Match is ETAG (with the service's cache
  *   headers), else 200 with a small JSON body.
  * - `etag-redis PORT ETAG REDIS_URL`: the same after one Redis call (INCR) per request: the floor of any

@@ -5,7 +5,7 @@ import { setSpendCap } from '../channels/spend-cap.js';
 import type { Verb } from './commands.js';
 
 /**
- * Provider connections (issue 18): the professional network (`network`) and the ad platform (`ads`),
+ * Provider connections: the professional network (`network`) and the ad platform (`ads`),
  * reached through a provider bridge over HTTP (docs/provider-bridge.md). The key goes in once, with
  * `connect`, and is never printed, logged or audited again; `list` shows where each kind goes.
  */

@@ -105,7 +105,7 @@ export const VERBS: Record<string, Verb> = {
       return { ok: true, removed };
     },
   },
-  // Inbound webhooks (issue 5). The URL is printed once, by `create` and `regenerate`; never again.
+  // Inbound webhooks. The URL is printed once, by `create` and `regenerate`; never again.
   // Writes also need Redis: intake learns there which tokens are live (src/webhooks/live-hooks.ts).
   'hook create': {
     flags: ['account', 'label'],
@@ -158,7 +158,7 @@ export const VERBS: Record<string, Verb> = {
       return withIntake(config, db, (deps) => replayDelivery(deps, f['delivery-id']!));
     },
   },
-  // Review queue (issue 4): approval settings per kind of work, the trust ladder, demo data.
+  // Review queue: approval settings per kind of work, the trust ladder, demo data.
   'settings get': {
     flags: ['account'],
     async run(f, { db, config }) {
@@ -205,7 +205,7 @@ export const VERBS: Record<string, Verb> = {
       return { account: { id: f.account! }, cards, leads };
     },
   },
-  // Workflows (issue 6): destinations a run's summary can be delivered to, and the schedules' time zone.
+  // Workflows: destinations a run's summary can be delivered to, and the schedules' time zone.
   'account set-time-zone': {
     flags: ['account', 'time-zone'],
     async run(f, { db }) {
@@ -230,7 +230,7 @@ export const VERBS: Record<string, Verb> = {
       return { deliveries: await listDestinationDeliveries(db, f.account!, f.name!, int(f.limit, 'limit', 1, 200, 50)) };
     },
   },
-  // Where the account's site serves its posts: a post's canonical URL is it + slug (issue 17).
+  // Where the account's site serves its posts: a post's canonical URL is it + slug.
   'content site-url': {
     flags: ['account', 'url'],
     async run(f, { db, config }) {
@@ -242,10 +242,10 @@ export const VERBS: Record<string, Verb> = {
       return { accountId: f.account!, blogBaseUrl };
     },
   },
-  // The mail loop (issue 16): inbound URLs and received mail.
+  // The mail loop: inbound URLs and received mail.
   ...MAIL_VERBS,
   ...LEAD_VERBS,
-  // Provider connections (issue 18): network and ads, each through a provider bridge.
+  // Provider connections: network and ads, each through a provider bridge.
   ...CHANNEL_VERBS,
 };
 

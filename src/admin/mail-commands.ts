@@ -8,7 +8,7 @@ import { parseSender, setAccountSender } from '../mail/sender-identity.js';
 import { int, type Verb } from './commands.js';
 
 /**
- * The mail loop's verbs (issue 16). `mail inbound-url` prints the account's inbound URL once (a second
+ * The mail loop's verbs. `mail inbound-url` prints the account's inbound URL once (a second
  * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text;
  * `mail dkim generate|list|remove` manage the DKIM keys outgoing mail is signed with; `mail sender set`
  * gives the account's mail its own From.

@@ -34,7 +34,7 @@ async function plan(ctx: BrainContext): Promise<ToolCall[]> {
       '',
       `I wanted to reach out about ${topic}.`,
       '',
-      // A link the person named: it ships as a tracked link (issue 17), so a click counts under email.
+      // A link the person named: it ships as a tracked link, so a click counts under email.
       ...(link ? [`There is more here: ${link}`, ''] : []),
       'Would you be open to a short call next week?',
       '',

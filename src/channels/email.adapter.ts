@@ -18,7 +18,7 @@ function translated(err: unknown): unknown {
 /**
  * `email`: the first adapter. Ships through the transport MAIL_TRANSPORT names; connected on every
  * account. Each mail's thread (its Message-ID and reply token) is recorded with its fence, and every
- * ship of it carries Reply-To and List-Unsubscribe from that (issue 16).
+ * ship of it carries Reply-To and List-Unsubscribe from that.
  */
 export const emailAdapter = (config: Config, db: Db): ChannelAdapter => mailAdapter(config, db, 'email');
 
@@ -52,7 +52,7 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
       const details = d.inReplyTo ? { inReplyTo: d.inReplyTo, references: d.references } : {};
       return { kind, to: d.to, subject: d.subject, body: body ?? d.body, details };
     },
-    // Every mail (and sequence step) ships with its links made tracked links, kept on the fence (issue 17).
+    // Every mail (and sequence step) ships with its links made tracked links, kept on the fence.
     prepare: async (trx, fencing, work) => {
       const thread = await recordThread(trx, config, fencing, work.to ?? '', sequenceOf(fencing.cardId));
       const source = {

@@ -22,7 +22,7 @@ interface Channel {
   amountOf?: (details: Record<string, unknown>) => number | null;
   /** The adapter, once one exists for the kind. */
   adapter: ((config: Config, db: Db) => ChannelAdapter) | null;
-  /** Whether this account has the connection (issues 16–18 answer this from the account's connections). */
+  /** Whether this account has the connection (each adapter answers this from the account's connections). */
   connected(q: Queryable, accountId: string): Promise<boolean>;
 }
 
@@ -33,7 +33,7 @@ const CHANNELS: Record<KindOfWork, Channel> = {
   email: { connection: 'mail transport', shipped: { channel: 'email', type: 'sent' }, adapter: emailAdapter, connected: always },
   // Mail on the same transport as email: each step counts as one email sent.
   sequence: { connection: 'mail transport', shipped: { channel: 'email', type: 'sent' }, adapter: sequenceAdapter, connected: always },
-  // Through the account's `network` connection (admin `channel connect`, issue 18). A connection request counts apart.
+  // Through the account's `network` connection (admin `channel connect`). A connection request counts apart.
   network_message: {
     connection: 'professional-network connection',
     shipped: { channel: 'network', type: 'message_sent' },
@@ -49,7 +49,7 @@ const CHANNELS: Record<KindOfWork, Channel> = {
     adapter: blogAdapter,
     connected: always,
   },
-  // Both through the account's `ads` connection (issue 18). An applied budget change counts as `budget_change` with the change
+  // Both through the account's `ads` connection. An applied budget change counts as `budget_change` with the change
   // as its amount (ads `spend` is money the platform reports spent: the poll's metrics).
   ad_test: {
     connection: 'ad-platform connection',

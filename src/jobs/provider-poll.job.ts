@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineJob } from './registry.js';
 
 /**
- * Reads one account's provider events (issue 18): a page of `GET /v1/events` after its stored cursor,
+ * Reads one account's provider events: a page of `GET /v1/events` after its stored cursor,
  * applied with the cursor in one transaction. Each connected account polls in its own job, so a failing
  * provider fails (and retries, a few times) alone.
  */

@@ -16,7 +16,7 @@ export type LeadStatus = (typeof LEAD_STATUSES)[number];
 
 /**
  * The kind of a reply, never its text (spec 6.2). Null until the lead replied. Set by the mail loop's
- * classification (issue 16); `out_of_office` is kept for leads recorded before it (an automatic reply
+ * classification; `out_of_office` is kept for leads recorded before it (an automatic reply
  * no longer changes the lead).
  */
 export const REPLY_KINDS = [

@@ -2,7 +2,7 @@ import type { Queryable } from '../db.js';
 import type { ReplyKind } from './leads.types.js';
 
 /**
- * What the mail loop learned of a lead (issue 16): mail reached it (`contacted`, when a send settles),
+ * What the mail loop learned of a lead: mail reached it (`contacted`, when a send settles),
  * it replied, its address bounced, or it unsubscribed.
  */
 export interface LeadMailOutcome {

@@ -10,7 +10,7 @@ export interface MailMessage {
   references?: string[] | null;
   /** As sent, with angle brackets; `messageIdFor(key, 'localhost')` when absent. */
   messageId?: string;
-  /** Where replies go: `reply+<token>@INBOUND_MAIL_DOMAIN` (issue 16). */
+  /** Where replies go: `reply+<token>@INBOUND_MAIL_DOMAIN`. */
   replyTo?: string | null;
   /** Further header fields, as sent (`List-Unsubscribe`, `List-Unsubscribe-Post`). */
   headers?: Record<string, string>;

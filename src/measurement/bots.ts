@@ -3,7 +3,7 @@ import { isbot } from 'isbot';
 /**
  * Mail security gateways and link previewers that follow links in mail before (or instead of) a
  * person, and whose user agents isbot 5.2 does not flag when they dress as a browser. Matched as
- * case-insensitive substrings. The one list of what counts apart as a `scanner_click` (issue 17).
+ * case-insensitive substrings. The one list of what counts apart as a `scanner_click`.
  */
 const SCANNERS = [
   'barracuda', // Barracuda Sentinel / Email Security Gateway

@@ -6,7 +6,7 @@ import { recordChannelEvents, type Channel } from '../results/channel-events.js'
 import { isResultsChannel } from './channel-rules.js';
 import { measurementRepository, type ConversionRow } from './measurement.repository.js';
 
-/** Events per call (issue 17). */
+/** Events per call. */
 export const MAX_EVENTS = 100;
 /** Events older than this are refused per event; so is one further than `MAX_FUTURE_MS` ahead. */
 export const MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;

@@ -7,7 +7,7 @@ export type Channel = (typeof CHANNELS)[number];
 export type DecidedBy = 'person' | 'trust_ladder' | 'setting';
 
 /**
- * What Measurement records on a channel (issue 17): a `visit` (a landing through a tracked link or
+ * What Measurement records on a channel: a `visit` (a landing through a tracked link or
  * reported by the customer's server, refId the visit id), a `scanner_click` (a bot or a mail gateway's
  * link scanner following a tracked link: counted apart, never as a visit) and a `conversion` (attributed
  * last touch by aggregation, refId the event id; its value is summed per currency from `conversions`).
@@ -21,7 +21,7 @@ const MEASURED = ['visit', 'scanner_click', 'conversion'] as const;
  */
 export const CHANNEL_EVENT_TYPES = {
   email: { types: ['sent', 'reply', 'positive_reply', 'bounce', 'delayed', 'opt_out', 'complaint', ...MEASURED], shipped: 'sent' },
-  // Issue 18: the ad platform's metrics (`impression`, `platform_click`, `platform_conversion`: amount = how many;
+  // The ad platform's metrics (`impression`, `platform_click`, `platform_conversion`: amount = how many;
   // `spend`: amount = money spent) and an applied budget change (`budget_change`: amount = the change).
   ads: {
     types: [

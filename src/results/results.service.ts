@@ -80,7 +80,7 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
   const n = (type: string) => t.count.get(type) ?? 0;
   const shipped = { ...t.shipped };
   const heard = (v: number | null) => (returnPath ? v : null);
-  // Measurement (issue 17): landings, link scanners counted apart, and conversions attributed last touch.
+  // Measurement: landings, link scanners counted apart, and conversions attributed last touch.
   const measured = { scannerClicks: n('scanner_click'), conversions: n('conversion'), conversionValue: { ...t.value } };
   switch (channel) {
     case 'email':
@@ -101,7 +101,7 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
       };
     case 'ads': {
       const spend = t.amount.has('spend') ? t.amount.get('spend')! : 0;
-      // The ad platform's counts (issue 18: its poll records them with the count as amount) beside our own.
+      // The ad platform's counts (its poll records them with the count as amount) beside our own.
       const reported = (type: string) => t.amount.get(type) ?? 0;
       const conversions = n('conversion') + reported('platform_conversion');
       return {
@@ -123,7 +123,7 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
       return { postsPublished: n('post_published'), citations: n('citation'), visits: n('visit'), ...measured, shipped };
     case 'network':
       return {
-        // Connection requests (issue 18) count apart from messages; a reply answers a message.
+        // Connection requests count apart from messages; a reply answers a message.
         requestsSent: n('request_sent'),
         messagesSent: n('message_sent'),
         replies: n('reply'),
@@ -211,7 +211,7 @@ export async function getResults(
       : { available: false, reason: unavailableReason(channel) };
   const harness: HarnessSection = { available: true, data: harnessWork };
   const adsSection = section('ads');
-  // Ads (issue 18): each test that ran in the window (and in the baseline), with the platform's numbers per variant.
+  // Ads: each test that ran in the window (and in the baseline), with the platform's numbers per variant.
   if (adsSection.available) {
     const [current, before] = await Promise.all([adTestsIn(q, accountId, since, now), adTestsIn(q, accountId, baselineSince, since)]);
     adsSection.data.window.tests = current;

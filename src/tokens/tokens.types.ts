@@ -7,7 +7,7 @@ export const SCOPES = [
   'leads:read',
   'workflows:write',
   'leads:write',
-  // Issue 17: a website's server reads published posts; a server reports visits and conversions.
+  // A website's server reads published posts; a server reports visits and conversions.
   'content:read',
   'measurement:write',
 ] as const;

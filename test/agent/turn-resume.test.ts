@@ -8,7 +8,7 @@ import { makeHook, postJson } from '../webhooks/helpers.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 
 // kill -9 of a real worker process while a step's effect is written but its step record is not
-// committed (item 6 of issue 14): the turn resumes from its last committed step in a new worker and
+// committed: the turn resumes from its last committed step in a new worker and
 // replies; the step's effect exists once. A trigger in this file's database holds the chosen insert
 // once (holdOnce) so the kill lands in that window; client_connection_check_interval lets Postgres
 // abandon the held statement once its client is gone, as it would a statement in flight when a worker dies.

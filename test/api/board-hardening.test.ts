@@ -11,7 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
-// Bull Board hardening (issue 14 item 5): wrong logins limited per address across API processes,
+// Bull Board hardening: wrong logins limited per address across API processes,
 // read-only unless an operator opts in, and a page that loads nothing from another host.
 
 const PASSWORD = 'correct horse';

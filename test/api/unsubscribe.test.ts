@@ -8,7 +8,7 @@ import { getResults } from '../../src/results/results.service.js';
 import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
-// One-click unsubscribe (issue 16, RFC 8058): GET /u/{token} shows a page, POST unsubscribes, no login.
+// One-click unsubscribe (RFC 8058): GET /u/{token} shows a page, POST unsubscribes, no login.
 
 let env: TestEnv;
 it.override('options', { env: { BASE_URL: 'https://agent.example.test' } });

@@ -11,7 +11,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Lowest first. An area imports only areas of its own layer or below, and no two areas import each other, even through others. */
 const LAYERS: readonly (readonly string[])[] = [
-  // queue-version: the review queue's version in Redis, bumped by card writes and read by the limiter (issue 19).
+  // queue-version: the review queue's version in Redis, bumped by card writes and read by the limiter.
   [
     'config',
     'env-rules',
@@ -30,10 +30,10 @@ const LAYERS: readonly (readonly string[])[] = [
     'metrics',
   ],
   ['accounts', 'audit', 'results', 'secrets'],
-  // Tracked links and visits are made by mail and by published posts (issue 17).
+  // Tracked links and visits are made by mail and by published posts.
   ['tokens', 'blocklist', 'measurement'],
   ['leads', 'rate-limit', 'deps', 'content'],
-  // The shipping path: review ships work through channels, and channels through mail's transports (issue 15, h15-ship).
+  // The shipping path: review ships work through channels, and channels through mail's transports.
   ['mail', 'channels'],
   ['review'],
   ['agent'],
@@ -45,7 +45,7 @@ const LAYERS: readonly (readonly string[])[] = [
 
 /** Files outside src/review/ still allowed to write cards through the card repository: none (the shipping path moved into src/review/). */
 const CARD_REPOSITORY_ALLOWED = new Set<string>([]);
-/** Files outside src/review/ that may read the review_cards table, never write it: `/results` `harness` counts cards (issue 18). */
+/** Files outside src/review/ that may read the review_cards table, never write it: `/results` `harness` counts cards. */
 const CARD_TABLE_READERS = new Set<string>(['src/results/harness.repository.ts']);
 const WRITES_CARDS = /\b(?:insert\s+into|update|delete\s+from)\s+review_cards\b|review_cards['"]\s*\)\s*\.\s*(?:insert|update|del)\b/i;
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The size of the code (issue 15): no line of a .ts or .mjs file over 140 characters (biome.json's
+ * The size of the code: no line of a .ts or .mjs file over 140 characters (biome.json's
  * lineWidth, which the formatter cannot reach inside a long string or comment), and no .ts file of
  * src/, api/, workers/ or bin/ over 350 lines. A failure names each file and line.
  */

@@ -7,7 +7,7 @@ import { startTestCluster } from '../helpers/redis-cluster.js';
 import { startService } from '../helpers/service-process.js';
 import { makeHook } from '../webhooks/helpers.js';
 
-// Issue 19: one master of the Redis Cluster killed with SIGKILL while webhooks pour in. Its replica is
+// One master of the Redis Cluster killed with SIGKILL while webhooks pour in. Its replica is
 // promoted (cluster-node-timeout 1 s), the service carries on without a restart, and every webhook it
 // answered 2xx for is handed to the agent, whose turn for it finishes once.
 

@@ -9,7 +9,7 @@ import { it as base } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { startTestCluster } from '../helpers/redis-cluster.js';
 
-// Issue 19: a revocation's mark in Redis must survive a failover that comes right after it. Replication
+// A revocation's mark in Redis must survive a failover that comes right after it. Replication
 // is asynchronous: a master that died just after taking the mark would be replaced by a replica without
 // it, and a process that remembers the token would keep trusting it. So on a cluster a revocation waits
 // for a replica to hold the mark (WAIT), and is refused while none can.

@@ -8,7 +8,7 @@ import { getResults } from '../../src/results/results.service.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
-// applyOutcome: what one reply, bounce or unsubscribe changes, in the caller's transaction (issue 16).
+// applyOutcome: what one reply, bounce or unsubscribe changes, in the caller's transaction.
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {

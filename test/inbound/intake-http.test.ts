@@ -8,7 +8,7 @@ import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage } from '../helpers/smtp-client.js';
 
-// Inbound mail over HTTP (issue 16, item 2) and the admin verbs that make and list it.
+// Inbound mail over HTTP and the admin verbs that make and list it.
 
 const LIMIT = 2_048;
 let env: TestEnv;

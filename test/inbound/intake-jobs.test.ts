@@ -17,7 +17,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage } from '../helpers/smtp-client.js';
 
 // What keeps a stored message moving: the sweep hands back what was left `received`, and a message
-// whose processing keeps failing ends `malformed` after a bounded number of tries (issue 16).
+// whose processing keeps failing ends `malformed` after a bounded number of tries.
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {

@@ -5,7 +5,7 @@ import { freePort, run, TSX } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 
-// Issue 16, "Done when": kill -9 of the inbound process mid-message loses nothing it answered 250 for.
+// Kill -9 of the inbound process mid-message loses nothing it answered 250 for.
 
 // Spawns the real process (tsx start-up, migrations check): slow on a loaded 2-core machine.
 const SLOW = 120_000;

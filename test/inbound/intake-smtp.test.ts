@@ -15,7 +15,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { tcpProxy } from '../helpers/outages.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
 
-// The inbound MX (issue 16, item 1): what it takes, what it refuses, and that a 250 means stored.
+// The inbound MX: what it takes, what it refuses, and that a 250 means stored.
 
 let env: TestEnv;
 let smtp: InboundSmtp;

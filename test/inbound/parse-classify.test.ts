@@ -7,7 +7,7 @@ import { parseMail, type ParsedMail } from '../../src/inbound/parse.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
 import { MAIL_FIXTURES, mailFixture } from '../helpers/mail-fixtures.js';
 
-// What a received message is (issue 16): parsing real client and MTA shapes, then the rules.
+// What a received message is: parsing real client and MTA shapes, then the rules.
 
 async function parsed(raw: Buffer | string): Promise<ParsedMail> {
   const r = await parseMail(Buffer.isBuffer(raw) ? raw : Buffer.from(raw.replace(/\r?\n/g, '\r\n')));

@@ -10,7 +10,7 @@ import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 
-// processInbound end to end on a real database: parse → match → classify → settle + apply once (issue 16).
+// processInbound end to end on a real database: parse → match → classify → settle + apply once.
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {

@@ -12,7 +12,7 @@ import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
 import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
 import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-run.job.js';
 
-// The keys each contract builds are the ones producers built by hand before issue 15: jobs queued before
+// The keys each contract builds are the ones producers built by hand before job contracts existed: jobs queued before
 // the upgrade keep deduplicating against the same keys.
 describe('job keys come from the job contracts', () => {
   it('builds the same keys as before, from the payload and the named key part', () => {

@@ -11,7 +11,7 @@ import { it } from '../helpers/fixture.js';
 import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
-// What every shipped mail carries (issue 16, "Threading" and "One-click unsubscribe"): received by a real
+// What every shipped mail carries ("Threading" and "One-click unsubscribe"): received by a real
 // SMTP server on loopback and read back with mailparser, as a recipient's mail client would.
 
 const DOMAIN = 'mail.example.test';

@@ -11,7 +11,7 @@ import { tcpProxy } from '../helpers/outages.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
 
-// Issue 14, item 8: the SMTP server took the mail (250) and the database connection dropped right
+// The SMTP server took the mail (250) and the database connection dropped right
 // after; the outcome the process knows must still be recorded, not turned into a "did it go out?" card.
 let smtp: TestSmtp;
 let env: TestEnv;

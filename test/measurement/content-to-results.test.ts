@@ -9,7 +9,7 @@ import { until } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 /**
- * Issue 17 end to end, with nothing called directly: the agent drafts a blog post (offline brain, through
+ * The Content API and Measurement end to end, with nothing called directly: the agent drafts a blog post (offline brain, through
  * POST /agent/messages), a person approves it, the Content API lists it to a website's content:read
  * token; a reader follows a tracked link in it and the website's server reports a conversion with that
  * `gvid`; /results counts the visit and the conversion under seo. A mail's tracked link counts under email.

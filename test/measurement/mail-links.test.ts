@@ -8,7 +8,7 @@ import { it } from '../helpers/fixture.js';
 import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
-// Every mail ships with its links made tracked links (issue 17): received by a real SMTP server on
+// Every mail ships with its links made tracked links: received by a real SMTP server on
 // loopback and read back with mailparser, as the recipient's mail client would.
 
 const BASE = 'https://agent.example.test';

@@ -26,7 +26,7 @@ const post = (body: unknown, token = tenant.token) =>
 
 const LANDING = 'https://www.acme.test/pricing';
 
-/** [what, body, channel]: the table of issue 17, tried through the route. */
+/** [what, body, channel]: the channel rules' table, tried through the route. */
 const TABLE: [string, Record<string, unknown>, string][] = [
   ['utm medium email', { utm: { medium: 'email', source: 'google' } }, 'email'],
   ['utm medium Email (case)', { utm: { medium: 'Email' } }, 'email'],

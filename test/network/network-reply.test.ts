@@ -14,7 +14,7 @@ import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBri
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 /**
- * A reply on the professional network acts as a mail reply does (issue 18), end to end through the
+ * A reply on the professional network acts as a mail reply does, end to end through the
  * provider bridge stand-in: a network message ships, the bridge reports the answer, the `provider.poll`
  * job on the inbound-mail pool reads it; the lead becomes replied, its running mail sequence stops, and
  * the agent (agent-turns pool, offline brain) wakes with the reply as outside data and drafts an answer

@@ -4,7 +4,7 @@ import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 
 // The llm brain sees the account memory in its prompt; a draft that quotes it is refused back to the
-// model with the reason, and no card is made (issue 14, item 3).
+// model with the reason, and no card is made.
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
 let env: AgentEnv;

@@ -7,7 +7,7 @@ import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
 
-// Notes guide the agent; they are never quoted to outsiders (issue 14, item 3).
+// Notes guide the agent; they are never quoted to outsiders.
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
 let smtp: TestSmtp;

@@ -17,7 +17,7 @@ export const inboundSweepProcessor = defineProcessor({
   run: async (_p, { rt }) => sweepInbound(rt),
 });
 
-// Provider events (issue 18): replies and accepted requests from the professional network arrive here too;
+// Provider events: replies and accepted requests from the professional network arrive here too;
 // a reply acts as a mail reply does (the lead, its sequences, the agent's wake: src/inbound/network-replies.service.ts).
 export const providerPollProcessor = defineProcessor({
   job: providerPoll,
