@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { alive, ensurePackage, freePort, waitFor } from './processes.js';
+import { ensurePackage, freePort, reapStaleRuns, stopByPidFile, waitFor } from './processes.js';
 
 /**
  * A PgBouncer of the test run's own, in transaction pooling mode, in front of the test Postgres: every
@@ -20,18 +20,8 @@ const DIR_PREFIX = 'gas-pgbouncer-';
 /** A database name that reaches Postgres's `postgres` database through exactly one server connection. */
 export const ONE_SERVER_DB = 'gas_one_server';
 
-/** Stops the PgBouncers of test runs that are gone (killed before their teardown). Dirs are named by the run's pid. */
-function reapStale(): void {
-  for (const name of readdirSync(tmpdir())) {
-    const run = Number(new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name)?.[1] ?? NaN);
-    if (Number.isNaN(run) || alive(run)) continue;
-    const dir = path.join(tmpdir(), name);
-    const pidFile = path.join(dir, 'pgbouncer.pid');
-    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : NaN;
-    if (!Number.isNaN(pid) && alive(pid)) process.kill(pid, 'SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** Stops the PgBouncers of test runs that are gone (killed before their teardown). */
+const reapStale = () => reapStaleRuns(DIR_PREFIX, (dir) => stopByPidFile(path.join(dir, 'pgbouncer.pid')));
 
 function binary(): string {
   const found = spawnSync('bash', ['-c', 'command -v pgbouncer || ls /usr/sbin/pgbouncer'], { encoding: 'utf8' });

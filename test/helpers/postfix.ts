@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { alive, ensurePackage, freePort, until } from './processes.js';
+import { alive, ensurePackage, freePort, reapStaleRuns, until } from './processes.js';
 
 /**
  * A Postfix of the test run's own (Debian's package, installed by scripts/ensure-package.sh when missing,
@@ -57,16 +57,11 @@ function postfix(dir: string, ...args: string[]): { status: number | null; outpu
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
-/** Stops the Postfix instances of test runs that are gone (killed before their teardown). Dirs are named by the run's pid. */
-function reapStale(): void {
-  for (const name of readdirSync(tmpdir())) {
-    const run = Number(new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name)?.[1] ?? NaN);
-    if (Number.isNaN(run) || alive(run)) continue;
-    const dir = path.join(tmpdir(), name);
+/** Stops the Postfix instances of test runs that are gone (killed before their teardown). */
+const reapStale = () =>
+  reapStaleRuns(DIR_PREFIX, (dir) => {
     if (existsSync(path.join(dir, 'etc', 'main.cf'))) postfix(dir, 'abort');
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+  });
 
 /** master.cf: the daemons Postfix needs, chroot off, smtpd on 127.0.0.1:`port` only. */
 function masterCf(port: number): string {

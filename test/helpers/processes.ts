@@ -1,5 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pathWithThisNode } from '../../src/node-version.js';
@@ -26,6 +28,26 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Cleans up after test runs that are gone (killed before their teardown): each temp dir named
+ * `<dirPrefix><run's pid>-…` whose run is not alive has `stop(dir)` called on what it left running, then goes.
+ */
+export function reapStaleRuns(dirPrefix: string, stop: (dir: string) => void): void {
+  for (const name of readdirSync(tmpdir())) {
+    const run = Number(new RegExp(`^${dirPrefix}(\\d+)-`).exec(name)?.[1] ?? NaN);
+    if (Number.isNaN(run) || alive(run)) continue;
+    const dir = path.join(tmpdir(), name);
+    stop(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** SIGTERM to the process whose pid `pidFile` holds, when the file exists and the process runs. */
+export function stopByPidFile(pidFile: string): void {
+  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : NaN;
+  if (!Number.isNaN(pid) && alive(pid)) process.kill(pid, 'SIGTERM');
 }
 
 export interface Finished {

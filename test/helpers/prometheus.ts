@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { alive, ensurePackage, freePort, waitFor } from './processes.js';
+import { ensurePackage, freePort, reapStaleRuns, stopByPidFile, waitFor } from './processes.js';
 
 /**
  * A Prometheus server of the test's own: Debian's `prometheus` package (installed by
@@ -42,18 +42,8 @@ export interface PrometheusServer {
 
 const DIR_PREFIX = 'gas-prometheus-';
 
-/** Stops the Prometheus servers of test runs that are gone (killed before their teardown). Dirs are named by the run's pid. */
-function reapStale(): void {
-  for (const name of readdirSync(tmpdir())) {
-    const run = Number(new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name)?.[1] ?? NaN);
-    if (Number.isNaN(run) || alive(run)) continue;
-    const dir = path.join(tmpdir(), name);
-    const pidFile = path.join(dir, 'prometheus.pid');
-    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : NaN;
-    if (!Number.isNaN(pid) && alive(pid)) process.kill(pid, 'SIGTERM');
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** Stops the Prometheus servers of test runs that are gone (killed before their teardown). */
+const reapStale = () => reapStaleRuns(DIR_PREFIX, (dir) => stopByPidFile(path.join(dir, 'prometheus.pid')));
 
 /** The generated config: every job scraped every `intervalSeconds`, no rules, no alerting. */
 export function scrapeConfig(jobs: ScrapeJob[], intervalSeconds: number): string {
