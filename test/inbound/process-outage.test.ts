@@ -140,21 +140,29 @@ describe('the errors the store clients really throw', () => {
   });
 });
 
+/**
+ * Jane's reply to a mailed lead, stored as the SMTP listener stores it, on the try after which a failure
+ * that is not a store's keeps it malformed (its earlier tries failed).
+ */
+async function replyOnLastTry() {
+  const { accountId, leadId, thread } = await buildMailedLead(env.rt.db, (await env.tenant()).accountId);
+  const id = await storeInbound(env.rt, {
+    accountId: null,
+    via: 'smtp',
+    mailFrom: 'jane@acme.test',
+    rcptTo: [`reply+${thread.replyToken}@localhost`],
+    raw: mailFixture('gmail-reply', thread),
+  });
+  await env.rt
+    .db('inbound_messages')
+    .where({ id })
+    .update({ attempts: MAX_PARSE_TRIES - 1 });
+  return { accountId, leadId, id };
+}
+
 describe('a good message processed while the stores blip', () => {
   it('Postgres cut mid-transaction on its last counted try: retried by the pool, applied, never malformed', async () => {
-    const { accountId, leadId, thread } = await buildMailedLead(env.rt.db, (await env.tenant()).accountId);
-    const id = await storeInbound(env.rt, {
-      accountId: null,
-      via: 'smtp',
-      mailFrom: 'jane@acme.test',
-      rcptTo: [`reply+${thread.replyToken}@localhost`],
-      raw: mailFixture('gmail-reply', thread),
-    });
-    // Its earlier tries failed: this one is the try after which a non-store failure keeps it malformed.
-    await env.rt
-      .db('inbound_messages')
-      .where({ id })
-      .update({ attempts: MAX_PARSE_TRIES - 1 });
+    const { accountId, leadId, id } = await replyOnLastTry();
     // The lead's row held by the test, so processing waits inside its transaction, past the try count.
     const holder = await env.rt.db.transaction();
     await holder('leads').where({ id: leadId }).forUpdate().select('id');
@@ -182,18 +190,7 @@ describe('a good message processed while the stores blip', () => {
   }, 90_000);
 
   it('Redis stopped while a reply is applied: applied all the same, its wake left for the sweeper to queue', async () => {
-    const { accountId, thread } = await buildMailedLead(env.rt.db, (await env.tenant()).accountId);
-    const id = await storeInbound(env.rt, {
-      accountId: null,
-      via: 'smtp',
-      mailFrom: 'jane@acme.test',
-      rcptTo: [`reply+${thread.replyToken}@localhost`],
-      raw: mailFixture('gmail-reply', thread),
-    });
-    await env.rt
-      .db('inbound_messages')
-      .where({ id })
-      .update({ attempts: MAX_PARSE_TRIES - 1 });
+    const { accountId, id } = await replyOnLastTry();
     await redis.stop();
     try {
       expect(await processWithinTries(rt, id, rt.logger)).toBe('done');
