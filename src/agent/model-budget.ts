@@ -19,6 +19,13 @@ export function budgetDay(at: number): { day: string; resetsAt: number } {
   return { day: new Date(at).toISOString().slice(0, 10), resetsAt: Math.floor(at / DAY) * DAY + DAY };
 }
 
+/** Counts one refused call on the account's row for the day of `at`, marking when the budget ran out. */
+async function countRefusal(q: Queryable, accountId: string, at: number): Promise<void> {
+  await q('agent_model_calls')
+    .where({ account_id: accountId, day: budgetDay(at).day })
+    .update({ refused: q.raw('refused + 1'), exhausted_at: q.raw('coalesce(exhausted_at, ?)', [at]) });
+}
+
 /** What a brain asks before each model call. */
 export interface ModelBudget {
   /** Takes one call from the account's budget for today; false when it is spent. */
@@ -49,12 +56,9 @@ export function modelBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'
     async refused(accountId, turnId, firstRound) {
       metrics.llmBudgetRefusals.inc();
       const at = Date.now();
-      const { day, resetsAt } = budgetDay(at);
+      const { resetsAt } = budgetDay(at);
       const until = new Date(resetsAt).toISOString();
-      await rt
-        .db('agent_model_calls')
-        .where({ account_id: accountId, day })
-        .update({ refused: rt.db.raw('refused + 1'), exhausted_at: rt.db.raw('coalesce(exhausted_at, ?)', [at]) });
+      await countRefusal(rt.db, accountId, at);
       const turn = turnId ? await turnsRepository(rt.db).find(accountId, turnId) : null;
       const keep = firstRound && turn !== null && (turn.kind === 'event' || turn.kind === 'wake');
       const copy = keep ? await rt.db.transaction((trx) => postponeTurn(trx, turn, resetsAt, at)) : null;
@@ -94,11 +98,9 @@ export async function modelCallsStatus(q: Queryable, accountId: string, budget: 
 export function classifierBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>, accountId: string): () => Promise<boolean> {
   return async () => {
     if (await modelBudget(rt).take(accountId)) return true;
-    const { day, resetsAt } = budgetDay(Date.now());
-    await rt
-      .db('agent_model_calls')
-      .where({ account_id: accountId, day })
-      .update({ refused: rt.db.raw('refused + 1'), exhausted_at: rt.db.raw('coalesce(exhausted_at, ?)', [Date.now()]) });
+    const at = Date.now();
+    await countRefusal(rt.db, accountId, at);
+    const { resetsAt } = budgetDay(at);
     rt.logger.warn({ accountId, resetsAt }, 'daily model-call budget spent; a reply was classified by the rules');
     return false;
   };
