@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
+import { DECISIONS_DIR, decisionFiles, headingsOf, withContents } from '../../scripts/decisions-contents.js';
 
 /**
  * The docs a newcomer reads hold together: every relative link of README.md and docs/**\/*.md names a file
@@ -19,25 +20,8 @@ const tracked = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '
 const docs = tracked.filter((f) => f === 'README.md' || (f.startsWith('docs/') && f.endsWith('.md')));
 const md = new MarkdownIt({ html: true });
 
-/** A heading's anchor as GitHub makes it: lowercased, punctuation dropped, spaces to hyphens, repeats numbered. */
-function anchorsOf(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const out = new Set<string>();
-  const tokens = md.parse(markdown, {});
-  tokens.forEach((t, i) => {
-    if (t.type !== 'heading_open') return;
-    const text = (tokens[i + 1]?.children ?? []).map((c) => (c.type === 'text' || c.type === 'code_inline' ? c.content : '')).join('');
-    const base = text
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-      .replace(/ /g, '-');
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    out.add(n ? `${base}-${n}` : base);
-  });
-  return out;
-}
+/** The anchors of a markdown text's headings, as GitHub makes them. */
+const anchorsOf = (markdown: string) => new Set(headingsOf(markdown).map((h) => h.anchor));
 
 /** The relative links of a markdown text (not inside code), as written. */
 function linksOf(markdown: string): string[] {
@@ -82,6 +66,17 @@ describe('docs', () => {
       'docs/x.md: ../../elsewhere.md (outside the repository)',
     ]);
     expect(anchorsOf('# A `b` (c), d.e\n\n## Tests\n\n## Tests')).toEqual(new Set(['a-b-c-de', 'tests', 'tests-1']));
+  });
+
+  it('of decisions each open with a contents list of their headings (`npx tsx scripts/decisions-contents.ts` writes them)', () => {
+    expect(decisionFiles().length).toBeGreaterThan(10);
+    const stale = decisionFiles().filter((f) => {
+      const text = readFileSync(join(DECISIONS_DIR, f), 'utf8');
+      return withContents(text) !== text;
+    });
+    expect(stale).toEqual([]);
+    const file = '# T\n\n<!-- contents -->\n<!-- /contents -->\n\n## A `b`\n\n### C\n\n## A `b`\n';
+    expect(withContents(file)).toContain('- [A `b`](#a-b)\n  - [C](#c)\n- [A `b`](#a-b-1)\n');
   });
 
   it(`are at most ${MAX_DOC_LINES} lines a file`, () => {
