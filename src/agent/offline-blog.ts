@@ -1,5 +1,5 @@
 import type { ToolCall, ToolResult } from './brain.js';
-import { call, capitalise, trimEnd } from './offline-calls.js';
+import { call, capitalise, type OfflinePhrase, trimEnd } from './offline-calls.js';
 
 const WRITE = /^write an? blog post about ([\s\S]+?)(?:,?\s+linking to (\S+))?$/i;
 const UNPUBLISH = /^unpublish the blog post (\S+)$/i;
@@ -42,32 +42,48 @@ export function blogDraft(topic: string, link: string | null): { title: string; 
   return { title, markdown: sections.join('\n'), excerpt: intro, tags: tagsOf(topic) };
 }
 
-/** The blog phrases: "write a blog post about TOPIC [linking to URL]" and "unpublish the blog post SLUG"; null otherwise. */
-export function planBlog(text: string): ToolCall[] | null {
-  let m: RegExpExecArray | null;
-  if ((m = WRITE.exec(trimEnd(text)))) {
-    const link = m[2] ? m[2].replace(/[.,;:!?]+$/, '') : null;
-    if (link && !/^https?:\/\/[^\s/]+\.[^\s]+$/i.test(link)) {
-      return [call(1, 'reply', { text: `${link} is not an http(s) link, so I drafted nothing.` })];
-    }
-    const d = blogDraft(trimEnd(m[1]!), link);
-    return [
-      call(1, 'ship', {
-        work: 'blog_post',
-        title: `Blog post: ${d.title}`.slice(0, 200),
-        subject: d.title,
-        body: d.markdown,
-        details: { excerpt: d.excerpt, tags: d.tags },
-      }),
-    ];
-  }
-  if ((m = UNPUBLISH.exec(trimEnd(text)))) {
-    const slug = m[1]!.toLowerCase();
-    if (!SLUG.test(slug)) return [call(1, 'reply', { text: `${m[1]} is not a post's slug, so I changed nothing.` })];
-    return [call(1, 'ship', { work: 'blog_post', title: `Unpublish the blog post ${slug}`, details: { op: 'unpublish', slug } })];
-  }
-  return null;
-}
+/** The blog phrases: "write a blog post about TOPIC [linking to URL]" and "unpublish the blog post SLUG". */
+export const BLOG_PHRASES: readonly OfflinePhrase[] = [
+  {
+    example: 'write a blog post about TOPIC',
+    variants: ['write a blog post about TOPIC, linking to URL'],
+    hint: '"write a blog post about TOPIC" (optionally "… linking to URL")',
+    does:
+      'a `blog_post` card: title, a short Markdown post (an intro and three `##` sections), excerpt, tags; with a link, ' +
+      'the post ends with it as its call to action; replies that it waits for review, or that it publishes now where the ' +
+      'account lets blog posts run without approval',
+    pattern: WRITE,
+    cutEnd: true,
+    plan(m) {
+      const link = m[2] ? m[2].replace(/[.,;:!?]+$/, '') : null;
+      if (link && !/^https?:\/\/[^\s/]+\.[^\s]+$/i.test(link)) {
+        return [call(1, 'reply', { text: `${link} is not an http(s) link, so I drafted nothing.` })];
+      }
+      const d = blogDraft(trimEnd(m[1]!), link);
+      return [
+        call(1, 'ship', {
+          work: 'blog_post',
+          title: `Blog post: ${d.title}`.slice(0, 200),
+          subject: d.title,
+          body: d.markdown,
+          details: { excerpt: d.excerpt, tags: d.tags },
+        }),
+      ];
+    },
+  },
+  {
+    example: 'unpublish the blog post SLUG',
+    hint: '"unpublish the blog post SLUG"',
+    does: "a `blog_post` card with `op: 'unpublish'` and the slug; approving it takes the post down (a 409 if no post has that slug)",
+    pattern: UNPUBLISH,
+    cutEnd: true,
+    plan(m) {
+      const slug = m[1]!.toLowerCase();
+      if (!SLUG.test(slug)) return [call(1, 'reply', { text: `${m[1]} is not a post's slug, so I changed nothing.` })];
+      return [call(1, 'ship', { work: 'blog_post', title: `Unpublish the blog post ${slug}`, details: { op: 'unpublish', slug } })];
+    },
+  },
+];
 
 /** After a blog phrase's `ship` call: what happened, truthfully (waiting for review, or shipping by the account's setting). */
 export function blogReply(text: string, result: ToolResult): ToolCall[] | null {

@@ -1,4 +1,4 @@
-import type { ToolCall } from './brain.js';
+import type { BrainContext, ToolCall } from './brain.js';
 
 /** The offline brain's small helpers, shared by its planners. */
 export const trimEnd = (s: string) =>
@@ -13,4 +13,23 @@ export function call(n: number, name: string, args: Record<string, unknown>): To
 
 export function capitalise(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/**
+ * One phrase the offline brain understands: how a person writes it, what it does, and its planner.
+ * docs/agent.md's list of phrases is written from these (scripts/offline-phrases.ts).
+ */
+export interface OfflinePhrase {
+  /** How a person writes it, the parts to fill in in capitals ("block DOMAIN"). */
+  example: string;
+  /** Other ways to write the same thing, listed beside the example. */
+  variants?: readonly string[];
+  /** How the reply to a message it does not understand names the phrase. */
+  hint?: string;
+  /** What it does, in a sentence for docs/agent.md. */
+  does: string;
+  pattern: RegExp;
+  /** Matched against the text with trailing punctuation cut (`trimEnd`), not only trimmed. */
+  cutEnd?: boolean;
+  plan(m: RegExpExecArray, ctx: BrainContext): ToolCall[] | Promise<ToolCall[]>;
 }
