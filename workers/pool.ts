@@ -32,7 +32,12 @@ export interface Pool<Q extends QueueDef = QueueDef> extends PoolSpec<Q> {
 /** The pool of `queue`: the compiler asks for a handler of each of its jobs, and for nothing else. */
 export function definePool<Q extends QueueDef>(queue: Q, spec: PoolSpec<Q>): Pool<Q> {
   // Each handler takes its own job's payload; createWorker parses it with that job's schema before the call.
-  const handlers = spec.handlers as unknown as Record<string, Handler<JobDef>>;
+  const handlers = spec.handlers as unknown as Record<string, Handler<JobDef> | undefined>;
+  // The compiler's check again, for a map typed loosely: a job without a handler, a handler without a job.
+  const unhandled = Object.entries(queue.jobs).filter(([key]) => typeof handlers[key] !== 'function');
+  if (unhandled.length) throw new Error(`pool ${queue.name}: no handler for ${unhandled.map(([, j]) => j.name).join(', ')}`);
+  const strays = Object.keys(handlers).filter((key) => !(key in queue.jobs));
+  if (strays.length) throw new Error(`pool ${queue.name}: handlers for jobs the queue does not have: ${strays.join(', ')}`);
   const processors = Object.entries(queue.jobs).map(([key, job]) => defineProcessor({ job, run: handlers[key]! }));
   const sweeps = sweepsOf(queue.jobs);
   return {

@@ -70,5 +70,7 @@ export interface QueueDef<Q extends string = string, J extends JobMap<Q> = JobMa
  * queue must name a handler for each of these jobs (workers/pool.ts).
  */
 export function defineQueue<Q extends string, J extends JobMap<Q>>(name: Q, jobs: J): QueueDef<Q, J> {
+  const strays = Object.values(jobs).filter((j) => j.queue !== name);
+  if (strays.length) throw new Error(`queue ${name}: ${strays.map((j) => `${j.name} runs on ${j.queue}`).join(', ')}`);
   return { name, jobs };
 }
