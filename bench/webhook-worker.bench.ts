@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
-import { webhookEvent } from '../src/jobs/webhook-event.job.js';
+import { webhookEvent } from '../src/jobs/webhook-events.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
 import { fmt, median, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';

@@ -12,10 +12,17 @@ export interface JobContext {
   job: Job;
 }
 
+/**
+ * What every job's handler answers: a short summary of its run (an outcome, counts) that BullMQ keeps as
+ * the job's return value, which Bull Board shows and tests read, or nothing. BullMQ stores it as JSON,
+ * so it is plain data (no class instances, functions or bigints).
+ */
+export type JobResult = string | number | boolean | null | undefined | object;
+
 /** A processor for one job contract; `payload` is already parsed by the contract's schema. */
 export interface Processor<P extends z.ZodType = z.ZodType> {
   job: JobDef<P>;
-  run(payload: z.output<P>, ctx: JobContext): Promise<unknown>;
+  run(payload: z.output<P>, ctx: JobContext): Promise<JobResult>;
 }
 
 /** The jobs each worker is running now, with the lock token that lets them be handed back. */
@@ -115,33 +122,4 @@ export function createWorker(
   worker.on('stalled', () => metrics.jobsStalled.inc({ queue }));
   worker.on('error', (err) => deps.rt.logger.error({ queue, err: err.message }, 'worker error'));
   return worker;
-}
-
-/**
- * Registers a repeating job (its payload empty) every `everyMs`: a BullMQ job scheduler keyed by the
- * job's own key, so there is one per queue however many workers start it (the sweeps). Does nothing
- * when the scheduler is there with that interval and its next run queued, so it may be called again
- * at any time (after Redis lost its data, the scheduler and its next run are gone: it registers it).
- * Logs and returns why it registered it, or null when it was in place.
- */
-export async function scheduleRepeating(
-  rt: Pick<Deps, 'queues' | 'logger'>,
-  job: JobDef,
-  everyMs: number,
-): Promise<'missing' | 'interval changed' | 'next run missing' | null> {
-  const queue = rt.queues.get(job.queue);
-  if (!queue) throw new Error(`${job.queue} queue is not open`);
-  const id = job.key({});
-  const current = await queue.getJobScheduler(id);
-  const why = !current
-    ? 'missing'
-    : current.every !== everyMs
-      ? 'interval changed'
-      : !current.next || !(await queue.getJob(`repeat:${id}:${current.next}`))
-        ? 'next run missing'
-        : null;
-  if (!why) return null;
-  await queue.upsertJobScheduler(id, { every: everyMs }, { name: job.name, data: {}, opts: job.options });
-  rt.logger.info({ queue: job.queue, scheduler: id, everyMs, why }, 'repeating job registered');
-  return why;
 }

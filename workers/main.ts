@@ -1,12 +1,28 @@
 import type { Worker } from 'bullmq';
-import { JOBS } from '../src/jobs/catalog.js';
-import { QUEUES, type QueueName } from '../src/jobs/registry.js';
+import { type CATALOG, JOBS, QUEUES, type QueueName } from '../src/jobs/catalog.js';
 import { createRedis } from '../src/redis.js';
 import type { Config } from '../src/config.js';
 import type { Deps } from '../src/deps.js';
+import { agentTurnsPool } from './agent-turns.js';
+import { cardTimersPool } from './card-timers.js';
 import { createWorker, returnRunningJobs } from './create-worker.js';
-import { POOL_SETUP } from './pool-setup.js';
-import { PROCESSORS } from './processors.js';
+import { inboundMailPool } from './inbound-mail.js';
+import { mailSendsPool } from './mail-sends.js';
+import { maintenancePool } from './maintenance.js';
+import type { Pool } from './pool.js';
+import { webhookEventsPool } from './webhook-events.js';
+import { workflowRunsPool } from './workflow-runs.js';
+
+/** One pool module per queue of the catalog (workers/<queue>.ts): a queue without its pool does not compile. */
+export const POOLS: { [N in QueueName]: Pool<Extract<(typeof CATALOG)[number], { name: N }>> } = {
+  'agent-turns': agentTurnsPool,
+  'mail-sends': mailSendsPool,
+  'card-timers': cardTimersPool,
+  'webhook-events': webhookEventsPool,
+  'workflow-runs': workflowRunsPool,
+  maintenance: maintenancePool,
+  'inbound-mail': inboundMailPool,
+};
 
 export interface Pools {
   started: QueueName[];
@@ -73,7 +89,7 @@ function keepSchedules(rt: Deps, pools: QueueName[]): { check(): Promise<void>; 
   let running: Promise<void> | null = null;
   const check = () =>
     (running ??= (async () => {
-      for (const name of pools) await POOL_SETUP[name]?.onStart?.(rt);
+      for (const name of pools) await POOLS[name].onStart(rt);
     })().finally(() => {
       running = null;
     }));
@@ -99,11 +115,12 @@ export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
   const started: QueueName[] = [];
   const idle: QueueName[] = [];
   for (const name of names) {
-    if (!JOBS.some((j) => j.queue === name)) {
+    const pool: Pool = POOLS[name];
+    if (!pool.processors.length) {
       idle.push(name);
       continue;
     }
-    workers.push(createWorker(name, PROCESSORS, JOBS, { rt, connection, options: POOL_SETUP[name]?.options?.(rt) }));
+    workers.push(createWorker(name, pool.processors, JOBS, { rt, connection, options: pool.options(rt) }));
     started.push(name);
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));

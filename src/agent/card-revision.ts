@@ -1,4 +1,4 @@
-import { cardRevisionReturn } from '../jobs/card-revision-return.job.js';
+import { cardRevisionReturn } from '../jobs/card-timers.js';
 import { enqueue } from '../jobs/registry.js';
 import { cardInRevision, cardToRevise, claimRevision, returnRevisedCard, revisionsDue } from '../review/revisions.service.js';
 import { dispatchTurn, isTerminal, recordTurn, type AgentDeps } from './agent.service.js';

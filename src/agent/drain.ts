@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import { agentTurn, type DrainReason } from '../jobs/agent-turn.job.js';
+import { agentTurn, type DrainReason } from '../jobs/agent-turns.js';
 import { enqueue } from '../jobs/registry.js';
 import type { Turn } from './agent.types.js';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db, Trx } from '../db.js';
-import { providerPoll } from '../jobs/provider-poll.job.js';
+import { providerPoll } from '../jobs/inbound-mail.js';
 import { enqueue, type QueueSet } from '../jobs/registry.js';
 import { applyAdsEvent } from './ads-poll.js';
 import { connectedAccounts, openConnection, savePollCursor, type ConnectionKind } from './connections.js';
@@ -13,7 +13,6 @@ export type { NetworkReply, NetworkReplyEffects, ReplyJudgement } from './networ
 /** How many events one poll applies, and how many accounts one sweep queues. */
 export const POLL_BATCH = 100;
 export const POLL_SWEEP_ACCOUNTS = 500;
-export const POLL_EVERY_MS = 60_000;
 
 export interface PollResult {
   connected: boolean;

@@ -4,7 +4,7 @@ import { type Db, inChunks } from '../db.js';
 import type { Deps } from '../deps.js';
 import { isInfraError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
-import { inboundParse } from '../jobs/inbound-parse.job.js';
+import { inboundParse } from '../jobs/inbound-mail.js';
 import { enqueue } from '../jobs/registry.js';
 import type { Logger } from '../logger.js';
 import { hashToken } from '../tokens/token-format.js';
@@ -31,8 +31,7 @@ export const MAX_PARSE_TRIES = 5;
 export const MAX_COUNTED_TRIES = 2 * MAX_PARSE_TRIES;
 /** A message still `received` this long after it arrived is handed to processing again by the sweep. */
 export const STALE_AFTER_MS = 60_000;
-/** How often the sweep runs, and how many messages one run hands on at most. */
-export const SWEEP_EVERY_MS = 60_000;
+/** How many messages one run of the sweep (`inbound.sweep`, src/jobs/inbound-mail.ts) hands on at most. */
 export const SWEEP_BATCH = 200;
 
 /**

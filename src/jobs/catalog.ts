@@ -1,42 +1,30 @@
-import { agentTurn } from './agent-turn.job.js';
-import { maintenanceSweep } from './maintenance-sweep.job.js';
-import { measurementAggregate } from './measurement-aggregate.job.js';
-import type { JobDef } from './registry.js';
-import { cardAutoResolve } from './card-auto-resolve.job.js';
-import { cardRevise } from './card-revise.job.js';
-import { cardRevisionReturn } from './card-revision-return.job.js';
-import { cardSweep } from './card-sweep.job.js';
-import { cardWake } from './card-wake.job.js';
-import { mailReconcile } from './mail-reconcile.job.js';
-import { mailSweep } from './mail-sweep.job.js';
-import { sequenceStep } from './sequence-step.job.js';
-import { webhookEvent } from './webhook-event.job.js';
-import { inboundParse } from './inbound-parse.job.js';
-import { inboundSweep } from './inbound-sweep.job.js';
-import { providerPoll, providerPollSweep } from './provider-poll.job.js';
-import { workflowAdvance, workflowRun } from './workflow-run.job.js';
+import { agentTurnsQueue } from './agent-turns.js';
+import { cardTimersQueue } from './card-timers.js';
+import type { JobDef } from './contract.js';
+import { inboundMailQueue } from './inbound-mail.js';
+import { mailSendsQueue } from './mail-sends.js';
+import { maintenanceQueue } from './maintenance.js';
+import { webhookEventsQueue } from './webhook-events.js';
+import { workflowRunsQueue } from './workflow-runs.js';
 
 /**
- * The job catalog: every job the pools run. Each feature adds its `<name>.job.ts` here; a pool's
- * worker refuses to start unless each of its queue's jobs has exactly one processor.
+ * The job catalog: one file per queue (src/jobs/<queue>.ts) declares that queue's jobs, their keys and
+ * their repeat intervals; every queue is one worker pool (workers/<queue>.ts), in the order operators
+ * list them. A new job goes into its queue's file and its `defineQueue`; a new queue adds its file here.
  */
-export const JOBS: JobDef[] = [
-  agentTurn,
-  maintenanceSweep,
-  webhookEvent,
-  cardAutoResolve,
-  cardWake,
-  cardRevise,
-  cardRevisionReturn,
-  cardSweep,
-  mailReconcile,
-  mailSweep,
-  sequenceStep,
-  workflowRun,
-  workflowAdvance,
-  inboundParse,
-  inboundSweep,
-  measurementAggregate,
-  providerPoll,
-  providerPollSweep,
-];
+export const CATALOG = [
+  agentTurnsQueue,
+  mailSendsQueue,
+  cardTimersQueue,
+  webhookEventsQueue,
+  workflowRunsQueue,
+  maintenanceQueue,
+  inboundMailQueue,
+] as const;
+
+/** Every worker pool is one BullMQ queue; the names are the pool names operators pass to --pools. */
+export type QueueName = (typeof CATALOG)[number]['name'];
+export const QUEUES: readonly QueueName[] = CATALOG.map((q) => q.name);
+
+/** Every job the pools run. */
+export const JOBS: JobDef[] = CATALOG.flatMap((q): JobDef[] => Object.values(q.jobs));

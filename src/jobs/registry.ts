@@ -3,65 +3,12 @@ import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Redis } from '../redis.js';
+import { QUEUES } from './catalog.js';
+import { keyOf, type EnqueueArgs, type JobDef } from './contract.js';
 
-/** Every worker pool is one BullMQ queue; the names are the pool names operators pass to --pools. */
-export const QUEUES = [
-  'agent-turns',
-  'mail-sends',
-  'card-timers',
-  'webhook-events',
-  'workflow-runs',
-  'maintenance',
-  'inbound-mail',
-] as const;
-export type QueueName = (typeof QUEUES)[number];
-
-/** A rule whose key is the payload alone takes no key part in enqueue's options. */
-export type NoKeyPart = Record<never, never>;
-
-/** Options of one enqueue: a delay, and the part of the key the payload does not carry (the contract's `X`). */
-export type EnqueueOptions<X extends object> = X & { delay?: number };
-/** Enqueue's options may be left out only when the contract's key needs nothing beyond the payload. */
-export type EnqueueArgs<X extends object> = NoKeyPart extends X ? [opts?: EnqueueOptions<X>] : [opts: EnqueueOptions<X>];
-
-/** What a `<name>.job.ts` declares; `defineJob` adds `key`. */
-export interface JobSpec<P extends z.ZodType = z.ZodType, X extends object = NoKeyPart> {
-  queue: QueueName | string;
-  name: string;
-  payload: P;
-  /**
-   * Retries and backoff. Retention is the queues' (JOBS_KEEP_*), not the job's: BullMQ trims a
-   * queue's whole completed or failed set to the finishing job's limits, so a smaller limit on one
-   * job would cut the others' history. Only `removeOnComplete: true` (remove just this job) is safe.
-   */
-  options: Omit<JobsOptions, 'removeOnComplete' | 'removeOnFail' | 'jobId' | 'deduplication'> & { removeOnComplete?: true };
-  /** One line for Bull Board and the README: what the job does and why running it twice is harmless. */
-  description: string;
-  /**
-   * The job's key rule, the one place its keys are built: the deduplication key `enqueue` passes to
-   * BullMQ, and for a job a BullMQ job scheduler makes, the scheduler's id. From the parsed payload,
-   * plus `part`: what the rule needs that the payload does not carry, given in enqueue's options.
-   * A key never contains ':'.
-   */
-  jobId(payload: z.output<P>, part: X): string;
-}
-
-export interface JobDef<P extends z.ZodType = z.ZodType, X extends object = NoKeyPart> extends JobSpec<P, X> {
-  /** The key `enqueue` uses for this payload (and key part): tests and schedulers ask here, never build one. */
-  key(payload: z.input<P>, ...opts: EnqueueArgs<X>): string;
-}
-
-function keyOf<P extends z.ZodType, X extends object>(job: JobSpec<P, X>, data: z.output<P>, opts: EnqueueOptions<X> | undefined): string {
-  const key = job.jobId(data, (opts ?? {}) as X);
-  if (key.includes(':')) throw new Error(`jobId ${key} must not contain ':'`);
-  return key;
-}
-
-/** One job contract: queue, name, payload schema, key rule and retry policy, defined once (STYLE.md). */
-export function defineJob<P extends z.ZodType, X extends object = NoKeyPart>(spec: JobSpec<P, X>): JobDef<P, X> {
-  if (spec.name.includes(':')) throw new Error(`job name ${spec.name} must not contain ':'`);
-  return { ...spec, key: (payload, ...[opts]) => keyOf(spec, spec.payload.parse(payload), opts) };
-}
+export { defineJob, defineQueue } from './contract.js';
+export type { EnqueueArgs, EnqueueOptions, JobDef, JobMap, JobSpec, NoKeyPart, QueueDef } from './contract.js';
+export { QUEUES, type QueueName } from './catalog.js';
 
 export type QueueSet = Map<string, Queue>;
 

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db.js';
 import { enqueue, type QueueSet } from '../jobs/registry.js';
-import { measurementAggregate } from '../jobs/measurement-aggregate.job.js';
+import { measurementAggregate } from '../jobs/maintenance.js';
 import type { Logger } from '../logger.js';
 import { recordChannelEvents, type Channel } from '../results/channel-events.js';
 import { isResultsChannel } from './channel-rules.js';

@@ -2,7 +2,7 @@ import type { ChannelAdapter, Work } from '../channels/channel.types.js';
 import { channelOf, shippedEvent } from '../channels/registry.js';
 import { metrics } from '../metrics/registry.js';
 import type { Db, Trx } from '../db.js';
-import { mailReconcile } from '../jobs/mail-reconcile.job.js';
+import { mailReconcile } from '../jobs/mail-sends.js';
 import { enqueue } from '../jobs/registry.js';
 import { newId } from '../ids.js';
 import type { DecidedBy } from '../results/channel-events.js';

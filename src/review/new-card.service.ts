@@ -1,4 +1,4 @@
-import { cardAutoResolve } from '../jobs/card-auto-resolve.job.js';
+import { cardAutoResolve } from '../jobs/card-timers.js';
 import { enqueue, type JobDef } from '../jobs/registry.js';
 import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
 import { cardFromOutsideData } from './outside-data.js';

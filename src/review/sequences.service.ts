@@ -3,7 +3,7 @@ import type { Work } from '../channels/channel.types.js';
 import type { Queryable, Trx } from '../db.js';
 import { MailNotSettled, Rejected } from '../errors.js';
 import { enqueue } from '../jobs/registry.js';
-import { sequenceStep, type StepKey } from '../jobs/sequence-step.job.js';
+import { sequenceStep, type StepKey } from '../jobs/mail-sends.js';
 import { sequenceStepsOf } from '../mail/sequence-steps.js';
 import { sequenceIdFor, sequencesRepository, type Sequence, type SequenceMatch } from '../mail/sequences.repository.js';
 import { threadsRepository } from '../mail/threads.repository.js';

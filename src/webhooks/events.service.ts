@@ -3,7 +3,7 @@ import { requestDrain } from '../agent/drain.js';
 import { inChunks } from '../db.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
-import { webhookEvent } from '../jobs/webhook-event.job.js';
+import { webhookEvent } from '../jobs/webhook-events.js';
 import type { Deps } from '../deps.js';
 import { webhooksRepository } from './webhooks.repository.js';
 import { MAX_JSON_DEPTH } from './webhooks.types.js';

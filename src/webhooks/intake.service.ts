@@ -1,7 +1,7 @@
 import { newId } from '../ids.js';
 import { metrics } from '../metrics/registry.js';
 import { enqueueMany } from '../jobs/registry.js';
-import { webhookEvent } from '../jobs/webhook-event.job.js';
+import { webhookEvent } from '../jobs/webhook-events.js';
 import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
 import type { Deps } from '../deps.js';

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js';
 import { enqueue } from '../jobs/registry.js';
-import { workflowAdvance } from '../jobs/workflow-run.job.js';
+import { workflowAdvance } from '../jobs/workflow-runs.js';
 import { runsRepository } from './runs.repository.js';
 
 /** Runs one sweep looks at, and queued jobs it reads to find theirs; a busier queue waits for the next sweep. */

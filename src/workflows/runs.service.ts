@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { newId } from '../ids.js';
 import { enqueue } from '../jobs/registry.js';
-import { workflowAdvance } from '../jobs/workflow-run.job.js';
+import { workflowAdvance } from '../jobs/workflow-runs.js';
 import { addCard, gateRunId } from '../review/cards.service.js';
 import { deliverToDestination } from './destinations.service.js';
 import { closeRun, failStep, skipRest, stopRun } from './run-state.js';

@@ -3,7 +3,7 @@ import type { Db, Queryable, Trx } from '../db.js';
 import type { Deps } from '../deps.js';
 import { NotFound, Rejected } from '../errors.js';
 import { newId } from '../ids.js';
-import { workflowRun } from '../jobs/workflow-run.job.js';
+import { workflowRun } from '../jobs/workflow-runs.js';
 import { stopRuns } from './run-state.js';
 import { resolveSchedule } from './schedule.js';
 import { workflowsRepository } from './workflows.repository.js';

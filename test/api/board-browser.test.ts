@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, describe, expect } from 'vitest';
-import { cardWake } from '../../src/jobs/card-wake.job.js';
+import { cardWake } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { ensurePackage } from '../helpers/processes.js';

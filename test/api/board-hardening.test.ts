@@ -5,7 +5,7 @@ import type { Express } from 'express';
 import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
-import { cardWake } from '../../src/jobs/card-wake.job.js';
+import { cardWake } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';

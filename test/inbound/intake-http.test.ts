@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { InboundAccepted } from '../../api/routes/mail-inbound.schemas.js';
 import { EMPTY_MESSAGE, NOT_RFC822 } from '../../api/routes/mail-inbound.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
-import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
+import { inboundParse } from '../../src/jobs/inbound-mail.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -7,10 +7,8 @@ import {
   STALE_AFTER_MS,
   storeInbound,
   sweepInbound,
-  SWEEP_EVERY_MS,
 } from '../../src/inbound/intake.service.js';
-import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
-import { inboundSweep } from '../../src/jobs/inbound-sweep.job.js';
+import { inboundParse, inboundSweep } from '../../src/jobs/inbound-mail.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { startPools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -62,7 +60,8 @@ describe('the inbound sweep', () => {
       expect(pools.started).toEqual(['inbound-mail']);
       const schedulers = await queue().getJobSchedulers();
       const sweep = schedulers.find((s) => s.key === inboundSweep.key({}));
-      expect(sweep?.every).toBe(SWEEP_EVERY_MS);
+      expect(sweep?.every).toBe(60_000);
+      expect(inboundSweep.everyMs(env.config)).toBe(60_000);
       expect(sweep?.name).toBe('inbound.sweep');
     } finally {
       await pools.close();

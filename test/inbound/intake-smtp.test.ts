@@ -6,7 +6,7 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
 import { createInboundUrl } from '../../src/inbound/intake.service.js';
 import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
-import { inboundParse } from '../../src/jobs/inbound-parse.job.js';
+import { inboundParse } from '../../src/jobs/inbound-mail.js';
 import { newReplyToken } from '../../src/mail/outbound.js';
 import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { pendingJob } from '../../src/jobs/registry.js';

@@ -1,16 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { agentTurn } from '../../src/jobs/agent-turn.job.js';
-import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
-import { cardRevise } from '../../src/jobs/card-revise.job.js';
-import { cardRevisionReturn } from '../../src/jobs/card-revision-return.job.js';
-import { cardSweep } from '../../src/jobs/card-sweep.job.js';
-import { cardWake } from '../../src/jobs/card-wake.job.js';
+import { agentTurn } from '../../src/jobs/agent-turns.js';
+import { cardAutoResolve, cardRevise, cardRevisionReturn, cardSweep, cardWake } from '../../src/jobs/card-timers.js';
 import { JOBS } from '../../src/jobs/catalog.js';
-import { mailReconcile } from '../../src/jobs/mail-reconcile.job.js';
-import { mailSweep } from '../../src/jobs/mail-sweep.job.js';
-import { maintenanceSweep } from '../../src/jobs/maintenance-sweep.job.js';
-import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
-import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-run.job.js';
+import { mailReconcile, mailSweep } from '../../src/jobs/mail-sends.js';
+import { maintenanceSweep } from '../../src/jobs/maintenance.js';
+import { webhookEvent } from '../../src/jobs/webhook-events.js';
+import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-runs.js';
 
 // The keys each contract builds are the ones producers built by hand before job contracts existed: jobs queued before
 // the upgrade keep deduplicating against the same keys.

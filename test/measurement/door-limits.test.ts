@@ -6,7 +6,7 @@ import { createLogger } from '../../src/logger.js';
 import { clientOf } from '../../src/measurement/clients.js';
 import { trackedCodes } from '../../src/measurement/links.js';
 import { pruneBotVisits } from '../../src/measurement/retention.js';
-import { sweepProcessor } from '../../workers/maintenance/sweep.processor.js';
+import { maintenancePool } from '../../workers/maintenance.js';
 import { buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { call, closeAgents, flood, serve } from './door-http.js';
@@ -149,7 +149,9 @@ describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
       .insert({ account_id: accountId, channel: 'seo', type: 'scanner_click', at: now - 3 * DAY, ref_id: 'vis_oldbot0', recorded_at: now });
     expect(await pruneBotVisits(env.rt, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldbot6', 'vis_oldperson']);
-    const result = (await sweepProcessor.run({}, { rt: env.rt, log, job: {} as never })) as { botVisits: { pruned: number } };
+    const result = (await maintenancePool.handlers.maintenanceSweep({}, { rt: env.rt, log, job: {} as never })) as {
+      botVisits: { pruned: number };
+    };
     expect(result.botVisits.pruned).toBeGreaterThanOrEqual(1);
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldperson']);
     expect(await env.rt.db('channel_events').where({ account_id: accountId, type: 'scanner_click' })).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cardSweep } from '../../src/jobs/card-sweep.job.js';
+import { cardSweep } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { QUEUES } from '../../src/jobs/registry.js';
 import { startMetrics } from '../../src/metrics/server.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { connectProvider } from '../../src/channels/connections.js';
 import { sweepProviderPolls } from '../../src/channels/provider-poll.js';
 import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
-import { providerPoll, providerPollSweep } from '../../src/jobs/provider-poll.job.js';
+import { providerPoll, providerPollSweep } from '../../src/jobs/inbound-mail.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { recordChannelEvent } from '../../src/results/channel-events.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';

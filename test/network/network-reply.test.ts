@@ -1,7 +1,7 @@
 import { afterAll, describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
-import { providerPoll } from '../../src/jobs/provider-poll.job.js';
+import { providerPoll } from '../../src/jobs/inbound-mail.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';

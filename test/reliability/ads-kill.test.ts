@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectProvider } from '../../src/channels/connections.js';
 import { setSpendCap } from '../../src/channels/spend-cap.js';
-import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import type { Card } from '../../src/review/cards.repository.js';

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { newId } from '../../src/ids.js';
-import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
 import { createCard } from '../../src/review/new-card.service.js';

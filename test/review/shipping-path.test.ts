@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { connectProvider } from '../../src/channels/connections.js';

@@ -3,7 +3,7 @@ import { describe, expect } from 'vitest';
 import { until as poll } from '../helpers/processes.js';
 import { ReviewItemResponse } from '../../api/routes/review.schemas.js';
 import { recordTurn } from '../../src/agent/agent.service.js';
-import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
+import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue, pendingJob } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards.repository.js';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect } from 'vitest';
 import { pendingJob } from '../../src/jobs/registry.js';
-import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
+import { webhookEvent } from '../../src/jobs/webhook-events.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';

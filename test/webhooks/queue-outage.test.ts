@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, expect } from 'vitest';
 import { pendingJob } from '../../src/jobs/registry.js';
-import { webhookEvent } from '../../src/jobs/webhook-event.job.js';
+import { webhookEvent } from '../../src/jobs/webhook-events.js';
 import { createLogger } from '../../src/logger.js';
 import { sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
@@ -193,7 +193,7 @@ describe('Redis restarted under webhook load', () => {
 
 describe('the webhook-events worker giving up', () => {
   it('marks the delivery Worker Error when its last attempt fails', async () => {
-    const { webhookEventProcessor } = await import('../../workers/webhook-events/webhook-event.processor.js');
+    const { webhookEventsPool } = await import('../../workers/webhook-events.js');
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     // A row no intake could write (its body is not JSON), so handing it over throws every time.
@@ -208,7 +208,10 @@ describe('the webhook-events worker giving up', () => {
     });
     const log = createLogger('silent');
     const attempt = (attemptsMade: number) =>
-      webhookEventProcessor.run({ deliveryId: 'dlv_broken1' }, { rt: env.rt, log, job: { attemptsMade, opts: { attempts: 5 } } as never });
+      webhookEventsPool.handlers.webhookEvent(
+        { deliveryId: 'dlv_broken1' },
+        { rt: env.rt, log, job: { attemptsMade, opts: { attempts: 5 } } as never },
+      );
     await expect(attempt(0)).rejects.toThrow();
     expect((await env.rt.db('webhook_deliveries').where({ id: 'dlv_broken1' }).first()).outcome).toBe('Accepted');
     await expect(attempt(4)).rejects.toThrow();

@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { pruneDeliveries } from '../../src/webhooks/events.service.js';
-import { sweepProcessor } from '../../workers/maintenance/sweep.processor.js';
+import { maintenancePool } from '../../workers/maintenance.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';
 
@@ -82,7 +82,9 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'swept');
     await logRows(accountId, hook.hookId, [{ id: 'dlv_s_old', outcome: 'Rate Limited', at: Date.now() - 8 * DAY }]);
-    const result = (await sweepProcessor.run({}, { rt: env.rt, log, job: {} as never })) as { webhooks: { pruned: number } };
+    const result = (await maintenancePool.handlers.maintenanceSweep({}, { rt: env.rt, log, job: {} as never })) as {
+      webhooks: { pruned: number };
+    };
     expect(result.webhooks.pruned).toBeGreaterThanOrEqual(1);
     expect(await ids(hook.hookId)).toEqual([]);
   });

@@ -5,8 +5,7 @@ import { configWith } from '../../src/config.js';
 import { createQueues, defineJob, enqueue, QUEUES, type QueueName } from '../../src/jobs/registry.js';
 import { createRedis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
-import { parsePools } from '../../workers/main.js';
-import { POOL_SETUP } from '../../workers/pool-setup.js';
+import { parsePools, POOLS } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;
@@ -100,7 +99,7 @@ describe('--pools', () => {
         INBOUND_MAIL_CONCURRENCY: '7',
       }),
     };
-    const concurrency = (pool: QueueName) => POOL_SETUP[pool]?.options?.(rt).concurrency;
+    const concurrency = (pool: QueueName) => POOLS[pool].options(rt).concurrency;
     expect(QUEUES.map((q) => [q, concurrency(q)])).toEqual([
       ['agent-turns', 6],
       ['mail-sends', 5],

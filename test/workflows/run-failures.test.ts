@@ -3,12 +3,11 @@ import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schem
 import { startTurn } from '../../src/agent/agent.service.js';
 import { newId } from '../../src/ids.js';
 import { enqueue } from '../../src/jobs/registry.js';
-import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-run.job.js';
+import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-runs.js';
 import { repairRuns } from '../../src/workflows/run-repair.js';
 import { runsRepository } from '../../src/workflows/runs.repository.js';
 import { advanceRun, fireRun } from '../../src/workflows/runs.service.js';
-import { POOL_SETUP } from '../../workers/pool-setup.js';
-import { startPools, type Pools } from '../../workers/main.js';
+import { POOLS, startPools, type Pools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, type ChatRequest } from '../helpers/fake-llm.js';
 import { waitFor } from '../helpers/processes.js';
@@ -134,7 +133,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
   });
 
   it("does not keep another account's run from finishing while its own step is still running", async () => {
-    expect(POOL_SETUP['workflow-runs']?.options?.(env.rt)).toMatchObject({ concurrency: 1 });
+    expect(POOLS['workflow-runs'].options(env.rt)).toMatchObject({ concurrency: 1 });
     const release = hold('Long A');
     const a = await workflow('Long A', ['a long step']);
     const b = await workflow('Quick B', ['a short step']);

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect } from 'vitest';
 import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
-import { workflowRun } from '../../src/jobs/workflow-run.job.js';
+import { workflowRun } from '../../src/jobs/workflow-runs.js';
 import { advanceRun, continueAfterGate, decideGate, fireRun, type RunOptions } from '../../src/workflows/runs.service.js';
 import { repairSchedulers, syncScheduler } from '../../src/workflows/workflows.service.js';
 import { workflowsRepository } from '../../src/workflows/workflows.repository.js';

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { DeleteWorkflowResponse, RunsResponse, WorkflowResponse, WorkflowsResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
-import { workflowRun } from '../../src/jobs/workflow-run.job.js';
+import { workflowRun } from '../../src/jobs/workflow-runs.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;

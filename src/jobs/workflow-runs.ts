@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { newId } from '../ids.js';
-import { defineJob } from './registry.js';
+import { defineJob, defineQueue } from './contract.js';
 
 /**
  * Fired by a workflow's BullMQ job scheduler (one per workflow, keyed `wf-<id>`). The run row is keyed
@@ -35,3 +35,6 @@ export const workflowAdvance = defineJob({
     return r.why === 'handover' ? `wfadv-${p.runId}-${newId('y')}` : `wfrepair-${p.runId}-${newId('x')}`;
   },
 });
+
+/** The workflow-runs queue: workflow firings and the moves of their runs (workers/workflow-runs.ts). */
+export const workflowRunsQueue = defineQueue('workflow-runs', { workflowRun, workflowAdvance });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineJob } from './registry.js';
+import { defineJob, defineQueue } from './contract.js';
 
 /**
  * Why a drain is asked for, which the payload (only the account) does not say: a turn was recorded
@@ -24,3 +24,6 @@ export const agentTurn = defineJob({
   jobId: (p, r: DrainReason) =>
     r.why === 'turn' ? `turn-${r.turnId}` : r.why === 'sweep' ? `sweep-${p.accountId}-${r.bucket}` : `more-${p.accountId}-${r.at}`,
 });
+
+/** The agent-turns queue: its pool runs turns (workers/agent-turns.ts). */
+export const agentTurnsQueue = defineQueue('agent-turns', { agentTurn });

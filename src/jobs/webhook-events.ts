@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineJob } from './registry.js';
+import { defineJob, defineQueue } from './contract.js';
 
 /**
  * Hands one accepted webhook delivery to its account's agent as an event turn. The delivery row links
@@ -17,3 +17,6 @@ export const webhookEvent = defineJob({
   description: 'Hands an accepted webhook delivery to the agent as an event; the delivery row links its turn, so a repeat is harmless.',
   jobId: (p) => `whk-${p.deliveryId}`,
 });
+
+/** The webhook-events queue: accepted deliveries on their way to the agent (workers/webhook-events.ts). */
+export const webhookEventsQueue = defineQueue('webhook-events', { webhookEvent });

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { defineJob, type JobDef, type JobMap, type NoKeyPart } from './contract.js';
+import type { QueueSet } from './registry.js';
+
+const noPayload = z.object({});
+
+/** Why `schedule` registered a sweep's scheduler again, or null when it was in place. */
+export type ScheduleOutcome = 'missing' | 'interval changed' | 'next run missing' | null;
+
+/** What scheduling a sweep needs of a process: its settings, its queues and its logger. */
+export type ScheduleDeps = { config: Config; queues: QueueSet; logger: Logger };
+
+/** A repeating job with an empty payload, run by a BullMQ job scheduler keyed by its scheduler id. */
+export interface SweepDef<Q extends string = string> extends JobDef<typeof noPayload, NoKeyPart, Q> {
+  /** How often it runs (a setting, or the job's own constant). */
+  everyMs(config: Config): number;
+  /**
+   * Registers its job scheduler every `everyMs`, one per queue however many workers call it. Does
+   * nothing when the scheduler is there with that interval and its next run queued, so it may be called
+   * again at any time (after Redis lost its data, the scheduler and its next run are gone: it registers
+   * it). Logs and returns why it registered it, or null when it was in place.
+   */
+  schedule(rt: ScheduleDeps): Promise<ScheduleOutcome>;
+}
+
+/**
+ * One repeating sweep: a job whose every step is a conditional update, so overlapping runs are harmless.
+ * `schedulerId` is its key and the id of its job scheduler in Redis (never change it: a running system's
+ * scheduler is found under it). One attempt, removed once complete (the next run is at most `everyMs` away).
+ */
+export function defineSweep<Q extends string>(spec: {
+  queue: Q;
+  name: string;
+  description: string;
+  schedulerId: string;
+  everyMs(config: Config): number;
+}): SweepDef<Q> {
+  const job = defineJob({
+    queue: spec.queue,
+    name: spec.name,
+    payload: noPayload,
+    options: { attempts: 1, removeOnComplete: true },
+    description: spec.description,
+    jobId: () => spec.schedulerId,
+  });
+  return { ...job, everyMs: spec.everyMs, schedule: (rt) => scheduleRepeating(rt, job, spec.everyMs(rt.config)) };
+}
+
+/** The sweeps among a queue's jobs, in the order the queue lists them. */
+export function sweepsOf(jobs: JobMap): SweepDef[] {
+  return Object.values(jobs).filter((j): j is SweepDef => 'schedule' in j && typeof j.schedule === 'function');
+}
+
+async function scheduleRepeating(rt: ScheduleDeps, job: JobDef<typeof noPayload>, everyMs: number): Promise<ScheduleOutcome> {
+  const queue = rt.queues.get(job.queue);
+  if (!queue) throw new Error(`${job.queue} queue is not open`);
+  const id = job.key({});
+  const current = await queue.getJobScheduler(id);
+  const why = !current
+    ? 'missing'
+    : current.every !== everyMs
+      ? 'interval changed'
+      : !current.next || !(await queue.getJob(`repeat:${id}:${current.next}`))
+        ? 'next run missing'
+        : null;
+  if (!why) return null;
+  await queue.upsertJobScheduler(id, { every: everyMs }, { name: job.name, data: {}, opts: job.options });
+  rt.logger.info({ queue: job.queue, scheduler: id, everyMs, why }, 'repeating job registered');
+  return why;
+}

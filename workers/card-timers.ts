@@ -1,0 +1,20 @@
+import { returnRevision, startRevision, sweepRevisions } from '../src/agent/card-revision.js';
+import { cardTimersQueue } from '../src/jobs/card-timers.js';
+import { autoResolve, sweepCards, wakeCard } from '../src/review/timers.service.js';
+import { definePool } from './pool.js';
+
+/** The card-timers pool: CARD_TIMERS_CONCURRENCY timers at a time; its sweep is scheduled at start. */
+export const cardTimersPool = definePool(cardTimersQueue, {
+  handlers: {
+    cardAutoResolve: async (p, { rt, log }) => {
+      const outcome = await autoResolve(rt, p.accountId, p.cardId, p.at);
+      log.info({ cardId: p.cardId, outcome }, 'auto-resolve');
+      return outcome;
+    },
+    cardWake: async (p, { rt }) => wakeCard(rt, p.accountId, p.cardId, p.until),
+    cardRevise: async (p, { rt }) => startRevision(rt, p.accountId, p.cardId, p.version),
+    cardRevisionReturn: async (p, { rt }) => returnRevision(rt, p.accountId, p.cardId, p.turnId),
+    cardSweep: async (_p, { rt }) => ({ ...(await sweepCards(rt)), revisions: await sweepRevisions(rt) }),
+  },
+  options: (rt) => ({ concurrency: rt.config.review.timersConcurrency }),
+});

@@ -1,0 +1,18 @@
+import { sweepProviderPolls } from '../src/channels/provider-poll.js';
+import { processWithinTries, sweepInbound } from '../src/inbound/intake.service.js';
+import { pollProviderEvents } from '../src/inbound/network-replies.service.js';
+import { inboundMailQueue } from '../src/jobs/inbound-mail.js';
+import { definePool } from './pool.js';
+
+/** The inbound-mail pool: INBOUND_MAIL_CONCURRENCY jobs at a time; its two sweeps (inbound, provider polls) are scheduled at start. */
+export const inboundMailPool = definePool(inboundMailQueue, {
+  handlers: {
+    inboundParse: async (p, { rt, log }) => processWithinTries(rt, p.id, log),
+    inboundSweep: async (_p, { rt }) => sweepInbound(rt),
+    // Provider events: replies and accepted requests from the professional network arrive here too;
+    // a reply acts as a mail reply does (the lead, its sequences, the agent's wake: src/inbound/network-replies.service.ts).
+    providerPoll: async (p, { rt }) => pollProviderEvents(rt, p.accountId, p.kind),
+    providerPollSweep: async (_p, { rt }) => ({ queued: await sweepProviderPolls(rt) }),
+  },
+  options: (rt) => ({ concurrency: rt.config.inbound.concurrency }),
+});

@@ -1,0 +1,29 @@
+import { mailSendsQueue } from '../src/jobs/mail-sends.js';
+import { reconcileSend, sweepSends } from '../src/review/reconcile.service.js';
+import { shipSequenceStep, sweepSequences } from '../src/review/sequences.service.js';
+import { definePool } from './pool.js';
+
+/** A sequence step the sweep finds without a job gets at most one new job per this many sweeps (10 minutes by default). */
+const SWEEPS_PER_BUCKET = 10;
+
+/** The mail-sends pool: MAIL_SENDS_CONCURRENCY jobs at a time; its sweep is scheduled at start. */
+export const mailSendsPool = definePool(mailSendsQueue, {
+  handlers: {
+    mailReconcile: async (p, { rt, log }) => {
+      const outcome = await reconcileSend(rt, p.accountId, p.sendId);
+      log.info({ sendId: p.sendId, outcome }, 'mail reconcile');
+      return outcome;
+    },
+    mailSweep: async (_p, { rt }) => {
+      const settled = await sweepSends(rt);
+      const steps = await sweepSequences(rt, Math.floor(Date.now() / (SWEEPS_PER_BUCKET * rt.config.mail.sweepEveryMs)));
+      return { settled, steps };
+    },
+    sequenceStep: async (p, { rt, log }) => {
+      const outcome = await shipSequenceStep(rt, p.accountId, p.sequenceId, p.step);
+      log.info({ sequenceId: p.sequenceId, step: p.step, outcome }, 'sequence step');
+      return outcome;
+    },
+  },
+  options: (rt) => ({ concurrency: rt.config.mail.sendsConcurrency }),
+});
