@@ -19,6 +19,9 @@ const DOORS = new Map<string, 'one_click' | 'link' | 'inbound_url'>([
   ['/api/mail/inbound/{secret}', 'inbound_url'],
 ]);
 
+/** The route template of the request `res` answers: the route table's, else fixedRoute's. */
+export const routeOf = (req: Request, res: Response): string => (res as Marked)[ROUTE] ?? fixedRoute(req);
+
 /** A template for what the route table does not serve; anything else is `unmatched` (never the raw path). */
 function fixedRoute(req: Request): string {
   // The path as asked: a mounted router (the doors) strips its mount path from req.url while it answers.
@@ -51,7 +54,7 @@ export function httpMetrics(): RequestHandler {
   return (req, res, next) => {
     const started = performance.now();
     res.once('close', () => {
-      const route = (res as Marked)[ROUTE] ?? fixedRoute(req);
+      const route = routeOf(req, res);
       const status = res.statusCode;
       const key = `${req.method} ${route} ${status}`;
       let child = children.get(key);
