@@ -40,6 +40,8 @@ const redact: SpanProcessor = {
 };
 
 export interface Tracing {
+  /** Exports what is buffered now. */
+  flush(): Promise<void>;
   /** Exports what is still buffered and stops; called once the process has stopped its work. */
   shutdown(): Promise<void>;
 }
@@ -58,6 +60,7 @@ export function startTracing(config: Pick<Config, 'tracing'>, kind: ProcessKind)
   provider.register();
   tracingStarted(true);
   return {
+    flush: () => provider.forceFlush(),
     async shutdown() {
       await provider.shutdown().catch(() => {});
       tracingStarted(false);
