@@ -83,7 +83,9 @@ async function main(): Promise<void> {
 
   // Before the queues are made: with OTEL_* set, they carry each add's trace context (and workers join it).
   const tracing = startTracing(config, role as ProcessKind);
-  if (tracing) logger.info({ url: config.tracing?.url }, 'tracing on: spans exported over OTLP/HTTP');
+  // The collector's origin only: a URL's user and password, if any, stay out of the log.
+  if (tracing && config.tracing)
+    logger.info({ collector: new URL(config.tracing.url).origin }, 'tracing on: spans exported over OTLP/HTTP');
   const rt = createDeps(config, logger);
   let api: ApiServer | null = null;
   let workers: Pools | null = null;
