@@ -101,7 +101,6 @@ export async function metricsCost(ctx: BenchContext): Promise<Section> {
         '',
         ...modes.slice(1).flatMap((m) => [`- ${cost(REVIEW, m)}`, `- ${cost(HOOK, m)}`]),
         `- The process with metrics on had ${series} request-duration series after the run (one per route, method and status).`,
-        '',
         `- The tracing process sent the sink ${fmt(sink.bytes() / 1024 / 1024, 1)} MB of spans.`,
         '',
         'Target: metrics cost under 5% of throughput. These machines move a rate by more than that between rounds; the CPU',
