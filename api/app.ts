@@ -5,6 +5,8 @@ import { BULL_BOARD_PATH, basicAuth, bullBoardRouter } from './bull-board.js';
 import { errorHandler, notFoundHandler } from './middleware/errors.js';
 import { requestLog } from './middleware/request-log.js';
 import { httpMetrics } from './middleware/http-metrics.js';
+import { httpTracing } from './middleware/tracing.js';
+import { tracingOn } from '../src/tracing/spans.js';
 import { buildOpenApi } from './openapi.js';
 import type { AppDeps, RouteDef } from './route.js';
 import { buildRouter } from './router.js';
@@ -21,8 +23,11 @@ export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Ex
   app.disable('etag');
   app.set('trust proxy', false);
 
+  // Tracing on: each request runs in its server span, and its request id is the trace id.
+  const traced = tracingOn();
+  if (traced) app.use(httpTracing());
   if (deps.config.metrics.port !== null) app.use(httpMetrics());
-  app.use(requestLog(app, deps.logger));
+  app.use(requestLog(app, deps.logger, { traceIds: traced }));
 
   app.get('/healthz', async (_req, res) => {
     const failed = await unreachableStores(deps);

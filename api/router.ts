@@ -13,7 +13,7 @@ import { parsePart } from './middleware/validate.js';
 import { DEPTH_RULE, deeperThan, storableText, textRuleSentence, unstorablePath } from './middleware/json-rules.js';
 import type { QueueVersion } from '../src/queue-version/keys.js';
 import { RouteTable } from './dispatch.js';
-import { markRoute } from './middleware/http-metrics.js';
+import { markRoute, RouteSeries } from './middleware/http-metrics.js';
 import type { AppDeps, Reply, RouteContext, RouteDef } from './route.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
@@ -73,8 +73,9 @@ async function admit(
 
 function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, memory: PrincipalMemory): RequestHandler {
   const readBody = bodyParserFor(route);
+  const series = new RouteSeries(route.path);
   return async (req, res) => {
-    markRoute(res, route.path);
+    markRoute(res, series);
     const handle = async (
       principal: Principal | null,
       beforeWrite: () => Promise<void>,

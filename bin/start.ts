@@ -14,6 +14,7 @@ import { nodeVersionProblem } from '../src/node-version.js';
 import { createDeps } from '../src/deps.js';
 import { startInboundSmtp, type InboundSmtp } from '../src/inbound/smtp-listener.js';
 import { startMetrics, type MetricsServer } from '../src/metrics/server.js';
+import { startTracing, type ProcessKind } from '../src/tracing/provider.js';
 import { startHeartbeat, type Heartbeat } from '../workers/heartbeat.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
 
@@ -80,6 +81,11 @@ async function main(): Promise<void> {
   logger.flush();
   if (role === 'migrate') return;
 
+  // Before the queues are made: with OTEL_* set, they carry each add's trace context (and workers join it).
+  const tracing = startTracing(config, role as ProcessKind);
+  // The collector's origin only: a URL's user and password, if any, stay out of the log.
+  if (tracing && config.tracing)
+    logger.info({ collector: new URL(config.tracing.url).origin }, 'tracing on: spans exported over OTLP/HTTP');
   const rt = createDeps(config, logger);
   let api: ApiServer | null = null;
   let workers: Pools | null = null;
@@ -124,6 +130,8 @@ async function main(): Promise<void> {
     await Promise.all([api?.close(), workers?.close(), smtp?.close(), metrics?.close()]);
     // A job cut off keeps its database connection, and the pool's destroy would wait for it forever.
     await settlesWithin(rt.close(), 3_000);
+    // The spans still buffered go out before the process does.
+    if (tracing) await settlesWithin(tracing.shutdown(), 3_000);
     logger.info('stopped');
     process.exit(0);
   };

@@ -5,6 +5,7 @@ import type { Logger } from '../src/logger.js';
 import type { Redis } from '../src/redis.js';
 import type { Deps } from '../src/deps.js';
 import { metrics } from '../src/metrics/registry.js';
+import { queueTelemetry } from '../src/tracing/spans.js';
 
 export interface JobContext {
   rt: Deps;
@@ -113,6 +114,8 @@ export function createWorker(
       connection: deps.connection,
       prefix: deps.rt.config.queuePrefix,
       autorun: true,
+      // With tracing on, each job's span joins the trace its add carried.
+      telemetry: queueTelemetry(),
     },
   );
   running.set(worker, inFlight);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { prebuiltLine, redactUrl, type Logger } from '../../src/logger.js';
+import { activeTraceId } from '../../src/tracing/spans.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const CHILD = Symbol('request logger');
@@ -13,14 +14,20 @@ const STARTED = Symbol('request started');
 
 type Timed = Response & { [STARTED]: number };
 
+/** The client's `X-Request-Id` when it is safe, else a UUID. */
+function givenOrNew(given: string | string[] | undefined): string {
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /**
- * Gives each request an id (the client's `X-Request-Id` when it is safe, else a UUID), echoes it, and
+ * Gives each request an id (the client's `X-Request-Id` when it is safe, else a UUID; with `traceIds`, the
+ * trace id of the request's span, docs/decisions/tracing.md), echoes it, and
  * writes one JSON line when the response ends — pino-http's line (`req` {id, method, url}, `res`
  * {statusCode}, `responseTime`), without its per-request child logger: `req.log` is made only when
  * something logs through it (a getter on the app's request prototype, so requests keep one shape).
  * Only what is safe is logged: no headers, hook tokens cut out of URLs.
  */
-export function requestLog(app: Express, logger: Logger): RequestHandler {
+export function requestLog(app: Express, logger: Logger, opts: { traceIds?: boolean } = {}): RequestHandler {
   // The request line is written by hand (prebuiltLine): its level, time, bindings and message are framed
   // once, its fields pasted in as JSON, with no object for pino to walk and no redaction pass — each field is
   // safe as built here: the id matched REQUEST_ID or is a UUID, the method passed Node's parser, the URL is
@@ -47,8 +54,7 @@ export function requestLog(app: Express, logger: Logger): RequestHandler {
     },
   });
   return (req, res, next) => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const id = (opts.traceIds && activeTraceId()) || givenOrNew(req.headers['x-request-id']);
     (res as Timed)[STARTED] = performance.now();
     req.id = id;
     res.setHeader('X-Request-Id', id);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { metrics } from '../metrics/registry.js';
+import { inSpan, SpanKind } from '../tracing/spans.js';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from './brain.js';
@@ -139,21 +140,31 @@ function parseArgs(raw: string): Record<string, unknown> {
  * anything else fails the turn with a short reason. With `budget`, each round first takes a call from
  * the account's daily budget (its retries are part of it); a spent budget fails the turn without a call.
  */
-/** One model call (its retries included) counted by outcome, timed, and its tokens added from `usage`. */
+/**
+ * One model call (its retries included) counted by outcome, timed, its tokens added from `usage`, and
+ * traced as a `chat <model>` span (the model and token counts; never the prompt or the answer).
+ */
 async function measured(model: string, signal: AbortSignal, call: () => Promise<z.infer<typeof ChatResponse>>) {
-  const end = metrics.llmDuration.startTimer({ model });
-  try {
-    const data = await call();
-    metrics.llmCalls.inc({ model, outcome: 'ok' });
-    if (data.usage?.prompt_tokens) metrics.llmTokens.inc({ model, kind: 'prompt' }, data.usage.prompt_tokens);
-    if (data.usage?.completion_tokens) metrics.llmTokens.inc({ model, kind: 'completion' }, data.usage.completion_tokens);
-    return data;
-  } catch (err) {
-    metrics.llmCalls.inc({ model, outcome: signal.aborted ? 'aborted' : 'error' });
-    throw err;
-  } finally {
-    end();
-  }
+  const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model };
+  return inSpan(`chat ${model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const end = metrics.llmDuration.startTimer({ model });
+    try {
+      const data = await call();
+      metrics.llmCalls.inc({ model, outcome: 'ok' });
+      if (data.usage?.prompt_tokens) metrics.llmTokens.inc({ model, kind: 'prompt' }, data.usage.prompt_tokens);
+      if (data.usage?.completion_tokens) metrics.llmTokens.inc({ model, kind: 'completion' }, data.usage.completion_tokens);
+      span.setAttributes({
+        'gen_ai.usage.input_tokens': data.usage?.prompt_tokens ?? 0,
+        'gen_ai.usage.output_tokens': data.usage?.completion_tokens ?? 0,
+      });
+      return data;
+    } catch (err) {
+      metrics.llmCalls.inc({ model, outcome: signal.aborted ? 'aborted' : 'error' });
+      throw err;
+    } finally {
+      end();
+    }
+  });
 }
 
 export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch, budget?: ModelBudget): Brain {

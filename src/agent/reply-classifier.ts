@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import { REPLY_KINDS, type ReplyKind } from '../leads/leads.types.js';
 import { DATA_RULE, dataBlock } from './data-block.js';
 import { DEFAULT_DECLINE_REASON, replyByRules, type ReplyVerdict } from './reply-rules.js';
+import { inSpan, SpanKind } from '../tracing/spans.js';
 
 export type { ReplyVerdict } from './reply-rules.js';
 
@@ -95,7 +96,12 @@ export async function classifyReply(
     const rules = replyByRules(text);
     return { ...rules, rule: `${rules.rule} (the account's daily model budget is spent)` };
   }
-  const answer = await askModel(agent.llm, text, subject, opts.fetchImpl ?? fetch);
+  const attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': agent.llm.model, 'gas.llm.purpose': 'reply_kind' };
+  const answer = await inSpan(`chat ${agent.llm.model}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const got = await askModel(agent.llm, text, subject, opts.fetchImpl ?? fetch);
+    if (!got.ok) span.setAttribute('error.type', 'model_answer');
+    return got;
+  });
   if (answer.ok) return { replyKind: answer.kind, declineReason: DEFAULT_DECLINE_REASON[answer.kind] ?? null, rule: 'llm' };
   const rules = replyByRules(text);
   return { ...rules, rule: `${rules.rule} (the model ${answer.why})` };

@@ -1,3 +1,4 @@
+import { tracedCalls } from '../tracing/spans.js';
 import { AnswerLost, NotShipped, type Lookup, type Shipped, type Work } from './channel.types.js';
 
 /** One event a provider bridge reports (docs/provider-bridge.md): `type`, its own `id`, and what it is about. */
@@ -48,8 +49,13 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : nul
  *   connection dropped after the request went out: the answer is lost (the shipping path reconciles).
  * - `GET {url}/v1/ship/{key}` → 200 `{ id }` (it shipped), 404 (it did not); anything else: unknown.
  * - `GET {url}/v1/events?after=<cursor>&limit=<n>` → 200 `{ events: [{ id, type, at, data }], next }`.
+ * Each call is a span (`provider ship`, `provider lookup`, `provider poll`).
  */
 export function providerBridge(opts: BridgeOptions): ProviderBridge {
+  return tracedCalls('provider', bridgeCalls(opts), ['ship', 'lookup', 'poll']);
+}
+
+function bridgeCalls(opts: BridgeOptions): ProviderBridge {
   const headers = (extra: Record<string, string> = {}): Record<string, string> => ({
     accept: 'application/json',
     authorization: `Bearer ${opts.key}`,

@@ -8,6 +8,7 @@ import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
 import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
+import { tracingConfig, tracingEnv } from './tracing.js';
 import { workersConfig, workersEnv } from './workers.js';
 
 /**
@@ -25,6 +26,7 @@ export const areasEnv = {
   ...mailTransportEnv,
   ...workersEnv,
   ...metricsEnv,
+  ...tracingEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
@@ -40,5 +42,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     mailTransport: mailTransportConfig(env),
     workers: workersConfig(env),
     metrics: metricsConfig(env),
+    /** OpenTelemetry traces (OTEL_*); null: off. */
+    tracing: tracingConfig(env),
   };
 }

@@ -3,6 +3,7 @@ import { metrics } from '../metrics/registry.js';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { bareAddress, REPLY_TOKEN } from '../mail/outbound.js';
 import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
+import { failed, inSpan, SpanKind } from '../tracing/spans.js';
 import { inboundRepository } from './inbound.repository.js';
 import { clientKey, createClientLimits } from './smtp-limits.js';
 import { inboundTlsOptions } from './smtp-tls.js';
@@ -188,18 +189,23 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       const rcptTo = session.envelope.rcptTo.map((r) => r.address);
       const client = { clientIp: session.remoteAddress.replace(/^::ffff:/i, ''), helo: session.hostNameAppearsAs || null };
-      storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw }).then(
-        (id) => {
-          answer(null, `OK: queued as ${id}`);
-          metrics.publicDoor.inc({ door: 'smtp', outcome: 'served' });
-          log.info({ inboundId: id, size }, 'inbound message stored');
-          void handOn(deps, id);
-        },
-        (err: unknown) => {
+      // Each message starts a trace: its store, then its parse job (which joins it), in one span.
+      void inSpan('smtp receive', { kind: SpanKind.SERVER, root: true, attributes: { 'gas.inbound.bytes': size } }, async (span) => {
+        let id: string;
+        try {
+          id = await storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw });
+        } catch (err) {
           log.error({ size, err: (err as Error).message }, 'inbound message not stored; answered 451');
           answer(refusal(451, '4.3.0 the message could not be stored; try again later'));
-        },
-      );
+          failed(span, err);
+          return;
+        }
+        span.setAttribute('gas.inbound.id', id);
+        answer(null, `OK: queued as ${id}`);
+        metrics.publicDoor.inc({ door: 'smtp', outcome: 'served' });
+        log.info({ inboundId: id, size }, 'inbound message stored');
+        await handOn(deps, id);
+      });
     });
   };
 

@@ -3,6 +3,7 @@ import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Redis } from '../redis.js';
+import { queueTelemetry } from '../tracing/spans.js';
 import { QUEUES } from './catalog.js';
 import { keyOf, type EnqueueArgs, type JobDef } from './contract.js';
 
@@ -23,7 +24,8 @@ export function createQueues(connection: Redis, config: Pick<Config, 'queuePrefi
   };
   return new Map(
     names.map((name) => {
-      const queue = new Queue(name, { connection, prefix: config.queuePrefix, defaultJobOptions });
+      // With tracing on, each add carries its trace context in the job (bullmq-otel).
+      const queue = new Queue(name, { connection, prefix: config.queuePrefix, defaultJobOptions, telemetry: queueTelemetry() });
       // Redis outages surface as failed enqueues (→ 503/502); the emitter's copy is noise.
       queue.on('error', () => {});
       return [name, queue];

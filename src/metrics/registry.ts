@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { BoundHistogram } from './bound-histogram.js';
 
 /**
  * The process's one metric registry and the catalog every process kind exposes on /metrics
@@ -16,13 +17,14 @@ const LLM_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const registers = [registry];
 
 export const metrics = {
-  httpDuration: new Histogram({
-    name: 'gas_http_request_duration_seconds',
-    help: 'API request duration by route template (or `unmatched`) and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: SECONDS,
+  // On every request: its series are bound once (api/middleware/http-metrics.ts), an observe is a few additions.
+  httpDuration: new BoundHistogram(
+    'gas_http_request_duration_seconds',
+    'API request duration by route template (or `unmatched`) and status',
+    ['method', 'route', 'status'] as const,
+    SECONDS,
     registers,
-  }),
+  ),
   rateLimitRefusals: new Counter({
     name: 'gas_rate_limit_refusals_total',
     help: 'Requests the rate limiter refused, by bucket',

@@ -1,6 +1,7 @@
 import { newId } from '../ids.js';
 import { metrics } from '../metrics/registry.js';
 import { enqueueMany } from '../jobs/registry.js';
+import { currentContext, within, type TraceContext } from '../tracing/spans.js';
 import { webhookEvent } from '../jobs/webhook-events.js';
 import { BadGateway, RateLimited } from '../errors.js';
 import { keyspace } from '../redis.js';
@@ -37,6 +38,8 @@ interface Logged {
   accountId: string;
   hookId: string;
   at: number;
+  /** The trace of the request that brought it (tracing on): its job joins that trace, whichever request ran the batch. */
+  trace?: TraceContext;
 }
 
 interface Arrival {
@@ -45,6 +48,7 @@ interface Arrival {
   at: number;
   bytes: number;
   body: string;
+  trace?: TraceContext;
 }
 
 /**
@@ -77,7 +81,7 @@ export async function receiveDelivery(
   body: string,
   bytes: number,
 ): Promise<{ deliveryId: string } | null> {
-  const arrival = { tokenHash: hashHookToken(token), id: newId('dlv'), at: webhookClock.now(), bytes, body };
+  const arrival = { tokenHash: hashHookToken(token), id: newId('dlv'), at: webhookClock.now(), bytes, body, trace: currentContext() };
   return gathererFor(deps)
     .submit(arrival)
     .then(
@@ -125,7 +129,7 @@ async function receiveKnown(deps: IntakeDeps, arrivals: Arrival[], found: (LiveH
           {
             a,
             i,
-            d: { deliveryId: a.id, accountId: h.accountId, hookId: h.hookId, at: a.at } as Logged,
+            d: { deliveryId: a.id, accountId: h.accountId, hookId: h.hookId, at: a.at, trace: a.trace } as Logged,
             answer: null as LimitAnswer | Error | null,
           },
         ]
@@ -222,7 +226,7 @@ async function receiveLogged(deps: IntakeDeps, arrivals: Arrival[]): Promise<Ans
   arrivals.forEach((a, i) => {
     const hook = hooks[i];
     if (hook instanceof Error) return;
-    if (hook) logged.push({ deliveryId: a.id, accountId: hook.accountId, hookId: hook.hookId, at: a.at });
+    if (hook) logged.push({ deliveryId: a.id, accountId: hook.accountId, hookId: hook.hookId, at: a.at, trace: a.trace });
   });
   const outcomes = new Map((await handOnMany(deps, logged)).map((o, i) => [logged[i]!.deliveryId, o]));
   return arrivals.map((a, i) => {
@@ -314,10 +318,9 @@ async function handOnMany(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error
  */
 async function queueAdmitted(deps: IntakeDeps, ds: Logged[]): Promise<(null | Error)[]> {
   if (!ds.length) return [];
-  const added = await enqueueMany(
-    deps.queues,
-    webhookEvent,
-    ds.map((d) => ({ deliveryId: d.deliveryId })),
+  // Each add in its own request's trace (a pass-through while tracing is off).
+  const added = await Promise.all(
+    ds.map((d) => within(d.trace, () => enqueueMany(deps.queues, webhookEvent, [{ deliveryId: d.deliveryId }]).then(([err]) => err))),
   );
   const limiter = hookLimiter(deps);
   const failed: Logged[] = [];

@@ -28,6 +28,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'queue-version',
     // metrics: the process's one Prometheus registry; domain code at every layer counts through it.
     'metrics',
+    // tracing: the process's OpenTelemetry provider and the span helpers every layer traces through.
+    'tracing',
   ],
   ['accounts', 'audit', 'results', 'secrets'],
   // Tracked links and visits are made by mail and by published posts.
