@@ -28,6 +28,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'queue-version',
     // metrics: the process's one Prometheus registry; domain code at every layer counts through it.
     'metrics',
+    // experiments: the statistics of agent-run experiments (assignment, power, stopping rule), pure and self-contained.
+    'experiments',
   ],
   ['accounts', 'audit', 'results', 'secrets'],
   // Tracked links and visits are made by mail and by published posts.
