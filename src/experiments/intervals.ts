@@ -73,6 +73,7 @@ export function describePlan(plan: ExperimentPlan): string {
   const comparisons = challengers.length;
   const target = plan.baselineRate + plan.minimumDetectableEffect;
   const extra = Math.round((plan.plannedPerVariant / plan.fixedPerVariant - 1) * 100);
+  const total = plan.plannedPerVariant * plan.variants.length;
   const split = comparisons > 1 ? `, split evenly among the ${comparisons} comparisons with ${control!.key}` : '';
   return [
     `Hypothesis: ${plan.hypothesis}`,
@@ -81,7 +82,7 @@ export function describePlan(plan: ExperimentPlan): string {
       .join('; ')}.`,
     `Metric: ${describeMetric(plan.metric)}.`,
     `Audience: ${plan.audience}`,
-    `Planned sample: ${count(plan.plannedPerVariant)} contacts per variant (${count(plan.plannedPerVariant * plan.variants.length)} in all), ` +
+    `Planned sample: ${count(plan.plannedPerVariant)} contacts per variant (${count(total)} in all), ` +
       `enough to find ${percent(plan.baselineRate)} against ${percent(target)} ${Math.round(plan.power * 100)} times in 100 ` +
       `(one look at the end would need ${count(plan.fixedPerVariant)}; looking as it goes costs ${extra}% more).`,
     `Stopping rule: a look after every ${count(plan.lookEvery)} contacts per variant once each has ${count(plan.minimumPerVariant)}; ` +
