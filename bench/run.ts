@@ -15,6 +15,7 @@ import { apiInstructions } from './api-instructions.bench.js';
 import { metricsCost } from './metrics-cost.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
 import { doorFlood } from './door-flood.bench.js';
+import { experimentsSimulation } from './experiments.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
@@ -67,6 +68,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'limiter-redis': limiterRedis,
   'api-instructions': apiInstructions,
   pooler: poolerCost,
+  experiments: experimentsSimulation,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */
