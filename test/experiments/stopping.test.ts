@@ -16,6 +16,8 @@ const planFor = (n = 2): ExperimentPlan =>
     minimumDetectableEffect: 0.02,
   });
 const TWO = planFor(2);
+// Thousands of simulated experiments (or a plan's numerical integration) take seconds, more on a loaded machine.
+const SIMULATION_MS = 120_000;
 
 describe('the stopping rule', () => {
   it('plans 4% vs 6% at the design defaults: alpha 0.03, power 0.95, a look every 50 from a tenth of the plan', () => {
@@ -109,7 +111,9 @@ describe('the stopping rule', () => {
     expect(decide(input)).toEqual(decide(input));
   });
 
-  it('with three variants names a challenger only when it beats the control past the Bonferroni boundary', () => {
+  it('with three variants names a challenger only when it beats the control past the Bonferroni boundary', {
+    timeout: SIMULATION_MS,
+  }, () => {
     const three = planFor(3);
     const n = three.plannedPerVariant;
     const counts = [
@@ -122,7 +126,9 @@ describe('the stopping rule', () => {
     expect(d.look!.boundary).toBeCloseTo(2.432, 3); // z_{1 − 0.015/2}: each of the 2 comparisons gets 0.03 / 2, two-sided
   });
 
-  it('keeps false winners at most 5% over 2,000 experiments with equal rates looked at every 50 contacts per variant', () => {
+  it('keeps false winners at most 5% over 2,000 experiments with equal rates looked at every 50 contacts per variant', {
+    timeout: SIMULATION_MS,
+  }, () => {
     const summary = simulate(TWO, [0.05, 0.05], 2000, 20260101, 'sequential');
     expect(summary.falseWinner).toBeLessThanOrEqual(0.05);
     expect(summary.noWinner).toBe(1 - summary.falseWinner);
@@ -130,12 +136,12 @@ describe('the stopping rule', () => {
     expect(simulate(TWO, [0.05, 0.05], 500, 20260101, 'naive').falseWinner).toBeGreaterThan(0.1);
   });
 
-  it('keeps false winners at most 5% with four equal variants (500 experiments)', () => {
+  it('keeps false winners at most 5% with four equal variants (500 experiments)', { timeout: SIMULATION_MS }, () => {
     const four = planFor(4);
     expect(simulate(four, [0.05, 0.05, 0.05, 0.05], 500, 7, 'sequential').falseWinner).toBeLessThanOrEqual(0.05);
   });
 
-  it('picks the better of 4% and 6% in at least 90% of 500 experiments, within the planned sample', () => {
+  it('picks the better of 4% and 6% in at least 90% of 500 experiments, within the planned sample', { timeout: SIMULATION_MS }, () => {
     const summary = simulate(TWO, [0.04, 0.06], 500, 11, 'sequential');
     expect(summary.correct).toBeGreaterThanOrEqual(0.9);
     expect(summary.averagePerVariant).toBeLessThan(TWO.plannedPerVariant);
