@@ -15,6 +15,7 @@ import { apiInstructions } from './api-instructions.bench.js';
 import { metricsCost } from './metrics-cost.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
 import { doorFlood } from './door-flood.bench.js';
+import { experimentsSimulation } from './experiments.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
@@ -67,6 +68,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'limiter-redis': limiterRedis,
   'api-instructions': apiInstructions,
   pooler: poolerCost,
+  experiments: experimentsSimulation,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
       `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}. Load generator (autocannon) and servers ` +
       `share the machine.`,
     'Every figure stands beside baselines measured in the same run; these machines are noisy, so read the ratios.',
+    'Figures measured once, beside a decision, are in [performance-decisions.md](performance-decisions.md).',
     '',
   ];
   // A partial run (BENCH_ONLY) replaces its own sections where they stood and keeps the others as they were.

@@ -30,6 +30,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'metrics',
     // tracing: the process's OpenTelemetry provider and the span helpers every layer traces through.
     'tracing',
+    // experiments: the statistics of agent-run experiments (assignment, power, stopping rule), pure and self-contained.
+    'experiments',
   ],
   ['accounts', 'audit', 'results', 'secrets'],
   // Tracked links and visits are made by mail and by published posts.
