@@ -1,4 +1,4 @@
-import { sendCard } from '../../src/review/shipping.service.js';
+import { sendCard } from '../../src/shipping/ship-card.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { getCardJson } from '../../src/review/queue.service.js';
 import { cachedQueuePage } from '../../src/review/queue-page-cache.js';

@@ -6,14 +6,14 @@ import { BadRequest } from '../errors.js';
 import { upsertLead } from '../leads/leads.service.js';
 import { newId } from '../ids.js';
 import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
-import { kindOfWorkFor } from '../review/card-shape.js';
-import { addCard } from '../review/cards.service.js';
+import { kindOfWorkFor } from '../review/cards/card-shape.js';
+import { addCard } from '../review/cards/doors.js';
 import { laterRepliesNote } from './reply-wakes.js';
-import { outboundTexts, privateTextIn } from '../review/private-text.js';
+import { outboundTexts, privateTextIn } from '../review/cards/private-text.js';
 import { shipBySetting } from '../review/ship.service.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { followUpsProblem } from '../mail/sequence-steps.js';
-import { memoryNotesRepository } from '../review/memory-notes.repository.js';
+import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
 import type { Turn } from './agent.types.js';
 import { turnsRepository } from './turns.repository.js';
 

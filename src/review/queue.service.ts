@@ -1,6 +1,6 @@
 import { NotFound } from '../errors.js';
-import { actionsFor, normaliseOptions, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
-import { capPayload, cardsRepository, type Card, type QueueRow } from './cards.repository.js';
+import { actionsFor, normaliseOptions, primaryLabelFor, QUEUE_STATUSES } from './cards/card-shape.js';
+import { capPayload, cardsRepository, type Card, type QueueRow } from './cards/cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
 
 // The review queue's read side: a card as the API shows it, the queue page and one card

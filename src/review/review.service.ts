@@ -5,9 +5,9 @@ import { BadRequest, InvalidAction, NotFound, Rejected, UseSend } from '../error
 import { cardRevise } from '../jobs/card-revise.job.js';
 import { cardWake } from '../jobs/card-wake.job.js';
 import { cannotShip } from '../channels/registry.js';
-import { memoryNotesRepository } from './memory-notes.repository.js';
-import { settleByPerson } from './reconcile.service.js';
-import { shipCard } from './shipping.service.js';
+import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
+import { settleByPerson } from '../shipping/reconcile.service.js';
+import { shipCard } from '../shipping/ship-card.service.js';
 import {
   DELIVERY_QUESTION_SOURCE,
   isMailCard,
@@ -16,12 +16,12 @@ import {
   kindOfWorkFor,
   normaliseOptions,
   OPEN_STATUSES,
-} from './card-shape.js';
+} from './cards/card-shape.js';
 import { sequenceIdFor } from '../mail/sequences.repository.js';
-import { stopSequences } from './sequences.service.js';
-import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
-import { cardsRepository, type Card } from './cards.repository.js';
-import { schedule, withoutAutoResolve } from './new-card.service.js';
+import { stopSequences } from '../shipping/sequence-state.js';
+import { dismissalLesson, outboundTexts, privateTextIn } from './cards/private-text.js';
+import { cardsRepository, type Card } from './cards/cards.repository.js';
+import { schedule, withoutAutoResolve } from './ladder.service.js';
 import type { ReviewDeps } from './review.types.js';
 import { raiseTrust, resetTrust } from './trust.service.js';
 

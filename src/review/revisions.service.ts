@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import { cardsRepository, type Card } from './cards.repository.js';
+import { cardsRepository, type Card } from './cards/cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Db } from '../db.js';
 import { newId } from '../ids.js';
-import { cardsRepository, type NewCard } from './cards.repository.js';
+import { cardsRepository, type NewCard } from './cards/cards.repository.js';
 
 type DemoCard = Omit<NewCard, 'id' | 'accountId' | 'actions' | 'primaryLabel'>;
 

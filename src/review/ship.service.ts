@@ -1,7 +1,7 @@
 import { cannotShip } from '../channels/registry.js';
 import type { Queryable } from '../db.js';
-import { kindOfWorkFor } from './card-shape.js';
-import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
+import { kindOfWorkFor } from './cards/card-shape.js';
+import { cardsRepository, type Card, type NewCard } from './cards/cards.repository.js';
 import { cardFromOutsideData } from './outside-data.js';
 
 /**

@@ -1,10 +1,10 @@
 import { AppError, MailNotSettled, Rejected } from '../errors.js';
-import { shipCard } from './shipping.service.js';
+import { shipCard } from '../shipping/ship-card.service.js';
 import { cannotShip } from '../channels/registry.js';
-import { isMailCard } from './card-shape.js';
-import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
-import { outboundTexts, privateTextIn } from './private-text.js';
-import { applyLadder, scheduleAutoResolve } from './new-card.service.js';
+import { isMailCard } from './cards/card-shape.js';
+import { cardsRepository, type Card, type CardChanges } from './cards/cards.repository.js';
+import { outboundTexts, privateTextIn } from './cards/private-text.js';
+import { applyLadder, scheduleAutoResolve } from './ladder.service.js';
 import type { ReviewDeps } from './review.types.js';
 
 /**

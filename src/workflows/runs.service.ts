@@ -4,7 +4,7 @@ import type { Db } from '../db.js';
 import { newId } from '../ids.js';
 import { enqueue } from '../jobs/registry.js';
 import { workflowAdvance } from '../jobs/workflow-run.job.js';
-import { addCard, gateRunId } from '../review/cards.service.js';
+import { addCard, gateRunId } from '../review/cards/doors.js';
 import { deliverToDestination } from './destinations.service.js';
 import { closeRun, failStep, skipRest, stopRun } from './run-state.js';
 import { runsRepository, TERMINAL, type RunState, type RunStepState } from './runs.repository.js';

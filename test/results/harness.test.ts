@@ -5,7 +5,7 @@ import { newId } from '../../src/ids.js';
 import type { HarnessMetrics } from '../../src/results/harness.repository.js';
 import { getResults } from '../../src/results/results.service.js';
 import { setApproval } from '../../src/review/approval.service.js';
-import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
+import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
 import { autoResolve, sweepCards } from '../../src/review/timers.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { fireRun, type RunOptions } from '../../src/workflows/runs.service.js';

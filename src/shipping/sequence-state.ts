@@ -7,12 +7,12 @@ import { sequenceStep, type StepKey } from '../jobs/sequence-step.job.js';
 import { sequenceStepsOf } from '../mail/sequence-steps.js';
 import { sequenceIdFor, sequencesRepository, type Sequence, type SequenceMatch } from '../mail/sequences.repository.js';
 import { threadsRepository } from '../mail/threads.repository.js';
-import { cardsRepository } from './cards.repository.js';
+import { cardsRepository } from '../review/cards/cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import { fenceWork } from './fence.service.js';
-import { privateTextIn } from './private-text.js';
-import type { ReviewDeps } from './review.types.js';
-import { adapterForCard, shipFenced } from './shipping.service.js';
+import { privateTextIn } from '../review/cards/private-text.js';
+import type { ReviewDeps } from '../review/review.types.js';
+import { adapterForCard, shipFenced } from './ship-card.service.js';
 
 /** A step certainly not shipped this many times (the service refusing or unreachable) stops its sequence. */
 export const MAX_STEP_TRIES = 5;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
 import { adapterFor } from '../../src/channels/registry.js';
 import { configWith } from '../../src/config.js';
-import { DELIVERY_WORDS, deliveryQuestion } from '../../src/review/delivery-question.js';
+import { DELIVERY_WORDS, deliveryQuestion } from '../../src/shipping/delivery-question.js';
 
 // The "did it go out?" card's words (src/review/delivery-question.ts), for each kind of work, with the adapters' own nouns.
 

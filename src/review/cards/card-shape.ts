@@ -1,6 +1,6 @@
-import { KINDS_OF_WORK, type KindOfWork } from '../channels/kinds.js';
+import { KINDS_OF_WORK, type KindOfWork } from '../../channels/kinds.js';
 
-export { mailDraftOf } from '../mail/mail-draft.js';
+export { mailDraftOf } from '../../mail/mail-draft.js';
 
 /**
  * Card statuses. In the queue: `pending`, `needs_revision`. `snoozed` is hidden until `snoozedUntil`;

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.js';
+import type { Queryable } from '../../db.js';
 import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
 
 /**

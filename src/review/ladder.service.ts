@@ -1,6 +1,6 @@
 import { cardAutoResolve } from '../jobs/card-auto-resolve.job.js';
 import { enqueue, type JobDef } from '../jobs/registry.js';
-import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
+import { cardsRepository, type Card, type NewCard } from './cards/cards.repository.js';
 import { cardFromOutsideData } from './outside-data.js';
 import type { ReviewDeps } from './review.types.js';
 import { planAutoResolve } from './trust.service.js';

@@ -1,6 +1,6 @@
-import { preparedQuery, type Queryable } from '../db.js';
-import { metrics, word } from '../metrics/registry.js';
-import { cardWrite } from '../queue-version/card-writes.js';
+import { preparedQuery, type Queryable } from '../../db.js';
+import { metrics, word } from '../../metrics/registry.js';
+import { cardWrite } from '../../queue-version/card-writes.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
 import { toRow, type CardChanges } from './card-changes.js';
 import { payloadColumns } from './payload.js';

@@ -6,15 +6,15 @@ import { connectProvider } from '../../src/channels/connections.js';
 import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
 import { cannotShip, shippingHere } from '../../src/channels/registry.js';
 import { setApproval } from '../../src/review/approval.service.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
-import { createCard } from '../../src/review/new-card.service.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
+import { createCard } from '../../src/review/ladder.service.js';
 import { shipBySetting } from '../../src/review/ship.service.js';
 import { autoResolve } from '../../src/review/timers.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { until } from '../helpers/processes.js';
 import { startPools, type Pools } from '../../workers/main.js';
-import { buildCard } from './factories.js';
+import { buildCard } from '../review/factories.js';
 
 let env: TestEnv;
 let pools: Pools;
