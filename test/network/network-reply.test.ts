@@ -6,7 +6,7 @@ import { enqueue } from '../../src/jobs/registry.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
 import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
-import { shipSequenceStep } from '../../src/shipping/sequence-state.js';
+import { shipSequenceStep } from '../../src/shipping/sequence-runner.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';

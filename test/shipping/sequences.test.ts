@@ -8,7 +8,7 @@ import { sequenceIdFor, sequencesRepository } from '../../src/mail/sequences.rep
 import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
 import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
-import { MAX_STEP_TRIES, shipSequenceStep, sweepSequences } from '../../src/shipping/sequence-state.js';
+import { MAX_STEP_TRIES, shipSequenceStep, sweepSequences } from '../../src/shipping/sequence-runner.js';
 import { setupAgentEnv } from '../helpers/agent.js';
 import { buildCard } from '../helpers/factories.js';
 import { completion } from '../helpers/fake-llm.js';

@@ -1,7 +1,7 @@
 import { mailReconcile } from '../../src/jobs/mail-reconcile.job.js';
 import { mailSweep } from '../../src/jobs/mail-sweep.job.js';
 import { sequenceStep } from '../../src/jobs/sequence-step.job.js';
-import { shipSequenceStep, sweepSequences } from '../../src/shipping/sequence-state.js';
+import { shipSequenceStep, sweepSequences } from '../../src/shipping/sequence-runner.js';
 import { reconcileSend, sweepSends } from '../../src/shipping/reconcile.service.js';
 import type { Deps } from '../../src/deps.js';
 import { defineProcessor, scheduleRepeating } from '../create-worker.js';
