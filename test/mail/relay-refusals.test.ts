@@ -4,7 +4,7 @@ import { newId } from '../../src/ids.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
-import { createCard } from '../../src/review/ladder.service.js';
+import { createCard } from '../helpers/cards.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect } from 'vitest';
 import { newId } from '../../src/ids.js';
-import { createCard } from '../../src/review/ladder.service.js';
-import { autoResolve, wakeCard } from '../../src/review/timers.service.js';
+import { createCard } from '../helpers/cards.js';
+import { wakeCard } from '../../src/review/timers.service.js';
+import { autoResolve } from '../../src/shipping/after-approval.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 

@@ -6,7 +6,7 @@ import type { HarnessMetrics } from '../../src/results/harness.repository.js';
 import { getResults } from '../../src/results/results.service.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
-import { autoResolve, sweepCards } from '../../src/review/timers.service.js';
+import { autoResolve, sweepCards } from '../../src/shipping/after-approval.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { fireRun, type RunOptions } from '../../src/workflows/runs.service.js';
 import { startPools, type Pools } from '../../workers/main.js';

@@ -3,7 +3,7 @@ import { newId } from '../../src/ids.js';
 import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
-import { createCard } from '../../src/review/ladder.service.js';
+import { createCard } from '../helpers/cards.js';
 import { AUTO_SEND_TRIES } from '../../src/review/timers.service.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { dismissalLesson, findQuotedNote } from '../../src/review/cards/private-text.js';
-import { autoResolve } from '../../src/review/timers.service.js';
+import { autoResolve } from '../../src/shipping/after-approval.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';

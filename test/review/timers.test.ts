@@ -7,12 +7,11 @@ import { cardAutoResolve } from '../../src/jobs/card-auto-resolve.job.js';
 import { enqueue, pendingJob } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
-import { createCard } from '../../src/review/ladder.service.js';
-import { shipBySetting } from '../../src/review/ship.service.js';
+import { createCard } from '../helpers/cards.js';
+import { shipBySetting, setApproval } from '../../src/review/approval.service.js';
 import { returnRevision } from '../../src/agent/card-revision.js';
-import { sweepCards } from '../../src/review/timers.service.js';
+import { sweepCards } from '../../src/shipping/after-approval.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
-import { setApproval } from '../../src/review/approval.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 

@@ -4,7 +4,8 @@ import { cardRevisionReturn } from '../../src/jobs/card-revision-return.job.js';
 import { cardSweep } from '../../src/jobs/card-sweep.job.js';
 import { cardWake } from '../../src/jobs/card-wake.job.js';
 import { returnRevision, startRevision, sweepRevisions } from '../../src/agent/card-revision.js';
-import { autoResolve, sweepCards, wakeCard } from '../../src/review/timers.service.js';
+import { wakeCard } from '../../src/review/timers.service.js';
+import { autoResolve, sweepCards } from '../../src/shipping/after-approval.js';
 import type { Deps } from '../../src/deps.js';
 import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 

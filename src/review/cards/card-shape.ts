@@ -7,15 +7,9 @@ export { mailDraftOf } from '../../mail/mail-draft.js';
  * `sending` holds a mail card whose send is fenced (in flight or awaiting reconciliation); `resolved`,
  * `sent` and `dismissed` are final.
  */
-export const CARD_STATUSES = ['pending', 'needs_revision', 'snoozed', 'sending', 'resolved', 'sent', 'dismissed'] as const;
-export type CardStatus = (typeof CARD_STATUSES)[number];
 export const QUEUE_STATUSES = ['pending', 'needs_revision'] as const;
 /** Statuses in which a person's verbs (other than dismiss during a revision) apply. */
 export const OPEN_STATUSES = ['pending', 'snoozed'] as const;
-
-/** Priority bands, most urgent first; the queue sorts by band, then newest first. */
-export const PRIORITIES = ['urgent', 'high', 'normal', 'low'] as const;
-export type Priority = (typeof PRIORITIES)[number];
 
 /** Mail cards ship through `POST /review/{id}/send`, never through `answer`. */
 export const MAIL_SOURCES = ['mail_draft', 'mail_reply'] as const;
@@ -117,5 +111,8 @@ export function normaliseOptions(options: unknown): Option[] | null {
   return out;
 }
 
-/** SQL ordering of the priority bands (unknown bands sort with `normal`). */
+/**
+ * SQL ordering of the priority bands, most urgent first: `urgent`, `high`, `normal`, `low` (unknown bands
+ * sort with `normal`); the queue sorts by band, then newest first.
+ */
 export const PRIORITY_ORDER_SQL = `case priority when 'urgent' then 0 when 'high' then 1 when 'normal' then 2 when 'low' then 3 else 2 end`;
