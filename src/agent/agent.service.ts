@@ -14,7 +14,6 @@ import { turnStatements, type RecordAudit } from './turn-statements.js';
 import { turnsRepository } from './turns.repository.js';
 
 export { isTerminal, messageView } from './message-view.js';
-export { waitForTurnEnd } from './turn-wait.js';
 
 /** What a producer (API process, webhook intake, scheduler) needs to start turns. */
 export type AgentDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
