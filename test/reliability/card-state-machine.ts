@@ -14,7 +14,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
  * snooze wake-ups, some of them fired at the same moment as a person's verb, are driven through the
  * real HTTP API and the timer jobs' own service functions against real Postgres. The model is the
  * spec's table (section 3.1) with the decisions of docs/decisions.md ("actions / primaryLabel",
- * "Snooze", "Dismiss"), written out here independently of `src/review/card-shape.ts`.
+ * "Snooze", "Dismiss"), written out here independently of `src/review/cards/card-shape.ts`.
  *
  * After every step: each card's status, `actions` and deadline match the model. After every run:
  * each card closed at most once (a single terminal transition whose resolution never changes), one

@@ -66,7 +66,7 @@ const CLOSED_LABELS: Record<string, string> = {
 /** The label of the primary button: what pressing it does now. */
 export function primaryLabelFor(c: ShapeInput): string {
   if (isRunningSequence(c)) return 'Running';
-  // A send the mail relay refused for good (src/review/refusals.service.ts): settled, nothing went out.
+  // A send the mail relay refused for good (src/shipping/refusals.service.ts): settled, nothing went out.
   if (c.status === 'resolved' && (c.resolution as { bounced?: unknown } | null)?.bounced === true) return 'Bounced';
   const closed = CLOSED_LABELS[c.status];
   if (closed) return closed;
