@@ -192,7 +192,11 @@ export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Prom
   await Promise.all([...last.values(), ...later].map((turn) => queueTurn(deps, turn)));
 }
 
-/** The one entry point for every turn input (message, event, workflow run, revision, scheduled wake). */
+/**
+ * `recordTurn` then `dispatchTurn`, for a caller with nothing else to write in the turn's transaction
+ * (tests, a script). The service's own doors record their turns in the transaction of their other
+ * writes (`recordTurn`, `recordTurns`) and dispatch after commit (`dispatchTurn`, `dispatchTurns`).
+ */
 export async function startTurn(deps: AgentDeps, input: TurnInput): Promise<Recorded> {
   const recorded = await deps.db.transaction((trx) => recordTurn(trx, deps.config, input));
   await dispatchTurn(deps, recorded);
