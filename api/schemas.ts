@@ -14,8 +14,6 @@ export const ErrorBody = z
 /** Marks a refinement whose rule the spec answers with 409 `rejected`, not 400: `.refine(f, { message, params: REFUSAL })`. */
 export const REFUSAL = { status: 409 } as const;
 
-export const NoInput = z.object({}).strip();
-
 /**
  * Query integer with the spec's wording: `limit must be an integer from 1 to 100`. It arrives as text
  * and is read as digits; /openapi.json declares it an integer (so typed clients pass `limit: 10`).

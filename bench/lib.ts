@@ -9,7 +9,7 @@ import { createDb, type Db, ensureDatabase, migrate } from '../src/db.js';
 import { pathWithThisNode } from '../src/node-version.js';
 import { registerCardWrites } from '../src/queue-version/card-writes.js';
 import { newId } from '../src/ids.js';
-import { cardsRepository } from '../src/review/cards.repository.js';
+import { cardsRepository } from '../src/review/cards/cards.repository.js';
 import { createRedis, keyspace, whenReady } from '../src/redis.js';
 
 /** Rate limits out of the way, so a benchmark measures the work and never a 429. */

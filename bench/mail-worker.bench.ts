@@ -16,7 +16,7 @@ import { configWith } from '../src/config.js';
 import { createDb, ensureDatabase, migrate, type Db } from '../src/db.js';
 import { newId } from '../src/ids.js';
 import { cardAutoResolve } from '../src/jobs/card-timers.js';
-import { cardsRepository } from '../src/review/cards.repository.js';
+import { cardsRepository } from '../src/review/cards/cards.repository.js';
 import { registerCardWrites } from '../src/queue-version/card-writes.js';
 import { keyspace } from '../src/redis.js';
 import { fmt, median, stop } from './lib.js';

@@ -1,6 +1,7 @@
 import { returnRevision, startRevision, sweepRevisions } from '../src/agent/card-revision.js';
 import { cardTimersQueue } from '../src/jobs/card-timers.js';
-import { autoResolve, sweepCards, wakeCard } from '../src/review/timers.service.js';
+import { wakeCard } from '../src/review/timers.service.js';
+import { autoResolve, sweepCards } from '../src/shipping/after-approval.js';
 import { definePool } from './pool.js';
 
 /** The card-timers pool: CARD_TIMERS_CONCURRENCY timers at a time; its sweep is scheduled at start. */

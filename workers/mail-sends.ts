@@ -1,6 +1,6 @@
 import { mailSendsQueue } from '../src/jobs/mail-sends.js';
-import { reconcileSend, sweepSends } from '../src/review/reconcile.service.js';
-import { shipSequenceStep, sweepSequences } from '../src/review/sequences.service.js';
+import { reconcileSend, sweepSends } from '../src/shipping/reconcile.service.js';
+import { shipSequenceStep, sweepSequences } from '../src/shipping/sequence-runner.js';
 import { definePool } from './pool.js';
 
 /** A sequence step the sweep finds without a job gets at most one new job per this many sweeps (10 minutes by default). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONTACT_STATUSES } from '../../src/leads/contact-status.js';
+import { CONTACT_STATUSES } from '../../src/leads/leads.types.js';
 import { LEAD_CAPS, LEAD_STATUSES } from '../../src/leads/leads.types.js';
 import { queryInt } from '../schemas.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { QUEUE_STATUSES } from '../../src/review/card-shape.js';
+import { QUEUE_STATUSES } from '../../src/review/cards/card-shape.js';
 import { queryInt } from '../schemas.js';
 
 /**

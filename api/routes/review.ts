@@ -1,8 +1,9 @@
-import { sendCard } from '../../src/review/shipping.service.js';
-import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { getCardJson } from '../../src/review/queue.service.js';
 import { cachedQueuePage } from '../../src/review/queue-page-cache.js';
-import { answerCard, dismissCard, requestChanges, snoozeCard } from '../../src/review/review.service.js';
+import { dismissCard, requestChanges, snoozeCard } from '../../src/review/review.service.js';
+import { answerAndShip } from '../../src/shipping/after-approval.js';
+import { sendCard } from '../../src/shipping/ship-card.service.js';
+import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { IdParams } from '../schemas.js';
 import {
@@ -66,7 +67,7 @@ export const reviewRoutes: RouteDef[] = [
     responses: { 200: { description: 'Resolved', schema: AnswerResponse } },
     errors: [409],
   }).handle(async ({ params, body }, ctx) => ({
-    body: await answerCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)),
+    body: await answerAndShip(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)),
   })),
   /** 200 once the provider accepted; 503 with Retry-After when it is not settled. */
   defineRoute({

@@ -12,8 +12,8 @@ import { createServer } from 'node:http';
 import express from 'express';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { PRIORITY_ORDER_SQL } from '../../src/review/card-shape.js';
-import { QUEUE_CARD_JSON } from '../../src/review/cards.repository.js';
+import { PRIORITY_ORDER_SQL } from '../../src/review/cards/card-shape.js';
+import { QUEUE_CARD_JSON } from '../../src/review/cards/cards.repository.js';
 
 const [kind, portArg, databaseUrl, redisUrl, accountId] = process.argv.slice(2);
 const port = Number(portArg);

@@ -2,7 +2,7 @@ import { getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { connectProvider, disconnectProvider, listConnections } from '../channels/connections.js';
 import { setSpendCap } from '../channels/spend-cap.js';
-import type { Verb } from './commands.js';
+import type { Verb } from './verb.js';
 
 /**
  * Provider connections: the professional network (`network`) and the ad platform (`ads`),

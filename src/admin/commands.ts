@@ -30,22 +30,7 @@ import { withRedis } from '../redis.js';
 import { CHANNEL_VERBS } from './channel-commands.js';
 import { LEAD_VERBS } from './lead-commands.js';
 import { MAIL_VERBS } from './mail-commands.js';
-
-export type Flags = Record<string, string | undefined>;
-
-export interface Verb {
-  /** Flag names; a trailing `?` marks an optional one. */
-  flags: string[];
-  run(flags: Flags, deps: Pick<Deps, 'config' | 'db'>): Promise<Record<string, unknown>>;
-}
-
-/** A whole-number flag in [min, max], `fallback` when absent; one line naming the flag and the rule otherwise. */
-export const int = (value: string | undefined, name: string, min: number, max: number, fallback: number): number => {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
-    throw new BadRequest(`--${name} must be an integer from ${min} to ${max}`);
-  return Number(value);
-};
+import { int, type Flags, type Verb } from './verb.js';
 
 /**
  * The admin CLI's verbs: the dashboard's jobs the API does not have. Operators script against these

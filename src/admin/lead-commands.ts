@@ -1,7 +1,7 @@
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { BadRequest } from '../errors.js';
 import { setReplyStopsCompany } from '../leads/lead-settings.js';
-import type { Verb } from './commands.js';
+import type { Verb } from './verb.js';
 
 /**
  * Lead settings. `leads reply-stops --account ID --company stop|continue`: whether a reply from one

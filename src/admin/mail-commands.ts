@@ -5,7 +5,7 @@ import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
 import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
 import { generateDkimKey, listDkimKeys, removeDkimKey } from '../mail/dkim.service.js';
 import { parseSender, setAccountSender } from '../mail/sender-identity.js';
-import { int, type Verb } from './commands.js';
+import { int, type Verb } from './verb.js';
 
 /**
  * The mail loop's verbs. `mail inbound-url` prints the account's inbound URL once (a second

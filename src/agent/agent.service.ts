@@ -14,7 +14,6 @@ import { turnStatements, type RecordAudit } from './turn-statements.js';
 import { turnsRepository } from './turns.repository.js';
 
 export { isTerminal, messageView } from './message-view.js';
-export { waitForTurnEnd } from './turn-wait.js';
 
 /** What a producer (API process, webhook intake, scheduler) needs to start turns. */
 export type AgentDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
@@ -193,7 +192,11 @@ export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Prom
   await Promise.all([...last.values(), ...later].map((turn) => queueTurn(deps, turn)));
 }
 
-/** The one entry point for every turn input (message, event, workflow run, revision, scheduled wake). */
+/**
+ * `recordTurn` then `dispatchTurn`, for a caller with nothing else to write in the turn's transaction
+ * (tests, a script). The service's own doors record their turns in the transaction of their other
+ * writes (`recordTurn`, `recordTurns`) and dispatch after commit (`dispatchTurn`, `dispatchTurns`).
+ */
 export async function startTurn(deps: AgentDeps, input: TurnInput): Promise<Recorded> {
   const recorded = await deps.db.transaction((trx) => recordTurn(trx, deps.config, input));
   await dispatchTurn(deps, recorded);

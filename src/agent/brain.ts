@@ -1,18 +1,6 @@
 import type { ShippingHere } from '../channels/registry.js';
 import type { OutsideData, TurnKind } from './agent.types.js';
 
-export const TOOL_NAMES = [
-  'reply',
-  'create_card',
-  'ship',
-  'upsert_lead',
-  'propose_workflow',
-  'remember',
-  'block',
-  'schedule_wake',
-] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
-
 export interface ToolCall {
   id: string;
   name: string;

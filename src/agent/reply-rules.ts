@@ -170,9 +170,6 @@ function declineReason(r: Rule, text: string): string | null {
   return r.reason ?? null;
 }
 
-/** Reply kinds that decline (they carry a declineReason). */
-export const DECLINING_KINDS: ReadonlySet<ReplyKind> = new Set(['not_interested', 'not_now', 'wrong_person', 'referral', 'unsubscribe']);
-
 /** Our own words for a declining kind the model picked (the model's reason is never stored). */
 export const DEFAULT_DECLINE_REASON: Partial<Record<ReplyKind, string>> = {
   not_interested: 'not interested',

@@ -7,7 +7,7 @@ import {
   turnsWithWaitingCards,
   withLaterReplies,
   type LaterReplies,
-} from '../review/later-replies.js';
+} from '../review/cards/later-replies.js';
 import type { OutsideData, Turn } from './agent.types.js';
 import { turnsRepository } from './turns.repository.js';
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { metrics, word } from '../metrics/registry.js';
 import { requestDrain } from './drain.js';
 import type { Logger } from '../logger.js';
-import { waitingCards } from '../review/cards.service.js';
+import { waitingCards } from '../review/cards/doors.js';
 import { shippingHere } from '../channels/registry.js';
 import type { Deps } from '../deps.js';
 import { publishDone, publishFinished, turnBus } from './agent.bus.js';

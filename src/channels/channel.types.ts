@@ -66,7 +66,7 @@ export interface ShipTimings {
 }
 
 /**
- * What carries one kind of work out. The shipping path (src/review/shipping.service.ts) gives every
+ * What carries one kind of work out. The shipping path (src/shipping/ship-card.service.ts) gives every
  * adapter the same fence, reconciliation, bounded recording of a known outcome, automatic retry and
  * "did it go out?" card; the adapter only turns a draft into work and talks to its service.
  */

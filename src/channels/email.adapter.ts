@@ -24,8 +24,8 @@ export const emailAdapter = (config: Config, db: Db): ChannelAdapter => mailAdap
 
 /**
  * `sequence`: mail too, on the same transport. The card's draft is its first mail; its later steps are
- * shipped by the sequence's own jobs through the same adapter, each under its own fence (src/review/
- * sequences.service.ts). Every step's thread names the sequence, so a reply to any of them stops it.
+ * shipped by the sequence's own jobs through the same adapter, each under its own fence
+ * (src/shipping/sequence-runner.ts). Every step's thread names the sequence, so a reply to any of them stops it.
  */
 export const sequenceAdapter = (config: Config, db: Db): ChannelAdapter => mailAdapter(config, db, 'sequence');
 

@@ -9,7 +9,7 @@ import type { LeadMailOutcome } from '../leads/mail-outcome.js';
 import { threadChain } from '../mail/mail-draft.js';
 import type { SequenceMatch } from '../mail/sequences.repository.js';
 import type { Thread } from '../mail/threads.repository.js';
-import { stopSequencesMany } from '../review/sequences.service.js';
+import { stopSequencesMany } from '../shipping/sequence-state.js';
 import { recordChannelEvents, type ChannelEvent } from '../results/channel-events.js';
 import type { Outcome } from './inbound.types.js';
 

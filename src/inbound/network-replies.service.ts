@@ -15,7 +15,7 @@ import type { Config } from '../config.js';
 import type { Trx } from '../db.js';
 import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
 import { emailsForProfile, leadForProfile } from '../leads/recipient.js';
-import { stopSequencesMany } from '../review/sequences.service.js';
+import { stopSequencesMany } from '../shipping/sequence-state.js';
 import { WAKE_TEXT_MAX } from './effects.service.js';
 
 /** The outside-data label of a network reply's wake (the offline brain answers it with a network message). */

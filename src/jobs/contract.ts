@@ -1,5 +1,8 @@
-import type { JobsOptions } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import type { z } from 'zod';
+
+/** A process's open queues by name (createQueues in registry.ts makes them). */
+export type QueueSet = Map<string, Queue>;
 
 /** A rule whose key is the payload alone takes no key part in enqueue's options. */
 export type NoKeyPart = Record<never, never>;

@@ -5,13 +5,11 @@ import type { Config } from '../config.js';
 import type { Redis } from '../redis.js';
 import { queueTelemetry } from '../tracing/spans.js';
 import { QUEUES } from './catalog.js';
-import { keyOf, type EnqueueArgs, type JobDef } from './contract.js';
+import { keyOf, type EnqueueArgs, type JobDef, type QueueSet } from './contract.js';
 
 export { defineJob, defineQueue } from './contract.js';
-export type { EnqueueArgs, EnqueueOptions, JobDef, JobMap, JobSpec, NoKeyPart, QueueDef } from './contract.js';
+export type { EnqueueArgs, EnqueueOptions, JobDef, JobMap, JobSpec, NoKeyPart, QueueDef, QueueSet } from './contract.js';
 export { QUEUES, type QueueName } from './catalog.js';
-
-export type QueueSet = Map<string, Queue>;
 
 /**
  * Producer-side queues sharing one fail-fast connection. Every job added through them (and every job

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { defineJob, type JobDef, type JobMap, type NoKeyPart } from './contract.js';
-import type { QueueSet } from './registry.js';
+import { defineJob, type JobDef, type JobMap, type NoKeyPart, type QueueSet } from './contract.js';
 
 const noPayload = z.object({});
 

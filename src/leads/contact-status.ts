@@ -1,10 +1,7 @@
 import type { Queryable } from '../db.js';
 import { newId } from '../ids.js';
+import type { ContactStatus } from './leads.types.js';
 import type { LeadMailOutcome } from './mail-outcome.js';
-
-/** A contact's own mail status: nothing sent yet, mail reached it, it replied, its address bounced, it left. */
-export const CONTACT_STATUSES = ['new', 'contacted', 'replied', 'bounced', 'unsubscribed'] as const;
-export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 
 /**
  * The contact statuses each outcome may replace (per contact, as the lead's table did per company):

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import type { ContactStatus } from './contact-status.js';
+import type { ContactStatus } from './leads.types.js';
 import type { Contact, LeadLabels, LeadSource } from './leads.types.js';
 
 export interface LeadRow {

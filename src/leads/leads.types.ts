@@ -1,4 +1,6 @@
-import type { ContactStatus } from './contact-status.js';
+/** A contact's own mail status: nothing sent yet, mail reached it, it replied, its address bounced, it left. */
+export const CONTACT_STATUSES = ['new', 'contacted', 'replied', 'bounced', 'unsubscribed'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 
 /** Lead statuses, in the order a lead usually moves through them (spec 2.8: "not shown", decided here). */
 export const LEAD_STATUSES = [

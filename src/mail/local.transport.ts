@@ -1,4 +1,4 @@
-import { link, mkdir, readdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { composeRaw } from './compose.js';
 import type { DkimSign } from './dkim.js';
@@ -47,10 +47,4 @@ export function localTransport(dir: string, sign?: DkimSign): MailTransport {
       }
     },
   };
-}
-
-/** The messages a local transport holds, oldest first (file names). */
-export async function listLocalMail(dir: string): Promise<string[]> {
-  const files = await readdir(dir).catch(() => [] as string[]);
-  return files.filter((f) => f.endsWith('.eml')).sort();
 }

@@ -5,7 +5,7 @@ import type { Redis } from '../redis.js';
 import { POST_BUMP_LUA, PRE_BUMP_LUA, queueVersionKeys, WRITE_DEADLINE_MS } from './keys.js';
 
 /**
- * Every write to `review_cards` runs through `cardWrite` (src/review/cards.repository.ts is the one
+ * Every write to `review_cards` runs through `cardWrite` (src/review/cards/cards.repository.ts is the one
  * writer): the account's queue version is bumped before the statement and again once it has committed
  * (after the statement when it runs alone, after the outermost transaction settles when it runs in
  * one). A process learns how to bump from `registerCardWrites`, called where it builds its database

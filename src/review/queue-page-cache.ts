@@ -1,6 +1,6 @@
 import { PAGE_MAX_AGE_MS, type QueueVersion } from '../queue-version/keys.js';
 import type { QueuePages } from '../queue-version/pages.js';
-import { cardsRepository } from './cards.repository.js';
+import { cardsRepository } from './cards/cards.repository.js';
 import { listCards, type BeforeWrite } from './queue.service.js';
 import type { ReviewDeps } from './review.types.js';
 

@@ -1,10 +1,10 @@
 import { NotFound } from '../errors.js';
-import { actionsFor, normaliseOptions, primaryLabelFor, QUEUE_STATUSES } from './card-shape.js';
-import { capPayload, cardsRepository, type Card, type QueueRow } from './cards.repository.js';
+import { actionsFor, normaliseOptions, primaryLabelFor, QUEUE_STATUSES } from './cards/card-shape.js';
+import { capPayload, cardsRepository, type Card, type QueueRow } from './cards/cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
 
 // The review queue's read side: a card as the API shows it, the queue page and one card
-// (the person's verbs are in review.service.ts, a card's way in in new-card.service.ts).
+// (the person's verbs are in review.service.ts; a card enters through src/review/cards/doors.ts).
 
 /** A card as spec 2.2 shows it: no account, turn or bookkeeping columns. */
 export function cardView(c: Card) {
@@ -37,7 +37,6 @@ export function cardView(c: Card) {
     resolution: (c.resolution ?? null) as Record<string, unknown> | null,
   };
 }
-export type CardView = ReturnType<typeof cardView>;
 
 /** Before a read's repair write: the API's word that the request was admitted (it rejects when not). */
 export type BeforeWrite = () => Promise<void>;

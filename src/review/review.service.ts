@@ -1,42 +1,64 @@
 import { auditedWrite, type Actor } from '../audit/audit.service.js';
 import { isBlocked } from '../blocklist/blocklist.service.js';
+import { cannotShip } from '../channels/registry.js';
 import type { Trx } from '../db.js';
 import { BadRequest, InvalidAction, NotFound, Rejected, UseSend } from '../errors.js';
 import { cardRevise, cardWake } from '../jobs/card-timers.js';
-import { cannotShip } from '../channels/registry.js';
-import { memoryNotesRepository } from './memory-notes.repository.js';
-import { settleByPerson } from './reconcile.service.js';
-import { shipCard } from './shipping.service.js';
-import {
-  DELIVERY_QUESTION_SOURCE,
-  isMailCard,
-  isOutboundSetup,
-  isRunningSequence,
-  kindOfWorkFor,
-  normaliseOptions,
-  OPEN_STATUSES,
-} from './card-shape.js';
-import { sequenceIdFor } from '../mail/sequences.repository.js';
-import { stopSequences } from './sequences.service.js';
-import { dismissalLesson, outboundTexts, privateTextIn } from './private-text.js';
-import { cardsRepository, type Card } from './cards.repository.js';
-import { schedule, withoutAutoResolve } from './new-card.service.js';
+import { sequenceIdFor, sequencesRepository } from '../mail/sequences.repository.js';
+import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
+import type { Card } from './cards/card.js';
+import { isMailCard, isOutboundSetup, isRunningSequence, kindOfWorkFor, normaliseOptions, OPEN_STATUSES } from './cards/card-shape.js';
+import { cardsRepository, type CardChanges, type Guard } from './cards/cards.repository.js';
+import { dismissalLesson, outboundTexts, privateTextIn } from './cards/private-text.js';
+import { withoutAutoResolve } from './ladder.service.js';
 import type { ReviewDeps } from './review.types.js';
+import { schedule } from './timer-jobs.js';
 import { raiseTrust, resetTrust } from './trust.service.js';
 
-// A person's verbs on a card: answer (approve, answer, choose), request changes, snooze, dismiss
-// (the queue's reads are in queue.service.ts, a card's way in in new-card.service.ts).
+// A person's verbs on a card: answer (approve, answer, choose), request changes, snooze, dismiss (the
+// queue's reads are in queue.service.ts). They decide and never ship: an approve of work hands the card
+// back, and src/shipping/after-approval.ts ships it.
 
-async function loadOpen(deps: ReviewDeps, accountId: string, id: string): Promise<Card> {
-  const card = await cardsRepository(deps.db).find(accountId, id);
-  if (!card) throw new NotFound();
-  return card;
+/** One verb's move of a card: the guard it must still match, its changes, and what else its transaction does. */
+interface Move {
+  guard: Guard;
+  changes: CardChanges;
+  /** Before the card moves (dismissing a running sequence stops it). */
+  before?: (trx: Trx) => Promise<void>;
+  /** Once the card moved (trust, the agent's memory, a delivery question's settlement). */
+  after?: (trx: Trx) => Promise<void>;
 }
 
-/** The loser of a conditional update: 409 with what the card accepts now. */
-async function lost(trx: Trx, accountId: string, id: string): Promise<never> {
-  const now = await cardsRepository(trx).find(accountId, id);
-  throw new InvalidAction(now?.actions ?? []);
+/** The verb is one the card offers now; otherwise 409 `invalid_action` with the actions it does offer. */
+function offers(card: Card, action: string): void {
+  if (!card.actions.includes(action)) throw new InvalidAction(card.actions);
+}
+
+/**
+ * The verbs' one sequence: load the card (404 when it is not the account's), `check` it (each verb's own
+ * refusals, which throw), then make the verb's move in one audited transaction; a race lost to a person
+ * or the ladder is 409 `invalid_action` with what the card accepts now. A check that returns null moves
+ * nothing (an approve of work: shipping claims the card). Returns the card as read, and as moved.
+ */
+async function actOnCard(
+  deps: ReviewDeps,
+  actor: Actor,
+  accountId: string,
+  id: string,
+  check: (card: Card) => Promise<Move | null>,
+): Promise<{ card: Card; moved: Card | null }> {
+  const card = await cardsRepository(deps.db).find(accountId, id);
+  if (!card) throw new NotFound();
+  const move = await check(card);
+  if (!move) return { card, moved: null };
+  const moved = await auditedWrite(deps.db, actor, async (trx) => {
+    await move.before?.(trx);
+    const done = await cardsRepository(trx).transition(accountId, id, move.guard, move.changes);
+    if (!done) throw new InvalidAction((await cardsRepository(trx).find(accountId, id))?.actions ?? []);
+    await move.after?.(trx);
+    return { result: done, targetId: id };
+  });
+  return { card, moved };
 }
 
 /**
@@ -46,92 +68,95 @@ async function lost(trx: Trx, accountId: string, id: string): Promise<never> {
  */
 export type AfterDecision = (card: Card, approved: boolean) => Promise<void>;
 
+/** What a chosen option means for shipped work, in the decision's transaction (shipping settles a delivery question). */
+export type SettleChoice = (trx: Trx, card: Card, choice: string) => Promise<void>;
+
 export interface AnswerBody {
   action: 'approve' | 'answer' | 'choose';
   text?: string;
   optionValues?: string[];
 }
 
+/** Resolved here, or approved work for the shipping area to ship (its claim is the approval). */
+export type Answered = { ok: true; kind: string; result: Record<string, unknown> } | { ship: Card };
+
+/** The one option a `choose` picked (400 unless exactly one of the card's), or undefined for the other actions. */
+function choiceOf(card: Card, body: AnswerBody): string | undefined {
+  if (body.action !== 'choose') {
+    if (body.optionValues !== undefined) throw new BadRequest('optionValues is only for action choose');
+    return undefined;
+  }
+  const values = (normaliseOptions(card.options) ?? []).map((o) => o.value);
+  const picked = body.optionValues ?? [];
+  if (picked.length !== 1 || !values.includes(picked[0]!)) {
+    throw new BadRequest(
+      `optionValues must be exactly one of the card's option values: ${values.map((v) => JSON.stringify(v)).join(', ')}`,
+    );
+  }
+  return picked[0];
+}
+
+/** An approve's refusals: a blocked recipient, private text, work whose connection is missing (409 `rejected`). */
+async function checkApprove(deps: ReviewDeps, card: Card): Promise<void> {
+  const to = typeof card.payload.to === 'string' ? card.payload.to : null;
+  if (to && (await isBlocked(deps.db, card.accountId, to))) throw new Rejected(`${to} is on the block list; this cannot ship`);
+  const quotes = kindOfWorkFor(card) ? await privateTextIn(deps.db, card.accountId, outboundTexts(card)) : null;
+  if (quotes) throw new Rejected(`this card ${quotes}; nothing shipped: request changes so the agent rewrites it`);
+  // Work ships through its adapter or not at all: never approved into a void (409 naming the connection).
+  const missing = card.kindOfWork ? await cannotShip(deps.db, card.accountId, card.kindOfWork) : null;
+  if (missing) throw new Rejected(missing);
+}
+
 /**
  * `answer`: approve, answer or choose, once. A mail card is 409 `use_send`; a verb the card no longer
  * offers (or a race lost to a person or the ladder) is 409 `invalid_action` with the current actions.
+ * An approve of work moves nothing here: it returns `{ ship: card }`, and the caller ships it.
  */
-export async function answerCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, body: AnswerBody, after: AfterDecision) {
-  const card = await loadOpen(deps, accountId, id);
-  if (isMailCard(card)) throw new UseSend(`this is a mail card; send it with POST /api/v1/review/${card.id}/send`, card.actions);
-  if (!card.actions.includes(body.action)) throw new InvalidAction(card.actions);
+export async function answerCard(
+  deps: ReviewDeps,
+  actor: Actor,
+  accountId: string,
+  id: string,
+  body: AnswerBody,
+  after: AfterDecision,
+  settle: SettleChoice,
+): Promise<Answered> {
   const text = body.text?.trim() ? body.text : undefined;
-  let choice: string | undefined;
-  if (body.action === 'answer' && !text) throw new BadRequest('text is required when action is answer');
-  if (body.action === 'choose') {
-    const values = (normaliseOptions(card.options) ?? []).map((o) => o.value);
-    const picked = body.optionValues ?? [];
-    if (picked.length !== 1 || !values.includes(picked[0]!)) {
-      throw new BadRequest(
-        `optionValues must be exactly one of the card's option values: ${values.map((v) => JSON.stringify(v)).join(', ')}`,
-      );
-    }
-    choice = picked[0];
-  } else if (body.optionValues !== undefined) {
-    throw new BadRequest('optionValues is only for action choose');
-  }
-  const to = typeof card.payload.to === 'string' ? card.payload.to : null;
-  if (body.action === 'approve' && to && (await isBlocked(deps.db, accountId, to))) {
-    throw new Rejected(`${to} is on the block list; this cannot ship`);
-  }
-  const quotes = body.action === 'approve' && kindOfWorkFor(card) ? await privateTextIn(deps.db, accountId, outboundTexts(card)) : null;
-  if (quotes) throw new Rejected(`this card ${quotes}; nothing shipped: request changes so the agent rewrites it`);
-  if (body.action === 'approve' && card.kindOfWork) {
-    // Work ships through its adapter or not at all: never approved into a void (409 naming the connection).
-    const missing = await cannotShip(deps.db, accountId, card.kindOfWork);
-    if (missing) throw new Rejected(missing);
-    const shipped = await shipCard(deps, actor, card, { decidedBy: 'person' });
-    await after(card, true);
-    return { ok: true as const, kind: card.kind, result: { action: 'approve', by: 'person', at: Date.now(), sendId: shipped.sendId } };
-  }
-
-  const at = Date.now();
-  const resolution: Record<string, unknown> = { action: body.action, by: 'person', at };
-  if (text) resolution.text = text;
-  if (choice !== undefined) resolution.optionValues = [choice];
-  const result = await auditedWrite(deps.db, actor, async (trx) => {
-    // The version guard: a card revised since it was read is not the card the person approved.
-    const done = await cardsRepository(trx).transition(
-      accountId,
-      id,
-      { statuses: OPEN_STATUSES, version: card.version },
-      {
-        status: 'resolved',
-        resolvedAt: at,
-        resolution,
-        autoResolveAt: null,
-        snoozedUntil: null,
+  const resolution: Record<string, unknown> = { action: body.action, by: 'person' };
+  const { card, moved } = await actOnCard(deps, actor, accountId, id, async (card) => {
+    if (isMailCard(card)) throw new UseSend(`this is a mail card; send it with POST /api/v1/review/${card.id}/send`, card.actions);
+    offers(card, body.action);
+    if (body.action === 'answer' && !text) throw new BadRequest('text is required when action is answer');
+    const choice = choiceOf(card, body);
+    if (body.action === 'approve') await checkApprove(deps, card);
+    if (body.action === 'approve' && card.kindOfWork) return null;
+    const at = Date.now();
+    Object.assign(resolution, { at }, text ? { text } : {}, choice !== undefined ? { optionValues: [choice] } : {});
+    return {
+      // The version guard: a card revised since it was read is not the card the person approved.
+      guard: { statuses: OPEN_STATUSES, version: card.version },
+      changes: { status: 'resolved', resolvedAt: at, resolution, autoResolveAt: null, snoozedUntil: null },
+      after: async (trx) => {
+        if (choice) await settle(trx, card, choice);
+        if (body.action === 'approve' && !text && card.version === 1 && card.kindOfWork && card.kindOfWork !== 'spend') {
+          await raiseTrust(trx, accountId, card.kindOfWork, at);
+        }
       },
-    );
-    if (!done) return lost(trx, accountId, id);
-    if (card.sourceType === DELIVERY_QUESTION_SOURCE && typeof card.payload.sendId === 'string' && choice) {
-      await settleByPerson(trx, accountId, card.payload.sendId, choice);
-    }
-    if (body.action === 'approve' && !text && card.version === 1 && card.kindOfWork && card.kindOfWork !== 'spend') {
-      await raiseTrust(trx, accountId, card.kindOfWork, at);
-    }
-    return { result: resolution, targetId: id };
+    };
   });
+  if (!moved) return { ship: card };
   if (body.action === 'approve') await after(card, true);
-  return { ok: true as const, kind: card.kind, result };
+  return { ok: true as const, kind: card.kind, result: resolution };
 }
 
 /** `request-changes`: the card waits as `needs_revision`; the agent starts revising after the configured delay. */
 export async function requestChanges(deps: ReviewDeps, actor: Actor, accountId: string, id: string, text: string) {
-  const card = await loadOpen(deps, accountId, id);
-  if (!card.actions.includes('request_changes')) throw new InvalidAction(card.actions);
   const due = Date.now() + deps.config.review.revisionDelayMs;
-  const updated = await auditedWrite(deps.db, actor, async (trx) => {
-    const done = await cardsRepository(trx).transition(
-      accountId,
-      id,
-      { statuses: OPEN_STATUSES, version: card.version },
-      {
+  const { moved } = await actOnCard(deps, actor, accountId, id, async (card) => {
+    offers(card, 'request_changes');
+    return {
+      guard: { statuses: OPEN_STATUSES, version: card.version },
+      changes: {
         status: 'needs_revision',
         requestedChanges: text,
         revisionDueAt: due,
@@ -140,33 +165,21 @@ export async function requestChanges(deps: ReviewDeps, actor: Actor, accountId: 
         snoozedUntil: null,
         detail: withoutAutoResolve(card),
       },
-    );
-    if (!done) return lost(trx, accountId, id);
-    return { result: done, targetId: id };
+    };
   });
-  await schedule(deps, cardRevise, { accountId, cardId: id, version: updated.version }, due);
+  await schedule(deps, cardRevise, { accountId, cardId: id, version: moved!.version }, due);
   return { ok: true as const };
 }
 
 /** `snooze`: hidden until `until`; any auto-resolve deadline is cancelled. */
 export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, until: number) {
-  const card = await loadOpen(deps, accountId, id);
-  if (!card.actions.includes('snooze')) throw new InvalidAction(card.actions);
-  if (until <= Date.now()) throw new BadRequest('until must be in the future');
-  await auditedWrite(deps.db, actor, async (trx) => {
-    const done = await cardsRepository(trx).transition(
-      accountId,
-      id,
-      { statuses: OPEN_STATUSES, version: card.version },
-      {
-        status: 'snoozed',
-        snoozedUntil: until,
-        autoResolveAt: null,
-        detail: withoutAutoResolve(card),
-      },
-    );
-    if (!done) return lost(trx, accountId, id);
-    return { result: done, targetId: id };
+  await actOnCard(deps, actor, accountId, id, async (card) => {
+    offers(card, 'snooze');
+    if (until <= Date.now()) throw new BadRequest('until must be in the future');
+    return {
+      guard: { statuses: OPEN_STATUSES, version: card.version },
+      changes: { status: 'snoozed', snoozedUntil: until, autoResolveAt: null, detail: withoutAutoResolve(card) },
+    };
   });
   await schedule(deps, cardWake, { accountId, cardId: id, until }, until);
   return { ok: true as const, status: 'snoozed' as const, snoozedUntil: until };
@@ -186,39 +199,31 @@ export async function dismissCard(
   reason: string | undefined,
   after: AfterDecision,
 ) {
-  const card = await loadOpen(deps, accountId, id);
-  if (!card.actions.includes('dismiss')) throw new InvalidAction(card.actions);
-  const at = Date.now();
-  // A running sequence's first mail went out: dismissing it stops the follow-ups, and its resolution keeps what was sent.
-  const running = isRunningSequence(card);
-  const resolution: Record<string, unknown> = {
-    ...(running ? (card.resolution as Record<string, unknown>) : {}),
-    ...(running ? { sequence: 'stopped', sequenceStopReason: SEQUENCE_DISMISSED } : {}),
-    action: 'dismiss',
-    by: 'person',
-    at,
-    reason: reason ?? null,
-  };
-  if (isOutboundSetup(card)) resolution.proposal = 'cancelled';
-  await auditedWrite(deps.db, actor, async (trx) => {
-    if (running) await stopSequences(trx, accountId, { id: sequenceIdFor(id) }, SEQUENCE_DISMISSED, at);
-    const done = await cardsRepository(trx).transition(
-      accountId,
-      id,
-      { statuses: running ? ['sent'] : [...OPEN_STATUSES, 'needs_revision'] },
-      {
-        status: 'dismissed',
-        resolvedAt: at,
-        resolution,
-        autoResolveAt: null,
-        snoozedUntil: null,
-        revisionDueAt: null,
-      },
+  const resolution: Record<string, unknown> = {};
+  const { card } = await actOnCard(deps, actor, accountId, id, async (card) => {
+    offers(card, 'dismiss');
+    const at = Date.now();
+    // A running sequence's first mail went out: dismissing it stops the follow-ups, and its resolution keeps what was sent.
+    const running = isRunningSequence(card);
+    Object.assign(
+      resolution,
+      running ? { ...(card.resolution as Record<string, unknown>), sequence: 'stopped', sequenceStopReason: SEQUENCE_DISMISSED } : {},
+      { action: 'dismiss', by: 'person', at, reason: reason ?? null },
+      isOutboundSetup(card) ? { proposal: 'cancelled' } : {},
     );
-    if (!done) return lost(trx, accountId, id);
-    if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
-    await memoryNotesRepository(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
-    return { result: done, targetId: id };
+    const stop = { accountId, id: sequenceIdFor(id), reason: SEQUENCE_DISMISSED };
+    return {
+      guard: { statuses: running ? ['sent'] : [...OPEN_STATUSES, 'needs_revision'] },
+      changes: { status: 'dismissed', resolvedAt: at, resolution, autoResolveAt: null, snoozedUntil: null, revisionDueAt: null },
+      // The sequence's row stops here; the card says so in the resolution this move writes.
+      before: async (trx) => {
+        if (running) await sequencesRepository(trx).stop([stop], at);
+      },
+      after: async (trx) => {
+        if (card.kindOfWork) await resetTrust(trx, accountId, card.kindOfWork, at);
+        await memoryNotesRepository(trx).remember(accountId, dismissalLesson(card.title, card.sourceType, reason), card.turnId, at);
+      },
+    };
   });
   await after(card, false);
   return { ok: true as const, status: 'dismissed' as const, ...(resolution.proposal ? { proposal: 'cancelled' as const } : {}) };

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import { cardsRepository, type Card } from './cards.repository.js';
+import { cardsRepository, type Card } from './cards/cards.repository.js';
 import type { ReviewDeps } from './review.types.js';
 
 /**
@@ -104,27 +104,6 @@ export async function returnRevisedCard(deps: Pick<ReviewDeps, 'db'>, card: Card
     if (!back && produced) throw new Error(`card ${cardId} changed while its revision was returned; retrying`);
     return back !== null;
   });
-}
-
-/**
- * The agent's way to change a card it is revising (title, summary, payload); the previous content is
- * kept in `history`. Only while the card is `needs_revision`.
- */
-export async function applyRevision(
-  deps: Pick<ReviewDeps, 'db'>,
-  accountId: string,
-  cardId: string,
-  changes: Partial<Pick<Card, 'title' | 'summary' | 'payload'>>,
-): Promise<Card | null> {
-  const card = await cardsRepository(deps.db).find(accountId, cardId);
-  if (card?.status !== 'needs_revision') return null;
-  const previous = { version: card.version, title: card.title, summary: card.summary, payload: card.payload, replacedAt: Date.now() };
-  return cardsRepository(deps.db).transition(
-    accountId,
-    cardId,
-    { statuses: ['needs_revision'], version: card.version },
-    { ...changes, history: [...card.history, previous] },
-  );
 }
 
 /** Revisions whose moment passed without their job (the repair sweep): each card's version and revision turn. */

@@ -1,6 +1,7 @@
 import type { Db } from '../db.js';
 import { newId } from '../ids.js';
-import { cardsRepository, type NewCard } from './cards.repository.js';
+import type { NewCard } from './cards/card.js';
+import { addCard } from './cards/doors.js';
 
 type DemoCard = Omit<NewCard, 'id' | 'accountId' | 'actions' | 'primaryLabel'>;
 
@@ -155,10 +156,9 @@ function demoCards(now: number): DemoCard[] {
 
 /** Inserts the demo cards (the trust ladder looks at them on its next sweep). */
 export async function seedReviewCards(db: Db, accountId: string, now = Date.now()) {
-  const repo = cardsRepository(db);
   const created = [];
   for (const [i, c] of demoCards(now).entries()) {
-    const card = await repo.insert({ ...c, id: newId('card'), accountId, actions: [], primaryLabel: '', createdAt: now - i * 60_000 });
+    const card = await addCard(db, { ...c, id: newId('card'), accountId, actions: [], primaryLabel: '', createdAt: now - i * 60_000 });
     created.push({ id: card.id, kind: card.kind, sourceType: card.sourceType, title: card.title, actions: card.actions });
   }
   return created;

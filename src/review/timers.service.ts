@@ -1,11 +1,23 @@
-import { AppError, MailNotSettled, Rejected } from '../errors.js';
-import { shipCard } from './shipping.service.js';
 import { cannotShip } from '../channels/registry.js';
-import { isMailCard } from './card-shape.js';
-import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
-import { outboundTexts, privateTextIn } from './private-text.js';
-import { applyLadder, scheduleAutoResolve } from './new-card.service.js';
+import { AppError, MailNotSettled, Rejected } from '../errors.js';
+import type { DecidedBy } from '../results/channel-events.js';
+import { isMailCard } from './cards/card-shape.js';
+import { cardsRepository, type Card, type CardChanges } from './cards/cards.repository.js';
+import { outboundTexts, privateTextIn } from './cards/private-text.js';
+import { applyLadder } from './ladder.service.js';
 import type { ReviewDeps } from './review.types.js';
+import { scheduleAutoResolve } from './timer-jobs.js';
+
+/**
+ * Ships a card the ladder (or a setting) approved: the shipping area's fenced path, handed in by whoever
+ * runs the timer (src/shipping/after-approval.ts), because review decides and never ships. It throws the
+ * shipping path's errors (409 `rejected`, 503 `unavailable` or `delivery_pending`); `whenNotSent` is what
+ * the card gets, in the release's transaction, when nothing went out.
+ */
+export type ShipApproved = (
+  card: Card,
+  opts: { decidedBy: DecidedBy; autoResolveAt: number; whenNotSent: (permanent: boolean, sentence: string) => CardChanges },
+) => Promise<unknown>;
 
 /**
  * The trust ladder's deadline. Acts only while the card is pending with exactly this `autoResolveAt`:
@@ -13,8 +25,9 @@ import type { ReviewDeps } from './review.types.js';
  * path as a person's verb, recorded as decided by the trust ladder (or the setting); work whose adapter
  * is not connected on the account is never resolved into a void: the deadline goes and a note says why.
  */
-export async function autoResolve(
+export async function resolveOnDeadline(
   deps: ReviewDeps,
+  ship: ShipApproved,
   accountId: string,
   cardId: string,
   at: number,
@@ -36,7 +49,7 @@ export async function autoResolve(
     );
     return 'noop' as const;
   };
-  // Mail checks its own text on the way out (shipCard); any other card is checked here, before anything else.
+  // Mail checks its own text on the way out (the shipping path); any other card is checked here, before anything else.
   const quotes = isMailCard(card) ? null : await privateTextIn(deps.db, accountId, outboundTexts(card));
   if (quotes) return leaveNote(`Not approved automatically: this card ${quotes}`);
   if (card.kindOfWork) {
@@ -44,7 +57,7 @@ export async function autoResolve(
     if (missing) return leaveNote(`Not shipped automatically: ${missing}; it waits for a person`);
     const next = nextTry(deps, card);
     try {
-      await shipCard(deps, null, card, {
+      await ship(card, {
         decidedBy,
         autoResolveAt: at,
         whenNotSent: (permanent, sentence) => afterNotSent(card, permanent, sentence, next),
@@ -137,7 +150,7 @@ export async function wakeCard(deps: ReviewDeps, accountId: string, cardId: stri
  * The repair sweep: ladder for unseen cards, and any timer whose moment passed without its job. Revisions
  * due are the agent's part of the sweep (src/agent/card-revision.ts, `sweepRevisions`).
  */
-export async function sweepCards(deps: ReviewDeps, limit = 200): Promise<Record<string, number>> {
+export async function sweepTimers(deps: ReviewDeps, ship: ShipApproved, limit = 200): Promise<Record<string, number>> {
   const repo = cardsRepository(deps.db);
   const now = Date.now();
   const due = await repo.due(now, limit);
@@ -148,7 +161,8 @@ export async function sweepCards(deps: ReviewDeps, limit = 200): Promise<Record<
   }
   for (const c of due.autoResolve) {
     const card = await repo.find(c.accountId, c.id);
-    if (card?.autoResolveAt && (await autoResolve(deps, c.accountId, c.id, card.autoResolveAt)) !== 'noop') counts.autoResolved++;
+    if (card?.autoResolveAt && (await resolveOnDeadline(deps, ship, c.accountId, c.id, card.autoResolveAt)) !== 'noop')
+      counts.autoResolved++;
   }
   for (const c of due.snoozed) {
     const card = await repo.find(c.accountId, c.id);

@@ -2,8 +2,8 @@ import { cannotShip } from '../channels/registry.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
 import { needsApproval } from './approval.service.js';
-import { isBudgetCard } from './card-shape.js';
-import type { Card } from './cards.repository.js';
+import { isBudgetCard } from './cards/card-shape.js';
+import type { Card } from './cards/cards.repository.js';
 
 /**
  * The trust ladder. Per account and kind of work we count approvals a person shipped unchanged (no

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import { firstCardOfTurn } from '../review/cards.service.js';
+import { firstCardOfTurn } from '../review/cards/doors.js';
 import type { AgentOutcome } from './webhooks.types.js';
 
 interface TurnWindow {

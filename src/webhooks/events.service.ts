@@ -107,17 +107,6 @@ export async function handDeliveries(
   return answers;
 }
 
-/** One delivery (see handDeliveries). */
-export async function handDelivery(
-  rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>,
-  deliveryId: string,
-  log: Logger,
-): Promise<HandOutcome> {
-  const answer = (await handDeliveries(rt, [deliveryId], log)).get(deliveryId)!;
-  if (answer instanceof Error) throw answer;
-  return answer;
-}
-
 /** The worker gave up on a delivery: the log says Worker Error (and it stops being re-queued). */
 export async function failDelivery(rt: Pick<Deps, 'db'>, deliveryId: string, error: string): Promise<void> {
   await webhooksRepository(rt.db).markWorkerError([deliveryId], error.slice(0, 500));

@@ -1,10 +1,11 @@
-import { dispatchTurn, recordTurn, waitForTurnEnd, type AgentDeps } from '../agent/agent.service.js';
+import { dispatchTurn, recordTurn, type AgentDeps } from '../agent/agent.service.js';
+import { waitForTurnEnd } from '../agent/turn-wait.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { newId } from '../ids.js';
 import { enqueue } from '../jobs/registry.js';
 import { workflowAdvance } from '../jobs/workflow-runs.js';
-import { addCard, gateRunId } from '../review/cards.service.js';
+import { addCard, gateRunId } from '../review/cards/doors.js';
 import { deliverToDestination } from './destinations.service.js';
 import { closeRun, failStep, skipRest, stopRun } from './run-state.js';
 import { runsRepository, TERMINAL, type RunState, type RunStepState } from './runs.repository.js';

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { monthStart } from '../../src/channels/spend-cap.js';
 import { newId } from '../../src/ids.js';
-import { needsApproval } from '../../src/review/approval.service.js';
-import { createCard } from '../../src/review/new-card.service.js';
+import { needsApproval, shipBySetting } from '../../src/review/approval.service.js';
+import { createCard } from '../helpers/cards.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
-import { shipBySetting } from '../../src/review/ship.service.js';
 import { adminCall } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

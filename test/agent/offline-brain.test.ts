@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { dataBlock } from '../../src/agent/data-block.js';
 import { needsApproval, setApproval } from '../../src/review/approval.service.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 let env: AgentEnv;

@@ -6,7 +6,7 @@ import { createRedis, keyspace } from '../../src/redis.js';
 import { authGuardKeys } from '../../src/tokens/auth-guard.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { holdTable } from '../helpers/locks.js';
 import { redisAway } from '../helpers/outages.js';
 import { buildCard } from '../helpers/factories.js';

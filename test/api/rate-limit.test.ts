@@ -13,7 +13,7 @@ import { holdTable } from '../helpers/locks.js';
 import { redisAway } from '../helpers/outages.js';
 import { bucketKey } from '../../src/rate-limit.js';
 import { keyspace } from '../../src/redis.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
 let env: TestEnv;

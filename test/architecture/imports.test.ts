@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * The shape of the code, read from its import lines (docs/decisions.md, "Areas and their layers").
  * An area is a folder of src/ (`src/review/` is `review`); a file directly in src/ is its own area,
- * named after the file (`src/db.ts` is `db`). api/ and workers/ are areas of their own.
+ * named after the file (`src/db.ts` is `db`). api/ and workers/ are areas of their own. A folder in
+ * NESTED_AREAS is an area of its own inside its parent's folder (`src/review/cards/` is `review/cards`).
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -33,13 +34,19 @@ const LAYERS: readonly (readonly string[])[] = [
     // experiments: the statistics of agent-run experiments (assignment, power, stopping rule), pure and self-contained.
     'experiments',
   ],
-  ['accounts', 'audit', 'results', 'secrets'],
+  // memory: the agent's notes, read by the private-text check wherever work leaves and written by the agent and dismissals.
+  ['accounts', 'audit', 'results', 'secrets', 'memory'],
   // Tracked links and visits are made by mail and by published posts.
   ['tokens', 'blocklist', 'measurement'],
   ['leads', 'rate-limit', 'deps', 'content'],
-  // The shipping path: review ships work through channels, and channels through mail's transports.
+  // Work ships through channels, and channels through mail's transports.
   ['mail', 'channels'],
+  // A card and its storage: the one writer of review_cards.
+  ['review/cards'],
+  // A person's verbs on cards, the queue's reads, timers, trust and approval: they decide, and never ship.
   ['review'],
+  // The shipping path: what was approved is fenced, shipped through its channel and reconciled.
+  ['shipping'],
   ['agent'],
   ['webhooks', 'workflows', 'inbound'],
   ['admin'],
@@ -47,9 +54,18 @@ const LAYERS: readonly (readonly string[])[] = [
   ['api', 'workers'],
 ];
 
-/** Files outside src/review/ still allowed to write cards through the card repository: none (the shipping path moved into src/review/). */
-const CARD_REPOSITORY_ALLOWED = new Set<string>([]);
-/** Files outside src/review/ that may read the review_cards table, never write it: `/results` `harness` counts cards. */
+/** Folders inside an area's folder that are areas of their own. */
+const NESTED_AREAS = ['src/review/cards/'];
+/** The card area: the only files that touch the review_cards table. */
+const CARDS = 'src/review/cards/';
+const CARD_REPOSITORY = join('src', 'review', 'cards', 'cards.repository.ts');
+/**
+ * Areas besides the card area that move cards through the card repository's guarded writes: the review
+ * verbs and timers, and the shipping path (claim, settle, release). Every other area uses the card
+ * area's doors (src/review/cards/doors.ts) or review's services.
+ */
+const CARD_REPOSITORY_ALLOWED = new Set<string>(['review', 'shipping']);
+/** Files outside src/review/cards/ that may read the review_cards table, never write it: `/results` `harness` counts cards. */
 const CARD_TABLE_READERS = new Set<string>(['src/results/harness.repository.ts']);
 const WRITES_CARDS = /\b(?:insert\s+into|update|delete\s+from)\s+review_cards\b|review_cards['"]\s*\)\s*\.\s*(?:insert|update|del)\b/i;
 
@@ -67,6 +83,8 @@ function sourceFiles(): string[] {
 }
 
 function areaOf(file: string): string {
+  const nested = NESTED_AREAS.find((n) => file.startsWith(n));
+  if (nested) return nested.slice('src/'.length, -1);
   const parts = file.split('/');
   if (parts[0] !== 'src') return parts[0]!;
   return parts.length > 2 ? parts[1]! : parts[1]!.replace(/\.ts$/, '');
@@ -96,13 +114,8 @@ for (const f of files) {
 }
 const layerOf = new Map(LAYERS.flatMap((areas, i) => areas.map((a) => [a, i] as const)));
 
-/** Strongly connected groups of more than one area (Tarjan): each is an import cycle. */
-function cycles(): string[][] {
-  const next = new Map<string, string[]>();
-  for (const key of arrows.keys()) {
-    const [a, b] = key.split(' -> ') as [string, string];
-    next.set(a, [...(next.get(a) ?? []), b]);
-  }
+/** Strongly connected groups of more than one node (Tarjan) of a graph given as each node's successors: each is a cycle. */
+function stronglyConnected(next: Map<string, string[]>): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
@@ -135,6 +148,25 @@ function cycles(): string[][] {
   return out;
 }
 
+/** Import cycles between areas. */
+function cycles(): string[][] {
+  const next = new Map<string, string[]>();
+  for (const key of arrows.keys()) {
+    const [a, b] = key.split(' -> ') as [string, string];
+    next.set(a, [...(next.get(a) ?? []), b]);
+  }
+  return stronglyConnected(next);
+}
+
+/** Import cycles between files (inside an area too), each as its files with what each imports of the others. */
+function fileCycles(): string[][] {
+  const known = new Set(files);
+  const next = new Map(files.map((f) => [f, importsOf(f, texts.get(f)!).filter((t) => known.has(t))]));
+  return stronglyConnected(next).map((group) =>
+    group.map((f) => `${f} imports ${[...new Set(next.get(f)!.filter((t) => group.includes(t)))].join(', ')}`),
+  );
+}
+
 /** The arrows that close a cycle, with the files that make them, so a failure says where to look. */
 function cycleArrows(group: string[]): string[] {
   return [...arrows.entries()]
@@ -161,6 +193,21 @@ describe('the import graph', () => {
     expect(cycles().map(cycleArrows)).toEqual([]);
   });
 
+  it('has no import cycle between files, inside an area either', () => {
+    expect(fileCycles()).toEqual([]);
+  });
+
+  it('never ships from the review verbs: src/review/ (outside its cards area) imports nothing of src/shipping/', () => {
+    const shipping = files
+      .filter((f) => areaOf(f) === 'review')
+      .flatMap((f) =>
+        importsOf(f, texts.get(f)!)
+          .filter((t) => t.startsWith('src/shipping/'))
+          .map((t) => `${f} imports ${t}`),
+      );
+    expect(shipping).toEqual([]);
+  });
+
   it('has no arrow from a lower area up to a higher one, and api/ and workers/ never import each other', () => {
     const up = [...arrows.entries()]
       .filter(([key]) => {
@@ -172,14 +219,14 @@ describe('the import graph', () => {
     expect(up).toEqual([]);
   });
 
-  it('writes review cards only from src/review/', () => {
-    const outside = files.filter((f) => !f.startsWith('src/review/'));
+  it('writes review cards only from src/review/cards/, and moves them through its repository only from review and shipping', () => {
+    const outside = files.filter((f) => !f.startsWith(CARDS));
     const table = outside.filter((f) => {
       const code = texts.get(f)!.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
       return /\breview_cards\b/.test(code) && (!CARD_TABLE_READERS.has(f) || WRITES_CARDS.test(code));
     });
     const repository = outside.filter(
-      (f) => !CARD_REPOSITORY_ALLOWED.has(f) && importsOf(f, texts.get(f)!).some((t) => t === join('src', 'review', 'cards.repository.ts')),
+      (f) => !CARD_REPOSITORY_ALLOWED.has(areaOf(f)) && importsOf(f, texts.get(f)!).some((t) => t === CARD_REPOSITORY),
     );
     expect({ table, repository }).toEqual({ table: [], repository: [] });
   });
@@ -187,9 +234,9 @@ describe('the import graph', () => {
   it('writes review cards only in the card repository, whose writes bump the queue version', () => {
     const strip = (f: string) => texts.get(f)!.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
     const writers = files.filter((f) => WRITES_CARDS.test(strip(f)));
-    expect(writers).toEqual(['src/review/cards.repository.ts']);
+    expect(writers).toEqual([CARD_REPOSITORY]);
     // Its two writes (insert, conditional update) each run through cardWrite (src/queue-version/card-writes.ts).
-    const code = strip('src/review/cards.repository.ts');
+    const code = strip(CARD_REPOSITORY);
     expect(code.match(/\.(?:insert|update)\(/g)).toHaveLength(2);
     expect(code).toMatch(/insert: \(c: NewCard\): Promise<Card> => cardWrite\(q, c\.accountId, \(\) => insertCard\(q, c\)\)/);
     expect(code).toMatch(/cardWrite\(q, accountId, \(\) => transitionCard\(q, accountId, id, guard, changes, at\)\)/);

@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db.js';
-import type { Card } from '../../src/review/cards.repository.js';
+import type { Card } from '../../src/review/cards/cards.repository.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import type { TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { setApproval } from '../../src/review/approval.service.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
-import { autoResolve } from '../../src/review/timers.service.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
+import { autoResolve } from '../../src/shipping/after-approval.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { approve, auth, siteToken } from './helpers.js';
 

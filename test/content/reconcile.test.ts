@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest';
 import { adapterFor } from '../../src/channels/registry.js';
-import { cardsRepository, type Card } from '../../src/review/cards.repository.js';
-import { fencesRepository, type Fence } from '../../src/review/fence.repository.js';
-import { fenceWork, markPending } from '../../src/review/fence.service.js';
-import { reconcileSend } from '../../src/review/reconcile.service.js';
+import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
+import { fencesRepository, type Fence } from '../../src/shipping/fence.repository.js';
+import { fenceWork, markPending } from '../../src/shipping/fence.service.js';
+import { reconcileSend } from '../../src/shipping/reconcile.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth, blogCard, siteToken } from './helpers.js';
 

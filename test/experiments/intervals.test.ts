@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { citation, describePlan, formatProbability, wilson } from '../../src/experiments/intervals.js';
+import { wilson } from '../../src/experiments/intervals.js';
+import { citation, describePlan, formatProbability } from '../../src/experiments/wording.js';
 import { planExperiment } from '../../src/experiments/plan.js';
 import { probabilityBest } from '../../src/experiments/posterior.js';
 import { seededRandom } from '../../src/experiments/simulate.js';

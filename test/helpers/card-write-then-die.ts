@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { createDeps } from '../../src/deps.js';
 import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/logger.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 
 const [accountId, title] = process.argv.slice(2) as [string, string];
 const rt = createDeps(loadConfig(), createLogger('silent'));

@@ -5,7 +5,7 @@ import { newId } from '../../src/ids.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import type { UpsertLeadInput } from '../../src/leads/leads.types.js';
 import { threadsRepository, type Thread } from '../../src/mail/threads.repository.js';
-import { cardsRepository, type Card, type NewCard } from '../../src/review/cards.repository.js';
+import { cardsRepository, type Card, type NewCard } from '../../src/review/cards/cards.repository.js';
 import type { Deps } from '../../src/deps.js';
 import { createHook } from '../../src/webhooks/webhooks.service.js';
 

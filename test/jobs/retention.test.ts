@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { requestDrain } from '../../src/agent/drain.js';
 import { agentTurn } from '../../src/jobs/agent-turns.js';
 import { createLogger } from '../../src/logger.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { handDeliveries } from '../../src/webhooks/events.service.js';
 import { createQueues, defineJob, enqueue, pendingJob, type QueueSet } from '../../src/jobs/registry.js';
 import { createRedis, type Redis } from '../../src/redis.js';

@@ -4,7 +4,7 @@ import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { configWith } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { RECORD_TRIES } from '../../src/review/record-outcome.js';
+import { RECORD_TRIES } from '../../src/shipping/record-outcome.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { tcpProxy } from '../helpers/outages.js';

@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
-import { shipSequenceStep } from '../../src/review/sequences.service.js';
+import { shipSequenceStep } from '../../src/shipping/sequence-runner.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';

@@ -147,7 +147,7 @@ describe('network messages through the provider bridge', () => {
         20_000,
       );
       expect(question.title).toBe('Did the network message to https://www.linkedin.com/in/ann-lee go out?');
-      // Worded for the network (src/review/delivery-question.ts), not for mail.
+      // Worded for the network (src/shipping/delivery-question.ts), not for mail.
       expect(question.prompt).toContain("Check the sent messages (or sent invitations, for a connection request) of the account's profile");
       expect(question.prompt).not.toContain('sent folder');
       expect(question.options.map((o: { label: string }) => o.label)).toEqual([

@@ -5,7 +5,7 @@ import { setSpendCap } from '../../src/channels/spend-cap.js';
 import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { startPools, type Pools } from '../../workers/main.js';
-import type { Card } from '../../src/review/cards.repository.js';
+import type { Card } from '../../src/review/cards/cards.repository.js';
 import { buildCard } from '../helpers/factories.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { ROOT, until, waitFor } from '../helpers/processes.js';

@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect } from 'vitest';
 import { newId } from '../../src/ids.js';
-import { createCard } from '../../src/review/new-card.service.js';
-import { autoResolve, wakeCard } from '../../src/review/timers.service.js';
+import { createCard } from '../helpers/cards.js';
+import { wakeCard } from '../../src/review/timers.service.js';
+import { autoResolve } from '../../src/shipping/after-approval.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -13,7 +14,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
  * snooze wake-ups, some of them fired at the same moment as a person's verb, are driven through the
  * real HTTP API and the timer jobs' own service functions against real Postgres. The model is the
  * spec's table (section 3.1) with the decisions of docs/decisions.md ("actions / primaryLabel",
- * "Snooze", "Dismiss"), written out here independently of `src/review/card-shape.ts`.
+ * "Snooze", "Dismiss"), written out here independently of `src/review/cards/card-shape.ts`.
  *
  * After every step: each card's status, `actions` and deadline match the model. After every run:
  * each card closed at most once (a single terminal transition whose resolution never changes), one

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'vitest';
 import { newId } from '../../src/ids.js';
-import { setApproval } from '../../src/review/approval.service.js';
-import { DELIVERY_QUESTION_SOURCE } from '../../src/review/card-shape.js';
-import { createCard } from '../../src/review/new-card.service.js';
-import { shipBySetting } from '../../src/review/ship.service.js';
+import { setApproval, shipBySetting } from '../../src/review/approval.service.js';
+import { DELIVERY_QUESTION_SOURCE } from '../../src/review/cards/card-shape.js';
+import { createCard } from '../helpers/cards.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { gate } from '../helpers/db-holds.js';
 import { envFor, type TestEnv } from '../helpers/env.js';

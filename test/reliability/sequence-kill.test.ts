@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
-import { shipCard } from '../../src/review/shipping.service.js';
+import { shipCard } from '../../src/shipping/ship-card.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { ROOT, until, waitFor } from '../helpers/processes.js';

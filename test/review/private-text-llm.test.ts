@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect } from 'vitest';
-import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
+import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest';
-import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
-import { dismissalLesson, findQuotedNote } from '../../src/review/private-text.js';
-import { autoResolve } from '../../src/review/timers.service.js';
+import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
+import { dismissalLesson, findQuotedNote } from '../../src/review/cards/private-text.js';
+import { autoResolve } from '../../src/shipping/after-approval.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';

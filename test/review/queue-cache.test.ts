@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beginCardWrite } from '../../src/queue-version/card-writes.js';
 import { queueVersionKeys } from '../../src/queue-version/keys.js';
 import { keyspace } from '../../src/redis.js';
-import { autoResolve } from '../../src/review/timers.service.js';
+import { autoResolve } from '../../src/shipping/after-approval.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { holdTable } from '../helpers/locks.js';

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.schemas.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { cardView } from '../../src/review/queue.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { AnswerResponse, ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';

@@ -6,13 +6,12 @@ import { recordTurn } from '../../src/agent/agent.service.js';
 import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue, pendingJob } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
-import { createCard } from '../../src/review/new-card.service.js';
-import { shipBySetting } from '../../src/review/ship.service.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
+import { createCard } from '../helpers/cards.js';
+import { shipBySetting, setApproval } from '../../src/review/approval.service.js';
 import { returnRevision } from '../../src/agent/card-revision.js';
-import { sweepCards } from '../../src/review/timers.service.js';
+import { sweepCards } from '../../src/shipping/after-approval.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
-import { setApproval } from '../../src/review/approval.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 

@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { buildCard } from '../helpers/factories.js';
 import { afterAll, describe, expect } from 'vitest';
 import { newId } from '../../src/ids.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -4,7 +4,7 @@ import type { RouteDef } from '../../api/route.js';
 import { routes } from '../../api/routes.js';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { newId } from '../../src/ids.js';
-import { cardsRepository } from '../../src/review/cards.repository.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { createWorkflow } from '../../src/workflows/workflows.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -1,6 +1,6 @@
 import { buildCard } from '../helpers/factories.js';
 import { describe, expect } from 'vitest';
-import { memoryNotesRepository } from '../../src/review/memory-notes.repository.js';
+import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
 import { makeHook, postJson } from './helpers.js';

@@ -1,4 +1,4 @@
-import type { Card } from './cards.repository.js';
+import type { Card } from './card.js';
 import { payloadColumns } from './payload.js';
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));

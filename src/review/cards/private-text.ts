@@ -1,6 +1,6 @@
-import type { Queryable } from '../db.js';
+import type { Queryable } from '../../db.js';
 import { isMailCard, mailDraftOf } from './card-shape.js';
-import { memoryNotesRepository } from './memory-notes.repository.js';
+import { memoryNotesRepository } from '../../memory/memory-notes.repository.js';
 
 /**
  * The account's memory guides the agent; it is never quoted to outsiders. This file is the one check

@@ -1,21 +1,15 @@
-import { KINDS_OF_WORK, type KindOfWork } from '../channels/kinds.js';
+import { KINDS_OF_WORK, type KindOfWork } from '../../channels/kinds.js';
 
-export { mailDraftOf } from '../mail/mail-draft.js';
+export { mailDraftOf } from '../../mail/mail-draft.js';
 
 /**
  * Card statuses. In the queue: `pending`, `needs_revision`. `snoozed` is hidden until `snoozedUntil`;
  * `sending` holds a mail card whose send is fenced (in flight or awaiting reconciliation); `resolved`,
  * `sent` and `dismissed` are final.
  */
-export const CARD_STATUSES = ['pending', 'needs_revision', 'snoozed', 'sending', 'resolved', 'sent', 'dismissed'] as const;
-export type CardStatus = (typeof CARD_STATUSES)[number];
 export const QUEUE_STATUSES = ['pending', 'needs_revision'] as const;
 /** Statuses in which a person's verbs (other than dismiss during a revision) apply. */
 export const OPEN_STATUSES = ['pending', 'snoozed'] as const;
-
-/** Priority bands, most urgent first; the queue sorts by band, then newest first. */
-export const PRIORITIES = ['urgent', 'high', 'normal', 'low'] as const;
-export type Priority = (typeof PRIORITIES)[number];
 
 /** Mail cards ship through `POST /review/{id}/send`, never through `answer`. */
 export const MAIL_SOURCES = ['mail_draft', 'mail_reply'] as const;
@@ -72,7 +66,7 @@ const CLOSED_LABELS: Record<string, string> = {
 /** The label of the primary button: what pressing it does now. */
 export function primaryLabelFor(c: ShapeInput): string {
   if (isRunningSequence(c)) return 'Running';
-  // A send the mail relay refused for good (src/review/refusals.service.ts): settled, nothing went out.
+  // A send the mail relay refused for good (src/shipping/refusals.service.ts): settled, nothing went out.
   if (c.status === 'resolved' && (c.resolution as { bounced?: unknown } | null)?.bounced === true) return 'Bounced';
   const closed = CLOSED_LABELS[c.status];
   if (closed) return closed;
@@ -117,5 +111,8 @@ export function normaliseOptions(options: unknown): Option[] | null {
   return out;
 }
 
-/** SQL ordering of the priority bands (unknown bands sort with `normal`). */
+/**
+ * SQL ordering of the priority bands, most urgent first: `urgent`, `high`, `normal`, `low` (unknown bands
+ * sort with `normal`); the queue sorts by band, then newest first.
+ */
 export const PRIORITY_ORDER_SQL = `case priority when 'urgent' then 0 when 'high' then 1 when 'normal' then 2 when 'low' then 3 else 2 end`;

@@ -2,13 +2,14 @@ import type { ChannelAdapter, Lookup } from '../channels/channel.types.js';
 import { adapterFor } from '../channels/registry.js';
 import type { Db, Trx } from '../db.js';
 import { newId } from '../ids.js';
-import { DELIVERY_QUESTION_SOURCE } from './card-shape.js';
-import { cardsRepository } from './cards.repository.js';
+import { DELIVERY_QUESTION_SOURCE } from '../review/cards/card-shape.js';
+import { cardsRepository } from '../review/cards/cards.repository.js';
+import { addCard } from '../review/cards/doors.js';
 import { deliveryQuestion } from './delivery-question.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import { markShipped, scheduleReconcile, settleSent } from './fence.service.js';
 import { recordKnownOutcome } from './record-outcome.js';
-import type { ReviewDeps } from './review.types.js';
+import type { ReviewDeps } from '../review/review.types.js';
 
 /**
  * Settles one fence whose answer was lost. Asks the fence's adapter; where it cannot tell and the
@@ -80,7 +81,7 @@ async function askPerson(db: Db, fence: Fence, adapter: ChannelAdapter | null): 
       questionCardId: questionId,
     });
     if (!moved) return;
-    await cardsRepository(trx).insert({
+    await addCard(trx, {
       id: questionId,
       accountId: fence.accountId,
       kind: 'choice',

@@ -1,15 +1,16 @@
-import type { Queryable } from '../db.js';
+import type { Queryable } from '../../db.js';
 import { cardsRepository, type Card, type NewCard } from './cards.repository.js';
 
 /**
- * The card lifecycle's doors for other areas: every card another area makes or reads goes through
- * here (or through the review, timers and ship services), never through the table or the repository.
- * test/architecture/imports.test.ts fails on a write to review_cards outside src/review/.
+ * The card area's doors: every card enters the queue through `addCard` (the agent's tools, workflow
+ * gates, `shipBySetting`, the delivery question, the demo seed), and other areas read cards here. Only
+ * review and shipping move cards, through the repository's guarded `transition`;
+ * test/architecture/imports.test.ts fails on a write to review_cards outside src/review/cards/.
  */
 
 /**
- * Records a new card in the queue, pending, on the caller's transaction. The trust ladder looks at it
- * afterwards (the card-timers sweep applies it to every card not yet checked), as before this door.
+ * Records a new card in the queue (pending unless it says otherwise), on the caller's transaction. The
+ * trust ladder looks at it afterwards: the card-timers sweep applies it to every card not yet checked.
  */
 export function addCard(q: Queryable, card: NewCard): Promise<Card> {
   return cardsRepository(q).insert(card);

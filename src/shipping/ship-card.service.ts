@@ -6,15 +6,15 @@ import { adapterFor, cannotShip } from '../channels/registry.js';
 import type { Db, Queryable, Trx } from '../db.js';
 import { BadRequest, InvalidAction, MailNotSettled, NotFound, Rejected } from '../errors.js';
 import type { DecidedBy } from '../results/channel-events.js';
-import { isMailCard } from './card-shape.js';
-import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
+import { isMailCard } from '../review/cards/card-shape.js';
+import { cardsRepository, type Card, type CardChanges } from '../review/cards/cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
-import { privateTextIn } from './private-text.js';
+import { privateTextIn } from '../review/cards/private-text.js';
 import { recordKnownOutcome } from './record-outcome.js';
 import { settleRefusal } from './refusals.service.js';
 import { fenceWork, markPending, releaseFence, settleSent } from './fence.service.js';
-import type { ReviewDeps } from './review.types.js';
-import { queueNextStep } from './sequences.service.js';
+import type { ReviewDeps } from '../review/review.types.js';
+import { queueNextStep } from './sequence-state.js';
 
 export interface SendResult {
   ok: true;

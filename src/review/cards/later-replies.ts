@@ -1,4 +1,4 @@
-import type { Queryable } from '../db.js';
+import type { Queryable } from '../../db.js';
 import { cardsRepository } from './cards.repository.js';
 
 /**

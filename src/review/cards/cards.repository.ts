@@ -1,7 +1,8 @@
-import { preparedQuery, type Queryable } from '../db.js';
-import { metrics, word } from '../metrics/registry.js';
-import { cardWrite } from '../queue-version/card-writes.js';
+import { preparedQuery, type Queryable } from '../../db.js';
+import { metrics, word } from '../../metrics/registry.js';
+import { cardWrite } from '../../queue-version/card-writes.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
+import type { Card, NewCard } from './card.js';
 import { toRow, type CardChanges } from './card-changes.js';
 import { payloadColumns } from './payload.js';
 import { QUEUE_ROW_SELECT, toQueueRow, type QueueRow, type QueueRowRaw } from './queue-json.js';
@@ -9,50 +10,7 @@ import { QUEUE_ROW_SELECT, toQueueRow, type QueueRow, type QueueRowRaw } from '.
 export { capPayload, PAYLOAD_TEXT_LIMIT } from './payload.js';
 export type { CardChanges } from './card-changes.js';
 export { QUEUE_CARD_JSON, type QueueRow } from './queue-json.js';
-
-/** A review card as spec 2.2 names its fields, plus the owning account and the turn that made it. */
-export interface Card {
-  id: string;
-  accountId: string;
-  kind: string;
-  sourceType: string;
-  status: string;
-  title: string;
-  prompt: string;
-  summary: string;
-  detail: unknown;
-  priority: string;
-  options: unknown;
-  textInput: unknown;
-  budgetChange: unknown;
-  payload: Record<string, unknown>;
-  actions: string[];
-  primaryLabel: string;
-  autoResolveAt: number | null;
-  dueAt: number | null;
-  snoozedUntil: number | null;
-  leadId: string | null;
-  leadContactId: string | null;
-  postId: string | null;
-  turnId: string | null;
-  createdAt: number;
-  updatedAt: number;
-  resolvedAt: number | null;
-  resolution: unknown;
-  /** The kind of work it ships (trust ladder key), or null. */
-  kindOfWork: string | null;
-  /** Arose from outside data (a webhook payload): never auto-resolves. */
-  fromOutside: boolean;
-  ladderChecked: boolean;
-  version: number;
-  history: unknown[];
-  requestedChanges: string | null;
-  revisionDueAt: number | null;
-  revisionTurnId: string | null;
-}
-
-export type NewCard = Pick<Card, 'id' | 'accountId' | 'kind' | 'sourceType' | 'title' | 'payload' | 'actions' | 'primaryLabel'> &
-  Partial<Omit<Card, 'id' | 'accountId' | 'kind' | 'sourceType' | 'title' | 'payload' | 'actions' | 'primaryLabel'>>;
+export type { Card, NewCard } from './card.js';
 
 interface CardRow {
   id: string;

@@ -7,13 +7,13 @@ import { enqueue } from '../jobs/registry.js';
 import { newId } from '../ids.js';
 import type { DecidedBy } from '../results/channel-events.js';
 import { recordChannelEvent } from '../results/channel-events.js';
-import { cardsRepository, type Card, type CardChanges } from './cards.repository.js';
+import { cardsRepository, type Card, type CardChanges } from '../review/cards/cards.repository.js';
 import { recordSendOutcome } from './lead-outcome.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
-import type { ReviewDeps } from './review.types.js';
+import type { ReviewDeps } from '../review/review.types.js';
 import { clearSoftFailures } from './refusals.service.js';
-import { startSequence, stepShipped } from './sequences.service.js';
-import { raiseTrust } from './trust.service.js';
+import { startSequence, stepShipped } from './sequence-state.js';
+import { raiseTrust } from '../review/trust.service.js';
 
 /**
  * Writes the fence of one piece of a claimed card's work (`step` 0, or a sequence's step), in the

@@ -1,5 +1,5 @@
 import type { KindOfWork } from '../channels/kinds.js';
-import type { Option } from './card-shape.js';
+import type { Option } from '../review/cards/card-shape.js';
 
 /**
  * What the "did it go out?" card (`mail_delivery_unknown`) says for one kind of work: the question, where a

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
 import { adapterFor } from '../../src/channels/registry.js';
 import { configWith } from '../../src/config.js';
-import { DELIVERY_WORDS, deliveryQuestion } from '../../src/review/delivery-question.js';
+import { DELIVERY_WORDS, deliveryQuestion } from '../../src/shipping/delivery-question.js';
 
-// The "did it go out?" card's words (src/review/delivery-question.ts), for each kind of work, with the adapters' own nouns.
+// The "did it go out?" card's words (src/shipping/delivery-question.ts), for each kind of work, with the adapters' own nouns.
 
 const config = configWith({});
 const wordsOf = (kind: (typeof KINDS_OF_WORK)[number]) => {

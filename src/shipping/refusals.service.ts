@@ -3,10 +3,10 @@ import type { Db, Queryable, Trx } from '../db.js';
 import { channelOf } from '../channels/registry.js';
 import { metrics } from '../metrics/registry.js';
 import { recordChannelEvent } from '../results/channel-events.js';
-import { cardsRepository, type CardChanges } from './cards.repository.js';
+import { cardsRepository, type CardChanges } from '../review/cards/cards.repository.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import { recordSendOutcome } from './lead-outcome.js';
-import { stopSequences } from './sequences.service.js';
+import { stopSequences } from './sequence-state.js';
 
 /** The mail relay's answer about one recipient, at RCPT or DATA (src/mail/smtp.transport.ts). */
 export interface RelayRefusal {

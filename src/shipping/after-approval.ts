@@ -1,0 +1,48 @@
+import type { Actor } from '../audit/audit.service.js';
+import type { Trx } from '../db.js';
+import { DELIVERY_QUESTION_SOURCE } from '../review/cards/card-shape.js';
+import type { Card } from '../review/cards/card.js';
+import { answerCard, type AfterDecision, type AnswerBody } from '../review/review.service.js';
+import type { ReviewDeps } from '../review/review.types.js';
+import { resolveOnDeadline, sweepTimers, type ShipApproved } from '../review/timers.service.js';
+import { settleByPerson } from './reconcile.service.js';
+import { shipCard } from './ship-card.service.js';
+
+// Where a decision meets the shipping path: review's verbs and timers decide and never ship; the answer
+// route and the card-timers jobs call these, which ship what was approved.
+
+/** The shipping path for work the trust ladder or a setting approved (decided by no person: no audit row). */
+const shipApproved =
+  (deps: ReviewDeps): ShipApproved =>
+  (card, opts) =>
+    shipCard(deps, null, card, opts);
+
+/** A person's answer to a delivery question settles its fence, in the answer's transaction. */
+async function settleDeliveryAnswer(trx: Trx, card: Card, choice: string): Promise<void> {
+  if (card.sourceType === DELIVERY_QUESTION_SOURCE && typeof card.payload.sendId === 'string') {
+    await settleByPerson(trx, card.accountId, card.payload.sendId, choice);
+  }
+}
+
+/**
+ * POST /review/{id}/answer: review's `answerCard` decides; an approve of work comes back unmoved, and
+ * ships here through the fenced path (its claim is the approval), then the decision's follow-up runs.
+ */
+export async function answerAndShip(deps: ReviewDeps, actor: Actor, accountId: string, id: string, body: AnswerBody, after: AfterDecision) {
+  const answered = await answerCard(deps, actor, accountId, id, body, after, settleDeliveryAnswer);
+  if (!('ship' in answered)) return answered;
+  const card = answered.ship;
+  const shipped = await shipCard(deps, actor, card, { decidedBy: 'person' });
+  await after(card, true);
+  return { ok: true as const, kind: card.kind, result: { action: 'approve', by: 'person', at: Date.now(), sendId: shipped.sendId } };
+}
+
+/** The `card.auto-resolve` job: the ladder's deadline (review's `resolveOnDeadline`), shipping what it approves. */
+export function autoResolve(deps: ReviewDeps, accountId: string, cardId: string, at: number) {
+  return resolveOnDeadline(deps, shipApproved(deps), accountId, cardId, at);
+}
+
+/** The card-timers repair sweep (review's `sweepTimers`), shipping what a missed deadline approves. */
+export function sweepCards(deps: ReviewDeps, limit?: number): Promise<Record<string, number>> {
+  return sweepTimers(deps, shipApproved(deps), limit);
+}

@@ -1,0 +1,13 @@
+import { addCard } from '../../src/review/cards/doors.js';
+import type { Card, NewCard } from '../../src/review/cards/card.js';
+import { applyLadder } from '../../src/review/ladder.service.js';
+import type { ReviewDeps } from '../../src/review/review.types.js';
+
+/**
+ * A card as the queue would hold it once the card-timers sweep looked at it: it enters through `addCard`
+ * and the trust ladder looks at it now (deadline and job set), instead of on the sweep's next run.
+ */
+export async function createCard(rt: ReviewDeps, input: NewCard): Promise<Card> {
+  const card = await addCard(rt.db, { ...input, ladderChecked: false });
+  return (await applyLadder(rt, card)) ?? card;
+}
