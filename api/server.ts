@@ -10,12 +10,12 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-export async function startApi(rt: Deps): Promise<ApiServer> {
-  await rt.ready();
+export async function startApi(deps: Deps): Promise<ApiServer> {
+  await deps.ready();
   // Made (or read) at start, so the deployment's first process creates it and a broken store shows now.
-  await rt.cursorSecret();
-  const app = createApp(rt);
-  const server = app.listen(rt.config.port, rt.config.host);
+  await deps.cursorSecret();
+  const app = createApp(deps);
+  const server = app.listen(deps.config.port, deps.config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -36,17 +36,18 @@ export async function startApi(rt: Deps): Promise<ApiServer> {
     );
   });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : rt.config.port;
-  rt.logger.info({ port, baseUrl: rt.config.baseUrl }, 'api listening');
-  if (rt.config.admin) rt.logger.info({ path: BULL_BOARD_PATH, readOnly: rt.config.admin.readOnly }, 'bull board mounted (basic auth)');
-  else rt.logger.warn('bull board disabled: set ADMIN_USER and ADMIN_PASSWORD to mount it at /admin/queues');
-  rt.logger.flush();
+  const port = typeof address === 'object' && address ? address.port : deps.config.port;
+  deps.logger.info({ port, baseUrl: deps.config.baseUrl }, 'api listening');
+  if (deps.config.admin)
+    deps.logger.info({ path: BULL_BOARD_PATH, readOnly: deps.config.admin.readOnly }, 'bull board mounted (basic auth)');
+  else deps.logger.warn('bull board disabled: set ADMIN_USER and ADMIN_PASSWORD to mount it at /admin/queues');
+  deps.logger.flush();
   return {
     server,
     port,
     close: () =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.closeAllConnections(), rt.config.shutdownGraceMs);
+        const timer = setTimeout(() => server.closeAllConnections(), deps.config.shutdownGraceMs);
         // A keep-alive connection whose request finishes during the close would hold it open until the
         // grace ran out: requests from now on are answered with `Connection: close`, and connections
         // left idle are closed as they become so.

@@ -50,9 +50,9 @@ export async function inboundParse(ctx: BenchContext): Promise<Section> {
   const config = configWith({ DATABASE_URL: ctx.databaseUrl, QUEUE_PREFIX: PREFIX, LOG_LEVEL: 'silent' });
   const width = config.inbound.concurrency;
   await ensureDatabase(config.databaseUrl);
-  const rt = createDeps(config, createLogger('silent'));
-  await rt.ready();
-  await migrate(rt.db);
+  const deps = createDeps(config, createLogger('silent'));
+  await deps.ready();
+  await migrate(deps.db);
   const templates = readdirSync(FIXTURES)
     .filter((f) => f.endsWith('.eml'))
     .sort()
@@ -60,15 +60,15 @@ export async function inboundParse(ctx: BenchContext): Promise<Section> {
 
   /** N stored messages of a fresh account, each answering its own thread (and lead), the fixtures in turn. */
   async function stored(round: number): Promise<{ ids: string[]; raws: Buffer[] }> {
-    const account = await createAccount(rt.db, `Inbound bench ${round}`);
+    const account = await createAccount(deps.db, `Inbound bench ${round}`);
     const ids: string[] = [];
     const raws: Buffer[] = [];
     for (let i = 0; i < n; i++) {
-      const lead = await upsertLead(rt.db, account.id, { domain: `r${round}-${i}.acme.test`, status: 'contacted' });
+      const lead = await upsertLead(deps.db, account.id, { domain: `r${round}-${i}.acme.test`, status: 'contacted' });
       const sendId = newId('send');
       const token = newId('rt').slice(3).toLowerCase();
       const messageId = `<mail-${sendId}@localhost>`;
-      await threadsRepository(rt.db).insert({
+      await threadsRepository(deps.db).insert({
         sendId,
         accountId: account.id,
         cardId: newId('card'),
@@ -82,7 +82,15 @@ export async function inboundParse(ctx: BenchContext): Promise<Section> {
       });
       const raw = fill(templates[i % templates.length]!.text, token, messageId, i);
       const id = newId('im');
-      await inboundRepository(rt.db).insert({ id, accountId: null, via: 'smtp', mailFrom: null, rcptTo: [], raw, receivedAt: Date.now() });
+      await inboundRepository(deps.db).insert({
+        id,
+        accountId: null,
+        via: 'smtp',
+        mailFrom: null,
+        rcptTo: [],
+        raw,
+        receivedAt: Date.now(),
+      });
       ids.push(id);
       raws.push(raw);
     }
@@ -111,13 +119,13 @@ export async function inboundParse(ctx: BenchContext): Promise<Section> {
       );
       cpuUs.parse.push(cpuPer(cpu, n));
       cpu = process.cpuUsage();
-      rates.applied.push(await pool(ids, width, (id) => processInbound(rt, id)));
+      rates.applied.push(await pool(ids, width, (id) => processInbound(deps, id)));
       cpuUs.applied.push(cpuPer(cpu, n));
-      const rows: { status: string; n: string }[] = await rt
+      const rows: { status: string; n: string }[] = await deps
         .db('inbound_messages')
         .whereIn('id', ids)
         .groupBy('status')
-        .select('status', rt.db.raw('count(*) AS n'));
+        .select('status', deps.db.raw('count(*) AS n'));
       const by = Object.fromEntries(rows.map((x) => [x.status, Number(x.n)]));
       checked = Object.entries(by)
         .map(([s, c]) => `${fmt(c)} ${s}`)
@@ -126,11 +134,11 @@ export async function inboundParse(ctx: BenchContext): Promise<Section> {
       if (r === 0) for (const list of [...Object.values(rates), ...Object.values(cpuUs)]) list.length = 0;
     }
   } finally {
-    await rt.queues
+    await deps.queues
       .get('agent-turns')
       ?.obliterate({ force: true })
       .catch(() => {});
-    await rt.close();
+    await deps.close();
   }
   const bare = median(rates.bare);
   const applied = median(rates.applied);

@@ -42,17 +42,17 @@ export async function mailSend(ctx: BenchContext): Promise<Section> {
     ...NO_RATE_LIMITS,
   });
   await ensureDatabase(config.databaseUrl);
-  const rt = createDeps(config, createLogger('silent'));
-  await rt.ready();
-  await migrate(rt.db);
-  const account = await createAccount(rt.db, 'Mail bench');
-  const { token } = await mintToken(rt.db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:write'] });
-  const app = createApp(rt, routes);
+  const deps = createDeps(config, createLogger('silent'));
+  await deps.ready();
+  await migrate(deps.db);
+  const account = await createAccount(deps.db, 'Mail bench');
+  const { token } = await mintToken(deps.db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:write'] });
+  const app = createApp(deps, routes);
   const n = Math.max(200, ctx.seconds * 100);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     ids.push(
-      await benchCard(rt.db, account.id, 'mail_draft', {
+      await benchCard(deps.db, account.id, 'mail_draft', {
         work: 'email',
         to: `p${i}@bench.example`,
         draft: { subject: `bench ${i}`, body: 'Hello from the benchmark.' },
@@ -71,7 +71,7 @@ export async function mailSend(ctx: BenchContext): Promise<Section> {
     const res = await request(app).post(`/api/v1/review/${id}/send`).set('Authorization', `Bearer ${token}`).send({});
     if (res.status !== 200) throw new Error(`send answered ${res.status}`);
   });
-  await rt.close();
+  await deps.close();
   await new Promise<void>((r) => smtp.close(() => r()));
   return {
     title: 'Mail sends (POST /review/{id}/send over SMTP on loopback)',

@@ -50,18 +50,18 @@ export async function networkShip(ctx: BenchContext): Promise<Section> {
     ...NO_RATE_LIMITS,
   });
   await ensureDatabase(config.databaseUrl);
-  const rt = createDeps(config, createLogger('silent'));
-  await rt.ready();
-  await migrate(rt.db);
-  const account = await createAccount(rt.db, 'Network bench');
-  await connectProvider(rt.db, { accountId: account.id, kind: 'network', transport: 'http', url: bridge.url, key }, Date.now());
-  const { token } = await mintToken(rt.db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:write'] });
-  const app = createApp(rt, routes);
+  const deps = createDeps(config, createLogger('silent'));
+  await deps.ready();
+  await migrate(deps.db);
+  const account = await createAccount(deps.db, 'Network bench');
+  await connectProvider(deps.db, { accountId: account.id, kind: 'network', transport: 'http', url: bridge.url, key }, Date.now());
+  const { token } = await mintToken(deps.db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:write'] });
+  const app = createApp(deps, routes);
   const n = Math.max(200, ctx.seconds * 100);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     ids.push(
-      await benchCard(rt.db, account.id, 'network_message', {
+      await benchCard(deps.db, account.id, 'network_message', {
         work: 'network_message',
         to: `https://www.linkedin.com/in/p${i}`,
         draft: { body: 'Hello from the benchmark.' },
@@ -81,7 +81,7 @@ export async function networkShip(ctx: BenchContext): Promise<Section> {
     const res = await request(app).post(`/api/v1/review/${id}/answer`).set('Authorization', `Bearer ${token}`).send({ action: 'approve' });
     if (res.status !== 200) throw new Error(`approve answered ${res.status}`);
   });
-  await rt.close();
+  await deps.close();
   await bridge.close();
   return {
     title: 'Network messages (POST /review/{id}/answer approve through the provider bridge on loopback)',

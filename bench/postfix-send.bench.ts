@@ -77,13 +77,13 @@ export async function postfixSend(ctx: BenchContext): Promise<Section> {
     ...NO_RATE_LIMITS,
   });
   await ensureDatabase(config.databaseUrl);
-  const rt = createDeps(config, createLogger('silent'));
+  const deps = createDeps(config, createLogger('silent'));
   try {
-    await rt.ready();
-    await migrate(rt.db);
-    const account = await createAccount(rt.db, 'Postfix bench');
-    const { token } = await mintToken(rt.db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:write'] });
-    const app = createApp(rt, routes);
+    await deps.ready();
+    await migrate(deps.db);
+    const account = await createAccount(deps.db, 'Postfix bench');
+    const { token } = await mintToken(deps.db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:write'] });
+    const app = createApp(deps, routes);
     const transport = smtpTransport({
       host: '127.0.0.1',
       port: postfix.port,
@@ -96,7 +96,7 @@ export async function postfixSend(ctx: BenchContext): Promise<Section> {
       const ids: string[] = [];
       for (let i = 0; i < PER_ROUND; i++) {
         ids.push(
-          await benchCard(rt.db, account.id, 'mail_draft', {
+          await benchCard(deps.db, account.id, 'mail_draft', {
             work: 'email',
             to: boxes.api,
             draft: { subject: `bench ${round}.${i}`, body: 'Hello from the benchmark.' },
@@ -166,7 +166,7 @@ export async function postfixSend(ctx: BenchContext): Promise<Section> {
       ].join('\n'),
     };
   } finally {
-    await rt.close();
+    await deps.close();
     await postfix.stop();
   }
 }

@@ -104,8 +104,8 @@ interface Writes {
   rows: number;
 }
 
-async function writes(rt: Deps): Promise<Writes> {
-  const { rows } = await rt.db.raw<{ rows: Record<string, string>[] }>(
+async function writes(deps: Deps): Promise<Writes> {
+  const { rows } = await deps.db.raw<{ rows: Record<string, string>[] }>(
     `SELECT xact_commit, tup_inserted, tup_updated, tup_deleted, (SELECT count(*) FROM inbound_messages) AS n
        FROM pg_stat_database WHERE datname = current_database()`,
   );
@@ -132,14 +132,14 @@ export async function smtpRcpt(ctx: BenchContext): Promise<Section> {
   });
   await ensureDatabase(config.databaseUrl);
   const start = async () => {
-    const rt = createDeps(config, createLogger('silent'));
-    await rt.ready();
-    const smtp = await startInboundSmtp(rt, { port: 0, host: '127.0.0.1' });
+    const deps = createDeps(config, createLogger('silent'));
+    await deps.ready();
+    const smtp = await startInboundSmtp(deps, { port: 0, host: '127.0.0.1' });
     const stop = async () => {
       await smtp.close();
-      await rt.close();
+      await deps.close();
     };
-    return { rt, smtp, stop };
+    return { deps, smtp, stop };
   };
   const seed = createDeps(config, createLogger('silent'));
   await seed.ready();

@@ -86,30 +86,30 @@ async function main(): Promise<void> {
   // The collector's origin only: a URL's user and password, if any, stay out of the log.
   if (tracing && config.tracing)
     logger.info({ collector: new URL(config.tracing.url).origin }, 'tracing on: spans exported over OTLP/HTTP');
-  const rt = createDeps(config, logger);
+  const deps = createDeps(config, logger);
   let api: ApiServer | null = null;
   let workers: Pools | null = null;
   if (role === 'all' || role === 'api') {
     // Made (or read) at start by the API: the step here that needs Postgres.
-    await retryWithin('Postgres', 'reading the cursor secret', () => rt.cursorSecret(), deadline);
-    api = await startApi(rt);
+    await retryWithin('Postgres', 'reading the cursor secret', () => deps.cursorSecret(), deadline);
+    api = await startApi(deps);
   }
-  if (role === 'all' || role === 'workers') workers = await startPools(rt, pools);
+  if (role === 'all' || role === 'workers') workers = await startPools(deps, pools);
   // The workers container's health check reads it (bin/worker-health.ts).
-  const heartbeat: Heartbeat | null = workers && config.heartbeat ? startHeartbeat(rt, config.heartbeat, workers.started) : null;
+  const heartbeat: Heartbeat | null = workers && config.heartbeat ? startHeartbeat(deps, config.heartbeat, workers.started) : null;
   let smtp: InboundSmtp | null = null;
   if (role === 'inbound-mail' || (role === 'all' && config.inbound.smtpPort !== 0)) {
-    await rt.ready();
+    await deps.ready();
     const where = `${config.inbound.smtpHost}:${config.inbound.smtpPort}`;
-    smtp = await startInboundSmtp(rt).catch((err: Error) =>
+    smtp = await startInboundSmtp(deps).catch((err: Error) =>
       fail(`inbound SMTP cannot listen on ${where} (${err.message}); set INBOUND_SMTP_PORT (0 = off)`),
     );
   }
 
   // One /metrics per process, whatever roles it runs; queues are sampled where the API or pools run.
-  const sampled = api || workers ? { db: rt.db, redis: rt.redis, queues: rt.queues } : null;
+  const sampled = api || workers ? { db: deps.db, redis: deps.redis, queues: deps.queues } : null;
   const where = `${config.metrics.host}:${config.metrics.port}`;
-  const metrics: MetricsServer | null = await startMetrics(config, logger, rt.db, sampled).catch((err: Error) =>
+  const metrics: MetricsServer | null = await startMetrics(config, logger, deps.db, sampled).catch((err: Error) =>
     fail(`metrics cannot listen on ${where} (${err.message}); set METRICS_PORT (unset = off)`),
   );
 
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     // return jobs still running to their queues (nothing is lost, so this is still a clean stop).
     await Promise.all([api?.close(), workers?.close(), smtp?.close(), metrics?.close()]);
     // A job cut off keeps its database connection, and the pool's destroy would wait for it forever.
-    await settlesWithin(rt.close(), 3_000);
+    await settlesWithin(deps.close(), 3_000);
     // The spans still buffered go out before the process does.
     if (tracing) await settlesWithin(tracing.shutdown(), 3_000);
     logger.info('stopped');

@@ -72,12 +72,12 @@ async function answers(check: () => Promise<unknown>, ms: number): Promise<boole
  * The stores that do not answer within `ms` (Postgres `select 1`, Redis `PING` once connected): what
  * GET /healthz reports and what the workers' heartbeat writes (workers/heartbeat.ts).
  */
-export async function unreachableStores(rt: Pick<Deps, 'db' | 'redis'>, ms = 2_000): Promise<('postgres' | 'redis')[]> {
+export async function unreachableStores(deps: Pick<Deps, 'db' | 'redis'>, ms = 2_000): Promise<('postgres' | 'redis')[]> {
   const [postgres, redis] = await Promise.all([
-    answers(() => rt.db.raw('select 1'), ms),
+    answers(() => deps.db.raw('select 1'), ms),
     answers(async () => {
-      await whenReady(rt.redis, Math.round(ms * 0.75));
-      return rt.redis.ping();
+      await whenReady(deps.redis, Math.round(ms * 0.75));
+      return deps.redis.ping();
     }, ms),
   ]);
   return [...(postgres ? [] : ['postgres' as const]), ...(redis ? [] : ['redis' as const])];

@@ -11,7 +11,7 @@ wireWorkflowProposals((q, accountId, input) => insertWorkflow(q, accountId, inpu
 export const agentTurnsPool = definePool(agentTurnsQueue, {
   handlers: {
     /** Runs the account's queued turns under its advisory lock; answers how many it ran. */
-    agentTurn: async ({ accountId }, { rt, log }) => ({ ran: await drainAccount(rt, accountId, log) }),
+    agentTurn: async ({ accountId }, { deps, log }) => ({ ran: await drainAccount(deps, accountId, log) }),
   },
-  options: (rt) => ({ concurrency: rt.config.agent.turnConcurrency, ...agentLease(rt) }),
+  options: (deps) => ({ concurrency: deps.config.agent.turnConcurrency, ...agentLease(deps) }),
 });

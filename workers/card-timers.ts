@@ -7,15 +7,15 @@ import { definePool } from './pool.js';
 /** The card-timers pool: CARD_TIMERS_CONCURRENCY timers at a time; its sweep is scheduled at start. */
 export const cardTimersPool = definePool(cardTimersQueue, {
   handlers: {
-    cardAutoResolve: async (p, { rt, log }) => {
-      const outcome = await autoResolve(rt, p.accountId, p.cardId, p.at);
+    cardAutoResolve: async (p, { deps, log }) => {
+      const outcome = await autoResolve(deps, p.accountId, p.cardId, p.at);
       log.info({ cardId: p.cardId, outcome }, 'auto-resolve');
       return outcome;
     },
-    cardWake: async (p, { rt }) => wakeCard(rt, p.accountId, p.cardId, p.until),
-    cardRevise: async (p, { rt }) => startRevision(rt, p.accountId, p.cardId, p.version),
-    cardRevisionReturn: async (p, { rt }) => returnRevision(rt, p.accountId, p.cardId, p.turnId),
-    cardSweep: async (_p, { rt }) => ({ ...(await sweepCards(rt)), revisions: await sweepRevisions(rt) }),
+    cardWake: async (p, { deps }) => wakeCard(deps, p.accountId, p.cardId, p.until),
+    cardRevise: async (p, { deps }) => startRevision(deps, p.accountId, p.cardId, p.version),
+    cardRevisionReturn: async (p, { deps }) => returnRevision(deps, p.accountId, p.cardId, p.turnId),
+    cardSweep: async (_p, { deps }) => ({ ...(await sweepCards(deps)), revisions: await sweepRevisions(deps) }),
   },
-  options: (rt) => ({ concurrency: rt.config.review.timersConcurrency }),
+  options: (deps) => ({ concurrency: deps.config.review.timersConcurrency }),
 });

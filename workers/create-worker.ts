@@ -8,7 +8,7 @@ import { metrics } from '../src/metrics/registry.js';
 import { queueTelemetry } from '../src/tracing/spans.js';
 
 export interface JobContext {
-  rt: Deps;
+  deps: Deps;
   log: Logger;
   job: Job;
 }
@@ -69,7 +69,7 @@ export function createWorker(
   queue: string,
   processors: Processor[],
   catalog: JobDef[],
-  deps: { rt: Deps; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
+  opts: { deps: Deps; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
 ): Worker {
   const expected = catalog.filter((j) => j.queue === queue).map((j) => j.name);
   const byName = new Map<string, Processor>();
@@ -90,11 +90,11 @@ export function createWorker(
       if (!processor) throw new UnrecoverableError(`no processor for job ${job.name}`);
       const parsed = processor.job.payload.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`bad payload for ${job.name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-      const log = deps.rt.logger.child({ queue, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
+      const log = opts.deps.logger.child({ queue, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
       if (token && job.id) inFlight.set(job.id, { job, token });
       const end = metrics.jobDuration.startTimer({ queue, job: job.name });
       try {
-        const result = await processor.run(parsed.data, { rt: deps.rt, log, job });
+        const result = await processor.run(parsed.data, { deps: opts.deps, log, job });
         end({ outcome: 'completed' });
         return result;
       } catch (err) {
@@ -107,12 +107,12 @@ export function createWorker(
       }
     },
     {
-      concurrency: deps.concurrency ?? 1,
-      lockDuration: deps.rt.config.jobs.stalled.lockMs,
-      stalledInterval: deps.rt.config.jobs.stalled.checkEveryMs,
-      ...deps.options,
-      connection: deps.connection,
-      prefix: deps.rt.config.queuePrefix,
+      concurrency: opts.concurrency ?? 1,
+      lockDuration: opts.deps.config.jobs.stalled.lockMs,
+      stalledInterval: opts.deps.config.jobs.stalled.checkEveryMs,
+      ...opts.options,
+      connection: opts.connection,
+      prefix: opts.deps.config.queuePrefix,
       autorun: true,
       // With tracing on, each job's span joins the trace its add carried.
       telemetry: queueTelemetry(),
@@ -120,9 +120,9 @@ export function createWorker(
   );
   running.set(worker, inFlight);
   worker.on('failed', (job, err) =>
-    deps.rt.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
+    opts.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
   );
   worker.on('stalled', () => metrics.jobsStalled.inc({ queue }));
-  worker.on('error', (err) => deps.rt.logger.error({ queue, err: err.message }, 'worker error'));
+  worker.on('error', (err) => opts.deps.logger.error({ queue, err: err.message }, 'worker error'));
   return worker;
 }

@@ -24,7 +24,7 @@ export interface Heartbeat {
  * changing means a process that hangs or died; `ok: false` names the store it cannot reach.
  */
 export function startHeartbeat(
-  rt: Pick<Deps, 'db' | 'redis' | 'logger'>,
+  deps: Pick<Deps, 'db' | 'redis' | 'logger'>,
   settings: { file: string; everyMs: number },
   pools: readonly string[],
 ): Heartbeat {
@@ -34,7 +34,7 @@ export function startHeartbeat(
   let complained = false;
 
   const beat = async () => {
-    const failed = await unreachableStores(rt);
+    const failed = await unreachableStores(deps);
     const body: Beat = { ok: !failed.length, failed, at: new Date().toISOString(), everyMs, pid: process.pid, pools: [...pools] };
     const tmp = `${file}.${process.pid}.tmp`;
     try {
@@ -43,7 +43,7 @@ export function startHeartbeat(
       complained = false;
     } catch (err) {
       // Said once per run of failures, not every beat.
-      if (!complained) rt.logger.error({ file, err: (err as Error).message }, 'cannot write the worker heartbeat file');
+      if (!complained) deps.logger.error({ file, err: (err as Error).message }, 'cannot write the worker heartbeat file');
       complained = true;
     }
   };

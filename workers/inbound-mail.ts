@@ -7,12 +7,12 @@ import { definePool } from './pool.js';
 /** The inbound-mail pool: INBOUND_MAIL_CONCURRENCY jobs at a time; its two sweeps (inbound, provider polls) are scheduled at start. */
 export const inboundMailPool = definePool(inboundMailQueue, {
   handlers: {
-    inboundParse: async (p, { rt, log }) => processWithinTries(rt, p.id, log),
-    inboundSweep: async (_p, { rt }) => sweepInbound(rt),
+    inboundParse: async (p, { deps, log }) => processWithinTries(deps, p.id, log),
+    inboundSweep: async (_p, { deps }) => sweepInbound(deps),
     // Provider events: replies and accepted requests from the professional network arrive here too;
     // a reply acts as a mail reply does (the lead, its sequences, the agent's wake: src/inbound/network-replies.service.ts).
-    providerPoll: async (p, { rt }) => pollProviderEvents(rt, p.accountId, p.kind),
-    providerPollSweep: async (_p, { rt }) => ({ queued: await sweepProviderPolls(rt) }),
+    providerPoll: async (p, { deps }) => pollProviderEvents(deps, p.accountId, p.kind),
+    providerPollSweep: async (_p, { deps }) => ({ queued: await sweepProviderPolls(deps) }),
   },
-  options: (rt) => ({ concurrency: rt.config.inbound.concurrency }),
+  options: (deps) => ({ concurrency: deps.config.inbound.concurrency }),
 });

@@ -9,21 +9,21 @@ const SWEEPS_PER_BUCKET = 10;
 /** The mail-sends pool: MAIL_SENDS_CONCURRENCY jobs at a time; its sweep is scheduled at start. */
 export const mailSendsPool = definePool(mailSendsQueue, {
   handlers: {
-    mailReconcile: async (p, { rt, log }) => {
-      const outcome = await reconcileSend(rt, p.accountId, p.sendId);
+    mailReconcile: async (p, { deps, log }) => {
+      const outcome = await reconcileSend(deps, p.accountId, p.sendId);
       log.info({ sendId: p.sendId, outcome }, 'mail reconcile');
       return outcome;
     },
-    mailSweep: async (_p, { rt }) => {
-      const settled = await sweepSends(rt);
-      const steps = await sweepSequences(rt, Math.floor(Date.now() / (SWEEPS_PER_BUCKET * rt.config.mail.sweepEveryMs)));
+    mailSweep: async (_p, { deps }) => {
+      const settled = await sweepSends(deps);
+      const steps = await sweepSequences(deps, Math.floor(Date.now() / (SWEEPS_PER_BUCKET * deps.config.mail.sweepEveryMs)));
       return { settled, steps };
     },
-    sequenceStep: async (p, { rt, log }) => {
-      const outcome = await shipSequenceStep(rt, p.accountId, p.sequenceId, p.step);
+    sequenceStep: async (p, { deps, log }) => {
+      const outcome = await shipSequenceStep(deps, p.accountId, p.sequenceId, p.step);
       log.info({ sequenceId: p.sequenceId, step: p.step, outcome }, 'sequence step');
       return outcome;
     },
   },
-  options: (rt) => ({ concurrency: rt.config.mail.sendsConcurrency }),
+  options: (deps) => ({ concurrency: deps.config.mail.sendsConcurrency }),
 });

@@ -85,32 +85,32 @@ export async function settlesWithin(work: Promise<unknown>, ms: number): Promise
  * reconnect of the producer connection, which registers them. `check()` throws at start; later failures
  * are logged and the next check tries again.
  */
-function keepSchedules(rt: Deps, pools: QueueName[]): { check(): Promise<void>; stop(): void } {
+function keepSchedules(deps: Deps, pools: QueueName[]): { check(): Promise<void>; stop(): void } {
   let running: Promise<void> | null = null;
   const check = () =>
     (running ??= (async () => {
-      for (const name of pools) await POOLS[name].onStart(rt);
+      for (const name of pools) await POOLS[name].onStart(deps);
     })().finally(() => {
       running = null;
     }));
   const later = () =>
-    void check().catch((err: Error) => rt.logger.warn({ err: err.message }, 'repeating jobs not checked; the next check tries again'));
-  const timer = setInterval(later, rt.config.workers.schedulesCheckMs);
+    void check().catch((err: Error) => deps.logger.warn({ err: err.message }, 'repeating jobs not checked; the next check tries again'));
+  const timer = setInterval(later, deps.config.workers.schedulesCheckMs);
   timer.unref();
-  rt.redis.on('ready', later);
+  deps.redis.on('ready', later);
   return {
     check,
     stop() {
       clearInterval(timer);
-      rt.redis.off('ready', later);
+      deps.redis.off('ready', later);
     },
   };
 }
 
 /** Starts one worker per named pool that has jobs in the catalog. */
-export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
-  checkPoolConfig(rt.config, names);
-  const connection = createRedis(rt.config, 'worker');
+export async function startPools(deps: Deps, names: QueueName[]): Promise<Pools> {
+  checkPoolConfig(deps.config, names);
+  const connection = createRedis(deps.config, 'worker');
   const workers: Worker[] = [];
   const started: QueueName[] = [];
   const idle: QueueName[] = [];
@@ -120,22 +120,22 @@ export async function startPools(rt: Deps, names: QueueName[]): Promise<Pools> {
       idle.push(name);
       continue;
     }
-    workers.push(createWorker(name, pool.processors, JOBS, { rt, connection, options: pool.options(rt) }));
+    workers.push(createWorker(name, pool.processors, JOBS, { deps, connection, options: pool.options(deps) }));
     started.push(name);
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  const schedules = keepSchedules(rt, started);
+  const schedules = keepSchedules(deps, started);
   await schedules.check();
-  rt.logger.info({ started, idle }, 'worker pools running');
-  rt.logger.flush();
+  deps.logger.info({ started, idle }, 'worker pools running');
+  deps.logger.flush();
   return {
     started,
     idle,
     async close() {
       schedules.stop();
-      const finished = await settlesWithin(Promise.all(workers.map((w) => w.close())), rt.config.shutdownGraceMs);
-      const returned = finished ? [] : (await Promise.all(workers.map((w) => returnRunningJobs(w, rt.logger)))).flat();
-      if (returned.length) rt.logger.warn({ returned }, 'shutdown grace over: jobs still running were returned to their queues');
+      const finished = await settlesWithin(Promise.all(workers.map((w) => w.close())), deps.config.shutdownGraceMs);
+      const returned = finished ? [] : (await Promise.all(workers.map((w) => returnRunningJobs(w, deps.logger)))).flat();
+      if (returned.length) deps.logger.warn({ returned }, 'shutdown grace over: jobs still running were returned to their queues');
       connection.disconnect();
       return returned;
     },

@@ -11,21 +11,21 @@ import { definePool } from './pool.js';
 /** The maintenance pool: MAINTENANCE_CONCURRENCY jobs at a time; the sweeper is scheduled at start. */
 export const maintenancePool = definePool(maintenanceQueue, {
   handlers: {
-    maintenanceSweep: async (_payload, { rt, log }) => ({
-      ...(await sweepAgent(rt, log)),
-      schedulersRepaired: await repairSchedulers(rt),
-      workflowRunsRepaired: await repairRuns(rt),
-      webhooks: { ...(await sweepDeliveries(rt, log)), ...(await pruneDeliveries(rt, log)) },
-      conversionAccountsQueued: await sweepConversions(rt),
-      inbound: await pruneInbound(rt, log),
-      botVisits: await pruneBotVisits(rt, log),
+    maintenanceSweep: async (_payload, { deps, log }) => ({
+      ...(await sweepAgent(deps, log)),
+      schedulersRepaired: await repairSchedulers(deps),
+      workflowRunsRepaired: await repairRuns(deps),
+      webhooks: { ...(await sweepDeliveries(deps, log)), ...(await pruneDeliveries(deps, log)) },
+      conversionAccountsQueued: await sweepConversions(deps),
+      inbound: await pruneInbound(deps, log),
+      botVisits: await pruneBotVisits(deps, log),
     }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */
-    measurementAggregate: async ({ accountId }, { rt, log }) => {
-      const out = await aggregateAccount(rt, accountId);
+    measurementAggregate: async ({ accountId }, { deps, log }) => {
+      const out = await aggregateAccount(deps, accountId);
       if (out.counted) log.info({ accountId, ...out }, 'conversions aggregated');
       return out;
     },
   },
-  options: (rt) => ({ concurrency: rt.config.maintenance.concurrency }),
+  options: (deps) => ({ concurrency: deps.config.maintenance.concurrency }),
 });

@@ -14,7 +14,7 @@ export type Handlers<Jobs extends JobMap> = { [K in keyof Jobs]: Handler<Jobs[K]
 export interface PoolSpec<Q extends QueueDef> {
   handlers: Handlers<Q['jobs']>;
   /** Worker options: the concurrency of the pool's *_CONCURRENCY setting, and the lease of a job the agent waits on. */
-  options(rt: Deps): Partial<WorkerOptions>;
+  options(deps: Deps): Partial<WorkerOptions>;
 }
 
 /** One worker pool: the queue it runs, its handlers, its worker options and its start-up work. */
@@ -26,7 +26,7 @@ export interface Pool<Q extends QueueDef = QueueDef> extends PoolSpec<Q> {
    * Registers the queue's repeating jobs (its sweeps). Runs at start and again while the pool runs
    * (workers/main.ts), so it is harmless to repeat.
    */
-  onStart(rt: Deps): Promise<void>;
+  onStart(deps: Deps): Promise<void>;
 }
 
 /** The pool of `queue`: the compiler asks for a handler of each of its jobs, and for nothing else. */
@@ -44,8 +44,8 @@ export function definePool<Q extends QueueDef>(queue: Q, spec: PoolSpec<Q>): Poo
     ...spec,
     queue,
     processors,
-    async onStart(rt) {
-      for (const sweep of sweeps) await sweep.schedule(rt);
+    async onStart(deps) {
+      for (const sweep of sweeps) await sweep.schedule(deps);
     },
   };
 }
@@ -60,8 +60,8 @@ export function definePool<Q extends QueueDef>(queue: Q, spec: PoolSpec<Q>): Poo
  * second worker killed too) is run again up to STALLS_BEFORE_FAILED times rather than failed at once.
  */
 const STALLS_BEFORE_FAILED = 5;
-export const agentLease = (rt: Deps): Partial<WorkerOptions> => ({
-  lockDuration: rt.config.agent.turnLockMs,
-  stalledInterval: rt.config.agent.turnStalledIntervalMs,
+export const agentLease = (deps: Deps): Partial<WorkerOptions> => ({
+  lockDuration: deps.config.agent.turnLockMs,
+  stalledInterval: deps.config.agent.turnStalledIntervalMs,
   maxStalledCount: STALLS_BEFORE_FAILED,
 });

@@ -11,18 +11,18 @@ import { agentLease, definePool } from './pool.js';
  */
 const batchers = new WeakMap<Deps, Batcher<string, HandOutcome>>();
 
-function batcherFor(rt: Deps): Batcher<string, HandOutcome> {
-  let batcher = batchers.get(rt);
+function batcherFor(deps: Deps): Batcher<string, HandOutcome> {
+  let batcher = batchers.get(deps);
   if (!batcher) {
-    const log = rt.logger.child({ queue: webhookEvent.queue, job: webhookEvent.name });
+    const log = deps.logger.child({ queue: webhookEvent.queue, job: webhookEvent.name });
     batcher = createBatcher(
       async (ids: string[]) => {
-        const answers = await handDeliveries(rt, ids, log);
+        const answers = await handDeliveries(deps, ids, log);
         return ids.map((id) => answers.get(id) ?? new Error(`no answer for ${id}`));
       },
       { maxBatch: 200, maxInFlight: 2 },
     );
-    batchers.set(rt, batcher);
+    batchers.set(deps, batcher);
   }
   return batcher;
 }
@@ -31,16 +31,16 @@ function batcherFor(rt: Deps): Batcher<string, HandOutcome> {
 export const webhookEventsPool = definePool(webhookEventsQueue, {
   handlers: {
     /** Hands one accepted delivery to the agent; on the last failed attempt the log records Worker Error. */
-    webhookEvent: async ({ deliveryId }, { rt, job }) => {
+    webhookEvent: async ({ deliveryId }, { deps, job }) => {
       try {
-        return { outcome: await batcherFor(rt).submit(deliveryId) };
+        return { outcome: await batcherFor(deps).submit(deliveryId) };
       } catch (err) {
         if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
-          await failDelivery(rt, deliveryId, `the worker could not hand it to the agent: ${(err as Error).message}`).catch(() => {});
+          await failDelivery(deps, deliveryId, `the worker could not hand it to the agent: ${(err as Error).message}`).catch(() => {});
         }
         throw err;
       }
     },
   },
-  options: (rt) => ({ concurrency: rt.config.webhooks.eventsConcurrency, ...agentLease(rt) }),
+  options: (deps) => ({ concurrency: deps.config.webhooks.eventsConcurrency, ...agentLease(deps) }),
 });

@@ -6,16 +6,16 @@ import { definePool } from './pool.js';
 export const workflowRunsPool = definePool(workflowRunsQueue, {
   handlers: {
     /** One firing of a workflow's scheduler: runs (or, retried, continues) that firing's run. */
-    workflowRun: async ({ workflowId }, { rt, job }) => {
+    workflowRun: async ({ workflowId }, { deps, job }) => {
       const scheduledFor = job.opts.prevMillis ?? job.timestamp + (job.opts.delay ?? 0);
-      const run = await fireRun(rt, workflowId, job.id ?? `adhoc-${job.timestamp}`, scheduledFor, rt.config.workflows);
+      const run = await fireRun(deps, workflowId, job.id ?? `adhoc-${job.timestamp}`, scheduledFor, deps.config.workflows);
       return run ? { runId: run.runId, status: run.status } : { skipped: 'workflow is not live' };
     },
     /** A run whose gate was approved, or that an earlier job handed on, moves on to its next steps. */
-    workflowAdvance: async ({ runId }, { rt }) => {
-      const run = await advanceRun(rt, runId, rt.config.workflows);
+    workflowAdvance: async ({ runId }, { deps }) => {
+      const run = await advanceRun(deps, runId, deps.config.workflows);
       return run ? { runId, status: run.status } : { skipped: 'no such run' };
     },
   },
-  options: (rt) => ({ concurrency: rt.config.workflows.concurrency }),
+  options: (deps) => ({ concurrency: deps.config.workflows.concurrency }),
 });

@@ -12,17 +12,17 @@ import { turnsRepository } from './turns.repository.js';
  * overlaps a live turn does nothing.
  */
 export async function sweepAgent(
-  rt: Pick<Deps, 'config' | 'db' | 'redis' | 'queues'>,
+  deps: Pick<Deps, 'config' | 'db' | 'redis' | 'queues'>,
   log: Logger,
 ): Promise<{ expired: number; requeued: number }> {
-  const repo = turnsRepository(rt.db);
+  const repo = turnsRepository(deps.db);
   const now = Date.now();
   const expired = await repo.expireQueued(now, FAILURES.expired);
-  await publishDone(rt.redis, rt.config, expired);
-  const before = now - rt.config.maintenance.orphanAfterMs;
+  await publishDone(deps.redis, deps.config, expired);
+  const before = now - deps.config.maintenance.orphanAfterMs;
   const accounts = await repo.accountsNeedingAttention(before, before, 500);
-  const bucket = Math.floor(now / rt.config.maintenance.sweepEveryMs);
-  for (const accountId of accounts) await requestDrain(rt, accountId, { why: 'sweep', bucket });
+  const bucket = Math.floor(now / deps.config.maintenance.sweepEveryMs);
+  for (const accountId of accounts) await requestDrain(deps, accountId, { why: 'sweep', bucket });
   if (expired.length || accounts.length) log.info({ expired: expired.length, requeued: accounts.length }, 'agent sweep');
   return { expired: expired.length, requeued: accounts.length };
 }

@@ -37,13 +37,13 @@ export interface ModelBudget {
   refused(accountId: string, turnId: string | undefined, firstRound: boolean): Promise<string>;
 }
 
-export function modelBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>): ModelBudget {
-  const budget = rt.config.agentLimits.modelCallsPerDay;
+export function modelBudget(deps: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>): ModelBudget {
+  const budget = deps.config.agentLimits.modelCallsPerDay;
   return {
     async take(accountId) {
       const at = Date.now();
       const { day } = budgetDay(at);
-      const { rows } = await rt.db.raw(
+      const { rows } = await deps.db.raw(
         `INSERT INTO agent_model_calls (account_id, day, calls, exhausted_at) VALUES (?, ?, 1, CASE WHEN 1 >= ?::int THEN ?::bigint END)
          ON CONFLICT (account_id, day) DO UPDATE SET calls = agent_model_calls.calls + 1,
            exhausted_at = CASE WHEN agent_model_calls.calls + 1 >= ?::int THEN ?::bigint ELSE agent_model_calls.exhausted_at END
@@ -58,12 +58,12 @@ export function modelBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'
       const at = Date.now();
       const { resetsAt } = budgetDay(at);
       const until = new Date(resetsAt).toISOString();
-      await countRefusal(rt.db, accountId, at);
-      const turn = turnId ? await turnsRepository(rt.db).find(accountId, turnId) : null;
+      await countRefusal(deps.db, accountId, at);
+      const turn = turnId ? await turnsRepository(deps.db).find(accountId, turnId) : null;
       const keep = firstRound && turn !== null && (turn.kind === 'event' || turn.kind === 'wake');
-      const copy = keep ? await rt.db.transaction((trx) => postponeTurn(trx, turn, resetsAt, at)) : null;
-      if (copy) await queueTurn(rt, copy);
-      rt.logger.warn(
+      const copy = keep ? await deps.db.transaction((trx) => postponeTurn(trx, turn, resetsAt, at)) : null;
+      if (copy) await queueTurn(deps, copy);
+      deps.logger.warn(
         { accountId, turnId, budget, resetsAt, postponedAs: copy?.id ?? null },
         'daily model-call budget spent; the model was not called',
       );
@@ -95,13 +95,13 @@ export async function modelCallsStatus(q: Queryable, accountId: string, budget: 
  * judge; when the budget is spent the reply is judged by the rules instead, and the refusal is counted
  * (`modelCalls.refused`) and logged. A reply is never held back for the budget.
  */
-export function classifierBudget(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>, accountId: string): () => Promise<boolean> {
+export function classifierBudget(deps: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>, accountId: string): () => Promise<boolean> {
   return async () => {
-    if (await modelBudget(rt).take(accountId)) return true;
+    if (await modelBudget(deps).take(accountId)) return true;
     const at = Date.now();
-    await countRefusal(rt.db, accountId, at);
+    await countRefusal(deps.db, accountId, at);
     const { resetsAt } = budgetDay(at);
-    rt.logger.warn({ accountId, resetsAt }, 'daily model-call budget spent; a reply was classified by the rules');
+    deps.logger.warn({ accountId, resetsAt }, 'daily model-call budget spent; a reply was classified by the rules');
     return false;
   };
 }

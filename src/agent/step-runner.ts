@@ -17,7 +17,7 @@ export type StepPlace = Omit<StepAt, 'result'>;
  * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
  * transaction that also writes the record.
  */
-export async function runStep(rt: Deps, conn: Runner, turn: Turn, place: StepPlace, proposed: ToolCall): Promise<ToolResult> {
+export async function runStep(deps: Deps, conn: Runner, turn: Turn, place: StepPlace, proposed: ToolCall): Promise<ToolResult> {
   // A follow-up to the person whose reply woke the agent threads under that reply (reply-thread.ts).
   const call = threadedCall(turn.data, proposed);
   const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn) };
@@ -25,7 +25,7 @@ export async function runStep(rt: Deps, conn: Runner, turn: Turn, place: StepPla
     let recorded = false;
     const result = await executeTool(call, {
       ...env,
-      db: rt.db,
+      db: deps.db,
       onReply: async (text) => {
         // What executeTool answers for a reply that was sent.
         const sent: ToolResult = { id: call.id, name: call.name, ok: true, result: 'sent' };
@@ -38,7 +38,7 @@ export async function runStep(rt: Deps, conn: Runner, turn: Turn, place: StepPla
     return result;
   }
   const wakes: Turn[] = [];
-  const result = await rt.db.transaction(async (trx) => {
+  const result = await deps.db.transaction(async (trx) => {
     const result = await executeTool(call, {
       ...env,
       db: trx,
@@ -49,6 +49,6 @@ export async function runStep(rt: Deps, conn: Runner, turn: Turn, place: StepPla
     return result;
   });
   // A scheduled wake's drain job, delayed to its time, once the step that made it committed.
-  for (const wake of wakes) await queueTurn(rt, wake);
+  for (const wake of wakes) await queueTurn(deps, wake);
   return result;
 }

@@ -25,8 +25,8 @@ const MAX_ROUNDS = 6;
 /** Claims of one turn (its first run and resumes after dead workers) before it is failed. */
 export const MAX_TURN_ATTEMPTS = 3;
 
-export function brainFor(rt: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>): Brain {
-  return rt.config.agent.brain === 'llm' ? createLlmBrain(rt.config.agent.llm, fetch, modelBudget(rt)) : offlineBrain;
+export function brainFor(deps: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>): Brain {
+  return deps.config.agent.brain === 'llm' ? createLlmBrain(deps.config.agent.llm, fetch, modelBudget(deps)) : offlineBrain;
 }
 
 class Interrupted extends Error {}
@@ -43,16 +43,16 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
   return () => (cached ??= load());
 }
 
-function contextFor(rt: Deps, turn: Turn, memory: string[]): BrainContext {
-  const conversation = conversationRepository(rt.db);
+function contextFor(deps: Deps, turn: Turn, memory: string[]): BrainContext {
+  const conversation = conversationRepository(deps.db);
   return {
     accountId: turn.accountId,
     turnId: turn.id,
     input: { kind: turn.kind, text: turn.text, data: turn.data },
     memory,
     history: once(() => conversation.recentHistory(turn.accountId, turn.id, 5)),
-    reviewQueue: once(() => waitingCards(rt.db, turn.accountId, 10)),
-    shipping: once(() => shippingHere(rt.db, turn.accountId)),
+    reviewQueue: once(() => waitingCards(deps.db, turn.accountId, 10)),
+    shipping: once(() => shippingHere(deps.db, turn.accountId)),
   };
 }
 
@@ -75,7 +75,7 @@ function finishedView(turn: Turn, replies: Bubble[]): MessageView {
  * (null: unknown, the turn was finished elsewhere).
  */
 async function finishTurn(
-  rt: Deps,
+  deps: Deps,
   conn: Runner,
   turn: Turn,
   to: { status: 'replied' | 'failed'; failure?: string; interrupted?: boolean },
@@ -83,9 +83,9 @@ async function finishTurn(
   const finished = await turnStatements.finish(conn, turn.accountId, turn.id, to, Date.now());
   if (!finished) return null;
   if (finished.turn.kind === 'message' && finished.turn.origin === 'api') {
-    await publishFinished(rt.redis, rt.config, finishedView(finished.turn, finished.replies));
+    await publishFinished(deps.redis, deps.config, finishedView(finished.turn, finished.replies));
   } else {
-    await publishDone(rt.redis, rt.config, [turn.id]);
+    await publishDone(deps.redis, deps.config, [turn.id]);
   }
   return finished.more;
 }
@@ -98,12 +98,12 @@ async function finishTurn(
  * A turn claimed again after its worker died (attempts > 1) replays its recorded rounds instead of
  * asking the brain for them and runs only the calls not recorded yet.
  */
-async function runTurn(rt: Deps, conn: Runner, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
+async function runTurn(deps: Deps, conn: Runner, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
   const { turn } = claimed;
-  const bus = turnBus(rt.config, rt.redis);
+  const bus = turnBus(deps.config, deps.redis);
   const abort = new AbortController();
   const off = bus.onCancel(turn.id, () => abort.abort());
-  const delay = rt.config.agent.stepDelayMs;
+  const delay = deps.config.agent.stepDelayMs;
   // A cancel that came between the claim and the listener above is remembered by the bus.
   const checkFlag = async () => {
     if (abort.signal.aborted) return;
@@ -113,7 +113,7 @@ async function runTurn(rt: Deps, conn: Runner, claimed: { turn: Turn; memory: st
   let outcome: { status: 'replied' | 'failed'; failure?: string; interrupted?: boolean } = { status: 'replied' };
   try {
     await checkFlag();
-    const ctx = contextFor(rt, turn, claimed.memory);
+    const ctx = contextFor(deps, turn, claimed.memory);
     // Only a turn claimed before has anything recorded: the first run costs no read.
     const recorded = turn.attempts > 1 ? await turnSteps.rounds(conn, turn.id) : [];
     if (recorded.length)
@@ -133,15 +133,15 @@ async function runTurn(rt: Deps, conn: Runner, claimed: { turn: Turn; memory: st
       }
       const results: ToolResult[] = saved ? [...saved.results] : [];
       for (let idx = 0; idx < step.calls.length; idx++) {
-        if (++steps > rt.config.agent.maxSteps) break;
+        if (++steps > deps.config.agent.maxSteps) break;
         if (idx < results.length) continue;
         await checkFlag();
         await pause(delay, abort.signal);
         const proposed = idx === 0 ? { calls: step.calls, done: step.done } : null;
-        results.push(await runStep(rt, conn, turn, { round, idx, proposed }, step.calls[idx]!));
+        results.push(await runStep(deps, conn, turn, { round, idx, proposed }, step.calls[idx]!));
       }
       transcript.push({ calls: step.calls, results });
-      if (step.done || !step.calls.length || steps > rt.config.agent.maxSteps) break;
+      if (step.done || !step.calls.length || steps > deps.config.agent.maxSteps) break;
     }
   } catch (err) {
     if (err instanceof Interrupted || abort.signal.aborted)
@@ -154,7 +154,7 @@ async function runTurn(rt: Deps, conn: Runner, claimed: { turn: Turn; memory: st
     }
   }
   off();
-  const more = await finishTurn(rt, conn, turn, outcome);
+  const more = await finishTurn(deps, conn, turn, outcome);
   const counted = outcome.interrupted ? 'interrupted' : outcome.status;
   metrics.agentTurns.inc({ outcome: counted, brain: word(brain.name) });
   log.info({ turnId: turn.id, status: outcome.status, interrupted: outcome.interrupted ?? false }, 'turn finished');
@@ -168,16 +168,16 @@ async function runTurn(rt: Deps, conn: Runner, claimed: { turn: Turn; memory: st
  * message asked to interrupt ends as interrupted, as it would have had its worker lived. Call only
  * while holding the account's lock.
  */
-async function recoverOrphans(rt: Deps, accountId: string, log: Logger): Promise<void> {
-  const repo = turnsRepository(rt.db);
+async function recoverOrphans(deps: Deps, accountId: string, log: Logger): Promise<void> {
+  const repo = turnsRepository(deps.db);
   for (const turn of await repo.listRunning(accountId)) {
     if (turn.interruptRequestedAt !== null) {
-      await finishTurn(rt, rt.db, turn, { status: 'failed', failure: FAILURES.interrupted, interrupted: true });
+      await finishTurn(deps, deps.db, turn, { status: 'failed', failure: FAILURES.interrupted, interrupted: true });
       log.warn({ turnId: turn.id }, 'turn orphaned after a later message interrupted it; ended as interrupted');
     } else if (turn.attempts < MAX_TURN_ATTEMPTS && (await repo.requeue(accountId, turn.id))) {
       log.warn({ turnId: turn.id, attempts: turn.attempts, stepsDone: turn.stepsDone }, 'turn orphaned; queued again to resume');
     } else {
-      await finishTurn(rt, rt.db, turn, { status: 'failed', failure: FAILURES.workerLost });
+      await finishTurn(deps, deps.db, turn, { status: 'failed', failure: FAILURES.workerLost });
       log.warn({ turnId: turn.id, attempts: turn.attempts }, 'turn orphaned too many times; failed');
     }
   }
@@ -187,14 +187,14 @@ async function recoverOrphans(rt: Deps, accountId: string, log: Logger): Promise
  * Runs the account's queued turns in order (oldest first), one at a time. If another worker holds the
  * account, returns at once: the holder looks for new turns after it lets go, so none is stranded.
  */
-export async function drainAccount(rt: Deps, accountId: string, log: Logger, brain: Brain = brainFor(rt)): Promise<number> {
-  const bus = turnBus(rt.config, rt.redis);
+export async function drainAccount(deps: Deps, accountId: string, log: Logger, brain: Brain = brainFor(deps)): Promise<number> {
+  const bus = turnBus(deps.config, deps.redis);
   let ran = 0;
   let runnable = false;
   for (let pass = 0; pass < 3; pass++) {
     // The first claim goes with taking the lock (one round trip, directly on Postgres); later ones on their own.
     let busMark = bus.mark();
-    const got = await holdAccount(rt.db, accountId, true, async (conn, first) => {
+    const got = await holdAccount(deps.db, accountId, true, async (conn, first) => {
       let recovered = false;
       let next: typeof first | null = first;
       while (ran < TURNS_PER_JOB) {
@@ -203,7 +203,7 @@ export async function drainAccount(rt: Deps, accountId: string, log: Logger, bra
         if (claimed.orphans > 0) {
           // Turns left running while we hold the lock were a dead worker's: settle them, then claim again.
           if (recovered) throw new Error(`account ${accountId} still has running turns after their recovery`);
-          await recoverOrphans(rt, accountId, log);
+          await recoverOrphans(deps, accountId, log);
           recovered = true;
           busMark = bus.mark();
           continue;
@@ -212,9 +212,9 @@ export async function drainAccount(rt: Deps, accountId: string, log: Logger, bra
         if (!turn) break;
         let more: boolean | null;
         if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
-          more = await finishTurn(rt, conn, turn, { status: 'failed', failure: FAILURES.expired });
+          more = await finishTurn(deps, conn, turn, { status: 'failed', failure: FAILURES.expired });
         } else {
-          more = await runTurn(rt, conn, { turn, memory: claimed.memory, busMark }, brain, log);
+          more = await runTurn(deps, conn, { turn, memory: claimed.memory, busMark }, brain, log);
           ran++;
         }
         if (more === false) break;
@@ -226,6 +226,6 @@ export async function drainAccount(rt: Deps, accountId: string, log: Logger, bra
     runnable = got.runnable;
     if (ran >= TURNS_PER_JOB || !runnable) break;
   }
-  if (runnable) await requestDrain(rt, accountId, { why: 'more', at: Date.now() });
+  if (runnable) await requestDrain(deps, accountId, { why: 'more', at: Date.now() });
   return ran;
 }

@@ -137,13 +137,13 @@ export async function sweepInbound(deps: IntakeDeps, now = Date.now()): Promise<
  * Bounded: up to `maxChunks` short statements of `chunk` rows per kind each sweep; the rest waits for the next.
  */
 export async function pruneInbound(
-  rt: Pick<IntakeDeps, 'config' | 'db'>,
+  deps: Pick<IntakeDeps, 'config' | 'db'>,
   log: Logger,
   now = Date.now(),
   opts = { chunk: 500, maxChunks: 20 },
 ): Promise<{ rawDropped: number }> {
-  const repo = inboundRepository(rt.db);
-  const { rawRetentionMs, appliedRawRetentionMs } = rt.config.inbound;
+  const repo = inboundRepository(deps.db);
+  const { rawRetentionMs, appliedRawRetentionMs } = deps.config.inbound;
   const windows: [InboundStatus[], number][] = [
     [['unplaced', 'malformed', 'duplicate'], now - rawRetentionMs],
     [['applied'], now - appliedRawRetentionMs],

@@ -21,7 +21,7 @@ export interface SweepDef<Q extends string = string> extends JobDef<typeof noPay
    * again at any time (after Redis lost its data, the scheduler and its next run are gone: it registers
    * it). Logs and returns why it registered it, or null when it was in place.
    */
-  schedule(rt: ScheduleDeps): Promise<ScheduleOutcome>;
+  schedule(deps: ScheduleDeps): Promise<ScheduleOutcome>;
 }
 
 /**
@@ -44,7 +44,7 @@ export function defineSweep<Q extends string>(spec: {
     description: spec.description,
     jobId: () => spec.schedulerId,
   });
-  return { ...job, everyMs: spec.everyMs, schedule: (rt) => scheduleRepeating(rt, job, spec.everyMs(rt.config)) };
+  return { ...job, everyMs: spec.everyMs, schedule: (deps) => scheduleRepeating(deps, job, spec.everyMs(deps.config)) };
 }
 
 /** The sweeps among a queue's jobs, in the order the queue lists them. */
@@ -52,8 +52,8 @@ export function sweepsOf(jobs: JobMap): SweepDef[] {
   return Object.values(jobs).filter((j): j is SweepDef => 'schedule' in j && typeof j.schedule === 'function');
 }
 
-async function scheduleRepeating(rt: ScheduleDeps, job: JobDef<typeof noPayload>, everyMs: number): Promise<ScheduleOutcome> {
-  const queue = rt.queues.get(job.queue);
+async function scheduleRepeating(deps: ScheduleDeps, job: JobDef<typeof noPayload>, everyMs: number): Promise<ScheduleOutcome> {
+  const queue = deps.queues.get(job.queue);
   if (!queue) throw new Error(`${job.queue} queue is not open`);
   const id = job.key({});
   const current = await queue.getJobScheduler(id);
@@ -66,6 +66,6 @@ async function scheduleRepeating(rt: ScheduleDeps, job: JobDef<typeof noPayload>
         : null;
   if (!why) return null;
   await queue.upsertJobScheduler(id, { every: everyMs }, { name: job.name, data: {}, opts: job.options });
-  rt.logger.info({ queue: job.queue, scheduler: id, everyMs, why }, 'repeating job registered');
+  deps.logger.info({ queue: job.queue, scheduler: id, everyMs, why }, 'repeating job registered');
   return why;
 }

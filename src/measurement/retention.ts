@@ -11,13 +11,13 @@ import { measurementRepository } from './measurement.repository.js';
  * touched. A browser's repeats and clicks over a limit are never written, so there is nothing of them to delete.
  */
 export async function pruneBotVisits(
-  rt: { config: Pick<Config, 'links'>; db: Db },
+  deps: { config: Pick<Config, 'links'>; db: Db },
   log: Logger,
   now = Date.now(),
   opts = { chunk: 5_000, maxChunks: 20 },
 ): Promise<{ pruned: number }> {
-  const repo = measurementRepository(rt.db);
-  const before = now - rt.config.links.botVisitRetentionMs;
+  const repo = measurementRepository(deps.db);
+  const before = now - deps.config.links.botVisitRetentionMs;
   const pruned = await inChunks((chunk) => repo.pruneBotVisits(before, chunk), opts);
   if (pruned) log.info({ pruned, before }, 'bot visits pruned');
   return { pruned };

@@ -59,13 +59,13 @@ export type HandOutcome = 'handed' | 'already handed' | 'not handed';
  * its job fails and retries, the others are handed). Throws only when the batch as a whole failed.
  */
 export async function handDeliveries(
-  rt: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>,
+  deps: Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>,
   deliveryIds: string[],
   log: Logger,
 ): Promise<Map<string, HandOutcome | Error>> {
   const answers = new Map<string, HandOutcome | Error>(deliveryIds.map((id) => [id, 'not handed']));
   const again = new Map<string, string>();
-  const recorded = await rt.db.transaction(async (trx) => {
+  const recorded = await deps.db.transaction(async (trx) => {
     const repo = webhooksRepository(trx);
     const handing: { deliveryId: string; input: TurnInput }[] = [];
     for (const d of await repo.lockForHanding(deliveryIds)) {
@@ -87,16 +87,16 @@ export async function handDeliveries(
     }
     const made = await recordTurns(
       trx,
-      rt.config,
+      deps.config,
       handing.map((h) => h.input),
     );
     await repo.setTurns(handing.map((h, i) => ({ deliveryId: h.deliveryId, turnId: made[i]!.turn.id })));
     for (const h of handing) answers.set(h.deliveryId, 'handed');
     return made.map((r, i) => ({ ...r, deliveryId: handing[i]!.deliveryId }));
   });
-  await dispatchTurns(rt, recorded);
+  await dispatchTurns(deps, recorded);
   // A first run may have died between commit and dispatch; asking again is a no-op otherwise.
-  await Promise.all([...again].map(([accountId, turnId]) => requestDrain(rt, accountId, { why: 'turn', turnId })));
+  await Promise.all([...again].map(([accountId, turnId]) => requestDrain(deps, accountId, { why: 'turn', turnId })));
   if (recorded.length)
     log.info({ handed: recorded.map((r) => ({ deliveryId: r.deliveryId, turnId: r.turn.id })) }, 'webhook deliveries handed to the agent');
   if (again.size)
@@ -108,8 +108,8 @@ export async function handDeliveries(
 }
 
 /** The worker gave up on a delivery: the log says Worker Error (and it stops being re-queued). */
-export async function failDelivery(rt: Pick<Deps, 'db'>, deliveryId: string, error: string): Promise<void> {
-  await webhooksRepository(rt.db).markWorkerError([deliveryId], error.slice(0, 500));
+export async function failDelivery(deps: Pick<Deps, 'db'>, deliveryId: string, error: string): Promise<void> {
+  await webhooksRepository(deps.db).markWorkerError([deliveryId], error.slice(0, 500));
 }
 
 /**
@@ -118,12 +118,12 @@ export async function failDelivery(rt: Pick<Deps, 'db'>, deliveryId: string, err
  * deterministic key, so one still waiting in the queue is not queued twice.
  */
 export async function sweepDeliveries(
-  rt: Pick<Deps, 'config' | 'db' | 'queues'>,
+  deps: Pick<Deps, 'config' | 'db' | 'queues'>,
   log: Logger,
   now = Date.now(),
 ): Promise<{ requeued: number }> {
-  const ids = await webhooksRepository(rt.db).unhanded(now - rt.config.maintenance.orphanAfterMs, 500);
-  for (const deliveryId of ids) await enqueue(rt.queues, webhookEvent, { deliveryId });
+  const ids = await webhooksRepository(deps.db).unhanded(now - deps.config.maintenance.orphanAfterMs, 500);
+  for (const deliveryId of ids) await enqueue(deps.queues, webhookEvent, { deliveryId });
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
   return { requeued: ids.length };
 }
@@ -134,13 +134,13 @@ export async function sweepDeliveries(
  * has not got yet is never deleted. What the agent made of a delivery (its turn, cards, leads) stays.
  */
 export async function pruneDeliveries(
-  rt: Pick<Deps, 'config' | 'db'>,
+  deps: Pick<Deps, 'config' | 'db'>,
   log: Logger,
   now = Date.now(),
   opts = { chunk: 5_000, maxChunks: 20 },
 ): Promise<{ pruned: number }> {
-  const repo = webhooksRepository(rt.db);
-  const before = now - rt.config.webhooks.deliveryRetentionMs;
+  const repo = webhooksRepository(deps.db);
+  const before = now - deps.config.webhooks.deliveryRetentionMs;
   const pruned = await inChunks((chunk) => repo.pruneBefore(before, chunk), opts);
   if (pruned) log.info({ pruned, before }, 'webhook delivery log pruned');
   return { pruned };

@@ -21,8 +21,8 @@ describe('admin CLI: content', { timeout: SLOW }, () => {
     );
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout.trim())).toEqual({ accountId: t.accountId, blogBaseUrl: 'https://acme.test/blog/' });
-    expect((await env.rt.db('accounts').where({ id: t.accountId }).first()).blog_base_url).toBe('https://acme.test/blog/');
-    const audit = await env.rt.db('audit_log').where({ account_id: t.accountId, route: 'content site-url' });
+    expect((await env.deps.db('accounts').where({ id: t.accountId }).first()).blog_base_url).toBe('https://acme.test/blog/');
+    const audit = await env.deps.db('audit_log').where({ account_id: t.accountId, route: 'content site-url' });
     expect(audit).toHaveLength(1);
 
     const minted = await adminCall(env, ['token', 'mint', '--account', t.accountId, '--label', 'site', '--scopes', 'content:read']);
@@ -39,6 +39,6 @@ describe('admin CLI: content', { timeout: SLOW }, () => {
       [['--account', 'acct_missing', '--url', 'https://acme.test/'], 'not found'],
     ];
     for (const [flags, error] of cases) expect(await adminCall(env, ['content', 'site-url', ...flags])).toEqual({ error });
-    expect((await env.rt.db('accounts').where({ id: t.accountId }).first()).blog_base_url).toBeNull();
+    expect((await env.deps.db('accounts').where({ id: t.accountId }).first()).blog_base_url).toBeNull();
   });
 });

@@ -31,7 +31,7 @@ function refused(port: number): Promise<boolean> {
 }
 
 async function turnStatus(requestId: string): Promise<string | undefined> {
-  const row = await env.rt.db('agent_turns').where({ id: requestId }).first('status');
+  const row = await env.deps.db('agent_turns').where({ id: requestId }).first('status');
   return row?.status as string | undefined;
 }
 
@@ -93,7 +93,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     try {
       const port = await proc.port(90_000);
       const answer = post(port, token, { text: 'draft an email to ops@example.com about pricing', waitSeconds: 60 });
-      const running = () => env.rt.db('agent_turns').where({ account_id: accountId, status: 'running' }).first('id');
+      const running = () => env.deps.db('agent_turns').where({ account_id: accountId, status: 'running' }).first('id');
       await waitFor(async () => Boolean(await running()), 'the turn to run', 60_000);
       proc.child.kill('SIGTERM');
       const res = await answer;
@@ -112,7 +112,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
   it('finishes a mail send waiting on a slow SMTP server before it exits with code 0: sent once, card sent', async () => {
     const smtp = await startTestSmtp({ kind: 'slow', delayMs: 3_000 });
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'slow@acme.test', draft: { subject: 'subject-slow', body: 'Hi' } },
     });
     const proc = startService(['api'], {
@@ -140,7 +140,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       expect(await res.json()).toMatchObject({ ok: true, status: 'sent' });
       expect((await proc.exited).code).toBe(0);
       expect(smtp.received.filter((m) => m.raw.includes('subject-slow'))).toHaveLength(1);
-      expect(await env.rt.db('review_cards').where({ id: card.id }).first('status')).toEqual({ status: 'sent' });
+      expect(await env.deps.db('review_cards').where({ id: card.id }).first('status')).toEqual({ status: 'sent' });
     } finally {
       proc.child.kill('SIGKILL');
       await smtp.close();
@@ -171,7 +171,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     }
     expect(proc.stdout()).toMatch(/"level":40,[^\n]*"returned":\["[^"\n]+"\][^\n]*"msg":"shutdown grace over/);
     // Back in the queue (due a few seconds later), its attempt not counted.
-    const job = await pendingJob(env.rt.queues.get('agent-turns')!, `turn-${requestId}`);
+    const job = await pendingJob(env.deps.queues.get('agent-turns')!, `turn-${requestId}`);
     expect(await job?.getState()).toBe('delayed');
     expect(job?.attemptsMade).toBe(0);
     const again = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info' });

@@ -138,7 +138,7 @@ describe('process start-up', { timeout: SLOW }, () => {
     });
     try {
       // One job slot: the worker logs the first job's failure before it takes the next job.
-      await env.rt.queues.get('agent-turns')!.add('agent.turn', { accountId: 42 }, { jobId: 'bad-payload', attempts: 1 });
+      await env.deps.queues.get('agent-turns')!.add('agent.turn', { accountId: 42 }, { jobId: 'bad-payload', attempts: 1 });
       const { token } = await env.tenant();
       const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'what is waiting' });
       expect(sent.status).toBe(202);

@@ -46,13 +46,17 @@ const AD_TEST = {
 };
 
 const adCard = (accountId: string, payload: Record<string, unknown> = {}) =>
-  buildCard(env.rt.db, accountId, 'approval', { sourceType: 'ad_test', title: 'Test two headlines', payload: { ...AD_TEST, ...payload } });
+  buildCard(env.deps.db, accountId, 'approval', {
+    sourceType: 'ad_test',
+    title: 'Test two headlines',
+    payload: { ...AD_TEST, ...payload },
+  });
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => env.rt.db('review_cards').where({ id: cardId }).first();
-const fenceOf = (cardId: string) => env.rt.db('mail_sends').where({ card_id: cardId }).first();
+const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
+const fenceOf = (cardId: string) => env.deps.db('mail_sends').where({ card_id: cardId }).first();
 const adsEvents = (accountId: string) =>
-  env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads' }).orderBy('type').select('type', 'decided_by');
+  env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads' }).orderBy('type').select('type', 'decided_by');
 
 describe('ad tests through the provider bridge', () => {
   afterAll(() => {
@@ -117,7 +121,7 @@ describe('ad tests through the provider bridge', () => {
     try {
       expect((await approve(token, card.id)).status).toBe(503);
       const question = await until(
-        async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        async () => env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
         20_000,
       );
       expect(question.title).toBe('Was the ad test "Test two headlines" created?');

@@ -20,9 +20,9 @@ afterAll(async () => {
 });
 
 const connect = (accountId: string) =>
-  connectProvider(env.rt.db, { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  connectProvider(env.deps.db, { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
 const adsEvents = (accountId: string) =>
-  env.rt
+  env.deps
     .db('channel_events')
     .where({ account_id: accountId, channel: 'ads' })
     .orderBy(['type', 'ref_id'])
@@ -47,7 +47,7 @@ describe('polling the ad platform', () => {
       { id: 'm4', type: 'ad_metrics', at, data: { impressions: 5 } },
       { id: 'm5', type: 'something_new', at, data: {} },
     );
-    expect(await pollProviderEvents(env.rt, accountId, 'ads')).toEqual({ connected: true, events: 5, applied: 2, ignored: 3 });
+    expect(await pollProviderEvents(env.deps, accountId, 'ads')).toEqual({ connected: true, events: 5, applied: 2, ignored: 3 });
     const expected = [
       { type: 'impression', amount: 1000, ref_id: 'ads-m1' },
       { type: 'impression', amount: 500, ref_id: 'ads-m2' },
@@ -57,12 +57,12 @@ describe('polling the ad platform', () => {
       { type: 'spend', amount: 300, ref_id: 'ads-m2' },
     ];
     expect(await adsEvents(accountId)).toEqual(expected);
-    expect(await env.rt.db('ad_metrics').where({ account_id: accountId }).orderBy('event_id').pluck('variant')).toEqual(['A', 'B']);
+    expect(await env.deps.db('ad_metrics').where({ account_id: accountId }).orderBy('event_id').pluck('variant')).toEqual(['A', 'B']);
     // A cursor lost (reset) reads them all again and counts nothing twice.
-    await env.rt.db('provider_connections').where({ account_id: accountId, kind: 'ads' }).update({ poll_cursor: null });
-    expect(await pollProviderEvents(env.rt, accountId, 'ads')).toMatchObject({ events: 5 });
+    await env.deps.db('provider_connections').where({ account_id: accountId, kind: 'ads' }).update({ poll_cursor: null });
+    expect(await pollProviderEvents(env.deps, accountId, 'ads')).toMatchObject({ events: 5 });
     expect(await adsEvents(accountId)).toEqual(expected);
-    expect(await env.rt.db('ad_metrics').where({ account_id: accountId })).toHaveLength(2);
+    expect(await env.deps.db('ad_metrics').where({ account_id: accountId })).toHaveLength(2);
   });
 
   it('shows on /results ads: spend, impressions, clicks, conversions and cost per conversion', async () => {
@@ -85,10 +85,10 @@ describe('polling the ad platform', () => {
       at,
       data: { testId: 't', variant: 'A', impressions: 900, clicks: 30, spend: 4000, conversions: 1 },
     });
-    await pollProviderEvents(env.rt, accountId, 'ads');
+    await pollProviderEvents(env.deps, accountId, 'ads');
     // A conversion our own measurement attributed to ads, and an applied budget change, count beside them.
-    await recordChannelEvent(env.rt.db, accountId, { channel: 'ads', type: 'conversion', at, refId: 'conv-1' });
-    await recordChannelEvent(env.rt.db, accountId, { channel: 'ads', type: 'budget_change', at, amount: 2500, refId: 'send-1' });
+    await recordChannelEvent(env.deps.db, accountId, { channel: 'ads', type: 'conversion', at, refId: 'conv-1' });
+    await recordChannelEvent(env.deps.db, accountId, { channel: 'ads', type: 'budget_change', at, amount: 2500, refId: 'send-1' });
     expect(await read()).toMatchObject({
       available: true,
       data: { window: { spend: 4000, impressions: 900, clicks: 30, conversions: 2, costPerConversion: 2000, budgetChanges: 1 } },
@@ -98,7 +98,7 @@ describe('polling the ad platform', () => {
   it('shows each ad test that ran in the window on /results ads.tests, with the platform numbers per variant', async () => {
     const { accountId, token } = await env.tenant();
     await connect(accountId);
-    const card = await buildCard(env.rt.db, accountId, 'approval', {
+    const card = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'ad_test',
       title: 'Two headlines',
       payload: { work: 'ad_test', variants: [{ headline: 'A', body: 'a' }], budgetCap: 5000, currency: 'EUR', durationDays: 7 },
@@ -107,7 +107,7 @@ describe('polling the ad platform', () => {
       action: 'approve',
     });
     expect(approved.status).toBe(200);
-    const fence = await env.rt.db('mail_sends').where({ card_id: card.id }).first();
+    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
     const testId = fence.provider_id as string;
     bridge.events.length = 0;
     const at = Date.now() - 1000;
@@ -116,7 +116,7 @@ describe('polling the ad platform', () => {
       { id: 'x2', type: 'ad_metrics', at, data: { testId, variant: 'B', impressions: 50, clicks: 5, spend: 100 } },
       { id: 'x3', type: 'ad_metrics', at, data: { testId: 'another-account-test', impressions: 7 } },
     );
-    await pollProviderEvents(env.rt, accountId, 'ads');
+    await pollProviderEvents(env.deps, accountId, 'ads');
     const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);
     const ads = ResultsResponse.parse(res.body).results.ads;

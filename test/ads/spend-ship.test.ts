@@ -40,7 +40,7 @@ async function connected(cap: number | null = 100_000) {
 
 const change = (amount: number, currency = 'USD') => ({ channel: 'ads', currency, period: 'day', from: 4000, to: 4000 + amount, amount });
 const budgetCard = (accountId: string, amount: number, currency = 'USD') =>
-  buildCard(env.rt.db, accountId, 'approval', {
+  buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'budget_change',
     title: 'Raise the search ads budget',
     payload: { work: 'spend' },
@@ -48,10 +48,10 @@ const budgetCard = (accountId: string, amount: number, currency = 'USD') =>
   });
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => env.rt.db('review_cards').where({ id: cardId }).first();
-const fencesOf = (cardId: string) => env.rt.db('mail_sends').where({ card_id: cardId });
+const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
+const fencesOf = (cardId: string) => env.deps.db('mail_sends').where({ card_id: cardId });
 const spendEvents = (accountId: string) =>
-  env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' }).select('amount', 'decided_by');
+  env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' }).select('amount', 'decided_by');
 
 describe('budget changes (spend) through the provider bridge', () => {
   it('applies an approved change once, shipping kind spend with it, and counts ads budget_change with the change', async () => {
@@ -102,7 +102,7 @@ describe('budget changes (spend) through the provider bridge', () => {
     expect((await approve(token, (await budgetCard(accountId, 4000)).id)).status).toBe(200);
     expect((await approve(token, (await budgetCard(accountId, -3000)).id)).status).toBe(200);
     // Last month's increases do not count this month.
-    await env.rt
+    await env.deps
       .db('mail_sends')
       .where({ account_id: accountId })
       .update({ created_at: monthStart(Date.now()) - 1 });
@@ -144,7 +144,7 @@ describe('budget changes (spend) through the provider bridge', () => {
     try {
       expect((await approve(token, card.id)).status).toBe(503);
       const question = await until(
-        async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        async () => env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
         20_000,
       );
       expect(question.title).toBe('Was the budget change "Raise the search ads budget" applied?');
@@ -201,7 +201,7 @@ describe('budget changes (spend) through the provider bridge', () => {
     const { accountId, token } = await connected();
     const eur = await approve(token, (await budgetCard(accountId, 100, 'EUR')).id);
     expect(eur.body.message).toBe('this budget change is in EUR but the monthly spend cap is in USD; nothing was applied');
-    const odd = await buildCard(env.rt.db, accountId, 'approval', {
+    const odd = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'budget_change',
       title: 'x',
       budgetChange: { amount: 100, currency: 'dollars' },
@@ -211,15 +211,15 @@ describe('budget changes (spend) through the provider bridge', () => {
     expect(r.body.message).toBe(
       'this budget change cannot be applied: its currency must be a three-letter ISO 4217 code; request changes so the agent fixes it',
     );
-    const zero = await buildCard(env.rt.db, accountId, 'approval', {
+    const zero = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'budget_change',
       title: 'x',
       budgetChange: { amount: 0 },
     });
     expect((await approve(token, zero.id)).body.message).toMatch(/its amount must be a whole number of minor currency units/);
-    expect(await env.rt.db('mail_sends').whereIn('account_id', [accountId, none.accountId])).toHaveLength(0);
+    expect(await env.deps.db('mail_sends').whereIn('account_id', [accountId, none.accountId])).toHaveLength(0);
     // A change naming no currency (the agent's ship tool gives only an amount) is in the cap's.
-    const bare = await buildCard(env.rt.db, accountId, 'approval', {
+    const bare = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'budget_change',
       title: 'x',
       budgetChange: { amount: 100 },
@@ -231,11 +231,11 @@ describe('budget changes (spend) through the provider bridge', () => {
 
   it('always waits for a person: no setting, trust level or tool frees it', async () => {
     const { accountId } = await connected();
-    expect(await needsApproval(env.rt.db, accountId, 'spend')).toBe(true);
+    expect(await needsApproval(env.deps.db, accountId, 'spend')).toBe(true);
     const set = await adminCall(env, ['settings', 'set', '--account', accountId, '--kind', 'spend', '--approval', 'auto']);
     expect(set).toEqual({ error: 'spending always waits for a person; --kind spend cannot be auto' });
-    for (let i = 0; i < 10; i++) await raiseTrust(env.rt.db, accountId, 'spend');
-    const card = await createCard(env.rt, {
+    for (let i = 0; i < 10; i++) await raiseTrust(env.deps.db, accountId, 'spend');
+    const card = await createCard(env.deps, {
       id: newId('card'),
       accountId,
       kind: 'approval',
@@ -248,7 +248,7 @@ describe('budget changes (spend) through the provider bridge', () => {
     });
     expect(card.autoResolveAt).toBeNull();
     const tool = { id: newId('card'), accountId, kind: 'approval' as const, sourceType: 'budget_change', title: 't', payload: {} };
-    await expect(shipBySetting(env.rt.db, { ...tool, budgetChange: change(100), actions: [], primaryLabel: '' })).rejects.toThrow(
+    await expect(shipBySetting(env.deps.db, { ...tool, budgetChange: change(100), actions: [], primaryLabel: '' })).rejects.toThrow(
       'spending always waits for a person',
     );
   });
@@ -264,7 +264,7 @@ describe('budget changes (spend) through the provider bridge', () => {
       error: '--currency must be a three-letter ISO 4217 code (USD, EUR, …)',
     });
     expect(await adminCall(env, [...base, '--monthly-cap', '100'])).toMatchObject({ error: expect.stringMatching(/currency/) });
-    const audit = await env.rt.db('audit_log').where({ account_id: accountId, route: 'channel spend-cap' });
+    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'channel spend-cap' });
     expect(audit).toHaveLength(0);
   });
 });

@@ -85,7 +85,7 @@ describe('queue: true', () => {
       expect((await env.message(token, a.body.requestId)).status).toBe('running');
       await steps.open();
       for (const r of [a, b, c, last]) await env.until(token, r.body.requestId, (m) => m.status === 'replied', 20_000);
-      const rows = await env.rt.db('agent_turns').where({ account_id: accountId }).orderBy('started_at');
+      const rows = await env.deps.db('agent_turns').where({ account_id: accountId }).orderBy('started_at');
       expect(rows.map((r) => r.text)).toEqual(['first', 'second', 'third', 'third']);
       expect(rows.every((r) => !r.interrupted)).toBe(true);
       for (let i = 1; i < rows.length; i++) expect(Number(rows[i].started_at)).toBeGreaterThanOrEqual(Number(rows[i - 1].finished_at));
@@ -125,7 +125,7 @@ describe('interrupt: false', () => {
         notSent: true,
         requestId: a.body.requestId,
       });
-      expect(await env.rt.db('agent_turns').where({ account_id: accountId })).toHaveLength(1);
+      expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(1);
       await steps.open();
       // The running turn was not interrupted.
       const done = await env.until(token, a.body.requestId, (m) => m.status === 'replied');
@@ -154,7 +154,7 @@ describe('waitSeconds and revocation', () => {
     try {
       const pending = env.send(token, { text: 'long wait', waitSeconds: 30 }).then((r) => r);
       await steps.reached();
-      await revokeToken(env.rt, tokenId);
+      await revokeToken(env.deps, tokenId);
       const res = await pending;
       expect(res.status).toBe(202);
       expect(res.body).toEqual({ requestId: expect.any(String), deduplicated: false, waitEnded: 'unauthorized' });

@@ -22,7 +22,7 @@ describe('interrupt without the cancel notice', () => {
     // Postgres with no notice.
     llm.script(() => {
       void killTurnBusSubscriber(env).then(() =>
-        env.rt.db('agent_turns').where({ account_id: accountId, status: 'running' }).update({ interrupt_requested_at: Date.now() }),
+        env.deps.db('agent_turns').where({ account_id: accountId, status: 'running' }).update({ interrupt_requested_at: Date.now() }),
       );
       return { delayMs: 1_000, body: completion(null, [{ id: 'r1', name: 'reply', args: { text: 'first bubble' } }]) };
     });

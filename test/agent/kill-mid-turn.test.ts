@@ -30,12 +30,12 @@ describe('a worker killed mid-turn', () => {
     const started = [await workers.start(CHILD, POOLS), await workers.start(CHILD, POOLS)];
     const byRunner = new Map<string, WorkerChild>(started.map((w) => [`${hostname()}-${w.child.pid}`, w]));
     const { accountId, token } = await env.tenant();
-    const hook = await buildHook(env.rt, accountId);
+    const hook = await buildHook(env.deps, accountId);
     for (let i = 0; i < EVENTS; i++) {
       const res = await env.api().post(hook.path).send({ signup: i });
       expect(res.status).toBe(202);
     }
-    const turns = () => env.rt.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+    const turns = () => env.deps.db('agent_turns').where({ account_id: accountId, kind: 'event' });
     const finished = async () => (await turns().whereIn('status', ['replied', 'failed'])).length;
 
     // /agent/status, read all along while accepted events are not all finished: never `running: false`.
@@ -66,7 +66,10 @@ describe('a worker killed mid-turn', () => {
         // in the killed process's hands).
         await until(async () => {
           const killed = await turns().where({ id: running.id }).first();
-          const unhanded = await env.rt.db('webhook_deliveries').where({ hook_id: hook.hookId, outcome: 'Accepted' }).whereNull('turn_id');
+          const unhanded = await env.deps
+            .db('webhook_deliveries')
+            .where({ hook_id: hook.hookId, outcome: 'Accepted' })
+            .whereNull('turn_id');
           return (killed.attempts > running.attempts || ['replied', 'failed'].includes(killed.status)) && unhanded.length === 0;
         }, 90_000);
         waits.push(Date.now() - killedAt);
@@ -86,7 +89,7 @@ describe('a worker killed mid-turn', () => {
     const rows = await turns();
     expect(rows).toHaveLength(EVENTS);
     expect(rows.every((r) => r.status === 'replied')).toBe(true);
-    const replies = await env.rt
+    const replies = await env.deps
       .db('agent_replies')
       .whereIn(
         'turn_id',

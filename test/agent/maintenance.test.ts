@@ -30,7 +30,7 @@ describe('maintenance pool', () => {
 
   it('queues again a turn whose job was never queued (commit, then enqueue, then repair)', async () => {
     const { token, accountId, tokenId } = await env.tenant();
-    const { turn } = await env.rt.db.transaction((trx) =>
+    const { turn } = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'lost job' }),
     );
     const m = await env.until(token, turn.id, (x) => x.status === 'replied', 20_000);

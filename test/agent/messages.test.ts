@@ -77,7 +77,7 @@ describe('POST /agent/messages', () => {
     expect(results.every((r) => r.status === 202)).toBe(true);
     expect(ids.size).toBe(1);
     expect(results.filter((r) => r.body.deduplicated === false)).toHaveLength(1);
-    const rows = await env.rt.db('agent_turns').where({ account_id: accountId });
+    const rows = await env.deps.db('agent_turns').where({ account_id: accountId });
     expect(rows).toHaveLength(1);
   });
 
@@ -111,7 +111,7 @@ describe('GET /agent/messages/{requestId}', () => {
     const res = await env.send(token, { text: 'hi', waitSeconds: 10 });
     const id = res.body.requestId as string;
     const base = Date.now();
-    await env.rt
+    await env.deps
       .db('agent_replies')
       .insert(Array.from({ length: 6 }, (_, i) => ({ turn_id: id, account_id: accountId, text: `extra ${i}`, at: base + i })));
     const got = await env.api().get(`/api/v1/agent/messages/${id}`).set('Authorization', `Bearer ${token}`);
@@ -127,14 +127,19 @@ describe('GET /agent/messages/{requestId}', () => {
     expect((await get(a.token, 'req_nope')).status).toBe(404);
     expect((await get(b.token, sent.body.requestId)).body).toEqual({ error: 'not found' });
     const { mintToken } = await import('../../src/tokens/tokens.service.js');
-    const colleague = await mintToken(env.rt.db, env.config.tokenPrefix, {
+    const colleague = await mintToken(env.deps.db, env.config.tokenPrefix, {
       accountId: a.accountId,
       label: 'colleague',
       scopes: ['agent:message'],
     });
     expect((await get(colleague.token, sent.body.requestId)).status).toBe(404);
     const { startTurn } = await import('../../src/agent/agent.service.js');
-    const dashboard = await startTurn(env.rt, { accountId: a.accountId, kind: 'message', origin: 'dashboard', text: 'from the dashboard' });
+    const dashboard = await startTurn(env.deps, {
+      accountId: a.accountId,
+      kind: 'message',
+      origin: 'dashboard',
+      text: 'from the dashboard',
+    });
     expect((await get(a.token, dashboard.turn.id)).status).toBe(404);
     const thread = await env.api().get('/api/v1/agent/thread').set('Authorization', `Bearer ${a.token}`);
     expect(thread.body.items.map((i: { requestId: string }) => i.requestId)).not.toContain(dashboard.turn.id);
@@ -181,12 +186,12 @@ describe('GET /agent/status', () => {
     const { token, accountId } = await env.tenant();
     const { startTurn } = await import('../../src/agent/agent.service.js');
     const later = Date.now() + 3_600_000;
-    await startTurn(env.rt, { accountId, kind: 'wake', origin: 'schedule', notBefore: later });
-    const soon = await startTurn(env.rt, { accountId, kind: 'wake', origin: 'schedule', notBefore: Date.now() + 300 });
+    await startTurn(env.deps, { accountId, kind: 'wake', origin: 'schedule', notBefore: later });
+    const soon = await startTurn(env.deps, { accountId, kind: 'wake', origin: 'schedule', notBefore: Date.now() + 300 });
     const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
     expect(res.body.status).toMatchObject({ pendingWakes: 2, nextWakeAt: soon.turn.notBefore });
     const deadline = Date.now() + 10_000;
-    while ((await env.rt.db('agent_turns').where({ id: soon.turn.id }).first()).status !== 'replied') {
+    while ((await env.deps.db('agent_turns').where({ id: soon.turn.id }).first()).status !== 'replied') {
       if (Date.now() > deadline) throw new Error('wake did not run');
       await new Promise((r) => setTimeout(r, 50));
     }

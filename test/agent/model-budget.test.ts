@@ -39,11 +39,11 @@ async function status(token: string) {
 }
 
 const event = (accountId: string, n: number) =>
-  startTurn(env.rt, { accountId, kind: 'event', origin: 'hook', data: { label: 'crm', content: { account: accountId, n } } });
+  startTurn(env.deps, { accountId, kind: 'event', origin: 'hook', data: { label: 'crm', content: { account: accountId, n } } });
 
 const finished = (id: string) =>
   until(async () => {
-    const t = await env.rt.db('agent_turns').where({ id }).first();
+    const t = await env.deps.db('agent_turns').where({ id }).first();
     return t.status === 'replied' || t.status === 'failed' ? t : null;
   }, 20_000);
 
@@ -61,7 +61,7 @@ describe('the daily model-call budget', () => {
     const { resetsAt } = budgetDay(Date.now());
     const copyId = /this input waits as (turn_\w+) until then/.exec(turns[2]!.failure)?.[1];
     expect(turns[2]!.failure).toContain(`daily budget of ${BUDGET} model calls is spent until ${new Date(resetsAt).toISOString()}`);
-    const copy = await env.rt.db('agent_turns').where({ id: copyId }).first();
+    const copy = await env.deps.db('agent_turns').where({ id: copyId }).first();
     expect(copy).toMatchObject({ account_id: accountId, kind: 'event', origin: 'hook', status: 'queued', not_before: resetsAt });
     expect(copy.data).toEqual(turns[2]!.data);
 
@@ -74,7 +74,7 @@ describe('the daily model-call budget', () => {
     expect(res.body.message).toMatchObject({ status: 'failed' });
     expect(res.body.message.failure).toMatch(/daily budget of 2 model calls is spent until/);
     expect(callsOf(accountId)).toBe(BUDGET);
-    expect(await env.rt.db('agent_turns').where({ account_id: accountId, status: 'queued' })).toHaveLength(1);
+    expect(await env.deps.db('agent_turns').where({ account_id: accountId, status: 'queued' })).toHaveLength(1);
 
     // Another account's budget is its own.
     const other = await env.tenant();
@@ -82,19 +82,19 @@ describe('the daily model-call budget', () => {
     expect(callsOf(other.accountId)).toBe(1);
 
     // The day turns (the budget's row for it is fresh): the kept event runs and the model answers it.
-    await env.rt.db('agent_model_calls').where({ account_id: accountId }).update({ calls: 0, refused: 0, exhausted_at: null });
-    await env.rt.db('agent_turns').where({ id: copyId }).update({ not_before: Date.now() });
+    await env.deps.db('agent_model_calls').where({ account_id: accountId }).update({ calls: 0, refused: 0, exhausted_at: null });
+    await env.deps.db('agent_turns').where({ id: copyId }).update({ not_before: Date.now() });
     // (Its own job waits for the real day's end; the sweep would pick it up, a drain asked now is sooner.)
-    await requestDrain(env.rt, accountId, { why: 'more', at: Date.now() });
+    await requestDrain(env.deps, accountId, { why: 'more', at: Date.now() });
     expect((await finished(copyId!)).status).toBe('replied');
     expect(callsOf(accountId)).toBe(BUDGET + 1);
   });
 
   it("counts the reply classifier's model calls too, and judges by the rules once the budget is spent", async () => {
     const { token, accountId } = await env.tenant();
-    const mayAsk = classifierBudget(env.rt, accountId);
+    const mayAsk = classifierBudget(env.deps, accountId);
     const asked = () => llm.requests.filter((r) => r.body.messages.some((m) => String(m.content).includes(`left it, ${accountId}`))).length;
-    const judge = () => classifyReply(env.rt.config.agent, `Not for us, thanks. I left it, ${accountId}.`, 'Re: x', { mayAsk });
+    const judge = () => classifyReply(env.deps.config.agent, `Not for us, thanks. I left it, ${accountId}.`, 'Re: x', { mayAsk });
     for (let n = 0; n < BUDGET; n++) expect((await judge()).rule).toMatch(/the model answered no known reply kind/);
     expect(asked()).toBe(BUDGET);
     const third = await judge();

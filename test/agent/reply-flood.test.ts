@@ -47,7 +47,7 @@ interface World {
 
 async function world(): Promise<World> {
   const { token, accountId } = await env.tenant(['agent:message', 'review:read', 'review:write', 'leads:read', 'results:read']);
-  await upsertLead(env.rt.db, accountId, { domain: 'acme.test', contacts: [{ name: 'Jane Doe', email: JANE }] });
+  await upsertLead(env.deps.db, accountId, { domain: 'acme.test', contacts: [{ name: 'Jane Doe', email: JANE }] });
   return { token, accountId };
 }
 
@@ -88,11 +88,11 @@ async function reply(sent: ParsedMail): Promise<void> {
 /** Waits until `n` messages of the account are applied and its agent has no turn due or running. */
 async function settled(w: World, n: number): Promise<void> {
   await until(async () => {
-    const rows = await env.rt.db('inbound_messages').where({ account_id: w.accountId });
+    const rows = await env.deps.db('inbound_messages').where({ account_id: w.accountId });
     return rows.length === n && rows.every((r) => r.status === 'applied');
   }, 20_000);
   await until(async () => {
-    const busy = await env.rt
+    const busy = await env.deps
       .db('agent_turns')
       .where({ account_id: w.accountId })
       .whereIn('status', ['queued', 'running'])
@@ -102,7 +102,7 @@ async function settled(w: World, n: number): Promise<void> {
   }, 20_000);
 }
 
-const wakes = (w: World) => env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' }).orderBy('created_at');
+const wakes = (w: World) => env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' }).orderBy('created_at');
 
 describe('a reply flood', () => {
   it('ten replies with new Message-IDs make one wake and one card saying nine more came; a reply after it is sent wakes', async () => {
@@ -118,8 +118,8 @@ describe('a reply flood', () => {
     expect(cards[0]!.prompt).toMatch(new RegExp(`^Review before it ships\\.\\n\\nSince this draft: 9 more replies from ${JANE} arrived`));
     expect(cards[0]!.detail).toMatchObject({ laterReplies: { count: 9 } });
     // Every reply is kept and counted in the lead's mail, none was dropped.
-    expect(await env.rt.db('inbound_messages').where({ account_id: w.accountId, status: 'applied', kind: 'reply' })).toHaveLength(10);
-    expect(await env.rt.db('agent_reply_wakes').where({ account_id: w.accountId })).toMatchObject([{ replies: 10 }]);
+    expect(await env.deps.db('inbound_messages').where({ account_id: w.accountId, status: 'applied', kind: 'reply' })).toHaveLength(10);
+    expect(await env.deps.db('agent_reply_wakes').where({ account_id: w.accountId })).toMatchObject([{ replies: 10 }]);
 
     // One more while the card waits: counted on the card, no turn.
     await reply(sent);
@@ -170,8 +170,8 @@ describe('reply wakes per hour', () => {
     },
   });
   const record = async (inputs: TurnInput[]) => {
-    const recorded = await env.rt.db.transaction((trx) => recordTurns(trx, env.rt.config, inputs));
-    await dispatchTurns(env.rt, recorded);
+    const recorded = await env.deps.db.transaction((trx) => recordTurns(trx, env.deps.config, inputs));
+    await dispatchTurns(env.deps, recorded);
     return recorded;
   };
 

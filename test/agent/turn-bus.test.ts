@@ -10,7 +10,7 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const bus = () => turnBus(env.config, env.rt.redis);
+const bus = () => turnBus(env.config, env.deps.redis);
 const subscribed = () => waitFor(async () => bus().mark() >= 0, 'turn bus subscribed', 5_000);
 
 describe('turn bus', () => {
@@ -26,8 +26,8 @@ describe('turn bus', () => {
     };
     const heard: [string, MessageView | null][] = [];
     const off = bus().onDone('req_bus1', (id, v) => heard.push([id, v]));
-    await publishFinished(env.rt.redis, env.config, view);
-    await publishDone(env.rt.redis, env.config, ['req_bus1']);
+    await publishFinished(env.deps.redis, env.config, view);
+    await publishDone(env.deps.redis, env.config, ['req_bus1']);
     await waitFor(async () => heard.length === 2, 'both notices', 5_000);
     off();
     // Both notices, in either order: on a Redis Cluster two PUBLISHes may reach the subscriber's node by
@@ -44,7 +44,7 @@ describe('turn bus', () => {
   it('remembers a cancel that arrived before anyone listened for it', async () => {
     await subscribed();
     expect(bus().cancelled('turn_bus2')).toBe(false);
-    await publishCancel(env.rt.redis, env.config, ['turn_bus2']);
+    await publishCancel(env.deps.redis, env.config, ['turn_bus2']);
     await waitFor(async () => bus().cancelled('turn_bus2'), 'cancel remembered', 5_000);
     expect(bus().cancelled('turn_other')).toBe(false);
   });
@@ -60,7 +60,7 @@ describe('turn bus', () => {
     expect(bus().heardSince(before)).toBe(false);
     const after = bus().mark();
     expect(bus().heardSince(after)).toBe(true);
-    await publishCancel(env.rt.redis, env.config, ['turn_bus3']);
+    await publishCancel(env.deps.redis, env.config, ['turn_bus3']);
     await waitFor(async () => bus().cancelled('turn_bus3'), 'cancel heard after the break', 5_000);
   });
 });

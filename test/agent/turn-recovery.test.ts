@@ -21,14 +21,14 @@ const status = async (token: string) => {
   expect(res.status).toBe(200);
   return res.body.status as { running: boolean; sandbox: string; pendingWakes: number };
 };
-const turnRow = (id: string) => env.rt.db('agent_turns').where({ id }).first();
+const turnRow = (id: string) => env.deps.db('agent_turns').where({ id }).first();
 
 /** A message turn left `running` by a worker that died, as its `attempts`-th claim. */
 async function orphan(accountId: string, tokenId: string, attempts: number, extra: Record<string, unknown> = {}) {
-  const { turn } = await env.rt.db.transaction((trx) =>
+  const { turn } = await env.deps.db.transaction((trx) =>
     recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'hello there' }),
   );
-  await env.rt
+  await env.deps
     .db('agent_turns')
     .where({ id: turn.id })
     .update({ status: 'running', started_at: Date.now(), attempts, runner: 'dead-worker', ...extra });
@@ -39,14 +39,14 @@ describe('recovering a turn whose worker died', () => {
   it(`queues it again and it replies, up to ${MAX_TURN_ATTEMPTS} claims`, async () => {
     const { accountId, tokenId } = await env.tenant();
     const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS - 1);
-    await drainAccount(env.rt, accountId, log);
+    await drainAccount(env.deps, accountId, log);
     expect(await turnRow(id)).toMatchObject({ status: 'replied', attempts: MAX_TURN_ATTEMPTS, failure: null });
   });
 
   it(`fails it after ${MAX_TURN_ATTEMPTS} claims, without telling the client to send it again`, async () => {
     const { accountId, tokenId, token } = await env.tenant();
     const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS);
-    await drainAccount(env.rt, accountId, log);
+    await drainAccount(env.deps, accountId, log);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.workerLost, interrupted: false });
     const res = await env.api().get(`/api/v1/agent/messages/${id}`).set('Authorization', `Bearer ${token}`);
     expect(res.body.message.failure).toBe(FAILURES.workerLost);
@@ -56,19 +56,19 @@ describe('recovering a turn whose worker died', () => {
   it('fails, without running it again, a turn whose counted steps were not recorded (orphaned across the upgrade)', async () => {
     const { accountId, tokenId } = await env.tenant();
     const id = await orphan(accountId, tokenId, 1, { steps_done: 1 });
-    await drainAccount(env.rt, accountId, log);
+    await drainAccount(env.deps, accountId, log);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
-    expect(await env.rt.db('agent_replies').where({ turn_id: id })).toEqual([]);
+    expect(await env.deps.db('agent_replies').where({ turn_id: id })).toEqual([]);
   });
 
   it('ends it as interrupted when a later message asked to interrupt it while it was orphaned; the later one runs', async () => {
     const { accountId, tokenId } = await env.tenant();
     const id = await orphan(accountId, tokenId, 1);
-    const { turn: later } = await env.rt.db.transaction((trx) =>
+    const { turn: later } = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'never mind' }),
     );
     expect((await turnRow(id)).interrupt_requested_at).not.toBeNull();
-    await drainAccount(env.rt, accountId, log);
+    await drainAccount(env.deps, accountId, log);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', interrupted: true, failure: FAILURES.interrupted });
     expect(await turnRow(later.id)).toMatchObject({ status: 'replied' });
   });
@@ -82,32 +82,32 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
     expect(await status(a.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
     const b = await env.tenant();
-    await env.rt.db.transaction((trx) =>
+    await env.deps.db.transaction((trx) =>
       buildTurn(trx, env.config, b.accountId, { kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }),
     );
     expect(await status(b.token)).toMatchObject({ running: true });
 
     // An event accepted at a hook URL that no worker has handed to the agent yet (no pool runs here).
     const d = await env.tenant();
-    const hook = await buildHook(env.rt, d.accountId);
+    const hook = await buildHook(env.deps, d.accountId);
     expect((await env.api().post(hook.path).send({ signup: 'ada' })).status).toBe(202);
     expect(await status(d.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
     // Requeued by recovery (status queued again, first start kept): started, not finished.
     const c = await env.tenant();
     const id = await orphan(c.accountId, c.tokenId, 1);
-    await env.rt.db('agent_turns').where({ id }).update({ status: 'queued' });
+    await env.deps.db('agent_turns').where({ id }).update({ status: 'queued' });
     expect(await status(c.token)).toMatchObject({ running: true });
   });
 
   it('says running: false for a wake that is not due yet, and once the work is done', async () => {
     const { accountId, token } = await env.tenant();
-    await env.rt.db.transaction((trx) =>
+    await env.deps.db.transaction((trx) =>
       buildTurn(trx, env.config, accountId, { kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }),
     );
     expect(await status(token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
     const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'hello' });
-    await drainAccount(env.rt, accountId, log);
+    await drainAccount(env.deps, accountId, log);
     expect(await turnRow(sent.body.requestId)).toMatchObject({ status: 'replied' });
     expect(await status(token)).toMatchObject({ running: false, pendingWakes: 1 });
   });

@@ -20,13 +20,13 @@ it.beforeAll(async ({ env: e }) => {
   env = e;
   workers = workerProcesses(env);
   dbName = new URL(env.config.databaseUrl).pathname.slice(1);
-  await env.rt.db.raw(`ALTER DATABASE "${dbName}" SET client_connection_check_interval = '100ms'`);
+  await env.deps.db.raw(`ALTER DATABASE "${dbName}" SET client_connection_check_interval = '100ms'`);
 });
 afterEach(async () => {
   await workers.stopAll();
 });
 afterAll(async () => {
-  await env.rt.db.raw(`ALTER DATABASE "${dbName}" RESET client_connection_check_interval`);
+  await env.deps.db.raw(`ALTER DATABASE "${dbName}" RESET client_connection_check_interval`);
 });
 
 // Stalled jobs of a killed worker are handed on within about a second; no delay between steps.
@@ -34,7 +34,7 @@ const FAST_STALL = { AGENT_STEP_DELAY_MS: '0', AGENT_TURN_LOCK_MS: '1000', AGENT
 const BOTH_POOLS = ['agent-turns', 'webhook-events'];
 
 const holdOnce = (table: string, timing: 'BEFORE' | 'AFTER', condition: string) => holdIn(env, table, timing, condition);
-const turnRow = (id: string) => env.rt.db('agent_turns').where({ id }).first();
+const turnRow = (id: string) => env.deps.db('agent_turns').where({ id }).first();
 const finished = (id: string) =>
   waitFor(async () => ['replied', 'failed'].includes((await turnRow(id)).status), `turn ${id} finished`, 60_000);
 const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body);
@@ -63,7 +63,7 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     expect(res.body.message.replies).toEqual([
       { text: expect.stringMatching(/^I drafted an email to held@acme\.test about pricing/), at: expect.any(Number) },
     ]);
-    expect(await env.rt.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
+    expect(await env.deps.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
     expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 2 });
     expect(await statusRunning(token)).toBe(false);
   }
@@ -97,7 +97,7 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     await workers.start(FAST_STALL);
     await finished(requestId);
     expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 2 });
-    const bubbles = await env.rt.db('agent_replies').where({ turn_id: requestId }).orderBy('id');
+    const bubbles = await env.deps.db('agent_replies').where({ turn_id: requestId }).orderBy('id');
     expect(bubbles.map((b) => b.text)).toEqual([
       expect.stringMatching(/^Got it: "hello there"/),
       expect.stringMatching(/^I am running offline/),
@@ -120,21 +120,21 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     await doomed.kill();
     expect(await statusRunning(token)).toBe(true);
     await workers.start(FAST_STALL, BOTH_POOLS);
-    const delivery = await env.rt.db('webhook_deliveries').where({ id: res.body.deliveryId }).first();
+    const delivery = await env.deps.db('webhook_deliveries').where({ id: res.body.deliveryId }).first();
     expect(delivery.turn_id).toEqual(expect.any(String));
     await finished(delivery.turn_id);
     expect(await turnRow(delivery.turn_id)).toMatchObject({ status: 'replied', failure: null, attempts: 2, steps_done: 3 });
-    const leads = await env.rt.db('leads').where({ account_id: accountId });
+    const leads = await env.deps.db('leads').where({ account_id: accountId });
     expect(leads.map((l) => l.domain)).toEqual(['held-corp.test']);
-    expect(await env.rt.db('lead_research').where({ lead_id: leads[0].id })).toHaveLength(1);
-    expect(await env.rt.db('review_cards').where({ account_id: accountId, turn_id: delivery.turn_id })).toMatchObject([
+    expect(await env.deps.db('lead_research').where({ lead_id: leads[0].id })).toHaveLength(1);
+    expect(await env.deps.db('review_cards').where({ account_id: accountId, turn_id: delivery.turn_id })).toMatchObject([
       { source_type: 'mail_draft' },
     ]);
-    expect(await env.rt.db('agent_replies').where({ turn_id: delivery.turn_id })).toHaveLength(1);
-    const steps = await env.rt.db('agent_turn_steps').where({ turn_id: delivery.turn_id }).orderBy('idx');
+    expect(await env.deps.db('agent_replies').where({ turn_id: delivery.turn_id })).toHaveLength(1);
+    const steps = await env.deps.db('agent_turn_steps').where({ turn_id: delivery.turn_id }).orderBy('idx');
     expect(steps.map((s) => s.result.name)).toEqual(['upsert_lead', 'ship', 'reply']);
     // The delivery log names the lead the first attempt made: the resumed turn keeps its first start.
-    const [logged] = await listDeliveries(env.rt.db, hook.hookId, 10);
+    const [logged] = await listDeliveries(env.deps.db, hook.hookId, 10);
     expect(logged).toMatchObject({
       outcome: 'Accepted',
       agent: { made: 'card', turn: 'replied', lead: { domain: 'held-corp.test' }, card: { sourceType: 'mail_draft' } },
@@ -164,8 +164,8 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
       await workers.start(llmEnv);
       await finished(requestId);
       expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 3 });
-      expect(await env.rt.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
-      expect((await env.rt.db('leads').where({ account_id: accountId })).map((l) => l.domain)).toEqual(['llm-held.test']);
+      expect(await env.deps.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
+      expect((await env.deps.db('leads').where({ account_id: accountId })).map((l) => l.domain)).toEqual(['llm-held.test']);
       // Round 0 was asked once (by the killed worker); the next worker asked only for round 1, with both
       // calls and both results in the transcript.
       expect(llm.requests).toHaveLength(2);

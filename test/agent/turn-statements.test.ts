@@ -19,35 +19,35 @@ describe('turn statements', () => {
     const res = await env.send(token, { text: 'hello there', waitSeconds: 10 });
     expect(res.status).toBe(200);
     // Written with the message as 202; the request waited and answered 200, so the row says 200.
-    const audit = await env.rt.db('audit_log').where({ account_id: accountId, target_id: res.body.requestId });
+    const audit = await env.deps.db('audit_log').where({ account_id: accountId, target_id: res.body.requestId });
     expect(audit).toMatchObject([
       { actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 200 },
     ]);
-    const state = await env.rt.db('agent_state').where({ account_id: accountId }).first();
+    const state = await env.deps.db('agent_state').where({ account_id: accountId }).first();
     expect(Number(state.last_turn_at)).toBeGreaterThan(0);
     expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));
-    const turn = await env.rt.db('agent_turns').where({ id: res.body.requestId }).first();
+    const turn = await env.deps.db('agent_turns').where({ id: res.body.requestId }).first();
     // The offline brain answers a plain message with two bubbles: each is a step, recorded with its bubble.
     expect(turn).toMatchObject({ status: 'replied', steps_done: 2, attempts: 1 });
-    const steps = await env.rt.db('agent_turn_steps').where({ turn_id: res.body.requestId }).orderBy('idx');
+    const steps = await env.deps.db('agent_turn_steps').where({ turn_id: res.body.requestId }).orderBy('idx');
     expect(steps.map((s) => [s.round, s.idx, s.result.name, s.result.ok])).toEqual([
       [0, 0, 'reply', true],
       [0, 1, 'reply', true],
     ]);
     expect(steps[0].round_calls).toHaveLength(2);
-    expect(await env.rt.db('agent_replies').where({ turn_id: res.body.requestId })).toHaveLength(2);
+    expect(await env.deps.db('agent_replies').where({ turn_id: res.body.requestId })).toHaveLength(2);
   });
 
   it("writes nothing when the caller's transaction rolls back", async () => {
     const { accountId } = await env.tenant();
     await expect(
-      env.rt.db.transaction(async (trx) => {
+      env.deps.db.transaction(async (trx) => {
         await recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'form', content: {} } });
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    expect(await env.rt.db('agent_turns').where({ account_id: accountId })).toEqual([]);
-    expect(await env.rt.db('agent_state').where({ account_id: accountId })).toEqual([]);
+    expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toEqual([]);
+    expect(await env.deps.db('agent_state').where({ account_id: accountId })).toEqual([]);
   });
 
   it('flags the running turn of the account when a new message arrives, and only that account', async () => {
@@ -55,7 +55,7 @@ describe('turn statements', () => {
     const other = await env.tenant();
     const [mine, theirs] = await Promise.all(
       [accountId, other.accountId].map((id) =>
-        env.rt
+        env.deps
           .db('agent_turns')
           .insert({
             id: `req_run_${id}`,
@@ -72,49 +72,49 @@ describe('turn statements', () => {
           .returning('id'),
       ),
     );
-    const recorded = await env.rt.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'next' }));
+    const recorded = await env.deps.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'next' }));
     expect(recorded.interrupting).toEqual([mine![0]!.id]);
-    expect((await env.rt.db('agent_turns').where({ id: theirs![0]!.id }).first()).interrupt_requested_at).toBeNull();
-    await env.rt.db('agent_turns').whereIn('id', [mine![0]!.id, theirs![0]!.id, recorded.turn.id]).update({ status: 'failed' });
+    expect((await env.deps.db('agent_turns').where({ id: theirs![0]!.id }).first()).interrupt_requested_at).toBeNull();
+    await env.deps.db('agent_turns').whereIn('id', [mine![0]!.id, theirs![0]!.id, recorded.turn.id]).update({ status: 'failed' });
   });
 
   it('holds the account lock across connections, and after letting go tells whether a turn came in meanwhile', async () => {
     const { accountId } = await env.tenant();
     let second: Awaited<ReturnType<typeof withAccountLock>> | undefined;
-    const first = await withAccountLock(env.rt.db, accountId, async () => {
+    const first = await withAccountLock(env.deps.db, accountId, async () => {
       // Another connection cannot take it while it is held, and runs nothing.
-      second = await withAccountLock(env.rt.db, accountId, async () => {
+      second = await withAccountLock(env.deps.db, accountId, async () => {
         throw new Error('must not run');
       });
       // A turn recorded meanwhile (its drain job would find the lock busy and leave it to the holder).
-      await buildTurn(env.rt.db, env.config, accountId, { text: 'meanwhile' });
+      await buildTurn(env.deps.db, env.config, accountId, { text: 'meanwhile' });
     });
     expect(second).toBeNull();
     expect(first).toEqual({ runnable: true });
-    await env.rt.db('agent_turns').where({ account_id: accountId }).update({ status: 'failed' });
-    expect(await withAccountLock(env.rt.db, accountId, async () => {})).toEqual({ runnable: false });
+    await env.deps.db('agent_turns').where({ account_id: accountId }).update({ status: 'failed' });
+    expect(await withAccountLock(env.deps.db, accountId, async () => {})).toEqual({ runnable: false });
   });
 
   it('claims nothing while another connection holds the account, and runs the turn once it is free', async () => {
     const { accountId } = await env.tenant();
-    const { turn } = await buildTurn(env.rt.db, env.config, accountId, { text: 'wait your turn' });
-    await withAccountLock(env.rt.db, accountId, async () => {
+    const { turn } = await buildTurn(env.deps.db, env.config, accountId, { text: 'wait your turn' });
+    await withAccountLock(env.deps.db, accountId, async () => {
       // The drain's lock attempt and first claim go as one query: the claim must not run without the lock.
-      expect(await drainAccount(env.rt, accountId, env.rt.logger)).toBe(0);
-      expect((await env.rt.db('agent_turns').where({ id: turn.id }).first()).status).toBe('queued');
+      expect(await drainAccount(env.deps, accountId, env.deps.logger)).toBe(0);
+      expect((await env.deps.db('agent_turns').where({ id: turn.id }).first()).status).toBe('queued');
     });
-    expect(await drainAccount(env.rt, accountId, env.rt.logger)).toBe(1);
-    expect((await env.rt.db('agent_turns').where({ id: turn.id }).first()).status).toBe('replied');
+    expect(await drainAccount(env.deps, accountId, env.deps.logger)).toBe(1);
+    expect((await env.deps.db('agent_turns').where({ id: turn.id }).first()).status).toBe('replied');
   });
 
   it('leaves every pooled connection committing synchronously after turns ran', async () => {
     const { token } = await env.tenant();
     for (let i = 0; i < 3; i++) expect((await env.send(token, { text: `turn ${i}`, waitSeconds: 10 })).status).toBe(200);
     // Hold all three connections of the pool at once, so each one is asked.
-    const settings = await env.rt.db.transaction(async (a) =>
-      env.rt.db.transaction(async (b) =>
+    const settings = await env.deps.db.transaction(async (a) =>
+      env.deps.db.transaction(async (b) =>
         Promise.all(
-          [a, b, env.rt.db].map(
+          [a, b, env.deps.db].map(
             async (q) =>
               ((await q.raw('SHOW synchronous_commit')) as { rows: { synchronous_commit: string }[] }).rows[0]!.synchronous_commit,
           ),

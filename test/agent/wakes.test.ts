@@ -30,7 +30,7 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs
 }
 
 const cardsOf = (accountId: string, sourceType: string) =>
-  env.rt.db('review_cards').where({ account_id: accountId, source_type: sourceType }).orderBy('created_at');
+  env.deps.db('review_cards').where({ account_id: accountId, source_type: sourceType }).orderBy('created_at');
 
 describe('scheduled wakes', () => {
   it('"check back on X in N days" schedules a wake that /agent/status reports, and a due wake runs and files a card', async () => {
@@ -45,8 +45,8 @@ describe('scheduled wakes', () => {
     expect(await cardsOf(accountId, 'check_back')).toEqual([]);
 
     // Two days pass: the wake is due, and its delayed job (or the sweep) runs it.
-    await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'wake' }).update({ not_before: Date.now() });
-    await startTurn(env.rt, { accountId, kind: 'wake', origin: 'test', text: 'Check back: nudge', notBefore: Date.now() });
+    await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' }).update({ not_before: Date.now() });
+    await startTurn(env.deps, { accountId, kind: 'wake', origin: 'test', text: 'Check back: nudge', notBefore: Date.now() });
     const cards = await until(
       () => cardsOf(accountId, 'check_back'),
       (c) => c.length === 2,
@@ -68,7 +68,7 @@ describe('scheduled wakes', () => {
     ]);
     expect((await status(token)).pendingWakes).toBe(0);
     const at = Date.now();
-    await env.rt.db('agent_turns').insert(
+    await env.deps.db('agent_turns').insert(
       Array.from({ length: MAX_PENDING_WAKES }, (_, i) => ({
         id: `turn_capped${i}`,
         account_id: accountId,
@@ -82,7 +82,7 @@ describe('scheduled wakes', () => {
       })),
     );
     await say(token, 'check back on Beta in 1 week');
-    const steps = await env.rt
+    const steps = await env.deps
       .db('agent_turn_steps')
       .join('agent_turns', 'agent_turns.id', 'agent_turn_steps.turn_id')
       .where('agent_turns.account_id', accountId)
@@ -96,8 +96,8 @@ describe('scheduled wakes', () => {
 
 describe('a mail reply wakes the agent', () => {
   const replyWake = async (accountId: string, replyKind: string, text: string) => {
-    const recorded = await env.rt.db.transaction((trx) =>
-      recordTurn(trx, env.rt.config, {
+    const recorded = await env.deps.db.transaction((trx) =>
+      recordTurn(trx, env.deps.config, {
         accountId,
         kind: 'wake',
         origin: 'mail',
@@ -116,7 +116,7 @@ describe('a mail reply wakes the agent', () => {
         },
       }),
     );
-    await dispatchTurn(env.rt, recorded);
+    await dispatchTurn(env.deps, recorded);
     return recorded.turn.id;
   };
 
@@ -148,7 +148,7 @@ describe('a mail reply wakes the agent', () => {
     expect(s.nextWakeAt).toBeGreaterThan(Date.now() + 29 * DAY);
     const declined = await replyWake(accountId, 'not_interested', 'No thanks.');
     await until(
-      () => env.rt.db('agent_turns').where({ id: declined }).first(),
+      () => env.deps.db('agent_turns').where({ id: declined }).first(),
       (t) => t.status === 'replied',
     );
     expect(await cardsOf(accountId, 'mail_draft')).toEqual([]);
@@ -158,8 +158,8 @@ describe('a mail reply wakes the agent', () => {
 describe('a network reply wakes the agent', () => {
   const ANN = 'https://www.linkedin.com/in/ann-lee';
   const networkWake = async (accountId: string, replyKind: string, text: string) => {
-    const recorded = await env.rt.db.transaction((trx) =>
-      recordTurn(trx, env.rt.config, {
+    const recorded = await env.deps.db.transaction((trx) =>
+      recordTurn(trx, env.deps.config, {
         accountId,
         kind: 'wake',
         origin: 'network',
@@ -167,7 +167,7 @@ describe('a network reply wakes the agent', () => {
         data: { label: 'network reply', content: { eventId: 'ev-1', leadId: null, from: ANN, replyKind, text } },
       }),
     );
-    await dispatchTurn(env.rt, recorded);
+    await dispatchTurn(env.deps, recorded);
     return recorded.turn.id;
   };
 
@@ -194,7 +194,7 @@ describe('a network reply wakes the agent', () => {
     expect(s.nextWakeAt).toBeGreaterThan(Date.now() + 29 * DAY);
     const declined = await networkWake(accountId, 'not_interested', 'No thanks.');
     await until(
-      () => env.rt.db('agent_turns').where({ id: declined }).first(),
+      () => env.deps.db('agent_turns').where({ id: declined }).first(),
       (t) => t.status === 'replied',
     );
     expect(await cardsOf(accountId, 'network_message')).toEqual([]);

@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body);
-const turn = (id: string) => env.rt.db('agent_turns').where({ id }).first();
+const turn = (id: string) => env.deps.db('agent_turns').where({ id }).first();
 
 describe('agent-turns across worker processes', () => {
   it('runs at most one turn per account at a time with two worker processes, and both take work', async () => {
@@ -32,13 +32,13 @@ describe('agent-turns across worker processes', () => {
     }
     await waitFor(
       async () => {
-        const rows = await env.rt.db('agent_turns').whereIn('id', sent).whereIn('status', ['replied', 'failed']);
+        const rows = await env.deps.db('agent_turns').whereIn('id', sent).whereIn('status', ['replied', 'failed']);
         return rows.length === sent.length;
       },
       'all turns finished',
       60_000,
     );
-    const rows = await env.rt.db('agent_turns').whereIn('id', sent).orderBy('started_at');
+    const rows = await env.deps.db('agent_turns').whereIn('id', sent).orderBy('started_at');
     expect(rows.every((r) => r.status === 'replied')).toBe(true);
     for (const t of tenants) {
       const mine = rows.filter((r) => r.account_id === t.accountId);
@@ -75,7 +75,7 @@ describe('agent-turns across worker processes', () => {
       const stopped = await turn(requestId);
       expect(stopped).toMatchObject({ status: 'failed', interrupted: true });
       // It stopped between steps: its plan had two bubbles and only the one in flight was sent.
-      expect(await env.rt.db('agent_replies').where({ turn_id: requestId })).toHaveLength(1);
+      expect(await env.deps.db('agent_replies').where({ turn_id: requestId })).toHaveLength(1);
     } finally {
       await bubbles.open();
     }
@@ -92,6 +92,6 @@ describe('agent-turns across worker processes', () => {
     await waitFor(async () => (await turn(requestId)).status === 'replied', 'turn replied', 60_000);
     expect((await turn(requestId)).attempts).toBe(2);
     // Whether the kill landed before or after the first bubble, each bubble exists once.
-    expect(await env.rt.db('agent_replies').where({ turn_id: requestId })).toHaveLength(2);
+    expect(await env.deps.db('agent_replies').where({ turn_id: requestId })).toHaveLength(2);
   }, 120_000);
 });

@@ -23,9 +23,9 @@ describe('remembered tokens', () => {
   it('are refused by every API process on the very next call after a revocation', async () => {
     const { token, tokenId } = await env.tenant();
     // Two API processes' worth of memory: each app builds its own.
-    const apps = [env.app, createApp(env.rt)];
+    const apps = [env.app, createApp(env.deps)];
     for (const app of apps) for (let i = 0; i < 3; i++) expect((await me(app, token)).status).toBe(200);
-    await revokeToken(env.rt, tokenId);
+    await revokeToken(env.deps, tokenId);
     for (const app of apps) {
       const res = await me(app, token);
       expect(res.status).toBe(401);
@@ -38,9 +38,9 @@ describe('remembered tokens', () => {
     expect((await me(env.app, token)).status).toBe(200);
     expect((await me(env.app, token)).status).toBe(200);
     // A revocation whose mark was lost with Redis's data: committed in Postgres, no mark, no epoch.
-    await env.rt.db('api_tokens').where({ id: tokenId }).update({ revoked_at: Date.now() });
+    await env.deps.db('api_tokens').where({ id: tokenId }).update({ revoked_at: Date.now() });
     const keys = authGuardKeys(keyspace(env.config.queuePrefix), accountId, tokenId);
-    await env.rt.redis.del(keys.epoch, keys.revoked);
+    await env.deps.redis.del(keys.epoch, keys.revoked);
     expect((await me(env.app, token)).status).toBe(401);
   });
 
@@ -49,13 +49,13 @@ describe('remembered tokens', () => {
     expect((await me(env.app, token)).status).toBe(200);
     const away = createRedis(configWith(redisAway()), 'producer', { retryStrategy: () => null });
     try {
-      await expect(revokeToken({ db: env.rt.db, redis: away, config: env.config }, tokenId)).rejects.toMatchObject({ status: 503 });
+      await expect(revokeToken({ db: env.deps.db, redis: away, config: env.config }, tokenId)).rejects.toMatchObject({ status: 503 });
     } finally {
       away.disconnect();
     }
-    expect((await env.rt.db('api_tokens').where({ id: tokenId }).first('revoked_at')).revoked_at).toBeNull();
+    expect((await env.deps.db('api_tokens').where({ id: tokenId }).first('revoked_at')).revoked_at).toBeNull();
     expect((await me(env.app, token)).status).toBe(200);
-    await revokeToken(env.rt, tokenId);
+    await revokeToken(env.deps, tokenId);
     expect((await me(env.app, token)).status).toBe(401);
   });
 
@@ -72,10 +72,10 @@ describe('remembered tokens', () => {
 
     it('drop the read when the token was revoked: 401 and no card', async () => {
       const { token, tokenId, accountId } = await env.tenant();
-      await buildCard(env.rt.db, accountId, 'approval');
+      await buildCard(env.deps.db, accountId, 'approval');
       expect((await review(token)).body.items).toHaveLength(1);
       expect((await review(token)).body.items).toHaveLength(1);
-      await revokeToken(env.rt, tokenId);
+      await revokeToken(env.deps, tokenId);
       const res = await review(token);
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 'unauthorized' });
@@ -85,9 +85,9 @@ describe('remembered tokens', () => {
       const { token, tokenId, accountId } = await env.tenant();
       expect((await review(token)).status).toBe(200);
       expect((await review(token)).status).toBe(200);
-      const due = await buildCard(env.rt.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
-      await revokeToken(env.rt, tokenId);
-      const cards = await holdTable(env.rt.db, 'review_cards');
+      const due = await buildCard(env.deps.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
+      await revokeToken(env.deps, tokenId);
+      const cards = await holdTable(env.deps.db, 'review_cards');
       let res: Awaited<ReturnType<typeof review>>;
       try {
         const answer = review(token).then((r) => r);
@@ -101,12 +101,12 @@ describe('remembered tokens', () => {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 'unauthorized' });
       // The 401 is answered once the work begun beside the limiter has stopped: nothing can follow.
-      expect((await cardsRepository(env.rt.db).find(accountId, due.id))!.status).toBe('snoozed');
+      expect((await cardsRepository(env.deps.db).find(accountId, due.id))!.status).toBe('snoozed');
     });
 
     it('never begin for a remembered token that lacks the scope: 403 naming it', async () => {
       const { token, accountId } = await env.tenant(['leads:read']);
-      await buildCard(env.rt.db, accountId, 'approval');
+      await buildCard(env.deps.db, accountId, 'approval');
       expect((await me(env.app, token)).status).toBe(200);
       const res = await review(token);
       expect(res.status).toBe(403);

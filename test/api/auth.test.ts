@@ -65,7 +65,7 @@ describe('authentication', () => {
   it('answers 401 on the very next call after the token is revoked', async () => {
     const { token, tokenId } = await env.tenant();
     expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
-    await revokeToken(env.rt, tokenId);
+    await revokeToken(env.deps, tokenId);
     expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`));
   });
 

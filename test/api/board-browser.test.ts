@@ -43,7 +43,7 @@ it.beforeAll(async ({ env: e }) => {
   // Queued before Chromium starts: its start-up takes both cores for a while, and the API's Redis client
   // fails a command after 2 s (fast failure is what a producer wants; a full CI run once hit it here).
   id = await enqueue(
-    env.rt.queues,
+    env.deps.queues,
     cardWake,
     { accountId: 'acc_browser', cardId: 'card_browser', until: Date.now() + 3_600_000 },
     { delay: 3_600_000 },

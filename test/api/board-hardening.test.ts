@@ -134,9 +134,9 @@ describe('Bull Board is read-only by default', () => {
   const from = '127.0.0.5';
 
   it('refuses retry, promote, clean, edit, add, empty, pause and obliterate, and Redis is unchanged', async () => {
-    const queue = env.rt.queues.get('card-timers')!;
+    const queue = env.deps.queues.get('card-timers')!;
     const id = await enqueue(
-      env.rt.queues,
+      env.deps.queues,
       cardWake,
       { accountId: 'acc_ro', cardId: 'card_ro', until: Date.now() + 3_600_000 },
       { delay: 3_600_000 },
@@ -176,23 +176,23 @@ describe('Bull Board is read-only by default', () => {
   });
 
   it('lets an operator who set ADMIN_READ_ONLY=false promote a job', async () => {
-    const rt = createDeps(
+    const deps = createDeps(
       configWith({ ...ADMIN, DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ADMIN_READ_ONLY: 'false' }),
       createLogger('silent'),
     );
     try {
-      const port = await serve(createApp(rt));
+      const port = await serve(createApp(deps));
       const id = await enqueue(
-        rt.queues,
+        deps.queues,
         cardWake,
         { accountId: 'acc_rw', cardId: 'card_rw', until: Date.now() + 3_600_000 },
         { delay: 3_600_000 },
       );
       const res = await call(port, from, `/admin/queues/api/queues/card-timers/${id}/promote`, { auth: GOOD, method: 'PUT' });
       expect(res.status).toBe(204);
-      expect(await (await rt.queues.get('card-timers')!.getJob(id))!.getState()).toBe('waiting');
+      expect(await (await deps.queues.get('card-timers')!.getJob(id))!.getState()).toBe('waiting');
     } finally {
-      await rt.close();
+      await deps.close();
     }
   });
 });

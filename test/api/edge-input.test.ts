@@ -28,7 +28,7 @@ function expectError(res: request.Response, status: number, error: string) {
 }
 
 async function auditCount(): Promise<number> {
-  const [row] = await env.rt.db('audit_log').where({ account_id: tenant.accountId }).count<{ n: string }[]>({ n: '*' });
+  const [row] = await env.deps.db('audit_log').where({ account_id: tenant.accountId }).count<{ n: string }[]>({ n: '*' });
   return Number(row?.n ?? 0);
 }
 
@@ -48,10 +48,12 @@ describe('text Postgres cannot store is a 400 naming the field, on every body an
     ['an unpaired surrogate', 'a\ud800b'],
   ] as const) {
     it(`answers ${name} with 400 and writes nothing`, async () => {
-      const question = await buildCard(env.rt.db, tenant.accountId, 'question');
-      const approval = await buildCard(env.rt.db, tenant.accountId, 'approval');
-      const reply = await buildCard(env.rt.db, tenant.accountId, 'mail_reply', { payload: { to: 'a@example.com', draft: { body: 'Hi' } } });
-      const lead = await buildLead(env.rt.db, tenant.accountId);
+      const question = await buildCard(env.deps.db, tenant.accountId, 'question');
+      const approval = await buildCard(env.deps.db, tenant.accountId, 'approval');
+      const reply = await buildCard(env.deps.db, tenant.accountId, 'mail_reply', {
+        payload: { to: 'a@example.com', draft: { body: 'Hi' } },
+      });
+      const lead = await buildLead(env.deps.db, tenant.accountId);
       const before = await auditCount();
       const cases: [string, () => request.Test, string][] = [
         ['agent message', () => post('/api/v1/agent/messages', { text: bad }), 'text'],
@@ -81,7 +83,7 @@ describe('text Postgres cannot store is a 400 naming the field, on every body an
         expectError(res, 400, `${field} ${TEXT_RULE}`);
       }
       expect(await auditCount()).toBe(before);
-      const card = await env.rt.db('review_cards').where({ id: approval.id }).first();
+      const card = await env.deps.db('review_cards').where({ id: approval.id }).first();
       expect(card.status).toBe('pending');
     });
   }

@@ -86,16 +86,16 @@ describe('error shape', () => {
   });
 
   it('answers 503 temporarily unavailable with Retry-After when Postgres cannot be reached', async () => {
-    const rt = createDeps(
+    const deps = createDeps(
       configWith({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', QUEUE_PREFIX: env.config.queuePrefix }),
       createLogger('silent'),
     );
     try {
-      const res = await request(createApp(rt, routes)).get('/api/v1/me').set('Authorization', auth());
+      const res = await request(createApp(deps, routes)).get('/api/v1/me').set('Authorization', auth());
       expectErrorShape(res, 503, 'temporarily unavailable');
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     } finally {
-      await rt.close();
+      await deps.close();
     }
   });
 
@@ -113,7 +113,7 @@ describe('error shape', () => {
     expect(ok.status).toBe(200);
     const failed = await request(env.app).post('/api/v1/_test/write').set('Authorization', auth()).send({ note: 'fail' });
     expect(failed.status).toBe(500);
-    const entries = (await listAudit(env.rt.db, tenant.accountId, 50)).filter((e) => e.actor === 'api');
+    const entries = (await listAudit(env.deps.db, tenant.accountId, 50)).filter((e) => e.actor === 'api');
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       actor: 'api',

@@ -26,14 +26,14 @@ describe('GET /healthz', () => {
       [redisAway(), ['redis']],
       [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }, ['postgres']],
     ] as const) {
-      const rt = createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, ...override }), createLogger('silent'));
+      const deps = createDeps(configWith({ DATABASE_URL: env.config.databaseUrl, ...override }), createLogger('silent'));
       try {
-        const res = await request(createApp(rt)).get('/healthz');
+        const res = await request(createApp(deps)).get('/healthz');
         expect(res.status).toBe(503);
         expect(res.body).toMatchObject({ error: 'temporarily unavailable', ok: false, failed });
         expect(res.headers['retry-after']).toBeDefined();
       } finally {
-        await rt.close();
+        await deps.close();
       }
     }
   });
@@ -60,16 +60,16 @@ describe('Bull Board at /admin/queues', () => {
   });
 
   it('is not mounted when ADMIN_USER and ADMIN_PASSWORD are unset', async () => {
-    const rt = createDeps(
+    const deps = createDeps(
       configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix }),
       createLogger('silent'),
     );
     try {
-      const res = await request(createApp(rt)).get('/admin/queues');
+      const res = await request(createApp(deps)).get('/admin/queues');
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'not found' });
     } finally {
-      await rt.close();
+      await deps.close();
     }
   });
 });

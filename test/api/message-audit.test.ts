@@ -9,7 +9,7 @@ it.beforeAll(({ agent }) => {
 });
 
 const auditOf = async (accountId: string, targetId: string) =>
-  (await listAudit(env.rt.db, accountId, 50))
+  (await listAudit(env.deps.db, accountId, 50))
     .filter((e) => e.targetId === targetId)
     .map((e) => ({ route: e.route, method: e.method, status: e.status }));
 

@@ -189,7 +189,7 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
 
   it('works against the running app', async () => {
     const { token, tokenId, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'approval', { status: 'needs_revision' });
+    const card = await buildCard(env.deps.db, accountId, 'approval', { status: 'needs_revision' });
     const emitted = program.emit(undefined, undefined, undefined, false);
     expect(emitted.emitSkipped).toBe(false);
     const out = await run(process.execPath, [path.join(dir, 'out', 'main.js'), 'tour', baseUrl, token, card.id], {}, 60_000);

@@ -55,9 +55,9 @@ describe('rate limits', () => {
     // Token A's last call left it room, so its next GET begins at once; meanwhile tokens B and C of the
     // same account empty the account bucket (burst 5), so the limiter refuses that GET.
     const a = await env.tenant();
-    await buildCard(env.rt.db, a.accountId, 'approval');
+    await buildCard(env.deps.db, a.accountId, 'approval');
     const minted = async () =>
-      (await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'other', scopes: ['review:read'] })).token;
+      (await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'other', scopes: ['review:read'] })).token;
     const [b, c] = [await minted(), await minted()];
     const review = (token: string) => env.api().get('/api/v1/review').set('Authorization', `Bearer ${token}`);
     const first = await review(a.token);
@@ -68,8 +68,8 @@ describe('rate limits', () => {
       200, 200, 200, 200,
     ]);
     // A due snoozed card: an admitted GET /review wakes it, so the refused one must not.
-    const due = await buildCard(env.rt.db, a.accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
-    const cards = await holdTable(env.rt.db, 'review_cards');
+    const due = await buildCard(env.deps.db, a.accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
+    const cards = await holdTable(env.deps.db, 'review_cards');
     let refused: Awaited<ReturnType<typeof review>>;
     try {
       const answer = review(a.token).then((r) => r);
@@ -83,7 +83,7 @@ describe('rate limits', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual({ error: 'rate limited' });
     // The refusal is answered only once the work begun beside it has stopped: nothing can follow.
-    expect((await cardsRepository(env.rt.db).find(a.accountId, due.id))!.status).toBe('snoozed');
+    expect((await cardsRepository(env.deps.db).find(a.accountId, due.id))!.status).toBe('snoozed');
   });
 
   it('spares the database a GET it refuses: no handler work begins once the bucket is empty', async () => {
@@ -93,11 +93,11 @@ describe('rate limits', () => {
     expect((await review()).status).toBe(200);
     expect((await review()).status).toBe(200);
     // GET /review wakes a snoozed card whose time has come: a visible trace of the handler running.
-    const due = await buildCard(env.rt.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
+    const due = await buildCard(env.deps.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
     expect((await review()).status).toBe(429);
     expect((await review()).status).toBe(429);
     // No work of a request outlives its answer, so the card's state is final here.
-    expect((await cardsRepository(env.rt.db).find(accountId, due.id))!.status).toBe('snoozed');
+    expect((await cardsRepository(env.deps.db).find(accountId, due.id))!.status).toBe('snoozed');
   });
 
   it('reports RateLimit-Limit, -Remaining and -Reset on every authenticated response', async () => {
@@ -124,7 +124,7 @@ describe('rate limits', () => {
     const b = await env.api(); // keep supertest warm
     void b;
     const { mintToken } = await import('../../src/tokens/tokens.service.js');
-    const second = await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'second', scopes: [] });
+    const second = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'second', scopes: [] });
     // Account burst is 5: 3 reads on the first token, then the second token gets 2 and is refused on its 3rd.
     for (let i = 0; i < 3; i++) expect((await me(a.token)).status).toBe(200);
     expect((await me(second.token)).status).toBe(200);
@@ -137,7 +137,7 @@ describe('rate limits', () => {
 
   it("keeps each bucket as one string that expires once it would be full again, apart from an earlier release's hashes", async () => {
     const a = await env.tenant();
-    const redis = env.rt.redis;
+    const redis = env.deps.redis;
     const ks = keyspace(env.config.queuePrefix);
     // A bucket an earlier release kept (a hash under the name without ":s") during a rolling deploy.
     const earlier = `${ks}:rl:{${a.accountId}}:${a.tokenId}:reads`;
@@ -163,8 +163,8 @@ describe('rate limits', () => {
     const a = await env.tenant();
     const other = await env.tenant();
     const { mintToken } = await import('../../src/tokens/tokens.service.js');
-    const second = await mintToken(env.rt.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'second', scopes: [] });
-    const consume = (accountId: string, tokenId: string) => env.rt.limiter.consume(accountId, tokenId, 'reads');
+    const second = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'second', scopes: [] });
+    const consume = (accountId: string, tokenId: string) => env.deps.limiter.consume(accountId, tokenId, 'reads');
     const calls = [
       ...Array.from({ length: 4 }, () => consume(a.accountId, a.tokenId)),
       ...Array.from({ length: 4 }, () => consume(a.accountId, second.tokenId)),
@@ -189,9 +189,9 @@ describe('rate limits', () => {
       ...redisAway(),
       QUEUE_PREFIX: env.config.queuePrefix,
     });
-    const rt = createDeps(config, createLogger('silent'));
+    const deps = createDeps(config, createLogger('silent'));
     try {
-      const app = createApp(rt, [...routes, ...fixtureRoutes]);
+      const app = createApp(deps, [...routes, ...fixtureRoutes]);
       const read = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
       expect(read.status).toBe(200);
       const write = await request(app).post('/api/v1/_test/write').set('Authorization', `Bearer ${token}`).send({ note: 'x' });
@@ -200,7 +200,7 @@ describe('rate limits', () => {
       expect(Number(write.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(write.headers['cache-control']).toBe('no-store');
     } finally {
-      await rt.close();
+      await deps.close();
     }
   });
 });

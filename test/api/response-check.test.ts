@@ -121,7 +121,7 @@ describe('the response check (CHECK_RESPONSES)', () => {
   });
 
   it('is off unless configured: the same drifting reply then goes out as it is', async () => {
-    const app = createApp({ ...env.rt, config: { ...env.config, checkResponses: false } }, [...routes, ...drifting]);
+    const app = createApp({ ...env.deps, config: { ...env.config, checkResponses: false } }, [...routes, ...drifting]);
     const res = await request(app).get('/api/v1/_test/rendered/bad').set(auth());
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, count: 'two' });

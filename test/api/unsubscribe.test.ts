@@ -20,13 +20,14 @@ const ONE_CLICK = 'List-Unsubscribe=One-Click';
 
 async function world(status = 'contacted') {
   const { accountId } = await env.tenant();
-  const lead = await buildLead(env.rt.db, accountId, { domain: 'acme.test', status, contacts: [{ email: 'jane@acme.test' }] });
-  const thread = await buildThread(env.rt.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
+  const lead = await buildLead(env.deps.db, accountId, { domain: 'acme.test', status, contacts: [{ email: 'jane@acme.test' }] });
+  const thread = await buildThread(env.deps.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
   return { accountId, leadId: lead.id, thread, path: `/u/${thread.replyToken}` };
 }
 
-const optOutEvents = (accountId: string) => env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'opt_out' });
-const blockRows = (accountId: string) => env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' });
+const optOutEvents = (accountId: string) =>
+  env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'opt_out' });
+const blockRows = (accountId: string) => env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' });
 const oneClick = (path: string) => env.api().post(path).type('form').send(ONE_CLICK);
 
 function expectPageHeaders(res: { headers: Record<string, string> }) {
@@ -50,14 +51,14 @@ describe('GET /u/{token}', () => {
     expect(res.text).toMatch(/<button type="submit">Unsubscribe<\/button>/);
     expect(res.text).not.toMatch(/<script|<link|<img|<iframe/i);
     expect((await env.api().head(path)).status).toBe(200);
-    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
-    expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+    expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
+    expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
     expect(await optOutEvents(accountId)).toHaveLength(0);
   });
 
   it('escapes what it shows', async () => {
     const { accountId } = await env.tenant();
-    const thread = await buildThread(env.rt.db, accountId, { to: '"<b>x</b>"@acme.test' });
+    const thread = await buildThread(env.deps.db, accountId, { to: '"<b>x</b>"@acme.test' });
     const res = await env.api().get(`/u/${thread.replyToken}`);
     expect(res.status).toBe(200);
     expect(res.text).not.toContain('<b>');
@@ -77,9 +78,9 @@ describe('POST /u/{token}', () => {
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(await blockRows(accountId)).toEqual([expect.objectContaining({ source: 'opt_out_reply' })]);
-    expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+    expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('unsubscribed');
     expect(await optOutEvents(accountId)).toHaveLength(1);
-    const r = await getResults(env.rt.db, accountId, undefined);
+    const r = await getResults(env.deps.db, accountId, undefined);
     if (!r.email.available) throw new Error('email results not available');
     expect(r.email.data.window).toMatchObject({ optOuts: 1 });
   });
@@ -87,10 +88,10 @@ describe('POST /u/{token}', () => {
   it("unsubscribes from the page's own form and from an empty POST", async () => {
     const a = await world();
     expect((await env.api().post(a.path).type('form').send({ 'List-Unsubscribe': 'One-Click' })).status).toBe(200);
-    expect(await isBlocked(env.rt.db, a.accountId, 'jane@acme.test')).toBe(true);
+    expect(await isBlocked(env.deps.db, a.accountId, 'jane@acme.test')).toBe(true);
     const b = await world();
     expect((await env.api().post(b.path)).status).toBe(200);
-    expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(true);
+    expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(true);
   });
 
   it('applies concurrent POSTs of one link once', async () => {
@@ -99,21 +100,21 @@ describe('POST /u/{token}', () => {
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(await blockRows(accountId)).toHaveLength(1);
     expect(await optOutEvents(accountId)).toHaveLength(1);
-    expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+    expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('unsubscribed');
   });
 
   it("touches only the token's own account", async () => {
     const mine = await world();
     const theirs = await world();
     expect((await oneClick(mine.path)).status).toBe(200);
-    expect(await isBlocked(env.rt.db, mine.accountId, 'jane@acme.test')).toBe(true);
-    expect(await isBlocked(env.rt.db, theirs.accountId, 'jane@acme.test')).toBe(false);
-    expect((await getLead(env.rt.db, theirs.accountId, theirs.leadId)).status).toBe('contacted');
+    expect(await isBlocked(env.deps.db, mine.accountId, 'jane@acme.test')).toBe(true);
+    expect(await isBlocked(env.deps.db, theirs.accountId, 'jane@acme.test')).toBe(false);
+    expect((await getLead(env.deps.db, theirs.accountId, theirs.leadId)).status).toBe('contacted');
   });
 
   it('works on the URL a shipped mail carries (BASE_URL/u/{token}), with no login', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'max@acme.test', draft: { subject: 'one-click', body: 'Hi' } },
     });
     const sent = await env
@@ -122,11 +123,11 @@ describe('POST /u/{token}', () => {
       .set({ Authorization: `Bearer ${token}` })
       .send({});
     expect(sent.status).toBe(200);
-    const thread = (await threadsRepository(env.rt.db).bySend(sent.body.sendId))!;
-    const url = new URL(unsubscribeUrl(env.rt.config, thread.replyToken));
+    const thread = (await threadsRepository(env.deps.db).bySend(sent.body.sendId))!;
+    const url = new URL(unsubscribeUrl(env.deps.config, thread.replyToken));
     expect(url.origin).toBe('https://agent.example.test');
     expect((await oneClick(url.pathname)).status).toBe(200);
-    expect(await isBlocked(env.rt.db, accountId, 'max@acme.test')).toBe(true);
+    expect(await isBlocked(env.deps.db, accountId, 'max@acme.test')).toBe(true);
   });
 });
 
@@ -151,7 +152,7 @@ describe('refusals', () => {
       expect(res.headers.allow).toBe('GET, HEAD, POST');
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     }
-    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+    expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
   });
 
   it('refuses a body over 1 KB with 413, changing nothing', async () => {
@@ -163,7 +164,7 @@ describe('refusals', () => {
       .send(`${ONE_CLICK}&pad=${'x'.repeat(1100)}`);
     expect(res.status).toBe(413);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+    expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
   });
 
   it('keeps the token out of logged URLs', () => {

@@ -31,7 +31,7 @@ describe('POST /blocklist', () => {
       list.map((v) => v.toUpperCase()),
     );
     expect(again.body).toEqual({ added: 0, existing: 500, invalid: [] });
-    const count = await env.rt.db('blocklist_entries').where({ account_id: accountId }).count<{ n: string }[]>('* as n');
+    const count = await env.deps.db('blocklist_entries').where({ account_id: accountId }).count<{ n: string }[]>('* as n');
     expect(Number(count[0]!.n)).toBe(500);
   });
 
@@ -41,7 +41,7 @@ describe('POST /blocklist', () => {
     const [a, b] = await Promise.all([add(token, list), add(token, list)]);
     expect(a.body.added + b.body.added).toBe(300);
     expect(a.body.existing + b.body.existing).toBe(300);
-    const rows = await env.rt.db('blocklist_entries').where({ account_id: accountId });
+    const rows = await env.deps.db('blocklist_entries').where({ account_id: accountId });
     expect(rows).toHaveLength(300);
   });
 
@@ -128,7 +128,7 @@ describe('POST /blocklist', () => {
   it('records the add in the audit log against the token label', async () => {
     const { token, accountId } = await env.tenant();
     await add(token, ['audited.com']);
-    const rows = await env.rt.db('audit_log').where({ account_id: accountId, route: '/api/v1/blocklist' });
+    const rows = await env.deps.db('audit_log').where({ account_id: accountId, route: '/api/v1/blocklist' });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ token_label: 'test', method: 'POST', status: 200 });
   });
@@ -138,8 +138,8 @@ describe('GET /blocklist', () => {
   it('pages newest first with a cursor until nextCursor is null, and never shows another account', async () => {
     const { token, accountId } = await env.tenant();
     const other = await env.tenant();
-    await addToBlocklist(env.rt.db, other.accountId, ['other.com'], 'customer', null);
-    for (let i = 0; i < 7; i++) await addToBlocklist(env.rt.db, accountId, [`n${i}.com`], 'customer', 'Dana');
+    await addToBlocklist(env.deps.db, other.accountId, ['other.com'], 'customer', null);
+    for (let i = 0; i < 7; i++) await addToBlocklist(env.deps.db, accountId, [`n${i}.com`], 'customer', 'Dana');
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -163,7 +163,7 @@ describe('GET /blocklist', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'limit must be an integer from 1 to 200' });
     }
-    await addToBlocklist(env.rt.db, accountId, ['a.com', 'b.com'], 'customer', null);
+    await addToBlocklist(env.deps.db, accountId, ['a.com', 'b.com'], 'customer', null);
     const { nextCursor } = BlocklistPage.parse((await env.api().get('/api/v1/blocklist').query({ limit: 1 }).set(auth(token))).body);
     expect(nextCursor).toBeTruthy();
     const other = await env.tenant();
@@ -186,7 +186,7 @@ describe('GET /blocklist', () => {
 describe('isBlocked', () => {
   it('blocks an email when the email, its domain or a parent domain is listed, in any spelling', async () => {
     const { accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     await addToBlocklist(db, accountId, ['acme.com', 'solo@other.io', 'https://www.linkedin.com/in/jane'], 'customer', null);
     expect(await isBlocked(db, accountId, 'anyone@acme.com')).toBe(true);
     expect(await isBlocked(db, accountId, 'Anyone@Mail.ACME.com')).toBe(true);
@@ -201,20 +201,20 @@ describe('isBlocked', () => {
 
   it('refuses contact with a blocked address as a 409 rejected with a message', async () => {
     const { accountId } = await env.tenant();
-    await addToBlocklist(env.rt.db, accountId, ['acme.com'], 'customer', null);
-    await expect(refuseIfBlocked(env.rt.db, accountId, 'jane@acme.com')).rejects.toMatchObject({
+    await addToBlocklist(env.deps.db, accountId, ['acme.com'], 'customer', null);
+    await expect(refuseIfBlocked(env.deps.db, accountId, 'jane@acme.com')).rejects.toMatchObject({
       status: 409,
       error: 'rejected',
       message: 'jane@acme.com is on the block list; nothing was sent',
     });
-    await expect(refuseIfBlocked(env.rt.db, accountId, 'jane@other.com')).resolves.toBeUndefined();
+    await expect(refuseIfBlocked(env.deps.db, accountId, 'jane@other.com')).resolves.toBeUndefined();
   });
 });
 
 describe('admin blocklist remove', () => {
   it('refuses to remove an opt-out with the spec string, and removes any other entry', async () => {
     const { accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     await addToBlocklist(db, accountId, ['gone@acme.com'], 'opt_out_reply', null);
     await addToBlocklist(db, accountId, ['keep.com'], 'customer', 'Dana');
     expect(await admin(['blocklist', 'remove', '--account', accountId, '--value', 'Gone@Acme.com'])).toEqual({
@@ -229,7 +229,7 @@ describe('admin blocklist remove', () => {
 
   it('keeps an entry that later opted out unremovable', async () => {
     const { accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     await addToBlocklist(db, accountId, ['late@acme.com'], 'customer', null);
     expect(await addToBlocklist(db, accountId, ['late@acme.com'], 'opt_out_reply', null)).toEqual({ added: 0, existing: 1, invalid: [] });
     expect(await admin(['blocklist', 'remove', '--account', accountId, '--value', 'late@acme.com'])).toEqual({
@@ -241,7 +241,7 @@ describe('admin blocklist remove', () => {
 describe('recordOptOut', () => {
   it('lists the address as an opt-out and counts one email opt-out, however often it is reported', async () => {
     const { accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     await addToBlocklist(db, accountId, ['bye@acme.com'], 'customer', 'Dana');
     for (let i = 0; i < 2; i++)
       expect(await recordOptOut(db, accountId, { address: 'Bye@Acme.com', at: Date.now() - 1000, refId: 'msg-1' })).toEqual({
@@ -257,7 +257,7 @@ describe('recordOptOut', () => {
 describe('admin CLI process', () => {
   it('prints the spec error on stderr and exits 1 when asked to unblock an opt-out', async () => {
     const { accountId } = await env.tenant();
-    await addToBlocklist(env.rt.db, accountId, ['gone@cli.com'], 'opt_out_reply', null);
+    await addToBlocklist(env.deps.db, accountId, ['gone@cli.com'], 'opt_out_reply', null);
     const res = await run(
       TSX,
       ['bin/admin.ts', 'blocklist', 'remove', '--account', accountId, '--value', 'gone@cli.com'],

@@ -32,7 +32,7 @@ describe('a Redis Cluster that requires a password', { timeout: 60_000 }, () => 
     try {
       const heard = new Promise<string>((resolve) => sub.on('message', (_channel, message) => resolve(message)));
       await sub.subscribe('auth-test-channel');
-      await env.rt.redis.publish('auth-test-channel', 'hello');
+      await env.deps.redis.publish('auth-test-channel', 'hello');
       expect(await heard).toBe('hello');
     } finally {
       sub.disconnect();

@@ -33,20 +33,22 @@ describe('on a Redis Cluster', () => {
     const { accountId, token } = await env.tenant();
     // The API limiter's buckets and auth-guard epoch, a revocation mark, the hook limiter's windows, and the
     // review queue's version (a card write bumps it around its commit; the limiter script reads it).
-    await buildCard(env.rt.db, accountId, 'approval');
+    await buildCard(env.deps.db, accountId, 'approval');
     expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
-    const other = await mintToken(env.rt.db, env.config.tokenPrefix, { accountId, label: 'other', scopes: [] });
-    await revokeToken(env.rt, other.tokenId);
+    const other = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId, label: 'other', scopes: [] });
+    await revokeToken(env.deps, other.tokenId);
     const hook = await makeHook(env, accountId);
     expect((await postJson(env, hook.path, { a: 1 })).status).toBe(202);
 
-    const accountKeys = await keysWithSlots(env.rt.redis, `*${accountId}*`);
+    const accountKeys = await keysWithSlots(env.deps.redis, `*${accountId}*`);
     expect(accountKeys.map((k) => k.key.split(':')[1]).sort()).toEqual(['auth', 'auth', 'rl', 'rl', 'rv', 'whk', 'whk']);
     expect(new Set(accountKeys.map((k) => k.slot)).size).toBe(1);
 
-    const queueKeys = await keysWithSlots(env.rt.redis, `${env.config.queuePrefix}:*`);
+    const queueKeys = await keysWithSlots(env.deps.redis, `${env.config.queuePrefix}:*`);
     expect(queueKeys.some((k) => k.key.startsWith(`${env.config.queuePrefix}:webhook-events:`))).toBe(true);
-    expect(new Set(queueKeys.map((k) => k.slot))).toEqual(new Set([Number(await env.rt.redis.cluster('KEYSLOT', env.config.queuePrefix))]));
+    expect(new Set(queueKeys.map((k) => k.slot))).toEqual(
+      new Set([Number(await env.deps.redis.cluster('KEYSLOT', env.config.queuePrefix))]),
+    );
   });
 
   it('passes the start-up check on the cluster, and names REDIS_CLUSTER_NODES when its nodes do not answer', async ({ env }) => {
@@ -59,12 +61,12 @@ describe('on a Redis Cluster', () => {
   it('distrusts the live-hooks registry after losing a node until it has refilled it from Postgres', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
-    const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hook.hookId }).first()).token_hash as string;
+    const tokenHash = (await env.deps.db('webhook_hooks').where({ id: hook.hookId }).first()).token_hash as string;
     // Its own cluster client, so the connection dropped below is no one else's.
     const redis = new Cluster(env.config.redisClusterNodes!.map((n) => ({ ...n })));
     redis.on('error', () => {});
     try {
-      const registry = liveHooks({ config: env.config, db: env.rt.db, redis });
+      const registry = liveHooks({ config: env.config, db: env.deps.db, redis });
       await registry.ready();
       expect(await registry.lookup([tokenHash])).toEqual([{ accountId, hookId: hook.hookId }]);
       // A node's connection ends as when its server dies: the client drops the node ('-node').

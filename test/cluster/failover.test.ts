@@ -50,7 +50,7 @@ describe('a Redis Cluster master killed with SIGKILL under webhook load', { time
     try {
       await service.port(120_000);
       // The BullMQ queues' slot: the master holding every queue of this deployment.
-      const slot = Number(await env.rt.redis.cluster('KEYSLOT', env.config.queuePrefix));
+      const slot = Number(await env.deps.redis.cluster('KEYSLOT', env.config.queuePrefix));
       const victim = await cluster.masterOf(slot);
 
       const accepted = new Set<string>();
@@ -89,7 +89,7 @@ describe('a Redis Cluster master killed with SIGKILL under webhook load', { time
       // Every webhook answered 202 reaches the agent: its job ran, or the sweep queued it again.
       await waitFor(
         async () => {
-          const handed = await env.rt
+          const handed = await env.deps
             .db('webhook_deliveries')
             .whereIn('id', [...accepted])
             .whereNotNull('turn_id')
@@ -107,12 +107,12 @@ describe('a Redis Cluster master killed with SIGKILL under webhook load', { time
       await waitQueuesIdle(env, [...QUEUES_HERE], { sweeps: [] });
       await new Promise((r) => setTimeout(r, 2 * 1000));
       await waitQueuesIdle(env, [...QUEUES_HERE], { sweeps: [] });
-      const handed = await env.rt.db('webhook_deliveries').whereIn('id', [...accepted]);
+      const handed = await env.deps.db('webhook_deliveries').whereIn('id', [...accepted]);
       expect(handed).toHaveLength(accepted.size);
       expect(handed.filter((r) => r.outcome !== 'Accepted' || !r.turn_id)).toEqual([]);
       expect(new Set(handed.map((r) => r.turn_id)).size).toBe(accepted.size);
       // One event turn per accepted webhook and no other: a refused one (502/503) was never handed on too.
-      const turns = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+      const turns = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'event' });
       expect(turns.map((t) => t.id).sort()).toEqual(handed.map((r) => r.turn_id).sort());
       expect(turns.filter((t) => t.status !== 'replied').map((t) => [t.id, t.status, t.failure])).toEqual([]);
       // The same process all along: it never exited, so nothing restarted it.

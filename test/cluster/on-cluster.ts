@@ -10,7 +10,7 @@ import { it } from '../helpers/fixture.js';
 process.env.REDIS_CLUSTER_NODES = inject('redisClusterNodes');
 
 it('runs this file on the Redis Cluster: three masters, a cluster client', async ({ env }) => {
-  expect(isCluster(env.rt.redis)).toBe(true);
+  expect(isCluster(env.deps.redis)).toBe(true);
   expect(env.config.redisClusterNodes).toHaveLength(6);
-  if (isCluster(env.rt.redis)) expect(env.rt.redis.nodes('master')).toHaveLength(3);
+  if (isCluster(env.deps.redis)) expect(env.deps.redis.nodes('master')).toHaveLength(3);
 });

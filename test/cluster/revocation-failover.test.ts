@@ -31,19 +31,19 @@ describe('a revocation on a Redis Cluster whose mark’s master then fails', { t
     expect((await me()).status).toBe(200);
 
     const mark = authGuardKeys(keyspace(env.config.queuePrefix), accountId, tokenId).revoked;
-    const slot = Number(await env.rt.redis.cluster('KEYSLOT', mark));
+    const slot = Number(await env.deps.redis.cluster('KEYSLOT', mark));
     const master = await cluster.masterOf(slot);
     const onMaster = cluster.node(master);
     const replica = cluster.node(Number(((await onMaster.call('ROLE')) as [string, number, [string, string, string][]])[2][0]![1]));
     const replicaPort = Number(replica.options.port);
-    const revoke = () => revokeToken({ db: env.rt.db, redis: env.rt.redis, config: env.config }, tokenId);
+    const revoke = () => revokeToken({ db: env.deps.db, redis: env.deps.redis, config: env.config }, tokenId);
     try {
       // The replica stopped and its link cut: the master takes the mark, but no replica can hold it. A
       // revocation that went on now would be lost with the master.
       cluster.pause(replicaPort, true);
       await onMaster.call('CLIENT', 'KILL', 'TYPE', 'replica');
       await expect(revoke()).rejects.toBeInstanceOf(Unavailable);
-      expect(await tokensRepository(env.rt.db).isLive(tokenId)).toBe(true);
+      expect(await tokensRepository(env.deps.db).isLive(tokenId)).toBe(true);
       expect((await me()).status).toBe(200);
 
       // The replica back and in sync: the revocation goes through, and the master dies at once.

@@ -35,7 +35,7 @@ describe('GET /api/v1/content/posts', () => {
     expect(crossed.status).toBe(400);
     expect(crossed.body).toEqual({ error: 'cursor is not valid' });
 
-    const post3 = await env.rt.db('posts').where({ account_id: t.accountId, slug: 'post-3' }).first();
+    const post3 = await env.deps.db('posts').where({ account_id: t.accountId, slug: 'post-3' }).first();
     const since = await get({ updatedSince: String(post3.updated_at) });
     expect(slugsOf(since.body)).toEqual(['post-5', 'post-4', 'post-3']);
     expect(slugsOf((await get({ tag: 'nope' })).body)).toEqual([]);
@@ -93,7 +93,7 @@ describe('caching', () => {
     const t = await env.tenant();
     const other = await env.tenant();
     const { slug } = await published(env, other, { title: 'Not yours' });
-    await env.rt.db('posts').insert({
+    await env.deps.db('posts').insert({
       id: 'post_pending1',
       account_id: t.accountId,
       slug: 'reserved',
@@ -137,13 +137,13 @@ describe('post HTML', () => {
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('<img alt="img" />');
     expect(html).toContain('<img src="https://cdn.example.com/chart.png" alt="chart" title="Chart" />');
-    const links = await env.rt.db('tracked_links').where({ account_id: t.accountId }).orderBy('url');
+    const links = await env.deps.db('tracked_links').where({ account_id: t.accountId }).orderBy('url');
     expect(links.map((l) => [l.url, l.channel, l.source_type, l.card_id])).toEqual([
       ['https://evil.test', 'seo', 'post', card.id],
       ['https://example.com/guide?a=1&b=2', 'seo', 'post', card.id],
       ['https://example.org/plain', 'seo', 'post', card.id],
     ]);
-    const postRow = await env.rt.db('posts').where({ account_id: t.accountId, slug }).first();
+    const postRow = await env.deps.db('posts').where({ account_id: t.accountId, slug }).first();
     for (const l of links) {
       expect(l.source_id).toBe(postRow.id);
       expect(html).toContain(`href="${env.config.baseUrl}/l/${l.code}"`);

@@ -22,14 +22,14 @@ export const approve = (env: TestEnv, token: string, cardId: string) =>
 
 /** A website's token on the same account: content:read only. */
 export async function siteToken(env: TestEnv, accountId: string): Promise<string> {
-  return (await mintToken(env.rt.db, env.config.tokenPrefix, { accountId, label: 'website', scopes: ['content:read'] })).token;
+  return (await mintToken(env.deps.db, env.config.tokenPrefix, { accountId, label: 'website', scopes: ['content:read'] })).token;
 }
 
 /** A card approved and its post published: the post as the Content API shows it. */
 export async function published(env: TestEnv, t: { accountId: string; token: string }, o: Parameters<typeof blogCard>[2]) {
-  const card = await blogCard(env.rt.db, t.accountId, o);
+  const card = await blogCard(env.deps.db, t.accountId, o);
   const res = await approve(env, t.token, card.id);
   if (res.status !== 200) throw new Error(`approve answered ${res.status} ${JSON.stringify(res.body)}`);
-  const post = await env.rt.db('posts').where({ account_id: t.accountId, card_id: card.id }).first();
+  const post = await env.deps.db('posts').where({ account_id: t.accountId, card_id: card.id }).first();
   return { card, slug: post.slug as string };
 }

@@ -17,7 +17,7 @@ describe('the offline brain and blog posts', () => {
   it('drafts "write a blog post about TOPIC linking to URL" as a waiting blog_post card that publishes with the link tracked', async () => {
     const t = await env.tenant();
     const m = await say(t.token, 'Write a blog post about freight quote automation, linking to https://acme.test/demo');
-    const [card] = await cardsRepository(env.rt.db).listWaiting(t.accountId, 10);
+    const [card] = await cardsRepository(env.deps.db).listWaiting(t.accountId, 10);
     expect(card).toMatchObject({ sourceType: 'blog_post', status: 'pending', kindOfWork: 'blog_post' });
     expect(m.replies.map((r) => r.text)).toEqual([
       `I drafted a blog post about freight quote automation. It is waiting in your review queue as card ${card!.id}; ` +
@@ -29,19 +29,19 @@ describe('the offline brain and blog posts', () => {
     expect(draft.body.match(/^## /gm)).toHaveLength(3);
     expect(draft.body).toContain('[Take the next step](https://acme.test/demo)');
     expect(card!.payload).toMatchObject({ work: 'blog_post', tags: ['freight', 'quote', 'automation'] });
-    expect(await env.rt.db('posts').where({ account_id: t.accountId })).toEqual([]);
+    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toEqual([]);
 
     expect((await approve(env, t.token, card!.id)).status).toBe(200);
     const site = await siteToken(env, t.accountId);
     const post = (await env.api().get('/api/v1/content/posts/freight-quote-automation').set(auth(site))).body.post;
     expect(post).toMatchObject({ title: 'Freight quote automation', tags: ['freight', 'quote', 'automation'] });
     expect(post.excerpt).toMatch(/^Most teams know freight quote automation matters/);
-    const [link] = await env.rt.db('tracked_links').where({ account_id: t.accountId });
+    const [link] = await env.deps.db('tracked_links').where({ account_id: t.accountId });
     expect(link).toMatchObject({ url: 'https://acme.test/demo', channel: 'seo', source_type: 'post' });
     expect(post.html).toContain(`<a href="${env.config.baseUrl}/l/${link.code}">Take the next step</a>`);
 
     const down = await say(t.token, 'unpublish the blog post freight-quote-automation');
-    const [downCard] = await cardsRepository(env.rt.db).listWaiting(t.accountId, 10);
+    const [downCard] = await cardsRepository(env.deps.db).listWaiting(t.accountId, 10);
     expect(downCard!.payload).toMatchObject({ work: 'blog_post', op: 'unpublish', slug: 'freight-quote-automation' });
     expect(down.replies[0]?.text).toMatch(/^I asked to unpublish the blog post freight-quote-automation\. It is waiting/);
     expect((await approve(env, t.token, downCard!.id)).status).toBe(200);
@@ -50,15 +50,15 @@ describe('the offline brain and blog posts', () => {
 
   it('says truthfully that a post ships now where the account lets blog posts run without approval', async () => {
     const t = await env.tenant();
-    await setApproval(env.rt.db, t.accountId, 'blog_post', false);
+    await setApproval(env.deps.db, t.accountId, 'blog_post', false);
     const m = await say(t.token, 'write a blog post about onboarding');
-    const card = await env.rt.db('review_cards').where({ account_id: t.accountId }).first();
+    const card = await env.deps.db('review_cards').where({ account_id: t.accountId }).first();
     expect(m.replies[0]?.text).toBe(
       `I drafted a blog post about onboarding. This account lets blog posts run without approval, so card ${card.id} publishes it now.`,
     );
     // The card-timers sweep ships a due card; here its step runs directly.
-    expect(await autoResolve(env.rt, t.accountId, card.id, Number(card.auto_resolve_at))).toBe('sent');
-    const post = await env.rt.db('posts').where({ account_id: t.accountId }).first();
+    expect(await autoResolve(env.deps, t.accountId, card.id, Number(card.auto_resolve_at))).toBe('sent');
+    const post = await env.deps.db('posts').where({ account_id: t.accountId }).first();
     expect(post).toMatchObject({ slug: 'onboarding', status: 'published' });
   });
 

@@ -12,7 +12,7 @@ it.beforeAll(({ env: e }) => {
 
 /** A change written behind the service's back (no notification): only a read of Postgres sees it. */
 const sneak = (accountId: string, slug: string, title: string) =>
-  env.rt.db('posts').where({ account_id: accountId, slug }).update({ title });
+  env.deps.db('posts').where({ account_id: accountId, slug }).update({ title });
 
 describe("a process's memory of posts (GET /content/posts/{slug})", () => {
   it('answers from memory while listening, and forgets when another process announces a change', async () => {
@@ -30,7 +30,7 @@ describe("a process's memory of posts (GET /content/posts/{slug})", () => {
     expect((await get().set('If-None-Match', String(first.headers.etag))).status).toBe(304);
 
     // What another process's publication does as it commits.
-    await env.rt.db.raw('select pg_notify(?, ?)', [CONTENT_CHANNEL, t.accountId]);
+    await env.deps.db.raw('select pg_notify(?, ?)', [CONTENT_CHANNEL, t.accountId]);
     const fresh = await until(async () => {
       const res = await get();
       return res.body.post.title === 'Changed quietly' ? res : null;
@@ -49,7 +49,7 @@ describe("a process's memory of posts (GET /content/posts/{slug})", () => {
     await sneak(t.accountId, slug, 'After');
     expect((await get()).body.post.title).toBe('Before');
 
-    await env.rt.db.raw(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query = ?`, [
+    await env.deps.db.raw(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query = ?`, [
       `LISTEN ${CONTENT_CHANNEL}`,
     ]);
     const read = await until(async () => {

@@ -12,7 +12,7 @@ it.beforeAll(({ env: e }) => {
 describe('publishing a blog_post card', () => {
   it('publishes on approve; a content:read token lists and reads it, and is refused the review queue', async () => {
     const t = await env.tenant();
-    const card = await blogCard(env.rt.db, t.accountId, {
+    const card = await blogCard(env.deps.db, t.accountId, {
       title: 'How freight brokers cut quote time',
       markdown: 'Quoting is slow.\n\n## What to automate\n\nStart with lanes.',
       tags: ['freight', 'automation'],
@@ -52,27 +52,27 @@ describe('publishing a blog_post card', () => {
 
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(t.token))).body.item;
     expect(item.status).toBe('sent');
-    const events = await env.rt.db('channel_events').where({ account_id: t.accountId });
+    const events = await env.deps.db('channel_events').where({ account_id: t.accountId });
     expect(events.map((e) => [e.channel, e.type])).toEqual([['seo', 'post_published']]);
   });
 
   it('answers a retried approve 409 and publishes once', async () => {
     const t = await env.tenant();
-    const card = await blogCard(env.rt.db, t.accountId, { title: 'Once only' });
+    const card = await blogCard(env.deps.db, t.accountId, { title: 'Once only' });
     expect((await approve(env, t.token, card.id)).status).toBe(200);
     const again = await approve(env, t.token, card.id);
     expect(again.status).toBe(409);
-    expect(await env.rt.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
-    expect(await env.rt.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
   });
 
   it('gives two cards with the same title approved at once two different slugs', async () => {
     const t = await env.tenant();
-    const a = await blogCard(env.rt.db, t.accountId, { title: 'Same title' });
-    const b = await blogCard(env.rt.db, t.accountId, { title: 'Same title' });
+    const a = await blogCard(env.deps.db, t.accountId, { title: 'Same title' });
+    const b = await blogCard(env.deps.db, t.accountId, { title: 'Same title' });
     const answers = await Promise.all([approve(env, t.token, a.id), approve(env, t.token, b.id)]);
     expect(answers.map((r) => r.status)).toEqual([200, 200]);
-    const slugs = (await env.rt.db('posts').where({ account_id: t.accountId }).pluck('slug')).sort();
+    const slugs = (await env.deps.db('posts').where({ account_id: t.accountId }).pluck('slug')).sort();
     expect(slugs).toEqual(['same-title', 'same-title-2']);
   });
 
@@ -88,12 +88,12 @@ describe('publishing a blog_post card', () => {
     expect(after.body.post.publishedAt).toBe(before.body.post.publishedAt);
     expect(after.body.post.updatedAt).toBeGreaterThan(before.body.post.updatedAt);
     expect(after.headers.etag).not.toBe(before.headers.etag);
-    expect(await env.rt.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
-    expect(await env.rt.db('post_publications').where({ account_id: t.accountId }).orderBy('at').pluck('op')).toEqual([
+    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await env.deps.db('post_publications').where({ account_id: t.accountId }).orderBy('at').pluck('op')).toEqual([
       'publish',
       'update',
     ]);
-    expect(await env.rt.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
+    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
   });
 
   it('unpublishes by slug: 404 and gone from the list; an unknown slug is 409 naming it, nothing written', async () => {
@@ -101,13 +101,13 @@ describe('publishing a blog_post card', () => {
     const { slug } = await published(env, t, { title: 'Going away' });
     await published(env, t, { title: 'Staying' });
     const site = await siteToken(env, t.accountId);
-    const down = await blogCard(env.rt.db, t.accountId, { title: 'Take it down', op: 'unpublish', slug });
+    const down = await blogCard(env.deps.db, t.accountId, { title: 'Take it down', op: 'unpublish', slug });
     expect((await approve(env, t.token, down.id)).status).toBe(200);
     expect((await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(site))).status).toBe(404);
     const list = await env.api().get('/api/v1/content/posts').set(auth(site));
     expect(list.body.posts.map((p: { slug: string }) => p.slug)).toEqual(['staying']);
 
-    const ghost = await blogCard(env.rt.db, t.accountId, { title: 'Nothing there', op: 'unpublish', slug: 'no-such-post' });
+    const ghost = await blogCard(env.deps.db, t.accountId, { title: 'Nothing there', op: 'unpublish', slug: 'no-such-post' });
     const refused = await approve(env, t.token, ghost.id);
     expect(refused.status).toBe(409);
     expect(refused.body).toEqual({
@@ -115,8 +115,8 @@ describe('publishing a blog_post card', () => {
       message: 'there is no post with the slug "no-such-post" to unpublish; nothing was changed',
     });
     expect((await env.api().get(`/api/v1/review/${ghost.id}`).set(auth(t.token))).body.item.status).toBe('pending');
-    expect(await env.rt.db('posts').where({ account_id: t.accountId })).toHaveLength(2);
-    expect(await env.rt.db('mail_sends').where({ card_id: ghost.id })).toEqual([]);
+    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(2);
+    expect(await env.deps.db('mail_sends').where({ card_id: ghost.id })).toEqual([]);
   });
 
   it("publishes the seed demo's waiting blog_post card when it is approved", async () => {
@@ -132,11 +132,11 @@ describe('publishing a blog_post card', () => {
 
   it("refuses a new post without a body (409, nothing written); an update without a body keeps the post's", async () => {
     const t = await env.tenant();
-    const empty = await blogCard(env.rt.db, t.accountId, { title: 'Empty', markdown: '  ' });
+    const empty = await blogCard(env.deps.db, t.accountId, { title: 'Empty', markdown: '  ' });
     const refused = await approve(env, t.token, empty.id);
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe('this post has no body; nothing was published: request changes so the agent writes it');
-    expect(await env.rt.db('posts').where({ account_id: t.accountId })).toEqual([]);
+    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toEqual([]);
 
     const { slug } = await published(env, t, { title: 'Keep my body', markdown: 'The body stays.', tags: ['kept'], author: 'Sam' });
     await published(env, t, { title: 'Keep my body', markdown: '', slug, author: 'Ana' });

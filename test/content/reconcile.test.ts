@@ -14,8 +14,8 @@ it.beforeAll(({ env: e }) => {
 
 /** What shipCard does before it calls the adapter: the card claimed and its fence (and post reservation) written. */
 async function fenced(card: Card): Promise<Fence> {
-  const adapter = adapterFor(env.config, env.rt.db, 'blog_post')!;
-  return env.rt.db.transaction(async (trx) => {
+  const adapter = adapterFor(env.config, env.deps.db, 'blog_post')!;
+  return env.deps.db.transaction(async (trx) => {
     const claimed = await cardsRepository(trx).transition(
       card.accountId,
       card.id,
@@ -30,27 +30,27 @@ async function fenced(card: Card): Promise<Fence> {
 describe('a publication whose answer was lost', () => {
   it('is found by lookup and settled once, with no second publication', async () => {
     const t = await env.tenant();
-    const card = await blogCard(env.rt.db, t.accountId, { title: 'Lost answer' });
+    const card = await blogCard(env.deps.db, t.accountId, { title: 'Lost answer' });
     const fence = await fenced(card);
-    const adapter = adapterFor(env.config, env.rt.db, 'blog_post')!;
+    const adapter = adapterFor(env.config, env.deps.db, 'blog_post')!;
     // The post went out, but the shipping path never heard so.
     const shipped = await adapter.ship({ ...adapter.workOf(card), body: fence.body, details: fence.details }, fence.idempotencyKey);
-    await markPending(env.rt, adapter, fence, 'answer lost (test)');
-    expect((await fencesRepository(env.rt.db).find(t.accountId, fence.id))?.status).toBe('pending');
+    await markPending(env.deps, adapter, fence, 'answer lost (test)');
+    expect((await fencesRepository(env.deps.db).find(t.accountId, fence.id))?.status).toBe('pending');
 
     expect(await adapter.lookup(fence.idempotencyKey)).toEqual({ state: 'sent', providerId: shipped.providerId });
-    expect(await reconcileSend(env.rt, t.accountId, fence.id)).toBe('settled');
-    expect(await reconcileSend(env.rt, t.accountId, fence.id)).toBe('noop');
+    expect(await reconcileSend(env.deps, t.accountId, fence.id)).toBe('settled');
+    expect(await reconcileSend(env.deps, t.accountId, fence.id)).toBe('noop');
 
-    const settled = await fencesRepository(env.rt.db).find(t.accountId, fence.id);
+    const settled = await fencesRepository(env.deps.db).find(t.accountId, fence.id);
     expect(settled).toMatchObject({ status: 'sent', providerId: shipped.providerId });
-    expect((await cardsRepository(env.rt.db).find(t.accountId, card.id))?.status).toBe('sent');
-    expect(await env.rt.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
-    expect(await env.rt.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
+    expect((await cardsRepository(env.deps.db).find(t.accountId, card.id))?.status).toBe('sent');
+    expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
     // A second ship under the same key changes nothing and answers the same post.
-    const before = await env.rt.db('posts').where({ id: shipped.providerId }).first();
+    const before = await env.deps.db('posts').where({ id: shipped.providerId }).first();
     expect(await adapter.ship({ ...adapter.workOf(card), body: 'changed', details: fence.details }, fence.idempotencyKey)).toEqual(shipped);
-    expect(await env.rt.db('posts').where({ id: shipped.providerId }).first()).toEqual(before);
+    expect(await env.deps.db('posts').where({ id: shipped.providerId }).first()).toEqual(before);
     const site = await siteToken(env, t.accountId);
     const list = await env.api().get('/api/v1/content/posts').set(auth(site));
     expect(list.body.posts.map((p: { slug: string }) => p.slug)).toEqual(['lost-answer']);
@@ -58,14 +58,14 @@ describe('a publication whose answer was lost', () => {
 
   it('is shipped again under the same key when lookup finds nothing, and publishes once', async () => {
     const t = await env.tenant();
-    const card = await blogCard(env.rt.db, t.accountId, { title: 'Never arrived' });
+    const card = await blogCard(env.deps.db, t.accountId, { title: 'Never arrived' });
     const fence = await fenced(card);
-    const adapter = adapterFor(env.config, env.rt.db, 'blog_post')!;
-    await markPending(env.rt, adapter, fence, 'answer lost before the commit (test)');
+    const adapter = adapterFor(env.config, env.deps.db, 'blog_post')!;
+    await markPending(env.deps, adapter, fence, 'answer lost before the commit (test)');
     expect(await adapter.lookup(fence.idempotencyKey)).toEqual({ state: 'not_found' });
-    expect(await reconcileSend(env.rt, t.accountId, fence.id)).toBe('settled');
-    expect(await env.rt.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
-    const post = await env.rt.db('posts').where({ account_id: t.accountId }).first();
+    expect(await reconcileSend(env.deps, t.accountId, fence.id)).toBe('settled');
+    expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
+    const post = await env.deps.db('posts').where({ account_id: t.accountId }).first();
     expect(post).toMatchObject({ slug: 'never-arrived', status: 'published', card_id: card.id });
   });
 });

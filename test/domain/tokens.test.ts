@@ -31,18 +31,18 @@ describe('token format', () => {
 
 describe('minting and revoking', () => {
   it('stores only the SHA-256 of the token, never the token', async () => {
-    const account = await createAccount(env.rt.db, 'Hash Co');
-    const { token, tokenId } = await mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'ci', scopes: ['review:read'] });
-    const row = await env.rt.db('api_tokens').where({ id: tokenId }).first();
+    const account = await createAccount(env.deps.db, 'Hash Co');
+    const { token, tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'ci', scopes: ['review:read'] });
+    const row = await env.deps.db('api_tokens').where({ id: tokenId }).first();
     expect(row.token_hash).toBe(hashToken(token));
     expect(JSON.stringify(row)).not.toContain(token.slice(4));
-    expect(await authenticate(env.rt.db, 'gat', token)).toMatchObject({ tokenId, accountId: account.id, scopes: ['review:read'] });
+    expect(await authenticate(env.deps.db, 'gat', token)).toMatchObject({ tokenId, accountId: account.id, scopes: ['review:read'] });
   });
 
   it('refuses the 21st live token, even when 25 mints race, and allows one again after a revoke', async () => {
-    const account = await createAccount(env.rt.db, 'Busy Co');
+    const account = await createAccount(env.deps.db, 'Busy Co');
     const results = await Promise.allSettled(
-      Array.from({ length: 25 }, (_, i) => mintToken(env.rt.db, 'gat', { accountId: account.id, label: `t${i}`, scopes: [] })),
+      Array.from({ length: 25 }, (_, i) => mintToken(env.deps.db, 'gat', { accountId: account.id, label: `t${i}`, scopes: [] })),
     );
     const minted = results.filter((r) => r.status === 'fulfilled');
     const refused = results.filter((r) => r.status === 'rejected');
@@ -50,11 +50,11 @@ describe('minting and revoking', () => {
     expect(refused).toHaveLength(5);
     expect(String((refused[0] as PromiseRejectedResult).reason.message)).toMatch(/20 live tokens/);
     const first = (minted[0] as PromiseFulfilledResult<{ tokenId: string }>).value.tokenId;
-    await revokeToken(env.rt, first);
-    await expect(mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'after', scopes: [] })).resolves.toMatchObject({
+    await revokeToken(env.deps, first);
+    await expect(mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'after', scopes: [] })).resolves.toMatchObject({
       tokenId: expect.any(String),
     });
-    const list = await listTokens(env.rt.db, account.id);
+    const list = await listTokens(env.deps.db, account.id);
     expect(list).toHaveLength(21);
     expect(list.filter((t) => t.revokedAt === null)).toHaveLength(20);
   });
@@ -65,15 +65,15 @@ describe('minting and revoking', () => {
   });
 
   it('keeps lastUsedAt with at most one write a minute per token', async () => {
-    const account = await createAccount(env.rt.db, 'Used Co');
-    const { tokenId } = await mintToken(env.rt.db, 'gat', { accountId: account.id, label: 'u', scopes: [] });
-    const touch = lastUsedRecorder(env.rt.db, 60_000);
+    const account = await createAccount(env.deps.db, 'Used Co');
+    const { tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'u', scopes: [] });
+    const touch = lastUsedRecorder(env.deps.db, 60_000);
     touch(tokenId, 1_000_000);
     touch(tokenId, 1_030_000); // within the minute: not written
     await new Promise((r) => setTimeout(r, 100));
-    expect((await listTokens(env.rt.db, account.id))[0]!.lastUsedAt).toBe(1_000_000);
+    expect((await listTokens(env.deps.db, account.id))[0]!.lastUsedAt).toBe(1_000_000);
     touch(tokenId, 1_061_000);
     await new Promise((r) => setTimeout(r, 100));
-    expect((await listTokens(env.rt.db, account.id))[0]!.lastUsedAt).toBe(1_061_000);
+    expect((await listTokens(env.deps.db, account.id))[0]!.lastUsedAt).toBe(1_061_000);
   });
 });

@@ -6,10 +6,10 @@ import { setupTestEnv, type TestEnv } from './env.js';
  * Closes this process's turn-bus subscriber from the Redis side, as a Redis restart or a network
  * break would. Only ours: it is found by its connection name. Returns how many it closed.
  */
-export async function killTurnBusSubscriber(env: Pick<TestEnv, 'config' | 'rt'>): Promise<number> {
+export async function killTurnBusSubscriber(env: Pick<TestEnv, 'config' | 'deps'>): Promise<number> {
   const name = `${keyspace(env.config.queuePrefix)}-turn-bus-${process.pid}`;
   // On a cluster the subscriber is on one node of several: each is asked.
-  const nodes = isCluster(env.rt.redis) ? env.rt.redis.nodes('all') : [env.rt.redis];
+  const nodes = isCluster(env.deps.redis) ? env.deps.redis.nodes('all') : [env.deps.redis];
   let closed = 0;
   for (const node of nodes) {
     const list = (await node.client('LIST')) as string;
@@ -93,7 +93,7 @@ export async function setupAgentEnv(
 ): Promise<AgentEnv> {
   const options = agentOptions(env, pools);
   const base = await setupTestEnv({ env: options.env });
-  const running = await startPools(base.rt, options.pools);
+  const running = await startPools(base.deps, options.pools);
   return {
     ...agentWorld(base, running),
     async close() {

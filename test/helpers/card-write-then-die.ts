@@ -11,9 +11,9 @@ import { createLogger } from '../../src/logger.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 
 const [accountId, title] = process.argv.slice(2) as [string, string];
-const rt = createDeps(loadConfig(), createLogger('silent'));
-await rt.ready();
-await rt.db.transaction(async (trx) => {
+const deps = createDeps(loadConfig(), createLogger('silent'));
+await deps.ready();
+await deps.db.transaction(async (trx) => {
   await cardsRepository(trx).insert({
     id: newId('card'),
     accountId,
@@ -25,7 +25,7 @@ await rt.db.transaction(async (trx) => {
     primaryLabel: '',
     ladderChecked: true,
   });
-  rt.redis.disconnect();
+  deps.redis.disconnect();
 });
 process.stdout.write('committed\n');
 process.kill(process.pid, 'SIGKILL');

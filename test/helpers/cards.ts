@@ -7,7 +7,7 @@ import type { ReviewDeps } from '../../src/review/review.types.js';
  * A card as the queue would hold it once the card-timers sweep looked at it: it enters through `addCard`
  * and the trust ladder looks at it now (deadline and job set), instead of on the sweep's next run.
  */
-export async function createCard(rt: ReviewDeps, input: NewCard): Promise<Card> {
-  const card = await addCard(rt.db, { ...input, ladderChecked: false });
-  return (await applyLadder(rt, card)) ?? card;
+export async function createCard(deps: ReviewDeps, input: NewCard): Promise<Card> {
+  const card = await addCard(deps.db, { ...input, ladderChecked: false });
+  return (await applyLadder(deps, card)) ?? card;
 }

@@ -20,9 +20,9 @@ let made = 0;
  * Once only: a sequence is not rolled back with a killed transaction. Pair it with kill -9 and
  * `client_connection_check_interval` so Postgres abandons the held statement once its client is gone.
  */
-export async function holdOnce(env: Pick<TestEnv, 'rt'>, table: string, timing: 'BEFORE' | 'AFTER', condition: string) {
+export async function holdOnce(env: Pick<TestEnv, 'deps'>, table: string, timing: 'BEFORE' | 'AFTER', condition: string) {
   const name = `hold_${process.pid}_${++made}`;
-  await env.rt.db.raw(`
+  await env.deps.db.raw(`
     CREATE SEQUENCE ${name}_seq;
     CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -37,7 +37,7 @@ export async function holdOnce(env: Pick<TestEnv, 'rt'>, table: string, timing: 
     reached: () =>
       waitFor(
         async () =>
-          (await env.rt.db.raw(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`)).rows
+          (await env.deps.db.raw(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'`)).rows
             .length > 0,
         `the held insert into ${table}`,
         60_000,
@@ -50,7 +50,7 @@ export async function holdOnce(env: Pick<TestEnv, 'rt'>, table: string, timing: 
  * matching `condition`: while it is closed they wait (on an advisory lock this test holds); `open()`
  * lets them all through, for good.
  */
-export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, condition: string, on: 'INSERT' | 'UPDATE' = 'INSERT') {
+export async function gate(env: Pick<TestEnv, 'deps' | 'config'>, table: string, condition: string, on: 'INSERT' | 'UPDATE' = 'INSERT') {
   const key = 424_200 + ++made;
   // A session lock: on Postgres itself, past any pooler.
   const holder = new pg.Client({ connectionString: directUrl(env.config) });
@@ -58,7 +58,7 @@ export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, c
   await holder.query('SELECT pg_advisory_lock($1)', [key]);
   let opened = false;
   const name = `gate_${process.pid}_${made}`;
-  await env.rt.db.raw(`
+  await env.deps.db.raw(`
     CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF ${condition} THEN PERFORM pg_advisory_xact_lock_shared(${key}); END IF;
@@ -71,7 +71,7 @@ export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, c
       waitFor(
         async () =>
           (
-            await env.rt.db.raw(
+            await env.deps.db.raw(
               `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = ? AND database = (SELECT oid ` +
                 `FROM pg_database WHERE datname = current_database())`,
               [key],
@@ -93,7 +93,7 @@ export async function gate(env: Pick<TestEnv, 'rt' | 'config'>, table: string, c
  * sent the same notice by the same PUBLISH, so once this resolves the worker has it too (or is reading it).
  */
 export async function cancelHeard(
-  env: Pick<TestEnv, 'rt' | 'config'>,
+  env: Pick<TestEnv, 'deps' | 'config'>,
   turnId: string,
 ): Promise<{ heard: Promise<void>; close(): Promise<void> }> {
   const sub = createSubscriber(env.config, 'test-cancel-heard');

@@ -18,7 +18,7 @@ import { viaPgbouncer } from './pgbouncer.js';
 
 export interface TestEnv {
   config: Config;
-  rt: Deps;
+  deps: Deps;
   app: Express;
   api: () => ReturnType<typeof request>;
   /** An account with one token holding the given scopes (default: all). */
@@ -36,9 +36,9 @@ export interface EnvOptions {
  * Removes this file's BullMQ queues and limiter keys so Redis does not fill up across runs. On a
  * cluster each master is scanned, and keys are deleted one by one (a DEL of many must stay in one slot).
  */
-export async function clearRedis(rt: Deps, config: Config): Promise<void> {
+export async function clearRedis(deps: Deps, config: Config): Promise<void> {
   const tag = config.queuePrefix.replace(/[{}]/g, '');
-  const nodes = isCluster(rt.redis) ? rt.redis.nodes('master') : [rt.redis];
+  const nodes = isCluster(deps.redis) ? deps.redis.nodes('master') : [deps.redis];
   for (const node of nodes) {
     for (const pattern of [`${config.queuePrefix}:*`, `${tag}:*`]) {
       let cursor = '0';
@@ -99,22 +99,22 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
     CHECK_RESPONSES: 'true',
     ...opts.env,
   });
-  const rt = createDeps(config, opts.logger ?? createLogger('silent'));
-  await rt.ready();
-  const app = createApp(rt, [...tableRoutes, ...(opts.extraRoutes ?? [])]);
+  const deps = createDeps(config, opts.logger ?? createLogger('silent'));
+  await deps.ready();
+  const app = createApp(deps, [...tableRoutes, ...(opts.extraRoutes ?? [])]);
   return {
     config,
-    rt,
+    deps,
     app,
     api: () => request(app),
     async tenant(scopes = [...SCOPES], name = 'Acme') {
-      const account = await createAccount(rt.db, name);
-      const minted = await mintToken(rt.db, config.tokenPrefix, { accountId: account.id, label: 'test', scopes });
+      const account = await createAccount(deps.db, name);
+      const minted = await mintToken(deps.db, config.tokenPrefix, { accountId: account.id, label: 'test', scopes });
       return { accountId: account.id, ...minted };
     },
     async close() {
-      await clearRedis(rt, config);
-      await rt.close();
+      await clearRedis(deps, config);
+      await deps.close();
       await database.drop();
     },
   };
@@ -123,7 +123,7 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
 /** Runs an admin CLI verb in-process against this file's database: its output, or its refusal message. */
 export async function adminCall(env: TestEnv, argv: string[]): Promise<{ out?: Record<string, unknown>; error?: string }> {
   try {
-    return { out: await runAdmin(argv, { config: env.config, db: env.rt.db }) };
+    return { out: await runAdmin(argv, { config: env.config, db: env.deps.db }) };
   } catch (err) {
     return { error: adminErrorMessage(err) };
   }

@@ -55,7 +55,7 @@ export const test = base
   /** The file's `options.pools`, started with the file's world (auto) so no test runs before its workers. */
   .extend('pools', { scope: 'file', auto: true }, async ({ env, options }, { onCleanup }): Promise<Pools> => {
     if (!options.pools?.length) return { started: [], idle: [], close: async () => [] };
-    const pools = await startPools(env.rt, options.pools);
+    const pools = await startPools(env.deps, options.pools);
     onCleanup(async () => {
       await pools.close();
     });
@@ -65,12 +65,12 @@ export const test = base
   .extend('agent', { scope: 'file' }, ({ env, pools }) => agentWorld(env, pools))
   /** The service's own inbound SMTP listener on a free loopback port, over the file's env; made only when asked for. */
   .extend('inbound', { scope: 'file' }, async ({ env }, { onCleanup }) => {
-    const inbound = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
+    const inbound = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
     onCleanup(() => inbound.close());
     return inbound;
   })
-  .extend('db', { scope: 'file' }, ({ env }) => env.rt.db)
-  .extend('queues', { scope: 'file' }, ({ env }) => env.rt.queues)
+  .extend('db', { scope: 'file' }, ({ env }) => env.deps.db)
+  .extend('queues', { scope: 'file' }, ({ env }) => env.deps.queues)
   .extend('api', { scope: 'file' }, ({ env }) => env.api)
   /** A fresh account with an all-scopes token, one per test. */
   .extend('tenant', async ({ env }) => env.tenant());

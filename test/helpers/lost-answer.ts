@@ -39,19 +39,19 @@ export async function afterLostAnswer(
       MAIL_RECONCILE_WINDOW_MS: '5000',
     },
   });
-  const pools = await startPools(http.rt, ['mail-sends']);
+  const pools = await startPools(http.deps, ['mail-sends']);
   try {
     provider.state.mode = 'drop-before';
     const { token, accountId } = await http.tenant();
-    const card = await buildCard(http.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(http.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: draft.to, draft: { subject: draft.subject, body: draft.body } },
     });
     const res = await http.api().post(`/api/v1/review/${card.id}/send`).set('Authorization', `Bearer ${token}`).send({});
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';
-    await until(async () => (await http.rt.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
-    const fence = await http.rt.db('mail_sends').where({ card_id: card.id }).first();
+    await until(async () => (await http.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
+    const fence = await http.deps.db('mail_sends').where({ card_id: card.id }).first();
     const tries = provider.posts.filter((p) => p.key === fence.idempotency_key);
     expect(tries.length).toBe(2);
     await check({ http, provider, accountId, cardId: card.id, fence, tries });

@@ -32,8 +32,8 @@ interface Seen {
  * What `queue`'s event stream says ran after `since` (a Redis time in ms). The stream, not the finished
  * sets: a sweep's run is removed once complete, and keeps only its events.
  */
-async function ranSince(env: Pick<TestEnv, 'rt'>, queue: Queue, since: number): Promise<Seen> {
-  const entries = await env.rt.redis.xrange(queue.toKey('events'), String(since), '+');
+async function ranSince(env: Pick<TestEnv, 'deps'>, queue: Queue, since: number): Promise<Seen> {
+  const entries = await env.deps.redis.xrange(queue.toKey('events'), String(since), '+');
   const started = new Set<string>();
   const seen: Seen = { sweeps: 0, others: [] };
   for (const [, fields] of entries) {
@@ -49,16 +49,16 @@ async function ranSince(env: Pick<TestEnv, 'rt'>, queue: Queue, since: number): 
 }
 
 /** Redis's clock in ms (the clock of the queues' event streams). */
-export async function redisNow(env: Pick<TestEnv, 'rt'>): Promise<number> {
-  const [secs, micros] = await env.rt.redis.time();
+export async function redisNow(env: Pick<TestEnv, 'deps'>): Promise<number> {
+  const [secs, micros] = await env.deps.redis.time();
   return Number(secs) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
 /** Jobs of `names` BullMQ's stalled-job check found orphaned (their worker gone) and queued again since `since`. */
-export async function stalledSince(env: Pick<TestEnv, 'rt'>, names: QueueName[], since: number): Promise<string[]> {
+export async function stalledSince(env: Pick<TestEnv, 'deps'>, names: QueueName[], since: number): Promise<string[]> {
   const found: string[] = [];
   for (const name of names) {
-    const entries = await env.rt.redis.xrange(env.rt.queues.get(name)!.toKey('events'), String(since), '+');
+    const entries = await env.deps.redis.xrange(env.deps.queues.get(name)!.toKey('events'), String(since), '+');
     for (const [, fields] of entries) if (fields[1] === 'stalled') found.push(`${name}/${fields[3]}`);
   }
   return found;
@@ -74,11 +74,11 @@ export async function stalledSince(env: Pick<TestEnv, 'rt'>, names: QueueName[],
  * left over, is then among what the test counts. Each queue in `sweeps` must have a worker running it.
  */
 export async function waitQueuesIdle(
-  env: Pick<TestEnv, 'rt'>,
+  env: Pick<TestEnv, 'deps'>,
   names: QueueName[],
   { sweeps = names, timeoutMs = 120_000 }: { sweeps?: QueueName[]; timeoutMs?: number } = {},
 ): Promise<void> {
-  const queues = names.map((n) => env.rt.queues.get(n)!);
+  const queues = names.map((n) => env.deps.queues.get(n)!);
   const deadline = Date.now() + timeoutMs;
   let left: string[] = [];
   let seen: Seen[] = [];

@@ -19,7 +19,7 @@ export function workerProcesses(env: TestEnv) {
   return {
     /** Starts one; resolves once its BullMQ worker is registered on every queue of `pools`. */
     async start(extra: Record<string, string> = {}, pools: string[] = ['agent-turns']): Promise<WorkerChild> {
-      const queues = pools.map((p) => env.rt.queues.get(p)!);
+      const queues = pools.map((p) => env.deps.queues.get(p)!);
       const before = await Promise.all(queues.map(async (q) => (await q.getWorkers()).length));
       const { BASE_URL: _vite, ...inherited } = process.env;
       const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', pools.join(',')], {

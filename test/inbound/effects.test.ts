@@ -15,15 +15,15 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const world = async () => buildMailedLead(env.rt.db, (await env.tenant()).accountId);
+const world = async () => buildMailedLead(env.deps.db, (await env.tenant()).accountId);
 
 const apply = (thread: Thread, outcome: Outcome, id = `im_${Math.random()}`) =>
-  env.rt.db.transaction((trx) => applyOutcome(trx, env.rt.config, thread, outcome, { id, at: Date.now() }));
+  env.deps.db.transaction((trx) => applyOutcome(trx, env.deps.config, thread, outcome, { id, at: Date.now() }));
 
 async function sequenceFor(accountId: string, to: string, leadId: string | null) {
   const id = `seq_${Math.random().toString(36).slice(2)}`;
   const at = Date.now();
-  await env.rt.db('mail_sequences').insert({
+  await env.deps.db('mail_sequences').insert({
     id,
     account_id: accountId,
     card_id: `card_${id}`,
@@ -36,11 +36,11 @@ async function sequenceFor(accountId: string, to: string, leadId: string | null)
     created_at: at,
     updated_at: at,
   });
-  return async () => (await env.rt.db('mail_sequences').where({ id }).first()) as { status: string; stop_reason: string | null };
+  return async () => (await env.deps.db('mail_sequences').where({ id }).first()) as { status: string; stop_reason: string | null };
 }
 
 async function emailWindow(accountId: string) {
-  const r = await getResults(env.rt.db, accountId, undefined);
+  const r = await getResults(env.deps.db, accountId, undefined);
   if (!r.email.available) throw new Error('email not available');
   return r.email.data.window as Record<string, unknown>;
 }
@@ -54,14 +54,14 @@ it('a human reply marks the lead replied with its kind, stops the sequence, coun
   expect(applied.sequencesStopped).toBe(1);
   expect(applied.wake?.turn.kind).toBe('wake');
   expect(applied.wake?.turn.data).toMatchObject({ label: 'mail reply', content: { sendId: thread.sendId, replyKind: 'interested' } });
-  const lead = await getLead(env.rt.db, accountId, leadId);
+  const lead = await getLead(env.deps.db, accountId, leadId);
   expect(lead).toMatchObject({ status: 'replied', replyKind: 'interested', declineReason: null });
   expect(await seq()).toMatchObject({ status: 'stopped', stop_reason: 'the recipient replied' });
   // A second reply in the same thread wakes the agent again but counts as one reply of this send.
   await apply(thread, outcome);
   const w = await emailWindow(accountId);
   expect(w.replies).toBe(1);
-  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+  expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
 });
 
 it('an automatic reply changes nothing: no status, no stop, no wake', async () => {
@@ -69,7 +69,7 @@ it('an automatic reply changes nothing: no status, no stop, no wake', async () =
   const seq = await sequenceFor(accountId, 'jane@acme.test', leadId);
   const applied = await apply(thread, { kind: 'auto_reply' });
   expect(applied).toEqual({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
   expect((await seq()).status).toBe('active');
 });
 
@@ -91,9 +91,9 @@ it('a hard bounce blocks the address (removable), marks the lead bounced, stops 
     bounce: { type: 'hard', recipient: 'jane@acme.test', status: '5.1.1', diagnostic: 'user unknown' },
   });
   expect(hard).toMatchObject({ blocked: true, sequencesStopped: 1, wake: null });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('bounced');
-  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(true);
-  const entry = await env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('bounced');
+  expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(true);
+  const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
   expect(entry).toMatchObject({ source: 'agent' });
   expect(entry.reason).toContain('5.1.1');
   expect((await emailWindow(accountId)).bounces).toBe(1);
@@ -103,11 +103,11 @@ it('an unsubscribe (or a complaint) opts the address out for good and outranks a
   const { accountId, leadId, thread } = await world();
   await apply(thread, { kind: 'unsubscribe' }, 'one-click');
   await apply(thread, { kind: 'complaint' }, 'arf');
-  const entry = await env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+  const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
   expect(entry).toMatchObject({ source: 'opt_out_reply' });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('unsubscribed');
   await apply(thread, { kind: 'reply', replyKind: 'question', text: 'wait, one question' });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('unsubscribed');
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('unsubscribed');
   // Counted once per send, however many ways it arrived.
   expect((await emailWindow(accountId)).optOuts ?? (await emailWindow(accountId)).unsubscribes).toBe(1);
 });
@@ -117,9 +117,9 @@ it("a reply asking to be removed is an opt-out, not a wake; another account's le
   const b = await world();
   const applied = await apply(a.thread, { kind: 'reply', replyKind: 'unsubscribe', text: 'Please remove me from your list.' });
   expect(applied).toMatchObject({ blocked: true, wake: null });
-  expect(await getLead(env.rt.db, a.accountId, a.leadId)).toMatchObject({ status: 'unsubscribed', replyKind: 'unsubscribe' });
-  expect((await getLead(env.rt.db, b.accountId, b.leadId)).status).toBe('contacted');
-  expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(false);
+  expect(await getLead(env.deps.db, a.accountId, a.leadId)).toMatchObject({ status: 'unsubscribed', replyKind: 'unsubscribe' });
+  expect((await getLead(env.deps.db, b.accountId, b.leadId)).status).toBe('contacted');
+  expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(false);
 });
 
 it('an unverified outcome changes no lead, count, sequence or block list; an unverified reply only wakes the agent, marked', async () => {
@@ -145,8 +145,8 @@ it('an unverified outcome changes no lead, count, sequence or block list; an unv
   expect(reply).toMatchObject({ leadChanged: null, sequencesStopped: 0, blocked: false });
   expect(reply.wake?.turn.data).toMatchObject({ label: 'mail reply', content: { verified: false, replyKind: 'unsubscribe' } });
   expect(reply.wake?.turn.text).toContain('Unverified');
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
   expect((await seq()).status).toBe('active');
-  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
-  expect(await env.rt.db('channel_events').where({ account_id: accountId })).toEqual([]);
+  expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
+  expect(await env.deps.db('channel_events').where({ account_id: accountId })).toEqual([]);
 });

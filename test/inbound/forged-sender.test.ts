@@ -23,7 +23,7 @@ let smtp: InboundSmtp;
 it.override('options', { env: { INBOUND_TRUSTED_AUTHSERV_IDS: PROVIDER }, pools: ['inbound-mail'] });
 it.beforeAll(async ({ env: e }) => {
   env = e;
-  smtp = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
+  smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
   await smtp?.close();
@@ -31,10 +31,10 @@ afterAll(async () => {
 
 /** A mailed lead (jane@acme.test) with an active sequence, and the account's inbound URL path. */
 async function world() {
-  const { accountId, leadId, thread } = await buildMailedLead(env.rt.db, (await env.tenant()).accountId);
+  const { accountId, leadId, thread } = await buildMailedLead(env.deps.db, (await env.tenant()).accountId);
   const seqId = `seq_${Math.random().toString(36).slice(2)}`;
   const at = Date.now();
-  await env.rt.db('mail_sequences').insert({
+  await env.deps.db('mail_sequences').insert({
     id: seqId,
     account_id: accountId,
     card_id: `card_${seqId}`,
@@ -52,10 +52,10 @@ async function world() {
   const path = new URL(String(out!.url)).pathname;
   /** What the lead's mail outcome changed: its status, the block list, its sequence, the email counts. */
   const state = async () => ({
-    lead: (await getLead(env.rt.db, accountId, leadId)).status,
-    blocked: await isBlocked(env.rt.db, accountId, 'jane@acme.test'),
-    sequence: (await env.rt.db('mail_sequences').where({ id: seqId }).first()).status as string,
-    events: (await env.rt.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+    lead: (await getLead(env.deps.db, accountId, leadId)).status,
+    blocked: await isBlocked(env.deps.db, accountId, 'jane@acme.test'),
+    sequence: (await env.deps.db('mail_sequences').where({ id: seqId }).first()).status as string,
+    events: (await env.deps.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
   });
   return { accountId, leadId, thread, path, state };
 }
@@ -65,7 +65,7 @@ const untouched = { lead: 'contacted', blocked: false, sequence: 'active', event
 async function settled(id: string): Promise<InboundMessage> {
   let row: InboundMessage | null = null;
   await waitFor(async () => {
-    row = await inboundRepository(env.rt.db).find(id);
+    row = await inboundRepository(env.deps.db).find(id);
     return row !== null && row.status !== 'received';
   }, `inbound ${id} settled`);
   return row!;
@@ -105,7 +105,7 @@ describe('through the inbound URL', () => {
       },
     });
     expect(await w.state()).toEqual(untouched);
-    const [wake] = await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    const [wake] = await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
     expect(wake.data.content).toMatchObject({ verified: false, replyKind: 'unsubscribe', from: 'jane@acme.test' });
     expect(wake.text).toContain('Unverified');
   });
@@ -140,7 +140,7 @@ describe('through the inbound URL', () => {
       details: { senderAuth: { pass: true, domain: 'evil.test' }, proof: 'none' },
     });
     expect(await w.state()).toEqual(untouched);
-    expect(await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toEqual([]);
+    expect(await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toEqual([]);
   });
 
   it('the same report with our original Message-ID, or passed by the provider for acme.test: jane bounced', async () => {

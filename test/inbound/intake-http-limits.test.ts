@@ -21,7 +21,7 @@ async function inboundPath(accountId: string): Promise<string> {
 
 const post = (path: string, body: Buffer) => env.api().post(path).set('Content-Type', 'message/rfc822').send(body);
 const stored = async (accountId: string) =>
-  Number((await env.rt.db('inbound_messages').where({ account_id: accountId }).count({ n: '*' }))[0]!.n);
+  Number((await env.deps.db('inbound_messages').where({ account_id: accountId }).count({ n: '*' }))[0]!.n);
 
 describe('POST /api/mail/inbound/{secret} under a flood', () => {
   it('takes INBOUND_URL_PER_MINUTE messages a minute per URL, then answers 429 with Retry-After and stores nothing', async () => {

@@ -38,7 +38,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
     const { url, path, secret } = await inboundUrl(accountId);
     expect(url).toMatch(/^https:\/\/agent\.example\.com\/api\/mail\/inbound\/inb_[0-9A-Za-z]{40}$/);
     // Only the hash is kept.
-    const stored: { secret_hash: string }[] = await env.rt.db('inbound_urls').where({ account_id: accountId });
+    const stored: { secret_hash: string }[] = await env.deps.db('inbound_urls').where({ account_id: accountId });
     expect(stored).toHaveLength(1);
     expect(stored[0]!.secret_hash).not.toContain(secret);
     const raw = rawMessage({ body: 'Bare\nLF and CRLF\r\nmixed, kept as sent' });
@@ -46,10 +46,10 @@ describe('POST /api/mail/inbound/{secret}', () => {
     expect(res.status).toBe(202);
     const body = InboundAccepted.parse(res.body);
     expect(body.status).toBe('received');
-    const row = await inboundRepository(env.rt.db).withRaw(body.id);
+    const row = await inboundRepository(env.deps.db).withRaw(body.id);
     expect(row).toMatchObject({ accountId, via: 'http', status: 'received', mailFrom: null, rcptTo: [] });
     expect(row!.raw.equals(raw)).toBe(true);
-    const job = await pendingJob(env.rt.queues.get('inbound-mail')!, inboundParse.key({ id: body.id }));
+    const job = await pendingJob(env.deps.queues.get('inbound-mail')!, inboundParse.key({ id: body.id }));
     expect(job?.data).toEqual({ id: body.id });
   });
 
@@ -58,7 +58,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
     const first = await inboundUrl(accountId);
     const second = await inboundUrl(accountId);
     expect(second.secret).not.toBe(first.secret);
-    const before = await env.rt.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
+    const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
     for (const path of [
       first.path,
       '/api/mail/inbound/inb_0000000000000000000000000000000000000000',
@@ -69,7 +69,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
       expect(res.status, path).toBe(404);
       expect(res.body).toEqual({ error: 'not found' });
     }
-    expect(await env.rt.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
+    expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
     expect((await post(second.path, rawMessage())).status).toBe(202);
   });
 
@@ -88,7 +88,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
     const big = await post(path, Buffer.concat([rawMessage(), Buffer.alloc(LIMIT, 'a')]));
     expect(big.status).toBe(413);
     expect(big.body).toEqual({ error: 'body must be at most 2,048 bytes (INBOUND_MAX_BYTES)' });
-    const stored = await env.rt.db('inbound_messages').where({ account_id: accountId });
+    const stored = await env.deps.db('inbound_messages').where({ account_id: accountId });
     expect(stored).toHaveLength(0);
   });
 });
@@ -97,7 +97,7 @@ describe('mail inbound-url and mail inbound-list', () => {
   it('prints the URL once per call, refuses an unknown account and a missing flag in one line', async () => {
     expect(await adminCall(env, ['mail', 'inbound-url', '--account', 'acct_nope'])).toEqual({ error: 'not found' });
     expect(await adminCall(env, ['mail', 'inbound-url'])).toEqual({ error: '--account is required' });
-    const audit: { route: string }[] = await env.rt.db('audit_log').where({ route: 'mail inbound-url' });
+    const audit: { route: string }[] = await env.deps.db('audit_log').where({ route: 'mail inbound-url' });
     expect(audit.length).toBeGreaterThan(0);
   });
 
@@ -109,7 +109,7 @@ describe('mail inbound-url and mail inbound-list', () => {
     const first = (await post(pa, rawMessage({ body: 'secret words one' }))).body.id as string;
     const second = (await post(pa, rawMessage({ body: 'secret words two' }))).body.id as string;
     const other = (await post(pb, rawMessage())).body.id as string;
-    await inboundRepository(env.rt.db).settle(first, { status: 'unplaced', reason: 'no send matches' }, Date.now());
+    await inboundRepository(env.deps.db).settle(first, { status: 'unplaced', reason: 'no send matches' }, Date.now());
 
     const { out } = await adminCall(env, ['mail', 'inbound-list', '--account', a.accountId]);
     const messages = out!.messages as Record<string, unknown>[];

@@ -22,8 +22,8 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const queue = () => env.rt.queues.get('inbound-mail')!;
-const store = () => storeInbound(env.rt, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: ['x@localhost'], raw: rawMessage() });
+const queue = () => env.deps.queues.get('inbound-mail')!;
+const store = () => storeInbound(env.deps, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: ['x@localhost'], raw: rawMessage() });
 const poison = async () => {
   throw new Error('mailparser choked on part 3');
 };
@@ -33,29 +33,29 @@ describe('the inbound sweep', () => {
     const stale = await store();
     const settled = await store();
     const fresh = await store();
-    const repo = inboundRepository(env.rt.db);
+    const repo = inboundRepository(env.deps.db);
     await repo.settle(settled, { status: 'unplaced', reason: 'no send matches' }, Date.now());
     const at = Date.now();
-    await env.rt
+    await env.deps
       .db('inbound_messages')
       .whereIn('id', [stale, settled])
       .update({ received_at: at - STALE_AFTER_MS - 1_000 });
     // Nothing queued them: as after a lost enqueue or a crash between the 250 and the enqueue.
     expect(await pendingJob(queue(), inboundParse.key({ id: stale }))).toBeUndefined();
 
-    const swept = await sweepInbound(env.rt, at);
+    const swept = await sweepInbound(env.deps, at);
     expect(swept.requeued).toBeGreaterThanOrEqual(1);
     expect((await pendingJob(queue(), inboundParse.key({ id: stale })))?.data).toEqual({ id: stale });
     expect(await pendingJob(queue(), inboundParse.key({ id: settled }))).toBeUndefined();
     expect(await pendingJob(queue(), inboundParse.key({ id: fresh }))).toBeUndefined();
     // A second sweep while the job waits adds nothing (the parse key dedupes).
     const before = await queue().getWaitingCount();
-    await sweepInbound(env.rt, at);
+    await sweepInbound(env.deps, at);
     expect(await queue().getWaitingCount()).toBe(before);
   });
 
   it('is scheduled when the inbound-mail pool starts, every minute, and the pool has a processor for each job', async () => {
-    const pools = await startPools(env.rt, ['inbound-mail']);
+    const pools = await startPools(env.deps, ['inbound-mail']);
     try {
       expect(pools.started).toEqual(['inbound-mail']);
       const schedulers = await queue().getJobSchedulers();
@@ -72,21 +72,21 @@ describe('the inbound sweep', () => {
 describe('the parse try cap', () => {
   it('fails (for a retry) below the cap, then keeps a message that keeps failing as malformed with the reason', async () => {
     const id = await store();
-    const log = env.rt.logger;
+    const log = env.deps.logger;
     for (let i = 1; i < MAX_PARSE_TRIES; i++) {
-      await expect(processWithinTries(env.rt, id, log, poison)).rejects.toThrow('mailparser choked');
-      expect((await inboundRepository(env.rt.db).find(id))?.status).toBe('received');
+      await expect(processWithinTries(env.deps, id, log, poison)).rejects.toThrow('mailparser choked');
+      expect((await inboundRepository(env.deps.db).find(id))?.status).toBe('received');
     }
-    expect(await processWithinTries(env.rt, id, log, poison)).toBe('gave-up');
-    const row = await inboundRepository(env.rt.db).find(id);
+    expect(await processWithinTries(env.deps, id, log, poison)).toBe('gave-up');
+    const row = await inboundRepository(env.deps.db).find(id);
     expect(row).toMatchObject({
       status: 'malformed',
       reason: 'could not be processed: mailparser choked on part 3',
       attempts: MAX_PARSE_TRIES,
     });
     // The sweep never picks it again.
-    await env.rt.db('inbound_messages').where({ id }).update({ received_at: 0 });
-    await sweepInbound(env.rt);
+    await env.deps.db('inbound_messages').where({ id }).update({ received_at: 0 });
+    await sweepInbound(env.deps);
     expect(await pendingJob(queue(), inboundParse.key({ id }))).toBeUndefined();
   });
 
@@ -96,17 +96,17 @@ describe('the parse try cap', () => {
       throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
     };
     for (let i = 1; i <= MAX_COUNTED_TRIES; i++) {
-      await expect(processWithinTries(env.rt, id, env.rt.logger, outage)).rejects.toThrow('ECONNREFUSED');
+      await expect(processWithinTries(env.deps, id, env.deps.logger, outage)).rejects.toThrow('ECONNREFUSED');
     }
-    expect((await inboundRepository(env.rt.db).find(id))?.status).toBe('received');
+    expect((await inboundRepository(env.deps.db).find(id))?.status).toBe('received');
     // One more (its tries died with the worker, or the outage never ends): kept, not run again.
     let ran = false;
     const run = async () => {
       ran = true;
     };
-    expect(await processWithinTries(env.rt, id, env.rt.logger, run)).toBe('gave-up');
+    expect(await processWithinTries(env.deps, id, env.deps.logger, run)).toBe('gave-up');
     expect(ran).toBe(false);
-    expect(await inboundRepository(env.rt.db).find(id)).toMatchObject({
+    expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({
       status: 'malformed',
       reason: `could not be processed: gave up after ${MAX_COUNTED_TRIES} tries`,
     });
@@ -118,8 +118,8 @@ describe('the parse try cap', () => {
     const run = async () => {
       runs++;
     };
-    expect(await processWithinTries(env.rt, id, env.rt.logger, run)).toBe('done');
+    expect(await processWithinTries(env.deps, id, env.deps.logger, run)).toBe('done');
     expect(runs).toBe(1);
-    expect((await inboundRepository(env.rt.db).find(id))?.attempts).toBe(1);
+    expect((await inboundRepository(env.deps.db).find(id))?.attempts).toBe(1);
   });
 });

@@ -58,7 +58,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     // Senders that were mid-message when it died got no 250 (connection lost), as SMTP intends: they retry.
     expect(accepted.size).toBeGreaterThanOrEqual(KILL_AFTER);
     expect(refused.length).toBeGreaterThan(0);
-    const rows: { id: string; raw: Buffer; size: number }[] = await env.rt.db('inbound_messages').select('id', 'raw', 'size');
+    const rows: { id: string; raw: Buffer; size: number }[] = await env.deps.db('inbound_messages').select('id', 'raw', 'size');
     const byId = new Map(rows.map((r) => [r.id, r]));
     const missing = [...accepted.keys()].filter((id) => !byId.has(id));
     expect(missing).toEqual([]);
@@ -91,7 +91,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     const answer = await smtpSend(port, { from: 'a@acme.test', to: [BOUNCE], raw: rawMessage({ body: 'via all' }) });
     expect(answer.ok).toBe(true);
     const id = /queued as (\S+)/.exec(answer.response)![1]!;
-    expect(await env.rt.db('inbound_messages').where({ id }).first()).toBeTruthy();
+    expect(await env.deps.db('inbound_messages').where({ id }).first()).toBeTruthy();
     proc.child.kill('SIGTERM');
     expect((await proc.exited).code).toBe(0);
   });

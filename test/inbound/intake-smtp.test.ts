@@ -30,7 +30,7 @@ it.beforeAll(async ({ env: e }) => {
   env = e;
   const { accountId } = await env.tenant();
   TOKEN = newReplyToken();
-  await threadsRepository(env.rt.db).insert({
+  await threadsRepository(env.deps.db).insert({
     sendId: `send_${TOKEN}`,
     accountId,
     cardId: 'card_smtp',
@@ -44,16 +44,16 @@ it.beforeAll(async ({ env: e }) => {
   });
   LIVE = `reply+${TOKEN}@localhost`;
   const logger = createLogger('info', { write: (line: string) => logLines.push(line) });
-  smtp = await startInboundSmtp({ ...env.rt, logger }, { port: 0, host: '127.0.0.1' });
-  const config = { ...env.rt.config, inbound: { ...env.rt.config.inbound, maxBytes: SMALL_LIMIT } };
-  small = await startInboundSmtp({ ...env.rt, config }, { port: 0, host: '127.0.0.1' });
+  smtp = await startInboundSmtp({ ...env.deps, logger }, { port: 0, host: '127.0.0.1' });
+  const config = { ...env.deps.config, inbound: { ...env.deps.config.inbound, maxBytes: SMALL_LIMIT } };
+  small = await startInboundSmtp({ ...env.deps, config }, { port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
   await smtp?.close();
   await small?.close();
 });
 
-const storedCount = async () => Number((await env.rt.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const storedCount = async () => Number((await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
 const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
 
 describe('the inbound SMTP listener', () => {
@@ -65,7 +65,7 @@ describe('the inbound SMTP listener', () => {
     expect(answer).toMatchObject({ ok: true, code: 250 });
     const id = idOf(answer.response);
     expect(id).toMatch(/^inb_/);
-    const row = await inboundRepository(env.rt.db).withRaw(id!);
+    const row = await inboundRepository(env.deps.db).withRaw(id!);
     expect(row).toMatchObject({
       via: 'smtp',
       status: 'received',
@@ -75,7 +75,7 @@ describe('the inbound SMTP listener', () => {
     expect(row!.accountId).toBeNull();
     expect(row!.raw.equals(raw)).toBe(true);
     expect(row!.size).toBe(raw.length);
-    const job = await pendingJob(env.rt.queues.get('inbound-mail')!, inboundParse.key({ id: id! }));
+    const job = await pendingJob(env.deps.queues.get('inbound-mail')!, inboundParse.key({ id: id! }));
     expect(job?.data).toEqual({ id });
     // Logs name the message by id and size, never its addresses or words.
     const logged = logLines.join('\n');
@@ -87,7 +87,7 @@ describe('the inbound SMTP listener', () => {
   it('keeps a null sender (a bounce comes from <>) as no mailFrom', async () => {
     const answer = await smtpSend(smtp.port, { from: '', to: [BOUNCE], raw: rawMessage() });
     expect(answer.ok).toBe(true);
-    expect((await inboundRepository(env.rt.db).find(idOf(answer.response)!))?.mailFrom).toBeNull();
+    expect((await inboundRepository(env.deps.db).find(idOf(answer.response)!))?.mailFrom).toBeNull();
   });
 
   it('refuses recipients at any other domain with 550 relay not permitted, and stores nothing', async () => {
@@ -104,7 +104,7 @@ describe('the inbound SMTP listener', () => {
   it('takes a message for its domain when another recipient of it is refused, naming only the accepted one', async () => {
     const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['a@elsewhere.test', LIVE], raw: rawMessage() });
     expect(answer.ok).toBe(true);
-    expect((await inboundRepository(env.rt.db).find(idOf(answer.response)!))?.rcptTo).toEqual([LIVE]);
+    expect((await inboundRepository(env.deps.db).find(idOf(answer.response)!))?.rcptTo).toEqual([LIVE]);
   });
 
   it('refuses a message over the limit with 552 and stores nothing; one at the limit goes in', async () => {
@@ -119,11 +119,11 @@ describe('the inbound SMTP listener', () => {
     expect(exact.length).toBe(SMALL_LIMIT);
     const taken = await smtpSend(small.port, { from: 'jane@acme.test', to: [LIVE], raw: exact });
     expect(taken.ok).toBe(true);
-    expect((await inboundRepository(env.rt.db).withRaw(idOf(taken.response)!))!.raw.equals(exact)).toBe(true);
+    expect((await inboundRepository(env.deps.db).withRaw(idOf(taken.response)!))!.raw.equals(exact)).toBe(true);
   });
 
   it('refuses a 30 MB message streamed against the default 25 MiB limit with 552, and stores nothing', async () => {
-    expect(env.rt.config.inbound.maxBytes).toBe(25 * 1024 * 1024);
+    expect(env.deps.config.inbound.maxBytes).toBe(25 * 1024 * 1024);
     const before = await storedCount();
     const line = Buffer.from(`${'z'.repeat(998)}\r\n`);
     const big = Buffer.concat([rawMessage(), ...Array.from({ length: 30_000 }, () => line)]);
@@ -170,19 +170,19 @@ describe('the inbound SMTP listener', () => {
 
 describe('the inbound SMTP listener with Postgres out of reach', () => {
   let proxy: Awaited<ReturnType<typeof tcpProxy>>;
-  let rt: Deps;
+  let deps: Deps;
   let cut: InboundSmtp;
   it.beforeAll(async () => {
     proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
     const url = new URL(env.config.databaseUrl);
     url.port = String(proxy.port);
-    rt = createDeps(configWith({ DATABASE_URL: url.toString(), QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
-    await rt.ready();
-    cut = await startInboundSmtp(rt, { port: 0, host: '127.0.0.1' });
+    deps = createDeps(configWith({ DATABASE_URL: url.toString(), QUEUE_PREFIX: env.config.queuePrefix }), createLogger('silent'));
+    await deps.ready();
+    cut = await startInboundSmtp(deps, { port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await cut?.close();
-    await rt?.close();
+    await deps?.close();
     await proxy?.close();
   });
 
@@ -194,16 +194,16 @@ describe('the inbound SMTP listener with Postgres out of reach', () => {
     proxy.restore();
     const retried = await smtpSend(cut.port, { from: 'jane@acme.test', to: [LIVE], raw });
     expect(retried.ok).toBe(true);
-    const rows: { raw: Buffer }[] = await env.rt.db('inbound_messages').select('raw');
+    const rows: { raw: Buffer }[] = await env.deps.db('inbound_messages').select('raw');
     expect(rows.filter((r) => r.raw.equals(raw))).toHaveLength(1);
   });
 
   it('answers 503 with Retry-After on the inbound URL (a retry is safe), never a 500', async () => {
     const { accountId } = await env.tenant();
-    const { url } = await createInboundUrl(env.rt.db, env.config.baseUrl, accountId);
+    const { url } = await createInboundUrl(env.deps.db, env.config.baseUrl, accountId);
     proxy.cut();
     try {
-      const res = await request(createApp(rt)).post(new URL(url).pathname).set('Content-Type', 'message/rfc822').send(rawMessage());
+      const res = await request(createApp(deps)).post(new URL(url).pathname).set('Content-Type', 'message/rfc822').send(rawMessage());
       expect(res.status).toBe(503);
       expect(res.headers['retry-after']).toBeDefined();
       expect(res.body).toEqual({ error: 'temporarily unavailable' });

@@ -41,7 +41,7 @@ interface World {
 
 async function world(): Promise<World> {
   const { token, accountId } = await env.tenant([...SCOPES]);
-  const { id: leadId } = await upsertLead(env.rt.db, accountId, { domain: 'acme.test', contacts: [{ name: 'Jane Doe', email: JANE }] });
+  const { id: leadId } = await upsertLead(env.deps.db, accountId, { domain: 'acme.test', contacts: [{ name: 'Jane Doe', email: JANE }] });
   return { token, accountId, leadId };
 }
 
@@ -79,7 +79,7 @@ async function comesBack(sent: ParsedMail, fixture: string, rcpt?: string): Prom
   const answer = await smtpSend(inbound.port, { from: fixture.includes('dsn') ? '' : JANE, to: [rcpt ?? replyTo], raw });
   expect(answer.code).toBe(250);
   const row = await until(async () => {
-    const r = await env.rt.db('inbound_messages').orderBy('received_at', 'desc').first();
+    const r = await env.deps.db('inbound_messages').orderBy('received_at', 'desc').first();
     return r && r.status !== 'received' ? r : null;
   }, 15_000);
   return row.status as string;
@@ -103,8 +103,8 @@ async function email(w: World) {
 const header = (m: ParsedMail, key: string) => (m.headerLines.find((h) => h.key === key)?.line ?? '').replace(/\r?\n[ \t]+/g, ' ');
 
 const blockSource = async (w: World) =>
-  (await env.rt.db('blocklist_entries').where({ account_id: w.accountId, value: JANE }).first())?.source ?? null;
-const wakes = (w: World) => env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+  (await env.deps.db('blocklist_entries').where({ account_id: w.accountId, value: JANE }).first())?.source ?? null;
+const wakes = (w: World) => env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
 
 describe('the mail loop, end to end', () => {
   it('a reply makes the lead replied (interested), shows in /results, stops its sequence, wakes the agent to follow up', async () => {
@@ -113,7 +113,7 @@ describe('the mail loop, end to end', () => {
     await say(w, `start a sequence to ${JANE} about onboarding`);
     const [seqCard] = await waiting(w, 'sequence');
     expect((await env.api().post(`/api/v1/review/${seqCard!.id}/answer`).set(auth(w.token)).send({ action: 'approve' })).status).toBe(200);
-    expect((await env.rt.db('mail_sequences').where({ card_id: seqCard!.id }).first()).status).toBe('active');
+    expect((await env.deps.db('mail_sequences').where({ card_id: seqCard!.id }).first()).status).toBe('active');
 
     const sent = await draftAndSend(w, 'a quick idea for Acme');
     expect(header(sent, 'list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
@@ -127,7 +127,7 @@ describe('the mail loop, end to end', () => {
     const replied = await env.api().get('/api/v1/leads').query({ status: 'replied' }).set(auth(w.token));
     expect(replied.body.leads.map((x: { id: string }) => x.id)).toEqual([w.leadId]);
     expect(await email(w)).toMatchObject({ sent: 2, replies: 1, positiveReplies: 1, replyRate: 0.5, bounces: 0 });
-    expect(await env.rt.db('mail_sequences').where({ card_id: seqCard!.id }).first()).toMatchObject({
+    expect(await env.deps.db('mail_sequences').where({ card_id: seqCard!.id }).first()).toMatchObject({
       status: 'stopped',
       stop_reason: 'the recipient replied',
     });
@@ -154,14 +154,14 @@ describe('the mail loop, end to end', () => {
       'applied',
     );
     expect(await lead(w)).toMatchObject({ status: 'contacted' });
-    expect((await env.rt.db('mail_sequences').where({ card_id: seqCard!.id }).first()).status).toBe('active');
+    expect((await env.deps.db('mail_sequences').where({ card_id: seqCard!.id }).first()).status).toBe('active');
     expect(await wakes(w)).toHaveLength(0);
 
     expect(await comesBack(sent, 'postfix-dsn-hard')).toBe('applied');
     expect(await lead(w)).toMatchObject({ status: 'bounced' });
     expect(await blockSource(w)).toBe('agent');
     expect(await email(w)).toMatchObject({ bounces: 1, replies: 0 });
-    expect((await env.rt.db('mail_sequences').where({ card_id: seqCard!.id }).first()).status).toBe('stopped');
+    expect((await env.deps.db('mail_sequences').where({ card_id: seqCard!.id }).first()).status).toBe('stopped');
     expect(await wakes(w)).toHaveLength(0);
   });
 

@@ -23,22 +23,22 @@ import { freePort, waitFor } from '../helpers/processes.js';
 let env: TestEnv;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
 let redis: Awaited<ReturnType<typeof privateRedis>>;
-let rt: Deps;
+let deps: Deps;
 const closers: (() => Promise<unknown>)[] = [];
 it.beforeAll(async ({ env: e }) => {
   env = e;
   proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
   redis = await privateRedis();
   // The service under test reaches Postgres only through the proxy, and its own Redis; the test reads directly.
-  rt = createDeps(
+  deps = createDeps(
     configWith({ DATABASE_URL: proxiedUrl(), REDIS_URL: redis.url, QUEUE_PREFIX: env.config.queuePrefix }),
     createLogger('silent'),
   );
-  await rt.ready();
+  await deps.ready();
 });
 afterAll(async () => {
   for (const close of closers.reverse()) await close().catch(() => {});
-  await rt?.close();
+  await deps?.close();
   await proxy?.close();
   await redis?.stop();
 });
@@ -90,7 +90,7 @@ describe('the errors the store clients really throw', () => {
     await client.connect();
     const sleeping = caught(client.query('SELECT pg_sleep(30)'));
     await waitFor(
-      async () => (await env.rt.db.raw(`SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'`)).rows.length > 0,
+      async () => (await env.deps.db.raw(`SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'`)).rows.length > 0,
       'sleep',
     );
     proxy.cut();
@@ -145,15 +145,15 @@ describe('the errors the store clients really throw', () => {
  * that is not a store's keeps it malformed (its earlier tries failed).
  */
 async function replyOnLastTry() {
-  const { accountId, leadId, thread } = await buildMailedLead(env.rt.db, (await env.tenant()).accountId);
-  const id = await storeInbound(env.rt, {
+  const { accountId, leadId, thread } = await buildMailedLead(env.deps.db, (await env.tenant()).accountId);
+  const id = await storeInbound(env.deps, {
     accountId: null,
     via: 'smtp',
     mailFrom: 'jane@acme.test',
     rcptTo: [`reply+${thread.replyToken}@localhost`],
     raw: mailFixture('gmail-reply', thread),
   });
-  await env.rt
+  await env.deps
     .db('inbound_messages')
     .where({ id })
     .update({ attempts: MAX_PARSE_TRIES - 1 });
@@ -164,25 +164,26 @@ describe('a good message processed while the stores blip', () => {
   it('Postgres cut mid-transaction on its last counted try: retried by the pool, applied, never malformed', async () => {
     const { accountId, leadId, id } = await replyOnLastTry();
     // The lead's row held by the test, so processing waits inside its transaction, past the try count.
-    const holder = await env.rt.db.transaction();
+    const holder = await env.deps.db.transaction();
     await holder('leads').where({ id: leadId }).forUpdate().select('id');
-    const pools = await startPools(rt, ['inbound-mail']);
+    const pools = await startPools(deps, ['inbound-mail']);
     try {
-      await handOn(rt, id);
+      await handOn(deps, id);
       await waitFor(
         async () =>
-          (await env.rt.db.raw(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%leads%'`)).rows.length > 0,
+          (await env.deps.db.raw(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%leads%'`)).rows.length >
+          0,
         'processing waiting on the lead',
       );
-      expect((await inboundRepository(env.rt.db).find(id))?.attempts).toBe(MAX_PARSE_TRIES);
+      expect((await inboundRepository(env.deps.db).find(id))?.attempts).toBe(MAX_PARSE_TRIES);
       proxy.cut();
       proxy.restore();
       await holder.rollback();
-      await waitFor(async () => (await inboundRepository(env.rt.db).find(id))?.status !== 'received', 'settled', 60_000);
-      const row = await inboundRepository(env.rt.db).find(id);
+      await waitFor(async () => (await inboundRepository(env.deps.db).find(id))?.status !== 'received', 'settled', 60_000);
+      const row = await inboundRepository(env.deps.db).find(id);
       expect(row).toMatchObject({ status: 'applied', kind: 'reply' });
       expect(row!.attempts).toBeGreaterThan(MAX_PARSE_TRIES);
-      expect(await getLead(env.rt.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+      expect(await getLead(env.deps.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
     } finally {
       if (!holder.isCompleted()) await holder.rollback();
       await pools.close();
@@ -193,12 +194,12 @@ describe('a good message processed while the stores blip', () => {
     const { accountId, id } = await replyOnLastTry();
     await redis.stop();
     try {
-      expect(await processWithinTries(rt, id, rt.logger)).toBe('done');
+      expect(await processWithinTries(deps, id, deps.logger)).toBe('done');
     } finally {
       await redis.start();
     }
-    expect(await inboundRepository(env.rt.db).find(id)).toMatchObject({ status: 'applied', attempts: MAX_PARSE_TRIES });
-    const [wake] = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
+    expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({ status: 'applied', attempts: MAX_PARSE_TRIES });
+    const [wake] = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
     expect(wake.status).toBe('queued');
   });
 });

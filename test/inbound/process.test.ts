@@ -17,12 +17,12 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const world = async () => buildMailedLead(env.rt.db, (await env.tenant()).accountId);
+const world = async () => buildMailedLead(env.deps.db, (await env.tenant()).accountId);
 
 /** Stores a message as intake does (SMTP: no account; the inbound URL: its account) and returns its id. */
 async function receive(raw: Buffer, opts: { accountId?: string | null; rcptTo?: string[] } = {}): Promise<string> {
   const id = newId('im');
-  await inboundRepository(env.rt.db).insert({
+  await inboundRepository(env.deps.db).insert({
     id,
     accountId: opts.accountId ?? null,
     via: opts.accountId ? 'http' : 'smtp',
@@ -36,29 +36,29 @@ async function receive(raw: Buffer, opts: { accountId?: string | null; rcptTo?: 
 
 async function processed(raw: Buffer, opts: Parameters<typeof receive>[1] = {}) {
   const id = await receive(raw, opts);
-  await processInbound(env.rt, id);
-  const row = await inboundRepository(env.rt.db).find(id);
+  await processInbound(env.deps, id);
+  const row = await inboundRepository(env.deps.db).find(id);
   if (!row) throw new Error('row gone');
   return row;
 }
 
 async function emailWindow(accountId: string) {
-  const r = await getResults(env.rt.db, accountId, undefined);
+  const r = await getResults(env.deps.db, accountId, undefined);
   if (!r.email.available) throw new Error('email not available');
   return r.email.data.window as Record<string, unknown>;
 }
 
 /** The account's email events by type (what `/results` counts). */
 async function events(accountId: string): Promise<Record<string, number>> {
-  const rows: { type: string; n: string }[] = await env.rt
+  const rows: { type: string; n: string }[] = await env.deps
     .db('channel_events')
     .where({ account_id: accountId, channel: 'email' })
     .groupBy('type')
-    .select('type', env.rt.db.raw('count(*) AS n'));
+    .select('type', env.deps.db.raw('count(*) AS n'));
   return Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
 }
 
-const wakes = async (accountId: string) => (await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'wake' })).length;
+const wakes = async (accountId: string) => (await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' })).length;
 const fixture = (name: string, thread: Thread) => mailFixture(name, thread);
 
 it('applies a Gmail reply: lead replied (interested), counted, the agent woken, the row settled with how it matched', async () => {
@@ -74,9 +74,9 @@ it('applies a Gmail reply: lead replied (interested), counted, the agent woken, 
     headerMessageId: '<CAJx9Lr7f0PqZ3kV1m2Jd8yWq4Hc5uT0bN6s+Qp_2vXw@mail.gmail.com>',
     details: { matchedBy: 'reply-address', rule: 'human; wants-to-talk' },
   });
-  expect(await getLead(env.rt.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+  expect(await getLead(env.deps.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
   expect(await emailWindow(accountId)).toMatchObject({ replies: 1 });
-  const [wake] = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
+  const [wake] = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
   // The agent reads the new text only, never our quoted mail.
   expect(wake.data.content.text).toContain('set up a call');
   expect(wake.data.content.text).not.toContain('not interested');
@@ -89,8 +89,11 @@ it('matches a reply with no reply address by In-Reply-To, and a declining one ke
   const b = await world();
   const outlook = await processed(fixture('outlook-reply', b.thread));
   expect(outlook).toMatchObject({ status: 'applied', replyKind: 'not_now', details: { declineReason: 'no budget at the moment' } });
-  expect(await getLead(env.rt.db, b.accountId, b.leadId)).toMatchObject({ replyKind: 'not_now', declineReason: 'no budget at the moment' });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('replied');
+  expect(await getLead(env.deps.db, b.accountId, b.leadId)).toMatchObject({
+    replyKind: 'not_now',
+    declineReason: 'no budget at the moment',
+  });
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('replied');
 });
 
 it('applies a Postfix hard bounce found by the original in the report: lead bounced, address blocked', async () => {
@@ -101,8 +104,8 @@ it('applies a Postfix hard bounce found by the original in the report: lead boun
     kind: 'bounce',
     details: { matchedBy: 'original-message-id', bounce: { type: 'hard', status: '5.1.1', recipient: 'jane@acme.test' } },
   });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('bounced');
-  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(true);
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('bounced');
+  expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(true);
   expect(await emailWindow(accountId)).toMatchObject({ bounces: 1 });
 });
 
@@ -113,7 +116,7 @@ it('finds a qmail bounce (no report parts) by the original copied into its text'
     kind: 'bounce',
     details: { matchedBy: 'original-message-id', rule: 'mailer-daemon-status-code' },
   });
-  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(true);
+  expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(true);
 });
 
 it('keeps a soft bounce and an out-of-office without changing the lead, stopping nothing, waking nobody', async () => {
@@ -121,8 +124,8 @@ it('keeps a soft bounce and an out-of-office without changing the lead, stopping
   expect(await processed(fixture('postfix-dsn-delayed', thread))).toMatchObject({ status: 'applied', kind: 'bounce' });
   expect(await processed(fixture('outlook-auto-reply', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
   expect(await processed(fixture('gmail-vacation', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
-  expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
+  expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
   expect(await wakes(accountId)).toBe(0);
 });
 
@@ -134,8 +137,8 @@ it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto
   ] as const) {
     const { accountId, leadId, thread } = await world();
     expect(await processed(fixture(name, thread)), name).toMatchObject({ status: 'applied', kind });
-    expect((await getLead(env.rt.db, accountId, leadId)).status, name).toBe('unsubscribed');
-    const entry = await env.rt.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+    expect((await getLead(env.deps.db, accountId, leadId)).status, name).toBe('unsubscribed');
+    const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
     expect(entry, name).toMatchObject({ source: 'opt_out_reply' });
     expect(await wakes(accountId), name).toBe(0);
   }
@@ -152,7 +155,7 @@ it("refuses a message that came in on account A's inbound URL but claims B's sen
   const b = await world();
   const row = await processed(fixture('gmail-reply', b.thread), { accountId: a.accountId });
   expect(row).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account', accountId: a.accountId, sendId: null });
-  expect((await getLead(env.rt.db, b.accountId, b.leadId)).status).toBe('contacted');
+  expect((await getLead(env.deps.db, b.accountId, b.leadId)).status).toBe('contacted');
   expect(await events(b.accountId)).toEqual({});
   expect(await wakes(b.accountId)).toBe(0);
   // The same by thread headers only, and by a bounce's original.
@@ -160,7 +163,7 @@ it("refuses a message that came in on account A's inbound URL but claims B's sen
   expect(html).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account' });
   const bounce = await processed(fixture('postfix-dsn-hard', b.thread), { accountId: a.accountId });
   expect(bounce).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account' });
-  expect(await isBlocked(env.rt.db, b.accountId, 'jane@acme.test')).toBe(false);
+  expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(false);
 });
 
 it("matches by the sender only on an account's inbound URL, never for mail that came in by SMTP; unproven, it only wakes", async () => {
@@ -175,7 +178,7 @@ it("matches by the sender only on an account's inbound URL, never for mail that 
     details: { matchedBy: 'sender', proof: 'none', senderAuth: { pass: false, reason: 'no trusted authserv-id is configured' } },
   });
   // Its From proves nothing: the lead, its counts and its sequences stay; a person sees it through the agent.
-  expect((await getLead(env.rt.db, accountId, leadId)).status).toBe('contacted');
+  expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
   expect(await events(accountId)).toEqual({});
   expect(await wakes(accountId)).toBe(1);
   // A bounce or automatic reply matched so changes nothing and is kept aside.
@@ -211,23 +214,23 @@ it("settles a provider's repeat of an applied message (same account, same Messag
 it('applies a message once when its job runs twice, one after the other or at the same time', async () => {
   const { accountId, thread } = await world();
   const id = await receive(fixture('apple-mail-reply', thread));
-  await processInbound(env.rt, id);
-  const first = await inboundRepository(env.rt.db).find(id);
-  await processInbound(env.rt, id);
-  expect(await inboundRepository(env.rt.db).find(id)).toEqual(first);
+  await processInbound(env.deps, id);
+  const first = await inboundRepository(env.deps.db).find(id);
+  await processInbound(env.deps, id);
+  expect(await inboundRepository(env.deps.db).find(id)).toEqual(first);
   expect(first).toMatchObject({ status: 'applied', replyKind: 'referral' });
 
   const b = await world();
   const both = await receive(fixture('gmail-reply', b.thread));
-  await Promise.all([processInbound(env.rt, both), processInbound(env.rt, both)]);
-  expect(await inboundRepository(env.rt.db).find(both)).toMatchObject({ status: 'applied' });
+  await Promise.all([processInbound(env.deps, both), processInbound(env.deps, both)]);
+  expect(await inboundRepository(env.deps.db).find(both)).toMatchObject({ status: 'applied' });
   expect(await wakes(b.accountId)).toBe(1);
   expect(await events(b.accountId)).toEqual({ reply: 1, positive_reply: 1 });
   expect(await wakes(accountId)).toBe(1);
 });
 
 it('does nothing for an id that is not stored', async () => {
-  await expect(processInbound(env.rt, 'im_missing')).resolves.toBeUndefined();
+  await expect(processInbound(env.deps, 'im_missing')).resolves.toBeUndefined();
 });
 
 it('applies messages processed together (shared transactions) as one by one: a repeat, one lead twice, each account its own', async () => {
@@ -239,9 +242,9 @@ it('applies messages processed together (shared transactions) as one by one: a r
   ids.push(await receive(fixture('gmail-reply', twice.thread), { accountId: twice.accountId }));
   const lead = worlds[1]!;
   ids.push(await receive(fixture('postfix-dsn-hard', lead.thread)));
-  await Promise.all(ids.map((id) => processInbound(env.rt, id)));
+  await Promise.all(ids.map((id) => processInbound(env.deps, id)));
 
-  const rows = await Promise.all(ids.map((id) => inboundRepository(env.rt.db).find(id)));
+  const rows = await Promise.all(ids.map((id) => inboundRepository(env.deps.db).find(id)));
   const statuses = rows.map((r) => r!.status);
   expect(statuses.filter((s) => s === 'applied')).toHaveLength(13);
   expect(statuses.filter((s) => s === 'duplicate')).toHaveLength(1);
@@ -250,6 +253,6 @@ it('applies messages processed together (shared transactions) as one by one: a r
     expect(await wakes(w.accountId)).toBe(1);
   }
   // The lead that replied and then bounced stays replied (a reply proves the address worked), whichever came first.
-  expect(await getLead(env.rt.db, lead.accountId, lead.leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
-  expect(await isBlocked(env.rt.db, lead.accountId, 'jane@acme.test')).toBe(true);
+  expect(await getLead(env.deps.db, lead.accountId, lead.leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+  expect(await isBlocked(env.deps.db, lead.accountId, 'jane@acme.test')).toBe(true);
 });

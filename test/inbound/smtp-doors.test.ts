@@ -31,9 +31,9 @@ afterAll(async () => {
 type Inbound = Config['inbound'];
 /** A listener on a free port with some inbound settings changed. */
 async function listener(change: Partial<Omit<Inbound, 'smtp'>> & { smtp?: Partial<Inbound['smtp']> } = {}): Promise<InboundSmtp> {
-  const base = env.rt.config.inbound;
+  const base = env.deps.config.inbound;
   const inbound = { ...base, ...change, smtp: { ...base.smtp, ...change.smtp } };
-  const l = await startInboundSmtp({ ...env.rt, config: { ...env.rt.config, inbound } }, { port: 0, host: '127.0.0.1' });
+  const l = await startInboundSmtp({ ...env.deps, config: { ...env.deps.config, inbound } }, { port: 0, host: '127.0.0.1' });
   listeners.push(l);
   return l;
 }
@@ -42,7 +42,7 @@ async function listener(change: Partial<Omit<Inbound, 'smtp'>> & { smtp?: Partia
 async function liveToken(accountId?: string): Promise<{ token: string; accountId: string }> {
   const account = accountId ?? (await env.tenant()).accountId;
   const token = newReplyToken();
-  await threadsRepository(env.rt.db).insert({
+  await threadsRepository(env.deps.db).insert({
     sendId: `send_${token}`,
     accountId: account,
     cardId: `card_${token}`,
@@ -57,18 +57,18 @@ async function liveToken(accountId?: string): Promise<{ token: string; accountId
   return { token, accountId: account };
 }
 
-const stored = async () => Number((await env.rt.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const stored = async () => Number((await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
 const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
 
 /** The SQL statements the test database runs while `fn` does. */
 async function statementsDuring(fn: () => Promise<void>): Promise<string[]> {
   const seen: string[] = [];
   const on = (q: { sql: string }) => seen.push(q.sql);
-  env.rt.db.on('query', on);
+  env.deps.db.on('query', on);
   try {
     await fn();
   } finally {
-    env.rt.db.removeListener('query', on);
+    env.deps.db.removeListener('query', on);
   }
   return seen;
 }
@@ -103,7 +103,7 @@ describe('who the listener takes mail for', () => {
       const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [to], raw: rawMessage() });
       expect(answer, to).toMatchObject({ ok: true, code: 250 });
     }
-    await env.rt.db('accounts').where({ id: accountId }).del();
+    await env.deps.db('accounts').where({ id: accountId }).del();
     const after = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [`reply+${token}@localhost`], raw: rawMessage() });
     expect(after).toMatchObject({ ok: false, code: 550 });
   });
@@ -130,7 +130,7 @@ describe('one client cannot take the door from others', () => {
   it('holds one client to its sessions (421) while another client still gets in', async () => {
     // The finding: one client holding 100 idle sessions made every other sender get `421 Too many connected clients`.
     const smtp = await listener();
-    const { sessionsPerIp, maxClients } = env.rt.config.inbound.smtp;
+    const { sessionsPerIp, maxClients } = env.deps.config.inbound.smtp;
     expect(sessionsPerIp).toBeLessThan(maxClients);
     const held = await Promise.all(Array.from({ length: maxClients }, () => smtpDialog(smtp.port)));
     try {
@@ -259,21 +259,21 @@ describe('a storage cap per account', () => {
     const first = await smtpSend(smtp.port, { from: 'jane@acme.test', to, raw });
     expect(first.code).toBe(250);
     // Counted against the account once processing places it there.
-    await processInbound(env.rt, idOf(first.response)!);
-    const usage = await env.rt.db('inbound_account_bytes').where({ account_id: accountId }).first();
+    await processInbound(env.deps, idOf(first.response)!);
+    const usage = await env.deps.db('inbound_account_bytes').where({ account_id: accountId }).first();
     expect(Number(usage.bytes)).toBe(raw.length);
     expect(raw.length).toBeGreaterThanOrEqual(CAP);
     const full = await smtpSend(smtp.port, { from: 'jane@acme.test', to, raw: rawMessage() });
     expect(full).toMatchObject({ ok: false, code: 452 });
     expect(full.response).toContain('4.2.2');
     // Its bytes dropped (retention), the account is under the cap again.
-    await env.rt
+    await env.deps
       .db('inbound_messages')
       .where({ id: idOf(first.response)! })
       .update({ raw: null });
-    expect(Number((await env.rt.db('inbound_account_bytes').where({ account_id: accountId }).first()).bytes)).toBe(0);
+    expect(Number((await env.deps.db('inbound_account_bytes').where({ account_id: accountId }).first()).bytes)).toBe(0);
     expect((await smtpSend(smtp.port, { from: 'jane@acme.test', to, raw: rawMessage() })).code).toBe(250);
-    expect((await inboundRepository(env.rt.db).find(idOf(first.response)!))?.status).toBe('applied');
+    expect((await inboundRepository(env.deps.db).find(idOf(first.response)!))?.status).toBe('applied');
   });
 });
 
@@ -311,11 +311,11 @@ describe('retention of raw mail', () => {
   it('drops raw bytes of unplaced, malformed and duplicate mail after 7 days, of applied mail after 30, in bounded batches', async () => {
     const DAY = 24 * 60 * 60 * 1000;
     const now = Date.now();
-    const repo = inboundRepository(env.rt.db);
+    const repo = inboundRepository(env.deps.db);
     const raw = rawMessage();
     const make = async (status: string, ageDays: number) => {
-      const id = await storeInbound(env.rt, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: [BOUNCE], raw });
-      await env.rt
+      const id = await storeInbound(env.deps, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: [BOUNCE], raw });
+      await env.deps
         .db('inbound_messages')
         .where({ id })
         .update({ status, received_at: now - ageDays * DAY });
@@ -335,13 +335,13 @@ describe('retention of raw mail', () => {
     const hasRaw = async (id: string) => (await repo.withRaw(id))!.raw !== null;
     // A bounded sweep: at most one statement of 2 rows per window; the rest waits for the next sweep.
     const log = createLogger('silent');
-    expect(await pruneInbound(env.rt, log, now, { chunk: 2, maxChunks: 1 })).toEqual({ rawDropped: 3 });
-    expect(await pruneInbound(env.rt, log, now)).toEqual({ rawDropped: 1 });
+    expect(await pruneInbound(env.deps, log, now, { chunk: 2, maxChunks: 1 })).toEqual({ rawDropped: 3 });
+    expect(await pruneInbound(env.deps, log, now)).toEqual({ rawDropped: 1 });
     for (const id of Object.values(old)) expect(await hasRaw(id)).toBe(false);
     for (const id of Object.values(kept)) expect(await hasRaw(id)).toBe(true);
     // The row and what it was stay; only the bytes go.
     expect(await repo.find(old.applied)).toMatchObject({ status: 'applied', size: raw.length });
-    expect(await pruneInbound(env.rt, log, now)).toEqual({ rawDropped: 0 });
+    expect(await pruneInbound(env.deps, log, now)).toEqual({ rawDropped: 0 });
   });
 });
 
@@ -356,10 +356,10 @@ describe('matching reads a few tokens, in one query', () => {
     expect(answer.code).toBe(250);
     const id = idOf(answer.response)!;
     const started = Date.now();
-    const statements = await statementsDuring(() => processInbound(env.rt, id));
+    const statements = await statementsDuring(() => processInbound(env.deps, id));
     const took = Date.now() - started;
     expect(statements.filter((sql) => sql.includes('reply_token'))).toHaveLength(1);
-    expect(await inboundRepository(env.rt.db).find(id)).toMatchObject({ status: 'unplaced', reason: 'unknown reply address' });
+    expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({ status: 'unplaced', reason: 'unknown reply address' });
     expect(took).toBeLessThan(1_500);
   }, 30_000);
 
@@ -367,9 +367,9 @@ describe('matching reads a few tokens, in one query', () => {
     const { token } = await liveToken();
     const strangers = Array.from({ length: 3 }, () => `reply+${newReplyToken()}@localhost`);
     const raw = rawMessage({ to: [...strangers, `reply+${token}@localhost`].join(', ') });
-    const id = await storeInbound(env.rt, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: [BOUNCE], raw });
-    const statements = await statementsDuring(() => processInbound(env.rt, id));
+    const id = await storeInbound(env.deps, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: [BOUNCE], raw });
+    const statements = await statementsDuring(() => processInbound(env.deps, id));
     expect(statements.filter((sql) => sql.includes('reply_token'))).toHaveLength(1);
-    expect(await inboundRepository(env.rt.db).find(id)).toMatchObject({ status: 'applied', details: { matchedBy: 'reply-address' } });
+    expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({ status: 'applied', details: { matchedBy: 'reply-address' } });
   });
 });

@@ -28,8 +28,8 @@ it.override('options', {
 });
 it.beforeAll(async ({ env: e }) => {
   env = e;
-  smtp = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
-  ourAddress = bounceAddress(env.rt.config)!;
+  smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
+  ourAddress = bounceAddress(env.deps.config)!;
 });
 afterAll(async () => {
   await smtp?.close();
@@ -62,14 +62,14 @@ async function world() {
   const domain = `d${Math.random().toString(36).slice(2, 10)}.test`;
   const jane = `jane@${domain}`;
   const { accountId } = await env.tenant();
-  const lead = await buildLead(env.rt.db, accountId, { domain, status: 'contacted', contacts: [{ email: jane }] });
-  await buildThread(env.rt.db, accountId, { leadId: lead.id, to: jane });
+  const lead = await buildLead(env.deps.db, accountId, { domain, status: 'contacted', contacts: [{ email: jane }] });
+  await buildThread(env.deps.db, accountId, { leadId: lead.id, to: jane });
   dns.txt.set(domain, ['v=spf1 -all']);
   dns.txt.set(`_dmarc.${domain}`, ['v=DMARC1; p=reject; adkim=r; aspf=r']);
   const state = async () => ({
-    lead: (await getLead(env.rt.db, accountId, lead.id)).status,
-    blocked: await isBlocked(env.rt.db, accountId, jane),
-    events: (await env.rt.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+    lead: (await getLead(env.deps.db, accountId, lead.id)).status,
+    blocked: await isBlocked(env.deps.db, accountId, jane),
+    events: (await env.deps.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
   });
   const message = Buffer.from(mailFixture('fresh-unsubscribe').toString('latin1').replaceAll('acme.test', domain), 'latin1');
   return { accountId, domain, jane, message, state };
@@ -86,7 +86,7 @@ async function deliver(mailFrom: string, raw: Buffer): Promise<{ row: InboundMes
   const id = /queued as (\S+)/.exec(answer.response)![1]!;
   let row: InboundMessage | null = null;
   await waitFor(async () => {
-    row = await inboundRepository(env.rt.db).find(id);
+    row = await inboundRepository(env.deps.db).find(id);
     return row !== null && row.status !== 'received';
   }, `inbound ${id} settled`);
   return { row: row!, ms: Date.now() - started };
@@ -138,7 +138,7 @@ describe('our own check of mail received over SMTP', () => {
     expect(auth.checks.dkim[0]!.result).not.toBe('pass');
     expect(auth.checks.dmarc.result).toBe('fail');
     expect(await w.state()).toEqual(untouched);
-    const [wake] = await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    const [wake] = await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
     expect(wake.data.content).toMatchObject({ verified: false, replyKind: 'unsubscribe', from: w.jane });
   });
 
@@ -198,7 +198,7 @@ describe('our own check of mail received over SMTP', () => {
       dns.silent = false;
     }
     expect(await w.state()).toEqual(untouched);
-    const [wake] = await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    const [wake] = await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
     expect(wake.data.content).toMatchObject({ verified: false });
   });
 
@@ -221,7 +221,7 @@ describe('our own check of mail received over SMTP', () => {
   it('two accounts mailed the sender: nobody can tell which one it answers, kept unplaced even when signed', async () => {
     const w = await world();
     const { accountId: other } = await env.tenant();
-    await buildThread(env.rt.db, other, { to: w.jane });
+    await buildThread(env.deps.db, other, { to: w.jane });
     const { row } = await deliver(w.jane, await sign(w.message, publishKey(w.domain)));
     expect(row).toMatchObject({
       status: 'unplaced',

@@ -24,13 +24,13 @@ it.beforeAll(({ env: e }) => {
 });
 
 const basic = `Basic ${Buffer.from('ops:correct horse').toString('base64')}`;
-const turns = () => env.rt.queues.get('agent-turns')!;
+const turns = () => env.deps.queues.get('agent-turns')!;
 const completedFor = async (accountId: string) => (await turns().getCompleted(0, -1)).filter((j) => j.data.accountId === accountId);
 
 describe('finished jobs are kept', () => {
   it('lists a completed drain on the board after it ran', async () => {
     const { accountId } = await env.tenant();
-    await requestDrain(env.rt, accountId, { why: 'turn', turnId: `keep-${accountId}` });
+    await requestDrain(env.deps, accountId, { why: 'turn', turnId: `keep-${accountId}` });
     await waitFor(async () => (await completedFor(accountId)).length === 1, 'the drain to complete', 20_000);
 
     const res = await env
@@ -49,8 +49,8 @@ describe('finished jobs are kept', () => {
     const { accountId } = await env.tenant();
     const reason = { why: 'turn', turnId: `twice-${accountId}` } as const;
     const key = agentTurn.key({ accountId }, reason);
-    await requestDrain(env.rt, accountId, reason, 60_000);
-    await requestDrain(env.rt, accountId, reason, 60_000);
+    await requestDrain(env.deps, accountId, reason, 60_000);
+    await requestDrain(env.deps, accountId, reason, 60_000);
     const delayed = (await turns().getDelayed(0, -1)).filter((j) => j.data.accountId === accountId);
     expect(delayed).toHaveLength(1);
     await delayed[0]!.promote();
@@ -58,7 +58,7 @@ describe('finished jobs are kept', () => {
     expect(await pendingJob(turns(), key)).toBeUndefined();
 
     // The handed-again path (events.service) asks for the same drain after the first one finished.
-    await requestDrain(env.rt, accountId, reason);
+    await requestDrain(env.deps, accountId, reason);
     await waitFor(async () => (await completedFor(accountId)).length === 2, 'the second drain to run as well', 20_000);
   });
 
@@ -68,21 +68,21 @@ describe('finished jobs are kept', () => {
     const posted = await postJson(env, hook.path, { signup: 'ada@example.com' });
     expect(posted.status).toBe(202);
     const log = createLogger('silent');
-    expect((await handDeliveries(env.rt, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('handed');
-    const { turn_id: turnId } = await env.rt.db('webhook_deliveries').where({ id: posted.body.deliveryId }).first('turn_id');
+    expect((await handDeliveries(env.deps, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('handed');
+    const { turn_id: turnId } = await env.deps.db('webhook_deliveries').where({ id: posted.body.deliveryId }).first('turn_id');
     const drains = async () =>
       (await completedFor(accountId)).filter((j) => j.id!.startsWith(`${agentTurn.key({ accountId }, { why: 'turn', turnId })}-`)).length;
     await waitFor(async () => (await drains()) === 1, 'the drain of the delivery to complete', 30_000);
 
     // A retried webhook job finds the delivery handed and asks for `turn-<turnId>` again.
-    expect((await handDeliveries(env.rt, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('already handed');
+    expect((await handDeliveries(env.deps, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('already handed');
     await waitFor(async () => (await drains()) === 2, 'the drain asked for again to run', 30_000);
   });
 
   it('wakes a card snoozed twice, and keeps both wake jobs', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'question');
-    const timers = env.rt.queues.get('card-timers')!;
+    const card = await buildCard(env.deps.db, accountId, 'question');
+    const timers = env.deps.queues.get('card-timers')!;
     for (const round of [1, 2]) {
       const res = await env
         .api()
@@ -90,7 +90,11 @@ describe('finished jobs are kept', () => {
         .set('Authorization', `Bearer ${token}`)
         .send({ until: Date.now() + 300 });
       expect(res.status).toBe(200);
-      await waitFor(async () => (await cardsRepository(env.rt.db).find(accountId, card.id))?.status === 'pending', `wake ${round}`, 20_000);
+      await waitFor(
+        async () => (await cardsRepository(env.deps.db).find(accountId, card.id))?.status === 'pending',
+        `wake ${round}`,
+        20_000,
+      );
     }
     // The card is pending once the wake's statement committed; BullMQ marks the job completed just after
     // its processor returns, so the second may still be finishing here (seen under load): wait for it.
@@ -114,7 +118,7 @@ describe('a key after its job finally failed', () => {
     jobId: (p) => `send-${p.n}`,
   });
   beforeAll(async () => {
-    queues = createQueues(env.rt.redis, env.config, ['test-flaky']);
+    queues = createQueues(env.deps.redis, env.config, ['test-flaky']);
     connection = createRedis(env.config, 'worker');
     // From the stream's start, not '$' (test/workers/create-worker.test.ts says why, on a cluster).
     events = new QueueEvents('test-flaky', {
@@ -145,7 +149,7 @@ describe('a key after its job finally failed', () => {
         }),
       ],
       [flaky],
-      { rt: env.rt, connection },
+      { deps: env.deps, connection },
     );
     try {
       const queue = queues.get('test-flaky')!;

@@ -80,7 +80,7 @@ async function janeReplies(sent: ParsedMail, again = false): Promise<void> {
   const raw = again ? Buffer.from(fixture.toString('latin1').replace('<CAJx9Lr7', '<CAJx9Lr8'), 'latin1') : fixture;
   expect((await smtpSend(inbound.port, { from: JANE, to: [replyTo], raw })).code).toBe(250);
   await until(async () => {
-    const rows = await env.rt.db('inbound_messages').whereRaw('rcpt_to @> ?::jsonb', [JSON.stringify([replyTo])]);
+    const rows = await env.deps.db('inbound_messages').whereRaw('rcpt_to @> ?::jsonb', [JSON.stringify([replyTo])]);
     return rows.length === (again ? 2 : 1) && rows.every((r) => r.status !== 'received') ? rows : null;
   }, 15_000);
 }
@@ -101,7 +101,7 @@ async function lead(w: World, id: string) {
   return LeadResponse.parse(res.body).lead;
 }
 
-const sequenceOf = (cardId: string) => env.rt.db('mail_sequences').where({ card_id: cardId }).first();
+const sequenceOf = (cardId: string) => env.deps.db('mail_sequences').where({ card_id: cardId }).first();
 const header = (m: ParsedMail, key: string) => (m.headerLines.find((h) => h.key === key)?.line ?? '').replace(/\r?\n[ \t]+/g, ' ');
 
 describe('every mailed address has a lead, and a follow-up threads under the reply', () => {
@@ -114,7 +114,7 @@ describe('every mailed address has a lead, and a follow-up threads under the rep
 
     const [made] = await leads(w);
     expect(made).toMatchObject({ domain: 'acme.test', status: 'contacted', contact: { email: JANE, status: 'contacted' } });
-    expect((await env.rt.db('leads').where({ id: made!.id }).first()).source).toBe('agent');
+    expect((await env.deps.db('leads').where({ id: made!.id }).first()).source).toBe('agent');
 
     await janeReplies(sent);
     const replied = await leads(w, 'replied');
@@ -130,7 +130,7 @@ describe('every mailed address has a lead, and a follow-up threads under the rep
     expect(followUp!.payload).toMatchObject({ to: JANE, inReplyTo: replyId, references: [sent.messageId, replyId] });
     // A second answer from Jane folds into the waiting follow-up: the thread is still our mail.
     await janeReplies(sent, true);
-    expect(await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
+    expect(await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
     const answer = await send(w, followUp!.id, JANE);
     expect(answer.inReplyTo).toBe(replyId);
     expect(answer.references).toEqual([sent.messageId, replyId]);
@@ -206,13 +206,13 @@ describe('a running sequence', () => {
 
     const seq = await sequenceOf(bob.cardId);
     const dueAt = Date.now() + 2_500;
-    await env.rt.db('mail_sequences').where({ id: seq.id }).update({ next_at: dueAt });
+    await env.deps.db('mail_sequences').where({ id: seq.id }).update({ next_at: dueAt });
     const mails = () => smtp.received.filter((m) => m.to.includes(BOB)).length;
     const before = mails();
-    const job = await pendingJob(env.rt.queues.get('mail-sends')!, `sequence-step-${seq.id}-1`);
+    const job = await pendingJob(env.deps.queues.get('mail-sends')!, `sequence-step-${seq.id}-1`);
     expect(job).toBeTruthy();
     await job!.promote(); // it runs now, before the step is due
-    await until(async () => (await env.rt.db('mail_sequences').where({ id: seq.id }).first()).next_step === 2 || null, 15_000);
+    await until(async () => (await env.deps.db('mail_sequences').where({ id: seq.id }).first()).next_step === 2 || null, 15_000);
     expect(Date.now()).toBeGreaterThanOrEqual(dueAt - 1_000);
     expect(Date.now() - dueAt).toBeLessThan(10_000); // the sweep (MAIL_SWEEP_MS, a minute) played no part
     expect(mails()).toBe(before + 1);

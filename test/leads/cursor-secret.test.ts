@@ -26,18 +26,18 @@ beforeAll(async () => {
   env = await setupTestEnv({ env: { CURSOR_SECRET: '' }, logger: createLogger('trace', sink) });
 });
 afterAll(async () => {
-  for (const rt of runtimes) await rt.close();
+  for (const deps of runtimes) await deps.close();
   await env.close();
 });
 
 /** Another process's runtime on `databaseUrl`, with CURSOR_SECRET unset unless given. */
 function runtimeOn(databaseUrl: string, cursorSecret = ''): Deps {
-  const rt = createDeps(
+  const deps = createDeps(
     configWith({ DATABASE_URL: databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, CURSOR_SECRET: cursorSecret }),
     createLogger('trace', sink),
   );
-  runtimes.push(rt);
-  return rt;
+  runtimes.push(deps);
+  return deps;
 }
 
 async function leadsPage(app: ReturnType<typeof createApp>, token: string, cursor?: string) {
@@ -52,31 +52,31 @@ describe('the cursor secret without CURSOR_SECRET', () => {
     const fresh = await createTestDatabase();
     try {
       const starting = [runtimeOn(fresh.url), runtimeOn(fresh.url), runtimeOn(fresh.url), runtimeOn(fresh.url)];
-      const secrets = await Promise.all(starting.map((rt) => rt.cursorSecret()));
+      const secrets = await Promise.all(starting.map((deps) => deps.cursorSecret()));
       expect(new Set(secrets).size).toBe(1);
       expect(secrets[0]).toMatch(/^[A-Za-z0-9_-]{43}$/);
       const rows = await starting[0]!.db('service_secrets').select('name');
       expect(rows).toEqual([{ name: 'cursor' }]);
       // A process started later reads the same one.
       expect(await runtimeOn(fresh.url).cursorSecret()).toBe(secrets[0]);
-      expect(await env.rt.cursorSecret()).not.toBe(secrets[0]);
+      expect(await env.deps.cursorSecret()).not.toBe(secrets[0]);
       expect(logged).not.toContain(secrets[0]);
     } finally {
-      await Promise.all(runtimes.splice(0).map((rt) => rt.close()));
+      await Promise.all(runtimes.splice(0).map((deps) => deps.close()));
       await fresh.drop();
     }
   });
 
   it('signs cursors that another process of the deployment accepts, and never shows up in a log', async () => {
     const { token, accountId } = await env.tenant(['leads:read']);
-    for (let i = 0; i < 5; i++) await upsertLead(env.rt.db, accountId, { domain: `cursor${i}.example.com` });
+    for (let i = 0; i < 5; i++) await upsertLead(env.deps.db, accountId, { domain: `cursor${i}.example.com` });
     const other = createApp(runtimeOn(env.config.databaseUrl));
     const first = await leadsPage(env.app, token);
     expect(first.status).toBe(200);
     const second = await leadsPage(other, token, first.body.nextCursor as string);
     expect(second.status).toBe(200);
     expect(second.body.leads).toHaveLength(2);
-    const secret = await env.rt.cursorSecret();
+    const secret = await env.deps.cursorSecret();
     expect(logged.length).toBeGreaterThan(0);
     expect(logged).not.toContain(secret);
     expect(JSON.stringify([first.body, second.body])).not.toContain(secret);
@@ -84,7 +84,7 @@ describe('the cursor secret without CURSOR_SECRET', () => {
 
   it('cannot be derived from DATABASE_URL: a cursor signed with its hash is refused', async () => {
     const { token, accountId } = await env.tenant(['leads:read']);
-    await upsertLead(env.rt.db, accountId, { domain: 'forged.example.com' });
+    await upsertLead(env.deps.db, accountId, { domain: 'forged.example.com' });
     const guessed = createHash('sha256').update(`gas-cursor:${env.config.databaseUrl}`).digest('hex');
     const forged = encodeCursor(guessed, 'leads', accountId, null, { at: Date.now() + 60_000, seq: 0 });
     const res = await leadsPage(env.app, token, forged);

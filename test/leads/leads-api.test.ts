@@ -20,13 +20,13 @@ const patch = (token: string, id: string, body: unknown) =>
     .send(body as object);
 
 async function lead(accountId: string, domain: string, extra: Parameters<typeof upsertLead>[2] extends infer I ? Partial<I> : never = {}) {
-  return (await buildLead(env.rt.db, accountId, { domain, ...extra })).id;
+  return (await buildLead(env.deps.db, accountId, { domain, ...extra })).id;
 }
 
 describe('GET /leads (list form)', () => {
   it('carries the configured columns, each value cut at 1,000 characters, and never drafts or research', async () => {
     const { token, accountId } = await env.tenant();
-    await setLeadColumns(env.rt.db, accountId, ['exact', 'over', 'from_research', 'missing']);
+    await setLeadColumns(env.deps.db, accountId, ['exact', 'over', 'from_research', 'missing']);
     const id = await lead(accountId, 'acme.com', {
       companyName: 'Acme',
       fields: { exact: 'a'.repeat(1000), over: `${'b'.repeat(1000)}c`, ignored: 'not a column' },
@@ -54,7 +54,7 @@ describe('GET /leads (list form)', () => {
 
   it('cuts a column value by characters, not bytes, never splitting an emoji', async () => {
     const { token, accountId } = await env.tenant();
-    await setLeadColumns(env.rt.db, accountId, ['notes']);
+    await setLeadColumns(env.deps.db, accountId, ['notes']);
     await lead(accountId, 'emoji.com', { fields: { notes: '😀'.repeat(1001) } });
     const { leads } = LeadsPage.parse((await get(token, '/leads')).body);
     expect(Array.from(leads[0]!.fields[0]!.value!)).toHaveLength(1000);
@@ -168,7 +168,7 @@ describe('GET /leads/{id} (detail form)', () => {
 
   it('lists research under visible columns first, then keys with no visible column', async () => {
     const { token, accountId } = await env.tenant();
-    await setLeadColumns(env.rt.db, accountId, ['b_col', 'a_col']);
+    await setLeadColumns(env.deps.db, accountId, ['b_col', 'a_col']);
     const id = await lead(accountId, 'keys.com', {
       research: ['hidden_one', 'a_col', 'hidden_two', 'b_col'].map((key) => ({ key, reasoning: key, sources: [] })),
     });
@@ -286,7 +286,7 @@ describe('PATCH /leads/{id}', () => {
     const { token, accountId } = await env.tenant();
     const id = await lead(accountId, 'audit.com');
     await patch(token, id, { tags: ['x'] });
-    const rows = await env.rt.db('audit_log').where({ account_id: accountId, target_id: id });
+    const rows = await env.deps.db('audit_log').where({ account_id: accountId, target_id: id });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ method: 'PATCH', route: '/api/v1/leads/{id}', token_label: 'test', status: 200 });
   });

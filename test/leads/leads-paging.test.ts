@@ -20,7 +20,7 @@ async function bulkLeads(accountId: string, n: number, base: number): Promise<st
     created_at: base + Math.floor(Math.random() * 20) * 1000,
     updated_at: base,
   }));
-  await env.rt.db('leads').insert(rows);
+  await env.deps.db('leads').insert(rows);
   return rows.map((r) => r.id);
 }
 
@@ -46,7 +46,7 @@ describe('GET /leads paging', () => {
       cursor = page.nextCursor;
       pages++;
       for (let k = Math.floor(Math.random() * 4); k > 0; k--) {
-        arrived.push((await upsertLead(env.rt.db, accountId, { domain: `new${pages}-${k}.example.com` })).id);
+        arrived.push((await upsertLead(env.deps.db, accountId, { domain: `new${pages}-${k}.example.com` })).id);
       }
     } while (cursor);
     expect(new Set(seen).size).toBe(seen.length);
@@ -62,11 +62,11 @@ describe('GET /leads paging', () => {
       const out: Array<{ id: string; createdAt: number }> = [];
       let cursor: string | null = null;
       do {
-        const page: Awaited<ReturnType<typeof listLeads>> = await listLeads(env.rt.db, accountId, {
+        const page: Awaited<ReturnType<typeof listLeads>> = await listLeads(env.deps.db, accountId, {
           status: null,
           limit,
           cursor,
-          cursorSecret: await env.rt.cursorSecret(),
+          cursorSecret: await env.deps.cursorSecret(),
           maxBytes: env.config.leadsPageMaxBytes,
         });
         out.push(...page.leads);
@@ -85,15 +85,15 @@ describe('GET /leads paging', () => {
     const { accountId } = await env.tenant();
     const big = 'x'.repeat(900);
     for (let i = 0; i < 12; i++) {
-      await upsertLead(env.rt.db, accountId, { domain: `wide${i}.com`, fields: { notes: big, more: big } });
+      await upsertLead(env.deps.db, accountId, { domain: `wide${i}.com`, fields: { notes: big, more: big } });
     }
-    await env.rt.db('lead_columns').insert({ account_id: accountId, keys: ['notes', 'more'], updated_at: Date.now() });
-    const opts = { status: null, limit: 100, cursorSecret: await env.rt.cursorSecret(), maxBytes: 5_000 };
+    await env.deps.db('lead_columns').insert({ account_id: accountId, keys: ['notes', 'more'], updated_at: Date.now() });
+    const opts = { status: null, limit: 100, cursorSecret: await env.deps.cursorSecret(), maxBytes: 5_000 };
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const page: Awaited<ReturnType<typeof listLeads>> = await listLeads(env.rt.db, accountId, { ...opts, cursor });
+      const page: Awaited<ReturnType<typeof listLeads>> = await listLeads(env.deps.db, accountId, { ...opts, cursor });
       expect(page.leads.length).toBeGreaterThanOrEqual(1);
       expect(Buffer.byteLength(JSON.stringify(page.leads))).toBeLessThanOrEqual(5_000);
       seen.push(...page.leads.map((l) => l.id));
@@ -102,7 +102,7 @@ describe('GET /leads paging', () => {
     } while (cursor);
     expect(new Set(seen).size).toBe(12);
     expect(pages).toBeGreaterThan(2);
-    const tiny = await listLeads(env.rt.db, accountId, { ...opts, cursor: null, maxBytes: 10 });
+    const tiny = await listLeads(env.deps.db, accountId, { ...opts, cursor: null, maxBytes: 10 });
     expect(tiny.leads).toHaveLength(1);
     expect(tiny.nextCursor).not.toBeNull();
   });
@@ -112,7 +112,7 @@ describe('GET /leads paging', () => {
     const small = await setupTestEnv({ env: { LEADS_PAGE_MAX_BYTES: '2000' } });
     try {
       const { token, accountId } = await small.tenant(['leads:read']);
-      for (let i = 0; i < 10; i++) await upsertLead(small.rt.db, accountId, { domain: `p${i}.com`, companyName: 'c'.repeat(400) });
+      for (let i = 0; i < 10; i++) await upsertLead(small.deps.db, accountId, { domain: `p${i}.com`, companyName: 'c'.repeat(400) });
       const res = await small.api().get('/api/v1/leads').query({ limit: 100 }).set('Authorization', `Bearer ${token}`);
       const page = LeadsPage.parse(res.body);
       expect(page.leads.length).toBeGreaterThan(0);

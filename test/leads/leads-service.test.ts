@@ -18,7 +18,7 @@ const admin = (argv: string[]) => adminCall(env, argv);
 describe('upsertLead', () => {
   it('keys a lead by normalised domain and merges research by key, contacts by email, fields by key', async () => {
     const { accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     const first = await upsertLead(db, accountId, {
       domain: 'https://www.Acme.com/about',
       companyName: 'Acme',
@@ -60,19 +60,19 @@ describe('upsertLead', () => {
 
   it('refuses a value that is not a domain and a status outside the documented set', async () => {
     const { accountId } = await env.tenant();
-    await expect(upsertLead(env.rt.db, accountId, { domain: 'not a domain' })).rejects.toMatchObject({ status: 400 });
-    await expect(upsertLead(env.rt.db, accountId, { domain: 'ok.com', status: 'lost' })).rejects.toMatchObject({ status: 400 });
+    await expect(upsertLead(env.deps.db, accountId, { domain: 'not a domain' })).rejects.toMatchObject({ status: 400 });
+    await expect(upsertLead(env.deps.db, accountId, { domain: 'ok.com', status: 'lost' })).rejects.toMatchObject({ status: 400 });
   });
 
   it("runs inside a caller's transaction and rolls back with it", async () => {
     const { accountId } = await env.tenant();
     await expect(
-      env.rt.db.transaction(async (trx) => {
+      env.deps.db.transaction(async (trx) => {
         await upsertLead(trx, accountId, { domain: 'rollback.com', contacts: [{ email: 'a@rollback.com' }] });
         throw new Error('abort');
       }),
     ).rejects.toThrow('abort');
-    expect(await env.rt.db('leads').where({ account_id: accountId })).toEqual([]);
+    expect(await env.deps.db('leads').where({ account_id: accountId })).toEqual([]);
   });
 });
 
@@ -81,11 +81,11 @@ describe('admin columns set', () => {
     const { accountId, token } = await env.tenant();
     const res = await admin(['columns', 'set', '--account', accountId, '--keys', 'industry, headcount,industry,why_now']);
     expect(res.out).toEqual({ account: { id: accountId }, columns: ['industry', 'headcount', 'why_now'] });
-    expect(await getLeadColumns(env.rt.db, accountId)).toEqual(['industry', 'headcount', 'why_now']);
-    await upsertLead(env.rt.db, accountId, { domain: 'cols.com', fields: { industry: 'Fintech' } });
+    expect(await getLeadColumns(env.deps.db, accountId)).toEqual(['industry', 'headcount', 'why_now']);
+    await upsertLead(env.deps.db, accountId, { domain: 'cols.com', fields: { industry: 'Fintech' } });
     const { leads } = LeadsPage.parse((await env.api().get('/api/v1/leads').set('Authorization', `Bearer ${token}`)).body);
     expect(leads[0]!.fields.map((f) => f.key)).toEqual(['industry', 'headcount', 'why_now']);
-    const audit = await env.rt.db('audit_log').where({ account_id: accountId, route: 'columns set' });
+    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'columns set' });
     expect(audit).toHaveLength(1);
   });
 
@@ -100,11 +100,11 @@ describe('admin columns set', () => {
 describe('seedLeadsAndEvents', () => {
   it('creates about 150 leads with mixed statuses, research, contacts and a week of events, idempotently', async () => {
     const { accountId, token } = await env.tenant(['leads:read', 'results:read']);
-    const first = await seedLeadsAndEvents(env.rt.db, accountId);
+    const first = await seedLeadsAndEvents(env.deps.db, accountId);
     expect(first.leads).toBe(SEED_LEAD_COUNT);
-    const again = await seedLeadsAndEvents(env.rt.db, accountId);
+    const again = await seedLeadsAndEvents(env.deps.db, accountId);
     expect(again.events).toBe(first.events);
-    const statuses = await env.rt
+    const statuses = await env.deps
       .db('leads')
       .where({ account_id: accountId })
       .select('status')
@@ -114,7 +114,7 @@ describe('seedLeadsAndEvents', () => {
     expect(Object.values(byStatus).reduce((a, b) => a + b, 0)).toBe(SEED_LEAD_COUNT);
     expect(byStatus.replied).toBeGreaterThan(0);
     expect(Object.keys(byStatus).length).toBeGreaterThan(4);
-    expect(Number((await env.rt.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(
+    expect(Number((await env.deps.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(
       first.events,
     );
 
@@ -133,7 +133,7 @@ describe('seedLeadsAndEvents', () => {
     } while (cursor);
     expect(seen).toBe(SEED_LEAD_COUNT);
     const replied = LeadsPage.parse((await env.api().get('/api/v1/leads').query({ status: 'replied' }).set(auth)).body);
-    const detail = await getLead(env.rt.db, accountId, replied.leads[0]!.id);
+    const detail = await getLead(env.deps.db, accountId, replied.leads[0]!.id);
     expect(replied.leads.every((l) => l.contact?.status === 'replied' && l.contact.replyKind === l.replyKind)).toBe(true);
     expect(detail.research.length).toBeGreaterThan(0);
     expect(detail.research[0]!.sources.length).toBeGreaterThan(0);
@@ -151,9 +151,9 @@ describe('seedLeadsAndEvents', () => {
     ).results;
     // The demo week is marked and left out of /results: demo figures never mix into the account's own.
     expect(first.eventsInResults).toBe(false);
-    expect(await env.rt.db('channel_events').where({ account_id: accountId, demo: false }).first()).toBeUndefined();
+    expect(await env.deps.db('channel_events').where({ account_id: accountId, demo: false }).first()).toBeUndefined();
     expect(results.email.available && results.email.data.window.sent).toBe(0);
     expect(results.aeo).toEqual({ available: false, reason: NO_MEASUREMENT });
-    expect(await isBlocked(env.rt.db, accountId, 'optout@harborlabs.example')).toBe(true);
+    expect(await isBlocked(env.deps.db, accountId, 'optout@harborlabs.example')).toBe(true);
   });
 });

@@ -57,7 +57,7 @@ const resolver = async (name: string, type: string) => {
 };
 const publish = (p: Printed) => published.set(p.name, p.value);
 
-const admin = (...argv: string[]) => runAdmin(argv, { config: env.rt.config, db: env.rt.db });
+const admin = (...argv: string[]) => runAdmin(argv, { config: env.deps.config, db: env.deps.db });
 const generate = async (domain: string, selector: string) =>
   ((await admin('mail', 'dkim', 'generate', '--domain', domain, '--selector', selector)) as { dkim: Printed }).dkim;
 
@@ -90,11 +90,11 @@ describe('mail dkim generate', () => {
     expect(strings.every((s) => s.length <= 255)).toBe(true);
     expect(strings.join('')).toBe(dkim.value);
 
-    const [row] = await env.rt.db('dkim_keys').where({ domain: 'cli.acme-dkim.test' });
+    const [row] = await env.deps.db('dkim_keys').where({ domain: 'cli.acme-dkim.test' });
     expect(row.private_key_sealed).toMatch(/^v1\./);
     expect(row.private_key_sealed).not.toContain('PRIVATE KEY');
     // The private key (kept sealed) is in neither output, not even a line of it.
-    const privateKey = await unseal(env.rt.db, row.private_key_sealed);
+    const privateKey = await unseal(env.deps.db, row.private_key_sealed);
     expect(privateKey).toContain('BEGIN PRIVATE KEY');
     const keyLines = privateKey.split('\n').filter((l) => l.length > 40);
     for (const text of [out.stdout, out.stderr]) {
@@ -127,7 +127,7 @@ describe('signed mail', () => {
   it('a mail sent over SMTP from the key domain carries a signature that verifies against the printed record', async () => {
     publish(await generate(SENDING_DOMAIN, 'k1'));
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'jane@example.org', draft: { subject: 'subject-dkim-smtp', body: 'Hello, signed.' } },
     });
     const res = await env
@@ -162,7 +162,7 @@ describe('signed mail', () => {
 
   it('a reply signs In-Reply-To and References too', async () => {
     const dir = await mailDir();
-    const transport = localTransport(dir, dkimSigner(env.rt.db));
+    const transport = localTransport(dir, dkimSigner(env.deps.db));
     await transport.send(
       {
         from: `agent@${SENDING_DOMAIN}`,
@@ -183,7 +183,7 @@ describe('signed mail', () => {
   it('rotation: a new selector signs beside the old one until the old key is removed; other domains go out unsigned', async () => {
     const domain = 'rotate.acme-dkim.test';
     const dir = await mailDir();
-    const transport = localTransport(dir, dkimSigner(env.rt.db));
+    const transport = localTransport(dir, dkimSigner(env.deps.db));
     const send = async (key: string, from = `agent@${domain}`) => {
       await transport.send({ from, to: 'bob@example.org', subject: 'Rotation', text: 'Hi' }, key);
       return readFile(path.join(dir, `${key}.eml`), 'utf8');
@@ -221,9 +221,9 @@ describe('signed mail', () => {
   it('a key that cannot be used sends nothing (NotSent), never an unsigned mail', async () => {
     const domain = 'broken.acme-dkim.test';
     await generate(domain, 'b1');
-    await env.rt.db('dkim_keys').where({ domain }).update({ private_key_sealed: 'v1.AAAA.AAAA.AAAA' });
+    await env.deps.db('dkim_keys').where({ domain }).update({ private_key_sealed: 'v1.AAAA.AAAA.AAAA' });
     const dir = await mailDir();
-    const transport = localTransport(dir, dkimSigner(env.rt.db));
+    const transport = localTransport(dir, dkimSigner(env.deps.db));
     const failed = await transport
       .send({ from: `agent@${domain}`, to: 'bob@example.org', subject: 'x', text: 'y' }, 'mail-broken')
       .catch((e) => e);

@@ -46,13 +46,16 @@ interface Sent {
 
 /** A person sends a mail card to `to` (a contact of a lead of the account) through the API; what the SMTP server got. */
 async function send(account: { accountId: string; token: string }, to: string, subject: string): Promise<Sent> {
-  const { id: leadId } = await buildLead(env.rt.db, account.accountId, { domain: to.split('@')[1]!, contacts: [{ name: 'X', email: to }] });
-  const card = await buildCard(env.rt.db, account.accountId, 'mail_draft', {
+  const { id: leadId } = await buildLead(env.deps.db, account.accountId, {
+    domain: to.split('@')[1]!,
+    contacts: [{ name: 'X', email: to }],
+  });
+  const card = await buildCard(env.deps.db, account.accountId, 'mail_draft', {
     payload: { work: 'email', to, draft: { subject, body: 'Hello' } },
   });
   const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(account.token)).send({});
   expect(res.status).toBe(200);
-  const thread = (await threadsRepository(env.rt.db).bySend(res.body.sendId))!;
+  const thread = (await threadsRepository(env.deps.db).bySend(res.body.sendId))!;
   const got = smtp.received.find((m) => m.raw.includes(`Subject: ${subject}`))!;
   const parsed = await simpleParser(got.raw);
   const from = parsed.from!.value[0]!;
@@ -65,13 +68,13 @@ async function comesBack(rcpt: string, raw: Buffer) {
   expect(answer.code).toBe(250);
   const id = /queued as (\S+)/.exec(answer.response)![1]!;
   return until(async () => {
-    const r = await env.rt.db('inbound_messages').where({ id }).first();
+    const r = await env.deps.db('inbound_messages').where({ id }).first();
     return r && r.status !== 'received' ? r : null;
   }, 15_000);
 }
 
 const blocked = async (accountId: string) =>
-  (await env.rt.db('blocklist_entries').where({ account_id: accountId })).map((r) => ({ value: r.value, source: r.source }));
+  (await env.deps.db('blocklist_entries').where({ account_id: accountId })).map((r) => ({ value: r.value, source: r.source }));
 
 async function bounces(token: string): Promise<number | null> {
   const res = await env.api().get('/api/v1/results').set(auth(token));
@@ -121,7 +124,7 @@ describe('a DSN to bounces+<token>', () => {
     expect(row).toMatchObject({ status: 'applied', kind: 'bounce', send_id: sent.thread.sendId });
     expect(row.details).toMatchObject({ matchedBy: 'bounce-address', proof: 'token', bounce: { type: 'hard', status: '5.1.1' } });
     expect(await blocked(account.accountId)).toEqual([{ value: 'jane@acme.test', source: 'agent' }]);
-    expect((await getLead(env.rt.db, account.accountId, sent.leadId)).status).toBe('bounced');
+    expect((await getLead(env.deps.db, account.accountId, sent.leadId)).status).toBe('bounced');
     expect(await bounces(account.token)).toBe(1);
   });
 
@@ -131,8 +134,8 @@ describe('a DSN to bounces+<token>', () => {
     // A challenge-response system writes to the envelope sender as a person would.
     const raw = rawMessage({ from: 'Verify <verify@acme.test>', to: sent.envelopeFrom, body: 'Thanks, sounds great! Reply to confirm.' });
     expect(await comesBack(sent.envelopeFrom, raw)).toMatchObject({ status: 'applied', kind: 'auto_reply', send_id: sent.thread.sendId });
-    expect((await getLead(env.rt.db, account.accountId, sent.leadId)).status).toBe('contacted');
-    expect(await env.rt.db('agent_turns').where({ account_id: account.accountId, kind: 'wake' })).toEqual([]);
+    expect((await getLead(env.deps.db, account.accountId, sent.leadId)).status).toBe('contacted');
+    expect(await env.deps.db('agent_turns').where({ account_id: account.accountId, kind: 'wake' })).toEqual([]);
     expect(await blocked(account.accountId)).toEqual([]);
   });
 
@@ -167,14 +170,14 @@ describe('a DSN to bounces+<token>', () => {
       [a, sentA],
     ] as const) {
       expect(await blocked(account.accountId)).toEqual([]);
-      expect((await getLead(env.rt.db, account.accountId, sent.leadId)).status).toBe('contacted');
+      expect((await getLead(env.deps.db, account.accountId, sent.leadId)).status).toBe('contacted');
       expect(await bounces(account.token)).toBe(0);
     }
     // A's own bounce settles A's send only; B's address, lead and figures stay as they were.
     expect(await comesBack(sentA.envelopeFrom, verpDsn(sentA.thread))).toMatchObject({ status: 'applied', send_id: sentA.thread.sendId });
     expect(await blocked(a.accountId)).toEqual([{ value: 'ann@a-corp.test', source: 'agent' }]);
     expect(await blocked(b.accountId)).toEqual([]);
-    expect((await getLead(env.rt.db, b.accountId, sentB.leadId)).status).toBe('contacted');
+    expect((await getLead(env.deps.db, b.accountId, sentB.leadId)).status).toBe('contacted');
     expect(await bounces(b.token)).toBe(0);
   });
 });
@@ -189,7 +192,7 @@ describe('mail sender set', () => {
     expect(sent.from).toBe('Acme Sales <Sales@acme-sender.test>');
     expect(sent.envelopeFrom).toBe(`bounces+${sent.thread.replyToken}@localhost`);
     expect((await send(other, 'kim@acme.test', 'subject-default-from')).from).toBe('Growth Agent <agent@localhost>');
-    const audit = await env.rt.db('audit_log').where({ account_id: a.accountId, route: 'mail sender set' });
+    const audit = await env.deps.db('audit_log').where({ account_id: a.accountId, route: 'mail sender set' });
     expect(audit).toHaveLength(1);
   });
 
@@ -220,7 +223,7 @@ describe('mail sender set', () => {
     for (const [account, from, rule] of cases) {
       expect((await adminCall(env, ['mail', 'sender', 'set', '--account', account, '--from', from])).error, from).toMatch(rule);
     }
-    expect((await env.rt.db('accounts').where({ id: accountId }).first()).mail_from).toBeNull();
+    expect((await env.deps.db('accounts').where({ id: accountId }).first()).mail_from).toBeNull();
   });
 
   it('answers one JSON line from the CLI process, and one JSON error line on a refusal', { timeout: 120_000 }, async () => {

@@ -25,7 +25,7 @@ describe('a long mail draft', () => {
     expect(BODY.length).toBe(15_000);
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'long@acme.test', draft: { subject: 'long-one', body: BODY } },
     });
 

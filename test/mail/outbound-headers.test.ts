@@ -38,7 +38,7 @@ const headerText = (m: ParsedMail, name: string) =>
 
 async function sendMailCard(to: string, subject: string) {
   const { token, accountId } = await env.tenant();
-  const card = await buildCard(env.rt.db, accountId, 'mail_draft', { payload: { work: 'email', to, draft: { subject, body: 'Hello' } } });
+  const card = await buildCard(env.deps.db, accountId, 'mail_draft', { payload: { work: 'email', to, draft: { subject, body: 'Hello' } } });
   const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
   return { res, accountId, token, card };
 }
@@ -62,7 +62,7 @@ describe('a mail shipped over SMTP', () => {
     const { res, accountId, card } = await sendMailCard('Jane Doe <Jane@Acme.test>', 'subject-headers');
     expect(res.status).toBe(200);
     const sendId: string = res.body.sendId;
-    const thread = await threadsRepository(env.rt.db).bySend(sendId);
+    const thread = await threadsRepository(env.deps.db).bySend(sendId);
     expect(thread).toMatchObject({
       accountId,
       cardId: card.id,
@@ -74,7 +74,7 @@ describe('a mail shipped over SMTP', () => {
     expect(thread!.replyToken).toMatch(REPLY_TOKEN);
     expect(thread!.replyToken.length).toBeGreaterThanOrEqual(22);
     expect(thread!.messageId).toBe(`<mail-${sendId}@${DOMAIN}>`);
-    const fence = await env.rt.db('mail_sends').where({ id: sendId }).first();
+    const fence = await env.deps.db('mail_sends').where({ id: sendId }).first();
     expect(fence.details).toMatchObject({ replyToken: thread!.replyToken, messageId: thread!.messageId });
     expectThreadHeaders(await receivedWith('subject-headers'), thread!);
   });
@@ -82,14 +82,14 @@ describe('a mail shipped over SMTP', () => {
   it('gives every send its own token and Message-ID', async () => {
     const a = await sendMailCard('a@acme.test', 'subject-own-a');
     const b = await sendMailCard('b@acme.test', 'subject-own-b');
-    const [ta, tb] = await Promise.all([a, b].map((s) => threadsRepository(env.rt.db).bySend(s.res.body.sendId)));
+    const [ta, tb] = await Promise.all([a, b].map((s) => threadsRepository(env.deps.db).bySend(s.res.body.sendId)));
     expect(ta!.replyToken).not.toBe(tb!.replyToken);
     expect(ta!.messageId).not.toBe(tb!.messageId);
   });
 
   it('keeps In-Reply-To and References on a reply beside the thread headers', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_reply', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_reply', {
       payload: { work: 'email', to: 'bo@globex.test', inReplyTo: '<their-1@globex.test>', draft: { subject: 'subject-re', body: 'x' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -97,40 +97,40 @@ describe('a mail shipped over SMTP', () => {
     const m = await receivedWith('subject-re');
     expect(m.inReplyTo).toBe('<their-1@globex.test>');
     expect(m.references).toBe('<their-1@globex.test>');
-    expectThreadHeaders(m, (await threadsRepository(env.rt.db).bySend(res.body.sendId))!);
+    expectThreadHeaders(m, (await threadsRepository(env.deps.db).bySend(res.body.sendId))!);
   });
 
   it("finds the account's lead by the contact's address and marks it contacted once the send settles", async () => {
     const { token, accountId } = await env.tenant();
-    const lead = await buildLead(env.rt.db, accountId, {
+    const lead = await buildLead(env.deps.db, accountId, {
       domain: 'initech.test',
       status: 'new',
       contacts: [{ email: 'Peter@Initech.test' }],
     });
     const other = await env.tenant();
-    await buildLead(env.rt.db, other.accountId, { domain: 'initech.test', status: 'new', contacts: [{ email: 'peter@initech.test' }] });
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    await buildLead(env.deps.db, other.accountId, { domain: 'initech.test', status: 'new', contacts: [{ email: 'peter@initech.test' }] });
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'peter@initech.test', draft: { subject: 'subject-lead', body: 'Hi' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(200);
-    expect((await threadsRepository(env.rt.db).bySend(res.body.sendId))?.leadId).toBe(lead.id);
-    expect((await getLead(env.rt.db, accountId, lead.id)).status).toBe('contacted');
+    expect((await threadsRepository(env.deps.db).bySend(res.body.sendId))?.leadId).toBe(lead.id);
+    expect((await getLead(env.deps.db, accountId, lead.id)).status).toBe('contacted');
   });
 
   it('never moves a lead that replied back to contacted', async () => {
     const { token, accountId } = await env.tenant();
-    const lead = await buildLead(env.rt.db, accountId, {
+    const lead = await buildLead(env.deps.db, accountId, {
       domain: 'hooli.test',
       status: 'replied',
       replyKind: 'interested',
       contacts: [{ email: 'gavin@hooli.test' }],
     });
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'gavin@hooli.test', draft: { subject: 'subject-replied', body: 'Hi' } },
     });
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
-    expect(await getLead(env.rt.db, accountId, lead.id)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+    expect(await getLead(env.deps.db, accountId, lead.id)).toMatchObject({ status: 'replied', replyKind: 'interested' });
   });
 
   it('gives the send after a refused one a fresh token and Message-ID (the refused fence keeps its own, unsent)', async () => {
@@ -140,10 +140,10 @@ describe('a mail shipped over SMTP', () => {
     smtp.mode = { kind: 'accept' };
     const again = await env.api().post(`/api/v1/review/${first.card.id}/send`).set(auth(first.token)).send({});
     expect(again.status).toBe(200);
-    const threads = await env.rt.db('mail_threads').where({ card_id: first.card.id });
+    const threads = await env.deps.db('mail_threads').where({ card_id: first.card.id });
     expect(threads).toHaveLength(2);
     expect(new Set(threads.map((t: { reply_token: string }) => t.reply_token)).size).toBe(2);
-    const sent = (await threadsRepository(env.rt.db).bySend(again.body.sendId))!;
+    const sent = (await threadsRepository(env.deps.db).bySend(again.body.sendId))!;
     expect(smtp.received.filter((m) => m.raw.includes('subject-refused'))).toHaveLength(1);
     expectThreadHeaders(await receivedWith('subject-refused'), sent);
   });
@@ -155,7 +155,7 @@ describe('a mail whose answer was lost, re-shipped by reconciliation over the HT
       THREAD_ENV,
       { to: 'lost@acme.test', subject: 'subject-lost', body: 'Hi' },
       async ({ http, provider, fence, cardId, tries }) => {
-        const thread = (await threadsRepository(http.rt.db).bySend(fence.id))!;
+        const thread = (await threadsRepository(http.deps.db).bySend(fence.id))!;
         const t = thread.replyToken;
         for (const p of tries) {
           expect(p.body).toMatchObject({
@@ -169,7 +169,7 @@ describe('a mail whose answer was lost, re-shipped by reconciliation over the HT
           });
         }
         expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
-        expect(await http.rt.db('mail_threads').where({ card_id: cardId })).toHaveLength(1);
+        expect(await http.deps.db('mail_threads').where({ card_id: cardId })).toHaveLength(1);
       },
     );
   });

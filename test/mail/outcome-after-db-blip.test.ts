@@ -16,7 +16,7 @@ import { buildCard } from '../helpers/factories.js';
 let smtp: TestSmtp;
 let env: TestEnv;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
-let rt: Deps;
+let deps: Deps;
 const logs = new EventEmitter();
 const lines: string[] = [];
 /** How many times the service logged that it will try again to record this send's outcome. */
@@ -39,11 +39,11 @@ it.beforeAll(async ({ env: e, smtp: smtpFixture }) => {
     lines.push(line);
     if (line.includes('not recorded yet')) logs.emit('retry');
   };
-  rt = createDeps(config, createLogger('warn', { write }));
-  await rt.ready();
+  deps = createDeps(config, createLogger('warn', { write }));
+  await deps.ready();
 });
 afterAll(async () => {
-  await rt.close();
+  await deps.close();
   await proxy.close();
 });
 
@@ -53,12 +53,12 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered') {
   smtp.mode = { kind: 'accept' };
   const { token, accountId } = await env.tenant();
-  const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+  const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
     payload: { work: 'email', to, draft: { subject: `subject ${to}`, body: 'Hello' } },
   });
   smtp.events.once('accepted', () => proxy.cut());
   const failedOnce = new Promise<void>((resolve) => logs.once('retry', resolve));
-  const answered = request(createApp(rt))
+  const answered = request(createApp(deps))
     .post(`/api/v1/review/${card.id}/send`)
     .set(auth(token))
     .send({})
@@ -67,7 +67,7 @@ async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered')
   await (restoreWhen === 'first-retry' ? Promise.race([failedOnce, answered]) : answered);
   proxy.restore();
   const res = await answered;
-  const fences: { id: string; status: string }[] = await env.rt.db('mail_sends').where({ card_id: card.id });
+  const fences: { id: string; status: string }[] = await env.deps.db('mail_sends').where({ card_id: card.id });
   return { res, accountId, card, fences };
 }
 
@@ -78,11 +78,11 @@ describe('a send whose database connection drops right after the SMTP server acc
     expect(res.body).toMatchObject({ ok: true, status: 'sent', to: 'blip@acme.test' });
     expect(fences.map((f) => f.status)).toEqual(['sent']);
     expect(retries(fences[0]!.id)).toBeGreaterThanOrEqual(1);
-    expect((await env.rt.db('review_cards').where({ id: card.id }).first()).status).toBe('sent');
+    expect((await env.deps.db('review_cards').where({ id: card.id }).first()).status).toBe('sent');
     // A fence that is `sent` is final: reconciliation never looks at it again, so no question can follow.
-    expect(await env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' })).toEqual([]);
+    expect(await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' })).toEqual([]);
     expect(smtp.received.filter((m) => m.to.includes('blip@acme.test'))).toHaveLength(1);
-    expect(await env.rt.db('channel_events').where({ account_id: accountId, ref_id: res.body.sendId })).toHaveLength(1);
+    expect(await env.deps.db('channel_events').where({ account_id: accountId, ref_id: res.body.sendId })).toHaveLength(1);
   }, 60_000);
 
   it(`gives up after ${RECORD_TRIES} tries while the database stays away, and hands the send to reconciliation (503 ` +
@@ -93,7 +93,7 @@ describe('a send whose database connection drops right after the SMTP server acc
     expect(retries(fences[0]!.id)).toBe(RECORD_TRIES - 1);
     // Never settled blind: the fence waits for reconciliation (the mail sweep picks up a stale `sending`).
     expect(fences.map((f) => f.status)).toEqual(['sending']);
-    expect((await env.rt.db('review_cards').where({ id: card.id }).first()).status).toBe('sending');
+    expect((await env.deps.db('review_cards').where({ id: card.id }).first()).status).toBe('sending');
     expect(smtp.received.filter((m) => m.to.includes('away@acme.test'))).toHaveLength(1);
   }, 60_000);
 });

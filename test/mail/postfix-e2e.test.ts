@@ -54,7 +54,7 @@ let inbound: InboundSmtp;
 it.beforeAll(async ({ env: e, postfix: p }) => {
   env = e;
   postfix = p;
-  inbound = await startInboundSmtp(env.rt, { port: inboundPort, host: '127.0.0.1' });
+  inbound = await startInboundSmtp(env.deps, { port: inboundPort, host: '127.0.0.1' });
 });
 afterAll(async () => {
   await inbound?.close();
@@ -73,7 +73,7 @@ interface World {
 async function world(domain: string, emails: string[]): Promise<World> {
   const { token, accountId } = await env.tenant([...SCOPES]);
   const contacts = emails.map((email) => ({ name: email.split('@')[0]!, email }));
-  const { id: leadId } = await upsertLead(env.rt.db, accountId, { domain, contacts });
+  const { id: leadId } = await upsertLead(env.deps.db, accountId, { domain, contacts });
   return { token, accountId, leadId };
 }
 
@@ -136,12 +136,12 @@ async function contactsOf(w: World) {
 }
 
 const blocked = async (w: World, address: string) =>
-  (await env.rt.db('blocklist_entries').where({ account_id: w.accountId, value: address }).first()) ?? null;
+  (await env.deps.db('blocklist_entries').where({ account_id: w.accountId, value: address }).first()) ?? null;
 
 /** The latest inbound message once the inbound-mail pool has settled it. */
 const settledInbound = (w: World) =>
   until(async () => {
-    const row = await env.rt.db('inbound_messages').where({ account_id: w.accountId }).orderBy('received_at', 'desc').first();
+    const row = await env.deps.db('inbound_messages').where({ account_id: w.accountId }).orderBy('received_at', 'desc').first();
     return row && row.status !== 'received' ? row : null;
   }, 15_000);
 
@@ -149,7 +149,7 @@ describe('sending through Postfix', () => {
   it('a sent card reaches the mailbox once, DKIM-signed, with its Message-ID, Reply-To token, one-click List-Unsubscribe', async () => {
     ensureOpendkim();
     // The From domain's key, as an operator makes it; the TXT record it printed is what DNS would publish.
-    const key = await generateDkimKey(env.rt.db, INBOUND_DOMAIN, 'postfix1');
+    const key = await generateDkimKey(env.deps.db, INBOUND_DOMAIN, 'postfix1');
     const w = await world(MAILBOX_DOMAIN, [ALICE]);
     const res = await draftAndSend(w, ALICE, 'a note for the mailbox');
     expect(res.status).toBe(200);
@@ -295,7 +295,7 @@ describe('a reply through Postfix', () => {
 
     // The agent woke and filed its follow-up to Alice, waiting for a person.
     const followUp = await until(async () => (await waiting(w, 'mail_draft')).find((c) => c.payload.to === ALICE), 15_000);
-    expect(await env.rt.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
+    expect(await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
 
     // Sent, the follow-up threads under Alice's reply, not beside it: In-Reply-To her reply, References the chain.
     expect((await env.api().post(`/api/v1/review/${followUp.id}/send`).set(auth(w.token)).send({})).status).toBe(200);

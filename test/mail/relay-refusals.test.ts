@@ -55,17 +55,17 @@ interface World {
 /** An account, its lead at the address's domain with the address as contact. */
 async function world(to: string): Promise<World> {
   const { token, accountId } = await env.tenant([...SCOPES]);
-  const { id: leadId } = await upsertLead(env.rt.db, accountId, { domain: to.split('@')[1]!, contacts: [{ email: to }] });
+  const { id: leadId } = await upsertLead(env.deps.db, accountId, { domain: to.split('@')[1]!, contacts: [{ email: to }] });
   return { token, accountId, leadId, to };
 }
 
 const mailCard = (w: World, subject: string) =>
-  buildCard(env.rt.db, w.accountId, 'mail_draft', { payload: { work: 'email', to: w.to, draft: { subject, body: 'Hello there' } } });
+  buildCard(env.deps.db, w.accountId, 'mail_draft', { payload: { work: 'email', to: w.to, draft: { subject, body: 'Hello there' } } });
 
 /** A trusted mail draft: the trust ladder sends it on its own 200 ms after it appears. */
 async function trustedDraft(w: World): Promise<Card> {
-  for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, w.accountId, 'email');
-  const card = await createCard(env.rt, {
+  for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, w.accountId, 'email');
+  const card = await createCard(env.deps, {
     id: newId('card'),
     accountId: w.accountId,
     kind: 'approval',
@@ -82,9 +82,9 @@ async function trustedDraft(w: World): Promise<Card> {
 const send = (w: World, cardId: string) => env.api().post(`/api/v1/review/${cardId}/send`).set(auth(w.token)).send({});
 const card = async (w: World, id: string) => (await env.api().get(`/api/v1/review/${id}`).set(auth(w.token))).body.item;
 const lead = async (w: World) => (await env.api().get(`/api/v1/leads/${w.leadId}`).set(auth(w.token))).body.lead as { status: string };
-const blockEntry = (w: World) => env.rt.db('blocklist_entries').where({ account_id: w.accountId, value: w.to }).first();
+const blockEntry = (w: World) => env.deps.db('blocklist_entries').where({ account_id: w.accountId, value: w.to }).first();
 const fences = async (cardId: string) =>
-  (await env.rt.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
+  (await env.deps.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
 
 async function email(w: World) {
   const res = await env.api().get('/api/v1/results').set(auth(w.token));
@@ -101,8 +101,8 @@ async function expectBounced(w: World, cardId: string, reason: RegExp) {
   expect(await lead(w)).toMatchObject({ status: 'bounced' });
   expect(await card(w, cardId)).toMatchObject({ status: 'resolved', actions: [], resolution: { bounced: true } });
   // The card's own label (GET /review/{id} renders labels from the status alone for now: "Done").
-  expect((await cardsRepository(env.rt.db).find(w.accountId, cardId))?.primaryLabel).toBe('Bounced');
-  expect(await env.rt.db('mail_soft_failures').where({ account_id: w.accountId })).toEqual([]);
+  expect((await cardsRepository(env.deps.db).find(w.accountId, cardId))?.primaryLabel).toBe('Bounced');
+  expect(await env.deps.db('mail_soft_failures').where({ account_id: w.accountId })).toEqual([]);
   expect(delivered(w.to)).toBe(0);
 }
 
@@ -141,7 +141,7 @@ describe('a hard refusal (5xx) from the relay is a hard bounce', () => {
     const w = await world('ghost@ladder-hard.test');
     smtp.refusals.set(w.to, { at: 'rcpt', code: 550, text: USER_UNKNOWN });
     const c = await trustedDraft(w);
-    await until(async () => (await cardsRepository(env.rt.db).find(w.accountId, c.id))?.status === 'resolved', 15_000);
+    await until(async () => (await cardsRepository(env.deps.db).find(w.accountId, c.id))?.status === 'resolved', 15_000);
     await expectBounced(w, c.id, /^550 5\.1\.1/);
     expect((await card(w, c.id)).resolution).toMatchObject({ by: 'trust_ladder', bounced: true });
   });
@@ -157,14 +157,14 @@ describe('a soft refusal (4xx) is tried again', () => {
     expect(first.body).toEqual({ error: 'unavailable', message: expect.stringContaining('451 4.3.0 try again later') });
     expect(first.headers['retry-after']).toBe('1');
     expect(await card(w, c.id)).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
-    expect(await env.rt.db('mail_soft_failures').where({ account_id: w.accountId })).toMatchObject([{ address: w.to, failures: 1 }]);
+    expect(await env.deps.db('mail_soft_failures').where({ account_id: w.accountId })).toMatchObject([{ address: w.to, failures: 1 }]);
     const second = await send(w, c.id);
     expect(second.status).toBe(200);
     expect(delivered(w.to)).toBe(1);
     expect(await fences(c.id)).toEqual(['not_sent', 'sent']);
     expect(await blockEntry(w)).toBeUndefined();
     // Taken: the failures in a row start again.
-    expect(await env.rt.db('mail_soft_failures').where({ account_id: w.accountId })).toEqual([]);
+    expect(await env.deps.db('mail_soft_failures').where({ account_id: w.accountId })).toEqual([]);
     expect(await email(w)).toMatchObject({ sent: 1, bounces: 0 });
   });
 
@@ -173,13 +173,13 @@ describe('a soft refusal (4xx) is tried again', () => {
     smtp.refusals.set(w.to, { at: 'data', code: 451, text: '4.7.1 greylisted', times: 2 });
     const c = await trustedDraft(w);
     const sent = await until(async () => {
-      const now = await cardsRepository(env.rt.db).find(w.accountId, c.id);
+      const now = await cardsRepository(env.deps.db).find(w.accountId, c.id);
       return now?.status === 'sent' && now;
     }, 30_000);
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
     expect(await fences(c.id)).toEqual(['not_sent', 'not_sent', 'sent']);
     // Each try waited longer than the one before (MAIL_RETRY_AFTER_SECONDS, doubling).
-    const at = (await env.rt.db('mail_sends').where({ card_id: c.id }).orderBy('created_at')).map((f: { created_at: string }) =>
+    const at = (await env.deps.db('mail_sends').where({ card_id: c.id }).orderBy('created_at')).map((f: { created_at: string }) =>
       Number(f.created_at),
     );
     // Lower bounds only, with slack for the timers' own granularity: load only makes the gaps longer.
@@ -194,7 +194,7 @@ describe('a soft refusal (4xx) is tried again', () => {
     const w = await world('never@ladder-soft.test');
     smtp.refusals.set(w.to, { at: 'rcpt', code: 451, text: '4.2.0 mailbox temporarily unavailable' });
     const c = await trustedDraft(w);
-    await until(async () => (await cardsRepository(env.rt.db).find(w.accountId, c.id))?.status === 'resolved', 30_000);
+    await until(async () => (await cardsRepository(env.deps.db).find(w.accountId, c.id))?.status === 'resolved', 30_000);
     expect(await fences(c.id)).toEqual(['not_sent', 'not_sent', 'not_sent']);
     await expectBounced(w, c.id, /^the mail relay deferred it 3 times in a row; last: 451 4\.2\.0/);
   });
@@ -205,12 +205,12 @@ describe('a DSN that comes back through the inbound listener', () => {
     const w = await world('jane@acme.test');
     const c = await mailCard(w, 'subject-delayed');
     expect((await send(w, c.id)).status).toBe(200);
-    const thread = await env.rt.db('mail_threads').where({ card_id: c.id }).first();
+    const thread = await env.deps.db('mail_threads').where({ card_id: c.id }).first();
     const raw = mailFixture('postfix-dsn-delayed', { replyToken: thread.reply_token, messageId: thread.message_id });
     const answer = await smtpSend(inbound.port, { from: '', to: [`reply+${thread.reply_token}@localhost`], raw });
     expect(answer.code).toBe(250);
     await until(async () => {
-      const r = await env.rt.db('inbound_messages').where({ account_id: w.accountId }).first();
+      const r = await env.deps.db('inbound_messages').where({ account_id: w.accountId }).first();
       return r && r.status !== 'received' ? r : null;
     }, 15_000);
     expect(await email(w)).toMatchObject({ sent: 1, bounces: 0, delayed: 1 });

@@ -30,7 +30,7 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('sends a mail draft once, marks the card sent and records a channel event decided by a person', async () => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'subject-one', body: 'Hello' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -41,7 +41,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
     expect(item.resolution).toMatchObject({ action: 'send', by: 'person', sendId: body.sendId });
-    const events = await env.rt.db('channel_events').where({ account_id: accountId, ref_id: body.sendId });
+    const events = await env.deps.db('channel_events').where({ account_id: accountId, ref_id: body.sendId });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ channel: 'email', type: 'sent', decided_by: 'person' });
     const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -53,7 +53,7 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('sends exactly one message when 50 callers send the same card at once', async () => {
     smtp.mode = { kind: 'slow', delayMs: 200 };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'many@acme.test', draft: { subject: 'subject-fifty', body: 'Once' } },
     });
     const results = await Promise.all(
@@ -64,7 +64,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     for (const r of results.filter((r) => r.status === 409)) expect(['invalid_action', 'rejected']).toContain(r.body.error);
     expect(copiesOf('subject-fifty')).toBe(1);
-    const fences = await env.rt.db('mail_sends').where({ card_id: card.id });
+    const fences = await env.deps.db('mail_sends').where({ card_id: card.id });
     expect(fences).toHaveLength(1);
     smtp.mode = { kind: 'accept' };
   });
@@ -72,7 +72,7 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('sends a reply with the given body instead of the draft', async () => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_reply', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_reply', {
       payload: { work: 'email', to: 'bo@globex.test', draft: { subject: 'subject-reply', body: 'draft words' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({ body: 'edited words' });
@@ -88,7 +88,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     async () => {
       smtp.mode = { kind: 'drop' };
       const { token, accountId } = await env.tenant();
-      const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+      const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
         payload: { work: 'email', to: 'drop@acme.test', draft: { subject: 'subject-drop', body: 'Maybe' } },
       });
       const first = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -104,7 +104,7 @@ describe('POST /review/{id}/send over SMTP', () => {
       expect(copiesOf('subject-drop')).toBe(1);
       // SMTP cannot be asked whether it went: past the window a person is asked, never a blind resend.
       const question = await until(async () =>
-        env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
       );
       const q = (await env.api().get(`/api/v1/review/${question.id}`).set(auth(token))).body.item;
       expect(q).toMatchObject({ status: 'pending', kind: 'choice', actions: ['choose'], priority: 'urgent' });
@@ -128,14 +128,14 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('takes a 5xx reply to the message itself as a hard bounce: 409 rejected, nothing sent, the card settled', async () => {
     smtp.mode = { kind: 'refuse', code: 554 };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'nia@acme.test', draft: { subject: 'subject-554', body: 'Hi' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'rejected' });
     expect(res.body.message).toMatch(/^the mail service refused the message: .*554/);
-    expect((await env.rt.db('mail_sends').where({ card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
+    expect((await env.deps.db('mail_sends').where({ card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'resolved', actions: [], resolution: { action: 'send', bounced: true } });
     smtp.mode = { kind: 'accept' };
@@ -146,7 +146,7 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('takes a 4xx reply to the message itself as not sent: 503 unavailable, and the same send later goes out once', async () => {
     smtp.mode = { kind: 'refuse', code: 451 };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'oz@acme.test', draft: { subject: 'subject-451', body: 'Hi' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -156,7 +156,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     smtp.mode = { kind: 'accept' };
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
     expect(
-      (await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status),
+      (await env.deps.db('mail_sends').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status),
     ).toEqual(['not_sent', 'sent']);
     expect(copiesOf('subject-451')).toBe(1);
   });
@@ -164,13 +164,13 @@ describe('POST /review/{id}/send over SMTP', () => {
   it('puts the card back when a person says the mail did not arrive, and the next send goes out once', async () => {
     smtp.mode = { kind: 'drop' };
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'lost@acme.test', draft: { subject: 'subject-lost', body: 'Again' } },
     });
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(503);
     smtp.mode = { kind: 'accept' };
     const question = await until(async () =>
-      env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+      env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
     );
     const ans = await env
       .api()
@@ -185,15 +185,15 @@ describe('POST /review/{id}/send over SMTP', () => {
     const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(again.status).toBe(200);
     expect(copiesOf('subject-lost')).toBe(2);
-    const fences = await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('created_at');
+    const fences = await env.deps.db('mail_sends').where({ card_id: card.id }).orderBy('created_at');
     expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent', 'sent']);
   });
 
   it('answers 409 rejected when the recipient is on the block list, and sends nothing', async () => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
-    await addToBlocklist(env.rt.db, accountId, ['acme-blocked.test'], 'api', 'test');
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    await addToBlocklist(env.deps.db, accountId, ['acme-blocked.test'], 'api', 'test');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'x@acme-blocked.test', draft: { subject: 'subject-blocked', body: 'no' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -205,9 +205,9 @@ describe('POST /review/{id}/send over SMTP', () => {
 
   it('answers 400 for a body on a mail draft, an empty or blank body, and 409 for a card that is not mail', async () => {
     const { token, accountId } = await env.tenant();
-    const draft = await buildCard(env.rt.db, accountId, 'mail_draft');
-    const reply = await buildCard(env.rt.db, accountId, 'mail_reply');
-    const approval = await buildCard(env.rt.db, accountId, 'approval');
+    const draft = await buildCard(env.deps.db, accountId, 'mail_draft');
+    const reply = await buildCard(env.deps.db, accountId, 'mail_reply');
+    const approval = await buildCard(env.deps.db, accountId, 'approval');
     const a = await env.api().post(`/api/v1/review/${draft.id}/send`).set(auth(token)).send({ body: 'x' });
     expect(a.status).toBe(400);
     expect(a.body.error).toMatch(/^body /);

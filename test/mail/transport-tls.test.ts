@@ -149,8 +149,8 @@ async function selfSigned(): Promise<{ certFile: string; keyFile: string; cert: 
 }
 
 async function listener(inboundTls: Config['mailTransport']['inboundTls']): Promise<InboundSmtp> {
-  const config = { ...env.rt.config, mailTransport: { ...env.rt.config.mailTransport, inboundTls } };
-  const l = await startInboundSmtp({ ...env.rt, config }, { port: 0, host: '127.0.0.1' });
+  const config = { ...env.deps.config, mailTransport: { ...env.deps.config.mailTransport, inboundTls } };
+  const l = await startInboundSmtp({ ...env.deps, config }, { port: 0, host: '127.0.0.1' });
   closers.push(() => l.close());
   return l;
 }
@@ -159,7 +159,7 @@ async function listener(inboundTls: Config['mailTransport']['inboundTls']): Prom
 async function liveToken(): Promise<string> {
   const { accountId } = await env.tenant();
   const token = newReplyToken();
-  await threadsRepository(env.rt.db).insert({
+  await threadsRepository(env.deps.db).insert({
     sendId: `send_${token}`,
     accountId,
     cardId: `card_${token}`,
@@ -192,7 +192,7 @@ async function sendOverTls(port: number, ca: Buffer, to: string) {
 
 const storedFor = async (token: string) =>
   (
-    await env.rt
+    await env.deps
       .db('inbound_messages')
       .whereRaw('rcpt_to::text like ?', [`%${token}%`])
       .count<{ n: string }[]>({ n: '*' })

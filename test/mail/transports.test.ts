@@ -62,7 +62,7 @@ describe('POST /review/{id}/send when the SMTP server is down', () => {
 
   it('answers 503 unavailable with Retry-After and leaves the card pending with nothing fenced', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ error: 'unavailable', message: expect.any(String) });
@@ -70,7 +70,7 @@ describe('POST /review/{id}/send when the SMTP server is down', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
-    const fences = await env.rt.db('mail_sends').where({ card_id: card.id });
+    const fences = await env.deps.db('mail_sends').where({ card_id: card.id });
     expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent']);
   });
 });
@@ -90,7 +90,7 @@ describe('HTTP mail API transport', () => {
         MAIL_RECONCILE_WINDOW_MS: '5000',
       },
     });
-    pools = await startPools(env.rt, ['mail-sends']);
+    pools = await startPools(env.deps, ['mail-sends']);
   });
   afterAll(async () => {
     await pools.close();
@@ -101,7 +101,7 @@ describe('HTTP mail API transport', () => {
   it('sends with an Idempotency-Key and answers 200 with the provider id', async () => {
     provider.state.mode = 'accept';
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(200);
     const m = provider.messages.find((x) => x.key === `mail-${res.body.sendId}`);
@@ -111,24 +111,24 @@ describe('HTTP mail API transport', () => {
   it('settles a lost answer by lookup: 503 delivery_pending, then the card is sent without a second copy', async () => {
     provider.state.mode = 'drop-after';
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';
-    await until(async () => (await env.rt.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
+    await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
     const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(retry.status).toBe(409);
-    const fence = await env.rt.db('mail_sends').where({ card_id: card.id }).first();
+    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
     expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
   });
 
   it('settles a send whose sender crashed between fence and answer, through the mail sweep', async () => {
     provider.state.mode = 'accept';
     const { accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { status: 'sending' });
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', { status: 'sending' });
     const long = Date.now() - 60_000;
-    const fence = await fencesRepository(env.rt.db).insert(
+    const fence = await fencesRepository(env.deps.db).insert(
       {
         id: 'send_crashed1',
         accountId,
@@ -142,22 +142,22 @@ describe('HTTP mail API transport', () => {
       long,
     );
     expect(fence.status).toBe('sending');
-    expect(await sweepSends(env.rt)).toBe(1);
-    await until(async () => (await env.rt.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
+    expect(await sweepSends(env.deps)).toBe(1);
+    await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
     expect(provider.messages.filter((m) => m.key === 'mail-send_crashed1')).toHaveLength(1);
-    expect(await sweepSends(env.rt)).toBe(0);
+    expect(await sweepSends(env.deps)).toBe(0);
   });
 
   it('resends under the same key when the provider never got the message', async () => {
     provider.state.mode = 'drop-before';
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';
-    await until(async () => (await env.rt.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
-    const fence = await env.rt.db('mail_sends').where({ card_id: card.id }).first();
+    await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
+    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
     expect(fence.status).toBe('sent');
     expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
   });

@@ -33,7 +33,7 @@ const PERSON = ['agent:message', 'review:read', 'review:write', 'results:read'] 
 
 /** A token for one of the account's servers, with only the scopes it needs. */
 const mint = (accountId: string, scopes: Scope[]) =>
-  mintToken(env.rt.db, env.rt.config.tokenPrefix, { accountId, label: 'website', scopes });
+  mintToken(env.deps.db, env.deps.config.tokenPrefix, { accountId, label: 'website', scopes });
 
 async function say(token: string, text: string): Promise<void> {
   const res = await env.api().post('/api/v1/agent/messages').set(auth(token)).send({ text, waitSeconds: 10 });
@@ -120,7 +120,7 @@ describe('from a blog post to /results', () => {
   it("an email's tracked link counts a click and its conversion under email", async () => {
     const person = await env.tenant([...PERSON]);
     const { token: serverToken } = await mint(person.accountId, ['measurement:write']);
-    await upsertLead(env.rt.db, person.accountId, { domain: 'acme.test', contacts: [{ name: 'Jane Doe', email: 'jane@acme.test' }] });
+    await upsertLead(env.deps.db, person.accountId, { domain: 'acme.test', contacts: [{ name: 'Jane Doe', email: 'jane@acme.test' }] });
 
     await say(person.token, `draft an email to jane@acme.test about a faster quote desk linking to ${DEMO}`);
     const card = await waitingCard(person.token, 'mail_draft');

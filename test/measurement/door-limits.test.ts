@@ -42,7 +42,7 @@ afterAll(async () => {
 
 async function links(accountId: string, urls: string[]) {
   const codes = await trackedCodes(
-    env.rt.db,
+    env.deps.db,
     BASE,
     { accountId, channel: 'seo', sourceType: 'post', sourceId: newId('post'), cardId: null, leadId: null },
     urls,
@@ -50,10 +50,10 @@ async function links(accountId: string, urls: string[]) {
   return urls.map((u) => codes.get(u)!);
 }
 
-const counted = (accountId: string) => env.rt.db('visits').where({ account_id: accountId }).count<{ n: string }[]>({ n: '*' });
+const counted = (accountId: string) => env.deps.db('visits').where({ account_id: accountId }).count<{ n: string }[]>({ n: '*' });
 const nVisits = async (accountId: string) => Number((await counted(accountId))[0]!.n);
 const nEvents = async (accountId: string) =>
-  Number((await env.rt.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+  Number((await env.deps.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
 
 describe('visits counted per client network', () => {
   it('counts at most LINK_CLIENT_VISITS_PER_HOUR browsers of one network; past it every click still redirects, uncounted', async () => {
@@ -96,12 +96,12 @@ describe('visits counted per link', () => {
 describe('/u/{token} per client network', () => {
   it('answers 429 with Retry-After past UNSUBSCRIBE_CLIENT_PER_MINUTE, changing nothing; another network is served', async () => {
     const { accountId } = await env.tenant();
-    const lead = await buildLead(env.rt.db, accountId, {
+    const lead = await buildLead(env.deps.db, accountId, {
       domain: 'acme.test',
       status: 'contacted',
       contacts: [{ email: 'jane@acme.test' }],
     });
-    const thread = await buildThread(env.rt.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
+    const thread = await buildThread(env.deps.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
     const path = `/u/${thread.replyToken}`;
     const gets = await flood(5, 1, (i) => call(port, '127.0.40.1', i % 2 ? '/u/notatoken' : path));
     expect(gets.map((g) => g.status)).toEqual([200, 404, 200, 404, 200]);
@@ -111,10 +111,10 @@ describe('/u/{token} per client network', () => {
     expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
     expect(over.headers['content-type']).toMatch(/^text\/html/);
-    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(false);
+    expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
     const elsewhere = await call(port, '127.0.41.1', path, post);
     expect(elsewhere.status).toBe(200);
-    expect(await isBlocked(env.rt.db, accountId, 'jane@acme.test')).toBe(true);
+    expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(true);
   });
 });
 
@@ -132,9 +132,9 @@ describe('client networks', () => {
 
 describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
   async function visitRows(accountId: string, rows: { id: string; bot: boolean; at: number }[]) {
-    await env.rt.db('visits').insert(rows.map((r) => ({ ...r, account_id: accountId, channel: 'seo', via: 'link' })));
+    await env.deps.db('visits').insert(rows.map((r) => ({ ...r, account_id: accountId, channel: 'seo', via: 'link' })));
   }
-  const ids = async (accountId: string) => env.rt.db('visits').where({ account_id: accountId }).orderBy('id').pluck('id');
+  const ids = async (accountId: string) => env.deps.db('visits').where({ account_id: accountId }).orderBy('id').pluck('id');
 
   it('deletes bot visits older than the retention, oldest first in bounded chunks, and keeps counted visits and counts', async () => {
     const now = Date.now();
@@ -144,17 +144,17 @@ describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
       { id: 'vis_newbot', bot: true, at: now - 1 * DAY },
       { id: 'vis_oldperson', bot: false, at: now - 30 * DAY },
     ]);
-    await env.rt
+    await env.deps
       .db('channel_events')
       .insert({ account_id: accountId, channel: 'seo', type: 'scanner_click', at: now - 3 * DAY, ref_id: 'vis_oldbot0', recorded_at: now });
-    expect(await pruneBotVisits(env.rt, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
+    expect(await pruneBotVisits(env.deps, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldbot6', 'vis_oldperson']);
-    const result = (await maintenancePool.handlers.maintenanceSweep({}, { rt: env.rt, log, job: {} as never })) as {
+    const result = (await maintenancePool.handlers.maintenanceSweep({}, { deps: env.deps, log, job: {} as never })) as {
       botVisits: { pruned: number };
     };
     expect(result.botVisits.pruned).toBeGreaterThanOrEqual(1);
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldperson']);
-    expect(await env.rt.db('channel_events').where({ account_id: accountId, type: 'scanner_click' })).toHaveLength(1);
+    expect(await env.deps.db('channel_events').where({ account_id: accountId, type: 'scanner_click' })).toHaveLength(1);
   });
 
   it('reads the settings, with their defaults, and refuses what is not a whole number in range', () => {

@@ -31,7 +31,7 @@ const event = (over: Record<string, unknown> = {}) => ({ eventId: newId('ev'), n
 async function clickVisit(t: Tenant, channel: string): Promise<string> {
   const url = `https://www.acme.test/${newId('p')}`;
   const codes = await trackedCodes(
-    env.rt.db,
+    env.deps.db,
     BASE,
     {
       accountId: t.accountId,
@@ -105,7 +105,7 @@ describe('POST /measurement/events', () => {
       ),
     );
     // Durable before the answer: the accepted rows are there as soon as it is.
-    const stored = await env.rt.db('conversions').where({ account_id: t.accountId }).orderBy('event_id');
+    const stored = await env.deps.db('conversions').where({ account_id: t.accountId }).orderBy('event_id');
     expect(stored.map((r: { event_id: string }) => r.event_id).sort()).toEqual([a1.eventId, last.eventId].sort());
     const eur = stored.find((r: { event_id: string }) => r.event_id === last.eventId);
     expect(eur).toMatchObject({ value: '49.9000', currency: 'EUR', properties: { plan: 'pro' } });
@@ -145,7 +145,7 @@ describe('POST /measurement/events', () => {
     expect(first.events.every((e) => e.outcome === 'accepted')).toBe(true);
     const second = EventsResponse.parse((await post(t, { events })).body);
     expect(second.events.every((e) => e.outcome === 'duplicate')).toBe(true);
-    expect(await env.rt.db('conversions').where({ account_id: t.accountId })).toHaveLength(100);
+    expect(await env.deps.db('conversions').where({ account_id: t.accountId })).toHaveLength(100);
   });
 
   it('keeps the same eventId apart per account', async () => {
@@ -166,7 +166,7 @@ describe('POST /measurement/events', () => {
     const res = await post(t, body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: message });
-    expect(await env.rt.db('conversions').where({ account_id: t.accountId })).toHaveLength(0);
+    expect(await env.deps.db('conversions').where({ account_id: t.accountId })).toHaveLength(0);
   });
 
   it('400 for a body that is not JSON', async () => {
@@ -187,7 +187,7 @@ describe('POST /measurement/events', () => {
 describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
   const aggregated = (accountId: string, eventId: string) =>
     until(async () => {
-      const row = await env.rt.db('conversions').where({ account_id: accountId, event_id: eventId }).first();
+      const row = await env.deps.db('conversions').where({ account_id: accountId, event_id: eventId }).first();
       return row?.aggregated_at ? row : null;
     });
 
@@ -199,7 +199,7 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     await post(t, { events: [bought, direct] });
     expect((await aggregated(t.accountId, bought.eventId)).channel).toBe('email');
     expect((await aggregated(t.accountId, direct.eventId)).channel).toBe('direct');
-    const conversions = await env.rt.db('channel_events').where({ account_id: t.accountId, type: 'conversion' });
+    const conversions = await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'conversion' });
     expect(conversions).toHaveLength(1);
     expect(conversions[0]).toMatchObject({ channel: 'email', ref_id: bought.eventId, amount: 120.5 });
     expect(Number(conversions[0].at)).toBe(bought.occurredAt);
@@ -215,14 +215,14 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     const e = event({ visitId: visit.body.visitId });
     await post(t, { events: [e] });
     expect((await aggregated(t.accountId, e.eventId)).channel).toBe('seo');
-    expect(await env.rt.db('channel_events').where({ account_id: t.accountId, type: 'conversion', channel: 'seo' })).toHaveLength(1);
+    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'conversion', channel: 'seo' })).toHaveLength(1);
   });
 
   it('never counts a conversion twice, however often it runs', async () => {
     const t = await env.tenant();
     const gvid = await clickVisit(t, 'social');
     const e = event({ visitId: gvid });
-    await env.rt.db('conversions').insert({
+    await env.deps.db('conversions').insert({
       account_id: t.accountId,
       event_id: e.eventId,
       name: 'signup',
@@ -230,24 +230,24 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
       occurred_at: e.occurredAt,
       received_at: Date.now(),
     });
-    const runs = await Promise.all([aggregateOnce(env.rt.db, t.accountId), aggregateOnce(env.rt.db, t.accountId)]);
+    const runs = await Promise.all([aggregateOnce(env.deps.db, t.accountId), aggregateOnce(env.deps.db, t.accountId)]);
     expect(runs.sort()).toEqual([0, 1]);
-    expect(await aggregateOnce(env.rt.db, t.accountId)).toBe(0);
-    expect(await env.rt.db('channel_events').where({ account_id: t.accountId, type: 'conversion' })).toHaveLength(1);
+    expect(await aggregateOnce(env.deps.db, t.accountId)).toBe(0);
+    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'conversion' })).toHaveLength(1);
   });
 
   it('picks up conversions whose job was lost through the sweep', async () => {
     const t = await env.tenant();
     const e = event();
     // Stored a while ago with no job queued (a lost enqueue).
-    await env.rt.db('conversions').insert({
+    await env.deps.db('conversions').insert({
       account_id: t.accountId,
       event_id: e.eventId,
       name: 'lost',
       occurred_at: e.occurredAt,
       received_at: Date.now() - 120_000,
     });
-    expect(await sweepConversions(env.rt)).toBeGreaterThanOrEqual(1);
+    expect(await sweepConversions(env.deps)).toBeGreaterThanOrEqual(1);
     expect((await aggregated(t.accountId, e.eventId)).channel).toBe('direct');
   });
 
@@ -257,6 +257,6 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     const gvid = await clickVisit(a, 'email');
     const res = await post(b, { events: [event({ visitId: gvid })] });
     expect(res.body.events[0]).toMatchObject({ outcome: 'invalid', reason: 'visitId is not a visit of this account' });
-    expect(await env.rt.db('conversions').where({ account_id: b.accountId })).toHaveLength(0);
+    expect(await env.deps.db('conversions').where({ account_id: b.accountId })).toHaveLength(0);
   });
 });

@@ -27,7 +27,7 @@ afterAll(async () => {
 
 async function postLink(accountId: string, url: string) {
   const codes = await trackedCodes(
-    env.rt.db,
+    env.deps.db,
     BASE,
     { accountId, channel: 'seo', sourceType: 'post', sourceId: newId('post'), cardId: null, leadId: null },
     [url],
@@ -35,8 +35,8 @@ async function postLink(accountId: string, url: string) {
   return codes.get(url)!;
 }
 
-const visits = (accountId: string) => env.rt.db('visits').where({ account_id: accountId }).orderBy('at');
-const events = (accountId: string) => env.rt.db('channel_events').where({ account_id: accountId }).select('type', 'ref_id');
+const visits = (accountId: string) => env.deps.db('visits').where({ account_id: accountId }).orderBy('at');
+const events = (accountId: string) => env.deps.db('channel_events').where({ account_id: accountId }).select('type', 'ref_id');
 
 describe('GET /l/{code} under a flood', () => {
   it('counts 1,000 GETs of one public link from one browser once: one visit, one event, one gvid, /results seo visits 1', async () => {
@@ -77,7 +77,7 @@ describe('GET /l/{code} under a flood', () => {
     expect((await events(accountId)).filter((e) => e.type === 'visit')).toHaveLength(3);
     // No address is kept: not in the visit rows, not in the Redis keys that remember the browsers.
     expect(JSON.stringify(await visits(accountId))).not.toMatch(/127\.0\.[01]\.1/);
-    const keys = await env.rt.redis.keys(`*${accountId}*`);
+    const keys = await env.deps.redis.keys(`*${accountId}*`);
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.join(' ')).not.toMatch(/127\.0\./);
   });

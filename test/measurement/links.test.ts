@@ -20,14 +20,14 @@ const CODE_URL = /https:\/\/agent\.example\.test\/l\/([0-9A-Za-z]{12})/g;
 const codesIn = (s: string) => [...s.matchAll(CODE_URL)].map((m) => m[1]!);
 
 async function destination(code: string): Promise<string> {
-  const row = await env.rt.db('tracked_links').where({ code }).first('url');
+  const row = await env.deps.db('tracked_links').where({ code }).first('url');
   return row.url;
 }
 
 describe('trackTextLinks', () => {
   it('wraps each URL and keeps the sentence punctuation after it outside the link', async () => {
     const src = await source();
-    const out = await trackTextLinks(env.rt.db, BASE, src, 'See https://acme.test/pricing. Or https://acme.test/docs?x=1&y=2, then go!');
+    const out = await trackTextLinks(env.deps.db, BASE, src, 'See https://acme.test/pricing. Or https://acme.test/docs?x=1&y=2, then go!');
     const codes = codesIn(out);
     expect(codes).toHaveLength(2);
     expect(out).toMatch(/^See https:\/\/agent\.example\.test\/l\/\w{12}\. Or https:\/\/agent\.example\.test\/l\/\w{12}, then go!$/);
@@ -38,7 +38,7 @@ describe('trackTextLinks', () => {
   it('keeps parentheses that belong to the URL and drops the one that closes a remark', async () => {
     const src = await source();
     const out = await trackTextLinks(
-      env.rt.db,
+      env.deps.db,
       BASE,
       src,
       'Read https://en.wikipedia.org/wiki/Foo_(bar) (or see https://acme.test/a). Markdown: [x](https://acme.test/b)',
@@ -55,29 +55,29 @@ describe('trackTextLinks', () => {
   it('leaves our own URLs, unparseable ones and text without links untouched', async () => {
     const src = await source();
     const text = `Unsubscribe: ${BASE}/u/abc. Already tracked: ${BASE}/l/AAAAAAAAAAAA and ${BASE}?x=1. Broken: https://. Mail me.`;
-    expect(await trackTextLinks(env.rt.db, BASE, src, text)).toBe(text);
-    expect(await trackTextLinks(env.rt.db, BASE, src, 'no links here')).toBe('no links here');
-    expect(await env.rt.db('tracked_links').where({ source_id: src.sourceId })).toHaveLength(0);
+    expect(await trackTextLinks(env.deps.db, BASE, src, text)).toBe(text);
+    expect(await trackTextLinks(env.deps.db, BASE, src, 'no links here')).toBe('no links here');
+    expect(await env.deps.db('tracked_links').where({ source_id: src.sourceId })).toHaveLength(0);
   });
 
   it('gives the same destination in the same source one code, again on a repeat; another source gets its own', async () => {
     const src = await source({ leadId: 'lead_x', cardId: 'card_y' });
     const text = 'Go to https://acme.test/x and again https://acme.test/x.';
-    const first = await trackTextLinks(env.rt.db, BASE, src, text);
-    const again = await trackTextLinks(env.rt.db, BASE, src, text);
+    const first = await trackTextLinks(env.deps.db, BASE, src, text);
+    const again = await trackTextLinks(env.deps.db, BASE, src, text);
     expect(again).toBe(first);
     expect(new Set(codesIn(first)).size).toBe(1);
     for (const code of codesIn(first)) expect(code).toMatch(LINK_CODE);
-    const row = await env.rt.db('tracked_links').where({ source_id: src.sourceId }).first();
+    const row = await env.deps.db('tracked_links').where({ source_id: src.sourceId }).first();
     expect(row).toMatchObject({ channel: 'email', source_type: 'send', lead_id: 'lead_x', card_id: 'card_y', account_id: src.accountId });
-    const other = await trackTextLinks(env.rt.db, BASE, { ...src, sourceId: newId('send') }, text);
+    const other = await trackTextLinks(env.deps.db, BASE, { ...src, sourceId: newId('send') }, text);
     expect(codesIn(other)[0]).not.toBe(codesIn(first)[0]);
   });
 
   it('leaves a URL over 2,048 characters as it is', async () => {
     const src = await source();
     const long = `https://acme.test/${'a'.repeat(2_100)}`;
-    expect(await trackTextLinks(env.rt.db, BASE, src, `x ${long} y`)).toBe(`x ${long} y`);
+    expect(await trackTextLinks(env.deps.db, BASE, src, `x ${long} y`)).toBe(`x ${long} y`);
   });
 });
 
@@ -87,7 +87,7 @@ describe('trackHtmlLinks', () => {
     const html =
       '<p><a href="https://acme.test/q?a=1&amp;b=2">one</a> <a class="x" href="https://acme.test/r">two</a> ' +
       `<a data-href="https://acme.test/s">three</a> <a href="${BASE}/l/AAAAAAAAAAAA">ours</a> https://acme.test/t</p>`;
-    const out = await trackHtmlLinks(env.rt.db, BASE, src, html);
+    const out = await trackHtmlLinks(env.deps.db, BASE, src, html);
     const codes = codesIn(out);
     expect(codes).toHaveLength(3);
     expect(await destination(codes[0]!)).toBe('https://acme.test/q?a=1&b=2');
@@ -96,6 +96,6 @@ describe('trackHtmlLinks', () => {
     expect(out).toContain('<a data-href="https://acme.test/s">three</a>');
     expect(out).toContain(' https://acme.test/t</p>');
     expect(out).toContain(`<a class="x" href="${BASE}/l/${codes[1]}">two</a>`);
-    expect(await trackHtmlLinks(env.rt.db, BASE, src, html)).toBe(out);
+    expect(await trackHtmlLinks(env.deps.db, BASE, src, html)).toBe(out);
   });
 });

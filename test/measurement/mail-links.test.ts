@@ -29,8 +29,8 @@ const BODY = 'Hi Peter,\n\nOur pricing: https://acme.test/pricing?plan=pro. Docs
 describe('a sent mail', () => {
   it('carries tracked links in its text, one per destination, tied to the send, card and lead', async () => {
     const { token, accountId } = await env.tenant();
-    const lead = await buildLead(env.rt.db, accountId, { domain: 'initech.test', contacts: [{ email: 'peter@initech.test' }] });
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const lead = await buildLead(env.deps.db, accountId, { domain: 'initech.test', contacts: [{ email: 'peter@initech.test' }] });
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'peter@initech.test', draft: { subject: 'subject-links', body: BODY } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -41,33 +41,33 @@ describe('a sent mail', () => {
     expect(codes).toHaveLength(2);
     expect(text).not.toContain('acme.test/pricing');
     expect(text).toContain(`Our pricing: ${BASE}/l/${codes[0]}. Docs (${BASE}/l/${codes[1]}).`);
-    const rows = await env.rt.db('tracked_links').where({ account_id: accountId }).orderBy('url');
+    const rows = await env.deps.db('tracked_links').where({ account_id: accountId }).orderBy('url');
     expect(rows).toMatchObject([
       { code: codes[0], url: 'https://acme.test/pricing?plan=pro', channel: 'email', card_id: card.id, lead_id: lead.id },
       { code: codes[1], url: 'https://docs.acme.test/start', channel: 'email', source_type: 'send', source_id: res.body.sendId },
     ]);
     // The fence keeps the body that shipped.
-    const fence = await env.rt.db('mail_sends').where({ id: res.body.sendId }).first();
+    const fence = await env.deps.db('mail_sends').where({ id: res.body.sendId }).first();
     expect(JSON.stringify(fence)).toContain(`${BASE}/l/${codes[0]}`);
 
     // The recipient clicks: an email visit of that lead, and the destination with gvid.
     const click = await env.api().get(`/l/${codes[0]}`).set('User-Agent', BROWSER);
     expect(click.status).toBe(302);
     expect(click.headers.location).toMatch(/^https:\/\/acme\.test\/pricing\?plan=pro&gvid=vis_\w{20}$/);
-    const visit = await env.rt.db('visits').where({ account_id: accountId }).first();
+    const visit = await env.deps.db('visits').where({ account_id: accountId }).first();
     expect(visit).toMatchObject({ channel: 'email', lead_id: lead.id, card_id: card.id, source_id: res.body.sendId });
   });
 
   it('tracks the link of a mail to an address no lead covered under the lead the send made for its domain', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'nobody@else.test', draft: { subject: 'subject-plain', body: 'Plain words, see https://x.test' } },
     });
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
     // Every mailed address has a lead: the send made one for else.test (source agent), and the link names it.
-    const made = await env.rt.db('leads').where({ account_id: accountId, domain: 'else.test' }).first();
+    const made = await env.deps.db('leads').where({ account_id: accountId, domain: 'else.test' }).first();
     expect(made).toMatchObject({ source: 'agent' });
-    const row = await env.rt.db('tracked_links').where({ account_id: accountId }).first();
+    const row = await env.deps.db('tracked_links').where({ account_id: accountId }).first();
     expect(row).toMatchObject({ url: 'https://x.test', lead_id: made.id });
   });
 });
@@ -76,7 +76,7 @@ describe('a sequence', () => {
   it("ships each step with its own tracked links, tied to that step's send", async () => {
     const { token, accountId } = await env.tenant();
     const to = 'seq@links.test';
-    const card = await buildCard(env.rt.db, accountId, 'approval', {
+    const card = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'sequence',
       title: `Sequence to ${to}`,
       payload: {
@@ -88,19 +88,19 @@ describe('a sequence', () => {
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(res.status).toBe(200);
-    await env.rt
+    await env.deps
       .db('mail_sequences')
       .where({ card_id: card.id })
       .update({ next_at: Date.now() - 1 });
-    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(card.id), 1)).toBe('shipped');
+    expect(await shipSequenceStep(env.deps, accountId, sequenceIdFor(card.id), 1)).toBe('shipped');
     const texts = await Promise.all(smtp.received.filter((m) => m.to.includes(to)).map(async (m) => (await simpleParser(m.raw)).text!));
     expect(texts).toHaveLength(2);
     const codes = texts.map((t) => [...t.matchAll(LINK)].map((m) => m[1]!));
     expect(codes.map((c) => c.length)).toEqual([1, 2]);
     // Each step is its own send: the same destination gets a code of its own in each.
     expect(codes[1]![0]).not.toBe(codes[0]![0]);
-    const sends = await env.rt.db('mail_sends').where({ card_id: card.id }).orderBy('step');
-    const rows = await env.rt.db('tracked_links').where({ account_id: accountId });
+    const sends = await env.deps.db('mail_sends').where({ card_id: card.id }).orderBy('step');
+    const rows = await env.deps.db('tracked_links').where({ account_id: accountId });
     expect(rows.filter((r: { source_id: string }) => r.source_id === sends[0].id)).toHaveLength(1);
     expect(rows.filter((r: { source_id: string }) => r.source_id === sends[1].id)).toHaveLength(2);
   });
@@ -112,7 +112,7 @@ describe('a mail whose answer was lost, re-shipped by reconciliation over the HT
       const codes = r.tries.map((p) => [...p.body.text.matchAll(LINK)].map((m) => m[1]));
       expect(codes[0]).toHaveLength(2);
       expect(codes[1]).toEqual(codes[0]);
-      expect(await r.http.rt.db('tracked_links').where({ account_id: r.accountId })).toHaveLength(2);
+      expect(await r.http.deps.db('tracked_links').where({ account_id: r.accountId })).toHaveLength(2);
     });
   });
 });

@@ -16,7 +16,7 @@ const BASE = 'https://agent.example.test';
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 let env: TestEnv;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
-let rt: Deps;
+let deps: Deps;
 const lines: string[] = [];
 it.override('options', { env: { BASE_URL: BASE } });
 it.beforeAll(async ({ env: e }) => {
@@ -25,11 +25,11 @@ it.beforeAll(async ({ env: e }) => {
   const url = new URL(env.config.databaseUrl);
   url.port = String(proxy.port);
   const config = configWith({ DATABASE_URL: url.toString(), QUEUE_PREFIX: env.config.queuePrefix, BASE_URL: BASE });
-  rt = createDeps(config, createLogger('warn', { write: (line: string) => lines.push(line) }));
-  await rt.ready();
+  deps = createDeps(config, createLogger('warn', { write: (line: string) => lines.push(line) }));
+  await deps.ready();
 });
 afterAll(async () => {
-  await rt.close();
+  await deps.close();
   await proxy.close();
 });
 
@@ -38,13 +38,13 @@ describe('GET /l/{code} with Postgres down', () => {
     const { accountId } = await env.tenant();
     const dest = 'https://acme.test/secret-path?email=jane%40acme.test';
     const codes = await trackedCodes(
-      env.rt.db,
+      env.deps.db,
       BASE,
       { accountId, channel: 'email', sourceType: 'send', sourceId: newId('send'), cardId: null, leadId: null },
       [dest],
     );
     const code = codes.get(dest)!;
-    const app = createApp(rt);
+    const app = createApp(deps);
     const first = await request(app).get(`/l/${code}`).set('User-Agent', BROWSER);
     expect(first.status).toBe(302);
     expect(first.headers.location).toContain('gvid=');
@@ -67,11 +67,11 @@ describe('GET /l/{code} with Postgres down', () => {
     } finally {
       proxy.restore();
     }
-    expect(await env.rt.db('visits').where({ account_id: accountId })).toHaveLength(1);
+    expect(await env.deps.db('visits').where({ account_id: accountId })).toHaveLength(1);
     // The browser whose visit was lost is counted on its next click, not answered with a gvid naming nothing.
     const after = await request(app).get(`/l/${code}`).set('User-Agent', `${BROWSER} Edg/131.0`);
     const gvid = new URL(after.headers.location!).searchParams.get('gvid');
-    expect(await env.rt.db('visits').where({ account_id: accountId, id: gvid })).toHaveLength(1);
+    expect(await env.deps.db('visits').where({ account_id: accountId, id: gvid })).toHaveLength(1);
   });
 });
 
@@ -80,7 +80,7 @@ describe('GET /l/{code} with Redis down', () => {
     const { accountId } = await env.tenant();
     const dest = 'https://acme.test/no-redis';
     const codes = await trackedCodes(
-      env.rt.db,
+      env.deps.db,
       BASE,
       { accountId, channel: 'seo', sourceType: 'post', sourceId: newId('post'), cardId: null, leadId: null },
       [dest],
@@ -98,7 +98,7 @@ describe('GET /l/{code} with Redis down', () => {
         .set('User-Agent', BROWSER);
       expect(res.status).toBe(302);
       const gvid = new URL(res.headers.location!).searchParams.get('gvid');
-      expect(await env.rt.db('visits').where({ account_id: accountId }).pluck('id')).toEqual([gvid]);
+      expect(await env.deps.db('visits').where({ account_id: accountId }).pluck('id')).toEqual([gvid]);
       expect(lines.filter((l) => l.includes('repeat check unreachable')).length).toBeGreaterThan(0);
     } finally {
       await away.close();

@@ -95,9 +95,9 @@ describe('POST /measurement/visits: the channel table', () => {
     const body = VisitResponse.parse(res.body);
     expect(body.channel).toBe(channel);
     expect(body.visitId).toMatch(/^vis_\w{20}$/);
-    const visit = await env.rt.db('visits').where({ id: body.visitId }).first();
+    const visit = await env.deps.db('visits').where({ id: body.visitId }).first();
     expect(visit).toMatchObject({ account_id: tenant.accountId, channel, via: 'reported', bot: false, ua_hash: null });
-    const events = await env.rt.db('channel_events').where({ account_id: tenant.accountId, ref_id: body.visitId });
+    const events = await env.deps.db('channel_events').where({ account_id: tenant.accountId, ref_id: body.visitId });
     // referral and direct are stored on the visit, but they are not /results channels.
     expect(events).toEqual(['referral', 'direct'].includes(channel) ? [] : [expect.objectContaining({ channel, type: 'visit' })]);
   });
@@ -108,7 +108,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     const sourceId = newId('post');
     const url = 'https://www.acme.test/blog/launch';
     const codes = await trackedCodes(
-      env.rt.db,
+      env.deps.db,
       BASE,
       { accountId: tenant.accountId, channel: 'seo', sourceType: 'post', sourceId, cardId: 'card_p', leadId: null },
       [url],
@@ -116,7 +116,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     const code = codes.get(url)!;
     const click = await env.api().get(`/l/${code}`).set('User-Agent', BROWSER);
     const gvid = new URL(click.headers.location!).searchParams.get('gvid')!;
-    const events = () => env.rt.db('channel_events').where({ account_id: tenant.accountId, type: 'visit', channel: 'seo' });
+    const events = () => env.deps.db('channel_events').where({ account_id: tenant.accountId, type: 'visit', channel: 'seo' });
     const before = (await events()).length;
     for (const extra of [{}, { referrer: 'https://www.google.com/' }, { utm: { medium: 'email' } }]) {
       const byGvid = await post({ url: `${url}?utm_source=x&gvid=${gvid}`, ...extra });
@@ -126,7 +126,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     expect(await events()).toHaveLength(before);
     const byReferrer = await post({ url, referrer: `${BASE}/l/${code}` });
     expect(byReferrer.body.channel).toBe('seo');
-    const visit = await env.rt.db('visits').where({ id: byReferrer.body.visitId }).first();
+    const visit = await env.deps.db('visits').where({ id: byReferrer.body.visitId }).first();
     expect(visit).toMatchObject({ via: 'reported', link_code: code, source_type: 'post', source_id: sourceId, card_id: 'card_p' });
     expect(await events()).toHaveLength(before + 1);
   });
@@ -135,7 +135,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     const other = await env.tenant();
     const url = 'https://www.acme.test/other';
     const codes = await trackedCodes(
-      env.rt.db,
+      env.deps.db,
       BASE,
       { accountId: other.accountId, channel: 'email', sourceType: 'send', sourceId: newId('send'), cardId: null, leadId: null },
       [url],
@@ -147,7 +147,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     const res = await post({ url, referrer: `${BASE}/l/${code}` });
     // The referrer is this service, not another site: not a referral.
     expect(res.body.channel).toBe('direct');
-    expect(await env.rt.db('visits').where({ id: res.body.visitId }).first()).toMatchObject({ link_code: null, lead_id: null });
+    expect(await env.deps.db('visits').where({ id: res.body.visitId }).first()).toMatchObject({ link_code: null, lead_id: null });
   });
 });
 
@@ -191,7 +191,7 @@ describe('POST /measurement/visits: what it refuses', () => {
   it('records the write in the audit log against the token', async () => {
     const t = await env.tenant(['measurement:write']);
     const res = await post({ url: LANDING }, t.token);
-    const audit = await env.rt.db('audit_log').where({ account_id: t.accountId, actor: 'api' });
+    const audit = await env.deps.db('audit_log').where({ account_id: t.accountId, actor: 'api' });
     expect(audit).toMatchObject([{ route: '/api/v1/measurement/visits', status: 201, target_id: res.body.visitId }]);
   });
 });

@@ -34,7 +34,7 @@ async function count(metric: { get(): Promise<unknown> }, labels: Record<string,
 describe('job metrics', () => {
   it('times each run by outcome and counts the retries of a job that fails twice and then completes', async () => {
     const connection = createRedis(env.config, 'worker');
-    const queues = createQueues(env.rt.redis, env.config, ['test-flaky']);
+    const queues = createQueues(env.deps.redis, env.config, ['test-flaky']);
     const events = new QueueEvents('test-flaky', {
       connection: createRedis(env.config, 'worker'),
       prefix: env.config.queuePrefix,
@@ -53,7 +53,7 @@ describe('job metrics', () => {
         }),
       ],
       [flaky],
-      { rt: env.rt, connection },
+      { deps: env.deps, connection },
     );
     try {
       await events.waitUntilReady();

@@ -64,7 +64,7 @@ const call = (path: string, token?: string, method = 'GET') =>
   });
 
 async function mailCard(accountId: string, subject: string) {
-  return buildCard(env.rt.db, accountId, 'mail_draft', {
+  return buildCard(env.deps.db, accountId, 'mail_draft', {
     payload: { work: 'email', to: `${subject}@acme.test`, draft: { subject, body: 'Hello' } },
   });
 }
@@ -148,7 +148,7 @@ describe('cardinality', () => {
 
 describe('/metrics of a worker process', () => {
   it('shows queue counts per queue and state, and a job run by queue, job and outcome', async () => {
-    await enqueue(env.rt.queues, cardSweep, {});
+    await enqueue(env.deps.queues, cardSweep, {});
     const samples = await until(
       async () => {
         const { samples } = await scrape(workerMetrics);
@@ -193,7 +193,7 @@ describe('a real Prometheus scraping the API and a worker process', () => {
       const after = await prom.waitFor(EMAIL_SENT, (r) => r[0]?.value === before + 3, 'three more email sends scraped');
       expect(after[0]!.value - before).toBe(3);
       // A job the worker ran, and its queue counts (the same queues in every process: max, not sum).
-      await enqueue(env.rt.queues, cardSweep, {});
+      await enqueue(env.deps.queues, cardSweep, {});
       const runs = await prom.waitFor(
         'sum(gas_job_duration_seconds_count{job="gas-workers",queue="card-timers",outcome="completed"})',
         (r) => (r[0]?.value ?? 0) >= 1,
@@ -232,7 +232,12 @@ describe('/metrics of the inbound listener process', () => {
 
 describe('METRICS_PORT unset', () => {
   it('starts no listener', async () => {
-    const off = await startMetrics({ metrics: { port: null, host: '127.0.0.1', sampleMs: 1000 } }, createLogger('silent'), env.rt.db, null);
+    const off = await startMetrics(
+      { metrics: { port: null, host: '127.0.0.1', sampleMs: 1000 } },
+      createLogger('silent'),
+      env.deps.db,
+      null,
+    );
     expect(off).toBeNull();
   });
 });

@@ -83,7 +83,7 @@ describe('work counters', () => {
 
   it('counts webhook deliveries by outcome', async () => {
     const { accountId } = await env.tenant();
-    const hook = await buildHook(env.rt, accountId);
+    const hook = await buildHook(env.deps, accountId);
     expect((await env.api().post(hook.path).send({ signup: 'x' })).status).toBe(202);
     expect(
       (
@@ -99,10 +99,10 @@ describe('work counters', () => {
 
   it('samples the age of the oldest send whose answer was lost', async () => {
     const { accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const id = newId('send');
     const at = Date.now() - 120_000;
-    await env.rt.db('mail_sends').insert({
+    await env.deps.db('mail_sends').insert({
       id,
       account_id: accountId,
       card_id: card.id,
@@ -116,7 +116,7 @@ describe('work counters', () => {
       created_at: at,
       updated_at: at,
     });
-    await sampleOnce(env.rt, createLogger('silent'));
+    await sampleOnce(env.deps, createLogger('silent'));
     const age = await value(metrics.deliveryPendingOldest);
     expect(age).toBeGreaterThanOrEqual(120);
     expect(age).toBeLessThan(180);
@@ -129,7 +129,7 @@ describe('work counters', () => {
     for (const name of ['malformed-mime', 'gmail-reply', 'gmail-reply']) {
       const id = newId('im');
       const raw = mailFixture(name);
-      await inboundRepository(env.rt.db).insert({
+      await inboundRepository(env.deps.db).insert({
         id,
         accountId: null,
         via: 'smtp',
@@ -138,8 +138,8 @@ describe('work counters', () => {
         raw,
         receivedAt: Date.now(),
       });
-      await processInbound(env.rt, id);
-      settledAs.push((await inboundRepository(env.rt.db).find(id))!.status);
+      await processInbound(env.deps, id);
+      settledAs.push((await inboundRepository(env.deps.db).find(id))!.status);
     }
     expect(settledAs[1]).toBe('unplaced');
     for (const cls of new Set(settledAs))

@@ -41,31 +41,31 @@ const connect = (accountId: string, more: string[] = []) =>
 describe('admin CLI: channel connect, list, disconnect', () => {
   it('connects the network, prints it without the key, and the account can ship network messages', async () => {
     const t = await env.tenant();
-    expect(await cannotShip(env.rt.db, t.accountId, 'network_message')).toBe(
+    expect(await cannotShip(env.deps.db, t.accountId, 'network_message')).toBe(
       'network messages cannot ship: no professional-network connection on this account',
     );
     const out = await connect(t.accountId, ['--key', SECRET]);
     expect(out).toEqual({ out: { connection: { accountId: t.accountId, kind: 'network', transport: 'http', url: bridge.url } } });
-    expect(await cannotShip(env.rt.db, t.accountId, 'network_message')).toBeNull();
+    expect(await cannotShip(env.deps.db, t.accountId, 'network_message')).toBeNull();
     // Ads stay unconnected: that is another connection.
-    expect(await cannotShip(env.rt.db, t.accountId, 'ad_test')).toMatch(/no ad-platform connection/);
+    expect(await cannotShip(env.deps.db, t.accountId, 'ad_test')).toMatch(/no ad-platform connection/);
     expect(await adminCall(env, ['channel', 'list', '--account', t.accountId])).toEqual({
       out: { connections: [{ accountId: t.accountId, kind: 'network', transport: 'http', url: bridge.url }] },
     });
     // Kept sealed: the row does not hold it in clear, and the adapter's read gives it back.
-    const row = await env.rt.db('provider_connections').where({ account_id: t.accountId }).first();
+    const row = await env.deps.db('provider_connections').where({ account_id: t.accountId }).first();
     expect(JSON.stringify(row)).not.toContain(SECRET);
-    expect((await openConnection(env.rt.db, t.accountId, 'network'))?.key).toBe(SECRET);
+    expect((await openConnection(env.deps.db, t.accountId, 'network'))?.key).toBe(SECRET);
     // /results reports the network channel from now on.
     const results = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${t.token}`);
     expect(results.body.results.network.available).toBe(true);
 
     expect(await adminCall(env, ['channel', 'disconnect', '--account', t.accountId, '--kind', 'network'])).toEqual({ out: { ok: true } });
     expect(await adminCall(env, ['channel', 'list', '--account', t.accountId])).toEqual({ out: { connections: [] } });
-    expect(await cannotShip(env.rt.db, t.accountId, 'network_message')).toMatch(/no professional-network connection/);
+    expect(await cannotShip(env.deps.db, t.accountId, 'network_message')).toMatch(/no professional-network connection/);
     expect(await adminCall(env, ['channel', 'disconnect', '--account', t.accountId, '--kind', 'network'])).toEqual({ error: 'not found' });
 
-    const audit = await env.rt.db('audit_log').where({ account_id: t.accountId }).whereLike('route', 'channel %').orderBy('at');
+    const audit = await env.deps.db('audit_log').where({ account_id: t.accountId }).whereLike('route', 'channel %').orderBy('at');
     expect(audit.map((a) => a.route)).toEqual(['channel connect', 'channel disconnect']);
     expect(JSON.stringify(audit)).not.toContain(SECRET);
     expect(lines.join('')).not.toContain(SECRET);
@@ -74,7 +74,7 @@ describe('admin CLI: channel connect, list, disconnect', () => {
   it('keeps one connection per kind: ads beside network, and connecting again replaces url and key and restarts the cursor', async () => {
     const t = await env.tenant();
     await connect(t.accountId, ['--key', SECRET]);
-    await env.rt.db('provider_connections').where({ account_id: t.accountId }).update({ poll_cursor: '42' });
+    await env.deps.db('provider_connections').where({ account_id: t.accountId }).update({ poll_cursor: '42' });
     const ads = ['channel', 'connect', '--account', t.accountId, '--kind', 'ads', '--transport', 'http'];
     expect(await adminCall(env, [...ads, '--url', 'https://ads-bridge.test/base/', '--key', 'ads-key'])).toEqual({
       out: { connection: { accountId: t.accountId, kind: 'ads', transport: 'http', url: 'https://ads-bridge.test/base' } },
@@ -89,8 +89,8 @@ describe('admin CLI: channel connect, list, disconnect', () => {
         ],
       },
     });
-    expect(await openConnection(env.rt.db, t.accountId, 'network')).toMatchObject({ key: 'new-key', pollCursor: null });
-    expect((await openConnection(env.rt.db, t.accountId, 'ads'))?.key).toBe('ads-key');
+    expect(await openConnection(env.deps.db, t.accountId, 'network')).toMatchObject({ key: 'new-key', pollCursor: null });
+    expect((await openConnection(env.deps.db, t.accountId, 'ads'))?.key).toBe('ads-key');
   });
 
   it('refuses bad input with one line naming the flag and the rule', async () => {
@@ -128,7 +128,7 @@ describe('admin CLI: channel connect, list, disconnect', () => {
       [['channel', 'list'], '--account is required'],
     ];
     for (const [argv, error] of cases) expect({ argv, ...(await adminCall(env, argv)) }).toEqual({ argv, error });
-    expect(await env.rt.db('provider_connections').where({ account_id: t.accountId })).toEqual([]);
+    expect(await env.deps.db('provider_connections').where({ account_id: t.accountId })).toEqual([]);
   });
 
   it('runs as the real CLI: one JSON object on stdout, a one-line error on stderr and exit 1; the key printed nowhere', async () => {

@@ -29,15 +29,15 @@ afterAll(async () => {
 });
 
 const connect = (accountId: string, bridge: ProviderBridgeStandIn) =>
-  connectProvider(env.rt.db, { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  connectProvider(env.deps.db, { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
 const networkEvents = (accountId: string) =>
-  env.rt.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'ref_id');
+  env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'ref_id');
 
 describe('polling the network provider', () => {
   it('applies a reply to the lead with that profile URL and counts an accepted request, each once', async () => {
     const { accountId } = await env.tenant();
     await connect(accountId, good);
-    const lead = await upsertLead(env.rt.db, accountId, {
+    const lead = await upsertLead(env.deps.db, accountId, {
       domain: 'bo.test',
       status: 'contacted',
       contacts: [{ name: 'Bo', profileUrl: 'https://www.linkedin.com/in/bo' }],
@@ -48,19 +48,19 @@ describe('polling the network provider', () => {
       { id: 'ev-2', type: 'reply', at, data: { profileUrl: 'linkedin.com/in/Bo/', replyKind: 'interested' } },
       { id: 'ev-3', type: 'something_new', at, data: {} },
     );
-    expect(await pollProviderEvents(env.rt, accountId, 'network')).toEqual({ connected: true, events: 3, applied: 2, ignored: 1 });
+    expect(await pollProviderEvents(env.deps, accountId, 'network')).toEqual({ connected: true, events: 3, applied: 2, ignored: 1 });
     expect(await networkEvents(accountId)).toEqual([
       { type: 'connection_accepted', ref_id: 'network-ev-1' },
       { type: 'reply', ref_id: 'network-ev-2' },
     ]);
-    expect(await env.rt.db('leads').where({ id: lead.id }).first()).toMatchObject({ status: 'replied', reply_kind: 'interested' });
+    expect(await env.deps.db('leads').where({ id: lead.id }).first()).toMatchObject({ status: 'replied', reply_kind: 'interested' });
     // The cursor moved: a second poll reads nothing new; a cursor lost (reset) reads them again but counts nothing twice.
-    expect(await pollProviderEvents(env.rt, accountId, 'network')).toMatchObject({ events: 0, applied: 0 });
-    await env.rt.db('provider_connections').where({ account_id: accountId }).update({ poll_cursor: null });
-    expect(await pollProviderEvents(env.rt, accountId, 'network')).toMatchObject({ events: 3 });
+    expect(await pollProviderEvents(env.deps, accountId, 'network')).toMatchObject({ events: 0, applied: 0 });
+    await env.deps.db('provider_connections').where({ account_id: accountId }).update({ poll_cursor: null });
+    expect(await pollProviderEvents(env.deps, accountId, 'network')).toMatchObject({ events: 3 });
     expect(await networkEvents(accountId)).toHaveLength(2);
     // This account has no ads connection: nothing is polled for it.
-    expect(await pollProviderEvents(env.rt, accountId, 'ads')).toEqual({ connected: false, events: 0, applied: 0, ignored: 0 });
+    expect(await pollProviderEvents(env.deps, accountId, 'ads')).toEqual({ connected: false, events: 0, applied: 0, ignored: 0 });
   });
 
   it('polls each connected account in its own job: a failing provider fails alone, a few tries, and its cursor stays', async () => {
@@ -72,11 +72,11 @@ describe('polling the network provider', () => {
     good.events.length = 0;
     good.events.push({ id: 'ev-a', type: 'accepted', at: Date.now(), data: {} });
     const before = failing.state.polls;
-    expect(await sweepProviderPolls(env.rt)).toBeGreaterThanOrEqual(2);
+    expect(await sweepProviderPolls(env.deps)).toBeGreaterThanOrEqual(2);
     await until(async () => (await networkEvents(a.accountId)).length > 0, 20_000);
     expect(await networkEvents(a.accountId)).toEqual([{ type: 'connection_accepted', ref_id: 'network-ev-a' }]);
     // Its first try failed and the next waits (backoff): the job is not lost, and account a went on regardless.
-    const queue = env.rt.queues.get(providerPoll.queue)!;
+    const queue = env.deps.queues.get(providerPoll.queue)!;
     const retrying = await until(async () => {
       const job = await pendingJob(queue, providerPoll.key({ accountId: b.accountId, kind: 'network' }));
       return job && (await job.getState()) === 'delayed' ? job : null;
@@ -85,7 +85,7 @@ describe('polling the network provider', () => {
     expect(retrying.attemptsMade).toBe(1);
     expect(retrying.failedReason).toBe("the network provider's events answered HTTP 500");
     expect(providerPoll.options.attempts).toBe(3);
-    const row = await env.rt.db('provider_connections').where({ account_id: b.accountId }).first();
+    const row = await env.deps.db('provider_connections').where({ account_id: b.accountId }).first();
     expect(row).toMatchObject({ poll_cursor: null, polled_at: null });
   });
 
@@ -110,9 +110,9 @@ describe('polling the network provider', () => {
         ['message_sent', 's2'],
         ['message_sent', 's3'],
       ] as const)
-        await recordChannelEvent(env.rt.db, accountId, { channel: 'network', type, at, decidedBy: 'person', refId });
+        await recordChannelEvent(env.deps.db, accountId, { channel: 'network', type, at, decidedBy: 'person', refId });
       bridge.events.push({ id: 'r1', type: 'reply', at, data: {} }, { id: 'a1', type: 'accepted', at, data: {} });
-      await pollProviderEvents(env.rt, accountId, 'network');
+      await pollProviderEvents(env.deps, accountId, 'network');
       expect(await read()).toMatchObject({
         available: true,
         data: { window: { requestsSent: 1, messagesSent: 2, replies: 1, connectionsAccepted: 1, replyRate: 0.5 } },
@@ -123,7 +123,7 @@ describe('polling the network provider', () => {
   });
 
   it('is scheduled when the inbound-mail pool starts', async () => {
-    const schedulers = await env.rt.queues.get(providerPollSweep.queue)!.getJobSchedulers();
+    const schedulers = await env.deps.queues.get(providerPollSweep.queue)!.getJobSchedulers();
     expect(schedulers.find((s) => s.key === providerPollSweep.key({}))).toMatchObject({ name: 'provider.poll-sweep', every: 60_000 });
   });
 });

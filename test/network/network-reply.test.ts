@@ -51,12 +51,12 @@ async function world() {
   const bridge = await startProviderBridge();
   bridges.push(bridge);
   const { accountId, token } = await connectedTenant(env, bridge, 'network');
-  await memoryNotesRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
-  const lead = await upsertLead(env.rt.db, accountId, {
+  await memoryNotesRepository(env.deps.db).remember(accountId, NOTE, null, Date.now());
+  const lead = await upsertLead(env.deps.db, accountId, {
     domain: 'lee.test',
     contacts: [{ name: 'Ann Lee', email: ANN_MAIL, profileUrl: 'linkedin.com/in/Ann-Lee/' }],
   });
-  const seqCard = await buildCard(env.rt.db, accountId, 'approval', {
+  const seqCard = await buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'sequence',
     title: `Sequence to ${ANN_MAIL}`,
     payload: {
@@ -67,7 +67,7 @@ async function world() {
     },
   });
   await approve(token, seqCard.id);
-  const message = await buildCard(env.rt.db, accountId, 'approval', {
+  const message = await buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'network_message',
     title: 'Say hello to Ann',
     payload: { work: 'network_message', to: ANN, draft: { body: 'Hello Ann' } },
@@ -75,7 +75,7 @@ async function world() {
   await approve(token, message.id);
   expect(bridge.shipments.filter((s) => s.body.to === ANN)).toHaveLength(1);
   const sequence = () =>
-    env.rt
+    env.deps
       .db('mail_sequences')
       .where({ id: sequenceIdFor(seqCard.id) })
       .first();
@@ -89,20 +89,20 @@ async function world() {
  * before the event arrived: then it polls again, until a job reads something.
  */
 async function pollJob(accountId: string) {
-  const queue = env.rt.queues.get(providerPoll.queue)!;
+  const queue = env.deps.queues.get(providerPoll.queue)!;
   let result = { events: 0, applied: 0 };
   for (let tries = 0; tries < 3 && result.events === 0; tries++) {
-    const id = await enqueue(env.rt.queues, providerPoll, { accountId, kind: 'network' });
+    const id = await enqueue(env.deps.queues, providerPoll, { accountId, kind: 'network' });
     await until(async () => (await queue.getJobState(id)) === 'completed', 20_000);
     result = (await queue.getJob(id))!.returnvalue as typeof result;
   }
   return result;
 }
 
-const wakes = (accountId: string) => env.rt.db('agent_turns').where({ account_id: accountId, kind: 'wake' }).orderBy('created_at');
-const replies = (accountId: string) => env.rt.db('channel_events').where({ account_id: accountId, channel: 'network', type: 'reply' });
+const wakes = (accountId: string) => env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' }).orderBy('created_at');
+const replies = (accountId: string) => env.deps.db('channel_events').where({ account_id: accountId, channel: 'network', type: 'reply' });
 const networkCards = (accountId: string) =>
-  env.rt.db('review_cards').where({ account_id: accountId, source_type: 'network_message' }).orderBy('created_at');
+  env.deps.db('review_cards').where({ account_id: accountId, source_type: 'network_message' }).orderBy('created_at');
 
 describe('a reply on the professional network', () => {
   it('makes the lead replied, stops its mail sequence, wakes the agent once; a duplicate event changes nothing', async () => {
@@ -118,12 +118,12 @@ describe('a reply on the professional network', () => {
 
     // Its mail sequence stopped: the follow-up, due now, does not ship.
     expect(await w.sequence()).toMatchObject({ status: 'stopped', stop_reason: 'the recipient replied on the professional network' });
-    await env.rt
+    await env.deps
       .db('mail_sequences')
       .where({ card_id: w.seqCard.id })
       .update({ next_at: Date.now() - 1 });
     const seq = await w.sequence();
-    expect(await shipSequenceStep(env.rt, w.accountId, seq.id, 1)).toBe('not_active');
+    expect(await shipSequenceStep(env.deps, w.accountId, seq.id, 1)).toBe('not_active');
     expect(smtp.received.filter((m) => m.to.includes(ANN_MAIL))).toHaveLength(1);
 
     // The agent woke once, the reply handed as outside data (never as its instruction), and drafted an answer.
@@ -150,12 +150,12 @@ describe('a reply on the professional network', () => {
     });
 
     // The bridge sends the same event again (a lost cursor, a retry on its side): counted and applied once.
-    await env.rt.db('leads').where({ id: w.leadId }).update({ status: 'contacted' });
+    await env.deps.db('leads').where({ id: w.leadId }).update({ status: 'contacted' });
     w.bridge.events.push({ id: `reply-${w.accountId}`, type: 'reply', at: Date.now() - 1_000, data: { profileUrl: ANN, text } });
     expect(await pollJob(w.accountId)).toMatchObject({ events: 1, applied: 1 });
     expect(await wakes(w.accountId)).toHaveLength(1);
     expect(await replies(w.accountId)).toHaveLength(1);
-    expect((await env.rt.db('leads').where({ id: w.leadId }).first()).status).toBe('contacted');
+    expect((await env.deps.db('leads').where({ id: w.leadId }).first()).status).toBe('contacted');
     expect(await networkCards(w.accountId)).toHaveLength(2);
   });
 
@@ -163,14 +163,14 @@ describe('a reply on the professional network', () => {
     const w = await world();
     w.bridge.events.push({ id: `race-${w.accountId}`, type: 'reply', at: Date.now(), data: { profileUrl: ANN, text: 'Happy to chat.' } });
     const results = await Promise.all([
-      pollProviderEvents(env.rt, w.accountId, 'network'),
-      pollProviderEvents(env.rt, w.accountId, 'network'),
+      pollProviderEvents(env.deps, w.accountId, 'network'),
+      pollProviderEvents(env.deps, w.accountId, 'network'),
     ]);
     // Both read the event; one applied it.
     expect(results.map((r) => r.events)).toEqual([1, 1]);
     expect(await replies(w.accountId)).toHaveLength(1);
     expect(await wakes(w.accountId)).toHaveLength(1);
-    expect((await env.rt.db('mail_sequences').where({ card_id: w.seqCard.id }).first()).status).toBe('stopped');
+    expect((await env.deps.db('mail_sequences').where({ card_id: w.seqCard.id }).first()).status).toBe('stopped');
     await until(async () => (await networkCards(w.accountId)).length === 2, 20_000);
   });
 
@@ -183,12 +183,12 @@ describe('a reply on the professional network', () => {
       data: { profileUrl: ANN, text: 'Please remove me from your list.' },
     });
     expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
-    expect(await env.rt.db('leads').where({ id: w.leadId }).first()).toMatchObject({
+    expect(await env.deps.db('leads').where({ id: w.leadId }).first()).toMatchObject({
       status: 'unsubscribed',
       reply_kind: 'unsubscribe',
       decline_reason: 'asked to be removed',
     });
-    expect(await env.rt.db('blocklist_entries').where({ account_id: w.accountId, value: ANN }).first()).toMatchObject({
+    expect(await env.deps.db('blocklist_entries').where({ account_id: w.accountId, value: ANN }).first()).toMatchObject({
       source: 'opt_out_reply',
     });
     expect(await w.sequence()).toMatchObject({
@@ -208,13 +208,13 @@ describe('a reply on the professional network', () => {
       data: { profileUrl: ANN, replyKind: 'out_of_office' },
     });
     expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
-    expect((await env.rt.db('leads').where({ id: w.leadId }).first()).status).toBe('contacted');
+    expect((await env.deps.db('leads').where({ id: w.leadId }).first()).status).toBe('contacted');
     expect((await w.sequence()).status).toBe('active');
     expect(await wakes(w.accountId)).toHaveLength(0);
     expect(await replies(w.accountId)).toHaveLength(0);
 
     // A note that the agent's own answer would quote: the wake drafts nothing rather than show it to Ann.
-    await memoryNotesRepository(env.rt.db).remember(
+    await memoryNotesRepository(env.deps.db).remember(
       w.accountId,
       'Thanks for your question. Happy to go through it properly; would a short call next week help?',
       null,
@@ -222,7 +222,7 @@ describe('a reply on the professional network', () => {
     );
     w.bridge.events.push({ id: `q-${w.accountId}`, type: 'reply', at: Date.now(), data: { profileUrl: ANN, text: 'What does it cost?' } });
     expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
-    expect((await env.rt.db('leads').where({ id: w.leadId }).first()).reply_kind).toBe('question');
+    expect((await env.deps.db('leads').where({ id: w.leadId }).first()).reply_kind).toBe('question');
     const wake = await until(async () => {
       const [t] = await wakes(w.accountId);
       return t?.status === 'replied' ? t : null;

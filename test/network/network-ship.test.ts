@@ -37,7 +37,7 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const connected = () => connectedTenant(env, bridge, 'network');
 
 const networkCard = (accountId: string, payload: Record<string, unknown>) =>
-  buildCard(env.rt.db, accountId, 'approval', {
+  buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'network_message',
     title: 'Say hello to Ann',
     payload: { work: 'network_message', to: 'https://linkedin.com/in/Ann-Lee/', draft: { body: 'Hello Ann' }, ...payload },
@@ -45,10 +45,10 @@ const networkCard = (accountId: string, payload: Record<string, unknown>) =>
 
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => env.rt.db('review_cards').where({ id: cardId }).first();
-const fenceOf = (cardId: string) => env.rt.db('mail_sends').where({ card_id: cardId }).first();
+const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
+const fenceOf = (cardId: string) => env.deps.db('mail_sends').where({ card_id: cardId }).first();
 const eventsOf = (accountId: string) =>
-  env.rt.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
+  env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
 
 describe('network messages through the provider bridge', () => {
   afterAll(() => {
@@ -60,7 +60,7 @@ describe('network messages through the provider bridge', () => {
   it('ships an approved message once, to the canonical profile URL, and the lead it reaches becomes contacted', async () => {
     bridge.state.mode = 'accept';
     const { accountId, token } = await connected();
-    const lead = await upsertLead(env.rt.db, accountId, {
+    const lead = await upsertLead(env.deps.db, accountId, {
       domain: 'ann.test',
       contacts: [{ name: 'Ann', profileUrl: 'linkedin.com/in/ann-lee' }],
     });
@@ -81,7 +81,7 @@ describe('network messages through the provider bridge', () => {
     expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
     expect(fence).toMatchObject({ status: 'sent', provider_id: bridge.shipments.find((s) => s.key === fence.idempotency_key)!.id });
     expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
-    expect((await env.rt.db('leads').where({ id: lead.id }).first()).status).toBe('contacted');
+    expect((await env.deps.db('leads').where({ id: lead.id }).first()).status).toBe('contacted');
     // Approving again never ships twice.
     expect((await approve(token, card.id)).status).toBe(409);
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
@@ -132,7 +132,7 @@ describe('network messages through the provider bridge', () => {
     await until(async () => (await cardOf(hung.id))?.status === 'sent', 20_000);
     const f2 = await fenceOf(hung.id);
     expect(bridge.shipments.filter((s) => s.key === f2.idempotency_key)).toHaveLength(1);
-    expect(await env.rt.db('channel_events').where({ account_id: accountId, type: 'message_sent' })).toHaveLength(2);
+    expect(await env.deps.db('channel_events').where({ account_id: accountId, type: 'message_sent' })).toHaveLength(2);
   });
 
   it('asks a person "did it go out?" when the bridge cannot tell within the window, and ships nothing again', async () => {
@@ -143,7 +143,7 @@ describe('network messages through the provider bridge', () => {
     try {
       expect((await approve(token, card.id)).status).toBe(503);
       const question = await until(
-        async () => env.rt.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        async () => env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
         20_000,
       );
       expect(question.title).toBe('Did the network message to https://www.linkedin.com/in/ann-lee go out?');
@@ -209,7 +209,7 @@ describe('network messages through the provider bridge', () => {
     expect(r2.body.message).toMatch(/is on the block list/);
 
     // The agent drafts nothing to it either (the ship tool reads the profile URL the block list's way).
-    const toolEnv = { db: env.rt.db, accountId, turnId: 'turn_none', fromOutside: false, onReply: async () => undefined };
+    const toolEnv = { db: env.deps.db, accountId, turnId: 'turn_none', fromOutside: false, onReply: async () => undefined };
     const call = {
       id: 'c1',
       name: 'ship',
@@ -229,6 +229,6 @@ describe('network messages through the provider bridge', () => {
       message: 'network messages cannot ship: no professional-network connection on this account',
     });
     expect(bridge.posts.length).toBe(before);
-    expect(await env.rt.db('mail_sends').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
+    expect(await env.deps.db('mail_sends').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
   });
 });

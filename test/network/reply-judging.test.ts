@@ -41,7 +41,7 @@ describe('judging the replies of a network poll page', () => {
     }));
     // The same reply twice in one page is judged once.
     events.push({ ...events[0]! });
-    await networkPage(env.rt.db, accountId, events, now, networkReplyEffects({ ...env.rt, config }));
+    await networkPage(env.deps.db, accountId, events, now, networkReplyEffects({ ...env.deps, config }));
     expect(most).toBe(8);
     expect(llm.requests).toHaveLength(12);
   });

@@ -42,7 +42,7 @@ describe('the test PgBouncer', () => {
     expect(url.port).toBe(String(port()));
     expect(env.config.databasePooler).toBe('transaction');
     const database = url.pathname.slice(1);
-    await env.rt.db.raw('SELECT 1');
+    await env.deps.db.raw('SELECT 1');
     const admin = viaPgbouncer(urlFor('pgbouncer'), port());
     const config = await onClient(admin, (c) => c.query<{ key: string; value: string }>('SHOW CONFIG'));
     expect(config.rows.find((r) => r.key === 'pool_mode')?.value).toBe('transaction');
@@ -109,7 +109,7 @@ describe('the posts memory behind the pooler with no direct URL', () => {
       expect(first.body.post.title).toBe('First');
       expect(postCache(null).ticket(t.accountId)).toBeNull();
       // A change behind the service's back (no notification) shows on the very next read.
-      await bare.rt.db('posts').where({ account_id: t.accountId, slug }).update({ title: 'Second' });
+      await bare.deps.db('posts').where({ account_id: t.accountId, slug }).update({ title: 'Second' });
       expect((await get()).body.post.title).toBe('Second');
       expect((await get().set('If-None-Match', String(first.headers.etag))).status).toBe(200);
       const database = new URL(bare.config.databaseUrl).pathname.slice(1);

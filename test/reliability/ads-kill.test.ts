@@ -33,7 +33,7 @@ beforeAll(async () => {
   bridge = await startProviderBridge();
   env = await setupTestEnv({ env: shipEnv });
   // Reconciliation and the shipping sweep run here; the shipping itself in the processes that get killed.
-  pools = await startPools(env.rt, ['mail-sends']);
+  pools = await startPools(env.deps, ['mail-sends']);
 });
 
 afterAll(async () => {
@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 const connectAds = (accountId: string) =>
-  connectProvider(env.rt.db, { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  connectProvider(env.deps.db, { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
 
 /** The bridge's shipments and POSTs under one key. */
 const at = (key: string) => ({
@@ -53,7 +53,7 @@ const at = (key: string) => ({
 });
 
 async function startWorker(): Promise<ChildProcess> {
-  const queue = env.rt.queues.get('card-timers')!;
+  const queue = env.deps.queues.get('card-timers')!;
   const before = (await queue.getWorkers()).length;
   const { BASE_URL: _vite, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers'], {
@@ -81,7 +81,7 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
     const due = Date.now();
     const cards = [];
     for (let i = 0; i < CARDS; i++) {
-      const card = await buildCard(env.rt.db, accountId, 'approval', {
+      const card = await buildCard(env.deps.db, accountId, 'approval', {
         sourceType: 'ad_test',
         title: `Ad test ${i}`,
         payload: {
@@ -97,7 +97,7 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
     }
     bridge.state.delayMs = 80;
     let worker = await startWorker();
-    for (const card of cards) await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at: due });
+    for (const card of cards) await enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at: due });
     const ours = () => bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.details.accountId === accountId).length;
     let kills = 0;
     for (const after of [4, 10]) {
@@ -109,7 +109,7 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
     }
     await until(
       async () => {
-        const rows = await env.rt.db('review_cards').where({ account_id: accountId, status: 'sent' }).count<{ n: string }[]>('* as n');
+        const rows = await env.deps.db('review_cards').where({ account_id: accountId, status: 'sent' }).count<{ n: string }[]>('* as n');
         return Number(rows[0]!.n) === CARDS;
       },
       180_000,
@@ -123,13 +123,13 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       const mine = bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.subject === `Ad test ${i}`);
       expect(mine, `ad test ${i}`).toHaveLength(1);
     }
-    const fences = await env.rt.db('mail_sends').where({ account_id: accountId });
+    const fences = await env.deps.db('mail_sends').where({ account_id: accountId });
     expect(fences).toHaveLength(CARDS);
     expect(fences.every((f) => f.status === 'sent' && f.kind_of_work === 'ad_test')).toBe(true);
     for (const f of fences) expect(at(f.idempotency_key).shipments, f.id).toBe(1);
     // Kills landed mid-ship (the bridge had taken it, its answer was on the way): reconciliation settled those.
     expect(fences.filter((f) => f.reconcile_until !== null).length).toBeGreaterThan(0);
-    const events = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'test_launched' });
+    const events = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'test_launched' });
     expect(events).toHaveLength(CARDS);
     expect(new Set(events.map((e) => e.decided_by))).toEqual(new Set(['trust_ladder']));
   }, 300_000);
@@ -140,11 +140,11 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
     const { accountId, token } = await env.tenant();
     await connectAds(accountId);
     // Exactly room for every change: one counted twice would make a later approval pass the cap.
-    await setSpendCap(env.rt.db, accountId, String(CHANGES * AMOUNT), 'USD', Date.now());
+    await setSpendCap(env.deps.db, accountId, String(CHANGES * AMOUNT), 'USD', Date.now());
     const cards: Card[] = [];
     for (let i = 0; i < CHANGES; i++) {
       cards.push(
-        await buildCard(env.rt.db, accountId, 'approval', {
+        await buildCard(env.deps.db, accountId, 'approval', {
           sourceType: 'budget_change',
           title: `Budget change ${i}`,
           payload: { work: 'spend' },
@@ -184,7 +184,7 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
     expect(kills).toBe(CHANGES / 2);
     await until(
       async () => {
-        const rows = await env.rt
+        const rows = await env.deps
           .db('review_cards')
           .whereIn(
             'id',
@@ -197,7 +197,7 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       200,
     );
     await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { sweeps: ['mail-sends'] });
-    const fences = await env.rt.db('mail_sends').where({ account_id: accountId });
+    const fences = await env.deps.db('mail_sends').where({ account_id: accountId });
     expect(fences).toHaveLength(CHANGES);
     for (const f of fences) {
       expect(f, f.id).toMatchObject({ status: 'sent', kind_of_work: 'spend' });
@@ -205,10 +205,10 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       expect(at(f.idempotency_key), f.id).toEqual({ shipments: 1, posts: 1 });
     }
     expect(fences.filter((f) => f.reconcile_until !== null)).toHaveLength(CHANGES / 2);
-    const applied = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' });
+    const applied = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' });
     expect(applied.map((e) => Number(e.amount))).toEqual(Array(CHANGES).fill(AMOUNT));
     // The cap is used exactly once per change: nothing is left, and the next increase is refused.
-    const more = await buildCard(env.rt.db, accountId, 'approval', {
+    const more = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'budget_change',
       title: 'One cent more',
       payload: { work: 'spend' },

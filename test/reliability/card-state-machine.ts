@@ -174,7 +174,7 @@ let snoozeSeq = 0;
 
 /** One run: a fresh account, its cards made through `createCard` (so the ladder sets deadlines), then the steps. */
 export async function runScenario(env: TestEnv, run: { types: CardType[]; steps: Step[] }): Promise<void> {
-  const db = env.rt.db;
+  const db = env.deps.db;
   const { accountId, token } = await env.tenant(['review:read', 'review:write'], 'State Machine Co');
   // One approval shipped unchanged is enough for the ladder (TRUST_AUTO_RESOLVE_AFTER=1).
   await raiseTrust(db, accountId, 'email');
@@ -186,7 +186,7 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
   for (const [i, type] of run.types.entries()) {
     const base = BASE[type];
     const payload = isMail(type) ? { ...base.payload, to: `person-${i}@sm.test` } : base.payload;
-    const card = await createCard(env.rt, {
+    const card = await createCard(env.deps, {
       id: newId('card'),
       accountId,
       title: `${type} ${i}`,
@@ -233,11 +233,11 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
       case 'dismiss':
         return (await post('dismiss', { reason: 'not now' })).status;
       case 'auto_resolve':
-        if (m.ladderAt !== null) await autoResolve(env.rt, accountId, id, m.ladderAt);
+        if (m.ladderAt !== null) await autoResolve(env.deps, accountId, id, m.ladderAt);
         return 0;
       case 'wake':
       case 'stale_wake':
-        if (wakeAt !== undefined) await wakeCard(env.rt, accountId, id, wakeAt);
+        if (wakeAt !== undefined) await wakeCard(env.deps, accountId, id, wakeAt);
         return 0;
     }
   };

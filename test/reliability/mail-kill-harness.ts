@@ -92,7 +92,7 @@ export interface MailKillOutcome {
 
 export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): Promise<MailKillOutcome> {
   const { env, smtp } = world;
-  const db = env.rt.db;
+  const db = env.deps.db;
   const children: Worker[] = [];
   // Message-IDs the server has answered 250 for.
   const answered = new Set<string>();
@@ -100,7 +100,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
 
   /** A real worker process (node with tsx as a loader, so kill -9 hits the process holding the jobs). */
   const startWorker = async (): Promise<Worker> => {
-    const queue = env.rt.queues.get('card-timers')!;
+    const queue = env.deps.queues.get('card-timers')!;
     const before = (await queue.getWorkers()).length;
     const { BASE_URL: _vite, ...inherited } = process.env;
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,mail-sends'], {
@@ -140,7 +140,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
         primaryLabel: '',
       };
       if (tenant === bySetting) await shipBySetting(db, card);
-      else await createCard(env.rt, card);
+      else await createCard(env.deps, card);
       cards.push({ id: card.id, accountId: tenant.accountId, to });
     }
     const recipients = new Set(cards.map((c) => c.to));

@@ -29,7 +29,7 @@ beforeAll(async () => {
   bridge = await startProviderBridge();
   env = await setupTestEnv({ env: shipEnv });
   // Reconciliation and the shipping sweep run here; the shipping itself in the worker that gets killed.
-  pools = await startPools(env.rt, ['mail-sends']);
+  pools = await startPools(env.deps, ['mail-sends']);
 });
 
 afterAll(async () => {
@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildProcess> {
-  const queue = env.rt.queues.get('card-timers')!;
+  const queue = env.deps.queues.get('card-timers')!;
   const before = (await queue.getWorkers()).length;
   const { BASE_URL: _vite, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers'], {
@@ -56,11 +56,11 @@ async function startWorker(): Promise<ChildProcess> {
 describe('kill -9 of the worker shipping network messages', () => {
   it('ships every message to the bridge exactly once: none twice, none lost', async () => {
     const { accountId } = await env.tenant();
-    await connectProvider(env.rt.db, { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+    await connectProvider(env.deps.db, { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
     const at = Date.now();
     const cards = [];
     for (let i = 0; i < CARDS; i++) {
-      const card = await buildCard(env.rt.db, accountId, 'approval', {
+      const card = await buildCard(env.deps.db, accountId, 'approval', {
         sourceType: 'network_message',
         title: `Hello ${i}`,
         payload: { work: 'network_message', to: `https://www.linkedin.com/in/lead-${i}`, draft: { body: `Hello ${i}` } },
@@ -70,7 +70,7 @@ describe('kill -9 of the worker shipping network messages', () => {
     }
     bridge.state.delayMs = 60;
     let worker = await startWorker();
-    for (const card of cards) await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at });
+    for (const card of cards) await enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at });
     let kills = 0;
     for (const after of [5, 12, 20]) {
       await until(async () => bridge.shipments.length >= after, 60_000, 10);
@@ -81,7 +81,7 @@ describe('kill -9 of the worker shipping network messages', () => {
     }
     await until(
       async () => {
-        const rows = await env.rt.db('review_cards').where({ account_id: accountId, status: 'sent' }).count<{ n: string }[]>('* as n');
+        const rows = await env.deps.db('review_cards').where({ account_id: accountId, status: 'sent' }).count<{ n: string }[]>('* as n');
         return Number(rows[0]!.n) === CARDS;
       },
       180_000,
@@ -94,12 +94,12 @@ describe('kill -9 of the worker shipping network messages', () => {
       const mine = bridge.shipments.filter((s) => s.body.to === `https://www.linkedin.com/in/lead-${i}`);
       expect(mine, `lead-${i}`).toHaveLength(1);
     }
-    const fences = await env.rt.db('mail_sends').where({ account_id: accountId });
+    const fences = await env.deps.db('mail_sends').where({ account_id: accountId });
     expect(fences).toHaveLength(CARDS);
     expect(fences.every((f) => f.status === 'sent')).toBe(true);
     // Kills landed mid-ship (the bridge had taken it, its answer was on the way): reconciliation settled those.
     expect(fences.filter((f) => f.reconcile_until !== null).length).toBeGreaterThan(0);
-    const events = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'network', type: 'message_sent' });
+    const events = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'network', type: 'message_sent' });
     expect(events).toHaveLength(CARDS);
     expect(new Set(events.map((e) => e.decided_by))).toEqual(new Set(['trust_ladder']));
   }, 300_000);

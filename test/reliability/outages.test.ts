@@ -32,9 +32,9 @@ const read = (app: ReturnType<typeof createApp>) => request(app).get('/api/v1/bl
 describe('outages', () => {
   it('Redis restarting under load: writes answer 503 while it is down, reads go on, and both recover without a restart', async () => {
     const redis = await privateRedis();
-    const rt = runtimeWith({ REDIS_URL: redis.url });
-    await rt.ready();
-    const app = createApp(rt);
+    const deps = runtimeWith({ REDIS_URL: redis.url });
+    await deps.ready();
+    const app = createApp(deps);
     try {
       expect((await write(app, 'before.example')).status).toBe(200);
       await redis.stop();
@@ -51,7 +51,7 @@ describe('outages', () => {
       expect(listed).toEqual(expect.arrayContaining(['before.example', 'after.example']));
       expect(listed.filter((v: string) => v.startsWith('during-'))).toEqual([]);
     } finally {
-      await rt.close();
+      await deps.close();
       await redis.stop();
     }
   });
@@ -61,9 +61,9 @@ describe('outages', () => {
     const proxy = await tcpProxy(pgPort);
     const url = new URL(env.config.databaseUrl);
     url.port = String(proxy.port);
-    const rt = runtimeWith({ DATABASE_URL: url.toString() });
-    await rt.ready();
-    const app = createApp(rt);
+    const deps = runtimeWith({ DATABASE_URL: url.toString() });
+    await deps.ready();
+    const app = createApp(deps);
     try {
       expect((await read(app)).status).toBe(200);
       proxy.cut();
@@ -76,7 +76,7 @@ describe('outages', () => {
       expect((await write(app, 'restored.example')).status).toBe(200);
       expect((await request(app).get('/healthz')).body).toEqual({ ok: true });
     } finally {
-      await rt.close();
+      await deps.close();
       await proxy.close();
     }
   });

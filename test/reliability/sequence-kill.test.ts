@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildProcess> {
-  const queue = env.rt.queues.get('mail-sends')!;
+  const queue = env.deps.queues.get('mail-sends')!;
   const before = (await queue.getWorkers()).length;
   const { BASE_URL: _vite, ...inherited } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'mail-sends'], {
@@ -63,7 +63,7 @@ describe('kill -9 of the sequence worker', () => {
     const { accountId } = await env.tenant();
     const cards = [];
     for (let i = 0; i < SEQUENCES; i++) {
-      const card = await buildCard(env.rt.db, accountId, 'approval', {
+      const card = await buildCard(env.deps.db, accountId, 'approval', {
         sourceType: 'sequence',
         title: `Sequence ${i}`,
         payload: {
@@ -76,16 +76,16 @@ describe('kill -9 of the sequence worker', () => {
           ],
         },
       });
-      await shipCard(env.rt, null, card, { decidedBy: 'person' });
+      await shipCard(env.deps, null, card, { decidedBy: 'person' });
       cards.push(card);
     }
     // A day passes, and every later step is due at once: the sweep queues them, and their own jobs run.
-    await env.rt
+    await env.deps
       .db('mail_sequences')
       .where({ account_id: accountId })
-      .update({ next_at: Date.now() - 60_000, steps: env.rt.db.raw(`jsonb_set(steps, '{2,delayMs}', '0')`) });
+      .update({ next_at: Date.now() - 60_000, steps: env.deps.db.raw(`jsonb_set(steps, '{2,delayMs}', '0')`) });
     // The step jobs queued a day out are due now too: they run beside the sweep's, as they would after that day.
-    for (const job of await env.rt.queues.get('mail-sends')!.getJobs(['delayed'])) await job.promote();
+    for (const job of await env.deps.queues.get('mail-sends')!.getJobs(['delayed'])) await job.promote();
     provider.state.delayMs = 40;
 
     let kills = 0;
@@ -99,7 +99,7 @@ describe('kill -9 of the sequence worker', () => {
     }
     await until(
       async () => {
-        const n = await env.rt.db('mail_sequences').where({ account_id: accountId, status: 'finished' }).count<{ n: string }[]>('* as n');
+        const n = await env.deps.db('mail_sequences').where({ account_id: accountId, status: 'finished' }).count<{ n: string }[]>('* as n');
         return Number(n[0]!.n) === SEQUENCES;
       },
       120_000,
@@ -109,16 +109,16 @@ describe('kill -9 of the sequence worker', () => {
     await waitQueuesIdle(env, ['mail-sends']);
     expect(kills).toBe(3);
     // Kills landed mid-send: fences left `sending` were settled by reconciliation, not by their sender.
-    const reconciled = await env.rt.db('mail_sends').where({ account_id: accountId }).whereNotNull('reconcile_until');
+    const reconciled = await env.deps.db('mail_sends').where({ account_id: accountId }).whereNotNull('reconcile_until');
     expect(reconciled.length).toBeGreaterThan(0);
 
     for (let i = 0; i < SEQUENCES; i++) {
       const mine = provider.messages.filter((m) => m.body.to === `lead-${i}@kill.test`);
       expect(mine.map((m) => stepOf(m.body.text)).sort(), `lead-${i}`).toEqual([0, 1, 2]);
     }
-    const fences = await env.rt.db('mail_sends').where({ account_id: accountId, status: 'sent' }).select('card_id', 'step');
+    const fences = await env.deps.db('mail_sends').where({ account_id: accountId, status: 'sent' }).select('card_id', 'step');
     expect(fences).toHaveLength(SEQUENCES * 3);
-    const seqs = await env.rt.db('mail_sequences').where({ account_id: accountId }).select('id', 'card_id');
+    const seqs = await env.deps.db('mail_sequences').where({ account_id: accountId }).select('id', 'card_id');
     expect(seqs.map((s) => s.id).sort()).toEqual(cards.map((c) => sequenceIdFor(c.id)).sort());
   }, 240_000);
 });

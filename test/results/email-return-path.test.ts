@@ -23,7 +23,7 @@ async function emailWindow(token: string) {
 it('reports replies, bounces and the reply rate as unknown (null) until the account has a return path, then as counts', async () => {
   const { accountId, token } = await env.tenant(['results:read']);
   const at = Date.now() - HOUR;
-  const db = env.rt.db;
+  const db = env.deps.db;
   await recordChannelEvent(db, accountId, { channel: 'email', type: 'sent', at, decidedBy: 'person', refId: 's1' });
   await recordChannelEvent(db, accountId, { channel: 'email', type: 'sent', at, decidedBy: 'person', refId: 's2' });
   await recordChannelEvent(db, accountId, { channel: 'email', type: 'opt_out', at, refId: 'unsubscribe-s1' });

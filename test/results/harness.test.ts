@@ -60,13 +60,13 @@ const ZERO: HarnessMetrics = {
 };
 
 async function cardTo(accountId: string, to: string): Promise<Card> {
-  const row = await env.rt
+  const row = await env.deps
     .db('review_cards')
     .where({ account_id: accountId })
     .whereRaw("payload->>'to' = ?", [to])
     .first<{ id: string } | undefined>('id');
   if (!row) throw new Error(`no card to ${to}`);
-  return (await cardsRepository(env.rt.db).find(accountId, row.id))!;
+  return (await cardsRepository(env.deps.db).find(accountId, row.id))!;
 }
 
 /** A turn row as the runner leaves it; `startedAt` null is a queued message that expired without running. */
@@ -98,8 +98,8 @@ const runRow = (accountId: string, workflowId: string, status: string, finishedA
 
 /** A card created at `createdAt`, left with `changes` (status, resolution, resolved_at). */
 async function earlierCard(accountId: string, createdAt: number, changes: Record<string, unknown> = {}) {
-  const card = await buildCard(env.rt.db, accountId, 'plain');
-  await env.rt
+  const card = await buildCard(env.deps.db, accountId, 'plain');
+  await env.deps
     .db('review_cards')
     .where({ id: card.id })
     .update({
@@ -123,13 +123,13 @@ describe('GET /results harness', () => {
     const opts: RunOptions = { ...env.config.workflows, stepTimeoutMs: 20_000, pollMs: 50 };
 
     // A run whose step's turn nobody runs in time: failed. Its turn runs once the pool starts.
-    const failed = await fireRun(env.rt, workflowId, 'job-harness-fail', Date.now(), { ...opts, stepTimeoutMs: 300 });
+    const failed = await fireRun(env.deps, workflowId, 'job-harness-fail', Date.now(), { ...opts, stepTimeoutMs: 300 });
     expect(failed?.status).toBe('failed');
-    pools = await startPools(env.rt, ['agent-turns']);
+    pools = await startPools(env.deps, ['agent-turns']);
     const open = async () =>
       Number(
         (
-          await env.rt
+          await env.deps
             .db('agent_turns')
             .where({ account_id: accountId })
             .whereIn('status', ['queued', 'running'])
@@ -137,7 +137,7 @@ describe('GET /results harness', () => {
         )[0]!.n,
       );
     await waitFor(async () => (await open()) === 0, 'the failed run step turn to end', 15_000);
-    expect((await fireRun(env.rt, workflowId, 'job-harness-ok', Date.now(), opts))?.status).toBe('done');
+    expect((await fireRun(env.deps, workflowId, 'job-harness-ok', Date.now(), opts))?.status).toBe('done');
 
     // A person dismisses one draft, sends another, and approves a proposed workflow.
     await env.say(token, 'draft an email to bob@initech.test about a demo');
@@ -147,24 +147,24 @@ describe('GET /results harness', () => {
     const jane = await cardTo(accountId, 'jane@initech.test');
     expect((await env.api().post(`/api/v1/review/${jane.id}/send`).set(auth(token)).send({})).status).toBe(200);
     await env.say(token, 'propose a workflow to research new signups every Monday morning');
-    const proposal = await env.rt.db('review_cards').where({ account_id: accountId, source_type: 'workflow_proposal' }).first('id');
+    const proposal = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'workflow_proposal' }).first('id');
     const approved = await env.api().post(`/api/v1/review/${proposal.id}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approved.status).toBe(200);
 
     // Trusted now (an unchanged send and one more): the next draft gets a deadline, and the ladder sends it.
-    await raiseTrust(env.rt.db, accountId, 'email');
+    await raiseTrust(env.deps.db, accountId, 'email');
     await env.say(token, 'draft an email to kim@initech.test about the launch');
     // The agent's cards meet the ladder in the card-timers sweep.
-    expect((await sweepCards(env.rt)).ladder).toBeGreaterThanOrEqual(1);
+    expect((await sweepCards(env.deps)).ladder).toBeGreaterThanOrEqual(1);
     const kim = await cardTo(accountId, 'kim@initech.test');
     expect(kim.autoResolveAt).not.toBeNull();
-    expect(await autoResolve(env.rt, accountId, kim.id, kim.autoResolveAt!)).toBe('sent');
+    expect(await autoResolve(env.deps, accountId, kim.id, kim.autoResolveAt!)).toBe('sent');
 
     // Email set to run without approval: the draft ships by the setting.
-    await setApproval(env.rt.db, accountId, 'email', false);
+    await setApproval(env.deps.db, accountId, 'email', false);
     await env.say(token, 'draft an email to lee@initech.test about next steps');
     const lee = await cardTo(accountId, 'lee@initech.test');
-    expect(await autoResolve(env.rt, accountId, lee.id, lee.autoResolveAt!)).toBe('sent');
+    expect(await autoResolve(env.deps, accountId, lee.id, lee.autoResolveAt!)).toBe('sent');
     expect((await cardTo(accountId, 'lee@initech.test')).resolution).toMatchObject({ by: 'setting' });
     expect((await cardTo(accountId, 'kim@initech.test')).resolution).toMatchObject({ by: 'trust_ladder' });
 
@@ -173,7 +173,7 @@ describe('GET /results harness', () => {
     const inBaseline = since - 30 * MIN;
     const tooOld = since - 2 * HOUR;
     const later = now + 10 * MIN;
-    await env.rt
+    await env.deps
       .db('agent_turns')
       .insert([
         turnRow(accountId, 'replied', inBaseline - MIN, inBaseline),
@@ -212,7 +212,7 @@ describe('GET /results harness', () => {
     // On the window's first millisecond: the window's.
     await earlierCard(accountId, since);
     await earlierCard(accountId, later);
-    await env.rt
+    await env.deps
       .db('workflow_runs')
       .insert([
         runRow(accountId, workflowId, 'done', inBaseline),
@@ -244,21 +244,21 @@ describe('GET /results harness', () => {
       workflowRunsSucceeded: 1,
       workflowRunsFailed: 1,
     };
-    expect((await getResults(env.rt.db, accountId, since, now)).harness).toEqual({ available: true, data: { window, baseline } });
+    expect((await getResults(env.deps.db, accountId, since, now)).harness).toEqual({ available: true, data: { window, baseline } });
     const body = await env.api().get('/api/v1/results').query({ since }).set(auth(token));
     expect(body.status).toBe(200);
     expect(ResultsResponse.parse(body.body).results.harness).toEqual({ available: true, data: { window, baseline } });
   });
 
   it("is available with zeros for an account whose agent did nothing, and never counts another account's work", async () => {
-    pools ??= await startPools(env.rt, ['agent-turns']);
+    pools ??= await startPools(env.deps, ['agent-turns']);
     const busy = await env.tenant();
     await env.say(busy.token, 'draft an email to ana@initech.test about a demo');
     const quiet = await env.tenant(['results:read']);
     const res = await env.api().get('/api/v1/results').set(auth(quiet.token));
     expect(res.status).toBe(200);
     expect(ResultsResponse.parse(res.body).results.harness).toEqual({ available: true, data: { window: ZERO, baseline: ZERO } });
-    const mine = (await getResults(env.rt.db, busy.accountId, undefined)).harness.data.window;
+    const mine = (await getResults(env.deps.db, busy.accountId, undefined)).harness.data.window;
     expect(mine).toEqual({ ...ZERO, turns: 1, cardsCreated: 1 });
   });
 });

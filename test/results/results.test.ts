@@ -42,7 +42,7 @@ describe('GET /results window', () => {
   it('clamps exactly at the edges', async () => {
     const { accountId } = await env.tenant();
     const now = 1_800_000_000_000;
-    const at = async (since: number) => (await getResults(env.rt.db, accountId, since, now)).window;
+    const at = async (since: number) => (await getResults(env.deps.db, accountId, since, now)).window;
     expect(await at(now - 7 * DAY)).toMatchObject({ since: now - 7 * DAY, clamped: false });
     expect(await at(now - 7 * DAY - 1)).toMatchObject({ since: now - 7 * DAY, clamped: true });
     expect(await at(now - HOUR)).toMatchObject({ since: now - HOUR, clamped: false });
@@ -66,7 +66,7 @@ describe('GET /results window', () => {
 describe('GET /results channels', () => {
   it('says not connected for a channel with nothing, and 0 (not null) for a connected channel where nothing happened', async () => {
     const { token, accountId } = await env.tenant(['results:read']);
-    await connectChannel(env.rt.db, accountId, 'email');
+    await connectChannel(env.deps.db, accountId, 'email');
     const r = ResultsResponse.parse((await results(token)).body).results;
     for (const channel of ['ads', 'network'] as const) {
       expect(r[channel]).toEqual({ available: false, reason: 'not connected' });
@@ -96,20 +96,20 @@ describe('GET /results channels', () => {
 
   it('reports seo, social and aeo with zeros once a measurement:write token exists, and not after it is revoked', async () => {
     const { token, accountId } = await env.tenant(['results:read']);
-    const site = await mintToken(env.rt.db, env.rt.config.tokenPrefix, { accountId, label: 'website', scopes: ['measurement:write'] });
+    const site = await mintToken(env.deps.db, env.deps.config.tokenPrefix, { accountId, label: 'website', scopes: ['measurement:write'] });
     const r = ResultsResponse.parse((await results(token)).body).results;
     const zeros = { visits: 0, scannerClicks: 0, conversions: 0, conversionValue: {} };
     expect(r.seo).toMatchObject({ available: true, data: { window: { postsPublished: 0, ...zeros }, baseline: zeros } });
     expect(r.social).toMatchObject({ available: true, data: { window: { engagements: 0, ...zeros } } });
     expect(r.aeo).toMatchObject({ available: true, data: { window: { citations: 0, ...zeros } } });
-    await revokeToken(env.rt, site.tokenId);
+    await revokeToken(env.deps, site.tokenId);
     const after = ResultsResponse.parse((await results(token)).body).results;
     expect(after.seo).toEqual({ available: false, reason: NO_MEASUREMENT });
   });
 
   it('counts the window and the baseline apart, and splits shipped work by who decided it', async () => {
     const { accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     const now = Date.now();
     const since = now - 2 * HOUR;
     const send = (at: number, decidedBy: 'person' | 'trust_ladder' | 'setting' | null, ref: string) =>
@@ -138,7 +138,7 @@ describe('GET /results channels', () => {
 
   it('reports spend as 0 when there was none and null when a spend of unknown amount happened', async () => {
     const { accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     const now = Date.now();
     await recordChannelEvent(db, accountId, { channel: 'ads', type: 'click', at: now - 3 * DAY });
     const none = await getResults(db, accountId, undefined, now);
@@ -157,7 +157,7 @@ describe('GET /results channels', () => {
     const { token, accountId } = await env.tenant(['results:read']);
     const before = ResultsResponse.parse((await results(token)).body).results;
     expect(before.email).toEqual({ available: false, reason: NO_MAIL_SENT });
-    await recordChannelEvent(env.rt.db, accountId, { channel: 'email', type: 'sent', at: Date.now() - HOUR, decidedBy: 'person' });
+    await recordChannelEvent(env.deps.db, accountId, { channel: 'email', type: 'sent', at: Date.now() - HOUR, decidedBy: 'person' });
     const after = ResultsResponse.parse((await results(token)).body).results;
     expect(after.email.available && after.email.data.window.sent).toBe(1);
   });
@@ -165,7 +165,7 @@ describe('GET /results channels', () => {
   it("keeps each account's events to itself", async () => {
     const a = await env.tenant();
     const b = await env.tenant();
-    await recordChannelEvent(env.rt.db, a.accountId, {
+    await recordChannelEvent(env.deps.db, a.accountId, {
       channel: 'network',
       type: 'message_sent',
       at: Date.now() - HOUR,
@@ -179,14 +179,14 @@ describe('GET /results channels', () => {
 
   it('refuses an event type the channel does not have', async () => {
     const { accountId } = await env.tenant();
-    await expect(recordChannelEvent(env.rt.db, accountId, { channel: 'seo', type: 'sent', at: Date.now() })).rejects.toThrow(
+    await expect(recordChannelEvent(env.deps.db, accountId, { channel: 'seo', type: 'sent', at: Date.now() })).rejects.toThrow(
       /no event type sent/,
     );
   });
 
   it('counts visits, scanner clicks, conversions per channel; value per currency; window and baseline apart', async () => {
     const { accountId } = await env.tenant(['results:read']);
-    const db = env.rt.db;
+    const db = env.deps.db;
     const now = Date.now();
     const since = now - 2 * HOUR;
     const ev = (channel: 'email' | 'seo', type: string, at: number, refId: string) =>

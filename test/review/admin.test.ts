@@ -34,7 +34,7 @@ describe('settings get / set', () => {
       approval: 'auto',
     });
     expect(((await admin(['settings', 'get', '--account', accountId])).out!.approval as Record<string, string>).email).toBe('auto');
-    const audit = await env.rt.db('audit_log').where({ account_id: accountId, route: 'settings set' });
+    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'settings set' });
     expect(audit).toHaveLength(1);
   });
 

@@ -31,15 +31,15 @@ it.beforeAll(({ env: e, smtp: smtpFixture }) => {
   smtp = smtpFixture;
 });
 
-const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);
+const row = (accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
 const fences = async (cardId: string) =>
-  (await env.rt.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
+  (await env.deps.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
 const delivered = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
 async function trustedDraft(to: string): Promise<Card & { token: string }> {
   const { accountId, token } = await env.tenant();
-  for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'email');
-  const card = await createCard(env.rt, {
+  for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'email');
+  const card = await createCard(env.deps, {
     id: newId('card'),
     accountId,
     kind: 'approval',
@@ -109,7 +109,7 @@ describe('an automatic send that finds the mail service out of reach', () => {
     expect(given).toMatchObject({ autoResolveAt: null, actions: [], primaryLabel: 'Bounced' });
     expect(given.resolution).toMatchObject({ action: 'send', by: 'trust_ladder', bounced: true, refusal: expect.stringMatching(/^554 /) });
     expect(await fences(card.id)).toEqual(['not_sent']);
-    const entry = await env.rt.db('blocklist_entries').where({ account_id: card.accountId, value: 'ed@retry.test' }).first();
+    const entry = await env.deps.db('blocklist_entries').where({ account_id: card.accountId, value: 'ed@retry.test' }).first();
     expect(entry).toMatchObject({ source: 'agent', reason: expect.stringMatching(/^554 /) });
     expect(delivered('ed@retry.test')).toBe(0);
     smtp.mode = { kind: 'accept' };
@@ -122,7 +122,7 @@ describe('an automatic send that finds the mail service out of reach', () => {
     // Hold the ladder between two tries: with the card-timers queue paused and nothing active, no try can
     // claim the card, so the person certainly acts first. Every try ends with the card pending and its
     // next deadline (the release and the deadline are one commit), so that is the state we find.
-    const queue = env.rt.queues.get('card-timers')!;
+    const queue = env.deps.queues.get('card-timers')!;
     await queue.pause();
     try {
       await until(async () => (await queue.getActiveCount()) === 0);

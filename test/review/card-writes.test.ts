@@ -15,25 +15,25 @@ it.beforeAll(({ env: e }) => {
 });
 
 const keys = (accountId: string) => queueVersionKeys(keyspace(env.config.queuePrefix), accountId);
-const counter = async (accountId: string) => BigInt((await env.rt.redis.get(keys(accountId).counter)) ?? '0');
-const marks = (accountId: string) => env.rt.redis.zcard(keys(accountId).writing);
+const counter = async (accountId: string) => BigInt((await env.deps.redis.get(keys(accountId).counter)) ?? '0');
+const marks = (accountId: string) => env.deps.redis.zcard(keys(accountId).writing);
 
 describe('card writes', () => {
   it('bump the queue version twice around a write on the pool, and leave no mark behind', async () => {
     const { accountId } = await env.tenant();
-    await buildCard(env.rt.db, accountId, 'plain');
+    await buildCard(env.deps.db, accountId, 'plain');
     const before = await counter(accountId);
-    await buildCard(env.rt.db, accountId, 'plain');
+    await buildCard(env.deps.db, accountId, 'plain');
     expect(await counter(accountId)).toBe(before + 2n);
     expect(await marks(accountId)).toBe(0);
   });
 
   it('in a transaction: marked in flight before the first statement, bumped once the transaction ends (commit or rollback)', async () => {
     const { accountId } = await env.tenant();
-    await buildCard(env.rt.db, accountId, 'plain');
+    await buildCard(env.deps.db, accountId, 'plain');
     const start = await counter(accountId);
     let inside: [bigint, number] = [0n, 0];
-    await env.rt.db.transaction(async (trx) => {
+    await env.deps.db.transaction(async (trx) => {
       await buildCard(trx, accountId, 'plain');
       // A nested transaction and a second card: still one mark, bumped after the outermost commit.
       await trx.transaction(async (inner) => buildCard(inner, accountId, 'plain'));
@@ -43,7 +43,7 @@ describe('card writes', () => {
     await until0(accountId);
     expect(await counter(accountId)).toBe(start + 2n);
     await expect(
-      env.rt.db.transaction(async (trx) => {
+      env.deps.db.transaction(async (trx) => {
         await buildCard(trx, accountId, 'plain');
         throw new Error('rolled back');
       }),

@@ -24,7 +24,7 @@ describe('outside data (DESIGN rule 8), decided once', () => {
 
   it('marks a card by its own flag or by the turn that made it', async () => {
     const { accountId } = await env.tenant();
-    const event = await recordTurn(env.rt.db, env.rt.config, {
+    const event = await recordTurn(env.deps.db, env.deps.config, {
       accountId,
       kind: 'event',
       origin: 'hook',
@@ -32,10 +32,16 @@ describe('outside data (DESIGN rule 8), decided once', () => {
       data: { label: 'hook', content: { a: 1 } },
       mode: 'queue',
     });
-    const message = await recordTurn(env.rt.db, env.rt.config, { accountId, kind: 'message', origin: 'api', text: 'hi', mode: 'queue' });
-    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: event.turn.id })).toBe(true);
-    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: message.turn.id })).toBe(false);
-    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: message.turn.id, fromOutside: true })).toBe(true);
-    expect(await cardFromOutsideData(env.rt.db, { accountId, turnId: null })).toBe(false);
+    const message = await recordTurn(env.deps.db, env.deps.config, {
+      accountId,
+      kind: 'message',
+      origin: 'api',
+      text: 'hi',
+      mode: 'queue',
+    });
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: event.turn.id })).toBe(true);
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: message.turn.id })).toBe(false);
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: message.turn.id, fromOutside: true })).toBe(true);
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: null })).toBe(false);
   });
 });

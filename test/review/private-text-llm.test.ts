@@ -18,7 +18,7 @@ beforeEach(() => {
   llm.requests.length = 0;
 });
 
-const cardsOf = (accountId: string) => env.rt.db('review_cards').where({ account_id: accountId });
+const cardsOf = (accountId: string) => env.deps.db('review_cards').where({ account_id: accountId });
 
 describe('an llm-brain draft that quotes account memory', () => {
   it.each([
@@ -46,7 +46,7 @@ describe('an llm-brain draft that quotes account memory', () => {
     ],
   ])('makes no card when the model calls %s, and tells the model why', async (tool, args) => {
     const { token, accountId } = await env.tenant();
-    await memoryNotesRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
+    await memoryNotesRepository(env.deps.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
       () => ({ body: completion(null, [{ id: 'call_1', name: tool, args }]) }),
       () => ({ body: completion('I will rewrite it in my own words.') }),
@@ -71,7 +71,7 @@ describe('an llm-brain draft that quotes account memory', () => {
 
   it('still makes the card when the draft only follows the note in its own words', async () => {
     const { token, accountId } = await env.tenant();
-    await memoryNotesRepository(env.rt.db).remember(accountId, NOTE, null, Date.now());
+    await memoryNotesRepository(env.deps.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
       () => ({
         body: completion(null, [

@@ -19,7 +19,7 @@ it.beforeAll(({ agent, smtp: smtpFixture }) => {
 });
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-const remember = (accountId: string, text: string) => memoryNotesRepository(env.rt.db).remember(accountId, text, null, Date.now());
+const remember = (accountId: string, text: string) => memoryNotesRepository(env.deps.db).remember(accountId, text, null, Date.now());
 const deliveredTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
 const say = (token: string, text: string) => env.say(token, text);
@@ -63,10 +63,10 @@ describe('the offline brain', () => {
   it('never puts memory text into a draft: after "remember …" the draft card holds none of it', async () => {
     const { token, accountId } = await env.tenant();
     await say(token, `remember that ${NOTE}`);
-    expect((await env.rt.db('agent_memory').where({ account_id: accountId })).map((r) => r.text)).toEqual([NOTE]);
+    expect((await env.deps.db('agent_memory').where({ account_id: accountId })).map((r) => r.text)).toEqual([NOTE]);
     const m = await say(token, 'draft an email to jo@haulers.test about a faster quoting tool');
     expect(m.replies.map((r) => r.text).join(' ')).toMatch(/review queue/);
-    const [card] = await cardsRepository(env.rt.db).listWaiting(accountId, 10);
+    const [card] = await cardsRepository(env.deps.db).listWaiting(accountId, 10);
     expect(card).toMatchObject({ sourceType: 'mail_draft', payload: { to: 'jo@haulers.test' } });
     const text = JSON.stringify(card!.payload).toLowerCase() + card!.title.toLowerCase() + card!.summary.toLowerCase();
     for (const fragment of ['best customers', 'freight brokers', '50-200', 'notes in mind']) expect(text).not.toContain(fragment);
@@ -77,7 +77,7 @@ describe('the shipping path', () => {
   it('refuses to send a mail card whose body quotes memory: 409 rejected, the card stays, nothing reaches the mail server', async () => {
     const { token, accountId } = await env.tenant();
     await remember(accountId, NOTE);
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: {
         work: 'email',
         to: 'kim@haulers.test',
@@ -90,17 +90,17 @@ describe('the shipping path', () => {
       error: 'rejected',
       message: expect.stringMatching(/^this mail quotes the account's private notes \("our best customers are freight brokers with"\)/),
     });
-    const after = await cardsRepository(env.rt.db).find(accountId, card.id);
+    const after = await cardsRepository(env.deps.db).find(accountId, card.id);
     expect(after).toMatchObject({ status: 'pending', version: 1 });
     expect(after!.actions).toContain('send');
-    expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toEqual([]);
+    expect(await env.deps.db('mail_sends').where({ card_id: card.id })).toEqual([]);
     expect(deliveredTo('kim@haulers.test')).toBe(0);
   });
 
   it('refuses to approve other shipping work that quotes memory, and sends a clean mail card as before', async () => {
     const { token, accountId } = await env.tenant();
     await remember(accountId, NOTE);
-    const note = await buildCard(env.rt.db, accountId, 'approval', {
+    const note = await buildCard(env.deps.db, accountId, 'approval', {
       payload: {
         work: 'network_message',
         to: 'https://www.linkedin.com/in/lee',
@@ -110,8 +110,8 @@ describe('the shipping path', () => {
     const approve = await env.api().post(`/api/v1/review/${note.id}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approve.status).toBe(409);
     expect(approve.body).toMatchObject({ error: 'rejected', message: expect.stringContaining("quotes the account's private notes") });
-    expect((await cardsRepository(env.rt.db).find(accountId, note.id))?.status).toBe('pending');
-    const clean = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    expect((await cardsRepository(env.deps.db).find(accountId, note.id))?.status).toBe('pending');
+    const clean = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'ok@haulers.test', draft: { subject: 'Quoting', body: 'Hi, a short note about quoting.' } },
     });
     expect((await env.api().post(`/api/v1/review/${clean.id}/send`).set(auth(token)).send({})).status).toBe(200);
@@ -139,13 +139,13 @@ describe('the shipping path', () => {
       const { accountId } = await env.tenant();
       await remember(accountId, NOTE);
       const at = Date.now();
-      const card = await buildCard(env.rt.db, accountId, kind, { autoResolveAt: at, payload: { ...payload } });
-      expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('noop');
-      const after = await cardsRepository(env.rt.db).find(accountId, card.id);
+      const card = await buildCard(env.deps.db, accountId, kind, { autoResolveAt: at, payload: { ...payload } });
+      expect(await autoResolve(env.deps, accountId, card.id, at)).toBe('noop');
+      const after = await cardsRepository(env.deps.db).find(accountId, card.id);
       expect(after).toMatchObject({ status: 'pending', autoResolveAt: null, resolution: null });
       expect((after!.detail as { note: string }).note).toMatch(note);
       expect(deliveredTo('lu@haulers.test')).toBe(0);
-      expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toEqual([]);
+      expect(await env.deps.db('mail_sends').where({ card_id: card.id })).toEqual([]);
     },
   );
 });

@@ -64,7 +64,7 @@ async function get(port: number, token: string, query = ''): Promise<Item[]> {
 
 /** GET /review on `port` with the cards table locked: `cached` when it answered anyway, false when it waited on Postgres. */
 async function look(port: number, token: string, query = ''): Promise<{ cached: boolean; items: Item[] }> {
-  const hold = await holdTable(env.rt.db, 'review_cards');
+  const hold = await holdTable(env.deps.db, 'review_cards');
   try {
     let answered = false;
     const answer = get(port, token, query).finally(() => (answered = true));
@@ -113,7 +113,7 @@ async function inFlight(accountId: string): Promise<number> {
 describe('GET /review from a warm page cache, across two API processes', { timeout: SLOW }, () => {
   it('shows a write made through the other process in the very next read, every time, and the cache fills again after', async () => {
     const { token, accountId } = await env.tenant();
-    for (const title of ['first', 'second', 'third']) await buildCard(env.rt.db, accountId, 'plain', { title });
+    for (const title of ['first', 'second', 'third']) await buildCard(env.deps.db, accountId, 'plain', { title });
     const writes: Array<[string, (id: string) => Promise<Response>]> = [
       ['approve', (id) => post(portA, token, `${id}/answer`, { action: 'approve' })],
       ['snooze', (id) => post(portA, token, `${id}/snooze`, { until: Date.now() + 3_600_000 })],
@@ -139,7 +139,7 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
 
   it('keeps one page per exact query: another limit is read from Postgres, then cached on its own', async () => {
     const { token, accountId } = await env.tenant();
-    for (const title of ['one', 'two']) await buildCard(env.rt.db, accountId, 'plain', { title });
+    for (const title of ['one', 'two']) await buildCard(env.deps.db, accountId, 'plain', { title });
     expect(await warm(portB, token)).toHaveLength(2);
     const other = await look(portB, token, '?limit=1');
     expect(other.cached).toBe(false);
@@ -150,13 +150,13 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
   it('shows cards written outside the API: one added by a worker-side writer, one resolved by the auto-resolve timer', async () => {
     const { token, accountId } = await env.tenant();
     const at = Date.now() - 1_000;
-    const timed = await buildCard(env.rt.db, accountId, 'plain', { title: 'timed', autoResolveAt: at });
+    const timed = await buildCard(env.deps.db, accountId, 'plain', { title: 'timed', autoResolveAt: at });
     expect(titles(await warm(portB, token))).toEqual(['timed']);
     // This test process writes as a worker does: through the repository, on a handle createDeps registered.
-    await buildCard(env.rt.db, accountId, 'plain', { title: 'from the agent' });
+    await buildCard(env.deps.db, accountId, 'plain', { title: 'from the agent' });
     expect(titles(await get(portB, token)).sort()).toEqual(['from the agent', 'timed']);
     expect(titles(await warm(portB, token)).sort()).toEqual(['from the agent', 'timed']);
-    expect(await autoResolve(env.rt, accountId, timed.id, at)).toBe('resolved');
+    expect(await autoResolve(env.deps, accountId, timed.id, at)).toBe('resolved');
     expect(titles(await get(portB, token))).toEqual(['from the agent']);
   });
 
@@ -176,7 +176,7 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
 
   it('shows a write whose process died between its commit and its post-bump, and caches nothing while it is in flight', async () => {
     const { token, accountId } = await env.tenant();
-    await buildCard(env.rt.db, accountId, 'plain', { title: 'before' });
+    await buildCard(env.deps.db, accountId, 'plain', { title: 'before' });
     expect(titles(await warm(portB, token))).toEqual(['before']);
     const died = await run(
       process.execPath,
@@ -195,11 +195,11 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
 
   it("after a lost post-bump's deadline, serves from the cache again, never the page from before the write", async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'plain', { title: 'old title' });
+    const card = await buildCard(env.deps.db, accountId, 'plain', { title: 'old title' });
     expect(titles(await warm(portB, token))).toEqual(['old title']);
     // A write's pre-bump and commit, and no post-bump ever: its process is gone. Its mark lapses in 1.5 s.
-    await beginCardWrite(env.rt.db, accountId, 1_500);
-    await env.rt.db('review_cards').where({ id: card.id }).update({ title: 'new title' });
+    await beginCardWrite(env.deps.db, accountId, 1_500);
+    await env.deps.db('review_cards').where({ id: card.id }).update({ title: 'new title' });
     expect(titles(await get(portB, token))).toEqual(['new title']);
     await until(async () => (await inFlight(accountId)) === 0, 30_000);
     expect(titles(await get(portB, token))).toEqual(['new title']);
@@ -208,10 +208,10 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
 
   it('serves no page from before Redis lost its data (FLUSHALL between two reads)', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'plain', { title: 'old title' });
+    const card = await buildCard(env.deps.db, accountId, 'plain', { title: 'old title' });
     expect(titles(await warm(portB, token))).toEqual(['old title']);
     // A write whose bumps Redis lost with everything else: without the flush B could not tell (the control).
-    await env.rt.db('review_cards').where({ id: card.id }).update({ title: 'new title' });
+    await env.deps.db('review_cards').where({ id: card.id }).update({ title: 'new title' });
     expect(await look(portB, token)).toEqual({ cached: true, items: [expect.objectContaining({ title: 'old title' })] });
     await direct.flushall();
     expect(titles(await get(portB, token))).toEqual(['new title']);
@@ -220,9 +220,9 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
 
   it('drops the whole cache when its limiter call fails, so a write whose bumps never reached Redis is seen once it is back', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'plain', { title: 'old title' });
+    const card = await buildCard(env.deps.db, accountId, 'plain', { title: 'old title' });
     expect(titles(await warm(portB, token))).toEqual(['old title']);
-    await env.rt.db('review_cards').where({ id: card.id }).update({ title: 'new title' });
+    await env.deps.db('review_cards').where({ id: card.id }).update({ title: 'new title' });
     proxy.cut();
     try {
       // Reads go on without the limiter, from Postgres.
@@ -241,9 +241,9 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
 
   it('shows a snoozed card once its time has come, though the page without it is cached', async () => {
     const { token, accountId } = await env.tenant();
-    await buildCard(env.rt.db, accountId, 'plain', { title: 'awake' });
+    await buildCard(env.deps.db, accountId, 'plain', { title: 'awake' });
     const until_ = Date.now() + 6_000;
-    await buildCard(env.rt.db, accountId, 'plain', { title: 'sleeper', status: 'snoozed', snoozedUntil: until_ });
+    await buildCard(env.deps.db, accountId, 'plain', { title: 'sleeper', status: 'snoozed', snoozedUntil: until_ });
     expect(titles(await warm(portB, token))).toEqual(['awake']);
     await new Promise((r) => setTimeout(r, Math.max(0, until_ - Date.now() + 50)));
     expect(titles(await get(portB, token)).sort()).toEqual(['awake', 'sleeper']);

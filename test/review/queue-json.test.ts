@@ -19,7 +19,7 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 describe('the queue page rendered by Postgres', () => {
   it('is exactly cardView of each card, for every kind and awkward value', async () => {
     const { token, accountId } = await env.tenant();
-    const db = env.rt.db;
+    const db = env.deps.db;
     const t = Date.now();
     const awkward = 'quote " backslash \\ tab \t newline \n nul-free \u0001 \u001f emoji 😀 rtl \u202e combining e\u0301 \u2028';
     const made = [
@@ -60,7 +60,7 @@ describe('the queue page rendered by Postgres', () => {
 
   it('renders a card to the same bytes in every list and by id, in the compact form of every other answer', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'choice', {
+    const card = await buildCard(env.deps.db, accountId, 'choice', {
       status: 'needs_revision',
       detail: { why: 'quote " and \u2028', nested: { list: [1, 2.5, null, { a: 'b' }] } },
       payload: { work: 'email', draft: { subject: 'S', body: 'line\nline' } },
@@ -81,19 +81,19 @@ describe('the queue page rendered by Postgres', () => {
     expect(byId).toBe(byDefault);
     // No space around the top level's colons and commas: `"id":"card_…"`, as `res.json` writes.
     expect(byDefault.startsWith(`{"id":"${card.id}","kind":"choice","sourceType":`)).toBe(true);
-    expect(JSON.parse(byDefault)).toStrictEqual(cardView((await cardsRepository(env.rt.db).find(accountId, card.id))!));
+    expect(JSON.parse(byDefault)).toStrictEqual(cardView((await cardsRepository(env.deps.db).find(accountId, card.id))!));
   });
 
   it('shows a snoozed card whose time has come as pending, woken, in its place', async () => {
     const { token, accountId } = await env.tenant();
     const t = Date.now();
-    const first = await buildCard(env.rt.db, accountId, 'approval', { createdAt: t - 10 });
-    const due = await buildCard(env.rt.db, accountId, 'question', { createdAt: t, status: 'snoozed', snoozedUntil: t - 1 });
-    const later = await buildCard(env.rt.db, accountId, 'question', { createdAt: t + 5, status: 'snoozed', snoozedUntil: t + 3_600_000 });
+    const first = await buildCard(env.deps.db, accountId, 'approval', { createdAt: t - 10 });
+    const due = await buildCard(env.deps.db, accountId, 'question', { createdAt: t, status: 'snoozed', snoozedUntil: t - 1 });
+    const later = await buildCard(env.deps.db, accountId, 'question', { createdAt: t + 5, status: 'snoozed', snoozedUntil: t + 3_600_000 });
     const { items } = ReviewListResponse.parse((await env.api().get('/api/v1/review').set(auth(token))).body);
     expect(items.map((c) => c.id)).toEqual([due.id, first.id]);
     expect(items[0]).toMatchObject({ status: 'pending', snoozedUntil: null, actions: ['answer', 'approve', 'snooze', 'dismiss'] });
     expect(items.map((c) => c.id)).not.toContain(later.id);
-    expect((await cardsRepository(env.rt.db).find(accountId, due.id))!.status).toBe('pending');
+    expect((await cardsRepository(env.deps.db).find(accountId, due.id))!.status).toBe('pending');
   });
 });

@@ -26,13 +26,13 @@ describe('GET /review', () => {
   it('lists pending and needs_revision cards by priority band, newest first within a band', async () => {
     const { token, accountId } = await env.tenant();
     const t = Date.now();
-    const low = await buildCard(env.rt.db, accountId, 'approval', { priority: 'low', createdAt: t - 1000 });
-    const oldUrgent = await buildCard(env.rt.db, accountId, 'question', { priority: 'urgent', createdAt: t - 5000 });
-    const newUrgent = await buildCard(env.rt.db, accountId, 'choice', { priority: 'urgent', createdAt: t - 100 });
-    const normal = await buildCard(env.rt.db, accountId, 'mail_draft', { createdAt: t });
-    const revising = await buildCard(env.rt.db, accountId, 'approval', { status: 'needs_revision', createdAt: t - 50 });
-    await buildCard(env.rt.db, accountId, 'approval', { status: 'resolved' });
-    await buildCard(env.rt.db, accountId, 'approval', { status: 'dismissed' });
+    const low = await buildCard(env.deps.db, accountId, 'approval', { priority: 'low', createdAt: t - 1000 });
+    const oldUrgent = await buildCard(env.deps.db, accountId, 'question', { priority: 'urgent', createdAt: t - 5000 });
+    const newUrgent = await buildCard(env.deps.db, accountId, 'choice', { priority: 'urgent', createdAt: t - 100 });
+    const normal = await buildCard(env.deps.db, accountId, 'mail_draft', { createdAt: t });
+    const revising = await buildCard(env.deps.db, accountId, 'approval', { status: 'needs_revision', createdAt: t - 50 });
+    await buildCard(env.deps.db, accountId, 'approval', { status: 'resolved' });
+    await buildCard(env.deps.db, accountId, 'approval', { status: 'dismissed' });
     const res = await env.api().get('/api/v1/review').set(auth(token));
     expect(res.status).toBe(200);
     const { items } = ReviewListResponse.parse(res.body);
@@ -66,20 +66,20 @@ describe('GET /review', () => {
       ['mail_reply', ['send', 'request_changes', 'snooze', 'dismiss'], 'Send reply'],
     ];
     for (const [kind, actions, label] of cases) {
-      const card = await buildCard(env.rt.db, accountId, kind);
+      const card = await buildCard(env.deps.db, accountId, kind);
       expect(await get(token, card.id)).toMatchObject({ actions, primaryLabel: label, status: 'pending' });
     }
-    const choice = await get(token, (await buildCard(env.rt.db, accountId, 'choice')).id);
+    const choice = await get(token, (await buildCard(env.deps.db, accountId, 'choice')).id);
     expect(choice.options).toEqual([
       { value: 'A', label: 'A' },
       { value: 'B', label: 'B' },
       { value: 'C', label: 'C' },
     ]);
     for (const status of ['resolved', 'sent', 'dismissed', 'sending']) {
-      const card = await buildCard(env.rt.db, accountId, 'approval', { status });
+      const card = await buildCard(env.deps.db, accountId, 'approval', { status });
       expect((await get(token, card.id)).actions).toEqual([]);
     }
-    expect((await get(token, (await buildCard(env.rt.db, accountId, 'approval', { status: 'needs_revision' })).id)).actions).toEqual([
+    expect((await get(token, (await buildCard(env.deps.db, accountId, 'approval', { status: 'needs_revision' })).id)).actions).toEqual([
       'dismiss',
     ]);
   });
@@ -90,7 +90,7 @@ describe('GET /review/{id}', () => {
     const a = await env.tenant();
     const b = await env.tenant();
     const long = 'é'.repeat(6000);
-    const card = await buildCard(env.rt.db, a.accountId, 'approval', { status: 'dismissed', payload: { draft: { body: long } } });
+    const card = await buildCard(env.deps.db, a.accountId, 'approval', { status: 'dismissed', payload: { draft: { body: long } } });
     const item = await get(a.token, card.id);
     expect(item.status).toBe('dismissed');
     expect(Buffer.byteLength((item.payload.draft as { body: string }).body, 'utf8')).toBeLessThanOrEqual(8192);
@@ -114,7 +114,7 @@ describe('GET /review/{id}', () => {
 describe('POST /review/{id}/answer', () => {
   it('approves an approval card once; a second approve is 409 invalid_action with empty actions', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'plain');
+    const card = await buildCard(env.deps.db, accountId, 'plain');
     const res = await post(token, card.id, 'answer', { action: 'approve' });
     expect(res.status).toBe(200);
     expect(AnswerResponse.parse(res.body)).toMatchObject({ ok: true, kind: 'approval', result: { action: 'approve', by: 'person' } });
@@ -128,7 +128,7 @@ describe('POST /review/{id}/answer', () => {
 
   it('answers a question with text, and 400s an answer without text', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'question');
+    const card = await buildCard(env.deps.db, accountId, 'question');
     const bad = await post(token, card.id, 'answer', { action: 'answer' });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ error: 'text is required when action is answer' });
@@ -139,7 +139,7 @@ describe('POST /review/{id}/answer', () => {
 
   it('chooses exactly one of the option values', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'choice');
+    const card = await buildCard(env.deps.db, accountId, 'choice');
     for (const optionValues of [[], ['A', 'B'], ['Z'], undefined]) {
       const res = await post(token, card.id, 'answer', { action: 'choose', optionValues });
       expect(res.status).toBe(400);
@@ -152,7 +152,7 @@ describe('POST /review/{id}/answer', () => {
 
   it('answers 409 invalid_action with current actions for a verb the card does not offer', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'approval');
+    const card = await buildCard(env.deps.db, accountId, 'approval');
     const res = await post(token, card.id, 'answer', { action: 'choose', optionValues: ['A'] });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'invalid_action', actions: ['approve', 'request_changes', 'snooze', 'dismiss'] });
@@ -161,7 +161,7 @@ describe('POST /review/{id}/answer', () => {
   it('answers 409 use_send for a mail card, with a message and the actions', async () => {
     const { token, accountId } = await env.tenant();
     for (const kind of ['mail_draft', 'mail_reply'] as const) {
-      const card = await buildCard(env.rt.db, accountId, kind);
+      const card = await buildCard(env.deps.db, accountId, kind);
       const res = await post(token, card.id, 'answer', { action: 'approve' });
       expect(res.status).toBe(409);
       expect(res.body).toEqual({
@@ -174,8 +174,8 @@ describe('POST /review/{id}/answer', () => {
 
   it('answers 409 rejected with a message when the recipient is on the block list', async () => {
     const { token, accountId } = await env.tenant();
-    await addToBlocklist(env.rt.db, accountId, ['https://www.linkedin.com/in/dana'], 'api', 'test');
-    const card = await buildCard(env.rt.db, accountId, 'plain', { payload: { to: 'https://www.linkedin.com/in/dana' } });
+    await addToBlocklist(env.deps.db, accountId, ['https://www.linkedin.com/in/dana'], 'api', 'test');
+    const card = await buildCard(env.deps.db, accountId, 'plain', { payload: { to: 'https://www.linkedin.com/in/dana' } });
     const res = await post(token, card.id, 'answer', { action: 'approve' });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'rejected', message: expect.stringContaining('block list') });
@@ -185,7 +185,7 @@ describe('POST /review/{id}/answer', () => {
   it('answers 400 for a bad action and text over 8,000 UTF-8 bytes, and 404 across accounts', async () => {
     const { token, accountId } = await env.tenant();
     const other = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'question');
+    const card = await buildCard(env.deps.db, accountId, 'question');
     const a = await post(token, card.id, 'answer', { action: 'ship' });
     expect(a.status).toBe(400);
     expect(a.body.error).toMatch(/^action must be one of/);
@@ -201,7 +201,7 @@ describe('POST /review/{id}/answer', () => {
 describe('POST /review/{id}/request-changes', () => {
   it('moves the card to needs_revision and refuses a second request with 409', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const res = await post(token, card.id, 'request-changes', { text: 'Shorter, and mention the Reno site' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
@@ -210,14 +210,14 @@ describe('POST /review/{id}/request-changes', () => {
     const again = await post(token, card.id, 'request-changes', { text: 'again' });
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ error: 'invalid_action', actions: ['dismiss'] });
-    const q = await buildCard(env.rt.db, accountId, 'question');
+    const q = await buildCard(env.deps.db, accountId, 'question');
     const onQuestion = await post(token, q.id, 'request-changes', { text: 'x' });
     expect(onQuestion.body).toEqual({ error: 'invalid_action', actions: ['answer', 'approve', 'snooze', 'dismiss'] });
   });
 
   it('answers 400 when text is missing, empty or over 8,000 UTF-8 bytes', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'approval');
+    const card = await buildCard(env.deps.db, accountId, 'approval');
     expect((await post(token, card.id, 'request-changes', {})).body).toEqual({ error: 'text is required' });
     expect((await post(token, card.id, 'request-changes', { text: '' })).body).toEqual({ error: 'text must not be empty' });
     expect((await post(token, card.id, 'request-changes', { text: 'a'.repeat(8001) })).body).toEqual({
@@ -229,7 +229,7 @@ describe('POST /review/{id}/request-changes', () => {
 describe('POST /review/{id}/snooze', () => {
   it('hides the card until `until`, cancels autoResolveAt, and returns it afterwards', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'approval', { autoResolveAt: Date.now() + 3_600_000 });
+    const card = await buildCard(env.deps.db, accountId, 'approval', { autoResolveAt: Date.now() + 3_600_000 });
     const until = Date.now() + 400;
     const res = await post(token, card.id, 'snooze', { until });
     expect(res.status).toBe(200);
@@ -246,11 +246,11 @@ describe('POST /review/{id}/snooze', () => {
     const { token, accountId } = await env.tenant();
     const t = Date.now();
     const due = { status: 'snoozed', snoozedUntil: t - 1_000 };
-    const newest = await buildCard(env.rt.db, accountId, 'approval', { createdAt: t });
-    const dueMiddle = await buildCard(env.rt.db, accountId, 'approval', { ...due, createdAt: t - 10 });
-    const oldest = await buildCard(env.rt.db, accountId, 'approval', { createdAt: t - 20 });
-    const dueOutside = await buildCard(env.rt.db, accountId, 'approval', { ...due, createdAt: t - 30 });
-    const stillSnoozed = await buildCard(env.rt.db, accountId, 'approval', {
+    const newest = await buildCard(env.deps.db, accountId, 'approval', { createdAt: t });
+    const dueMiddle = await buildCard(env.deps.db, accountId, 'approval', { ...due, createdAt: t - 10 });
+    const oldest = await buildCard(env.deps.db, accountId, 'approval', { createdAt: t - 20 });
+    const dueOutside = await buildCard(env.deps.db, accountId, 'approval', { ...due, createdAt: t - 30 });
+    const stillSnoozed = await buildCard(env.deps.db, accountId, 'approval', {
       status: 'snoozed',
       snoozedUntil: t + 3_600_000,
       createdAt: t - 5,
@@ -272,11 +272,11 @@ describe('POST /review/{id}/snooze', () => {
 
   it('answers 400 for an `until` in the past or not an integer, and 409 on a closed card', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'approval');
+    const card = await buildCard(env.deps.db, accountId, 'approval');
     expect((await post(token, card.id, 'snooze', { until: Date.now() - 1 })).body).toEqual({ error: 'until must be in the future' });
     expect((await post(token, card.id, 'snooze', { until: 'tomorrow' })).status).toBe(400);
     expect((await post(token, card.id, 'snooze', {})).body).toEqual({ error: 'until is required' });
-    const done = await buildCard(env.rt.db, accountId, 'approval', { status: 'resolved' });
+    const done = await buildCard(env.deps.db, accountId, 'approval', { status: 'resolved' });
     expect((await post(token, done.id, 'snooze', { until: Date.now() + 60_000 })).body).toEqual({ error: 'invalid_action', actions: [] });
   });
 });
@@ -284,9 +284,9 @@ describe('POST /review/{id}/snooze', () => {
 describe('POST /review/{id}/dismiss', () => {
   it('closes the card, resets trust for that kind of work and teaches the agent the reason', async () => {
     const { token, accountId } = await env.tenant();
-    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
-    expect(await trustLevel(env.rt.db, accountId, 'network_message')).toBe(3);
-    const card = await buildCard(env.rt.db, accountId, 'approval');
+    for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'network_message');
+    expect(await trustLevel(env.deps.db, accountId, 'network_message')).toBe(3);
+    const card = await buildCard(env.deps.db, accountId, 'approval');
     const res = await post(token, card.id, 'dismiss', { reason: 'Dana left Northwind last month' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, status: 'dismissed' });
@@ -295,8 +295,8 @@ describe('POST /review/{id}/dismiss', () => {
       actions: [],
       resolution: { action: 'dismiss', reason: 'Dana left Northwind last month' },
     });
-    expect(await trustLevel(env.rt.db, accountId, 'network_message')).toBe(0);
-    const memory = await env.rt.db('agent_memory').where({ account_id: accountId }).pluck('text');
+    expect(await trustLevel(env.deps.db, accountId, 'network_message')).toBe(0);
+    const memory = await env.deps.db('agent_memory').where({ account_id: accountId }).pluck('text');
     expect(memory.some((t: string) => t.includes('Dana left Northwind last month'))).toBe(true);
     const again = await post(token, card.id, 'dismiss', {});
     expect(again.body).toEqual({ error: 'invalid_action', actions: [] });
@@ -304,7 +304,7 @@ describe('POST /review/{id}/dismiss', () => {
 
   it('cancels the proposal of an outbound-setup card, accepts no body, and 400s a reason over 2,000 characters', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'outbound_setup');
+    const card = await buildCard(env.deps.db, accountId, 'outbound_setup');
     expect((await post(token, card.id, 'dismiss', { reason: '😀'.repeat(2001) })).body).toEqual({
       error: 'reason must be at most 2,000 characters',
     });
@@ -312,7 +312,7 @@ describe('POST /review/{id}/dismiss', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, status: 'dismissed', proposal: 'cancelled' });
     expect((await get(token, card.id)).resolution).toMatchObject({ proposal: 'cancelled' });
-    const revising = await buildCard(env.rt.db, accountId, 'approval', { status: 'needs_revision' });
+    const revising = await buildCard(env.deps.db, accountId, 'approval', { status: 'needs_revision' });
     expect((await post(token, revising.id, 'dismiss', { reason: '😀'.repeat(2000) })).status).toBe(200);
   });
 });
@@ -327,14 +327,14 @@ describe('every verb on every closed status', () => {
       ['dismiss', {}],
     ];
     for (const status of ['resolved', 'sent', 'dismissed', 'sending', 'needs_revision']) {
-      const card = await buildCard(env.rt.db, accountId, 'approval', { status });
+      const card = await buildCard(env.deps.db, accountId, 'approval', { status });
       for (const [verb, body] of verbs) {
         if (status === 'needs_revision' && verb === 'dismiss') continue;
         const res = await post(token, card.id, verb, body);
         expect(res.status, `${verb} on ${status}`).toBe(409);
         expect(res.body).toEqual({ error: 'invalid_action', actions: status === 'needs_revision' ? ['dismiss'] : [] });
       }
-      expect((await cardsRepository(env.rt.db).find(accountId, card.id))?.status).toBe(status);
+      expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.status).toBe(status);
     }
   });
 
@@ -348,7 +348,7 @@ describe('every verb on every closed status', () => {
       sent: { error: 'rejected', message: expect.stringContaining('already sent') },
     };
     for (const [status, body] of Object.entries(expected)) {
-      const card = await buildCard(env.rt.db, accountId, 'mail_draft', { status });
+      const card = await buildCard(env.deps.db, accountId, 'mail_draft', { status });
       const res = await post(token, card.id, 'send', {});
       expect(res.status, status).toBe(409);
       expect(res.body).toEqual(body);
@@ -358,17 +358,17 @@ describe('every verb on every closed status', () => {
   it('accepts every open verb on a snoozed card', async () => {
     const { token, accountId } = await env.tenant();
     const snoozed = { status: 'snoozed', snoozedUntil: Date.now() + 3_600_000 };
-    const a = await buildCard(env.rt.db, accountId, 'plain', snoozed);
+    const a = await buildCard(env.deps.db, accountId, 'plain', snoozed);
     expect((await post(token, a.id, 'answer', { action: 'approve' })).status).toBe(200);
-    const b = await buildCard(env.rt.db, accountId, 'approval', snoozed);
+    const b = await buildCard(env.deps.db, accountId, 'approval', snoozed);
     expect((await post(token, b.id, 'request-changes', { text: 'warmer' })).status).toBe(200);
-    const c = await buildCard(env.rt.db, accountId, 'approval', snoozed);
+    const c = await buildCard(env.deps.db, accountId, 'approval', snoozed);
     expect((await post(token, c.id, 'snooze', { until: Date.now() + 7_200_000 })).status).toBe(200);
-    const d = await buildCard(env.rt.db, accountId, 'approval', snoozed);
+    const d = await buildCard(env.deps.db, accountId, 'approval', snoozed);
     expect((await post(token, d.id, 'dismiss', {})).status).toBe(200);
-    const e = await buildCard(env.rt.db, accountId, 'mail_draft', snoozed);
+    const e = await buildCard(env.deps.db, accountId, 'mail_draft', snoozed);
     expect((await post(token, e.id, 'send', {})).status).toBe(200);
-    const audited = await env.rt
+    const audited = await env.deps
       .db('audit_log')
       .where({ account_id: accountId, method: 'POST' })
       .whereLike('route', '/api/v1/review/%')
@@ -387,7 +387,7 @@ describe('every verb on every closed status', () => {
   it("answers 404 for every verb on another account's card", async () => {
     const a = await env.tenant();
     const b = await env.tenant();
-    const card = await buildCard(env.rt.db, a.accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, a.accountId, 'mail_draft');
     for (const [verb, body] of [
       ['answer', { action: 'approve' }],
       ['send', {}],

@@ -39,14 +39,14 @@ it.beforeAll(({ env: e }) => {
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const item = async (token: string, id: string) =>
   ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
-const row = (accountId: string, id: string) => cardsRepository(env.rt.db).find(accountId, id);
+const row = (accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
 
 /** Timers in these tests fire within seconds; allow 15. */
 const until = <T>(fn: () => Promise<T | null | undefined | false>, ms = 15_000) => poll(fn, ms);
 
 // Email is the kind of work that can ship on every account (the only one with an adapter today).
 const newMailCard = (accountId: string, extra: Record<string, unknown> = {}) =>
-  createCard(env.rt, {
+  createCard(env.deps, {
     id: newId('card'),
     accountId,
     kind: 'approval',
@@ -62,7 +62,7 @@ describe('trust ladder', () => {
   it('past the threshold, a new card says why and when it will auto-resolve, and the timer resolves it', async () => {
     const { token, accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) {
-      const c = await buildCard(env.rt.db, accountId, 'mail_draft');
+      const c = await buildCard(env.deps.db, accountId, 'mail_draft');
       expect((await env.api().post(`/api/v1/review/${c.id}/send`).set(auth(token)).send({})).status).toBe(200);
     }
     const before = Date.now();
@@ -84,10 +84,10 @@ describe('trust ladder', () => {
 
   it('sends a trusted mail draft at its deadline, recorded as decided by the trust ladder', async () => {
     const { accountId } = await env.tenant();
-    await raiseTrust(env.rt.db, accountId, 'email');
-    await raiseTrust(env.rt.db, accountId, 'email');
-    await raiseTrust(env.rt.db, accountId, 'email');
-    const card = await createCard(env.rt, {
+    await raiseTrust(env.deps.db, accountId, 'email');
+    await raiseTrust(env.deps.db, accountId, 'email');
+    await raiseTrust(env.deps.db, accountId, 'email');
+    const card = await createCard(env.deps, {
       id: newId('card'),
       accountId,
       kind: 'approval',
@@ -106,7 +106,7 @@ describe('trust ladder', () => {
       return c?.status === 'sent' && c;
     });
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
-    const events = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    const events = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
     expect(events.map((e: { decided_by: string }) => e.decided_by)).toEqual(['trust_ladder']);
     const files = await readdir(MAIL_DIR);
     expect(files.filter((f) => f.endsWith('.eml'))).toContain(`mail-${(sent.resolution as { sendId: string }).sendId}.eml`);
@@ -114,8 +114,8 @@ describe('trust ladder', () => {
 
   it('never auto-resolves spending, cards from outside data, or work set to run without approval', async () => {
     const { accountId } = await env.tenant();
-    for (const k of ['spend', 'email'] as const) for (let i = 0; i < 5; i++) await raiseTrust(env.rt.db, accountId, k);
-    const budget = await createCard(env.rt, {
+    for (const k of ['spend', 'email'] as const) for (let i = 0; i < 5; i++) await raiseTrust(env.deps.db, accountId, k);
+    const budget = await createCard(env.deps, {
       id: newId('card'),
       accountId,
       kind: 'approval',
@@ -129,7 +129,7 @@ describe('trust ladder', () => {
     expect(budget.autoResolveAt).toBeNull();
     const outside = await newMailCard(accountId, { fromOutside: true });
     expect(outside.autoResolveAt).toBeNull();
-    const event = await env.rt.db.transaction((trx) =>
+    const event = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'signup', content: { email: 'x@y.test' } } }),
     );
     const fromHook = await newMailCard(accountId, { turnId: event.turn.id });
@@ -141,15 +141,15 @@ describe('trust ladder', () => {
 
   it('resets trust on dismiss, so the next card waits for a person', async () => {
     const { token, accountId } = await env.tenant();
-    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'email');
+    for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'email');
     const a = await newMailCard(accountId);
     expect(a.autoResolveAt).not.toBeNull();
     expect((await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({ reason: 'wrong person' })).status).toBe(200);
-    expect(await trustLevel(env.rt.db, accountId, 'email')).toBe(0);
+    expect(await trustLevel(env.deps.db, accountId, 'email')).toBe(0);
     const b = await newMailCard(accountId);
     expect(b.autoResolveAt).toBeNull();
     // The dismissed card's timer fires into a closed card: its job finishes and nothing happens.
-    const queue = env.rt.queues.get('card-timers')!;
+    const queue = env.deps.queues.get('card-timers')!;
     const jobId = cardAutoResolve.key({ accountId, cardId: a.id, at: a.autoResolveAt! });
     // Its enqueue key is free again once the job finished (BullMQ drops it at completion).
     await until(async () => !(await pendingJob(queue, jobId)));
@@ -158,8 +158,8 @@ describe('trust ladder', () => {
 
   it('does not put autoResolveAt on work the account lets run without approval', async () => {
     const { accountId } = await env.tenant();
-    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'email');
-    await setApproval(env.rt.db, accountId, 'email', false);
+    for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'email');
+    await setApproval(env.deps.db, accountId, 'email', false);
     expect((await newMailCard(accountId)).autoResolveAt).toBeNull();
   });
 });
@@ -167,8 +167,8 @@ describe('trust ladder', () => {
 describe('work set to run without approval', () => {
   it('ships a mail draft through the fenced send path, recorded as decided by the setting', async () => {
     const { accountId } = await env.tenant();
-    await setApproval(env.rt.db, accountId, 'email', false);
-    const card = await shipBySetting(env.rt.db, {
+    await setApproval(env.deps.db, accountId, 'email', false);
+    const card = await shipBySetting(env.deps.db, {
       id: newId('card'),
       accountId,
       kind: 'approval',
@@ -179,23 +179,23 @@ describe('work set to run without approval', () => {
       primaryLabel: '',
     });
     expect((card.detail as { autoResolve: { by: string } }).autoResolve.by).toBe('setting');
-    await sweepCards(env.rt);
+    await sweepCards(env.deps);
     const sent = await until(async () => {
       const c = await row(accountId, card.id);
       return c?.status === 'sent' && c;
     });
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'setting' });
-    const events = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    const events = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
     expect(events.map((e: { decided_by: string }) => e.decided_by)).toEqual(['setting']);
   });
 
   it('still waits for a person when a webhook payload prompted the work', async () => {
     const { accountId } = await env.tenant();
-    await setApproval(env.rt.db, accountId, 'email', false);
-    const event = await env.rt.db.transaction((trx) =>
+    await setApproval(env.deps.db, accountId, 'email', false);
+    const event = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'form', content: {} } }),
     );
-    const card = await shipBySetting(env.rt.db, {
+    const card = await shipBySetting(env.deps.db, {
       id: newId('card'),
       accountId,
       kind: 'approval',
@@ -207,7 +207,7 @@ describe('work set to run without approval', () => {
       primaryLabel: '',
     });
     expect(card).toMatchObject({ status: 'pending', autoResolveAt: null, fromOutside: true });
-    await sweepCards(env.rt);
+    await sweepCards(env.deps);
     expect((await row(accountId, card.id))?.status).toBe('pending');
   });
 });
@@ -215,7 +215,7 @@ describe('work set to run without approval', () => {
 describe('snooze wake-up', () => {
   it('the card-timers job returns a snoozed card to pending at `until`', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'question');
+    const card = await buildCard(env.deps.db, accountId, 'question');
     const until = Date.now() + 300;
     expect((await env.api().post(`/api/v1/review/${card.id}/snooze`).set(auth(token)).send({ until })).status).toBe(200);
     expect((await row(accountId, card.id))?.status).toBe('snoozed');
@@ -232,7 +232,7 @@ const until_ = until;
 describe('request-changes', () => {
   it('starts a revision turn after the delay and returns the revised card to pending with its history', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft');
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     expect(
       (await env.api().post(`/api/v1/review/${card.id}/request-changes`).set(auth(token)).send({ text: 'Mention the Reno site' })).status,
     ).toBe(200);
@@ -243,7 +243,7 @@ describe('request-changes', () => {
     expect(back.version).toBe(2);
     expect(back.history).toHaveLength(1);
     expect(back.history[0]).toMatchObject({ version: 1, requestedChanges: 'Mention the Reno site' });
-    const turns = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'revision' });
+    const turns = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'revision' });
     expect(turns).toHaveLength(1);
     expect(turns[0].origin).toBe('review');
     const shown = await item(token, card.id);
@@ -255,18 +255,18 @@ describe('request-changes', () => {
 describe('revision return', () => {
   it('folds the card the revision turn produced into the card under review, keeping the old version in history', async () => {
     const { token, accountId } = await env.tenant();
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', { status: 'needs_revision' });
-    const rec = await env.rt.db.transaction((trx) =>
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', { status: 'needs_revision' });
+    const rec = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'revision', origin: 'review', text: 'revise' }),
     );
-    await env.rt.db('agent_turns').where({ id: rec.turn.id }).update({ status: 'replied', finished_at: Date.now() });
-    await env.rt.db('review_cards').where({ id: card.id }).update({ revision_turn_id: rec.turn.id, requested_changes: 'Shorter please' });
-    const produced = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    await env.deps.db('agent_turns').where({ id: rec.turn.id }).update({ status: 'replied', finished_at: Date.now() });
+    await env.deps.db('review_cards').where({ id: card.id }).update({ revision_turn_id: rec.turn.id, requested_changes: 'Shorter please' });
+    const produced = await buildCard(env.deps.db, accountId, 'mail_draft', {
       turnId: rec.turn.id,
       title: 'Intro to Acme (shorter)',
       payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'Quick idea', body: 'Hi Jane, one line.' } },
     });
-    expect(await returnRevision(env.rt, accountId, card.id, rec.turn.id)).toBe(true);
+    expect(await returnRevision(env.deps, accountId, card.id, rec.turn.id)).toBe(true);
     const back = await item(token, card.id);
     expect(back).toMatchObject({ status: 'pending', title: 'Intro to Acme (shorter)', payload: { draft: { body: 'Hi Jane, one line.' } } });
     expect(back.detail).toMatchObject({ revision: { version: 2, requestedChanges: 'Shorter please', changed: true } });
@@ -277,7 +277,7 @@ describe('revision return', () => {
       revisedFrom: produced.id,
     });
     expect(await item(token, produced.id)).toMatchObject({ status: 'resolved', resolution: { action: 'merged', into: card.id } });
-    expect(await returnRevision(env.rt, accountId, card.id, rec.turn.id)).toBe(false);
+    expect(await returnRevision(env.deps, accountId, card.id, rec.turn.id)).toBe(false);
   });
 });
 
@@ -286,7 +286,7 @@ describe('person versus auto-resolve', () => {
   const lockWaiters = async () =>
     Number(
       (
-        await env.rt.db.raw(
+        await env.deps.db.raw(
           `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' ` +
             `and wait_event in ('transactionid', 'tuple')`,
         )
@@ -307,18 +307,18 @@ describe('person versus auto-resolve', () => {
     'resolves the card exactly once when the $first side reaches it first (mail: $mail); the other loses',
     async ({ mail, first }) => {
       const { token, accountId } = await env.tenant();
-      const queue = env.rt.queues.get('card-timers')!;
+      const queue = env.deps.queues.get('card-timers')!;
       const at = Date.now();
-      const card = await buildCard(env.rt.db, accountId, mail ? 'mail_draft' : 'plain', { autoResolveAt: at });
+      const card = await buildCard(env.deps.db, accountId, mail ? 'mail_draft' : 'plain', { autoResolveAt: at });
       const jobId = cardAutoResolve.key({ accountId, cardId: card.id, at });
       const person = () =>
         (mail
           ? env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})
           : env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })
         ).then((r) => r);
-      const ladder = () => enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at });
+      const ladder = () => enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at });
 
-      const hold = await env.rt.db.transaction();
+      const hold = await env.deps.db.transaction();
       let answered: ReturnType<typeof person>;
       try {
         await hold('review_cards').where({ id: card.id }).forUpdate().first();
@@ -344,7 +344,7 @@ describe('person versus auto-resolve', () => {
       expect((final?.resolution as { by?: string } | null)?.by).toBe(first === 'person' ? 'person' : 'trust_ladder');
       expect(res.status).toBe(first === 'person' ? 200 : 409);
       if (mail) {
-        expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toHaveLength(1);
+        expect(await env.deps.db('mail_sends').where({ card_id: card.id })).toHaveLength(1);
         const files = await readdir(MAIL_DIR);
         const sendId = (final!.resolution as { sendId: string }).sendId;
         expect(files.filter((f) => f === `mail-${sendId}.eml`)).toHaveLength(1);

@@ -25,7 +25,7 @@ let child: ChildProcess | null = null;
 it.override('options', { env: SHARED });
 it.beforeAll(async ({ env: e }) => {
   env = e;
-  const queue = env.rt.queues.get('card-timers')!;
+  const queue = env.deps.queues.get('card-timers')!;
   const { BASE_URL: _vite, ...inherited } = process.env;
   child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,mail-sends'], {
     cwd: ROOT,
@@ -45,10 +45,10 @@ afterAll(async () => {
 describe('card-timers and mail-sends in a worker process', () => {
   it('applies the ladder to a card the agent inserted, then sends it at its deadline, exactly once', async () => {
     const { accountId } = await env.tenant();
-    await raiseTrust(env.rt.db, accountId, 'email');
-    await raiseTrust(env.rt.db, accountId, 'email');
+    await raiseTrust(env.deps.db, accountId, 'email');
+    await raiseTrust(env.deps.db, accountId, 'email');
     // Inserted the way the agent's tools do: straight through the repository, ladder not applied yet.
-    const card = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       title: 'Intro',
       payload: { work: 'email', to: 'proc@initech.test', draft: { subject: 'proc-mail', body: 'hi' } },
       ladderChecked: false,
@@ -57,7 +57,7 @@ describe('card-timers and mail-sends in a worker process', () => {
     let seenDeadline: number | null = null;
     await waitFor(
       async () => {
-        const c = await cardsRepository(env.rt.db).find(accountId, card.id);
+        const c = await cardsRepository(env.deps.db).find(accountId, card.id);
         if (c?.autoResolveAt) seenDeadline = c.autoResolveAt;
         return c?.status === 'sent';
       },
@@ -67,7 +67,7 @@ describe('card-timers and mail-sends in a worker process', () => {
     expect(seenDeadline).not.toBeNull();
     // Counted once nothing is left queued and both sweeps ran twice more: a second send would be among the files.
     await waitQueuesIdle(env, ['card-timers', 'mail-sends']);
-    const sent = await cardsRepository(env.rt.db).find(accountId, card.id);
+    const sent = await cardsRepository(env.deps.db).find(accountId, card.id);
     expect(sent?.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
     const files = (await readdir(MAIL_DIR)).filter((f) => f.endsWith('.eml'));
     expect(files).toHaveLength(1);
@@ -75,7 +75,7 @@ describe('card-timers and mail-sends in a worker process', () => {
 
   it('wakes a snoozed card whose job was never queued, through the sweep', async () => {
     const { accountId } = await env.tenant();
-    const card = await cardsRepository(env.rt.db).insert({
+    const card = await cardsRepository(env.deps.db).insert({
       id: newId('card'),
       accountId,
       kind: 'question',
@@ -88,6 +88,6 @@ describe('card-timers and mail-sends in a worker process', () => {
       snoozedUntil: Date.now() + 100,
       ladderChecked: true,
     });
-    await waitFor(async () => (await cardsRepository(env.rt.db).find(accountId, card.id))?.status === 'pending', 'card woken', 15_000);
+    await waitFor(async () => (await cardsRepository(env.deps.db).find(accountId, card.id))?.status === 'pending', 'card woken', 15_000);
   }, 20_000);
 });

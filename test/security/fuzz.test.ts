@@ -83,7 +83,7 @@ function query(route: RouteDef) {
 }
 
 async function auditCount(): Promise<number> {
-  const [row] = await env.rt.db('audit_log').where({ account_id: tenant.accountId }).count<{ n: string }[]>({ n: '*' });
+  const [row] = await env.deps.db('audit_log').where({ account_id: tenant.accountId }).count<{ n: string }[]>({ n: '*' });
   return Number(row?.n ?? 0);
 }
 

@@ -34,7 +34,7 @@ const RESOURCES: Array<{ match: RegExp; kind: string; body?: unknown }> = [
 
 async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> {
   const card = newId('card');
-  await cardsRepository(env.rt.db).insert({
+  await cardsRepository(env.deps.db).insert({
     id: card,
     accountId: t.accountId,
     kind: 'approval',
@@ -44,8 +44,8 @@ async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> 
     actions: ['approve', 'dismiss'],
     primaryLabel: 'Approve',
   });
-  const lead = await buildLead(env.rt.db, t.accountId, { domain: `${tag}.example.com`, companyName: `${tag} Inc` });
-  const message = await startTurn(env.rt, {
+  const lead = await buildLead(env.deps.db, t.accountId, { domain: `${tag}.example.com`, companyName: `${tag} Inc` });
+  const message = await startTurn(env.deps, {
     accountId: t.accountId,
     kind: 'message',
     origin: 'api',
@@ -53,9 +53,9 @@ async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> 
     text: `hello from ${tag}`,
   });
   const actor = { accountId: t.accountId, actor: 'api' as const, tokenId: t.tokenId, tokenLabel: 'test', method: 'POST', route: 'test' };
-  const workflow = await createWorkflow(env.rt, actor, { name: `wf ${tag}`, scheduleText: 'daily', steps: [{ title: 'x' }] });
+  const workflow = await createWorkflow(env.deps, actor, { name: `wf ${tag}`, scheduleText: 'daily', steps: [{ title: 'x' }] });
   // A published post, through the review queue like any other: its slug is `${tag}-post`.
-  const post = await cardsRepository(env.rt.db).insert({
+  const post = await cardsRepository(env.deps.db).insert({
     id: newId('card'),
     accountId: t.accountId,
     kind: 'approval',

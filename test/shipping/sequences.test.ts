@@ -33,7 +33,7 @@ const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** A sequence card as the agent's ship tool files it: a first mail and two follow-ups. */
 async function sequenceCard(accountId: string, to: string, tag: string, second = `second ${tag}`): Promise<Card> {
-  return buildCard(env.rt.db, accountId, 'approval', {
+  return buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'sequence',
     title: `Sequence to ${to}`,
     payload: {
@@ -49,10 +49,10 @@ async function sequenceCard(accountId: string, to: string, tag: string, second =
 }
 
 const mailsTo = (to: string) => smtp.received.filter((m) => m.to.includes(to));
-const seqOf = (accountId: string, cardId: string) => sequencesRepository(env.rt.db).find(accountId, sequenceIdFor(cardId));
+const seqOf = (accountId: string, cardId: string) => sequencesRepository(env.deps.db).find(accountId, sequenceIdFor(cardId));
 /** Time passes: the sequence's next step is due now. */
 const due = (cardId: string) =>
-  env.rt
+  env.deps
     .db('mail_sequences')
     .where({ card_id: cardId })
     .update({ next_at: Date.now() - 1 });
@@ -60,8 +60,8 @@ const due = (cardId: string) =>
 /** Time passes: the next step is due, and its job (queued for then) runs now in the file's mail-sends pool. */
 async function dueNow(cardId: string) {
   await due(cardId);
-  const seq = (await env.rt.db('mail_sequences').where({ card_id: cardId }))[0]!;
-  await (await pendingJob(env.rt.queues.get('mail-sends')!, `sequence-step-${seq.id}-${seq.next_step}`))?.promote();
+  const seq = (await env.deps.db('mail_sequences').where({ card_id: cardId }))[0]!;
+  await (await pendingJob(env.deps.queues.get('mail-sends')!, `sequence-step-${seq.id}-${seq.next_step}`))?.promote();
 }
 
 /** Runs `body` with the SMTP server answering as `mode`, then as before. */
@@ -90,13 +90,13 @@ async function approve(token: string, cardId: string) {
 describe('sequences', () => {
   it('"start a sequence to ADDRESS about TOPIC" files a sequence card with a first mail and two follow-ups', async () => {
     const { accountId } = await env.tenant();
-    await startTurn(env.rt, {
+    await startTurn(env.deps, {
       accountId,
       kind: 'message',
       origin: 'dashboard',
       text: 'start a sequence to jane@acme.test about onboarding',
     });
-    const card = await until(async () => (await env.rt.db('review_cards').where({ account_id: accountId, source_type: 'sequence' }))[0]);
+    const card = await until(async () => (await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'sequence' }))[0]);
     expect(card.payload).toMatchObject({ work: 'sequence', to: 'jane@acme.test', draft: { subject: 'Onboarding' } });
     expect(card.payload.steps.map((s: { delayDays: number }) => s.delayDays)).toEqual([3, 4]);
     expect(card.status).toBe('pending');
@@ -112,23 +112,23 @@ describe('sequences', () => {
     const seq = (await seqOf(accountId, card.id))!;
     expect(seq).toMatchObject({ status: 'active', nextStep: 1 });
     expect(seq.nextAt! - Date.now()).toBeGreaterThan(3 * DAY - 60_000);
-    const sent = (await cardsRepository(env.rt.db).find(accountId, card.id))!;
+    const sent = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
     expect(sent).toMatchObject({ status: 'sent', actions: ['dismiss'], primaryLabel: 'Running' });
     expect(sent.resolution).toMatchObject({ sequence: 'running', sequenceId: seq.id });
     // Its follow-up waits as a delayed job.
-    const queue = env.rt.queues.get('mail-sends')!;
+    const queue = env.deps.queues.get('mail-sends')!;
     expect(await pendingJob(queue, `sequence-step-${seq.id}-1`)).toBeTruthy();
 
     // Not due yet: nothing ships.
-    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('not_due');
+    expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('not_due');
     expect(mailsTo(to)).toHaveLength(1);
 
     await due(card.id);
-    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('shipped');
+    expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('shipped');
     // A repeated job for a step that shipped does nothing.
-    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('not_active');
+    expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('not_active');
     await due(card.id);
-    expect(await shipSequenceStep(env.rt, accountId, seq.id, 2)).toBe('shipped');
+    expect(await shipSequenceStep(env.deps, accountId, seq.id, 2)).toBe('shipped');
 
     const mails = await Promise.all(mailsTo(to).map((m) => simpleParser(m.raw)));
     expect(mails.map((m) => m.text?.trim())).toEqual(['first a', 'second a', 'third a']);
@@ -137,7 +137,7 @@ describe('sequences', () => {
     expect(mails[1]!.inReplyTo).toBe(firstId);
     expect(mails[2]!.inReplyTo).toBe(firstId);
     // Each step has its own thread (reply token), all naming the sequence.
-    const threads = await env.rt.db('mail_threads').where({ card_id: card.id }).orderBy('step');
+    const threads = await env.deps.db('mail_threads').where({ card_id: card.id }).orderBy('step');
     expect(threads.map((t) => [t.step, t.sequence_id])).toEqual([
       [0, seq.id],
       [1, seq.id],
@@ -146,10 +146,10 @@ describe('sequences', () => {
     expect(new Set(mails.map((m) => m.replyTo?.text)).size).toBe(3);
 
     expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'finished', nextStep: 3, nextAt: null });
-    const done = (await cardsRepository(env.rt.db).find(accountId, card.id))!;
+    const done = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
     expect(done).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
     expect(done.resolution).toMatchObject({ sequence: 'finished' });
-    const sends = await env.rt.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    const sends = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
     expect(sends).toHaveLength(3);
   });
 
@@ -160,10 +160,10 @@ describe('sequences', () => {
     await approve(token, card.id);
     await due(card.id);
     const id = sequenceIdFor(card.id);
-    const outcomes = await Promise.all(Array.from({ length: 8 }, () => shipSequenceStep(env.rt, accountId, id, 1)));
+    const outcomes = await Promise.all(Array.from({ length: 8 }, () => shipSequenceStep(env.deps, accountId, id, 1)));
     expect(outcomes.filter((o) => o === 'shipped')).toHaveLength(1);
     expect(mailsTo(to)).toHaveLength(2);
-    expect(await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 })).toHaveLength(1);
+    expect(await env.deps.db('mail_sends').where({ card_id: card.id, step: 1 })).toHaveLength(1);
   });
 
   it('stops at once on a reply from the recipient: no later step ships', async () => {
@@ -171,16 +171,16 @@ describe('sequences', () => {
     const to = 'reply@seq.test';
     const card = await sequenceCard(accountId, to, 'p');
     await approve(token, card.id);
-    const thread = (await threadsRepository(env.rt.db).ofCardStep(accountId, card.id, 0))!;
-    await env.rt.db.transaction((trx) =>
-      applyOutcome(trx, env.rt.config, thread, { kind: 'reply', replyKind: 'interested', text: 'yes' }, { id: 'in_1', at: Date.now() }),
+    const thread = (await threadsRepository(env.deps.db).ofCardStep(accountId, card.id, 0))!;
+    await env.deps.db.transaction((trx) =>
+      applyOutcome(trx, env.deps.config, thread, { kind: 'reply', replyKind: 'interested', text: 'yes' }, { id: 'in_1', at: Date.now() }),
     );
     expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: 'the recipient replied' });
-    const stopped = (await cardsRepository(env.rt.db).find(accountId, card.id))!;
+    const stopped = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
     expect(stopped.actions).toEqual([]);
     expect(stopped.resolution).toMatchObject({ sequence: 'stopped', sequenceStopReason: 'the recipient replied' });
     await due(card.id);
-    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(card.id), 1)).toBe('not_active');
+    expect(await shipSequenceStep(env.deps, accountId, sequenceIdFor(card.id), 1)).toBe('not_active');
     expect(mailsTo(to)).toHaveLength(1);
   });
 
@@ -194,7 +194,7 @@ describe('sequences', () => {
     const res = await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({ reason: 'wrong list' });
     expect(res.status).toBe(200);
     expect(await seqOf(accountId, a.id)).toMatchObject({ status: 'stopped', stopReason: 'a person dismissed the sequence' });
-    const dismissed = (await cardsRepository(env.rt.db).find(accountId, a.id))!;
+    const dismissed = (await cardsRepository(env.deps.db).find(accountId, a.id))!;
     expect(dismissed.status).toBe('dismissed');
     expect(dismissed.resolution).toMatchObject({ action: 'dismiss', sequence: 'stopped', sendId: expect.any(String) });
     const again = await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({});
@@ -208,8 +208,8 @@ describe('sequences', () => {
     expect(blocked.status).toBeLessThan(300);
     await due(a.id);
     await due(b.id);
-    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(a.id), 1)).toBe('not_active');
-    expect(await shipSequenceStep(env.rt, accountId, sequenceIdFor(b.id), 1)).toBe('stopped');
+    expect(await shipSequenceStep(env.deps, accountId, sequenceIdFor(a.id), 1)).toBe('not_active');
+    expect(await shipSequenceStep(env.deps, accountId, sequenceIdFor(b.id), 1)).toBe('stopped');
     expect(await seqOf(accountId, b.id)).toMatchObject({ status: 'stopped', stopReason: 'blocked@seq.test is on the block list' });
     expect(mailsTo('dismiss@seq.test')).toHaveLength(1);
     expect(mailsTo('blocked@seq.test')).toHaveLength(1);
@@ -221,15 +221,15 @@ describe('sequences', () => {
     const card = await sequenceCard(accountId, to, 's');
     await approve(token, card.id);
     const seq = (await seqOf(accountId, card.id))!;
-    await (await pendingJob(env.rt.queues.get('mail-sends')!, `sequence-step-${seq.id}-1`))!.remove();
-    await env.rt
+    await (await pendingJob(env.deps.queues.get('mail-sends')!, `sequence-step-${seq.id}-1`))!.remove();
+    await env.deps
       .db('mail_sequences')
       .where({ card_id: card.id })
       .update({ next_at: Date.now() - 60_000 });
     await until(async () => mailsTo(to).length === 2, 15_000);
     // The step settles (and the sequence moves on) just after the server took the mail.
     await until(async () => (await seqOf(accountId, card.id))?.nextStep === 2, 15_000);
-    expect(await sweepSequences(env.rt, 1)).toBe(0);
+    expect(await sweepSequences(env.deps, 1)).toBe(0);
     expect(mailsTo(to)).toHaveLength(2);
   });
 
@@ -237,7 +237,7 @@ describe('sequences', () => {
     const { accountId, token } = await env.tenant();
     const answer = await agent.say(token, 'start a sequence to not-an-address about x');
     expect(answer.replies.map((r) => r.text)).toEqual(['not-an-address does not look like an email address, so I drafted nothing.']);
-    expect(await env.rt.db('review_cards').where({ account_id: accountId })).toEqual([]);
+    expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
   });
 
   it('refuses a sequence whose follow-ups are not a valid sequence when the agent files it, and tells the model why', async ({ llm }) => {
@@ -272,7 +272,7 @@ describe('sequences', () => {
         ['call_2', expect.stringMatching(/^error: not a valid sequence \(steps: .+\), so nothing was drafted$/)],
         ['call_3', 'error: not a valid sequence (a sequence needs `to`), so nothing was drafted'],
       ]);
-      expect(await world.rt.db('review_cards').where({ account_id: accountId })).toEqual([]);
+      expect(await world.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
     } finally {
       await world.close();
     }
@@ -288,7 +288,7 @@ describe('sequences', () => {
     // The mail service says "try later" to everything: each try voids its fence (the sweep's jobs try too).
     const outcome = await whileSmtp({ kind: 'refuse', code: 451 }, async () => {
       for (let i = 0; i <= 2 * MAX_STEP_TRIES; i++) {
-        const o = await shipSequenceStep(env.rt, accountId, id, 1).catch((err: unknown) => {
+        const o = await shipSequenceStep(env.deps, accountId, id, 1).catch((err: unknown) => {
           if (err instanceof MailNotSettled && err.error === 'unavailable') return 'refused' as const;
           throw err;
         });
@@ -299,15 +299,15 @@ describe('sequences', () => {
     expect(outcome).toBe('stopped');
     const reason = `step 1 could not be sent after ${MAX_STEP_TRIES} tries`;
     expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: reason, nextStep: 1 });
-    const fences = await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 });
+    const fences = await env.deps.db('mail_sends').where({ card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(MAX_STEP_TRIES);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
-    expect((await cardsRepository(env.rt.db).find(accountId, card.id))?.resolution).toMatchObject({
+    expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({
       sequence: 'stopped',
       sequenceStopReason: reason,
     });
     // The service is back: nothing more ships for the stopped sequence.
-    expect(await shipSequenceStep(env.rt, accountId, id, 1)).toBe('not_active');
+    expect(await shipSequenceStep(env.deps, accountId, id, 1)).toBe('not_active');
     expect(mailsTo(to)).toHaveLength(1);
   });
 
@@ -322,18 +322,18 @@ describe('sequences', () => {
     });
     expect(seq.stopReason).toBe('the address bounced');
     expect(seq.nextStep).toBe(1);
-    expect(await env.rt.db('blocklist_entries').where({ account_id: accountId, value: to }).first()).toMatchObject({
+    expect(await env.deps.db('blocklist_entries').where({ account_id: accountId, value: to }).first()).toMatchObject({
       source: 'agent',
       reason: expect.stringMatching(/^550 /),
     });
-    const fences = await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 });
+    const fences = await env.deps.db('mail_sends').where({ card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(1);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
-    expect((await cardsRepository(env.rt.db).find(accountId, card.id))?.resolution).toMatchObject({
+    expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({
       sequence: 'stopped',
       sequenceStopReason: seq.stopReason,
     });
-    expect(await shipSequenceStep(env.rt, accountId, seq.id, 1)).toBe('not_active');
+    expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('not_active');
     expect(mailsTo(to)).toHaveLength(1);
   });
 
@@ -344,12 +344,12 @@ describe('sequences', () => {
     const card = await sequenceCard(accountId, to, 'n', `Hi again. Between us, ${note}, so we can talk price.`);
     await approve(token, card.id);
     // Told to the agent after the first mail went: the follow-up written before now quotes it.
-    await memoryNotesRepository(env.rt.db).remember(accountId, note, null, Date.now());
+    await memoryNotesRepository(env.deps.db).remember(accountId, note, null, Date.now());
     await dueNow(card.id);
     const seq = await stopped(accountId, card.id);
     expect(seq).toMatchObject({ stopReason: "step 1 quotes the account's private notes", nextStep: 1 });
-    expect(await env.rt.db('mail_sends').where({ card_id: card.id, step: 1 })).toEqual([]);
-    expect((await cardsRepository(env.rt.db).find(accountId, card.id))?.resolution).toMatchObject({ sequence: 'stopped' });
+    expect(await env.deps.db('mail_sends').where({ card_id: card.id, step: 1 })).toEqual([]);
+    expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({ sequence: 'stopped' });
     expect(mailsTo(to)).toHaveLength(1);
     expect(smtp.received.filter((m) => m.raw.includes('freight brokers'))).toEqual([]);
   });

@@ -19,7 +19,7 @@ let env: TestEnv;
 let pools: Pools;
 beforeAll(async () => {
   env = await setupTestEnv({ env: { TRUST_AUTO_RESOLVE_AFTER: '2', TRUST_AUTO_RESOLVE_DELAY_MS: '200', CARD_SWEEP_MS: '600000' } });
-  pools = await startPools(env.rt, ['card-timers']);
+  pools = await startPools(env.deps, ['card-timers']);
 });
 afterAll(async () => {
   await pools.close();
@@ -40,7 +40,7 @@ const UNCONNECTED = [
 ] as const;
 
 const workCard = (accountId: string, u: (typeof UNCONNECTED)[number]) =>
-  buildCard(env.rt.db, accountId, 'approval', {
+  buildCard(env.deps.db, accountId, 'approval', {
     sourceType: u.sourceType,
     title: `Ship some ${u.work}`,
     payload: { work: u.work, draft: { body: 'Hello' } },
@@ -50,20 +50,20 @@ const workCard = (accountId: string, u: (typeof UNCONNECTED)[number]) =>
 describe('the channel registry', () => {
   it('connects email and sequences (mail on the same transport) and blog posts (our Content API) on every account', async () => {
     const { accountId } = await env.tenant();
-    const here = await shippingHere(env.rt.db, accountId);
+    const here = await shippingHere(env.deps.db, accountId);
     expect(here.ships).toEqual(['email', 'sequence', 'blog_post']);
     expect(here.waits.map((w) => w.kind)).toEqual(KINDS_OF_WORK.filter((k) => !here.ships.includes(k)));
-    expect(await cannotShip(env.rt.db, accountId, 'blog_post')).toBeNull();
-    expect(await cannotShip(env.rt.db, accountId, 'email')).toBeNull();
-    expect(await cannotShip(env.rt.db, accountId, 'sequence')).toBeNull();
+    expect(await cannotShip(env.deps.db, accountId, 'blog_post')).toBeNull();
+    expect(await cannotShip(env.deps.db, accountId, 'email')).toBeNull();
+    expect(await cannotShip(env.deps.db, accountId, 'sequence')).toBeNull();
   });
 
   it('connects network messages on an account with a network connection (admin `channel connect`), and only there', async () => {
     const { accountId } = await env.tenant();
     const other = await env.tenant();
-    await connectProvider(env.rt.db, { accountId, kind: 'network', transport: 'http', url: 'http://127.0.0.1:9', key: 'k' }, Date.now());
-    expect((await shippingHere(env.rt.db, accountId)).ships).toEqual(['email', 'sequence', 'network_message', 'blog_post']);
-    expect((await shippingHere(env.rt.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post']);
+    await connectProvider(env.deps.db, { accountId, kind: 'network', transport: 'http', url: 'http://127.0.0.1:9', key: 'k' }, Date.now());
+    expect((await shippingHere(env.deps.db, accountId)).ships).toEqual(['email', 'sequence', 'network_message', 'blog_post']);
+    expect((await shippingHere(env.deps.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post']);
   });
 });
 
@@ -78,7 +78,7 @@ describe('approving work whose adapter is not connected', () => {
       const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
       expect(item).toMatchObject({ status: 'pending', resolvedAt: null, resolution: null });
       expect(item.actions).toContain('approve');
-      expect(await env.rt.db('mail_sends').where({ card_id: card.id })).toEqual([]);
+      expect(await env.deps.db('mail_sends').where({ card_id: card.id })).toEqual([]);
     });
   }
 });
@@ -86,13 +86,13 @@ describe('approving work whose adapter is not connected', () => {
 describe('the trust ladder and the run-without-approval setting', () => {
   it('gives an unconnected kind no deadline, however trusted or freed', async () => {
     const { accountId } = await env.tenant();
-    for (let i = 0; i < 3; i++) await raiseTrust(env.rt.db, accountId, 'network_message');
+    for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'network_message');
     const base = await workCard(accountId, UNCONNECTED[0]);
-    const laddered = await createCard(env.rt, { ...base, id: newId('card'), ladderChecked: false, actions: [], primaryLabel: '' });
+    const laddered = await createCard(env.deps, { ...base, id: newId('card'), ladderChecked: false, actions: [], primaryLabel: '' });
     expect(laddered.autoResolveAt).toBeNull();
 
-    await setApproval(env.rt.db, accountId, 'ad_test', false);
-    const freed = await shipBySetting(env.rt.db, {
+    await setApproval(env.deps.db, accountId, 'ad_test', false);
+    const freed = await shipBySetting(env.deps.db, {
       id: newId('card'),
       accountId,
       kind: 'approval',
@@ -112,23 +112,23 @@ describe('the trust ladder and the run-without-approval setting', () => {
     const { accountId } = await env.tenant();
     const at = Date.now() + 100;
     const card = await workCard(accountId, UNCONNECTED.find((u) => u.work === 'ad_test')!);
-    await cardsRepository(env.rt.db).transition(accountId, card.id, { statuses: ['pending'] }, { autoResolveAt: at });
-    await enqueue(env.rt.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { delay: 100 });
+    await cardsRepository(env.deps.db).transition(accountId, card.id, { statuses: ['pending'] }, { autoResolveAt: at });
+    await enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { delay: 100 });
     const noted = await until(async () => {
-      const c = await cardsRepository(env.rt.db).find(accountId, card.id);
+      const c = await cardsRepository(env.deps.db).find(accountId, card.id);
       return c && c.autoResolveAt === null ? c : null;
     }, 20_000);
     expect(noted).toMatchObject({ status: 'pending', resolvedAt: null });
     expect((noted.detail as { note: string }).note).toBe(
       'Not shipped automatically: ad tests cannot ship: no ad-platform connection on this account; it waits for a person',
     );
-    expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('noop');
+    expect(await autoResolve(env.deps, accountId, card.id, at)).toBe('noop');
   });
 
   it('still resolves cards that are not work (a question with a deadline)', async () => {
     const { accountId } = await env.tenant();
     const at = Date.now();
-    const card = await buildCard(env.rt.db, accountId, 'question', { autoResolveAt: at });
-    expect(await autoResolve(env.rt, accountId, card.id, at)).toBe('resolved');
+    const card = await buildCard(env.deps.db, accountId, 'question', { autoResolveAt: at });
+    expect(await autoResolve(env.deps, accountId, card.id, at)).toBe('resolved');
   });
 });

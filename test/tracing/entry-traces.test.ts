@@ -42,7 +42,7 @@ describe('with tracing on', () => {
     otlp = await startOtlpReceiver();
     tracing = startTracing(configWith({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_SERVICE_NAME: 'entry-test' }), 'all');
     env = await setupTestEnv();
-    smtp = await startInboundSmtp(env.rt, { port: 0, host: '127.0.0.1' });
+    smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await smtp?.close();
@@ -70,7 +70,7 @@ describe('with tracing on', () => {
       const add = spans.filter((s) => s.name === 'add webhook-events.webhook.event');
       expect(add).toHaveLength(1);
       // The job carries the trace context its worker's span joins.
-      const job = await pendingJob(env.rt.queues.get('webhook-events')!, webhookEvent.key({ deliveryId: res.body.deliveryId }));
+      const job = await pendingJob(env.deps.queues.get('webhook-events')!, webhookEvent.key({ deliveryId: res.body.deliveryId }));
       expect(job?.opts.telemetry?.metadata).toContain(traceId);
       expect(JSON.stringify(spans)).not.toContain(hook.path.split('/').pop());
     }
@@ -92,7 +92,7 @@ describe('with tracing on', () => {
     expect(received).toMatchObject({ kind: 2, parentSpanId: '' });
     const spans = await spansOf(received.traceId);
     expect(spans.map((s) => s.name)).toContain('add inbound-mail.inbound.parse');
-    const job = await pendingJob(env.rt.queues.get('inbound-mail')!, inboundParse.key({ id: inboundId }));
+    const job = await pendingJob(env.deps.queues.get('inbound-mail')!, inboundParse.key({ id: inboundId }));
     expect(job?.opts.telemetry?.metadata).toContain(received.traceId);
     expect(JSON.stringify(spans)).not.toContain('example.org');
   });

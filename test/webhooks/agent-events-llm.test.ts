@@ -22,7 +22,7 @@ it.beforeAll(({ env: e, pools, llm: llmFixture }) => {
 describe('webhook events with the llm brain (local fake model server)', () => {
   it('shows the payload only inside a labelled outside-data block, with the account memory about the source', async () => {
     const { accountId } = await env.tenant();
-    await memoryNotesRepository(env.rt.db).remember(accountId, 'payloads from signup are new trial users', null, Date.now());
+    await memoryNotesRepository(env.deps.db).remember(accountId, 'payloads from signup are new trial users', null, Date.now());
     llm.script(() => ({ body: completion('Noted a new trial user.') }));
     const hook = await makeHook(env, accountId, 'signup');
     const res = await postJson(env, hook.path, { email: 'ada@example.com' });
@@ -42,7 +42,7 @@ describe('webhook events with the llm brain (local fake model server)', () => {
 
   it('holds the approval rules when the model obeys an injected payload: nothing sent, approved or changed', async () => {
     const { accountId } = await env.tenant();
-    const waiting = await buildCard(env.rt.db, accountId, 'mail_draft', {
+    const waiting = await buildCard(env.deps.db, accountId, 'mail_draft', {
       title: 'Waiting for a person',
       payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } },
       ladderChecked: false,
@@ -67,10 +67,11 @@ describe('webhook events with the llm brain (local fake model server)', () => {
     const res = await postJson(env, hook.path, INJECTION);
     expect((await env.settled(res.body.deliveryId)).status).toBe('replied');
 
-    expect((await env.rt.db('review_cards').where({ id: waiting.id }).first()).status).toBe('pending');
-    expect(await env.rt.db('approval_settings').where({ account_id: accountId })).toEqual([]);
-    if (await env.rt.db.schema.hasTable('mail_sends')) expect(await env.rt.db('mail_sends').where({ account_id: accountId })).toEqual([]);
-    const cards = await env.rt.db('review_cards').where({ account_id: accountId }).orderBy('created_at');
+    expect((await env.deps.db('review_cards').where({ id: waiting.id }).first()).status).toBe('pending');
+    expect(await env.deps.db('approval_settings').where({ account_id: accountId })).toEqual([]);
+    if (await env.deps.db.schema.hasTable('mail_sends'))
+      expect(await env.deps.db('mail_sends').where({ account_id: accountId })).toEqual([]);
+    const cards = await env.deps.db('review_cards').where({ account_id: accountId }).orderBy('created_at');
     expect(cards.map((c) => c.status)).toEqual(['pending', 'pending']);
     // The "send" became a draft waiting for approval.
     expect(cards[1]).toMatchObject({ source_type: 'mail_draft', status: 'pending' });
@@ -90,9 +91,9 @@ describe('webhook events with the llm brain (local fake model server)', () => {
     const res = await postJson(env, hook.path, { email: 'bo@example.com' });
     const turn = await env.settled(res.body.deliveryId);
     expect(turn.status).toBe('failed');
-    const { failure } = await env.rt.db('agent_turns').where({ id: turn.id }).first();
+    const { failure } = await env.deps.db('agent_turns').where({ id: turn.id }).first();
     expect(failure).toEqual(expect.any(String));
-    const { deliveries } = (await runAdmin(['hook', 'deliveries', '--hook-id', hook.hookId], { config: env.config, db: env.rt.db })) as {
+    const { deliveries } = (await runAdmin(['hook', 'deliveries', '--hook-id', hook.hookId], { config: env.config, db: env.deps.db })) as {
       deliveries: { agent: Record<string, unknown> }[];
     };
     expect(deliveries[0]!.agent).toEqual({ made: 'nothing yet', turn: 'failed', lead: null, card: null, note: failure });

@@ -15,7 +15,7 @@ it.beforeAll(({ env: e, pools }) => {
 });
 
 async function pendingCard(accountId: string) {
-  return buildCard(env.rt.db, accountId, 'mail_draft', {
+  return buildCard(env.deps.db, accountId, 'mail_draft', {
     title: 'An email waiting for a person',
     payload: { work: 'email', to: 'someone@example.com', draft: { subject: 'Hi', body: 'Hello' } },
     ladderChecked: false,
@@ -23,11 +23,11 @@ async function pendingCard(accountId: string) {
 }
 
 async function nothingShipped(accountId: string, waitingCardId: string) {
-  const card = await env.rt.db('review_cards').where({ id: waitingCardId }).first();
+  const card = await env.deps.db('review_cards').where({ id: waitingCardId }).first();
   expect(card.status).toBe('pending');
-  expect(await env.rt.db('approval_settings').where({ account_id: accountId })).toEqual([]);
-  if (await env.rt.db.schema.hasTable('mail_sends')) expect(await env.rt.db('mail_sends').where({ account_id: accountId })).toEqual([]);
-  const decided = await env.rt.db('review_cards').where({ account_id: accountId }).whereNot({ status: 'pending' });
+  expect(await env.deps.db('approval_settings').where({ account_id: accountId })).toEqual([]);
+  if (await env.deps.db.schema.hasTable('mail_sends')) expect(await env.deps.db('mail_sends').where({ account_id: accountId })).toEqual([]);
+  const decided = await env.deps.db('review_cards').where({ account_id: accountId }).whereNot({ status: 'pending' });
   expect(decided).toEqual([]);
 }
 
@@ -45,9 +45,9 @@ describe('webhook-events pool → the agent (offline brain)', () => {
       data: { label: 'signup', content: { plan: 'trial', nested: { list: [1, 'two'] } } },
     });
     // Not an API message: no token can read it through /agent/messages.
-    const replies = await env.rt.db('agent_replies').where({ turn_id: turn.id });
+    const replies = await env.deps.db('agent_replies').where({ turn_id: turn.id });
     expect(replies.length).toBeGreaterThan(0);
-    const [view] = await listDeliveries(env.rt.db, hook.hookId, 10);
+    const [view] = await listDeliveries(env.deps.db, hook.hookId, 10);
     expect(view).toMatchObject({
       outcome: 'Accepted',
       agent: { made: 'note', turn: 'replied', lead: null, card: null, note: expect.any(String) },
@@ -100,7 +100,7 @@ describe('webhook-events pool → the agent (offline brain)', () => {
     expect(lead).toBeDefined();
     const detail = await env.api().get(`/api/v1/leads/${lead.id}`).set('Authorization', `Bearer ${token}`);
     expect(JSON.stringify(detail.body.lead.research)).toContain('signup');
-    const [view] = await listDeliveries(env.rt.db, hook.hookId, 1);
+    const [view] = await listDeliveries(env.deps.db, hook.hookId, 1);
     expect(view!.agent).toMatchObject({ lead: { id: lead.id, domain: 'acme-widgets.com' } });
   });
 
@@ -112,12 +112,12 @@ describe('webhook-events pool → the agent (offline brain)', () => {
     await env.settled(res.body.deliveryId);
     const leads = await env.api().get('/api/v1/leads').set('Authorization', `Bearer ${token}`);
     expect(leads.body.leads.map((l: { domain: string }) => l.domain)).toContain('hopper-labs.io');
-    const cards = await env.rt.db('review_cards').where({ account_id: accountId });
+    const cards = await env.deps.db('review_cards').where({ account_id: accountId });
     expect(cards.map((c) => c.source_type)).toContain('mail_draft');
     const card = cards.find((c) => c.source_type === 'mail_draft')!;
     expect(card.status).toBe('pending');
     expect(JSON.stringify(card.payload)).toContain('grace@hopper-labs.io');
-    const [view] = await listDeliveries(env.rt.db, hook.hookId, 1);
+    const [view] = await listDeliveries(env.deps.db, hook.hookId, 1);
     expect(view!.agent).toMatchObject({
       made: 'card',
       card: { id: card.id, sourceType: 'mail_draft' },
@@ -136,8 +136,8 @@ describe('webhook-events pool → the agent (offline brain)', () => {
     const hook = await makeHook(env, accountId, 'signup');
     const res = await postJson(env, hook.path, { email: 'lin@orbit-analytics.dev', name: 'Lin' });
     await env.settled(res.body.deliveryId);
-    const lead = await env.rt.db('leads').where({ account_id: accountId, domain: 'orbit-analytics.dev' }).first();
-    const research = await env.rt.db('lead_research').where({ lead_id: lead.id });
+    const lead = await env.deps.db('leads').where({ account_id: accountId, domain: 'orbit-analytics.dev' }).first();
+    const research = await env.deps.db('lead_research').where({ lead_id: lead.id });
     expect(research.map((r) => r.reasoning).join(' ')).toContain('payloads from signup are new trial users');
     expect(JSON.stringify(research.map((r) => r.sources))).toContain('signup');
   });
@@ -151,6 +151,6 @@ describe('webhook-events pool → the agent (offline brain)', () => {
     expect(turn.status).toBe('replied');
     await nothingShipped(accountId, waiting.id);
     // The agent made a note, nothing else.
-    expect(await env.rt.db('review_cards').where({ account_id: accountId })).toHaveLength(1);
+    expect(await env.deps.db('review_cards').where({ account_id: accountId })).toHaveLength(1);
   });
 });

@@ -21,7 +21,7 @@ async function logged(env: TestEnv, accountId: string, hookId: string, n: number
       body,
     };
   });
-  await env.rt.db('webhook_deliveries').insert(rows);
+  await env.deps.db('webhook_deliveries').insert(rows);
   return rows;
 }
 
@@ -39,11 +39,11 @@ describe('handing deliveries over in batches', () => {
     const ids = rows.map((r) => r.id);
     // Four batches at once, overlapping, one of them everything: as if jobs ran twice on two workers.
     const answers = await Promise.all([
-      handDeliveries(env.rt, ids.slice(0, 150), log),
-      handDeliveries(env.rt, ids.slice(100), log),
-      handDeliveries(env.rt, [...ids].reverse(), log),
+      handDeliveries(env.deps, ids.slice(0, 150), log),
+      handDeliveries(env.deps, ids.slice(100), log),
+      handDeliveries(env.deps, [...ids].reverse(), log),
       handDeliveries(
-        env.rt,
+        env.deps,
         ids.filter((_, i) => i % 3 === 0),
         log,
       ),
@@ -56,8 +56,8 @@ describe('handing deliveries over in batches', () => {
       ).toHaveLength(1);
       expect(outcomes.filter((o) => o !== 'handed').every((o) => o === 'already handed')).toBe(true);
     }
-    const deliveries = await env.rt.db('webhook_deliveries').whereIn('id', ids);
-    const turns = await env.rt.db('agent_turns').where({ account_id: accountId });
+    const deliveries = await env.deps.db('webhook_deliveries').whereIn('id', ids);
+    const turns = await env.deps.db('agent_turns').where({ account_id: accountId });
     expect(turns).toHaveLength(200);
     expect(new Set(deliveries.map((d) => d.turn_id)).size).toBe(200);
     // Every turn carries its own delivery's payload, labelled with the hook, queued for the agent.
@@ -72,11 +72,11 @@ describe('handing deliveries over in batches', () => {
       });
     }
     // The account's turns are queued through the agent's drain; a repeat asks for the drain again.
-    const drains = await env.rt.queues.get('agent-turns')!.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
+    const drains = await env.deps.queues.get('agent-turns')!.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
     expect(drains.some((j) => j.data.accountId === accountId)).toBe(true);
-    const again = await handDeliveries(env.rt, ids.slice(0, 5), log);
+    const again = await handDeliveries(env.deps, ids.slice(0, 5), log);
     expect([...again.values()]).toEqual(Array(5).fill('already handed'));
-    expect(await env.rt.db('agent_turns').where({ account_id: accountId })).toHaveLength(200);
+    expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(200);
   });
 
   it('fails only the delivery that cannot be handed over; the rest of its batch is handed', async () => {
@@ -84,7 +84,7 @@ describe('handing deliveries over in batches', () => {
     const hook = await makeHook(env, accountId, 'mixed');
     const [good1, good2] = await logged(env, accountId, hook.hookId, 2, 'mixed');
     // A row no intake could write (its body is not JSON), and one that was rate limited.
-    await env.rt.db('webhook_deliveries').insert([
+    await env.deps.db('webhook_deliveries').insert([
       { id: 'dlv_mixedbroken', account_id: accountId, hook_id: hook.hookId, at: Date.now(), outcome: 'Accepted', bytes: 2, body: '{x' },
       {
         id: 'dlv_mixedlimited',
@@ -96,15 +96,15 @@ describe('handing deliveries over in batches', () => {
         body: null,
       },
     ]);
-    const answers = await handDeliveries(env.rt, [good1!.id, 'dlv_mixedbroken', good2!.id, 'dlv_mixedlimited', 'dlv_unknown'], log);
+    const answers = await handDeliveries(env.deps, [good1!.id, 'dlv_mixedbroken', good2!.id, 'dlv_mixedlimited', 'dlv_unknown'], log);
     expect(answers.get(good1!.id)).toBe('handed');
     expect(answers.get(good2!.id)).toBe('handed');
     expect(answers.get('dlv_mixedbroken')).toBeInstanceOf(Error);
     expect(answers.get('dlv_mixedlimited')).toBe('not handed');
     expect(answers.get('dlv_unknown')).toBe('not handed');
-    const broken = await env.rt.db('webhook_deliveries').where({ id: 'dlv_mixedbroken' }).first();
+    const broken = await env.deps.db('webhook_deliveries').where({ id: 'dlv_mixedbroken' }).first();
     expect(broken).toMatchObject({ outcome: 'Accepted', turn_id: null });
-    expect(await env.rt.db('agent_turns').where({ account_id: accountId })).toHaveLength(2);
+    expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(2);
   });
 });
 
@@ -126,6 +126,6 @@ describe('a burst of deliveries through the webhook-events and agent-turns pools
     expect(turns.map((t) => (t.data as { content: { seq: number } }).content.seq).sort((a, b) => a - b)).toEqual(
       Array.from({ length: 60 }, (_, i) => i),
     );
-    expect(await world.rt.db('agent_turns').where({ account_id: accountId })).toHaveLength(60);
+    expect(await world.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(60);
   });
 });

@@ -26,9 +26,9 @@ export function hookWorld(base: TestEnv, pools: Pools): HookWorld {
       let turn: { id: string; status: string; kind: string; origin: string; data: unknown } | undefined;
       await waitFor(
         async () => {
-          const d = await base.rt.db('webhook_deliveries').where({ id: deliveryId }).first();
+          const d = await base.deps.db('webhook_deliveries').where({ id: deliveryId }).first();
           if (!d?.turn_id) return false;
-          turn = await base.rt.db('agent_turns').where({ id: d.turn_id }).first();
+          turn = await base.deps.db('agent_turns').where({ id: d.turn_id }).first();
           return turn?.status === 'replied' || turn?.status === 'failed';
         },
         `delivery ${deliveryId} to be handled by the agent`,
@@ -43,7 +43,7 @@ export function hookWorld(base: TestEnv, pools: Pools): HookWorld {
 export async function setupHookWorld(env: Record<string, string> = {}): Promise<HookWorld> {
   const options = hookWorldOptions(env);
   const base = await setupTestEnv({ env: options.env });
-  const pools = await startPools(base.rt, options.pools);
+  const pools = await startPools(base.deps, options.pools);
   return {
     ...hookWorld(base, pools),
     async close() {

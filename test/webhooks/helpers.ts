@@ -7,7 +7,7 @@ import type { TestEnv } from '../helpers/env.js';
 
 /** A hook for `accountId`; returns its id, URL and the path to POST to. */
 export function makeHook(env: TestEnv, accountId: string, label = 'signup') {
-  return buildHook(env.rt, accountId, { label });
+  return buildHook(env.deps, accountId, { label });
 }
 
 /** POST a JSON text (or any bytes) to a hook path with a content type. */
@@ -30,7 +30,7 @@ export function expectError(res: request.Response, status: number, error: string
 }
 
 export async function deliveryRows(env: TestEnv, hookId: string) {
-  return env.rt.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('at').orderBy('id');
+  return env.deps.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('at').orderBy('id');
 }
 
 /** Sends exact bytes with exact headers (supertest re-encodes Buffers sent as JSON). */

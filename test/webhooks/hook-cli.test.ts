@@ -12,7 +12,7 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const admin = (...argv: string[]) => runAdmin(argv, { config: env.config, db: env.rt.db });
+const admin = (...argv: string[]) => runAdmin(argv, { config: env.config, db: env.deps.db });
 const refusal = (...argv: string[]) =>
   admin(...argv).then(
     () => {
@@ -74,7 +74,7 @@ describe('hook verbs of the admin CLI', () => {
     expect(await admin('hook', 'delete', '--hook-id', hookId)).toEqual({ ok: true });
     expect((await postJson(env, pathOf(regenerated.url), {})).status).toBe(404);
     expect(await admin('hook', 'list', '--account', accountId)).toEqual({ hooks: [] });
-    expect((await listAudit(env.rt.db, accountId, 20)).map((e) => e.route).filter((r) => r.startsWith('hook'))).toEqual([
+    expect((await listAudit(env.deps.db, accountId, 20)).map((e) => e.route).filter((r) => r.startsWith('hook'))).toEqual([
       'hook delete',
       'hook regenerate',
       'hook enable',
@@ -131,7 +131,7 @@ describe('hook verbs of the admin CLI', () => {
     };
     expect(after.deliveries).toHaveLength(3);
     expect(after.deliveries.find((d) => d.deliveryId === replayed.deliveryId)).toMatchObject({ replayOf: first.body.deliveryId, bytes: 7 });
-    const row = await env.rt.db('webhook_deliveries').where({ id: replayed.deliveryId }).first();
+    const row = await env.deps.db('webhook_deliveries').where({ id: replayed.deliveryId }).first();
     expect(row.body).toBe('{"n":1}');
   });
 });

@@ -48,7 +48,7 @@ describe('POSTs arriving together', () => {
     const b = await env.tenant();
     const hookA = await makeHook(env, a.accountId, 'busy');
     const hookB = await makeHook(env, b.accountId, 'other');
-    await liveHooks(env.rt).ready();
+    await liveHooks(env.deps).ready();
     const unknown = `/api/webhook/hook/whk_${'C'.repeat(40)}`;
     const paths = Array.from({ length: 30 }, (_, i) => (i % 3 === 0 ? hookB.path : i % 3 === 1 ? hookA.path : unknown)).concat(
       Array(10).fill(hookA.path),
@@ -64,9 +64,9 @@ describe('POSTs arriving together', () => {
     for (const r of answers.filter((x) => x.path === unknown)) expect(r).toMatchObject({ status: 404, body: { error: 'not found' } });
 
     // Every 202 names its own delivery: logged Accepted with the body that request sent, its job queued.
-    const queue = env.rt.queues.get('webhook-events')!;
+    const queue = env.deps.queues.get('webhook-events')!;
     for (const r of answers.filter((x) => x.status === 202)) {
-      const row = await env.rt
+      const row = await env.deps
         .db('webhook_deliveries')
         .where({ id: r.body.deliveryId as string })
         .first();
@@ -79,12 +79,12 @@ describe('POSTs arriving together', () => {
     }
     // Every delivery to a live URL is logged with its outcome: refused ones are counted on the hook's
     // row for their minute (at most two minutes here), which keeps no body.
-    const logA = await env.rt.db('webhook_deliveries').where({ hook_id: hookA.hookId });
+    const logA = await env.deps.db('webhook_deliveries').where({ hook_id: hookA.hookId });
     expect(logA.filter((d) => d.outcome === 'Accepted')).toHaveLength(10);
     const refusals = logA.filter((d) => d.outcome === 'Rate Limited');
     expect(refusals.length).toBeLessThanOrEqual(2);
     expect(refusals.reduce((n, d) => n + d.deliveries, 0)).toBe(limited.length);
     for (const d of refusals) expect(d.body).toBeNull();
-    expect(await env.rt.db('webhook_deliveries').where({ hook_id: hookB.hookId, outcome: 'Accepted' })).toHaveLength(10);
+    expect(await env.deps.db('webhook_deliveries').where({ hook_id: hookB.hookId, outcome: 'Accepted' })).toHaveLength(10);
   });
 });

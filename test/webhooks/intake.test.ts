@@ -37,7 +37,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     const res = await postJson(env, hook.path, { email: 'ada@example.com' });
     expect(res.status).toBe(202);
     const body = WebhookAccepted.parse(res.body);
-    const [row] = await env.rt.db('webhook_deliveries').where({ id: body.deliveryId });
+    const [row] = await env.deps.db('webhook_deliveries').where({ id: body.deliveryId });
     expect(row).toMatchObject({
       hook_id: hook.hookId,
       account_id: accountId,
@@ -135,9 +135,9 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
   it('answers the same 404 for unknown, disabled, regenerated and malformed URLs', async () => {
     const { accountId: other } = await env.tenant();
     const disabled = await makeHook(env, other, 'disabled');
-    await disableHook(env.rt, disabled.hookId);
+    await disableHook(env.deps, disabled.hookId);
     const regenerated = await makeHook(env, other, 'regen');
-    const { url: fresh } = await regenerateHook(env.rt, env.config.baseUrl, regenerated.hookId);
+    const { url: fresh } = await regenerateHook(env.deps, env.config.baseUrl, regenerated.hookId);
     const paths = {
       unknown: `/api/webhook/hook/whk_${'A'.repeat(40)}`,
       disabled: disabled.path,
@@ -165,16 +165,16 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     async () => {
       const { accountId: other } = await env.tenant();
       const disabled = await makeHook(env, other, 'disabled-f');
-      await disableHook(env.rt, disabled.hookId);
+      await disableHook(env.deps, disabled.hookId);
       const deleted = await makeHook(env, other, 'deleted-f');
-      await deleteHook(env.rt, deleted.hookId);
+      await deleteHook(env.deps, deleted.hookId);
       const regenerated = await makeHook(env, other, 'regen-f');
-      await regenerateHook(env.rt, env.config.baseUrl, regenerated.hookId);
+      await regenerateHook(env.deps, env.config.baseUrl, regenerated.hookId);
       const live = await makeHook(env, other, 'live-f');
       // This process reads the live-hooks registry once Redis holds it (the first lookup fills it).
-      await liveHooks(env.rt).ready();
+      await liveHooks(env.deps).ready();
       // Every statement borrows a connection from the app's own pool: count the borrowings.
-      const pool = (env.rt.db.client as unknown as { pool: EventEmitter }).pool;
+      const pool = (env.deps.db.client as unknown as { pool: EventEmitter }).pool;
       let statements = 0;
       const count = () => void statements++;
       pool.on('acquireRequest', count);
@@ -213,7 +213,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     expect(all).not.toContain(fresh.token);
     expect(all).not.toContain(fresh.token.slice(4, 30));
     expect(all).toContain('whk_[redacted]');
-    const stored = JSON.stringify(await env.rt.db('webhook_hooks').where({ id: fresh.hookId }));
+    const stored = JSON.stringify(await env.deps.db('webhook_hooks').where({ id: fresh.hookId }));
     expect(stored).not.toContain(fresh.token.slice(4));
   });
 

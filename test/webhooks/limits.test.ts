@@ -78,7 +78,7 @@ describe('rolling-hour limits (spec 8.2)', () => {
   it('logs each accepted delivery; refused ones of a hook share one row a minute that counts them', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
-    await liveHooks(env.rt).ready();
+    await liveHooks(env.deps).ready();
     await postMany(hook.path, 63);
     const rows = await deliveryRows(env, hook.hookId);
     const count = (o: string) => rows.filter((r) => r.outcome === o).length;
@@ -90,7 +90,7 @@ describe('rolling-hour limits (spec 8.2)', () => {
   it('keeps a sender hammering a hook past its limit to a few rows: 500 refused POSTs, counts adding up to 500', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'hammered');
-    await liveHooks(env.rt).ready();
+    await liveHooks(env.deps).ready();
     const start = now;
     expect(await postMany(hook.path, 60)).toEqual(Array(60).fill(202));
     now += 1_000;
@@ -109,7 +109,7 @@ describe('rolling-hour limits (spec 8.2)', () => {
     // The operator still sees them, and how many, in `hook deliveries` (new fields only).
     const { deliveries } = (await runAdmin(['hook', 'deliveries', '--hook-id', hook.hookId, '--limit', '3'], {
       config: env.config,
-      db: env.rt.db,
+      db: env.deps.db,
     })) as {
       deliveries: Record<string, unknown>[];
     };
@@ -137,7 +137,7 @@ describe('rolling-hour limits (spec 8.2)', () => {
   });
 
   it('lets exactly the limit through when many deliveries race for the last places', async () => {
-    const limiter = createHookLimiter(env.rt.redis, `race${Date.now()}`, { perHook: 60, perAccount: 120 });
+    const limiter = createHookLimiter(env.deps.redis, `race${Date.now()}`, { perHook: 60, perAccount: 120 });
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => limiter.admit('acct_race', `hook_${i % 2}`, `dlv_${i}`, now)));
     // Two hooks of one account: 60 each would be 120, the account's limit; nothing more gets through.
     expect(answers.filter((a) => a.allowed)).toHaveLength(120);
@@ -146,8 +146,8 @@ describe('rolling-hour limits (spec 8.2)', () => {
 
   it('answers a batch of deliveries exactly as the same deliveries admitted one by one, in order', async () => {
     const limits = { perHook: 3, perAccount: 5 };
-    const one = createHookLimiter(env.rt.redis, `one${Date.now()}`, limits);
-    const many = createHookLimiter(env.rt.redis, `many${Date.now()}`, limits);
+    const one = createHookLimiter(env.deps.redis, `one${Date.now()}`, limits);
+    const many = createHookLimiter(env.deps.redis, `many${Date.now()}`, limits);
     // Two accounts, three hooks, times spread over more than an hour so the window rolls mid-batch.
     const ds = Array.from({ length: 40 }, (_, i) => ({
       accountId: `acct_${i % 2}`,
@@ -169,9 +169,10 @@ describe('rolling-hour limits (spec 8.2)', () => {
     const hook = await makeHook(env, accountId);
     const first = await postJson(env, hook.path, { first: true });
     await postMany(hook.path, 59);
-    const refused = await runAdmin(['hook', 'replay', '--delivery-id', first.body.deliveryId], { config: env.config, db: env.rt.db }).catch(
-      (e: { body(): { message: string } }) => e.body().message,
-    );
+    const refused = await runAdmin(['hook', 'replay', '--delivery-id', first.body.deliveryId], {
+      config: env.config,
+      db: env.deps.db,
+    }).catch((e: { body(): { message: string } }) => e.body().message);
     expect(refused).toBe('rate limited: the hook or the account is at its hourly limit of accepted deliveries; retry in 3600 seconds');
     const rows = await deliveryRows(env, hook.hookId);
     expect(rows.filter((r) => r.replay_of === first.body.deliveryId).map((r) => r.outcome)).toEqual(['Rate Limited']);

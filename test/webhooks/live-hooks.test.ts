@@ -32,13 +32,13 @@ it.beforeAll(async ({ env: e }) => {
     { name: 'first', post: post(env.app) },
     { name: 'second', post: post(other) },
   ];
-  await Promise.all([liveHooks(env.rt).ready(), liveHooks(second).ready()]);
+  await Promise.all([liveHooks(env.deps).ready(), liveHooks(second).ready()]);
 });
 afterAll(async () => {
   await second.close();
 });
 
-const admin = (...argv: string[]) => runAdmin(argv, { config: env.config, db: env.rt.db });
+const admin = (...argv: string[]) => runAdmin(argv, { config: env.config, db: env.deps.db });
 const pathOf = (url: string) => new URL(url).pathname;
 
 async function statuses(path: string): Promise<Record<string, number>> {
@@ -73,9 +73,9 @@ describe('the live-hooks registry behind intake', () => {
     const { accountId } = await env.tenant();
     const { url } = (await admin('hook', 'create', '--account', accountId, '--label', 'kept')) as { url: string };
     // As after an eviction or a flush: the whole registry is gone.
-    await env.rt.redis.del(registryKey(env.config));
+    await env.deps.redis.del(registryKey(env.config));
     expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
-    await Promise.all([liveHooks(env.rt).ready(), liveHooks(second).ready()]);
+    await Promise.all([liveHooks(env.deps).ready(), liveHooks(second).ready()]);
     expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
     expectError(await apps[1]!.post(`/api/webhook/hook/whk_${'Q'.repeat(40)}`), 404, 'not found');
   });
@@ -83,12 +83,12 @@ describe('the live-hooks registry behind intake', () => {
   it('counts a token Redis still lists for a hook Postgres has disabled as the same 404, not a delivery', async () => {
     const { accountId } = await env.tenant();
     const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'stale')) as { hookId: string; url: string };
-    const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
+    const tokenHash = (await env.deps.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
     // A disable whose Redis removal failed leaves the token listed; Postgres still has the last word.
-    await env.rt.db('webhook_hooks').where({ id: hookId }).update({ status: 'disabled' });
-    expect(await env.rt.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
+    await env.deps.db('webhook_hooks').where({ id: hookId }).update({ status: 'disabled' });
+    expect(await env.deps.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
     expectError(await apps[0]!.post(pathOf(url)), 404, 'not found');
-    expect(await env.rt.db('webhook_deliveries').where({ hook_id: hookId })).toEqual([]);
+    expect(await env.deps.db('webhook_deliveries').where({ hook_id: hookId })).toEqual([]);
   });
 
   it('trusts the registry again only after refilling it from Postgres when Redis comes back (it may be an older snapshot)', async () => {
@@ -97,15 +97,15 @@ describe('the live-hooks registry behind intake', () => {
       hookId: string;
       url: string;
     };
-    const tokenHash = (await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
+    const tokenHash = (await env.deps.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
     // A Redis restored from a snapshot taken before the hook was created: the sentinel is there, the token is not.
-    await env.rt.redis.hdel(registryKey(env.config), tokenHash);
-    const reconnected = new Promise((r) => env.rt.redis.once('ready', r));
-    env.rt.redis.disconnect(true);
+    await env.deps.redis.hdel(registryKey(env.config), tokenHash);
+    const reconnected = new Promise((r) => env.deps.redis.once('ready', r));
+    env.deps.redis.disconnect(true);
     await reconnected;
     expect((await apps[0]!.post(pathOf(url))).status).toBe(202);
-    await liveHooks(env.rt).ready();
-    expect(await env.rt.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
+    await liveHooks(env.deps).ready();
+    expect(await env.deps.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
     expect(await statuses(pathOf(url))).toEqual({ first: 202, second: 202 });
   });
 
@@ -116,17 +116,17 @@ describe('the live-hooks registry behind intake', () => {
     // Nothing listens on port 1: a real client that cannot reach its server.
     const away = createRedis(configWith(redisAway()), 'producer');
     try {
-      const deps = { config: env.config, db: env.rt.db, redis: away };
+      const deps = { config: env.config, db: env.deps.db, redis: away };
       await expect(createHook(deps, env.config.baseUrl, { accountId, label: 'during' })).rejects.toBeInstanceOf(Unavailable);
       await expect(enableHook(deps, hookId)).rejects.toBeInstanceOf(Unavailable);
       await admin('hook', 'enable', '--hook-id', hookId);
-      const { token_hash: tokenHash } = await env.rt.db('webhook_hooks').where({ id: hookId }).first();
+      const { token_hash: tokenHash } = await env.deps.db('webhook_hooks').where({ id: hookId }).first();
       await expect(regenerateHook(deps, env.config.baseUrl, hookId)).rejects.toBeInstanceOf(Unavailable);
-      expect((await env.rt.db('webhook_hooks').where({ id: hookId }).first()).token_hash).toBe(tokenHash);
+      expect((await env.deps.db('webhook_hooks').where({ id: hookId }).first()).token_hash).toBe(tokenHash);
     } finally {
       away.disconnect();
     }
-    expect((await env.rt.db('webhook_hooks').where({ account_id: accountId })).map((h) => [h.label, h.status])).toEqual([
+    expect((await env.deps.db('webhook_hooks').where({ account_id: accountId })).map((h) => [h.label, h.status])).toEqual([
       ['before', 'active'],
     ]);
   });

@@ -70,16 +70,16 @@ describe('queue outage (DESIGN rule 2)', () => {
     await stopRedis(redis);
     const down = await postJson(env, hook.path, { during: true });
     expectError(down, 502, 'the delivery was recorded but the agent could not be woken; retry the same POST');
-    const [logged] = await listDeliveries(env.rt.db, hook.hookId, 1);
+    const [logged] = await listDeliveries(env.deps.db, hook.hookId, 1);
     expect(logged).toMatchObject({ outcome: 'Worker Error', bytes: 15, error: 'queue unreachable' });
-    const row = await env.rt.db('webhook_deliveries').where({ id: logged!.deliveryId }).first();
+    const row = await env.deps.db('webhook_deliveries').where({ id: logged!.deliveryId }).first();
     expect(row.body).toBe('{"during":true}');
 
     redis = await startRedis(port);
     await waitFor(async () => (await postJson(env, hook.path, { during: true })).status === 202, 'the retried POST to be accepted', 20_000);
-    const [accepted] = await listDeliveries(env.rt.db, hook.hookId, 1);
+    const [accepted] = await listDeliveries(env.deps.db, hook.hookId, 1);
     expect(accepted).toMatchObject({ outcome: 'Accepted' });
-    const job = await pendingJob(env.rt.queues.get('webhook-events')!, webhookEvent.key({ deliveryId: accepted!.deliveryId }));
+    const job = await pendingJob(env.deps.queues.get('webhook-events')!, webhookEvent.key({ deliveryId: accepted!.deliveryId }));
     expect(job?.data).toEqual({ deliveryId: accepted!.deliveryId });
   });
 
@@ -87,7 +87,7 @@ describe('queue outage (DESIGN rule 2)', () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     // As if the API died between commit and enqueue.
-    await env.rt.db('webhook_deliveries').insert({
+    await env.deps.db('webhook_deliveries').insert({
       id: 'dlv_orphan1',
       account_id: accountId,
       hook_id: hook.hookId,
@@ -97,14 +97,14 @@ describe('queue outage (DESIGN rule 2)', () => {
       body: '{}',
     });
     const log = createLogger('silent');
-    const queue = env.rt.queues.get('webhook-events')!;
+    const queue = env.deps.queues.get('webhook-events')!;
     // At least this one: on a slow run the previous test's delivery whose job the Redis restart lost
     // is old enough to be an orphan too.
-    expect((await sweepDeliveries(env.rt, log)).requeued).toBeGreaterThanOrEqual(1);
+    expect((await sweepDeliveries(env.deps, log)).requeued).toBeGreaterThanOrEqual(1);
     expect((await pendingJob(queue, webhookEvent.key({ deliveryId: 'dlv_orphan1' })))?.data).toEqual({ deliveryId: 'dlv_orphan1' });
     const after = (await queue.getJobCounts('waiting')).waiting;
     // A second sweep before the job runs queues nothing new (deterministic jobId).
-    await sweepDeliveries(env.rt, log);
+    await sweepDeliveries(env.deps, log);
     expect((await queue.getJobCounts('waiting')).waiting).toBe(after);
   });
 });
@@ -135,11 +135,11 @@ describe('Redis restarted under webhook load', () => {
     await load(30, 10);
     expect(refused.length).toBeGreaterThanOrEqual(10);
     redis = await startRedis(port);
-    const queue = env.rt.queues.get('webhook-events')!;
+    const queue = env.deps.queues.get('webhook-events')!;
     await waitFor(async () => (await postJson(env, hook.path, { n: 'probe' })).status === 202, 'intake to recover', 20_000);
     // The restart lost the waiting jobs: only the sweeper can hand those deliveries on now.
     expect(await pendingJob(queue, webhookEvent.key({ deliveryId: accepted[0]! }))).toBeUndefined();
-    const probe = await env.rt
+    const probe = await env.deps
       .db('webhook_deliveries')
       .where({ hook_id: hook.hookId, outcome: 'Accepted' })
       .whereRaw(`body = '{"n":"probe"}'`);
@@ -150,13 +150,13 @@ describe('Redis restarted under webhook load', () => {
     await Promise.all(retried.map(async ({ n }) => fire(n)));
     expect(refused).toEqual([]);
 
-    const pools = await startPools(env.rt, ['webhook-events', 'agent-turns', 'maintenance']);
+    const pools = await startPools(env.deps, ['webhook-events', 'agent-turns', 'maintenance']);
     try {
       await waitFor(
         async () => {
-          const rows = await env.rt.db('webhook_deliveries').whereIn('id', accepted).whereNotNull('turn_id');
+          const rows = await env.deps.db('webhook_deliveries').whereIn('id', accepted).whereNotNull('turn_id');
           if (rows.length !== accepted.length) return false;
-          const done = await env.rt
+          const done = await env.deps
             .db('agent_turns')
             .whereIn(
               'id',
@@ -173,7 +173,7 @@ describe('Redis restarted under webhook load', () => {
     }
 
     // Exactly once: one event turn per accepted delivery, none for the refused ones.
-    const rows = await env.rt.db('webhook_deliveries').where({ hook_id: hook.hookId });
+    const rows = await env.deps.db('webhook_deliveries').where({ hook_id: hook.hookId });
     const handed = rows.filter((r) => accepted.includes(r.id));
     expect(handed).toHaveLength(accepted.length);
     expect(handed.every((r) => r.outcome === 'Accepted' && r.turn_id)).toBe(true);
@@ -181,13 +181,13 @@ describe('Redis restarted under webhook load', () => {
     const others = rows.filter((r) => !accepted.includes(r.id));
     expect(others.length).toBeGreaterThanOrEqual(10);
     expect(others.every((r) => r.outcome === 'Worker Error' && r.turn_id === null)).toBe(true);
-    const turns = await env.rt.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+    const turns = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'event' });
     expect(turns).toHaveLength(accepted.length);
     expect(turns.every((t) => t.status === 'replied')).toBe(true);
     // Every payload sent reached the agent once: the 50 numbered ones and the probe.
     const payloads = handed.map((r) => JSON.parse(r.body).n).sort((a, b) => String(a).localeCompare(String(b)));
     expect(payloads).toEqual([...Array.from({ length: 50 }, (_, i) => i), 'probe'].sort((a, b) => String(a).localeCompare(String(b))));
-    expect(await sweepDeliveries(env.rt, createLogger('silent'))).toEqual({ requeued: 0 });
+    expect(await sweepDeliveries(env.deps, createLogger('silent'))).toEqual({ requeued: 0 });
   }, 120_000);
 });
 
@@ -197,7 +197,7 @@ describe('the webhook-events worker giving up', () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     // A row no intake could write (its body is not JSON), so handing it over throws every time.
-    await env.rt.db('webhook_deliveries').insert({
+    await env.deps.db('webhook_deliveries').insert({
       id: 'dlv_broken1',
       account_id: accountId,
       hook_id: hook.hookId,
@@ -210,12 +210,12 @@ describe('the webhook-events worker giving up', () => {
     const attempt = (attemptsMade: number) =>
       webhookEventsPool.handlers.webhookEvent(
         { deliveryId: 'dlv_broken1' },
-        { rt: env.rt, log, job: { attemptsMade, opts: { attempts: 5 } } as never },
+        { deps: env.deps, log, job: { attemptsMade, opts: { attempts: 5 } } as never },
       );
     await expect(attempt(0)).rejects.toThrow();
-    expect((await env.rt.db('webhook_deliveries').where({ id: 'dlv_broken1' }).first()).outcome).toBe('Accepted');
+    expect((await env.deps.db('webhook_deliveries').where({ id: 'dlv_broken1' }).first()).outcome).toBe('Accepted');
     await expect(attempt(4)).rejects.toThrow();
-    const row = await env.rt.db('webhook_deliveries').where({ id: 'dlv_broken1' }).first();
+    const row = await env.deps.db('webhook_deliveries').where({ id: 'dlv_broken1' }).first();
     expect(row.outcome).toBe('Worker Error');
     expect(row.error).toMatch(/^the worker could not hand it to the agent/);
   });

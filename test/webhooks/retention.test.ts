@@ -17,7 +17,7 @@ it.beforeAll(({ env: e }) => {
 type Row = { id: string; outcome: string; turn_id?: string | null; at: number };
 
 async function logRows(accountId: string, hookId: string, rows: Row[]) {
-  await env.rt.db('webhook_deliveries').insert(
+  await env.deps.db('webhook_deliveries').insert(
     rows.map((r) => ({
       account_id: accountId,
       hook_id: hookId,
@@ -30,7 +30,7 @@ async function logRows(accountId: string, hookId: string, rows: Row[]) {
 }
 
 const ids = async (hookId: string) =>
-  (await env.rt.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
+  (await env.deps.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
 
 describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
   it('deletes deliveries older than the retention, in chunks, but never an accepted one the agent has not got', async () => {
@@ -57,10 +57,10 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       })),
     );
 
-    expect(await pruneDeliveries(env.rt, log, now, { chunk: 5, maxChunks: 20 })).toEqual({ pruned: 15 });
+    expect(await pruneDeliveries(env.deps, log, now, { chunk: 5, maxChunks: 20 })).toEqual({ pruned: 15 });
     expect(await ids(hook.hookId)).toEqual(['dlv_r_newhanded', 'dlv_r_newlimited', 'dlv_r_oldunhanded']);
     expect(await ids(busy.hookId)).toEqual([]);
-    expect(await pruneDeliveries(env.rt, log, now)).toEqual({ pruned: 0 });
+    expect(await pruneDeliveries(env.deps, log, now)).toEqual({ pruned: 0 });
   });
 
   it('stops after maxChunks in one sweep and goes on at the next', async () => {
@@ -72,17 +72,17 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       hook.hookId,
       Array.from({ length: 9 }, (_, i) => ({ id: `dlv_m_${i}`, outcome: 'Rate Limited', at: now - 8 * DAY + i })),
     );
-    expect(await pruneDeliveries(env.rt, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
+    expect(await pruneDeliveries(env.deps, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
     // The oldest went first.
     expect(await ids(hook.hookId)).toEqual(['dlv_m_6', 'dlv_m_7', 'dlv_m_8']);
-    expect(await pruneDeliveries(env.rt, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 3 });
+    expect(await pruneDeliveries(env.deps, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 3 });
   });
 
   it('is part of the maintenance sweep', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'swept');
     await logRows(accountId, hook.hookId, [{ id: 'dlv_s_old', outcome: 'Rate Limited', at: Date.now() - 8 * DAY }]);
-    const result = (await maintenancePool.handlers.maintenanceSweep({}, { rt: env.rt, log, job: {} as never })) as {
+    const result = (await maintenancePool.handlers.maintenanceSweep({}, { deps: env.deps, log, job: {} as never })) as {
       webhooks: { pruned: number };
     };
     expect(result.webhooks.pruned).toBeGreaterThanOrEqual(1);

@@ -24,7 +24,7 @@ const echo = defineJob({
 
 describe('createWorker', () => {
   it('refuses to start when a job of its queue has no processor, or two', () => {
-    const deps = { rt: env.rt, connection: env.rt.redis };
+    const deps = { deps: env.deps, connection: env.deps.redis };
     expect(() => createWorker('test-echo', [], [echo], deps)).toThrow(/no processor for test.echo/);
     const p = defineProcessor({ job: echo, run: async () => 1 });
     expect(() => createWorker('test-echo', [p, p], [echo], deps)).toThrow(/two processors/);
@@ -32,7 +32,7 @@ describe('createWorker', () => {
 
   it('runs a job with its parsed payload, and fails a bad payload once without retrying', async () => {
     const connection = createRedis(env.config, 'worker');
-    const queues = createQueues(env.rt.redis, env.config, ['test-echo']);
+    const queues = createQueues(env.deps.redis, env.config, ['test-echo']);
     // From the stream's start, not '$': on a cluster the first XREAD can go out after the job already
     // finished (its slot looked up first), and an event from before it would be missed.
     const events = new QueueEvents('test-echo', {
@@ -54,7 +54,7 @@ describe('createWorker', () => {
       ],
       [echo],
       {
-        rt: env.rt,
+        deps: env.deps,
         connection,
       },
     );
@@ -80,7 +80,7 @@ describe('createWorker', () => {
   });
 
   it('refuses a job id with a colon, which BullMQ cannot take', async () => {
-    const queues = createQueues(env.rt.redis, env.config, ['test-echo']);
+    const queues = createQueues(env.deps.redis, env.config, ['test-echo']);
     await expect(enqueue(queues, echo, { n: 1 }, { tag: 'a:b' })).rejects.toThrow(/must not contain/);
     expect(() => echo.key({ n: 1 }, { tag: 'a:b' })).toThrow(/must not contain/);
     await Promise.all([...queues.values()].map((q) => q.close()));
@@ -89,8 +89,8 @@ describe('createWorker', () => {
 
 describe('--pools', () => {
   it('gives each pool the concurrency of its setting', () => {
-    const rt = {
-      ...env.rt,
+    const deps = {
+      ...env.deps,
       config: configWith({
         CARD_TIMERS_CONCURRENCY: '3',
         MAIL_SENDS_CONCURRENCY: '5',
@@ -99,13 +99,13 @@ describe('--pools', () => {
         INBOUND_MAIL_CONCURRENCY: '7',
       }),
     };
-    const concurrency = (pool: QueueName) => POOLS[pool].options(rt).concurrency;
+    const concurrency = (pool: QueueName) => POOLS[pool].options(deps).concurrency;
     expect(QUEUES.map((q) => [q, concurrency(q)])).toEqual([
       ['agent-turns', 6],
       ['mail-sends', 5],
       ['card-timers', 3],
-      ['webhook-events', rt.config.webhooks.eventsConcurrency],
-      ['workflow-runs', rt.config.workflows.concurrency],
+      ['webhook-events', deps.config.webhooks.eventsConcurrency],
+      ['workflow-runs', deps.config.workflows.concurrency],
       ['maintenance', 2],
       ['inbound-mail', 7],
     ]);

@@ -24,7 +24,7 @@ const beatIn = async (file: string): Promise<Beat | null> => JSON.parse(await re
 describe('the worker heartbeat', () => {
   it('says ok while Postgres and Redis answer, writes again every beat, and removes its file on stop', async () => {
     const file = path.join(dir, 'ok.heartbeat');
-    const heartbeat = startHeartbeat(env.rt, { file, everyMs: 100 }, ['agent-turns', 'mail-sends']);
+    const heartbeat = startHeartbeat(env.deps, { file, everyMs: 100 }, ['agent-turns', 'mail-sends']);
     const first = await until(() => beatIn(file));
     expect(first).toMatchObject({ ok: true, failed: [], everyMs: 100, pid: process.pid, pools: ['agent-turns', 'mail-sends'] });
     const next = await until(async () => {
@@ -41,7 +41,7 @@ describe('the worker heartbeat', () => {
     // A real client to a port where no Redis listens.
     const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     redis.on('error', () => {});
-    const heartbeat = startHeartbeat({ db: env.rt.db, redis, logger: createLogger('silent') }, { file, everyMs: 100 }, ['maintenance']);
+    const heartbeat = startHeartbeat({ db: env.deps.db, redis, logger: createLogger('silent') }, { file, everyMs: 100 }, ['maintenance']);
     try {
       expect(await until(() => beatIn(file), 15_000)).toMatchObject({ ok: false, failed: ['redis'], pools: ['maintenance'] });
     } finally {

@@ -27,29 +27,29 @@ const EXPECTED = [
 ] as const;
 
 /** The expected schedulers missing from Redis. */
-async function missing(rt: TestEnv['rt']): Promise<string[]> {
+async function missing(deps: TestEnv['deps']): Promise<string[]> {
   const gone: string[] = [];
-  for (const [queue, id] of EXPECTED) if (!(await rt.queues.get(queue)!.getJobScheduler(id))) gone.push(id);
+  for (const [queue, id] of EXPECTED) if (!(await deps.queues.get(queue)!.getJobScheduler(id))) gone.push(id);
   return gone;
 }
 
 describe('repeating jobs after Redis lost its data', () => {
   it('are registered again within the check interval, and overdue work is then done without a restart', async () => {
-    expect(await missing(env.rt)).toEqual([]);
+    expect(await missing(env.deps)).toEqual([]);
     const { accountId } = await env.tenant();
     // This file's keys are its whole Redis (its own prefix): deleting them is a flush as far as it can tell.
-    await clearRedis(env.rt, env.config);
+    await clearRedis(env.deps, env.config);
     const flushed = Date.now();
     // Work whose job went with the flush: a turn recorded in Postgres that no job will run. Only the
     // maintenance sweep, once it is back, finds it.
-    const { turn } = await env.rt.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'still there?' }));
+    const { turn } = await env.deps.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'still there?' }));
 
-    await waitFor(async () => (await missing(env.rt)).length === 0, 'schedulers back', 10_000);
+    await waitFor(async () => (await missing(env.deps)).length === 0, 'schedulers back', 10_000);
     const back = Date.now() - flushed;
     // One check interval, plus the machine's slack (two cores shared by parallel test files).
     expect(back).toBeLessThan(CHECK_MS + 2_500);
     await waitFor(
-      async () => (await env.rt.db('agent_turns').where({ id: turn.id }).first()).status === 'replied',
+      async () => (await env.deps.db('agent_turns').where({ id: turn.id }).first()).status === 'replied',
       'the overdue turn replied',
       20_000,
     );
@@ -59,12 +59,12 @@ describe('repeating jobs after Redis lost its data', () => {
     const redis = await privateRedis();
     // A check interval far beyond the test: only the reconnect can bring them back.
     const other = await setupTestEnv({ env: { REDIS_URL: redis.url, WORKER_SCHEDULES_CHECK_MS: '3600000' } });
-    const pools = await startPools(other.rt, ['maintenance', 'card-timers', 'mail-sends', 'inbound-mail']);
+    const pools = await startPools(other.deps, ['maintenance', 'card-timers', 'mail-sends', 'inbound-mail']);
     try {
-      expect(await missing(other.rt)).toEqual([]);
+      expect(await missing(other.deps)).toEqual([]);
       await redis.stop();
       await redis.start();
-      await waitFor(async () => (await missing(other.rt)).length === 0, 'schedulers back after the restart', 15_000);
+      await waitFor(async () => (await missing(other.deps)).length === 0, 'schedulers back after the restart', 15_000);
     } finally {
       await pools.close();
       await other.close();

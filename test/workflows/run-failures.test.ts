@@ -61,7 +61,7 @@ it.beforeAll(async ({ env: e, llm: llmFixture }) => {
     return { body: completion(`${name ?? 'That'} is done.`) };
   });
   // Started here, not through the fixture's options: a test restarts them.
-  pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
+  pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
 });
 afterAll(async () => {
   for (const h of holds.values()) h.open();
@@ -80,16 +80,16 @@ async function workflow(name: string, steps: string[]) {
 }
 
 /** What the job scheduler does when the workflow is due: one `workflow.run` job. */
-const fire = (workflowId: string) => enqueue(env.rt.queues, workflowRun, { workflowId });
+const fire = (workflowId: string) => enqueue(env.deps.queues, workflowRun, { workflowId });
 
 const runOf = async (workflowId: string) => {
-  const row = await env.rt.db('workflow_runs').where({ workflow_id: workflowId }).first<{ id: string } | undefined>('id');
-  return row ? runsRepository(env.rt.db).load(row.id) : null;
+  const row = await env.deps.db('workflow_runs').where({ workflow_id: workflowId }).first<{ id: string } | undefined>('id');
+  return row ? runsRepository(env.deps.db).load(row.id) : null;
 };
 const outcomes = (run: { steps: Array<{ outcome: string; reason?: string }> } | null) =>
   run?.steps.map((s) => [s.outcome, s.reason ?? null]);
 const turnsOf = (accountId: string) =>
-  env.rt.db('agent_turns').where({ account_id: accountId, kind: 'workflow_run' }).select('id', 'status');
+  env.deps.db('agent_turns').where({ account_id: accountId, kind: 'workflow_run' }).select('id', 'status');
 
 // Waits are bounded by their own deadlines; the test's limit only has to be longer than those.
 describe('a workflow run', { timeout: 180_000 }, () => {
@@ -114,7 +114,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     const release = hold('Slow step');
     const w = await workflow('Slow step', ['think hard', 'report']);
     const opts = { ...env.config.workflows, stepTimeoutMs: 2_000, jobSliceMs: 120_000 };
-    const firing = fireRun(env.rt, w.workflowId, newId('firing'), Date.now(), opts);
+    const firing = fireRun(env.deps, w.workflowId, newId('firing'), Date.now(), opts);
     await waitFor(async () => (await runOf(w.workflowId))?.steps[0]?.outcome === 'failed', 'the step to time out', 60_000);
     release();
     const ended = (await firing)!;
@@ -125,7 +125,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     ]);
     // The held turn does answer in the end; the run it belonged to has already ended.
     await waitFor(async () => (await turnsOf(w.accountId))[0]?.status === 'replied', 'the late turn to reply', 60_000);
-    expect((await advanceRun(env.rt, ended.runId, opts))!.status).toBe('failed');
+    expect((await advanceRun(env.deps, ended.runId, opts))!.status).toBe('failed');
     expect(outcomes(await runOf(w.workflowId))).toEqual([
       ['failed', 'the agent did not finish this step within 2 s'],
       ['skipped', 'an earlier step failed'],
@@ -133,7 +133,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
   });
 
   it("does not keep another account's run from finishing while its own step is still running", async () => {
-    expect(POOLS['workflow-runs'].options(env.rt)).toMatchObject({ concurrency: 1 });
+    expect(POOLS['workflow-runs'].options(env.deps)).toMatchObject({ concurrency: 1 });
     const release = hold('Long A');
     const a = await workflow('Long A', ['a long step']);
     const b = await workflow('Quick B', ['a short step']);
@@ -164,7 +164,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     ]);
     release();
     await waitFor(async () => (await turnsOf(w.accountId))[0]?.status === 'replied', 'the running turn to finish', 60_000);
-    const queue = env.rt.queues.get('workflow-runs')!;
+    const queue = env.deps.queues.get('workflow-runs')!;
     const mine = async () =>
       (await queue.getJobs(['active', 'waiting', 'delayed'])).filter(
         (j) => j.data.workflowId === w.workflowId || j.data.runId === run!.runId,
@@ -190,7 +190,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     failing.add('Restarted');
     const w = await workflow('Restarted', ['one', 'two']);
     // What a worker of the looping version left behind: the step's turn failed, the run still running.
-    const { turn } = await startTurn(env.rt, {
+    const { turn } = await startTurn(env.deps, {
       accountId: w.accountId,
       kind: 'workflow_run',
       origin: 'workflow',
@@ -198,7 +198,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
       mode: 'queue',
     });
     await waitFor(async () => (await turnsOf(w.accountId))[0]?.status === 'failed', 'the turn to fail', 60_000);
-    const left = await runsRepository(env.rt.db).ensure(
+    const left = await runsRepository(env.deps.db).ensure(
       {
         id: newId('run'),
         workflowId: w.workflowId,
@@ -223,9 +223,9 @@ describe('a workflow run', { timeout: 180_000 }, () => {
       newId('firing'),
     );
     await pools.close();
-    pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
+    pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
     // The redelivered job of that firing: a fresh worker advances the run it finds.
-    await enqueue(env.rt.queues, workflowAdvance, { runId: left.id }, { why: 'handover' });
+    await enqueue(env.deps.queues, workflowAdvance, { runId: left.id }, { why: 'handover' });
     await waitFor(async () => (await runOf(w.workflowId))?.status === 'failed', 'the run to end failed', 60_000);
     const run = (await runOf(w.workflowId))!;
     expect(run.revision).toBe(1);
@@ -238,7 +238,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
 
   it('left running with no job to move it (its job failed for good), is taken up again by the maintenance sweep', async () => {
     const w = await workflow('Orphaned', ['only step']);
-    const left = await runsRepository(env.rt.db).ensure(
+    const left = await runsRepository(env.deps.db).ensure(
       {
         id: newId('run'),
         workflowId: w.workflowId,
@@ -251,10 +251,10 @@ describe('a workflow run', { timeout: 180_000 }, () => {
       },
       newId('lost'),
     );
-    expect(await repairRuns(env.rt)).toBe(1);
+    expect(await repairRuns(env.deps)).toBe(1);
     await waitFor(async () => (await runOf(w.workflowId))?.status === 'done', 'the repaired run to finish', 60_000);
-    expect(outcomes(await runsRepository(env.rt.db).load(left.id))).toEqual([['done', null]]);
+    expect(outcomes(await runsRepository(env.deps.db).load(left.id))).toEqual([['done', null]]);
     // Every run of this file has ended or has its job now: nothing left to repair.
-    expect(await repairRuns(env.rt)).toBe(0);
+    expect(await repairRuns(env.deps)).toBe(0);
   });
 });

@@ -18,7 +18,7 @@ it.override('options', { env: { WORKFLOW_POLL_MS: '50' } });
 it.beforeAll(async ({ env: e }) => {
   env = e;
   // Started here, not through the fixture's options: a test restarts them.
-  pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
+  pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
   tenant = await env.tenant();
   opts = { ...env.config.workflows, stepTimeoutMs: 20_000, pollMs: 50 };
 });
@@ -34,7 +34,7 @@ const runs = async (id: string) => RunsResponse.parse((await env.api().get(`/api
 
 describe('workflow runs', () => {
   it('are fired by the job scheduler and run every step through the agent, delivering the summary', async () => {
-    await runAdmin(['destination', 'add', '--account', tenant.accountId, '--name', 'digest'], { db: env.rt.db, config: env.config });
+    await runAdmin(['destination', 'add', '--account', tenant.accountId, '--name', 'digest'], { db: env.deps.db, config: env.config });
     const w = await create({
       name: 'Morning check',
       scheduleText: 'every day at 9am',
@@ -42,10 +42,10 @@ describe('workflow runs', () => {
       steps: [{ title: 'What is waiting' }, { title: 'Say hello' }],
     });
     // Shorten the cadence for the test: the same scheduler, firing every 700 ms.
-    const row = (await workflowsRepository(env.rt.db).findById(w.workflowId))!;
-    await syncScheduler(env.rt, { ...row, schedule: { every: 700, tz: 'UTC' } });
+    const row = (await workflowsRepository(env.deps.db).findById(w.workflowId))!;
+    await syncScheduler(env.deps, { ...row, schedule: { every: 700, tz: 'UTC' } });
     await waitFor(async () => (await runs(w.workflowId)).some((r) => r.status === 'done'), 'a finished run', 30_000);
-    await syncScheduler(env.rt, { id: w.workflowId, status: 'deleted' });
+    await syncScheduler(env.deps, { id: w.workflowId, status: 'deleted' });
     const [run] = (await runs(w.workflowId)).filter((r) => r.status === 'done');
     expect(run!.steps.map((s) => [s.title, s.outcome])).toEqual([
       ['What is waiting', 'done'],
@@ -55,7 +55,7 @@ describe('workflow runs', () => {
     expect(run).toMatchObject({ workflowVersion: 1, deliveredTo: 'digest', finishedAt: expect.any(Number) });
     expect(run!.summary).toMatch(/^Morning check run done\./);
     const delivered = await runAdmin(['destination', 'deliveries', '--account', tenant.accountId, '--name', 'digest'], {
-      db: env.rt.db,
+      db: env.deps.db,
       config: env.config,
     });
     expect(delivered.deliveries).toEqual(expect.arrayContaining([expect.objectContaining({ runId: run!.runId, text: run!.summary })]));
@@ -64,14 +64,14 @@ describe('workflow runs', () => {
   it('start one run, with one turn per step, when the same firing is delivered twice at once', async () => {
     const w = await create({ name: 'Twice', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
     const [a, b] = await Promise.all([
-      fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts),
-      fireRun(env.rt, w.workflowId, 'job-same', Date.now(), opts),
+      fireRun(env.deps, w.workflowId, 'job-same', Date.now(), opts),
+      fireRun(env.deps, w.workflowId, 'job-same', Date.now(), opts),
     ]);
     expect(a!.runId).toBe(b!.runId);
     const all = await runs(w.workflowId);
     expect(all).toHaveLength(1);
     expect(all[0]!.status).toBe('done');
-    const turns = await env.rt.db('agent_turns').where({ account_id: tenant.accountId, kind: 'workflow_run' }).select('text');
+    const turns = await env.deps.db('agent_turns').where({ account_id: tenant.accountId, kind: 'workflow_run' }).select('text');
     const mine = turns.filter((t: { text: string }) => t.text.startsWith('Workflow "Twice"'));
     expect(mine.map((t: { text: string }) => t.text.split('\n')[0])).toEqual([
       'Workflow "Twice", step 1 of 2: one',
@@ -82,7 +82,7 @@ describe('workflow runs', () => {
   it("wake on the step's turn finishing, not on the poll interval", async () => {
     const w = await create({ name: 'Prompt', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
     // A poll interval far longer than the step timeout: only the turns' done notices can move the run.
-    const run = await fireRun(env.rt, w.workflowId, 'job-notice', Date.now(), { ...opts, pollMs: 3_600_000 });
+    const run = await fireRun(env.deps, w.workflowId, 'job-notice', Date.now(), { ...opts, pollMs: 3_600_000 });
     expect(run!.status).toBe('done');
     expect(run!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
   });
@@ -93,19 +93,19 @@ describe('workflow runs', () => {
       scheduleText: 'weekly',
       steps: [{ title: 'prepare' }, { title: 'send it', gate: { on: true, label: 'OK to send' } }, { title: 'report' }],
     });
-    const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-1', Date.now(), opts))!;
+    const waiting = (await fireRun(env.deps, w.workflowId, 'job-gate-1', Date.now(), opts))!;
     expect(waiting.status).toBe('waiting');
     expect(waiting.steps.map((s) => s.outcome)).toEqual(['done', 'waiting_for_gate', 'pending']);
     const cardId = waiting.steps[1]!.cardId!;
-    const card = await env.rt.db('review_cards').where({ id: cardId, account_id: tenant.accountId }).first();
+    const card = await env.deps.db('review_cards').where({ id: cardId, account_id: tenant.accountId }).first();
     expect(card).toMatchObject({ kind: 'approval', source_type: 'workflow_gate', title: 'OK to send', status: 'pending' });
     // A worker restart in between: a fresh pool set, and advancing again changes nothing until a decision.
     await pools.close();
-    pools = await startPools(env.rt, ['agent-turns', 'workflow-runs']);
-    expect((await advanceRun(env.rt, waiting.runId, opts))!.status).toBe('waiting');
-    expect(await decideGate(env.rt.db, cardId, true)).toBe(waiting.runId);
-    expect(await decideGate(env.rt.db, cardId, true)).toBeNull();
-    const done = (await advanceRun(env.rt, waiting.runId, opts))!;
+    pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
+    expect((await advanceRun(env.deps, waiting.runId, opts))!.status).toBe('waiting');
+    expect(await decideGate(env.deps.db, cardId, true)).toBe(waiting.runId);
+    expect(await decideGate(env.deps.db, cardId, true)).toBeNull();
+    const done = (await advanceRun(env.deps, waiting.runId, opts))!;
     expect(done.status).toBe('done');
     expect(done.steps.map((s) => s.outcome)).toEqual(['done', 'done', 'done']);
   });
@@ -116,8 +116,8 @@ describe('workflow runs', () => {
       scheduleText: 'weekly',
       steps: [{ title: 'ask first', gate: { on: true } }, { title: 'then act' }],
     });
-    const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-3', Date.now(), opts))!;
-    await continueAfterGate(env.rt, waiting.steps[0]!.cardId!, true);
+    const waiting = (await fireRun(env.deps, w.workflowId, 'job-gate-3', Date.now(), opts))!;
+    await continueAfterGate(env.deps, waiting.steps[0]!.cardId!, true);
     await waitFor(async () => (await runs(w.workflowId))[0]?.status === 'done', 'the run to finish', 20_000);
     expect((await runs(w.workflowId))[0]!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
   });
@@ -128,7 +128,7 @@ describe('workflow runs', () => {
       scheduleText: 'weekly',
       steps: [{ title: 'check', gate: { on: true, label: 'Go ahead?' } }, { title: 'act' }],
     });
-    const first = (await fireRun(env.rt, w.workflowId, 'job-review-1', Date.now(), opts))!;
+    const first = (await fireRun(env.deps, w.workflowId, 'job-review-1', Date.now(), opts))!;
     const card = await env.api().get(`/api/v1/review/${first.steps[0]!.cardId}`).set(auth());
     expect(card.body.item).toMatchObject({ kind: 'approval', sourceType: 'workflow_gate', status: 'pending', title: 'Go ahead?' });
     expect(card.body.item.actions).toContain('approve');
@@ -139,7 +139,7 @@ describe('workflow runs', () => {
       'the approved run to finish',
       20_000,
     );
-    const second = (await fireRun(env.rt, w.workflowId, 'job-review-2', Date.now(), opts))!;
+    const second = (await fireRun(env.deps, w.workflowId, 'job-review-2', Date.now(), opts))!;
     const no = await env.api().post(`/api/v1/review/${second.steps[0]!.cardId}/dismiss`).set(auth()).send({ reason: 'not this week' });
     expect(no.status).toBe(200);
     expect((await runs(w.workflowId)).find((r) => r.runId === second.runId)!.status).toBe('cancelled');
@@ -151,8 +151,8 @@ describe('workflow runs', () => {
       scheduleText: 'weekly',
       steps: [{ title: 'ask', gate: { on: true } }, { title: 'after' }],
     });
-    const waiting = (await fireRun(env.rt, w.workflowId, 'job-gate-2', Date.now(), opts))!;
-    await decideGate(env.rt.db, waiting.steps[0]!.cardId!, false);
+    const waiting = (await fireRun(env.deps, w.workflowId, 'job-gate-2', Date.now(), opts))!;
+    await decideGate(env.deps.db, waiting.steps[0]!.cardId!, false);
     const [run] = await runs(w.workflowId);
     expect(run).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
     expect(run!.steps.map((s) => [s.outcome, s.reason])).toEqual([
@@ -176,7 +176,7 @@ describe('workflow runs', () => {
     }>;
     const proposed = listed.find((w) => w.name === 'Review new trials');
     expect(proposed).toMatchObject({ status: 'paused', nextRunAt: null });
-    const card = await env.rt
+    const card = await env.deps
       .db('review_cards')
       .where({ account_id: tenant.accountId, source_type: 'workflow_proposal' })
       .orderBy('created_at', 'desc')
@@ -195,17 +195,17 @@ describe('workflow runs', () => {
 
   it('get their job scheduler back from the maintenance sweep after it was lost', async () => {
     const w = await create({ name: 'Repair me', scheduleText: 'every day at 7am', steps: [{ title: 'x' }] });
-    const queue = env.rt.queues.get('workflow-runs')!;
+    const queue = env.deps.queues.get('workflow-runs')!;
     await queue.removeJobScheduler(workflowRun.key({ workflowId: w.workflowId }));
-    expect(await repairSchedulers(env.rt)).toBeGreaterThanOrEqual(1);
+    expect(await repairSchedulers(env.deps)).toBeGreaterThanOrEqual(1);
     expect((await queue.getJobScheduler(workflowRun.key({ workflowId: w.workflowId })))?.pattern).toBe('0 7 * * *');
-    expect(await repairSchedulers(env.rt)).toBe(0);
+    expect(await repairSchedulers(env.deps)).toBe(0);
   });
 
   it('skip a paused or deleted workflow', async () => {
     const w = await create({ name: 'Paused one', scheduleText: 'weekly', steps: [{ title: 'x' }] });
     await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set(auth());
-    expect(await fireRun(env.rt, w.workflowId, 'job-paused', Date.now(), opts)).toBeNull();
+    expect(await fireRun(env.deps, w.workflowId, 'job-paused', Date.now(), opts)).toBeNull();
     expect(await runs(w.workflowId)).toEqual([]);
   });
 });

@@ -24,7 +24,7 @@ const patch = (id: string, body: unknown) =>
     .patch(`/api/v1/workflows/${id}`)
     .set(auth())
     .send(body as object);
-const scheduler = (id: string) => env.rt.queues.get('workflow-runs')!.getJobScheduler(workflowRun.key({ workflowId: id }));
+const scheduler = (id: string) => env.deps.queues.get('workflow-runs')!.getJobScheduler(workflowRun.key({ workflowId: id }));
 
 const valid = {
   name: 'Weekly pipeline review',
@@ -82,7 +82,7 @@ describe('POST /workflows', () => {
   it('reads the schedule in the account time zone', async () => {
     const other = await env.tenant(undefined, 'Paris SAS');
     await runAdmin(['account', 'set-time-zone', '--account', other.accountId, '--time-zone', 'Europe/Paris'], {
-      db: env.rt.db,
+      db: env.deps.db,
       config: env.config,
     });
     const { workflow } = WorkflowResponse.parse((await create({ ...valid, scheduleText: 'daily at 9am' }, other.token)).body);
@@ -125,7 +125,7 @@ describe('POST /workflows', () => {
     const none = await create({ ...valid, deliverTo: 'slack' });
     expect(none.status).toBe(409);
     expect(none.body).toMatchObject({ error: 'rejected', options: [] });
-    const deps = { db: env.rt.db, config: env.config };
+    const deps = { db: env.deps.db, config: env.config };
     await runAdmin(['destination', 'add', '--account', tenant.accountId, '--name', 'growth-digest'], deps);
     await runAdmin(['destination', 'add', '--account', tenant.accountId, '--name', 'ops-inbox'], deps);
     const res = await create({ ...valid, deliverTo: 'slack' });
