@@ -2,7 +2,7 @@ import { Router, type ErrorRequestHandler, type RequestHandler, type Response } 
 import { isInfraError } from '../src/errors.js';
 import { followLink } from '../src/measurement/link-visits.service.js';
 import { htmlPage } from './html-page.js';
-import type { AppDeps } from './route.js';
+import type { AppDeps } from './route-def.js';
 
 /** Title and text are ours, never the request's. */
 const page = (res: Response, status: number, title: string, text: string) => htmlPage(res, status, title, `<p>${text}</p>`);

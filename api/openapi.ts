@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { errorStatuses, type RouteDef } from './route.js';
+import { errorStatuses, type RouteDef } from './route-def.js';
 import { ErrorBody } from './schemas.js';
 
 export const API_VERSION = '2026-09-29';

@@ -14,7 +14,7 @@ import { DEPTH_RULE, deeperThan, storableText, textRuleSentence, unstorablePath 
 import type { QueueVersion } from '../src/queue-version/keys.js';
 import { RouteTable } from './dispatch.js';
 import { markRoute, RouteSeries } from './middleware/http-metrics.js';
-import type { AppDeps, Reply, RouteContext, RouteDef } from './route.js';
+import type { AppDeps, Reply, RouteContext, RouteDef } from './route-def.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
 

@@ -3,7 +3,7 @@ import { isInfraError } from '../src/errors.js';
 import { threadForUnsubscribe, unsubscribeByToken } from '../src/inbound/one-click.service.js';
 import { clientOf, clientWindow } from '../src/measurement/clients.js';
 import { escapeHtml, htmlPage } from './html-page.js';
-import type { AppDeps } from './route.js';
+import type { AppDeps } from './route-def.js';
 
 /** Where one-click links point (`{BASE_URL}/u/{token}`), outside /api and its bearer auth. */
 export const UNSUBSCRIBE_PATH = '/u';

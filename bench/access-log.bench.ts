@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { batchedDestination, createLogger, prebuiltLine, redactUrl } from '../src/logger.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';

@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { fmt, freePort, median, ROOT, startServer, stop, NO_RATE_LIMITS } from './lib.js';

@@ -15,7 +15,7 @@
  */
 import http from 'node:http';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { callgrindMissing, type Counted, underCallgrind } from './callgrind.js';

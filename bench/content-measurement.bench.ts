@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { trackedCodes } from '../src/measurement/links.js';
 import { mintToken } from '../src/tokens/tokens.service.js';

@@ -15,7 +15,7 @@ import http from 'node:http';
 import os from 'node:os';
 import autocannon from 'autocannon';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb } from '../src/db.js';
 import { createInboundUrl } from '../src/inbound/intake.service.js';
 import { newReplyToken } from '../src/mail/outbound.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { upsertLead } from '../src/leads/leads.service.js';
 import { mintToken } from '../src/tokens/tokens.service.js';

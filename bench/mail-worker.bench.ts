@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb, ensureDatabase, migrate, type Db } from '../src/db.js';
 import { newId } from '../src/ids.js';
 import { cardAutoResolve } from '../src/jobs/card-timers.js';

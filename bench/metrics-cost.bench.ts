@@ -9,7 +9,7 @@
 import { createServer } from 'node:http';
 import { Redis } from 'ioredis';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';

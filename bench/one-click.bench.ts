@@ -6,7 +6,7 @@
  * transaction), and the same token again and again (a repeat: the same statements, nothing left to change).
  */
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { newReplyToken } from '../src/mail/outbound.js';
 import { cpuMultiple, compare, fmt, freePort, pct, ratioTable, startServer, stop, type Load, type Target } from './lib.js';

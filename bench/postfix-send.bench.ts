@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import request from 'supertest';
 import { createApp } from '../api/app.js';
-import { routes } from '../api/routes.js';
+import { routes } from '../api/routes/index.js';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDeps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { createLogger } from '../src/logger.js';

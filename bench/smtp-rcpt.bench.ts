@@ -9,7 +9,7 @@
  */
 import { connect } from 'node:net';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { startInboundSmtp } from '../src/inbound/smtp-listener.js';

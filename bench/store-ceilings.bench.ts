@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { ensureDatabase } from '../src/db.js';
 import { fmt, median } from './lib.js';
 import type { BenchContext, Section } from './run.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 
 /** The scratch database a benchmark run drops and re-creates. */
 export const BENCH_DATABASE = process.env.BENCH_DATABASE ?? 'growth_agent_bench';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { registryKey } from '../src/webhooks/live-hooks.js';
 import { createHook, deleteHook, disableHook, regenerateHook } from '../src/webhooks/webhooks.service.js';

@@ -7,7 +7,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { configWith } from '../src/config.js';
+import { configWith } from '../test/helpers/config.js';
 import { createDb, ensureDatabase, migrate } from '../src/db.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
 import { compare, cpuMultiple, fmt, freePort, pct, ratioTable, startServer, stop, type Load, type Target } from './lib.js';

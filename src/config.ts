@@ -311,15 +311,3 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (authProblem) throw new ConfigError([authProblem]);
   return buildConfig(parsed.data);
 }
-
-/** The environment a child process (a test's worker) should inherit, with overrides. */
-export function childEnv(overrides: Record<string, string>): Record<string, string> {
-  return { ...(process.env as Record<string, string>), ...overrides };
-}
-
-/** This process's environment with overrides applied (tests and child processes). */
-export function configWith(overrides: Record<string, string>): Config {
-  // Vite sets BASE_URL to "/" inside vitest; a relative base is never what a test means.
-  const inherited = process.env.BASE_URL === '/' ? { ...process.env, BASE_URL: undefined } : process.env;
-  return loadConfig({ ...inherited, ...overrides });
-}

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { configWith } from '../src/config.js';
+import { configWith } from './helpers/config.js';
 import { createDb, migrate } from '../src/db.js';
 import { preflight } from '../src/preflight.js';
 import { TEST_DB_PREFIX, urlFor, withAdminClient } from './helpers/db.js';

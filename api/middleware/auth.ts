@@ -1,7 +1,7 @@
 import { Forbidden, isInfraError, Unauthorized, Unavailable } from '../../src/errors.js';
 import { authenticate } from '../../src/tokens/tokens.service.js';
 import type { Principal, Scope } from '../../src/tokens/tokens.types.js';
-import type { AppDeps } from '../route.js';
+import type { AppDeps } from '../route-def.js';
 
 /** The scheme is case-insensitive (RFC 9110 §11.1): `bearer x` and `BEARER x` are the same credentials. */
 const BEARER = /^Bearer ([^\s]+)$/i;

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { RateLimited, Unavailable } from '../../src/errors.js';
 import type { LimitDecision } from '../../src/rate-limit.js';
-import type { AppDeps, RouteDef } from '../route.js';
+import type { AppDeps, RouteDef } from '../route-def.js';
 import { metrics } from '../../src/metrics/registry.js';
 
 export type Spent = LimitDecision | { unavailable: true };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { getMessage, getStatus, getThread } from '../../src/agent/agent.service.js';
 import { refuseMessage, sendMessage } from '../../src/agent/messages.service.js';
 import { NotFound, type AppError } from '../../src/errors.js';
-import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { queryInt } from '../schemas.js';
 import {
   GetMessageResponse,

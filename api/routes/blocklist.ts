@@ -1,6 +1,6 @@
 import { auditedWrite } from '../../src/audit/audit.service.js';
 import { addToBlocklist, listBlocklist } from '../../src/blocklist/blocklist.service.js';
-import { defineRoute, type RouteDef } from '../route.js';
+import { defineRoute, type RouteDef } from '../route-def.js';
 import { BlocklistAddBody, BlocklistAddResponse, BlocklistPage, BlocklistQuery } from './blocklist.schemas.js';
 
 /** Block list. */

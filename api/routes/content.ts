@@ -2,7 +2,7 @@ import { atomFeed, sitemap } from '../../src/content/feed.js';
 import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
 import { listenUrl } from '../../src/db.js';
 import { z } from 'zod';
-import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
 
 /**

@@ -1,6 +1,6 @@
 import { auditedWrite } from '../../src/audit/audit.service.js';
 import { getLead, labelLead, listLeads } from '../../src/leads/leads.service.js';
-import { defineRoute, type RouteDef } from '../route.js';
+import { defineRoute, type RouteDef } from '../route-def.js';
 import { IdParams } from '../schemas.js';
 import { LeadLabelsBody, LeadLabelsResponse, LeadResponse, LeadsPage, LeadsQuery } from './leads.schemas.js';
 

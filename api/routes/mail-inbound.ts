@@ -3,7 +3,7 @@ import { BadRequest, NotFound, RateLimited, UnsupportedMediaType } from '../../s
 import { accountForInboundSecret, receiveInbound } from '../../src/inbound/intake.service.js';
 import { clientWindow } from '../../src/measurement/clients.js';
 import { readRawBody } from '../raw-body.js';
-import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { InboundAccepted, InboundSecretParams } from './mail-inbound.schemas.js';
 
 export const NOT_RFC822 = 'content-type must be message/rfc822 (the received message, raw)';

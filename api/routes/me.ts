@@ -1,4 +1,4 @@
-import { defineRoute, type RouteDef } from '../route.js';
+import { defineRoute, type RouteDef } from '../route-def.js';
 import { MeResponse } from './me.schemas.js';
 
 export const meRoutes: RouteDef[] = [

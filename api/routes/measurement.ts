@@ -1,7 +1,7 @@
 import { auditedWrite } from '../../src/audit/audit.service.js';
 import { queueAggregation, recordConversions } from '../../src/measurement/conversions.service.js';
 import { reportVisit } from '../../src/measurement/visits.service.js';
-import { defineRoute, type RouteDef } from '../route.js';
+import { defineRoute, type RouteDef } from '../route-def.js';
 import { EventsBody, EventsResponse, readEvents, VisitBody, VisitResponse } from './measurement.schemas.js';
 
 /** Measurement: a customer's server reports landings and conversions. Writes bucket, audited. */

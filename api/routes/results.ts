@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { getResults, hasReturnPath } from '../../src/results/results.service.js';
-import { defineRoute, type RouteDef } from '../route.js';
+import { defineRoute, type RouteDef } from '../route-def.js';
 import { ResultsQuery, ResultsResponse } from './results.schemas.js';
 
 export const resultsRoutes: RouteDef[] = [

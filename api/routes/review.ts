@@ -4,7 +4,7 @@ import { dismissCard, requestChanges, snoozeCard } from '../../src/review/review
 import { answerAndShip } from '../../src/shipping/after-approval.js';
 import { sendCard } from '../../src/shipping/ship-card.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
-import { defineRoute, type RouteDef } from '../route.js';
+import { defineRoute, type RouteDef } from '../route-def.js';
 import { IdParams } from '../schemas.js';
 import {
   AnswerBody,

@@ -4,7 +4,7 @@ import { receiveDelivery } from '../../src/webhooks/intake.service.js';
 import { MAX_BODY_BYTES } from '../../src/webhooks/webhooks.types.js';
 import { readRawBody } from '../raw-body.js';
 import { DEPTH_RULE, deeperThan } from '../middleware/json-rules.js';
-import { defineRoute, type RouteContext, type RouteDef } from '../route.js';
+import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { HookTokenParams, WebhookAccepted } from './webhook.schemas.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

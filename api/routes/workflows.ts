@@ -7,7 +7,7 @@ import {
   resumeWorkflow,
   updateWorkflow,
 } from '../../src/workflows/workflows.service.js';
-import { defineRoute, type RouteDef } from '../route.js';
+import { defineRoute, type RouteDef } from '../route-def.js';
 import { IdParams } from '../schemas.js';
 import {
   CreateWorkflowBody,

@@ -8,7 +8,7 @@ import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX, waitFor } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { checkPoolConfig } from '../../workers/main.js';
 import { prepareDatabase } from '../../src/db.js';
 import { isTransientStoreError } from '../../src/preflight.js';

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createRedis, keyspace } from '../../src/redis.js';
 import { authGuardKeys } from '../../src/tokens/auth-guard.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import type { Express } from 'express';
 import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { cardWake } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';

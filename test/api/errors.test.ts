@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest';
 import request from 'supertest';
 import { createApp } from '../../api/app.js';
-import { routes } from '../../api/routes.js';
+import { routes } from '../../api/routes/index.js';
 import { listAudit } from '../../src/audit/audit.service.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';

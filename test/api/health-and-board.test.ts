@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import request from 'supertest';
 import { createApp } from '../../api/app.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { QUEUES } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
-import { errorStatuses } from '../../api/route.js';
-import { routes } from '../../api/routes.js';
+import { errorStatuses } from '../../api/route-def.js';
+import { routes } from '../../api/routes/index.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 let env: TestEnv;

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { routes } from '../../api/routes.js';
-import { configWith } from '../../src/config.js';
+import { routes } from '../../api/routes/index.js';
+import { configWith } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
 import request from 'supertest';

@@ -3,8 +3,8 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp } from '../../api/app.js';
-import { defineRoute, type RouteDef } from '../../api/route.js';
-import { routes } from '../../api/routes.js';
+import { defineRoute, type RouteDef } from '../../api/route-def.js';
+import { routes } from '../../api/routes/index.js';
 import { createLogger } from '../../src/logger.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineRoute, type Responses, type RouteDef } from '../../api/route.js';
+import { defineRoute, type Responses, type RouteDef } from '../../api/route-def.js';
 import { IdParams } from '../../api/schemas.js';
 
 /**

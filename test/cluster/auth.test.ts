@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
-import { ConfigError, configWith } from '../../src/config.js';
+import { ConfigError } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { preflight } from '../../src/preflight.js';
 import { createSubscriber } from '../../src/redis.js';
 import { it as base } from '../helpers/fixture.js';

@@ -1,7 +1,7 @@
 import './on-cluster.js';
 import { Cluster } from 'ioredis';
 import { describe, expect } from 'vitest';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { preflight } from '../../src/preflight.js';
 import { isCluster, type Redis } from '../../src/redis.js';
 import { mintToken, revokeToken } from '../../src/tokens/tokens.service.js';

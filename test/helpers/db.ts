@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { inject } from 'vitest';
-import { configWith } from '../../src/config.js';
+import { configWith } from './config.js';
 
 export const TEST_DB_PREFIX = 'gas_test_';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, type RouteDef } from '../../api/route.js';
+import { defineRoute, type RouteDef } from '../../api/route-def.js';
 import { auditedWrite } from '../../src/audit/audit.service.js';
 
 /**

@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import knex from 'knex';
 import pg from 'pg';
 import { afterAll, describe, expect } from 'vitest';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { isInfraError } from '../../src/errors.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';

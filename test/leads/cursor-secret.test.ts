@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { encodeCursor } from '../../src/cursor.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { createLogger } from '../../src/logger.js';

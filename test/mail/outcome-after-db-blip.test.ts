@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import request from 'supertest';
 import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
 import { RECORD_TRIES } from '../../src/shipping/record-outcome.js';
 import { createDeps, type Deps } from '../../src/deps.js';

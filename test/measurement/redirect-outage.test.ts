@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/logger.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configWith } from '../../src/config.js';
+import { ConfigError } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 
 function problems(env: Record<string, string>): string[] {
   try {

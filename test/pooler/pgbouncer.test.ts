@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import pg from 'pg';
 import { describe, expect, inject } from 'vitest';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { postCache } from '../../src/content/post-cache.js';
 import { createDb, listenUrl, prepareDatabase, run, withConnection, type Statement } from '../../src/db.js';
 import { auth, published } from '../content/helpers.js';

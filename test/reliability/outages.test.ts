@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import request from 'supertest';
 import type { z } from 'zod';
 import { describe, expect } from 'vitest';
-import type { RouteDef } from '../../api/route.js';
-import { routes } from '../../api/routes.js';
+import type { RouteDef } from '../../api/route-def.js';
+import { routes } from '../../api/routes/index.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 // Every route of the table, fed malformed input. Whatever arrives: never a 5xx, always the JSON

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { describe, expect } from 'vitest';
-import type { RouteDef } from '../../api/route.js';
-import { routes } from '../../api/routes.js';
+import type { RouteDef } from '../../api/route-def.js';
+import { routes } from '../../api/routes/index.js';
 import { startTurn } from '../../src/agent/agent.service.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';

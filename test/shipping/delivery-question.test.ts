@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
 import { adapterFor } from '../../src/channels/registry.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { DELIVERY_WORDS, deliveryQuestion } from '../../src/shipping/delivery-question.js';
 
 // The "did it go out?" card's words (src/shipping/delivery-question.ts), for each kind of work, with the adapters' own nouns.

@@ -1,6 +1,6 @@
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { webhookEvent } from '../../src/jobs/webhook-events.js';
 import { inboundParse } from '../../src/jobs/inbound-mail.js';

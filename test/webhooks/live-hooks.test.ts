@@ -1,9 +1,9 @@
 import request from 'supertest';
 import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { routes } from '../../api/routes.js';
+import { routes } from '../../api/routes/index.js';
 import { runAdmin } from '../../src/admin/commands.js';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { liveHooks, registryKey } from '../../src/webhooks/live-hooks.js';

@@ -1,7 +1,7 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { describe, expect } from 'vitest';
-import { configWith } from '../../src/config.js';
+import { configWith } from '../helpers/config.js';
 import { createQueues, defineJob, enqueue, QUEUES, type QueueName } from '../../src/jobs/registry.js';
 import { createRedis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';

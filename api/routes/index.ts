@@ -1,15 +1,15 @@
-import type { RouteDef } from './route.js';
-import { agentRoutes } from './routes/agent.js';
-import { blocklistRoutes } from './routes/blocklist.js';
-import { contentRoutes } from './routes/content.js';
-import { leadsRoutes } from './routes/leads.js';
-import { mailInboundRoutes } from './routes/mail-inbound.js';
-import { measurementRoutes } from './routes/measurement.js';
-import { meRoutes } from './routes/me.js';
-import { resultsRoutes } from './routes/results.js';
-import { reviewRoutes } from './routes/review.js';
-import { webhookRoutes } from './routes/webhook.js';
-import { workflowsRoutes } from './routes/workflows.js';
+import type { RouteDef } from '../route-def.js';
+import { agentRoutes } from './agent.js';
+import { blocklistRoutes } from './blocklist.js';
+import { contentRoutes } from './content.js';
+import { leadsRoutes } from './leads.js';
+import { mailInboundRoutes } from './mail-inbound.js';
+import { measurementRoutes } from './measurement.js';
+import { meRoutes } from './me.js';
+import { resultsRoutes } from './results.js';
+import { reviewRoutes } from './review.js';
+import { webhookRoutes } from './webhook.js';
+import { workflowsRoutes } from './workflows.js';
 
 /**
  * The route table: each area declares its routes (method, path, scope, rate bucket, schemas and a
