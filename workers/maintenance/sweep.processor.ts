@@ -7,6 +7,7 @@ import { repairSchedulers } from '../../src/workflows/workflows.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { sweepConversions } from '../../src/measurement/conversions.service.js';
 import { pruneBotVisits } from '../../src/measurement/retention.js';
+import { runRollupPass } from '../../src/results/rollups.service.js';
 import { defineProcessor, scheduleRepeating } from '../create-worker.js';
 
 export const sweepProcessor = defineProcessor({
@@ -19,6 +20,7 @@ export const sweepProcessor = defineProcessor({
     conversionAccountsQueued: await sweepConversions(rt),
     inbound: await pruneInbound(rt, log),
     botVisits: await pruneBotVisits(rt, log),
+    resultsRolledUp: await runRollupPass(rt.db, log),
   }),
 });
 
