@@ -1,11 +1,11 @@
 import { createAccount } from '../src/accounts/accounts.service.js';
 import { configWith } from '../src/config.js';
-import { createDb, type Db, ensureDatabase, migrate } from '../src/db.js';
+import type { Db } from '../src/db.js';
 import { upsertLead } from '../src/leads/leads.service.js';
 import { rollUpAll } from '../src/results/rollups.service.js';
 import { recordTurn } from '../src/agent/agent.service.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
-import { benchCard, fmt, freePort, NO_RATE_LIMITS, startServer, stop } from './lib.js';
+import { benchCard, fmt, freePort, NO_RATE_LIMITS, seeding, startServer, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 /**
@@ -140,11 +140,8 @@ async function storage(db: Db, accountId: string): Promise<number> {
   return bytes;
 }
 
-export async function bigAccount(ctx: BenchContext): Promise<Section> {
-  const config = configWith({ DATABASE_URL: ctx.databaseUrl });
-  await ensureDatabase(config.databaseUrl);
-  const db = createDb(config.databaseUrl, 4);
-  await migrate(db);
+/** The three accounts seeded and rolled up, with the big and small accounts' tokens and storage. */
+async function seedAll(db: Db, tokenPrefix: string) {
   const now = Date.now();
   const started = performance.now();
   const small = await seedAccount(db, 'Small', SMALL, now);
@@ -156,11 +153,18 @@ export async function bigAccount(ctx: BenchContext): Promise<Section> {
   const rollMs = performance.now() - rollStarted;
   await db.raw('VACUUM ANALYZE');
   const scopes = ['results:read', 'leads:read', 'review:read', 'agent:message', 'content:read'] as const;
-  const tokenOf = async (accountId: string) =>
-    (await mintToken(db, config.tokenPrefix, { accountId, label: 'bench', scopes: [...scopes] })).token;
-  const tokens = { small: await tokenOf(small), big: await tokenOf(big) };
-  const bytes = { small: await storage(db, small), big: await storage(db, big) };
+  const tokenOf = async (accountId: string) => (await mintToken(db, tokenPrefix, { accountId, label: 'bench', scopes: [...scopes] })).token;
+  return {
+    seededMs,
+    rollMs,
+    tokens: { small: await tokenOf(small), big: await tokenOf(big) },
+    bytes: { small: await storage(db, small), big: await storage(db, big) },
+  };
+}
 
+export async function bigAccount(ctx: BenchContext): Promise<Section> {
+  const config = configWith({ DATABASE_URL: ctx.databaseUrl });
+  const { seededMs, rollMs, tokens, bytes } = await seeding(config, (db) => seedAll(db, config.tokenPrefix));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const api = await startServer(
@@ -200,7 +204,6 @@ export async function bigAccount(ctx: BenchContext): Promise<Section> {
     }
   } finally {
     await stop(api);
-    await db.destroy();
   }
   const mb = (n: number) => fmt(n / 2 ** 20, 1);
   return {
