@@ -199,7 +199,8 @@ export async function bigAccount(ctx: BenchContext): Promise<Section> {
       const s = await timed(base + (await path(tokens.small)), tokens.small);
       const b = await timed(base + (await path(tokens.big)), tokens.big);
       lines.push(
-        `| ${name} | ${fmt(s.p50, 1)} / ${fmt(s.p99, 1)} | ${fmt(b.p50, 1)} / ${fmt(b.p99, 1)} | ${fmt(b.p99 / s.p99, 2)}× | ${s.status}, ${b.status} |`,
+        `| ${name} | ${fmt(s.p50, 1)} / ${fmt(s.p99, 1)} | ${fmt(b.p50, 1)} / ${fmt(b.p99, 1)} | ` +
+          `${fmt(b.p99 / s.p99, 2)}× | ${s.status}, ${b.status} |`,
       );
     }
   } finally {
@@ -209,7 +210,8 @@ export async function bigAccount(ctx: BenchContext): Promise<Section> {
   return {
     title: 'A big account beside a small one',
     body: [
-      `Small account: ${SMALL.toLocaleString('en-US')} events; big account and its neighbour: ${BIG.toLocaleString('en-US')} events each, ` +
+      `Small account: ${SMALL.toLocaleString('en-US')} events; ` +
+        `big account and its neighbour: ${BIG.toLocaleString('en-US')} events each, ` +
         `visits a tenth, leads with a contact a hundredth, turns a tenth, cards a fiftieth, all over the last 14 days. ` +
         `Seeding took ${fmt(seededMs / 1000)} s, the first rollup pass over everything ${fmt(rollMs / 1000, 1)} s. ` +
         `${REQUESTS} sequential requests per route and account (after 5 warm-ups), p50 / p99 ms.`,
