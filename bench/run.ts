@@ -12,6 +12,7 @@ import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
 import { accessLog } from './access-log.bench.js';
 import { agentRoundTrip } from './agent-roundtrip.bench.js';
 import { apiInstructions } from './api-instructions.bench.js';
+import { bigAccount } from './big-account.bench.js';
 import { metricsCost } from './metrics-cost.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
 import { doorFlood } from './door-flood.bench.js';
@@ -69,6 +70,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'api-instructions': apiInstructions,
   pooler: poolerCost,
   experiments: experimentsSimulation,
+  'big-account': bigAccount,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

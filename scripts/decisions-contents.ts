@@ -33,7 +33,8 @@ export function headingsOf(markdown: string): { level: number; text: string; anc
 }
 
 /** The file with its contents block written from its headings (## always; ### nested when there are several ##). */
-export function withContents(markdown: string): string {
+export function withContents(text: string): string {
+  const markdown = withMarkers(text);
   const start = markdown.indexOf(START);
   const end = markdown.indexOf(END);
   if (start < 0 || end < start) throw new Error(`a decisions file needs the lines ${START} and ${END}`);
@@ -41,6 +42,14 @@ export function withContents(markdown: string): string {
   const nested = headings.filter((h) => h.level === 2).length > 1;
   const items = headings.map((h) => `${h.level === 3 && nested ? '  ' : ''}- [${h.text}](#${h.anchor})`);
   return `${markdown.slice(0, start + START.length)}\n\nContents:\n\n${items.join('\n')}\n\n${markdown.slice(end)}`;
+}
+
+/** A new file without a contents block gets one before its first `## ` heading (or at its end). */
+function withMarkers(markdown: string): string {
+  if (markdown.includes(START)) return markdown;
+  const first = markdown.search(/^## /m);
+  const at = first < 0 ? markdown.length : first;
+  return `${markdown.slice(0, at)}${START}\n${END}\n\n${markdown.slice(at)}`;
 }
 
 export const decisionFiles = () =>

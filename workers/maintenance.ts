@@ -3,6 +3,7 @@ import { pruneInbound } from '../src/inbound/intake.service.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';
 import { pruneBotVisits } from '../src/measurement/retention.js';
+import { runRollupPass } from '../src/results/rollups.service.js';
 import { pruneDeliveries, sweepDeliveries } from '../src/webhooks/events.service.js';
 import { repairRuns } from '../src/workflows/run-repair.js';
 import { repairSchedulers } from '../src/workflows/workflows.service.js';
@@ -19,6 +20,7 @@ export const maintenancePool = definePool(maintenanceQueue, {
       conversionAccountsQueued: await sweepConversions(deps),
       inbound: await pruneInbound(deps, log),
       botVisits: await pruneBotVisits(deps, log),
+      resultsRolledUp: await runRollupPass(deps.db, log),
     }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */
     measurementAggregate: async ({ accountId }, { deps, log }) => {

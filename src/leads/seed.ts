@@ -115,33 +115,42 @@ export async function seedLeadsAndEvents(
 
   let events = 0;
   const deciders: DecidedBy[] = ['person', 'person', 'trust_ladder', 'setting'];
-  const emit = async (channel: Channel, type: string, at: number, ref: string, extra: { decidedBy?: DecidedBy; amount?: number } = {}) => {
-    await recordChannelEvent(db, accountId, { channel, type, at, refId: `seed-${ref}`, ...extra });
-    events++;
-  };
-  for (let day = 0; day < 7; day++) {
-    const dayStart = now - (day + 1) * DAY;
-    const at = (k: number) => dayStart + Math.floor(((k + 1) / 40) * DAY);
-    const sends = 8 + Math.floor(rand() * 10);
-    for (let k = 0; k < sends; k++) {
-      await emit('email', 'sent', at(k), `email-sent-${day}-${k}`, { decidedBy: pick(deciders) });
-      if (rand() < 0.15) await emit('email', 'reply', at(k) + 3_600_000, `email-reply-${day}-${k}`);
-      if (rand() < 0.04) await emit('email', 'bounce', at(k) + 60_000, `email-bounce-${day}-${k}`);
+  // One transaction: the rollup pass never sees these rows before they are marked (it folds committed rows once).
+  await db.transaction(async (trx) => {
+    const emit = async (
+      channel: Channel,
+      type: string,
+      at: number,
+      ref: string,
+      extra: { decidedBy?: DecidedBy; amount?: number } = {},
+    ) => {
+      await recordChannelEvent(trx, accountId, { channel, type, at, refId: `seed-${ref}`, ...extra });
+      events++;
+    };
+    for (let day = 0; day < 7; day++) {
+      const dayStart = now - (day + 1) * DAY;
+      const at = (k: number) => dayStart + Math.floor(((k + 1) / 40) * DAY);
+      const sends = 8 + Math.floor(rand() * 10);
+      for (let k = 0; k < sends; k++) {
+        await emit('email', 'sent', at(k), `email-sent-${day}-${k}`, { decidedBy: pick(deciders) });
+        if (rand() < 0.15) await emit('email', 'reply', at(k) + 3_600_000, `email-reply-${day}-${k}`);
+        if (rand() < 0.04) await emit('email', 'bounce', at(k) + 60_000, `email-bounce-${day}-${k}`);
+      }
+      if (day === 2) await emit('email', 'opt_out', at(20), `email-optout-${day}`);
+      await emit('ads', 'spend', at(1), `ads-spend-${day}`, { decidedBy: 'person', amount: 2_000 + Math.floor(rand() * 3_000) });
+      for (let k = 0; k < 5; k++) await emit('ads', 'click', at(k + 2), `ads-click-${day}-${k}`);
+      if (rand() < 0.5) await emit('ads', 'conversion', at(9), `ads-conv-${day}`);
+      if (day % 3 === 0) await emit('ads', 'test_launched', at(3), `ads-test-${day}`, { decidedBy: 'person' });
+      if (day % 2 === 0) await emit('seo', 'post_published', at(4), `seo-post-${day}`, { decidedBy: pick(deciders) });
+      await emit('social', 'post_published', at(5), `social-post-${day}`, { decidedBy: pick(deciders) });
+      for (let k = 0; k < 3; k++) await emit('social', 'engagement', at(k + 10), `social-eng-${day}-${k}`);
+      for (let k = 0; k < 4; k++) {
+        await emit('network', 'message_sent', at(k + 12), `network-msg-${day}-${k}`, { decidedBy: pick(deciders) });
+        if (rand() < 0.25) await emit('network', 'reply', at(k + 13), `network-reply-${day}-${k}`);
+      }
     }
-    if (day === 2) await emit('email', 'opt_out', at(20), `email-optout-${day}`);
-    await emit('ads', 'spend', at(1), `ads-spend-${day}`, { decidedBy: 'person', amount: 2_000 + Math.floor(rand() * 3_000) });
-    for (let k = 0; k < 5; k++) await emit('ads', 'click', at(k + 2), `ads-click-${day}-${k}`);
-    if (rand() < 0.5) await emit('ads', 'conversion', at(9), `ads-conv-${day}`);
-    if (day % 3 === 0) await emit('ads', 'test_launched', at(3), `ads-test-${day}`, { decidedBy: 'person' });
-    if (day % 2 === 0) await emit('seo', 'post_published', at(4), `seo-post-${day}`, { decidedBy: pick(deciders) });
-    await emit('social', 'post_published', at(5), `social-post-${day}`, { decidedBy: pick(deciders) });
-    for (let k = 0; k < 3; k++) await emit('social', 'engagement', at(k + 10), `social-eng-${day}-${k}`);
-    for (let k = 0; k < 4; k++) {
-      await emit('network', 'message_sent', at(k + 12), `network-msg-${day}-${k}`, { decidedBy: pick(deciders) });
-      if (rand() < 0.25) await emit('network', 'reply', at(k + 13), `network-reply-${day}-${k}`);
-    }
-  }
-  // Demo figures never mix into the account's real ones: every row written here is marked, and /results leaves it out.
-  await db('channel_events').where({ account_id: accountId }).andWhereLike('ref_id', 'seed-%').update({ demo: true });
+    // Demo figures never mix into the account's real ones: every row written here is marked, and /results leaves it out.
+    await trx('channel_events').where({ account_id: accountId }).andWhereLike('ref_id', 'seed-%').update({ demo: true });
+  });
   return { leads: SEED_LEAD_COUNT, events, eventsInResults: false };
 }

@@ -1,4 +1,6 @@
 import type { Queryable } from '../db.js';
+import type { Span, WindowSplit } from './rollup-window.js';
+import { rollupsRepository } from './rollups.repository.js';
 
 /**
  * The agent's own work over one window (`/results` `harness`), read from the tables that hold it (agent
@@ -37,19 +39,23 @@ const METRICS = [
 const counts = (name: string, rule: string) =>
   `count(*) FILTER (WHERE ${rule} AND cur)::int AS "${name}_w", count(*) FILTER (WHERE ${rule} AND NOT cur)::int AS "${name}_b"`;
 
+/** `(col >= :s0lo AND col < :s0hi OR ...)`: the raw spans of the window, as named bindings. */
+const inRawSpans = (col: string, spans: Span[]) =>
+  spans.length ? `(${spans.map((_, i) => `${col} >= :s${i}lo AND ${col} < :s${i}hi`).join(' OR ')})` : 'false';
+
 /**
- * Four aggregates over [from, until], split at `since`, in one statement (one round trip), each reading
+ * Four aggregates over the raw spans, split at `since`, in one statement (one round trip), each reading
  * its table through an (account_id, time) index (migration 20261125141000).
  */
-const HARNESS_SQL = `
+const harnessSql = (spans: Span[]) => `
 SELECT * FROM
   (SELECT ${counts('turns', 'true')}
      FROM (SELECT finished_at >= :since AS cur FROM agent_turns
-            WHERE account_id = :account AND finished_at >= :from AND finished_at <= :until
+            WHERE account_id = :account AND ${inRawSpans('finished_at', spans)}
               AND status IN ('replied', 'failed') AND started_at IS NOT NULL) t) turns,
   (SELECT ${counts('cardsCreated', 'true')}
      FROM (SELECT created_at >= :since AS cur FROM review_cards
-            WHERE account_id = :account AND created_at >= :from AND created_at <= :until
+            WHERE account_id = :account AND ${inRawSpans('created_at', spans)}
               AND NOT (status = 'resolved' AND resolution->>'action' = 'merged')) c) created,
   (SELECT ${counts('approvedByPerson', "done AND by = 'person' AND action IN ('approve', 'send', 'answer', 'choose')")},
           ${counts('autoResolvedByTrustLadder', "done AND by = 'trust_ladder'")},
@@ -58,25 +64,41 @@ SELECT * FROM
      FROM (SELECT resolved_at >= :since AS cur, status, status IN ('resolved', 'sent') AS done,
                   resolution->>'by' AS by, resolution->>'action' AS action
              FROM review_cards
-            WHERE account_id = :account AND resolved_at >= :from AND resolved_at <= :until) r) resolved,
+            WHERE account_id = :account AND ${inRawSpans('resolved_at', spans)}) r) resolved,
   (SELECT ${counts('workflowRunsSucceeded', "status = 'done'")}, ${counts('workflowRunsFailed', "status = 'failed'")}
      FROM (SELECT finished_at >= :since AS cur, status FROM workflow_runs
-            WHERE account_id = :account AND finished_at >= :from AND finished_at <= :until
+            WHERE account_id = :account AND ${inRawSpans('finished_at', spans)}
               AND status IN ('done', 'failed')) w) runs`;
 
 export function harnessRepository(q: Queryable) {
   return {
-    /** The harness counts for the window [since, until] and the baseline [from, since). */
+    /**
+     * The harness counts for the window (from `since`) and the baseline (before it): `split.raw` counted from
+     * the agent's tables, `split.rolled` from the hourly rollups (the same rules, kept by triggers: the migration
+     * 20261128100000) and their unfolded deltas.
+     */
     async counts(
       accountId: string,
-      from: number,
       since: number,
-      until: number,
+      split: WindowSplit,
+      watermark: string,
     ): Promise<{ window: HarnessMetrics; baseline: HarnessMetrics }> {
-      const { rows } = (await q.raw(HARNESS_SQL, { account: accountId, from, since, until })) as { rows: Record<string, number>[] };
-      const row = rows[0] ?? {};
+      const spans = Object.fromEntries(
+        split.raw.flatMap((s, i) => [
+          [`s${i}lo`, s.lo],
+          [`s${i}hi`, s.hi],
+        ]),
+      );
+      const [raw, rolled] = await Promise.all([
+        q.raw(harnessSql(split.raw), { account: accountId, since, ...spans }) as unknown as Promise<{ rows: Record<string, number>[] }>,
+        split.rolled.length ? rollupsRepository(q).harness(accountId, since, split.rolled, watermark) : [],
+      ]);
+      const row = raw.rows[0] ?? {};
+      const added = new Map(rolled.map((r) => [`${r.metric}_${r.current ? 'w' : 'b'}`, r.n]));
       const pick = (suffix: 'w' | 'b') =>
-        Object.fromEntries(METRICS.map((m) => [m, row[`${m}_${suffix}`] ?? 0])) as unknown as HarnessMetrics;
+        Object.fromEntries(
+          METRICS.map((m) => [m, (row[`${m}_${suffix}`] ?? 0) + (added.get(`${m}_${suffix}`) ?? 0)]),
+        ) as unknown as HarnessMetrics;
       return { window: pick('w'), baseline: pick('b') };
     },
   };

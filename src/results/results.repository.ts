@@ -1,4 +1,6 @@
 import type { Queryable } from '../db.js';
+import { inSpans, type WindowSplit } from './rollup-window.js';
+import { UNFOLDED } from './rollups.repository.js';
 
 export interface EventRow {
   account_id: string;
@@ -100,34 +102,54 @@ export function resultsRepository(q: Queryable) {
       return rows[0]?.source ?? false;
     },
 
-    /** Attributed conversion value per (channel, currency) in [from, until], split at `since` (by when each happened). */
-    async conversionValues(accountId: string, from: number, since: number, until: number): Promise<ValueRow[]> {
-      const rows: { channel: string; currency: string; current: boolean; total: string }[] = await q('conversions')
-        .select('channel', 'currency')
-        .select(q.raw('(occurred_at >= ?) AS current', [since]), q.raw('sum(value)::text AS total'))
-        .where({ account_id: accountId })
-        .whereNotNull('aggregated_at')
-        .whereNotNull('value')
-        .whereNotNull('currency')
-        .andWhere('occurred_at', '>=', from)
-        .andWhere('occurred_at', '<=', until)
-        .groupByRaw('1, 2, 3');
+    /**
+     * Attributed conversion value per (channel, currency), split at `since` (by when each happened): `split.raw`
+     * counted from `conversions`, `split.rolled` from the hourly rollups and the deltas not folded yet.
+     */
+    async conversionValues(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<ValueRow[]> {
+      const raw = inSpans('occurred_at', split.raw);
+      const rolled = inSpans('bucket', split.rolled);
+      const { rows } = (await q.raw(
+        `SELECT channel, currency, current, sum(value)::text AS total FROM (
+           SELECT channel, currency, occurred_at >= ? AS current, 1 AS n, value FROM conversions
+            WHERE account_id = ? AND aggregated_at IS NOT NULL AND value IS NOT NULL AND currency IS NOT NULL AND ${raw.sql}
+           UNION ALL
+           SELECT key1, key2, bucket >= ?, n, value FROM results_rollups
+            WHERE account_id = ? AND metric = 'conversion_value' AND ${rolled.sql}
+           UNION ALL
+           SELECT key1, key2, bucket >= ?, n, value FROM results_rollup_deltas
+            WHERE account_id = ? AND metric = 'conversion_value' AND ${UNFOLDED} AND ${rolled.sql}
+         ) x GROUP BY 1, 2, 3 HAVING sum(n) > 0`,
+        [since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, watermark, ...rolled.bindings],
+      )) as { rows: { channel: string; currency: string; current: boolean; total: string }[] };
       return rows.map((r) => ({ ...r, total: Number(r.total) }));
     },
 
-    /** Counts and amount sums per (channel, type, decider) in [from, until], split at `since`. */
-    async tally(accountId: string, from: number, since: number, until: number): Promise<GroupRow[]> {
-      return (
-        q('channel_events')
-          .select('channel', 'type', 'decided_by')
-          .select(q.raw('(at >= ?) AS current', [since]))
-          .select(q.raw('count(*)::int AS n'), q.raw('sum(amount) AS total'), q.raw('count(amount)::int AS with_amount'))
-          // Rows `seed demo` wrote are demo data, not the account's figures.
-          .where({ account_id: accountId, demo: false })
-          .andWhere('at', '>=', from)
-          .andWhere('at', '<=', until)
-          .groupByRaw('1, 2, 3, 4')
-      );
+    /**
+     * Counts and amount sums per (channel, type, decider), split at `since`: `split.raw` counted from
+     * `channel_events`, `split.rolled` from the hourly rollups and the events not folded yet.
+     */
+    async tally(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<GroupRow[]> {
+      const raw = inSpans('at', split.raw);
+      const rolled = inSpans('bucket', split.rolled);
+      const tail = inSpans('at', split.rolled);
+      // Rows `seed demo` wrote are demo data, not the account's figures (never folded either).
+      const { rows } = (await q.raw(
+        `SELECT channel, type, nullif(decided_by, '') AS decided_by, current,
+                sum(n)::int AS n, sum(total) AS total, sum(with_amount)::int AS with_amount FROM (
+           SELECT channel, type, coalesce(decided_by, '') AS decided_by, at >= ? AS current, 1 AS n, amount AS total,
+                  (amount IS NOT NULL)::int AS with_amount
+             FROM channel_events WHERE account_id = ? AND NOT demo AND ${raw.sql}
+           UNION ALL
+           SELECT channel, type, decided_by, bucket >= ?, n, total, with_amount
+             FROM channel_event_rollups WHERE account_id = ? AND ${rolled.sql}
+           UNION ALL
+           SELECT channel, type, coalesce(decided_by, ''), at >= ?, 1, amount, (amount IS NOT NULL)::int
+             FROM channel_events WHERE account_id = ? AND NOT demo AND ${UNFOLDED} AND ${tail.sql}
+         ) x GROUP BY 1, 2, 3, 4`,
+        [since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, watermark, ...tail.bindings],
+      )) as { rows: GroupRow[] };
+      return rows;
     },
   };
 }

@@ -3,6 +3,8 @@ import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from './channel-events.js
 import { adTestsIn, type AdTestResult } from './ads-tests.repository.js';
 import { harnessRepository, type HarnessMetrics } from './harness.repository.js';
 import { resultsRepository } from './results.repository.js';
+import { splitWindow } from './rollup-window.js';
+import { rollupsRepository } from './rollups.repository.js';
 
 const HOUR = 60 * 60 * 1000;
 export const RESULTS_MIN_SPAN = HOUR;
@@ -164,17 +166,21 @@ export async function getResults(
   requestedSince: number | undefined,
   now = Date.now(),
   returnPath = true,
+  { rollups = true }: { rollups?: boolean } = {},
 ): Promise<Results> {
   const { since, clamped } = clampSince(requestedSince, now);
   const span = now - since;
   const baselineSince = since - span;
   const repo = resultsRepository(q);
+  // Whole hours from the rollups, the edges raw; `rollups: false` counts everything raw (the reference the tests compare with).
+  const split = splitWindow(baselineSince, since, now, rollups);
+  const watermark = await rollupsRepository(q).watermark();
   const [rows, values, connected, measuring, harnessWork] = await Promise.all([
-    repo.tally(accountId, baselineSince, since, now),
-    repo.conversionValues(accountId, baselineSince, since, now),
+    repo.tally(accountId, since, split, watermark),
+    repo.conversionValues(accountId, since, split, watermark),
     repo.connected(accountId),
     repo.hasMeasurementSource(accountId),
-    harnessRepository(q).counts(accountId, baselineSince, since, now),
+    harnessRepository(q).counts(accountId, since, split, watermark),
   ]);
   const tallies = new Map<string, Tally>();
   const tally = (channel: string, current: boolean) => {

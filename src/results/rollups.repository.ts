@@ -1,0 +1,107 @@
+import type { Queryable, Trx } from '../db.js';
+import { inSpans, type Span } from './rollup-window.js';
+
+/**
+ * Rows the rollup pass has not folded yet: at or above the watermark the caller read (`?`, which lets the planner
+ * see how few they are) and at or above the one this statement's snapshot sees (a pass that committed since then
+ * already counted those below it). Rollups and this tail are read in one statement, so each row counts once.
+ */
+export const UNFOLDED = `xid >= ?::xid8 AND xid >= (SELECT xid FROM results_rollup_watermark WHERE name = 'results')`;
+
+const HOUR_OF = (col: string) => `(${col} / 3600000) * 3600000`;
+
+export function rollupsRepository(q: Queryable) {
+  return {
+    /** The watermark: every event and delta of a transaction below it is in the rollups. */
+    async watermark(): Promise<string> {
+      const row = (await q('results_rollup_watermark').where({ name: 'results' }).first(q.raw('xid::text AS xid'))) as { xid: string };
+      return row.xid;
+    },
+
+    /** Harness counts per metric from the rollups and unfolded deltas of whole hours in `spans`, split at `since`. */
+    async harness(accountId: string, since: number, spans: Span[], watermark: string) {
+      const s = inSpans('bucket', spans);
+      const { rows } = (await q.raw(
+        `SELECT metric, current, sum(n)::int AS n FROM (
+           SELECT metric, bucket >= ? AS current, n FROM results_rollups
+            WHERE account_id = ? AND metric <> 'conversion_value' AND ${s.sql}
+           UNION ALL
+           SELECT metric, bucket >= ?, n FROM results_rollup_deltas
+            WHERE account_id = ? AND metric <> 'conversion_value' AND ${UNFOLDED} AND ${s.sql}
+         ) x GROUP BY 1, 2`,
+        [since, accountId, ...s.bindings, since, accountId, watermark, ...s.bindings],
+      )) as { rows: { metric: string; current: boolean; n: number }[] };
+      return rows;
+    },
+  };
+}
+
+/** The fold, inside one transaction `trx` (the pass's). */
+export function rollupFold(trx: Trx) {
+  return {
+    /** Locks the watermark row; null when another pass holds it. */
+    async lockWatermark(): Promise<string | null> {
+      const { rows } = (await trx.raw(
+        `SELECT xid::text AS xid FROM results_rollup_watermark WHERE name = 'results' FOR UPDATE SKIP LOCKED`,
+      )) as { rows: { xid: string }[] };
+      return rows[0]?.xid ?? null;
+    },
+
+    /** The oldest transaction still running: every transaction below it has committed or rolled back. */
+    async settled(): Promise<string> {
+      const { rows } = (await trx.raw('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xid')) as { rows: { xid: string }[] };
+      return rows[0]!.xid;
+    },
+
+    /** The xid of the `limit`-th row at or above `lo` and below `hi` of `table`, if there are that many. */
+    async nthXid(table: 'channel_events' | 'results_rollup_deltas', lo: string, hi: string, limit: number): Promise<string | null> {
+      const { rows } = (await trx.raw(
+        `SELECT xid::text AS xid FROM ${table} WHERE xid >= ?::xid8 AND xid < ?::xid8 ORDER BY xid OFFSET ? LIMIT 1`,
+        [lo, hi, limit],
+      )) as { rows: { xid: string }[] };
+      return rows[0]?.xid ?? null;
+    },
+
+    /** Adds the events of transactions in [lo, hi) to the hourly rollups; answers how many events. */
+    async foldEvents(lo: string, hi: string): Promise<number> {
+      const { rows } = (await trx.raw(
+        `WITH src AS (
+           SELECT account_id, ${HOUR_OF('at')} AS bucket, channel, type, coalesce(decided_by, '') AS decided_by,
+                  count(*) AS n, coalesce(sum(amount), 0) AS total, count(amount) AS with_amount
+             FROM channel_events WHERE xid >= ?::xid8 AND xid < ?::xid8 AND NOT demo
+            GROUP BY 1, 2, 3, 4, 5
+         ), folded AS (
+           INSERT INTO channel_event_rollups AS r (account_id, bucket, channel, type, decided_by, n, total, with_amount)
+           SELECT * FROM src
+           ON CONFLICT (account_id, bucket, channel, type, decided_by) DO UPDATE
+             SET n = r.n + excluded.n, total = r.total + excluded.total, with_amount = r.with_amount + excluded.with_amount
+         ) SELECT coalesce(sum(n), 0)::int AS n FROM src`,
+        [lo, hi],
+      )) as { rows: { n: number }[] };
+      return rows[0]!.n;
+    },
+
+    /** Moves the deltas below `hi` into the rollups (deleting them); answers how many deltas. */
+    async foldDeltas(hi: string): Promise<number> {
+      const { rows } = (await trx.raw(
+        `WITH moved AS (
+           DELETE FROM results_rollup_deltas WHERE xid < ?::xid8 RETURNING account_id, bucket, metric, key1, key2, n, value
+         ), folded AS (
+           INSERT INTO results_rollups AS r (account_id, bucket, metric, key1, key2, n, value)
+           SELECT account_id, bucket, metric, key1, key2, sum(n), sum(value) FROM moved
+            WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = moved.account_id)
+            GROUP BY 1, 2, 3, 4, 5
+           ON CONFLICT (account_id, bucket, metric, key1, key2) DO UPDATE SET n = r.n + excluded.n, value = r.value + excluded.value
+         ) SELECT count(*)::int AS n FROM moved`,
+        [hi],
+      )) as { rows: { n: number }[] };
+      return rows[0]!.n;
+    },
+
+    async setWatermark(xid: string): Promise<void> {
+      await trx('results_rollup_watermark')
+        .where({ name: 'results' })
+        .update({ xid: trx.raw('?::xid8', [xid]) });
+    },
+  };
+}

@@ -1,0 +1,214 @@
+import { describe, expect } from 'vitest';
+import { newId } from '../../src/ids.js';
+import {
+  CHANNEL_EVENT_TYPES,
+  CHANNELS,
+  connectChannel,
+  recordChannelEvent,
+  recordChannelEvents,
+  type ChannelEvent,
+} from '../../src/results/channel-events.js';
+import { getResults } from '../../src/results/results.service.js';
+import { rollupFold } from '../../src/results/rollups.repository.js';
+import { rollUpAll, runRollupPass } from '../../src/results/rollups.service.js';
+import { buildCard } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+
+/**
+ * `/results` reads whole hours from the rollups and the edges raw. Whatever the history (late events, repeated
+ * refIds, several accounts, times on hour boundaries, rows changed after they were folded, passes at any point),
+ * its answer equals the raw count of the same window (`rollups: false`).
+ */
+let env: TestEnv;
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NOW = 1_800_000_000_000 + 17 * HOUR + 1_234;
+
+/** mulberry32: the same history for the same seed. */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A time in the last 15 days; one in three sits on an hour boundary or a millisecond beside one. */
+function timeIn(rand: () => number): number {
+  const t = NOW - Math.floor(rand() * 15 * DAY);
+  if (rand() < 0.33) return Math.floor(t / HOUR) * HOUR + [-1, 0, 1][Math.floor(rand() * 3)]!;
+  return t;
+}
+
+const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+
+function randomEvent(rand: () => number, refs: string[]): ChannelEvent {
+  const channel = pick(rand, CHANNELS);
+  const type = pick(rand, CHANNEL_EVENT_TYPES[channel].types as readonly string[]);
+  const roll = rand();
+  // A repeat of an earlier refId (a retried job), none, or a new one.
+  const refId = roll < 0.25 && refs.length ? pick(rand, refs) : roll < 0.5 ? null : newId('ref');
+  if (refId) refs.push(refId);
+  return {
+    channel,
+    type,
+    at: timeIn(rand),
+    decidedBy: pick(rand, [null, 'person', 'trust_ladder', 'setting'] as const),
+    amount: rand() < 0.7 ? Math.floor(rand() * 5_000) : null,
+    refId,
+  };
+}
+
+/** Conversions reported, aggregated later (some after a pass), a few removed. */
+async function conversions(rand: () => number, accountId: string, n: number) {
+  const db = env.deps.db;
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = newId('evt');
+    ids.push(id);
+    await db('conversions').insert({
+      account_id: accountId,
+      event_id: id,
+      name: 'purchase',
+      value: rand() < 0.8 ? (Math.floor(rand() * 10_000_000) / 10_000).toFixed(4) : null,
+      currency: pick(rand, ['USD', 'EUR', null]),
+      occurred_at: timeIn(rand),
+      received_at: NOW,
+      ...(rand() < 0.5 ? { channel: pick(rand, ['email', 'seo', 'direct']), aggregated_at: NOW } : {}),
+    });
+  }
+  return {
+    aggregateRest: () =>
+      db('conversions').where({ account_id: accountId }).whereNull('aggregated_at').update({ channel: 'social', aggregated_at: NOW }),
+    removeSome: () => db('conversions').where({ account_id: accountId }).whereIn('event_id', ids.slice(0, 3)).del(),
+  };
+}
+
+/** Turns and cards: created, then finished or resolved (sometimes after a pass), a few merged or dismissed. */
+async function agentWork(rand: () => number, accountId: string, n: number) {
+  const db = env.deps.db;
+  const turns: string[] = [];
+  const cards: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const at = timeIn(rand);
+    const id = newId('turn');
+    turns.push(id);
+    const started = rand() < 0.8 ? at - 1_000 : null;
+    await db('agent_turns').insert({
+      id,
+      account_id: accountId,
+      kind: 'message',
+      origin: 'api',
+      text: 'work',
+      status: pick(rand, ['replied', 'failed', 'running', 'expired']),
+      created_at: at - 2_000,
+      not_before: at - 2_000,
+      started_at: started,
+      finished_at: started === null && rand() < 0.5 ? null : at,
+    });
+    const card = await buildCard(db, accountId, 'plain');
+    cards.push(card.id);
+    await db('review_cards')
+      .where({ id: card.id })
+      .update({ created_at: timeIn(rand) });
+  }
+  return async () => {
+    for (const id of turns.filter(() => rand() < 0.3)) {
+      await db('agent_turns')
+        .where({ id })
+        .update({ status: pick(rand, ['replied', 'failed', 'running']), finished_at: timeIn(rand) });
+    }
+    for (const id of cards.filter(() => rand() < 0.6)) {
+      const by = pick(rand, ['person', 'trust_ladder', 'setting']);
+      const action = pick(rand, ['approve', 'send', 'answer', 'choose', 'merged', 'edit']);
+      const status = pick(rand, ['resolved', 'sent', 'dismissed']);
+      await db('review_cards')
+        .where({ id })
+        .update({ status, resolution: JSON.stringify({ by, action }), resolved_at: timeIn(rand) });
+    }
+  };
+}
+
+/** The rollup answer and the raw answer, for the default window, both edges of the clamp, hour edges and random ones. */
+async function expectSameAsRaw(rand: () => number, accountIds: string[]) {
+  const sinces = [undefined, NOW - 7 * DAY, NOW - HOUR, Math.floor((NOW - 3 * DAY) / HOUR) * HOUR, NOW - 3 * DAY - 1];
+  for (let i = 0; i < 4; i++) sinces.push(NOW - HOUR - Math.floor(rand() * 6 * DAY));
+  for (const accountId of accountIds) {
+    for (const since of sinces) {
+      const rolled = await getResults(env.deps.db, accountId, since, NOW);
+      const raw = await getResults(env.deps.db, accountId, since, NOW, true, { rollups: false });
+      expect(rolled, `account ${accountId} since ${since}`).toEqual(raw);
+    }
+  }
+}
+
+describe('/results rollups', () => {
+  it('answer what the raw rows answer, on random histories with passes at random points', async () => {
+    for (const seed of [1, 2, 3]) {
+      const rand = prng(seed);
+      const accountIds = [(await env.tenant()).accountId, (await env.tenant()).accountId, (await env.tenant()).accountId];
+      const refs: string[] = [];
+      const later: Array<() => Promise<unknown>> = [];
+      for (const accountId of accountIds) {
+        const c = await conversions(rand, accountId, 12);
+        later.push(c.aggregateRest, c.removeSome, await agentWork(rand, accountId, 8));
+      }
+      for (let batch = 0; batch < 8; batch++) {
+        const items = Array.from({ length: 40 }, () => ({ accountId: pick(rand, accountIds), event: randomEvent(rand, refs) }));
+        await recordChannelEvents(env.deps.db, items);
+        // Small passes: a pass folds a bounded number of rows, the rest waits for the next one.
+        if (rand() < 0.6) await runRollupPass(env.deps.db, undefined, 25);
+        if (batch === 4) for (const change of later) await change();
+      }
+      await expectSameAsRaw(rand, accountIds);
+      await rollUpAll(env.deps.db);
+      await expectSameAsRaw(rand, accountIds);
+      const pending = await env.deps
+        .db('channel_events')
+        .whereIn('account_id', accountIds)
+        .whereRaw(`xid >= (SELECT xid FROM results_rollup_watermark)`);
+      expect(pending).toHaveLength(0);
+    }
+  });
+
+  it('never folds past a transaction still open, so its events count once when it commits late', async () => {
+    const { accountId } = await env.tenant();
+    const at = NOW - 2 * DAY;
+    // Connected first: the two writers below would otherwise wait on each other's connection row.
+    await connectChannel(env.deps.db, accountId, 'email', at);
+    const slow = await env.deps.db.transaction();
+    await recordChannelEvent(slow, accountId, { channel: 'email', type: 'sent', at, refId: 'slow' });
+    // A later transaction commits first: its xid is above the open one's.
+    await recordChannelEvent(env.deps.db, accountId, { channel: 'email', type: 'sent', at, refId: 'fast' });
+    await rollUpAll(env.deps.db);
+    await slow.commit();
+    await rollUpAll(env.deps.db);
+    const rollup = await env.deps.db('channel_event_rollups').where({ account_id: accountId, type: 'sent' }).sum({ n: 'n' });
+    expect(Number(rollup[0]!.n)).toBe(2);
+    const window = await getResults(env.deps.db, accountId, NOW - 3 * DAY, NOW);
+    expect(window.email).toMatchObject({ available: true, data: { window: { sent: 2 } } });
+  });
+
+  it('counts nothing from a pass that dies before it commits', async () => {
+    const { accountId } = await env.tenant();
+    await recordChannelEvent(env.deps.db, accountId, { channel: 'network', type: 'message_sent', at: NOW - DAY, refId: 'm1' });
+    const died = env.deps.db.transaction(async (trx) => {
+      const fold = rollupFold(trx);
+      const lo = (await fold.lockWatermark())!;
+      await fold.foldEvents(lo, await fold.settled());
+      throw new Error('the pass died');
+    });
+    await expect(died).rejects.toThrow('the pass died');
+    expect(await env.deps.db('channel_event_rollups').where({ account_id: accountId })).toHaveLength(0);
+    await rollUpAll(env.deps.db);
+    const rolled = await getResults(env.deps.db, accountId, NOW - 2 * DAY, NOW);
+    expect(rolled.network).toMatchObject({ data: { window: { messagesSent: 1 } } });
+    expect(rolled).toEqual(await getResults(env.deps.db, accountId, NOW - 2 * DAY, NOW, true, { rollups: false }));
+  });
+});
