@@ -7,8 +7,8 @@ import type { LeadStatus, ReplyKind } from './leads.types.js';
 const DAY = 24 * 60 * 60 * 1000;
 export const SEED_LEAD_COUNT = 150;
 
-/** A small deterministic PRNG (mulberry32), so the demo looks the same every time. */
-function prng(seed: number): () => number {
+/** A small deterministic PRNG (mulberry32), so the demo looks the same every time (tests draw random histories with it too). */
+export function prng(seed: number): () => number {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;

@@ -38,12 +38,34 @@ export async function runRollupPass(db: Db, log?: Logger, limit = 100_000): Prom
   return pass;
 }
 
-/** Passes until the rollups reach the oldest running transaction (tests, benchmarks, a backlog after an outage). */
-export async function rollUpAll(db: Db, limit = 100_000): Promise<void> {
+/**
+ * Passes until the rollups reach the oldest running transaction (tests, benchmarks, a backlog after an outage),
+ * at most `maxPasses` of them. The oldest running transaction is the whole cluster's (xids are), so the watermark
+ * may stop short of rows a long transaction of any database started before; those rows stay counted raw.
+ */
+export async function rollUpAll(db: Db, limit = 100_000, maxPasses = 10_000): Promise<void> {
   let before: string | null = null;
-  for (;;) {
+  for (let pass = 0; pass < maxPasses; pass++) {
     const { watermark } = await runRollupPass(db, undefined, limit);
     if (watermark === before) return;
     before = watermark;
+  }
+}
+
+/**
+ * Passes until the watermark is past every transaction that committed before the call (tests: another
+ * database's transactions on the same cluster hold the watermark back for a moment), or `deadlineMs` passed.
+ * Answers whether it got there.
+ */
+export async function rollUpPastNow(db: Db, deadlineMs = 30_000): Promise<boolean> {
+  const { rows } = (await db.raw('SELECT pg_current_xact_id()::text AS xid')) as { rows: { xid: string }[] };
+  const target = BigInt(rows[0]!.xid);
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    await rollUpAll(db);
+    const { watermark } = await runRollupPass(db);
+    if (watermark !== null && BigInt(watermark) > target) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
