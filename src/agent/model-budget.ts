@@ -19,8 +19,12 @@ export function budgetDay(at: number): { day: string; resetsAt: number } {
   return { day: new Date(at).toISOString().slice(0, 10), resetsAt: Math.floor(at / DAY) * DAY + DAY };
 }
 
-/** Counts one refused call on the account's row for the day of `at`, marking when the budget ran out. */
+/**
+ * Counts one refused call, a turn's or the reply classifier's: `gas_llm_budget_refusals_total`, and the account's
+ * row for the day of `at`, marking when the budget ran out.
+ */
 async function countRefusal(q: Queryable, accountId: string, at: number): Promise<void> {
+  metrics.llmBudgetRefusals.inc();
   await q('agent_model_calls')
     .where({ account_id: accountId, day: budgetDay(at).day })
     .update({ refused: q.raw('refused + 1'), exhausted_at: q.raw('coalesce(exhausted_at, ?)', [at]) });
@@ -54,7 +58,6 @@ export function modelBudget(deps: Pick<Deps, 'config' | 'db' | 'logger' | 'queue
       return rows.length > 0;
     },
     async refused(accountId, turnId, firstRound) {
-      metrics.llmBudgetRefusals.inc();
       const at = Date.now();
       const { resetsAt } = budgetDay(at);
       const until = new Date(resetsAt).toISOString();

@@ -3,6 +3,7 @@ import { startTurn } from '../../src/agent/agent.service.js';
 import { requestDrain } from '../../src/agent/drain.js';
 import { budgetDay, classifierBudget } from '../../src/agent/model-budget.js';
 import { classifyReply } from '../../src/agent/reply-classifier.js';
+import { metrics } from '../../src/metrics/registry.js';
 import { StatusResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
@@ -97,7 +98,10 @@ describe('the daily model-call budget', () => {
     const judge = () => classifyReply(env.deps.config.agent, `Not for us, thanks. I left it, ${accountId}.`, 'Re: x', { mayAsk });
     for (let n = 0; n < BUDGET; n++) expect((await judge()).rule).toMatch(/the model answered no known reply kind/);
     expect(asked()).toBe(BUDGET);
+    const refusalsBefore = (await metrics.llmBudgetRefusals.get()).values[0]?.value ?? 0;
     const third = await judge();
+    // The process's refusal counter counts the classifier's refusal as it counts a turn's.
+    expect((await metrics.llmBudgetRefusals.get()).values[0]?.value).toBe(refusalsBefore + 1);
     expect(third.rule).toMatch(/\(the account's daily model budget is spent\)$/);
     expect(third.replyKind).toBe('not_interested');
     expect(asked()).toBe(BUDGET);
