@@ -31,7 +31,8 @@ const notFound = (res: Response) =>
  */
 export function unsubscribeRouter(deps: AppDeps): Router {
   const router = Router({ strict: false });
-  // Read whole, bounded, and then ignored: any POST within the limit unsubscribes (see docs/decisions.md).
+  // Read whole, bounded, and then ignored: any POST within the limit unsubscribes
+  // (see docs/decisions/mail-loop.md, "`POST /u/{token}` unsubscribes, with no login").
   const readBody = express.raw({ type: () => true, limit: UNSUBSCRIBE_BODY_LIMIT, inflate: false });
   // Requests per client network per minute, every method, before anything is read (docs/decisions/links.md).
   const perClient = clientWindow(deps.redis, deps.config.queuePrefix, 'one-click', {

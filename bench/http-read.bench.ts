@@ -109,7 +109,7 @@ export async function httpRead(ctx: BenchContext): Promise<Section> {
           `${pct(review.rps / base.rps)}, p99 ${fmt(review.p99, 1)} ms.`,
         '',
         "- The page comes from the API process's memory while the limiter script, which every request runs anyway, reports",
-        '  that the account\'s queue version has not moved (docs/decisions.md, "Reads that skip Postgres"); the benchmark\'s',
+        '  that the account\'s queue version has not moved (docs/decisions/stores.md, "Reads that skip Postgres"); the benchmark\'s',
         '  queue never changes, so every request after the first is served from memory: this is the read path at its best.',
         `- Read from Postgres on every request, the floor that only reads this page and sends it serves ` +
           `${pct(floor.rps / base.rps)} of bare Express; \`GET /review\` is at ${pct(review.rps / floor.rps)} of it.`,

@@ -180,7 +180,7 @@ export async function poolerCost(ctx: BenchContext): Promise<Section> {
         `Agent round trip (POST /agent/messages with waitSeconds, offline brain), one API and one \`agent-turns\` worker process each way,`,
         `closed loops, ${ctx.rounds} interleaved rounds of ${ctx.seconds} s, medians. Behind the pooler a drain takes the ` +
           'account lock in a',
-        'transaction of its own: three more round trips per drain (docs/decisions.md, "Postgres behind a pooler").',
+        'transaction of its own: three more round trips per drain (docs/decisions/stores.md, "Postgres behind a pooler").',
         '',
         '| target | turns/s | p50 ms | p99 ms | failed |',
         '|---|---:|---:|---:|---:|',

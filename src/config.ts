@@ -14,7 +14,7 @@ const envSchema = z.object({
     .transform((v) => v ?? '0.0.0.0'),
   DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/growth_agent'),
   DATABASE_POOL_MAX: int(10),
-  // Behind PgBouncer in transaction pooling (docs/decisions.md, "Postgres behind a pooler").
+  // Behind PgBouncer in transaction pooling (docs/decisions/stores.md, "Postgres behind a pooler").
   DATABASE_POOLER: z
     .enum(['none', 'transaction'])
     .optional()

@@ -33,7 +33,7 @@ const migrationSource: Knex.MigrationSource<string> = {
 /**
  * How the service reaches Postgres: `none`, directly (or through a session pooler); `transaction`, through
  * a transaction pooler such as PgBouncer's `pool_mode = transaction`, which hands each transaction any
- * server connection: then no statement is named and nothing is kept on a session (docs/decisions.md,
+ * server connection: then no statement is named and nothing is kept on a session (docs/decisions/stores.md,
  * "Postgres behind a pooler").
  */
 export type Pooler = Config['databasePooler'];

@@ -4,7 +4,7 @@ import { delimiter, dirname } from 'node:path';
  * The Node release line this service runs on, everywhere: `npm start` and `npm test` (the node-linux-*
  * packages pinned in package.json put that Node first on every npm script's PATH), `.ci/run`, and the
  * Dockerfile's base image. package.json `engines`, `.nvmrc`, `.node-version` and the Dockerfile name the
- * same release; test/architecture/runtime.test.ts keeps them in step (docs/decisions.md, "Runtime").
+ * same release; test/architecture/runtime.test.ts keeps them in step (docs/decisions/runtime-and-docker.md, "Runtime").
  */
 export const NODE_MAJOR = 24;
 

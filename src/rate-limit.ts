@@ -15,7 +15,7 @@ import type { Redis } from './redis.js';
  *
  * It also reads the account's review-queue version (src/queue-version/keys.ts): its counter (made when
  * missing) and whether a card write is in flight, so an API process knows whether a page it cached is
- * still current (docs/decisions.md, "Reads that skip Postgres").
+ * still current (docs/decisions/stores.md, "Reads that skip Postgres").
  *
  * Requests of one account that arrive in the same turn of the event loop share one call (group commit,
  * at most MAX_BATCH): KEYS[1] the account's bucket, KEYS[2] the epoch, KEYS[3] the queue counter,
@@ -31,7 +31,7 @@ import type { Redis } from './redis.js';
  * every string key at once (the in-flight set, not a string, reads as nil there and is counted by
  * ZCOUNT), a bucket is one string "tokens ms" written with its expiry by one SET … PX (5 calls for one
  * request, against 11 with hashes, HSET and PEXPIRE), and the arithmetic of the headers is left to the
- * caller (docs/decisions.md, "The limiter's cost in Redis").
+ * caller (docs/decisions/api-edge.md, "The limiter's cost in Redis").
  */
 const SCRIPT = `${COUNTER_INIT_LUA}
 local t = redis.call('TIME')

@@ -6,9 +6,10 @@ import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
 
 /**
- * The only cacheable /api responses (docs/decisions.md, "Content API caching"): a site's server may keep
- * them a minute and serve a stale copy for ten while it revalidates; private and varying by token,
- * since each account sees its own posts. Errors stay `no-store`.
+ * The only cacheable /api responses (docs/decisions/content-and-measurement.md, "Caching: the only
+ * cacheable /api responses"): a site's server may keep them a minute and serve a stale copy for ten
+ * while it revalidates; private and varying by token, since each account sees its own posts. Errors
+ * stay `no-store`.
  */
 export const CONTENT_CACHE_CONTROL = 'private, max-age=60, stale-while-revalidate=600';
 

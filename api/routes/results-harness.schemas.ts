@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 const count = z.number().int().min(0);
 
-/** The agent's own work in one window (docs/decisions.md, "Results: harness", says what each counts). */
+/** The agent's own work in one window (docs/decisions/content-and-measurement.md, "/results harness", says what each counts). */
 const HarnessMetrics = z
   .object({
     turns: count,

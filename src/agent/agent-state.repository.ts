@@ -17,7 +17,7 @@ export function agentStateRepository(q: Queryable) {
       const state = await q('agent_state')
         .where({ account_id: accountId })
         .first<{ last_activity_at: number | null; last_turn_at: number | null } | undefined>();
-      // Work that is started or due and unfinished counts (docs/decisions.md, "Agent turns: crash
+      // Work that is started or due and unfinished counts (docs/decisions/agent.md, "Agent turns: crash
       // recovery"): a running turn, a turn queued again after its worker died, an accepted event or a
       // message waiting for a worker. A wake that is not due yet does not.
       const running = await q('agent_turns')

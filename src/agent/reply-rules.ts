@@ -25,7 +25,7 @@ const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/;
 const anyOf = (phrases: string[], end = ''): RegExp => new RegExp(`\\b(?:${phrases.join('|')})${end}`, 'i');
 
 /**
- * The offline brain's reply rules, first match wins (docs/decisions.md, "Classifying received mail").
+ * The offline brain's reply rules, first match wins (docs/decisions/mail-loop.md, "What a received message is: parse, match, classify").
  * Read on the reply's new text only (quotes stripped). Declining kinds come before `interested`, so
  * "not interested" or "interesting, but not now" never reads as interest; a question mark alone is last.
  */

@@ -13,7 +13,7 @@ export type StepPlace = Omit<StepAt, 'result'>;
 
 /**
  * Runs one tool call as one step: its effect and its step record commit together, so a worker killed
- * at any point leaves either both or neither (docs/decisions.md, "Agent turns: crash recovery"). A
+ * at any point leaves either both or neither (docs/decisions/agent.md, "Agent turns: crash recovery"). A
  * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
  * transaction that also writes the record.
  */

@@ -164,7 +164,7 @@ export type ProposeWorkflow = (
 let proposeWorkflow: ProposeWorkflow | null = null;
 
 /**
- * Workflows stand above the agent (docs/decisions.md, "Areas and their layers"): the process that runs
+ * Workflows stand above the agent (docs/decisions/code-structure.md, "Areas and their layers"): the process that runs
  * turns hands the agent the workflows' door for `propose_workflow` (workers/agent-turns does, on load).
  */
 export function wireWorkflowProposals(fn: ProposeWorkflow): void {

@@ -15,7 +15,7 @@ const LOCK_NAMESPACE = 7301;
  * are one round trip each). Behind a transaction pooler a session outlives no transaction, so the lock
  * is a transaction-level advisory lock in a transaction of its own, held open on one connection (and
  * so on one server connection of the pooler) for the turn, while the turn's statements go through the
- * pool and commit on their own (docs/decisions.md, "Postgres behind a pooler"). Either way the lock
+ * pool and commit on their own (docs/decisions/stores.md, "Postgres behind a pooler"). Either way the lock
  * dies with its connection (a killed worker frees it), and a connection whose lock state is unknown (a
  * failed attempt or release) is closed rather than returned to the pool.
  */

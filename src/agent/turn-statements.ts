@@ -5,7 +5,7 @@ import { toBubbles, toTurn, type NewTurn, type TurnRow } from './turn-rows.js';
 
 /**
  * The turn's hot path, one named prepared statement per step, every value a bound parameter
- * (docs/decisions.md, "Agent round trip" and "Agent turns: statements and functions"): recording a
+ * (docs/decisions/agent.md, "Agent round trip" and "Agent turns: statements and functions"): recording a
  * turn, taking the account's lock with the first claim, a claim, finishing and letting go each take a
  * single round trip. Reads and writes off this path go through the query builder (turns.repository.ts).
  */
@@ -26,7 +26,7 @@ export const RUNNER = `${hostname()}-${process.pid}`;
 /**
  * Also writes the audit row of an API message (the audit area's table) in this statement: the message,
  * its activity and its audit row commit in the one round trip the API spends on a plain message
- * (docs/decisions.md, "Agent turns: statements and functions").
+ * (docs/decisions/agent.md, "Agent turns: statements and functions").
  */
 const RECORD: Statement = {
   name: 'agent-turn-record',

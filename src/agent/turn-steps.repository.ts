@@ -3,7 +3,7 @@ import type { ToolCall, ToolResult } from './brain.js';
 import { ASYNC_COMMIT } from './turn-statements.js';
 
 /**
- * A turn's executed steps (docs/decisions.md, "Agent turns: crash recovery"). Each step's record is
+ * A turn's executed steps (docs/decisions/agent.md, "Agent turns: crash recovery"). Each step's record is
  * written in the transaction (or statement) that made its effect, so a committed record means a
  * committed effect and the other way round; the primary key (turn, round, idx) lets a step commit once.
  */

@@ -1,6 +1,6 @@
 import type { ReplyKind } from '../leads/leads.types.js';
 
-/** What a received message is, once matched to a send (docs/decisions.md "The mail loop"). */
+/** What a received message is, once matched to a send (docs/decisions/mail-loop.md "The mail loop"). */
 export const INBOUND_KINDS = ['reply', 'auto_reply', 'bounce', 'unsubscribe', 'complaint'] as const;
 export type InboundKind = (typeof INBOUND_KINDS)[number];
 

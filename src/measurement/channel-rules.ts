@@ -1,5 +1,5 @@
 /**
- * The one table that says which channel a landing came from (docs/decisions.md, "Measurement:
+ * The one table that says which channel a landing came from (docs/decisions/content-and-measurement.md, "Measurement:
  * the channel of a visit"). Rules are tried in this order, the first that answers wins:
  *   1. UTM medium, then UTM source (a source naming an AI assistant, a social network or a search engine);
  *   2. the referrer's host: AI assistants first (gemini.google.com is not Google search), then search

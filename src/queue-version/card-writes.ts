@@ -88,7 +88,7 @@ export interface WriteMark {
 /**
  * Pre-bumps the account's queue version and marks a write in flight (`deadlineMs` is for tests; the
  * service uses WRITE_DEADLINE_MS). When Redis cannot be reached the write still goes ahead and `end`
- * keeps trying: a card write is never refused for the cache's sake (docs/decisions.md).
+ * keeps trying: a card write is never refused for the cache's sake (docs/decisions/stores.md, "Reads that skip Postgres").
  */
 export async function beginCardWrite(q: Queryable, accountId: string, deadlineMs = WRITE_DEADLINE_MS): Promise<WriteMark | null> {
   const bumper = bumperOf(q);

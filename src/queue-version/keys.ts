@@ -1,5 +1,5 @@
 /**
- * The account's review-queue version in Redis (docs/decisions.md, "Reads that skip Postgres"). Every card
+ * The account's review-queue version in Redis (docs/decisions/stores.md, "Reads that skip Postgres"). Every card
  * write bumps it twice: before its statement (`pre`: the counter moves on and the write is marked in
  * flight) and after its commit (`post`: the counter moves on again and the mark is removed). The rate
  * limiter's script, which every API request runs anyway, reads it beside the auth-guard epoch and tells

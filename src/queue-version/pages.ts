@@ -14,7 +14,7 @@ interface Entry {
  * under the queue version it was read at, and the version the rate limiter last reported for each
  * account. Bounded: at most `maxEntries` pages and `maxBytes` of page bytes, least recently used first
  * out. Everything is dropped when the limiter cannot be reached (`lost`), and an account's pages when
- * this process writes one of its cards (`forget`). See docs/decisions.md, "Reads that skip Postgres".
+ * this process writes one of its cards (`forget`). See docs/decisions/stores.md, "Reads that skip Postgres".
  */
 export class QueuePages {
   private readonly seen = new Map<string, QueueVersion>();

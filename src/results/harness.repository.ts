@@ -4,8 +4,8 @@ import { rollupsRepository } from './rollups.repository.js';
 
 /**
  * The agent's own work over one window (`/results` `harness`), read from the tables that hold it (agent
- * turns, review cards, workflow runs), never from channel events. The rules are in docs/decisions.md
- * ("Results: harness").
+ * turns, review cards, workflow runs), never from channel events. The rules are in docs/decisions/content-and-measurement.md
+ * ("/results harness: the agent's own work").
  */
 export interface HarnessMetrics {
   /** Agent turns that ran and ended (`replied`, or `failed` after starting), by when they ended. */

@@ -2,7 +2,7 @@ import type { Queryable } from '../db.js';
 
 /**
  * What review needs of the agent's turn rows, read here so that review (below the agent in
- * docs/decisions.md, "Areas and their layers") never imports it: whether a card's turn came from outside
+ * docs/decisions/code-structure.md, "Areas and their layers") never imports it: whether a card's turn came from outside
  * data. The account memory has its own repository here (memory-notes.repository.ts).
  */
 export function agentRows(q: Queryable) {

@@ -17,7 +17,7 @@ export interface PageCacheRequest {
 /**
  * The body of `GET /review` (`{"items":[…]}`, UTF-8 bytes), from this process's cache when the limiter's answer for
  * this call says the account's queue has not changed since the page was read, else from Postgres
- * (docs/decisions.md, "Reads that skip Postgres"). A page read from Postgres is kept only when it is
+ * (docs/decisions/stores.md, "Reads that skip Postgres"). A page read from Postgres is kept only when it is
  * known to be the page of the version it is kept under: the version the limiter reported just before
  * the read began (the latest answer this process had for the account) and the one it reported for this
  * call are the same, with no card write in flight at either. A read that woke snoozed cards is not

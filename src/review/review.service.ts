@@ -64,7 +64,7 @@ async function actOnCard(
 /**
  * What a person's decision means outside the review queue (a workflow gate continues or a proposed
  * workflow goes live): called once the decision committed. The caller names it, because those areas
- * stand above review (docs/decisions.md, "Areas and their layers").
+ * stand above review (docs/decisions/code-structure.md, "Areas and their layers").
  */
 export type AfterDecision = (card: Card, approved: boolean) => Promise<void>;
 

@@ -3,7 +3,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The shape of the code, read from its import lines (docs/decisions.md, "Areas and their layers").
+ * The shape of the code, read from its import lines (docs/decisions/code-structure.md, "Areas and their layers").
  * An area is a folder of src/ (`src/review/` is `review`); a file directly in src/ is its own area,
  * named after the file (`src/db.ts` is `db`). api/ and workers/ are areas of their own. A folder in
  * NESTED_AREAS is an area of its own inside its parent's folder (`src/review/cards/` is `review/cards`).

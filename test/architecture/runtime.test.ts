@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { NODE_MAJOR, nodeVersionProblem } from '../../src/node-version.js';
 import { ROOT, run, TSX } from '../helpers/processes.js';
 
-/** One Node release everywhere (docs/decisions.md, "Runtime"): what pins it, and that the suite runs on it. */
+/** One Node release everywhere (docs/decisions/runtime-and-docker.md, "Runtime"): what pins it, and that the suite runs on it. */
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const pkg = JSON.parse(read('package.json')) as {
   engines: { node: string };

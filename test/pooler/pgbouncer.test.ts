@@ -12,7 +12,7 @@ import { ONE_SERVER_DB, viaPgbouncer } from '../helpers/pgbouncer.js';
 
 // Only in the `pgbouncer` project (vitest.config.ts): this file's world reaches Postgres through the run's
 // PgBouncer in transaction pooling, with DATABASE_POOLER=transaction. What the pooler cannot carry, why
-// the setting is needed, and what the service does instead (docs/decisions.md, "Postgres behind a pooler").
+// the setting is needed, and what the service does instead (docs/decisions/stores.md, "Postgres behind a pooler").
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
   env = e;

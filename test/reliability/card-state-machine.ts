@@ -13,7 +13,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
  * answer, choose, send, snooze, request-changes, dismiss), the trust ladder's auto-resolve timer and
  * snooze wake-ups, some of them fired at the same moment as a person's verb, are driven through the
  * real HTTP API and the timer jobs' own service functions against real Postgres. The model is the
- * spec's table (section 3.1) with the decisions of docs/decisions.md ("actions / primaryLabel",
+ * spec's table (section 3.1) with the decisions of docs/decisions/review-and-shipping.md ("actions / primaryLabel",
  * "Snooze", "Dismiss"), written out here independently of `src/review/cards/card-shape.ts`.
  *
  * After every step: each card's status, `actions` and deadline match the model. After every run:
@@ -33,7 +33,7 @@ const TERMINAL: Status[] = ['resolved', 'sent', 'dismissed'];
 /** Work whose adapter is not connected on the account (no adapter exists yet): approving it is 409, never a resolve. */
 const isUnconnectedWork = (t: CardType) => t === 'network' || t === 'budget';
 
-/** The verbs a card accepts (docs/decisions.md, "actions / primaryLabel"). */
+/** The verbs a card accepts (docs/decisions/review-and-shipping.md, "actions / primaryLabel"). */
 function modelActions(t: CardType, s: Status): string[] {
   if (s === 'needs_revision') return ['dismiss'];
   if (s !== 'pending' && s !== 'snoozed') return [];

@@ -13,7 +13,7 @@ import { startService, type ServiceProcess } from '../helpers/service-process.js
 
 /**
  * GET /review served from an API process's page cache stays read-your-writes across processes
- * (docs/decisions.md, "Reads that skip Postgres"). Two real API processes share one private Redis
+ * (docs/decisions/stores.md, "Reads that skip Postgres"). Two real API processes share one private Redis
  * (FLUSHALL here touches no one else's keys); B reaches it through a proxy the tests can cut. A page
  * is proved to come from B's cache by answering while the cards table is locked: any read of it
  * would wait for the lock.

@@ -5,7 +5,7 @@ import { memoryNotesRepository } from '../../memory/memory-notes.repository.js';
 /**
  * The account's memory guides the agent; it is never quoted to outsiders. This file is the one check
  * for that, called where a draft becomes a card (the agent's tools) and where a card ships (send,
- * approve, the trust ladder). The rule (docs/decisions.md, "Private notes never ship"): text and notes
+ * approve, the trust ladder). The rule (docs/decisions/review-and-shipping.md, "Private notes never ship"): text and notes
  * are compared as words (letters and digits, case-folded, NFKC; whitespace and punctuation ignored); a
  * draft quotes a note when it contains any QUOTE_WORDS consecutive words of it, or any shorter run of
  * its words at least QUOTE_CHARS characters long, or the whole note when the note has at least
