@@ -105,7 +105,7 @@ describe('outbound SMTP transport', () => {
     const server = await recordingServer(true, { key: await readFile(tls.keyFile), cert: tls.cert });
     // Node reads NODE_EXTRA_CA_CERTS at start only: the send runs in a process of its own, as the service would.
     const script = `(async () => {
-      const { configWith } = await import('./src/config.ts');
+      const { configWith } = await import('./test/helpers/config.ts');
       const { transportFor } = await import('./src/mail/transports.ts');
       await transportFor(configWith({})).send(${JSON.stringify(msg)}, 'mail-tls-4');
       console.log('sent');
