@@ -115,7 +115,7 @@ async function runTurn(deps: Deps, conn: Runner, claimed: { turn: Turn; memory: 
     await checkFlag();
     const ctx = contextFor(deps, turn, claimed.memory);
     // Only a turn claimed before has anything recorded: the first run costs no read.
-    const recorded = turn.attempts > 1 ? await turnSteps.rounds(conn, turn.id) : [];
+    const recorded = turn.attempts > 1 ? await turnSteps.rounds(conn, turn.accountId, turn.id) : [];
     if (recorded.length)
       log.info({ turnId: turn.id, rounds: recorded.length, attempt: turn.attempts }, 'turn resumed from its recorded steps');
     // Steps counted but not recorded were done before steps were recorded (a turn orphaned across the

@@ -35,7 +35,7 @@ const RECORD: Statement = {
     INSERT INTO agent_turns (id, account_id, kind, origin, token_id, client_request_id, text, data, mode, status, ` +
     `created_at, not_before, expires_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, 'queued', $10::bigint, $11::bigint, $12::bigint)
-    ON CONFLICT (token_id, client_request_id) WHERE client_request_id IS NOT NULL DO NOTHING
+    ON CONFLICT (account_id, token_id, client_request_id) WHERE client_request_id IS NOT NULL DO NOTHING
     RETURNING *
   ), flagged AS (
     UPDATE agent_turns SET interrupt_requested_at = $10::bigint

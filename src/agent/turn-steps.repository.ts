@@ -5,7 +5,7 @@ import { ASYNC_COMMIT } from './turn-statements.js';
 /**
  * A turn's executed steps (docs/decisions/agent.md, "Agent turns: crash recovery"). Each step's record is
  * written in the transaction (or statement) that made its effect, so a committed record means a
- * committed effect and the other way round; the primary key (turn, round, idx) lets a step commit once.
+ * committed effect and the other way round; the primary key (account, turn, round, idx) lets a step commit once.
  */
 
 /** Where a step sits in its turn; `round` carries the round's proposed calls when this is its first step. */
@@ -24,13 +24,13 @@ export interface RecordedRound {
   results: ToolResult[];
 }
 
-const STEP_COLUMNS = '(turn_id, round, idx, result, round_calls, round_done)';
+const STEP_COLUMNS = '(account_id, turn_id, round, idx, result, round_calls, round_done)';
 
 /** A tool's step record, inside the transaction that made its effect (a synchronous commit). */
 const STEP: Statement = {
   name: 'agent-turn-step',
   text: `WITH step AS (
-    INSERT INTO agent_turn_steps ${STEP_COLUMNS} VALUES ($2, $3::int, $4::int, $5::jsonb, $6::jsonb, $7::boolean)
+    INSERT INTO agent_turn_steps ${STEP_COLUMNS} VALUES ($1, $2, $3::int, $4::int, $5::jsonb, $6::jsonb, $7::boolean)
     RETURNING turn_id
   )
   UPDATE agent_turns SET steps_done = steps_done + 1 WHERE account_id = $1 AND id = (SELECT turn_id FROM step)`,
@@ -44,7 +44,7 @@ const REPLY_STEP: Statement = {
   name: 'agent-turn-reply-step',
   text: `WITH step AS (
     INSERT INTO agent_turn_steps ${STEP_COLUMNS}
-    SELECT $2, $3::int, $4::int, $5::jsonb, $6::jsonb, $7::boolean FROM (SELECT ${ASYNC_COMMIT}) async_commit
+    SELECT $1, $2, $3::int, $4::int, $5::jsonb, $6::jsonb, $7::boolean FROM (SELECT ${ASYNC_COMMIT}) async_commit
     RETURNING turn_id
   ), bubble AS (
     INSERT INTO agent_replies (account_id, turn_id, text, at) SELECT $1, turn_id, $8, $9::bigint FROM step
@@ -54,7 +54,8 @@ const REPLY_STEP: Statement = {
 
 const STEPS_OF: Statement = {
   name: 'agent-turn-steps-of',
-  text: 'SELECT round, idx, result, round_calls, round_done FROM agent_turn_steps WHERE turn_id = $1 ORDER BY round, idx',
+  text: `SELECT round, idx, result, round_calls, round_done FROM agent_turn_steps
+    WHERE account_id = $1 AND turn_id = $2 ORDER BY round, idx`,
 };
 
 const values = (accountId: string, turnId: string, s: StepAt) => [
@@ -80,11 +81,11 @@ export const turnSteps = {
    * The turn's recorded rounds, in order, each with its proposed calls and the results of the calls that
    * ran. Rounds are recorded with their first step, so they come without gaps.
    */
-  async rounds(on: Runner, turnId: string): Promise<RecordedRound[]> {
+  async rounds(on: Runner, accountId: string, turnId: string): Promise<RecordedRound[]> {
     const rows = await run<{ round: number; idx: number; result: ToolResult; round_calls: ToolCall[] | null; round_done: boolean | null }>(
       on,
       STEPS_OF,
-      [turnId],
+      [accountId, turnId],
     );
     const rounds: RecordedRound[] = [];
     for (const r of rows) {

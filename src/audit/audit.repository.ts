@@ -53,7 +53,7 @@ export function auditRepository(q: Queryable) {
         .orderBy('id', 'desc')
         .limit(1)
         .select('id');
-      await q('audit_log').where('id', newest).update({ status });
+      await q('audit_log').where({ account_id: accountId }).where('id', newest).update({ status });
     },
     async list(accountId: string, limit: number): Promise<Array<AuditEntry & { id: string }>> {
       const rows: AuditRow[] = await q('audit_log').where({ account_id: accountId }).orderBy('id', 'desc').limit(limit);

@@ -113,7 +113,7 @@ export function postsRepository(q: Queryable) {
     recordPublication: async (r: { key: string; accountId: string; postId: string; op: string; at: number }): Promise<boolean> => {
       const rows = await q('post_publications')
         .insert({ idempotency_key: r.key, account_id: r.accountId, post_id: r.postId, op: r.op, at: r.at })
-        .onConflict('idempotency_key')
+        .onConflict(['account_id', 'idempotency_key'])
         .ignore()
         .returning('idempotency_key');
       return rows.length > 0;

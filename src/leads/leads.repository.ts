@@ -153,10 +153,16 @@ export function leadsRepository(q: Queryable) {
     },
 
     /** Research entries merge by key: a key given again replaces its reasoning and sources. */
-    async upsertResearch(leadId: string, entry: { key: string; reasoning: string; sources: LeadSource[] }, at: number): Promise<void> {
+    async upsertResearch(
+      accountId: string,
+      leadId: string,
+      entry: { key: string; reasoning: string; sources: LeadSource[] },
+      at: number,
+    ): Promise<void> {
+      const { key, reasoning } = entry;
       await q('lead_research')
-        .insert({ lead_id: leadId, key: entry.key, reasoning: entry.reasoning, sources: JSON.stringify(entry.sources), updated_at: at })
-        .onConflict(['lead_id', 'key'])
+        .insert({ account_id: accountId, lead_id: leadId, key, reasoning, sources: JSON.stringify(entry.sources), updated_at: at })
+        .onConflict(['account_id', 'lead_id', 'key'])
         .merge(['reasoning', 'sources', 'updated_at']);
     },
 

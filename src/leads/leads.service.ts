@@ -112,7 +112,7 @@ export async function upsertLead(q: Queryable, accountId: string, input: UpsertL
     }
     for (const r of input.research ?? []) {
       const sources = (r.sources ?? []).map((src) => ({ url: String(src.url ?? ''), title: String(src.title ?? '') }));
-      await repo.upsertResearch(lead.id, { key: r.key.trim(), reasoning: String(r.reasoning ?? ''), sources }, at);
+      await repo.upsertResearch(accountId, lead.id, { key: r.key.trim(), reasoning: String(r.reasoning ?? ''), sources }, at);
     }
     if (input.contacts?.length) await mergeContacts(repo, accountId, lead.id, input.contacts, at);
     return { id: lead.id, created };

@@ -84,7 +84,7 @@ export function sequencesRepository(q: Queryable) {
           created_at: at,
           updated_at: at,
         })
-        .onConflict('card_id')
+        .onConflict(['account_id', 'card_id'])
         .ignore();
       return (await this.byCard(s.accountId, s.cardId))!;
     },

@@ -58,7 +58,7 @@ export function threadsRepository(q: Queryable) {
           to_address: t.to.toLowerCase(),
           created_at: t.createdAt,
         })
-        .onConflict('send_id')
+        .onConflict(['account_id', 'send_id'])
         .ignore();
     },
     async bySend(sendId: string): Promise<Thread | null> {

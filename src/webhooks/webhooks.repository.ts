@@ -147,7 +147,7 @@ export function webhooksRepository(q: Queryable) {
                  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::int[], $7::int[])
                       AS v(token_hash, id, minute, at, last_at, bytes, n)
                  JOIN webhook_hooks h ON h.token_hash = v.token_hash AND h.status = 'active'
-               ON CONFLICT (hook_id, minute) WHERE minute IS NOT NULL DO UPDATE
+               ON CONFLICT (account_id, hook_id, minute) WHERE minute IS NOT NULL DO UPDATE
                  SET deliveries = d.deliveries + excluded.deliveries, at = LEAST(d.at, excluded.at),
                      last_at = GREATEST(d.last_at, excluded.last_at), bytes = GREATEST(d.bytes, excluded.bytes)
                RETURNING hook_id, minute`,

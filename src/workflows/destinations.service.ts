@@ -34,7 +34,10 @@ export async function listDestinations(db: Db, accountId: string): Promise<Array
 export async function deliverToDestination(q: Queryable, accountId: string, name: string, runId: string, text: string): Promise<boolean> {
   const dest = await q('destinations').where({ account_id: accountId, name }).first<{ id: string } | undefined>('id');
   if (!dest) return false;
-  await q('destination_deliveries').insert({ destination_id: dest.id, run_id: runId, text, at: Date.now() }).onConflict('run_id').ignore();
+  await q('destination_deliveries')
+    .insert({ account_id: accountId, destination_id: dest.id, run_id: runId, text, at: Date.now() })
+    .onConflict(['account_id', 'run_id'])
+    .ignore();
   return true;
 }
 
@@ -42,7 +45,7 @@ export async function listDestinationDeliveries(db: Db, accountId: string, name:
   const dest = await db('destinations').where({ account_id: accountId, name }).first<{ id: string } | undefined>('id');
   if (!dest) throw new NotFound();
   const rows: Array<{ run_id: string; text: string; at: number }> = await db('destination_deliveries')
-    .where({ destination_id: dest.id })
+    .where({ account_id: accountId, destination_id: dest.id })
     .orderBy('id', 'desc')
     .limit(limit);
   return rows.map((r) => ({ runId: r.run_id, text: r.text, at: r.at }));

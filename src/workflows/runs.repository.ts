@@ -83,7 +83,7 @@ export function runsRepository(q: Queryable) {
           started_at: run.startedAt,
           steps: JSON.stringify(run.steps),
         })
-        .onConflict('job_id')
+        .onConflict(['account_id', 'job_id'])
         .ignore();
       return toState(await q('workflow_runs').where({ job_id: jobId }).first<RunRow>());
     },
