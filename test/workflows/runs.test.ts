@@ -71,7 +71,12 @@ describe('workflow runs', () => {
     const all = await runs(w.workflowId);
     expect(all).toHaveLength(1);
     expect(all[0]!.status).toBe('done');
-    const turns = await env.deps.db('agent_turns').where({ account_id: tenant.accountId, kind: 'workflow_run' }).select('text');
+    const turns = await env.deps
+      .db('agent_turns')
+      .where({ account_id: tenant.accountId, kind: 'workflow_run' })
+      .orderBy('created_at')
+      .orderBy('id')
+      .select('text');
     const mine = turns.filter((t: { text: string }) => t.text.startsWith('Workflow "Twice"'));
     expect(mine.map((t: { text: string }) => t.text.split('\n')[0])).toEqual([
       'Workflow "Twice", step 1 of 2: one',
