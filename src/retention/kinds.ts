@@ -14,14 +14,22 @@ export interface RetentionKind {
   batch(q: Queryable, before: number, limit: number): Promise<number>;
 }
 
-/** One statement: at most `limit` rows of `table` matching `where` (its `?` bound to `bindings`), found and deleted by ctid. */
+/**
+ * One statement: at most `limit` rows of `table` matching `where` (its `?` bound to `bindings`), found and deleted by
+ * `ctid` (a TID scan); a partitioned table's ctids repeat across its partitions, so it names its key instead.
+ */
 export async function deleteWhere(q: Queryable, table: string, where: string, bindings: unknown[], limit: number): Promise<number> {
-  const { rowCount } = (await q.raw(`DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE ${where} LIMIT ?))`, [
+  const key = KEYS[table];
+  const pick = key ? `(${key}) IN (SELECT ${key}` : 'ctid = ANY(ARRAY(SELECT ctid';
+  const { rowCount } = (await q.raw(`DELETE FROM ${table} WHERE ${pick} FROM ${table} WHERE ${where} LIMIT ?)${key ? '' : ')'}`, [
     ...bindings,
     limit,
   ] as never[])) as { rowCount: number };
   return rowCount;
 }
+
+/** The keys of the partitioned tables (src/retention/partitions.ts). */
+const KEYS: Record<string, string> = { visits: 'account_id, id, at' };
 
 const rows =
   (table: string, where: string) =>

@@ -1,7 +1,9 @@
+import type { Knex } from 'knex';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import type { Logger } from '../logger.js';
 import { RETENTION_KINDS, type RetentionKind } from './kinds.js';
+import { dropPartition, expiredPartitions, makePartition, missingAhead, PARTITIONED } from './partitions.js';
 
 export interface PassOptions {
   now?: number;
@@ -16,9 +18,12 @@ export interface PassOptions {
 export interface PassCounts {
   removed: Record<string, number>;
   skipped: string[];
+  /** Month partitions made ahead and dropped whole (src/retention/partitions.ts). */
+  partitions: { made: string[]; dropped: string[] };
 }
 
 const LOCK_NOT_AVAILABLE = '55P03';
+const CHECK_VIOLATION = '23514';
 
 const pick = ({ batchRows, passBatches }: PassOptions) => ({
   ...(batchRows === undefined ? {} : { batchRows }),
@@ -26,22 +31,55 @@ const pick = ({ batchRows, passBatches }: PassOptions) => ({
 });
 
 /**
- * One batch as a short transaction of its own: a `lock_timeout` so it gives up rather than queue behind a writer
- * (and make the writers behind it queue too), and `growth.retention` on so the rollup triggers keep the counts of
- * what it deletes (docs/decisions/retention.md). Answers the rows handled, or null when a lock was not free.
+ * A short transaction of its own: a `lock_timeout` so it gives up rather than queue behind a writer (and make the
+ * writers behind it queue too), and `growth.retention` on so the rollup triggers keep the counts of what it deletes
+ * (docs/decisions/retention.md). Answers what `fn` answers, or null when a lock was not free in time.
  */
-async function oneBatch(db: Db, config: Config['retention'], kind: RetentionKind, before: number): Promise<number | null> {
+async function short<T>(db: Db, lockTimeoutMs: number, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T | null> {
   try {
     return await db.transaction(async (trx) => {
-      await trx.raw(`SELECT set_config('lock_timeout', ?, true), set_config('growth.retention', 'on', true)`, [
-        `${config.lockTimeoutMs}ms`,
-      ]);
-      return kind.batch(trx, before, config.batchRows);
+      await trx.raw(`SELECT set_config('lock_timeout', ?, true), set_config('growth.retention', 'on', true)`, [`${lockTimeoutMs}ms`]);
+      return fn(trx);
     });
   } catch (e) {
     if ((e as { code?: string }).code === LOCK_NOT_AVAILABLE) return null;
     throw e;
   }
+}
+
+/** One batch of a kind: the rows handled, or null when a lock was not free. */
+const oneBatch = (db: Db, config: Config['retention'], kind: RetentionKind, before: number) =>
+  short(db, config.lockTimeoutMs, (trx) => kind.batch(trx, before, config.batchRows));
+
+/**
+ * The month partitions of each partitioned table: those ahead made, those wholly past the table's retention dropped,
+ * each DDL a short transaction under the lock timeout (it needs the table's lock for a moment). A month the default
+ * partition already holds rows of is left there (CHECK_VIOLATION) and its rows go by batches.
+ */
+async function keepPartitions(deps: { config: Config; db: Db }, now: number, skipped: string[]) {
+  const made: string[] = [];
+  const dropped: string[] = [];
+  const ddl = async (name: string, fn: (trx: Knex.Transaction) => Promise<void>) => {
+    try {
+      const done = await short(deps.db, deps.config.retention.lockTimeoutMs, async (trx) => {
+        await fn(trx);
+        return true;
+      });
+      if (done === null) skipped.push(name);
+      return done === true;
+    } catch (e) {
+      if ((e as { code?: string }).code === CHECK_VIOLATION) return false;
+      throw e;
+    }
+  };
+  for (const { table, kind } of PARTITIONED) {
+    const keep = RETENTION_KINDS.find((k) => k.name === kind)!.keepMs(deps.config);
+    for (const m of await missingAhead(deps.db, table, now))
+      if (await ddl(m.name, (trx) => makePartition(trx, table, m))) made.push(m.name);
+    const expired = keep === null ? [] : await expiredPartitions(deps.db, table, now - keep);
+    for (const m of expired) if (await ddl(m.name, (trx) => dropPartition(trx, m))) dropped.push(m.name);
+  }
+  return { made, dropped };
 }
 
 /**
@@ -57,6 +95,7 @@ export async function runRetentionPass(deps: { config: Config; db: Db }, log: Lo
   const deadline = Date.now() + config.passMs;
   const removed: Record<string, number> = {};
   const skipped: string[] = [];
+  const partitions = opts.only ? { made: [], dropped: [] } : await keepPartitions(deps, now, skipped);
   let active = RETENTION_KINDS.flatMap((kind) => {
     const keep = kind.keepMs(deps.config);
     if (keep === null || (opts.only && !opts.only.includes(kind.name))) return [];
@@ -73,6 +112,8 @@ export async function runRetentionPass(deps: { config: Config; db: Db }, log: Lo
     }
     active = active.filter((a) => a.batches < config.passBatches);
   }
-  if (skipped.length || Object.values(removed).some((n) => n > 0)) log.info({ removed, skipped }, 'retention pass');
-  return { removed, skipped };
+  if (skipped.length || partitions.dropped.length || Object.values(removed).some((n) => n > 0)) {
+    log.info({ removed, skipped, partitions }, 'retention pass');
+  }
+  return { removed, skipped, partitions };
 }

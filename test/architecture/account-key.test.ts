@@ -68,7 +68,6 @@ const NOT_YET = [
   'posts: primary key posts_pkey',
   'review_cards: primary key review_cards_pkey',
   'tracked_links: primary key tracked_links_pkey',
-  'visits: primary key visits_pkey',
   'webhook_deliveries: foreign key webhook_deliveries_hook_id_foreign -> webhook_hooks',
   'webhook_deliveries: primary key webhook_deliveries_pkey',
   'webhook_deliveries: unique index webhook_deliveries_refusals',

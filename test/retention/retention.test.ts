@@ -191,7 +191,7 @@ describe('a retention pass', () => {
       await holder.raw(`SELECT 1 FROM audit_log WHERE account_id = ? FOR UPDATE`, [accountId]);
       const started = Date.now();
       const pass = await runRetentionPass(env.deps, log, { now, only: ['audit'] });
-      expect(pass).toEqual({ removed: { audit: 0 }, skipped: ['audit'] });
+      expect(pass).toMatchObject({ removed: { audit: 0 }, skipped: ['audit'] });
       expect(Date.now() - started).toBeLessThan(env.deps.config.retention.lockTimeoutMs + 2_000);
     } finally {
       await holder.rollback();
@@ -223,6 +223,47 @@ describe('a retention pass', () => {
     expect(waits.length).toBeGreaterThan(0);
     expect(Math.max(...waits)).toBeLessThan(1_000);
     expect(await env.deps.db('audit_log').where({ account_id: accountId, route: '/new' })).toHaveLength(waits.length);
+  });
+});
+
+describe('visits partitioned by month', () => {
+  const monthOf = (t: number) => {
+    const d = new Date(t);
+    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+    const name = `visits_p${d.getUTCFullYear()}_${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+    return { name, start, end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+  };
+  const partitions = async () =>
+    (
+      await env.deps.db.raw(`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                             WHERE i.inhparent = 'visits'::regclass`)
+    ).rows.map((r: { name: string }) => r.name) as string[];
+
+  it('drops a month whole once all of it is past VISIT_RETENTION_DAYS and makes the months ahead', async () => {
+    const now = Date.now();
+    const { accountId } = await env.tenant();
+    const old = monthOf(now - 300 * DAY);
+    await env.deps.db.raw(`CREATE TABLE ${old.name} PARTITION OF visits FOR VALUES FROM (${old.start}) TO (${old.end})`);
+    const ahead = monthOf(Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() + 2, 1));
+    await env.deps.db.raw(`DROP TABLE ${ahead.name}`);
+    const rows = [old.start, old.start + DAY, now - DAY].map((at, i) => ({
+      id: `vis_part${i}`,
+      account_id: accountId,
+      channel: 'seo',
+      via: 'link',
+      at,
+    }));
+    await env.deps.db('visits').insert(rows);
+
+    const pass = await runRetentionPass(env.deps, log, { now });
+    expect(pass.partitions.dropped).toContain(old.name);
+    expect(pass.partitions.made).toEqual([ahead.name]);
+    const names = await partitions();
+    expect(names).not.toContain(old.name);
+    expect(names).toEqual(expect.arrayContaining([monthOf(now).name, ahead.name, 'visits_pdefault']));
+    expect(await env.deps.db('visits').where({ account_id: accountId }).pluck('id')).toEqual(['vis_part2']);
+    // A second pass has nothing to make or drop.
+    expect((await runRetentionPass(env.deps, log, { now })).partitions).toEqual({ made: [], dropped: [] });
   });
 });
 
