@@ -23,7 +23,8 @@ export interface PassCounts {
 }
 
 const LOCK_NOT_AVAILABLE = '55P03';
-const CHECK_VIOLATION = '23514';
+/** A partition DDL that is moot: its month is in the default partition, or another pass made or dropped it first. */
+const MOOT_DDL = new Set(['23514', '42P07', '42P01']);
 
 const pick = ({ batchRows, passBatches }: PassOptions) => ({
   ...(batchRows === undefined ? {} : { batchRows }),
@@ -54,7 +55,8 @@ const oneBatch = (db: Db, config: Config['retention'], kind: RetentionKind, befo
 /**
  * The month partitions of each partitioned table: those ahead made, those wholly past the table's retention dropped,
  * each DDL a short transaction under the lock timeout (it needs the table's lock for a moment). A month the default
- * partition already holds rows of is left there (CHECK_VIOLATION) and its rows go by batches.
+ * partition already holds rows of is left there and its rows go by batches; one another pass made or dropped first is
+ * passed over.
  */
 async function keepPartitions(deps: { config: Config; db: Db }, now: number, skipped: string[]) {
   const made: string[] = [];
@@ -68,7 +70,7 @@ async function keepPartitions(deps: { config: Config; db: Db }, now: number, ski
       if (done === null) skipped.push(name);
       return done === true;
     } catch (e) {
-      if ((e as { code?: string }).code === CHECK_VIOLATION) return false;
+      if (MOOT_DDL.has((e as { code?: string }).code ?? '')) return false;
       throw e;
     }
   };
