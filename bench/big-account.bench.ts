@@ -41,7 +41,7 @@ async function copied(db: Db, table: string, given: string[]): Promise<string[]>
 }
 
 /** `count` copies of the row `id` of `table`, `set` giving the columns that differ (SQL over `s` the row and `g` 1..count). */
-async function clone(db: Db, table: string, id: string, count: number, set: Record<string, string>): Promise<void> {
+export async function clone(db: Db, table: string, id: string, count: number, set: Record<string, string>): Promise<void> {
   if (count <= 0) return;
   const cols = await copied(db, table, Object.keys(set));
   const all = [...cols, ...Object.keys(set)];

@@ -26,6 +26,7 @@ import { mailWorker } from './mail-worker.bench.js';
 import { networkShip } from './network-ship.bench.js';
 import { oneClick } from './one-click.bench.js';
 import { poolerCost } from './pooler.bench.js';
+import { retention } from './retention.bench.js';
 import { postfixSend } from './postfix-send.bench.js';
 import { roundTrips } from './round-trips.bench.js';
 import { smtpRcpt } from './smtp-rcpt.bench.js';
@@ -71,6 +72,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   pooler: poolerCost,
   experiments: experimentsSimulation,
   'big-account': bigAccount,
+  retention,
 };
 
 /** The `## title` sections of an earlier docs/performance.md. */

@@ -213,18 +213,3 @@ export async function withConnection<T>(db: Queryable, fn: (conn: PgConnection, 
 export function preparedQuery<T>(q: Queryable, config: { name: string; text: string; values: unknown[] }): Promise<T[]> {
   return run<T>(q, config, config.values);
 }
-
-/**
- * Deletes (or changes) history in short statements: `step` handles at most `chunk` rows and says how many it
- * did; it runs until a statement finds fewer than `chunk`, or `maxChunks` statements ran (the rest waits for
- * the next sweep). No statement holds its locks longer than one chunk takes. Returns the rows handled.
- */
-export async function inChunks(step: (chunk: number) => Promise<number>, opts: { chunk: number; maxChunks: number }): Promise<number> {
-  let done = 0;
-  for (let i = 0; i < opts.maxChunks; i++) {
-    const n = await step(opts.chunk);
-    done += n;
-    if (n < opts.chunk) break;
-  }
-  return done;
-}

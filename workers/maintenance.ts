@@ -1,10 +1,9 @@
 import { sweepAgent } from '../src/agent/maintenance.service.js';
-import { pruneInbound } from '../src/inbound/intake.service.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';
-import { pruneBotVisits } from '../src/measurement/retention.js';
 import { runRollupPass } from '../src/results/rollups.service.js';
-import { pruneDeliveries, sweepDeliveries } from '../src/webhooks/events.service.js';
+import { runRetentionPass } from '../src/retention/retention.service.js';
+import { sweepDeliveries } from '../src/webhooks/events.service.js';
 import { repairRuns } from '../src/workflows/run-repair.js';
 import { repairSchedulers } from '../src/workflows/workflows.service.js';
 import { definePool } from './pool.js';
@@ -16,11 +15,10 @@ export const maintenancePool = definePool(maintenanceQueue, {
       ...(await sweepAgent(deps, log)),
       schedulersRepaired: await repairSchedulers(deps),
       workflowRunsRepaired: await repairRuns(deps),
-      webhooks: { ...(await sweepDeliveries(deps, log)), ...(await pruneDeliveries(deps, log)) },
+      webhooks: await sweepDeliveries(deps, log),
       conversionAccountsQueued: await sweepConversions(deps),
-      inbound: await pruneInbound(deps, log),
-      botVisits: await pruneBotVisits(deps, log),
       resultsRolledUp: await runRollupPass(deps.db, log),
+      retention: await runRetentionPass(deps, log),
     }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */
     measurementAggregate: async ({ accountId }, { deps, log }) => {

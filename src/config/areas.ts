@@ -8,6 +8,7 @@ import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
 import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
+import { retentionConfig, retentionEnv } from './retention.js';
 import { tracingConfig, tracingEnv } from './tracing.js';
 import { workersConfig, workersEnv } from './workers.js';
 
@@ -27,6 +28,7 @@ export const areasEnv = {
   ...workersEnv,
   ...metricsEnv,
   ...tracingEnv,
+  ...retentionEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
@@ -44,5 +46,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     metrics: metricsConfig(env),
     /** OpenTelemetry traces (OTEL_*); null: off. */
     tracing: tracingConfig(env),
+    /** How long each kind of history is kept (docs/decisions/retention.md). */
+    retention: retentionConfig(env),
   };
 }

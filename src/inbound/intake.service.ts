@@ -1,6 +1,6 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
-import { type Db, inChunks } from '../db.js';
+import type { Db } from '../db.js';
 import type { Deps } from '../deps.js';
 import { isInfraError } from '../errors.js';
 import { newId, randomBase62 } from '../ids.js';
@@ -128,30 +128,6 @@ export async function sweepInbound(deps: IntakeDeps, now = Date.now()): Promise<
   let requeued = 0;
   for (const id of ids) if (await handOn(deps, id)) requeued++;
   return { requeued };
-}
-
-/**
- * Maintenance step: drops raw bytes past their retention (the rows, envelopes and parsed outcomes stay):
- * `unplaced`, `malformed` and `duplicate` messages INBOUND_RAW_RETENTION_DAYS after arrival, `applied` ones
- * INBOUND_APPLIED_RAW_RETENTION_DAYS after. A message still `received` keeps its bytes until processed.
- * Bounded: up to `maxChunks` short statements of `chunk` rows per kind each sweep; the rest waits for the next.
- */
-export async function pruneInbound(
-  deps: Pick<IntakeDeps, 'config' | 'db'>,
-  log: Logger,
-  now = Date.now(),
-  opts = { chunk: 500, maxChunks: 20 },
-): Promise<{ rawDropped: number }> {
-  const repo = inboundRepository(deps.db);
-  const { rawRetentionMs, appliedRawRetentionMs } = deps.config.inbound;
-  const windows: [InboundStatus[], number][] = [
-    [['unplaced', 'malformed', 'duplicate'], now - rawRetentionMs],
-    [['applied'], now - appliedRawRetentionMs],
-  ];
-  let rawDropped = 0;
-  for (const [statuses, before] of windows) rawDropped += await inChunks((chunk) => repo.dropRaw(statuses, before, chunk), opts);
-  if (rawDropped) log.info({ rawDropped }, 'inbound raw mail past its retention dropped');
-  return { rawDropped };
 }
 
 /**

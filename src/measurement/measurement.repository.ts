@@ -134,7 +134,7 @@ export function measurementRepository(q: Queryable) {
     /** Deletes up to `limit` of the oldest bot visits older than `before` (their `scanner_click` events stay); answers how many. */
     async pruneBotVisits(before: number, limit: number): Promise<number> {
       const { rowCount } = (await q.raw(
-        'DELETE FROM visits WHERE (account_id, id) IN (SELECT account_id, id FROM visits WHERE bot AND at < ? ORDER BY at LIMIT ?)',
+        'DELETE FROM visits WHERE (account_id, id, at) IN (SELECT account_id, id, at FROM visits WHERE bot AND at < ? ORDER BY at LIMIT ?)',
         [before, limit],
       )) as { rowCount: number };
       return rowCount;

@@ -44,11 +44,11 @@ export async function runRollupPass(db: Db, log?: Logger, limit = 100_000): Prom
  * may stop short of rows a long transaction of any database started before; those rows stay counted raw.
  */
 export async function rollUpAll(db: Db, limit = 100_000, maxPasses = 10_000): Promise<void> {
-  let before: string | null = null;
+  // A pass takes a transaction id of its own (it locks the watermark row), so the watermark moves on every
+  // pass: the end is a pass that folded nothing, or found another pass holding the watermark.
   for (let pass = 0; pass < maxPasses; pass++) {
-    const { watermark } = await runRollupPass(db, undefined, limit);
-    if (watermark === before) return;
-    before = watermark;
+    const { events, deltas, watermark } = await runRollupPass(db, undefined, limit);
+    if (watermark === null || events + deltas === 0) return;
   }
 }
 

@@ -1,6 +1,5 @@
 import { dispatchTurns, recordTurns, type TurnInput } from '../agent/agent.service.js';
 import { requestDrain } from '../agent/drain.js';
-import { inChunks } from '../db.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-events.js';
@@ -126,22 +125,4 @@ export async function sweepDeliveries(
   for (const deliveryId of ids) await enqueue(deps.queues, webhookEvent, { deliveryId });
   if (ids.length) log.info({ requeued: ids.length }, 'webhook sweep');
   return { requeued: ids.length };
-}
-
-/**
- * Maintenance step: the delivery log keeps `WEBHOOK_DELIVERY_RETENTION_DAYS`. Older deliveries are
- * deleted in chunks (short transactions) up to `maxChunks` per sweep; an accepted delivery the agent
- * has not got yet is never deleted. What the agent made of a delivery (its turn, cards, leads) stays.
- */
-export async function pruneDeliveries(
-  deps: Pick<Deps, 'config' | 'db'>,
-  log: Logger,
-  now = Date.now(),
-  opts = { chunk: 5_000, maxChunks: 20 },
-): Promise<{ pruned: number }> {
-  const repo = webhooksRepository(deps.db);
-  const before = now - deps.config.webhooks.deliveryRetentionMs;
-  const pruned = await inChunks((chunk) => repo.pruneBefore(before, chunk), opts);
-  if (pruned) log.info({ pruned, before }, 'webhook delivery log pruned');
-  return { pruned };
 }

@@ -49,6 +49,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['shipping'],
   ['agent'],
   ['webhooks', 'workflows', 'inbound'],
+  // Retention removes every area's expired history (finished cards through the card area's door).
+  ['retention'],
   ['admin'],
   // The two entry points stand on src/ and never import each other (checked below).
   ['api', 'workers'],

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
-import { pruneInbound, storeInbound } from '../../src/inbound/intake.service.js';
+import { storeInbound } from '../../src/inbound/intake.service.js';
+import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { createLogger } from '../../src/logger.js';
 import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { clientKey, createClientLimits } from '../../src/inbound/smtp-limits.js';
@@ -335,13 +336,18 @@ describe('retention of raw mail', () => {
     const hasRaw = async (id: string) => (await repo.withRaw(id))!.raw !== null;
     // A bounded sweep: at most one statement of 2 rows per window; the rest waits for the next sweep.
     const log = createLogger('silent');
-    expect(await pruneInbound(env.deps, log, now, { chunk: 2, maxChunks: 1 })).toEqual({ rawDropped: 3 });
-    expect(await pruneInbound(env.deps, log, now)).toEqual({ rawDropped: 1 });
+    const only = ['inboundRaw', 'inboundAppliedRaw'];
+    const rawDropped = async (o = {}) => {
+      const { removed } = await runRetentionPass(env.deps, log, { now, only, ...o });
+      return (removed.inboundRaw ?? 0) + (removed.inboundAppliedRaw ?? 0);
+    };
+    expect(await rawDropped({ batchRows: 2, passBatches: 1 })).toBe(3);
+    expect(await rawDropped()).toBe(1);
     for (const id of Object.values(old)) expect(await hasRaw(id)).toBe(false);
     for (const id of Object.values(kept)) expect(await hasRaw(id)).toBe(true);
     // The row and what it was stay; only the bytes go.
     expect(await repo.find(old.applied)).toMatchObject({ status: 'applied', size: raw.length });
-    expect(await pruneInbound(env.deps, log, now)).toEqual({ rawDropped: 0 });
+    expect(await rawDropped()).toBe(0);
   });
 });
 

@@ -5,7 +5,7 @@ import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { createLogger } from '../../src/logger.js';
 import { clientOf } from '../../src/measurement/clients.js';
 import { trackedCodes } from '../../src/measurement/links.js';
-import { pruneBotVisits } from '../../src/measurement/retention.js';
+import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { maintenancePool } from '../../workers/maintenance.js';
 import { buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -147,12 +147,13 @@ describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
     await env.deps
       .db('channel_events')
       .insert({ account_id: accountId, channel: 'seo', type: 'scanner_click', at: now - 3 * DAY, ref_id: 'vis_oldbot0', recorded_at: now });
-    expect(await pruneBotVisits(env.deps, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
+    const pass = await runRetentionPass(env.deps, log, { now, only: ['botVisits'], batchRows: 3, passBatches: 2 });
+    expect(pass.removed).toEqual({ botVisits: 6 });
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldbot6', 'vis_oldperson']);
     const result = (await maintenancePool.handlers.maintenanceSweep({}, { deps: env.deps, log, job: {} as never })) as {
-      botVisits: { pruned: number };
+      retention: { removed: { botVisits: number } };
     };
-    expect(result.botVisits.pruned).toBeGreaterThanOrEqual(1);
+    expect(result.retention.removed.botVisits).toBeGreaterThanOrEqual(1);
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldperson']);
     expect(await env.deps.db('channel_events').where({ account_id: accountId, type: 'scanner_click' })).toHaveLength(1);
   });

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { pruneDeliveries } from '../../src/webhooks/events.service.js';
+import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { maintenancePool } from '../../workers/maintenance.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';
@@ -28,6 +28,10 @@ async function logRows(accountId: string, hookId: string, rows: Row[]) {
     })),
   );
 }
+
+const pruneDeliveries = async (now: number, o: { batchRows?: number; passBatches?: number } = {}) => ({
+  pruned: (await runRetentionPass(env.deps, log, { now, only: ['webhookDeliveries'], ...o })).removed.webhookDeliveries,
+});
 
 const ids = async (hookId: string) =>
   (await env.deps.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
@@ -57,13 +61,13 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       })),
     );
 
-    expect(await pruneDeliveries(env.deps, log, now, { chunk: 5, maxChunks: 20 })).toEqual({ pruned: 15 });
+    expect(await pruneDeliveries(now, { batchRows: 5, passBatches: 20 })).toEqual({ pruned: 15 });
     expect(await ids(hook.hookId)).toEqual(['dlv_r_newhanded', 'dlv_r_newlimited', 'dlv_r_oldunhanded']);
     expect(await ids(busy.hookId)).toEqual([]);
-    expect(await pruneDeliveries(env.deps, log, now)).toEqual({ pruned: 0 });
+    expect(await pruneDeliveries(now)).toEqual({ pruned: 0 });
   });
 
-  it('stops after maxChunks in one sweep and goes on at the next', async () => {
+  it('stops after RETENTION_PASS_BATCHES statements in one sweep and goes on at the next', async () => {
     const now = Date.now();
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'many');
@@ -72,10 +76,10 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       hook.hookId,
       Array.from({ length: 9 }, (_, i) => ({ id: `dlv_m_${i}`, outcome: 'Rate Limited', at: now - 8 * DAY + i })),
     );
-    expect(await pruneDeliveries(env.deps, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 6 });
+    expect(await pruneDeliveries(now, { batchRows: 3, passBatches: 2 })).toEqual({ pruned: 6 });
     // The oldest went first.
     expect(await ids(hook.hookId)).toEqual(['dlv_m_6', 'dlv_m_7', 'dlv_m_8']);
-    expect(await pruneDeliveries(env.deps, log, now, { chunk: 3, maxChunks: 2 })).toEqual({ pruned: 3 });
+    expect(await pruneDeliveries(now, { batchRows: 3, passBatches: 2 })).toEqual({ pruned: 3 });
   });
 
   it('is part of the maintenance sweep', async () => {
@@ -83,9 +87,9 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
     const hook = await makeHook(env, accountId, 'swept');
     await logRows(accountId, hook.hookId, [{ id: 'dlv_s_old', outcome: 'Rate Limited', at: Date.now() - 8 * DAY }]);
     const result = (await maintenancePool.handlers.maintenanceSweep({}, { deps: env.deps, log, job: {} as never })) as {
-      webhooks: { pruned: number };
+      retention: { removed: { webhookDeliveries: number } };
     };
-    expect(result.webhooks.pruned).toBeGreaterThanOrEqual(1);
+    expect(result.retention.removed.webhookDeliveries).toBeGreaterThanOrEqual(1);
     expect(await ids(hook.hookId)).toEqual([]);
   });
 

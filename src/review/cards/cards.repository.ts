@@ -196,6 +196,18 @@ async function transitionCard(
 export function cardsRepository(q: Queryable) {
   return {
     insert: (c: NewCard): Promise<Card> => cardWrite(q, c.accountId, () => insertCard(q, c)),
+    /**
+     * Retention: deletes at most `limit` cards resolved, sent or dismissed before `before` (one statement); none of
+     * them is in a queue, so no queue version moves. A waiting or not-yet-sent card is never touched.
+     */
+    async deleteFinished(before: number, limit: number): Promise<number> {
+      const { rowCount } = (await q.raw(
+        `DELETE FROM review_cards WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM review_cards WHERE status IN ('resolved', 'sent', 'dismissed') AND resolved_at < ? LIMIT ?))`,
+        [before, limit],
+      )) as { rowCount: number };
+      return rowCount;
+    },
     /** Cards in the queue (`pending`, `needs_revision`, not snoozed), newest first. */
     async listWaiting(accountId: string, limit: number, now = Date.now()): Promise<Card[]> {
       const rows: CardRow[] = await q('review_cards')

@@ -43,3 +43,11 @@ export async function firstCardOfTurn(
     .first<{ id: string; source_type: string; status: string } | undefined>('id', 'source_type', 'status');
   return row ? { id: row.id, sourceType: row.source_type, status: row.status } : null;
 }
+
+/**
+ * Retention's door (src/retention/): deletes at most `limit` cards resolved, sent or dismissed before `before`
+ * in one statement on the caller's transaction; answers how many.
+ */
+export function deleteFinishedCards(q: Queryable, before: number, limit: number): Promise<number> {
+  return cardsRepository(q).deleteFinished(before, limit);
+}
