@@ -192,17 +192,6 @@ export async function dispatchTurns(deps: AgentDeps, recorded: Recorded[]): Prom
   await Promise.all([...last.values(), ...later].map((turn) => queueTurn(deps, turn)));
 }
 
-/**
- * `recordTurn` then `dispatchTurn`, for a caller with nothing else to write in the turn's transaction
- * (tests, a script). The service's own doors record their turns in the transaction of their other
- * writes (`recordTurn`, `recordTurns`) and dispatch after commit (`dispatchTurn`, `dispatchTurns`).
- */
-export async function startTurn(deps: AgentDeps, input: TurnInput): Promise<Recorded> {
-  const recorded = await deps.db.transaction((trx) => recordTurn(trx, deps.config, input));
-  await dispatchTurn(deps, recorded);
-  return recorded;
-}
-
 /** A message this token sent through the API, or null (unknown, another token's or account's, not an API message). */
 export async function findApiMessage(db: Db, accountId: string, tokenId: string, requestId: string): Promise<Turn | null> {
   const turn = await turnsRepository(db).find(accountId, requestId);

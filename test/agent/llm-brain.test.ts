@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect } from 'vitest';
-import { startTurn } from '../../src/agent/agent.service.js';
+import { startTurn } from '../helpers/agent.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 

@@ -133,7 +133,7 @@ describe('GET /agent/messages/{requestId}', () => {
       scopes: ['agent:message'],
     });
     expect((await get(colleague.token, sent.body.requestId)).status).toBe(404);
-    const { startTurn } = await import('../../src/agent/agent.service.js');
+    const { startTurn } = await import('../helpers/agent.js');
     const dashboard = await startTurn(env.deps, {
       accountId: a.accountId,
       kind: 'message',
@@ -184,7 +184,7 @@ describe('GET /agent/status', () => {
 
   it('counts scheduled wakes in pendingWakes and nextWakeAt; a wake enters through the same entry point and runs when due', async () => {
     const { token, accountId } = await env.tenant();
-    const { startTurn } = await import('../../src/agent/agent.service.js');
+    const { startTurn } = await import('../helpers/agent.js');
     const later = Date.now() + 3_600_000;
     await startTurn(env.deps, { accountId, kind: 'wake', origin: 'schedule', notBefore: later });
     const soon = await startTurn(env.deps, { accountId, kind: 'wake', origin: 'schedule', notBefore: Date.now() + 300 });

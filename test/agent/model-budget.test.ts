@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { startTurn } from '../../src/agent/agent.service.js';
+import { startTurn } from '../helpers/agent.js';
 import { requestDrain } from '../../src/agent/drain.js';
 import { budgetDay, classifierBudget } from '../../src/agent/model-budget.js';
 import { classifyReply } from '../../src/agent/reply-classifier.js';

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { startTurn } from '../../src/agent/agent.service.js';
+import { startTurn } from '../helpers/agent.js';
 import { dataBlock } from '../../src/agent/data-block.js';
 import { needsApproval, setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';

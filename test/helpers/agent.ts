@@ -1,6 +1,18 @@
+import { type AgentDeps, dispatchTurn, type Recorded, recordTurn, type TurnInput } from '../../src/agent/agent.service.js';
 import { isCluster, keyspace } from '../../src/redis.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from './env.js';
+
+/**
+ * `recordTurn` then `dispatchTurn`, for a test with nothing else to write in the turn's transaction. The
+ * service's own doors record their turns in the transaction of their other writes (`recordTurn`,
+ * `recordTurns`) and dispatch after commit (`dispatchTurn`, `dispatchTurns`).
+ */
+export async function startTurn(deps: AgentDeps, input: TurnInput): Promise<Recorded> {
+  const recorded = await deps.db.transaction((trx) => recordTurn(trx, deps.config, input));
+  await dispatchTurn(deps, recorded);
+  return recorded;
+}
 
 /**
  * Closes this process's turn-bus subscriber from the Redis side, as a Redis restart or a network

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { describe, expect } from 'vitest';
 import type { RouteDef } from '../../api/route-def.js';
 import { routes } from '../../api/routes/index.js';
-import { startTurn } from '../../src/agent/agent.service.js';
+import { startTurn } from '../helpers/agent.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { createWorkflow } from '../../src/workflows/workflows.service.js';

@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
-import { startTurn } from '../../src/agent/agent.service.js';
+import { startTurn } from '../helpers/agent.js';
 import { MailNotSettled } from '../../src/errors.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { applyOutcome } from '../../src/inbound/effects.service.js';

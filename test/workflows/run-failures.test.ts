@@ -1,6 +1,6 @@
 import { afterAll, describe, expect } from 'vitest';
 import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
-import { startTurn } from '../../src/agent/agent.service.js';
+import { startTurn } from '../helpers/agent.js';
 import { newId } from '../../src/ids.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-runs.js';
