@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -289,4 +290,21 @@ export async function benchCard(db: Db, accountId: string, sourceType: string, p
     payload,
   });
   return card.id;
+}
+
+/**
+ * Removes every Redis key under a benchmark's queue prefix (the jobs a benchmark left queued with no worker to run
+ * them), so a later test run's key scans do not walk a benchmark's leftovers. Bounded: SCAN in pages of 1,000.
+ */
+export async function dropPrefix(redisUrl: string, prefix: string): Promise<number> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  let removed = 0;
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1_000 }) as AsyncIterable<string[]>) {
+      if (keys.length) removed += await redis.unlink(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return removed;
 }

@@ -13,7 +13,7 @@ import { configWith } from '../test/helpers/config.js';
 import { seedReviewCards } from '../src/review/seed.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { createHook } from '../src/webhooks/webhooks.service.js';
-import { compare, fmt, freePort, NO_RATE_LIMITS, pct, ratioTable, seeding, startServer, stop, type Target } from './lib.js';
+import { compare, dropPrefix, fmt, freePort, NO_RATE_LIMITS, pct, ratioTable, seeding, startServer, stop, type Target } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
 const PREFIX = '{benchmetrics}';
@@ -110,5 +110,6 @@ export async function metricsCost(ctx: BenchContext): Promise<Section> {
   } finally {
     await Promise.all(servers.map(stop));
     await sink.close();
+    await dropPrefix(config.redisUrl, PREFIX);
   }
 }
