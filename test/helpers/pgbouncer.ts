@@ -1,9 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { ensurePackage, freePort, reapStaleRuns, stopByPidFile, waitFor } from './processes.js';
+import { ensurePackage, freePort, reapStaleRuns, startDaemon, stopByPidFile } from './processes.js';
 
 /**
  * A PgBouncer of the test run's own, in transaction pooling mode, in front of the test Postgres: every
@@ -70,19 +70,7 @@ export async function startPgbouncer(postgresUrl: string, { poolSize = 12, serve
     { mode: 0o644 },
   );
   writeFileSync(path.join(dir, 'users.txt'), `"${user}" ""\n`, { mode: 0o644 });
-  const log = path.join(dir, 'pgbouncer.log');
-  const out = openSync(log, 'a');
   const asRoot = process.getuid?.() === 0 ? ['-u', 'nobody'] : [];
-  const child: ChildProcess = spawn(binary(), [...asRoot, ini], { stdio: ['ignore', out, out] });
-  writeFileSync(path.join(dir, 'pgbouncer.pid'), String(child.pid));
-  let exited = false;
-  const exit = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => {
-      exited = true;
-      reject(new Error(`pgbouncer exited (${code ?? signal}): ${readFileSync(log, 'utf8')}`));
-    }),
-  );
-  exit.catch(() => undefined);
   const url = `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/postgres`;
   const answers = async () => {
     const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
@@ -94,24 +82,8 @@ export async function startPgbouncer(postgresUrl: string, { poolSize = 12, serve
       await c.end().catch(() => undefined);
     }
   };
-  try {
-    await Promise.race([waitFor(answers, 'pgbouncer to answer', 15_000), exit]);
-  } catch (err) {
-    if (!exited) child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}\n${readFileSync(log, 'utf8')}`);
-  }
-  return {
-    port,
-    pid: child.pid!,
-    async stop() {
-      if (!exited) {
-        const gone = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await gone;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const daemon = await startDaemon({ name: 'pgbouncer', bin: binary(), args: [...asRoot, ini], dir, ready: answers, timeoutMs: 15_000 });
+  return { port, pid: daemon.pid, stop: daemon.stop };
 }
 
 /** The same database as `directUrl`, reached through the PgBouncer on `port`. */

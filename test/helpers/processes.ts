@@ -1,5 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -112,4 +112,55 @@ export async function until<T>(fn: () => Promise<T | null | undefined | false>, 
     if (Date.now() > end) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** A long-running program a test started in a directory of its own (a private Prometheus, PgBouncer…). */
+export interface Daemon {
+  pid: number;
+  /** Stops it with SIGTERM (if it still runs) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `bin` with its output appended to `<dir>/<name>.log` and its pid in `<dir>/<name>.pid` (for reapStaleRuns
+ * after a killed test run), then waits until `ready` answers true. An exit before then, or no answer within
+ * `timeoutMs`, kills it and throws with its log.
+ */
+export async function startDaemon(opts: {
+  name: string;
+  bin: string;
+  args: string[];
+  dir: string;
+  ready: () => Promise<boolean>;
+  timeoutMs: number;
+}): Promise<Daemon> {
+  const log = path.join(opts.dir, `${opts.name}.log`);
+  const out = openSync(log, 'a');
+  const child: ChildProcess = spawn(opts.bin, opts.args, { stdio: ['ignore', out, out] });
+  writeFileSync(path.join(opts.dir, `${opts.name}.pid`), String(child.pid));
+  let exited = false;
+  const exit = new Promise<never>((_, reject) =>
+    child.once('exit', (code, signal) => {
+      exited = true;
+      reject(new Error(`${opts.name} exited (${code ?? signal}): ${readFileSync(log, 'utf8')}`));
+    }),
+  );
+  exit.catch(() => undefined);
+  try {
+    await Promise.race([waitFor(opts.ready, `${opts.name} to be ready`, opts.timeoutMs), exit]);
+  } catch (err) {
+    if (!exited) child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${readFileSync(log, 'utf8')}`);
+  }
+  return {
+    pid: child.pid!,
+    async stop() {
+      if (!exited) {
+        const gone = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await gone;
+      }
+      rmSync(opts.dir, { recursive: true, force: true });
+    },
+  };
 }

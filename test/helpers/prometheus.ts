@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ensurePackage, freePort, reapStaleRuns, stopByPidFile, waitFor } from './processes.js';
+import { ensurePackage, freePort, reapStaleRuns, startDaemon, stopByPidFile, waitFor } from './processes.js';
 
 /**
  * A Prometheus server of the test's own: Debian's `prometheus` package (installed by
@@ -69,8 +68,6 @@ export async function startPrometheus(jobs: ScrapeJob[], { intervalSeconds = 1 }
   const port = await freePort();
   const config = path.join(dir, 'prometheus.yml');
   writeFileSync(config, scrapeConfig(jobs, intervalSeconds));
-  const log = path.join(dir, 'prometheus.log');
-  const out = openSync(log, 'a');
   const args = [
     `--config.file=${config}`,
     `--storage.tsdb.path=${path.join(dir, 'data')}`,
@@ -79,23 +76,15 @@ export async function startPrometheus(jobs: ScrapeJob[], { intervalSeconds = 1 }
     `--web.console.templates=${path.join(dir, 'consoles')}`,
     `--web.console.libraries=${path.join(dir, 'console_libraries')}`,
   ];
-  const child: ChildProcess = spawn(PROMETHEUS, args, { stdio: ['ignore', out, out] });
-  writeFileSync(path.join(dir, 'prometheus.pid'), String(child.pid));
-  let exited = false;
-  const exit = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => {
-      exited = true;
-      reject(new Error(`prometheus exited (${code ?? signal}): ${readFileSync(log, 'utf8')}`));
-    }),
-  );
-  exit.catch(() => undefined);
   const url = `http://127.0.0.1:${port}`;
-  try {
-    await Promise.race([waitFor(async () => (await fetch(`${url}/-/ready`)).ok, 'prometheus to be ready', 30_000), exit]);
-  } catch (err) {
-    if (!exited) child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}\n${readFileSync(log, 'utf8')}`);
-  }
+  const daemon = await startDaemon({
+    name: 'prometheus',
+    bin: PROMETHEUS,
+    args,
+    dir,
+    ready: async () => (await fetch(`${url}/-/ready`)).ok,
+    timeoutMs: 30_000,
+  });
 
   const query = async (expr: string): Promise<Sample[]> => {
     const res = await fetch(`${url}/api/v1/query?${new URLSearchParams({ query: expr })}`);
@@ -107,7 +96,7 @@ export async function startPrometheus(jobs: ScrapeJob[], { intervalSeconds = 1 }
 
   return {
     url,
-    pid: child.pid!,
+    pid: daemon.pid,
     query,
     async waitFor(expr, accept, what, timeoutMs = 20_000) {
       let last: Sample[] | Error = [];
@@ -127,13 +116,6 @@ export async function startPrometheus(jobs: ScrapeJob[], { intervalSeconds = 1 }
       if (last instanceof Error) throw last;
       return last;
     },
-    async stop() {
-      if (!exited) {
-        const gone = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await gone;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: daemon.stop,
   };
 }
