@@ -51,21 +51,3 @@ export async function rollUpAll(db: Db, limit = 100_000, maxPasses = 10_000): Pr
     if (watermark === null || events + deltas === 0) return;
   }
 }
-
-/**
- * Passes until the watermark is past every transaction that committed before the call (tests: another
- * database's transactions on the same cluster hold the watermark back for a moment), or `deadlineMs` passed.
- * Answers whether it got there.
- */
-export async function rollUpPastNow(db: Db, deadlineMs = 30_000): Promise<boolean> {
-  const { rows } = (await db.raw('SELECT pg_current_xact_id()::text AS xid')) as { rows: { xid: string }[] };
-  const target = BigInt(rows[0]!.xid);
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    await rollUpAll(db);
-    const { watermark } = await runRollupPass(db);
-    if (watermark !== null && BigInt(watermark) > target) return true;
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -10,7 +10,8 @@ import {
 } from '../../src/results/channel-events.js';
 import { getResults } from '../../src/results/results.service.js';
 import { rollupFold } from '../../src/results/rollups.repository.js';
-import { rollUpAll, rollUpPastNow, runRollupPass } from '../../src/results/rollups.service.js';
+import { rollUpAll, runRollupPass } from '../../src/results/rollups.service.js';
+import type { Db } from '../../src/db.js';
 import { prng } from '../../src/leads/seed.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -135,6 +136,24 @@ async function expectSameAsRaw(rand: () => number, accountIds: string[]) {
       const raw = await getResults(env.deps.db, accountId, since, NOW, true, { rollups: false });
       expect(rolled, `account ${accountId} since ${since}`).toEqual(raw);
     }
+  }
+}
+
+/**
+ * Rollup passes until the watermark is past every transaction that committed before the call (tests: another
+ * database's transactions on the same cluster hold the watermark back for a moment), or `deadlineMs` passed.
+ * Answers whether it got there.
+ */
+async function rollUpPastNow(db: Db, deadlineMs = 30_000): Promise<boolean> {
+  const { rows } = (await db.raw('SELECT pg_current_xact_id()::text AS xid')) as { rows: { xid: string }[] };
+  const target = BigInt(rows[0]!.xid);
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    await rollUpAll(db);
+    const { watermark } = await runRollupPass(db);
+    if (watermark !== null && BigInt(watermark) > target) return true;
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
