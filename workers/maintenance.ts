@@ -1,3 +1,4 @@
+import { runExperiments } from '../src/agent/experiments.service.js';
 import { sweepAgent } from '../src/agent/maintenance.service.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';
@@ -19,6 +20,7 @@ export const maintenancePool = definePool(maintenanceQueue, {
       conversionAccountsQueued: await sweepConversions(deps),
       resultsRolledUp: await runRollupPass(deps.db, log),
       retention: await runRetentionPass(deps, log),
+      experiments: await runExperiments(deps.db, deps.config.experiments, log),
     }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */
     measurementAggregate: async ({ accountId }, { deps, log }) => {

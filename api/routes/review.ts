@@ -3,6 +3,8 @@ import { cachedQueuePage } from '../../src/review/queue-page-cache.js';
 import { dismissCard, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import { answerAndShip } from '../../src/shipping/after-approval.js';
 import { sendCard } from '../../src/shipping/ship-card.service.js';
+import { onExperimentCardDecided } from '../../src/agent/experiments.service.js';
+import type { AfterDecision } from '../../src/review/review.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import { IdParams } from '../schemas.js';
@@ -23,6 +25,18 @@ import {
 } from './review.schemas.js';
 
 /** Review queue. */
+/** What follows a person's decision on a card: a workflow's gate or proposal, an experiment's proposal or result. */
+const afterDecision =
+  (ctx: {
+    deps: Parameters<typeof onCardDecided>[0];
+    actor: Parameters<typeof onCardDecided>[1];
+    principal: { accountId: string };
+  }): AfterDecision =>
+  async (card, approved) => {
+    await onCardDecided(ctx.deps, ctx.actor)(card, approved);
+    await onExperimentCardDecided(ctx.deps.db, ctx.actor, card, approved, ctx.principal.accountId);
+  };
+
 export const reviewRoutes: RouteDef[] = [
   /**
    * Snoozed cards stay hidden until their time; the cards' JSON is rendered by Postgres, and the page is
@@ -67,7 +81,7 @@ export const reviewRoutes: RouteDef[] = [
     responses: { 200: { description: 'Resolved', schema: AnswerResponse } },
     errors: [409],
   }).handle(async ({ params, body }, ctx) => ({
-    body: await answerAndShip(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, onCardDecided(ctx.deps, ctx.actor)),
+    body: await answerAndShip(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, afterDecision(ctx)),
   })),
   /** 200 once the provider accepted; 503 with Retry-After when it is not settled. */
   defineRoute({
@@ -124,6 +138,6 @@ export const reviewRoutes: RouteDef[] = [
     responses: { 200: { description: 'Dismissed', schema: DismissResponse } },
     errors: [409],
   }).handle(async ({ params, body }, ctx) => ({
-    body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, onCardDecided(ctx.deps, ctx.actor)),
+    body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, afterDecision(ctx)),
   })),
 ];

@@ -5,7 +5,8 @@ import type { Db, Queryable } from '../db.js';
 import { BadRequest } from '../errors.js';
 import { upsertLead } from '../leads/leads.service.js';
 import { newId } from '../ids.js';
-import { needsApproval, KINDS_OF_WORK, type KindOfWork, shipBySetting } from '../review/approval.service.js';
+import { needsApproval, KINDS_OF_WORK, type KindOfWork } from '../review/approval.service.js';
+import { cardShape, fileWork, workCard } from './file-work.js';
 import { kindOfWorkFor } from '../review/cards/card-shape.js';
 import { addCard } from '../review/cards/doors.js';
 import { laterRepliesNote } from './reply-wakes.js';
@@ -15,6 +16,12 @@ import { followUpsProblem } from '../mail/sequence-steps.js';
 import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
 import type { Turn } from './agent.types.js';
 import { turnsRepository } from './turns.repository.js';
+
+/** Kinds of work the `ship` tool files directly. */
+const SHIPPABLE = KINDS_OF_WORK.filter((k) => k !== 'experiment') as [
+  Exclude<KindOfWork, 'experiment'>,
+  ...Exclude<KindOfWork, 'experiment'>[],
+];
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
@@ -36,7 +43,8 @@ export const TOOL_ARGS = {
     payload: z.record(z.string(), z.unknown()).default({}),
   }),
   ship: z.object({
-    work: z.enum(KINDS_OF_WORK),
+    // An experiment is proposed with its plan (propose_experiment), never shipped bare.
+    work: z.enum(SHIPPABLE),
     title: text(200),
     to: z.string().max(320).optional(),
     subject: z.string().max(16_000).optional(),
@@ -99,7 +107,7 @@ function shipDescription(here: ShippingHere): string {
     : 'No kind of work can ship on this account now.';
   const cannot = here.waits.map((w) => `${w.kind} (${w.reason})`).join('; ');
   return (
-    `Ship work (${KINDS_OF_WORK.join(', ')}). It waits as a review card unless the account lets that kind run without ` +
+    `Ship work (${SHIPPABLE.join(', ')}). It waits as a review card unless the account lets that kind run without ` +
     `approval; spend always waits. ` +
     'A blog_post: subject is its title, body its Markdown; details may carry excerpt, tags, author, the slug of a post ' +
     "to update, and op 'unpublish' (with that slug) to take it down. A network_message: to is a profile URL " +
@@ -124,23 +132,6 @@ const TOOL_DESCRIPTIONS: Record<Exclude<keyof typeof TOOL_ARGS, 'ship'>, string>
     `Wake yourself later to check back on something (note: what to check). From one minute to ${WAKE_MAX_DAYS} days ahead; ` +
     `at most ${MAX_PENDING_WAKES} wakes wait per account.`,
 };
-
-/** Where a shipping kind lands in the review queue. */
-const SHIP_SOURCE: Record<KindOfWork, string> = {
-  email: 'mail_draft',
-  sequence: 'sequence',
-  network_message: 'network_message',
-  blog_post: 'blog_post',
-  ad_test: 'ad_test',
-  spend: 'budget_change',
-};
-
-function cardShape(kind: string, sourceType: string): { actions: string[]; primaryLabel: string } {
-  if (sourceType === 'mail_draft') return { actions: ['send', 'snooze', 'dismiss'], primaryLabel: 'Send' };
-  if (kind === 'question') return { actions: ['answer', 'snooze', 'dismiss'], primaryLabel: 'Answer' };
-  if (kind === 'choice') return { actions: ['choose', 'snooze', 'dismiss'], primaryLabel: 'Choose' };
-  return { actions: ['approve', 'snooze', 'dismiss'], primaryLabel: 'Approve' };
-}
 
 export interface ToolEnv {
   db: Db;
@@ -220,34 +211,17 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
       if (problem) throw new ToolRefused(`not a valid sequence (${problem}), so nothing was drafted`);
     }
     const approval = await needsApproval(env.db, env.accountId, args.work);
-    const sourceType = SHIP_SOURCE[args.work];
-    const payload: Record<string, unknown> = { work: args.work, approvalRequired: approval, ...(args.details ?? {}) };
-    if (args.to !== undefined) payload.to = args.to;
-    if (args.subject !== undefined || args.body !== undefined) payload.draft = { subject: args.subject ?? '', body: args.body ?? '' };
-    if (args.amount !== undefined) payload.amount = args.amount;
-    await refusePrivateText(env, outboundTexts({ sourceType, title: args.title, payload }));
-    const card = {
-      id: newId('card'),
-      accountId: env.accountId,
-      kind: 'approval',
-      sourceType,
-      title: args.title,
-      summary: args.subject ?? args.title,
-      ...(await laterRepliesNote(env, approval ? 'Review before it ships.' : 'This account lets this kind of work run without approval.')),
-      budgetChange: args.work === 'spend' ? { amount: args.amount ?? null } : null,
-      payload,
-      turnId: env.turnId,
-      fromOutside: env.fromOutside,
-      ...cardShape('approval', sourceType),
-    };
+    const work = { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside, ...args };
+    await refusePrivateText(env, outboundTexts(workCard(work, approval)));
     const missing = await cannotShip(env.db, env.accountId, args.work);
+    const prompt = (needs: boolean) =>
+      laterRepliesNote(env, needs ? 'Review before it ships.' : 'This account lets this kind of work run without approval.');
+    const { card } = await fileWork(env.db, { ...work, prompt }, approval);
     // Freed by the account setting: the review queue ships it through its fenced send path, decided by `setting`.
     if (!approval) {
-      const shipped = await shipBySetting(env.db, card);
-      if (shipped.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${shipped.id} ships it now`;
-      if (shipped.fromOutside)
-        return `${args.work} came from outside data, so it waits for review as card ${shipped.id}; nothing was shipped`;
-    } else await addCard(env.db, card);
+      if (card.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${card.id} ships it now`;
+      if (card.fromOutside) return `${args.work} came from outside data, so it waits for review as card ${card.id}; nothing was shipped`;
+    }
     if (missing) return `${args.work} waits as card ${card.id} and cannot ship until connected (${missing}); nothing was shipped`;
     return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
   },

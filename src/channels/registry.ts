@@ -6,6 +6,7 @@ import type { ChannelAdapter } from './channel.types.js';
 import { isConnected } from './connections.js';
 import { emailAdapter, sequenceAdapter } from './email.adapter.js';
 import { adTestAdapter, spendAdapter } from './ads.adapter.js';
+import { experimentAdapter } from './experiment.adapter.js';
 import { networkAdapter } from './network.adapter.js';
 import { KINDS_OF_WORK, WORK_NOUNS, type KindOfWork } from './kinds.js';
 
@@ -63,6 +64,14 @@ const CHANNELS: Record<KindOfWork, Channel> = {
     amountOf: (details) => (typeof details.amount === 'number' ? details.amount : null),
     adapter: spendAdapter,
     connected: (q, accountId) => isConnected(q, accountId, 'ads'),
+  },
+  // Starting an experiment ships nothing outside (its mail counts as email when it goes): no event of its own.
+  experiment: {
+    connection: 'mail transport',
+    shipped: { channel: 'email', type: 'sent' },
+    counts: () => false,
+    adapter: experimentAdapter,
+    connected: always,
   },
 };
 

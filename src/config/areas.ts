@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
 import { inboundConfig, inboundEnv } from './inbound.js';
 import { jobsConfig, jobsEnv } from './jobs.js';
@@ -29,6 +30,7 @@ export const areasEnv = {
   ...metricsEnv,
   ...tracingEnv,
   ...retentionEnv,
+  ...experimentsEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
@@ -48,5 +50,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     tracing: tracingConfig(env),
     /** How long each kind of history is kept (docs/decisions/retention.md). */
     retention: retentionConfig(env),
+    /** Experiments the agent runs (docs/decisions/experiments.md). */
+    experiments: experimentsConfig(env),
   };
 }

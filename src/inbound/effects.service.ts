@@ -12,6 +12,7 @@ import type { Thread } from '../mail/threads.repository.js';
 import { stopSequencesMany } from '../shipping/sequence-state.js';
 import { recordChannelEvents, type ChannelEvent } from '../results/channel-events.js';
 import type { Outcome } from './inbound.types.js';
+import { experimentsRepository } from '../experiments/experiments.repository.js';
 
 /** What applying an outcome did, for the caller's record and for `afterApplied`. */
 export interface Applied {
@@ -45,6 +46,8 @@ interface Writes {
   blocks: { accountId: string; value: string; reason: string }[];
   optOuts: { accountId: string; address: string; at: number; refId: string }[];
   wakes: { input: TurnInput; item: number }[];
+  /** Replies to mail an experiment sent: the outcome of the contact's variant. */
+  replies: { accountId: string; cardId: string; positive: boolean; at: number }[];
 }
 
 /** What one outcome writes (no I/O): see `applyOutcome`. */
@@ -90,6 +93,7 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
       const replyKind = outcome.replyKind ?? 'other';
       event('reply', `reply-${sendId}`);
       if (replyKind === 'interested') event('positive_reply', `reply-${sendId}`);
+      w.replies.push({ accountId, cardId: thread.cardId, positive: replyKind === 'interested', at });
       if (replyKind === 'unsubscribe') {
         optOut();
         lead({ status: 'unsubscribed', replyKind, declineReason: outcome.declineReason ?? 'asked to be removed' });
@@ -155,7 +159,7 @@ export async function applyOutcome(trx: Trx, config: Config, thread: Thread, out
  * kind of write in one statement for the whole batch, in the caller's transaction.
  */
 export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem[]): Promise<Applied[]> {
-  const w: Writes = { events: [], leads: [], stops: [], companyStops: [], blocks: [], optOuts: [], wakes: [] };
+  const w: Writes = { events: [], leads: [], stops: [], companyStops: [], blocks: [], optOuts: [], wakes: [], replies: [] };
   const applied = items.map((): Applied => ({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null }));
   for (const [i, item] of items.entries()) plan(w, item, i, applied[i]!);
   const at = Math.max(0, ...items.map((i) => i.ref.at));
@@ -164,6 +168,7 @@ export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem
   }
   for (const [accountId, entries] of groupBy(w.optOuts, (o) => o.accountId)) await recordOptOuts(trx, accountId, entries);
   await recordChannelEvents(trx, w.events);
+  await experimentsRepository(trx).replied(w.replies);
   const changed = await recordContactOutcomes(trx, w.leads, at);
   w.leads.forEach((l, n) => {
     if (changed[n]) applied[l.item]!.leadChanged = l.leadId;

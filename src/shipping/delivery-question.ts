@@ -62,6 +62,13 @@ export const DELIVERY_WORDS: Record<KindOfWork, DeliveryWords> = {
     yes: 'It was applied: mark the card sent',
     no: 'It was not applied: put the card back so it can be approved again',
   },
+  experiment: {
+    question: (noun, _to, title) => `Did the ${noun} "${title}" start?`,
+    check: "Check the experiment in /results: a started one shows its variants' exposures.",
+    again: 'started',
+    yes: 'It started: mark the card sent',
+    no: 'It did not start: put the card back so it can be approved again',
+  },
 };
 
 const isKind = (k: string): k is KindOfWork => Object.hasOwn(DELIVERY_WORDS, k);

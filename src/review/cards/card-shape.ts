@@ -87,6 +87,7 @@ const SOURCE_WORK: Record<string, KindOfWork> = {
   blog_post: 'blog_post',
   ad_test: 'ad_test',
   budget_change: 'spend',
+  experiment: 'experiment',
 };
 
 /** The kind of work a card ships, or null (questions, choices, proposals ship nothing themselves). */

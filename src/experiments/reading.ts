@@ -1,0 +1,106 @@
+/**
+ * An experiment as it reads now, for `/results` (`experiments`) and the agent's `read_results` tool: per variant
+ * its exposures, outcomes, rate with a 95% interval and chance of being best, and the decision state. A running
+ * experiment is judged on its counts so far without recording a look (only the maintenance pass looks, on its
+ * schedule: experiments.service.ts); an ended one shows the decision it ended on.
+ */
+import type { Queryable } from '../db.js';
+import { type Experiment, experimentsRepository } from './experiments.repository.js';
+import { METRICS } from './plan.js';
+import { type Decision, decide } from './stopping.js';
+import { citation } from './wording.js';
+
+export interface ExperimentReading {
+  id: string;
+  status: Experiment['status'];
+  thing: Experiment['thing'];
+  topic: string;
+  hypothesis: string;
+  metric: Experiment['plan']['metric'];
+  plannedPerVariant: number;
+  minimumPerVariant: number;
+  variants: {
+    key: string;
+    description: string;
+    value: string;
+    exposures: number;
+    outcomes: number;
+    rate: number | null;
+    interval: [number, number] | null;
+    probabilityBest: number;
+  }[];
+  decision: {
+    state: Decision['state'] | 'proposed' | 'dismissed';
+    winner: string | null;
+    citation: string | null;
+    plannedReached: boolean;
+  };
+  startedAt: number | null;
+  decidedAt: number | null;
+  adoptedAt: number | null;
+}
+
+const round = (x: number) => Math.round(x * 10_000) / 10_000;
+
+/** The decision on an experiment's counts now (matured exposures only), without recording a look. */
+export async function currentDecision(q: Queryable, e: Experiment, maturedBy: number): Promise<{ decision: Decision; pending: number }> {
+  const { counts, pending } = await experimentsRepository(q).counts(e, maturedBy);
+  return { decision: decide({ plan: e.plan, counts, earlierLooks: e.looks, ended: false }), pending };
+}
+
+export function readingOf(e: Experiment, decision: Decision | null): ExperimentReading {
+  const state = e.status === 'proposed' || e.status === 'dismissed' ? e.status : (decision?.state ?? 'collecting');
+  return {
+    id: e.id,
+    status: e.status,
+    thing: e.thing,
+    topic: e.topic,
+    hypothesis: e.plan.hypothesis,
+    metric: e.plan.metric,
+    plannedPerVariant: e.plan.plannedPerVariant,
+    minimumPerVariant: e.plan.minimumPerVariant,
+    variants: e.plan.variants.map((v, i) => {
+      const f = decision?.variants[i];
+      const exposures = f?.exposures ?? 0;
+      return {
+        key: v.key,
+        description: v.description,
+        value: v.value,
+        exposures,
+        outcomes: f?.outcomes ?? 0,
+        rate: exposures > 0 ? round(f!.outcomes / exposures) : null,
+        interval: exposures > 0 ? [round(f!.interval[0]), round(f!.interval[1])] : null,
+        probabilityBest: round(f?.probabilityBest ?? 0),
+      };
+    }),
+    decision: {
+      state,
+      winner: decision?.state === 'winner' ? decision.winner.key : null,
+      citation: decision && e.status !== 'proposed' ? citation(e.plan, decision) : null,
+      plannedReached: decision?.plannedReached ?? false,
+    },
+    startedAt: e.startedAt,
+    decidedAt: e.decidedAt,
+    adoptedAt: e.adoptedAt,
+  };
+}
+
+/** The account's experiments (running and proposed, and those that ended since `since`), as they read now. */
+export async function readExperiments(q: Queryable, accountId: string, since: number, maturedBy: number): Promise<ExperimentReading[]> {
+  const list = await experimentsRepository(q).listFor(accountId, since);
+  const out: ExperimentReading[] = [];
+  for (const e of list) {
+    if (e.status === 'running') out.push(readingOf(e, (await currentDecision(q, e, maturedBy)).decision));
+    else out.push(readingOf(e, e.decision));
+  }
+  return out;
+}
+
+/** One line of facts per experiment for the agent (no contact, reply text or account note in it). */
+export function experimentFact(r: ExperimentReading): string {
+  const what = `${r.thing.replace('_', ' ')} test for "${r.topic}" (${METRICS[r.metric].rate})`;
+  if (r.status === 'proposed') return `${what}: proposed, waiting for approval`;
+  if (r.status === 'dismissed') return `${what}: dismissed`;
+  const state = r.decision.state === 'winner' ? `winner ${r.decision.winner}` : r.decision.state.replace('_', ' ');
+  return `${what}: ${r.status}, ${state}; ${r.decision.citation ?? 'no figures yet'}`;
+}
