@@ -11,7 +11,7 @@ import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../db.js';
 import { normaliseContact } from '../experiments/assignment.js';
 import { type Experiment, experimentsRepository, type Thing } from '../experiments/experiments.repository.js';
-import { type Metric, planExperiment } from '../experiments/plan.js';
+import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
 import { type Decision, decide } from '../experiments/stopping.js';
 import { THING_WORDS, withVariant } from '../experiments/variants.js';
 import { citation, describePlan } from '../experiments/wording.js';
@@ -69,6 +69,10 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
   if (quotes) return `the experiment ${quotes}, so nothing was proposed; write it in your own words`;
   const id = newId('exp');
   const metric = input.metric ?? 'reply_rate';
+  // Clicks and conversions are visits through the mail's tracked links: a mail without a link has none to count.
+  if ((metric === 'click_rate' || metric === 'conversion_rate') && !/https?:\/\/\S+/.test(input.draft.body)) {
+    return `a ${METRICS[metric].rate} needs a link in the mail, and the draft has none`;
+  }
   const variants = values.map((value, i) => ({ key: KEYS[i]!, description: `"${value}"`, value }));
   const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
   const plan = planExperiment({

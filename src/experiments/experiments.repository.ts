@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../db.js';
 import { assignVariant, normaliseContact } from './assignment.js';
-import type { ExperimentPlan, VariantCounts } from './plan.js';
+import type { ExperimentPlan, Metric, VariantCounts } from './plan.js';
 import type { Decision } from './stopping.js';
 
 /** What varies in an experiment the service runs: the mail's subject or its opening line. */
@@ -86,6 +86,18 @@ const toExperiment = (r: Row): Experiment => ({
   decidedAt: num(r.decided_at),
   adoptedAt: num(r.adopted_at),
 });
+
+/**
+ * Whether an exposed contact has the metric's outcome (`a` is the assignment): a reply, a positive reply, a click on a
+ * tracked link of its mail (a person's visit, never a bot's or a link scanner's), or a conversion attributed to such a visit.
+ */
+const OUTCOME_SQL: Record<Metric, string> = {
+  reply_rate: 'replied_at IS NOT NULL',
+  positive_reply_rate: 'positive_at IS NOT NULL',
+  click_rate: 'EXISTS (SELECT 1 FROM visits v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)',
+  conversion_rate: `EXISTS (SELECT 1 FROM conversions c JOIN visits v ON v.account_id = c.account_id AND v.id = c.visit_id
+                     WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)`,
+};
 
 /** One assignment waiting for its mail card. */
 export interface Undrafted {
@@ -249,13 +261,13 @@ export function experimentsRepository(q: Queryable) {
      * metric's outcome. `pending`: assignments that may still be exposed or mature (drafted or not, not skipped).
      */
     async counts(e: Experiment, maturedBy: number): Promise<{ counts: VariantCounts[]; pending: number }> {
-      const outcome = e.plan.metric === 'positive_reply_rate' ? 'positive_at' : 'replied_at';
+      const outcome = OUTCOME_SQL[e.plan.metric];
       const { rows } = (await q.raw(
         `SELECT variant_index,
                 count(*) FILTER (WHERE exposed_at <= ?)::int AS exposures,
-                count(*) FILTER (WHERE exposed_at <= ? AND ${outcome} IS NOT NULL)::int AS outcomes,
+                count(*) FILTER (WHERE exposed_at <= ? AND ${outcome})::int AS outcomes,
                 count(*) FILTER (WHERE skipped IS NULL AND (exposed_at IS NULL OR exposed_at > ?))::int AS pending
-           FROM experiment_assignments WHERE account_id = ? AND experiment_id = ? GROUP BY 1`,
+           FROM experiment_assignments a WHERE account_id = ? AND experiment_id = ? GROUP BY 1`,
         [maturedBy, maturedBy, maturedBy, e.accountId, e.id],
       )) as { rows: { variant_index: number; exposures: number; outcomes: number; pending: number }[] };
       const counts = e.plan.variants.map((_, i) => {
