@@ -43,7 +43,8 @@ async function swap(knex: Knex, next: string, primary: string): Promise<void> {
   const { rows: triggers } = (await knex.raw(
     `SELECT tgname FROM pg_trigger WHERE tgrelid = 'channel_events'::regclass AND NOT tgisinternal`,
   )) as { rows: { tgname: string }[] };
-  if (triggers.length) throw new Error(`channel_events has triggers this migration would lose: ${triggers.map((t) => t.tgname).join(', ')}`);
+  if (triggers.length)
+    throw new Error(`channel_events has triggers this migration would lose: ${triggers.map((t) => t.tgname).join(', ')}`);
   const { rows: indexes } = (await knex.raw(
     `SELECT indexdef FROM pg_indexes i JOIN pg_index x ON x.indexrelid = (quote_ident(i.indexname))::regclass
       WHERE i.schemaname = current_schema() AND i.tablename = 'channel_events' AND NOT x.indisunique`,
