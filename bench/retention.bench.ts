@@ -102,10 +102,10 @@ async function seedDay(db: Db, a: string, start: number, templates: { turn: stri
     finished_at: t(turns),
   });
   await db.raw(
-    `INSERT INTO agent_turn_steps (turn_id, round, idx, result)
-     SELECT ? || '-' || ${start} || '-' || g, 0, i, '{"ok":true,"output":"a tool result of a typical length, forty words or so"}'
+    `INSERT INTO agent_turn_steps (account_id, turn_id, round, idx, result)
+     SELECT ?, ? || '-' || ${start} || '-' || g, 0, i, '{"ok":true,"output":"a tool result of a typical length, forty words or so"}'
        FROM generate_series(1, ${turns}) g, generate_series(0, 1) i`,
-    [templates.turn],
+    [a, templates.turn],
   );
   await db.raw(
     `INSERT INTO agent_replies (turn_id, account_id, text, at)

@@ -32,8 +32,8 @@ function months(from: number, to: number): { name: string; start: number; end: n
   return out;
 }
 
-const FOREIGN_KEY =
-  'ALTER TABLE channel_events ADD CONSTRAINT channel_events_account_id_foreign FOREIGN KEY (account_id) REFERENCES accounts (id) ON DELETE CASCADE';
+const FOREIGN_KEY = `ALTER TABLE channel_events ADD CONSTRAINT channel_events_account_id_foreign
+                       FOREIGN KEY (account_id) REFERENCES accounts (id) ON DELETE CASCADE`;
 
 /**
  * Swaps `channel_events` for `next` (filled from it), with the same plain indexes under the same names (read from the

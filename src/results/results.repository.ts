@@ -32,6 +32,9 @@ export interface ValueRow {
   total: number;
 }
 
+/** One EventRow's placeholders in a VALUES list, typed (a column of NULLs only would otherwise have none). */
+const EVENT_VALUES = '?::text, ?::text, ?::text, ?::bigint, ?::text, ?::float8, ?::text, ?::bigint';
+
 export function resultsRepository(q: Queryable) {
   return {
     /**
@@ -50,7 +53,7 @@ export function resultsRepository(q: Queryable) {
            ON CONFLICT (account_id, channel) DO NOTHING
          ), r AS (
            SELECT v.*, row_number() OVER (PARTITION BY account_id, channel, type, ref_id ORDER BY ord) AS nth
-             FROM (VALUES ${rows.map((_, i) => `(${i}, ?::text, ?::text, ?::text, ?::bigint, ?::text, ?::float8, ?::text, ?::bigint)`).join(', ')})
+             FROM (VALUES ${rows.map((_, i) => `(${i}, ${EVENT_VALUES})`).join(', ')})
                AS v(ord, account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
          ), refs AS (
            INSERT INTO channel_event_refs (account_id, channel, type, ref_id, at)
