@@ -91,7 +91,7 @@ async function expectSameAsRaw(d: Db, now: number, sinces: number[]) {
   }
 }
 
-describe('the minute-rollups migration', () => {
+describe('the minute-rollups migration', { timeout: 120_000 }, () => {
   it('sets minutes_from past every count folded by the hour, and /results stays exact on both sides of it', async () => {
     await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
     db = createDb(urlFor(name), 2);
