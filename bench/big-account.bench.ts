@@ -132,7 +132,8 @@ async function timed(url: string, token: string): Promise<{ p50: number; p99: nu
  */
 async function storage(db: Db, accountId: string): Promise<number> {
   let bytes = 0;
-  for (const t of ['channel_events', 'visits', 'leads', 'lead_contacts', 'agent_turns', 'review_cards', 'channel_event_rollups']) {
+  const rollups = ['channel_event_rollups', 'channel_event_rollups_minute', 'results_rollups', 'results_rollups_minute'];
+  for (const t of ['channel_events', 'visits', 'leads', 'lead_contacts', 'agent_turns', 'review_cards', ...rollups]) {
     const { rows } = (await db.raw(
       `SELECT (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(?::regclass))::float8
               * (SELECT count(*) FROM ${t} WHERE account_id = ?)

@@ -118,11 +118,14 @@ export function resultsRepository(q: Queryable) {
 
     /**
      * Attributed conversion value per (channel, currency), split at `since` (by when each happened): `split.raw`
-     * counted from `conversions`, `split.rolled` from the hourly rollups and the deltas not folded yet.
+     * counted from `conversions`, `split.rolled` and `split.minutes` from the hourly and minute rollups and the deltas
+     * not folded yet.
      */
     async conversionValues(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<ValueRow[]> {
       const raw = inSpans('occurred_at', split.raw);
       const rolled = inSpans('bucket', split.rolled);
+      const minutes = inSpans('bucket', split.minutes);
+      const tail = inSpans('bucket', [...split.rolled, ...split.minutes]);
       const { rows } = (await q.raw(
         `SELECT channel, currency, current, sum(value)::text AS total FROM (
            SELECT channel, currency, occurred_at >= ? AS current, 1 AS n, value FROM conversions
@@ -131,22 +134,30 @@ export function resultsRepository(q: Queryable) {
            SELECT key1, key2, bucket >= ?, n, value FROM results_rollups
             WHERE account_id = ? AND metric = 'conversion_value' AND ${rolled.sql}
            UNION ALL
+           SELECT key1, key2, bucket >= ?, n, value FROM results_rollups_minute
+            WHERE account_id = ? AND metric = 'conversion_value' AND ${minutes.sql}
+           UNION ALL
            SELECT key1, key2, bucket >= ?, n, value FROM results_rollup_deltas
-            WHERE account_id = ? AND metric = 'conversion_value' AND ${UNFOLDED} AND ${rolled.sql}
+            WHERE account_id = ? AND metric = 'conversion_value' AND ${UNFOLDED} AND ${tail.sql}
          ) x GROUP BY 1, 2, 3 HAVING sum(n) > 0`,
-        [since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, watermark, ...rolled.bindings],
+        [
+          ...[since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, ...minutes.bindings],
+          ...[since, accountId, watermark, ...tail.bindings],
+        ],
       )) as { rows: { channel: string; currency: string; current: boolean; total: string }[] };
       return rows.map((r) => ({ ...r, total: Number(r.total) }));
     },
 
     /**
      * Counts and amount sums per (channel, type, decider), split at `since`: `split.raw` counted from
-     * `channel_events`, `split.rolled` from the hourly rollups and the events not folded yet.
+     * `channel_events`, `split.rolled` and `split.minutes` from the hourly and minute rollups and the events not
+     * folded yet.
      */
     async tally(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<GroupRow[]> {
       const raw = inSpans('at', split.raw);
       const rolled = inSpans('bucket', split.rolled);
-      const tail = inSpans('at', split.rolled);
+      const minutes = inSpans('bucket', split.minutes);
+      const tail = inSpans('at', [...split.rolled, ...split.minutes]);
       // Rows `seed demo` wrote are demo data, not the account's figures (never folded either).
       const { rows } = (await q.raw(
         `SELECT channel, type, nullif(decided_by, '') AS decided_by, current,
@@ -158,10 +169,16 @@ export function resultsRepository(q: Queryable) {
            SELECT channel, type, decided_by, bucket >= ?, n, total, with_amount
              FROM channel_event_rollups WHERE account_id = ? AND ${rolled.sql}
            UNION ALL
+           SELECT channel, type, decided_by, bucket >= ?, n, total, with_amount
+             FROM channel_event_rollups_minute WHERE account_id = ? AND ${minutes.sql}
+           UNION ALL
            SELECT channel, type, coalesce(decided_by, ''), at >= ?, 1, amount, (amount IS NOT NULL)::int
              FROM channel_events WHERE account_id = ? AND NOT demo AND ${UNFOLDED} AND ${tail.sql}
          ) x GROUP BY 1, 2, 3, 4`,
-        [since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, watermark, ...tail.bindings],
+        [
+          ...[since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, ...minutes.bindings],
+          ...[since, accountId, watermark, ...tail.bindings],
+        ],
       )) as { rows: GroupRow[] };
       return rows;
     },

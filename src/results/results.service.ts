@@ -172,9 +172,11 @@ export async function getResults(
   const span = now - since;
   const baselineSince = since - span;
   const repo = resultsRepository(q);
-  // Whole hours from the rollups, the edges raw; `rollups: false` counts everything raw (the reference the tests compare with).
-  const split = splitWindow(baselineSince, since, now, rollups);
-  const watermark = await rollupsRepository(q).watermark();
+  // Whole hours and minutes from the rollups, partial minutes raw; `rollups: false` counts everything raw (the
+  // reference the tests compare with).
+  const mark = await rollupsRepository(q).watermark();
+  const split = splitWindow(baselineSince, since, now, rollups, mark.minutesFrom);
+  const watermark = mark.xid;
   const [rows, values, connected, measuring, harnessWork] = await Promise.all([
     repo.tally(accountId, since, split, watermark),
     repo.conversionValues(accountId, since, split, watermark),

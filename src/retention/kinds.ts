@@ -42,7 +42,7 @@ const FOLDED = `(xid IS NULL OR NOT ${UNFOLDED_EVENTS})`;
 
 /**
  * Every kind, in the order a pass visits them. Never here, so never removed: blocklist entries, opt-outs,
- * leads and their contacts, the rollups `/results` reads, accounts and their settings.
+ * leads and their contacts, the hourly rollups `/results` reads, accounts and their settings.
  */
 export const RETENTION_KINDS: readonly RetentionKind[] = [
   { name: 'channelEvents', keepMs: (c) => c.retention.channelEventsMs, batch: rows('channel_events', `at < ? AND ${FOLDED}`) },
@@ -80,6 +80,9 @@ export const RETENTION_KINDS: readonly RetentionKind[] = [
     keepMs: (c) => c.retention.inboundMessagesMs,
     batch: rows('inbound_messages', `received_at < ? AND status <> 'received' AND raw IS NULL`),
   },
+  // `/results` reads minute rollups only at the edges of windows at most 14 days back (docs/decisions/results.md).
+  { name: 'minuteEventRollups', keepMs: (c) => c.retention.minuteRollupsMs, batch: rows('channel_event_rollups_minute', 'bucket < ?') },
+  { name: 'minuteResultRollups', keepMs: (c) => c.retention.minuteRollupsMs, batch: rows('results_rollups_minute', 'bucket < ?') },
   { name: 'audit', keepMs: (c) => c.retention.auditMs, batch: rows('audit_log', 'at < ?') },
   {
     name: 'agentSteps',
