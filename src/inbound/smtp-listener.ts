@@ -34,9 +34,9 @@ interface Session {
  * The inbound MX: takes mail for our live reply, unsubscribe and bounce tokens at INBOUND_MAIL_DOMAIN and
  * for the old bounce address, nothing else, up to INBOUND_MAX_BYTES. A message is stored whole in `inbound_messages`,
  * under the one account its recipients (or, for the bare bounce address alone, its own content) name, before the 250
- * goes out, so nothing answered 250 can be lost; a message naming no account is refused 550 and nothing is kept; when Postgres does not take it the answer
- * is 451 and the sender retries. The parse job is queued after the 250 (a failed enqueue is repaired by
- * the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
+ * goes out, so nothing answered 250 can be lost; a message naming no account is refused 550 and nothing is kept;
+ * when Postgres does not take it the answer is 451 and the sender retries. The parse job is queued after the
+ * 250 (a failed enqueue is repaired by the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
  * process); a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
  * messages being received at once, all sessions together, stay under INBOUND_SMTP_INFLIGHT_BYTES (452
  * past it). No AUTH; STARTTLS only with a configured certificate (smtp-tls.ts). Logs ids and sizes, never addresses or contents.

@@ -65,7 +65,8 @@ describe('the inbound_messages account-key migration', () => {
     ).rejects.toMatchObject({ code: '23502' });
     // The key is (account_id, id): the same id under two accounts is two rows.
     await db.raw(
-      "INSERT INTO inbound_messages (id, account_id, via, size, received_at) VALUES ('same', 'a1', 'smtp', 1, 0), ('same', 'a2', 'smtp', 1, 0)",
+      `INSERT INTO inbound_messages (id, account_id, via, size, received_at)
+       VALUES ('same', 'a1', 'smtp', 1, 0), ('same', 'a2', 'smtp', 1, 0)`,
     );
     const { rows: key } = await db.raw(
       "SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conname = 'inbound_messages_pkey'",

@@ -46,7 +46,7 @@ function sharedMessage(to: string[], messageId: string): Buffer {
 }
 
 describe('inbound messages keyed by account', () => {
-  it('stores two accounts’ copies of one message (same Message-ID) apart: one account per transaction, the other asked to resend (452)', async () => {
+  it('stores two accounts’ copies of one Message-ID apart: one account per transaction, the other resent after 452', async () => {
     const a = await world();
     const b = await world();
     const messageId = `<shared-${newReplyToken()}@acme.test>`;
