@@ -38,7 +38,8 @@ INSERT INTO inbound_messages (id, account_id, via, rcpt_to, raw, size, received_
   ('nothing', NULL, 'smtp', '["agent@localhost"]', '\\x41', 1, 0, 'unplaced', NULL, NULL),
   ('placed', 'a1', 'http', '[]', '\\x41', 1, 0, 'applied', 's1', NULL);`;
 
-describe('the inbound_messages account-key migration', () => {
+// Migrates a fresh database step by step: slow on a loaded machine.
+describe('the inbound_messages account-key migration', { timeout: 120_000 }, () => {
   it('places rows stored without an account from their send, lead or token, deletes the rest, and keys by account', async () => {
     await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
     db = createDb(urlFor(name), 2);

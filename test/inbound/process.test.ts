@@ -177,7 +177,7 @@ it("refuses a message that came in on account A's inbound URL but claims B's sen
   expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(false);
 });
 
-it('matches by sender within the account it came in for; by SMTP a sender two accounts mailed is refused; unproven, only wakes', async () => {
+it('matches by sender within its account; by SMTP a sender two accounts mailed is refused; unproven, it only wakes', async () => {
   const { accountId, leadId, thread } = await world();
   await world(); // A second account mailed the same address.
   const bare = fixture('html-only-reply', thread)
