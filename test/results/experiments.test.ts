@@ -112,7 +112,7 @@ async function running() {
 }
 
 describe('GET /results experiments', () => {
-  it('shows a running experiment per variant: matured exposures, outcomes, rate, 95% interval, probability best, all mail sent', async () => {
+  it('shows a running experiment per variant: matured exposures, outcomes, rate, 95% interval, chance of best, all mail sent', async () => {
     const r = await running();
     const [x, ...rest] = await results(r.token);
     expect(rest).toEqual([]);
