@@ -41,6 +41,8 @@ export interface Proposer {
 }
 
 const KEYS = ['A', 'B', 'C', 'D'];
+const START_NEEDS_APPROVAL = 'Approve to start it; its mail then waits under your email approval settings.';
+const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
 
 /** Contacts never mailed (status `new`), with an address, in no other open experiment: whom an experiment may reach. */
 async function openAudience(q: Queryable, accountId: string, limit: number): Promise<{ leadId: string; email: string }[]> {
@@ -100,7 +102,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       title: `Experiment: ${THING_WORDS[input.thing]} for "${input.topic}"`.slice(0, 200),
       details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
       prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}\n${needs ? 'Approve to start it; its mail then waits under your email approval settings.' : 'This account lets experiments start without approval.'}`,
+        prompt: `${describePlan(storedPlan)}\n${needs ? START_NEEDS_APPROVAL : START_WITHOUT_APPROVAL}`,
       }),
     });
     await experimentsRepository(trx).insert({
