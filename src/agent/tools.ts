@@ -11,7 +11,9 @@ import { kindOfWorkFor } from '../review/cards/card-shape.js';
 import { addCard } from '../review/cards/doors.js';
 import { laterRepliesNote } from './reply-wakes.js';
 import { outboundTexts, privateTextIn } from '../review/cards/private-text.js';
-import type { ToolCall, ToolResult } from './brain.js';
+import { type ToolCall, ToolRefused, type ToolResult } from './brain.js';
+import type { Config } from '../config.js';
+import { EXPERIMENT_TOOL_ARGS, EXPERIMENT_TOOL_DESCRIPTIONS, experimentHandlers } from './experiment-tools.js';
 import { followUpsProblem } from '../mail/sequence-steps.js';
 import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
 import type { Turn } from './agent.types.js';
@@ -98,14 +100,20 @@ export const TOOL_ARGS = {
       .min(WAKE_MIN_HOURS)
       .max(WAKE_MAX_DAYS * 24),
   }),
+  ...EXPERIMENT_TOOL_ARGS,
 } as const;
 
 /** What the ship tool can do on this account now, from the channel registry (never a fixed list). */
 function shipDescription(here: ShippingHere): string {
-  const can = here.ships.length
-    ? `Kinds that can ship on this account now: ${here.ships.join(', ')}.`
+  // Only the kinds this tool files (an experiment is proposed with propose_experiment).
+  const ships = here.ships.filter((k) => (SHIPPABLE as readonly string[]).includes(k));
+  const can = ships.length
+    ? `Kinds that can ship on this account now: ${ships.join(', ')}.`
     : 'No kind of work can ship on this account now.';
-  const cannot = here.waits.map((w) => `${w.kind} (${w.reason})`).join('; ');
+  const cannot = here.waits
+    .filter((w) => (SHIPPABLE as readonly string[]).includes(w.kind))
+    .map((w) => `${w.kind} (${w.reason})`)
+    .join('; ');
   return (
     `Ship work (${SHIPPABLE.join(', ')}). It waits as a review card unless the account lets that kind run without ` +
     `approval; spend always waits. ` +
@@ -131,6 +139,7 @@ const TOOL_DESCRIPTIONS: Record<Exclude<keyof typeof TOOL_ARGS, 'ship'>, string>
   schedule_wake:
     `Wake yourself later to check back on something (note: what to check). From one minute to ${WAKE_MAX_DAYS} days ahead; ` +
     `at most ${MAX_PENDING_WAKES} wakes wait per account.`,
+  ...EXPERIMENT_TOOL_DESCRIPTIONS,
 };
 
 export interface ToolEnv {
@@ -139,6 +148,8 @@ export interface ToolEnv {
   turnId: string;
   /** The turn carries outside data (a webhook payload): what it makes never auto-resolves. */
   fromOutside: boolean;
+  /** The settings `read_results` reads by (the reply window experiments count by; whether replies can come in). */
+  config: Pick<Config, 'experiments' | 'inbound'>;
   /** Called for each `reply` bubble. */
   onReply(text: string): Promise<void>;
   /** Called for each wake scheduled, to queue it once the step commits. */
@@ -161,9 +172,6 @@ let proposeWorkflow: ProposeWorkflow | null = null;
 export function wireWorkflowProposals(fn: ProposeWorkflow): void {
   proposeWorkflow = fn;
 }
-
-/** A tool's settled refusal, reported back to the brain as a failed call (never a crashed turn). */
-class ToolRefused extends Error {}
 
 /** Work that would show the account's private notes to outsiders is refused back to the brain, and no card is made. */
 async function refusePrivateText(env: ToolEnv, texts: string[]): Promise<void> {
@@ -294,6 +302,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     env.onWake?.(turn!);
     return `wake ${turn!.id} scheduled for ${new Date(notBefore).toISOString()}`;
   },
+  ...experimentHandlers,
 };
 
 /** Validates and runs one tool call. Unknown tools and bad arguments are reported back, never thrown. */
