@@ -8,10 +8,11 @@ import { z } from 'zod';
 import { THINGS } from '../experiments/experiments.repository.js';
 import { experimentFact, readExperiments } from '../experiments/reading.js';
 import type { METRICS } from '../experiments/plan.js';
+import { openingOf, THING_WORDS } from '../experiments/variants.js';
 import { getResults, hasReturnPath, type Results } from '../results/results.service.js';
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
-import { proposeExperiment } from './experiments.service.js';
+import { proposeExperiment, withDefaults } from './experiments.service.js';
 import type { ToolEnv } from './tools.js';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
@@ -125,3 +126,28 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
     return lines.join('\n');
   },
 };
+
+interface MailArgs {
+  work: string;
+  title: string;
+  subject?: string;
+  body?: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * A mail (`email`, or a sequence's first mail) about a topic an experiment decided, with the default it adopted
+ * (subject or opening: experiments.service.ts withDefaults). The topic is `details.topic` when given, else the
+ * subject. `used` is what the tool result adds: which default it used, or nothing.
+ */
+export async function withAdoptedDefaults<A extends MailArgs>(env: ToolEnv, args: A): Promise<{ args: A; used: string }> {
+  if ((args.work !== 'email' && args.work !== 'sequence') || !args.subject?.trim() || args.body === undefined) return { args, used: '' };
+  const given = args.details?.topic;
+  const topic = typeof given === 'string' && given.trim() ? given.trim() : args.subject.trim();
+  const { draft, used } = await withDefaults(env.db, env.accountId, topic, { subject: args.subject, body: args.body });
+  if (!used.length) return { args, used: '' };
+  const value = (t: (typeof used)[number]) => (t === 'mail_subject' ? draft.subject : openingOf(draft.body)).slice(0, 200);
+  const title = args.title.replace(args.subject, draft.subject).slice(0, 200);
+  const words = used.map((t) => `${THING_WORDS[t]} "${value(t)}"`).join(' and ');
+  return { args: { ...args, ...draft, title }, used: `; it uses the default an experiment decided for "${topic}": ${words}` };
+}

@@ -13,7 +13,8 @@ import { laterRepliesNote } from './reply-wakes.js';
 import { outboundTexts, privateTextIn } from '../review/cards/private-text.js';
 import { type ToolCall, ToolRefused, type ToolResult } from './brain.js';
 import type { Config } from '../config.js';
-import { EXPERIMENT_TOOL_ARGS, EXPERIMENT_TOOL_DESCRIPTIONS, experimentHandlers } from './experiment-tools.js';
+import { refuseUnbackedClaim } from './claims.js';
+import { EXPERIMENT_TOOL_ARGS, EXPERIMENT_TOOL_DESCRIPTIONS, experimentHandlers, withAdoptedDefaults } from './experiment-tools.js';
 import { followUpsProblem } from '../mail/sequence-steps.js';
 import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
 import type { Turn } from './agent.types.js';
@@ -179,6 +180,32 @@ async function refusePrivateText(env: ToolEnv, texts: string[]): Promise<void> {
   if (quotes) throw new ToolRefused(`the draft ${quotes}, so no card was made; write it in your own words`);
 }
 
+/** Files the ship tool's work as a card (or ships it by the account's setting) and says which. */
+async function shipWork(args: z.output<typeof TOOL_ARGS.ship>, env: ToolEnv): Promise<string> {
+  // Nobody on the block list is ever drafted to (the send path checks again at send time).
+  if (args.to !== undefined && (await isBlocked(env.db, env.accountId, args.to))) {
+    throw new ToolRefused(`${args.to} is on the block list, so nothing was drafted to it`);
+  }
+  if (args.work === 'sequence') {
+    const problem = args.to ? followUpsProblem(args.details ?? {}) : 'a sequence needs `to`';
+    if (problem) throw new ToolRefused(`not a valid sequence (${problem}), so nothing was drafted`);
+  }
+  const approval = await needsApproval(env.db, env.accountId, args.work);
+  const work = { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside, ...args };
+  await refusePrivateText(env, outboundTexts(workCard(work, approval)));
+  const missing = await cannotShip(env.db, env.accountId, args.work);
+  const prompt = (needs: boolean) =>
+    laterRepliesNote(env, needs ? 'Review before it ships.' : 'This account lets this kind of work run without approval.');
+  const { card } = await fileWork(env.db, { ...work, prompt }, approval);
+  // Freed by the account setting: the review queue ships it through its fenced send path, decided by `setting`.
+  if (!approval) {
+    if (card.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${card.id} ships it now`;
+    if (card.fromOutside) return `${args.work} came from outside data, so it waits for review as card ${card.id}; nothing was shipped`;
+  }
+  if (missing) return `${args.work} waits as card ${card.id} and cannot ship until connected (${missing}); nothing was shipped`;
+  return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
+}
+
 type Handler<K extends keyof typeof TOOL_ARGS> = (args: z.output<(typeof TOOL_ARGS)[K]>, env: ToolEnv) => Promise<string>;
 
 /**
@@ -191,6 +218,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     return 'sent';
   },
   async create_card(args, env) {
+    refuseUnbackedClaim([args.title, args.summary, args.prompt], args.payload);
     const shape = { sourceType: args.sourceType, title: args.title, payload: args.payload };
     if (kindOfWorkFor(shape)) await refusePrivateText(env, outboundTexts(shape));
     const card = await addCard(env.db, {
@@ -209,29 +237,11 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     });
     return `card ${card.id} is waiting in the review queue`;
   },
-  async ship(args, env) {
-    // Nobody on the block list is ever drafted to (the send path checks again at send time).
-    if (args.to !== undefined && (await isBlocked(env.db, env.accountId, args.to))) {
-      throw new ToolRefused(`${args.to} is on the block list, so nothing was drafted to it`);
-    }
-    if (args.work === 'sequence') {
-      const problem = args.to ? followUpsProblem(args.details ?? {}) : 'a sequence needs `to`';
-      if (problem) throw new ToolRefused(`not a valid sequence (${problem}), so nothing was drafted`);
-    }
-    const approval = await needsApproval(env.db, env.accountId, args.work);
-    const work = { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside, ...args };
-    await refusePrivateText(env, outboundTexts(workCard(work, approval)));
-    const missing = await cannotShip(env.db, env.accountId, args.work);
-    const prompt = (needs: boolean) =>
-      laterRepliesNote(env, needs ? 'Review before it ships.' : 'This account lets this kind of work run without approval.');
-    const { card } = await fileWork(env.db, { ...work, prompt }, approval);
-    // Freed by the account setting: the review queue ships it through its fenced send path, decided by `setting`.
-    if (!approval) {
-      if (card.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${card.id} ships it now`;
-      if (card.fromOutside) return `${args.work} came from outside data, so it waits for review as card ${card.id}; nothing was shipped`;
-    }
-    if (missing) return `${args.work} waits as card ${card.id} and cannot ship until connected (${missing}); nothing was shipped`;
-    return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
+  async ship(given, env) {
+    // A mail about a topic an experiment decided starts from its adopted default, and the result says so.
+    const { args, used } = await withAdoptedDefaults(env, given);
+    refuseUnbackedClaim([args.subject ? args.title.replace(args.subject, '') : args.title], args.details ?? {});
+    return `${await shipWork(args, env)}${used}`;
   },
   async upsert_lead(args, env) {
     try {
