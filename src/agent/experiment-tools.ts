@@ -1,8 +1,8 @@
 /**
- * The agent's experiment tools (docs/decisions/experiments.md, "The agent's tools"): `propose_experiment` files an
- * experiment with its plan (experiments.service.ts proposeExperiment), and `read_results` reads the account's own
- * scoreboard back as facts that carry no outside data: counts and rates per channel, the agent's own work, and one
- * line per experiment. Never a lead's name, a reply's text or an account note.
+ * The agent's experiment tools (docs/decisions/experiments.md, "The agent's tools: propose_experiment and
+ * read_results"): `propose_experiment` files an experiment with its plan (experiments.service.ts proposeExperiment),
+ * and `read_results` reads the account's own scoreboard back as facts that carry no outside data: counts and rates
+ * per channel, the agent's own work, and one line per experiment. Never a lead's name, a reply's text or an account note.
  */
 import { z } from 'zod';
 import { THINGS } from '../experiments/experiments.repository.js';
