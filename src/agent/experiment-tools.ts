@@ -13,7 +13,8 @@ import { getResults, hasReturnPath, type Results } from '../results/results.serv
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
 import { proposeExperiment, withDefaults } from './experiments.service.js';
-import type { ToolEnv } from './tools.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db.js';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const rate = z.number().gt(0).lt(1);
@@ -86,6 +87,15 @@ export function resultFacts(r: Results): string[] {
   const h = r.harness.data;
   lines.push(`your work: ${metricFacts({ ...h.window }, { ...h.baseline }).join('; ')}.`);
   return lines;
+}
+
+/** What the experiment tools use of the runtime's tool environment (tools.ts ToolEnv). */
+interface ToolEnv {
+  db: Db;
+  accountId: string;
+  turnId: string;
+  fromOutside: boolean;
+  config: Pick<Config, 'experiments' | 'inbound'>;
 }
 
 type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => Promise<string>;

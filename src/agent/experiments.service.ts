@@ -95,9 +95,12 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       work: 'experiment',
       title: `Experiment: ${THING_WORDS[input.thing]} for "${input.topic}"`.slice(0, 200),
       details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
-      prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}\n${needs ? 'Approve to start it; its mail then waits under your email approval settings.' : 'This account lets experiments start without approval.'}`,
-      }),
+      prompt: (needs) => {
+        const next = needs
+          ? 'Approve to start it; its mail then waits under your email approval settings.'
+          : 'This account lets experiments start without approval.';
+        return { prompt: `${describePlan(storedPlan)}\n${next}` };
+      },
     });
     await experimentsRepository(trx).insert({
       accountId: by.accountId,
