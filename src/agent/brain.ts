@@ -43,3 +43,6 @@ export interface Brain {
 
 /** A brain failure the turn reports as its `failure` (no internals). */
 export class BrainError extends Error {}
+
+/** A tool's settled refusal, reported back to the brain as a failed call (never a crashed turn). */
+export class ToolRefused extends Error {}

@@ -41,6 +41,12 @@ export interface Proposer {
 }
 
 const KEYS = ['A', 'B', 'C', 'D'];
+
+/**
+ * Contacts to ask for so that every variant gets `perVariant`: the hash splits at random, so each variant's share
+ * varies by about √perVariant; three of those more per variant leave the smallest short about once in a thousand.
+ */
+export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
 const START_NEEDS_APPROVAL = 'Approve to start it; its mail then waits under your email approval settings.';
 const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
 
@@ -87,10 +93,13 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     baselineRate: input.baselineRate ?? 0.04,
     minimumDetectableEffect: input.minimumDetectableEffect ?? 0.02,
   });
-  const audience = await openAudience(db, by.accountId, plan.plannedPerVariant * variants.length);
-  const needed = plan.minimumPerVariant * variants.length;
+  const audience = await openAudience(db, by.accountId, withRoom(plan.plannedPerVariant, variants.length));
+  const needed = withRoom(plan.minimumPerVariant, variants.length);
   if (audience.length < needed) {
-    return `only ${audience.length} contacts could join; this plan needs at least ${needed} (${plan.minimumPerVariant} per variant)`;
+    return (
+      `only ${audience.length} contacts could join; this plan needs at least ${needed} ` +
+      `(${plan.minimumPerVariant} per variant, and room for an uneven split)`
+    );
   }
   const storedPlan = { ...plan, audience: `${audience.length} ${audienceWords}`, variants };
   return db.transaction(async (trx) => {

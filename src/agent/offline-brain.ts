@@ -1,5 +1,6 @@
 import type { Brain, BrainContext, BrainStep, ToolCall, ToolResult } from './brain.js';
 import { blogReply } from './offline-blog.js';
+import { experimentReply } from './offline-experiments.js';
 import { call, capitalise, trimEnd } from './offline-calls.js';
 import { DOMAIN, EMAIL, matchPhrase, phraseHints } from './offline-phrases.js';
 import { planWake } from './offline-wake.js';
@@ -109,23 +110,31 @@ function draftReply(ctx: BrainContext, result: ToolResult): ToolCall[] {
   const to = m?.[2]?.replace(/[,;:]$/, '') ?? 'them';
   const topic = m?.[3] ? trimEnd(m[3]) : 'that';
   if (!result.ok) return [call(2, 'reply', { text: `I drafted nothing: ${result.result}.` })];
+  // A default an experiment decided (the ship tool says which it used).
+  const used = /; it uses (the default an experiment decided [\s\S]+)$/.exec(result.result)?.[1];
   return [
     call(2, 'reply', {
-      text: `I drafted ${what} to ${to} about ${topic}. It is waiting in your review queue; nothing is sent until you approve it.`,
+      text:
+        `I drafted ${what} to ${to} about ${topic}${used ? `; it uses ${used}` : ''}. ` +
+        'It is waiting in your review queue; nothing is sent until you approve it.',
     }),
   ];
 }
 
-/** Deterministic, no network: one round that plans every call from the input (a draft takes two). */
+/** Tools whose result the reply depends on: the reply comes in a second round. */
+const REPLY_AFTER = ['ship', 'propose_experiment', 'read_results'];
+
+/** Deterministic, no network: one round that plans every call from the input (a draft, an experiment or a reading take two). */
 export const offlineBrain: Brain = {
   name: 'offline',
   async step(ctx: BrainContext, transcript): Promise<BrainStep> {
-    if (transcript.length === 1) {
-      const ship = transcript[0]!.results.find((r) => r.name === 'ship');
-      if (ship && ctx.input.kind === 'message') return { calls: draftReply(ctx, ship), done: true };
+    if (transcript.length === 1 && ctx.input.kind === 'message') {
+      const result = transcript[0]!.results.find((r) => REPLY_AFTER.includes(r.name));
+      if (result?.name === 'ship') return { calls: draftReply(ctx, result), done: true };
+      if (result) return { calls: experimentReply(ctx.input.text, result) ?? [], done: true };
     }
     if (transcript.length) return { calls: [], done: true };
     const calls = await plan(ctx);
-    return { calls, done: !calls.some((c) => c.name === 'ship') };
+    return { calls, done: !calls.some((c) => REPLY_AFTER.includes(c.name)) };
   },
 };

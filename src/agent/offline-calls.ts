@@ -15,6 +15,21 @@ export function capitalise(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
+/** The body of the mail the offline brain drafts about a topic (a link the person named goes in as its own line). */
+export function mailBody(greeting: string, topic: string, link: string | null = null): string {
+  return [
+    `Hi ${capitalise(greeting)},`,
+    '',
+    `I wanted to reach out about ${topic}.`,
+    '',
+    // A link the person named: it ships as a tracked link, so a click counts under email.
+    ...(link ? [`There is more here: ${link}`, ''] : []),
+    'Would you be open to a short call next week?',
+    '',
+    'Best regards',
+  ].join('\n');
+}
+
 /**
  * One phrase the offline brain understands: how a person writes it, what it does, and its planner.
  * docs/agent.md's list of phrases is written from these (scripts/offline-phrases.ts).

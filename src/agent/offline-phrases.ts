@@ -1,5 +1,6 @@
 import { BLOG_PHRASES } from './offline-blog.js';
-import { call, capitalise, type OfflinePhrase, trimEnd } from './offline-calls.js';
+import { call, capitalise, mailBody, type OfflinePhrase, trimEnd } from './offline-calls.js';
+import { EXPERIMENT_PHRASES } from './offline-experiments.js';
 import { sequenceDraft } from './offline-wake.js';
 import { WAKE_MAX_DAYS, WAKE_MIN_HOURS } from './tools.js';
 
@@ -32,17 +33,7 @@ export const OFFLINE_PHRASES: readonly OfflinePhrase[] = [
       const subject = capitalise(topic).slice(0, 200);
       const greeting = to.split('@')[0]!.split(/[._-]/)[0] ?? '';
       // Account memory is private: it guides the agent and is never written into outbound mail.
-      const body = [
-        `Hi ${capitalise(greeting)},`,
-        '',
-        `I wanted to reach out about ${topic}.`,
-        '',
-        // A link the person named: it ships as a tracked link, so a click counts under email.
-        ...(link ? [`There is more here: ${link}`, ''] : []),
-        'Would you be open to a short call next week?',
-        '',
-        'Best regards',
-      ].join('\n');
+      const body = mailBody(greeting, topic, link);
       // The reply comes in a second round, from what the tool did (it refuses blocked recipients).
       return [call(1, 'ship', { work: 'email', to, subject, body, title: `Email to ${to}: ${subject}` })];
     },
@@ -167,6 +158,7 @@ export const OFFLINE_PHRASES: readonly OfflinePhrase[] = [
     },
   },
   ...BLOG_PHRASES,
+  ...EXPERIMENT_PHRASES,
 ];
 
 /** What a message no phrase matches gets. */

@@ -20,7 +20,7 @@ export type StepPlace = Omit<StepAt, 'result'>;
 export async function runStep(deps: Deps, conn: Runner, turn: Turn, place: StepPlace, proposed: ToolCall): Promise<ToolResult> {
   // A follow-up to the person whose reply woke the agent threads under that reply (reply-thread.ts).
   const call = threadedCall(turn.data, proposed);
-  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn) };
+  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn), config: deps.config };
   if (call.name === 'reply') {
     let recorded = false;
     const result = await executeTool(call, {

@@ -11,7 +11,10 @@ import { kindOfWorkFor } from '../review/cards/card-shape.js';
 import { addCard } from '../review/cards/doors.js';
 import { laterRepliesNote } from './reply-wakes.js';
 import { outboundTexts, privateTextIn } from '../review/cards/private-text.js';
-import type { ToolCall, ToolResult } from './brain.js';
+import { type ToolCall, ToolRefused, type ToolResult } from './brain.js';
+import type { Config } from '../config.js';
+import { refuseUnbackedClaim } from './claims.js';
+import { EXPERIMENT_TOOL_ARGS, EXPERIMENT_TOOL_DESCRIPTIONS, experimentHandlers, withAdoptedDefaults } from './experiment-tools.js';
 import { followUpsProblem } from '../mail/sequence-steps.js';
 import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
 import type { Turn } from './agent.types.js';
@@ -98,14 +101,20 @@ export const TOOL_ARGS = {
       .min(WAKE_MIN_HOURS)
       .max(WAKE_MAX_DAYS * 24),
   }),
+  ...EXPERIMENT_TOOL_ARGS,
 } as const;
 
 /** What the ship tool can do on this account now, from the channel registry (never a fixed list). */
 function shipDescription(here: ShippingHere): string {
-  const can = here.ships.length
-    ? `Kinds that can ship on this account now: ${here.ships.join(', ')}.`
+  // Only the kinds this tool files (an experiment is proposed with propose_experiment).
+  const ships = here.ships.filter((k) => (SHIPPABLE as readonly string[]).includes(k));
+  const can = ships.length
+    ? `Kinds that can ship on this account now: ${ships.join(', ')}.`
     : 'No kind of work can ship on this account now.';
-  const cannot = here.waits.map((w) => `${w.kind} (${w.reason})`).join('; ');
+  const cannot = here.waits
+    .filter((w) => (SHIPPABLE as readonly string[]).includes(w.kind))
+    .map((w) => `${w.kind} (${w.reason})`)
+    .join('; ');
   return (
     `Ship work (${SHIPPABLE.join(', ')}). It waits as a review card unless the account lets that kind run without ` +
     `approval; spend always waits. ` +
@@ -131,6 +140,7 @@ const TOOL_DESCRIPTIONS: Record<Exclude<keyof typeof TOOL_ARGS, 'ship'>, string>
   schedule_wake:
     `Wake yourself later to check back on something (note: what to check). From one minute to ${WAKE_MAX_DAYS} days ahead; ` +
     `at most ${MAX_PENDING_WAKES} wakes wait per account.`,
+  ...EXPERIMENT_TOOL_DESCRIPTIONS,
 };
 
 export interface ToolEnv {
@@ -139,6 +149,8 @@ export interface ToolEnv {
   turnId: string;
   /** The turn carries outside data (a webhook payload): what it makes never auto-resolves. */
   fromOutside: boolean;
+  /** The settings `read_results` reads by (the reply window experiments count by; whether replies can come in). */
+  config: Pick<Config, 'experiments' | 'inbound'>;
   /** Called for each `reply` bubble. */
   onReply(text: string): Promise<void>;
   /** Called for each wake scheduled, to queue it once the step commits. */
@@ -162,13 +174,36 @@ export function wireWorkflowProposals(fn: ProposeWorkflow): void {
   proposeWorkflow = fn;
 }
 
-/** A tool's settled refusal, reported back to the brain as a failed call (never a crashed turn). */
-class ToolRefused extends Error {}
-
 /** Work that would show the account's private notes to outsiders is refused back to the brain, and no card is made. */
 async function refusePrivateText(env: ToolEnv, texts: string[]): Promise<void> {
   const quotes = await privateTextIn(env.db, env.accountId, texts);
   if (quotes) throw new ToolRefused(`the draft ${quotes}, so no card was made; write it in your own words`);
+}
+
+/** Files the ship tool's work as a card (or ships it by the account's setting) and says which. */
+async function shipWork(args: z.output<typeof TOOL_ARGS.ship>, env: ToolEnv): Promise<string> {
+  // Nobody on the block list is ever drafted to (the send path checks again at send time).
+  if (args.to !== undefined && (await isBlocked(env.db, env.accountId, args.to))) {
+    throw new ToolRefused(`${args.to} is on the block list, so nothing was drafted to it`);
+  }
+  if (args.work === 'sequence') {
+    const problem = args.to ? followUpsProblem(args.details ?? {}) : 'a sequence needs `to`';
+    if (problem) throw new ToolRefused(`not a valid sequence (${problem}), so nothing was drafted`);
+  }
+  const approval = await needsApproval(env.db, env.accountId, args.work);
+  const work = { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside, ...args };
+  await refusePrivateText(env, outboundTexts(workCard(work, approval)));
+  const missing = await cannotShip(env.db, env.accountId, args.work);
+  const prompt = (needs: boolean) =>
+    laterRepliesNote(env, needs ? 'Review before it ships.' : 'This account lets this kind of work run without approval.');
+  const { card } = await fileWork(env.db, { ...work, prompt }, approval);
+  // Freed by the account setting: the review queue ships it through its fenced send path, decided by `setting`.
+  if (!approval) {
+    if (card.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${card.id} ships it now`;
+    if (card.fromOutside) return `${args.work} came from outside data, so it waits for review as card ${card.id}; nothing was shipped`;
+  }
+  if (missing) return `${args.work} waits as card ${card.id} and cannot ship until connected (${missing}); nothing was shipped`;
+  return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
 }
 
 type Handler<K extends keyof typeof TOOL_ARGS> = (args: z.output<(typeof TOOL_ARGS)[K]>, env: ToolEnv) => Promise<string>;
@@ -183,6 +218,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     return 'sent';
   },
   async create_card(args, env) {
+    refuseUnbackedClaim([args.title, args.summary, args.prompt], args.payload);
     const shape = { sourceType: args.sourceType, title: args.title, payload: args.payload };
     if (kindOfWorkFor(shape)) await refusePrivateText(env, outboundTexts(shape));
     const card = await addCard(env.db, {
@@ -201,29 +237,11 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     });
     return `card ${card.id} is waiting in the review queue`;
   },
-  async ship(args, env) {
-    // Nobody on the block list is ever drafted to (the send path checks again at send time).
-    if (args.to !== undefined && (await isBlocked(env.db, env.accountId, args.to))) {
-      throw new ToolRefused(`${args.to} is on the block list, so nothing was drafted to it`);
-    }
-    if (args.work === 'sequence') {
-      const problem = args.to ? followUpsProblem(args.details ?? {}) : 'a sequence needs `to`';
-      if (problem) throw new ToolRefused(`not a valid sequence (${problem}), so nothing was drafted`);
-    }
-    const approval = await needsApproval(env.db, env.accountId, args.work);
-    const work = { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside, ...args };
-    await refusePrivateText(env, outboundTexts(workCard(work, approval)));
-    const missing = await cannotShip(env.db, env.accountId, args.work);
-    const prompt = (needs: boolean) =>
-      laterRepliesNote(env, needs ? 'Review before it ships.' : 'This account lets this kind of work run without approval.');
-    const { card } = await fileWork(env.db, { ...work, prompt }, approval);
-    // Freed by the account setting: the review queue ships it through its fenced send path, decided by `setting`.
-    if (!approval) {
-      if (card.autoResolveAt !== null) return `${args.work} runs without approval on this account; card ${card.id} ships it now`;
-      if (card.fromOutside) return `${args.work} came from outside data, so it waits for review as card ${card.id}; nothing was shipped`;
-    }
-    if (missing) return `${args.work} waits as card ${card.id} and cannot ship until connected (${missing}); nothing was shipped`;
-    return `${args.work} is waiting for review as card ${card.id}; nothing was shipped`;
+  async ship(given, env) {
+    // A mail about a topic an experiment decided starts from its adopted default, and the result says so.
+    const { args, used } = await withAdoptedDefaults(env, given);
+    refuseUnbackedClaim([args.subject ? args.title.replace(args.subject, '') : args.title], args.details ?? {});
+    return `${await shipWork(args, env)}${used}`;
   },
   async upsert_lead(args, env) {
     try {
@@ -294,6 +312,7 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
     env.onWake?.(turn!);
     return `wake ${turn!.id} scheduled for ${new Date(notBefore).toISOString()}`;
   },
+  ...experimentHandlers,
 };
 
 /** Validates and runs one tool call. Unknown tools and bad arguments are reported back, never thrown. */

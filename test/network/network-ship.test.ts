@@ -209,7 +209,14 @@ describe('network messages through the provider bridge', () => {
     expect(r2.body.message).toMatch(/is on the block list/);
 
     // The agent drafts nothing to it either (the ship tool reads the profile URL the block list's way).
-    const toolEnv = { db: env.deps.db, accountId, turnId: 'turn_none', fromOutside: false, onReply: async () => undefined };
+    const toolEnv = {
+      db: env.deps.db,
+      accountId,
+      turnId: 'turn_none',
+      fromOutside: false,
+      config: env.config,
+      onReply: async () => undefined,
+    };
     const call = {
       id: 'c1',
       name: 'ship',

@@ -1,0 +1,163 @@
+/**
+ * The agent's experiment tools (docs/decisions/experiments.md, "The agent's tools: propose_experiment and
+ * read_results"): `propose_experiment` files an experiment with its plan (experiments.service.ts proposeExperiment),
+ * and `read_results` reads the account's own scoreboard back as facts that carry no outside data: counts and rates
+ * per channel, the agent's own work, and one line per experiment. Never a lead's name, a reply's text or an account note.
+ */
+import { z } from 'zod';
+import { THINGS } from '../experiments/experiments.repository.js';
+import { experimentFact, readExperiments } from '../experiments/reading.js';
+import { METRICS } from '../experiments/plan.js';
+import { openingOf, THING_WORDS } from '../experiments/variants.js';
+import { getResults, hasReturnPath, type Results } from '../results/results.service.js';
+import { needsApproval } from '../review/approval.service.js';
+import { ToolRefused } from './brain.js';
+import { proposeExperiment, withDefaults } from './experiments.service.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db.js';
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+const rate = z.number().gt(0).lt(1);
+
+/** The two tools' argument schemas, in the shape both brains were agreed on. */
+export const EXPERIMENT_TOOL_ARGS = {
+  propose_experiment: z.object({
+    thing: z.enum(THINGS),
+    topic: text(200),
+    subject: text(200),
+    body: text(16_000),
+    challengers: z.array(text(200)).min(1).max(3),
+    hypothesis: z.string().trim().max(500).optional(),
+    metric: z.enum(Object.keys(METRICS) as [keyof typeof METRICS, ...(keyof typeof METRICS)[]]).optional(),
+    baselineRate: rate.optional(),
+    minimumDetectableEffect: rate.optional(),
+  }),
+  read_results: z.object({}),
+} as const;
+
+type Args = typeof EXPERIMENT_TOOL_ARGS;
+
+export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
+  propose_experiment:
+    'Propose an A/B test of mail about a topic: thing (mail_subject or mail_opening) is what varies; subject and body are the ' +
+    'draft every variant starts from (its own subject or opening is the control, A); challengers are 1 to 3 other subjects ' +
+    'or openings. It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
+    'Refused, with nothing written, when too few contacts could join.',
+  read_results:
+    "Read the account's scoreboard for the last 24 hours and the 24 hours before: counts and rates per channel, your own " +
+    'work (turns, cards, approvals), and one line per experiment with its figures. Cite these figures; claim nothing they do not show.',
+};
+
+/** A metric's name in words: `replyRate` → "reply rate". */
+const words = (key: string) => key.replace(/([A-Z])/g, ' $1').toLowerCase();
+
+/** A count or rate as a fact, its baseline beside it; null (unknown) says so. */
+const figure = (v: unknown) => (v === null ? 'unknown' : typeof v === 'number' ? String(v) : null);
+
+/** One channel's numbers (only numbers: the names and titles an ads test carries stay out). */
+function metricFacts(window: Record<string, unknown>, baseline: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [key, v] of Object.entries(window)) {
+    const b = baseline[key];
+    const now = figure(v);
+    if (now !== null) {
+      out.push(`${words(key)} ${now} (before ${figure(b) ?? 'unknown'})`);
+    } else if (Array.isArray(v)) {
+      out.push(`${words(key)} ${v.length} (before ${Array.isArray(b) ? b.length : 0})`);
+    } else if (key === 'shipped' && v && typeof v === 'object') {
+      out.push(`shipped ${(v as { total: number }).total} (before ${(b as { total?: number } | undefined)?.total ?? 0})`);
+    } else if (v && typeof v === 'object') {
+      // Conversion value per currency: the currency code and the sum.
+      const sums = Object.entries(v as Record<string, unknown>).filter(([, n]) => typeof n === 'number');
+      if (sums.length) out.push(`${words(key)} ${sums.map(([c, n]) => `${c} ${n}`).join(', ')}`);
+    }
+  }
+  return out;
+}
+
+/** The scoreboard as facts: one line per channel and one for the agent's own work. */
+export function resultFacts(r: Results): string[] {
+  const hours = Math.round((r.window.until - r.window.since) / 3_600_000);
+  const lines = [`Results for the last ${hours} hours (before: the ${hours} hours until then).`];
+  for (const channel of ['email', 'ads', 'seo', 'social', 'aeo', 'network'] as const) {
+    const s = r[channel];
+    if (!s.available) lines.push(`${channel}: not available (${s.reason}).`);
+    else lines.push(`${channel}: ${metricFacts(s.data.window, s.data.baseline).join('; ')}.`);
+  }
+  const h = r.harness.data;
+  lines.push(`your work: ${metricFacts({ ...h.window }, { ...h.baseline }).join('; ')}.`);
+  return lines;
+}
+
+/** What the experiment tools use of the runtime's tool environment (tools.ts ToolEnv). */
+interface ToolEnv {
+  db: Db;
+  accountId: string;
+  turnId: string;
+  fromOutside: boolean;
+  config: Pick<Config, 'experiments' | 'inbound'>;
+}
+
+type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => Promise<string>;
+
+export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
+  async propose_experiment(args, env) {
+    const out = await proposeExperiment(
+      env.db,
+      { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside },
+      {
+        thing: args.thing,
+        topic: args.topic,
+        draft: { subject: args.subject, body: args.body },
+        challengers: args.challengers,
+        ...(args.hypothesis ? { hypothesis: args.hypothesis } : {}),
+        ...(args.metric ? { metric: args.metric } : {}),
+        ...(args.baselineRate !== undefined ? { baselineRate: args.baselineRate } : {}),
+        ...(args.minimumDetectableEffect !== undefined ? { minimumDetectableEffect: args.minimumDetectableEffect } : {}),
+      },
+    );
+    if (typeof out === 'string') throw new ToolRefused(`no experiment was proposed: ${out}`);
+    if (!(await needsApproval(env.db, env.accountId, 'experiment'))) {
+      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); its mail waits under the email settings`;
+    }
+    return `experiment ${out.id} is waiting for review as card ${out.cardId}; nothing starts until it is approved`;
+  },
+  async read_results(_args, env) {
+    const now = Date.now();
+    const returnPath = await hasReturnPath(env.db, env.accountId, env.config.inbound.smtpPort);
+    const results = await getResults(env.db, env.accountId, undefined, now, returnPath);
+    const experiments = await readExperiments(env.db, env.accountId, results.window.since, now - env.config.experiments.replyWindowMs);
+    const lines = resultFacts(results);
+    lines.push(
+      experiments.length
+        ? `Experiments (${experiments.length}):\n${experiments.map((e) => `- ${experimentFact(e)}`).join('\n')}`
+        : 'Experiments: none is running or proposed, and none ended in this window.',
+    );
+    return lines.join('\n');
+  },
+};
+
+interface MailArgs {
+  work: string;
+  title: string;
+  subject?: string;
+  body?: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * A mail (`email`, or a sequence's first mail) about a topic an experiment decided, with the default it adopted
+ * (subject or opening: experiments.service.ts withDefaults). The topic is `details.topic` when given, else the
+ * subject. `used` is what the tool result adds: which default it used, or nothing.
+ */
+export async function withAdoptedDefaults<A extends MailArgs>(env: ToolEnv, args: A): Promise<{ args: A; used: string }> {
+  if ((args.work !== 'email' && args.work !== 'sequence') || !args.subject?.trim() || args.body === undefined) return { args, used: '' };
+  const given = args.details?.topic;
+  const topic = typeof given === 'string' && given.trim() ? given.trim() : args.subject.trim();
+  const { draft, used } = await withDefaults(env.db, env.accountId, topic, { subject: args.subject, body: args.body });
+  if (!used.length) return { args, used: '' };
+  const value = (t: (typeof used)[number]) => (t === 'mail_subject' ? draft.subject : openingOf(draft.body)).slice(0, 200);
+  const title = args.title.replace(args.subject, draft.subject).slice(0, 200);
+  const words = used.map((t) => `${THING_WORDS[t]} "${value(t)}"`).join(' and ');
+  return { args: { ...args, ...draft, title }, used: `; it uses the default an experiment decided for "${topic}": ${words}` };
+}
