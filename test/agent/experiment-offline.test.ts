@@ -33,7 +33,9 @@ describe('offline brain experiment phrases', () => {
     await contacts(accountId, 3);
     const m = await say(token, 'test two subject lines for onboarding');
     expect(m.replies.map((r) => r.text)).toEqual([
-      expect.stringMatching(/^I proposed no experiment: only 3 contacts could join; this plan needs at least \d+ \(\d+ per variant\)\.$/),
+      expect.stringMatching(
+        /^I proposed no experiment: only 3 contacts could join; this plan needs at least \d+ \(\d+ per variant, and room for an uneven split\)\.$/,
+      ),
     ]);
     expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
     const how = await say(token, 'how are the experiments doing?');
@@ -44,7 +46,7 @@ describe('offline brain experiment phrases', () => {
 
   it('proposes a subject test as an experiment card and reports it from its results', async () => {
     const { token, accountId } = await env.tenant();
-    await contacts(accountId, 730);
+    await contacts(accountId, 900);
     const m = await say(token, 'test two subject lines for onboarding.');
     const [card] = await env.deps.db('review_cards').where({ account_id: accountId });
     expect(card).toMatchObject({ source_type: 'experiment', status: 'pending' });

@@ -41,10 +41,10 @@ async function results(token: string) {
   return ResultsResponse.parse(res.body).results.experiments;
 }
 
-/** An account with 80 never-mailed contacts and an experiment proposed to them (the plan: 36 per variant, the minimum too). */
+/** An account with 120 never-mailed contacts and an experiment proposed to them (the plan: 36 per variant, the minimum too). */
 async function proposed(topic = 'onboarding') {
   const { accountId, token } = await env.tenant();
-  for (let i = 0; i < 80; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `person${i}@co${i}.test` }] });
+  for (let i = 0; i < 120; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `person${i}@co${i}.test` }] });
   const out = await proposeExperiment(
     env.deps.db,
     { accountId, turnId: null, fromOutside: false },
