@@ -1,29 +1,14 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
-import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db.js';
+import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 
 /**
  * The migration that puts the account into every key runs on a database with data: child rows get the account
  * of their parent, and the composite keys hold on what was there (decisions/sharding.md).
  */
 const MIGRATION = '20261129100000_account_keys';
-const name = testDatabaseName();
+const scratch = migrationDatabase();
 let db: Db | undefined;
-
-afterAll(async () => {
-  await db?.destroy();
-  await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-});
-
-/** Runs migrations one by one until `migration` is the next one. */
-async function migrateUpTo(d: Db, migration: string): Promise<void> {
-  for (;;) {
-    // With our migration source (src/db.ts), pending migrations are their file names.
-    const [, pending] = (await d.migrate.list()) as [unknown, string[]];
-    if (!pending[0] || pending[0].startsWith(migration)) return;
-    await d.migrate.up();
-  }
-}
 
 const SEED = `
 INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0), ('a2', 'B', 0);
@@ -39,8 +24,7 @@ INSERT INTO destination_deliveries (destination_id, run_id, text, at) VALUES ('d
 
 describe('the account-key migration', () => {
   it('fills account_id of child rows from their parents and keeps the rows', async () => {
-    await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
-    db = createDb(urlFor(name), 2);
+    db = await scratch.open();
     await migrateUpTo(db, MIGRATION);
     await db.raw(SEED);
 

@@ -1,28 +1,14 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
-import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db.js';
+import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 
 /**
  * The migration that keys `inbound_messages` by account runs on a database with rows stored without one: each is
  * placed from what it was matched to (its send, its lead), else from an envelope token of ours; the rest are deleted.
  */
 const MIGRATION = '20261130120000_inbound_messages_account_key';
-const name = testDatabaseName();
+const scratch = migrationDatabase();
 let db: Db | undefined;
-
-afterAll(async () => {
-  await db?.destroy();
-  await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-});
-
-/** Runs migrations one by one until `migration` is the next one. */
-async function migrateUpTo(d: Db, migration: string): Promise<void> {
-  for (;;) {
-    const [, pending] = (await d.migrate.list()) as [unknown, string[]];
-    if (!pending[0] || pending[0].startsWith(migration)) return;
-    await d.migrate.up();
-  }
-}
 
 const SEED = `
 INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0), ('a2', 'B', 0);
@@ -41,8 +27,7 @@ INSERT INTO inbound_messages (id, account_id, via, rcpt_to, raw, size, received_
 // Migrates a fresh database step by step: slow on a loaded machine.
 describe('the inbound_messages account-key migration', { timeout: 120_000 }, () => {
   it('places rows stored without an account from their send, lead or token, deletes the rest, and keys by account', async () => {
-    await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
-    db = createDb(urlFor(name), 2);
+    db = await scratch.open();
     await migrateUpTo(db, MIGRATION);
     await db.raw(SEED);
 

@@ -1,8 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db.js';
 import { getResults } from '../../src/results/results.service.js';
 import { rollUpAll } from '../../src/results/rollups.service.js';
-import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
+import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 import { until } from '../helpers/processes.js';
 
 /**
@@ -13,28 +13,14 @@ import { until } from '../helpers/processes.js';
  */
 const ROLLUPS = '20261128100000_results_rollups';
 const MINUTES = '20261130100000_minute_rollups';
-const name = testDatabaseName();
+const scratch = migrationDatabase();
 let db: Db | undefined;
-
-afterAll(async () => {
-  await db?.destroy();
-  await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-});
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const DAY = 24 * HOUR;
 /** When the history "was written": mid-hour. */
 const WRITTEN = 1_800_000_000_000 + 10 * HOUR + 25 * MINUTE + 4_321;
-
-/** Runs migrations one by one until `migration` is the next one. */
-async function migrateUpTo(d: Db, migration: string): Promise<void> {
-  for (;;) {
-    const [, pending] = (await d.migrate.list()) as [unknown, string[]];
-    if (!pending[0] || pending[0].startsWith(migration)) return;
-    await d.migrate.up();
-  }
-}
 
 /** `n` channel events of the account, the k-th `step` ms before `last`, of two channels and a few types. */
 async function events(d: Db, tag: string, last: number, n: number, step: number) {
@@ -93,8 +79,7 @@ async function expectSameAsRaw(d: Db, now: number, sinces: number[]) {
 
 describe('the minute-rollups migration', { timeout: 120_000 }, () => {
   it('sets minutes_from past every count folded by the hour, and /results stays exact on both sides of it', async () => {
-    await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
-    db = createDb(urlFor(name), 2);
+    db = await scratch.open();
     await migrateUpTo(db, ROLLUPS);
     await db.raw(`INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0)`);
     await db.raw(`INSERT INTO channel_connections (account_id, channel, connected_at) VALUES ('a1', 'email', 0), ('a1', 'network', 0)`);

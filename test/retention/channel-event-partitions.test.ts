@@ -2,10 +2,9 @@ import { describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { recordChannelEvent } from '../../src/results/channel-events.js';
 import { type EventRow, resultsRepository } from '../../src/results/results.repository.js';
-import { rollUpAll } from '../../src/results/rollups.service.js';
 import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { until } from '../helpers/processes.js';
+import { foldAccount } from '../helpers/rollups.js';
 
 /**
  * `channel_events` partitioned by month (docs/decisions/retention.md, "Partitioning by time"): a month wholly past
@@ -19,22 +18,8 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-/** Rolls up until no event of the account is left unfolded (another file's open transaction may hold the watermark back). */
-async function foldAll(accountId: string) {
-  await until(
-    async () => {
-      await rollUpAll(env.deps.db);
-      const left = await env.deps
-        .db('channel_events')
-        .where({ account_id: accountId })
-        .whereRaw(`xid >= (SELECT xid FROM results_rollup_watermark WHERE name = 'results')`)
-        .first();
-      return left === undefined;
-    },
-    30_000,
-    200,
-  );
-}
+/** Every event of the account in the rollups (test/helpers/rollups.ts). */
+const foldAll = (accountId: string) => foldAccount(env.deps.db, accountId);
 
 /** The month partition holding `t`, made if it is missing (a month before the migration's). */
 async function monthOf(t: number) {

@@ -1,7 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../src/db.js';
+import { describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db.js';
 import { resultsRepository } from '../../src/results/results.repository.js';
-import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
+import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 
 /**
  * The migration that partitions `channel_events` by month runs on a database with events: every row moves into the
@@ -11,22 +11,8 @@ import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
  */
 const MIGRATION = '20261130110000_channel_events_partitioned';
 const DAY = 86_400_000;
-const name = testDatabaseName();
+const scratch = migrationDatabase();
 let db: Db | undefined;
-
-afterAll(async () => {
-  await db?.destroy();
-  await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-});
-
-/** Runs migrations one by one until `migration` is the next one. */
-async function migrateUpTo(d: Db, migration: string): Promise<void> {
-  for (;;) {
-    const [, pending] = (await d.migrate.list()) as [unknown, string[]];
-    if (!pending[0] || pending[0].startsWith(migration)) return;
-    await d.migrate.up();
-  }
-}
 
 const monthName = (t: number) => {
   const d = new Date(t);
@@ -35,8 +21,7 @@ const monthName = (t: number) => {
 
 describe('the channel events partitioning migration', () => {
   it('moves every event into its month, fills the refs from them, keeps the ids, and down restores the old table', async () => {
-    await withAdminClient((c) => c.query(`CREATE DATABASE "${name}"`));
-    db = createDb(urlFor(name), 2);
+    db = await scratch.open();
     await migrateUpTo(db, MIGRATION);
     const now = Date.now();
     await db.raw(`INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0), ('a2', 'B', 0)`);

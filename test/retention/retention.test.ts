@@ -4,11 +4,10 @@ import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/logger.js';
 import { recordChannelEvents } from '../../src/results/channel-events.js';
 import { getResults } from '../../src/results/results.service.js';
-import { rollUpAll } from '../../src/results/rollups.service.js';
 import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { until } from '../helpers/processes.js';
+import { foldAccount } from '../helpers/rollups.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -18,25 +17,8 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-/**
- * Rolls up until the rollups have every event of the account: the watermark is the oldest running transaction of
- * the whole server, which another test file's transaction may hold back for a while.
- */
-async function foldAll(accountId: string) {
-  await until(
-    async () => {
-      await rollUpAll(env.deps.db);
-      const left = await env.deps
-        .db('channel_events')
-        .where({ account_id: accountId })
-        .whereRaw(`xid >= (SELECT xid FROM results_rollup_watermark WHERE name = 'results')`)
-        .first();
-      return left === undefined;
-    },
-    30_000,
-    200,
-  );
-}
+/** Every event of the account in the rollups (test/helpers/rollups.ts). */
+const foldAll = (accountId: string) => foldAccount(env.deps.db, accountId);
 
 /** One row of every kind with a retention, `age` ms old, for the account; answers what to look them up by. */
 async function history(accountId: string, age: number, now: number) {
