@@ -37,12 +37,20 @@ const SEED = 20261127;
 const DRAFT = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const CHALLENGER = 'Quick question about onboarding';
 
+/** The rates the plan is made for: the defaults (4% against 6%), or BENCH_EXPERIMENT_BASELINE / _EFFECT for a quick check. */
+interface Design {
+  baseline: number;
+  effect: number;
+}
+
 interface Run {
   /** The sequential rule's winner (variant index) or null, and the contacts per variant it used. */
   sequential: { winner: number | null; perVariant: number };
   /** The fixed-horizon test at its own planned sample on the same audience. */
   fixed: { winner: number | null; perVariant: number };
   ms: number;
+  /** Mails sent (each contact once). */
+  sends: number;
 }
 
 /** The winner of one test spending the whole alpha on these counts (the fixed-horizon baseline), or null. */
@@ -52,7 +60,7 @@ function oneLook(plan: ExperimentPlan, counts: VariantCounts[]): number | null {
 }
 
 /** One experiment on a fresh account: stored and started, then drafted, sent and answered a look's worth at a time. */
-async function runOne(deps: Deps, rates: number[], rng: () => number, k: number): Promise<Run> {
+async function runOne(deps: Deps, design: Design, rates: number[], rng: () => number, k: number): Promise<Run> {
   const started = performance.now();
   const { db } = deps;
   const account = await createAccount(db, `Experiment bench ${k}`);
@@ -65,8 +73,8 @@ async function runOne(deps: Deps, rates: number[], rng: () => number, k: number)
     variants,
     metric: 'reply_rate',
     audience: 'a stand-in audience with known rates',
-    baselineRate: 0.04,
-    minimumDetectableEffect: 0.02,
+    baselineRate: design.baseline,
+    minimumDetectableEffect: design.effect,
   });
   const size = plan.plannedPerVariant * variants.length;
   const audience = Array.from({ length: size }, (_, i) => ({ leadId: null, email: `c${i}@x${k}-${i % 97}.bench.test` }));
@@ -132,7 +140,7 @@ async function runOne(deps: Deps, rates: number[], rng: () => number, k: number)
   }
   const { counts } = await repo.counts(e0, Date.now());
   const fixed = { winner: oneLook(plan, counts), perVariant: Math.min(...counts.map((c) => c.exposures)) };
-  return { sequential, fixed, ms: performance.now() - started };
+  return { sequential, fixed, ms: performance.now() - started, sends: counts.reduce((n, c) => n + c.exposures, 0) };
 }
 
 interface Summary {
@@ -167,23 +175,31 @@ export async function experimentsPath(ctx: BenchContext): Promise<Section> {
   const deps = createDeps(config, createLogger('silent'));
   await deps.ready();
   await migrate(deps.db);
+  const design: Design = {
+    baseline: Number(process.env.BENCH_EXPERIMENT_BASELINE ?? 0.04),
+    effect: Number(process.env.BENCH_EXPERIMENT_EFFECT ?? 0.02),
+  };
+  const [low, high, mid] = [design.baseline, design.baseline + design.effect, design.baseline + design.effect / 2];
   const scenarios = [
-    { name: '4% vs 6%', rates: [0.04, 0.06], best: 1 },
-    { name: '5% vs 5%', rates: [0.05, 0.05], best: null },
+    { name: `${pct(low)} vs ${pct(high)}`, rates: [low, high], best: 1 },
+    { name: `${pct(mid)} vs ${pct(mid)}`, rates: [mid, mid], best: null },
   ];
+  const isDefault = design.baseline === 0.04 && design.effect === 0.02;
   const lines = [
     '| true rates | monitoring | experiments | picks the better | declares a winner | average sample per variant | of its planned sample |',
     '|---|---|---:|---:|---:|---:|---:|',
   ];
   const verdicts: string[] = [];
   const times: number[] = [];
+  const allRuns: Run[] = [];
   let plan: ExperimentPlan | null = null;
   try {
     const rng = seededRandom(SEED);
     for (const s of scenarios) {
       const runs: Run[] = [];
-      for (let k = 0; k < count; k++) runs.push(await runOne(deps, s.rates, rng, times.length + k));
+      for (let k = 0; k < count; k++) runs.push(await runOne(deps, design, s.rates, rng, times.length + k));
       times.push(...runs.map((r) => r.ms));
+      allRuns.push(...runs);
       plan ??= planExperiment({
         id: 'x',
         hypothesis: 'h',
@@ -194,8 +210,8 @@ export async function experimentsPath(ctx: BenchContext): Promise<Section> {
         ],
         metric: 'reply_rate',
         audience: 'a',
-        baselineRate: 0.04,
-        minimumDetectableEffect: 0.02,
+        baselineRate: design.baseline,
+        minimumDetectableEffect: design.effect,
       });
       for (const [label, pick, planned] of [
         ['sequential rule', (r: Run) => r.sequential, plan.plannedPerVariant],
@@ -210,7 +226,7 @@ export async function experimentsPath(ctx: BenchContext): Promise<Section> {
           verdicts.push(
             s.best === null
               ? `declares a winner with equal rates in ${pct(m.anyWinner)} (target ≤ 5%: ${m.anyWinner <= 0.05 ? 'met' : 'missed'})`
-              : `picks the better variant with 4% vs 6% in ${pct(m.correct)} (target ≥ 90%: ${m.correct >= 0.9 ? 'met' : 'missed'})`,
+              : `picks the better variant with ${s.name} in ${pct(m.correct)} (target ≥ 90%: ${m.correct >= 0.9 ? 'met' : 'missed'})`,
           );
         }
       }
@@ -221,18 +237,22 @@ export async function experimentsPath(ctx: BenchContext): Promise<Section> {
     await rm(mailDir, { recursive: true, force: true });
   }
   const perExperiment = times.reduce((s, t) => s + t, 0) / Math.max(1, times.length);
+  const sends = allRuns.reduce((n, r) => n + r.sends, 0);
   const small = count < 200;
   const body = [
     'Whole experiments through the service path (store, start, draftExperimentMail, sendCard to the local transport,',
     'real MIME replies through storeInbound and processInbound, lookAtExperiment on the plan schedule), against a',
-    `stand-in audience with known true reply rates (seed ${SEED}); the design is the default one (4% against 6%,`,
-    `${plan ? `${fmt(plan.plannedPerVariant)} planned per variant, ${fmt(plan.fixedPerVariant)} for one look at the end` : ''}).`,
+    `stand-in audience with known true reply rates (seed ${SEED}); the design: ${pct(low)} against ${pct(high)}` +
+      `${isDefault ? ' (the default)' : ' (not the default: a quick check of the path, BENCH_EXPERIMENT_BASELINE / _EFFECT)'}, ` +
+      `${plan ? `${fmt(plan.plannedPerVariant)} planned per variant, ${fmt(plan.fixedPerVariant)} for one look at the end` : ''}.`,
     'The fixed-horizon baseline reads the same contacts, continued to its own planned sample.',
     '',
     ...lines,
     '',
     `The sequential rule ${verdicts.join('; ')}.`,
-    `Time per experiment (both monitorings, the audience sent to the fixed horizon): ${fmt(perExperiment / 1000, 1)} s on this machine.`,
+    `Time per experiment (both monitorings, the audience sent to the fixed horizon): ${fmt(perExperiment / 1000, 1)} s on this ` +
+      `machine, ${fmt(times.reduce((a, t) => a + t, 0) / Math.max(1, sends), 1)} ms per contact sent (draft, send, settle, and ` +
+      'the reply through the inbound path when it answers).',
     ...(small
       ? [
           '',
