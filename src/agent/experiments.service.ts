@@ -96,7 +96,11 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       title: `Experiment: ${THING_WORDS[input.thing]} for "${input.topic}"`.slice(0, 200),
       details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
       prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}\n${needs ? 'Approve to start it; its mail then waits under your email approval settings.' : 'This account lets experiments start without approval.'}`,
+        prompt: `${describePlan(storedPlan)}\n${
+          needs
+            ? 'Approve to start it; its mail then waits under your email approval settings.'
+            : 'This account lets experiments start without approval.'
+        }`,
       }),
     });
     await experimentsRepository(trx).insert({
