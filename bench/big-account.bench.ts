@@ -126,12 +126,17 @@ async function timed(url: string, token: string): Promise<{ p50: number; p99: nu
   return { p50: pct(times, 50), p99: pct(times, 99), status };
 }
 
-/** Bytes of the account's rows in the tables it fills (each table's size shared out by row count). */
+/**
+ * Bytes of the account's rows in the tables it fills (each table's size shared out by row count; a partitioned table's
+ * size is its partitions').
+ */
 async function storage(db: Db, accountId: string): Promise<number> {
   let bytes = 0;
-  for (const t of ['channel_events', 'visits', 'leads', 'lead_contacts', 'agent_turns', 'review_cards', 'channel_event_rollups']) {
+  const rollups = ['channel_event_rollups', 'channel_event_rollups_minute', 'results_rollups', 'results_rollups_minute'];
+  for (const t of ['channel_events', 'visits', 'leads', 'lead_contacts', 'agent_turns', 'review_cards', ...rollups]) {
     const { rows } = (await db.raw(
-      `SELECT pg_total_relation_size(?::regclass)::float8 * (SELECT count(*) FROM ${t} WHERE account_id = ?)
+      `SELECT (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(?::regclass))::float8
+              * (SELECT count(*) FROM ${t} WHERE account_id = ?)
               / greatest(1, (SELECT count(*) FROM ${t}))::float8 AS b`,
       [t, accountId],
     )) as { rows: { b: number }[] };

@@ -84,7 +84,7 @@ export async function inboundParse(ctx: BenchContext): Promise<Section> {
       const id = newId('im');
       await inboundRepository(deps.db).insert({
         id,
-        accountId: null,
+        accountId: account.id,
         via: 'smtp',
         mailFrom: null,
         rcptTo: [],

@@ -60,6 +60,7 @@ export async function mailWorker(ctx: BenchContext): Promise<Section> {
 
       await db('mail_sends').delete();
       await db('channel_events').delete();
+      await db('channel_event_refs').delete();
       await db('review_cards').delete();
       await rm(dir, { recursive: true, force: true });
       const at = Date.now() - 1_000;

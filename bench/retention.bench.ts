@@ -22,7 +22,17 @@ import type { BenchContext, Section } from './run.js';
 const DAYS = Number(process.env.RETENTION_BENCH_DAYS ?? 28);
 const EVENTS = Number(process.env.RETENTION_BENCH_EVENTS ?? 20_000);
 const DAY = 86_400_000;
-const TABLES = ['channel_events', 'visits', 'conversions', 'audit_log', 'agent_turns', 'agent_turn_steps', 'agent_replies', 'review_cards'];
+const TABLES = [
+  'channel_events',
+  'channel_event_refs',
+  'visits',
+  'conversions',
+  'audit_log',
+  'agent_turns',
+  'agent_turn_steps',
+  'agent_replies',
+  'review_cards',
+];
 const log = createLogger('silent');
 
 /** Bytes of the account's live rows in the tables retention trims (pg_column_size of each row). */
@@ -54,9 +64,14 @@ async function diskBytes(db: Db): Promise<number> {
 /** One day's volume for the account, every row at a time within [start, start + DAY). */
 async function seedDay(db: Db, a: string, start: number, templates: { turn: string; card: string }) {
   const t = (n: number) => `${start} + (g::bigint * ${DAY - 1}) / ${n}`;
+  // Each event with its ref, as the writers record them (src/results/results.repository.ts).
   await db.raw(
-    `INSERT INTO channel_events (account_id, channel, type, at, recorded_at)
-     SELECT ?, 'seo', 'visit', ${t(EVENTS)}, ${t(EVENTS)} FROM generate_series(1, ${EVENTS}) g`,
+    `WITH e AS (
+       INSERT INTO channel_events (account_id, channel, type, at, ref_id, recorded_at)
+       SELECT ?, 'seo', 'visit', ${t(EVENTS)}, 'vis_' || ${start} || '_' || g, ${t(EVENTS)} FROM generate_series(1, ${EVENTS}) g
+       RETURNING account_id, channel, type, ref_id, at
+     )
+     INSERT INTO channel_event_refs (account_id, channel, type, ref_id, at) SELECT * FROM e`,
     [a],
   );
   await db.raw(
@@ -87,10 +102,10 @@ async function seedDay(db: Db, a: string, start: number, templates: { turn: stri
     finished_at: t(turns),
   });
   await db.raw(
-    `INSERT INTO agent_turn_steps (turn_id, round, idx, result)
-     SELECT ? || '-' || ${start} || '-' || g, 0, i, '{"ok":true,"output":"a tool result of a typical length, forty words or so"}'
+    `INSERT INTO agent_turn_steps (account_id, turn_id, round, idx, result)
+     SELECT ?, ? || '-' || ${start} || '-' || g, 0, i, '{"ok":true,"output":"a tool result of a typical length, forty words or so"}'
        FROM generate_series(1, ${turns}) g, generate_series(0, 1) i`,
-    [templates.turn],
+    [a, templates.turn],
   );
   await db.raw(
     `INSERT INTO agent_replies (turn_id, account_id, text, at)
@@ -185,7 +200,7 @@ export async function retention(ctx: BenchContext): Promise<Section> {
     const start = Math.floor(Date.now() / DAY) * DAY - DAYS * DAY;
     const series: string[] = [];
     const passMs: number[] = [];
-    // The month partitions of visits from the first simulated day on, as the maintenance sweep would have made them.
+    // The month partitions of visits and channel events from the first simulated day on, as the maintenance sweep would have made them.
     await runRetentionPass({ config, db }, log, { now: start });
     for (let d = 0; d < DAYS; d++) {
       await seedDay(db, a, start + d * DAY, { turn, card });
@@ -219,7 +234,8 @@ export async function retention(ctx: BenchContext): Promise<Section> {
           'events, visits and ' +
           'conversions 7 days, steps 3, audit, thread and cards 10. After each day: the rollup pass, one retention pass (defaults: ' +
           'batches of 5,000, 20 a kind), VACUUM. Account MB: the live bytes of its rows in the trimmed tables; disk MB: those tables ' +
-          'with their indexes; visits are partitioned by month, and a month wholly past its retention is dropped.',
+          'with their indexes; visits and channel events are partitioned by month, and a month wholly past its retention is ' +
+          'dropped; each event carries a ref (channel_event_refs, trimmed by rows).',
         '',
         '| day | account MB | disk MB | rows removed | partitions dropped | pass ms |',
         '|---:|---:|---:|---:|---|---:|',

@@ -59,6 +59,8 @@ export async function up(knex: Knex): Promise<void> {
     `CREATE INDEX experiment_assignments_undrafted ON experiment_assignments (account_id, experiment_id)
       WHERE card_id IS NULL AND skipped IS NULL`,
   );
+  // A click or conversion outcome is a visit through a tracked link of the contact's mail card.
+  await knex.raw('CREATE INDEX visits_account_card ON visits (account_id, card_id) WHERE card_id IS NOT NULL');
   await knex.schema.createTable('experiment_defaults', (t) => {
     t.text('account_id').notNullable().references('id').inTable('accounts').onDelete('CASCADE');
     t.text('thing').notNullable();
@@ -73,6 +75,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('experiment_defaults');
+  await knex.raw('DROP INDEX visits_account_card');
   await knex.schema.dropTable('experiment_assignments');
   await knex.schema.dropTable('experiments');
 }

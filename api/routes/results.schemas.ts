@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ResultsExperiment } from './results-experiments.schemas.js';
 import { ResultsHarness } from './results-harness.schemas.js';
 
 export const ResultsQuery = z.object({
@@ -102,6 +103,7 @@ export const ResultsResponse = z
           replyRate: unknownOr(z.number()),
         }),
         harness: ResultsHarness,
+        experiments: z.array(ResultsExperiment),
       })
       .strict(),
   })

@@ -18,7 +18,9 @@ export const resultsRoutes: RouteDef[] = [
     const { db, config } = ctx.deps;
     const { accountId } = ctx.principal;
     const returnPath = await hasReturnPath(db, accountId, config.inbound.smtpPort);
-    const results = await getResults(db, accountId, query.since, Date.now(), returnPath);
+    const results = await getResults(db, accountId, query.since, Date.now(), returnPath, {
+      replyWindowMs: config.experiments.replyWindowMs,
+    });
     // The service types a channel's metrics as a record (one per channel); the schema names each one,
     // so this shape is checked at run time (CHECK_RESPONSES), not here.
     return { body: { results: results as z.input<typeof ResultsResponse>['results'] } };

@@ -6,8 +6,30 @@
  */
 import { ToolRefused } from './brain.js';
 
-const CLAIM =
-  /\b(?:won|wins|winner|winning|beat|beats|better|improved|improves|improvement|lifted|lifts|outperformed|outperforms|increased|boosted|doubled|tripled)\b|\b\d+(?:\.\d+)?\s*(?:%|percent|x)\s+(?:more|higher|better|fewer|lower|less|up)\b/i;
+const CLAIM_WORDS = [
+  'won',
+  'wins',
+  'winner',
+  'winning',
+  'beat',
+  'beats',
+  'better',
+  'improved',
+  'improves',
+  'improvement',
+  'lifted',
+  'lifts',
+  'outperformed',
+  'outperforms',
+  'increased',
+  'boosted',
+  'doubled',
+  'tripled',
+];
+const CLAIM = new RegExp(
+  `\\b(?:${CLAIM_WORDS.join('|')})\\b|\\b\\d+(?:\\.\\d+)?\\s*(?:%|percent|x)\\s+(?:more|higher|better|fewer|lower|less|up)\\b`,
+  'i',
+);
 
 /** A count against a total in words: "12/240", "12 / 240", "12 of 240". */
 const N_OF_N = /\b\d[\d,]*\s*(?:\/|\bof\b)\s*\d[\d,]*\b/;

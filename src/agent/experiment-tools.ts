@@ -1,19 +1,20 @@
 /**
- * The agent's experiment tools (docs/decisions/experiments.md, "The agent's tools"): `propose_experiment` files an
- * experiment with its plan (experiments.service.ts proposeExperiment), and `read_results` reads the account's own
- * scoreboard back as facts that carry no outside data: counts and rates per channel, the agent's own work, and one
- * line per experiment. Never a lead's name, a reply's text or an account note.
+ * The agent's experiment tools (docs/decisions/experiments.md, "The agent's tools: propose_experiment and
+ * read_results"): `propose_experiment` files an experiment with its plan (experiments.service.ts proposeExperiment),
+ * and `read_results` reads the account's own scoreboard back as facts that carry no outside data: counts and rates
+ * per channel, the agent's own work, and one line per experiment. Never a lead's name, a reply's text or an account note.
  */
 import { z } from 'zod';
 import { THINGS } from '../experiments/experiments.repository.js';
 import { experimentFact, readExperiments } from '../experiments/reading.js';
-import type { METRICS } from '../experiments/plan.js';
+import { METRICS } from '../experiments/plan.js';
 import { openingOf, THING_WORDS } from '../experiments/variants.js';
 import { getResults, hasReturnPath, type Results } from '../results/results.service.js';
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
 import { proposeExperiment, withDefaults } from './experiments.service.js';
-import type { ToolEnv } from './tools.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db.js';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 const rate = z.number().gt(0).lt(1);
@@ -27,7 +28,7 @@ export const EXPERIMENT_TOOL_ARGS = {
     body: text(16_000),
     challengers: z.array(text(200)).min(1).max(3),
     hypothesis: z.string().trim().max(500).optional(),
-    metric: z.enum(['reply_rate', 'positive_reply_rate'] satisfies (keyof typeof METRICS)[]).optional(),
+    metric: z.enum(Object.keys(METRICS) as [keyof typeof METRICS, ...(keyof typeof METRICS)[]]).optional(),
     baselineRate: rate.optional(),
     minimumDetectableEffect: rate.optional(),
   }),
@@ -86,6 +87,15 @@ export function resultFacts(r: Results): string[] {
   const h = r.harness.data;
   lines.push(`your work: ${metricFacts({ ...h.window }, { ...h.baseline }).join('; ')}.`);
   return lines;
+}
+
+/** What the experiment tools use of the runtime's tool environment (tools.ts ToolEnv). */
+interface ToolEnv {
+  db: Db;
+  accountId: string;
+  turnId: string;
+  fromOutside: boolean;
+  config: Pick<Config, 'experiments' | 'inbound'>;
 }
 
 type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => Promise<string>;

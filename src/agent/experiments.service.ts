@@ -11,7 +11,7 @@ import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../db.js';
 import { normaliseContact } from '../experiments/assignment.js';
 import { type Experiment, experimentsRepository, type Thing } from '../experiments/experiments.repository.js';
-import { type Metric, planExperiment } from '../experiments/plan.js';
+import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
 import { type Decision, decide } from '../experiments/stopping.js';
 import { THING_WORDS, withVariant } from '../experiments/variants.js';
 import { citation, describePlan } from '../experiments/wording.js';
@@ -42,6 +42,14 @@ export interface Proposer {
 
 const KEYS = ['A', 'B', 'C', 'D'];
 
+/**
+ * Contacts to ask for so that every variant gets `perVariant`: the hash splits at random, so each variant's share
+ * varies by about √perVariant; three of those more per variant leave the smallest short about once in a thousand.
+ */
+export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
+const START_NEEDS_APPROVAL = 'Approve to start it; its mail then waits under your email approval settings.';
+const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
+
 /** Contacts never mailed (status `new`), with an address, in no other open experiment: whom an experiment may reach. */
 async function openAudience(q: Queryable, accountId: string, limit: number): Promise<{ leadId: string; email: string }[]> {
   const { rows } = (await q.raw(
@@ -69,6 +77,10 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
   if (quotes) return `the experiment ${quotes}, so nothing was proposed; write it in your own words`;
   const id = newId('exp');
   const metric = input.metric ?? 'reply_rate';
+  // Clicks and conversions are visits through the mail's tracked links: a mail without a link has none to count.
+  if ((metric === 'click_rate' || metric === 'conversion_rate') && !/https?:\/\/\S+/.test(input.draft.body)) {
+    return `a ${METRICS[metric].rate} needs a link in the mail, and the draft has none`;
+  }
   const variants = values.map((value, i) => ({ key: KEYS[i]!, description: `"${value}"`, value }));
   const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
   const plan = planExperiment({
@@ -81,10 +93,13 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     baselineRate: input.baselineRate ?? 0.04,
     minimumDetectableEffect: input.minimumDetectableEffect ?? 0.02,
   });
-  const audience = await openAudience(db, by.accountId, plan.plannedPerVariant * variants.length);
-  const needed = plan.minimumPerVariant * variants.length;
+  const audience = await openAudience(db, by.accountId, withRoom(plan.plannedPerVariant, variants.length));
+  const needed = withRoom(plan.minimumPerVariant, variants.length);
   if (audience.length < needed) {
-    return `only ${audience.length} contacts could join; this plan needs at least ${needed} (${plan.minimumPerVariant} per variant)`;
+    return (
+      `only ${audience.length} contacts could join; this plan needs at least ${needed} ` +
+      `(${plan.minimumPerVariant} per variant, and room for an uneven split)`
+    );
   }
   const storedPlan = { ...plan, audience: `${audience.length} ${audienceWords}`, variants };
   return db.transaction(async (trx) => {
@@ -96,11 +111,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       title: `Experiment: ${THING_WORDS[input.thing]} for "${input.topic}"`.slice(0, 200),
       details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
       prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}\n${
-          needs
-            ? 'Approve to start it; its mail then waits under your email approval settings.'
-            : 'This account lets experiments start without approval.'
-        }`,
+        prompt: `${describePlan(storedPlan)}\n${needs ? START_NEEDS_APPROVAL : START_WITHOUT_APPROVAL}`,
       }),
     });
     await experimentsRepository(trx).insert({

@@ -1,9 +1,12 @@
 import type { z } from 'zod';
 import { int } from '../env-rules.js';
 
+/** The default reply window, three days (getResults uses it when no config is passed). */
+export const DEFAULT_REPLY_WINDOW_SECONDS = 3 * 24 * 60 * 60;
+
 /** How experiments run (docs/decisions/experiments.md, "Reading an experiment"). */
 export const experimentsEnv = {
-  EXPERIMENT_REPLY_WINDOW_SECONDS: int(3 * 24 * 60 * 60, 0),
+  EXPERIMENT_REPLY_WINDOW_SECONDS: int(DEFAULT_REPLY_WINDOW_SECONDS, 0),
   EXPERIMENT_DRAFT_BATCH: int(200),
   EXPERIMENT_PASS_LIMIT: int(20),
 } satisfies z.ZodRawShape;

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../db.js';
 import { assignVariant, normaliseContact } from './assignment.js';
-import type { ExperimentPlan, VariantCounts } from './plan.js';
+import type { ExperimentPlan, Metric, VariantCounts } from './plan.js';
 import type { Decision } from './stopping.js';
 
 /** What varies in an experiment the service runs: the mail's subject or its opening line. */
@@ -87,12 +87,44 @@ const toExperiment = (r: Row): Experiment => ({
   adoptedAt: num(r.adopted_at),
 });
 
+/**
+ * Whether an exposed contact has the metric's outcome (`a` is the assignment): a reply, a positive reply, a click on a
+ * tracked link of its mail (a person's visit, never a bot's or a link scanner's), or a conversion attributed to such a visit.
+ */
+const OUTCOME_SQL: Record<Metric, string> = {
+  reply_rate: 'replied_at IS NOT NULL',
+  positive_reply_rate: 'positive_at IS NOT NULL',
+  click_rate: 'EXISTS (SELECT 1 FROM visits v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)',
+  conversion_rate: `EXISTS (SELECT 1 FROM conversions c JOIN visits v ON v.account_id = c.account_id AND v.id = c.visit_id
+                     WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)`,
+};
+
 /** One assignment waiting for its mail card. */
 export interface Undrafted {
   contact: string;
   leadId: string | null;
   variantIndex: number;
   variantKey: string;
+}
+
+/** An experiment's counts now: matured exposures and outcomes, all mail sent (per variant), and assignments still to come. */
+export interface ExperimentCounts {
+  counts: VariantCounts[];
+  sent: number[];
+  pending: number;
+}
+
+interface CountRow {
+  experiment_id: string;
+  variant_index: number;
+  exposures: number;
+  sent: number;
+  pending: number;
+  /** Outcomes under each metric the statement counted (a column per metric of the experiments read). */
+  reply_rate?: number;
+  positive_reply_rate?: number;
+  click_rate?: number;
+  conversion_rate?: number;
 }
 
 /** The topic as a default is keyed: "Onboarding " and "onboarding" are one topic. */
@@ -172,7 +204,8 @@ export function experimentsRepository(q: Queryable) {
 
     async setStatus(accountId: string, id: string, from: ExperimentStatus[], to: ExperimentStatus, at: number): Promise<boolean> {
       const changes: Record<string, unknown> = { status: to };
-      if (to === 'decided' || to === 'no_winner') changes.decided_at = at;
+      // A dismissed proposal ended too: decided_at puts it in the /results window it was dismissed in.
+      if (to === 'decided' || to === 'no_winner' || to === 'dismissed') changes.decided_at = at;
       return (await q('experiments').where({ account_id: accountId, id }).whereIn('status', from).update(changes)) > 0;
     },
 
@@ -246,23 +279,40 @@ export function experimentsRepository(q: Queryable) {
 
     /**
      * Per variant (in plan order): exposures sent at or before `maturedBy` and, among them, those with the
-     * metric's outcome. `pending`: assignments that may still be exposed or mature (drafted or not, not skipped).
+     * metric's outcome; `sent`: every exposure, matured or not. `pending`: assignments that may still be exposed or
+     * mature (drafted or not, not skipped).
      */
-    async counts(e: Experiment, maturedBy: number): Promise<{ counts: VariantCounts[]; pending: number }> {
-      const outcome = e.plan.metric === 'positive_reply_rate' ? 'positive_at' : 'replied_at';
+    async counts(e: Experiment, maturedBy: number): Promise<ExperimentCounts> {
+      return (await this.countsOf(e.accountId, [e], maturedBy)).get(e.id)!;
+    },
+
+    /** `counts` of several experiments of one account in one statement (`/results` reads up to 20 at once). */
+    async countsOf(accountId: string, list: readonly Experiment[], maturedBy: number): Promise<Map<string, ExperimentCounts>> {
+      const out = new Map<string, ExperimentCounts>();
+      if (!list.length) return out;
+      const metrics = [...new Set(list.map((e) => e.plan.metric))];
+      const outcomes = metrics.map((m) => `count(*) FILTER (WHERE exposed_at <= ? AND ${OUTCOME_SQL[m]})::int AS ${m}`).join(', ');
+      // A mail card dismissed, or settled without going out (a refused address), will never expose its contact.
       const { rows } = (await q.raw(
-        `SELECT variant_index,
-                count(*) FILTER (WHERE exposed_at <= ?)::int AS exposures,
-                count(*) FILTER (WHERE exposed_at <= ? AND ${outcome} IS NOT NULL)::int AS outcomes,
-                count(*) FILTER (WHERE skipped IS NULL AND (exposed_at IS NULL OR exposed_at > ?))::int AS pending
-           FROM experiment_assignments WHERE account_id = ? AND experiment_id = ? GROUP BY 1`,
-        [maturedBy, maturedBy, maturedBy, e.accountId, e.id],
-      )) as { rows: { variant_index: number; exposures: number; outcomes: number; pending: number }[] };
-      const counts = e.plan.variants.map((_, i) => {
-        const r = rows.find((x) => x.variant_index === i);
-        return { exposures: r?.exposures ?? 0, outcomes: r?.outcomes ?? 0 };
-      });
-      return { counts, pending: rows.reduce((s, r) => s + r.pending, 0) };
+        `SELECT experiment_id, variant_index,
+                count(*) FILTER (WHERE exposed_at <= ?)::int AS exposures, ${outcomes},
+                count(*) FILTER (WHERE exposed_at IS NOT NULL)::int AS sent,
+                count(*) FILTER (WHERE skipped IS NULL AND (exposed_at > ? OR exposed_at IS NULL AND NOT EXISTS (
+                  SELECT 1 FROM review_cards c WHERE c.account_id = a.account_id AND c.id = a.card_id
+                     AND c.status IN ('dismissed', 'resolved'))))::int AS pending
+           FROM experiment_assignments a WHERE account_id = ? AND experiment_id = ANY(?::text[]) GROUP BY 1, 2`,
+        [maturedBy, ...metrics.map(() => maturedBy), maturedBy, accountId, list.map((e) => e.id)],
+      )) as { rows: CountRow[] };
+      for (const e of list) {
+        const mine = rows.filter((r) => r.experiment_id === e.id);
+        const variants = e.plan.variants.map((_, i) => mine.find((x) => x.variant_index === i));
+        out.set(e.id, {
+          counts: variants.map((r) => ({ exposures: r?.exposures ?? 0, outcomes: r?.[e.plan.metric] ?? 0 })),
+          sent: variants.map((r) => r?.sent ?? 0),
+          pending: mine.reduce((s, r) => s + r.pending, 0),
+        });
+      }
+      return out;
     },
 
     /** Each contact's assignment (tests and the admin's checks): contact → variant key and card. */

@@ -2,10 +2,11 @@
  * An experiment as it reads now, for `/results` (`experiments`) and the agent's `read_results` tool: per variant
  * its exposures, outcomes, rate with a 95% interval and chance of being best, and the decision state. A running
  * experiment is judged on its counts so far without recording a look (only the maintenance pass looks, on its
- * schedule: experiments.service.ts); an ended one shows the decision it ended on.
+ * schedule: experiments.service.ts), so it reads `collecting` until that look ends it; an ended one shows the
+ * decision it ended on. Why the exposures are the matured ones: docs/decisions/experiments.md, "Reading an experiment".
  */
 import type { Queryable } from '../db.js';
-import { type Experiment, experimentsRepository } from './experiments.repository.js';
+import { type Experiment, type ExperimentCounts, experimentsRepository } from './experiments.repository.js';
 import { METRICS } from './plan.js';
 import { type Decision, decide } from './stopping.js';
 import { citation } from './wording.js';
@@ -28,6 +29,8 @@ export interface ExperimentReading {
     rate: number | null;
     interval: [number, number] | null;
     probabilityBest: number;
+    /** All of this variant's mail sent so far, matured or not (exposures counts only the matured). */
+    sent: number;
   }[];
   decision: {
     state: Decision['state'] | 'proposed' | 'dismissed';
@@ -48,7 +51,17 @@ export async function currentDecision(q: Queryable, e: Experiment, maturedBy: nu
   return { decision: decide({ plan: e.plan, counts, earlierLooks: e.looks, ended: false }), pending };
 }
 
-export function readingOf(e: Experiment, decision: Decision | null): ExperimentReading {
+/**
+ * A running experiment's figures on `counts`, as `collecting`: only a look the maintenance pass records can decide
+ * (and it ends the experiment when it does), so a reading between looks never shows a winner the rule did not name.
+ */
+function runningDecision(e: Experiment, counts: ExperimentCounts['counts']): Decision {
+  const { variants, fraction, plannedReached, look } = decide({ plan: e.plan, counts, earlierLooks: e.looks, ended: false });
+  return { variants, fraction, plannedReached, look, state: 'collecting' };
+}
+
+/** `sent`: each variant's mail sent so far (ExperimentCounts.sent); none when not given. */
+export function readingOf(e: Experiment, decision: Decision | null, sent: readonly number[] = []): ExperimentReading {
   const state = e.status === 'proposed' || e.status === 'dismissed' ? e.status : (decision?.state ?? 'collecting');
   return {
     id: e.id,
@@ -71,6 +84,7 @@ export function readingOf(e: Experiment, decision: Decision | null): ExperimentR
         rate: exposures > 0 ? round(f!.outcomes / exposures) : null,
         interval: exposures > 0 ? [round(f!.interval[0]), round(f!.interval[1])] : null,
         probabilityBest: round(f?.probabilityBest ?? 0),
+        sent: sent[i] ?? 0,
       };
     }),
     decision: {
@@ -85,15 +99,20 @@ export function readingOf(e: Experiment, decision: Decision | null): ExperimentR
   };
 }
 
-/** The account's experiments (running and proposed, and those that ended since `since`), as they read now. */
+/**
+ * The account's experiments (running and proposed, and those that ended since `since`; newest first, at most 20),
+ * as they read now: two statements whatever their number (the list, then every one's counts), one when there is none.
+ */
 export async function readExperiments(q: Queryable, accountId: string, since: number, maturedBy: number): Promise<ExperimentReading[]> {
-  const list = await experimentsRepository(q).listFor(accountId, since);
-  const out: ExperimentReading[] = [];
-  for (const e of list) {
-    if (e.status === 'running') out.push(readingOf(e, (await currentDecision(q, e, maturedBy)).decision));
-    else out.push(readingOf(e, e.decision));
-  }
-  return out;
+  const repo = experimentsRepository(q);
+  const list = await repo.listFor(accountId, since);
+  const counted = list.filter((e) => e.status !== 'proposed' && e.status !== 'dismissed');
+  const counts = await repo.countsOf(accountId, counted, maturedBy);
+  return list.map((e) => {
+    const c = counts.get(e.id);
+    if (e.status === 'running') return readingOf(e, runningDecision(e, c!.counts), c!.sent);
+    return readingOf(e, e.decision, c?.sent);
+  });
 }
 
 /** One line of facts per experiment for the agent (no contact, reply text or account note in it). */

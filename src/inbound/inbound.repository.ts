@@ -7,7 +7,8 @@ import type { InboundKind, InboundStatus } from './inbound.types.js';
  */
 export interface InboundMessage {
   id: string;
-  accountId: string | null;
+  /** Known before the message is stored: the token it was sent to, the inbound URL, or what the listener placed it by. */
+  accountId: string;
   via: 'smtp' | 'http';
   mailFrom: string | null;
   rcptTo: string[];
@@ -30,8 +31,8 @@ export interface InboundMessage {
 
 export interface NewInbound {
   id: string;
-  /** Known when the message came in on an account's inbound URL. */
-  accountId: string | null;
+  /** The account it is stored under (docs/decisions/inbound-smtp.md "Every message is stored under its account"). */
+  accountId: string;
   via: 'smtp' | 'http';
   mailFrom: string | null;
   rcptTo: string[];
@@ -41,11 +42,10 @@ export interface NewInbound {
   receivedAt: number;
 }
 
-/** What processing made of a message: its final status and, once placed, whose it is and what it was. */
+/** What processing made of a message: its final status and what it was (its account never changes). */
 export interface InboundResult {
   status: Exclude<InboundStatus, 'received'>;
   reason?: string | null;
-  accountId?: string | null;
   kind?: InboundKind | null;
   replyKind?: string | null;
   details?: Record<string, unknown> | null;
@@ -56,7 +56,7 @@ export interface InboundResult {
 
 interface Row {
   id: string;
-  account_id: string | null;
+  account_id: string;
   via: 'smtp' | 'http';
   mail_from: string | null;
   rcpt_to: string[];
@@ -179,8 +179,6 @@ export function inboundRepository(q: Queryable) {
         id,
         r.status,
         r.reason ?? null,
-        keep(r.accountId),
-        r.accountId ?? null,
         keep(r.kind),
         r.kind ?? null,
         keep(r.replyKind),
@@ -194,10 +192,9 @@ export function inboundRepository(q: Queryable) {
         keep(r.headerMessageId),
         r.headerMessageId ?? null,
       ]);
-      const row = `(?::text, ?::text, ?::text, ${Array.from({ length: 7 }, () => '?::boolean, ?::text').join(', ')})`;
+      const row = `(?::text, ?::text, ?::text, ${Array.from({ length: 6 }, () => '?::boolean, ?::text').join(', ')})`;
       const { rows } = await q.raw<{ rows: { id: string }[] }>(
         `UPDATE inbound_messages AS m SET status = v.status, reason = v.reason, processed_at = ?::bigint,
-           account_id = CASE WHEN v.k_account THEN m.account_id ELSE v.account_id END,
            kind = CASE WHEN v.k_kind THEN m.kind ELSE v.kind END,
            reply_kind = CASE WHEN v.k_reply_kind THEN m.reply_kind ELSE v.reply_kind END,
            details = CASE WHEN v.k_details THEN m.details ELSE v.details::jsonb END,
@@ -205,7 +202,7 @@ export function inboundRepository(q: Queryable) {
            lead_id = CASE WHEN v.k_lead THEN m.lead_id ELSE v.lead_id END,
            header_message_id = CASE WHEN v.k_header THEN m.header_message_id ELSE v.header_message_id END
          FROM (VALUES ${items.map(() => row).join(', ')})
-           AS v(id, status, reason, k_account, account_id, k_kind, kind, k_reply_kind, reply_kind, k_details, details,
+           AS v(id, status, reason, k_kind, kind, k_reply_kind, reply_kind, k_details, details,
                 k_send, send_id, k_lead, lead_id, k_header, header_message_id)
          WHERE m.id = v.id AND m.status = 'received'
          RETURNING m.id`,
@@ -246,6 +243,14 @@ export function inboundRepository(q: Queryable) {
       const row = rows[0];
       return row ? { accountId: row.account_id, storedBytes: Number(row.bytes) } : null;
     },
+    /** The raw inbound bytes an account keeps (its storage cap). */
+    async accountBytes(accountId: string): Promise<number> {
+      const row: { bytes: string | number } | undefined = await q('inbound_account_bytes')
+        .select('bytes')
+        .where({ account_id: accountId })
+        .first();
+      return Number(row?.bytes ?? 0);
+    },
     /**
      * Drops the raw bytes of up to `limit` messages in these statuses that arrived before `before` (the
      * row and its outcome stay); returns how many. The partial index on rows still holding bytes finds them.
@@ -259,7 +264,7 @@ export function inboundRepository(q: Queryable) {
       );
       return rowCount ?? 0;
     },
-    /** Newest first, for `mail inbound-list` (an account's, or every account's and the unplaced). */
+    /** Newest first, for `mail inbound-list` (an account's, or every account's). */
     async list(f: { accountId?: string; status?: InboundStatus; limit: number }): Promise<InboundMessage[]> {
       const query = q('inbound_messages').select(COLUMNS).orderBy('received_at', 'desc').orderBy('id', 'desc').limit(f.limit);
       if (f.accountId) query.where({ account_id: f.accountId });

@@ -102,7 +102,7 @@ export type InboundSummary = Pick<
   | 'leadId'
 >;
 
-/** Received messages, newest first: one account's, or all (unplaced ones have no account). */
+/** Received messages, newest first: one account's, or every account's. */
 export async function listInbound(db: Db, f: { accountId?: string; status?: InboundStatus; limit: number }): Promise<InboundSummary[]> {
   const rows = await inboundRepository(db).list(f);
   return rows.map((m) => ({

@@ -3,17 +3,16 @@ import { metrics, word } from '../metrics/registry.js';
 import { classifyReply } from '../agent/reply-classifier.js';
 import type { Deps } from '../deps.js';
 import { threadsRepository, type Thread } from '../mail/threads.repository.js';
-import { classifyKind } from './classify.js';
 import { createBatcher, type Batcher } from '../batcher.js';
 import { createByteBudget } from './byte-budget.js';
 import { afterApplied, applyOutcomes, type Applied } from './effects.service.js';
 import { inboundRepository, type InboundMessage, type InboundResult } from './inbound.repository.js';
 import type { Outcome } from './inbound.types.js';
-import { matchMail, recipientsOf, tokenAddresses, type MatchedBy, type ThreadLookup } from './match.js';
-import { parseMail } from './parse.js';
+import { matchMail, type MatchedBy, type ThreadLookup } from './match.js';
+import { readMail } from './placement.js';
 import { proofOf, type Proof } from './proof.js';
 import type { SenderAuth } from './sender-auth.js';
-import { senderAuthOf, smtpSenderMatch } from './smtp-sender.js';
+import { senderAuthOf } from './smtp-sender.js';
 
 /** What parsing and applying a received message needs. */
 export type InboundDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues'>;
@@ -147,25 +146,17 @@ export const UNPROVEN =
  */
 async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }): Promise<Decision> {
   const { config } = deps;
-  const parsed = await parseMail(row.raw);
-  if (!parsed.ok) return { status: 'malformed', reason: parsed.reason };
-  const mail = parsed.mail;
   const domain = config.inbound.domain;
-  const tokens = tokenAddresses(recipientsOf(mail, row.rcptTo), domain);
-  const verdict = classifyKind(
-    mail,
-    tokens.some((t) => t.kind === 'unsubscribe'),
-    tokens.length > 0 && tokens.every((t) => t.kind === 'bounce'),
-  );
-  const report = verdict.kind === 'bounce' || verdict.kind === 'complaint' || mail.reportType !== null;
-  const matchedAddress = report ? (verdict.bounce?.recipient ?? null) : mail.from;
-  let match = await matchMail(
+  const read = await readMail(row.raw, row.rcptTo, domain);
+  if (!read.ok) return { status: 'malformed', reason: read.reason };
+  const { mail, tokens, verdict, report, matchedAddress } = read.read;
+  // Stored under its account (the token it was sent to, the inbound URL, or what the listener placed it by):
+  // matched within that account only, by the account's latest mail to its sender when nothing else names a send.
+  const match = await matchMail(
     loadersFor(deps).threads,
     { domain, accountId: row.accountId, tokens, report, bounceRecipient: verdict.bounce?.recipient ?? null },
     mail,
   );
-  // Over SMTP with no token or thread header: the one account that mailed its sender, if only one did.
-  if (!match.ok && row.via === 'smtp' && !row.accountId && !tokens.length) match = await smtpSenderMatch(deps.db, matchedAddress, match);
   if (!match.ok) return { status: 'unplaced', reason: match.reason, kind: verdict.kind, rule: verdict.rule };
   // Mail matched by address alone is believed only as far as its sender is authenticated (provider's or our own check).
   const senderAuth = match.matchedBy === 'sender' ? await senderAuthOf(config, row, mail) : null;
@@ -211,7 +202,6 @@ function settled(d: Decision): InboundResult {
   }
   return {
     status: 'applied',
-    accountId: d.thread.accountId,
     kind: d.outcome.kind,
     replyKind: d.outcome.replyKind ?? null,
     sendId: d.thread.sendId,
@@ -254,15 +244,13 @@ export async function processInbound(deps: InboundDeps, id: string): Promise<voi
   } catch (err) {
     // A provider's repeat of a message already applied (same account and Message-ID): kept, not applied twice.
     if (decision.status !== 'applied' || !isUniqueViolation(err, 'inbound_messages_applied_once')) throw err;
-    const accountId = decision.thread.accountId;
     settledAs = 'duplicate';
-    const earlier = await repo.appliedWithHeaderId(accountId, decision.headerMessageId ?? '', id);
+    const earlier = await repo.appliedWithHeaderId(decision.thread.accountId, decision.headerMessageId ?? '', id);
     await repo.settle(
       id,
       {
         status: 'duplicate',
         reason: `the same message (Message-ID) was applied as ${earlier ?? 'an earlier message'}`,
-        accountId,
         kind: decision.outcome.kind,
         sendId: decision.thread.sendId,
         headerMessageId: decision.headerMessageId,

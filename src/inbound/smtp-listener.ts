@@ -1,11 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { metrics } from '../metrics/registry.js';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { bareAddress, REPLY_TOKEN } from '../mail/outbound.js';
 import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
 import { failed, inSpan, SpanKind } from '../tracing/spans.js';
-import { inboundRepository } from './inbound.repository.js';
 import { clientKey, createClientLimits } from './smtp-limits.js';
+import { bounceAddress, judgeRecipient, messageAccount, otherAccount, refusal } from './smtp-recipients.js';
 import { inboundTlsOptions } from './smtp-tls.js';
 
 export interface InboundSmtp {
@@ -23,83 +22,21 @@ export const MAX_RECIPIENTS = 100;
 /** Refused recipients one session may try before it is closed with 421 (a dictionary of guessed tokens). */
 export const MAX_REFUSED_RECIPIENTS = 10;
 
-/** The SMTP door's outcome counted for each refusal's reply code (gas_public_door_requests_total). */
-const REFUSED: Record<number, string> = {
-  421: 'closed',
-  450: 'limited',
-  451: 'unavailable',
-  452: 'over_budget',
-  550: 'no_recipient',
-  552: 'too_large',
-};
-
-/** An SMTP refusal, counted: `code` is the reply smtp-server sends (4xx: try later, 5xx: never). */
-function refusal(code: number, message: string): Error & { responseCode: number } {
-  metrics.publicDoor.inc({ door: 'smtp', outcome: REFUSED[code] ?? 'refused' });
-  return Object.assign(new Error(message), { responseCode: code });
-}
-
-/** The domain of an address, lowercased ('' when there is none). */
-function domainOf(address: string): string {
-  const at = address.lastIndexOf('@');
-  return at < 0 ? '' : address.slice(at + 1).toLowerCase();
-}
-
-/**
- * The address bounces of mail sent before each send had its own envelope sender (`bounces+<token>@`) came
- * back to: MAIL_FROM, when it is at the inbound domain; null when bounces went elsewhere. Still taken, so
- * a late DSN of such mail (matched by the original it quotes) is not refused.
- */
-export function bounceAddress(config: IntakeDeps['config']): string | null {
-  const address = bareAddress(config.mail.from);
-  return domainOf(address) === config.inbound.domain ? address : null;
-}
-
-type RecipientVerdict = { ok: true } | { ok: false; error: Error & { responseCode: number }; counts: boolean };
-
-/**
- * Whether the listener takes mail for `address`: a live `reply+`/`unsubscribe+`/`bounces+` token of ours
- * (one indexed lookup, which also reads the raw bytes its account keeps) or the bounce address of mail sent
- * before envelope senders named their send (MAIL_FROM at the inbound domain). Anything else
- * is refused before a byte of the message is read; a token whose account is over its storage cap gets 452.
- * `counts`: the refusal counts against the client's messages per minute (a guessed address).
- */
-async function judgeRecipient(deps: IntakeDeps, address: string, bounce: string | null): Promise<RecipientVerdict> {
-  const { domain, accountStorageBytes } = deps.config.inbound;
-  const lower = address.toLowerCase();
-  if (domainOf(lower) !== domain) {
-    return { ok: false, counts: true, error: refusal(550, `5.7.1 relay not permitted: this server takes mail for @${domain} only`) };
-  }
-  if (bounce && lower === bounce) return { ok: true };
-  // Made only when refused: making a refusal counts it.
-  const unknown = () => ({ ok: false as const, counts: true, error: refusal(550, '5.1.1 no such recipient') });
-  const m = /^(?:reply|unsubscribe|bounces)\+([^@]+)@/.exec(lower);
-  if (!m || !REPLY_TOKEN.test(m[1]!)) return unknown();
-  let found: Awaited<ReturnType<ReturnType<typeof inboundRepository>['tokenAccount']>>;
-  try {
-    found = await inboundRepository(deps.db).tokenAccount(m[1]!);
-  } catch {
-    return { ok: false, counts: false, error: refusal(451, '4.3.0 the recipient could not be checked; try again later') };
-  }
-  if (!found) return unknown();
-  if (found.storedBytes >= accountStorageBytes) {
-    return { ok: false, counts: false, error: refusal(452, '4.2.2 mailbox full; try again later') };
-  }
-  return { ok: true };
-}
-
 interface Session {
   key: string;
   idle: NodeJS.Timeout | null;
   refusedRecipients: number;
+  /** The account each recipient taken in this transaction names (null: the bare bounce address). */
+  accounts: Map<string, string | null>;
 }
 
 /**
  * The inbound MX: takes mail for our live reply, unsubscribe and bounce tokens at INBOUND_MAIL_DOMAIN and
- * for the old bounce address, nothing else, up to INBOUND_MAX_BYTES. A message is stored whole in `inbound_messages`
- * before the 250 goes out, so nothing answered 250 can be lost; when Postgres does not take it the answer
- * is 451 and the sender retries. The parse job is queued after the 250 (a failed enqueue is repaired by
- * the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
+ * for the old bounce address, nothing else, up to INBOUND_MAX_BYTES. A message is stored whole in `inbound_messages`,
+ * under the one account its recipients (or, for the bare bounce address alone, its own content) name, before the 250
+ * goes out, so nothing answered 250 can be lost; a message naming no account is refused 550 and nothing is kept;
+ * when Postgres does not take it the answer is 451 and the sender retries. The parse job is queued after the
+ * 250 (a failed enqueue is repaired by the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
  * process); a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
  * messages being received at once, all sessions together, stay under INBOUND_SMTP_INFLIGHT_BYTES (452
  * past it). No AUTH; STARTTLS only with a configured certificate (smtp-tls.ts). Logs ids and sizes, never addresses or contents.
@@ -188,12 +125,22 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       chunks.length = 0;
       const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       const rcptTo = session.envelope.rcptTo.map((r) => r.address);
+      const accounts = rcptTo.map((r) => sessions.get(session.id)?.accounts.get(r.toLowerCase()) ?? null);
       const client = { clientIp: session.remoteAddress.replace(/^::ffff:/i, ''), helo: session.hostNameAppearsAs || null };
       // Each message starts a trace: its store, then its parse job (which joins it), in one span.
       void inSpan('smtp receive', { kind: SpanKind.SERVER, root: true, attributes: { 'gas.inbound.bytes': size } }, async (span) => {
         let id: string;
         try {
-          id = await storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw });
+          // Its account before a byte is stored: the one its tokens name, else what the message names of ours.
+          const placed = await messageAccount(deps, accounts, raw, rcptTo);
+          if (!placed.ok) {
+            log.info(
+              { size, code: placed.error.responseCode },
+              'inbound message refused: it names no account of ours, or its account is full',
+            );
+            return answer(placed.error);
+          }
+          id = await storeInbound(deps, { accountId: placed.accountId, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw });
         } catch (err) {
           log.error({ size, err: (err as Error).message }, 'inbound message not stored; answered 451');
           answer(refusal(451, '4.3.0 the message could not be stored; try again later'));
@@ -226,7 +173,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
         log.info({ sessionsPerIp: limitsOf.sessionsPerIp }, 'inbound smtp session refused: too many from one client');
         return callback(refusal(421, '4.7.0 too many sessions from your address; try again later'));
       }
-      sessions.set(session.id, { key, idle: null, refusedRecipients: 0 });
+      sessions.set(session.id, { key, idle: null, refusedRecipients: 0, accounts: new Map() });
       idleFrom(session.id);
       callback();
     },
@@ -238,6 +185,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       limits.closeSession(s.key);
     },
     onMailFrom(address, session, callback) {
+      sessions.get(session.id)?.accounts.clear();
       const key = sessions.get(session.id)?.key ?? clientKey(session.remoteAddress);
       const declared = address.args ? Number(address.args.SIZE ?? 0) || 0 : 0;
       const may = limits.mayStart(key, declared);
@@ -251,7 +199,13 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     onRcptTo(address, session, callback) {
       const s = sessions.get(session.id);
       judgeRecipient(deps, address.address, bounce).then((v) => {
-        if (v.ok) return callback();
+        if (v.ok) {
+          const taken = session.envelope.rcptTo.map((r) => s?.accounts.get(r.address.toLowerCase()) ?? null);
+          const other = otherAccount(taken, v.accountId);
+          if (other) return callback(other);
+          s?.accounts.set(address.address.toLowerCase(), v.accountId);
+          return callback();
+        }
         if (v.counts && s) {
           limits.countMessage(s.key);
           if (++s.refusedRecipients > MAX_REFUSED_RECIPIENTS) {

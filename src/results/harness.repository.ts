@@ -74,8 +74,8 @@ export function harnessRepository(q: Queryable) {
   return {
     /**
      * The harness counts for the window (from `since`) and the baseline (before it): `split.raw` counted from
-     * the agent's tables, `split.rolled` from the hourly rollups (the same rules, kept by triggers: the migration
-     * 20261128100000) and their unfolded deltas.
+     * the agent's tables, `split.rolled` and `split.minutes` from the hourly and minute rollups (the same rules, kept
+     * by triggers: the migration 20261128100000) and their unfolded deltas.
      */
     async counts(
       accountId: string,
@@ -91,7 +91,7 @@ export function harnessRepository(q: Queryable) {
       );
       const [raw, rolled] = await Promise.all([
         q.raw(harnessSql(split.raw), { account: accountId, since, ...spans }) as unknown as Promise<{ rows: Record<string, number>[] }>,
-        split.rolled.length ? rollupsRepository(q).harness(accountId, since, split.rolled, watermark) : [],
+        split.rolled.length || split.minutes.length ? rollupsRepository(q).harness(accountId, since, split, watermark) : [],
       ]);
       const row = raw.rows[0] ?? {};
       const added = new Map(rolled.map((r) => [`${r.metric}_${r.current ? 'w' : 'b'}`, r.n]));

@@ -32,13 +32,17 @@ export interface ValueRow {
   total: number;
 }
 
+/** One EventRow's placeholders in a VALUES list, typed (a column of NULLs only would otherwise have none). */
+const EVENT_VALUES = '?::text, ?::text, ?::text, ?::bigint, ?::text, ?::float8, ?::text, ?::bigint';
+
 export function resultsRepository(q: Queryable) {
   return {
     /**
      * Records events and marks their channels connected, in one statement; an event with a ref_id whose
-     * (account, channel, type, ref_id) was recorded before (or earlier in `rows`) is ignored.
+     * (account, channel, type, ref_id) was recorded before (or earlier in `rows`) is ignored. The dedupe is the
+     * primary key of `channel_event_refs` (channel_events is partitioned by time, so a key of its own would hold `at`):
+     * the refs go in first, and an event with a ref only when its ref was new. Answers how many events were new.
      */
-    /** Inserts the events (a repeated refId is skipped); answers how many were new. */
     async insertEvents(rows: EventRow[]): Promise<number> {
       if (!rows.length) return 0;
       const connections = [...new Map(rows.map((r) => [`${r.account_id} ${r.channel}`, r])).values()];
@@ -47,10 +51,20 @@ export function resultsRepository(q: Queryable) {
            INSERT INTO channel_connections (account_id, channel, connected_at)
            VALUES ${connections.map(() => '(?, ?, ?::bigint)').join(', ')}
            ON CONFLICT (account_id, channel) DO NOTHING
+         ), r AS (
+           SELECT v.*, row_number() OVER (PARTITION BY account_id, channel, type, ref_id ORDER BY ord) AS nth
+             FROM (VALUES ${rows.map((_, i) => `(${i}, ${EVENT_VALUES})`).join(', ')})
+               AS v(ord, account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
+         ), refs AS (
+           INSERT INTO channel_event_refs (account_id, channel, type, ref_id, at)
+           SELECT account_id, channel, type, ref_id, greatest(at, recorded_at) FROM r WHERE ref_id IS NOT NULL AND nth = 1
+           ON CONFLICT (account_id, channel, type, ref_id) DO NOTHING
+           RETURNING account_id, channel, type, ref_id
          )
          INSERT INTO channel_events (account_id, channel, type, at, decided_by, amount, ref_id, recorded_at)
-         VALUES ${rows.map(() => '(?, ?, ?, ?::bigint, ?, ?::float8, ?, ?::bigint)').join(', ')}
-         ON CONFLICT (account_id, channel, type, ref_id) WHERE ref_id IS NOT NULL DO NOTHING
+         SELECT account_id, channel, type, at, decided_by, amount, ref_id, recorded_at FROM r
+          WHERE ref_id IS NULL OR (nth = 1 AND (account_id, channel, type, ref_id) IN (SELECT * FROM refs))
+          ORDER BY ord
          RETURNING 1`,
         [
           ...connections.flatMap((r) => [r.account_id, r.channel, r.at]),
@@ -63,7 +77,7 @@ export function resultsRepository(q: Queryable) {
     /** The refIds among `refIds` the account already has an event of this channel and type for. */
     async countedRefs(accountId: string, channel: string, type: string, refIds: string[]): Promise<Set<string>> {
       if (!refIds.length) return new Set();
-      const rows = (await q('channel_events')
+      const rows = (await q('channel_event_refs')
         .where({ account_id: accountId, channel, type })
         .whereIn('ref_id', refIds)
         .select('ref_id')) as { ref_id: string }[];
@@ -104,11 +118,14 @@ export function resultsRepository(q: Queryable) {
 
     /**
      * Attributed conversion value per (channel, currency), split at `since` (by when each happened): `split.raw`
-     * counted from `conversions`, `split.rolled` from the hourly rollups and the deltas not folded yet.
+     * counted from `conversions`, `split.rolled` and `split.minutes` from the hourly and minute rollups and the deltas
+     * not folded yet.
      */
     async conversionValues(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<ValueRow[]> {
       const raw = inSpans('occurred_at', split.raw);
       const rolled = inSpans('bucket', split.rolled);
+      const minutes = inSpans('bucket', split.minutes);
+      const tail = inSpans('bucket', [...split.rolled, ...split.minutes]);
       const { rows } = (await q.raw(
         `SELECT channel, currency, current, sum(value)::text AS total FROM (
            SELECT channel, currency, occurred_at >= ? AS current, 1 AS n, value FROM conversions
@@ -117,22 +134,30 @@ export function resultsRepository(q: Queryable) {
            SELECT key1, key2, bucket >= ?, n, value FROM results_rollups
             WHERE account_id = ? AND metric = 'conversion_value' AND ${rolled.sql}
            UNION ALL
+           SELECT key1, key2, bucket >= ?, n, value FROM results_rollups_minute
+            WHERE account_id = ? AND metric = 'conversion_value' AND ${minutes.sql}
+           UNION ALL
            SELECT key1, key2, bucket >= ?, n, value FROM results_rollup_deltas
-            WHERE account_id = ? AND metric = 'conversion_value' AND ${UNFOLDED} AND ${rolled.sql}
+            WHERE account_id = ? AND metric = 'conversion_value' AND ${UNFOLDED} AND ${tail.sql}
          ) x GROUP BY 1, 2, 3 HAVING sum(n) > 0`,
-        [since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, watermark, ...rolled.bindings],
+        [
+          ...[since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, ...minutes.bindings],
+          ...[since, accountId, watermark, ...tail.bindings],
+        ],
       )) as { rows: { channel: string; currency: string; current: boolean; total: string }[] };
       return rows.map((r) => ({ ...r, total: Number(r.total) }));
     },
 
     /**
      * Counts and amount sums per (channel, type, decider), split at `since`: `split.raw` counted from
-     * `channel_events`, `split.rolled` from the hourly rollups and the events not folded yet.
+     * `channel_events`, `split.rolled` and `split.minutes` from the hourly and minute rollups and the events not
+     * folded yet.
      */
     async tally(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<GroupRow[]> {
       const raw = inSpans('at', split.raw);
       const rolled = inSpans('bucket', split.rolled);
-      const tail = inSpans('at', split.rolled);
+      const minutes = inSpans('bucket', split.minutes);
+      const tail = inSpans('at', [...split.rolled, ...split.minutes]);
       // Rows `seed demo` wrote are demo data, not the account's figures (never folded either).
       const { rows } = (await q.raw(
         `SELECT channel, type, nullif(decided_by, '') AS decided_by, current,
@@ -144,10 +169,16 @@ export function resultsRepository(q: Queryable) {
            SELECT channel, type, decided_by, bucket >= ?, n, total, with_amount
              FROM channel_event_rollups WHERE account_id = ? AND ${rolled.sql}
            UNION ALL
+           SELECT channel, type, decided_by, bucket >= ?, n, total, with_amount
+             FROM channel_event_rollups_minute WHERE account_id = ? AND ${minutes.sql}
+           UNION ALL
            SELECT channel, type, coalesce(decided_by, ''), at >= ?, 1, amount, (amount IS NOT NULL)::int
              FROM channel_events WHERE account_id = ? AND NOT demo AND ${UNFOLDED} AND ${tail.sql}
          ) x GROUP BY 1, 2, 3, 4`,
-        [since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, watermark, ...tail.bindings],
+        [
+          ...[since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, ...minutes.bindings],
+          ...[since, accountId, watermark, ...tail.bindings],
+        ],
       )) as { rows: GroupRow[] };
       return rows;
     },

@@ -1,4 +1,6 @@
+import { DEFAULT_REPLY_WINDOW_SECONDS } from '../config/experiments.js';
 import type { Queryable } from '../db.js';
+import { type ExperimentReading, readExperiments } from '../experiments/reading.js';
 import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from './channel-events.js';
 import { adTestsIn, type AdTestResult } from './ads-tests.repository.js';
 import { harnessRepository, type HarnessMetrics } from './harness.repository.js';
@@ -48,7 +50,13 @@ export interface Results {
   aeo: ChannelSection;
   network: ChannelSection;
   harness: HarnessSection;
+  experiments: ResultsExperiment[];
 }
+
+/** `/results` `experiments`: an experiment as it reads now (src/experiments/reading.ts), without the variants' raw text. */
+export type ResultsExperiment = Omit<ExperimentReading, 'variants'> & { variants: Omit<ExperimentReading['variants'][number], 'value'>[] };
+
+const DEFAULT_REPLY_WINDOW_MS = DEFAULT_REPLY_WINDOW_SECONDS * 1000;
 
 /** Whether received mail can reach the service for this account: the SMTP listener is on, or it has an inbound URL. */
 export async function hasReturnPath(q: Queryable, accountId: string, smtpPort: number): Promise<boolean> {
@@ -158,7 +166,9 @@ const unavailableReason = (channel: Channel): string =>
  * The per-channel scoreboard for [since, now] and the equal-length baseline before it. A channel the
  * account has not connected is `{ available: false, reason }` (unavailableReason). `returnPath`: whether
  * replies and bounces can reach the service for this account (`hasReturnPath`). `harness` (the agent's own
- * work, from its turns, cards and workflow runs) is always available.
+ * work, from its turns, cards and workflow runs) is always available. `experiments`: the account's running and
+ * proposed experiments and those that ended since the baseline began, counting exposures older than `replyWindowMs`
+ * (config.experiments.replyWindowMs: docs/decisions/experiments.md, "Reading an experiment").
  */
 export async function getResults(
   q: Queryable,
@@ -166,21 +176,24 @@ export async function getResults(
   requestedSince: number | undefined,
   now = Date.now(),
   returnPath = true,
-  { rollups = true }: { rollups?: boolean } = {},
+  { rollups = true, replyWindowMs = DEFAULT_REPLY_WINDOW_MS }: { rollups?: boolean; replyWindowMs?: number } = {},
 ): Promise<Results> {
   const { since, clamped } = clampSince(requestedSince, now);
   const span = now - since;
   const baselineSince = since - span;
   const repo = resultsRepository(q);
-  // Whole hours from the rollups, the edges raw; `rollups: false` counts everything raw (the reference the tests compare with).
-  const split = splitWindow(baselineSince, since, now, rollups);
-  const watermark = await rollupsRepository(q).watermark();
-  const [rows, values, connected, measuring, harnessWork] = await Promise.all([
+  // Whole hours and minutes from the rollups, partial minutes raw; `rollups: false` counts everything raw (the
+  // reference the tests compare with).
+  const mark = await rollupsRepository(q).watermark();
+  const split = splitWindow(baselineSince, since, now, rollups, mark.minutesFrom);
+  const watermark = mark.xid;
+  const [rows, values, connected, measuring, harnessWork, experiments] = await Promise.all([
     repo.tally(accountId, since, split, watermark),
     repo.conversionValues(accountId, since, split, watermark),
     repo.connected(accountId),
     repo.hasMeasurementSource(accountId),
     harnessRepository(q).counts(accountId, since, split, watermark),
+    readExperiments(q, accountId, baselineSince, now - replyWindowMs),
   ]);
   const tallies = new Map<string, Tally>();
   const tally = (channel: string, current: boolean) => {
@@ -241,5 +254,6 @@ export async function getResults(
     aeo,
     network,
     harness,
+    experiments: experiments.map((e) => ({ ...e, variants: e.variants.map(({ value: _value, ...v }) => v) })),
   };
 }

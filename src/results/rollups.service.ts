@@ -11,7 +11,7 @@ export interface RollupPass {
 const lower = (a: string, b: string | null) => (b !== null && BigInt(b) < BigInt(a) ? b : a);
 
 /**
- * Folds channel events and the harness/conversion deltas into the hourly rollups, up to the oldest transaction
+ * Folds channel events and the harness/conversion deltas into the minute and hourly rollups, up to the oldest transaction
  * still running (every one below it has ended, so none can still commit rows below the new watermark), at most
  * about `limit` rows of each per pass (a transaction's rows always go together). Rollups and the watermark move
  * in one transaction: a pass that dies counts nothing, and a second pass running at once skips (the row lock).

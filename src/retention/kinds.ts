@@ -4,6 +4,7 @@ import { inboundRepository } from '../inbound/inbound.repository.js';
 import { measurementRepository } from '../measurement/measurement.repository.js';
 import { deleteFinishedCards } from '../review/cards/doors.js';
 import { webhooksRepository } from '../webhooks/webhooks.repository.js';
+import { UNFOLDED_EVENTS } from './partitions.js';
 
 /** One kind of history with a retention: how long it is kept, and one bounded statement that removes the expired. */
 export interface RetentionKind {
@@ -29,7 +30,7 @@ export async function deleteWhere(q: Queryable, table: string, where: string, bi
 }
 
 /** The keys of the partitioned tables (src/retention/partitions.ts). */
-const KEYS: Record<string, string> = { visits: 'account_id, id, at' };
+const KEYS: Record<string, string> = { visits: 'account_id, id, at', channel_events: 'account_id, id, at' };
 
 const rows =
   (table: string, where: string) =>
@@ -37,14 +38,16 @@ const rows =
     deleteWhere(q, table, where, [before], limit);
 
 /** Events the rollup pass has folded (below its watermark; rows older than the rollups carry no xid). */
-const FOLDED = `(xid IS NULL OR xid < (SELECT xid FROM results_rollup_watermark WHERE name = 'results'))`;
+const FOLDED = `(xid IS NULL OR NOT ${UNFOLDED_EVENTS})`;
 
 /**
  * Every kind, in the order a pass visits them. Never here, so never removed: blocklist entries, opt-outs,
- * leads and their contacts, the rollups `/results` reads, accounts and their settings.
+ * leads and their contacts, the hourly rollups `/results` reads, accounts and their settings.
  */
 export const RETENTION_KINDS: readonly RetentionKind[] = [
   { name: 'channelEvents', keepMs: (c) => c.retention.channelEventsMs, batch: rows('channel_events', `at < ? AND ${FOLDED}`) },
+  // A ref's `at` is the later of its event's time and when it was recorded: it outlives its event (retention.md).
+  { name: 'channelEventRefs', keepMs: (c) => c.retention.channelEventsMs, batch: rows('channel_event_refs', 'at < ?') },
   { name: 'visits', keepMs: (c) => c.retention.visitsMs, batch: rows('visits', 'at < ?') },
   {
     name: 'botVisits',
@@ -77,6 +80,9 @@ export const RETENTION_KINDS: readonly RetentionKind[] = [
     keepMs: (c) => c.retention.inboundMessagesMs,
     batch: rows('inbound_messages', `received_at < ? AND status <> 'received' AND raw IS NULL`),
   },
+  // `/results` reads minute rollups only at the edges of windows at most 14 days back (docs/decisions/results.md).
+  { name: 'minuteEventRollups', keepMs: (c) => c.retention.minuteRollupsMs, batch: rows('channel_event_rollups_minute', 'bucket < ?') },
+  { name: 'minuteResultRollups', keepMs: (c) => c.retention.minuteRollupsMs, batch: rows('results_rollups_minute', 'bucket < ?') },
   { name: 'audit', keepMs: (c) => c.retention.auditMs, batch: rows('audit_log', 'at < ?') },
   {
     name: 'agentSteps',

@@ -1,11 +1,18 @@
 import type { Queryable } from '../db.js';
 
+/** Channel events the rollup pass has not folded yet (its watermark; rows older than the rollups carry no xid). */
+export const UNFOLDED_EVENTS = `xid >= (SELECT xid FROM results_rollup_watermark WHERE name = 'results')`;
+
 /**
  * Tables partitioned by month on their time column (epoch ms, UTC months), each with the retention kind that says
  * when a month goes: `<table>_pYYYY_MM` for each month, and `<table>_pdefault` for any row outside them (a time far
- * in the past or future), which retention trims by rows.
+ * in the past or future), which retention trims by rows. `held`: rows that keep their month however old it is.
  */
-export const PARTITIONED: readonly { table: string; kind: string }[] = [{ table: 'visits', kind: 'visits' }];
+export const PARTITIONED: readonly { table: string; kind: string; held?: string }[] = [
+  { table: 'visits', kind: 'visits' },
+  // An event recorded late with an old time is counted into the rollups before its month goes.
+  { table: 'channel_events', kind: 'channelEvents', held: UNFOLDED_EVENTS },
+];
 
 /** The month partitions made ahead of the current one. */
 export const MONTHS_AHEAD = 2;
@@ -67,7 +74,16 @@ export async function expiredPartitions(q: Queryable, table: string, before: num
   return (await partitionsOf(q, table)).filter((p) => p.end <= before);
 }
 
-/** Drops one partition whole. */
-export async function dropPartition(q: Queryable, m: Month): Promise<void> {
+/**
+ * Drops one partition of `table` whole; answers false, dropping nothing, while it holds a row matching `held`. The
+ * table's lock (which the drop takes anyway) is taken first, so no writer adds such a row between the look and the drop.
+ */
+export async function dropPartition(q: Queryable, table: string, m: Month, held?: string): Promise<boolean> {
+  if (held) {
+    await q.raw(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+    const { rows } = (await q.raw(`SELECT EXISTS (SELECT 1 FROM ${m.name} WHERE ${held}) AS held`)) as { rows: { held: boolean }[] };
+    if (rows[0]!.held) return false;
+  }
   await q.raw(`DROP TABLE ${m.name}`);
+  return true;
 }

@@ -56,17 +56,14 @@ const oneBatch = (db: Db, config: Config['retention'], kind: RetentionKind, befo
  * The month partitions of each partitioned table: those ahead made, those wholly past the table's retention dropped,
  * each DDL a short transaction under the lock timeout (it needs the table's lock for a moment). A month the default
  * partition already holds rows of is left there and its rows go by batches; one another pass made or dropped first is
- * passed over.
+ * passed over; one still holding rows the table keeps (channel events not folded yet) waits for a later pass.
  */
 async function keepPartitions(deps: { config: Config; db: Db }, now: number, skipped: string[]) {
   const made: string[] = [];
   const dropped: string[] = [];
-  const ddl = async (name: string, fn: (trx: Knex.Transaction) => Promise<void>) => {
+  const ddl = async (name: string, fn: (trx: Knex.Transaction) => Promise<boolean>) => {
     try {
-      const done = await short(deps.db, deps.config.retention.lockTimeoutMs, async (trx) => {
-        await fn(trx);
-        return true;
-      });
+      const done = await short(deps.db, deps.config.retention.lockTimeoutMs, fn);
       if (done === null) skipped.push(name);
       return done === true;
     } catch (e) {
@@ -74,12 +71,12 @@ async function keepPartitions(deps: { config: Config; db: Db }, now: number, ski
       throw e;
     }
   };
-  for (const { table, kind } of PARTITIONED) {
+  for (const { table, kind, held } of PARTITIONED) {
     const keep = RETENTION_KINDS.find((k) => k.name === kind)!.keepMs(deps.config);
     for (const m of await missingAhead(deps.db, table, now))
-      if (await ddl(m.name, (trx) => makePartition(trx, table, m))) made.push(m.name);
+      if (await ddl(m.name, (trx) => makePartition(trx, table, m).then(() => true))) made.push(m.name);
     const expired = keep === null ? [] : await expiredPartitions(deps.db, table, now - keep);
-    for (const m of expired) if (await ddl(m.name, (trx) => dropPartition(trx, m))) dropped.push(m.name);
+    for (const m of expired) if (await ddl(m.name, (trx) => dropPartition(trx, table, m, held))) dropped.push(m.name);
   }
   return { made, dropped };
 }

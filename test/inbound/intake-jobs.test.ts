@@ -23,7 +23,12 @@ it.beforeAll(({ env: e }) => {
 });
 
 const queue = () => env.deps.queues.get('inbound-mail')!;
-const store = () => storeInbound(env.deps, { accountId: null, via: 'smtp', mailFrom: null, rcptTo: ['x@localhost'], raw: rawMessage() });
+let account: Promise<string> | undefined;
+/** A message stored under one account of this file (made on first use). */
+const store = async () => {
+  account ??= env.tenant().then((t) => t.accountId);
+  return storeInbound(env.deps, { accountId: await account, via: 'smtp', mailFrom: null, rcptTo: ['x@localhost'], raw: rawMessage() });
+};
 const poison = async () => {
   throw new Error('mailparser choked on part 3');
 };

@@ -1,4 +1,6 @@
 import { describe, expect } from 'vitest';
+import { newReplyToken } from '../../src/mail/outbound.js';
+import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { freePort, run, TSX } from '../helpers/processes.js';
@@ -10,13 +12,27 @@ import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 // Spawns the real process (tsx start-up, migrations check): slow on a loaded 2-core machine.
 const SLOW = 120_000;
 let env: TestEnv;
-it.beforeAll(({ env: e }) => {
+/** A live reply address of ours (a shipped mail's token): the listener takes mail for it, under its account. */
+let LIVE = '';
+it.beforeAll(async ({ env: e }) => {
   env = e;
+  const token = newReplyToken();
+  await threadsRepository(env.deps.db).insert({
+    sendId: `send_${token}`,
+    accountId: (await env.tenant()).accountId,
+    cardId: 'card_kill',
+    leadId: null,
+    sequenceId: null,
+    step: 0,
+    replyToken: token,
+    messageId: `<mail-${token}@localhost>`,
+    to: 'jane@acme.test',
+    createdAt: Date.now(),
+  });
+  LIVE = `reply+${token}@localhost`;
 });
 
 const SENDERS = 16;
-/** The bounce address (MAIL_FROM at the inbound domain): the listener takes mail for it without a token. */
-const BOUNCE = 'agent@localhost';
 /** All senders share 127.0.0.1: its per-client limits are raised for this flood. */
 const FLOOD = { INBOUND_SMTP_SESSIONS_PER_IP: String(SENDERS * 2), INBOUND_SMTP_MESSAGES_PER_MINUTE: '100000' };
 /** The process is killed once this many messages were answered 250, while the senders keep going. */
@@ -37,7 +53,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
           // Some bigger than a socket buffer, so the kill also finds messages halfway through DATA.
           const body = `message ${n}-${i} ${'lorem ipsum '.repeat(i % 3 === 0 ? 20_000 : 10)}`;
           const raw = rawMessage({ subject: `kill ${n}-${i}`, body });
-          const answer = await smtpSend(port, { from: 'jane@acme.test', to: [BOUNCE], raw });
+          const answer = await smtpSend(port, { from: 'jane@acme.test', to: [LIVE], raw });
           if (!answer.ok) {
             refused.push(answer.response);
             return;
@@ -70,7 +86,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     const port = await freePort();
     const proc = startService(['inbound-mail'], { ...envFor(env.config), INBOUND_SMTP_PORT: String(port), LOG_LEVEL: 'info' });
     await proc.logged('inbound smtp listening', 60_000);
-    expect((await smtpSend(port, { from: 'a@acme.test', to: [BOUNCE], raw: rawMessage() })).ok).toBe(true);
+    expect((await smtpSend(port, { from: 'a@acme.test', to: [LIVE], raw: rawMessage() })).ok).toBe(true);
     proc.child.kill('SIGTERM');
     const done = await proc.exited;
     expect(done.code).toBe(0);
@@ -88,7 +104,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     const proc = startService(['all'], childEnv);
     await proc.logged('inbound smtp listening', 60_000);
     await proc.port();
-    const answer = await smtpSend(port, { from: 'a@acme.test', to: [BOUNCE], raw: rawMessage({ body: 'via all' }) });
+    const answer = await smtpSend(port, { from: 'a@acme.test', to: [LIVE], raw: rawMessage({ body: 'via all' }) });
     expect(answer.ok).toBe(true);
     const id = /queued as (\S+)/.exec(answer.response)![1]!;
     expect(await env.deps.db('inbound_messages').where({ id }).first()).toBeTruthy();

@@ -22,6 +22,8 @@ let smtp: InboundSmtp;
 /** A live reply token of ours (a shipped mail's), and the bounce address (MAIL_FROM at the inbound domain). */
 let TOKEN = '';
 let LIVE = '';
+/** The account the token belongs to: every message taken here is stored under it. */
+let ACCOUNT = '';
 const BOUNCE = 'agent@localhost';
 let small: InboundSmtp;
 const SMALL_LIMIT = 4_096;
@@ -29,6 +31,7 @@ const logLines: string[] = [];
 it.beforeAll(async ({ env: e }) => {
   env = e;
   const { accountId } = await env.tenant();
+  ACCOUNT = accountId;
   TOKEN = newReplyToken();
   await threadsRepository(env.deps.db).insert({
     sendId: `send_${TOKEN}`,
@@ -72,7 +75,8 @@ describe('the inbound SMTP listener', () => {
       mailFrom: 'jane@acme.test',
       rcptTo: [`Reply+${TOKEN.toUpperCase()}@localhost`],
     });
-    expect(row!.accountId).toBeNull();
+    // Stored under the account its token names, known before the message was stored.
+    expect(row!.accountId).toBe(ACCOUNT);
     expect(row!.raw.equals(raw)).toBe(true);
     expect(row!.size).toBe(raw.length);
     const job = await pendingJob(env.deps.queues.get('inbound-mail')!, inboundParse.key({ id: id! }));
@@ -85,9 +89,10 @@ describe('the inbound SMTP listener', () => {
   });
 
   it('keeps a null sender (a bounce comes from <>) as no mailFrom', async () => {
-    const answer = await smtpSend(smtp.port, { from: '', to: [BOUNCE], raw: rawMessage() });
+    // To the bare bounce address: the message names the account (its To: is our reply address).
+    const answer = await smtpSend(smtp.port, { from: '', to: [BOUNCE], raw: rawMessage({ to: LIVE }) });
     expect(answer.ok).toBe(true);
-    expect((await inboundRepository(env.deps.db).find(idOf(answer.response)!))?.mailFrom).toBeNull();
+    expect(await inboundRepository(env.deps.db).find(idOf(answer.response)!)).toMatchObject({ mailFrom: null, accountId: ACCOUNT });
   });
 
   it('refuses recipients at any other domain with 550 relay not permitted, and stores nothing', async () => {

@@ -147,7 +147,7 @@ describe('the errors the store clients really throw', () => {
 async function replyOnLastTry() {
   const { accountId, leadId, thread } = await buildMailedLead(env.deps.db, (await env.tenant()).accountId);
   const id = await storeInbound(env.deps, {
-    accountId: null,
+    accountId,
     via: 'smtp',
     mailFrom: 'jane@acme.test',
     rcptTo: [`reply+${thread.replyToken}@localhost`],

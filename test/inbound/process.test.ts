@@ -3,6 +3,7 @@ import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { newId } from '../../src/ids.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
 import { processInbound, UNPROVEN } from '../../src/inbound/process.service.js';
+import { messageAccount } from '../../src/inbound/smtp-recipients.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
 import { getResults } from '../../src/results/results.service.js';
@@ -19,12 +20,21 @@ it.beforeAll(({ env: e }) => {
 
 const world = async () => buildMailedLead(env.deps.db, (await env.tenant()).accountId);
 
-/** Stores a message as intake does (SMTP: no account; the inbound URL: its account) and returns its id. */
-async function receive(raw: Buffer, opts: { accountId?: string | null; rcptTo?: string[] } = {}): Promise<string> {
+/**
+ * Stores a message as intake does and returns its id: under the inbound URL's account, or (SMTP, to the bounce
+ * address) under the account the message names, as the listener places it; throws when the listener refuses it.
+ */
+async function receive(raw: Buffer, opts: { accountId?: string; rcptTo?: string[] } = {}): Promise<string> {
+  let accountId = opts.accountId;
+  if (!accountId) {
+    const placed = await messageAccount(env.deps, [], raw, opts.rcptTo ?? []);
+    if (!placed.ok) throw new Error(`refused: ${placed.error.message}`);
+    accountId = placed.accountId;
+  }
   const id = newId('im');
   await inboundRepository(env.deps.db).insert({
     id,
-    accountId: opts.accountId ?? null,
+    accountId,
     via: opts.accountId ? 'http' : 'smtp',
     mailFrom: null,
     rcptTo: opts.rcptTo ?? [],
@@ -144,10 +154,11 @@ it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto
   }
 });
 
-it('keeps a reply to an unknown reply+ address as unplaced, attached to nobody', async () => {
+it('refuses a reply to an unknown reply+ address before storing it: it names no account', async () => {
   const raw = mailFixture('thunderbird-reply', { replyToken: 'NoSuchToken123', messageId: '<nobody@localhost>' });
-  const row = await processed(raw);
-  expect(row).toMatchObject({ status: 'unplaced', reason: 'unknown reply address', accountId: null, sendId: null, leadId: null });
+  const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
+  await expect(receive(raw)).rejects.toThrow(/refused: 5\.7\.1 this message answers no mail of ours/);
+  expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
 });
 
 it("refuses a message that came in on account A's inbound URL but claims B's send, and leaves B untouched", async () => {
@@ -166,12 +177,13 @@ it("refuses a message that came in on account A's inbound URL but claims B's sen
   expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(false);
 });
 
-it("matches by the sender only on an account's inbound URL, never for mail that came in by SMTP; unproven, it only wakes", async () => {
+it('matches by sender within its account; by SMTP a sender two accounts mailed is refused; unproven, it only wakes', async () => {
   const { accountId, leadId, thread } = await world();
+  await world(); // A second account mailed the same address.
   const bare = fixture('html-only-reply', thread)
     .toString('latin1')
     .replace(/^(In-Reply-To|References): .*\r\n/gm, '');
-  expect(await processed(Buffer.from(bare, 'latin1'))).toMatchObject({ status: 'unplaced', accountId: null });
+  await expect(receive(Buffer.from(bare, 'latin1'))).rejects.toThrow(/refused/);
   expect(await processed(Buffer.from(bare, 'latin1'), { accountId })).toMatchObject({
     status: 'applied',
     sendId: thread.sendId,
@@ -193,12 +205,14 @@ it("matches by the sender only on an account's inbound URL, never for mail that 
 });
 
 it('keeps malformed MIME with its reason, and never throws', async () => {
-  const { thread } = await world();
-  expect(await processed(fixture('malformed-mime', thread))).toMatchObject({
+  // Stored under the account its envelope token named (the listener does not parse such mail before storing it).
+  const { accountId, thread } = await world();
+  const rcptTo = [`reply+${thread.replyToken}@localhost`];
+  expect(await processed(fixture('malformed-mime', thread), { accountId, rcptTo })).toMatchObject({
     status: 'malformed',
     reason: 'the multipart body never uses its declared boundary',
   });
-  expect(await processed(Buffer.from('garbage without any header'))).toMatchObject({ status: 'malformed' });
+  expect(await processed(Buffer.from('garbage without any header'), { accountId, rcptTo })).toMatchObject({ status: 'malformed' });
 });
 
 it("settles a provider's repeat of an applied message (same account, same Message-ID) as duplicate", async () => {

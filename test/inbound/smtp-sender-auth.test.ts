@@ -3,7 +3,8 @@ import { dkimSign } from 'mailauth';
 import { afterAll, describe, expect } from 'vitest';
 import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { inboundRepository, type InboundMessage } from '../../src/inbound/inbound.repository.js';
-import { bounceAddress, startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { bounceAddress } from '../../src/inbound/smtp-recipients.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import { startDnsStandIn } from '../helpers/dns-server.js';
 import { buildLead, buildThread } from '../helpers/factories.js';
@@ -218,16 +219,15 @@ describe('our own check of mail received over SMTP', () => {
     expect(await unsigned.state()).toEqual(untouched);
   });
 
-  it('two accounts mailed the sender: nobody can tell which one it answers, kept unplaced even when signed', async () => {
+  it('two accounts mailed the sender: nobody can tell which one it answers, refused 550 even when signed, nothing kept', async () => {
     const w = await world();
     const { accountId: other } = await env.tenant();
     await buildThread(env.deps.db, other, { to: w.jane });
-    const { row } = await deliver(w.jane, await sign(w.message, publishKey(w.domain)));
-    expect(row).toMatchObject({
-      status: 'unplaced',
-      accountId: null,
-      reason: 'no token or thread header, and more than one account mailed its sender',
-    });
+    const stored = async () => (await env.deps.db('inbound_messages').whereIn('account_id', [w.accountId, other])).length;
+    const answer = await smtpSend(smtp.port, { from: w.jane, to: [ourAddress], raw: await sign(w.message, publishKey(w.domain)) });
+    expect(answer).toMatchObject({ ok: false });
+    expect(answer).toMatchObject({ code: 550, response: expect.stringMatching(/5\.7\.1 this message answers no mail of ours/) });
+    expect(await stored()).toBe(0);
     expect(await w.state()).toEqual(untouched);
   });
 });

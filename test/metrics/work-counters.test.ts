@@ -126,12 +126,13 @@ describe('work counters', () => {
 
   it('counts inbound mail by the class it settles as', async () => {
     const settledAs: string[] = [];
+    const { accountId } = await env.tenant();
     for (const name of ['malformed-mime', 'gmail-reply', 'gmail-reply']) {
       const id = newId('im');
       const raw = mailFixture(name);
       await inboundRepository(env.deps.db).insert({
         id,
-        accountId: null,
+        accountId,
         via: 'smtp',
         mailFrom: null,
         rcptTo: [],

@@ -17,9 +17,10 @@ import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
 /**
- * `/results` reads whole hours from the rollups and the edges raw. Whatever the history (late events, repeated
- * refIds, several accounts, times on hour boundaries, rows changed after they were folded, passes at any point),
- * its answer equals the raw count of the same window (`rollups: false`).
+ * `/results` reads whole hours from the hourly rollups, whole minutes of the partial edge hours from the minute
+ * rollups (from `minutes_from` on) and partial minutes raw. Whatever the history (late events, repeated refIds,
+ * several accounts, times on hour and minute boundaries, rows changed after they were folded, passes at any point,
+ * counts folded before the minute grain), its answer equals the raw count of the same window (`rollups: false`).
  */
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -28,18 +29,26 @@ it.beforeAll(({ env: e }) => {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+const MINUTE = 60_000;
 const NOW = 1_800_000_000_000 + 17 * HOUR + 1_234;
 
-/** A time in the last 15 days; one in three sits on an hour boundary or a millisecond beside one. */
-function timeIn(rand: () => number): number {
-  const t = NOW - Math.floor(rand() * 15 * DAY);
-  if (rand() < 0.33) return Math.floor(t / HOUR) * HOUR + [-1, 0, 1][Math.floor(rand() * 3)]!;
-  return t;
-}
+type Time = (rand: () => number) => number;
+
+/** A time in the [`lo`, `hi`) (the last 15 days); one in three sits on an hour or minute boundary or a millisecond beside one. */
+const timeBetween =
+  (lo: number, hi: number): Time =>
+  (rand) => {
+    const t = hi - 1 - Math.floor(rand() * (hi - 1 - lo));
+    const r = rand();
+    const edge = r < 0.15 ? HOUR : r < 0.33 ? MINUTE : 0;
+    const near = edge ? Math.floor(t / edge) * edge + [-1, 0, 1][Math.floor(rand() * 3)]! : t;
+    return Math.min(Math.max(near, lo), hi - 1);
+  };
+const timeIn = timeBetween(NOW - 15 * DAY, NOW + 1);
 
 const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
-function randomEvent(rand: () => number, refs: string[]): ChannelEvent {
+function randomEvent(rand: () => number, refs: string[], time = timeIn): ChannelEvent {
   const channel = pick(rand, CHANNELS);
   const type = pick(rand, CHANNEL_EVENT_TYPES[channel].types as readonly string[]);
   const roll = rand();
@@ -49,7 +58,7 @@ function randomEvent(rand: () => number, refs: string[]): ChannelEvent {
   return {
     channel,
     type,
-    at: timeIn(rand),
+    at: time(rand),
     decidedBy: pick(rand, [null, 'person', 'trust_ladder', 'setting'] as const),
     amount: rand() < 0.7 ? Math.floor(rand() * 5_000) : null,
     refId,
@@ -57,7 +66,7 @@ function randomEvent(rand: () => number, refs: string[]): ChannelEvent {
 }
 
 /** Conversions reported, aggregated later (some after a pass), a few removed. */
-async function conversions(rand: () => number, accountId: string, n: number) {
+async function conversions(rand: () => number, accountId: string, n: number, time = timeIn) {
   const db = env.deps.db;
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -69,7 +78,7 @@ async function conversions(rand: () => number, accountId: string, n: number) {
       name: 'purchase',
       value: rand() < 0.8 ? (Math.floor(rand() * 10_000_000) / 10_000).toFixed(4) : null,
       currency: pick(rand, ['USD', 'EUR', null]),
-      occurred_at: timeIn(rand),
+      occurred_at: time(rand),
       received_at: NOW,
       ...(rand() < 0.5 ? { channel: pick(rand, ['email', 'seo', 'direct']), aggregated_at: NOW } : {}),
     });
@@ -82,12 +91,12 @@ async function conversions(rand: () => number, accountId: string, n: number) {
 }
 
 /** Turns and cards: created, then finished or resolved (sometimes after a pass), a few merged or dismissed. */
-async function agentWork(rand: () => number, accountId: string, n: number) {
+async function agentWork(rand: () => number, accountId: string, n: number, time = timeIn) {
   const db = env.deps.db;
   const turns: string[] = [];
   const cards: string[] = [];
   for (let i = 0; i < n; i++) {
-    const at = timeIn(rand);
+    const at = time(rand);
     const id = newId('turn');
     turns.push(id);
     const started = rand() < 0.8 ? at - 1_000 : null;
@@ -107,7 +116,7 @@ async function agentWork(rand: () => number, accountId: string, n: number) {
     cards.push(card.id);
     await db('review_cards')
       .where({ id: card.id })
-      .update({ created_at: timeIn(rand) });
+      .update({ created_at: time(rand) });
   }
   return async () => {
     for (const id of turns.filter(() => rand() < 0.3)) {
@@ -126,15 +135,21 @@ async function agentWork(rand: () => number, accountId: string, n: number) {
   };
 }
 
-/** The rollup answer and the raw answer, for the default window, both edges of the clamp, hour edges and random ones. */
-async function expectSameAsRaw(rand: () => number, accountIds: string[]) {
-  const sinces = [undefined, NOW - 7 * DAY, NOW - HOUR, Math.floor((NOW - 3 * DAY) / HOUR) * HOUR, NOW - 3 * DAY - 1];
-  for (let i = 0; i < 4; i++) sinces.push(NOW - HOUR - Math.floor(rand() * 6 * DAY));
-  for (const accountId of accountIds) {
-    for (const since of sinces) {
-      const rolled = await getResults(env.deps.db, accountId, since, NOW);
-      const raw = await getResults(env.deps.db, accountId, since, NOW, true, { rollups: false });
-      expect(rolled, `account ${accountId} since ${since}`).toEqual(raw);
+/**
+ * The rollup answer and the raw answer, for the default window, both edges of the clamp, hour and minute edges and
+ * random ones (`more` besides), ending at NOW (just past an hour) and at a time mid-hour and mid-minute.
+ */
+async function expectSameAsRaw(rand: () => number, accountIds: string[], more: number[] = []) {
+  for (const now of [NOW, NOW - 5 * HOUR - 22 * MINUTE - 7_777]) {
+    const sinces = [undefined, now - 7 * DAY, now - HOUR, Math.floor((now - 3 * DAY) / HOUR) * HOUR, now - 3 * DAY - 1, ...more];
+    sinces.push(Math.floor((now - 2 * DAY) / MINUTE) * MINUTE, Math.floor((now - 2 * DAY) / MINUTE) * MINUTE + 1);
+    for (let i = 0; i < 4; i++) sinces.push(now - HOUR - Math.floor(rand() * 6 * DAY));
+    for (const accountId of accountIds) {
+      for (const since of sinces) {
+        const rolled = await getResults(env.deps.db, accountId, since, now);
+        const raw = await getResults(env.deps.db, accountId, since, now, true, { rollups: false });
+        expect(rolled, `account ${accountId} since ${since} now ${now}`).toEqual(raw);
+      }
     }
   }
 }
@@ -157,7 +172,18 @@ async function rollUpPastNow(db: Db, deadlineMs = 30_000): Promise<boolean> {
   }
 }
 
-describe('/results rollups', () => {
+/** Counts per account and metric (or channel and type) of one rollup table, for comparing the two grains. */
+async function grainTotals(accountIds: string[], table: string) {
+  const key = table.startsWith('channel') ? "channel || '.' || type" : "metric || '.' || key1 || '.' || key2";
+  const { rows } = (await env.deps.db.raw(
+    `SELECT account_id, ${key} AS k, sum(n)::int AS n FROM ${table} WHERE account_id = ANY (?) GROUP BY 1, 2 HAVING sum(n) <> 0`,
+    [accountIds],
+  )) as { rows: { account_id: string; k: string; n: number }[] };
+  return rows.map((r) => `${r.account_id} ${r.k} ${r.n}`).sort();
+}
+
+// Each comparison is dozens of /results reads; the watermark may wait on other files' transactions (rollUpPastNow).
+describe('/results rollups', { timeout: 120_000 }, () => {
   it('answer what the raw rows answer, on random histories with passes at random points', async () => {
     for (const seed of [1, 2, 3]) {
       const rand = prng(seed);
@@ -183,6 +209,56 @@ describe('/results rollups', () => {
         .whereIn('account_id', accountIds)
         .whereRaw(`xid >= (SELECT xid FROM results_rollup_watermark)`);
       expect(pending).toHaveLength(0);
+      // Both grains hold every folded event and delta.
+      expect(await grainTotals(accountIds, 'channel_event_rollups')).toEqual(await grainTotals(accountIds, 'channel_event_rollups_minute'));
+      expect(await grainTotals(accountIds, 'results_rollups')).toEqual(await grainTotals(accountIds, 'results_rollups_minute'));
+    }
+  });
+
+  it('answer what the raw rows answer on both sides of minutes_from, before which counts are in the hourly rollups only', async () => {
+    const db = env.deps.db;
+    // Mid-hour, three days back: the window's edges fall before it, after it and in its hour.
+    const minutesFrom = Math.floor((NOW - 3 * DAY - 17 * MINUTE) / MINUTE) * MINUTE;
+    const rand = prng(11);
+    const accountIds = [(await env.tenant()).accountId, (await env.tenant()).accountId];
+    const refs: string[] = [];
+    const later: Array<() => Promise<unknown>> = [];
+    // Before the minute grain: history up to minutes_from, folded, then its minute rows gone (an older release kept none).
+    const before = timeBetween(NOW - 15 * DAY, minutesFrom);
+    for (const accountId of accountIds) {
+      const c = await conversions(rand, accountId, 12, before);
+      later.push(c.aggregateRest, c.removeSome, await agentWork(rand, accountId, 8, before));
+    }
+    for (let batch = 0; batch < 4; batch++) {
+      const items = Array.from({ length: 40 }, () => ({ accountId: pick(rand, accountIds), event: randomEvent(rand, refs, before) }));
+      await recordChannelEvents(db, items);
+    }
+    expect(await rollUpPastNow(db)).toBe(true);
+    for (const table of ['channel_event_rollups_minute', 'results_rollups_minute']) await db(table).whereIn('account_id', accountIds).del();
+    const sinces = [minutesFrom - 1, minutesFrom, minutesFrom + 1, minutesFrom + 30 * MINUTE + 7, minutesFrom + DAY + 5];
+    try {
+      // Read as if the minute rollups were complete, the answer would miss those counts.
+      const differs = await Promise.all(
+        sinces.map(async (since) => {
+          const rolled = await getResults(db, accountIds[0]!, since, NOW);
+          return JSON.stringify(rolled) !== JSON.stringify(await getResults(db, accountIds[0]!, since, NOW, true, { rollups: false }));
+        }),
+      );
+      expect(differs).toContain(true);
+      await db('results_rollup_watermark').update({ minutes_from: minutesFrom });
+      await expectSameAsRaw(rand, accountIds, sinces);
+      // Then history on both sides, rows changed after they were folded, and small passes at random points.
+      for (let batch = 0; batch < 6; batch++) {
+        const items = Array.from({ length: 40 }, () => ({ accountId: pick(rand, accountIds), event: randomEvent(rand, refs) }));
+        await recordChannelEvents(db, items);
+        if (rand() < 0.6) await runRollupPass(db, undefined, 25);
+        if (batch === 2) for (const change of later) await change();
+      }
+      await expectSameAsRaw(rand, accountIds, sinces);
+      expect(await rollUpPastNow(db)).toBe(true);
+      await expectSameAsRaw(rand, accountIds, sinces);
+    } finally {
+      await db('results_rollup_watermark').update({ minutes_from: 0 });
     }
   });
 

@@ -162,6 +162,31 @@ describe('a retention pass', () => {
     expect(await env.deps.db('results_rollup_deltas').where({ account_id: accountId }).andWhere('n', '<', 0)).toEqual([]);
   });
 
+  it('removes minute rollups after MINUTE_ROLLUP_RETENTION_DAYS (15) and keeps the hourly ones', async () => {
+    const now = Date.now();
+    const { accountId } = await env.tenant();
+    const old = await history(accountId, 16 * DAY, now);
+    const recent = await history(accountId, 14 * DAY, now);
+    await foldAll(accountId);
+    const minute = async (table: string, age: number) =>
+      env.deps.db(table).where({ account_id: accountId, bucket: Math.floor((now - age) / 60_000) * 60_000 });
+    for (const table of ['channel_event_rollups_minute', 'results_rollups_minute']) {
+      expect(await minute(table, 16 * DAY)).not.toEqual([]);
+    }
+    const pass = await runRetentionPass(env.deps, log, { now, only: ['minuteEventRollups', 'minuteResultRollups'] });
+    expect(pass.removed.minuteEventRollups).toBeGreaterThanOrEqual(1);
+    expect(pass.removed.minuteResultRollups).toBeGreaterThanOrEqual(1);
+    for (const table of ['channel_event_rollups_minute', 'results_rollups_minute']) {
+      expect(await minute(table, 16 * DAY)).toEqual([]);
+      expect(await minute(table, 14 * DAY)).not.toEqual([]);
+    }
+    // The raw rows and the hourly rollups stay: a whole-hour window that old reads as before.
+    expect(await present(accountId, old)).toEqual(ALL);
+    expect(await present(accountId, recent)).toEqual(ALL);
+    const hour = Math.floor((now - 16 * DAY) / HOUR) * HOUR;
+    expect(await env.deps.db('channel_event_rollups').where({ account_id: accountId, bucket: hour })).not.toEqual([]);
+  });
+
   it('is bounded: at most RETENTION_BATCH_ROWS a statement and RETENTION_PASS_BATCHES statements a kind, the rest next pass', async () => {
     const now = Date.now();
     const { accountId } = await env.tenant();
@@ -281,8 +306,12 @@ describe('retention settings', () => {
       finishedCardsMs: 365 * DAY,
       modelCallsMs: 90 * DAY,
       inboundMessagesMs: 90 * DAY,
+      minuteRollupsMs: 15 * DAY,
       batchRows: 5_000,
     });
+    // `/results` reads minute rollups up to 14 days back: fewer days, or forever (0), is refused.
+    expect(loadConfig({ MINUTE_ROLLUP_RETENTION_DAYS: '30' }).retention.minuteRollupsMs).toBe(30 * DAY);
+    expect(() => loadConfig({ MINUTE_ROLLUP_RETENTION_DAYS: '14' })).toThrow(ConfigError);
     expect(loadConfig({ AUDIT_RETENTION_DAYS: '0' }).retention.auditMs).toBeNull();
     expect(() => loadConfig({ RETENTION_BATCH_ROWS: '0' })).toThrow(ConfigError);
     expect(() => loadConfig({ VISIT_RETENTION_DAYS: '-1' })).toThrow(ConfigError);

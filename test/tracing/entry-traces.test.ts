@@ -8,6 +8,7 @@ import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-liste
 import { startTracing, type Tracing } from '../../src/tracing/provider.js';
 import { inSpan, tracingOn } from '../../src/tracing/spans.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { buildThread } from '../helpers/factories.js';
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { until } from '../helpers/processes.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
@@ -77,11 +78,9 @@ describe('with tracing on', () => {
   });
 
   it('a message taken by the inbound SMTP listener starts a trace its parse job joins', async () => {
-    const answer = await smtpSend(smtp.port, {
-      from: 'sender@example.org',
-      to: ['agent@localhost'],
-      raw: rawMessage({ to: 'agent@localhost' }),
-    });
+    const { replyToken } = await buildThread(env.deps.db, (await env.tenant()).accountId);
+    const to = `reply+${replyToken}@localhost`;
+    const answer = await smtpSend(smtp.port, { from: 'sender@example.org', to: [to], raw: rawMessage({ to }) });
     expect(answer.ok).toBe(true);
     const inboundId = /queued as (\S+)/.exec(answer.response)![1]!;
     // Its span ends once the parse job is queued, just after the 250.
