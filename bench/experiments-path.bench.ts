@@ -112,7 +112,7 @@ async function runOne(deps: Deps, design: Design, rates: number[], rng: () => nu
         to: a.contact,
       };
       const raw = Buffer.from(replyMime(to, INTERESTED));
-      const inboundId = await storeInbound(deps, { accountId: null, via: 'smtp', mailFrom: a.contact, rcptTo: [to.replyTo], raw });
+      const inboundId = await storeInbound(deps, { accountId: account.id, via: 'smtp', mailFrom: a.contact, rcptTo: [to.replyTo], raw });
       await processInbound(deps, inboundId);
     }
     return fresh.length;

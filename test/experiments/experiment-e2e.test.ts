@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest';
+import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { setApproval } from '../../src/review/approval.service.js';
@@ -11,7 +12,7 @@ import { smtpSend } from '../helpers/smtp-client.js';
 import { type ReceivedMail, smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 /**
- * An experiment end to end: proposed for an account with 234 never-mailed contacts, approved by a person through the
+ * An experiment end to end: proposed for an account with 300 never-mailed contacts, approved by a person through the
  * API, its mail running without approval (the account's setting) through the real send path to an SMTP server on
  * loopback, each contact getting one mail with its own variant's subject; the contacts answer with real MIME replies
  * over SMTP to the service's inbound listener (In-Reply-To and References naming our Message-ID), variant B's far more
@@ -45,7 +46,8 @@ it.beforeAll(({ env: e, smtp: s, inbound: i, llm: l }) => {
 
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const CHALLENGER = 'Quick question about onboarding';
-const N = 234;
+/** The plan's audience: 117 per variant planned, with room for an uneven split (experiments.service.ts withRoom). */
+const N = 300;
 const LATER = 'someone.new@later.test';
 
 /** The last message a person (or the service, for a wake) put to the model. */
@@ -193,6 +195,18 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
           return c === byKey(k).filter((a) => replied.has(a.contact)).length ? c : null;
         }, 30_000);
         expect(outcomes).toBeGreaterThan(0);
+      }
+
+      // /results shows the experiment per variant: every contact's mail sent, matured exposures and outcomes as counted.
+      const results = await env.api().get('/api/v1/results').set(auth);
+      expect(results.status).toBe(200);
+      const shown = ResultsResponse.parse(results.body).results.experiments.find((x) => x.id === out.id)!;
+      expect(shown).toMatchObject({ status: 'decided', decision: { state: 'winner', winner: 'B' } });
+      expect(shown.variants.map((v) => v.key)).toEqual(['A', 'B']);
+      for (const [i, v] of shown.variants.entries()) {
+        expect(v.sent).toBe(byKey(v.key).length);
+        expect(v.outcomes).toBeLessThanOrEqual(byKey(v.key).filter((a) => replied.has(a.contact)).length);
+        expect(v.exposures).toBeLessThanOrEqual(counts.counts[i]!.exposures);
       }
 
       // A person adopts the winner; a later draft about the topic uses its subject.
