@@ -241,28 +241,32 @@ export async function experimentsPath(ctx: BenchContext): Promise<Section> {
   const perExperiment = times.reduce((s, t) => s + t, 0) / Math.max(1, times.length);
   const sends = allRuns.reduce((n, r) => n + r.sends, 0);
   const small = count < 200;
+  // One paragraph, the table, one paragraph: docs/performance.md stays within its 600 lines.
   const body = [
-    'Whole experiments through the service path (store, start, draftExperimentMail, sendCard to the local transport,',
-    'real MIME replies through storeInbound and processInbound, lookAtExperiment on the plan schedule), against a',
-    `stand-in audience with known true reply rates (seed ${SEED}); the design: ${pct(low)} against ${pct(high)}` +
-      `${isDefault ? ' (the default)' : ' (not the default: a quick check of the path, BENCH_EXPERIMENT_BASELINE / _EFFECT)'}, ` +
-      `${plan ? `${fmt(plan.plannedPerVariant)} planned per variant (first look at ${fmt(plan.minimumPerVariant)}, then every ` : ''}` +
-      `${plan ? `${plan.lookEvery}), ${fmt(plan.fixedPerVariant)} for one look at the end` : ''}.`,
-    'The fixed-horizon baseline reads the same contacts, continued to its own planned sample.',
+    [
+      'Whole experiments through the service path (store, start, draftExperimentMail, sendCard to the local transport,',
+      'real MIME replies through storeInbound and processInbound, lookAtExperiment on the plan schedule), against a',
+      `stand-in audience with known true reply rates (seed ${SEED}); the design: ${pct(low)} against ${pct(high)}` +
+        `${isDefault ? ' (the default)' : ' (not the default: a quick check of the path, BENCH_EXPERIMENT_BASELINE / _EFFECT)'}, ` +
+        `${plan ? `${fmt(plan.plannedPerVariant)} planned per variant (first look at ${fmt(plan.minimumPerVariant)}, then every ` : ''}` +
+        `${plan ? `${plan.lookEvery}), ${fmt(plan.fixedPerVariant)} for one look at the end` : ''}.`,
+      'The fixed-horizon baseline reads the same contacts, continued to its own planned sample.',
+    ].join(' '),
     '',
     ...lines,
     '',
-    `The sequential rule ${verdicts.join('; ')}.`,
-    `Time per experiment (both monitorings, the audience sent to the fixed horizon): ${fmt(perExperiment / 1000, 1)} s on this ` +
-      `machine, ${fmt(times.reduce((a, t) => a + t, 0) / Math.max(1, sends), 1)} ms per contact sent (draft, send, settle, and ` +
-      'the reply through the inbound path when it answers).',
-    ...(small
-      ? [
-          '',
-          `Only ${fmt(count)} experiments per pair of rates were run here (BENCH_EXPERIMENTS=${count}), so the shares above say little;`,
-          'the in-memory simulation ("Experiments: the stopping rule simulated") gives the same rule over 200 and 2,000 runs.',
-        ]
-      : []),
+    [
+      `The sequential rule ${verdicts.join('; ')}.`,
+      `Time per experiment (both monitorings, the audience sent to the fixed horizon): ${fmt(perExperiment / 1000, 1)} s on this ` +
+        `machine, ${fmt(times.reduce((a, t) => a + t, 0) / Math.max(1, sends), 1)} ms per contact sent (draft, send, settle, and ` +
+        'the reply through the inbound path when it answers).',
+      ...(small
+        ? [
+            `Only ${fmt(count)} experiments per pair of rates were run here (BENCH_EXPERIMENTS=${count}), so the shares above say little;`,
+            'the in-memory simulation ("Experiments: the stopping rule simulated") gives the same rule over 200 and 2,000 runs.',
+          ]
+        : []),
+    ].join(' '),
   ].join('\n');
   return { title: 'Experiments: whole experiments through the service path', body };
 }
