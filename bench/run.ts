@@ -17,6 +17,7 @@ import { metricsCost } from './metrics-cost.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
 import { doorFlood } from './door-flood.bench.js';
 import { experimentsSimulation } from './experiments.bench.js';
+import { experimentsPath } from './experiments-path.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
@@ -71,6 +72,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'api-instructions': apiInstructions,
   pooler: poolerCost,
   experiments: experimentsSimulation,
+  'experiments-path': experimentsPath,
   'big-account': bigAccount,
   retention,
 };

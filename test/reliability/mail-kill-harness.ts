@@ -275,7 +275,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
 }
 
 /** The service settings a worker process needs to match this test's (mail, sweeps, ladder, stalled jobs). */
-function configEnv(env: TestEnv): Record<string, string> {
+export function configEnv(env: TestEnv): Record<string, string> {
   const c = env.config;
   return {
     MAIL_TRANSPORT: 'smtp',

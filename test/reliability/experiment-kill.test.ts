@@ -1,0 +1,170 @@
+import { simpleParser } from 'mailparser';
+import { describe, expect } from 'vitest';
+import { proposeExperiment } from '../../src/agent/experiments.service.js';
+import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
+import { setApproval } from '../../src/review/approval.service.js';
+import { DELIVERY_QUESTION_SOURCE } from '../../src/review/cards/card-shape.js';
+import { gate } from '../helpers/db-holds.js';
+import { buildLead } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { until, waitFor } from '../helpers/processes.js';
+import { waitQueuesIdle } from '../helpers/queues-idle.js';
+import type { TestSmtp } from '../helpers/smtp-server.js';
+import { type WorkerChild, workerProcesses } from '../helpers/worker-processes.js';
+import { configEnv, mailKillOptions } from './mail-kill-harness.js';
+
+/**
+ * kill -9 of the worker processes an experiment runs on, while it runs: the `maintenance` pool (which drafts each
+ * contact's mail with its variant, a small batch per pass) and the pools that send in the background (`card-timers`
+ * ships the mail cards email-without-approval makes due at once; `mail-sends` reconciles fences whose answer was
+ * lost), each in its own process, as in production. Both are killed mid-run three times and started again; the
+ * first sender kill is arranged to land after the SMTP server answered 250 and before the fence settled (the settle
+ * waits at a gate in Postgres), so one mail must be reconciled through a person's answer. At the end every contact
+ * of the audience has exactly one assignment, at most one mail card, and the SMTP server got exactly one message for
+ * it, with its own variant's subject, and the contact counts as exposed.
+ */
+let env: TestEnv;
+let smtp: TestSmtp;
+it.override('options', ({ smtp }) => {
+  const base = mailKillOptions(smtp);
+  return { env: { ...base.env, ...EXPERIMENT_ENV } };
+});
+it.beforeAll(({ env: e, smtp: s }) => {
+  env = e;
+  smtp = s;
+});
+
+/** The experiment settings both the file's env and its worker processes run with: small draft batches, frequent passes. */
+const EXPERIMENT_ENV = {
+  MAINTENANCE_SWEEP_MS: '250',
+  EXPERIMENT_DRAFT_BATCH: '5',
+  // No exposure matures during the test: the experiment keeps running, so its drafting and sending are what is tested.
+  EXPERIMENT_REPLY_WINDOW_SECONDS: '3600',
+};
+
+const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
+const CHALLENGER = 'Quick question about onboarding';
+/** 80 per variant planned, with room for an uneven split (experiments.service.ts withRoom). */
+const AUDIENCE = 214;
+const subjectOf = (key: string) => (key === 'A' ? draft.subject : CHALLENGER);
+
+describe('kill -9 of the maintenance and sending workers while an experiment runs', () => {
+  it('assigns every contact once, drafts at most one mail each, and delivers each contact only its own variant, once', async () => {
+    const db = env.deps.db;
+    const { accountId, token } = await env.tenant(['review:read', 'review:write'], 'Experiment Co');
+    await setApproval(db, accountId, 'email', false);
+    for (let i = 0; i < AUDIENCE; i++) await buildLead(db, accountId, { contacts: [{ email: `person${i}@kill${i}.test` }] });
+    const out = await proposeExperiment(
+      db,
+      { accountId, turnId: null, fromOutside: false },
+      { thing: 'mail_subject', topic: 'onboarding', draft, challengers: [CHALLENGER], baselineRate: 0.1, minimumDetectableEffect: 0.25 },
+    );
+    if (typeof out === 'string') throw new Error(out);
+    const auth = { Authorization: `Bearer ${token}` };
+    expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth).send({ action: 'approve' })).status).toBe(200);
+    const repo = experimentsRepository(db);
+    const e = (await repo.get(accountId, out.id))!;
+    expect(e.status).toBe('running');
+    const audience = new Set(e.audience.map((m) => m.email));
+    expect(audience.size).toBe(AUDIENCE);
+
+    const workers = workerProcesses(env);
+    const extra = { ...configEnv(env), ...EXPERIMENT_ENV };
+    const startSender = () => workers.start(extra, ['card-timers', 'mail-sends']);
+    const startBoth = () => Promise.all([workers.start(extra, ['maintenance']), startSender()]) as Promise<[WorkerChild, WorkerChild]>;
+    const delivered = () => smtp.received.filter((m) => m.to.some((t) => audience.has(t))).length;
+    const draftedCount = async () =>
+      Number((await db('experiment_assignments').where({ experiment_id: e.id }).whereNotNull('card_id').count({ n: '*' }))[0]!.n);
+    try {
+      let [maintenance, sender] = await startBoth();
+      let killsMidDraft = 0;
+      let killsMidSend = 0;
+      for (let k = 0; k < 3; k++) {
+        // Deliveries go on until a random point a little further on; then both processes die at once.
+        const target = Math.min(audience.size - 10, delivered() + 5 + Math.floor(Math.random() * 30));
+        await waitFor(async () => delivered() >= target, `delivery ${target}`, 120_000);
+        // The first kill lands while a fence whose message the server answered 250 for waits to settle.
+        const settles = k === 0 ? await gate(env, 'mail_sends', "OLD.status <> 'sent' AND NEW.status = 'sent'", 'UPDATE') : null;
+        await settles?.reached();
+        // The maintenance worker dies with the sender in the first two rounds (while it still drafts, as a rule).
+        const both = k < 2;
+        if (both && (await draftedCount()) < audience.size) killsMidDraft++;
+        if (delivered() < audience.size) killsMidSend++;
+        await Promise.all([both ? maintenance.kill() : null, sender.kill()]);
+        await settles?.open();
+        if (both) [maintenance, sender] = await startBoth();
+        else sender = await startSender();
+      }
+      expect(killsMidSend).toBe(3);
+      expect(killsMidDraft).toBeGreaterThanOrEqual(1);
+
+      // The person: answers each delivery question from what the SMTP server shows for that recipient, and sends a
+      // mail card that came back to pending without a timer of its own.
+      const cardsOf = () => db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+      let questions = 0;
+      const person = async () => {
+        for (const q of await db('review_cards').where({
+          account_id: accountId,
+          status: 'pending',
+          source_type: DELIVERY_QUESTION_SOURCE,
+        })) {
+          const arrived = smtp.received.some((m) => m.to.includes((q.payload as { to: string }).to));
+          const res = await env
+            .api()
+            .post(`/api/v1/review/${q.id}/answer`)
+            .set(auth)
+            .send({ action: 'choose', optionValues: [arrived ? 'mark_sent' : 'mark_not_sent'] });
+          expect(res.status, JSON.stringify(res.body)).toBe(200);
+          questions++;
+        }
+        for (const c of await cardsOf().where({ status: 'pending' }).whereNull('auto_resolve_at')) {
+          const res = await env.api().post(`/api/v1/review/${c.id}/send`).set(auth).send({});
+          expect([200, 503], JSON.stringify(res.body)).toContain(res.status);
+        }
+      };
+      await until(
+        async () => {
+          await person();
+          const sent = Number((await cardsOf().where({ status: 'sent' }).count({ n: '*' }))[0]!.n);
+          return (await draftedCount()) === audience.size && sent === audience.size;
+        },
+        180_000,
+        100,
+      );
+      // What a killed worker left queued or running runs now (stalled jobs), and the sweeps twice more.
+      await waitQueuesIdle(env, ['card-timers', 'mail-sends', 'maintenance'], { timeoutMs: 60_000 });
+      // The arranged kill left a fence between 250 and settle; a person's answer settled it.
+      expect(questions).toBeGreaterThanOrEqual(1);
+    } finally {
+      await workers.stopAll();
+    }
+
+    // Every contact: exactly one assignment, one mail card (the one the assignment names), exposed once sent.
+    const assigned = await repo.assignments(accountId, e.id);
+    expect(assigned).toHaveLength(audience.size);
+    expect(new Set(assigned.map((a) => a.contact))).toEqual(audience);
+    const mails = await db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+    const cardsPerContact = new Map<string, number>();
+    for (const m of mails) cardsPerContact.set(m.payload.to, (cardsPerContact.get(m.payload.to) ?? 0) + 1);
+    expect([...cardsPerContact.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(cardsPerContact.size).toBe(audience.size);
+    const cardOf = new Map(mails.map((m) => [m.payload.to as string, m]));
+    for (const a of assigned) {
+      expect(a.card_id).toBe(cardOf.get(a.contact)!.id);
+      expect(cardOf.get(a.contact)!.payload.variant).toBe(a.variant_key);
+      expect(a.exposed_at, a.contact).not.toBeNull();
+    }
+
+    // What the SMTP server got: each contact exactly one message, with the subject of its own variant.
+    const subjects = new Map<string, string[]>();
+    for (const m of smtp.received) {
+      const to = m.to.find((t) => audience.has(t));
+      if (!to) continue;
+      subjects.set(to, [...(subjects.get(to) ?? []), (await simpleParser(m.raw)).subject ?? '']);
+    }
+    expect(subjects.size).toBe(audience.size);
+    const wrong = assigned.filter((a) => JSON.stringify(subjects.get(a.contact)) !== JSON.stringify([subjectOf(a.variant_key)]));
+    expect(wrong.map((a) => ({ contact: a.contact, variant: a.variant_key, got: subjects.get(a.contact) }))).toEqual([]);
+    expect(new Set(assigned.map((a) => a.variant_key))).toEqual(new Set(['A', 'B']));
+  }, 420_000);
+});
