@@ -34,7 +34,10 @@ describe('offline brain experiment phrases', () => {
     const m = await say(token, 'test two subject lines for onboarding');
     expect(m.replies.map((r) => r.text)).toEqual([
       expect.stringMatching(
-        /^I proposed no experiment: only 3 contacts could join; this plan needs at least \d+ \(\d+ per variant, and room for an uneven split\)\.$/,
+        new RegExp(
+          '^I proposed no experiment: only 3 contacts could join; this plan needs at least \\d+ ' +
+            '\\(\\d+ per variant, and room for an uneven split\\)\\.$',
+        ),
       ),
     ]);
     expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);

@@ -23,6 +23,7 @@ describe('settings get / set', () => {
         blog_post: 'required',
         ad_test: 'required',
         spend: 'required',
+        experiment: 'required',
       },
       trust: {},
       autoResolveAfter: 20,

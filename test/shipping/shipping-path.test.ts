@@ -51,7 +51,7 @@ describe('the channel registry', () => {
   it('connects email and sequences (mail on the same transport) and blog posts (our Content API) on every account', async () => {
     const { accountId } = await env.tenant();
     const here = await shippingHere(env.deps.db, accountId);
-    expect(here.ships).toEqual(['email', 'sequence', 'blog_post']);
+    expect(here.ships).toEqual(['email', 'sequence', 'blog_post', 'experiment']);
     expect(here.waits.map((w) => w.kind)).toEqual(KINDS_OF_WORK.filter((k) => !here.ships.includes(k)));
     expect(await cannotShip(env.deps.db, accountId, 'blog_post')).toBeNull();
     expect(await cannotShip(env.deps.db, accountId, 'email')).toBeNull();
@@ -62,8 +62,8 @@ describe('the channel registry', () => {
     const { accountId } = await env.tenant();
     const other = await env.tenant();
     await connectProvider(env.deps.db, { accountId, kind: 'network', transport: 'http', url: 'http://127.0.0.1:9', key: 'k' }, Date.now());
-    expect((await shippingHere(env.deps.db, accountId)).ships).toEqual(['email', 'sequence', 'network_message', 'blog_post']);
-    expect((await shippingHere(env.deps.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post']);
+    expect((await shippingHere(env.deps.db, accountId)).ships).toEqual(['email', 'sequence', 'network_message', 'blog_post', 'experiment']);
+    expect((await shippingHere(env.deps.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post', 'experiment']);
   });
 });
 
