@@ -106,6 +106,8 @@ export async function ensureDatabase(databaseUrl: string, template?: string): Pr
   if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`database name ${name} must be letters, digits and _`);
   url.pathname = '/postgres';
   const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3_000 });
+  // A connection cut between queries is an 'error' event as well as a failed query: the query's failure is the answer.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

@@ -45,6 +45,8 @@ async function checkStores(config: Config): Promise<StoreProblem[]> {
   const admin = new URL(directUrl(config));
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 3_000 });
+  // A connection cut between queries is an 'error' event as well as a failed query: the query's failure is the answer.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     await client.query('select 1');
