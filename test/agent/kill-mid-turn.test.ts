@@ -58,7 +58,8 @@ describe('a worker killed mid-turn', () => {
         const running = await until(async () => {
           const row = await turns().where({ status: 'running' }).first();
           return row && byRunner.has(row.runner) ? row : null;
-        }, 30_000);
+          // Bounded, and long enough for a worker process restarted after the last kill to take a turn on a loaded machine.
+        }, 120_000);
         const killedAt = Date.now();
         await byRunner.get(running.runner)!.kill();
         // The wait ends when the killed turn is taken up again (claimed once more, or finished if the kill
