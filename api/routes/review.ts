@@ -27,14 +27,10 @@ import {
 /** Review queue. */
 /** What follows a person's decision on a card: a workflow's gate or proposal, an experiment's proposal or result. */
 const afterDecision =
-  (ctx: {
-    deps: Parameters<typeof onCardDecided>[0];
-    actor: Parameters<typeof onCardDecided>[1];
-    principal: { accountId: string };
-  }): AfterDecision =>
+  (ctx: { deps: Parameters<typeof onCardDecided>[0]; actor: Parameters<typeof onCardDecided>[1] }): AfterDecision =>
   async (card, approved) => {
     await onCardDecided(ctx.deps, ctx.actor)(card, approved);
-    await onExperimentCardDecided(ctx.deps.db, ctx.actor, card, approved, ctx.principal.accountId);
+    await onExperimentCardDecided(ctx.deps.db, card, approved);
   };
 
 export const reviewRoutes: RouteDef[] = [

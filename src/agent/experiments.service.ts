@@ -6,7 +6,6 @@
  * default, citing its figures, or says that nothing won. Approving that card makes later drafts use it.
  */
 import { createHash } from 'node:crypto';
-import type { Actor } from '../audit/audit.service.js';
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../db.js';
 import { normaliseContact } from '../experiments/assignment.js';
@@ -260,11 +259,10 @@ export async function runExperiments(
  */
 export async function onExperimentCardDecided(
   db: Db,
-  _actor: Actor,
-  card: { accountId?: string; sourceType: string; payload: Record<string, unknown> },
+  card: { accountId: string; sourceType: string; payload: Record<string, unknown> },
   approved: boolean,
-  accountId: string,
 ): Promise<void> {
+  const { accountId } = card;
   const id = card.payload.experimentId;
   if (typeof id !== 'string') return;
   const repo = experimentsRepository(db);

@@ -45,12 +45,6 @@ export interface ExperimentReading {
 
 const round = (x: number) => Math.round(x * 10_000) / 10_000;
 
-/** The decision on an experiment's counts now (matured exposures only), without recording a look. */
-export async function currentDecision(q: Queryable, e: Experiment, maturedBy: number): Promise<{ decision: Decision; pending: number }> {
-  const { counts, pending } = await experimentsRepository(q).counts(e, maturedBy);
-  return { decision: decide({ plan: e.plan, counts, earlierLooks: e.looks, ended: false }), pending };
-}
-
 /**
  * A running experiment's figures on `counts`, as `collecting`: only a look the maintenance pass records can decide
  * (and it ends the experiment when it does), so a reading between looks never shows a winner the rule did not name.
