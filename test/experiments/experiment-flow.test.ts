@@ -18,20 +18,19 @@ async function contacts(accountId: string, n: number) {
 
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 
+/** A subject test about onboarding proposed to the account's contacts (the plan's defaults unless `plan` says). */
+const propose = (accountId: string, plan: { baselineRate?: number; minimumDetectableEffect?: number } = {}) =>
+  proposeExperiment(
+    env.deps.db,
+    { accountId, turnId: null, fromOutside: false },
+    { thing: 'mail_subject', topic: 'onboarding', draft, challengers: ['Quick question about onboarding'], ...plan },
+  );
+
 describe('an experiment', () => {
   it('refuses a plan its audience cannot reach, and writes nothing', async () => {
     const { accountId } = await env.tenant();
     await contacts(accountId, 30);
-    const out = await proposeExperiment(
-      env.deps.db,
-      { accountId, turnId: null, fromOutside: false },
-      {
-        thing: 'mail_subject',
-        topic: 'onboarding',
-        draft,
-        challengers: ['Quick question about onboarding'],
-      },
-    );
+    const out = await propose(accountId);
     expect(out).toMatch(/^only 30 contacts could join; this plan needs at least \d+/);
     expect(await env.deps.db('experiments').where({ account_id: accountId })).toEqual([]);
     expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
@@ -40,18 +39,7 @@ describe('an experiment', () => {
   it('starts on approval, assigns every contact once, drafts each contact once with its variant', async () => {
     const { accountId, token } = await env.tenant();
     await contacts(accountId, 240);
-    const out = await proposeExperiment(
-      env.deps.db,
-      { accountId, turnId: null, fromOutside: false },
-      {
-        thing: 'mail_subject',
-        topic: 'onboarding',
-        draft,
-        challengers: ['Quick question about onboarding'],
-        baselineRate: 0.1,
-        minimumDetectableEffect: 0.4,
-      },
-    );
+    const out = await propose(accountId, { baselineRate: 0.1, minimumDetectableEffect: 0.4 });
     if (typeof out === 'string') throw new Error(out);
     const card = await env.api().get(`/api/v1/review/${out.cardId}`).set('Authorization', `Bearer ${token}`);
     expect(card.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });

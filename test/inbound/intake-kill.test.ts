@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { newReplyToken } from '../../src/mail/outbound.js';
-import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { envFor } from '../helpers/env.js';
+import { buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { freePort, run, TSX } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
@@ -17,17 +17,11 @@ let LIVE = '';
 it.beforeAll(async ({ env: e }) => {
   env = e;
   const token = newReplyToken();
-  await threadsRepository(env.deps.db).insert({
+  await buildThread(env.deps.db, (await env.tenant()).accountId, {
     sendId: `send_${token}`,
-    accountId: (await env.tenant()).accountId,
     cardId: 'card_kill',
-    leadId: null,
-    sequenceId: null,
-    step: 0,
     replyToken: token,
     messageId: `<mail-${token}@localhost>`,
-    to: 'jane@acme.test',
-    createdAt: Date.now(),
   });
   LIVE = `reply+${token}@localhost`;
 });

@@ -8,7 +8,7 @@ import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-liste
 import { clientKey, createClientLimits } from '../../src/inbound/smtp-limits.js';
 import { processInbound } from '../../src/inbound/process.service.js';
 import { newReplyToken } from '../../src/mail/outbound.js';
-import { threadsRepository } from '../../src/mail/threads.repository.js';
+import { buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
@@ -43,17 +43,11 @@ async function listener(change: Partial<Omit<Inbound, 'smtp'>> & { smtp?: Partia
 async function liveToken(accountId?: string): Promise<{ token: string; accountId: string }> {
   const account = accountId ?? (await env.tenant()).accountId;
   const token = newReplyToken();
-  await threadsRepository(env.deps.db).insert({
+  await buildThread(env.deps.db, account, {
     sendId: `send_${token}`,
-    accountId: account,
     cardId: `card_${token}`,
-    leadId: null,
-    sequenceId: null,
-    step: 0,
     replyToken: token,
     messageId: `<mail-${token}@localhost>`,
-    to: 'jane@acme.test',
-    createdAt: Date.now(),
   });
   return { token, accountId: account };
 }
