@@ -103,6 +103,25 @@ describe('an experiment on a sequence step’s wait', () => {
     expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
   });
 
+  it('proposes up to four waits, the control first, and plans the look after the longest', async () => {
+    const { accountId } = await env.tenant();
+    await contacts(accountId, 84, 'f');
+    const args = { ...proposal, ...plan, challengers: ['0.5', 14, '2.5 days'] };
+    const out = await executeTool({ id: 'c1', name: 'propose_experiment', args }, toolEnv(accountId));
+    expect(out).toMatchObject({ ok: true });
+    const [e] = await env.deps.db('experiments').where({ account_id: accountId });
+    expect(e.plan.variants.map((v: { key: string; description: string }) => `${v.key}: ${v.description}`)).toEqual([
+      'A: a 3-day wait',
+      'B: a 12-hour wait',
+      'C: a 14-day wait',
+      'D: a 2.5-day wait',
+    ]);
+    const [card] = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'experiment' });
+    expect(card.prompt).toContain('only once 18 days (the whole sequence at the longest wait) and the reply window have passed');
+    const more = { ...args, challengers: [1, 2, 4, 5] };
+    expect(await executeTool({ id: 'c2', name: 'propose_experiment', args: more }, toolEnv(accountId))).toMatchObject({ ok: false });
+  });
+
   it('drafts one sequence per contact with its wait, counts replies to any step once the longest wait ran, adopts the winner', async () => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant();
