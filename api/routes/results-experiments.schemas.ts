@@ -6,7 +6,10 @@ const count = z.number().int().min(0);
 const share = z.number().min(0).max(1);
 const at = count.nullable();
 
-/** One variant's figures; exposures are the matured ones (sent longer ago than the reply window), `sent` all of them. */
+/**
+ * One variant's figures; exposures are the matured ones (sent longer ago than the reply window; a sequence wait's, than
+ * its whole sequence too), `sent` all of them.
+ */
 const ResultsExperimentVariant = z
   .object({
     key: z.string(),

@@ -12,6 +12,7 @@ import { openingOf, THING_WORDS } from '../experiments/variants.js';
 import { getResults, hasReturnPath, type Results } from '../results/results.service.js';
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
+import { WAIT_TOOL_ARGS, withWaitDefaults } from './experiment-sequence-wait.js';
 import { proposeExperiment, withDefaults } from './experiments.service.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
@@ -26,7 +27,11 @@ export const EXPERIMENT_TOOL_ARGS = {
     topic: text(200),
     subject: text(200),
     body: text(16_000),
-    challengers: z.array(text(200)).min(1).max(3),
+    challengers: z
+      .array(z.union([text(200), z.number()]))
+      .min(1)
+      .max(3),
+    ...WAIT_TOOL_ARGS,
     hypothesis: z.string().trim().max(500).optional(),
     metric: z.enum(Object.keys(METRICS) as [keyof typeof METRICS, ...(keyof typeof METRICS)[]]).optional(),
     baselineRate: rate.optional(),
@@ -41,7 +46,9 @@ export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
   propose_experiment:
     'Propose an A/B test of mail about a topic: thing (mail_subject or mail_opening) is what varies; subject and body are the ' +
     'draft every variant starts from (its own subject or opening is the control, A); challengers are 1 to 3 other subjects ' +
-    'or openings. It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
+    'or openings. With thing sequence_wait the wait before one follow-up varies: subject and body are the first mail, ' +
+    'steps its follow-ups, step which follow-up (its own delayDays is the control), challengers 1 to 3 other waits in days. ' +
+    'It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
     'Refused, with nothing written, when too few contacts could join.',
   read_results:
     "Read the account's scoreboard for the last 24 hours and the 24 hours before: counts and rates per channel, your own " +
@@ -108,7 +115,7 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
       {
         thing: args.thing,
         topic: args.topic,
-        draft: { subject: args.subject, body: args.body },
+        draft: { subject: args.subject, body: args.body, ...(args.steps ? { steps: args.steps } : {}), step: args.step },
         challengers: args.challengers,
         ...(args.hypothesis ? { hypothesis: args.hypothesis } : {}),
         ...(args.metric ? { metric: args.metric } : {}),
@@ -118,7 +125,8 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
     );
     if (typeof out === 'string') throw new ToolRefused(`no experiment was proposed: ${out}`);
     if (!(await needsApproval(env.db, env.accountId, 'experiment'))) {
-      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); its mail waits under the email settings`;
+      const kind = args.thing === 'sequence_wait' ? 'sequence' : 'email';
+      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); its mail waits under the ${kind} settings`;
     }
     return `experiment ${out.id} is waiting for review as card ${out.cardId}; nothing starts until it is approved`;
   },
@@ -147,17 +155,19 @@ interface MailArgs {
 
 /**
  * A mail (`email`, or a sequence's first mail) about a topic an experiment decided, with the default it adopted
- * (subject or opening: experiments.service.ts withDefaults). The topic is `details.topic` when given, else the
- * subject. `used` is what the tool result adds: which default it used, or nothing.
+ * (subject or opening: experiments.service.ts withDefaults; a sequence's follow-up waits: withWaitDefaults). The
+ * topic is `details.topic` when given, else the subject. `used` is what the tool result adds: which default it used, or nothing.
  */
 export async function withAdoptedDefaults<A extends MailArgs>(env: ToolEnv, args: A): Promise<{ args: A; used: string }> {
   if ((args.work !== 'email' && args.work !== 'sequence') || !args.subject?.trim() || args.body === undefined) return { args, used: '' };
   const given = args.details?.topic;
   const topic = typeof given === 'string' && given.trim() ? given.trim() : args.subject.trim();
   const { draft, used } = await withDefaults(env.db, env.accountId, topic, { subject: args.subject, body: args.body });
-  if (!used.length) return { args, used: '' };
+  const waits = args.work === 'sequence' ? await withWaitDefaults(env.db, env.accountId, topic, args.details) : null;
+  if (!used.length && !waits) return { args, used: '' };
   const value = (t: (typeof used)[number]) => (t === 'mail_subject' ? draft.subject : openingOf(draft.body)).slice(0, 200);
   const title = args.title.replace(args.subject, draft.subject).slice(0, 200);
-  const words = used.map((t) => `${THING_WORDS[t]} "${value(t)}"`).join(' and ');
-  return { args: { ...args, ...draft, title }, used: `; it uses the default an experiment decided for "${topic}": ${words}` };
+  const words = [...used.map((t) => `${THING_WORDS[t]} "${value(t)}"`), ...(waits?.words ?? [])].join(' and ');
+  const changed = { ...args, ...draft, title, ...(waits ? { details: waits.details } : {}) };
+  return { args: changed, used: `; it uses the default an experiment decided for "${topic}": ${words}` };
 }

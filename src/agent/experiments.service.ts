@@ -12,21 +12,23 @@ import { normaliseContact } from '../experiments/assignment.js';
 import { type Experiment, experimentsRepository, type Thing } from '../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
 import { type Decision, decide } from '../experiments/stopping.js';
-import { THING_WORDS, withVariant } from '../experiments/variants.js';
+import { waitSteps } from '../experiments/sequence-wait.js';
+import { thingWords, withVariant } from '../experiments/variants.js';
 import { citation, describePlan } from '../experiments/wording.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
+import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
 import { cardShape, fileWork } from './file-work.js';
 
 export interface ProposeExperiment {
   thing: Thing;
   topic: string;
-  /** The mail every variant starts from; the control (A) is its own subject or opening. */
-  draft: { subject: string; body: string };
-  /** The challengers' texts (1–3): B, C, D. */
-  challengers: string[];
+  /** The mail every variant starts from; the control (A) is its own subject or opening (a sequence wait's: step N's wait). */
+  draft: Experiment['draft'];
+  /** The challengers' texts (1–3): B, C, D (a sequence wait's: waits in days). */
+  challengers: (string | number)[];
   hypothesis?: string;
   metric?: Metric;
   baselineRate?: number;
@@ -46,7 +48,7 @@ const KEYS = ['A', 'B', 'C', 'D'];
  * varies by about √perVariant; three of those more per variant leave the smallest short about once in a thousand.
  */
 export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
-const START_NEEDS_APPROVAL = 'Approve to start it; its mail then waits under your email approval settings.';
+const startNeedsApproval = (kind: string) => `Approve to start it; its mail then waits under your ${kind} approval settings.`;
 const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
 
 /** Contacts never mailed (status `new`), with an address, in no other open experiment: whom an experiment may reach. */
@@ -68,24 +70,28 @@ async function openAudience(q: Queryable, accountId: string, limit: number): Pro
  * back, nothing written) when too few contacts could join for the plan's minimum, or a text quotes private notes.
  */
 export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExperiment): Promise<{ id: string; cardId: string } | string> {
+  const waits = input.thing === 'sequence_wait' ? waitVariants(input.draft, input.challengers) : null;
+  if (typeof waits === 'string') return waits;
   const control = input.thing === 'mail_subject' ? input.draft.subject : (input.draft.body.split(/\n\s*\n/)[1] ?? input.draft.body);
-  const values = [control.trim(), ...input.challengers.map((c) => c.trim())];
+  const values = waits?.values ?? [control.trim(), ...input.challengers.map((c) => String(c).trim())];
   if (new Set(values.map((v) => v.toLowerCase())).size !== values.length)
     return 'the variants must differ from each other and from the draft';
-  const quotes = await privateTextIn(db, by.accountId, [...values, input.draft.body]);
+  const texts = [input.draft.body, ...(waits?.texts ?? [])];
+  const quotes = await privateTextIn(db, by.accountId, [...values, ...texts]);
   if (quotes) return `the experiment ${quotes}, so nothing was proposed; write it in your own words`;
   const id = newId('exp');
   const metric = input.metric ?? 'reply_rate';
   // Clicks and conversions are visits through the mail's tracked links: a mail without a link has none to count.
-  if ((metric === 'click_rate' || metric === 'conversion_rate') && !/https?:\/\/\S+/.test(input.draft.body)) {
+  if ((metric === 'click_rate' || metric === 'conversion_rate') && !/https?:\/\/\S+/.test(texts.join('\n'))) {
     return `a ${METRICS[metric].rate} needs a link in the mail, and the draft has none`;
   }
-  const variants = values.map((value, i) => ({ key: KEYS[i]!, description: `"${value}"`, value }));
+  const variants = values.map((value, i) => ({ key: KEYS[i]!, description: waits?.describe(value) ?? `"${value}"`, value }));
+  const words = thingWords(input.thing, input.draft);
   const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
   const plan = planExperiment({
     id,
-    hypothesis: input.hypothesis ?? `${THING_WORDS[input.thing]} changes the ${metric.replace(/_/g, ' ')} of mail about ${input.topic}.`,
-    subject: `${THING_WORDS[input.thing]} of mail about ${input.topic}`,
+    hypothesis: input.hypothesis ?? `${words} changes the ${metric.replace(/_/g, ' ')} of mail about ${input.topic}.`,
+    subject: `${words} of mail about ${input.topic}`,
     variants,
     metric,
     audience: audienceWords,
@@ -107,10 +113,12 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       turnId: by.turnId,
       fromOutside: by.fromOutside,
       work: 'experiment',
-      title: `Experiment: ${THING_WORDS[input.thing]} for "${input.topic}"`.slice(0, 200),
+      title: `Experiment: ${words} for "${input.topic}"`.slice(0, 200),
       details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
       prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}\n${needs ? START_NEEDS_APPROVAL : START_WITHOUT_APPROVAL}`,
+        prompt: `${describePlan(storedPlan)}\n${waits ? `${waits.note}\n` : ''}${
+          needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
+        }`,
       }),
     });
     await experimentsRepository(trx).insert({
@@ -120,7 +128,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       thing: input.thing,
       topic: input.topic,
       plan: storedPlan,
-      draft: input.draft,
+      draft: waits?.draft ?? input.draft,
       audience,
       createdAt: Date.now(),
     });
@@ -152,18 +160,19 @@ export async function draftExperimentMail(db: Db, e: Experiment, limit: number):
     }
     const variant = e.plan.variants[u.variantIndex]!;
     const mail = withVariant(e.draft, e.thing, variant.value);
+    const steps = e.thing === 'sequence_wait' ? waitSteps(e.draft, variant.value) : null;
     await db.transaction(async (trx) => {
       const { card } = await fileWork(trx, {
         accountId: e.accountId,
         turnId: null,
         fromOutside: false,
-        work: 'email',
+        work: steps ? 'sequence' : 'email',
         id: mailCardId(e, u.contact),
         to: u.contact,
         subject: mail.subject,
         body: mail.body,
-        title: `Email to ${u.contact}: ${mail.subject}`.slice(0, 200),
-        details: { experimentId: e.id, variant: variant.key, ...(u.leadId ? { leadId: u.leadId } : {}) },
+        title: `${steps ? 'Sequence' : 'Email'} to ${u.contact}: ${mail.subject}`.slice(0, 200),
+        details: { experimentId: e.id, variant: variant.key, ...(u.leadId ? { leadId: u.leadId } : {}), ...(steps ? { steps } : {}) },
       });
       if (!(await experimentsRepository(trx).drafted(e.accountId, e.id, u.contact, card.id))) throw new Error('drafted twice');
     });
@@ -197,7 +206,7 @@ function resultCard(e: Experiment, decision: Decision) {
     return {
       ...base,
       sourceType: 'experiment_winner',
-      title: `Use ${w.key} as ${THING_WORDS[e.thing]} for "${e.topic}"`.slice(0, 200),
+      title: `Use ${w.key} as ${thingWords(e.thing, e.draft)} for "${e.topic}"`.slice(0, 200),
       summary: cited,
       prompt: `${cited}. Approve to make ${w.description} the default for later mail about ${e.topic}.`,
       payload: { ...payload, winner: w.key, value: w.value },
@@ -206,7 +215,7 @@ function resultCard(e: Experiment, decision: Decision) {
   return {
     ...base,
     sourceType: 'experiment_no_winner',
-    title: `No winner: ${THING_WORDS[e.thing]} for "${e.topic}"`.slice(0, 200),
+    title: `No winner: ${thingWords(e.thing, e.draft)} for "${e.topic}"`.slice(0, 200),
     summary: cited,
     prompt: `${cited}. No variant did better than chance allows, so the experiment stopped and drafts stay as they were.`,
     payload: { ...payload, winner: null },
@@ -270,7 +279,8 @@ export async function onExperimentCardDecided(
   if (card.sourceType === 'experiment_winner' && approved) {
     const e = await repo.get(accountId, id);
     const value = card.payload.value;
-    if (e && typeof value === 'string') await repo.adopt(accountId, e.thing, e.topic, value, e.id, Date.now());
+    if (e?.thing === 'sequence_wait' && typeof value === 'string') await adoptWait(db, e, value, Date.now());
+    else if (e && typeof value === 'string') await repo.adopt(accountId, e.thing, e.topic, value, e.id, Date.now());
   }
 }
 

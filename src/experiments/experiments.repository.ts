@@ -5,10 +5,11 @@
 import type { Queryable } from '../db.js';
 import { assignVariant, normaliseContact } from './assignment.js';
 import type { ExperimentPlan, Metric, VariantCounts } from './plan.js';
+import { judgedAfterMs, type SequenceParts } from './sequence-wait.js';
 import type { Decision } from './stopping.js';
 
-/** What varies in an experiment the service runs: the mail's subject or its opening line. */
-export const THINGS = ['mail_subject', 'mail_opening'] as const;
+/** What varies in an experiment the service runs: the mail's subject or its opening line, or a sequence step's wait. */
+export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait'] as const;
 export type Thing = (typeof THINGS)[number];
 
 export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';
@@ -33,7 +34,7 @@ export interface Experiment {
   thing: Thing;
   topic: string;
   plan: Omit<ExperimentPlan, 'variants'> & { variants: StoredVariant[] };
-  draft: { subject: string; body: string };
+  draft: { subject: string; body: string } & Partial<SequenceParts>;
   audience: AudienceMember[];
   looks: number[];
   decision: Decision | null;
@@ -278,9 +279,9 @@ export function experimentsRepository(q: Queryable) {
     },
 
     /**
-     * Per variant (in plan order): exposures sent at or before `maturedBy` and, among them, those with the
-     * metric's outcome; `sent`: every exposure, matured or not. `pending`: assignments that may still be exposed or
-     * mature (drafted or not, not skipped).
+     * Per variant (in plan order): exposures sent at or before `maturedBy` (a sequence wait's, its whole sequence earlier:
+     * judgedAfterMs) and, among them, those with the metric's outcome; `sent`: every exposure, matured or not. `pending`:
+     * assignments that may still be exposed or mature (drafted or not, not skipped).
      */
     async counts(e: Experiment, maturedBy: number): Promise<ExperimentCounts> {
       return (await this.countsOf(e.accountId, [e], maturedBy)).get(e.id)!;
@@ -291,17 +292,18 @@ export function experimentsRepository(q: Queryable) {
       const out = new Map<string, ExperimentCounts>();
       if (!list.length) return out;
       const metrics = [...new Set(list.map((e) => e.plan.metric))];
-      const outcomes = metrics.map((m) => `count(*) FILTER (WHERE exposed_at <= ? AND ${OUTCOME_SQL[m]})::int AS ${m}`).join(', ');
+      const outcomes = metrics.map((m) => `count(*) FILTER (WHERE exposed_at <= m.cutoff AND ${OUTCOME_SQL[m]})::int AS ${m}`).join(', ');
       // A mail card dismissed, or settled without going out (a refused address), will never expose its contact.
       const { rows } = (await q.raw(
         `SELECT experiment_id, variant_index,
-                count(*) FILTER (WHERE exposed_at <= ?)::int AS exposures, ${outcomes},
+                count(*) FILTER (WHERE exposed_at <= m.cutoff)::int AS exposures, ${outcomes},
                 count(*) FILTER (WHERE exposed_at IS NOT NULL)::int AS sent,
-                count(*) FILTER (WHERE skipped IS NULL AND (exposed_at > ? OR exposed_at IS NULL AND NOT EXISTS (
+                count(*) FILTER (WHERE skipped IS NULL AND (exposed_at > m.cutoff OR exposed_at IS NULL AND NOT EXISTS (
                   SELECT 1 FROM review_cards c WHERE c.account_id = a.account_id AND c.id = a.card_id
                      AND c.status IN ('dismissed', 'resolved'))))::int AS pending
-           FROM experiment_assignments a WHERE account_id = ? AND experiment_id = ANY(?::text[]) GROUP BY 1, 2`,
-        [maturedBy, ...metrics.map(() => maturedBy), maturedBy, accountId, list.map((e) => e.id)],
+           FROM experiment_assignments a JOIN unnest(?::text[], ?::bigint[]) AS m(id, cutoff) ON m.id = a.experiment_id
+          WHERE a.account_id = ? GROUP BY 1, 2`,
+        [list.map((e) => e.id), list.map((e) => maturedBy - judgedAfterMs(e)), accountId],
       )) as { rows: CountRow[] };
       for (const e of list) {
         const mine = rows.filter((r) => r.experiment_id === e.id);
