@@ -12,6 +12,7 @@ import { openingOf, THING_WORDS } from '../experiments/variants.js';
 import { getResults, hasReturnPath, type Results } from '../results/results.service.js';
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
+import { withDefaultAd } from './experiment-ad.js';
 import { proposeExperiment, withDefaults } from './experiments.service.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
@@ -24,9 +25,18 @@ export const EXPERIMENT_TOOL_ARGS = {
   propose_experiment: z.object({
     thing: z.enum(THINGS),
     topic: text(200),
-    subject: text(200),
-    body: text(16_000),
-    challengers: z.array(text(200)).min(1).max(3),
+    // A mail experiment's draft and challengers; an ad experiment's ads, budget and duration instead (experiment-ad.ts).
+    subject: text(200).optional(),
+    body: text(16_000).optional(),
+    challengers: z.array(text(200)).min(1).max(3).optional(),
+    ads: z
+      .array(z.object({ headline: text(200), body: text(1_000), url: z.string().trim().max(2_048).optional() }))
+      .min(2)
+      .max(4)
+      .optional(),
+    budgetCap: z.number().optional(),
+    currency: z.string().max(8).optional(),
+    durationDays: z.number().optional(),
     hypothesis: z.string().trim().max(500).optional(),
     metric: z.enum(Object.keys(METRICS) as [keyof typeof METRICS, ...(keyof typeof METRICS)[]]).optional(),
     baselineRate: rate.optional(),
@@ -42,7 +52,10 @@ export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
     'Propose an A/B test of mail about a topic: thing (mail_subject or mail_opening) is what varies; subject and body are the ' +
     'draft every variant starts from (its own subject or opening is the control, A); challengers are 1 to 3 other subjects ' +
     'or openings. It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
-    'Refused, with nothing written, when too few contacts could join.',
+    'Refused, with nothing written, when too few contacts could join. thing ad_variant tests ads instead: ads are 2 to 4 ' +
+    '{ headline, body, url? } (the first is the control), with budgetCap (minor units), currency and durationDays for the one ' +
+    'ad test it files when approved; metric click_rate (default) or conversion_rate; the ad platform splits the impressions. ' +
+    "It needs the account's ads connection and a monthly spend cap that leaves room for the budget.",
   read_results:
     "Read the account's scoreboard for the last 24 hours and the 24 hours before: counts and rates per channel, your own " +
     'work (turns, cards, approvals), and one line per experiment with its figures. Cite these figures; claim nothing they do not show.',
@@ -102,14 +115,21 @@ type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => 
 
 export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
   async propose_experiment(args, env) {
+    const ads = args.thing === 'ad_variant';
+    if (!ads && (!args.subject || !args.body || !args.challengers)) {
+      throw new ToolRefused('no experiment was proposed: a mail experiment needs subject, body and challengers');
+    }
     const out = await proposeExperiment(
       env.db,
       { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside },
       {
         thing: args.thing,
         topic: args.topic,
-        draft: { subject: args.subject, body: args.body },
-        challengers: args.challengers,
+        draft: { subject: args.subject ?? '', body: args.body ?? '' },
+        challengers: args.challengers ?? [],
+        ...(ads
+          ? { ad: { ads: args.ads ?? [], budgetCap: args.budgetCap, currency: args.currency, durationDays: args.durationDays } }
+          : {}),
         ...(args.hypothesis ? { hypothesis: args.hypothesis } : {}),
         ...(args.metric ? { metric: args.metric } : {}),
         ...(args.baselineRate !== undefined ? { baselineRate: args.baselineRate } : {}),
@@ -118,7 +138,8 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
     );
     if (typeof out === 'string') throw new ToolRefused(`no experiment was proposed: ${out}`);
     if (!(await needsApproval(env.db, env.accountId, 'experiment'))) {
-      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); its mail waits under the email settings`;
+      const waits = ads ? 'its ad test waits under the ad test settings' : 'its mail waits under the email settings';
+      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); ${waits}`;
     }
     return `experiment ${out.id} is waiting for review as card ${out.cardId}; nothing starts until it is approved`;
   },
@@ -148,9 +169,11 @@ interface MailArgs {
 /**
  * A mail (`email`, or a sequence's first mail) about a topic an experiment decided, with the default it adopted
  * (subject or opening: experiments.service.ts withDefaults). The topic is `details.topic` when given, else the
- * subject. `used` is what the tool result adds: which default it used, or nothing.
+ * subject. `used` is what the tool result adds: which default it used, or nothing. An `ad_test` starts from the
+ * default ad an ad experiment decided (experiment-ad.ts withDefaultAd).
  */
 export async function withAdoptedDefaults<A extends MailArgs>(env: ToolEnv, args: A): Promise<{ args: A; used: string }> {
+  if (args.work === 'ad_test') return withDefaultAd(env.db, env.accountId, args);
   if ((args.work !== 'email' && args.work !== 'sequence') || !args.subject?.trim() || args.body === undefined) return { args, used: '' };
   const given = args.details?.topic;
   const topic = typeof given === 'string' && given.trim() ? given.trim() : args.subject.trim();

@@ -18,6 +18,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
+import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment, startAdExperiment } from './experiment-ad.js';
 import { cardShape, fileWork } from './file-work.js';
 
 export interface ProposeExperiment {
@@ -31,6 +32,8 @@ export interface ProposeExperiment {
   metric?: Metric;
   baselineRate?: number;
   minimumDetectableEffect?: number;
+  /** An ad experiment's ads, budget and duration (thing `ad_variant`: experiment-ad.ts; draft and challengers unused). */
+  ad?: AdProposal;
 }
 
 export interface Proposer {
@@ -68,6 +71,7 @@ async function openAudience(q: Queryable, accountId: string, limit: number): Pro
  * back, nothing written) when too few contacts could join for the plan's minimum, or a text quotes private notes.
  */
 export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExperiment): Promise<{ id: string; cardId: string } | string> {
+  if (input.thing === 'ad_variant') return proposeAdExperiment(db, by, input);
   const control = input.thing === 'mail_subject' ? input.draft.subject : (input.draft.body.split(/\n\s*\n/)[1] ?? input.draft.body);
   const values = [control.trim(), ...input.challengers.map((c) => c.trim())];
   if (new Set(values.map((v) => v.toLowerCase())).size !== values.length)
@@ -134,6 +138,8 @@ const mailCardId = (e: Experiment, contact: string) =>
 
 /** Drafts up to `limit` contacts' mail, each with its recorded variant; blocked or stopped contacts are left out. */
 export async function draftExperimentMail(db: Db, e: Experiment, limit: number): Promise<number> {
+  // An ad experiment has no mail: its one ad test is filed instead.
+  if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
   const repo = experimentsRepository(db);
   let drafted = 0;
   for (const u of await repo.undrafted(e.accountId, e.id, limit)) {
@@ -226,7 +232,7 @@ export async function lookAtExperiment(db: Db, e: Experiment, now: number, reply
   await db.transaction(async (trx) => {
     if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends))) return;
     if (!ends) return;
-    const card = await addCard(trx, resultCard(e, decision));
+    const card = await addCard(trx, adResultCard(e, resultCard(e, decision)));
     await experimentsRepository(trx).setResultCard(e.accountId, e.id, card.id);
   });
   return decision.state;
@@ -267,6 +273,7 @@ export async function onExperimentCardDecided(
   if (typeof id !== 'string') return;
   const repo = experimentsRepository(db);
   if (card.sourceType === 'experiment' && !approved) await repo.setStatus(accountId, id, ['proposed'], 'dismissed', Date.now());
+  if (card.sourceType === 'experiment' && approved && card.payload.thing === 'ad_variant') await startAdExperiment(db, accountId, id);
   if (card.sourceType === 'experiment_winner' && approved) {
     const e = await repo.get(accountId, id);
     const value = card.payload.value;

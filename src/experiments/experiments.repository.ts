@@ -3,12 +3,13 @@
  * 20261130130000). Statistics stay in this area's pure modules; this file only reads and writes rows.
  */
 import type { Queryable } from '../db.js';
+import { AD_THING, adCountsOf } from './ad-variant.js';
 import { assignVariant, normaliseContact } from './assignment.js';
 import type { ExperimentPlan, Metric, VariantCounts } from './plan.js';
 import type { Decision } from './stopping.js';
 
-/** What varies in an experiment the service runs: the mail's subject or its opening line. */
-export const THINGS = ['mail_subject', 'mail_opening'] as const;
+/** What varies in an experiment the service runs: the mail's subject or its opening line, or an ad (ad-variant.ts). */
+export const THINGS = ['mail_subject', 'mail_opening', AD_THING] as const;
 export type Thing = (typeof THINGS)[number];
 
 export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';
@@ -286,7 +287,7 @@ export function experimentsRepository(q: Queryable) {
       return (await this.countsOf(e.accountId, [e], maturedBy)).get(e.id)!;
     },
 
-    /** `counts` of several experiments of one account in one statement (`/results` reads up to 20 at once). */
+    /** `counts` of several experiments of one account in one statement (`/results` reads up to 20), ads' in one more. */
     async countsOf(accountId: string, list: readonly Experiment[], maturedBy: number): Promise<Map<string, ExperimentCounts>> {
       const out = new Map<string, ExperimentCounts>();
       if (!list.length) return out;
@@ -312,6 +313,7 @@ export function experimentsRepository(q: Queryable) {
           pending: mine.reduce((s, r) => s + r.pending, 0),
         });
       }
+      for (const [id, c] of await adCountsOf(q, accountId, list, maturedBy)) out.set(id, c);
       return out;
     },
 

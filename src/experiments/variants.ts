@@ -5,7 +5,11 @@
 import type { Thing } from './experiments.repository.js';
 
 /** The words for what varies, in a sentence: "the subject line". */
-export const THING_WORDS: Record<Thing, string> = { mail_subject: 'the subject line', mail_opening: 'the opening line' };
+export const THING_WORDS: Record<Thing, string> = {
+  mail_subject: 'the subject line',
+  mail_opening: 'the opening line',
+  ad_variant: 'the ad',
+};
 
 const GREETING = /^(hi|hello|hey|dear|good (morning|afternoon|evening))\b/i;
 
