@@ -175,8 +175,8 @@ export async function proposeAdExperiment(
  * on the experiment's row make it once. Answers how many it filed (0 or 1).
  */
 export async function fileAdExperimentTest(db: Db, e: Experiment): Promise<number> {
-  if (e.thing !== AD_THING || e.status !== 'running') return 0;
-  const { ad } = e.draft as unknown as AdDraft;
+  const { ad, adTestCardId: filed } = e.draft as unknown as AdDraft;
+  if (e.thing !== AD_THING || e.status !== 'running' || filed) return 0;
   const variants = e.plan.variants.map((v) => adOf(v.value)).filter((a): a is Ad => a !== null);
   const id = adTestCardId(e.accountId, e.id);
   return db.transaction(async (trx) => {
