@@ -13,6 +13,7 @@ import { getResults, hasReturnPath, type Results } from '../results/results.serv
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
 import { WAIT_TOOL_ARGS, withWaitDefaults } from './experiment-sequence-wait.js';
+import { withDefaultAd } from './experiment-ad.js';
 import { proposeExperiment, withDefaults } from './experiments.service.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
@@ -25,13 +26,24 @@ export const EXPERIMENT_TOOL_ARGS = {
   propose_experiment: z.object({
     thing: z.enum(THINGS),
     topic: text(200),
-    subject: text(200),
-    body: text(16_000),
+    // A mail experiment's draft and challengers (a sequence wait's: waits in days, with steps and step); an ad
+    // experiment's ads, budget and duration instead (experiment-ad.ts).
+    subject: text(200).optional(),
+    body: text(16_000).optional(),
     challengers: z
       .array(z.union([text(200), z.number()]))
       .min(1)
-      .max(3),
+      .max(3)
+      .optional(),
     ...WAIT_TOOL_ARGS,
+    ads: z
+      .array(z.object({ headline: text(200), body: text(1_000), url: z.string().trim().max(2_048).optional() }))
+      .min(2)
+      .max(4)
+      .optional(),
+    budgetCap: z.number().optional(),
+    currency: z.string().max(8).optional(),
+    durationDays: z.number().optional(),
     hypothesis: z.string().trim().max(500).optional(),
     metric: z.enum(Object.keys(METRICS) as [keyof typeof METRICS, ...(keyof typeof METRICS)[]]).optional(),
     baselineRate: rate.optional(),
@@ -49,7 +61,10 @@ export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
     'or openings. With thing sequence_wait the wait before one follow-up varies: subject and body are the first mail, ' +
     'steps its follow-ups, step which follow-up (its own delayDays is the control), challengers 1 to 3 other waits in days. ' +
     'It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
-    'Refused, with nothing written, when too few contacts could join.',
+    'Refused, with nothing written, when too few contacts could join. thing ad_variant tests ads instead: ads are 2 to 4 ' +
+    '{ headline, body, url? } (the first is the control), with budgetCap (minor units), currency and durationDays for the one ' +
+    'ad test it files when approved; metric click_rate (default) or conversion_rate; the ad platform splits the impressions. ' +
+    "It needs the account's ads connection and a monthly spend cap that leaves room for the budget.",
   read_results:
     "Read the account's scoreboard for the last 24 hours and the 24 hours before: counts and rates per channel, your own " +
     'work (turns, cards, approvals), and one line per experiment with its figures. Cite these figures; claim nothing they do not show.',
@@ -109,14 +124,21 @@ type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => 
 
 export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
   async propose_experiment(args, env) {
+    const ads = args.thing === 'ad_variant';
+    if (!ads && (!args.subject || !args.body || !args.challengers)) {
+      throw new ToolRefused('no experiment was proposed: a mail experiment needs subject, body and challengers');
+    }
     const out = await proposeExperiment(
       env.db,
       { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside },
       {
         thing: args.thing,
         topic: args.topic,
-        draft: { subject: args.subject, body: args.body, ...(args.steps ? { steps: args.steps } : {}), step: args.step },
-        challengers: args.challengers,
+        draft: { subject: args.subject ?? '', body: args.body ?? '', ...(args.steps ? { steps: args.steps } : {}), step: args.step },
+        challengers: args.challengers ?? [],
+        ...(ads
+          ? { ad: { ads: args.ads ?? [], budgetCap: args.budgetCap, currency: args.currency, durationDays: args.durationDays } }
+          : {}),
         ...(args.hypothesis ? { hypothesis: args.hypothesis } : {}),
         ...(args.metric ? { metric: args.metric } : {}),
         ...(args.baselineRate !== undefined ? { baselineRate: args.baselineRate } : {}),
@@ -125,8 +147,10 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
     );
     if (typeof out === 'string') throw new ToolRefused(`no experiment was proposed: ${out}`);
     if (!(await needsApproval(env.db, env.accountId, 'experiment'))) {
-      const kind = args.thing === 'sequence_wait' ? 'sequence' : 'email';
-      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); its mail waits under the ${kind} settings`;
+      const kind =
+        args.thing === 'sequence_wait' ? 'its mail waits under the sequence settings' : 'its mail waits under the email settings';
+      const waits = ads ? 'its ad test waits under the ad test settings' : kind;
+      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); ${waits}`;
     }
     return `experiment ${out.id} is waiting for review as card ${out.cardId}; nothing starts until it is approved`;
   },
@@ -157,8 +181,10 @@ interface MailArgs {
  * A mail (`email`, or a sequence's first mail) about a topic an experiment decided, with the default it adopted
  * (subject or opening: experiments.service.ts withDefaults; a sequence's follow-up waits: withWaitDefaults). The
  * topic is `details.topic` when given, else the subject. `used` is what the tool result adds: which default it used, or nothing.
+ * An `ad_test` starts from the default ad an ad experiment decided (experiment-ad.ts withDefaultAd).
  */
 export async function withAdoptedDefaults<A extends MailArgs>(env: ToolEnv, args: A): Promise<{ args: A; used: string }> {
+  if (args.work === 'ad_test') return withDefaultAd(env.db, env.accountId, args);
   if ((args.work !== 'email' && args.work !== 'sequence') || !args.subject?.trim() || args.body === undefined) return { args, used: '' };
   const given = args.details?.topic;
   const topic = typeof given === 'string' && given.trim() ? given.trim() : args.subject.trim();

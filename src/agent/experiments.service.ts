@@ -20,6 +20,7 @@ import type { Logger } from '../logger.js';
 import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
 import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
+import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment, startAdExperiment } from './experiment-ad.js';
 import { cardShape, fileWork } from './file-work.js';
 
 export interface ProposeExperiment {
@@ -33,6 +34,8 @@ export interface ProposeExperiment {
   metric?: Metric;
   baselineRate?: number;
   minimumDetectableEffect?: number;
+  /** An ad experiment's ads, budget and duration (thing `ad_variant`: experiment-ad.ts; draft and challengers unused). */
+  ad?: AdProposal;
 }
 
 export interface Proposer {
@@ -70,6 +73,7 @@ async function openAudience(q: Queryable, accountId: string, limit: number): Pro
  * back, nothing written) when too few contacts could join for the plan's minimum, or a text quotes private notes.
  */
 export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExperiment): Promise<{ id: string; cardId: string } | string> {
+  if (input.thing === 'ad_variant') return proposeAdExperiment(db, by, input);
   const waits = input.thing === 'sequence_wait' ? waitVariants(input.draft, input.challengers) : null;
   if (typeof waits === 'string') return waits;
   const control = input.thing === 'mail_subject' ? input.draft.subject : (input.draft.body.split(/\n\s*\n/)[1] ?? input.draft.body);
@@ -142,6 +146,8 @@ const mailCardId = (e: Experiment, contact: string) =>
 
 /** Drafts up to `limit` contacts' mail, each with its recorded variant; blocked or stopped contacts are left out. */
 export async function draftExperimentMail(db: Db, e: Experiment, limit: number): Promise<number> {
+  // An ad experiment has no mail: its one ad test is filed instead.
+  if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
   const repo = experimentsRepository(db);
   let drafted = 0;
   for (const u of await repo.undrafted(e.accountId, e.id, limit)) {
@@ -235,7 +241,7 @@ export async function lookAtExperiment(db: Db, e: Experiment, now: number, reply
   await db.transaction(async (trx) => {
     if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends))) return;
     if (!ends) return;
-    const card = await addCard(trx, resultCard(e, decision));
+    const card = await addCard(trx, adResultCard(e, resultCard(e, decision)));
     await experimentsRepository(trx).setResultCard(e.accountId, e.id, card.id);
   });
   return decision.state;
@@ -276,6 +282,7 @@ export async function onExperimentCardDecided(
   if (typeof id !== 'string') return;
   const repo = experimentsRepository(db);
   if (card.sourceType === 'experiment' && !approved) await repo.setStatus(accountId, id, ['proposed'], 'dismissed', Date.now());
+  if (card.sourceType === 'experiment' && approved && card.payload.thing === 'ad_variant') await startAdExperiment(db, accountId, id);
   if (card.sourceType === 'experiment_winner' && approved) {
     const e = await repo.get(accountId, id);
     const value = card.payload.value;

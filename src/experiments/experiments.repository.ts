@@ -3,13 +3,17 @@
  * 20261130130000). Statistics stay in this area's pure modules; this file only reads and writes rows.
  */
 import type { Queryable } from '../db.js';
+import { AD_THING } from './ad-variant.js';
 import { assignVariant, normaliseContact } from './assignment.js';
-import type { ExperimentPlan, Metric, VariantCounts } from './plan.js';
-import { judgedAfterMs, type SequenceParts } from './sequence-wait.js';
+import { countExperiments, type ExperimentCounts } from './experiment-counts.js';
+import type { ExperimentPlan } from './plan.js';
+import type { SequenceParts } from './sequence-wait.js';
 import type { Decision } from './stopping.js';
 
-/** What varies in an experiment the service runs: the mail's subject or its opening line, or a sequence step's wait. */
-export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait'] as const;
+export type { ExperimentCounts } from './experiment-counts.js';
+
+/** What varies in an experiment the service runs: a mail's subject or opening line, a sequence step's wait, or an ad (ad-variant.ts). */
+export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', AD_THING] as const;
 export type Thing = (typeof THINGS)[number];
 
 export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';
@@ -88,44 +92,12 @@ const toExperiment = (r: Row): Experiment => ({
   adoptedAt: num(r.adopted_at),
 });
 
-/**
- * Whether an exposed contact has the metric's outcome (`a` is the assignment): a reply, a positive reply, a click on a
- * tracked link of its mail (a person's visit, never a bot's or a link scanner's), or a conversion attributed to such a visit.
- */
-const OUTCOME_SQL: Record<Metric, string> = {
-  reply_rate: 'replied_at IS NOT NULL',
-  positive_reply_rate: 'positive_at IS NOT NULL',
-  click_rate: 'EXISTS (SELECT 1 FROM visits v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)',
-  conversion_rate: `EXISTS (SELECT 1 FROM conversions c JOIN visits v ON v.account_id = c.account_id AND v.id = c.visit_id
-                     WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)`,
-};
-
 /** One assignment waiting for its mail card. */
 export interface Undrafted {
   contact: string;
   leadId: string | null;
   variantIndex: number;
   variantKey: string;
-}
-
-/** An experiment's counts now: matured exposures and outcomes, all mail sent (per variant), and assignments still to come. */
-export interface ExperimentCounts {
-  counts: VariantCounts[];
-  sent: number[];
-  pending: number;
-}
-
-interface CountRow {
-  experiment_id: string;
-  variant_index: number;
-  exposures: number;
-  sent: number;
-  pending: number;
-  /** Outcomes under each metric the statement counted (a column per metric of the experiments read). */
-  reply_rate?: number;
-  positive_reply_rate?: number;
-  click_rate?: number;
-  conversion_rate?: number;
 }
 
 /** The topic as a default is keyed: "Onboarding " and "onboarding" are one topic. */
@@ -287,35 +259,8 @@ export function experimentsRepository(q: Queryable) {
       return (await this.countsOf(e.accountId, [e], maturedBy)).get(e.id)!;
     },
 
-    /** `counts` of several experiments of one account in one statement (`/results` reads up to 20 at once). */
-    async countsOf(accountId: string, list: readonly Experiment[], maturedBy: number): Promise<Map<string, ExperimentCounts>> {
-      const out = new Map<string, ExperimentCounts>();
-      if (!list.length) return out;
-      const metrics = [...new Set(list.map((e) => e.plan.metric))];
-      const outcomes = metrics.map((m) => `count(*) FILTER (WHERE exposed_at <= m.cutoff AND ${OUTCOME_SQL[m]})::int AS ${m}`).join(', ');
-      // A mail card dismissed, or settled without going out (a refused address), will never expose its contact.
-      const { rows } = (await q.raw(
-        `SELECT experiment_id, variant_index,
-                count(*) FILTER (WHERE exposed_at <= m.cutoff)::int AS exposures, ${outcomes},
-                count(*) FILTER (WHERE exposed_at IS NOT NULL)::int AS sent,
-                count(*) FILTER (WHERE skipped IS NULL AND (exposed_at > m.cutoff OR exposed_at IS NULL AND NOT EXISTS (
-                  SELECT 1 FROM review_cards c WHERE c.account_id = a.account_id AND c.id = a.card_id
-                     AND c.status IN ('dismissed', 'resolved'))))::int AS pending
-           FROM experiment_assignments a JOIN unnest(?::text[], ?::bigint[]) AS m(id, cutoff) ON m.id = a.experiment_id
-          WHERE a.account_id = ? GROUP BY 1, 2`,
-        [list.map((e) => e.id), list.map((e) => maturedBy - judgedAfterMs(e)), accountId],
-      )) as { rows: CountRow[] };
-      for (const e of list) {
-        const mine = rows.filter((r) => r.experiment_id === e.id);
-        const variants = e.plan.variants.map((_, i) => mine.find((x) => x.variant_index === i));
-        out.set(e.id, {
-          counts: variants.map((r) => ({ exposures: r?.exposures ?? 0, outcomes: r?.[e.plan.metric] ?? 0 })),
-          sent: variants.map((r) => r?.sent ?? 0),
-          pending: mine.reduce((s, r) => s + r.pending, 0),
-        });
-      }
-      return out;
-    },
+    /** `counts` of several experiments of one account (experiment-counts.ts): `/results` reads up to 20 at once. */
+    countsOf: (accountId: string, list: readonly Experiment[], maturedBy: number) => countExperiments(q, accountId, list, maturedBy),
 
     /** Each contact's assignment (tests and the admin's checks): contact → variant key and card. */
     async assignments(accountId: string, id: string) {

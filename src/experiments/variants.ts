@@ -10,6 +10,7 @@ export const THING_WORDS: Record<Thing, string> = {
   mail_subject: 'the subject line',
   mail_opening: 'the opening line',
   sequence_wait: 'the wait before a follow-up',
+  ad_variant: 'the ad',
 };
 
 /** The words for what one experiment varies: THING_WORDS, with a sequence wait's follow-up named ("the wait before follow-up 2"). */

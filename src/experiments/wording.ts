@@ -47,12 +47,18 @@ export function citation(plan: Pick<ExperimentPlan, 'metric' | 'plannedPerVarian
 }
 
 /** The metric's rate in words, e.g. "positive-reply rate (positive replies per contact in the experiment)". */
-export function describeMetric(metric: Metric): string {
-  return `${METRICS[metric].rate} (${METRICS[metric].outcomes} per contact in the experiment)`;
+export function describeMetric(metric: Metric, unit = 'contact'): string {
+  return `${METRICS[metric].rate} (${METRICS[metric].outcomes} per ${unit} in the experiment)`;
+}
+
+/** What a plan's words call its unit and its control: a mail experiment's contact and current default unless told. */
+export interface PlanWords {
+  unit: string;
+  control: string;
 }
 
 /** The plan in plain words for the experiment's card: one line each for hypothesis, variants, metric, audience, sample and rule. */
-export function describePlan(plan: ExperimentPlan): string {
+export function describePlan(plan: ExperimentPlan, words: PlanWords = { unit: 'contact', control: 'the current default' }): string {
   const [control, ...challengers] = plan.variants;
   const comparisons = challengers.length;
   const target = plan.baselineRate + plan.minimumDetectableEffect;
@@ -61,15 +67,16 @@ export function describePlan(plan: ExperimentPlan): string {
   const split = comparisons > 1 ? `, split evenly among the ${comparisons} comparisons with ${control!.key}` : '';
   return [
     `Hypothesis: ${plan.hypothesis}`,
-    `Variants of ${plan.subject}: ${control!.key}: ${control!.description} (the current default); ${challengers
+    `Variants of ${plan.subject}: ${control!.key}: ${control!.description} (${words.control}); ${challengers
       .map((v) => `${v.key}: ${v.description}`)
       .join('; ')}.`,
-    `Metric: ${describeMetric(plan.metric)}.`,
+    `Metric: ${describeMetric(plan.metric, words.unit)}.`,
     `Audience: ${plan.audience}`,
-    `Planned sample: ${count(plan.plannedPerVariant)} contacts per variant (${count(total)} in all), ` +
+    `Planned sample: ${count(plan.plannedPerVariant)} ${words.unit}s per variant (${count(total)} in all), ` +
       `enough to find ${percent(plan.baselineRate)} against ${percent(target)} ${Math.round(plan.power * 100)} times in 100 ` +
       `(one look at the end would need ${count(plan.fixedPerVariant)}; looking as it goes costs ${extra}% more).`,
-    `Stopping rule: a look after every ${count(plan.lookEvery)} contacts per variant once each has ${count(plan.minimumPerVariant)}; ` +
+    `Stopping rule: a look after every ${count(plan.lookEvery)} ${words.unit}s per variant ` +
+      `once each has ${count(plan.minimumPerVariant)}; ` +
       `a variant wins only when its difference from ${control!.key} crosses the sequential boundary (O'Brien–Fleming-type alpha ` +
       `spending, which keeps the chance of a false winner at ${percent(plan.alpha)} however often it looks${split}). ` +
       `If none has by ${count(plan.plannedPerVariant)} per variant, no winner is declared and the experiment stops.`,

@@ -1,0 +1,84 @@
+/**
+ * An experiment's counts per variant (the statement `/results` and the looks read): matured exposures and their
+ * outcomes from `experiment_assignments`, an ad experiment's from the ad platform's reports (ad-variant.ts).
+ */
+import type { Queryable } from '../db.js';
+import { adCountsOf } from './ad-variant.js';
+import type { Metric, VariantCounts } from './plan.js';
+import { judgedAfterMs, type SequenceParts } from './sequence-wait.js';
+
+/** What the counts read of an experiment. */
+export interface Counted {
+  id: string;
+  thing: string;
+  draft: Partial<SequenceParts>;
+  plan: { metric: Metric; variants: readonly { value: string }[] };
+}
+
+/** An experiment's counts now: matured exposures and outcomes, all mail sent (per variant), and assignments still to come. */
+export interface ExperimentCounts {
+  counts: VariantCounts[];
+  sent: number[];
+  pending: number;
+}
+
+interface CountRow {
+  experiment_id: string;
+  variant_index: number;
+  exposures: number;
+  sent: number;
+  pending: number;
+  /** Outcomes under each metric the statement counted (a column per metric of the experiments read). */
+  reply_rate?: number;
+  positive_reply_rate?: number;
+  click_rate?: number;
+  conversion_rate?: number;
+}
+
+/**
+ * Whether an exposed contact has the metric's outcome (`a` is the assignment): a reply, a positive reply, a click on a
+ * tracked link of its mail (a person's visit, never a bot's or a link scanner's), or a conversion attributed to such a visit.
+ */
+const OUTCOME_SQL: Record<Metric, string> = {
+  reply_rate: 'replied_at IS NOT NULL',
+  positive_reply_rate: 'positive_at IS NOT NULL',
+  click_rate: 'EXISTS (SELECT 1 FROM visits v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)',
+  conversion_rate: `EXISTS (SELECT 1 FROM conversions c JOIN visits v ON v.account_id = c.account_id AND v.id = c.visit_id
+                     WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)`,
+};
+
+/** `counts` of several experiments of one account in one statement (`/results` reads up to 20), ads' in one more. */
+export async function countExperiments(
+  q: Queryable,
+  accountId: string,
+  list: readonly Counted[],
+  maturedBy: number,
+): Promise<Map<string, ExperimentCounts>> {
+  const out = new Map<string, ExperimentCounts>();
+  if (!list.length) return out;
+  const metrics = [...new Set(list.map((e) => e.plan.metric))];
+  const outcomes = metrics.map((m) => `count(*) FILTER (WHERE exposed_at <= m.cutoff AND ${OUTCOME_SQL[m]})::int AS ${m}`).join(', ');
+  // A mail card dismissed, or settled without going out (a refused address), will never expose its contact.
+  const { rows } = (await q.raw(
+    `SELECT experiment_id, variant_index,
+            count(*) FILTER (WHERE exposed_at <= m.cutoff)::int AS exposures, ${outcomes},
+            count(*) FILTER (WHERE exposed_at IS NOT NULL)::int AS sent,
+            count(*) FILTER (WHERE skipped IS NULL AND (exposed_at > m.cutoff OR exposed_at IS NULL AND NOT EXISTS (
+              SELECT 1 FROM review_cards c WHERE c.account_id = a.account_id AND c.id = a.card_id
+                 AND c.status IN ('dismissed', 'resolved'))))::int AS pending
+       FROM experiment_assignments a JOIN unnest(?::text[], ?::bigint[]) AS m(id, cutoff) ON m.id = a.experiment_id
+      WHERE a.account_id = ? GROUP BY 1, 2`,
+    [list.map((e) => e.id), list.map((e) => maturedBy - judgedAfterMs(e)), accountId],
+  )) as { rows: CountRow[] };
+  for (const e of list) {
+    const mine = rows.filter((r) => r.experiment_id === e.id);
+    const variants = e.plan.variants.map((_, i) => mine.find((x) => x.variant_index === i));
+    out.set(e.id, {
+      counts: variants.map((r) => ({ exposures: r?.exposures ?? 0, outcomes: r?.[e.plan.metric] ?? 0 })),
+      sent: variants.map((r) => r?.sent ?? 0),
+      pending: mine.reduce((s, r) => s + r.pending, 0),
+    });
+  }
+  for (const [id, c] of await adCountsOf(q, accountId, list, maturedBy)) out.set(id, c);
+  return out;
+}
