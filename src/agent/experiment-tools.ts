@@ -13,6 +13,7 @@ import { getResults, hasReturnPath, type Results } from '../results/results.serv
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
 import { proposeExperiment, withDefaults } from './experiments.service.js';
+import { withAdoptedWindow } from './experiment-send-window.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 
@@ -26,7 +27,10 @@ export const EXPERIMENT_TOOL_ARGS = {
     topic: text(200),
     subject: text(200),
     body: text(16_000),
-    challengers: z.array(text(200)).min(1).max(3),
+    challengers: z.array(text(200)).max(3).default([]),
+    /** send_window: 2 to 4 windows of the day, "HH:MM–HH:MM", in `timeZone` (an IANA name; UTC when absent). */
+    windows: z.array(text(40)).max(4).optional(),
+    timeZone: text(64).optional(),
     hypothesis: z.string().trim().max(500).optional(),
     metric: z.enum(Object.keys(METRICS) as [keyof typeof METRICS, ...(keyof typeof METRICS)[]]).optional(),
     baselineRate: rate.optional(),
@@ -41,7 +45,10 @@ export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
   propose_experiment:
     'Propose an A/B test of mail about a topic: thing (mail_subject or mail_opening) is what varies; subject and body are the ' +
     'draft every variant starts from (its own subject or opening is the control, A); challengers are 1 to 3 other subjects ' +
-    'or openings. It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
+    'or openings. For thing send_window, give no challengers but windows: 2 to 4 non-overlapping times of day, each ' +
+    '"HH:MM–HH:MM" of at least 30 minutes, in timeZone (an IANA name such as Europe/Berlin; UTC when absent); each ' +
+    "contact's mail goes out inside its window. " +
+    'It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
     'Refused, with nothing written, when too few contacts could join.',
   read_results:
     "Read the account's scoreboard for the last 24 hours and the 24 hours before: counts and rates per channel, your own " +
@@ -102,6 +109,12 @@ type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => 
 
 export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
   async propose_experiment(args, env) {
+    const windows = args.thing === 'send_window';
+    if (windows === !!args.challengers.length) {
+      throw new ToolRefused(
+        `no experiment was proposed: ${windows ? 'a send window takes windows, not challengers' : 'name 1 to 3 challengers'}`,
+      );
+    }
     const out = await proposeExperiment(
       env.db,
       { accountId: env.accountId, turnId: env.turnId, fromOutside: env.fromOutside },
@@ -110,6 +123,8 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
         topic: args.topic,
         draft: { subject: args.subject, body: args.body },
         challengers: args.challengers,
+        ...(args.windows ? { windows: args.windows } : {}),
+        ...(args.timeZone ? { timeZone: args.timeZone } : {}),
         ...(args.hypothesis ? { hypothesis: args.hypothesis } : {}),
         ...(args.metric ? { metric: args.metric } : {}),
         ...(args.baselineRate !== undefined ? { baselineRate: args.baselineRate } : {}),
@@ -147,17 +162,21 @@ interface MailArgs {
 
 /**
  * A mail (`email`, or a sequence's first mail) about a topic an experiment decided, with the default it adopted
- * (subject or opening: experiments.service.ts withDefaults). The topic is `details.topic` when given, else the
+ * (subject, opening or send window: experiments.service.ts withDefaults). The topic is `details.topic` when given, else the
  * subject. `used` is what the tool result adds: which default it used, or nothing.
  */
 export async function withAdoptedDefaults<A extends MailArgs>(env: ToolEnv, args: A): Promise<{ args: A; used: string }> {
   if ((args.work !== 'email' && args.work !== 'sequence') || !args.subject?.trim() || args.body === undefined) return { args, used: '' };
   const given = args.details?.topic;
   const topic = typeof given === 'string' && given.trim() ? given.trim() : args.subject.trim();
-  const { draft, used } = await withDefaults(env.db, env.accountId, topic, { subject: args.subject, body: args.body });
+  const { draft, used, values } = await withDefaults(env.db, env.accountId, topic, { subject: args.subject, body: args.body });
   if (!used.length) return { args, used: '' };
-  const value = (t: (typeof used)[number]) => (t === 'mail_subject' ? draft.subject : openingOf(draft.body)).slice(0, 200);
+  const value = (t: (typeof used)[number]) =>
+    (t === 'mail_subject' ? draft.subject : t === 'mail_opening' ? openingOf(draft.body) : (values[t] ?? '')).slice(0, 200);
   const title = args.title.replace(args.subject, draft.subject).slice(0, 200);
   const words = used.map((t) => `${THING_WORDS[t]} "${value(t)}"`).join(' and ');
-  return { args: { ...args, ...draft, title }, used: `; it uses the default an experiment decided for "${topic}": ${words}` };
+  return {
+    args: withAdoptedWindow({ ...args, ...draft, title }, values),
+    used: `; it uses the default an experiment decided for "${topic}": ${words}`,
+  };
 }

@@ -7,8 +7,8 @@ import { assignVariant, normaliseContact } from './assignment.js';
 import type { ExperimentPlan, Metric, VariantCounts } from './plan.js';
 import type { Decision } from './stopping.js';
 
-/** What varies in an experiment the service runs: the mail's subject or its opening line. */
-export const THINGS = ['mail_subject', 'mail_opening'] as const;
+/** What varies in an experiment the service runs: the mail's subject, its opening line, or the time of day it is sent. */
+export const THINGS = ['mail_subject', 'mail_opening', 'send_window'] as const;
 export type Thing = (typeof THINGS)[number];
 
 export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';
@@ -223,10 +223,11 @@ export function experimentsRepository(q: Queryable) {
       await q('experiments').where({ account_id: accountId, id }).update({ result_card_id: cardId });
     },
 
-    /** Up to `limit` assignments of a running experiment still without a mail card. */
-    async undrafted(accountId: string, id: string, limit: number): Promise<Undrafted[]> {
+    /** Up to `limit` assignments of a running experiment still without a mail card (of these variants only, when given). */
+    async undrafted(accountId: string, id: string, limit: number, variants?: number[]): Promise<Undrafted[]> {
       const rows = (await q('experiment_assignments')
         .where({ account_id: accountId, experiment_id: id })
+        .modify((w) => (variants ? w.whereIn('variant_index', variants) : w))
         .whereNull('card_id')
         .whereNull('skipped')
         .orderBy('contact')
