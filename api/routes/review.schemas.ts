@@ -86,6 +86,18 @@ export const SendResponse = z.object({
   providerId: z.string().nullable(),
   decidedBy: z.string(),
 });
+/**
+ * A mail with a send window approved outside it: it waits, approved, and goes out at `sendAt` (its window opens;
+ * docs/decisions/experiments.md, "What can vary: the send window").
+ */
+export const HeldSendResponse = z.object({
+  ok: z.literal(true),
+  status: z.literal('held'),
+  to: z.string(),
+  sendAt: z.number().int(),
+  window: z.string(),
+  decidedBy: z.string(),
+});
 
 export const RequestChangesBody = z.object({
   text: z

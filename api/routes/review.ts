@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { getCardJson } from '../../src/review/queue.service.js';
 import { cachedQueuePage } from '../../src/review/queue-page-cache.js';
 import { dismissCard, requestChanges, snoozeCard } from '../../src/review/review.service.js';
@@ -20,6 +21,7 @@ import {
   ReviewListResponse,
   SendBody,
   SendResponse,
+  HeldSendResponse,
   SnoozeBody,
   SnoozeResponse,
 } from './review.schemas.js';
@@ -89,7 +91,12 @@ export const reviewRoutes: RouteDef[] = [
     bucket: 'writes',
     params: IdParams,
     body: SendBody,
-    responses: { 200: { description: 'The provider accepted the message', schema: SendResponse } },
+    responses: {
+      200: {
+        description: 'The provider accepted the message, or it waits for its send window',
+        schema: z.union([SendResponse, HeldSendResponse]),
+      },
+    },
     errors: [409],
   }).handle(async ({ params, body }, ctx) => ({
     body: await sendCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, { body: body.body, decidedBy: 'person' }),

@@ -36,7 +36,8 @@ export async function resolveOnDeadline(
   const card = await repo.find(accountId, cardId);
   if (card?.status !== 'pending' || card.autoResolveAt !== at) return 'noop';
   const planned = (card.detail as { autoResolve?: { by?: string } } | null)?.autoResolve;
-  const decidedBy = planned?.by === 'setting' ? 'setting' : 'trust_ladder';
+  // A person's approval held for a send window (src/shipping/send-window-hold.ts) ships as the person's.
+  const decidedBy = planned?.by === 'setting' || planned?.by === 'person' ? planned.by : 'trust_ladder';
   const leaveNote = async (note: string) => {
     await repo.transition(
       accountId,

@@ -1,0 +1,81 @@
+/**
+ * A mail card that carries a send window (`payload.sendWindow`: an experiment's variant, or the default an
+ * experiment adopted for its topic) goes out only while the window is open (docs/decisions/experiments.md, "What can
+ * vary: the send window"). Approved outside it, by a person, the trust ladder or the account's setting, it is held:
+ * the card stays pending with `autoResolveAt` at the window's next opening, and the card-timers deadline (the same
+ * guarded auto-resolve the ladder uses, repaired by the card sweep) ships it then through the one fenced path, still
+ * recorded as decided by whoever approved it. Nothing is fenced while it waits, so nothing can ship twice: the
+ * deadline acts only on a pending card with exactly that deadline, and a person who sends, dismisses or snoozes it
+ * first makes the deadline a no-op.
+ */
+import type { Trx } from '../db.js';
+import { hhmm, isOpen, minuteOfDay, nextOpening, parseWindow, type SendWindow } from '../experiments/send-window.js';
+import type { DecidedBy } from '../results/channel-events.js';
+import { cardsRepository, type Card } from '../review/cards/cards.repository.js';
+import type { ReviewDeps } from '../review/review.types.js';
+import { scheduleAutoResolve } from '../review/timer-jobs.js';
+
+/** The answer to a send held for its window (POST /review/{id}/send answers it with 200: the approval is kept). */
+export interface HeldResult {
+  ok: true;
+  status: 'held';
+  to: string;
+  /** When the window opens and the mail goes out (epoch ms). */
+  sendAt: number;
+  window: string;
+  decidedBy: DecidedBy;
+}
+
+/** The card's send window, when it has one that reads. */
+export function windowOf(card: Pick<Card, 'payload'>): { text: string; window: SendWindow } | null {
+  const text = card.payload.sendWindow;
+  if (typeof text !== 'string') return null;
+  const window = parseWindow(text);
+  return typeof window === 'string' ? null : { text, window };
+}
+
+/** The hold lost to another verb on the card (it changed between its read and the hold). */
+export const LOST_HOLD = 'lost';
+
+/**
+ * Holds the card until its window opens when it is closed at `now`; null when the card has no window or it is open
+ * (ship now). `run` is the caller's transaction (audited for a person). The hold is one guarded update: pending or
+ * snoozed at the version the approver saw (and at the ladder's deadline, for the ladder), so a racing verb wins.
+ */
+export async function holdUntilWindow(
+  deps: ReviewDeps,
+  card: Card,
+  to: string,
+  o: { decidedBy: DecidedBy; autoResolveAt?: number; now?: number },
+  run: (fn: (trx: Trx) => Promise<Card | null>) => Promise<Card | null>,
+): Promise<HeldResult | typeof LOST_HOLD | null> {
+  const w = windowOf(card);
+  const now = o.now ?? Date.now();
+  if (!w || isOpen(w.window, now)) return null;
+  const sendAt = nextOpening(w.window, now);
+  const detail = (card.detail ?? {}) as Record<string, unknown> & { autoResolve?: Record<string, unknown> };
+  const local = `${hhmm(minuteOfDay(w.window.zone, now))} ${w.window.zone}`;
+  const note =
+    `Approved at ${local}, outside its send window ${w.text}: it waits, approved, and goes out when the window opens ` +
+    `(${new Date(sendAt).toISOString()}). Dismiss or snooze it to stop that.`;
+  const held = await run((trx) =>
+    cardsRepository(trx).transition(
+      card.accountId,
+      card.id,
+      {
+        statuses: ['pending', 'snoozed'],
+        version: card.version,
+        ...(o.autoResolveAt !== undefined ? { autoResolveAt: o.autoResolveAt } : {}),
+      },
+      {
+        status: 'pending',
+        snoozedUntil: null,
+        autoResolveAt: sendAt,
+        detail: { ...detail, autoResolve: { ...detail.autoResolve, at: sendAt, by: o.decidedBy, reason: note }, note },
+      },
+    ),
+  );
+  if (!held) return LOST_HOLD;
+  await scheduleAutoResolve(deps, card.accountId, card.id, sendAt);
+  return { ok: true, status: 'held', to, sendAt, window: w.text, decidedBy: o.decidedBy };
+}
