@@ -81,17 +81,23 @@ export function isOpen(w: SendWindow, at: number): boolean {
 }
 
 /**
- * When the window next opens at or after `at` (`at` itself when it is open): its start on the local clock, found
- * again a minute at a time when a clock change moved it (a start skipped by a spring-forward opens at the first
- * minute after it that is in the window).
+ * When the window next opens at or after `at` (`at` itself when it is open): its start on the local clock. The guess
+ * (today's offset from UTC) is corrected by the local clock when a clock change lies between; a start a
+ * spring-forward skipped opens at the first minute after it that is in the window.
  */
 export function nextOpening(w: SendWindow, at: number): number {
   if (isOpen(w, at)) return at;
-  const minute = Math.floor(at / 60_000) * 60_000;
   const ahead = (w.start - minuteOfDay(w.zone, at) + DAY) % DAY;
-  let t = minute + ahead * 60_000;
-  // The guess is exact unless a clock change lies between; then the open minute is within a few hours of it.
-  for (let i = 0; i < 6 * 60 && !(t >= at && isOpen(w, t)); i++) t += 60_000;
+  let t = Math.floor(at / 60_000) * 60_000 + ahead * 60_000;
+  for (let i = 0; i < 3; i++) {
+    const off = ((w.start - minuteOfDay(w.zone, t) + DAY + DAY / 2) % DAY) - DAY / 2;
+    if (off === 0) break;
+    t += off * 60_000;
+  }
+  if (t >= at && isOpen(w, t) && !isOpen(w, t - 60_000)) return t;
+  // No local minute reads its start today: the first open minute from a few hours before the guess.
+  t = Math.max(Math.ceil(at / 60_000) * 60_000, t - 3 * 3_600_000);
+  for (let i = 0; i < DAY + 360 && !isOpen(w, t); i++) t += 60_000;
   return t;
 }
 
