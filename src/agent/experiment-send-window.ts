@@ -35,3 +35,10 @@ export function withAdoptedWindow<A extends { details?: Record<string, unknown> 
   const sendWindow = values.send_window;
   return sendWindow ? { ...args, details: { ...args.details, sendWindow } } : args;
 }
+
+/** What the experiment's card says of its windows, after the plan (nothing for another thing). */
+export const windowsNote = (thing: Thing): string =>
+  thing === 'send_window'
+    ? "\nEach contact's mail is drafted while its variant's window is open and goes out only inside it: approved outside " +
+      'it, it waits, approved, for the window to open. A mail that still went out outside its window is not counted.'
+    : '';

@@ -18,7 +18,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
-import { openVariants, variantValues, windowFor } from './experiment-send-window.js';
+import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
 import { cardShape, fileWork } from './file-work.js';
 
 export interface ProposeExperiment {
@@ -115,7 +115,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       title: `Experiment: ${THING_WORDS[input.thing]} for "${input.topic}"`.slice(0, 200),
       details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
       prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}\n${needs ? START_NEEDS_APPROVAL : START_WITHOUT_APPROVAL}`,
+        prompt: `${describePlan(storedPlan)}${windowsNote(input.thing)}\n${needs ? START_NEEDS_APPROVAL : START_WITHOUT_APPROVAL}`,
       }),
     });
     await experimentsRepository(trx).insert({

@@ -71,7 +71,8 @@ export async function holdUntilWindow(
         status: 'pending',
         snoozedUntil: null,
         autoResolveAt: sendAt,
-        detail: { ...detail, autoResolve: { ...detail.autoResolve, at: sendAt, by: o.decidedBy, reason: note }, note },
+        // The reason rides in the plan, so a snooze or a change request (which drop the plan) drops it too.
+        detail: { ...detail, autoResolve: { ...detail.autoResolve, at: sendAt, by: o.decidedBy, reason: note } },
       },
     ),
   );

@@ -8,6 +8,7 @@ import { emailAdapter } from '../../src/channels/email.adapter.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { checkWindows, hhmm, minuteOfDay, nextOpening, parseWindow, type SendWindow } from '../../src/experiments/send-window.js';
 import { exposeSent } from '../../src/experiments/window-exposure.js';
+import { setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { autoResolve } from '../../src/shipping/after-approval.js';
 import { fenceWork, settleSent } from '../../src/shipping/fence.service.js';
@@ -114,6 +115,8 @@ describe('a send-window experiment', () => {
     await contacts(accountId);
     const out = await propose(accountId, [A, B], ZONE);
     if (typeof out === 'string') throw new Error(out);
+    const proposal = await env.deps.db('review_cards').where({ account_id: accountId, id: out.cardId }).first();
+    expect(proposal.prompt).toContain("Each contact's mail is drafted while its variant's window is open and goes out only inside it");
     expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(accountId, out.id))!;
@@ -160,8 +163,9 @@ describe('a send-window experiment', () => {
     let b1Card = (await cardsRepository(env.deps.db).find(accountId, b1.id))!;
     expect(b1Card).toMatchObject({ status: 'pending', autoResolveAt: opens });
     expect(b1Card.detail).toMatchObject({ autoResolve: { at: opens, by: 'person' } });
+    expect((b1Card.detail as { autoResolve: { reason: string } }).autoResolve.reason).toContain(`outside its send window ${B} ${ZONE}`);
     // Its timer fired early (clocks apart): still outside the window, it waits again for the same opening.
-    await autoResolve(env.deps, accountId, b1.id, opens);
+    expect(await autoResolve(env.deps, accountId, b1.id, opens)).toBe('held');
     b1Card = (await cardsRepository(env.deps.db).find(accountId, b1.id))!;
     expect(b1Card).toMatchObject({ status: 'pending', autoResolveAt: opens });
     expect(copiesTo(b1.payload.to)).toBe(0);
@@ -240,5 +244,21 @@ describe('a send-window experiment', () => {
     const laterSend = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(HeldSendResponse.parse(laterSend.body)).toMatchObject({ status: 'held', window: `${B} ${ZONE}` });
     expect(copiesTo('later@new.test')).toBe(0);
+  });
+
+  it('holds mail the account lets ship without approval until its window opens, as the setting decided it', async ({ tenant }) => {
+    const { accountId } = await tenant;
+    await setApproval(env.deps.db, accountId, 'email', false);
+    const to = 'setting@new.test';
+    const mail = { work: 'email' as const, title: 'Email', to, ...draft, details: { sendWindow: `${B} ${ZONE}` } };
+    const { card } = await fileWork(env.deps.db, { accountId, turnId: null, fromOutside: false, ...mail });
+    expect(card.autoResolveAt).not.toBeNull();
+    expect(await autoResolve(env.deps, accountId, card.id, card.autoResolveAt!)).toBe('held');
+    const opens = nextOpening(win(`${B} ${ZONE}`), Date.now());
+    const now = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
+    expect(now).toMatchObject({ status: 'pending', autoResolveAt: opens, detail: { autoResolve: { at: opens, by: 'setting' } } });
+    // A deadline it no longer has does nothing; nothing went out.
+    expect(await autoResolve(env.deps, accountId, card.id, card.autoResolveAt!)).toBe('noop');
+    expect(copiesTo(to)).toBe(0);
   });
 });
