@@ -8,7 +8,9 @@
  * deadline acts only on a pending card with exactly that deadline, and a person who sends, dismisses or snoozes it
  * first makes the deadline a no-op.
  */
+import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Trx } from '../db.js';
+import { Rejected } from '../errors.js';
 import { hhmm, isOpen, minuteOfDay, nextOpening, parseWindow, type SendWindow } from '../experiments/send-window.js';
 import type { DecidedBy } from '../results/channel-events.js';
 import { cardsRepository, type Card } from '../review/cards/cards.repository.js';
@@ -58,8 +60,10 @@ export async function holdUntilWindow(
   const note =
     `Approved at ${local}, outside its send window ${w.text}: it waits, approved, and goes out when the window opens ` +
     `(${new Date(sendAt).toISOString()}). Dismiss or snooze it to stop that.`;
-  const held = await run((trx) =>
-    cardsRepository(trx).transition(
+  const held = await run(async (trx) => {
+    // Refused now, as a send would be, rather than at the opening.
+    if (to && (await isBlocked(trx, card.accountId, to))) throw new Rejected(`${to} is on the block list; nothing was sent`);
+    return cardsRepository(trx).transition(
       card.accountId,
       card.id,
       {
@@ -74,8 +78,8 @@ export async function holdUntilWindow(
         // The reason rides in the plan, so a snooze or a change request (which drop the plan) drops it too.
         detail: { ...detail, autoResolve: { ...detail.autoResolve, at: sendAt, by: o.decidedBy, reason: note } },
       },
-    ),
-  );
+    );
+  });
   if (!held) return LOST_HOLD;
   await scheduleAutoResolve(deps, card.accountId, card.id, sendAt);
   return { ok: true, status: 'held', to, sendAt, window: w.text, decidedBy: o.decidedBy };
