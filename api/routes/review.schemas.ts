@@ -86,7 +86,6 @@ export const SendResponse = z.object({
   providerId: z.string().nullable(),
   decidedBy: z.string(),
 });
-
 export const RequestChangesBody = z.object({
   text: z
     .string()

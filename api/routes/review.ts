@@ -2,6 +2,7 @@ import { getCardJson } from '../../src/review/queue.service.js';
 import { cachedQueuePage } from '../../src/review/queue-page-cache.js';
 import { dismissCard, requestChanges, snoozeCard } from '../../src/review/review.service.js';
 import { answerAndShip } from '../../src/shipping/after-approval.js';
+import { heldRefusal } from '../../src/shipping/send-window-hold.js';
 import { sendCard } from '../../src/shipping/ship-card.service.js';
 import { onExperimentCardDecided } from '../../src/agent/experiments.service.js';
 import type { AfterDecision } from '../../src/review/review.service.js';
@@ -91,9 +92,12 @@ export const reviewRoutes: RouteDef[] = [
     body: SendBody,
     responses: { 200: { description: 'The provider accepted the message', schema: SendResponse } },
     errors: [409],
-  }).handle(async ({ params, body }, ctx) => ({
-    body: await sendCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, { body: body.body, decidedBy: 'person' }),
-  })),
+  }).handle(async ({ params, body }, ctx) => {
+    const sent = await sendCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, { body: body.body, decidedBy: 'person' });
+    // Held for its send window: kept approved, not sent, so not a 200 (send-window-hold.ts heldRefusal).
+    if (sent.status === 'held') throw heldRefusal(sent);
+    return { body: sent };
+  }),
   defineRoute({
     method: 'post',
     path: '/api/v1/review/{id}/request-changes',

@@ -15,6 +15,7 @@ import { ToolRefused } from './brain.js';
 import { WAIT_TOOL_ARGS, withWaitDefaults } from './experiment-sequence-wait.js';
 import { withDefaultAd } from './experiment-ad.js';
 import { proposeExperiment, withDefaults } from './experiments.service.js';
+import { withAdoptedWindow } from './experiment-send-window.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 
@@ -26,16 +27,18 @@ export const EXPERIMENT_TOOL_ARGS = {
   propose_experiment: z.object({
     thing: z.enum(THINGS),
     topic: text(200),
-    // A mail experiment's draft and challengers (a sequence wait's: waits in days, with steps and step); an ad
-    // experiment's ads, budget and duration instead (experiment-ad.ts).
+    // A mail experiment's draft and challengers (a sequence wait's: waits in days, with steps and step; a send window's:
+    // windows instead); an ad experiment's ads, budget and duration instead (experiment-ad.ts).
     subject: text(200).optional(),
     body: text(16_000).optional(),
     challengers: z
       .array(z.union([text(200), z.number()]))
-      .min(1)
       .max(3)
-      .optional(),
+      .default([]),
     ...WAIT_TOOL_ARGS,
+    /** send_window: 2 to 4 windows of the day, "HH:MM–HH:MM", in `timeZone` (an IANA name; UTC when absent). */
+    windows: z.array(text(40)).max(4).optional(),
+    timeZone: text(64).optional(),
     ads: z
       .array(z.object({ headline: text(200), body: text(1_000), url: z.string().trim().max(2_048).optional() }))
       .min(2)
@@ -60,6 +63,9 @@ export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
     'draft every variant starts from (its own subject or opening is the control, A); challengers are 1 to 3 other subjects ' +
     'or openings. With thing sequence_wait the wait before one follow-up varies: subject and body are the first mail, ' +
     'steps its follow-ups, step which follow-up (its own delayDays is the control), challengers 1 to 3 other waits in days. ' +
+    'For thing send_window, give no challengers but windows: 2 to 4 non-overlapping times of day, each ' +
+    '"HH:MM–HH:MM" of at least 30 minutes, in timeZone (an IANA name such as Europe/Berlin; UTC when absent); each ' +
+    "contact's mail goes out inside its window. " +
     'It plans the sample, picks contacts never mailed, and waits for approval as an `experiment` card. ' +
     'Refused, with nothing written, when too few contacts could join. thing ad_variant tests ads instead: ads are 2 to 4 ' +
     '{ headline, body, url? } (the first is the control), with budgetCap (minor units), currency and durationDays for the one ' +
@@ -125,8 +131,14 @@ type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => 
 export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
   async propose_experiment(args, env) {
     const ads = args.thing === 'ad_variant';
-    if (!ads && (!args.subject || !args.body || !args.challengers)) {
-      throw new ToolRefused('no experiment was proposed: a mail experiment needs subject, body and challengers');
+    const windows = args.thing === 'send_window';
+    if (!ads && (!args.subject || !args.body)) {
+      throw new ToolRefused('no experiment was proposed: a mail experiment needs subject and body');
+    }
+    if (!ads && windows === !!args.challengers.length) {
+      throw new ToolRefused(
+        `no experiment was proposed: ${windows ? 'a send window takes windows, not challengers' : 'name 1 to 3 challengers'}`,
+      );
     }
     const out = await proposeExperiment(
       env.db,
@@ -135,7 +147,9 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
         thing: args.thing,
         topic: args.topic,
         draft: { subject: args.subject ?? '', body: args.body ?? '', ...(args.steps ? { steps: args.steps } : {}), step: args.step },
-        challengers: args.challengers ?? [],
+        challengers: args.challengers,
+        ...(args.windows ? { windows: args.windows } : {}),
+        ...(args.timeZone ? { timeZone: args.timeZone } : {}),
         ...(ads
           ? { ad: { ads: args.ads ?? [], budgetCap: args.budgetCap, currency: args.currency, durationDays: args.durationDays } }
           : {}),
@@ -179,21 +193,22 @@ interface MailArgs {
 
 /**
  * A mail (`email`, or a sequence's first mail) about a topic an experiment decided, with the default it adopted
- * (subject or opening: experiments.service.ts withDefaults; a sequence's follow-up waits: withWaitDefaults). The
- * topic is `details.topic` when given, else the subject. `used` is what the tool result adds: which default it used, or nothing.
- * An `ad_test` starts from the default ad an ad experiment decided (experiment-ad.ts withDefaultAd).
+ * (subject, opening or send window: experiments.service.ts withDefaults; a sequence's follow-up waits: withWaitDefaults).
+ * The topic is `details.topic` when given, else the subject. `used` is what the tool result adds: which default it used, or
+ * nothing. An `ad_test` starts from the default ad an ad experiment decided (experiment-ad.ts withDefaultAd).
  */
 export async function withAdoptedDefaults<A extends MailArgs>(env: ToolEnv, args: A): Promise<{ args: A; used: string }> {
   if (args.work === 'ad_test') return withDefaultAd(env.db, env.accountId, args);
   if ((args.work !== 'email' && args.work !== 'sequence') || !args.subject?.trim() || args.body === undefined) return { args, used: '' };
   const given = args.details?.topic;
   const topic = typeof given === 'string' && given.trim() ? given.trim() : args.subject.trim();
-  const { draft, used } = await withDefaults(env.db, env.accountId, topic, { subject: args.subject, body: args.body });
+  const { draft, used, values } = await withDefaults(env.db, env.accountId, topic, { subject: args.subject, body: args.body });
   const waits = args.work === 'sequence' ? await withWaitDefaults(env.db, env.accountId, topic, args.details) : null;
   if (!used.length && !waits) return { args, used: '' };
-  const value = (t: (typeof used)[number]) => (t === 'mail_subject' ? draft.subject : openingOf(draft.body)).slice(0, 200);
+  const value = (t: (typeof used)[number]) =>
+    (t === 'mail_subject' ? draft.subject : t === 'mail_opening' ? openingOf(draft.body) : (values[t] ?? '')).slice(0, 200);
   const title = args.title.replace(args.subject, draft.subject).slice(0, 200);
   const words = [...used.map((t) => `${THING_WORDS[t]} "${value(t)}"`), ...(waits?.words ?? [])].join(' and ');
   const changed = { ...args, ...draft, title, ...(waits ? { details: waits.details } : {}) };
-  return { args: changed, used: `; it uses the default an experiment decided for "${topic}": ${words}` };
+  return { args: withAdoptedWindow(changed, values), used: `; it uses the default an experiment decided for "${topic}": ${words}` };
 }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../db.js';
 import { normaliseContact } from '../experiments/assignment.js';
-import { type Experiment, experimentsRepository, type Thing } from '../experiments/experiments.repository.js';
+import { type Experiment, experimentsRepository, THINGS, type Thing } from '../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
 import { type Decision, decide } from '../experiments/stopping.js';
 import { waitSteps } from '../experiments/sequence-wait.js';
@@ -21,6 +21,7 @@ import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
 import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
 import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment, startAdExperiment } from './experiment-ad.js';
+import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
 import { cardShape, fileWork } from './file-work.js';
 
 export interface ProposeExperiment {
@@ -28,8 +29,11 @@ export interface ProposeExperiment {
   topic: string;
   /** The mail every variant starts from; the control (A) is its own subject or opening (a sequence wait's: step N's wait). */
   draft: Experiment['draft'];
-  /** The challengers' texts (1–3): B, C, D (a sequence wait's: waits in days). */
+  /** The challengers' texts (1–3): B, C, D (a sequence wait's: waits in days; none for a send window). */
   challengers: (string | number)[];
+  /** A send-window experiment's windows (2–4, "HH:MM–HH:MM"; A is the first) and their time zone (UTC when absent). */
+  windows?: string[];
+  timeZone?: string;
   hypothesis?: string;
   metric?: Metric;
   baselineRate?: number;
@@ -77,7 +81,8 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
   const waits = input.thing === 'sequence_wait' ? waitVariants(input.draft, input.challengers) : null;
   if (typeof waits === 'string') return waits;
   const control = input.thing === 'mail_subject' ? input.draft.subject : (input.draft.body.split(/\n\s*\n/)[1] ?? input.draft.body);
-  const values = waits?.values ?? [control.trim(), ...input.challengers.map((c) => String(c).trim())];
+  const values = waits?.values ?? variantValues(input, control);
+  if (typeof values === 'string') return values;
   if (new Set(values.map((v) => v.toLowerCase())).size !== values.length)
     return 'the variants must differ from each other and from the draft';
   const texts = [input.draft.body, ...(waits?.texts ?? [])];
@@ -120,7 +125,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       title: `Experiment: ${words} for "${input.topic}"`.slice(0, 200),
       details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
       prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}\n${waits ? `${waits.note}\n` : ''}${
+        prompt: `${describePlan(storedPlan)}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
           needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
         }`,
       }),
@@ -144,13 +149,16 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
 const mailCardId = (e: Experiment, contact: string) =>
   `card_x${createHash('sha256').update(`${e.accountId}\0${e.id}\0${contact}`).digest('hex').slice(0, 24)}`;
 
-/** Drafts up to `limit` contacts' mail, each with its recorded variant; blocked or stopped contacts are left out. */
-export async function draftExperimentMail(db: Db, e: Experiment, limit: number): Promise<number> {
+/**
+ * Drafts up to `limit` contacts' mail, each with its recorded variant; blocked or stopped contacts are left out, and
+ * in a send-window experiment those whose window is closed at `now` wait for a later pass.
+ */
+export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now()): Promise<number> {
   // An ad experiment has no mail: its one ad test is filed instead.
   if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
   const repo = experimentsRepository(db);
   let drafted = 0;
-  for (const u of await repo.undrafted(e.accountId, e.id, limit)) {
+  for (const u of await repo.undrafted(e.accountId, e.id, limit, openVariants(e, now))) {
     if (await isBlocked(db, e.accountId, u.contact)) {
       await repo.skip(e.accountId, e.id, u.contact, 'on the block list');
       continue;
@@ -178,7 +186,13 @@ export async function draftExperimentMail(db: Db, e: Experiment, limit: number):
         subject: mail.subject,
         body: mail.body,
         title: `${steps ? 'Sequence' : 'Email'} to ${u.contact}: ${mail.subject}`.slice(0, 200),
-        details: { experimentId: e.id, variant: variant.key, ...(u.leadId ? { leadId: u.leadId } : {}), ...(steps ? { steps } : {}) },
+        details: {
+          experimentId: e.id,
+          variant: variant.key,
+          ...windowFor(e, variant),
+          ...(u.leadId ? { leadId: u.leadId } : {}),
+          ...(steps ? { steps } : {}),
+        },
       });
       if (!(await experimentsRepository(trx).drafted(e.accountId, e.id, u.contact, card.id))) throw new Error('drafted twice');
     });
@@ -291,22 +305,25 @@ export async function onExperimentCardDecided(
   }
 }
 
-/** A draft about `topic` with the defaults decided experiments made (subject, opening), and which it used. */
+/** A draft about `topic` with the defaults decided experiments made (subject, opening, send window), and which it used. */
 export async function withDefaults(
   q: Queryable,
   accountId: string,
   topic: string,
   draft: { subject: string; body: string },
-): Promise<{ draft: { subject: string; body: string }; used: Thing[] }> {
+): Promise<{ draft: { subject: string; body: string }; used: Thing[]; values: Partial<Record<Thing, string>> }> {
   const repo = experimentsRepository(q);
   let out = draft;
   const used: Thing[] = [];
-  for (const thing of ['mail_subject', 'mail_opening'] as const) {
+  const values: Partial<Record<Thing, string>> = {};
+  // A sequence's waits and an ad have defaults of their own shape (withWaitDefaults, withDefaultAd).
+  for (const thing of ['mail_subject', 'mail_opening', 'send_window'] as const) {
     const value = await repo.defaultFor(accountId, thing, topic);
     if (value) {
       out = withVariant(out, thing, value);
       used.push(thing);
+      values[thing] = value;
     }
   }
-  return { draft: out, used };
+  return { draft: out, used, values };
 }

@@ -12,8 +12,8 @@ import type { Decision } from './stopping.js';
 
 export type { ExperimentCounts } from './experiment-counts.js';
 
-/** What varies in an experiment the service runs: a mail's subject or opening line, a sequence step's wait, or an ad (ad-variant.ts). */
-export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', AD_THING] as const;
+/** What varies in an experiment: a mail's subject or opening line, a sequence step's wait, the time of day mail is sent, or an ad. */
+export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', 'send_window', AD_THING] as const;
 export type Thing = (typeof THINGS)[number];
 
 export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';
@@ -196,10 +196,11 @@ export function experimentsRepository(q: Queryable) {
       await q('experiments').where({ account_id: accountId, id }).update({ result_card_id: cardId });
     },
 
-    /** Up to `limit` assignments of a running experiment still without a mail card. */
-    async undrafted(accountId: string, id: string, limit: number): Promise<Undrafted[]> {
+    /** Up to `limit` assignments of a running experiment still without a mail card (of these variants only, when given). */
+    async undrafted(accountId: string, id: string, limit: number, variants?: number[]): Promise<Undrafted[]> {
       const rows = (await q('experiment_assignments')
         .where({ account_id: accountId, experiment_id: id })
+        .modify((w) => (variants ? w.whereIn('variant_index', variants) : w))
         .whereNull('card_id')
         .whereNull('skipped')
         .orderBy('contact')

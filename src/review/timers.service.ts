@@ -31,12 +31,13 @@ export async function resolveOnDeadline(
   accountId: string,
   cardId: string,
   at: number,
-): Promise<'resolved' | 'sent' | 'retry' | 'noop'> {
+): Promise<'resolved' | 'sent' | 'held' | 'retry' | 'noop'> {
   const repo = cardsRepository(deps.db);
   const card = await repo.find(accountId, cardId);
   if (card?.status !== 'pending' || card.autoResolveAt !== at) return 'noop';
   const planned = (card.detail as { autoResolve?: { by?: string } } | null)?.autoResolve;
-  const decidedBy = planned?.by === 'setting' ? 'setting' : 'trust_ladder';
+  // A person's approval held for a send window (src/shipping/send-window-hold.ts) ships as the person's.
+  const decidedBy = planned?.by === 'setting' || planned?.by === 'person' ? planned.by : 'trust_ladder';
   const leaveNote = async (note: string) => {
     await repo.transition(
       accountId,
@@ -57,12 +58,13 @@ export async function resolveOnDeadline(
     if (missing) return leaveNote(`Not shipped automatically: ${missing}; it waits for a person`);
     const next = nextTry(deps, card);
     try {
-      await ship(card, {
+      const shipped = await ship(card, {
         decidedBy,
         autoResolveAt: at,
         whenNotSent: (permanent, sentence) => afterNotSent(card, permanent, sentence, next),
       });
-      return 'sent';
+      // Outside its send window the mail waits for the next opening, under a new deadline.
+      return (shipped as { status?: string } | null)?.status === 'held' ? 'held' : 'sent';
     } catch (err) {
       if (err instanceof MailNotSettled && err.error === 'delivery_pending') return 'sent';
       // Nothing was sent; the release already set the next try (or the note): queue its timer.

@@ -34,7 +34,9 @@ export async function answerAndShip(deps: ReviewDeps, actor: Actor, accountId: s
   const card = answered.ship;
   const shipped = await shipCard(deps, actor, card, { decidedBy: 'person' });
   await after(card, true);
-  return { ok: true as const, kind: card.kind, result: { action: 'approve', by: 'person', at: Date.now(), sendId: shipped.sendId } };
+  // Held for its send window (a sequence's first mail): no send yet, so no send id; `sendAt` says when.
+  const sent = 'sendId' in shipped ? { sendId: shipped.sendId } : { sendAt: shipped.sendAt };
+  return { ok: true as const, kind: card.kind, result: { action: 'approve', by: 'person', at: Date.now(), ...sent } };
 }
 
 /** The `card.auto-resolve` job: the ladder's deadline (review's `resolveOnDeadline`), shipping what it approves. */

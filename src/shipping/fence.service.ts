@@ -1,5 +1,5 @@
 import type { ChannelAdapter, Work } from '../channels/channel.types.js';
-import { experimentsRepository } from '../experiments/experiments.repository.js';
+import { exposeSent } from '../experiments/window-exposure.js';
 import { channelOf, shippedEvent } from '../channels/registry.js';
 import { metrics } from '../metrics/registry.js';
 import type { Db, Trx } from '../db.js';
@@ -80,8 +80,9 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
       },
     );
   }
-  // A mail of an experiment: its contact is exposed to the variant it was assigned before the mail was drafted.
-  if (card && typeof card.payload.experimentId === 'string') await experimentsRepository(trx).exposed(fence.accountId, card.id, at);
+  // A mail of an experiment: its contact is exposed to the variant it was assigned before the mail was drafted
+  // (not counted when it went out outside its send window: window-exposure.ts).
+  if (card && typeof card.payload.experimentId === 'string') await exposeSent(trx, fence.accountId, card, at);
   const event = shippedEvent(fence.kindOfWork, fence.details);
   if (event) await recordChannelEvent(trx, fence.accountId, { ...event, at, decidedBy: fence.decidedBy, refId: fence.id });
   await recordSendOutcome(trx, fence, { status: 'contacted' }, at);

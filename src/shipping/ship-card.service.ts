@@ -15,6 +15,7 @@ import { settleRefusal } from './refusals.service.js';
 import { fenceWork, markPending, releaseFence, settleSent } from './fence.service.js';
 import type { ReviewDeps } from '../review/review.types.js';
 import { queueNextStep } from './sequence-state.js';
+import { type HeldResult, holdUntilWindow, LOST_HOLD } from './send-window-hold.js';
 
 export interface SendResult {
   ok: true;
@@ -36,6 +37,8 @@ export interface ShipOptions {
    * sets its next try or its note here, so no reader sees the card in between.
    */
   whenNotSent?: (permanent: boolean, sentence: string) => CardChanges;
+  /** The instant a send window is judged at (send-window-hold.ts); now when absent. */
+  now?: number;
 }
 
 class LostRace extends Error {}
@@ -54,6 +57,12 @@ async function refusal(q: Queryable, card: Card, adapter: ChannelAdapter, retryA
     }
   }
   return new InvalidAction(card.actions);
+}
+
+/** The refusal for a card another verb moved first, read again. */
+async function refusalNow(db: Db, card: Card, adapter: ChannelAdapter, retryAfter: number): Promise<Error> {
+  const now = await cardsRepository(db).find(card.accountId, card.id);
+  return now ? refusal(db, now, adapter, retryAfter) : new NotFound();
 }
 
 async function inTransaction<T>(db: Db, actor: Actor | null, targetId: string, fn: (trx: Trx) => Promise<T>): Promise<T> {
@@ -77,7 +86,7 @@ export async function sendCard(
   accountId: string,
   cardId: string,
   opts: ShipOptions,
-): Promise<SendResult> {
+): Promise<SendResult | HeldResult> {
   const card = await cardsRepository(deps.db).find(accountId, cardId);
   if (!card) throw new NotFound();
   if (!isMailCard(card)) throw new InvalidAction(card.actions);
@@ -94,7 +103,7 @@ export async function sendCard(
  * `delivery_pending` while a lost answer is being reconciled). `autoResolveAt` makes the trust ladder's
  * shipment lose to anything a person did first. The work is read from the stored draft (whole).
  */
-export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card, opts: ShipOptions): Promise<SendResult> {
+export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card, opts: ShipOptions): Promise<SendResult | HeldResult> {
   const { db } = deps;
   const { accountId, id: cardId } = card;
   const adapter = await adapterForCard(deps, card);
@@ -108,6 +117,10 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
   // A body the person typed into this request is their own words; everything else the agent wrote.
   const quotes = await privateTextIn(db, accountId, opts.body === undefined ? [work.subject, work.body] : [work.subject]);
   if (quotes) throw new Rejected(`this ${adapter.noun} ${quotes}; nothing was sent: request changes so the agent rewrites it`);
+  // Outside its send window the approval is kept and the mail waits for the window (nothing is fenced yet).
+  const held = await holdUntilWindow(deps, card, to, opts, (fn) => inTransaction(db, actor, cardId, fn));
+  if (held === LOST_HOLD) throw await refusalNow(db, card, adapter, retryAfter);
+  if (held) return held;
 
   let fence: Fence;
   try {
@@ -128,8 +141,7 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
     });
   } catch (err) {
     if (!(err instanceof LostRace)) throw err;
-    const now = await cardsRepository(db).find(accountId, cardId);
-    throw now ? await refusal(db, now, adapter, retryAfter) : new NotFound();
+    throw await refusalNow(db, card, adapter, retryAfter);
   }
 
   const changed = opts.body !== undefined && opts.body !== draft.body;

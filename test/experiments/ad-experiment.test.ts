@@ -272,9 +272,11 @@ describe('an experiment on an ad', () => {
       expect(out.ok).toBe(false);
       expect(out.result).toContain(`no experiment was proposed: ${why}`);
     }
-    // A mail experiment still needs its draft and challengers.
+    // A mail experiment still needs its draft, and challengers.
     const mail = await tool(accountId, 'propose_experiment', { thing: 'mail_subject', topic: 'onboarding', ads: ADS });
-    expect(mail).toMatchObject({ ok: false, result: 'no experiment was proposed: a mail experiment needs subject, body and challengers' });
+    expect(mail).toMatchObject({ ok: false, result: 'no experiment was proposed: a mail experiment needs subject and body' });
+    const bare = await tool(accountId, 'propose_experiment', { thing: 'mail_subject', topic: 'onboarding', subject: 'Hi', body: 'Hello' });
+    expect(bare).toMatchObject({ ok: false, result: 'no experiment was proposed: name 1 to 3 challengers' });
     // Five ads do not fit the tool's schema (2 to 4).
     const five = await tool(accountId, 'propose_experiment', {
       ...PROPOSE,

@@ -1,0 +1,23 @@
+/**
+ * The exposure of a sent experiment mail that rides in a send window (send-window.ts): counted when the send was
+ * recorded inside its window; a send recorded outside it (settled late, after an outage) is not counted for its
+ * variant: the assignment is marked skipped with the time it went out, so it is neither exposed nor pending.
+ */
+import type { Queryable } from '../db.js';
+import { experimentsRepository } from './experiments.repository.js';
+import { hhmm, isOpen, minuteOfDay, parseWindow } from './send-window.js';
+
+/** The mail of `card` went out at `at`: its contact exposed (the first send counts), unless outside the card's window. */
+export async function exposeSent(q: Queryable, accountId: string, card: { id: string; payload: Record<string, unknown> }, at: number) {
+  const text = card.payload.sendWindow;
+  const w = typeof text === 'string' ? parseWindow(text) : null;
+  if (w && typeof w !== 'string' && !isOpen(w, at)) {
+    await q('experiment_assignments')
+      .where({ account_id: accountId, card_id: card.id })
+      .whereNull('exposed_at')
+      .whereNull('skipped')
+      .update({ skipped: `sent at ${hhmm(minuteOfDay(w.zone, at))} ${w.zone}, outside its window ${text}`.slice(0, 200) });
+    return;
+  }
+  await experimentsRepository(q).exposed(accountId, card.id, at);
+}
