@@ -8,7 +8,7 @@
 import type { Db, Queryable } from '../db.js';
 import { adTestProblem } from '../channels/ads.adapter.js';
 import { cannotShip } from '../channels/registry.js';
-import { monthStart } from '../channels/spend-cap.js';
+import { money, spentThisMonth } from '../channels/spend-cap.js';
 import {
   AD_DESIGN,
   AD_METRICS,
@@ -47,7 +47,6 @@ interface Input {
 }
 
 const KEYS = ['A', 'B', 'C', 'D'];
-const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
 const AUDIENCE = 'impressions the ad platform serves while the ad test runs; the platform, not this service, picks each one’s ad';
 const REVIEW_AD = 'Review before it ships: nothing is spent until it does.';
 /** How an ad test the experiment started ends: the bridge has no call to stop one (docs/provider-bridge.md). */
@@ -61,14 +60,8 @@ async function spendCapProblem(q: Queryable, accountId: string, budget: number, 
   if (!cap)
     return 'no monthly spend cap is set on this account; the operator sets one (channel spend-cap) before an ad experiment can spend';
   if (cap.currency !== currency) return `the budget is in ${currency} but the monthly spend cap is in ${cap.currency}`;
-  // Used this month as the spend adapter counts it (spend-cap.ts checkSpendCap): budget increases not void.
-  const row = (await q('mail_sends')
-    .where({ account_id: accountId, kind_of_work: 'spend' })
-    .whereNot({ status: 'not_sent' })
-    .where('created_at', '>=', monthStart(at))
-    .select(q.raw(`coalesce(sum(greatest((details->>'amount')::bigint, 0)), 0) as used`))
-    .first()) as { used: string | number };
-  const left = Math.max(0, Number(cap.monthly_cap) - Number(row.used));
+  // Used this month as the spend adapter counts it (spend-cap.ts checkSpendCap).
+  const left = Math.max(0, Number(cap.monthly_cap) - (await spentThisMonth(q, accountId, at)));
   if (budget <= left) return null;
   return `a budget cap of ${money(budget, currency)} would pass the monthly spend cap: ${money(left, currency)} is left this month`;
 }

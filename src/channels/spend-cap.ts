@@ -34,7 +34,19 @@ export function monthStart(at: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
-const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
+/** An amount in minor units, in words: 1250 EUR → "12.50 EUR". */
+export const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
+
+/** Spent this month (minor units) as the cap counts it: every spend fence not void (`not_sent`) that increased the budget. */
+export async function spentThisMonth(q: Queryable, accountId: string, at: number): Promise<number> {
+  const row = (await q('mail_sends')
+    .where({ account_id: accountId, kind_of_work: 'spend' })
+    .whereNot({ status: 'not_sent' })
+    .where('created_at', '>=', monthStart(at))
+    .select(q.raw(`coalesce(sum(greatest((details->>'amount')::bigint, 0)), 0) as used`))
+    .first()) as { used: string | number };
+  return Number(row.used);
+}
 
 /**
  * The monthly cap guard, inside the transaction that writes a budget change's fence. The cap row is
@@ -63,13 +75,7 @@ export async function checkSpendCap(
     throw new Rejected(`this budget change is in ${change.currency} but the monthly spend cap is in ${cap.currency}; nothing was applied`);
   }
   if (change.amount <= 0) return cap.currency;
-  const row = (await trx('mail_sends')
-    .where({ account_id: accountId, kind_of_work: 'spend' })
-    .whereNot({ status: 'not_sent' })
-    .where('created_at', '>=', monthStart(at))
-    .select(trx.raw(`coalesce(sum(greatest((details->>'amount')::bigint, 0)), 0) as used`))
-    .first()) as { used: string | number };
-  const used = Number(row.used);
+  const used = await spentThisMonth(trx, accountId, at);
   if (used + change.amount > limit) {
     const left = Math.max(0, limit - used);
     throw new Rejected(
