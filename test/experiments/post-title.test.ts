@@ -6,6 +6,7 @@ import { executeTool } from '../../src/agent/tools.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { postCardId } from '../../src/experiments/post-title.js';
 import { sweepCards } from '../../src/shipping/after-approval.js';
+import { mintToken } from '../../src/tokens/tokens.service.js';
 import { approve, auth, siteToken } from '../content/helpers.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -93,6 +94,9 @@ describe('an experiment on a blog post title', () => {
       expect(res.status, bad).toBe(400);
       expect(res.body).toEqual({ error: 'reader must be 1 to 128 letters, digits, ".", "_", ":" or "-"' });
     }
+    const two = await env.api().get(`/api/v1/content/posts/${slug}?reader=a&reader=b`).set(auth(site));
+    expect(two.status).toBe(400);
+    expect(two.body.error).toMatch(/^reader must be /);
     expect(await rows(t.accountId, id)).toHaveLength(0);
 
     // 200 readers split across the titles; each always sees its own, written once; its links carry its token.
@@ -193,6 +197,62 @@ describe('an experiment on a blog post title', () => {
       expect(res.body.post.markdown).toBe(POST.markdown);
     }
     expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+  });
+
+  it("counts a conversion of a reader's click for its title; a dismissed post leaves nothing pending", async () => {
+    const t = await env.tenant();
+    const site = await siteToken(env, t.accountId);
+    const server = (
+      await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: t.accountId, label: 's', scopes: ['measurement:write'] })
+    ).token;
+    const propose = async (args: Record<string, unknown>) => {
+      const out = await tool(t.accountId, { ...PROPOSE, ...args });
+      const id = /experiment (exp_\S+)/.exec(out.result)![1]!;
+      const [card] = (await cards(t.accountId, 'experiment')).filter((c) => c.payload.experimentId === id);
+      expect((await approve(env, t.token, card.id)).status).toBe(200);
+      return { id, blogCard: postCardId(t.accountId, id) };
+    };
+    const { id, blogCard } = await propose({ metric: 'conversion_rate' });
+    expect((await approve(env, t.token, blogCard)).status).toBe(200);
+    const [post] = (await env.api().get('/api/v1/content/posts').set(auth(site))).body.posts;
+    const links: string[] = [];
+    for (const reader of ['buyer', 'browser']) {
+      const res = await env.api().get(`/api/v1/content/posts/${post.slug}`).query({ reader }).set(auth(site));
+      links.push(/href="(http[^"]+\/l\/[0-9A-Za-z]{12}\?x=[0-9A-Za-z]{16})"/.exec(res.body.post.html)![1]!);
+    }
+    const visits: string[] = [];
+    for (const [i, link] of links.entries()) {
+      const u = new URL(link);
+      const res = await env
+        .api()
+        .get(u.pathname + u.search)
+        .set('User-Agent', `${BROWSER} ${i}`);
+      visits.push(new URL(res.headers.location!).searchParams.get('gvid')!);
+    }
+    const sale = { eventId: 'order-1', name: 'purchase', visitId: visits[0], occurredAt: Date.now() - 1_000, value: 50, currency: 'USD' };
+    expect(
+      (
+        await env
+          .api()
+          .post('/api/v1/measurement/events')
+          .set(auth(server))
+          .send({ events: [sale] })
+      ).status,
+    ).toBe(200);
+    const repo = experimentsRepository(env.deps.db);
+    const e = (await repo.get(t.accountId, id))!;
+    const buyer = (await rows(t.accountId, id)).find((r) => r.click_visit_id === visits[0])!;
+    const { counts } = await repo.counts(e, Date.now());
+    expect(counts.map((c) => c.outcomes)).toEqual(counts.map((_, i) => (i === buyer.variant_index ? 1 : 0)));
+    expect(counts.reduce((n, c) => n + c.exposures, 0)).toBe(2);
+
+    // Its blog card dismissed, the post never goes out: no reader can come, nothing is pending.
+    const other = await propose({});
+    const dismissed = await env.api().post(`/api/v1/review/${other.blogCard}/dismiss`).set(auth(t.token)).send({});
+    expect(dismissed.status).toBe(200);
+    const o = (await repo.get(t.accountId, other.id))!;
+    expect((await repo.counts(o, Date.now())).pending).toBe(0);
+    expect((await repo.counts(e, Date.now())).pending).toBe(1);
   });
 
   it('refuses what a post title cannot be measured by, a post without a link, and repeated titles; nothing is written', async () => {
