@@ -185,7 +185,8 @@ export async function adoptPostTitle(db: Db, e: Experiment, title: string, at: n
   const draft = e.draft as PostDraft;
   const post = (await db('posts as p')
     .join('mail_sends as s', (j) => j.on('s.account_id', 'p.account_id').andOn('s.provider_id', 'p.id'))
-    .where({ 'p.account_id': e.accountId, 's.card_id': draft.blogCardId ?? '', 's.status': 'sent' })
+    // A post taken down meanwhile stays down: only a published post is updated.
+    .where({ 'p.account_id': e.accountId, 'p.status': 'published', 's.card_id': draft.blogCardId ?? '', 's.status': 'sent' })
     .first('p.slug', 'p.excerpt')) as { slug: string; excerpt: string } | undefined;
   await db.transaction(async (trx) => {
     // Once: a second approval's call finds the experiment adopted and files nothing.

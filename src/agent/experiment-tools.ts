@@ -46,7 +46,7 @@ export const EXPERIMENT_TOOL_ARGS = {
       .optional(),
     /** post_title: the post it publishes (its title is A); challengers are 1 to 3 other titles. */
     post: z
-      .object({ title: text(200), markdown: text(100_000), excerpt: text(300).optional(), tags: z.array(text(60)).max(20).optional() })
+      .object({ title: text(200), markdown: text(16_000), excerpt: text(300).optional(), tags: z.array(text(60)).max(20).optional() })
       .optional(),
     budgetCap: z.number().optional(),
     currency: z.string().max(8).optional(),
