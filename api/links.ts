@@ -20,7 +20,13 @@ export function linksRouter(deps: AppDeps): Router {
   const router = Router({ strict: false });
 
   const follow: RequestHandler<{ code: string }> = async (req, res) => {
-    const followed = await followLink(deps, req.params.code, { method: req.method, userAgent: req.headers['user-agent'], ip: req.ip });
+    const followed = await followLink(deps, req.params.code, {
+      method: req.method,
+      userAgent: req.headers['user-agent'],
+      ip: req.ip,
+      // A post's reader token (src/content/post-title.ts); any other value is ignored.
+      readerToken: req.query.x,
+    });
     if (!followed) return notFound(res);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Referrer-Policy', 'no-referrer');

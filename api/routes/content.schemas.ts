@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { READER_ID } from '../../src/content/post-title.js';
 import { TAG_MAX } from '../../src/content/publish.js';
 import { queryInt } from '../schemas.js';
 
@@ -17,6 +18,21 @@ export const PostsQuery = z.object({
     .transform(Number)
     .optional()
     .meta({ type: 'integer', minimum: 0, description: 'Only posts whose updatedAt is at or after this time, epoch milliseconds' }),
+});
+
+const READER_RULE = 'must be 1 to 128 letters, digits, ".", "_", ":" or "-"';
+
+/** One post's read: the site's own id of the reader, when it passes one (a post-title experiment shows the reader its title). */
+export const PostQuery = z.object({
+  reader: z
+    .string({ error: READER_RULE })
+    .regex(READER_ID, READER_RULE)
+    .optional()
+    .meta({
+      description:
+        "The site's own opaque id of the visitor reading the post. While a title experiment runs on the post, the reader's " +
+        'title and tracked links (answered `no-store`); otherwise ignored. Never stored: a keyed hash of it is',
+    }),
 });
 
 /** Any non-empty slug: an unknown one is a 404, never a 400. */

@@ -1,9 +1,10 @@
 import { atomFeed, sitemap } from '../../src/content/feed.js';
+import { readerPostResponse } from '../../src/content/post-title.js';
 import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
 import { listenUrl } from '../../src/db.js';
 import { z } from 'zod';
 import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
-import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
+import { ContentPostResponse, ContentPostsPage, PostQuery, PostsQuery, SlugParams, XmlText } from './content.schemas.js';
 
 /**
  * The only cacheable /api responses (docs/decisions/content-and-measurement.md, "Caching: the only
@@ -12,6 +13,8 @@ import { ContentPostResponse, ContentPostsPage, PostsQuery, SlugParams, XmlText 
  * stay `no-store`.
  */
 export const CONTENT_CACHE_CONTROL = 'private, max-age=60, stale-while-revalidate=600';
+/** A post as one reader of a title experiment sees it: its title and links are the reader's own, so no cache keeps it. */
+export const READER_CACHE_CONTROL = 'private, no-store';
 
 /** What a site's server sends to revalidate, and the cache headers of every 200 and 304 here. */
 const Revalidate = z.object({
@@ -22,7 +25,9 @@ const Revalidate = z.object({
 });
 const CacheHeaders = z.object({
   ETag: z.string().meta({ description: 'Strong validator of the exact bytes of the 200 (quoted SHA-256, base64url)' }),
-  'Cache-Control': z.string().meta({ description: `\`${CONTENT_CACHE_CONTROL}\`` }),
+  'Cache-Control': z
+    .string()
+    .meta({ description: `\`${CONTENT_CACHE_CONTROL}\`; a reader's own post (\`reader\`): \`${READER_CACHE_CONTROL}\`` }),
   Vary: z.string().meta({ description: '`Authorization`: each token sees its own account' }),
 });
 const NOT_MODIFIED = { description: 'Not modified: the If-None-Match named the current ETag (no body)', headers: CacheHeaders } as const;
@@ -30,9 +35,9 @@ const ATOM = 'application/atom+xml';
 const SITEMAP = 'application/xml';
 
 /** The cache headers, and whether the client already holds these exact bytes (answer 304). */
-function validated(ctx: RouteContext, bytes: string, known?: string): { fresh: boolean; headers: Record<string, string> } {
+function validated(ctx: RouteContext, bytes: string, known?: string, personal = false) {
   const etag = known ?? etagOf(bytes);
-  const headers = { ETag: etag, 'Cache-Control': CONTENT_CACHE_CONTROL, Vary: 'Authorization' };
+  const headers = { ETag: etag, 'Cache-Control': personal ? READER_CACHE_CONTROL : CONTENT_CACHE_CONTROL, Vary: 'Authorization' };
   return { fresh: matchesEtag(ctx.req.headers['if-none-match'], etag), headers };
 }
 
@@ -64,16 +69,20 @@ export const contentRoutes: RouteDef[] = [
     method: 'get',
     path: '/api/v1/content/posts/{slug}',
     operationId: 'getContentPost',
-    summary: 'One published post by slug. Strong ETag; If-None-Match → 304',
+    summary: 'One published post by slug (for a reader, when `reader` is given). Strong ETag; If-None-Match → 304',
     scope: 'content:read',
     bucket: 'reads',
     params: SlugParams,
+    query: PostQuery,
     requestHeaders: Revalidate,
     responses: { 200: { description: 'The post', schema: ContentPostResponse, headers: CacheHeaders }, 304: NOT_MODIFIED },
-  }).handle(async ({ params }, ctx) => {
+  }).handle(async ({ params, query }, ctx) => {
     const { db, config } = ctx.deps;
-    const { json, etag } = await postResponse(db, listenUrl(config), ctx.principal.accountId, params.slug);
-    const { fresh, headers } = validated(ctx, json, etag);
+    const where = { listenUrl: listenUrl(config), baseUrl: config.baseUrl };
+    const { json, etag, personal } = query.reader
+      ? await readerPostResponse(db, where, ctx.principal.accountId, params.slug, query.reader)
+      : { ...(await postResponse(db, where.listenUrl, ctx.principal.accountId, params.slug)), personal: false };
+    const { fresh, headers } = validated(ctx, json, etag, personal);
     return fresh ? { status: 304, headers } : { json, headers };
   }),
   defineRoute({

@@ -44,6 +44,10 @@ export const EXPERIMENT_TOOL_ARGS = {
       .min(2)
       .max(4)
       .optional(),
+    /** post_title: the post it publishes (its title is A); challengers are 1 to 3 other titles. */
+    post: z
+      .object({ title: text(200), markdown: text(16_000), excerpt: text(300).optional(), tags: z.array(text(60)).max(20).optional() })
+      .optional(),
     budgetCap: z.number().optional(),
     currency: z.string().max(8).optional(),
     durationDays: z.number().optional(),
@@ -70,7 +74,10 @@ export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
     'Refused, with nothing written, when too few contacts could join. thing ad_variant tests ads instead: ads are 2 to 4 ' +
     '{ headline, body, url? } (the first is the control), with budgetCap (minor units), currency and durationDays for the one ' +
     'ad test it files when approved; metric click_rate (default) or conversion_rate; the ad platform splits the impressions. ' +
-    "It needs the account's ads connection and a monthly spend cap that leaves room for the budget.",
+    "It needs the account's ads connection and a monthly spend cap that leaves room for the budget. thing post_title tests a " +
+    "blog post's title: post is { title, markdown, excerpt?, tags? } (its title is the control), challengers 1 to 3 other " +
+    'titles; metric click_rate (default: readers who click a link in the post) or conversion_rate; when approved it files one ' +
+    "blog post card, and the site's readers each see one title.",
   read_results:
     "Read the account's scoreboard for the last 24 hours and the 24 hours before: counts and rates per channel, your own " +
     'work (turns, cards, approvals), and one line per experiment with its figures. Cite these figures; claim nothing they do not show.',
@@ -131,8 +138,10 @@ type Handler<K extends keyof Args> = (args: z.output<Args[K]>, env: ToolEnv) => 
 export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
   async propose_experiment(args, env) {
     const ads = args.thing === 'ad_variant';
+    const post = args.thing === 'post_title';
     const windows = args.thing === 'send_window';
-    if (!ads && (!args.subject || !args.body)) {
+    if (post && !args.post) throw new ToolRefused('no experiment was proposed: a post-title experiment needs the post');
+    if (!ads && !post && (!args.subject || !args.body)) {
       throw new ToolRefused('no experiment was proposed: a mail experiment needs subject and body');
     }
     if (!ads && windows === !!args.challengers.length) {
@@ -153,6 +162,7 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
         ...(ads
           ? { ad: { ads: args.ads ?? [], budgetCap: args.budgetCap, currency: args.currency, durationDays: args.durationDays } }
           : {}),
+        ...(args.post ? { post: args.post } : {}),
         ...(args.hypothesis ? { hypothesis: args.hypothesis } : {}),
         ...(args.metric ? { metric: args.metric } : {}),
         ...(args.baselineRate !== undefined ? { baselineRate: args.baselineRate } : {}),
@@ -163,7 +173,7 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
     if (!(await needsApproval(env.db, env.accountId, 'experiment'))) {
       const kind =
         args.thing === 'sequence_wait' ? 'its mail waits under the sequence settings' : 'its mail waits under the email settings';
-      const waits = ads ? 'its ad test waits under the ad test settings' : kind;
+      const waits = ads ? 'its ad test waits under the ad test settings' : post ? 'its post waits under the blog post settings' : kind;
       return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); ${waits}`;
     }
     return `experiment ${out.id} is waiting for review as card ${out.cardId}; nothing starts until it is approved`;

@@ -22,6 +22,7 @@ import { privateTextIn } from '../review/cards/private-text.js';
 import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
 import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment, startAdExperiment } from './experiment-ad.js';
 import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
+import * as postTitle from './experiment-post-title.js';
 import { cardShape, fileWork } from './file-work.js';
 
 export interface ProposeExperiment {
@@ -40,6 +41,8 @@ export interface ProposeExperiment {
   minimumDetectableEffect?: number;
   /** An ad experiment's ads, budget and duration (thing `ad_variant`: experiment-ad.ts; draft and challengers unused). */
   ad?: AdProposal;
+  /** A post-title experiment's post (thing `post_title`: experiment-post-title.ts; challengers are other titles). */
+  post?: postTitle.PostProposal;
 }
 
 export interface Proposer {
@@ -78,6 +81,7 @@ async function openAudience(q: Queryable, accountId: string, limit: number): Pro
  */
 export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExperiment): Promise<{ id: string; cardId: string } | string> {
   if (input.thing === 'ad_variant') return proposeAdExperiment(db, by, input);
+  if (input.thing === 'post_title') return postTitle.proposePostTitleExperiment(db, by, input);
   const waits = input.thing === 'sequence_wait' ? waitVariants(input.draft, input.challengers) : null;
   if (typeof waits === 'string') return waits;
   const control = input.thing === 'mail_subject' ? input.draft.subject : (input.draft.body.split(/\n\s*\n/)[1] ?? input.draft.body);
@@ -156,6 +160,7 @@ const mailCardId = (e: Experiment, contact: string) =>
 export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now()): Promise<number> {
   // An ad experiment has no mail: its one ad test is filed instead.
   if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
+  if (e.thing === 'post_title') return postTitle.filePostTitleCard(db, e);
   const repo = experimentsRepository(db);
   let drafted = 0;
   for (const u of await repo.undrafted(e.accountId, e.id, limit, openVariants(e, now))) {
@@ -255,7 +260,7 @@ export async function lookAtExperiment(db: Db, e: Experiment, now: number, reply
   await db.transaction(async (trx) => {
     if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends))) return;
     if (!ends) return;
-    const card = await addCard(trx, adResultCard(e, resultCard(e, decision)));
+    const card = await addCard(trx, postTitle.postTitleResultCard(e, adResultCard(e, resultCard(e, decision))));
     await experimentsRepository(trx).setResultCard(e.accountId, e.id, card.id);
   });
   return decision.state;
@@ -297,10 +302,13 @@ export async function onExperimentCardDecided(
   const repo = experimentsRepository(db);
   if (card.sourceType === 'experiment' && !approved) await repo.setStatus(accountId, id, ['proposed'], 'dismissed', Date.now());
   if (card.sourceType === 'experiment' && approved && card.payload.thing === 'ad_variant') await startAdExperiment(db, accountId, id);
+  if (card.sourceType === 'experiment' && approved && card.payload.thing === 'post_title')
+    await postTitle.startPostTitleExperiment(db, accountId, id);
   if (card.sourceType === 'experiment_winner' && approved) {
     const e = await repo.get(accountId, id);
     const value = card.payload.value;
     if (e?.thing === 'sequence_wait' && typeof value === 'string') await adoptWait(db, e, value, Date.now());
+    else if (e?.thing === 'post_title' && typeof value === 'string') await postTitle.adoptPostTitle(db, e, value, Date.now());
     else if (e && typeof value === 'string') await repo.adopt(accountId, e.thing, e.topic, value, e.id, Date.now());
   }
 }

@@ -5,6 +5,7 @@
 import type { Queryable } from '../db.js';
 import { adCountsOf } from './ad-variant.js';
 import type { Metric, VariantCounts } from './plan.js';
+import { postPending } from './post-title.js';
 import { judgedAfterMs, type SequenceParts } from './sequence-wait.js';
 
 /** What the counts read of an experiment. */
@@ -12,7 +13,7 @@ export interface Counted {
   id: string;
   thing: string;
   draft: Partial<SequenceParts>;
-  plan: { metric: Metric; variants: readonly { value: string }[] };
+  plan: { metric: Metric; variants: readonly { value: string }[]; plannedPerVariant?: number };
 }
 
 /** An experiment's counts now: matured exposures and outcomes, all mail sent (per variant), and assignments still to come. */
@@ -38,12 +39,15 @@ interface CountRow {
 /**
  * Whether an exposed contact has the metric's outcome (`a` is the assignment): a reply, a positive reply, a click on a
  * tracked link of its mail (a person's visit, never a bot's or a link scanner's), or a conversion attributed to such a visit.
+ * A post's reader (post-title.ts): its recorded click (a person's, through the post's links), or a conversion of its visit.
  */
 const OUTCOME_SQL: Record<Metric, string> = {
   reply_rate: 'replied_at IS NOT NULL',
   positive_reply_rate: 'positive_at IS NOT NULL',
-  click_rate: 'EXISTS (SELECT 1 FROM visits v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)',
-  conversion_rate: `EXISTS (SELECT 1 FROM conversions c JOIN visits v ON v.account_id = c.account_id AND v.id = c.visit_id
+  click_rate:
+    'clicked_at IS NOT NULL OR EXISTS (SELECT 1 FROM visits v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)',
+  conversion_rate: `EXISTS (SELECT 1 FROM conversions c WHERE c.account_id = a.account_id AND c.visit_id = a.click_visit_id)
+                    OR EXISTS (SELECT 1 FROM conversions c JOIN visits v ON v.account_id = c.account_id AND v.id = c.visit_id
                      WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)`,
 };
 
@@ -57,7 +61,7 @@ export async function countExperiments(
   const out = new Map<string, ExperimentCounts>();
   if (!list.length) return out;
   const metrics = [...new Set(list.map((e) => e.plan.metric))];
-  const outcomes = metrics.map((m) => `count(*) FILTER (WHERE exposed_at <= m.cutoff AND ${OUTCOME_SQL[m]})::int AS ${m}`).join(', ');
+  const outcomes = metrics.map((m) => `count(*) FILTER (WHERE exposed_at <= m.cutoff AND (${OUTCOME_SQL[m]}))::int AS ${m}`).join(', ');
   // A mail card dismissed, or settled without going out (a refused address), will never expose its contact.
   const { rows } = (await q.raw(
     `SELECT experiment_id, variant_index,
@@ -80,5 +84,6 @@ export async function countExperiments(
     });
   }
   for (const [id, c] of await adCountsOf(q, accountId, list, maturedBy)) out.set(id, c);
+  await postPending(q, accountId, list, out);
   return out;
 }

@@ -5,6 +5,7 @@
 import type { Queryable } from '../db.js';
 import { AD_THING } from './ad-variant.js';
 import { assignVariant, normaliseContact } from './assignment.js';
+import { POST_THING } from './post-title.js';
 import { countExperiments, type ExperimentCounts } from './experiment-counts.js';
 import type { ExperimentPlan } from './plan.js';
 import type { SequenceParts } from './sequence-wait.js';
@@ -12,8 +13,8 @@ import type { Decision } from './stopping.js';
 
 export type { ExperimentCounts } from './experiment-counts.js';
 
-/** What varies in an experiment: a mail's subject or opening line, a sequence step's wait, the time of day mail is sent, or an ad. */
-export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', 'send_window', AD_THING] as const;
+/** What varies in an experiment: a mail's subject or opening, a sequence step's wait, the time mail is sent, an ad, a post's title. */
+export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', 'send_window', AD_THING, POST_THING] as const;
 export type Thing = (typeof THINGS)[number];
 
 export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';

@@ -13,6 +13,7 @@ export const THING_WORDS: Record<Thing, string> = {
   sequence_wait: 'the wait before a follow-up',
   send_window: 'the time of day the mail is sent',
   ad_variant: 'the ad',
+  post_title: 'the title of a blog post',
 };
 
 /** The words for what one experiment varies: THING_WORDS, with a sequence wait's follow-up named ("the wait before follow-up 2"). */
@@ -24,7 +25,7 @@ const GREETING = /^(hi|hello|hey|dear|good (morning|afternoon|evening))\b/i;
 /** The draft with `value` in place of its subject or opening (a sequence wait's first mail stays as it is). */
 export function withVariant(draft: { subject: string; body: string }, thing: Thing, value: string): { subject: string; body: string } {
   if (thing === 'mail_subject') return { subject: value, body: draft.body };
-  // A sequence's wait and a send window ride on the card (sequence-wait.ts, send-window.ts); an ad is not mail.
+  // A sequence's wait and a send window ride on the card (sequence-wait.ts, send-window.ts); an ad and a post are not mail.
   if (thing !== 'mail_opening') return { subject: draft.subject, body: draft.body };
   const paragraphs = draft.body.split(/\n\s*\n/);
   const at = paragraphs.length > 1 && GREETING.test(paragraphs[0]!.trim()) ? 1 : 0;

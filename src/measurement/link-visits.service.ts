@@ -2,6 +2,7 @@ import { createBatcher, type Batcher } from '../batcher.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { isInfraError } from '../errors.js';
+import { READER_TOKEN, readerClicked } from '../experiments/post-title.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { CHANNEL_EVENT_TYPES, CHANNELS } from '../results/channel-events.js';
@@ -162,7 +163,7 @@ async function throughGate(deps: LinkDeps, keys: GateKeys, visitId: string): Pro
 export async function followLink(
   deps: LinkDeps,
   code: string,
-  request: { method: string; userAgent: string | undefined; ip?: string | undefined },
+  request: { method: string; userAgent: string | undefined; ip?: string | undefined; readerToken?: unknown },
 ): Promise<Followed | null> {
   if (!LINK_CODE.test(code)) return null;
   const state = stateFor(deps.db);
@@ -183,9 +184,9 @@ export async function followLink(
     const gate = await throughGate(deps, keys, newId('vis'));
     if (gate.outcome === 'limited') return bare('limited', scanner);
     if (gate.outcome === 'repeat') {
-      return scanner
-        ? bare('repeat', scanner)
-        : { location: withVisitId(link.url, gate.visitId), visitId: gate.visitId, scanner, counted: 'repeat' };
+      if (scanner) return bare('repeat', scanner);
+      await readerClick(deps, link, request.readerToken, gate.visitId);
+      return { location: withVisitId(link.url, gate.visitId), visitId: gate.visitId, scanner, counted: 'repeat' };
     }
     claimed = { keys, visitId: gate.visitId };
     await state.visits.submit({
@@ -212,7 +213,23 @@ export async function followLink(
     return bare('lost', scanner);
   }
   const visitId = claimed.visitId;
-  return scanner ? bare('new', scanner) : { location: withVisitId(link.url, visitId), visitId, scanner, counted: 'new' };
+  if (scanner) return bare('new', scanner);
+  await readerClick(deps, link, request.readerToken, visitId);
+  return { location: withVisitId(link.url, visitId), visitId, scanner, counted: 'new' };
+}
+
+/**
+ * A person's visit through a post's link carrying a reader's token (`?x=`, src/content/post-title.ts): the reader's
+ * click in the post's title experiment, recorded once (src/experiments/post-title.ts). Anything else, a token that
+ * names no reader of the post's running experiment, or a failed write (logged) changes nothing: the redirect stands.
+ */
+async function readerClick(deps: LinkDeps, link: TrackedLink, token: unknown, visitId: string): Promise<void> {
+  if (link.sourceType !== 'post' || typeof token !== 'string' || !READER_TOKEN.test(token)) return;
+  try {
+    await readerClicked(deps.db, link.accountId, link.sourceId, token, visitId, Date.now());
+  } catch (err) {
+    deps.logger.warn({ code: link.code, err: (err as Error).message }, 'reader click not recorded; redirected anyway');
+  }
 }
 
 /** Best effort: the browser's next click is counted rather than answered with a visit that was never written. */

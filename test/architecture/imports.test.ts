@@ -74,6 +74,7 @@ const CARD_TABLE_READERS = new Set<string>([
   'src/results/harness.repository.ts',
   'src/experiments/experiment-counts.ts',
   'src/experiments/ad-variant.ts',
+  'src/experiments/post-title.ts',
 ]);
 const WRITES_CARDS = /\b(?:insert\s+into|update|delete\s+from)\s+review_cards\b|review_cards['"]\s*\)\s*\.\s*(?:insert|update|del)\b/i;
 
