@@ -9,24 +9,14 @@ import type { Db, Queryable } from '../db.js';
 import { adTestProblem } from '../channels/ads.adapter.js';
 import { cannotShip } from '../channels/registry.js';
 import { money, spentThisMonth } from '../channels/spend-cap.js';
-import {
-  AD_DESIGN,
-  AD_METRICS,
-  AD_THING,
-  type Ad,
-  type AdDraft,
-  adOf,
-  adTestCardId,
-  adValue,
-  adWords,
-  claimAdTest,
-} from '../experiments/ad-variant.js';
+import { AD_DESIGN, AD_METRICS, AD_THING, type Ad, type AdDraft, adOf, adTestCardId, adValue, adWords } from '../experiments/ad-variant.js';
 import { type Experiment, experimentsRepository } from '../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
 import { describePlan } from '../experiments/wording.js';
 import { newId } from '../ids.js';
 import { needsApproval } from '../review/approval.service.js';
 import { privateTextIn } from '../review/cards/private-text.js';
+import { fileExperiment, type Proposer } from './experiment-card.js';
 import { fileWork } from './file-work.js';
 
 /** An ad experiment's own input: its ads (the first is A, the control), and the ad test's budget and duration. */
@@ -70,11 +60,7 @@ async function spendCapProblem(q: Queryable, accountId: string, budget: number, 
  * Proposes an ad experiment: checks its ads, metric, budget, connection and spend cap, plans its sample in
  * impressions (power.ts), and files its `experiment` card. Refused (a string back, nothing written) on any of those.
  */
-export async function proposeAdExperiment(
-  db: Db,
-  by: { accountId: string; turnId: string | null; fromOutside: boolean },
-  input: Input,
-): Promise<{ id: string; cardId: string } | string> {
+export async function proposeAdExperiment(db: Db, by: Proposer, input: Input): Promise<{ id: string; cardId: string } | string> {
   const p = input.ad;
   if (!p || !Array.isArray(p.ads) || p.ads.length < 2 || p.ads.length > 4) return 'an ad experiment has 2 to 4 ads';
   const metric = input.metric ?? 'click_rate';
@@ -125,40 +111,19 @@ export async function proposeAdExperiment(
   const cap = money(budget.budgetCap, budget.currency);
   const test = `On start it files one ad test of these ads (budget cap ${cap}, ${budget.durationDays} days), which ${waits}.`;
   const draft: AdDraft = { subject: ads[0]!.headline, body: ads[0]!.body, ad: budget };
-  return db.transaction(async (trx) => {
-    const { card } = await fileWork(trx, {
-      accountId: by.accountId,
-      turnId: by.turnId,
-      fromOutside: by.fromOutside,
-      work: 'experiment',
-      title: `Experiment: the ad for "${input.topic}"`.slice(0, 200),
-      details: {
-        experimentId: id,
-        thing: AD_THING,
-        topic: input.topic,
-        variants,
-        metric,
-        plannedPerVariant: plan.plannedPerVariant,
-        ...budget,
-      },
-      prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan, { unit: 'impression', control: 'the control' })}\n${test}\n${
-          needs ? 'Approve to start it.' : 'This account lets experiments start without approval.'
-        }`,
-      }),
-    });
-    await experimentsRepository(trx).insert({
-      accountId: by.accountId,
-      id,
-      cardId: card.id,
-      thing: AD_THING,
-      topic: input.topic,
-      plan: storedPlan,
-      draft,
-      audience: [],
-      createdAt: Date.now(),
-    });
-    return { id, cardId: card.id };
+  return fileExperiment(db, by, {
+    id,
+    thing: AD_THING,
+    topic: input.topic,
+    plan: storedPlan,
+    draft,
+    audience: [],
+    title: `Experiment: the ad for "${input.topic}"`,
+    details: { variants, metric, plannedPerVariant: plan.plannedPerVariant, ...budget },
+    prompt: (needs) =>
+      `${describePlan(storedPlan, { unit: 'impression', control: 'the control' })}\n${test}\n${
+        needs ? 'Approve to start it.' : 'This account lets experiments start without approval.'
+      }`,
   });
 }
 
@@ -173,7 +138,7 @@ export async function fileAdExperimentTest(db: Db, e: Experiment): Promise<numbe
   const variants = e.plan.variants.map((v) => adOf(v.value)).filter((a): a is Ad => a !== null);
   const id = adTestCardId(e.accountId, e.id);
   return db.transaction(async (trx) => {
-    if (!(await claimAdTest(trx, e.accountId, e.id, id))) return 0;
+    if (!(await experimentsRepository(trx).claimCard(e.accountId, e.id, 'adTestCardId', id))) return 0;
     await fileWork(trx, {
       accountId: e.accountId,
       turnId: null,

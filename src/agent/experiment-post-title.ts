@@ -10,12 +10,13 @@ import { cannotShip } from '../channels/registry.js';
 import type { Db } from '../db.js';
 import { type Experiment, experimentsRepository } from '../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
-import { adoptCardId, claimAdoption, claimPostCard, POST_THING, type PostDraft, postCardId } from '../experiments/post-title.js';
+import { adoptCardId, claimAdoption, POST_THING, type PostDraft, postCardId } from '../experiments/post-title.js';
 import { describePlan } from '../experiments/wording.js';
 import { newId } from '../ids.js';
 import { needsApproval } from '../review/approval.service.js';
 import { privateTextIn } from '../review/cards/private-text.js';
 import { addCard } from '../review/cards/doors.js';
+import { fileExperiment, type Proposer } from './experiment-card.js';
 import { fileWork, workCard } from './file-work.js';
 
 /** The post a title experiment publishes: its control title, markdown body, and optional excerpt and tags. */
@@ -46,11 +47,7 @@ const PUBLISHES = 'Nothing is published before that card ships.';
  * attributed to them; never replies: a reader does not reply), plans its sample in readers, and files its `experiment`
  * card. Refused (a string back, nothing written) on any of those, or when a blog post cannot ship on the account.
  */
-export async function proposePostTitleExperiment(
-  db: Db,
-  by: { accountId: string; turnId: string | null; fromOutside: boolean },
-  input: Input,
-): Promise<{ id: string; cardId: string } | string> {
+export async function proposePostTitleExperiment(db: Db, by: Proposer, input: Input): Promise<{ id: string; cardId: string } | string> {
   const p = input.post;
   if (!p?.title?.trim() || !p.markdown?.trim()) return 'a post-title experiment needs the post: its title and markdown body';
   const titles = [p.title, ...input.challengers].map((t) => String(t).trim());
@@ -96,32 +93,19 @@ export async function proposePostTitleExperiment(
     ...(p.excerpt?.trim() ? { excerpt: p.excerpt.trim() } : {}),
     ...(p.tags?.length ? { tags: p.tags } : {}),
   };
-  return db.transaction(async (trx) => {
-    const { card } = await fileWork(trx, {
-      accountId: by.accountId,
-      turnId: by.turnId,
-      fromOutside: by.fromOutside,
-      work: 'experiment',
-      title: `Experiment: the title of the post about "${input.topic}"`.slice(0, 200),
-      details: { experimentId: id, thing: POST_THING, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
-      prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan, { unit: 'reader', control: "the post's own title" })}\n${start}\n${
-          needs ? 'Approve to start it.' : 'This account lets experiments start without approval.'
-        }`,
-      }),
-    });
-    await experimentsRepository(trx).insert({
-      accountId: by.accountId,
-      id,
-      cardId: card.id,
-      thing: POST_THING,
-      topic: input.topic,
-      plan: storedPlan,
-      draft,
-      audience: [],
-      createdAt: Date.now(),
-    });
-    return { id, cardId: card.id };
+  return fileExperiment(db, by, {
+    id,
+    thing: POST_THING,
+    topic: input.topic,
+    plan: storedPlan,
+    draft,
+    audience: [],
+    title: `Experiment: the title of the post about "${input.topic}"`,
+    details: { variants, metric, plannedPerVariant: plan.plannedPerVariant },
+    prompt: (needs) =>
+      `${describePlan(storedPlan, { unit: 'reader', control: "the post's own title" })}\n${start}\n${
+        needs ? 'Approve to start it.' : 'This account lets experiments start without approval.'
+      }`,
   });
 }
 
@@ -135,7 +119,7 @@ export async function filePostTitleCard(db: Db, e: Experiment): Promise<number> 
   if (e.thing !== POST_THING || e.status !== 'running' || draft.blogCardId) return 0;
   const id = postCardId(e.accountId, e.id);
   return db.transaction(async (trx) => {
-    if (!(await claimPostCard(trx, e.accountId, e.id, id))) return 0;
+    if (!(await experimentsRepository(trx).claimCard(e.accountId, e.id, 'blogCardId', id))) return 0;
     await fileWork(trx, {
       accountId: e.accountId,
       turnId: null,

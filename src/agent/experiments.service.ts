@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../db.js';
 import { normaliseContact } from '../experiments/assignment.js';
-import { type Experiment, experimentsRepository, THINGS, type Thing } from '../experiments/experiments.repository.js';
+import { type Experiment, experimentsRepository, type Thing } from '../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
 import { type Decision, decide } from '../experiments/stopping.js';
 import { waitSteps } from '../experiments/sequence-wait.js';
@@ -23,6 +23,7 @@ import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
 import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment, startAdExperiment } from './experiment-ad.js';
 import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
 import * as postTitle from './experiment-post-title.js';
+import { fileExperiment, type Proposer } from './experiment-card.js';
 import { cardShape, fileWork } from './file-work.js';
 
 export interface ProposeExperiment {
@@ -43,12 +44,6 @@ export interface ProposeExperiment {
   ad?: AdProposal;
   /** A post-title experiment's post (thing `post_title`: experiment-post-title.ts; challengers are other titles). */
   post?: postTitle.PostProposal;
-}
-
-export interface Proposer {
-  accountId: string;
-  turnId: string | null;
-  fromOutside: boolean;
 }
 
 const KEYS = ['A', 'B', 'C', 'D'];
@@ -120,32 +115,19 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     );
   }
   const storedPlan = { ...plan, audience: `${audience.length} ${audienceWords}`, variants };
-  return db.transaction(async (trx) => {
-    const { card } = await fileWork(trx, {
-      accountId: by.accountId,
-      turnId: by.turnId,
-      fromOutside: by.fromOutside,
-      work: 'experiment',
-      title: `Experiment: ${words} for "${input.topic}"`.slice(0, 200),
-      details: { experimentId: id, thing: input.thing, topic: input.topic, variants, metric, plannedPerVariant: plan.plannedPerVariant },
-      prompt: (needs) => ({
-        prompt: `${describePlan(storedPlan)}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
-          needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
-        }`,
-      }),
-    });
-    await experimentsRepository(trx).insert({
-      accountId: by.accountId,
-      id,
-      cardId: card.id,
-      thing: input.thing,
-      topic: input.topic,
-      plan: storedPlan,
-      draft: waits?.draft ?? input.draft,
-      audience,
-      createdAt: Date.now(),
-    });
-    return { id, cardId: card.id };
+  return fileExperiment(db, by, {
+    id,
+    thing: input.thing,
+    topic: input.topic,
+    plan: storedPlan,
+    draft: waits?.draft ?? input.draft,
+    audience,
+    title: `Experiment: ${words} for "${input.topic}"`,
+    details: { variants, metric, plannedPerVariant: plan.plannedPerVariant },
+    prompt: (needs) =>
+      `${describePlan(storedPlan)}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
+        needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
+      }`,
   });
 }
 

@@ -67,18 +67,6 @@ export function variantIndexOf(label: string | null, count: number): number | nu
   return i >= 0 && i < count ? i : null;
 }
 
-/**
- * Records that the experiment's ad test is being filed as `cardId`: true once, for the caller that files it (in the
- * same transaction); false when it was filed before or the experiment is not running.
- */
-export async function claimAdTest(q: Queryable, accountId: string, experimentId: string, cardId: string): Promise<boolean> {
-  const n = await q('experiments')
-    .where({ account_id: accountId, id: experimentId, status: 'running' })
-    .whereRaw(`draft->>'adTestCardId' IS NULL`)
-    .update({ draft: q.raw(`draft || jsonb_build_object('adTestCardId', ?::text)`, [cardId]) });
-  return n > 0;
-}
-
 interface AdExperiment {
   id: string;
   thing: string;

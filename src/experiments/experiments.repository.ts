@@ -193,6 +193,18 @@ export function experimentsRepository(q: Queryable) {
       return n > 0;
     },
 
+    /**
+     * Records on a running experiment's row the one card it files at start (an ad test's `adTestCardId`, a post's
+     * `blogCardId`): true once, in the transaction that files it, so two passes never file two.
+     */
+    async claimCard(accountId: string, id: string, field: 'adTestCardId' | 'blogCardId', cardId: string): Promise<boolean> {
+      const n = await q('experiments')
+        .where({ account_id: accountId, id, status: 'running' })
+        .whereRaw('draft->>? IS NULL', [field])
+        .update({ draft: q.raw('draft || jsonb_build_object(?::text, ?::text)', [field, cardId]) });
+      return n > 0;
+    },
+
     async setResultCard(accountId: string, id: string, cardId: string): Promise<void> {
       await q('experiments').where({ account_id: accountId, id }).update({ result_card_id: cardId });
     },

@@ -33,15 +33,6 @@ export const postCardId = (accountId: string, experimentId: string): string =>
 export const adoptCardId = (accountId: string, experimentId: string): string =>
   `card_p${createHash('sha256').update(`${accountId}\0${experimentId}\0adopt`).digest('hex').slice(0, 24)}`;
 
-/** Records that the experiment's blog card is being filed: true once (same transaction as the filing), as claimAdTest. */
-export async function claimPostCard(q: Queryable, accountId: string, experimentId: string, cardId: string): Promise<boolean> {
-  const n = await q('experiments')
-    .where({ account_id: accountId, id: experimentId, status: 'running' })
-    .whereRaw(`draft->>'blogCardId' IS NULL`)
-    .update({ draft: q.raw(`draft || jsonb_build_object('blogCardId', ?::text)`, [cardId]) });
-  return n > 0;
-}
-
 /** Records that a decided experiment's winner is being adopted: true once (same transaction as the adoption). */
 export async function claimAdoption(q: Queryable, accountId: string, experimentId: string, at: number): Promise<boolean> {
   return (await q('experiments').where({ account_id: accountId, id: experimentId }).whereNull('adopted_at').update({ adopted_at: at })) > 0;
