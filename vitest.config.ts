@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -40,7 +42,10 @@ export default defineConfig({
     setupFiles: ['test/helpers/file-setup.ts'],
     // Every success reply is checked against its route's response schema, in every app a test builds
     // and every process it starts (api/router.ts checkReply).
-    env: { CHECK_RESPONSES: 'true' },
+    // NODE_COMPILE_CACHE: Node keeps the code it compiled for a module on disk, so the test workers and the
+    // service processes tests start (bin/start.ts, bin/admin.ts: node with tsx) after the first compile it once
+    // per run, not once per process (about a tenth of a process's start-up).
+    env: { CHECK_RESPONSES: 'true', NODE_COMPILE_CACHE: path.join(tmpdir(), 'gas-test-compile-cache') },
     pool: 'forks',
     // Each file has its own database (cloned from a migrated template) and its own Redis prefix.
     fileParallelism: true,
