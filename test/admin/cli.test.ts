@@ -4,14 +4,14 @@ import { describe, expect } from 'vitest';
 const SLOW = 120_000;
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { run, TSX } from '../helpers/processes.js';
+import { run, runTs } from '../helpers/processes.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const admin = (...args: string[]) => run(TSX, ['bin/admin.ts', ...args], envFor(env.config));
+const admin = (...args: string[]) => runTs(['bin/admin.ts', ...args], envFor(env.config));
 
 function json(out: string): Record<string, unknown> {
   const lines = out.trim().split('\n');
@@ -68,8 +68,10 @@ describe('admin CLI', { timeout: SLOW }, () => {
       [['audit', 'list', '--account', 'acct_x', '--limit', '0'], /--limit must be an integer from 1 to 1000/],
       [['frobnicate'], /unknown command/],
     ];
-    for (const [args, message] of cases) {
-      const out = await admin(...args);
+    // Each refusal in a process of its own, all at once: they share nothing.
+    const outs = await Promise.all(cases.map(([args]) => admin(...args)));
+    for (const [i, [args, message]] of cases.entries()) {
+      const out = outs[i]!;
       expect(out.code, args.join(' ')).toBe(1);
       expect(out.stdout).toBe('');
       const err = json(

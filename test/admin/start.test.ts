@@ -6,7 +6,7 @@ const SLOW = 120_000;
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { run, TSX, waitFor } from '../helpers/processes.js';
+import { runTs, waitFor } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { configWith } from '../helpers/config.js';
 import { checkPoolConfig } from '../../workers/main.js';
@@ -44,10 +44,9 @@ describe('process start-up', { timeout: SLOW }, () => {
         async (c) => (await c.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [database])).rowCount,
       );
       expect(found).toBe(1);
-      const created = await run(TSX, ['bin/admin.ts', 'account', 'create', '--name', 'Live'], childEnv);
+      const created = await runTs(['bin/admin.ts', 'account', 'create', '--name', 'Live'], childEnv);
       const accountId = JSON.parse(created.stdout).account.id as string;
-      const minted = await run(
-        TSX,
+      const minted = await runTs(
         ['bin/admin.ts', 'token', 'mint', '--account', accountId, '--label', 'l', '--scopes', 'review:read'],
         childEnv,
       );
@@ -73,38 +72,42 @@ describe('process start-up', { timeout: SLOW }, () => {
     await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
   });
 
-  it('stops with one clear line naming Redis when Redis cannot be reached', async () => {
-    const out = await run(TSX, ['bin/start.ts', 'all'], { ...envFor(env.config), REDIS_URL: 'redis://127.0.0.1:1' });
+  // The four refusals below run at once (it.concurrent): each is a process that stops before it starts
+  // anything, and they share nothing.
+  it.concurrent('stops with one clear line naming Redis when Redis cannot be reached', async ({ expect }) => {
+    const out = await runTs(['bin/start.ts', 'all'], { ...envFor(env.config), REDIS_URL: 'redis://127.0.0.1:1' });
     expect(out.code).toBe(1);
     const lines = out.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^Redis is not reachable at 127\.0\.0\.1:1 \(ECONNREFUSED\): start it .*docker compose up -d postgres redis/);
   });
 
-  it('stops with one clear line naming Postgres when Postgres cannot be reached', async () => {
-    const out = await run(TSX, ['bin/start.ts', 'api'], { ...envFor(env.config), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' });
+  it.concurrent('stops with one clear line naming Postgres when Postgres cannot be reached', async ({ expect }) => {
+    const out = await runTs(['bin/start.ts', 'api'], { ...envFor(env.config), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' });
     expect(out.code).toBe(1);
     expect(out.stderr.trim().split('\n')).toHaveLength(1);
     expect(out.stderr).toMatch(/^Postgres is not reachable at 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
   });
 
-  it('refuses an unknown pool name and a bad variable before connecting to anything', async () => {
-    const pools = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'nope'], envFor(env.config));
+  it.concurrent('refuses an unknown pool name and a bad variable before connecting to anything', async ({ expect }) => {
+    const pools = await runTs(['bin/start.ts', 'workers', '--pools', 'nope'], envFor(env.config));
     expect(pools.code).toBe(1);
     expect(pools.stderr).toMatch(/unknown pool nope; pools are agent-turns/);
-    const bad = await run(TSX, ['bin/start.ts', 'api'], { ...envFor(env.config), PORT: 'eighty' });
+    const bad = await runTs(['bin/start.ts', 'api'], { ...envFor(env.config), PORT: 'eighty' });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/configuration: PORT must be a whole number/);
   });
 
-  it('refuses to run agent turns with no database connection to spare for them, before connecting to anything', async () => {
+  it.concurrent('refuses to run agent turns with no database connection to spare for them, before connecting to anything', async ({
+    expect,
+  }) => {
     const crowded = {
       ...envFor(env.config),
       DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x',
       AGENT_TURN_CONCURRENCY: '10',
       DATABASE_POOL_MAX: '10',
     };
-    const out = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'agent-turns,maintenance'], crowded);
+    const out = await runTs(['bin/start.ts', 'workers', '--pools', 'agent-turns,maintenance'], crowded);
     expect(out.code).toBe(1);
     expect(out.stderr.trim()).toBe(
       'AGENT_TURN_CONCURRENCY (10) must be below DATABASE_POOL_MAX (10): each running turn holds a database connection and ' +
@@ -229,7 +232,7 @@ describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () =
     proxy.cut();
     try {
       const began = Date.now();
-      const out = await run(TSX, ['bin/start.ts', 'workers', '--pools', 'maintenance'], {
+      const out = await runTs(['bin/start.ts', 'workers', '--pools', 'maintenance'], {
         ...envFor(env.config),
         DATABASE_URL: url,
         START_DEADLINE_MS: '3000',

@@ -81,6 +81,15 @@ export function run(cmd: string, args: string[], env: Record<string, string>, ti
   });
 }
 
+/**
+ * Runs one of the repository's TypeScript programs (`bin/admin.ts …`) to completion as node with tsx as a
+ * loader: one process, where the `tsx` command starts a second Node to run it in (npm's own scripts are
+ * run through `npm run` where a test means them).
+ */
+export function runTs(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Finished> {
+  return run(process.execPath, ['--import', 'tsx', ...args], env, timeoutMs);
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
