@@ -5,6 +5,7 @@
  * ships through the fenced path like any ad test); read from that test's `ad_metrics` (src/experiments/ad-variant.ts);
  * a winner approved becomes the default ad later ad tests about the topic start from.
  */
+import { VARIANT_KEYS } from '../experiments/assignment.js';
 import type { Db, Queryable } from '../db.js';
 import { adTestProblem } from '../channels/ads.adapter.js';
 import { cannotShip } from '../channels/registry.js';
@@ -36,7 +37,6 @@ interface Input {
   ad?: AdProposal;
 }
 
-const KEYS = ['A', 'B', 'C', 'D'];
 const AUDIENCE = 'impressions the ad platform serves while the ad test runs; the platform, not this service, picks each one’s ad';
 const REVIEW_AD = 'Review before it ships: nothing is spent until it does.';
 /** How an ad test the experiment started ends: the bridge has no call to stop one (docs/provider-bridge.md). */
@@ -91,7 +91,7 @@ export async function proposeAdExperiment(db: Db, by: Proposer, input: Input): P
   if (baselineRate + minimumDetectableEffect >= 1) return 'the baseline rate and the effect must add up to less than 1';
 
   const id = newId('exp');
-  const variants = ads.map((ad, i) => ({ key: KEYS[i]!, description: adWords(ad), value: adValue(ad) }));
+  const variants = ads.map((ad, i) => ({ key: VARIANT_KEYS[i]!, description: adWords(ad), value: adValue(ad) }));
   const plan = planExperiment({
     id,
     hypothesis: input.hypothesis ?? `the ad changes the ${metric.replace(/_/g, ' ')} of ads about ${input.topic}.`,
@@ -156,12 +156,6 @@ export async function fileAdExperimentTest(db: Db, e: Experiment): Promise<numbe
     });
     return 1;
   });
-}
-
-/** After the experiment's own card was approved: a running ad experiment files its ad test at once. */
-export async function startAdExperiment(db: Db, accountId: string, id: string): Promise<void> {
-  const e = await experimentsRepository(db).get(accountId, id);
-  if (e) await fileAdExperimentTest(db, e);
 }
 
 /** An ad experiment's result card in ad words: later ad tests (not mail) start from the winner; how its ad test ends. */

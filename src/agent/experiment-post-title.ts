@@ -7,6 +7,7 @@
  * publishes an update of the post with the winning title, for every reader: that approval is the person's approval.
  */
 import { cannotShip } from '../channels/registry.js';
+import { VARIANT_KEYS } from '../experiments/assignment.js';
 import type { Db } from '../db.js';
 import { type Experiment, experimentsRepository } from '../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
@@ -37,7 +38,6 @@ interface Input {
   minimumDetectableEffect?: number;
 }
 
-const KEYS = ['A', 'B', 'C', 'D'];
 const AUDIENCE = 'readers of the post whom your site names (the `reader` of its Content API read), each shown one title';
 const TITLE_MAX = 200;
 const PUBLISHES = 'Nothing is published before that card ships.';
@@ -72,7 +72,7 @@ export async function proposePostTitleExperiment(db: Db, by: Proposer, input: In
   if (baselineRate + minimumDetectableEffect >= 1) return 'the baseline rate and the effect must add up to less than 1';
 
   const id = newId('exp');
-  const variants = titles.map((value, i) => ({ key: KEYS[i]!, description: `"${value}"`, value }));
+  const variants = titles.map((value, i) => ({ key: VARIANT_KEYS[i]!, description: `"${value}"`, value }));
   const plan = planExperiment({
     id,
     hypothesis: input.hypothesis ?? `the title changes the ${metric.replace(/_/g, ' ')} of the post about ${input.topic}.`,
@@ -138,12 +138,6 @@ export async function filePostTitleCard(db: Db, e: Experiment): Promise<number> 
     });
     return 1;
   });
-}
-
-/** After the experiment's own card was approved: a running post-title experiment files its blog post at once. */
-export async function startPostTitleExperiment(db: Db, accountId: string, id: string): Promise<void> {
-  const e = await experimentsRepository(db).get(accountId, id);
-  if (e) await filePostTitleCard(db, e);
 }
 
 /** A post-title experiment's result card in post words: approving the winner publishes it as the post's title. */

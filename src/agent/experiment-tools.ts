@@ -5,7 +5,7 @@
  * per channel, the agent's own work, and one line per experiment. Never a lead's name, a reply's text or an account note.
  */
 import { z } from 'zod';
-import { THINGS } from '../experiments/experiments.repository.js';
+import { THINGS, type Thing } from '../experiments/experiments.repository.js';
 import { experimentFact, readExperiments } from '../experiments/reading.js';
 import { METRICS } from '../experiments/plan.js';
 import { openingOf, THING_WORDS } from '../experiments/variants.js';
@@ -60,6 +60,13 @@ export const EXPERIMENT_TOOL_ARGS = {
 } as const;
 
 type Args = typeof EXPERIMENT_TOOL_ARGS;
+
+/** Under whose approval settings the work a started experiment files waits (mail experiments: the email settings). */
+const STARTED_WORK_WAITS: Partial<Record<Thing, string>> = {
+  sequence_wait: 'its mail waits under the sequence settings',
+  ad_variant: 'its ad test waits under the ad test settings',
+  post_title: 'its post waits under the blog post settings',
+};
 
 export const EXPERIMENT_TOOL_DESCRIPTIONS: Record<keyof Args, string> = {
   propose_experiment:
@@ -171,9 +178,7 @@ export const experimentHandlers: { [K in keyof Args]: Handler<K> } = {
     );
     if (typeof out === 'string') throw new ToolRefused(`no experiment was proposed: ${out}`);
     if (!(await needsApproval(env.db, env.accountId, 'experiment'))) {
-      const kind =
-        args.thing === 'sequence_wait' ? 'its mail waits under the sequence settings' : 'its mail waits under the email settings';
-      const waits = ads ? 'its ad test waits under the ad test settings' : post ? 'its post waits under the blog post settings' : kind;
+      const waits = STARTED_WORK_WAITS[args.thing] ?? 'its mail waits under the email settings';
       return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); ${waits}`;
     }
     return `experiment ${out.id} is waiting for review as card ${out.cardId}; nothing starts until it is approved`;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../db.js';
-import { normaliseContact } from '../experiments/assignment.js';
+import { normaliseContact, VARIANT_KEYS } from '../experiments/assignment.js';
 import { type Experiment, experimentsRepository, type Thing } from '../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../experiments/plan.js';
 import { type Decision, decide } from '../experiments/stopping.js';
@@ -20,7 +20,7 @@ import type { Logger } from '../logger.js';
 import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
 import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
-import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment, startAdExperiment } from './experiment-ad.js';
+import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment } from './experiment-ad.js';
 import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
 import * as postTitle from './experiment-post-title.js';
 import { fileExperiment, type Proposer } from './experiment-card.js';
@@ -45,8 +45,6 @@ export interface ProposeExperiment {
   /** A post-title experiment's post (thing `post_title`: experiment-post-title.ts; challengers are other titles). */
   post?: postTitle.PostProposal;
 }
-
-const KEYS = ['A', 'B', 'C', 'D'];
 
 /**
  * Contacts to ask for so that every variant gets `perVariant`: the hash splits at random, so each variant's share
@@ -93,7 +91,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
   if ((metric === 'click_rate' || metric === 'conversion_rate') && !/https?:\/\/\S+/.test(texts.join('\n'))) {
     return `a ${METRICS[metric].rate} needs a link in the mail, and the draft has none`;
   }
-  const variants = values.map((value, i) => ({ key: KEYS[i]!, description: waits?.describe(value) ?? `"${value}"`, value }));
+  const variants = values.map((value, i) => ({ key: VARIANT_KEYS[i]!, description: waits?.describe(value) ?? `"${value}"`, value }));
   const words = thingWords(input.thing, input.draft);
   const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
   const plan = planExperiment({
@@ -283,9 +281,11 @@ export async function onExperimentCardDecided(
   if (typeof id !== 'string') return;
   const repo = experimentsRepository(db);
   if (card.sourceType === 'experiment' && !approved) await repo.setStatus(accountId, id, ['proposed'], 'dismissed', Date.now());
-  if (card.sourceType === 'experiment' && approved && card.payload.thing === 'ad_variant') await startAdExperiment(db, accountId, id);
-  if (card.sourceType === 'experiment' && approved && card.payload.thing === 'post_title')
-    await postTitle.startPostTitleExperiment(db, accountId, id);
+  // An ad or post-title experiment files its one card at once (draftExperimentMail), not at the next pass.
+  if (card.sourceType === 'experiment' && approved && (card.payload.thing === 'ad_variant' || card.payload.thing === 'post_title')) {
+    const e = await repo.get(accountId, id);
+    if (e) await draftExperimentMail(db, e, 1);
+  }
   if (card.sourceType === 'experiment_winner' && approved) {
     const e = await repo.get(accountId, id);
     const value = card.payload.value;

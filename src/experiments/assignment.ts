@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 
 export const MIN_VARIANTS = 2;
 export const MAX_VARIANTS = 4;
+/** The variants' keys in plan order: A is the control, B to D the challengers. */
+export const VARIANT_KEYS = ['A', 'B', 'C', 'D'] as const;
 
 /** A contact's key as hashed: trimmed and lower-cased, so `Jane@Acme.test ` and `jane@acme.test` are one contact. */
 export function normaliseContact(contact: string): string {

@@ -125,3 +125,11 @@ export function checkWindows(texts: readonly string[], zone?: string): string[] 
   }
   return windows.map(windowText);
 }
+
+/** The send window a mail card carries (`payload.sendWindow`), when it has one that reads. */
+export function windowOf(card: { payload: Record<string, unknown> }): { text: string; window: SendWindow } | null {
+  const text = card.payload.sendWindow;
+  if (typeof text !== 'string') return null;
+  const window = parseWindow(text);
+  return typeof window === 'string' ? null : { text, window };
+}

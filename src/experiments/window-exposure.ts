@@ -5,18 +5,18 @@
  */
 import type { Queryable } from '../db.js';
 import { experimentsRepository } from './experiments.repository.js';
-import { hhmm, isOpen, minuteOfDay, parseWindow } from './send-window.js';
+import { hhmm, isOpen, minuteOfDay, windowOf } from './send-window.js';
 
 /** The mail of `card` went out at `at`: its contact exposed (the first send counts), unless outside the card's window. */
 export async function exposeSent(q: Queryable, accountId: string, card: { id: string; payload: Record<string, unknown> }, at: number) {
-  const text = card.payload.sendWindow;
-  const w = typeof text === 'string' ? parseWindow(text) : null;
-  if (w && typeof w !== 'string' && !isOpen(w, at)) {
+  const w = windowOf(card);
+  if (w && !isOpen(w.window, at)) {
+    const zone = w.window.zone;
     await q('experiment_assignments')
       .where({ account_id: accountId, card_id: card.id })
       .whereNull('exposed_at')
       .whereNull('skipped')
-      .update({ skipped: `sent at ${hhmm(minuteOfDay(w.zone, at))} ${w.zone}, outside its window ${text}`.slice(0, 200) });
+      .update({ skipped: `sent at ${hhmm(minuteOfDay(zone, at))} ${zone}, outside its window ${w.text}`.slice(0, 200) });
     return;
   }
   await experimentsRepository(q).exposed(accountId, card.id, at);

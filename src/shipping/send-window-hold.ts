@@ -11,7 +11,7 @@
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Trx } from '../db.js';
 import { Rejected } from '../errors.js';
-import { hhmm, isOpen, minuteOfDay, nextOpening, parseWindow, type SendWindow } from '../experiments/send-window.js';
+import { hhmm, isOpen, minuteOfDay, nextOpening, windowOf } from '../experiments/send-window.js';
 import type { DecidedBy } from '../results/channel-events.js';
 import { cardsRepository, type Card } from '../review/cards/cards.repository.js';
 import type { ReviewDeps } from '../review/review.types.js';
@@ -29,14 +29,6 @@ export interface HeldResult {
   sendAt: number;
   window: string;
   decidedBy: DecidedBy;
-}
-
-/** The card's send window, when it has one that reads. */
-export function windowOf(card: Pick<Card, 'payload'>): { text: string; window: SendWindow } | null {
-  const text = card.payload.sendWindow;
-  if (typeof text !== 'string') return null;
-  const window = parseWindow(text);
-  return typeof window === 'string' ? null : { text, window };
 }
 
 /** The hold lost to another verb on the card (it changed between its read and the hold). */
