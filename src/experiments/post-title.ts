@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db.js';
 import { randomBase62 } from '../ids.js';
-import { assignVariant } from './assignment.js';
+import { assignVariant, VARIANT_KEYS } from './assignment.js';
 
 export const POST_THING = 'post_title' as const;
 
@@ -92,7 +92,7 @@ export async function readerAssignment(
       experiment_id: e.id,
       contact,
       variant_index: index,
-      variant_key: String.fromCharCode(65 + index),
+      variant_key: VARIANT_KEYS[index]!,
       assigned_at: at,
       exposed_at: at,
       token: randomBase62(16),
