@@ -62,3 +62,12 @@ export function clusterAuthProblem(env: {
   if (user && !password) return 'REDIS_CLUSTER_USERNAME needs REDIS_CLUSTER_PASSWORD';
   return null;
 }
+
+/** Whole-number environment variable without a default (undefined when unset), refused when below `min`. */
+export const optionalInt = (min = 1) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number (at least ${min})`)
+    .transform(Number)
+    .refine((n) => n >= min, `must be at least ${min}`)
+    .optional();

@@ -9,19 +9,22 @@ import { repairRuns } from '../src/workflows/run-repair.js';
 import { repairSchedulers } from '../src/workflows/workflows.service.js';
 import { definePool } from './pool.js';
 
-/** The maintenance pool: MAINTENANCE_CONCURRENCY jobs at a time; the sweeper is scheduled at start. */
+/**
+ * The maintenance pool: MAINTENANCE_CONCURRENCY jobs at a time; each area's sweep is its own job, on its
+ * own scheduler (registered at start), so one that throws fails alone and the others run on time.
+ */
 export const maintenancePool = definePool(maintenanceQueue, {
   handlers: {
-    maintenanceSweep: async (_payload, { deps, log }) => ({
-      ...(await sweepAgent(deps, log)),
-      schedulersRepaired: await repairSchedulers(deps),
-      workflowRunsRepaired: await repairRuns(deps),
-      webhooks: await sweepDeliveries(deps, log),
-      conversionAccountsQueued: await sweepConversions(deps),
-      resultsRolledUp: await runRollupPass(deps.db, log),
-      retention: await runRetentionPass(deps, log),
-      experiments: await runExperiments(deps.db, deps.config.experiments, log),
-    }),
+    turnsSweep: async (_payload, { deps, log }) => sweepAgent(deps, log),
+    workflowSchedulersSweep: async (_payload, { deps }) => ({ schedulersRepaired: await repairSchedulers(deps) }),
+    workflowRunsSweep: async (_payload, { deps }) => ({ workflowRunsRepaired: await repairRuns(deps) }),
+    webhookDeliveriesSweep: async (_payload, { deps, log }) => sweepDeliveries(deps, log),
+    conversionsSweep: async (_payload, { deps }) => ({ conversionAccountsQueued: await sweepConversions(deps) }),
+    rollupsSweep: async (_payload, { deps, log }) => runRollupPass(deps.db, log),
+    retentionSweep: async (_payload, { deps, log }) => runRetentionPass(deps, log),
+    experimentsSweep: async (_payload, { deps, log }) => runExperiments(deps.db, deps.config.experiments, log),
+    /** The retired single sweep: its work is the sweeps' above, so a job of it left in Redis only completes. */
+    maintenanceSweep: async () => ({ retired: true }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */
     measurementAggregate: async ({ accountId }, { deps, log }) => {
       const out = await aggregateAccount(deps, accountId);

@@ -1,7 +1,7 @@
 import type { WorkerOptions } from 'bullmq';
 import type { z } from 'zod';
 import type { JobDef, JobMap, QueueDef } from '../src/jobs/registry.js';
-import { sweepsOf } from '../src/jobs/sweep.js';
+import { retiredSweepsOf, sweepsOf } from '../src/jobs/sweep.js';
 import type { Deps } from '../src/deps.js';
 import { defineProcessor, type JobContext, type JobResult, type Processor } from './create-worker.js';
 
@@ -23,8 +23,8 @@ export interface Pool<Q extends QueueDef = QueueDef> extends PoolSpec<Q> {
   /** The handlers in createWorker's shape, one per job of the queue. */
   processors: Processor[];
   /**
-   * Registers the queue's repeating jobs (its sweeps). Runs at start and again while the pool runs
-   * (workers/main.ts), so it is harmless to repeat.
+   * Removes the schedulers of the queue's retired sweeps and registers its repeating jobs (its sweeps).
+   * Runs at start and again while the pool runs (workers/main.ts), so it is harmless to repeat.
    */
   onStart(deps: Deps): Promise<void>;
 }
@@ -40,11 +40,13 @@ export function definePool<Q extends QueueDef>(queue: Q, spec: PoolSpec<Q>): Poo
   if (strays.length) throw new Error(`pool ${queue.name}: handlers for jobs the queue does not have: ${strays.join(', ')}`);
   const processors = Object.entries(queue.jobs).map(([key, job]) => defineProcessor({ job, run: handlers[key]! }));
   const sweeps = sweepsOf(queue.jobs);
+  const retired = retiredSweepsOf(queue.jobs);
   return {
     ...spec,
     queue,
     processors,
     async onStart(deps) {
+      for (const old of retired) await old.retire(deps);
       for (const sweep of sweeps) await sweep.schedule(deps);
     },
   };

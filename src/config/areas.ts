@@ -5,6 +5,7 @@ import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
 import { inboundConfig, inboundEnv } from './inbound.js';
 import { jobsConfig, jobsEnv } from './jobs.js';
 import { linksConfig, linksEnv } from './links.js';
+import { maintenanceSweepsConfig, maintenanceSweepsEnv } from './maintenance-sweeps.js';
 import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
 import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
@@ -31,10 +32,13 @@ export const areasEnv = {
   ...tracingEnv,
   ...retentionEnv,
   ...experimentsEnv,
+  ...maintenanceSweepsEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
-export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parameters<typeof mailTransportConfig>[0]) {
+export function areasConfig(
+  env: z.output<z.ZodObject<typeof areasEnv>> & Parameters<typeof mailTransportConfig>[0] & { MAINTENANCE_SWEEP_MS: number },
+) {
   return {
     jobs: jobsConfig(env),
     inbound: inboundConfig(env),
@@ -52,5 +56,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     retention: retentionConfig(env),
     /** Experiments the agent runs (docs/decisions/experiments.md). */
     experiments: experimentsConfig(env),
+    /** How often each sweep of the maintenance queue runs (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS). */
+    maintenanceSweeps: maintenanceSweepsConfig(env),
   };
 }

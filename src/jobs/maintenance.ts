@@ -1,20 +1,105 @@
 import { z } from 'zod';
 import { newId } from '../ids.js';
 import { defineJob, defineQueue } from './contract.js';
-import { defineSweep } from './sweep.js';
+import { defineRetiredSweep, defineSweep, type SweepRetry } from './sweep.js';
 
 /**
- * The sweeper, every MAINTENANCE_SWEEP_MS: fails `queue: true` messages past their lifetime and queues
- * again the accounts whose turns never got a job (or whose worker died), repairs workflow schedulers and
- * runs, hands on webhook deliveries and conversions left without a job, and prunes what is kept for a
- * while. Every step is a conditional update, so overlap is harmless.
+ * The maintenance sweeps: one repeating job per area, each with its own scheduler, interval
+ * (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS), retries and description (what Bull Board
+ * shows), so a sweep that fails never delays or skips another. Every step of each is a conditional
+ * update in bounded batches, so overlapping runs are harmless. Adding one: an entry here (and in the
+ * queue below), its handler in workers/maintenance.ts, optionally its interval setting in
+ * src/config/maintenance-sweeps.ts (docs/decisions/jobs.md, "Maintenance sweeps").
  */
-export const maintenanceSweep = defineSweep({
+
+/** Cheap, quick sweeps whose work a person may be waiting on: a transient fault is tried again soon. */
+const SOON: SweepRetry = { attempts: 3, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 } };
+/** Heavier passes: one more try after a pause, then the next interval. */
+const ONCE_MORE: SweepRetry = { attempts: 2, backoff: { type: 'fixed', delay: 15_000, jitter: 0.2 } };
+
+export const turnsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.turns',
+  description:
+    'Fails queue: true agent messages still queued past their lifetime and re-enqueues turns that never started or whose worker died; safe to run any number of times.',
+  schedulerId: 'maintenance-turns',
+  everyMs: (config) => config.maintenanceSweeps.turns,
+  retry: SOON,
+});
+
+export const workflowSchedulersSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.workflow-schedulers',
+  description: 'Registers again the job scheduler of each live scheduled workflow whose scheduler Redis lost; an upsert, safe to repeat.',
+  schedulerId: 'maintenance-workflow-schedulers',
+  everyMs: (config) => config.maintenanceSweeps.workflowSchedulers,
+  retry: SOON,
+});
+
+export const workflowRunsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.workflow-runs',
+  description: 'Queues a step job for workflow runs left running with no job to move them; keyed per run, safe to repeat.',
+  schedulerId: 'maintenance-workflow-runs',
+  everyMs: (config) => config.maintenanceSweeps.workflowRuns,
+  retry: SOON,
+});
+
+export const webhookDeliveriesSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.webhook-deliveries',
+  description: 'Queues the hand-over of accepted webhook deliveries whose job was lost; keyed per delivery, safe to repeat.',
+  schedulerId: 'maintenance-webhook-deliveries',
+  everyMs: (config) => config.maintenanceSweeps.webhookDeliveries,
+  retry: SOON,
+});
+
+export const conversionsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.conversions',
+  description: 'Queues measurement.aggregate for accounts with conversions left uncounted; keyed per account, safe to repeat.',
+  schedulerId: 'maintenance-conversions',
+  everyMs: (config) => config.maintenanceSweeps.conversions,
+  retry: SOON,
+});
+
+export const rollupsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.rollups',
+  description: 'Folds settled channel events and deltas into the results rollups (at most 100,000 rows a pass) and moves the watermark; safe to repeat.',
+  schedulerId: 'maintenance-rollups',
+  everyMs: (config) => config.maintenanceSweeps.rollups,
+  retry: ONCE_MORE,
+});
+
+export const retentionSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.retention',
+  description: 'Deletes history past its retention in short batches for at most RETENTION_PASS_MS and keeps the month partitions; safe to repeat.',
+  schedulerId: 'maintenance-retention',
+  everyMs: (config) => config.maintenanceSweeps.retention,
+  retry: ONCE_MORE,
+});
+
+export const experimentsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.experiments',
+  description: 'Drafts the mail cards of running experiments and looks whether one has a winner (EXPERIMENT_PASS_LIMIT a pass); safe to repeat.',
+  schedulerId: 'maintenance-experiments',
+  everyMs: (config) => config.maintenanceSweeps.experiments,
+  retry: ONCE_MORE,
+});
+
+/**
+ * The single sweep that ran all of the above in a row, replaced by them. A job of it still in Redis when
+ * a new version starts (queued by its scheduler, or by a process of the old version during a rolling
+ * deploy) completes doing nothing: the sweeps above do its work. Its scheduler is removed at start.
+ */
+export const maintenanceSweep = defineRetiredSweep({
   queue: 'maintenance',
   name: 'maintenance.sweep',
-  description: 'Expires queued agent messages after their lifetime and re-enqueues orphaned turns; safe to run any number of times.',
+  description: 'Retired: replaced by the maintenance.* sweeps; a job of it left in Redis completes doing nothing.',
   schedulerId: 'maintenance-sweep',
-  everyMs: (config) => config.maintenance.sweepEveryMs,
 });
 
 /** Why an aggregation was queued: new conversions (or the sweep found some), or the job before handed on. */
@@ -36,5 +121,16 @@ export const measurementAggregate = defineJob({
     r.why === 'new' ? `measurement-aggregate-${p.accountId}` : `measurement-aggregate-${p.accountId}-${newId('more')}`,
 });
 
-/** The maintenance queue: the sweeper and the conversions' counting (workers/maintenance.ts). */
-export const maintenanceQueue = defineQueue('maintenance', { maintenanceSweep, measurementAggregate });
+/** The maintenance queue: one sweep per area, the retired single sweep, and the conversions' counting (workers/maintenance.ts). */
+export const maintenanceQueue = defineQueue('maintenance', {
+  turnsSweep,
+  workflowSchedulersSweep,
+  workflowRunsSweep,
+  webhookDeliveriesSweep,
+  conversionsSweep,
+  rollupsSweep,
+  retentionSweep,
+  experimentsSweep,
+  maintenanceSweep,
+  measurementAggregate,
+});

@@ -150,10 +150,10 @@ describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
     const pass = await runRetentionPass(env.deps, log, { now, only: ['botVisits'], batchRows: 3, passBatches: 2 });
     expect(pass.removed).toEqual({ botVisits: 6 });
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldbot6', 'vis_oldperson']);
-    const result = (await maintenancePool.handlers.maintenanceSweep({}, { deps: env.deps, log, job: {} as never })) as {
-      retention: { removed: { botVisits: number } };
+    const result = (await maintenancePool.handlers.retentionSweep({}, { deps: env.deps, log, job: {} as never })) as {
+      removed: { botVisits: number };
     };
-    expect(result.retention.removed.botVisits).toBeGreaterThanOrEqual(1);
+    expect(result.removed.botVisits).toBeGreaterThanOrEqual(1);
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldperson']);
     expect(await env.deps.db('channel_events').where({ account_id: accountId, type: 'scanner_click' })).toHaveLength(1);
   });

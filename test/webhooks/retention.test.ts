@@ -82,14 +82,14 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
     expect(await pruneDeliveries(now, { batchRows: 3, passBatches: 2 })).toEqual({ pruned: 3 });
   });
 
-  it('is part of the maintenance sweep', async () => {
+  it('is part of the maintenance retention sweep', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'swept');
     await logRows(accountId, hook.hookId, [{ id: 'dlv_s_old', outcome: 'Rate Limited', at: Date.now() - 8 * DAY }]);
-    const result = (await maintenancePool.handlers.maintenanceSweep({}, { deps: env.deps, log, job: {} as never })) as {
-      retention: { removed: { webhookDeliveries: number } };
+    const result = (await maintenancePool.handlers.retentionSweep({}, { deps: env.deps, log, job: {} as never })) as {
+      removed: { webhookDeliveries: number };
     };
-    expect(result.retention.removed.webhookDeliveries).toBeGreaterThanOrEqual(1);
+    expect(result.removed.webhookDeliveries).toBeGreaterThanOrEqual(1);
     expect(await ids(hook.hookId)).toEqual([]);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CATALOG, JOBS, QUEUES } from '../../src/jobs/catalog.js';
 import { defineJob, defineQueue } from '../../src/jobs/registry.js';
-import { defineSweep, sweepsOf } from '../../src/jobs/sweep.js';
+import { defineSweep, retiredSweepsOf, sweepsOf } from '../../src/jobs/sweep.js';
 import type { JobContext } from '../../workers/create-worker.js';
 import { POOLS } from '../../workers/main.js';
 import { definePool } from '../../workers/pool.js';
@@ -84,14 +84,30 @@ describe('a sweep', () => {
     expect(sweepsOf({ ping, sweep })).toEqual([sweep]);
   });
 
-  it('keeps the five scheduler ids running systems have in Redis, each on its queue', () => {
+  it('takes its own attempts and backoff, and is still removed once done', () => {
+    const retry = { attempts: 3, backoff: { type: 'fixed', delay: 10 } };
+    const sweep = defineSweep({ queue: 'test-pool', name: 'test.sweep', description: 'd', schedulerId: 'test-sweep', everyMs: () => 5, retry });
+    expect(sweep.options).toEqual({ ...retry, removeOnComplete: true });
+  });
+
+  it('keeps the scheduler ids running systems have in Redis, each on its queue; the maintenance sweeps one per area', () => {
     const sweeps = CATALOG.flatMap((q) => sweepsOf(q.jobs).map((s) => [q.name, s.name, s.key({})]));
     expect(sweeps).toEqual([
       ['mail-sends', 'mail.sweep', 'mail-sweep'],
       ['card-timers', 'card.sweep', 'card-sweep'],
-      ['maintenance', 'maintenance.sweep', 'maintenance-sweep'],
+      ['maintenance', 'maintenance.turns', 'maintenance-turns'],
+      ['maintenance', 'maintenance.workflow-schedulers', 'maintenance-workflow-schedulers'],
+      ['maintenance', 'maintenance.workflow-runs', 'maintenance-workflow-runs'],
+      ['maintenance', 'maintenance.webhook-deliveries', 'maintenance-webhook-deliveries'],
+      ['maintenance', 'maintenance.conversions', 'maintenance-conversions'],
+      ['maintenance', 'maintenance.rollups', 'maintenance-rollups'],
+      ['maintenance', 'maintenance.retention', 'maintenance-retention'],
+      ['maintenance', 'maintenance.experiments', 'maintenance-experiments'],
       ['inbound-mail', 'inbound.sweep', 'inbound-sweep'],
       ['inbound-mail', 'provider.poll-sweep', 'provider-poll-sweep'],
     ]);
+    // The single sweep they replaced keeps its name (a job of it left in Redis is processed) but no schedule.
+    const retired = CATALOG.flatMap((q) => retiredSweepsOf(q.jobs).map((s) => [q.name, s.name, s.key({})]));
+    expect(retired).toEqual([['maintenance', 'maintenance.sweep', 'maintenance-sweep']]);
   });
 });

@@ -19,7 +19,14 @@ it.beforeAll(({ env: e }) => {
 });
 
 const EXPECTED = [
-  ['maintenance', 'maintenance-sweep'],
+  ['maintenance', 'maintenance-turns'],
+  ['maintenance', 'maintenance-workflow-schedulers'],
+  ['maintenance', 'maintenance-workflow-runs'],
+  ['maintenance', 'maintenance-webhook-deliveries'],
+  ['maintenance', 'maintenance-conversions'],
+  ['maintenance', 'maintenance-rollups'],
+  ['maintenance', 'maintenance-retention'],
+  ['maintenance', 'maintenance-experiments'],
   ['card-timers', 'card-sweep'],
   ['mail-sends', 'mail-sweep'],
   ['inbound-mail', 'inbound-sweep'],
@@ -41,7 +48,7 @@ describe('repeating jobs after Redis lost its data', () => {
     await clearRedis(env.deps, env.config);
     const flushed = Date.now();
     // Work whose job went with the flush: a turn recorded in Postgres that no job will run. Only the
-    // maintenance sweep, once it is back, finds it.
+    // maintenance turns sweep, once it is back, finds it.
     const { turn } = await env.deps.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'still there?' }));
 
     await waitFor(async () => (await missing(env.deps)).length === 0, 'schedulers back', 10_000);
