@@ -1,0 +1,107 @@
+import { type Job, QueueEvents } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maintenanceQueue, maintenanceSweep } from '../../src/jobs/maintenance.js';
+import { sweepsOf } from '../../src/jobs/sweep.js';
+import { createRedis } from '../../src/redis.js';
+import { type Pools, startPools } from '../../workers/main.js';
+import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { waitFor } from '../helpers/processes.js';
+
+// Each area's maintenance sweep is its own repeating job on the `maintenance` queue. The single sweep it
+// replaced ran them in a row: a throw in the rollups skipped retention and experiments until the next tick.
+const SWEEP_MS = 300;
+const RETENTION_MS = 700;
+const SWEEPS = sweepsOf(maintenanceQueue.jobs);
+let env: TestEnv;
+let pools: Pools;
+let events: QueueEvents;
+/** Runs each sweep (by scheduler id) completed, as the queue's event stream tells them. */
+const completed = new Map<string, number>();
+let legacy: Job;
+
+const schedulerOf = (jobId: string) => /^repeat:([^:]+):/.exec(jobId)?.[1];
+const queue = () => env.deps.queues.get('maintenance')!;
+
+beforeAll(async () => {
+  env = await setupTestEnv({
+    env: { MAINTENANCE_SWEEP_MS: String(SWEEP_MS), MAINTENANCE_RETENTION_SWEEP_MS: String(RETENTION_MS), WORKER_SCHEDULES_CHECK_MS: '500' },
+  });
+  events = new QueueEvents('maintenance', { connection: createRedis(env.config, 'worker'), prefix: env.config.queuePrefix, lastEventId: '0-0' });
+  events.on('completed', ({ jobId }) => {
+    const id = schedulerOf(jobId);
+    if (id) completed.set(id, (completed.get(id) ?? 0) + 1);
+  });
+  await events.waitUntilReady();
+  // What a running system of the previous version has in Redis at deploy time: the single sweep's
+  // scheduler, and a run of it already queued.
+  await queue().upsertJobScheduler('maintenance-sweep', { every: 60_000 }, { name: 'maintenance.sweep', data: {} });
+  legacy = await queue().add('maintenance.sweep', {});
+  pools = await startPools(env.deps, ['maintenance']);
+}, 30_000);
+
+afterAll(async () => {
+  await pools?.close();
+  await events?.close();
+  await env?.close();
+});
+
+describe('maintenance sweeps, one per area', () => {
+  it('are listed in Redis (and so on the board) as separate repeating jobs, each under its name and interval', async () => {
+    const schedulers = await queue().getJobSchedulers(0, -1);
+    const listed = Object.fromEntries(schedulers.map((s) => [s.key, { name: s.name, every: Number(s.every) }]));
+    expect(listed).toEqual({
+      'maintenance-turns': { name: 'maintenance.turns', every: SWEEP_MS },
+      'maintenance-workflow-schedulers': { name: 'maintenance.workflow-schedulers', every: SWEEP_MS },
+      'maintenance-workflow-runs': { name: 'maintenance.workflow-runs', every: SWEEP_MS },
+      'maintenance-webhook-deliveries': { name: 'maintenance.webhook-deliveries', every: SWEEP_MS },
+      'maintenance-conversions': { name: 'maintenance.conversions', every: SWEEP_MS },
+      'maintenance-rollups': { name: 'maintenance.rollups', every: SWEEP_MS },
+      'maintenance-retention': { name: 'maintenance.retention', every: RETENTION_MS },
+      'maintenance-experiments': { name: 'maintenance.experiments', every: SWEEP_MS },
+    });
+    // Each sweep's runs carry its own name and retry policy, as Bull Board lists them.
+    await waitFor(async () => {
+      const names = new Set((await queue().getJobs(['delayed', 'waiting', 'active'])).map((j) => j.name));
+      return SWEEPS.every((s) => names.has(s.name));
+    }, 'a run of every sweep queued');
+    const runs = await queue().getJobs(['delayed', 'waiting', 'active']);
+    for (const sweep of SWEEPS) {
+      const run = runs.find((j) => j.name === sweep.name)!;
+      expect(run.opts.attempts).toBe(sweep.options.attempts);
+    }
+  });
+
+  it('remove the retired single sweep’s scheduler at start, and process a job of it left in Redis', async () => {
+    expect(await queue().getJobScheduler(maintenanceSweep.key({}))).toBeUndefined();
+    expect(await legacy.waitUntilFinished(events, 20_000)).toEqual({ retired: true });
+    expect((await queue().getJobs(['delayed', 'waiting'])).filter((j) => j.name === maintenanceSweep.name)).toEqual([]);
+  });
+
+  it('run on schedule while one of them fails on every run (a table only it reads is gone), and that one recovers', async () => {
+    // The rollups' own table (no other sweep reads it; the watermark is also read by retention's events kind).
+    const rollups = 'maintenance-rollups';
+    const others = SWEEPS.map((s) => s.key({})).filter((id) => id !== rollups);
+    await env.deps.db.raw('ALTER TABLE results_rollup_deltas RENAME TO results_rollup_deltas_away');
+    try {
+      const before = new Map(others.map((id) => [id, completed.get(id) ?? 0]));
+      const rollupsBefore = completed.get(rollups) ?? 0;
+      // Runs of the rollups sweep that failed on the missing table (a retry is waiting, or it failed for good).
+      const failedRollups = async () =>
+        (await queue().getJobs(['delayed', 'failed'])).filter(
+          (j) => j.name === 'maintenance.rollups' && /results_rollup_deltas/.test(j.failedReason ?? ''),
+        ).length;
+      await waitFor(async () => (await failedRollups()) >= 2, 'two runs of the rollups sweep failed', 20_000);
+      // Meanwhile every other sweep completed at least two runs after the fault began.
+      await waitFor(
+        async () => others.every((id) => (completed.get(id) ?? 0) >= before.get(id)! + 2),
+        'every other sweep ran twice',
+        20_000,
+      );
+      expect(completed.get(rollups) ?? 0).toBe(rollupsBefore);
+    } finally {
+      await env.deps.db.raw('ALTER TABLE results_rollup_deltas_away RENAME TO results_rollup_deltas');
+    }
+    const after = completed.get(rollups) ?? 0;
+    await waitFor(async () => (completed.get(rollups) ?? 0) > after, 'the rollups sweep completed again', 20_000);
+  }, 60_000);
+});
