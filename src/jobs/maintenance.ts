@@ -66,7 +66,8 @@ export const conversionsSweep = defineSweep({
 export const rollupsSweep = defineSweep({
   queue: 'maintenance',
   name: 'maintenance.rollups',
-  description: 'Folds settled channel events and deltas into the results rollups (at most 100,000 rows a pass) and moves the watermark; safe to repeat.',
+  description:
+    'Folds settled channel events and deltas into the results rollups (at most 100,000 rows a pass) and moves the watermark; safe to repeat.',
   schedulerId: 'maintenance-rollups',
   everyMs: (config) => config.maintenanceSweeps.rollups,
   retry: ONCE_MORE,
@@ -75,7 +76,8 @@ export const rollupsSweep = defineSweep({
 export const retentionSweep = defineSweep({
   queue: 'maintenance',
   name: 'maintenance.retention',
-  description: 'Deletes history past its retention in short batches for at most RETENTION_PASS_MS and keeps the month partitions; safe to repeat.',
+  description:
+    'Deletes history past its retention in short batches for at most RETENTION_PASS_MS and keeps the month partitions; safe to repeat.',
   schedulerId: 'maintenance-retention',
   everyMs: (config) => config.maintenanceSweeps.retention,
   retry: ONCE_MORE,
@@ -84,7 +86,8 @@ export const retentionSweep = defineSweep({
 export const experimentsSweep = defineSweep({
   queue: 'maintenance',
   name: 'maintenance.experiments',
-  description: 'Drafts the mail cards of running experiments and looks whether one has a winner (EXPERIMENT_PASS_LIMIT a pass); safe to repeat.',
+  description:
+    'Drafts the mail cards of running experiments and looks whether one has a winner (EXPERIMENT_PASS_LIMIT a pass); safe to repeat.',
   schedulerId: 'maintenance-experiments',
   everyMs: (config) => config.maintenanceSweeps.experiments,
   retry: ONCE_MORE,

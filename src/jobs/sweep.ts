@@ -72,7 +72,12 @@ export interface RetiredSweepDef<Q extends string = string> extends JobDef<typeo
  * no process of the new version runs it again. A process of the old version still running in a rolling
  * deploy may register it again; every new process's schedule check removes it again.
  */
-export function defineRetiredSweep<Q extends string>(spec: { queue: Q; name: string; description: string; schedulerId: string }): RetiredSweepDef<Q> {
+export function defineRetiredSweep<Q extends string>(spec: {
+  queue: Q;
+  name: string;
+  description: string;
+  schedulerId: string;
+}): RetiredSweepDef<Q> {
   const job = defineJob({
     queue: spec.queue,
     name: spec.name,

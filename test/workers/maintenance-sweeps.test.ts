@@ -24,9 +24,19 @@ const queue = () => env.deps.queues.get('maintenance')!;
 
 beforeAll(async () => {
   env = await setupTestEnv({
-    env: { MAINTENANCE_SWEEP_MS: String(SWEEP_MS), MAINTENANCE_RETENTION_SWEEP_MS: String(RETENTION_MS), WORKER_SCHEDULES_CHECK_MS: '500' },
+    env: {
+      ADMIN_USER: 'ops',
+      ADMIN_PASSWORD: 'correct horse',
+      MAINTENANCE_SWEEP_MS: String(SWEEP_MS),
+      MAINTENANCE_RETENTION_SWEEP_MS: String(RETENTION_MS),
+      WORKER_SCHEDULES_CHECK_MS: '500',
+    },
   });
-  events = new QueueEvents('maintenance', { connection: createRedis(env.config, 'worker'), prefix: env.config.queuePrefix, lastEventId: '0-0' });
+  events = new QueueEvents('maintenance', {
+    connection: createRedis(env.config, 'worker'),
+    prefix: env.config.queuePrefix,
+    lastEventId: '0-0',
+  });
   events.on('completed', ({ jobId }) => {
     const id = schedulerOf(jobId);
     if (id) completed.set(id, (completed.get(id) ?? 0) + 1);
@@ -69,6 +79,29 @@ describe('maintenance sweeps, one per area', () => {
       const run = runs.find((j) => j.name === sweep.name)!;
       expect(run.opts.attempts).toBe(sweep.options.attempts);
     }
+  });
+
+  it('each show on Bull Board under its own name', async () => {
+    const auth = `Basic ${Buffer.from('ops:correct horse').toString('base64')}`;
+    // The board's latest jobs of the queue, the way its page asks for them: each sweep's next run is
+    // delayed, waiting or running at any moment, so a few looks see every one.
+    const seen = new Set<string>();
+    await waitFor(async () => {
+      const res = await env
+        .api()
+        .get('/admin/queues/api/queues')
+        .query({ activeQueue: 'maintenance', status: 'latest', page: 1, jobsPerPage: 100 })
+        .set('Authorization', auth);
+      expect(res.status).toBe(200);
+      const maintenance = (res.body.queues as Array<{ name: string; jobs: Array<{ name: string }> }>).find(
+        (q) => q.name === 'maintenance',
+      )!;
+      for (const job of maintenance.jobs) seen.add(job.name);
+      return SWEEPS.every((sweep) => seen.has(sweep.name));
+    }, 'every sweep on the board');
+    expect([...seen].filter((n) => n.startsWith('maintenance.') && n !== maintenanceSweep.name).sort()).toEqual(
+      SWEEPS.map((s) => s.name).sort(),
+    );
   });
 
   it('remove the retired single sweep’s scheduler at start, and process a job of it left in Redis', async () => {

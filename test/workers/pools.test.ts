@@ -86,7 +86,14 @@ describe('a sweep', () => {
 
   it('takes its own attempts and backoff, and is still removed once done', () => {
     const retry = { attempts: 3, backoff: { type: 'fixed', delay: 10 } };
-    const sweep = defineSweep({ queue: 'test-pool', name: 'test.sweep', description: 'd', schedulerId: 'test-sweep', everyMs: () => 5, retry });
+    const sweep = defineSweep({
+      queue: 'test-pool',
+      name: 'test.sweep',
+      description: 'd',
+      schedulerId: 'test-sweep',
+      everyMs: () => 5,
+      retry,
+    });
     expect(sweep.options).toEqual({ ...retry, removeOnComplete: true });
   });
 
