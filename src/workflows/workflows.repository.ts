@@ -122,8 +122,11 @@ export function workflowsRepository(q: Queryable) {
         .orderBy('id');
       return rows.map(toWorkflow);
     },
-    async listLive(): Promise<WorkflowRow[]> {
-      const rows: Row[] = await q('workflows').where({ status: 'live' }).whereNull('deleted_at');
+    /** Live workflows in id order after `afterId` (null: from the first), at most `limit`: one page of a sweep. */
+    async listLive(afterId: string | null, limit: number): Promise<WorkflowRow[]> {
+      let query = q('workflows').where({ status: 'live' }).whereNull('deleted_at');
+      if (afterId !== null) query = query.where('id', '>', afterId);
+      const rows: Row[] = await query.orderBy('id').limit(limit);
       return rows.map(toWorkflow);
     },
     async update(id: string, w: Partial<WorkflowRow>): Promise<void> {

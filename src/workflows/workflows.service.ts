@@ -226,15 +226,26 @@ export async function listRuns(db: Db, accountId: string, id: string, limit: num
   return repo.runs(id, limit);
 }
 
+/** Live workflows the scheduler repair reads from Postgres at once. */
+const REPAIR_PAGE = 500;
+
 /**
  * For the maintenance sweep: every live workflow with a schedule has its job scheduler (an upsert
- * lost to a Redis outage is repaired); one listing of the schedulers, then only the missing ones.
+ * lost to a Redis outage is repaired); one listing of the schedulers, then the live workflows in pages
+ * of REPAIR_PAGE by id (the pass ends at the first short page), registering only the missing ones.
  */
 export async function repairSchedulers(deps: WorkflowDeps): Promise<number> {
   const queue = deps.queues.get(workflowRun.queue);
   if (!queue) return 0;
   const present = new Set((await queue.getJobSchedulers(0, -1)).map((s) => s.key));
-  const missing = (await workflowsRepository(deps.db).listLive()).filter((w) => w.schedule && !present.has(schedulerId(w.id)));
-  for (const w of missing) await syncScheduler(deps, w);
-  return missing.length;
+  const repo = workflowsRepository(deps.db);
+  let repaired = 0;
+  for (let after: string | null = null; ; ) {
+    const page = await repo.listLive(after, REPAIR_PAGE);
+    const missing = page.filter((w) => w.schedule && !present.has(schedulerId(w.id)));
+    for (const w of missing) await syncScheduler(deps, w);
+    repaired += missing.length;
+    if (page.length < REPAIR_PAGE) return repaired;
+    after = page[page.length - 1]!.id;
+  }
 }
