@@ -21,7 +21,7 @@ export const turnsSweep = defineSweep({
   queue: 'maintenance',
   name: 'maintenance.turns',
   description:
-    'Fails queue: true agent messages queued past their lifetime and re-enqueues turns that never started or lost their worker; safe to repeat.',
+    'Fails queue: true messages queued past their lifetime; re-enqueues turns that never started or lost their worker; safe to repeat.',
   schedulerId: 'maintenance-turns',
   everyMs: (config) => config.maintenanceSweeps.turns,
   retry: SOON,
@@ -66,8 +66,7 @@ export const conversionsSweep = defineSweep({
 export const rollupsSweep = defineSweep({
   queue: 'maintenance',
   name: 'maintenance.rollups',
-  description:
-    'Folds settled channel events and deltas into the results rollups (100,000 rows a pass at most) and moves the watermark; safe to repeat.',
+  description: 'Folds settled channel events and deltas into the results rollups (100,000 rows a pass at most); safe to repeat.',
   schedulerId: 'maintenance-rollups',
   everyMs: (config) => config.maintenanceSweeps.rollups,
   retry: ONCE_MORE,
