@@ -234,18 +234,18 @@ const REPAIR_PAGE = 500;
  * lost to a Redis outage is repaired); one listing of the schedulers, then the live workflows in pages
  * of REPAIR_PAGE by id (the pass ends at the first short page), registering only the missing ones.
  */
-export async function repairSchedulers(deps: WorkflowDeps): Promise<number> {
+export async function repairSchedulers(deps: WorkflowDeps, pageSize = REPAIR_PAGE): Promise<number> {
   const queue = deps.queues.get(workflowRun.queue);
   if (!queue) return 0;
   const present = new Set((await queue.getJobSchedulers(0, -1)).map((s) => s.key));
   const repo = workflowsRepository(deps.db);
   let repaired = 0;
   for (let after: string | null = null; ; ) {
-    const page = await repo.listLive(after, REPAIR_PAGE);
+    const page = await repo.listLive(after, pageSize);
     const missing = page.filter((w) => w.schedule && !present.has(schedulerId(w.id)));
     for (const w of missing) await syncScheduler(deps, w);
     repaired += missing.length;
-    if (page.length < REPAIR_PAGE) return repaired;
+    if (page.length < pageSize) return repaired;
     after = page[page.length - 1]!.id;
   }
 }

@@ -98,6 +98,17 @@ describe('configuration', () => {
     });
   });
 
+  it('runs each maintenance sweep every MAINTENANCE_SWEEP_MS unless its own setting says otherwise', () => {
+    const sweeps = loadConfig({}).maintenanceSweeps;
+    expect(new Set(Object.values(sweeps))).toEqual(new Set([60_000]));
+    expect(Object.keys(sweeps)).toHaveLength(8);
+    const old = loadConfig({ MAINTENANCE_SWEEP_MS: '5000' }).maintenanceSweeps;
+    expect(new Set(Object.values(old))).toEqual(new Set([5_000]));
+    const own = loadConfig({ MAINTENANCE_SWEEP_MS: '5000', MAINTENANCE_RETENTION_SWEEP_MS: '600000' }).maintenanceSweeps;
+    expect(own).toMatchObject({ retention: 600_000, rollups: 5_000, turns: 5_000 });
+    expect(() => loadConfig({ MAINTENANCE_ROLLUPS_SWEEP_MS: '0' })).toThrow(/MAINTENANCE_ROLLUPS_SWEEP_MS/);
+  });
+
   it('runs 8 card timers, 4 mail sends and 1 maintenance job per worker process unless told otherwise', () => {
     const c = loadConfig({});
     expect([c.review.timersConcurrency, c.mail.sendsConcurrency, c.maintenance.concurrency]).toEqual([8, 4, 1]);

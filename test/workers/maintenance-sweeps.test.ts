@@ -110,6 +110,12 @@ describe('maintenance sweeps, one per area', () => {
     expect((await queue().getJobs(['delayed', 'waiting'])).filter((j) => j.name === maintenanceSweep.name)).toEqual([]);
   });
 
+  it('remove the retired scheduler again when a process of the old version puts it back (a rolling deploy)', async () => {
+    await queue().upsertJobScheduler('maintenance-sweep', { every: 60_000 }, { name: 'maintenance.sweep', data: {} });
+    await waitFor(async () => !(await queue().getJobScheduler('maintenance-sweep')), 'the schedule check removed it', 10_000);
+    expect((await queue().getJobs(['delayed'])).filter((j) => j.name === maintenanceSweep.name)).toEqual([]);
+  });
+
   it('run on schedule while one of them fails on every run (a table only it reads is gone), and that one recovers', async () => {
     // The rollups' own table (no other sweep reads it; the watermark is also read by retention's events kind).
     const rollups = 'maintenance-rollups';

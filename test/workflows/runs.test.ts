@@ -207,6 +207,18 @@ describe('workflow runs', () => {
     expect(await repairSchedulers(env.deps)).toBe(0);
   });
 
+  it('get their job schedulers back from a repair that reads the live workflows a page at a time', async () => {
+    const made = [];
+    for (const n of [1, 2, 3, 4, 5])
+      made.push(await create({ name: `Paged ${n}`, scheduleText: 'every day at 7am', steps: [{ title: 'x' }] }));
+    const queue = env.deps.queues.get('workflow-runs')!;
+    for (const w of made) await queue.removeJobScheduler(workflowRun.key({ workflowId: w.workflowId }));
+    // Pages of two: the five lost schedulers sit on different pages, the last page short.
+    expect(await repairSchedulers(env.deps, 2)).toBe(5);
+    for (const w of made) expect(await queue.getJobScheduler(workflowRun.key({ workflowId: w.workflowId }))).toBeDefined();
+    expect(await repairSchedulers(env.deps, 2)).toBe(0);
+  });
+
   it('skip a paused or deleted workflow', async () => {
     const w = await create({ name: 'Paused one', scheduleText: 'weekly', steps: [{ title: 'x' }] });
     await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set(auth());
