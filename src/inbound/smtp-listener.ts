@@ -3,7 +3,9 @@ import { metrics } from '../metrics/registry.js';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
 import { failed, inSpan, SpanKind } from '../tracing/spans.js';
-import { clientKey, createClientLimits } from './smtp-limits.js';
+import { sessionClocks } from './smtp-clocks.js';
+import { clientKey, createClientLimits, networkKey } from './smtp-limits.js';
+import { createSessionSlots, type SlotRefusal } from './smtp-slots.js';
 import { bounceAddress, judgeRecipient, messageAccount, otherAccount, refusal } from './smtp-recipients.js';
 import { inboundTlsOptions } from './smtp-tls.js';
 
@@ -22,8 +24,21 @@ export const MAX_RECIPIENTS = 100;
 /** Refused recipients one session may try before it is closed with 421 (a dictionary of guessed tokens). */
 export const MAX_REFUSED_RECIPIENTS = 10;
 
+/** The 421 a session refused a slot gets (docs/public-doors.md). */
+const SLOT_TEXT: Record<SlotRefusal | 'address', string> = {
+  address: '4.7.0 too many sessions from your address; try again later',
+  network: '4.7.0 too many sessions from your network; try again later',
+  reserved: '4.7.0 the sessions left are kept for other networks; try again later',
+  full: '4.3.2 too many sessions at once; try again later',
+};
+
 interface Session {
   key: string;
+  network: string;
+  clocks: ReturnType<typeof sessionClocks>;
+  /** A message is being stored: a clock that runs out closes the session once it is answered. */
+  storing: boolean;
+  closeAfterAnswer: string | null;
   idle: NodeJS.Timeout | null;
   refusedRecipients: number;
   /** The account each recipient taken in this transaction names (null: the bare bounce address). */
@@ -37,7 +52,9 @@ interface Session {
  * goes out, so nothing answered 250 can be lost; a message naming no account is refused 550 and nothing is kept;
  * when Postgres does not take it the answer is 451 and the sender retries. The parse job is queued after the
  * 250 (a failed enqueue is repaired by the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
- * process); a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
+ * process); per network (IPv4 /24, IPv6 /48) sessions at once, and the last slots kept for networks holding none (smtp-slots.ts);
+ * a session and a message's DATA each have a lifetime, and DATA a minimum rate (smtp-clocks.ts), none reset by
+ * reading; a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
  * messages being received at once, all sessions together, stay under INBOUND_SMTP_INFLIGHT_BYTES (452
  * past it). No AUTH; STARTTLS only with a configured certificate (smtp-tls.ts). Logs ids and sizes, never addresses or contents.
  * `port` 0 (tests) listens on a free port, which the result names.
@@ -49,6 +66,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
   const log = logger.child({ component: 'inbound-smtp' });
   const bounce = bounceAddress(config);
   const limits = createClientLimits(limitsOf);
+  const slots = createSessionSlots(limitsOf);
   const sessions = new Map<string, Session>();
   /** Bytes of messages being received now, all sessions together. */
   let inflight = 0;
@@ -77,9 +95,19 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     if (s) s.idle = null;
   };
 
+  /** A clock of the session ran out: closed with 421 now, or once the message being stored is answered. */
+  const clockRanOut = (id: string, text: string) => {
+    const s = sessions.get(id);
+    log.info({ reason: text }, 'inbound smtp session closed by its clock');
+    if (s?.storing) s.closeAfterAnswer = text;
+    else closeSession(id, 421, text);
+  };
+
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) => {
-    const key = sessions.get(session.id)?.key ?? clientKey(session.remoteAddress);
+    const s = sessions.get(session.id);
+    const key = s?.key ?? clientKey(session.remoteAddress);
     stopIdle(session.id);
+    s?.clocks.startData();
     limits.countMessage(key);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -94,8 +122,12 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       release();
       idleFrom(session.id);
       callback(err, message);
+      if (!s) return;
+      s.storing = false;
+      if (s.closeAfterAnswer) closeSession(session.id, 421, s.closeAfterAnswer);
     };
     stream.on('data', (chunk: Buffer) => {
+      s?.clocks.bytes(chunk.length);
       size += chunk.length;
       if (!limits.addBytes(key, chunk.length) && !refused) {
         refused = refusal(450, '4.7.1 too much mail from your address this hour; try again later');
@@ -114,8 +146,13 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       inflight += chunk.length;
     });
     // The sender went away before the final dot: nothing is stored and no answer is owed.
-    stream.on('error', release);
+    stream.on('error', () => {
+      s?.clocks.endData();
+      release();
+    });
     stream.on('end', () => {
+      s?.clocks.endData();
+      if (s) s.storing = true;
       if (refused) return answer(refused);
       if (size > maxBytes || stream.sizeExceeded) {
         log.info({ size, limit: maxBytes }, 'inbound message refused: over the size limit');
@@ -163,17 +200,32 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     authOptional: true,
     ...tls,
     disableReverseLookup: true,
-    maxClients: limitsOf.maxClients,
+    // Our own count (onConnect) answers past maxClients with its 421; smtp-server's is a backstop with room for
+    // the refused sessions still being closed, so it never answers a newcomer before ours does.
+    maxClients: limitsOf.maxClients * 2,
     maxRecipients: MAX_RECIPIENTS,
     socketTimeout: SMTP_SOCKET_TIMEOUT_MS,
     closeTimeout: config.shutdownGraceMs,
     onConnect(session, callback) {
       const key = clientKey(session.remoteAddress);
-      if (!limits.openSession(key)) {
-        log.info({ sessionsPerIp: limitsOf.sessionsPerIp }, 'inbound smtp session refused: too many from one client');
-        return callback(refusal(421, '4.7.0 too many sessions from your address; try again later'));
+      const network = networkKey(session.remoteAddress);
+      const slot = slots.refusal(network);
+      if (slot || !limits.openSession(key)) {
+        log.info({ refused: slot ?? 'address' }, 'inbound smtp session refused: no slot for its address or network');
+        return callback(refusal(421, SLOT_TEXT[slot ?? 'address']));
       }
-      sessions.set(session.id, { key, idle: null, refusedRecipients: 0, accounts: new Map() });
+      slots.take(network);
+      const clocks = sessionClocks(limitsOf, (text) => clockRanOut(session.id, text));
+      sessions.set(session.id, {
+        key,
+        network,
+        clocks,
+        storing: false,
+        closeAfterAnswer: null,
+        idle: null,
+        refusedRecipients: 0,
+        accounts: new Map(),
+      });
       idleFrom(session.id);
       callback();
     },
@@ -181,8 +233,10 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       const s = sessions.get(session.id);
       if (!s) return;
       if (s.idle) clearTimeout(s.idle);
+      s.clocks.stop();
       sessions.delete(session.id);
       limits.closeSession(s.key);
+      slots.release(s.network);
     },
     onMailFrom(address, session, callback) {
       sessions.get(session.id)?.accounts.clear();
@@ -238,7 +292,10 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     close: () =>
       new Promise<void>((resolve) =>
         server.close(() => {
-          for (const s of sessions.values()) if (s.idle) clearTimeout(s.idle);
+          for (const s of sessions.values()) {
+            if (s.idle) clearTimeout(s.idle);
+            s.clocks.stop();
+          }
           resolve();
         }),
       ),
