@@ -30,6 +30,8 @@ export const inboundEnv = {
   INBOUND_APPLIED_RAW_RETENTION_DAYS: int(30),
   INBOUND_ACCOUNT_STORAGE_BYTES: int(1024 * MIB),
   INBOUND_URL_PER_MINUTE: int(600),
+  INBOUND_POSTMASTER_BYTES: int(64 * MIB),
+  INBOUND_POSTMASTER_RETENTION_DAYS: int(30),
 } satisfies z.ZodRawShape;
 
 export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
@@ -76,5 +78,9 @@ export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
     accountStorageBytes: env.INBOUND_ACCOUNT_STORAGE_BYTES,
     /** Messages one account's inbound URL takes a minute; past it 429 with Retry-After (a provider retries). */
     urlPerMinute: env.INBOUND_URL_PER_MINUTE,
+    /** Bytes of mail to postmaster@ kept at once (operator mail); past it RCPT to postmaster is answered 452. */
+    postmasterBytes: env.INBOUND_POSTMASTER_BYTES,
+    /** Mail to postmaster@ is deleted this long after arrival. */
+    postmasterRetentionMs: env.INBOUND_POSTMASTER_RETENTION_DAYS * DAY_MS,
   };
 }

@@ -1,12 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { metrics } from '../metrics/registry.js';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
+import { handOn, type IntakeDeps } from './intake.service.js';
 import { failed, inSpan, SpanKind } from '../tracing/spans.js';
 import { sessionClocks } from './smtp-clocks.js';
 import { clientKey, createClientLimits, networkKey } from './smtp-limits.js';
-import { createSessionSlots, type SlotRefusal } from './smtp-slots.js';
-import { bounceAddress, judgeRecipient, messageAccount, otherAccount, refusal } from './smtp-recipients.js';
+import { createSessionSlots, SLOT_TEXT } from './smtp-slots.js';
+import { storeTaken } from './smtp-store.js';
+import { bounceAddress, judgeRecipient, mixesPostmaster, otherAccount, refusal } from './smtp-recipients.js';
 import { inboundTlsOptions } from './smtp-tls.js';
 
 export interface InboundSmtp {
@@ -24,14 +25,6 @@ export const MAX_RECIPIENTS = 100;
 /** Refused recipients one session may try before it is closed with 421 (a dictionary of guessed tokens). */
 export const MAX_REFUSED_RECIPIENTS = 10;
 
-/** The 421 a session refused a slot gets (docs/public-doors.md). */
-const SLOT_TEXT: Record<SlotRefusal | 'address', string> = {
-  address: '4.7.0 too many sessions from your address; try again later',
-  network: '4.7.0 too many sessions from your network; try again later',
-  reserved: '4.7.0 the sessions left are kept for other networks; try again later',
-  full: '4.3.2 too many sessions at once; try again later',
-};
-
 interface Session {
   key: string;
   network: string;
@@ -39,7 +32,6 @@ interface Session {
   /** A message is being stored: a clock that runs out closes the session once it is answered. */
   storing: boolean;
   closeAfterAnswer: string | null;
-  idle: NodeJS.Timeout | null;
   refusedRecipients: number;
   /** The account each recipient taken in this transaction names (null: the bare bounce address). */
   accounts: Map<string, string | null>;
@@ -65,6 +57,8 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
   const limitsOf = config.inbound.smtp;
   const log = logger.child({ component: 'inbound-smtp' });
   const bounce = bounceAddress(config);
+  const postmaster = `postmaster@${domain}`;
+  const isPostmaster = (address: string) => address.toLowerCase() === postmaster;
   const limits = createClientLimits(limitsOf);
   const slots = createSessionSlots(limitsOf);
   const sessions = new Map<string, Session>();
@@ -81,20 +75,6 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       c.close();
     }
   };
-  /** (Re)starts the idle clock of a session: it must start a message before it runs out. */
-  const idleFrom = (id: string) => {
-    const s = sessions.get(id);
-    if (!s) return;
-    if (s.idle) clearTimeout(s.idle);
-    s.idle = setTimeout(() => closeSession(id, 421, '4.4.2 idle for too long, closing'), limitsOf.idleMs);
-    s.idle.unref();
-  };
-  const stopIdle = (id: string) => {
-    const s = sessions.get(id);
-    if (s?.idle) clearTimeout(s.idle);
-    if (s) s.idle = null;
-  };
-
   /** A clock of the session ran out: closed with 421 now, or once the message being stored is answered. */
   const clockRanOut = (id: string, text: string) => {
     const s = sessions.get(id);
@@ -106,7 +86,6 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) => {
     const s = sessions.get(session.id);
     const key = s?.key ?? clientKey(session.remoteAddress);
-    stopIdle(session.id);
     s?.clocks.startData();
     limits.countMessage(key);
     const chunks: Buffer[] = [];
@@ -120,7 +99,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     };
     const answer = (err: Error | null, message?: string) => {
       release();
-      idleFrom(session.id);
+      s?.clocks.idleFrom();
       callback(err, message);
       if (!s) return;
       s.storing = false;
@@ -166,18 +145,18 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       const client = { clientIp: session.remoteAddress.replace(/^::ffff:/i, ''), helo: session.hostNameAppearsAs || null };
       // Each message starts a trace: its store, then its parse job (which joins it), in one span.
       void inSpan('smtp receive', { kind: SpanKind.SERVER, root: true, attributes: { 'gas.inbound.bytes': size } }, async (span) => {
+        const toOperator = rcptTo.some(isPostmaster);
         let id: string;
         try {
-          // Its account before a byte is stored: the one its tokens name, else what the message names of ours.
-          const placed = await messageAccount(deps, accounts, raw, rcptTo);
-          if (!placed.ok) {
+          const stored = await storeTaken(deps, { accounts, raw, rcptTo, mailFrom: from || null, ...client }, toOperator);
+          if (!stored.ok) {
             log.info(
-              { size, code: placed.error.responseCode },
+              { size, code: stored.error.responseCode },
               'inbound message refused: it names no account of ours, or its account is full',
             );
-            return answer(placed.error);
+            return answer(stored.error);
           }
-          id = await storeInbound(deps, { accountId: placed.accountId, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw });
+          id = stored.id;
         } catch (err) {
           log.error({ size, err: (err as Error).message }, 'inbound message not stored; answered 451');
           answer(refusal(451, '4.3.0 the message could not be stored; try again later'));
@@ -187,8 +166,8 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
         span.setAttribute('gas.inbound.id', id);
         answer(null, `OK: queued as ${id}`);
         metrics.publicDoor.inc({ door: 'smtp', outcome: 'served' });
-        log.info({ inboundId: id, size }, 'inbound message stored');
-        await handOn(deps, id);
+        log.info({ inboundId: id, size, toOperator }, 'inbound message stored');
+        if (!toOperator) await handOn(deps, id);
       });
     });
   };
@@ -216,23 +195,13 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       }
       slots.take(network);
       const clocks = sessionClocks(limitsOf, (text) => clockRanOut(session.id, text));
-      sessions.set(session.id, {
-        key,
-        network,
-        clocks,
-        storing: false,
-        closeAfterAnswer: null,
-        idle: null,
-        refusedRecipients: 0,
-        accounts: new Map(),
-      });
-      idleFrom(session.id);
+      sessions.set(session.id, { key, network, clocks, storing: false, closeAfterAnswer: null, refusedRecipients: 0, accounts: new Map() });
+      clocks.idleFrom();
       callback();
     },
     onClose(session) {
       const s = sessions.get(session.id);
       if (!s) return;
-      if (s.idle) clearTimeout(s.idle);
       s.clocks.stop();
       sessions.delete(session.id);
       limits.closeSession(s.key);
@@ -255,7 +224,13 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       judgeRecipient(deps, address.address, bounce).then((v) => {
         if (v.ok) {
           const taken = session.envelope.rcptTo.map((r) => s?.accounts.get(r.address.toLowerCase()) ?? null);
-          const other = otherAccount(taken, v.accountId);
+          const rcpts = session.envelope.rcptTo;
+          const other =
+            mixesPostmaster(
+              rcpts.length,
+              rcpts.some((r) => isPostmaster(r.address)),
+              !!v.postmaster,
+            ) ?? otherAccount(taken, v.accountId);
           if (other) return callback(other);
           s?.accounts.set(address.address.toLowerCase(), v.accountId);
           return callback();
@@ -292,10 +267,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     close: () =>
       new Promise<void>((resolve) =>
         server.close(() => {
-          for (const s of sessions.values()) {
-            if (s.idle) clearTimeout(s.idle);
-            s.clocks.stop();
-          }
+          for (const s of sessions.values()) s.clocks.stop();
           resolve();
         }),
       ),

@@ -11,6 +11,14 @@ export interface SlotSettings {
 /** Why a session was not given a slot: the listener is full, its network holds its cap, or only reserved slots are left. */
 export type SlotRefusal = 'full' | 'network' | 'reserved';
 
+/** The 421 a session refused a slot gets (docs/public-doors.md). */
+export const SLOT_TEXT: Record<SlotRefusal | 'address', string> = {
+  address: '4.7.0 too many sessions from your address; try again later',
+  network: '4.7.0 too many sessions from your network; try again later',
+  reserved: '4.7.0 the sessions left are kept for other networks; try again later',
+  full: '4.3.2 too many sessions at once; try again later',
+};
+
 /**
  * Session slots by network, in memory, for one listener. A network that already holds a session shares
  * `maxClients - reservedSlots` slots with every other connected network; the last `reservedSlots` go only
