@@ -55,6 +55,7 @@ export function sessionClocks(s: ClockSettings, close: (text: string) => void) {
     /** (Re)starts the idle clock: the session must start a message before it runs out. */
     idleFrom(): void {
       stopIdle();
+      if (done) return;
       idle = setTimeout(() => fire(CLOCK_TEXT.idle), s.idleMs);
       idle.unref();
     },
@@ -62,6 +63,7 @@ export function sessionClocks(s: ClockSettings, close: (text: string) => void) {
     startData(): void {
       stopIdle();
       stopData();
+      if (done) return;
       windowBytes = 0;
       data = setTimeout(() => fire(CLOCK_TEXT.data), s.dataMs);
       rate = setInterval(() => {
