@@ -101,7 +101,7 @@ describe('through the inbound URL', () => {
         matchedBy: 'sender',
         proof: 'none',
         // The provider failed it; the passing header the sender wrote below the provider's Received is not read.
-        senderAuth: { pass: false, reason: 'no DKIM or DMARC pass for the From domain' },
+        senderAuth: { pass: false, reason: 'the provider failed DMARC for the message' },
       },
     });
     expect(await w.state()).toEqual(untouched);
