@@ -131,7 +131,9 @@ describe('through the inbound URL', () => {
       const forged = /\r\nAuthentication-Results: mx\.inbound\.test; dkim=pass[^\r]*/.exec(s)![0];
       return s.replace(forged, '').replace(/\r\nReceived: /, `${forged}\r\nReceived: `);
     });
-    expect(adjacent.toString('latin1')).toMatch(/dmarc=fail \(p=NONE sp=NONE dis=NONE\) header\.from=acme\.test\r\nAuthentication-Results: /);
+    expect(adjacent.toString('latin1')).toMatch(
+      /dmarc=fail \(p=NONE sp=NONE dis=NONE\) header\.from=acme\.test\r\nAuthentication-Results: /,
+    );
     const row = await viaUrl(w.path, adjacent);
     expect(row).toMatchObject({
       status: 'applied',

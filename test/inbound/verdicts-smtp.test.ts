@@ -136,7 +136,7 @@ describe('a forged Authentication-Results over SMTP', () => {
     expect(await w.state()).toEqual(untouched);
   });
 
-  it("to a token address of another send: nothing changes for the lead the report or request names", async () => {
+  it('to a token address of another send: nothing changes for the lead the report or request names', async () => {
     const w = await world();
     // Mallory holds a token of the same account (mail we sent her), and names jane.
     const mallory = await buildThread(env.deps.db, w.accountId, { to: `mallory@e${rand()}.test` });
