@@ -18,9 +18,10 @@ const REPLACES: Record<LeadMailOutcome['status'], ContactStatus[]> = {
 
 /**
  * The lead's status from its contacts', first match wins (docs/decisions/mail-leads-and-threads.md):
- * a contact `replied` (the strongest reply's kind, the latest of equal strength: reply-strength.ts) → `contacted` (someone still reachable) → `unsubscribed`
- * → `bounced`. So a colleague's unsubscribe or bounce never hides a human reply, and a company is only
- * `unsubscribed` or `bounced` when nobody there can still be written to. Null: no contact has a mail status.
+ * a contact `replied` (the strongest reply's kind, the latest of equal strength: reply-strength.ts) →
+ * `contacted` (someone still reachable) → `unsubscribed` → `bounced`. So a colleague's unsubscribe or bounce
+ * never hides a human reply, and a company is only `unsubscribed` or `bounced` when nobody there can still
+ * be written to. Null: no contact has a mail status.
  */
 export const LEAD_PRECEDENCE: ContactStatus[] = ['replied', 'contacted', 'unsubscribed', 'bounced'];
 

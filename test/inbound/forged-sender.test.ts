@@ -124,7 +124,7 @@ describe('through the inbound URL', () => {
     }
   });
 
-  it("a forged pass right below the provider's own DMARC fail (same authserv-id, adjacent): only the topmost counts, nothing opted out", async () => {
+  it("a forged pass right below the provider's own DMARC fail (same id, adjacent): only the topmost counts", async () => {
     const w = await world();
     // The sender's passing field moved up, right under the provider's failing one: no Received between them.
     const adjacent = edit(mailFixture('forged-unsubscribe'), (s) => {
