@@ -10,7 +10,7 @@ import { AnswerLost, NotShipped, type ChannelAdapter, type Work } from './channe
 
 /** Mail's outcomes in the shipping path's words (mail keeps its own, so it needs nothing from here). */
 function translated(err: unknown): unknown {
-  if (err instanceof NotSent) return new NotShipped(err.message, err.permanent, err.refusal);
+  if (err instanceof NotSent) return new NotShipped(err.message, err.permanent, err.refusal, err.detail);
   if (err instanceof MailAnswerLost) return new AnswerLost(err.message);
   return err;
 }
