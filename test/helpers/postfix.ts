@@ -15,6 +15,8 @@ import { alive, ensurePackage, freePort, reapStaleRuns, until } from './processe
  *   with `mailbox(user)`); an unknown user is refused at RCPT (550 5.1.1, smtpd_reject_unlisted_recipient).
  * - `BOUNCE_DOMAIN`: every recipient is accepted at RCPT and handed to the virtual delivery agent, which
  *   delivers the users given and bounces the others: Postfix's own DSN goes to the envelope sender.
+ * - with `verifyInbound` (docs/sending-mail.md's recipe), a recipient at INBOUND_DOMAIN is verified with the
+ *   listener (Postfix's address-verification probe) before RCPT is answered: what it refuses, Postfix refuses.
  * - with `tls`, smtpd offers STARTTLS with the certificate given (a test's own, self-signed).
  * - `INBOUND_DOMAIN` (the service's inbound domain): relayed by a transport map entry to the service's
  *   inbound SMTP listener (`inboundPort`), so DSNs and replies through Postfix reach the service.
@@ -101,7 +103,7 @@ export interface PostfixTls {
   keyFile: string;
 }
 
-function mainCf(dir: string, tls: PostfixTls | null): string {
+function mainCf(dir: string, tls: PostfixTls | null, verifyInbound: boolean): string {
   const etc = path.join(dir, 'etc');
   const settings: Record<string, string> = {
     compatibility_level: '3.6',
@@ -144,6 +146,14 @@ function mainCf(dir: string, tls: PostfixTls | null): string {
     message_size_limit: String(30 * 1024 * 1024),
     // Postfix's own DSN carries the original message whole (its headers are what matching reads).
     bounce_size_limit: '200000',
+    // docs/sending-mail.md's recipe: a recipient at the inbound domain is checked with the service's listener
+    // (an address-verification probe through the transport map) before RCPT is answered; its 550 is ours.
+    ...(verifyInbound
+      ? {
+          smtpd_recipient_restrictions: `reject_unauth_destination, check_recipient_access texthash:${path.join(etc, 'verify_inbound')}`,
+          unverified_recipient_reject_code: '550',
+        }
+      : {}),
     // Offered, never required (as Debian's stock main.cf does with its snakeoil certificate).
     ...(tls ? { smtpd_tls_security_level: 'may', smtpd_tls_cert_file: tls.certFile, smtpd_tls_key_file: tls.keyFile } : {}),
   };
@@ -173,11 +183,14 @@ export async function startPostfix({
   users,
   inboundPort,
   tls = null,
+  verifyInbound = false,
 }: {
   users: string[];
   inboundPort: number;
   /** smtpd offers STARTTLS with this certificate; null: no STARTTLS. */
   tls?: PostfixTls | null;
+  /** Verify INBOUND_DOMAIN's recipients with the listener before answering RCPT (reject_unverified_recipient). */
+  verifyInbound?: boolean;
 }): Promise<Postfix> {
   ensurePackage('postfix', '/usr/sbin/postfix');
   ensurePackage('swaks', 'swaks');
@@ -193,7 +206,8 @@ export async function startPostfix({
   chownSync(path.join(dir, 'data'), postfixUid, 0);
   chownSync(path.join(dir, 'mail'), MAILBOX_UID, MAILBOX_UID);
   const port = await freePort();
-  writeFileSync(path.join(etc, 'main.cf'), mainCf(dir, tls));
+  writeFileSync(path.join(etc, 'main.cf'), mainCf(dir, tls, verifyInbound));
+  writeFileSync(path.join(etc, 'verify_inbound'), `${INBOUND_DOMAIN} reject_unverified_recipient\n`);
   writeFileSync(path.join(etc, 'master.cf'), masterCf(port, tls !== null));
   writeFileSync(path.join(etc, 'vmailbox'), users.map((u) => `${u.toLowerCase()} ${u.toLowerCase()}/\n`).join(''));
   writeFileSync(
