@@ -121,7 +121,8 @@ function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { 
       detail: {
         ...detail,
         autoResolve: null,
-        note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent`,
+        // The sentence names the cause when there is one worth telling (a TLS failure toward the relay).
+        note: `Not sent automatically: ${sentence.replace('could not be reached', `could not be reached in ${AUTO_SEND_TRIES} tries`)}`,
       },
     };
   }
@@ -130,9 +131,7 @@ function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { 
     detail: {
       ...detail,
       autoResolve: { ...detail.autoResolve, at: next.at, tries: next.tries },
-      note:
-        `The mail service could not be reached; nothing was sent. Try ${next.tries} of ${AUTO_SEND_TRIES} at ` +
-        `${new Date(next.at).toISOString()}.`,
+      note: `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}. Try ${next.tries} of ${AUTO_SEND_TRIES} at ${new Date(next.at).toISOString()}.`,
     },
   };
 }
