@@ -36,9 +36,7 @@ export const areasEnv = {
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
-export function areasConfig(
-  env: z.output<z.ZodObject<typeof areasEnv>> & Parameters<typeof mailTransportConfig>[0] & { MAINTENANCE_SWEEP_MS: number },
-) {
+export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number }) {
   return {
     jobs: jobsConfig(env),
     inbound: inboundConfig(env),
