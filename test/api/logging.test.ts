@@ -46,7 +46,7 @@ describe('logging', () => {
 
   it('cuts inbound mail URL secrets out of logged URLs, and never logs a received message', async () => {
     const { accountId } = await env.tenant();
-    const { url } = await createInboundUrl(env.deps.db, env.config.baseUrl, accountId);
+    const { url } = await createInboundUrl(env.deps, accountId);
     const secret = url.split('/').pop()!;
     const res = await env
       .api()
