@@ -97,6 +97,20 @@ export async function receiveDelivery(
     );
 }
 
+/**
+ * Whether a hook URL's token may belong to a live hook, asked before its body is read: false (answer
+ * 404 unread) only when the trusted live-hooks registry in Redis does not know the token. An untrusted
+ * registry or a failing Redis says true, and receiveDelivery decides after the body, from Postgres.
+ */
+export async function hookMayBeLive(deps: IntakeDeps, token: string): Promise<boolean> {
+  const found = await liveHooks(deps)
+    .lookup([hashHookToken(token)])
+    .catch(() => 'untrusted' as const);
+  if (found === 'untrusted' || found[0]) return true;
+  metrics.webhookDeliveries.inc({ outcome: 'unknown_hook' });
+  return false;
+}
+
 type Answer = { deliveryId: string } | null | Error;
 
 async function receiveMany(deps: IntakeDeps, arrivals: Arrival[]): Promise<Answer[]> {
