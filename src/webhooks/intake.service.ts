@@ -10,6 +10,7 @@ import { createBatcher, type Batcher } from '../batcher.js';
 import { createHookLimiter, type HookLimiter, type LimitAnswer } from './hook-limiter.js';
 import { hashHookToken } from './hook-token.js';
 import { liveHooks, type LiveHook } from './live-hooks.js';
+export { hookMayBeLive } from './live-hooks.js';
 import { webhooksRepository } from './webhooks.repository.js';
 import type { Outcome } from './webhooks.types.js';
 
@@ -95,20 +96,6 @@ export async function receiveDelivery(
         throw err;
       },
     );
-}
-
-/**
- * Whether a hook URL's token may belong to a live hook, asked before its body is read: false (answer
- * 404 unread) only when the trusted live-hooks registry in Redis does not know the token. An untrusted
- * registry or a failing Redis says true, and receiveDelivery decides after the body, from Postgres.
- */
-export async function hookMayBeLive(deps: IntakeDeps, token: string): Promise<boolean> {
-  const found = await liveHooks(deps)
-    .lookup([hashHookToken(token)])
-    .catch(() => 'untrusted' as const);
-  if (found === 'untrusted' || found[0]) return true;
-  metrics.webhookDeliveries.inc({ outcome: 'unknown_hook' });
-  return false;
 }
 
 type Answer = { deliveryId: string } | null | Error;
