@@ -215,3 +215,26 @@ export async function withConnection<T>(db: Queryable, fn: (conn: PgConnection, 
 export function preparedQuery<T>(q: Queryable, config: { name: string; text: string; values: unknown[] }): Promise<T[]> {
   return run<T>(q, config, config.values);
 }
+
+/** A prune pass of one kind of history: removes (or empties) at most `limit` rows older than `before` (epoch ms) in one statement; answers how many. */
+export type Prune = (q: Queryable, before: number, limit: number) => Promise<number>;
+
+/**
+ * One statement: at most `limit` rows of `table` matching `where` (its `?` bound to `bindings`), found and deleted by
+ * `ctid` (a TID scan); a partitioned table's ctids repeat across its partitions, so it names its `key` instead.
+ */
+export async function deleteBatch(
+  q: Queryable,
+  table: string,
+  where: string,
+  bindings: unknown[],
+  limit: number,
+  key?: string,
+): Promise<number> {
+  const pick = key ? `(${key}) IN (SELECT ${key}` : 'ctid = ANY(ARRAY(SELECT ctid';
+  const { rowCount } = (await q.raw(`DELETE FROM ${table} WHERE ${pick} FROM ${table} WHERE ${where} LIMIT ?)${key ? '' : ')'}`, [
+    ...bindings,
+    limit,
+  ] as never[])) as { rowCount: number };
+  return rowCount;
+}

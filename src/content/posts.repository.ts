@@ -1,3 +1,4 @@
+import { accountColumnSql, accountSettings, joinAccount } from '../accounts/settings.repository.js';
 import type { Queryable } from '../db.js';
 import type { CursorPosition } from '../cursor.js';
 
@@ -46,13 +47,12 @@ export interface PageFilter {
   limit: number;
 }
 
-const PUBLISHED_BY_SLUG = `select p.*, a.blog_base_url from posts p join accounts a on a.id = p.account_id
+const PUBLISHED_BY_SLUG = `select p.*, ${accountColumnSql('blog_base_url', 'p.account_id')} as blog_base_url from posts p
   where p.account_id = ? and p.slug = ? and p.status = 'published'`;
 
 /** The posts table and its publications; every read names the account. */
 export function postsRepository(q: Queryable) {
-  const shown = () =>
-    q('posts as p').join('accounts as a', 'a.id', 'p.account_id').select('p.*', 'a.blog_base_url').where('p.status', 'published');
+  const shown = () => joinAccount(q('posts as p').select('p.*'), 'p.account_id', ['blog_base_url']).where('p.status', 'published');
   return {
     /** Any post of the account with this slug, pending included. */
     bySlug: (accountId: string, slug: string): Promise<PostRow | undefined> => q('posts').where({ account_id: accountId, slug }).first(),
@@ -123,11 +123,9 @@ export function postsRepository(q: Queryable) {
       q('post_publications').where({ idempotency_key: key }).first('post_id', 'account_id'),
 
     blogBaseUrl: async (accountId: string): Promise<string | null> =>
-      ((await q('accounts').where({ id: accountId }).first('blog_base_url')) as { blog_base_url: string | null } | undefined)
-        ?.blog_base_url ?? null,
+      (await accountSettings(q).column<string | null>(accountId, 'blog_base_url')) ?? null,
 
-    setBlogBaseUrl: (accountId: string, url: string): Promise<number> =>
-      q('accounts').where({ id: accountId }).update({ blog_base_url: url }),
+    setBlogBaseUrl: (accountId: string, url: string): Promise<number> => accountSettings(q).set(accountId, { blog_base_url: url }),
   };
 }
 

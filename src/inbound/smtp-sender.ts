@@ -17,9 +17,9 @@ import { checkSmtpSender } from './smtp-auth.js';
 export async function smtpSenderMatch(db: Queryable, address: string | null, unmatched: Match): Promise<Match> {
   const to = address?.toLowerCase();
   if (!to) return unmatched;
-  const accounts: { account_id: string }[] = await db('mail_threads').distinct('account_id').where({ to_address: to }).limit(2);
+  const accounts = await threadsRepository(db).accountsMailing(to, 2);
   if (accounts.length > 1) return { ok: false, reason: 'no token or thread header, and more than one account mailed its sender' };
-  const thread: Thread | null = accounts[0] ? await threadsRepository(db).latestTo(accounts[0].account_id, to) : null;
+  const thread: Thread | null = accounts[0] ? await threadsRepository(db).latestTo(accounts[0], to) : null;
   return thread ? { ok: true, thread, matchedBy: 'sender' } : unmatched;
 }
 

@@ -1,3 +1,4 @@
+import { accountSettings } from '../accounts/settings.repository.js';
 import type { Queryable } from '../db.js';
 import { NotFound } from '../errors.js';
 
@@ -8,20 +9,20 @@ import { NotFound } from '../errors.js';
  */
 export async function replyStopsCompany(q: Queryable, accountIds: string[]): Promise<Set<string>> {
   if (!accountIds.length) return new Set();
-  const ids: string[] = await q('accounts').whereIn('id', accountIds).andWhere({ reply_stops_company: true }).pluck('id');
+  const ids = await accountSettings(q).whereTrue(accountIds, 'reply_stops_company');
   return new Set(ids);
 }
 
 /** Sets the account's `reply_stops_company`; NotFound for an unknown account. */
 export async function setReplyStopsCompany(q: Queryable, accountId: string, stops: boolean): Promise<{ replyStopsCompany: boolean }> {
-  const n = await q('accounts').where({ id: accountId }).update({ reply_stops_company: stops });
+  const n = await accountSettings(q).set(accountId, { reply_stops_company: stops });
   if (!n) throw new NotFound();
   return { replyStopsCompany: stops };
 }
 
 /** The account's lead settings, as `settings get` shows them. */
 export async function leadSettings(q: Queryable, accountId: string): Promise<{ replyStopsCompany: boolean }> {
-  const row: { reply_stops_company: boolean } | undefined = await q('accounts').where({ id: accountId }).first('reply_stops_company');
-  if (!row) throw new NotFound();
-  return { replyStopsCompany: row.reply_stops_company };
+  const stops = await accountSettings(q).column<boolean>(accountId, 'reply_stops_company');
+  if (stops === undefined) throw new NotFound();
+  return { replyStopsCompany: stops };
 }

@@ -1,6 +1,7 @@
 import { addToBlocklist } from '../blocklist/blocklist.service.js';
 import type { Db } from '../db.js';
 import { recordChannelEvent, type Channel, type DecidedBy } from '../results/channel-events.js';
+import { markDemoEvents } from '../results/event-statements.js';
 import { getLeadColumns, setLeadColumns, upsertLead } from './leads.service.js';
 import type { LeadStatus, ReplyKind } from './leads.types.js';
 
@@ -150,7 +151,7 @@ export async function seedLeadsAndEvents(
       }
     }
     // Demo figures never mix into the account's real ones: every row written here is marked, and /results leaves it out.
-    await trx('channel_events').where({ account_id: accountId }).andWhereLike('ref_id', 'seed-%').update({ demo: true });
+    await markDemoEvents(trx, accountId, 'seed-');
   });
   return { leads: SEED_LEAD_COUNT, events, eventsInResults: false };
 }

@@ -1,3 +1,4 @@
+import { accountSettings } from '../accounts/settings.repository.js';
 import addressparser from 'nodemailer/lib/addressparser';
 import type { Config } from '../config.js';
 import { fromDomain } from '../config/mail-identity.js';
@@ -35,7 +36,7 @@ export function parseSender(config: Config, input: string): string {
 
 /** Sets the account's sending identity (`parseSender`'s answer); NotFound for an unknown account. */
 export async function setAccountSender(q: Queryable, accountId: string, from: string, at = Date.now()): Promise<void> {
-  const n = await q('accounts').where({ id: accountId }).update({ mail_from: from, mail_from_set_at: at });
+  const n = await accountSettings(q).set(accountId, { mail_from: from, mail_from_set_at: at });
   if (!n) throw new NotFound();
 }
 
@@ -44,7 +45,6 @@ export async function setAccountSender(q: Queryable, accountId: string, from: st
  * allows, else MAIL_FROM. Read when a send's fence is written, so every ship of that mail carries the same.
  */
 export async function senderOf(q: Queryable, config: Config, accountId: string): Promise<string> {
-  const row: { mail_from: string | null } | undefined = await q('accounts').where({ id: accountId }).first('mail_from');
-  const own = row?.mail_from ?? null;
+  const own = (await accountSettings(q).column<string | null>(accountId, 'mail_from')) ?? null;
   return own && config.mailIdentity.allowedFromDomains.includes(fromDomain(own)) ? own : config.mail.from;
 }

@@ -103,5 +103,11 @@ export function threadsRepository(q: Queryable) {
         .first();
       return row ? toThread(row) : null;
     },
+    /** Up to `limit` accounts that mailed this (lowercase) address. */
+    accountsMailing: (address: string, limit: number): Promise<string[]> =>
+      q('mail_threads').distinct('account_id').where({ to_address: address }).limit(limit).pluck('account_id'),
   };
 }
+
+/** SQL text: the account of the thread whose reply token is the one `?` parameter (no row for an unknown token). */
+export const THREAD_ACCOUNT_BY_TOKEN = 'SELECT account_id FROM mail_threads WHERE reply_token = ?';

@@ -1,3 +1,4 @@
+import { recordVisitEventsSql } from '../results/event-statements.js';
 import { preparedQuery, type Queryable } from '../db.js';
 
 /** A tracked link as a visit through it needs it. Links never change once written. */
@@ -55,7 +56,7 @@ export interface Unaggregated {
 
 /**
  * Visits through tracked links, their channel events (`visit`, or `scanner_click` for a bot; only on
- * the channels in $2; each only when its ref, the visit id, was new in `channel_event_refs`) and those channels'
+ * the channels in $2; each only when its ref, the visit id, was new: results' recordVisitEventsSql) and those channels'
  * connections, in one statement: atomic without a transaction, prepared once per connection (this is every click's write).
  */
 const INSERT_LINK_VISITS = {
@@ -66,20 +67,7 @@ const INSERT_LINK_VISITS = {
          ), visit AS (
            INSERT INTO visits (id, account_id, channel, via, link_code, source_type, source_id, card_id, lead_id, url, ua_hash, bot, at)
            SELECT id, account_id, channel, 'link', link_code, source_type, source_id, card_id, lead_id, url, ua_hash, bot, at FROM v
-         ), connected AS (
-           INSERT INTO channel_connections (account_id, channel, connected_at)
-           SELECT DISTINCT ON (account_id, channel) account_id, channel, at FROM v WHERE channel = ANY($2::text[])
-           ON CONFLICT (account_id, channel) DO NOTHING
-         ), refs AS (
-           INSERT INTO channel_event_refs (account_id, channel, type, ref_id, at)
-           SELECT account_id, channel, CASE WHEN bot THEN 'scanner_click' ELSE 'visit' END, id, greatest(at, $3::bigint)
-             FROM v WHERE channel = ANY($2::text[])
-           ON CONFLICT (account_id, channel, type, ref_id) DO NOTHING
-           RETURNING account_id, ref_id
-         )
-         INSERT INTO channel_events (account_id, channel, type, at, ref_id, recorded_at)
-         SELECT account_id, channel, CASE WHEN bot THEN 'scanner_click' ELSE 'visit' END, at, id, $3::bigint
-           FROM v WHERE (account_id, id) IN (SELECT account_id, ref_id FROM refs)`,
+         ), ${recordVisitEventsSql('v', '$2::text[]', '$3::bigint')}`,
 };
 
 const LINK_COLUMNS = ['code', 'account_id', 'url', 'channel', 'source_type', 'source_id', 'card_id', 'lead_id'];

@@ -1,3 +1,4 @@
+import { accountExistsSql } from '../accounts/settings.repository.js';
 import type { Queryable, Trx } from '../db.js';
 import { inSpans, type WindowSplit } from './rollup-window.js';
 
@@ -119,7 +120,7 @@ export function rollupFold(trx: Trx) {
            DELETE FROM results_rollup_deltas WHERE xid < ?::xid8 RETURNING account_id, bucket, metric, key1, key2, n, value
          ), live AS (
            SELECT account_id, bucket, metric, key1, key2, sum(n) AS n, sum(value) AS value FROM moved
-            WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = moved.account_id)
+            WHERE ${accountExistsSql('moved.account_id')}
             GROUP BY 1, 2, 3, 4, 5
          ), minutes AS (
            INSERT INTO results_rollups_minute AS r (account_id, bucket, metric, key1, key2, n, value)

@@ -1,7 +1,6 @@
 import type { Queryable } from '../db.js';
-
-/** Channel events the rollup pass has not folded yet (its watermark; rows older than the rollups carry no xid). */
-export const UNFOLDED_EVENTS = `xid >= (SELECT xid FROM results_rollup_watermark WHERE name = 'results')`;
+import { VISITS_PARTITIONS } from '../measurement/retention.js';
+import { CHANNEL_EVENTS_PARTITIONS } from '../results/retention.js';
 
 /**
  * Tables partitioned by month on their time column (epoch ms, UTC months), each with the retention kind that says
@@ -9,9 +8,9 @@ export const UNFOLDED_EVENTS = `xid >= (SELECT xid FROM results_rollup_watermark
  * in the past or future), which retention trims by rows. `held`: rows that keep their month however old it is.
  */
 export const PARTITIONED: readonly { table: string; kind: string; held?: string }[] = [
-  { table: 'visits', kind: 'visits' },
+  { table: VISITS_PARTITIONS.table, kind: 'visits' },
   // An event recorded late with an old time is counted into the rollups before its month goes.
-  { table: 'channel_events', kind: 'channelEvents', held: UNFOLDED_EVENTS },
+  { table: CHANNEL_EVENTS_PARTITIONS.table, kind: 'channelEvents', held: CHANNEL_EVENTS_PARTITIONS.held },
 ];
 
 /** The month partitions made ahead of the current one. */

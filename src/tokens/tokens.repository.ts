@@ -1,5 +1,9 @@
+import { accountColumnSql } from '../accounts/settings.repository.js';
 import { preparedQuery, type Queryable } from '../db.js';
 import type { Principal, Scope, TokenSummary } from './tokens.types.js';
+
+/** The token's account name (a token's account always exists: deleting an account deletes its tokens). */
+const ACCOUNT_NAME = accountColumnSql('name', 't.account_id');
 
 interface TokenRow {
   id: string;
@@ -43,8 +47,8 @@ export function tokensRepository(q: Queryable) {
     async findLiveByHash(hash: string): Promise<Principal | null> {
       const rows = await preparedQuery<TokenRow & { account_name: string }>(q, {
         name: 'auth-token-by-hash',
-        text: `SELECT t.id, t.label, t.scopes, t.created_at, t.last_used_at, t.account_id, a.name AS account_name
-                 FROM api_tokens t JOIN accounts a ON a.id = t.account_id
+        text: `SELECT t.id, t.label, t.scopes, t.created_at, t.last_used_at, t.account_id, ${ACCOUNT_NAME} AS account_name
+                 FROM api_tokens t
                 WHERE t.token_hash = $1 AND t.revoked_at IS NULL`,
         values: [hash],
       });

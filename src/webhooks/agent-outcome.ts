@@ -1,14 +1,8 @@
+import { agentTurnDoors } from '../agent/doors.js';
 import type { Queryable } from '../db.js';
+import { leadTouchedBetween } from '../leads/doors.js';
 import { firstCardOfTurn } from '../review/cards/doors.js';
 import type { AgentOutcome } from './webhooks.types.js';
-
-interface TurnWindow {
-  id: string;
-  status: 'queued' | 'running' | 'replied' | 'failed';
-  started_at: number | null;
-  finished_at: number | null;
-  failure: string | null;
-}
 
 /** For a failed turn that recorded no reason (older rows): still says it failed, not nothing. */
 export const FAILED_WITHOUT_REASON = 'the agent failed this turn (no reason was recorded)';
@@ -22,26 +16,13 @@ export const FAILED_WITHOUT_REASON = 'the agent failed this turn (no reason was 
 export async function agentOutcome(q: Queryable, accountId: string, turnId: string | null, now = Date.now()): Promise<AgentOutcome> {
   const none: AgentOutcome = { made: 'nothing yet', turn: null, lead: null, card: null, note: null };
   if (!turnId) return none;
-  const turn = await q('agent_turns')
-    .where({ account_id: accountId, id: turnId })
-    .first<TurnWindow | undefined>('id', 'status', 'started_at', 'finished_at', 'failure');
+  const turns = agentTurnDoors(q);
+  const turn = await turns.window(accountId, turnId);
   if (!turn) return none;
   const [card, note, lead] = await Promise.all([
     firstCardOfTurn(q, accountId, turnId),
-    q('agent_replies').where({ account_id: accountId, turn_id: turnId }).orderBy('id').first<{ text: string } | undefined>('text'),
-    turn.started_at === null
-      ? undefined
-      : q('leads as l')
-          .where('l.account_id', accountId)
-          .andWhere((w) =>
-            w.whereBetween('l.created_at', [turn.started_at!, turn.finished_at ?? now]).orWhereExists(
-              q('lead_research as r')
-                .whereRaw('r.lead_id = l.id')
-                .whereBetween('r.updated_at', [turn.started_at!, turn.finished_at ?? now]),
-            ),
-          )
-          .orderBy('l.created_at')
-          .first<{ id: string; domain: string } | undefined>('l.id', 'l.domain'),
+    turns.firstReply(accountId, turnId),
+    turn.started_at === null ? undefined : leadTouchedBetween(q, accountId, turn.started_at, turn.finished_at ?? now),
   ]);
   const out: AgentOutcome = {
     made: card ? 'card' : lead ? 'lead' : note ? 'note' : 'nothing yet',

@@ -1,3 +1,4 @@
+import { accountSettings } from '../accounts/settings.repository.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import type { Db, Queryable } from '../db.js';
 import { BadRequest, NotFound, Rejected } from '../errors.js';
@@ -10,8 +11,7 @@ const NAME = /^[a-z0-9][a-z0-9_.-]{0,119}$/;
 export async function addDestination(db: Db, accountId: string, name: string): Promise<{ id: string; name: string }> {
   if (!NAME.test(name)) throw new BadRequest('--name must be 1 to 120 lowercase letters, digits, ".", "_" or "-"');
   return auditedWrite(db, adminActor(accountId, 'destination add'), async (trx) => {
-    const account = await trx('accounts').where({ id: accountId }).first('id');
-    if (!account) throw new NotFound();
+    if (!(await accountSettings(trx).exists(accountId))) throw new NotFound();
     const id = newId('dest');
     const inserted = await trx('destinations')
       .insert({ id, account_id: accountId, name, created_at: Date.now() })
@@ -55,7 +55,7 @@ export async function listDestinationDeliveries(db: Db, accountId: string, name:
 export async function setAccountTimeZone(db: Db, accountId: string, tz: string): Promise<{ id: string; timeZone: string }> {
   if (!isTimeZone(tz)) throw new BadRequest(`--time-zone ${tz} is not a known IANA time zone (for example Europe/Paris)`);
   return auditedWrite(db, adminActor(accountId, 'account set-time-zone'), async (trx) => {
-    const n = await trx('accounts').where({ id: accountId }).update({ time_zone: tz });
+    const n = await accountSettings(trx).set(accountId, { time_zone: tz });
     if (!n) throw new NotFound();
     return { result: { id: accountId, timeZone: tz }, targetId: accountId };
   });

@@ -1,3 +1,4 @@
+import { agentTurnDoors } from '../agent/doors.js';
 import type { Queryable } from '../db.js';
 import { metrics } from '../metrics/registry.js';
 import type { RunStatus, RunStep, WorkflowStep } from './workflows.types.js';
@@ -119,19 +120,7 @@ export function runsRepository(q: Queryable) {
       return rows.map((r) => ({ id: r.id, jobId: r.job_id }));
     },
     /** How the step's turn ended, or null while it has not. */
-    async turnEnd(turnId: string): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
-      const t = await q('agent_turns')
-        .where({ id: turnId })
-        .first<{ status: string; failure: string | null } | undefined>('status', 'failure');
-      return t && (t.status === 'replied' || t.status === 'failed') ? { status: t.status, failure: t.failure } : null;
-    },
-    async lastReply(turnId: string): Promise<string | null> {
-      const r = await q('agent_replies')
-        .where({ turn_id: turnId })
-        .orderBy('at', 'desc')
-        .orderBy('id', 'desc')
-        .first<{ text: string } | undefined>('text');
-      return r?.text ?? null;
-    },
+    turnEnd: (turnId: string) => agentTurnDoors(q).end(turnId),
+    lastReply: (turnId: string) => agentTurnDoors(q).lastReply(turnId),
   };
 }

@@ -1,3 +1,4 @@
+import { accountSettings } from '../accounts/settings.repository.js';
 import type { Queryable } from '../db.js';
 import type { Schedule } from './schedule.js';
 import type { RunStep, RunView, WorkflowRow, WorkflowStep } from './workflows.types.js';
@@ -147,8 +148,7 @@ export function workflowsRepository(q: Queryable) {
       return q('destinations').where({ account_id: accountId }).orderBy('name').select('id', 'name');
     },
     async accountTimeZone(accountId: string): Promise<string> {
-      const row = await q('accounts').where({ id: accountId }).first<{ time_zone: string } | undefined>('time_zone');
-      return row?.time_zone ?? 'UTC';
+      return (await accountSettings(q).column<string>(accountId, 'time_zone')) ?? 'UTC';
     },
   };
 }
