@@ -17,6 +17,7 @@ import { startMetrics, type MetricsServer } from '../src/metrics/server.js';
 import { startTracing, type ProcessKind } from '../src/tracing/provider.js';
 import { startHeartbeat, type Heartbeat } from '../workers/heartbeat.js';
 import { checkPoolConfig, parsePools, settlesWithin, startPools, type Pools } from '../workers/main.js';
+import { fencesRepository } from '../src/shipping/fence.repository.js';
 
 function fail(line: string): never {
   process.stderr.write(`${line}\n`);
@@ -109,7 +110,10 @@ async function main(): Promise<void> {
   }
 
   // One /metrics per process, whatever roles it runs; queues are sampled where the API or pools run.
-  const sampled = api || workers ? { db: deps.db, redis: deps.redis, queues: deps.queues } : null;
+  const sampled =
+    api || workers
+      ? { redis: deps.redis, queues: deps.queues, oldestLostAnswer: () => fencesRepository(deps.db).oldestLostAnswer() }
+      : null;
   const where = `${config.metrics.host}:${config.metrics.port}`;
   const metrics: MetricsServer | null = await startMetrics(config, logger, deps.db, sampled).catch((err: Error) =>
     fail(`metrics cannot listen on ${where} (${err.message}); set METRICS_PORT (unset = off)`),

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { getResults, hasReturnPath } from '../../src/results/results.service.js';
+import { getResults, hasReturnPath } from '../../src/results/report/results.service.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import { ResultsQuery, ResultsResponse } from './results.schemas.js';
 

@@ -9,7 +9,7 @@ import { THINGS, type Thing } from '../experiments/experiments.repository.js';
 import { experimentFact, readExperiments } from '../experiments/reading.js';
 import { METRICS } from '../experiments/plan.js';
 import { openingOf, THING_WORDS } from '../experiments/variants.js';
-import { getResults, hasReturnPath, type Results } from '../results/results.service.js';
+import { getResults, hasReturnPath, type Results } from '../results/report/results.service.js';
 import { needsApproval } from '../review/approval.service.js';
 import { ToolRefused } from './brain.js';
 import { WAIT_TOOL_ARGS, withWaitDefaults } from './experiment-sequence-wait.js';

@@ -96,5 +96,12 @@ export interface ChannelAdapter {
   prepare?(trx: Queryable, fencing: Fencing, work: Work): Promise<Prepared>;
   /** Resolves once the service took it; throws NotShipped or AnswerLost. */
   ship(work: Work, idempotencyKey: string): Promise<Shipped>;
-  lookup(idempotencyKey: string): Promise<Lookup>;
+  /** What became of the work shipped under `idempotencyKey`; `fence`: the shipping path's fence of it (its account and details). */
+  lookup(idempotencyKey: string, fence: FenceOfWork): Promise<Lookup>;
+}
+
+/** What the shipping path hands a lookup of its fence (the fence's table is the shipping path's own). */
+export interface FenceOfWork {
+  accountId: string;
+  details: Record<string, unknown>;
 }

@@ -38,13 +38,10 @@ export const experimentAdapter = (_config: Config, db: Db): ChannelAdapter => ({
     if (!started) throw new NotShipped('the experiment was dismissed or has ended', true);
     return { providerId: id };
   },
-  async lookup(key) {
-    const fence = (await db('mail_sends').where({ idempotency_key: key }).first('account_id', 'details')) as
-      | { account_id: string; details: Record<string, unknown> | null }
-      | undefined;
-    const id = textOf(fence?.details?.experimentId);
-    if (!fence || !id) return { state: 'unknown' };
-    const e = await experimentsRepository(db).get(fence.account_id, id);
+  async lookup(_key, fence) {
+    const id = textOf(fence.details.experimentId);
+    if (!id) return { state: 'unknown' };
+    const e = await experimentsRepository(db).get(fence.accountId, id);
     return e && e.status !== 'proposed' && e.startedAt !== null ? { state: 'sent', providerId: id } : { state: 'not_found' };
   },
 });

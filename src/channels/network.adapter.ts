@@ -39,12 +39,6 @@ export async function bridgeFor(config: Config, q: Queryable, accountId: string,
   return providerBridge({ url: c.url, key: c.key, timeoutMs: providerTimings(config).sendTimeoutMs, service });
 }
 
-/** The account whose fence carries this idempotency key (the shipping path's fences: mail_sends). */
-export async function accountOfKey(q: Queryable, key: string): Promise<string | null> {
-  const row = (await q('mail_sends').where({ idempotency_key: key }).first('account_id')) as { account_id: string } | undefined;
-  return row?.account_id ?? null;
-}
-
 /**
  * A provider adapter's ship and lookup through the account's connection of `kind` (network, ads): the
  * part every provider adapter shares. Work whose account has lost its connection is not shipped (for
@@ -58,9 +52,8 @@ export function providerShipping(config: Config, db: Db, kind: ConnectionKind): 
       if (!bridge) throw new NotShipped(`the account has no ${kind} connection any more`, true);
       return bridge.ship(work, key);
     },
-    async lookup(key) {
-      const accountId = await accountOfKey(db, key);
-      const bridge = accountId ? await bridgeFor(config, db, accountId, kind) : null;
+    async lookup(key, fence) {
+      const bridge = await bridgeFor(config, db, fence.accountId, kind);
       return bridge ? bridge.lookup(key) : { state: 'unknown' };
     },
   };

@@ -54,6 +54,9 @@ const PUBLISHED_BY_SLUG = `select p.*, ${accountColumnSql('blog_base_url', 'p.ac
 export function postsRepository(q: Queryable) {
   const shown = () => joinAccount(q('posts as p').select('p.*'), 'p.account_id', ['blog_base_url']).where('p.status', 'published');
   return {
+    /** Whether the account has a post past `pending` (one the Content API published: its tracked links bring visits). */
+    anyPublished: async (accountId: string): Promise<boolean> =>
+      Boolean(await q('posts').where({ account_id: accountId }).whereNot({ status: 'pending' }).first('id')),
     /** Any post of the account with this slug, pending included. */
     bySlug: (accountId: string, slug: string): Promise<PostRow | undefined> => q('posts').where({ account_id: accountId, slug }).first(),
 

@@ -1,19 +1,19 @@
-import type { Db } from '../db.js';
 import type { QueueSet } from '../jobs/registry.js';
 import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import { metrics } from './registry.js';
 
 export interface SamplerSources {
-  db: Db;
   redis: Redis;
   queues: QueueSet;
+  /**
+   * When the oldest send whose provider answer is lost was fenced (epoch ms), or null: handed in by the process
+   * (the shipping path owns its fences, src/shipping/fence.repository.ts `oldestLostAnswer`).
+   */
+  oldestLostAnswer(): Promise<number | null>;
 }
 
 const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
-
-/** Sends whose provider answer is lost: `pending` while reconciled, `unknown` once a person must decide. */
-const OLDEST_PENDING = `select min(created_at) as oldest from mail_sends where status in ('pending', 'unknown')`;
 
 /**
  * One sample: BullMQ's counts of every queue (one round trip each), the age of the oldest lost send
@@ -26,8 +26,7 @@ export async function sampleOnce(src: SamplerSources, log: Logger): Promise<void
       for (const state of STATES) metrics.queueJobs.set({ queue: name, state }, counts[state] ?? 0);
     }),
     (async () => {
-      const rows = (await src.db.raw(OLDEST_PENDING)) as { rows: { oldest: string | number | null }[] };
-      const oldest = rows.rows[0]?.oldest;
+      const oldest = await src.oldestLostAnswer();
       metrics.deliveryPendingOldest.set(oldest == null ? 0 : Math.max(0, (Date.now() - Number(oldest)) / 1000));
     })(),
     (async () => {

@@ -29,6 +29,8 @@ export interface ValueRow {
   channel: string;
   currency: string;
   current: boolean;
+  /** How many conversions the total sums. */
+  n: number;
   total: number;
 }
 
@@ -104,34 +106,17 @@ export function resultsRepository(q: Queryable) {
     },
 
     /**
-     * Whether the account has a measurement source: a live token that may report visits and conversions
-     * (`measurement:write`), or a post the Content API published (its tracked links bring visits).
+     * Attributed conversion value per (channel, currency) from the rollups, split at `since`: `split.rolled` and
+     * `split.minutes` from the hourly and minute rollups and the deltas not folded yet (`split.raw` is counted from
+     * measurement's conversions: src/measurement/conversions.repository.ts). `n`: how many conversions each sums.
      */
-    async hasMeasurementSource(accountId: string): Promise<boolean> {
-      const { rows } = (await q.raw(
-        `SELECT EXISTS (SELECT 1 FROM api_tokens WHERE account_id = ? AND revoked_at IS NULL AND 'measurement:write' = ANY (scopes))
-             OR EXISTS (SELECT 1 FROM posts WHERE account_id = ? AND status <> 'pending') AS source`,
-        [accountId, accountId],
-      )) as { rows: { source: boolean }[] };
-      return rows[0]?.source ?? false;
-    },
-
-    /**
-     * Attributed conversion value per (channel, currency), split at `since` (by when each happened): `split.raw`
-     * counted from `conversions`, `split.rolled` and `split.minutes` from the hourly and minute rollups and the deltas
-     * not folded yet.
-     */
-    async conversionValues(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<ValueRow[]> {
-      const raw = inSpans('occurred_at', split.raw);
+    async rolledConversionValues(accountId: string, since: number, split: WindowSplit, watermark: string): Promise<ValueRow[]> {
       const rolled = inSpans('bucket', split.rolled);
       const minutes = inSpans('bucket', split.minutes);
       const tail = inSpans('bucket', [...split.rolled, ...split.minutes]);
       const { rows } = (await q.raw(
-        `SELECT channel, currency, current, sum(value)::text AS total FROM (
-           SELECT channel, currency, occurred_at >= ? AS current, 1 AS n, value FROM conversions
-            WHERE account_id = ? AND aggregated_at IS NOT NULL AND value IS NOT NULL AND currency IS NOT NULL AND ${raw.sql}
-           UNION ALL
-           SELECT key1, key2, bucket >= ?, n, value FROM results_rollups
+        `SELECT channel, currency, current, sum(n)::int AS n, sum(value)::text AS total FROM (
+           SELECT key1 AS channel, key2 AS currency, bucket >= ? AS current, n, value FROM results_rollups
             WHERE account_id = ? AND metric = 'conversion_value' AND ${rolled.sql}
            UNION ALL
            SELECT key1, key2, bucket >= ?, n, value FROM results_rollups_minute
@@ -139,13 +124,13 @@ export function resultsRepository(q: Queryable) {
            UNION ALL
            SELECT key1, key2, bucket >= ?, n, value FROM results_rollup_deltas
             WHERE account_id = ? AND metric = 'conversion_value' AND ${UNFOLDED} AND ${tail.sql}
-         ) x GROUP BY 1, 2, 3 HAVING sum(n) > 0`,
+         ) x GROUP BY 1, 2, 3`,
         [
-          ...[since, accountId, ...raw.bindings, since, accountId, ...rolled.bindings, since, accountId, ...minutes.bindings],
+          ...[since, accountId, ...rolled.bindings, since, accountId, ...minutes.bindings],
           ...[since, accountId, watermark, ...tail.bindings],
         ],
-      )) as { rows: { channel: string; currency: string; current: boolean; total: string }[] };
-      return rows.map((r) => ({ ...r, total: Number(r.total) }));
+      )) as { rows: { channel: string; currency: string; current: boolean; n: number; total: string | null }[] };
+      return rows.map((r) => ({ ...r, total: Number(r.total ?? 0) }));
     },
 
     /**

@@ -96,6 +96,8 @@ const COLUMNS: Record<keyof FenceChanges, string> = {
  * The shipping fence: one live row per card, written in the transaction that claims the card, for any
  * kind of work. The table keeps its first name, `mail_sends` (queued `mail.reconcile` jobs carry its ids).
  */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 export function fencesRepository(q: Queryable) {
   return {
     async insert(
@@ -159,6 +161,29 @@ export function fencesRepository(q: Queryable) {
         .orderBy('updated_at')
         .limit(limit);
       return rows.map(toSend);
+    },
+    /**
+     * The ad tests shipped at or before `until` whose duration was not over before `since`, oldest first, at most
+     * `limit` (`/results` ads tests).
+     */
+    adTestsShipped: (accountId: string, since: number, until: number, limit: number) =>
+      q('mail_sends')
+        .where({ account_id: accountId, kind_of_work: 'ad_test', status: 'sent' })
+        .whereNotNull('provider_id')
+        .where('settled_at', '<=', until)
+        .whereRaw(`settled_at + coalesce((details->>'durationDays')::bigint, 0) * ? >= ?`, [DAY_MS, since])
+        .orderBy('settled_at')
+        .limit(limit)
+        .select('provider_id', 'card_id', 'subject', 'settled_at', 'details') as unknown as Promise<
+        { provider_id: string; card_id: string; subject: string; settled_at: string | number; details: Record<string, unknown> | null }[]
+      >,
+    /** When the oldest send whose provider answer is lost was fenced: `pending` while reconciled, `unknown` once a person must decide. */
+    async oldestLostAnswer(): Promise<number | null> {
+      const { rows } = (await q.raw(`select min(created_at) as oldest from mail_sends where status in ('pending', 'unknown')`)) as {
+        rows: { oldest: string | number | null }[];
+      };
+      const oldest = rows[0]?.oldest;
+      return oldest == null ? null : Number(oldest);
     },
   };
 }

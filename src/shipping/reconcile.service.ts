@@ -40,7 +40,9 @@ export async function reconcileSend(
   const card = await cardsRepository(deps.db).find(accountId, fence.cardId);
   const unchanged = !card || card.version === 1;
   const unknown: Lookup = { state: 'unknown' };
-  const found = adapter ? await adapter.lookup(fence.idempotencyKey).catch(() => unknown) : unknown;
+  const found = adapter
+    ? await adapter.lookup(fence.idempotencyKey, { accountId: fence.accountId, details: fence.details }).catch(() => unknown)
+    : unknown;
   const open = fence;
   const settle = (providerId: string) =>
     recordKnownOutcome(deps.logger, open.id, 'sent', () => settleSent(deps.db, open, providerId, { unchanged }));

@@ -26,6 +26,14 @@ const summary = (r: TokenRow): TokenSummary => ({
 
 export function tokensRepository(q: Queryable) {
   return {
+    /** Whether the account has a live (unrevoked) token with this scope. */
+    async hasLiveScope(accountId: string, scope: string): Promise<boolean> {
+      const { rows } = (await q.raw(
+        'SELECT EXISTS (SELECT 1 FROM api_tokens WHERE account_id = ? AND revoked_at IS NULL AND ? = ANY (scopes)) AS live',
+        [accountId, scope],
+      )) as { rows: { live: boolean }[] };
+      return rows[0]?.live ?? false;
+    },
     async insert(t: { id: string; accountId: string; label: string; scopes: Scope[]; hash: string; createdAt: number }) {
       await q('api_tokens').insert({
         id: t.id,

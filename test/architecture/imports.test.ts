@@ -49,6 +49,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['review'],
   // The shipping path: what was approved is fenced, shipped through its channel and reconciled.
   ['shipping'],
+  // results/report: the `/results` scoreboard, read through each owner's repository or door (the agent's read_results asks it).
+  ['results/report'],
   ['agent'],
   ['webhooks', 'workflows', 'inbound'],
   // Retention removes every area's expired history (finished cards through the card area's door).
@@ -59,7 +61,7 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** Folders inside an area's folder that are areas of their own. */
-const NESTED_AREAS = ['src/review/cards/'];
+const NESTED_AREAS = ['src/review/cards/', 'src/results/report/'];
 /** The card area: the only files that touch the review_cards table. */
 const CARDS = 'src/review/cards/';
 const CARD_REPOSITORY = join('src', 'review', 'cards', 'cards.repository.ts');
@@ -73,7 +75,7 @@ const CARD_REPOSITORY_ALLOWED = new Set<string>(['review', 'shipping']);
 // Readers of the table, never writers: the harness counts, and an experiment's counts (a mail card settled unsent never exposes;
 // an ad experiment's ad test card dismissed never runs).
 const CARD_TABLE_READERS = new Set<string>([
-  'src/results/harness.repository.ts',
+  'src/results/report/harness.repository.ts',
   'src/experiments/experiment-counts.ts',
   'src/experiments/ad-variant.ts',
   'src/experiments/post-title.ts',

@@ -38,7 +38,7 @@ describe('a publication whose answer was lost', () => {
     await markPending(env.deps, adapter, fence, 'answer lost (test)');
     expect((await fencesRepository(env.deps.db).find(t.accountId, fence.id))?.status).toBe('pending');
 
-    expect(await adapter.lookup(fence.idempotencyKey)).toEqual({ state: 'sent', providerId: shipped.providerId });
+    expect(await adapter.lookup(fence.idempotencyKey, fence)).toEqual({ state: 'sent', providerId: shipped.providerId });
     expect(await reconcileSend(env.deps, t.accountId, fence.id)).toBe('settled');
     expect(await reconcileSend(env.deps, t.accountId, fence.id)).toBe('noop');
 
@@ -62,7 +62,7 @@ describe('a publication whose answer was lost', () => {
     const fence = await fenced(card);
     const adapter = adapterFor(env.config, env.deps.db, 'blog_post')!;
     await markPending(env.deps, adapter, fence, 'answer lost before the commit (test)');
-    expect(await adapter.lookup(fence.idempotencyKey)).toEqual({ state: 'not_found' });
+    expect(await adapter.lookup(fence.idempotencyKey, fence)).toEqual({ state: 'not_found' });
     expect(await reconcileSend(env.deps, t.accountId, fence.id)).toBe('settled');
     expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
     const post = await env.deps.db('posts').where({ account_id: t.accountId }).first();

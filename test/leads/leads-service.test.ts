@@ -1,4 +1,4 @@
-import { NO_MEASUREMENT } from '../../src/results/results.service.js';
+import { NO_MEASUREMENT } from '../../src/results/report/results.service.js';
 import { describe, expect } from 'vitest';
 import { LeadsPage } from '../../api/routes/leads.schemas.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';

@@ -9,6 +9,7 @@ import { buildCard, buildHook } from '../helpers/factories.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
 import { processInbound } from '../../src/inbound/process.service.js';
+import { fencesRepository } from '../../src/shipping/fence.repository.js';
 
 /**
  * The counters domain code increments, read from this process's registry: the agent's pool runs here
@@ -116,7 +117,7 @@ describe('work counters', () => {
       created_at: at,
       updated_at: at,
     });
-    await sampleOnce(env.deps, createLogger('silent'));
+    await sampleOnce({ ...env.deps, oldestLostAnswer: () => fencesRepository(env.deps.db).oldestLostAnswer() }, createLogger('silent'));
     const age = await value(metrics.deliveryPendingOldest);
     expect(age).toBeGreaterThanOrEqual(120);
     expect(age).toBeLessThan(180);

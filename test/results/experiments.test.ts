@@ -4,7 +4,7 @@ import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
-import { getResults } from '../../src/results/results.service.js';
+import { getResults } from '../../src/results/report/results.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';

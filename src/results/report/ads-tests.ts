@@ -1,4 +1,6 @@
-import type { Queryable } from '../db.js';
+import { adMetricsOf } from '../../channels/ad-metrics.repository.js';
+import type { Queryable } from '../../db.js';
+import { fencesRepository } from '../../shipping/fence.repository.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -30,38 +32,15 @@ const costPer = (n: AdNumbers) => (n.conversions === 0 ? null : Math.round((n.sp
  * variant and in all.
  */
 export async function adTestsIn(q: Queryable, accountId: string, since: number, until: number): Promise<AdTestResult[]> {
-  const fences = (await q('mail_sends')
-    .where({ account_id: accountId, kind_of_work: 'ad_test', status: 'sent' })
-    .whereNotNull('provider_id')
-    .where('settled_at', '<=', until)
-    .whereRaw(`settled_at + coalesce((details->>'durationDays')::bigint, 0) * ? >= ?`, [DAY, since])
-    .orderBy('settled_at')
-    .limit(50)
-    .select('provider_id', 'card_id', 'subject', 'settled_at', 'details')) as {
-    provider_id: string;
-    card_id: string;
-    subject: string;
-    settled_at: string | number;
-    details: Record<string, unknown> | null;
-  }[];
+  const fences = await fencesRepository(q).adTestsShipped(accountId, since, until, 50);
   if (!fences.length) return [];
-  const rows = (await q('ad_metrics')
-    .where({ account_id: accountId })
-    .whereIn(
-      'test_id',
-      fences.map((f) => f.provider_id),
-    )
-    .where('at', '>=', since)
-    .where('at', '<=', until)
-    .groupBy('test_id', 'variant')
-    .orderByRaw('test_id, variant NULLS FIRST')
-    .select('test_id', 'variant')
-    .select(
-      q.raw('sum(impressions)::bigint AS impressions'),
-      q.raw('sum(clicks)::bigint AS clicks'),
-      q.raw('sum(spend)::bigint AS spend'),
-      q.raw('sum(conversions)::bigint AS conversions'),
-    )) as { test_id: string; variant: string | null; impressions: string; clicks: string; spend: string; conversions: string }[];
+  const rows = await adMetricsOf(
+    q,
+    accountId,
+    fences.map((f) => f.provider_id),
+    since,
+    until,
+  );
   return fences.map((f) => {
     const launchedAt = Number(f.settled_at);
     const days = Number(f.details?.durationDays ?? 0);

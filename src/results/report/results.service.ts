@@ -1,12 +1,15 @@
-import { DEFAULT_REPLY_WINDOW_SECONDS } from '../config/experiments.js';
-import type { Queryable } from '../db.js';
-import { type ExperimentReading, readExperiments } from '../experiments/reading.js';
-import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from './channel-events.js';
-import { adTestsIn, type AdTestResult } from './ads-tests.repository.js';
+import { DEFAULT_REPLY_WINDOW_SECONDS } from '../../config/experiments.js';
+import { postsRepository } from '../../content/posts.repository.js';
+import type { Queryable } from '../../db.js';
+import { conversionValuesIn } from '../../measurement/conversions.repository.js';
+import { tokensRepository } from '../../tokens/tokens.repository.js';
+import { type ExperimentReading, readExperiments } from '../../experiments/reading.js';
+import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from '../channel-events.js';
+import { adTestsIn, type AdTestResult } from './ads-tests.js';
 import { harnessRepository, type HarnessMetrics } from './harness.repository.js';
-import { resultsRepository } from './results.repository.js';
-import { splitWindow } from './rollup-window.js';
-import { rollupsRepository } from './rollups.repository.js';
+import { resultsRepository } from '../results.repository.js';
+import { splitWindow, type WindowSplit } from '../rollup-window.js';
+import { rollupsRepository } from '../rollups.repository.js';
 
 const HOUR = 60 * 60 * 1000;
 export const RESULTS_MIN_SPAN = HOUR;
@@ -57,6 +60,34 @@ export interface Results {
 export type ResultsExperiment = Omit<ExperimentReading, 'variants'> & { variants: Omit<ExperimentReading['variants'][number], 'value'>[] };
 
 const DEFAULT_REPLY_WINDOW_MS = DEFAULT_REPLY_WINDOW_SECONDS * 1000;
+
+/**
+ * Whether the account has a measurement source: a live token that may report visits and conversions
+ * (`measurement:write`), or a post the Content API published (its tracked links bring visits).
+ */
+async function hasMeasurementSource(q: Queryable, accountId: string): Promise<boolean> {
+  return (await tokensRepository(q).hasLiveScope(accountId, 'measurement:write')) || (await postsRepository(q).anyPublished(accountId));
+}
+
+/**
+ * Attributed conversion value per (channel, currency), split at `since` (by when each happened): `split.raw` counted
+ * from measurement's conversions, `split.rolled` and `split.minutes` from results' rollups and the deltas not folded yet.
+ */
+async function conversionValues(q: Queryable, accountId: string, since: number, split: WindowSplit, watermark: string) {
+  const [raw, rolled] = await Promise.all([
+    conversionValuesIn(q, accountId, since, split.raw),
+    resultsRepository(q).rolledConversionValues(accountId, since, split, watermark),
+  ]);
+  const sums = new Map<string, { channel: string; currency: string; current: boolean; n: number; total: number }>();
+  for (const r of [...raw, ...rolled]) {
+    const key = JSON.stringify([r.channel, r.currency, r.current]);
+    const s = sums.get(key) ?? { channel: r.channel, currency: r.currency, current: r.current, n: 0, total: 0 };
+    s.n += r.n;
+    s.total += r.total;
+    sums.set(key, s);
+  }
+  return [...sums.values()].filter((s) => s.n > 0);
+}
 
 /** Whether received mail can reach the service for this account: the SMTP listener is on, or it has an inbound URL. */
 export async function hasReturnPath(q: Queryable, accountId: string, smtpPort: number): Promise<boolean> {
@@ -189,9 +220,9 @@ export async function getResults(
   const watermark = mark.xid;
   const [rows, values, connected, measuring, harnessWork, experiments] = await Promise.all([
     repo.tally(accountId, since, split, watermark),
-    repo.conversionValues(accountId, since, split, watermark),
+    conversionValues(q, accountId, since, split, watermark),
     repo.connected(accountId),
-    repo.hasMeasurementSource(accountId),
+    hasMeasurementSource(q, accountId),
     harnessRepository(q).counts(accountId, since, split, watermark),
     readExperiments(q, accountId, baselineSince, now - replyWindowMs),
   ]);

@@ -1,6 +1,6 @@
-import type { Queryable } from '../db.js';
-import type { Span, WindowSplit } from './rollup-window.js';
-import { rollupsRepository } from './rollups.repository.js';
+import type { Queryable } from '../../db.js';
+import type { Span, WindowSplit } from '../rollup-window.js';
+import { rollupsRepository } from '../rollups.repository.js';
 
 /**
  * The agent's own work over one window (`/results` `harness`), read from the tables that hold it (agent
