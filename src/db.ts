@@ -216,7 +216,10 @@ export function preparedQuery<T>(q: Queryable, config: { name: string; text: str
   return run<T>(q, config, config.values);
 }
 
-/** A prune pass of one kind of history: removes (or empties) at most `limit` rows older than `before` (epoch ms) in one statement; answers how many. */
+/**
+ * A prune pass of one kind of history: removes (or empties) at most `limit` rows older than `before` (epoch ms) in
+ * one statement; answers how many.
+ */
 export type Prune = (q: Queryable, before: number, limit: number) => Promise<number>;
 
 /**
