@@ -1,5 +1,6 @@
 import { runExperiments } from '../src/agent/experiments.service.js';
 import { sweepAgent } from '../src/agent/maintenance.service.js';
+import { sweepEvents } from '../src/events/outbox.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';
 import { runRollupPass } from '../src/results/rollups.service.js';
@@ -21,6 +22,8 @@ export const maintenancePool = definePool(maintenanceQueue, {
       resultsRolledUp: await runRollupPass(deps.db, log),
       retention: await runRetentionPass(deps, log),
       experiments: await runExperiments(deps.db, deps.config.experiments, log),
+      // --- events (src/events/outbox.ts): decisions' follow-ups never queued, or failed for good, are queued again. ---
+      events: await sweepEvents(deps),
     }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */
     measurementAggregate: async ({ accountId }, { deps, log }) => {

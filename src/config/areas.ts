@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
 import { inboundConfig, inboundEnv } from './inbound.js';
@@ -31,6 +32,7 @@ export const areasEnv = {
   ...tracingEnv,
   ...retentionEnv,
   ...experimentsEnv,
+  ...eventsEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
@@ -52,5 +54,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     retention: retentionConfig(env),
     /** Experiments the agent runs (docs/decisions/experiments.md). */
     experiments: experimentsConfig(env),
+    /** Durable events and their follow-ups (docs/architecture.md, "Events"). */
+    events: eventsConfig(env),
   };
 }
