@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queryable } from '../db.js';
 import { newId } from '../ids.js';
 import { eventDeliver } from '../jobs/card-timers.js';
-import { enqueue } from '../jobs/registry.js';
+import { enqueue, pendingJob } from '../jobs/registry.js';
 import type { EventDeps, EventHandlers, EventMap, EventName } from './event-map.js';
 
 // The events' outbox (events_outbox): an event is a row written in the transaction of the change it reports,
@@ -77,7 +77,7 @@ export async function deliverEvent(
     await h.handle(deps, row.payload as EventMap[EventName]);
     await deps
       .db(TABLE)
-      .where({ id })
+      .where(key)
       .whereRaw('NOT (? = ANY(handled))', [h.area])
       .update({ handled: deps.db.raw('array_append(handled, ?)', [h.area]) });
     ran.push(h.area);
@@ -86,29 +86,47 @@ export async function deliverEvent(
   return { ran };
 }
 
+/** How many times the sweep queues one event again; past it the row stays undelivered for an operator (logged once). */
+export const EVENT_SWEEPS = 10;
+
 /**
  * The events' part of the maintenance sweep: queues again every event older than EVENTS_SWEEP_AFTER_MS and not yet
  * delivered (its process died between the commit and the queueing, or its job failed for good), a bounded batch
- * per pass, and removes delivered rows older than EVENTS_KEEP_DAYS. A repeat while a delivery waits adds nothing.
+ * per pass and at most EVENT_SWEEPS times per event, and removes delivered rows older than EVENTS_KEEP_DAYS. A
+ * repeat while a delivery waits adds nothing.
  */
 export async function sweepEvents(deps: Pick<EventDeps, 'config' | 'logger' | 'queues' | 'db'>, now = Date.now(), limit = 500) {
   const due = (await deps
     .db(TABLE)
     .whereNull('done_at')
+    .where('sweeps', '<', EVENT_SWEEPS)
     .where('created_at', '<=', now - deps.config.events.sweepAfterMs)
     .orderBy('created_at')
     .limit(limit)
-    .select('account_id', 'id')) as { account_id: string; id: string }[];
+    .select('account_id', 'id', 'sweeps')) as { account_id: string; id: string; sweeps: number }[];
+  // Only an event no job holds counts a sweep: a delivery waiting for its pool is not a lost one.
+  const queue = deps.queues.get(eventDeliver.queue);
+  const lost: typeof due = [];
+  for (const r of due) {
+    if (!queue || !(await pendingJob(queue, eventDeliver.key({ accountId: r.account_id, eventId: r.id })))) lost.push(r);
+  }
+  if (lost.length) {
+    const keys = lost.map((r) => [r.account_id, r.id]);
+    await deps.db(TABLE).whereIn(['account_id', 'id'], keys).increment('sweeps', 1);
+  }
+  for (const r of lost.filter((r) => r.sweeps + 1 === EVENT_SWEEPS)) {
+    deps.logger.error({ accountId: r.account_id, eventId: r.id }, `event queued by the sweep ${EVENT_SWEEPS} times; no more`);
+  }
   await enqueueEvents(
     deps,
-    due.map((r) => ({ accountId: r.account_id, eventId: r.id })),
+    lost.map((r) => ({ accountId: r.account_id, eventId: r.id })),
   );
   const old = deps
     .db(TABLE)
     .where('done_at', '<', now - deps.config.events.keepMs)
     .orderBy('done_at')
     .limit(limit)
-    .select('id');
-  const pruned = await deps.db(TABLE).whereIn('id', old).del();
-  return { eventsQueued: due.length, eventsPruned: pruned };
+    .select('account_id', 'id');
+  const pruned = await deps.db(TABLE).whereIn(['account_id', 'id'], old).del();
+  return { eventsQueued: lost.length, eventsPruned: pruned };
 }

@@ -86,6 +86,10 @@ describe('card.decided', () => {
     expect(await deliverEvent(env.deps, eventHandlers(), ref)).toEqual({ skipped: 'already delivered' });
     await waitFor(async () => !(await env.deps.db('events_outbox').whereNull('done_at').first()), 'every event delivered');
     expect((await sweepEvents(env.deps)).eventsQueued).toBe(0);
+    // Kept EVENTS_KEEP_DAYS after its delivery, then removed by the sweep.
+    const later = Date.now() + env.config.events.keepMs + 1_000;
+    expect((await sweepEvents(env.deps, later)).eventsPruned).toBeGreaterThanOrEqual(1);
+    expect(await row()).toBeUndefined();
   });
 
   it('takes one handler per area and event', () => {
