@@ -19,7 +19,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
-import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
+import { waitVariants } from './experiment-sequence-wait.js';
 import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment } from './experiment-ad.js';
 import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
 import * as postTitle from './experiment-post-title.js';
