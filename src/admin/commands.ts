@@ -13,6 +13,7 @@ import { approvalSettings, KINDS_OF_WORK, setApproval, type KindOfWork } from '.
 import { seedReviewCards } from '../review/seed.js';
 import { trustLevels } from '../review/trust.service.js';
 import { seedLeadsAndEvents } from '../leads/seed.js';
+import { resealAll } from '../secrets/reseal.service.js';
 import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
 import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
 import {
@@ -225,6 +226,13 @@ export const VERBS: Record<string, Verb> = {
       }));
       postCache(listenUrl(config)).changed(f.account!);
       return { accountId: f.account!, blogBaseUrl };
+    },
+  },
+  // Sealed secrets (provider keys, DKIM private keys): every one under the newest SEALING_KEYS key.
+  'secrets reseal': {
+    flags: [],
+    async run(_f, { db, config }) {
+      return { ...(await resealAll(db, config.sealing)) };
     },
   },
   // The mail loop: inbound URLs and received mail.

@@ -10,6 +10,7 @@ import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
 import { retentionConfig, retentionEnv } from './retention.js';
+import { sealingConfig, sealingEnv } from './sealing.js';
 import { tracingConfig, tracingEnv } from './tracing.js';
 import { workersConfig, workersEnv } from './workers.js';
 
@@ -31,10 +32,13 @@ export const areasEnv = {
   ...tracingEnv,
   ...retentionEnv,
   ...experimentsEnv,
+  ...sealingEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
-export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parameters<typeof mailTransportConfig>[0]) {
+export function areasConfig(
+  env: z.output<z.ZodObject<typeof areasEnv>> & Parameters<typeof mailTransportConfig>[0] & { NODE_ENV: string },
+) {
   return {
     jobs: jobsConfig(env),
     inbound: inboundConfig(env),
@@ -52,5 +56,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & Parame
     retention: retentionConfig(env),
     /** Experiments the agent runs (docs/decisions/experiments.md). */
     experiments: experimentsConfig(env),
+    /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */
+    sealing: sealingConfig(env),
   };
 }
