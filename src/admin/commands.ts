@@ -13,6 +13,7 @@ import { approvalSettings, KINDS_OF_WORK, setApproval, type KindOfWork } from '.
 import { seedReviewCards } from '../review/seed.js';
 import { trustLevels } from '../review/trust.service.js';
 import { seedLeadsAndEvents } from '../leads/seed.js';
+import { forgetPlainReplyTokens } from '../secrets/plain-tokens.service.js';
 import { resealAll } from '../secrets/reseal.service.js';
 import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
 import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
@@ -233,6 +234,13 @@ export const VERBS: Record<string, Verb> = {
     flags: [],
     async run(_f, { db, config }) {
       return { ...(await resealAll(db, config.sealing)) };
+    },
+  },
+  // Reply tokens the previous version kept in clear: threads keep the hash, fences the sealed token.
+  'secrets forget-reply-tokens': {
+    flags: [],
+    async run(_f, { db, config }) {
+      return forgetPlainReplyTokens(db, config.sealing);
     },
   },
   // The mail loop: inbound URLs and received mail.

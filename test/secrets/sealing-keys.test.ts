@@ -8,7 +8,7 @@ import { connectProvider, openConnection } from '../../src/channels/connections.
 import { type ConfigError, loadConfig, type Config } from '../../src/config.js';
 import { sealingProblem } from '../../src/config/sealing.js';
 import { generateDkimKey } from '../../src/mail/dkim.service.js';
-import { SEALED_COLUMNS } from '../../src/secrets/sealed-columns.repository.js';
+import { SEALED_COLUMNS, sealedPage } from '../../src/secrets/sealed-columns.repository.js';
 import { seal, unseal } from '../../src/secrets/sealed.js';
 import { configWith } from '../helpers/config.js';
 import { envFor } from '../helpers/env.js';
@@ -37,7 +37,7 @@ const withoutKeys = configWith({});
 /** Every sealed value and every service secret, as a dump of the database shows them. */
 async function dumped(): Promise<{ sealed: string[]; secrets: string[] }> {
   const sealed: string[] = [];
-  for (const c of SEALED_COLUMNS) sealed.push(...((await env.deps.db(c.table).pluck(c.column)) as string[]));
+  for (const c of SEALED_COLUMNS) sealed.push(...(await sealedPage(env.deps.db, c, null, 10_000)).map((v) => v.sealed));
   return { sealed, secrets: (await env.deps.db('service_secrets').pluck('value')) as string[] };
 }
 
