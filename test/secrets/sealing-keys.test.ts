@@ -71,7 +71,7 @@ async function sealSome(config: Config, tag: string): Promise<{ accountId: strin
 const reseal = (config: Config) => runAdmin(['secrets', 'reseal'], { config, db: env.deps.db });
 
 describe('sealing keys from outside the database', () => {
-  it('seals under the key file: a dump of the database (service_secrets and pg_dump) opens nothing; with the key file it opens', async () => {
+  it('seals under the key file: a dump of the database opens nothing (service_secrets, pg_dump); the key file opens it', async () => {
     const config = keyed(k1);
     const { accountId } = await sealSome(config, 'dump');
     const { sealed, secrets } = await dumped();
@@ -91,7 +91,7 @@ describe('sealing keys from outside the database', () => {
     expect(dump.stdout).not.toContain('PRIVATE KEY');
   });
 
-  it('rotates: seal under k1, add k2 (old values open), reseal moves every value to k2 and drops the database key, k1 removed: all open', async () => {
+  it('rotates: k1, then k1,k2 (old values open), reseal moves all to k2 and drops the database key, then k2 alone opens all', async () => {
     // A value sealed before outside keys (the database's own key): a copy of the database opens it.
     const legacy = await sealSome(withoutKeys, 'legacy');
     const before = await dumped();
