@@ -19,12 +19,12 @@ export interface SealedValue {
 }
 
 /** The sealed value's SQL expression (`?` bindings: the field name, when it is a jsonb field). */
-const valueOf = (c: SealedColumn): [string, string[]] => (c.field ? [`"${c.column}"->>?`, [c.field]] : [`"${c.column}"`, []]);
+const sealedExpr = (c: SealedColumn): [string, string[]] => (c.field ? [`"${c.column}"->>?`, [c.field]] : [`"${c.column}"`, []]);
 
 /** Sealed values of one column, keyset-paged: at most `limit` after the row keyed `after` (null: from the start). */
 export async function sealedPage(q: Queryable, c: SealedColumn, after: string[] | null, limit: number): Promise<SealedValue[]> {
   const cols = c.key.map((k) => `"${k}"`).join(', ');
-  const [value, bindings] = valueOf(c);
+  const [value, bindings] = sealedExpr(c);
   const rows = (await q(c.table)
     .select([...c.key])
     .select(q.raw(`${value} AS sealed`, bindings))
@@ -40,7 +40,7 @@ export async function sealedPage(q: Queryable, c: SealedColumn, after: string[] 
 /** Replaces one sealed value if it is still `was` (a value written meanwhile wins); true when replaced. */
 export async function replaceSealed(q: Queryable, c: SealedColumn, v: SealedValue, now: string): Promise<boolean> {
   const where = Object.fromEntries(c.key.map((k, i) => [k, v.key[i]!]));
-  const [value, bindings] = valueOf(c);
+  const [value, bindings] = sealedExpr(c);
   const set = c.field
     ? { [c.column]: q.raw(`jsonb_set("${c.column}", ?, to_jsonb(?::text))`, [`{${c.field}}`, now]) }
     : { [c.column]: now };
@@ -56,7 +56,7 @@ export async function replaceSealed(q: Queryable, c: SealedColumn, v: SealedValu
 export async function countUnderDatabaseKey(q: Queryable): Promise<number> {
   let n = 0;
   for (const c of SEALED_COLUMNS) {
-    const [value, bindings] = valueOf(c);
+    const [value, bindings] = sealedExpr(c);
     const [row] = await q(c.table).whereRaw(`${value} LIKE 'v1.%'`, bindings).count<{ n: string }[]>({ n: '*' });
     n += Number(row?.n ?? 0);
   }
