@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { describe, expect } from 'vitest';
 import { runAdmin } from '../../src/admin/commands.js';
+import { replyTokenOf } from '../../src/mail/outbound.js';
+import { configWith } from '../helpers/config.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { answered, replyMime } from '../helpers/mail-reply.js';
@@ -13,11 +15,12 @@ import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 // Reply and unsubscribe tokens are kept as hashes: the database (pg_dump of this file's database) never holds
 // the token a sent mail carries, and replying to that mail or one-click unsubscribing with it still works.
 
+const K1 = `k1:${randomBytes(32).toString('base64')}`;
 let env: TestEnv;
 let smtp: TestSmtp;
 let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
-  env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100', SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}` },
+  env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100', SEALING_KEYS: K1 },
   pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
@@ -118,5 +121,16 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
       threadsCleared: 0,
       fencesSealed: 0,
     });
+  });
+
+  it('secrets reseal moves the sealed token of every fence under the newest key; the token still opens', async () => {
+    const { sendId, token } = await sentMail('rot@hash.test', 'hashed rotation');
+    const rotated = configWith({ SEALING_KEYS: `${K1},k2:${randomBytes(32).toString('base64')}` });
+    const out = await runAdmin(['secrets', 'reseal'], { config: rotated, db: env.deps.db });
+    expect(out).toMatchObject({ key: 'k2', changedMeanwhile: 0 });
+    const fence = await env.deps.db('mail_sends').where({ id: sendId }).first('details');
+    expect(fence.details.replyTokenSealed).toMatch(/^v2\.k2\./);
+    expect(await replyTokenOf(env.deps.db, rotated, fence.details)).toBe(token);
+    await expect(replyTokenOf(env.deps.db, env.config, fence.details)).rejects.toThrow(/could not be opened/);
   });
 });
