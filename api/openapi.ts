@@ -14,7 +14,7 @@ const errorMeaning: Record<number, string> = {
   409: 'A settled refusal; do not retry',
   413: 'Body too large (over 1 MiB unless the route says less)',
   415: 'The body is not of the media type the route takes',
-  431: '`request headers are too large`: the request line and headers together over 16 KiB (16,384 bytes), refused before the route is known',
+  431: '`request headers are too large`: request line and headers over 16 KiB (16,384 bytes), refused before any route',
   429: '`rate limited`: wait `Retry-After` seconds',
   500: '`server misconfigured`',
   502: 'Recorded but not handed on; retry the same request',
@@ -26,6 +26,7 @@ const RETRY_AFTER = z.object({
   'Retry-After': z.string().regex(/^\d+$/).meta({ description: 'Seconds to wait before retrying the same call' }),
 });
 const RETRY_STATUSES = new Set([429, 503]);
+const stateRules = (rules: string[]) => rules.map((r) => `\`${r}\``).join('; ');
 
 /** OpenAPI 3.1 for the route table, generated from the same zod schemas that validate requests. */
 export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
@@ -51,7 +52,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
           status === 413
             ? `Body over ${limit.toLocaleString('en-US')} bytes`
             : status === 400 && route.stateRules?.length
-              ? `${errorMeaning[400]}; besides the schemas, these depend on stored state: ${route.stateRules.map((r) => `\`${r}\``).join('; ')}`
+              ? `${errorMeaning[400]}; besides the schemas, these depend on stored state: ${stateRules(route.stateRules)}`
               : (errorMeaning[status] ?? 'Error'),
         content: { 'application/json': { schema: ErrorBody } },
         ...(RETRY_STATUSES.has(status) ? { headers: RETRY_AFTER } : {}),
