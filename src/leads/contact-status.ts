@@ -25,8 +25,9 @@ export interface ContactOutcome {
  * profile URL) and sets the lead's status from all its contacts' by `LEAD_PRECEDENCE`, as the one rule
  * table allows (outcome-rules.ts: `converted` never changes; `declined` only to the outcome's own status,
  * by the contact's reply or an opt-out that leaves nobody to write to); one `replied` that no contact's
- * reply explains (the agent recorded it, or it predates contact statuses) only by another reply. Answers, per item, whether the lead's status, reply kind
- * or decline reason changed. Items for the same lead are applied in their order, in the caller's transaction.
+ * reply explains (the agent recorded it, or it predates contact statuses) only by another reply. Answers,
+ * per item, whether the lead's status, reply kind or decline reason changed. Items for the same lead are
+ * applied in their order, in the caller's transaction.
  */
 export async function recordContactOutcomes(q: Queryable, items: ContactOutcome[], at: number): Promise<boolean[]> {
   const out: boolean[] = items.map(() => false);
