@@ -6,6 +6,7 @@ import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.j
 import { listOperatorMail, readOperatorMail } from '../inbound/operator-mail.service.js';
 import { generateDkimKey, listDkimKeys, removeDkimKey } from '../mail/dkim.service.js';
 import { parseSender, setAccountSender } from '../mail/sender-identity.js';
+import { createRedis, whenReady } from '../redis.js';
 import { int, type Verb } from './verb.js';
 
 /**
@@ -18,7 +19,14 @@ export const MAIL_VERBS: Record<string, Verb> = {
   'mail inbound-url': {
     flags: ['account'],
     async run(f, { db, config }) {
-      return createInboundUrl(db, config.baseUrl, f.account!);
+      // The new secret is announced in Redis (the door's registry of live secrets) before it is stored.
+      const redis = createRedis(config, 'producer');
+      try {
+        await whenReady(redis);
+        return await createInboundUrl({ db, redis, config }, f.account!);
+      } finally {
+        redis.disconnect();
+      }
     },
   },
   'mail inbound-list': {

@@ -8,10 +8,12 @@ import { replyStopsCompany } from '../leads/lead-settings.js';
 import type { LeadMailOutcome } from '../leads/mail-outcome.js';
 import type { SequenceMatch } from '../mail/sequences.repository.js';
 import type { Thread } from '../mail/threads.repository.js';
+import { markLateBounces, type LateBounce } from '../shipping/refusals.service.js';
 import { stopSequencesMany } from '../shipping/sequence-state.js';
 import { recordChannelEvents, type ChannelEvent } from '../results/channel-events.js';
 import type { Outcome } from './inbound.types.js';
 import { factsOf, type OutcomeItem } from './outcome-facts.js';
+import { fileRemovalRequests, type RemovalRequest } from './removal-request.js';
 import { experimentsRepository } from '../experiments/experiments.repository.js';
 
 /** What applying an outcome did, for the caller's record and for `afterApplied`. */
@@ -36,11 +38,15 @@ interface Writes {
   /** A reply's colleagues' sequences (the same lead, other addresses): stopped when the account's setting says so. */
   companyStops: (SequenceMatch & { item: number })[];
   blocks: { accountId: string; value: string; reason: string }[];
+  /** Hard bounces reported after the relay took the mail: said on the send's card. */
+  lateBounces: LateBounce[];
   /** Opt-outs by mail: the address blocked for good and `email.opt_out` counted. */
   optOuts: { accountId: string; address: string; at: number; refId: string }[];
   /** Opt-outs on the network: the profile blocked for good (the poll counted the reply). */
   profileOptOuts: { accountId: string; value: string }[];
   wakes: { input: TurnInput; item: number }[];
+  /** Requests to be removed written by someone else than the recipient: a card for a person, nothing else. */
+  removals: RemovalRequest[];
   /** Replies to mail an experiment sent: the outcome of the contact's variant. */
   replies: { accountId: string; cardId: string; positive: boolean; at: number }[];
 }
@@ -71,6 +77,11 @@ function plan(w: Writes, item: OutcomeItem, n: number, applied: Applied): void {
     if (outcome.kind === 'reply') w.wakes.push({ item: n, input: f.wake(outcome, false) });
     return;
   }
+  if (outcome.requestedBy) {
+    // Not the recipient's own request (a colleague answering forwarded mail): nobody opted out, not their reply.
+    if (thread) w.removals.push({ thread, requestedBy: outcome.requestedBy, subject: outcome.subject ?? null, inboundId: ref.id });
+    return;
+  }
   switch (outcome.kind) {
     case 'auto_reply':
       return;
@@ -82,7 +93,9 @@ function plan(w: Writes, item: OutcomeItem, n: number, applied: Applied): void {
       if (outcome.bounce?.type === 'soft') event('delayed', `delayed-${sendId}`);
       if (outcome.bounce?.type !== 'hard') return;
       const why = [outcome.bounce.status, outcome.bounce.diagnostic].filter(Boolean).join(' ');
-      w.blocks.push({ accountId, value: thread.to, reason: `hard bounce${why ? `: ${why}` : ''}`.slice(0, 500) });
+      const reason = `hard bounce${why ? `: ${why}` : ''}`.slice(0, 500);
+      w.blocks.push({ accountId, value: thread.to, reason });
+      w.lateBounces.push({ accountId, cardId: thread.cardId, sendId, step: thread.step, reason });
       applied.blocked = true;
       lead({ status: 'bounced' });
       event('bounce', `bounce-${sendId}`);
@@ -131,7 +144,9 @@ function plan(w: Writes, item: OutcomeItem, n: number, applied: Applied): void {
  * - unsubscribe, complaint: the address on the block list for good (`opt_out_reply`), lead
  *   `unsubscribed`, `email.opt_out`, sequences stop;
  * - unverified (nothing proves it answers our mail): a human reply wakes the agent, marked unverified,
- *   and changes nothing else; any other kind changes nothing.
+ *   and changes nothing else; any other kind changes nothing;
+ * - a request to be removed written by someone other than the recipient (`requestedBy`): a question card
+ *   for a person saying who asked and about whom; nobody is opted out, nothing counts as the recipient's reply.
  * A network reply (`applyOutcomes` with `network` facts) is planned the same way: the contact at its profile
  * URL marked, the profile opted out for a removal request, the contact's sequences (its profile and its mail
  * addresses) stopped, the company's when the account says so, a wake turn; its count is the poll's.
@@ -151,9 +166,11 @@ export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem
     stops: [],
     companyStops: [],
     blocks: [],
+    lateBounces: [],
     optOuts: [],
     profileOptOuts: [],
     wakes: [],
+    removals: [],
     replies: [],
   };
   const applied = items.map((): Applied => ({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null }));
@@ -182,6 +199,8 @@ export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem
   w.stops.forEach((s, n) => {
     applied[s.item]!.sequencesStopped += stopped[n]!;
   });
+  await markLateBounces(trx, w.lateBounces, at);
+  await fileRemovalRequests(trx, w.removals);
   const stopping = await replyStopsCompany(trx, [...new Set(w.companyStops.map((s) => s.accountId))]);
   const company = w.companyStops.filter((s) => stopping.has(s.accountId));
   const colleagues = await stopSequencesMany(trx, company, at);

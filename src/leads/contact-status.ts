@@ -3,12 +3,14 @@ import { newId } from '../ids.js';
 import type { ContactStatus } from './leads.types.js';
 import type { LeadMailOutcome } from './mail-outcome.js';
 import { leadMayTake, OUTCOME_RULES } from './outcome-rules.js';
+import { replyKindMayReplace } from './reply-strength.js';
 
 /**
  * The lead's status from its contacts', first match wins (docs/decisions/mail-leads-and-threads.md):
- * a contact `replied` (the latest reply's kind) → `contacted` (someone still reachable) → `unsubscribed`
- * → `bounced`. So a colleague's unsubscribe or bounce never hides a human reply, and a company is only
- * `unsubscribed` or `bounced` when nobody there can still be written to. Null: no contact has a mail status.
+ * a contact `replied` (the strongest reply's kind, the latest of equal strength: reply-strength.ts) →
+ * `contacted` (someone still reachable) → `unsubscribed` → `bounced`. So a colleague's unsubscribe or bounce
+ * never hides a human reply, and a company is only `unsubscribed` or `bounced` when nobody there can still
+ * be written to. Null: no contact has a mail status.
  */
 export const LEAD_PRECEDENCE: ContactStatus[] = ['replied', 'contacted', 'unsubscribed', 'bounced'];
 
@@ -62,6 +64,14 @@ async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o 
     const c = q('lead_contacts').where({ lead_id: leadId, account_id: accountId });
     return 'email' in key ? c.andWhereRaw('lower(email) = ?', [key.email]) : c.andWhere(key);
   };
+  if (o.status === 'replied') {
+    // A later, weaker reply (an "other" after an "interested") keeps the stronger kind and its reason (reply-strength.ts).
+    const now: { status: string; reply_kind: string | null } | undefined = await contact().first('status', 'reply_kind');
+    if (now?.status === 'replied' && !replyKindMayReplace(now.reply_kind, o.replyKind)) {
+      delete patch.reply_kind;
+      delete patch.decline_reason;
+    }
+  }
   const updated = await contact().whereIn('status', OUTCOME_RULES[o.status].contact).update(patch);
   // An address the lead does not list (written down before contacts kept a status): it becomes one.
   if (!updated && !(await contact().first('id'))) {
@@ -115,7 +125,13 @@ export async function leadStatusFromContacts(
     ])
     .select('status', 'reply_kind', 'decline_reason');
   for (const status of LEAD_PRECEDENCE) {
-    const hit = rows.find((r) => r.status === status);
+    // The latest of that status; among replies, the strongest kind (the latest of equal strength).
+    const hit = rows
+      .filter((r) => r.status === status)
+      .reduce<(typeof rows)[number] | undefined>(
+        (best, r) => (!best || (status === 'replied' && !replyKindMayReplace(r.reply_kind, best.reply_kind)) ? r : best),
+        undefined,
+      );
     if (!hit) continue;
     const replyKind = status === 'replied' || status === 'unsubscribed' ? hit.reply_kind : null;
     return { status, replyKind, declineReason: replyKind ? hit.decline_reason : null };

@@ -1,6 +1,8 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
+import { metrics } from '../metrics/registry.js';
 import { isCluster, keyspace, type Redis } from '../redis.js';
+import { hashHookToken } from './hook-token.js';
 
 /**
  * Which token hashes may belong to a live hook, kept in one Redis hash (field: token hash, value:
@@ -124,4 +126,18 @@ function createLiveHooks({ config, db, redis }: { config: Pick<Config, 'queuePre
       if (!trusted) throw new Error('the live-hooks registry could not be rebuilt');
     },
   };
+}
+
+/**
+ * Whether a hook URL's token may belong to a live hook, asked before its body is read: false (answer
+ * 404 unread) only when the trusted live-hooks registry in Redis does not know the token. An untrusted
+ * registry or a failing Redis says true, and receiveDelivery decides after the body, from Postgres.
+ */
+export async function hookMayBeLive(deps: { config: Pick<Config, 'queuePrefix'>; db: Db; redis: Redis }, token: string): Promise<boolean> {
+  const found = await liveHooks(deps)
+    .lookup([hashHookToken(token)])
+    .catch(() => 'untrusted' as const);
+  if (found === 'untrusted' || found[0]) return true;
+  metrics.webhookDeliveries.inc({ outcome: 'unknown_hook' });
+  return false;
 }
