@@ -75,7 +75,7 @@ export async function replyChannels(env: TestEnv, bridges: ProviderBridgeStandIn
       janeSequence: await seq(l.jane),
       bobSequence: l.seqs[l.bob] ? await seq(l.bob) : null,
       janeOptedOut: await isBlocked(env.deps.db, accountId, l.channel === 'network' ? l.profile : l.jane),
-      wakes: mine.map((t) => t.data.content.replyKind as string),
+      wakes: mine.map((t) => t.data.content.replyKind as string).sort(),
     };
   }
 
