@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import { THREAD_ACCOUNT_BY_TOKEN } from '../mail/threads.repository.js';
+import { hashReplyToken, THREAD_ACCOUNT_BY_TOKEN_HASH } from '../mail/threads.repository.js';
 import type { InboundKind, InboundStatus } from './inbound.types.js';
 
 /**
@@ -236,9 +236,9 @@ export function inboundRepository(q: Queryable) {
      */
     async tokenAccount(token: string): Promise<{ accountId: string; storedBytes: number } | null> {
       const { rows } = await q.raw<{ rows: { account_id: string; bytes: string | number }[] }>(
-        `SELECT t.account_id, COALESCE(b.bytes, 0) AS bytes FROM (${THREAD_ACCOUNT_BY_TOKEN}) t
+        `SELECT t.account_id, COALESCE(b.bytes, 0) AS bytes FROM (${THREAD_ACCOUNT_BY_TOKEN_HASH}) t
            LEFT JOIN inbound_account_bytes b ON b.account_id = t.account_id`,
-        [token],
+        [hashReplyToken(token)],
       );
       const row = rows[0];
       return row ? { accountId: row.account_id, storedBytes: Number(row.bytes) } : null;
