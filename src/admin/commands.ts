@@ -14,6 +14,7 @@ import { seedReviewCards } from '../review/seed.js';
 import { trustLevels } from '../review/trust.service.js';
 import { seedLeadsAndEvents } from '../leads/seed.js';
 import { forgetPlainReplyTokens } from '../secrets/plain-tokens.service.js';
+import { plainTokenStores, SEALED_COLUMNS } from './sealed-columns.js';
 import { resealAll } from '../secrets/reseal.service.js';
 import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
 import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
@@ -235,14 +236,14 @@ export const VERBS: Record<string, Verb> = {
   'secrets reseal': {
     flags: [],
     async run(_f, { db, config }) {
-      return { ...(await resealAll(db, config.sealing)) };
+      return { ...(await resealAll(db, config.sealing, SEALED_COLUMNS)) };
     },
   },
   // Reply tokens the previous version kept in clear: threads keep the hash, fences the sealed token.
   'secrets forget-reply-tokens': {
     flags: [],
     async run(_f, { db, config }) {
-      return forgetPlainReplyTokens(db, config.sealing);
+      return forgetPlainReplyTokens(db, config.sealing, plainTokenStores(db));
     },
   },
   // The mail loop: inbound URLs and received mail.

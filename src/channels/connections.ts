@@ -4,6 +4,9 @@ import { BadRequest, NotFound } from '../errors.js';
 import { connectChannel, disconnectChannel } from '../results/channel-events.js';
 import { seal, unseal } from '../secrets/sealed.js';
 
+/** Where a connection's sealed key is kept (the reseal verb walks it: src/admin/sealed-columns.ts). */
+export const SEALED_PROVIDER_KEYS = { table: 'provider_connections', column: 'key_sealed', key: ['account_id', 'kind'] } as const;
+
 export const CONNECTION_KINDS = ['network', 'ads'] as const;
 export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
 export const CONNECTION_TRANSPORTS = ['http'] as const;

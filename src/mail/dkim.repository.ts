@@ -1,5 +1,8 @@
 import type { Queryable } from '../db.js';
 
+/** Where a DKIM private key is kept sealed (the reseal verb walks it: src/admin/sealed-columns.ts). */
+export const SEALED_DKIM_KEYS = { table: 'dkim_keys', column: 'private_key_sealed', key: ['domain', 'selector'] } as const;
+
 export interface DkimKeyRow {
   domain: string;
   selector: string;

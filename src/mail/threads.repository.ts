@@ -117,6 +117,20 @@ export function threadsRepository(q: Queryable) {
         .first();
       return row ? toThread(row) : null;
     },
+    /** Threads whose reply token the previous version kept in clear (beside its hash). */
+    async countPlainTokens(): Promise<number> {
+      const [row] = await q('mail_threads').whereNotNull('reply_token').count<{ n: string }[]>({ n: '*' });
+      return Number(row?.n ?? 0);
+    },
+    /** Clears the plaintext token of up to `limit` threads (their hash stays); how many. */
+    async clearPlainTokens(limit: number): Promise<number> {
+      const { rowCount } = await q.raw<{ rowCount: number }>(
+        `UPDATE mail_threads SET reply_token = NULL
+          WHERE send_id IN (SELECT send_id FROM mail_threads WHERE reply_token IS NOT NULL LIMIT ?)`,
+        [limit],
+      );
+      return rowCount;
+    },
     /** Up to `limit` accounts that mailed this (lowercase) address. */
     accountsMailing: (address: string, limit: number): Promise<string[]> =>
       q('mail_threads').distinct('account_id').where({ to_address: address }).limit(limit).pluck('account_id'),

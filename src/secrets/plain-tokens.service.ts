@@ -1,7 +1,20 @@
 import type { SealingConfig } from '../config/sealing.js';
 import type { Db } from '../db.js';
-import { plainTokensRepository } from './plain-tokens.repository.js';
 import { seal } from './sealed.js';
+
+/**
+ * Where the previous version kept reply tokens in clear, handed in by the caller from the tables' owners (mail's
+ * threads keep the hash beside the plaintext; the shipping path's fences the plaintext a re-ship used).
+ */
+export interface PlainTokenStores {
+  countPlainThreads(): Promise<number>;
+  /** Clears the plaintext of up to `limit` threads (their hash stays); how many. */
+  clearThreads(limit: number): Promise<number>;
+  /** Up to `limit` fences whose details still hold the token in clear. */
+  plainFences(limit: number): Promise<{ accountId: string; id: string; token: string }[]>;
+  /** Swaps a fence's plaintext token for its sealed copy, if it still holds `token`; true when swapped. */
+  sealFence(f: { accountId: string; id: string; token: string }, sealed: string): Promise<boolean>;
+}
 
 /** Rows one statement changes at most. */
 const BATCH = 500;
@@ -11,8 +24,11 @@ const BATCH = 500;
  * its token sealed (a re-ship opens it). Run once every process runs this version: a process of the previous
  * version looks threads up by the plaintext. Safe to run again; every loop is bounded by the rows there were.
  */
-export async function forgetPlainReplyTokens(db: Db, sealing: SealingConfig): Promise<{ threadsCleared: number; fencesSealed: number }> {
-  const repo = plainTokensRepository(db);
+export async function forgetPlainReplyTokens(
+  db: Db,
+  sealing: SealingConfig,
+  repo: PlainTokenStores,
+): Promise<{ threadsCleared: number; fencesSealed: number }> {
   let threadsCleared = 0;
   for (let rounds = Math.ceil((await repo.countPlainThreads()) / BATCH) + 1; rounds > 0; rounds--) {
     const n = await repo.clearThreads(BATCH);

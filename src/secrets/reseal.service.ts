@@ -1,7 +1,7 @@
 import type { SealingConfig } from '../config/sealing.js';
 import type { Db } from '../db.js';
 import { BadRequest } from '../errors.js';
-import { countUnderDatabaseKey, replaceSealed, SEALED_COLUMNS, sealedPage } from './sealed-columns.repository.js';
+import { countUnderDatabaseKey, replaceSealed, type SealedColumn, sealedPage } from './sealed-columns.repository.js';
 import { DATABASE_SEAL_SECRET, resealed, sealedUnder, sealingKeyId } from './sealed.js';
 import { forgetSecret } from './secrets.repository.js';
 
@@ -22,16 +22,16 @@ export interface ResealReport {
 }
 
 /**
- * Re-seals every sealed value under the newest outside key, page by page (each value opened with whichever
- * key sealed it), then deletes the database's own key once nothing is sealed under it: from then on a copy
- * of the database opens nothing. Safe to run again (values already current are left alone) and beside a
+ * Re-seals every sealed value of `columns` (each table's owner declares its own: src/admin/sealed-columns.ts) under
+ * the newest outside key, page by page (each value opened with whichever key sealed it), then deletes the
+ * database's own key once nothing is sealed under it: from then on a copy of the database opens nothing. Safe to run again (values already current are left alone) and beside a
  * running service (a value written meanwhile wins). Refused without an outside key.
  */
-export async function resealAll(db: Db, sealing: SealingConfig): Promise<ResealReport> {
+export async function resealAll(db: Db, sealing: SealingConfig, columns: readonly SealedColumn[]): Promise<ResealReport> {
   const key = sealingKeyId(sealing);
   if (!key) throw new BadRequest('secrets reseal needs SEALING_KEYS or SEALING_KEYS_FILE: there is no outside key to seal under');
   let [done, current, changedMeanwhile] = [0, 0, 0];
-  for (const column of SEALED_COLUMNS) {
+  for (const column of columns) {
     let after: string[] | null = null;
     for (;;) {
       const page = await sealedPage(db, column, after, PAGE);
@@ -44,6 +44,6 @@ export async function resealAll(db: Db, sealing: SealingConfig): Promise<ResealR
       after = page.at(-1)!.key;
     }
   }
-  const databaseKeyRemoved = (await countUnderDatabaseKey(db)) === 0 && (await forgetSecret(db, DATABASE_SEAL_SECRET));
+  const databaseKeyRemoved = (await countUnderDatabaseKey(db, columns)) === 0 && (await forgetSecret(db, DATABASE_SEAL_SECRET));
   return { resealed: done, current, changedMeanwhile, key, databaseKeyRemoved };
 }

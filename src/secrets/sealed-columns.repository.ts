@@ -1,16 +1,16 @@
 import type { Queryable } from '../db.js';
 
 /**
- * Every place a sealed value is kept, with the columns that key its row (the reseal verb walks them all): a text
- * column, or one `field` of a jsonb column (a fence's sealed reply token).
+ * A place a sealed value is kept, with the columns that key its row: a text column, or one `field` of a jsonb column
+ * (a fence's sealed reply token). Each table's owner declares its own; the reseal verb is handed them all
+ * (src/admin/sealed-columns.ts).
  */
-export const SEALED_COLUMNS: readonly { table: string; column: string; field?: string; key: readonly string[] }[] = [
-  { table: 'provider_connections', column: 'key_sealed', key: ['account_id', 'kind'] },
-  { table: 'dkim_keys', column: 'private_key_sealed', key: ['domain', 'selector'] },
-  { table: 'mail_sends', column: 'details', field: 'replyTokenSealed', key: ['account_id', 'id'] },
-];
-
-export type SealedColumn = (typeof SEALED_COLUMNS)[number];
+export interface SealedColumn {
+  table: string;
+  column: string;
+  field?: string;
+  key: readonly string[];
+}
 
 export interface SealedValue {
   /** The row's key columns, in `SealedColumn.key` order. */
@@ -53,9 +53,9 @@ export async function replaceSealed(q: Queryable, c: SealedColumn, v: SealedValu
 }
 
 /** How many sealed values, all places together, are still under the database's key (`v1.`). */
-export async function countUnderDatabaseKey(q: Queryable): Promise<number> {
+export async function countUnderDatabaseKey(q: Queryable, columns: readonly SealedColumn[]): Promise<number> {
   let n = 0;
-  for (const c of SEALED_COLUMNS) {
+  for (const c of columns) {
     const [value, bindings] = sealedExpr(c);
     const [row] = await q(c.table).whereRaw(`${value} LIKE 'v1.%'`, bindings).count<{ n: string }[]>({ n: '*' });
     n += Number(row?.n ?? 0);

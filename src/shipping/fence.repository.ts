@@ -98,6 +98,14 @@ const COLUMNS: Record<keyof FenceChanges, string> = {
  */
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** Where a fence keeps its reply token sealed (the reseal verb walks it: src/admin/sealed-columns.ts). */
+export const SEALED_FENCE_TOKENS = {
+  table: 'mail_sends',
+  column: 'details',
+  field: 'replyTokenSealed',
+  key: ['account_id', 'id'],
+} as const;
+
 export function fencesRepository(q: Queryable) {
   return {
     async insert(
@@ -177,6 +185,23 @@ export function fencesRepository(q: Queryable) {
         .select('provider_id', 'card_id', 'subject', 'settled_at', 'details') as unknown as Promise<
         { provider_id: string; card_id: string; subject: string; settled_at: string | number; details: Record<string, unknown> | null }[]
       >,
+    /** Up to `limit` fences whose details still hold the reply token in clear (kept so by the previous version). */
+    async plainTokenFences(limit: number): Promise<{ accountId: string; id: string; token: string }[]> {
+      const rows = (await q('mail_sends')
+        .select('account_id', 'id', q.raw(`details->>'replyToken' AS token`))
+        .whereRaw(`details->>'replyToken' IS NOT NULL`)
+        .orderBy(['account_id', 'id'])
+        .limit(limit)) as { account_id: string; id: string; token: string | null }[];
+      return rows.map((r) => ({ accountId: r.account_id, id: r.id, token: r.token ?? '' }));
+    },
+    /** Swaps a fence's plaintext reply token for its sealed copy, if it still holds `token`; true when swapped. */
+    async sealFenceToken(f: { accountId: string; id: string; token: string }, sealed: string): Promise<boolean> {
+      const n = await q('mail_sends')
+        .where({ account_id: f.accountId, id: f.id })
+        .whereRaw(`coalesce(details->>'replyToken', '') = ?`, [f.token])
+        .update({ details: q.raw(`(details - 'replyToken') || jsonb_build_object('replyTokenSealed', ?::text)`, [sealed]) });
+      return n > 0;
+    },
     /** When the oldest send whose provider answer is lost was fenced: `pending` while reconciled, `unknown` once a person must decide. */
     async oldestLostAnswer(): Promise<number | null> {
       const { rows } = (await q.raw(`select min(created_at) as oldest from mail_sends where status in ('pending', 'unknown')`)) as {

@@ -49,6 +49,8 @@ const OWNER: Readonly<Record<string, string>> = {
   ad_metrics: 'channels',
   ads_spend_caps: 'channels',
   review_cards: 'review/cards',
+  // The outbox of typed events, written in the transaction of the change each reports (src/events/outbox.ts).
+  events_outbox: 'events',
   approval_settings: 'review',
   trust_levels: 'review',
   // The shipping path's fences (every kind of shipped work) and the mail refusals it counts.
@@ -91,6 +93,7 @@ const PENDING_MOVES = new Map<string, string>([
   ['src/agent/experiment-ad.ts ads_spend_caps', AGENT_SHAPE],
   ['src/agent/experiment-post-title.ts posts', AGENT_SHAPE],
   ['src/agent/experiment-post-title.ts mail_sends', AGENT_SHAPE],
+  ['src/agent/experiment-follow-ups.ts experiments', AGENT_SHAPE],
   ['src/agent/experiments.service.ts lead_contacts', AGENT_SHAPE],
   ['src/agent/experiments.service.ts experiment_assignments', AGENT_SHAPE],
   ['src/agent/experiments.service.ts experiments', AGENT_SHAPE],

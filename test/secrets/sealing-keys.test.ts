@@ -8,7 +8,8 @@ import { connectProvider, openConnection } from '../../src/channels/connections.
 import { type ConfigError, loadConfig, type Config } from '../../src/config.js';
 import { sealingProblem } from '../../src/config/sealing.js';
 import { generateDkimKey } from '../../src/mail/dkim.service.js';
-import { SEALED_COLUMNS, sealedPage } from '../../src/secrets/sealed-columns.repository.js';
+import { SEALED_COLUMNS } from '../../src/admin/sealed-columns.js';
+import { sealedPage } from '../../src/secrets/sealed-columns.repository.js';
 import { seal, unseal } from '../../src/secrets/sealed.js';
 import { configWith } from '../helpers/config.js';
 import { envFor } from '../helpers/env.js';
