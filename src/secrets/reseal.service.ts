@@ -25,7 +25,8 @@ export interface ResealReport {
  * Re-seals every sealed value of `columns` (each table's owner declares its own: src/admin/sealed-columns.ts) under
  * the newest outside key, page by page (each value opened with whichever key sealed it), then deletes the
  * database's own key once nothing is sealed under it: from then on a copy of the database opens nothing. Safe to
- * run again (values already current are left alone) and beside a running service (a value written meanwhile wins). Refused without an outside key.
+ * run again (values already current are left alone) and beside a running service (a value written meanwhile wins).
+ * Refused without an outside key.
  */
 export async function resealAll(db: Db, sealing: SealingConfig, columns: readonly SealedColumn[]): Promise<ResealReport> {
   const key = sealingKeyId(sealing);
