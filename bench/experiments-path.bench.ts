@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { lookAtExperiment, withRoom } from '../src/agent/experiments.service.js';
+import { lookAtExperiment, withRoom } from '../src/agent/experiments/experiments.service.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { type Experiment, experimentsRepository } from '../src/experiments/experiments.repository.js';

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { OFFLINE_OTHERWISE, OFFLINE_PHRASES } from '../src/agent/offline-phrases.js';
+import { OFFLINE_OTHERWISE, OFFLINE_PHRASES } from '../src/agent/brains/offline/offline-phrases.js';
 
 /**
  * docs/agent.md's list of the phrases the offline brain understands, written from the code that declares

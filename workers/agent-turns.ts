@@ -1,5 +1,5 @@
-import { drainAccount } from '../src/agent/turn-runner.js';
-import { wireWorkflowProposals } from '../src/agent/tools.js';
+import { drainAccount } from '../src/agent/turns/turn-runner.js';
+import { wireWorkflowProposals } from '../src/agent/tools/tools.js';
 import { agentTurnsQueue } from '../src/jobs/agent-turns.js';
 import { insertWorkflow } from '../src/workflows/workflows.service.js';
 import { agentLease, definePool } from './pool.js';

@@ -4,7 +4,7 @@ import { dismissCard, requestChanges, snoozeCard } from '../../src/review/review
 import { answerAndShip } from '../../src/shipping/after-approval.js';
 import { heldRefusal } from '../../src/shipping/send-window-hold.js';
 import { sendCard } from '../../src/shipping/ship-card.service.js';
-import { onExperimentCardDecided } from '../../src/agent/experiments.service.js';
+import { onExperimentCardDecided } from '../../src/agent/experiments/experiments.service.js';
 import type { AfterDecision } from '../../src/review/review.service.js';
 import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { defineRoute, type RouteDef } from '../route-def.js';

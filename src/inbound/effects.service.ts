@@ -1,4 +1,4 @@
-import { dispatchTurns, recordTurns, type AgentDeps, type Recorded, type TurnInput } from '../agent/agent.service.js';
+import { dispatchTurns, recordTurns, type AgentDeps, type Recorded, type TurnInput } from '../agent/messages/agent.service.js';
 import { addToBlocklist } from '../blocklist/blocklist.service.js';
 import { recordOptOuts } from '../blocklist/opt-out.js';
 import type { Config } from '../config.js';
@@ -119,7 +119,7 @@ function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInp
     from: thread.to,
     subject,
     replyKind,
-    // Our mail's Message-ID names the thread (one wake per thread: src/agent/reply-wakes.ts); a follow-up
+    // Our mail's Message-ID names the thread (one wake per thread: src/agent/replies/reply-wakes.ts); a follow-up
     // answers the reply itself (`replyMessageId`) and carries the whole chain (our mail, then the reply).
     messageId: thread.messageId,
     replyMessageId: outcome.messageId ?? null,

@@ -47,7 +47,15 @@ const LAYERS: readonly (readonly string[])[] = [
   ['review'],
   // The shipping path: what was approved is fenced, shipped through its channel and reconciled.
   ['shipping'],
-  ['agent'],
+  // The agent, in sub-areas (src/agent/<sub-area>/), lowest first: what a turn is and where turns are kept; the
+  // replies that wake it; its tools (one file per tool, in a registry the process assembles); the two brains; the
+  // runner that turns proposals into steps; a person's messages and the agent's experiments on top.
+  ['agent/core'],
+  ['agent/replies'],
+  ['agent/tools'],
+  ['agent/brains/offline', 'agent/brains/llm'],
+  ['agent/turns'],
+  ['agent/messages', 'agent/experiments'],
   ['webhooks', 'workflows', 'inbound'],
   // Retention removes every area's expired history (finished cards through the card area's door).
   ['retention'],
@@ -57,7 +65,17 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** Folders inside an area's folder that are areas of their own. */
-const NESTED_AREAS = ['src/review/cards/'];
+const NESTED_AREAS = [
+  'src/review/cards/',
+  'src/agent/core/',
+  'src/agent/replies/',
+  'src/agent/tools/',
+  'src/agent/brains/offline/',
+  'src/agent/brains/llm/',
+  'src/agent/turns/',
+  'src/agent/messages/',
+  'src/agent/experiments/',
+];
 /** The card area: the only files that touch the review_cards table. */
 const CARDS = 'src/review/cards/';
 const CARD_REPOSITORY = join('src', 'review', 'cards', 'cards.repository.ts');
@@ -189,7 +207,7 @@ function cycleArrows(group: string[]): string[] {
 describe('the import graph', () => {
   it('finds the areas and their arrows (the parser sees the code)', () => {
     expect(files.length).toBeGreaterThan(50);
-    expect(arrows.get('agent -> review')?.size).toBeGreaterThan(0);
+    expect(arrows.get('agent/tools -> review')?.size).toBeGreaterThan(0);
     expect(arrows.get('workers -> review')?.size).toBeGreaterThan(0);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments.service.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { executeTool } from '../../src/agent/tools/tools.js';
 import { setSpendCap } from '../../src/channels/spend-cap.js';
 import { adTestCardId } from '../../src/experiments/ad-variant.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';

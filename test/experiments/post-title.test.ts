@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest';
 import { CONTENT_CACHE_CONTROL, READER_CACHE_CONTROL } from '../../api/routes/content.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments.service.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { executeTool } from '../../src/agent/tools/tools.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { postCardId } from '../../src/experiments/post-title.js';
 import { sweepCards } from '../../src/shipping/after-approval.js';

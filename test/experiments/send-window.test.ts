@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest';
 import { SendResponse } from '../../api/routes/review.schemas.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { EXPERIMENT_TOOL_ARGS, experimentHandlers, withAdoptedDefaults } from '../../src/agent/experiment-tools.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments.service.js';
-import { fileWork } from '../../src/agent/file-work.js';
+import { EXPERIMENT_TOOL_ARGS, experimentHandlers, withAdoptedDefaults } from '../../src/agent/experiments/experiment-tools.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { fileWork } from '../../src/agent/tools/file-work.js';
 import { emailAdapter } from '../../src/channels/email.adapter.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { checkWindows, hhmm, minuteOfDay, nextOpening, parseWindow, type SendWindow } from '../../src/experiments/send-window.js';

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments.service.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { executeTool } from '../../src/agent/tools/tools.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { executeTool } from '../../src/agent/tools/tools.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
