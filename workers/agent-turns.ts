@@ -1,17 +1,28 @@
+import { withAdoptedDefaults } from '../src/agent/experiments/adopted-defaults.js';
+import { EXPERIMENT_TOOLS } from '../src/agent/experiments/tools.js';
+import { AGENT_TOOLS } from '../src/agent/tools/catalog.js';
+import { type AgentDoors, toolRegistry } from '../src/agent/tools/tool.js';
 import { drainAccount } from '../src/agent/turns/turn-runner.js';
-import { wireWorkflowProposals } from '../src/agent/tools/tools.js';
 import { agentTurnsQueue } from '../src/jobs/agent-turns.js';
 import { insertWorkflow } from '../src/workflows/workflows.service.js';
 import { agentLease, definePool } from './pool.js';
 
-// The agent's propose_workflow tool records through the workflows' door (they stand above the agent).
-wireWorkflowProposals((q, accountId, input) => insertWorkflow(q, accountId, input, { proposedByAgent: true }));
+/**
+ * What the agent's turns run with, assembled here (the composition root): the one tool registry (the agent's own tools
+ * and the experiments'; a name both define stops the process at start-up) and the doors its tools use into areas
+ * above the agent: propose_workflow records through the workflows' door, ship starts from experiments' defaults.
+ */
+export const agentDoors: AgentDoors = {
+  tools: toolRegistry(AGENT_TOOLS, EXPERIMENT_TOOLS),
+  proposeWorkflow: (q, accountId, input) => insertWorkflow(q, accountId, input, { proposedByAgent: true }),
+  adoptedDefaults: withAdoptedDefaults,
+};
 
 /** The agent-turns pool: AGENT_TURN_CONCURRENCY drains side by side, each on the agent's lease. */
 export const agentTurnsPool = definePool(agentTurnsQueue, {
   handlers: {
-    /** Runs the account's queued turns under its advisory lock; answers how many it ran. */
-    agentTurn: async ({ accountId }, { deps, log }) => ({ ran: await drainAccount(deps, accountId, log) }),
+    /** Runs the account's queued turns under its advisory lock, with the doors passed in; answers how many it ran. */
+    agentTurn: async ({ accountId }, { deps, log }) => ({ ran: await drainAccount(deps, accountId, log, agentDoors) }),
   },
   options: (deps) => ({ concurrency: deps.config.agent.turnConcurrency, ...agentLease(deps) }),
 });

@@ -10,7 +10,17 @@ import type { Db, Queryable } from '../../db.js';
 import { adTestProblem } from '../../channels/ads.adapter.js';
 import { cannotShip } from '../../channels/registry.js';
 import { money, spentThisMonth } from '../../channels/spend-cap.js';
-import { AD_DESIGN, AD_METRICS, AD_THING, type Ad, type AdDraft, adOf, adTestCardId, adValue, adWords } from '../../experiments/ad-variant.js';
+import {
+  AD_DESIGN,
+  AD_METRICS,
+  AD_THING,
+  type Ad,
+  type AdDraft,
+  adOf,
+  adTestCardId,
+  adValue,
+  adWords,
+} from '../../experiments/ad-variant.js';
 import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../../experiments/plan.js';
 import { describePlan } from '../../experiments/wording.js';

@@ -4,7 +4,7 @@ import { turnCarriesOutsideData } from '../../review/outside-data.js';
 import type { Turn } from '../core/agent.types.js';
 import type { ToolCall, ToolResult } from '../core/brain.js';
 import { threadedCall } from '../replies/reply-thread.js';
-import { executeTool } from '../tools/tools.js';
+import type { AgentDoors } from '../tools/tool.js';
 import { queueTurn } from '../core/drain.js';
 import { turnSteps, type StepAt } from './turn-steps.repository.js';
 
@@ -17,17 +17,24 @@ export type StepPlace = Omit<StepAt, 'result'>;
  * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
  * transaction that also writes the record.
  */
-export async function runStep(deps: Deps, conn: Runner, turn: Turn, place: StepPlace, proposed: ToolCall): Promise<ToolResult> {
+export async function runStep(
+  deps: Deps,
+  conn: Runner,
+  turn: Turn,
+  place: StepPlace,
+  proposed: ToolCall,
+  doors: AgentDoors,
+): Promise<ToolResult> {
   // A follow-up to the person whose reply woke the agent threads under that reply (reply-thread.ts).
   const call = threadedCall(turn.data, proposed);
-  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn), config: deps.config };
+  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn), config: deps.config, doors };
   if (call.name === 'reply') {
     let recorded = false;
-    const result = await executeTool(call, {
+    const result = await doors.tools.execute(call, {
       ...env,
       db: deps.db,
       onReply: async (text) => {
-        // What executeTool answers for a reply that was sent.
+        // What the registry answers for a reply that was sent.
         const sent: ToolResult = { id: call.id, name: call.name, ok: true, result: 'sent' };
         await turnSteps.reply(conn, turn.accountId, turn.id, { ...place, result: sent }, text, Date.now());
         recorded = true;
@@ -39,7 +46,7 @@ export async function runStep(deps: Deps, conn: Runner, turn: Turn, place: StepP
   }
   const wakes: Turn[] = [];
   const result = await deps.db.transaction(async (trx) => {
-    const result = await executeTool(call, {
+    const result = await doors.tools.execute(call, {
       ...env,
       db: trx,
       onReply: () => Promise.reject(new Error('only the reply tool sends bubbles')),

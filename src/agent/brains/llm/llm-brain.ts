@@ -6,7 +6,7 @@ import type { Config } from '../../../config.js';
 import { BrainError, type Brain, type BrainContext, type BrainStep, type ToolCall, type ToolResult } from '../../core/brain.js';
 import { DATA_RULE, dataBlock } from '../../core/data-block.js';
 import type { ModelBudget } from './model-budget.js';
-import { TOOL_ARGS, toolDescriptions } from '../../tools/tools.js';
+import type { ToolRegistry } from '../../tools/tool.js';
 
 type LlmConfig = Config['agent']['llm'];
 
@@ -39,17 +39,11 @@ type ChatMessage =
     }
   | { role: 'tool'; tool_call_id: string; content: string };
 
-const PARAMETERS = Object.entries(TOOL_ARGS).map(([name, schema]) => ({
-  name: name as keyof typeof TOOL_ARGS,
-  parameters: z.toJSONSchema(schema, { io: 'input' }),
-}));
-
 /** The tool list for this turn's account: the ship tool says which kinds of work can ship there now. */
-async function toolsFor(ctx: BrainContext) {
-  const descriptions = toolDescriptions(await ctx.shipping());
-  return PARAMETERS.map(({ name, parameters }) => ({
+async function toolsFor(tools: ToolRegistry, ctx: BrainContext) {
+  return tools.listing(await ctx.shipping()).map(({ name, description, parameters }) => ({
     type: 'function' as const,
-    function: { name, description: descriptions[name], parameters },
+    function: { name, description, parameters },
   }));
 }
 
@@ -167,10 +161,11 @@ async function measured(model: string, signal: AbortSignal, call: () => Promise<
   });
 }
 
-export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch, budget?: ModelBudget): Brain {
+/** The LLM brain, shown the tools of `tools` (the registry the process assembled). */
+export function createLlmBrain(cfg: LlmConfig, tools: ToolRegistry, fetchImpl: typeof fetch = fetch, budget?: ModelBudget): Brain {
   async function complete(
     messages: ChatMessage[],
-    tools: Awaited<ReturnType<typeof toolsFor>>,
+    listed: Awaited<ReturnType<typeof toolsFor>>,
     signal: AbortSignal,
   ): Promise<z.infer<typeof ChatResponse>> {
     let last = '';
@@ -185,7 +180,7 @@ export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch, 
         res = await fetchImpl(`${cfg.baseUrl}/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(cfg.apiKey ? { authorization: `Bearer ${cfg.apiKey}` } : {}) },
-          body: JSON.stringify({ model: cfg.model, messages, tools, tool_choice: 'auto' }),
+          body: JSON.stringify({ model: cfg.model, messages, tools: listed, tool_choice: 'auto' }),
           signal: AbortSignal.any([signal, AbortSignal.timeout(cfg.timeoutMs)]),
         });
       } catch (err) {
@@ -227,7 +222,7 @@ export function createLlmBrain(cfg: LlmConfig, fetchImpl: typeof fetch = fetch, 
         throw new BrainError(await budget.refused(ctx.accountId, ctx.turnId, transcript.length === 0));
       }
       const data = await measured(cfg.model, signal, async () =>
-        complete(await buildMessages(ctx, transcript), await toolsFor(ctx), signal),
+        complete(await buildMessages(ctx, transcript), await toolsFor(tools, ctx), signal),
       );
       const message = data.choices[0]!.message;
       const calls: ToolCall[] = [];

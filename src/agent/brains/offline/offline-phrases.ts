@@ -2,7 +2,7 @@ import { BLOG_PHRASES } from './offline-blog.js';
 import { call, capitalise, mailBody, type OfflinePhrase, trimEnd } from './offline-calls.js';
 import { EXPERIMENT_PHRASES } from './offline-experiments.js';
 import { sequenceDraft } from './offline-wake.js';
-import { WAKE_MAX_DAYS, WAKE_MIN_HOURS } from '../../tools/tools.js';
+import { WAKE_MAX_DAYS, WAKE_MIN_HOURS } from '../../tools/schedule-wake.js';
 
 const UNIT_HOURS: Record<string, number> = { minute: 1 / 60, hour: 1, day: 24, week: 168 };
 
