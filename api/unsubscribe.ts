@@ -21,6 +21,20 @@ export function maskAddress(address: string): string {
   return `${address[0]}***${address.slice(at)}`;
 }
 
+/** RFC 8058's one-click body, as `application/x-www-form-urlencoded` (the page's form, Gmail, most clients). */
+const ONE_CLICK_FORM = 'One-Click';
+/** The same as a `multipart/form-data` part, which RFC 8058 also allows. */
+const ONE_CLICK_PART =
+  /content-disposition:[ \t]*form-data;[ \t]*name="?List-Unsubscribe"?[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\nOne-Click\r?\n/i;
+
+/** Whether a POST's body is RFC 8058's `List-Unsubscribe=One-Click`, urlencoded or as a multipart part. */
+export function isOneClickBody(type: string | undefined, body: unknown): boolean {
+  if (!Buffer.isBuffer(body) || !body.length) return false;
+  const text = body.toString('latin1');
+  if (/^multipart\/form-data\b/i.test(type ?? '')) return ONE_CLICK_PART.test(text);
+  return new URLSearchParams(text.trim()).getAll('List-Unsubscribe').includes(ONE_CLICK_FORM);
+}
+
 const notFound = (res: Response) =>
   page(res, 404, 'Link not found', '<p>This unsubscribe link is not valid. It may have been copied incompletely.</p>');
 
@@ -31,8 +45,8 @@ const notFound = (res: Response) =>
  */
 export function unsubscribeRouter(deps: AppDeps): Router {
   const router = Router({ strict: false });
-  // Read whole, bounded, and then ignored: any POST within the limit unsubscribes
-  // (see docs/decisions/mail-loop.md, "`POST /u/{token}` unsubscribes, with no login").
+  // Read whole, bounded; only RFC 8058's `List-Unsubscribe=One-Click` unsubscribes, any other body (an
+  // empty one too) is a 400 page and changes nothing (docs/decisions/links.md, "The one-click POST's body").
   const readBody = express.raw({ type: () => true, limit: UNSUBSCRIBE_BODY_LIMIT, inflate: false });
   // Requests per client network per minute, every method, before anything is read (docs/decisions/links.md).
   const perClient = clientWindow(deps.redis, deps.config.queuePrefix, 'one-click', {
@@ -60,6 +74,14 @@ export function unsubscribeRouter(deps: AppDeps): Router {
   };
 
   const unsubscribe: RequestHandler<{ token: string }> = async (req, res) => {
+    if (!isOneClickBody(req.headers['content-type'], req.body))
+      return page(
+        res,
+        400,
+        'Bad request',
+        '<p>Nothing was changed. A one-click unsubscribe POST carries <code>List-Unsubscribe=One-Click</code> (RFC 8058); ' +
+          'open this link in a browser to use its Unsubscribe button.</p>',
+      );
     const thread = await unsubscribeByToken(deps, req.params.token);
     if (!thread) return notFound(res);
     page(
@@ -81,9 +103,11 @@ export function unsubscribeRouter(deps: AppDeps): Router {
   router.all('/:token', notAllowed);
   router.use((_req, res) => notFound(res));
 
-  const failed: ErrorRequestHandler = (err, req, res, _next) => {
+  const failed: ErrorRequestHandler = (err, req, res, next) => {
     const e = err as { type?: string; status?: number };
     if (res.headersSent) return;
+    // A token that cannot be percent-decoded (`/u/%ZZ`) cannot exist: the app's JSON 404, as for /l/.
+    if (err instanceof URIError) return next(err);
     if (e?.type === 'entity.too.large') {
       res.setHeader('Connection', 'close');
       return page(res, 413, 'Request too large', '<p>This link takes no content.</p>');

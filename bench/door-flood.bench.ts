@@ -7,7 +7,9 @@
  * - `POST /u/{token}`: the one-click unsubscribe of one real thread: past UNSUBSCRIBE_CLIENT_PER_MINUTE a 429
  *   decided in Redis before anything is read;
  * - `POST /api/mail/inbound/{secret}`: the first account's inbound URL, a small message each (stored, its
- *   parse queued; no worker runs here, so what is measured is the intake beside the other account's reads).
+ *   parse queued; no worker runs here, so what is measured is the intake beside the other account's reads);
+ * - the same with well-formed secrets no account has (1,000 of them in turn): 404s decided by the
+ *   live-secrets registry in Redis, no Postgres statement.
  * The door limits are at their defaults; the API's token buckets are out of the way (NO_RATE_LIMITS), so the
  * second account's reads are never refused and what moves is latency.
  */
@@ -38,6 +40,8 @@ interface Flood {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /** Paths the flood's connections cycle through instead of `path` alone. */
+  paths?: string[];
 }
 
 interface Run {
@@ -46,6 +50,9 @@ interface Run {
   rps: number;
   flood?: { sent: number; rps: number; statuses: Record<string, number> };
 }
+
+/** Well-formed inbound secrets no account has: each answers 404 from the live-secrets registry in Redis. */
+const UNKNOWN_SECRETS = Array.from({ length: 1_000 }, (_, i) => `/api/mail/inbound/inb_${String(i).padStart(40, 'Z')}`);
 
 /** The same small message every time: intake stores each one whole before it answers 202. */
 const MESSAGE = [
@@ -61,7 +68,7 @@ const MESSAGE = [
 
 async function seed(databaseUrl: string, baseUrl: string, tokenPrefix: string) {
   const config = configWith({ DATABASE_URL: databaseUrl, QUEUE_PREFIX: PREFIX });
-  return seeding(config, async (db) => {
+  return seeding(config, async (db, redis) => {
     const first = await createAccount(db, 'Bench doors: flooded');
     const second = await createAccount(db, 'Bench doors: reader');
     await seedReviewCards(db, second.id);
@@ -94,7 +101,7 @@ async function seed(databaseUrl: string, baseUrl: string, tokenPrefix: string) {
       to_address: 'jane@flooded.example',
       created_at: at,
     });
-    const inbound = await createInboundUrl(db, baseUrl, first.id);
+    const inbound = await createInboundUrl({ db, redis, config: { ...config, baseUrl } }, first.id);
     return { firstId: first.id, token, code: codes.get(post)!, replyToken, inboundPath: new URL(inbound.url).pathname };
   });
 }
@@ -181,6 +188,7 @@ async function measure(base: string, token: string, seconds: number, flood: Floo
         duration: seconds,
         maxOverallRequests: FLOOD_MAX,
         ...(flood.body === undefined ? {} : { body: flood.body }),
+        ...(flood.paths ? { requests: flood.paths.map((path) => ({ path })) } : {}),
         // Its own thread, so the flood's client work does not delay the reader's timing in this one.
         workers: 1,
       })
@@ -230,6 +238,14 @@ export async function doorFlood(ctx: BenchContext): Promise<Section> {
     {
       name: 'POST the inbound URL (a small message each)',
       path: s.inboundPath,
+      method: 'POST',
+      headers: { 'content-type': 'message/rfc822' },
+      body: MESSAGE,
+    },
+    {
+      name: 'POST unknown inbound secrets (well-formed, 1,000 different)',
+      path: UNKNOWN_SECRETS[0]!,
+      paths: UNKNOWN_SECRETS,
       method: 'POST',
       headers: { 'content-type': 'message/rfc822' },
       body: MESSAGE,
@@ -299,7 +315,8 @@ export async function doorFlood(ctx: BenchContext): Promise<Section> {
       'The two cores are shared by the flood, the API process, Postgres and Redis, so any flood takes CPU from the reader;',
       'what the doors decide is how much each flooding request costs: a repeat click or a refused one-click is one Redis',
       "call and no Postgres write, and so is an inbound message past its URL's minute (an accepted one is a stored row",
-      'and a queued job).',
+      'and a queued job). An unknown inbound secret is one Redis call (the registry of live secrets) and no Postgres',
+      'statement, whatever the secret.',
     ].join('\n'),
   };
 }

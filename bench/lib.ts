@@ -11,7 +11,7 @@ import { pathWithThisNode } from '../src/node-version.js';
 import { registerCardWrites } from '../src/queue-version/card-writes.js';
 import { newId } from '../src/ids.js';
 import { cardsRepository } from '../src/review/cards/cards.repository.js';
-import { createRedis, keyspace, whenReady } from '../src/redis.js';
+import { createRedis, keyspace, whenReady, type Redis as ServiceRedis } from '../src/redis.js';
 
 /** Rate limits out of the way, so a benchmark measures the work and never a 429. */
 export const NO_RATE_LIMITS = Object.fromEntries(
@@ -142,14 +142,14 @@ export async function startServer(args: string[], env: Record<string, string>, u
  * Runs `fn` on the bench database, migrated, with card writes bumping their accounts' queue versions as
  * the service's do (so the API's page cache sees the seeded queue), and closes both stores after.
  */
-export async function seeding<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+export async function seeding<T>(config: Config, fn: (db: Db, redis: ServiceRedis) => Promise<T>): Promise<T> {
   await ensureDatabase(config.databaseUrl);
   const db = createDb(config.databaseUrl, 2);
   const redis = createRedis(config, 'producer');
   registerCardWrites(db, { redis, keyspace: keyspace(config.queuePrefix) });
   try {
     await Promise.all([migrate(db), whenReady(redis)]);
-    return await fn(db);
+    return await fn(db, redis);
   } finally {
     redis.disconnect();
     await db.destroy();

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { startApi, type ApiServer } from '../api/server.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
-import { mailIdentityProblem } from '../src/config/mail-identity.js';
+import { mailIdentityProblem, mailLinksWarning } from '../src/config/mail-identity.js';
 import { prepareDatabase } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { retryWithin, StartDeadlineError, waitForStores, type StartDeadline } from '../src/preflight.js';
@@ -50,6 +50,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   logger.info({ role, node: process.versions.node }, 'starting');
+  const linksWarning = mailLinksWarning(config);
+  if (linksWarning) logger.warn({ baseUrl: config.baseUrl, transport: config.mail.transport }, linksWarning);
 
   // Installed before any start-up work: a signal that arrives while the process migrates or starts its
   // pools is kept and acted on once start-up is done. Node's default would kill it mid-way (npm then

@@ -13,8 +13,12 @@ const DOORS = new Map<string, Door>([
   ['/api/mail/inbound/{secret}', 'inbound_url'],
 ]);
 
+/** The status a response the client gave up on before it ended is counted and logged with (nginx's). */
+export const ABORTED = 499;
+
 export function doorOutcome(status: number): string {
   if (status < 400) return 'served';
+  if (status === ABORTED) return 'aborted';
   if (status === 404) return 'not_found';
   if (status === 429) return 'limited';
   if (status >= 500) return status === 503 ? 'unavailable' : 'error';
@@ -68,7 +72,8 @@ function fixedRoute(req: Request): string {
   // The path as asked: a mounted router (the doors) strips its mount path from req.url while it answers.
   const url = req.originalUrl ?? req.url;
   const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
+  // Routing ignores case (`/U/<token>` reaches the one-click door), so this does too.
+  const path = (q === -1 ? url : url.slice(0, q)).toLowerCase();
   if (path === '/healthz' || path === '/openapi.json') return path;
   const first = `/${path.split('/')[1] ?? ''}`;
   if (first === UNSUBSCRIBE_PATH) return `${UNSUBSCRIBE_PATH}/{token}`;
@@ -85,12 +90,14 @@ export const routeOf = (req: Request, res: Response): string => seriesOf(req, re
 /** One listener for every response (`this` is the response), so a request makes no closure for its timing. */
 function recordClose(this: Marked): void {
   const req = this.req;
-  seriesOf(req, this).record(req.method, this.statusCode, (performance.now() - this[STARTED]) / 1000);
+  const status = this.writableFinished ? this.statusCode : ABORTED;
+  seriesOf(req, this).record(req.method, status, (performance.now() - this[STARTED]) / 1000);
 }
 
 /**
  * Times every request into `gas_http_request_duration_seconds` {method, route, status}, and counts the
- * public doors' requests by outcome. Mounted only when METRICS_PORT is set.
+ * public doors' requests by outcome; a response the client gave up on before it ended counts as 499
+ * (outcome `aborted`), not as the status it had been given. Mounted only when METRICS_PORT is set.
  */
 export function httpMetrics(): RequestHandler {
   return (_req, res, next) => {

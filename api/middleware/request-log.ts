@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { prebuiltLine, redactUrl, type Logger } from '../../src/logger.js';
+import { prebuiltLine, type Logger } from '../../src/logger.js';
 import { activeTraceId } from '../../src/tracing/spans.js';
+import { ABORTED, routeOf } from './http-metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const CHILD = Symbol('request logger');
 
 type WithChild = Request & { [CHILD]?: Logger };
 
-const entry = (req: Request) => ({ id: req.id, method: req.method, url: redactUrl(req.originalUrl ?? req.url) });
+/** The route template the request reached (`/api/webhook/hook/{hookToken}`, `unmatched`): never the path as sent. */
+const routeOfRequest = (req: Request): string => (req.res ? routeOf(req, req.res) : 'unmatched');
+const entry = (req: Request) => ({ id: req.id, method: req.method, route: routeOfRequest(req) });
 
 const STARTED = Symbol('request started');
 
@@ -22,16 +25,19 @@ function givenOrNew(given: string | string[] | undefined): string {
 /**
  * Gives each request an id (the client's `X-Request-Id` when it is safe, else a UUID; with `traceIds`, the
  * trace id of the request's span, docs/decisions/tracing.md), echoes it, and
- * writes one JSON line when the response ends — pino-http's line (`req` {id, method, url}, `res`
+ * writes one JSON line when the response ends — pino-http's line (`req` {id, method, route}, `res`
  * {statusCode}, `responseTime`), without its per-request child logger: `req.log` is made only when
  * something logs through it (a getter on the app's request prototype, so requests keep one shape).
- * Only what is safe is logged: no headers, hook tokens cut out of URLs.
+ * Only what is safe is logged: no headers, and no path as sent — the route template it reached (the
+ * route table's, a door's, or `unmatched`), so no token, secret or link code in any spelling of a URL
+ * reaches the log (docs/decisions/access-log.md). A response the client gave up on before it ended is
+ * logged as 499.
  */
 export function requestLog(app: Express, logger: Logger, opts: { traceIds?: boolean } = {}): RequestHandler {
   // The request line is written by hand (prebuiltLine): its level, time, bindings and message are framed
   // once, its fields pasted in as JSON, with no object for pino to walk and no redaction pass — each field is
-  // safe as built here: the id matched REQUEST_ID or is a UUID, the method passed Node's parser, the URL is
-  // redactUrl's and JSON-quoted, the rest are numbers. Everything else a request logs goes through `req.log`,
+  // safe as built here: the id matched REQUEST_ID or is a UUID, the method passed Node's parser, the route is
+  // one of our templates and JSON-quoted, the rest are numbers. Everything else a request logs goes through `req.log`,
   // which is redacted.
   const completed = prebuiltLine(logger, 'info', 'request completed');
   const failed = prebuiltLine(logger, 'error', 'request completed');
@@ -39,11 +45,12 @@ export function requestLog(app: Express, logger: Logger, opts: { traceIds?: bool
   // One listener for every response (`this` is the response), so a request makes no closure for its line.
   function line(this: Timed): void {
     const req = this.req;
-    const status = this.statusCode;
+    const done = this.writableFinished;
+    const status = done ? this.statusCode : ABORTED;
     const fields =
-      `"req":{"id":"${req.id}","method":"${req.method}","url":${JSON.stringify(redactUrl(req.originalUrl ?? req.url))}},` +
+      `"req":{"id":"${req.id}","method":"${req.method}","route":${JSON.stringify(routeOf(req, this))}},` +
       `"res":{"statusCode":${status}},"responseTime":${Math.round(performance.now() - this[STARTED])}`;
-    if (!this.writableFinished) aborted(fields);
+    if (!done) aborted(fields);
     else if (status >= 500) failed(fields);
     else completed(fields);
   }

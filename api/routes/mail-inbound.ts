@@ -50,8 +50,8 @@ export const mailInboundRoutes: RouteDef[] = [
     responses: { 202: { description: 'Stored (received, not yet processed); do not retry', schema: InboundAccepted } },
     errors: [400, 413, 415, 429, 503],
   }).handle(async ({ params }, ctx) => {
-    const { db, config } = ctx.deps;
-    const found = SECRET_SHAPE.test(params.secret) ? await accountForInboundSecret(db, params.secret) : null;
+    const { config } = ctx.deps;
+    const found = SECRET_SHAPE.test(params.secret) ? await accountForInboundSecret(ctx.deps, params.secret) : null;
     if (!found) throw new NotFound();
     const { accountId } = found;
     if (found.storedBytes >= config.inbound.accountStorageBytes) throw new RateLimited(STORAGE_FULL_RETRY_SECONDS);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequest, NotFound } from '../../src/errors.js';
-import { receiveDelivery } from '../../src/webhooks/intake.service.js';
+import { hookMayBeLive, receiveDelivery } from '../../src/webhooks/intake.service.js';
 import { MAX_BODY_BYTES } from '../../src/webhooks/webhooks.types.js';
 import { readRawBody } from '../raw-body.js';
 import { DEPTH_RULE, deeperThan } from '../middleware/json-rules.js';
@@ -44,9 +44,10 @@ async function readJson(ctx: RouteContext): Promise<{ text: string; bytes: numbe
 /** Inbound webhooks: the secret URL is the credential, so no bearer token, scope or bucket. */
 export const webhookRoutes: RouteDef[] = [
   /**
-   * At most 64,000 bytes are ever read; then the token's hash is looked up in the live-hooks registry
-   * (Redis) and only a live hook's delivery reaches Postgres. Unknown, disabled, deleted and regenerated
-   * tokens are the same registry miss: the same 404, with no database statement.
+   * The token first: its hash is looked up in the live-hooks registry (Redis), and a token no live hook
+   * has answers 404 before a byte of the body is read (nor `100 Continue` sent). Then at most 64,000
+   * bytes are read, and only a live hook's delivery reaches Postgres. Unknown, disabled, deleted and
+   * regenerated tokens are the same registry miss: the same 404, with no database statement.
    */
   defineRoute({
     method: 'post',
@@ -64,6 +65,7 @@ export const webhookRoutes: RouteDef[] = [
     responses: { 202: { description: 'Accepted (received, not done); do not retry', schema: WebhookAccepted } },
     errors: [400, 413, 429, 502, 503],
   }).handle(async ({ params }, ctx) => {
+    if (!(await hookMayBeLive(ctx.deps, params.hookToken))) throw new NotFound();
     const { text, bytes } = await readJson(ctx);
     const received = await receiveDelivery(ctx.deps, params.hookToken, text, bytes);
     if (!received) throw new NotFound();

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createAccount, getAccount } from '../accounts/accounts.service.js';
+import { createAccount, getAccount, isDemoAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite, listAudit } from '../audit/audit.service.js';
 import { removeFromBlocklist } from '../blocklist/blocklist.service.js';
 import { postCache } from '../content/post-cache.js';
@@ -8,7 +8,7 @@ import { setBlogBaseUrl } from '../content/posts.service.js';
 import { leadSettings } from '../leads/lead-settings.js';
 import { setLeadColumns } from '../leads/leads.service.js';
 import type { Deps } from '../deps.js';
-import { AppError, BadRequest } from '../errors.js';
+import { AppError, BadRequest, Rejected } from '../errors.js';
 import { approvalSettings, KINDS_OF_WORK, setApproval, type KindOfWork } from '../review/approval.service.js';
 import { seedReviewCards } from '../review/seed.js';
 import { trustLevels } from '../review/trust.service.js';
@@ -181,13 +181,15 @@ export const VERBS: Record<string, Verb> = {
       return { account: { id: f.account! }, kind, approval: f.approval };
     },
   },
+  // Demo data goes only into a demo account (docs/decisions/demo-data.md): `--new-account NAME` makes one,
+  // `--account ID` fills one made so (a real account is refused, nothing written).
   'seed demo': {
-    flags: ['account'],
+    flags: ['account?', 'new-account?'],
     async run(f, { db }) {
-      await getAccount(db, f.account!);
-      const cards = await seedReviewCards(db, f.account!);
-      const leads = await seedLeadsAndEvents(db, f.account!);
-      return { account: { id: f.account! }, cards, leads };
+      const accountId = await demoAccountFor(db, f.account, f['new-account']);
+      const cards = await seedReviewCards(db, accountId);
+      const leads = await seedLeadsAndEvents(db, accountId);
+      return { account: { id: accountId }, cards, leads };
     },
   },
   // Workflows: destinations a run's summary can be delivered to, and the schedules' time zone.
@@ -254,6 +256,19 @@ export async function runAdmin(argv: string[], deps: Pick<Deps, 'config' | 'db'>
     if (!values[f]) throw new BadRequest(`--${f} is required`);
   }
   return verb.run(values, deps);
+}
+
+/** The demo account `seed demo` fills: a new one named `name`, or `id` when it is a demo account. */
+async function demoAccountFor(db: Deps['db'], id: string | undefined, name: string | undefined): Promise<string> {
+  if (Boolean(id) === Boolean(name)) throw new BadRequest('give one of --account (a demo account) or --new-account (a name)');
+  if (name) return (await createAccount(db, name, { demo: true })).id;
+  await getAccount(db, id!);
+  if (!(await isDemoAccount(db, id!)))
+    throw new Rejected(
+      `account ${id} is a real account: demo data goes only into a demo account, whose mail never leaves the machine; ` +
+        'make one with `seed demo --new-account NAME`',
+    );
+  return id!;
 }
 
 /** The message an operator sees for a refusal. */

@@ -3,21 +3,30 @@ import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { BadRequest } from '../errors.js';
 import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
 import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
+import { listOperatorMail, readOperatorMail } from '../inbound/operator-mail.service.js';
 import { generateDkimKey, listDkimKeys, removeDkimKey } from '../mail/dkim.service.js';
 import { parseSender, setAccountSender } from '../mail/sender-identity.js';
+import { createRedis, whenReady } from '../redis.js';
 import { int, type Verb } from './verb.js';
 
 /**
  * The mail loop's verbs. `mail inbound-url` prints the account's inbound URL once (a second
  * call replaces the secret); `mail inbound-list` shows received messages without their bytes or text;
  * `mail dkim generate|list|remove` manage the DKIM keys outgoing mail is signed with; `mail sender set`
- * gives the account's mail its own From.
+ * gives the account's mail its own From; `mail postmaster-list|read` show the operator mail sent to postmaster@.
  */
 export const MAIL_VERBS: Record<string, Verb> = {
   'mail inbound-url': {
     flags: ['account'],
     async run(f, { db, config }) {
-      return createInboundUrl(db, config.baseUrl, f.account!);
+      // The new secret is announced in Redis (the door's registry of live secrets) before it is stored.
+      const redis = createRedis(config, 'producer');
+      try {
+        await whenReady(redis);
+        return await createInboundUrl({ db, redis, config }, f.account!);
+      } finally {
+        redis.disconnect();
+      }
     },
   },
   'mail inbound-list': {
@@ -29,6 +38,19 @@ export const MAIL_VERBS: Record<string, Verb> = {
       if (f.account !== undefined) await getAccount(db, f.account);
       const limit = int(f.limit, 'limit', 1, 1000, 50);
       return { messages: await listInbound(db, { accountId: f.account, status: status as InboundStatus | undefined, limit }) };
+    },
+  },
+  // Mail to postmaster@ the inbound domain, kept for the operator (no account's): listed without bytes, read one at a time.
+  'mail postmaster-list': {
+    flags: ['limit?'],
+    async run(f, { db }) {
+      return { messages: await listOperatorMail(db, int(f.limit, 'limit', 1, 1000, 50)) };
+    },
+  },
+  'mail postmaster-read': {
+    flags: ['id'],
+    async run(f, { db }) {
+      return { message: await readOperatorMail(db, f.id!) };
     },
   },
   // DKIM keys of the sending domains: the private key is made and kept here and never printed; the verbs

@@ -43,6 +43,8 @@ export class NotShipped extends Error {
     message: string,
     readonly permanent = false,
     readonly refusal: { code: number; reply: string } | null = null,
+    /** Why the service could not be reached, when that is worth telling the caller (a TLS failure and its cause). */
+    readonly detail: string | null = null,
   ) {
     super(message);
     this.name = 'NotShipped';

@@ -1,3 +1,4 @@
+import { isDemoAccount } from '../accounts/accounts.service.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { mailDraftOf } from '../mail/mail-draft.js';
@@ -10,7 +11,7 @@ import { AnswerLost, NotShipped, type ChannelAdapter, type Work } from './channe
 
 /** Mail's outcomes in the shipping path's words (mail keeps its own, so it needs nothing from here). */
 function translated(err: unknown): unknown {
-  if (err instanceof NotSent) return new NotShipped(err.message, err.permanent, err.refusal);
+  if (err instanceof NotSent) return new NotShipped(err.message, err.permanent, err.refusal, err.detail);
   if (err instanceof MailAnswerLost) return new AnswerLost(err.message);
   return err;
 }
@@ -32,6 +33,11 @@ export const sequenceAdapter = (config: Config, db: Db): ChannelAdapter => mailA
 function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): ChannelAdapter {
   // Signs with the From domain's DKIM keys (src/mail/dkim.ts).
   const transport = transportFor(config, db);
+  // A demo account's mail never reaches a relay or a mail API: it goes to the local transport's directory,
+  // whatever MAIL_TRANSPORT is (its fence says `demo`, written by `prepare` from the account).
+  const demoTransport =
+    config.mail.transport === 'local' ? transport : transportFor({ ...config, mail: { ...config.mail, transport: 'local' } }, db);
+  const transportOf = (details: Record<string, unknown>) => (details.demo === true ? demoTransport : transport);
   const m = config.mail;
   const sequenceOf = (cardId: string) => (kind === 'sequence' ? sequenceIdFor(cardId) : null);
   return {
@@ -55,6 +61,7 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
     // Every mail (and sequence step) ships with its links made tracked links, kept on the fence.
     prepare: async (trx, fencing, work) => {
       const thread = await recordThread(trx, config, fencing, work.to ?? '', sequenceOf(fencing.cardId));
+      const demo = (await isDemoAccount(trx, fencing.accountId)) ? { demo: true } : {};
       const source = {
         accountId: fencing.accountId,
         channel: 'email',
@@ -63,7 +70,7 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
         cardId: fencing.cardId,
         leadId: thread.leadId ?? null,
       };
-      return { details: { ...thread }, body: await trackTextLinks(trx, config.baseUrl, source, work.body) };
+      return { details: { ...thread, ...demo }, body: await trackTextLinks(trx, config.baseUrl, source, work.body) };
     },
     async ship(work, key) {
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
@@ -71,7 +78,10 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
       const refs = Array.isArray(work.details.references) ? work.details.references.filter((r) => typeof r === 'string') : [];
       const references = inReplyTo ? (refs.length ? refs : [inReplyTo]) : null;
       try {
-        return await transport.send({ to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, references, ...thread }, key);
+        return await transportOf(work.details).send(
+          { to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, references, ...thread },
+          key,
+        );
       } catch (err) {
         throw translated(err);
       }

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
+import { httpConfig, httpEnv } from './http.js';
 import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
 import { inboundConfig, inboundEnv } from './inbound.js';
 import { jobsConfig, jobsEnv } from './jobs.js';
@@ -20,6 +21,7 @@ import { workersConfig, workersEnv } from './workers.js';
  */
 export const areasEnv = {
   ...jobsEnv,
+  ...httpEnv,
   ...inboundEnv,
   ...inboundAuthEnv,
   ...agentLimitsEnv,
@@ -36,11 +38,11 @@ export const areasEnv = {
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
-export function areasConfig(
-  env: z.output<z.ZodObject<typeof areasEnv>> & Parameters<typeof mailTransportConfig>[0] & { MAINTENANCE_SWEEP_MS: number },
-) {
+export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number }) {
   return {
     jobs: jobsConfig(env),
+    /** The API's HTTP connection limits (docs/public-doors.md). */
+    http: httpConfig(env),
     inbound: inboundConfig(env),
     inboundAuth: inboundAuthConfig(env),
     agentLimits: agentLimitsConfig(env),

@@ -16,6 +16,12 @@ export const inboundEnv = {
   INBOUND_MAIL_CONCURRENCY: int(64),
   INBOUND_SMTP_MAX_CLIENTS: int(100),
   INBOUND_SMTP_SESSIONS_PER_IP: int(10),
+  INBOUND_SMTP_SESSIONS_PER_NETWORK: int(20),
+  INBOUND_SMTP_RESERVED_SLOTS: int(20, 0),
+  INBOUND_SMTP_SESSION_SECONDS: int(900),
+  INBOUND_SMTP_DATA_SECONDS: int(600),
+  INBOUND_SMTP_DATA_MIN_BYTES: int(1024, 0),
+  INBOUND_SMTP_DATA_WINDOW_SECONDS: int(30),
   INBOUND_SMTP_MESSAGES_PER_MINUTE: int(60),
   INBOUND_SMTP_BYTES_PER_HOUR: int(512 * MIB),
   INBOUND_SMTP_IDLE_SECONDS: int(30),
@@ -24,6 +30,8 @@ export const inboundEnv = {
   INBOUND_APPLIED_RAW_RETENTION_DAYS: int(30),
   INBOUND_ACCOUNT_STORAGE_BYTES: int(1024 * MIB),
   INBOUND_URL_PER_MINUTE: int(600),
+  INBOUND_POSTMASTER_BYTES: int(64 * MIB),
+  INBOUND_POSTMASTER_RETENTION_DAYS: int(30),
 } satisfies z.ZodRawShape;
 
 export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
@@ -42,6 +50,17 @@ export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
       maxClients: env.INBOUND_SMTP_MAX_CLIENTS,
       /** Sessions one client address (IPv4, or an IPv6 /64) holds at once; one more is answered 421. */
       sessionsPerIp: env.INBOUND_SMTP_SESSIONS_PER_IP,
+      /** Sessions one network (an IPv4 /24, an IPv6 /48) holds at once; one more is answered 421. */
+      sessionsPerNetwork: env.INBOUND_SMTP_SESSIONS_PER_NETWORK,
+      /** Of maxClients, the slots kept for networks holding no session yet (at most maxClients - 1). */
+      reservedSlots: env.INBOUND_SMTP_RESERVED_SLOTS,
+      /** A session is closed with 421 this long after it connected, whatever it is doing. */
+      sessionMs: env.INBOUND_SMTP_SESSION_SECONDS * 1000,
+      /** A message's DATA is closed with 421 this long after it began. */
+      dataMs: env.INBOUND_SMTP_DATA_SECONDS * 1000,
+      /** During DATA at least this many bytes must arrive in every dataWindowMs, or the session is closed with 421. */
+      dataMinBytes: env.INBOUND_SMTP_DATA_MIN_BYTES,
+      dataWindowMs: env.INBOUND_SMTP_DATA_WINDOW_SECONDS * 1000,
       /** Messages one client address may start in a minute; past it MAIL FROM is answered 450. */
       messagesPerMinute: env.INBOUND_SMTP_MESSAGES_PER_MINUTE,
       /** Message bytes one client address may send in an hour; past it MAIL FROM (or the message) is answered 452. */
@@ -59,5 +78,9 @@ export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
     accountStorageBytes: env.INBOUND_ACCOUNT_STORAGE_BYTES,
     /** Messages one account's inbound URL takes a minute; past it 429 with Retry-After (a provider retries). */
     urlPerMinute: env.INBOUND_URL_PER_MINUTE,
+    /** Bytes of mail to postmaster@ kept at once (operator mail); past it RCPT to postmaster is answered 452. */
+    postmasterBytes: env.INBOUND_POSTMASTER_BYTES,
+    /** Mail to postmaster@ is deleted this long after arrival. */
+    postmasterRetentionMs: env.INBOUND_POSTMASTER_RETENTION_DAYS * DAY_MS,
   };
 }

@@ -51,3 +51,21 @@ export function mailIdentityProblem(config: { mail: { transport: string; from: s
     `(it is ${domain ? `at ${domain}` : 'without a domain'}: "${bareOf(config.mail.from)}")`
   );
 }
+
+/** A host that names this machine only: `localhost` and names under it, 127.0.0.0/8, [::1], 0.0.0.0. */
+const isLoopbackHost = (host: string) => isLocalhost(host) || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]' || host === '0.0.0.0';
+
+/**
+ * A warning for the start-up log, or null: real mail (MAIL_TRANSPORT smtp or http) with a BASE_URL on this
+ * machine (BASE_URL's default, http://localhost:PORT) carries tracked links and one-click unsubscribe URLs
+ * that point at the recipient's own computer. Not a refusal: a staging relay may send to the team only.
+ */
+export function mailLinksWarning(config: { mail: { transport: string }; baseUrl: string }): string | null {
+  if (config.mail.transport === 'local') return null;
+  const host = new URL(config.baseUrl).hostname.toLowerCase();
+  if (!isLoopbackHost(host)) return null;
+  return (
+    `MAIL_TRANSPORT=${config.mail.transport} sends real mail but BASE_URL is ${config.baseUrl}: its links and ` +
+    'unsubscribe URLs will point at this machine, not at the service; set BASE_URL to the public https:// address'
+  );
+}

@@ -9,9 +9,11 @@ import type { LeadMailOutcome } from '../leads/mail-outcome.js';
 import { threadChain } from '../mail/mail-draft.js';
 import type { SequenceMatch } from '../mail/sequences.repository.js';
 import type { Thread } from '../mail/threads.repository.js';
+import { markLateBounces, type LateBounce } from '../shipping/refusals.service.js';
 import { stopSequencesMany } from '../shipping/sequence-state.js';
 import { recordChannelEvents, type ChannelEvent } from '../results/channel-events.js';
 import type { Outcome } from './inbound.types.js';
+import { fileRemovalRequests, type RemovalRequest } from './removal-request.js';
 import { experimentsRepository } from '../experiments/experiments.repository.js';
 
 /** What applying an outcome did, for the caller's record and for `afterApplied`. */
@@ -44,8 +46,12 @@ interface Writes {
   /** A reply's colleagues' sequences (the same lead, other addresses): stopped when the account's setting says so. */
   companyStops: (SequenceMatch & { item: number })[];
   blocks: { accountId: string; value: string; reason: string }[];
+  /** Hard bounces reported after the relay took the mail: said on the send's card. */
+  lateBounces: LateBounce[];
   optOuts: { accountId: string; address: string; at: number; refId: string }[];
   wakes: { input: TurnInput; item: number }[];
+  /** Requests to be removed written by someone else than the recipient: a card for a person, nothing else. */
+  removals: RemovalRequest[];
   /** Replies to mail an experiment sent: the outcome of the contact's variant. */
   replies: { accountId: string; cardId: string; positive: boolean; at: number }[];
 }
@@ -67,6 +73,11 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
     if (outcome.kind === 'reply') w.wakes.push({ item, input: wakeInput(thread, outcome, false) });
     return;
   }
+  if (outcome.requestedBy) {
+    // Not the recipient's own request (a colleague answering forwarded mail): nobody opted out, not their reply.
+    w.removals.push({ thread, requestedBy: outcome.requestedBy, subject: outcome.subject ?? null, inboundId: ref.id });
+    return;
+  }
   switch (outcome.kind) {
     case 'auto_reply':
       return;
@@ -75,7 +86,9 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
       if (outcome.bounce?.type === 'soft') event('delayed', `delayed-${sendId}`);
       if (outcome.bounce?.type !== 'hard') return;
       const why = [outcome.bounce.status, outcome.bounce.diagnostic].filter(Boolean).join(' ');
-      w.blocks.push({ accountId, value: thread.to, reason: `hard bounce${why ? `: ${why}` : ''}`.slice(0, 500) });
+      const reason = `hard bounce${why ? `: ${why}` : ''}`.slice(0, 500);
+      w.blocks.push({ accountId, value: thread.to, reason });
+      w.lateBounces.push({ accountId, cardId: thread.cardId, sendId, step: thread.step, reason });
       applied.blocked = true;
       lead({ status: 'bounced' });
       event('bounce', `bounce-${sendId}`);
@@ -148,7 +161,9 @@ function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInp
  * - unsubscribe, complaint: the address on the block list for good (`opt_out_reply`), lead
  *   `unsubscribed`, `email.opt_out`, sequences stop;
  * - unverified (nothing proves it answers our mail): a human reply wakes the agent, marked unverified,
- *   and changes nothing else; any other kind changes nothing.
+ *   and changes nothing else; any other kind changes nothing;
+ * - a request to be removed written by someone other than the recipient (`requestedBy`): a question card
+ *   for a person saying who asked and about whom; nobody is opted out, nothing counts as the recipient's reply.
  */
 export async function applyOutcome(trx: Trx, config: Config, thread: Thread, outcome: Outcome, ref: { id: string; at: number }) {
   return (await applyOutcomes(trx, config, [{ thread, outcome, ref }]))[0]!;
@@ -159,7 +174,18 @@ export async function applyOutcome(trx: Trx, config: Config, thread: Thread, out
  * kind of write in one statement for the whole batch, in the caller's transaction.
  */
 export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem[]): Promise<Applied[]> {
-  const w: Writes = { events: [], leads: [], stops: [], companyStops: [], blocks: [], optOuts: [], wakes: [], replies: [] };
+  const w: Writes = {
+    events: [],
+    leads: [],
+    stops: [],
+    companyStops: [],
+    blocks: [],
+    lateBounces: [],
+    optOuts: [],
+    wakes: [],
+    removals: [],
+    replies: [],
+  };
   const applied = items.map((): Applied => ({ leadChanged: null, sequencesStopped: 0, blocked: false, wake: null }));
   for (const [i, item] of items.entries()) plan(w, item, i, applied[i]!);
   const at = Math.max(0, ...items.map((i) => i.ref.at));
@@ -177,6 +203,8 @@ export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem
   w.stops.forEach((s, n) => {
     applied[s.item]!.sequencesStopped += stopped[n]!;
   });
+  await markLateBounces(trx, w.lateBounces, at);
+  await fileRemovalRequests(trx, w.removals);
   const stopping = await replyStopsCompany(trx, [...new Set(w.companyStops.map((s) => s.accountId))]);
   const company = w.companyStops.filter((s) => stopping.has(s.accountId));
   const colleagues = await stopSequencesMany(trx, company, at);

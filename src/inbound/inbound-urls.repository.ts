@@ -10,6 +10,11 @@ export function inboundUrlsRepository(q: Queryable) {
         .onConflict('account_id')
         .merge(['id', 'secret_hash', 'created_at']);
     },
+    /** The secret hash the account's URL has now, or null. */
+    async hashOf(accountId: string): Promise<string | null> {
+      const row: { secret_hash: string } | undefined = await q('inbound_urls').where({ account_id: accountId }).first('secret_hash');
+      return row?.secret_hash ?? null;
+    },
     /** The account whose secret hashes to `secretHash`, with the raw inbound bytes it keeps, or null. */
     async accountFor(secretHash: string): Promise<{ accountId: string; storedBytes: number } | null> {
       const row: { account_id: string; bytes: string | null } | undefined = await q('inbound_urls as u')

@@ -38,4 +38,9 @@ export interface Outcome {
    * authentication; src/inbound/proof.ts): a human reply only wakes the agent for a person to look at.
    */
   unverified?: boolean;
+  /**
+   * A request to be removed (an `unsubscribe` kind or reply) whose sender is not the send's recipient (a
+   * colleague the mail was forwarded to): nobody is opted out; a person is asked (src/inbound/removal-request.ts).
+   */
+  requestedBy?: string | null;
 }

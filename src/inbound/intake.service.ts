@@ -11,6 +11,7 @@ import { hashToken } from '../tokens/token-format.js';
 import { inboundRepository, type InboundMessage, type NewInbound } from './inbound.repository.js';
 import type { InboundStatus } from './inbound.types.js';
 import { inboundUrlsRepository } from './inbound-urls.repository.js';
+import { announceSecret, liveInbound, withdrawSecret } from './live-inbound.js';
 import { processInbound, type InboundDeps } from './process.service.js';
 
 /** What storing and handing on a received message needs: Postgres and the producer queues. */
@@ -64,24 +65,43 @@ export async function receiveInbound(deps: IntakeDeps, m: Omit<NewInbound, 'id' 
 
 /**
  * Makes the account's inbound URL, shown once: a new random secret whose SHA-256 alone is stored.
- * An account has one; a second call replaces it (the old URL answers 404 from the commit on).
+ * An account has one; a second call replaces it (the old URL answers 404 from the commit on). The new
+ * secret is announced to the live-secrets registry in Redis before the commit (no Redis, no new URL),
+ * the one it replaced withdrawn after (src/inbound/live-inbound.ts).
  */
-export async function createInboundUrl(db: Db, baseUrl: string, accountId: string): Promise<{ url: string }> {
-  return auditedWrite(db, adminActor(accountId, 'mail inbound-url'), async (trx) => {
+export async function createInboundUrl(
+  deps: Pick<Deps, 'db' | 'redis'> & { config: Pick<Deps['config'], 'baseUrl' | 'queuePrefix'> },
+  accountId: string,
+): Promise<{ url: string }> {
+  let replaced: string | null = null;
+  const made = await auditedWrite(deps.db, adminActor(accountId, 'mail inbound-url'), async (trx) => {
     await getAccount(trx, accountId, true);
     const secret = `${SECRET_PREFIX}${randomBase62(SECRET_LENGTH)}`;
+    const secretHash = hashToken(secret);
     const id = newId('inu');
-    await inboundUrlsRepository(trx).put({ id, accountId, secretHash: hashToken(secret), at: Date.now() });
-    return { result: { url: `${baseUrl}${INBOUND_PATH}/${secret}` }, targetId: id };
+    const repo = inboundUrlsRepository(trx);
+    replaced = await repo.hashOf(accountId);
+    await announceSecret(deps.redis, deps.config, secretHash, accountId);
+    await repo.put({ id, accountId, secretHash, at: Date.now() });
+    return { result: { url: `${deps.config.baseUrl}${INBOUND_PATH}/${secret}` }, targetId: id };
   });
+  if (replaced) await withdrawSecret(deps.redis, deps.config, replaced);
+  return made;
 }
 
 /**
  * The account an inbound URL's secret belongs to, with the raw inbound bytes it keeps (the storage cap);
- * null for anything else (the caller answers 404).
+ * null for anything else (the caller answers 404). A secret the live-secrets registry in Redis does not
+ * know is null without a Postgres statement; only while the registry is not trusted does every secret
+ * go to Postgres.
  */
-export async function accountForInboundSecret(db: Db, secret: string): Promise<{ accountId: string; storedBytes: number } | null> {
-  return inboundUrlsRepository(db).accountFor(hashToken(secret));
+export async function accountForInboundSecret(
+  deps: Pick<Deps, 'db' | 'redis' | 'config'>,
+  secret: string,
+): Promise<{ accountId: string; storedBytes: number } | null> {
+  const secretHash = hashToken(secret);
+  if (!(await liveInbound(deps).mayBeLive(secretHash))) return null;
+  return inboundUrlsRepository(deps.db).accountFor(secretHash);
 }
 
 /** What `mail inbound-list` shows of a message: never its bytes, text or parse details. */

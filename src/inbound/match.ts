@@ -81,12 +81,34 @@ function originalOf(mail: ParsedMail, domain: string): { ids: string[]; tokens: 
  */
 export async function matchMail(
   threads: ThreadLookup,
-  ctx: { domain: string; accountId: string | null; tokens: TokenAddress[]; report: boolean; bounceRecipient: string | null },
+  ctx: {
+    domain: string;
+    accountId: string | null;
+    tokens: TokenAddress[];
+    report: boolean;
+    /** A delivery status notification (kind `bounce`): matched under `bounceMatch`'s rules. */
+    bounce: boolean;
+    bounceRecipient: string | null;
+  },
   mail: ParsedMail,
 ): Promise<Match> {
   const found = await findThread(threads, ctx, mail);
   if (!found.ok) return found;
   if (ctx.accountId && found.thread.accountId !== ctx.accountId) return { ok: false, reason: 'claims a send of another account' };
+  return ctx.bounce ? bounceMatch(found, ctx.bounceRecipient) : found;
+}
+
+/**
+ * A delivery report counts only where reports are sent, and only for the recipient of the send it names:
+ * one that came to a reply+ or unsubscribe+ address (a person's address for answers, which anyone the
+ * mail was forwarded to knows) bounces nothing, and one naming a failed recipient other than its send's
+ * (however it matched: our bounces+ token, our original's Message-ID) bounces nobody.
+ */
+function bounceMatch(found: Match & { ok: true }, named: string | null): Match {
+  if (found.matchedBy === 'reply-address' || found.matchedBy === 'unsubscribe-address')
+    return { ok: false, reason: 'a delivery report sent to a reply or unsubscribe address, not a bounce address: bounces nothing' };
+  if (named && named.toLowerCase() !== found.thread.to.trim().toLowerCase())
+    return { ok: false, reason: 'a delivery report names another recipient than its send' };
   return found;
 }
 
@@ -136,7 +158,7 @@ async function findThread(
   if (byToken?.kind === 'bounce') {
     // A bounce of one send names that send's recipient; a report naming anyone else changes nothing.
     const named = ctx.report ? ctx.bounceRecipient : null;
-    if (named && named !== byToken.thread.to)
+    if (named && named.toLowerCase() !== byToken.thread.to.trim().toLowerCase())
       return { ok: false, reason: 'a report to a bounce address names another recipient than its send' };
     return { ok: true, thread: byToken.thread, matchedBy: 'bounce-address' };
   }

@@ -47,7 +47,14 @@ export async function accountByContent(db: Queryable, domain: string, raw: Buffe
   const r = await readMail(raw, rcptTo, domain);
   if (!r.ok) return null;
   const { mail, tokens, verdict, report, matchedAddress } = r.read;
-  const ctx = { domain, accountId: null, tokens, report, bounceRecipient: verdict.bounce?.recipient ?? null };
+  const ctx = {
+    domain,
+    accountId: null,
+    tokens,
+    report,
+    bounce: verdict.kind === 'bounce',
+    bounceRecipient: verdict.bounce?.recipient ?? null,
+  };
   let match = await matchMail(threadsRepository(db), ctx, mail);
   if (!match.ok && !tokens.length) match = await smtpSenderMatch(db, matchedAddress, match);
   return match.ok ? match.thread.accountId : null;

@@ -10,6 +10,7 @@ import { inboundRepository, type InboundMessage, type InboundResult } from './in
 import type { Outcome } from './inbound.types.js';
 import { matchMail, type MatchedBy, type ThreadLookup } from './match.js';
 import { readMail } from './placement.js';
+import { removalByOther } from './removal-request.js';
 import { proofOf, type Proof } from './proof.js';
 import type { SenderAuth } from './sender-auth.js';
 import { senderAuthOf } from './smtp-sender.js';
@@ -154,7 +155,14 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
   // matched within that account only, by the account's latest mail to its sender when nothing else names a send.
   const match = await matchMail(
     loadersFor(deps).threads,
-    { domain, accountId: row.accountId, tokens, report, bounceRecipient: verdict.bounce?.recipient ?? null },
+    {
+      domain,
+      accountId: row.accountId,
+      tokens,
+      report,
+      bounce: verdict.kind === 'bounce',
+      bounceRecipient: verdict.bounce?.recipient ?? null,
+    },
     mail,
   );
   if (!match.ok) return { status: 'unplaced', reason: match.reason, kind: verdict.kind, rule: verdict.rule };
@@ -184,6 +192,11 @@ async function decide(deps: InboundDeps, row: InboundMessage & { raw: Buffer }):
     outcome.messageId = mail.messageId;
     outcome.references = mail.references.length ? mail.references : mail.inReplyTo;
     rule = `${rule}; ${reply.rule}`;
+  }
+  const byOther = removalByOther(outcome, mail.from, match.thread.to);
+  if (byOther) {
+    outcome.requestedBy = byOther;
+    rule = `${rule}; removal asked by another sender than the recipient`;
   }
   return { status: 'applied', thread: match.thread, outcome, ...evidence, rule, headerMessageId: mail.messageId };
 }

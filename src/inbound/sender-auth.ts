@@ -1,8 +1,9 @@
 /**
  * Sender authentication as the receiving provider recorded it: the `Authentication-Results` header
- * (RFC 8601). Anyone can write such a header into a message, so only the topmost one(s) carrying an
- * authserv-id the operator trusts (INBOUND_TRUSTED_AUTHSERV_IDS) are read: the provider adds its own on
- * top of whatever the sender wrote (and removes forged ones with its id, RFC 8601 §5).
+ * (RFC 8601). Anyone can write such a header into a message, so only the topmost one carrying an
+ * authserv-id the operator trusts (INBOUND_TRUSTED_AUTHSERV_IDS) is read: the provider adds its own on
+ * top of whatever the sender wrote (and should remove forged ones with its id, RFC 8601 §5). Read only
+ * for mail that came in on an account's inbound URL: over our own SMTP listener no such field is read.
  */
 
 /** One result: `dkim=pass header.d=acme.test` → method `dkim`, result `pass`, props `{ 'header.d': 'acme.test' }`. */
@@ -130,25 +131,20 @@ export function parseAuthResults(value: string): AuthResultsField | null {
 }
 
 /**
- * The fields believed: the topmost field with a trusted authserv-id, with the fields right below it
- * (no other field between) of the same authserv-id (some MTAs add one per check). Reading stops at the
- * first field that does not parse: a field below it may be the sender's.
+ * The one field believed: the topmost field with a trusted authserv-id (untrusted fields above it, such
+ * as an internal relay's added after the provider, are passed over). Only that field counts: a field of
+ * the same authserv-id below it, even right below, may be the sender's (a provider that does not strip
+ * forged fields with its own id leaves them there), so a `pass` written below the provider's verdict is
+ * never read. Reading stops at the first field that does not parse: a field below it may be the sender's.
  */
-export function trustedFields(fields: RawAuthField[], trusted: string[]): AuthResultsField[] {
-  if (!trusted.length) return [];
-  const out: AuthResultsField[] = [];
-  let last = -1;
+export function trustedField(fields: RawAuthField[], trusted: string[]): AuthResultsField | null {
+  if (!trusted.length) return null;
   for (const f of fields) {
     const parsed = parseAuthResults(f.value);
-    if (!parsed) break;
-    const id = parsed.authservId.toLowerCase();
-    if (!out.length) {
-      if (!trusted.includes(id)) continue;
-    } else if (f.position !== last + 1 || id !== out[0]!.authservId.toLowerCase()) break;
-    out.push(parsed);
-    last = f.position;
+    if (!parsed) return null;
+    if (trusted.includes(parsed.authservId.toLowerCase())) return parsed;
   }
-  return out;
+  return null;
 }
 
 /** The domain of an address or `@domain` (lowercased), or null. */
@@ -179,25 +175,26 @@ export type SenderAuth = (
 ) & { checks?: OwnChecks };
 
 /**
- * Whether the provider's believed results show the `From` domain authenticated: `dmarc=pass` with
+ * Whether the provider's believed field shows the `From` domain authenticated: `dmarc=pass` with
  * `header.from` the From domain, or `dkim=pass` with a signing domain (`header.d`, else `header.i`'s)
- * the From domain is at or below. Exactly one From field, else nothing passes.
+ * the From domain is at or below. A `dmarc=fail` in that field is final: no `dkim=pass` beside it (nor
+ * anything below it) turns it into a pass. Exactly one From field, else nothing passes.
  */
 export function senderAuthentication(from: string | null, auth: HeaderAuth, trusted: string[]): SenderAuth {
   if (!trusted.length) return { pass: false, reason: 'no trusted authserv-id is configured' };
   const fromDomain = domainOf(from);
   if (!fromDomain || auth.fromCount !== 1) return { pass: false, reason: 'not exactly one From address' };
-  const believed = trustedFields(auth.fields, trusted);
-  if (!believed.length) return { pass: false, reason: 'no Authentication-Results of a trusted authserv-id on top' };
-  for (const field of believed) {
-    for (const r of field.results) {
-      if (r.result !== 'pass') continue;
-      if (r.method === 'dmarc' && r.props['header.from']?.toLowerCase() === fromDomain) {
-        return { pass: true, method: 'dmarc', domain: fromDomain, authservId: field.authservId };
-      }
-      const d = r.method === 'dkim' ? (r.props['header.d']?.toLowerCase() ?? domainOf(r.props['header.i'])) : null;
-      if (d && alignsWith(fromDomain, d)) return { pass: true, method: 'dkim', domain: d, authservId: field.authservId };
+  const field = trustedField(auth.fields, trusted);
+  if (!field) return { pass: false, reason: 'no Authentication-Results of a trusted authserv-id on top' };
+  if (field.results.some((r) => r.method === 'dmarc' && r.result === 'fail'))
+    return { pass: false, reason: 'the provider failed DMARC for the message' };
+  for (const r of field.results) {
+    if (r.result !== 'pass') continue;
+    if (r.method === 'dmarc' && r.props['header.from']?.toLowerCase() === fromDomain) {
+      return { pass: true, method: 'dmarc', domain: fromDomain, authservId: field.authservId };
     }
+    const d = r.method === 'dkim' ? (r.props['header.d']?.toLowerCase() ?? domainOf(r.props['header.i'])) : null;
+    if (d && alignsWith(fromDomain, d)) return { pass: true, method: 'dkim', domain: d, authservId: field.authservId };
   }
   return { pass: false, reason: 'no DKIM or DMARC pass for the From domain' };
 }

@@ -1,22 +1,39 @@
 import { isIPv4 } from 'node:net';
 
+/** The eight groups of an IPv6 address, `::` expanded, leading zeros dropped, lowercased. */
+function ipv6Groups(address: string): string[] {
+  const [head = '', tail = ''] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = address.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return groups.map((g) => g.replace(/^0+(?=.)/, ''));
+}
+
+/** An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) as its IPv4; anything else as is. */
+function unmapped(address: string): string {
+  return /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address;
+}
+
 /**
  * The key a client's limits are counted under: an IPv4 address as is (an IPv4-mapped IPv6 address is
  * read as its IPv4), an IPv6 address by its /64 (one host is usually given a whole /64, so counting
  * single IPv6 addresses would let one sender take as many as it likes).
  */
 export function clientKey(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (isIPv4(address) || !address.includes(':')) return address;
-  const [head = '', tail = ''] = address.toLowerCase().split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = address.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
+  const a = unmapped(address);
+  if (isIPv4(a) || !a.includes(':')) return a;
+  return `${ipv6Groups(a).slice(0, 4).join(':')}::/64`;
+}
+
+/**
+ * The network a client address belongs to, for the sessions one network may hold: its IPv4 /24, or its IPv6
+ * /48 (the usual size of one site's assignment). An IPv4-mapped IPv6 address is read as its IPv4.
+ */
+export function networkKey(address: string): string {
+  const a = unmapped(address);
+  if (isIPv4(a)) return `${a.split('.').slice(0, 3).join('.')}.0/24`;
+  if (!a.includes(':')) return a;
+  return `${ipv6Groups(a).slice(0, 3).join(':')}::/48`;
 }
 
 export interface ClientLimitSettings {

@@ -1,10 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { metrics } from '../metrics/registry.js';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { handOn, storeInbound, type IntakeDeps } from './intake.service.js';
+import { handOn, type IntakeDeps } from './intake.service.js';
 import { failed, inSpan, SpanKind } from '../tracing/spans.js';
-import { clientKey, createClientLimits } from './smtp-limits.js';
-import { bounceAddress, judgeRecipient, messageAccount, otherAccount, refusal } from './smtp-recipients.js';
+import { sessionClocks } from './smtp-clocks.js';
+import { clientKey, createClientLimits, networkKey } from './smtp-limits.js';
+import { createSessionSlots, SLOT_TEXT } from './smtp-slots.js';
+import { storeTaken } from './smtp-store.js';
+import { bounceAddress, judgeRecipient, mixesPostmaster, otherAccount, refusal } from './smtp-recipients.js';
 import { inboundTlsOptions } from './smtp-tls.js';
 
 export interface InboundSmtp {
@@ -24,7 +27,11 @@ export const MAX_REFUSED_RECIPIENTS = 10;
 
 interface Session {
   key: string;
-  idle: NodeJS.Timeout | null;
+  network: string;
+  clocks: ReturnType<typeof sessionClocks>;
+  /** A message is being stored: a clock that runs out closes the session once it is answered. */
+  storing: boolean;
+  closeAfterAnswer: string | null;
   refusedRecipients: number;
   /** The account each recipient taken in this transaction names (null: the bare bounce address). */
   accounts: Map<string, string | null>;
@@ -37,7 +44,9 @@ interface Session {
  * goes out, so nothing answered 250 can be lost; a message naming no account is refused 550 and nothing is kept;
  * when Postgres does not take it the answer is 451 and the sender retries. The parse job is queued after the
  * 250 (a failed enqueue is repaired by the sweep). Per client address: sessions at once, messages a minute, bytes an hour (counted in this
- * process); a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
+ * process); per network (IPv4 /24, IPv6 /48) sessions at once, and the last slots kept for networks holding none (smtp-slots.ts);
+ * a session and a message's DATA each have a lifetime, and DATA a minimum rate (smtp-clocks.ts), none reset by
+ * reading; a session that starts no message for INBOUND_SMTP_IDLE_SECONDS is closed; the bytes of
  * messages being received at once, all sessions together, stay under INBOUND_SMTP_INFLIGHT_BYTES (452
  * past it). No AUTH; STARTTLS only with a configured certificate (smtp-tls.ts). Logs ids and sizes, never addresses or contents.
  * `port` 0 (tests) listens on a free port, which the result names.
@@ -48,7 +57,10 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
   const limitsOf = config.inbound.smtp;
   const log = logger.child({ component: 'inbound-smtp' });
   const bounce = bounceAddress(config);
+  const postmaster = `postmaster@${domain}`;
+  const isPostmaster = (address: string) => address.toLowerCase() === postmaster;
   const limits = createClientLimits(limitsOf);
+  const slots = createSessionSlots(limitsOf);
   const sessions = new Map<string, Session>();
   /** Bytes of messages being received now, all sessions together. */
   let inflight = 0;
@@ -63,23 +75,18 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       c.close();
     }
   };
-  /** (Re)starts the idle clock of a session: it must start a message before it runs out. */
-  const idleFrom = (id: string) => {
+  /** A clock of the session ran out: closed with 421 now, or once the message being stored is answered. */
+  const clockRanOut = (id: string, text: string) => {
     const s = sessions.get(id);
-    if (!s) return;
-    if (s.idle) clearTimeout(s.idle);
-    s.idle = setTimeout(() => closeSession(id, 421, '4.4.2 idle for too long, closing'), limitsOf.idleMs);
-    s.idle.unref();
-  };
-  const stopIdle = (id: string) => {
-    const s = sessions.get(id);
-    if (s?.idle) clearTimeout(s.idle);
-    if (s) s.idle = null;
+    log.info({ reason: text }, 'inbound smtp session closed by its clock');
+    if (s?.storing) s.closeAfterAnswer = text;
+    else closeSession(id, 421, text);
   };
 
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) => {
-    const key = sessions.get(session.id)?.key ?? clientKey(session.remoteAddress);
-    stopIdle(session.id);
+    const s = sessions.get(session.id);
+    const key = s?.key ?? clientKey(session.remoteAddress);
+    s?.clocks.startData();
     limits.countMessage(key);
     const chunks: Buffer[] = [];
     let size = 0;
@@ -92,10 +99,14 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     };
     const answer = (err: Error | null, message?: string) => {
       release();
-      idleFrom(session.id);
+      s?.clocks.idleFrom();
       callback(err, message);
+      if (!s) return;
+      s.storing = false;
+      if (s.closeAfterAnswer) closeSession(session.id, 421, s.closeAfterAnswer);
     };
     stream.on('data', (chunk: Buffer) => {
+      s?.clocks.bytes(chunk.length);
       size += chunk.length;
       if (!limits.addBytes(key, chunk.length) && !refused) {
         refused = refusal(450, '4.7.1 too much mail from your address this hour; try again later');
@@ -114,8 +125,13 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       inflight += chunk.length;
     });
     // The sender went away before the final dot: nothing is stored and no answer is owed.
-    stream.on('error', release);
+    stream.on('error', () => {
+      s?.clocks.endData();
+      release();
+    });
     stream.on('end', () => {
+      s?.clocks.endData();
+      if (s) s.storing = true;
       if (refused) return answer(refused);
       if (size > maxBytes || stream.sizeExceeded) {
         log.info({ size, limit: maxBytes }, 'inbound message refused: over the size limit');
@@ -129,18 +145,18 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       const client = { clientIp: session.remoteAddress.replace(/^::ffff:/i, ''), helo: session.hostNameAppearsAs || null };
       // Each message starts a trace: its store, then its parse job (which joins it), in one span.
       void inSpan('smtp receive', { kind: SpanKind.SERVER, root: true, attributes: { 'gas.inbound.bytes': size } }, async (span) => {
+        const toOperator = rcptTo.some(isPostmaster);
         let id: string;
         try {
-          // Its account before a byte is stored: the one its tokens name, else what the message names of ours.
-          const placed = await messageAccount(deps, accounts, raw, rcptTo);
-          if (!placed.ok) {
+          const stored = await storeTaken(deps, { accounts, raw, rcptTo, mailFrom: from || null, ...client }, toOperator);
+          if (!stored.ok) {
             log.info(
-              { size, code: placed.error.responseCode },
+              { size, code: stored.error.responseCode },
               'inbound message refused: it names no account of ours, or its account is full',
             );
-            return answer(placed.error);
+            return answer(stored.error);
           }
-          id = await storeInbound(deps, { accountId: placed.accountId, via: 'smtp', mailFrom: from || null, rcptTo, ...client, raw });
+          id = stored.id;
         } catch (err) {
           log.error({ size, err: (err as Error).message }, 'inbound message not stored; answered 451');
           answer(refusal(451, '4.3.0 the message could not be stored; try again later'));
@@ -150,8 +166,8 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
         span.setAttribute('gas.inbound.id', id);
         answer(null, `OK: queued as ${id}`);
         metrics.publicDoor.inc({ door: 'smtp', outcome: 'served' });
-        log.info({ inboundId: id, size }, 'inbound message stored');
-        await handOn(deps, id);
+        log.info({ inboundId: id, size, toOperator }, 'inbound message stored');
+        if (!toOperator) await handOn(deps, id);
       });
     });
   };
@@ -163,26 +179,33 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     authOptional: true,
     ...tls,
     disableReverseLookup: true,
-    maxClients: limitsOf.maxClients,
+    // Our own count (onConnect) answers past maxClients with its 421; smtp-server's is a backstop with room for
+    // the refused sessions still being closed, so it never answers a newcomer before ours does.
+    maxClients: limitsOf.maxClients * 2,
     maxRecipients: MAX_RECIPIENTS,
     socketTimeout: SMTP_SOCKET_TIMEOUT_MS,
     closeTimeout: config.shutdownGraceMs,
     onConnect(session, callback) {
       const key = clientKey(session.remoteAddress);
-      if (!limits.openSession(key)) {
-        log.info({ sessionsPerIp: limitsOf.sessionsPerIp }, 'inbound smtp session refused: too many from one client');
-        return callback(refusal(421, '4.7.0 too many sessions from your address; try again later'));
+      const network = networkKey(session.remoteAddress);
+      const slot = slots.refusal(network);
+      if (slot || !limits.openSession(key)) {
+        log.info({ refused: slot ?? 'address' }, 'inbound smtp session refused: no slot for its address or network');
+        return callback(refusal(421, SLOT_TEXT[slot ?? 'address']));
       }
-      sessions.set(session.id, { key, idle: null, refusedRecipients: 0, accounts: new Map() });
-      idleFrom(session.id);
+      slots.take(network);
+      const clocks = sessionClocks(limitsOf, (text) => clockRanOut(session.id, text));
+      sessions.set(session.id, { key, network, clocks, storing: false, closeAfterAnswer: null, refusedRecipients: 0, accounts: new Map() });
+      clocks.idleFrom();
       callback();
     },
     onClose(session) {
       const s = sessions.get(session.id);
       if (!s) return;
-      if (s.idle) clearTimeout(s.idle);
+      s.clocks.stop();
       sessions.delete(session.id);
       limits.closeSession(s.key);
+      slots.release(s.network);
     },
     onMailFrom(address, session, callback) {
       sessions.get(session.id)?.accounts.clear();
@@ -201,7 +224,13 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
       judgeRecipient(deps, address.address, bounce).then((v) => {
         if (v.ok) {
           const taken = session.envelope.rcptTo.map((r) => s?.accounts.get(r.address.toLowerCase()) ?? null);
-          const other = otherAccount(taken, v.accountId);
+          const rcpts = session.envelope.rcptTo;
+          const other =
+            mixesPostmaster(
+              rcpts.length,
+              rcpts.some((r) => isPostmaster(r.address)),
+              !!v.postmaster,
+            ) ?? otherAccount(taken, v.accountId);
           if (other) return callback(other);
           s?.accounts.set(address.address.toLowerCase(), v.accountId);
           return callback();
@@ -238,7 +267,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     close: () =>
       new Promise<void>((resolve) =>
         server.close(() => {
-          for (const s of sessions.values()) if (s.idle) clearTimeout(s.idle);
+          for (const s of sessions.values()) s.clocks.stop();
           resolve();
         }),
       ),

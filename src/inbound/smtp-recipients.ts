@@ -1,6 +1,7 @@
 import { bareAddress, REPLY_TOKEN } from '../mail/outbound.js';
 import { metrics } from '../metrics/registry.js';
 import { inboundRepository } from './inbound.repository.js';
+import { operatorMailRepository } from './operator-mail.repository.js';
 import type { IntakeDeps } from './intake.service.js';
 import { accountByContent } from './placement.js';
 
@@ -42,7 +43,7 @@ export function bounceAddress(config: IntakeDeps['config']): string | null {
  * `accountId`: the account a token names; null for the bare bounce address, whose account the message itself must
  * name (messageAccount). `counts`: the refusal counts against the client's messages per minute (a guessed address).
  */
-export type RecipientVerdict = { ok: true; accountId: string | null } | { ok: false; error: Refusal; counts: boolean };
+export type RecipientVerdict = { ok: true; accountId: string | null; postmaster?: true } | { ok: false; error: Refusal; counts: boolean };
 
 /**
  * Whether the listener takes mail for `address`: a live `reply+`/`unsubscribe+`/`bounces+` token of ours
@@ -57,6 +58,7 @@ export async function judgeRecipient(deps: IntakeDeps, address: string, bounce: 
     return { ok: false, counts: true, error: refusal(550, `5.7.1 relay not permitted: this server takes mail for @${domain} only`) };
   }
   if (bounce && lower === bounce) return { ok: true, accountId: null };
+  if (lower === `postmaster@${domain}`) return postmaster(deps);
   // Made only when refused: making a refusal counts it.
   const unknown = () => ({ ok: false as const, counts: true, error: refusal(550, '5.1.1 no such recipient') });
   const m = /^(?:reply|unsubscribe|bounces)\+([^@]+)@/.exec(lower);
@@ -72,6 +74,30 @@ export async function judgeRecipient(deps: IntakeDeps, address: string, bounce: 
     return { ok: false, counts: false, error: refusal(452, '4.2.2 mailbox full; try again later') };
   }
   return { ok: true, accountId: found.accountId };
+}
+
+/**
+ * `postmaster@` the inbound domain (RFC 5321 requires it be taken): operator mail, no account's, while the operator
+ * mail kept is under INBOUND_POSTMASTER_BYTES (452 past it, as a full mailbox).
+ */
+async function postmaster(deps: IntakeDeps): Promise<RecipientVerdict> {
+  try {
+    if ((await operatorMailRepository(deps.db).totalBytes()) >= deps.config.inbound.postmasterBytes) {
+      return { ok: false, counts: false, error: refusal(452, '4.2.2 mailbox full; try again later') };
+    }
+  } catch {
+    return { ok: false, counts: false, error: refusal(451, '4.3.0 the recipient could not be checked; try again later') };
+  }
+  return { ok: true, accountId: null, postmaster: true };
+}
+
+/**
+ * Mail to postmaster goes in a transaction of its own (it is kept for the operator, apart from any account's mail):
+ * a recipient that would mix the two is asked (452) to come in another transaction. Null when it may join.
+ */
+export function mixesPostmaster(taken: number, postmasterTaken: boolean, isPostmaster: boolean): Refusal | null {
+  if (taken === 0 || postmasterTaken === isPostmaster) return null;
+  return refusal(452, '4.5.3 mail to postmaster goes in a transaction of its own; send this recipient in another transaction');
 }
 
 /**

@@ -24,16 +24,18 @@ export async function smtpSenderMatch(db: Queryable, address: string | null, unm
 }
 
 /**
- * The sender verdict of a message matched by its sender: the trusted provider's Authentication-Results
- * when they pass; for mail received over our SMTP listener, else our own DKIM/SPF/DMARC check.
+ * The sender verdict of a message matched by its sender. On an account's inbound URL (via http) the
+ * trusted provider received it, so its topmost Authentication-Results field decides (sender-auth.ts).
+ * Over our own SMTP listener we are the receiving server: every Authentication-Results field in the
+ * message was written by the sender (or by whoever relayed it to us), whatever authserv-id it names, so
+ * none is read; only our own DKIM/SPF/DMARC check (smtp-auth.ts) counts.
  */
 export async function senderAuthOf(
   config: Pick<Config, 'inbound' | 'inboundAuth'>,
   row: Pick<InboundMessage, 'via' | 'clientIp' | 'helo' | 'mailFrom'> & { raw: Buffer },
   mail: Pick<ParsedMail, 'from' | 'auth'>,
 ): Promise<SenderAuth> {
-  const provider = senderAuthentication(mail.from, mail.auth, config.inboundAuth.trustedAuthservIds);
-  if (provider.pass || row.via !== 'smtp') return provider;
+  if (row.via !== 'smtp') return senderAuthentication(mail.from, mail.auth, config.inboundAuth.trustedAuthservIds);
   return checkSmtpSender(
     row.raw,
     { address: mail.from, fields: mail.auth.fromCount },

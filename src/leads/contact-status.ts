@@ -2,6 +2,7 @@ import type { Queryable } from '../db.js';
 import { newId } from '../ids.js';
 import type { ContactStatus } from './leads.types.js';
 import type { LeadMailOutcome } from './mail-outcome.js';
+import { replyKindMayReplace } from './reply-strength.js';
 
 /**
  * The contact statuses each outcome may replace (per contact, as the lead's table did per company):
@@ -17,9 +18,10 @@ const REPLACES: Record<LeadMailOutcome['status'], ContactStatus[]> = {
 
 /**
  * The lead's status from its contacts', first match wins (docs/decisions/mail-leads-and-threads.md):
- * a contact `replied` (the latest reply's kind) → `contacted` (someone still reachable) → `unsubscribed`
- * → `bounced`. So a colleague's unsubscribe or bounce never hides a human reply, and a company is only
- * `unsubscribed` or `bounced` when nobody there can still be written to. Null: no contact has a mail status.
+ * a contact `replied` (the strongest reply's kind, the latest of equal strength: reply-strength.ts) →
+ * `contacted` (someone still reachable) → `unsubscribed` → `bounced`. So a colleague's unsubscribe or bounce
+ * never hides a human reply, and a company is only `unsubscribed` or `bounced` when nobody there can still
+ * be written to. Null: no contact has a mail status.
  */
 export const LEAD_PRECEDENCE: ContactStatus[] = ['replied', 'contacted', 'unsubscribed', 'bounced'];
 
@@ -68,6 +70,14 @@ async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o 
   if (o.declineReason !== undefined) patch.decline_reason = o.declineReason;
   const email = address.trim().toLowerCase();
   const contact = () => q('lead_contacts').where({ lead_id: leadId, account_id: accountId }).andWhereRaw('lower(email) = ?', [email]);
+  if (o.status === 'replied') {
+    // A later, weaker reply (an "other" after an "interested") keeps the stronger kind and its reason (reply-strength.ts).
+    const now: { status: string; reply_kind: string | null } | undefined = await contact().first('status', 'reply_kind');
+    if (now?.status === 'replied' && !replyKindMayReplace(now.reply_kind, o.replyKind)) {
+      delete patch.reply_kind;
+      delete patch.decline_reason;
+    }
+  }
   const updated = await contact().whereIn('status', REPLACES[o.status]).update(patch);
   // Mail to an address the lead does not list (written down before contacts kept a status): it becomes one.
   if (!updated && !(await contact().first('id'))) {
@@ -116,7 +126,13 @@ export async function leadStatusFromContacts(
     ])
     .select('status', 'reply_kind', 'decline_reason');
   for (const status of LEAD_PRECEDENCE) {
-    const hit = rows.find((r) => r.status === status);
+    // The latest of that status; among replies, the strongest kind (the latest of equal strength).
+    const hit = rows
+      .filter((r) => r.status === status)
+      .reduce<(typeof rows)[number] | undefined>(
+        (best, r) => (!best || (status === 'replied' && !replyKindMayReplace(r.reply_kind, best.reply_kind)) ? r : best),
+        undefined,
+      );
     if (!hit) continue;
     const replyKind = status === 'replied' || status === 'unsubscribed' ? hit.reply_kind : null;
     return { status, replyKind, declineReason: replyKind ? hit.decline_reason : null };

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.js';
 import type { ReplyKind } from './leads.types.js';
+import { kindsStrongerThan } from './reply-strength.js';
 
 /**
  * What the mail loop learned of a lead: mail reached it (`contacted`, when a send settles),
@@ -63,13 +64,18 @@ export async function recordLeadMailOutcomes(
     o.declineReason !== undefined,
     o.declineReason ?? null,
     `{${REPLACES[o.status].join(',')}}`,
+    // A reply never overwrites a stronger kind a replied lead already has (reply-strength.ts).
+    `{${o.status === 'replied' ? kindsStrongerThan(o.replyKind).join(',') : ''}}`,
   ]);
+  const tuple = '(?::text, ?::text, ?::text, ?::boolean, ?::text, ?::boolean, ?::text, ?::text[], ?::text[])';
   const { rows: changed } = await q.raw<{ rows: { id: string; account_id: string }[] }>(
     `UPDATE leads AS l SET status = v.status, updated_at = ?::bigint,
-       reply_kind = CASE WHEN v.set_kind THEN v.reply_kind ELSE l.reply_kind END,
-       decline_reason = CASE WHEN v.set_reason THEN v.decline_reason ELSE l.decline_reason END
-     FROM (VALUES ${rows.map(() => '(?::text, ?::text, ?::text, ?::boolean, ?::text, ?::boolean, ?::text, ?::text[])').join(', ')})
-       AS v(account_id, id, status, set_kind, reply_kind, set_reason, decline_reason, replaces)
+       reply_kind = CASE WHEN v.set_kind AND NOT v.keeps THEN v.reply_kind ELSE l.reply_kind END,
+       decline_reason = CASE WHEN v.set_reason AND NOT v.keeps THEN v.decline_reason ELSE l.decline_reason END
+     FROM (SELECT w.*, (l0.status = 'replied' AND l0.reply_kind = ANY(w.stronger)) AS keeps
+           FROM (VALUES ${rows.map(() => tuple).join(', ')})
+             AS w(account_id, id, status, set_kind, reply_kind, set_reason, decline_reason, replaces, stronger)
+           JOIN leads l0 ON l0.account_id = w.account_id AND l0.id = w.id) AS v
      WHERE l.account_id = v.account_id AND l.id = v.id AND l.status = ANY(v.replaces)
      RETURNING l.id, l.account_id`,
     [at, ...rows.flat()],

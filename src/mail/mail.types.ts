@@ -42,6 +42,8 @@ export class NotSent extends Error {
     message: string,
     readonly permanent = false,
     readonly refusal: RecipientRefusal | null = null,
+    /** Why the provider could not be reached, when that is worth telling the caller (a TLS failure and its cause). */
+    readonly detail: string | null = null,
   ) {
     super(message);
     this.name = 'NotSent';

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { composeRaw } from './compose.js';
 import type { DkimSign } from './dkim.js';
@@ -17,7 +18,28 @@ import {
 const bare = (address: string) => /<([^>]+)>/.exec(address)?.[1] ?? address.trim();
 
 /** What nodemailer's connection puts on an error: the server's reply, its code, and the command it answered. */
-type SmtpError = Error & { responseCode?: number; response?: string; command?: string };
+type SmtpError = Error & { responseCode?: number; response?: string; command?: string; code?: string; originalCode?: string };
+
+/** OpenSSL's and Node's codes for a TLS handshake or certificate failure (nodemailer keeps them as `originalCode`). */
+const TLS_CODE = /CERT|SELF_SIGNED|UNABLE_TO_|ERR_TLS|ERR_SSL|EPROTO/;
+
+/**
+ * The TLS failure an error is, in words and with its code (`self-signed certificate
+ * (DEPTH_ZERO_SELF_SIGNED_CERT)`), or null when it is not about TLS: a STARTTLS that failed (`ETLS`) or a
+ * handshake or certificate check that did (its OpenSSL code, under nodemailer's `ESOCKET`).
+ */
+export function tlsFailure(err: SmtpError): string | null {
+  const original = err.originalCode ?? '';
+  if (err.code !== 'ETLS' && !TLS_CODE.test(original)) return null;
+  // Node's own hint after a semicolon ("; if the root CA is installed locally, try …") is not the cause.
+  const reason = err.message
+    .replace(/^Error initiating TLS - /, '')
+    .split(';')[0]!
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
+  return `${reason} (${original || err.code})`;
+}
 
 /**
  * The server's answer about the recipient: a 4xx/5xx to RCPT TO (one recipient a send, so "all
@@ -42,6 +64,8 @@ export interface SmtpOptions {
   ehloName?: string | null;
   /** Refuse to send unless the server offers STARTTLS (SMTP_REQUIRE_TLS); nothing is sent in the clear. */
   requireTls?: boolean;
+  /** PEM certificates of the CAs trusted for the relay's TLS besides Node's own (SMTP_TLS_CA_FILE's contents). */
+  ca?: string | null;
   /** Adds the From domain's DKIM signatures (src/mail/dkim.ts); absent: sent unsigned. */
   sign?: DkimSign;
 }
@@ -69,6 +93,8 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
           secure: opts.secure,
           ...(opts.ehloName ? { name: opts.ehloName } : {}),
           ...(opts.requireTls ? { requireTLS: true } : {}),
+          // Node's CA store plus the private CA: `ca` alone would replace the store.
+          ...(opts.ca ? { tls: { ca: [...tls.rootCertificates, opts.ca] } } : {}),
           connectionTimeout: opts.connectTimeoutMs,
           greetingTimeout: opts.connectTimeoutMs,
           socketTimeout: opts.sendTimeoutMs,
@@ -89,6 +115,9 @@ export function smtpTransport(opts: SmtpOptions): MailTransport {
           // A reply code is an answer, even to the message itself: 4xx/5xx after DATA means the server did
           // not take responsibility for it (RFC 5321 §4.2.5). Only silence after the data is a lost answer.
           if (dataDone && !code) return finish(new AnswerLost(`no answer from the SMTP server after the message was sent: ${err.message}`));
+          // Nothing was sent over a connection whose TLS failed; the cause is what an operator needs to see.
+          const tlsCause = tlsFailure(err);
+          if (tlsCause) return finish(new NotSent(`TLS with the SMTP server failed: ${tlsCause}`, false, null, `TLS failed: ${tlsCause}`));
           return finish(new NotSent(`the SMTP server did not take the message: ${err.message}`, code >= 500, recipientRefusal(err)));
         };
         const timer = setTimeout(() => fail(new Error('timed out')), opts.sendTimeoutMs);

@@ -22,8 +22,9 @@ function chosenTransport(config: Config, db?: Queryable): MailTransport {
   const m = config.mail;
   const sign = db ? dkimSigner(db) : undefined;
   if (m.transport === 'smtp') {
-    const { ehloName, requireTls } = config.mailTransport;
-    return smtpTransport({ ...m.smtp, connectTimeoutMs: m.connectTimeoutMs, sendTimeoutMs: m.sendTimeoutMs, ehloName, requireTls, sign });
+    const { ehloName, requireTls, tlsCa } = config.mailTransport;
+    const timeouts = { connectTimeoutMs: m.connectTimeoutMs, sendTimeoutMs: m.sendTimeoutMs };
+    return smtpTransport({ ...m.smtp, ...timeouts, ehloName, requireTls, ca: tlsCa, sign });
   }
   if (m.transport === 'http') return httpTransport({ url: m.api.url, key: m.api.key, sendTimeoutMs: m.sendTimeoutMs });
   return localTransport(m.localDir, sign);

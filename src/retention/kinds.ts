@@ -80,6 +80,7 @@ export const RETENTION_KINDS: readonly RetentionKind[] = [
     keepMs: (c) => c.retention.inboundMessagesMs,
     batch: rows('inbound_messages', `received_at < ? AND status <> 'received' AND raw IS NULL`),
   },
+  { name: 'operatorMail', keepMs: (c) => c.inbound.postmasterRetentionMs, batch: rows('operator_mail', 'received_at < ?') },
   // `/results` reads minute rollups only at the edges of windows at most 14 days back (docs/decisions/results.md).
   { name: 'minuteEventRollups', keepMs: (c) => c.retention.minuteRollupsMs, batch: rows('channel_event_rollups_minute', 'bucket < ?') },
   { name: 'minuteResultRollups', keepMs: (c) => c.retention.minuteRollupsMs, batch: rows('results_rollups_minute', 'bucket < ?') },

@@ -114,6 +114,8 @@ function nextTry(deps: ReviewDeps, card: Card): { tries: number; at: number } | 
  */
 function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { tries: number; at: number } | null): CardChanges {
   const detail = (card.detail ?? {}) as LadderDetail;
+  // The cause the shipping path names in its sentence, when there is one worth telling (a TLS failure toward the relay).
+  const why = / could not be reached( \(.+\)); nothing was sent/.exec(sentence)?.[1] ?? '';
   if (permanent) return { autoResolveAt: null, detail: { ...detail, autoResolve: null, note: `Not sent automatically: ${sentence}` } };
   if (!next) {
     return {
@@ -121,7 +123,7 @@ function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { 
       detail: {
         ...detail,
         autoResolve: null,
-        note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent`,
+        note: `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries${why}; nothing was sent`,
       },
     };
   }
@@ -131,7 +133,7 @@ function afterNotSent(card: Card, permanent: boolean, sentence: string, next: { 
       ...detail,
       autoResolve: { ...detail.autoResolve, at: next.at, tries: next.tries },
       note:
-        `The mail service could not be reached; nothing was sent. Try ${next.tries} of ${AUTO_SEND_TRIES} at ` +
+        `The mail service could not be reached${why}; nothing was sent. Try ${next.tries} of ${AUTO_SEND_TRIES} at ` +
         `${new Date(next.at).toISOString()}.`,
     },
   };

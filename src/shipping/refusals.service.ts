@@ -114,3 +114,30 @@ async function hardBounce(trx: Trx, fence: Fence, reason: string, at: number): P
     },
   );
 }
+
+/** A bounce the relay reported after it had taken the mail: a delivery report to the send's bounces+ address. */
+export interface LateBounce {
+  accountId: string;
+  cardId: string;
+  sendId: string;
+  /** The sequence step the bounced mail was (0: the card's own mail). */
+  step: number;
+  reason: string;
+}
+
+/**
+ * Says on the card that its mail bounced after the relay took it (a DSN, src/inbound/effects.service.ts),
+ * as a refusal at RCPT does: `resolution.bounced` with the report's words, label "Bounced", no verbs. The
+ * card stays `sent` (the mail did leave, and what counts sent mail still counts it); the block list, the
+ * lead, the count and the sequences are the DSN's own effects. A later step's bounce leaves the card as it is.
+ */
+export async function markLateBounces(trx: Queryable, bounces: LateBounce[], at: number): Promise<void> {
+  const cards = cardsRepository(trx);
+  for (const b of bounces) {
+    if (b.step !== 0) continue;
+    const card = await cards.find(b.accountId, b.cardId);
+    if (card?.status !== 'sent') continue;
+    const resolution = { ...(card.resolution as Record<string, unknown>), bounced: true, bounce: b.reason, bouncedAt: at };
+    await cards.transition(b.accountId, b.cardId, { statuses: ['sent'] }, { status: 'sent', resolution });
+  }
+}

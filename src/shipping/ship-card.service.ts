@@ -175,7 +175,13 @@ export async function shipFenced(
     if (err instanceof NotShipped && err.refusal) await refusedByRelay(deps, fence, err, opts.whenNotSent);
     if (err instanceof NotShipped) {
       const s = adapter.service;
-      const sentence = err.permanent ? `${s} refused the message: ${err.message}` : `${s} could not be reached; nothing was sent`;
+      const why = err.detail ? ` (${err.detail})` : '';
+      const sentence = err.permanent ? `${s} refused the message: ${err.message}` : `${s} could not be reached${why}; nothing was sent`;
+      // The cause goes to the log whatever it is (the relay's TLS, a refused connection): the answer says only "not reached".
+      deps.logger.warn(
+        { sendId: fence.id, service: s, reason: err.message },
+        `not sent: ${s} ${err.permanent ? 'refused' : 'could not be reached'}`,
+      );
       await recordKnownOutcome(deps.logger, fence.id, 'not_sent', () =>
         releaseFence(db, fence, err.message, opts.whenNotSent?.(err.permanent, sentence)),
       );

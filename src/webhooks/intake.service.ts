@@ -10,6 +10,7 @@ import { createBatcher, type Batcher } from '../batcher.js';
 import { createHookLimiter, type HookLimiter, type LimitAnswer } from './hook-limiter.js';
 import { hashHookToken } from './hook-token.js';
 import { liveHooks, type LiveHook } from './live-hooks.js';
+export { hookMayBeLive } from './live-hooks.js';
 import { webhooksRepository } from './webhooks.repository.js';
 import type { Outcome } from './webhooks.types.js';
 

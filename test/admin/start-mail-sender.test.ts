@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { mailIdentityProblem } from '../../src/config/mail-identity.js';
+import { mailIdentityProblem, mailLinksWarning } from '../../src/config/mail-identity.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
@@ -65,6 +65,41 @@ describe('start-up with MAIL_TRANSPORT=smtp', { timeout: 120_000 }, () => {
         'configuration: MAIL_FROM must be set to an address at your sending domain when MAIL_TRANSPORT=smtp ' +
           '(it is at localhost: "agent@localhost")',
       );
+    }
+  });
+});
+
+describe('start-up with real mail and a BASE_URL on this machine', { timeout: 120_000 }, () => {
+  it('warns in one log line when MAIL_TRANSPORT is smtp or http and BASE_URL is localhost, and not otherwise', async () => {
+    const warning = (vars: Record<string, string>) => mailLinksWarning(loadConfig(vars));
+    expect(warning({})).toBeNull();
+    expect(warning({ MAIL_TRANSPORT: 'http', BASE_URL: 'https://app.growthco.example' })).toBeNull();
+    for (const base of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'http://app.localhost']) {
+      expect(warning({ MAIL_TRANSPORT: 'http', BASE_URL: base }), base).toMatch(/^MAIL_TRANSPORT=http sends real mail but BASE_URL is /);
+    }
+    // The process itself: the line comes before it reaches any store (Postgres on a closed port stops it after).
+    const started = async (vars: Record<string, string>) =>
+      run(TSX, ['bin/start.ts', 'api'], {
+        ...envFor(env.config),
+        DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x',
+        LOG_LEVEL: 'warn',
+        MAIL_FROM: 'Sam <sam@growthco.example>',
+        ...vars,
+      });
+    const warned = await started({ MAIL_TRANSPORT: 'smtp', BASE_URL: 'http://localhost:3000' });
+    const lines = warned.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('sends real mail but BASE_URL'));
+    expect(lines, warned.stdout + warned.stderr).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, baseUrl: 'http://localhost:3000', transport: 'smtp' });
+    for (const vars of [
+      { MAIL_TRANSPORT: 'smtp', BASE_URL: 'https://app.growthco.example' },
+      { MAIL_TRANSPORT: 'local', BASE_URL: 'http://localhost:3000' },
+    ]) {
+      const quiet = await started(vars);
+      expect(quiet.stdout + quiet.stderr, JSON.stringify(vars)).not.toContain('sends real mail but BASE_URL');
+      expect(quiet.code).toBe(1);
     }
   });
 });

@@ -33,20 +33,21 @@ describe('logging', () => {
     expect(all).not.toContain(token);
     expect(all).not.toContain(token.slice(4, 24));
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'req-abc.123');
-    expect(entry).toMatchObject({ req: { method: 'GET', url: '/api/v1/me' }, res: { statusCode: 200 } });
+    expect(entry).toMatchObject({ req: { method: 'GET', route: '/api/v1/me' }, res: { statusCode: 200 } });
   });
 
-  it('cuts hook tokens out of logged URLs', async () => {
+  it('logs a hook URL as its route template, never its token', async () => {
     const secret = 'whk_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef';
-    await env.api().post(`/api/webhook/hook/${secret}?x=1`).send({ a: 1 });
+    await env.api().post(`/api/webhook/hook/${secret}?x=1`).set('X-Request-Id', 'req-hook-1').send({ a: 1 });
     const all = lines.join('');
-    expect(all).toContain('whk_[redacted]');
-    expect(all).not.toContain(secret);
+    expect(all).not.toContain(secret.slice(4));
+    const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'req-hook-1');
+    expect(entry.req.route).toBe('/api/webhook/hook/{hookToken}');
   });
 
   it('cuts inbound mail URL secrets out of logged URLs, and never logs a received message', async () => {
     const { accountId } = await env.tenant();
-    const { url } = await createInboundUrl(env.deps.db, env.config.baseUrl, accountId);
+    const { url } = await createInboundUrl(env.deps, accountId);
     const secret = url.split('/').pop()!;
     const res = await env
       .api()
@@ -60,7 +61,7 @@ describe('logging', () => {
       .set('Content-Type', 'message/rfc822')
       .send('x');
     const all = lines.join('');
-    expect(all).toContain('inb_[redacted]');
+    expect(all).toContain('"route":"/api/mail/inbound/{secret}"');
     expect(all).not.toContain(secret);
     expect(all).not.toContain(secret.slice(4, 24));
     expect(all).not.toMatch(/secret body text|private words/);
@@ -75,7 +76,7 @@ describe('logging', () => {
       level: 30,
       time: expect.any(Number),
       service: 'growth-agent',
-      req: { id: 'req-shape-1', method: 'GET', url: '/api/v1/me?page=2' },
+      req: { id: 'req-shape-1', method: 'GET', route: '/api/v1/me' },
       res: { statusCode: 200 },
       responseTime: expect.any(Number),
       msg: 'request completed',
@@ -83,19 +84,50 @@ describe('logging', () => {
     expect(Math.abs(entry.time - Date.now())).toBeLessThan(60_000);
   });
 
-  it('cuts one-click tokens and secrets anywhere in the URL out of the request line', async () => {
+  it('logs the route template, never the path as sent, in any spelling of a token, secret or link code', async () => {
+    const hook = `whk_${'H'.repeat(40)}`;
+    const inbound = `inb_${'I'.repeat(40)}`;
     const unsubscribe = `utk_${'Q'.repeat(32)}`;
-    const hook = `whk_${'H'.repeat(32)}`;
-    const inbound = `inb_${'I'.repeat(32)}`;
-    await env.api().get(`/u/${unsubscribe}?x=1`).set('X-Request-Id', 'req-u-1');
-    await env.api().get(`/healthz?next=/api/webhook/hook/${hook}&m=${inbound}`).set('X-Request-Id', 'req-q-1');
-    await env.api().get('/healthz?q=%22%5C%22').set('X-Request-Id', 'req-quote-1');
+    const code = 'Lk7Codeabcdefghij';
+    const spellings: [string, 'get' | 'post', string, string][] = [
+      ['hook %77', 'post', `/api/webhook/hook/%77${hook.slice(1)}`, hook.slice(4)],
+      ['hook %5F', 'post', `/api/webhook/hook/whk%5F${hook.slice(4)}`, hook.slice(4)],
+      ['hook case', 'post', `/API/Webhook/hook/${hook}`, hook.slice(4)],
+      ['inbound %69', 'post', `/api/mail/inbound/%69${inbound.slice(1)}`, inbound.slice(4)],
+      ['one-click /U/', 'get', `/U/${unsubscribe}`, unsubscribe.slice(4)],
+      ['one-click /u/', 'get', `/u/${unsubscribe}?x=1`, unsubscribe.slice(4)],
+      ['one-click /%75/', 'get', `/%75/${unsubscribe}`, unsubscribe.slice(4)],
+      ['link', 'get', `/l/${code}?x=reader`, code],
+      ['link /L/', 'get', `/L/${code}`, code],
+      ['unmatched', 'get', `/nowhere/${hook}?next=${inbound}`, hook.slice(4)],
+      ['query', 'get', `/healthz?next=/api/webhook/hook/${hook}&m=${inbound}&c=${code}`, inbound.slice(4)],
+    ];
+    for (const [name, method, path] of spellings) {
+      await env
+        .api()
+        [method](path)
+        .set('X-Request-Id', `req-spell-${name.replace(/[^a-z0-9]/gi, '-')}`);
+    }
     const all = lines.join('');
-    for (const secret of [unsubscribe, hook, inbound]) expect(all).not.toContain(secret.slice(4));
-    const parsed = lines.map((l) => JSON.parse(l));
-    expect(parsed.find((l) => l.req?.id === 'req-u-1').req.url).toBe('/u/[redacted]?x=1');
-    expect(parsed.find((l) => l.req?.id === 'req-q-1').req.url).toBe('/healthz?next=/api/webhook/hook/whk_[redacted]&m=inb_[redacted]');
-    expect(parsed.find((l) => l.req?.id === 'req-quote-1').req.url).toBe('/healthz?q=%22%5C%22');
+    for (const [name, , , secret] of spellings) expect(all, name).not.toContain(secret);
+    expect(all).not.toContain(code);
+    const routes = lines
+      .map((l) => JSON.parse(l))
+      .filter((l) => String(l.req?.id).startsWith('req-spell-'))
+      .map((l) => l.req.route);
+    expect(routes).toEqual([
+      '/api/webhook/hook/{hookToken}',
+      '/api/webhook/hook/{hookToken}',
+      '/api/webhook/hook/{hookToken}',
+      '/api/mail/inbound/{secret}',
+      '/u/{token}',
+      '/u/{token}',
+      'unmatched',
+      '/l/{code}',
+      '/l/{code}',
+      'unmatched',
+      '/healthz',
+    ]);
   });
 
   it('makes up a request id when the client sends none or an unsafe one', async () => {

@@ -85,13 +85,36 @@ describe('POST /u/{token}', () => {
     expect(r.email.data.window).toMatchObject({ optOuts: 1 });
   });
 
-  it("unsubscribes from the page's own form and from an empty POST", async () => {
+  it("unsubscribes from the page's own form and from RFC 8058's multipart form", async () => {
     const a = await world();
     expect((await env.api().post(a.path).type('form').send({ 'List-Unsubscribe': 'One-Click' })).status).toBe(200);
     expect(await isBlocked(env.deps.db, a.accountId, 'jane@acme.test')).toBe(true);
     const b = await world();
-    expect((await env.api().post(b.path)).status).toBe(200);
+    expect((await env.api().post(b.path).field('List-Unsubscribe', 'One-Click')).status).toBe(200);
     expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(true);
+  });
+
+  it('refuses an empty POST, or any body but List-Unsubscribe=One-Click, with a 400 page, changing nothing', async () => {
+    const { accountId, leadId, path } = await world();
+    const bodies: [string, string | undefined][] = [
+      ['', undefined],
+      ['', 'application/x-www-form-urlencoded'],
+      ['List-Unsubscribe=Yes', 'application/x-www-form-urlencoded'],
+      ['One-Click', 'text/plain'],
+      ['{"List-Unsubscribe":"One-Click"}', 'application/json'],
+    ];
+    for (const [body, type] of bodies) {
+      const req = env.api().post(path);
+      if (type) req.set('Content-Type', type);
+      const res = await req.send(body);
+      expect(res.status, `${type}: ${body}`).toBe(400);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.text).toContain('List-Unsubscribe=One-Click');
+    }
+    expect((await env.api().post(path).field('List-Unsubscribe', 'Later')).status).toBe(400);
+    expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
+    expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
+    expect(await optOutEvents(accountId)).toHaveLength(0);
   });
 
   it('applies concurrent POSTs of one link once', async () => {
@@ -165,6 +188,16 @@ describe('refusals', () => {
     expect(res.status).toBe(413);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
+  });
+
+  it('answers a token that cannot be percent-decoded with the JSON 404, as /l/ does', async () => {
+    for (const path of ['/u/%ZZ', '/u/%', '/l/%ZZ', '/l/%']) {
+      for (const res of [await env.api().get(path), await env.api().post(path).type('form').send(ONE_CLICK)]) {
+        expect(res.status, path).toBe(404);
+        expect(res.headers['content-type'], path).toMatch(/^application\/json/);
+        expect(res.body, path).toEqual({ error: expect.any(String) });
+      }
+    }
   });
 
   it('keeps the token out of logged URLs', () => {

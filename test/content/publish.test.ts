@@ -121,6 +121,8 @@ describe('publishing a blog_post card', () => {
 
   it("publishes the seed demo's waiting blog_post card when it is approved", async () => {
     const t = await env.tenant();
+    // `seed demo` fills demo accounts only: this one becomes one (as `seed demo --new-account` makes them).
+    await env.deps.db('accounts').where({ id: t.accountId }).update({ demo: true });
     const { out } = await adminCall(env, ['seed', 'demo', '--account', t.accountId]);
     const card = (out!.cards as { id: string; sourceType: string }[]).find((c) => c.sourceType === 'blog_post')!;
     expect((await approve(env, t.token, card.id)).status).toBe(200);

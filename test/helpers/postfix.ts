@@ -15,6 +15,9 @@ import { alive, ensurePackage, freePort, reapStaleRuns, until } from './processe
  *   with `mailbox(user)`); an unknown user is refused at RCPT (550 5.1.1, smtpd_reject_unlisted_recipient).
  * - `BOUNCE_DOMAIN`: every recipient is accepted at RCPT and handed to the virtual delivery agent, which
  *   delivers the users given and bounces the others: Postfix's own DSN goes to the envelope sender.
+ * - with `verifyInbound` (docs/sending-mail.md's recipe), a recipient at INBOUND_DOMAIN is verified with the
+ *   listener (Postfix's address-verification probe) before RCPT is answered: what it refuses, Postfix refuses.
+ * - with `tls`, smtpd offers STARTTLS with the certificate given (a test's own, self-signed).
  * - `INBOUND_DOMAIN` (the service's inbound domain): relayed by a transport map entry to the service's
  *   inbound SMTP listener (`inboundPort`), so DSNs and replies through Postfix reach the service.
  */
@@ -64,7 +67,7 @@ const reapStale = () =>
   });
 
 /** master.cf: the daemons Postfix needs, chroot off, smtpd on 127.0.0.1:`port` only. */
-function masterCf(port: number): string {
+function masterCf(port: number, tls: boolean): string {
   const rows = [
     `127.0.0.1:${port} inet n - n - - smtpd`,
     'pickup unix n - n 60 1 pickup',
@@ -89,11 +92,18 @@ function masterCf(port: number): string {
     'anvil unix - - n - 1 anvil',
     'scache unix - - n - 1 scache',
     'postlog unix-dgram n - n - 1 postlogd',
+    ...(tls ? ['tlsmgr unix - - n 1000? 1 tlsmgr'] : []),
   ];
   return `${rows.join('\n')}\n`;
 }
 
-function mainCf(dir: string): string {
+/** STARTTLS on smtpd with this PEM certificate and key (files the test made). */
+export interface PostfixTls {
+  certFile: string;
+  keyFile: string;
+}
+
+function mainCf(dir: string, tls: PostfixTls | null, verifyInbound: boolean): string {
   const etc = path.join(dir, 'etc');
   const settings: Record<string, string> = {
     compatibility_level: '3.6',
@@ -136,6 +146,16 @@ function mainCf(dir: string): string {
     message_size_limit: String(30 * 1024 * 1024),
     // Postfix's own DSN carries the original message whole (its headers are what matching reads).
     bounce_size_limit: '200000',
+    // docs/sending-mail.md's recipe: a recipient at the inbound domain is checked with the service's listener
+    // (an address-verification probe through the transport map) before RCPT is answered; its 550 is ours.
+    ...(verifyInbound
+      ? {
+          smtpd_recipient_restrictions: `reject_unauth_destination, check_recipient_access texthash:${path.join(etc, 'verify_inbound')}`,
+          unverified_recipient_reject_code: '550',
+        }
+      : {}),
+    // Offered, never required (as Debian's stock main.cf does with its snakeoil certificate).
+    ...(tls ? { smtpd_tls_security_level: 'may', smtpd_tls_cert_file: tls.certFile, smtpd_tls_key_file: tls.keyFile } : {}),
   };
   return `${Object.entries(settings)
     .map(([k, v]) => `${k} = ${v}`)
@@ -159,7 +179,19 @@ function maildir(dir: string, address: string): string[] {
  * (full addresses); `inboundPort`: the service's inbound SMTP listener on 127.0.0.1, where mail for
  * INBOUND_DOMAIN goes.
  */
-export async function startPostfix({ users, inboundPort }: { users: string[]; inboundPort: number }): Promise<Postfix> {
+export async function startPostfix({
+  users,
+  inboundPort,
+  tls = null,
+  verifyInbound = false,
+}: {
+  users: string[];
+  inboundPort: number;
+  /** smtpd offers STARTTLS with this certificate; null: no STARTTLS. */
+  tls?: PostfixTls | null;
+  /** Verify INBOUND_DOMAIN's recipients with the listener before answering RCPT (reject_unverified_recipient). */
+  verifyInbound?: boolean;
+}): Promise<Postfix> {
   ensurePackage('postfix', '/usr/sbin/postfix');
   ensurePackage('swaks', 'swaks');
   if (process.getuid?.() !== 0) throw new Error('a private Postfix needs root (its master process starts as root)');
@@ -174,8 +206,9 @@ export async function startPostfix({ users, inboundPort }: { users: string[]; in
   chownSync(path.join(dir, 'data'), postfixUid, 0);
   chownSync(path.join(dir, 'mail'), MAILBOX_UID, MAILBOX_UID);
   const port = await freePort();
-  writeFileSync(path.join(etc, 'main.cf'), mainCf(dir));
-  writeFileSync(path.join(etc, 'master.cf'), masterCf(port));
+  writeFileSync(path.join(etc, 'main.cf'), mainCf(dir, tls, verifyInbound));
+  writeFileSync(path.join(etc, 'verify_inbound'), `${INBOUND_DOMAIN} reject_unverified_recipient\n`);
+  writeFileSync(path.join(etc, 'master.cf'), masterCf(port, tls !== null));
   writeFileSync(path.join(etc, 'vmailbox'), users.map((u) => `${u.toLowerCase()} ${u.toLowerCase()}/\n`).join(''));
   writeFileSync(
     path.join(etc, 'transport'),

@@ -101,7 +101,7 @@ describe('through the inbound URL', () => {
         matchedBy: 'sender',
         proof: 'none',
         // The provider failed it; the passing header the sender wrote below the provider's Received is not read.
-        senderAuth: { pass: false, reason: 'no DKIM or DMARC pass for the From domain' },
+        senderAuth: { pass: false, reason: 'the provider failed DMARC for the message' },
       },
     });
     expect(await w.state()).toEqual(untouched);
@@ -122,6 +122,25 @@ describe('through the inbound URL', () => {
       expect(row, proof).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof } });
       expect(await w.state(), proof).toEqual({ lead: 'unsubscribed', blocked: true, sequence: 'stopped', events: ['opt_out', 'reply'] });
     }
+  });
+
+  it("a forged pass right below the provider's own DMARC fail (same id, adjacent): only the topmost counts", async () => {
+    const w = await world();
+    // The sender's passing field moved up, right under the provider's failing one: no Received between them.
+    const adjacent = edit(mailFixture('forged-unsubscribe'), (s) => {
+      const forged = /\r\nAuthentication-Results: mx\.inbound\.test; dkim=pass[^\r]*/.exec(s)![0];
+      return s.replace(forged, '').replace(/\r\nReceived: /, `${forged}\r\nReceived: `);
+    });
+    expect(adjacent.toString('latin1')).toMatch(
+      /dmarc=fail \(p=NONE sp=NONE dis=NONE\) header\.from=acme\.test\r\nAuthentication-Results: /,
+    );
+    const row = await viaUrl(w.path, adjacent);
+    expect(row).toMatchObject({
+      status: 'applied',
+      replyKind: 'unsubscribe',
+      details: { matchedBy: 'sender', proof: 'none', senderAuth: { pass: false, reason: 'the provider failed DMARC for the message' } },
+    });
+    expect(await w.state()).toEqual(untouched);
   });
 
   it('a forged MAILER-DAEMON report naming 550 5.1.1 <jane@…>: kept aside, nobody bounced or blocked', async () => {
@@ -168,7 +187,7 @@ describe('over SMTP', () => {
     expect(await w.state()).toEqual(untouched);
   });
 
-  it('the same mail to our reply address still opts out, and a report sent there still bounces', async () => {
+  it('the same mail to our reply address still opts out; a report sent there bounces nothing (not a bounce address)', async () => {
     const a = await world();
     const unsub = await send(`reply+${a.thread.replyToken}@localhost`, toToken(mailFixture('forged-unsubscribe'), a.thread));
     expect(unsub.ok).toBe(true);
@@ -177,7 +196,12 @@ describe('over SMTP', () => {
     const b = await world();
     const dsn = await send(`reply+${b.thread.replyToken}@localhost`, mailFixture('forged-dsn'));
     expect(dsn.ok).toBe(true);
-    expect(await settled(idOf(dsn.response)!)).toMatchObject({ status: 'applied', kind: 'bounce', details: { proof: 'token' } });
-    expect(await b.state()).toMatchObject({ lead: 'bounced', blocked: true, sequence: 'stopped' });
+    expect(await settled(idOf(dsn.response)!)).toMatchObject({ status: 'unplaced', kind: 'bounce' });
+    expect(await b.state()).toEqual(untouched);
+    const c = await world();
+    const verp = await send(`bounces+${c.thread.replyToken}@localhost`, mailFixture('forged-dsn'));
+    expect(verp.ok).toBe(true);
+    expect(await settled(idOf(verp.response)!)).toMatchObject({ status: 'applied', kind: 'bounce', details: { proof: 'token' } });
+    expect(await c.state()).toMatchObject({ lead: 'bounced', blocked: true, sequence: 'stopped' });
   });
 });

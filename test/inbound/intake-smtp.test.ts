@@ -205,7 +205,7 @@ describe('the inbound SMTP listener with Postgres out of reach', () => {
 
   it('answers 503 with Retry-After on the inbound URL (a retry is safe), never a 500', async () => {
     const { accountId } = await env.tenant();
-    const { url } = await createInboundUrl(env.deps.db, env.config.baseUrl, accountId);
+    const { url } = await createInboundUrl(env.deps, accountId);
     proxy.cut();
     try {
       const res = await request(createApp(deps)).post(new URL(url).pathname).set('Content-Type', 'message/rfc822').send(rawMessage());

@@ -76,7 +76,10 @@ async function comesBack(sent: ParsedMail, fixture: string, rcpt?: string): Prom
   const replyTo = sent.replyTo!.value[0]!.address!;
   const replyToken = /^reply\+([0-9a-z]+)@/.exec(replyTo)![1]!;
   const raw = mailFixture(fixture, { replyToken, messageId: sent.messageId! });
-  const answer = await smtpSend(inbound.port, { from: fixture.includes('dsn') ? '' : JANE, to: [rcpt ?? replyTo], raw });
+  // A report goes to the send's envelope sender (its bounces+ address, VERP); a reply to its Reply-To.
+  const dsn = fixture.includes('dsn');
+  const to = rcpt ?? (dsn ? replyTo.replace(/^reply\+/, 'bounces+') : replyTo);
+  const answer = await smtpSend(inbound.port, { from: dsn ? '' : JANE, to: [to], raw });
   expect(answer.code).toBe(250);
   const row = await until(async () => {
     const r = await env.deps.db('inbound_messages').orderBy('received_at', 'desc').first();

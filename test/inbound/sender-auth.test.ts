@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseMail } from '../../src/inbound/parse.js';
 import { proofOf } from '../../src/inbound/proof.js';
-import { headerAuthOf, parseAuthResults, senderAuthentication, trustedFields } from '../../src/inbound/sender-auth.js';
+import { headerAuthOf, parseAuthResults, senderAuthentication, trustedField } from '../../src/inbound/sender-auth.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 
 // Reading the receiving provider's Authentication-Results (RFC 8601): which header is believed, what it says.
@@ -53,24 +53,45 @@ describe('parseAuthResults', () => {
 });
 
 describe('which fields are believed', () => {
-  it('the topmost field of a trusted authserv-id and those right below it with the same id; never one further down', () => {
+  it('only the topmost field of a trusted authserv-id; never one below it, even right below with the same id', () => {
     const auth = headerAuthOf(
       block(
         'Authentication-Results: relay.internal.test; spf=pass smtp.mailfrom=jane@acme.test',
         'Authentication-Results: mx.inbound.test; dkim=none',
-        'Authentication-Results: mx.inbound.test; dmarc=fail header.from=acme.test',
+        'Authentication-Results: mx.inbound.test; dmarc=pass header.from=acme.test',
         'Received: from relay.example.net by mx.inbound.test; Tue, 24 Nov 2026 17:02:42 +0000',
         'Authentication-Results: mx.inbound.test; dkim=pass header.d=acme.test',
         'From: jane@acme.test',
       ),
     );
     expect(auth.fromCount).toBe(1);
-    expect(trustedFields(auth.fields, TRUSTED).map((f) => f.results[0]!.method)).toEqual(['dkim', 'dmarc']);
+    expect(trustedField(auth.fields, TRUSTED)?.results.map((r) => r.method)).toEqual(['dkim']);
     expect(senderAuthentication('jane@acme.test', auth, TRUSTED)).toEqual({
       pass: false,
       reason: 'no DKIM or DMARC pass for the From domain',
     });
-    expect(trustedFields(auth.fields, [])).toEqual([]);
+    expect(trustedField(auth.fields, [])).toBeNull();
+  });
+
+  it("a forged pass right below the provider's own fail, or beside it in the same field, never wins", () => {
+    const below = headerAuthOf(
+      block(
+        'Authentication-Results: mx.inbound.test; dkim=none; dmarc=fail header.from=acme.test',
+        'Authentication-Results: mx.inbound.test; dkim=pass header.d=acme.test; dmarc=pass header.from=acme.test',
+        'From: jane@acme.test',
+      ),
+    );
+    expect(senderAuthentication('jane@acme.test', below, TRUSTED)).toEqual({
+      pass: false,
+      reason: 'the provider failed DMARC for the message',
+    });
+    const beside = headerAuthOf(
+      block(
+        'Authentication-Results: mx.inbound.test; dkim=pass header.d=acme.test; dmarc=fail header.from=acme.test',
+        'From: jane@acme.test',
+      ),
+    );
+    expect(senderAuthentication('jane@acme.test', beside, TRUSTED)).toMatchObject({ pass: false });
   });
 
   it('stops at a field that does not parse: the one below it may be the sender’s', () => {
@@ -80,7 +101,7 @@ describe('which fields are believed', () => {
         'Authentication-Results: mx.inbound.test; dkim=pass header.d=acme.test',
       ),
     );
-    expect(trustedFields(auth.fields, TRUSTED)).toEqual([]);
+    expect(trustedField(auth.fields, TRUSTED)).toBeNull();
   });
 
   it('reads folded fields and a name in any case', () => {
@@ -146,10 +167,10 @@ describe('parseMail', () => {
     if (!r.ok) throw new Error(r.reason);
     expect(r.mail.auth.fromCount).toBe(1);
     expect(r.mail.auth.fields.map((f) => f.position)).toEqual([0, 2]);
-    // The provider's verdict (on top) fails; the passing one the sender wrote below its Received is not read.
+    // The provider's verdict (on top) fails DMARC, which is final; the passing one the sender wrote below is not read.
     expect(senderAuthentication(r.mail.from, r.mail.auth, TRUSTED)).toEqual({
       pass: false,
-      reason: 'no DKIM or DMARC pass for the From domain',
+      reason: 'the provider failed DMARC for the message',
     });
   });
 });

@@ -206,6 +206,13 @@ describe("Postfix's own DSN for an unknown user", () => {
     expect(await lead(w)).toMatchObject({ status: 'bounced' });
     expect((await blocked(w, GHOST))?.source).toBe('agent');
     expect(await email(w)).toMatchObject({ sent: 1, bounces: 1 });
+    // The relay took the mail and bounced it later: the card says "Bounced", as a refusal at RCPT's does.
+    const [card] = await env.deps
+      .db('review_cards')
+      .where({ account_id: w.accountId, source_type: 'mail_draft' })
+      .whereRaw("payload->>'to' = ?", [GHOST]);
+    const view = await env.api().get(`/api/v1/review/${card.id}`).set(auth(w.token));
+    expect(view.body.item).toMatchObject({ status: 'sent', primaryLabel: 'Bounced', actions: [] });
     // The agent cannot draft to the address any more.
     await say(w, `draft an email to ${GHOST} about anything`);
     expect((await waiting(w, 'mail_draft')).filter((c) => c.payload.to === GHOST)).toEqual([]);
@@ -302,6 +309,43 @@ describe('a reply through Postfix', () => {
     const [answer] = await arrived(ALICE, `Re: ${sent!.subject}`);
     expect(answer!.inReplyTo).toBe(replyId);
     expect([answer!.references].flat()).toEqual([sent!.messageId, replyId]);
+  });
+});
+
+describe("a colleague's removal request through Postfix", () => {
+  it("Bob answers mail forwarded from Alice's reply+ address asking to be removed: nobody opted out, a card asks a person", async () => {
+    const w = await world(MAILBOX_DOMAIN, [ALICE, BOB]);
+    expect((await draftAndSend(w, ALICE, 'a note Alice forwards')).status).toBe(200);
+    const [sent] = await arrived(ALICE, 'note Alice forwards');
+    const replyTo = sent!.replyTo!.value[0]!.address!;
+    const file = path.join(postfix.dir, `remove-${replyTokenOf(sent!)}.eml`);
+    writeFileSync(
+      file,
+      [
+        `Message-ID: <remove-${Date.now()}@${MAILBOX_DOMAIN}>`,
+        `Date: ${new Date().toUTCString().replace('GMT', '+0000')}`,
+        'MIME-Version: 1.0',
+        `Subject: Re: Fwd: ${sent!.subject}`,
+        `To: Growth Agent <${replyTo}>`,
+        `From: Bob <${BOB}>`,
+        `In-Reply-To: ${sent!.messageId}`,
+        'Content-Type: text/plain; charset=UTF-8',
+        '',
+        'Please remove me from your list.',
+        '',
+      ].join('\r\n'),
+    );
+    const out = swaks(postfix.port, ['--ehlo', 'client.mailbox.test', '--from', BOB, '--to', replyTo, '--data', file]);
+    expect(out.status, out.output).toBe(0);
+    const row = await settledInbound(w);
+    expect(row).toMatchObject({ status: 'applied', reply_kind: 'unsubscribe' });
+    expect(row.details).toMatchObject({ matchedBy: 'reply-address', proof: 'token' });
+    expect(await blocked(w, ALICE)).toBeNull();
+    expect(await blocked(w, BOB)).toBeNull();
+    expect((await contactsOf(w)).map((c) => c.status).sort()).toEqual(['contacted', 'new']);
+    expect(await email(w)).toMatchObject({ replies: 0, unsubscribes: 0 });
+    const [card] = await waiting(w, 'mail_removal_request');
+    expect(card?.payload).toMatchObject({ requestedBy: BOB, about: ALICE });
   });
 });
 

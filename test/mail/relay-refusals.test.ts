@@ -207,7 +207,7 @@ describe('a DSN that comes back through the inbound listener', () => {
     expect((await send(w, c.id)).status).toBe(200);
     const thread = await env.deps.db('mail_threads').where({ card_id: c.id }).first();
     const raw = mailFixture('postfix-dsn-delayed', { replyToken: thread.reply_token, messageId: thread.message_id });
-    const answer = await smtpSend(inbound.port, { from: '', to: [`reply+${thread.reply_token}@localhost`], raw });
+    const answer = await smtpSend(inbound.port, { from: '', to: [`bounces+${thread.reply_token}@localhost`], raw });
     expect(answer.code).toBe(250);
     await until(async () => {
       const r = await env.deps.db('inbound_messages').where({ account_id: w.accountId }).first();

@@ -1,13 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, describe, expect } from 'vitest';
 import { ConfigError, loadConfig, type Config } from '../../src/config.js';
 import { configWith } from '../helpers/config.js';
+import { defaultEhloName, mailTransportConfig } from '../../src/config/mail-transport.js';
 import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { NotSent } from '../../src/mail/mail.types.js';
 import { newReplyToken } from '../../src/mail/outbound.js';
@@ -70,21 +71,36 @@ async function recordingServer(startTls: boolean, tls?: { key: Buffer; cert: Buf
 const msg = { from: 'Acme <agent@mail.acme-tls.test>', to: 'jane@example.org', subject: 'Hello', text: 'Body' };
 
 describe('outbound SMTP transport', () => {
-  it('names itself in EHLO with MAIL_EHLO_NAME, else with the domain of MAIL_FROM', async () => {
+  it('names itself in EHLO with MAIL_EHLO_NAME, else with the machine’s FQDN, never with the From domain', async () => {
     const server = await recordingServer(false);
     const named = configWith({ ...smtpEnv(server), MAIL_EHLO_NAME: 'out.acme-tls.test' });
     await transportFor(named).send(msg, 'mail-ehlo-1');
-    const fromDomain = configWith({ ...smtpEnv(server), MAIL_FROM: 'Acme <agent@Mail.Acme-TLS.test>' });
-    expect(fromDomain.mailTransport.ehloName).toBe('mail.acme-tls.test');
-    await transportFor(fromDomain).send(msg, 'mail-ehlo-2');
-    expect(server.ehlo).toEqual(['out.acme-tls.test', 'mail.acme-tls.test']);
-    // A From at localhost names no host: nodemailer's own choice, the machine's name or an address literal.
-    expect(configWith({ MAIL_FROM: 'agent@localhost' }).mailTransport.ehloName).toBeNull();
+    // Unset: the machine's host name when it is fully qualified, else nodemailer's address literal; the From
+    // domain (mail.acme-tls.test here) names no host of ours.
+    const unnamed = configWith({ ...smtpEnv(server), MAIL_FROM: 'Acme <agent@Mail.Acme-TLS.test>' });
+    expect(unnamed.mailTransport.ehloName).toBe(defaultEhloName(hostname()));
+    await transportFor(unnamed).send(msg, 'mail-ehlo-2');
+    // A host whose name is an FQDN gives it (the config read on such a host).
+    const fqdnHost = {
+      ...loadConfig(smtpEnv(server)),
+      mailTransport: mailTransportConfig({ SMTP_REQUIRE_TLS: false, SMTP_TLS_CA_FILE: null }, 'Relay-7.Acme-TLS.test'),
+    };
+    await transportFor(fqdnHost).send(msg, 'mail-ehlo-3');
+    expect(server.ehlo).toEqual(['out.acme-tls.test', defaultEhloName(hostname()) ?? '[127.0.0.1]', 'relay-7.acme-tls.test']);
+    expect(server.ehlo).not.toContain('mail.acme-tls.test');
+    expect(server.received).toBe(3);
+    // A bare container id, localhost and its look-alikes name no host: nodemailer's literal.
+    for (const bare of ['3f9c2a1b7d0e', 'localhost', 'localhost.localdomain', 'box.localhost']) expect(defaultEhloName(bare)).toBeNull();
     expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(ConfigError);
     expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(/MAIL_EHLO_NAME must be a host name/);
     expect(configWith({ MAIL_EHLO_NAME: '[192.0.2.1]' }).mailTransport.ehloName).toBe('[192.0.2.1]');
-    // Defaults: no name of our own at localhost, no TLS required, no STARTTLS offered.
-    expect(loadConfig({}).mailTransport).toEqual({ ehloName: null, requireTls: false, inboundTls: null });
+    // Defaults: the host's name (if an FQDN), no TLS required, no private CA, no STARTTLS offered.
+    expect(loadConfig({}).mailTransport).toEqual({
+      ehloName: defaultEhloName(hostname()),
+      requireTls: false,
+      tlsCa: null,
+      inboundTls: null,
+    });
   });
 
   it('with SMTP_REQUIRE_TLS refuses a server that offers no STARTTLS before a byte of the mail is sent', async () => {
@@ -127,7 +143,19 @@ describe('outbound SMTP transport', () => {
     const refused = await strict.send(msg, 'mail-tls-3').catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(NotSent);
     expect((refused as Error).message).toMatch(/certificate/i);
+    expect((refused as NotSent).detail).toBe('TLS failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)');
     expect(server.mailFrom).toEqual([]);
+    // The same server, its certificate trusted through SMTP_TLS_CA_FILE (Node's own store stays trusted too).
+    const trusting = transportFor(
+      configWith({ ...smtpEnv(server), SMTP_HOST: 'localhost', SMTP_REQUIRE_TLS: 'true', SMTP_TLS_CA_FILE: tls.certFile }),
+    );
+    await trusting.send(msg, 'mail-tls-5');
+    expect(server.received).toBe(1);
+    // A file that is missing or holds no certificate stops the start naming the setting.
+    expect(() => configWith({ SMTP_TLS_CA_FILE: path.join(tmpdir(), 'no-such-ca.pem') })).toThrow(
+      /SMTP_TLS_CA_FILE must name a readable PEM file \(ENOENT/,
+    );
+    expect(() => configWith({ SMTP_TLS_CA_FILE: tls.keyFile })).toThrow(/SMTP_TLS_CA_FILE must name a PEM file of CA certificates/);
   });
 });
 

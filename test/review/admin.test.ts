@@ -1,3 +1,4 @@
+import { mintToken } from '../../src/tokens/tokens.service.js';
 import { describe, expect } from 'vitest';
 import { ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { adminCall } from '../helpers/env.js';
@@ -56,8 +57,9 @@ describe('settings get / set', () => {
 
 describe('seed demo', () => {
   it('creates a pending card of every kind, listed in one JSON object, and the leads demo data', async () => {
-    const { accountId, token } = await env.tenant();
-    const { out } = await admin(['seed', 'demo', '--account', accountId]);
+    const { out } = await admin(['seed', 'demo', '--new-account', 'Demo']);
+    const accountId = (out!.account as { id: string }).id;
+    const { token } = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId, label: 'demo', scopes: ['review:read'] });
     const cards = out!.cards as Array<{ id: string; kind: string; sourceType: string; actions: string[] }>;
     const kinds = new Set(cards.map((c) => `${c.kind}/${c.sourceType}`));
     for (const k of [

@@ -162,6 +162,8 @@ describe('GET /review from a warm page cache, across two API processes', { timeo
 
   it('shows the cards the admin CLI seeds (`seed demo`, its own process) in the next read of a warm, empty queue', async () => {
     const { token, accountId } = await env.tenant();
+    // `seed demo` fills demo accounts only: this one becomes one (as `seed demo --new-account` makes them).
+    await env.deps.db('accounts').where({ id: accountId }).update({ demo: true });
     expect(await warm(portB, token)).toEqual([]);
     const seeded = await run(
       process.execPath,

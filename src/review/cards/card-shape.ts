@@ -66,8 +66,10 @@ const CLOSED_LABELS: Record<string, string> = {
 /** The label of the primary button: what pressing it does now. */
 export function primaryLabelFor(c: ShapeInput): string {
   if (isRunningSequence(c)) return 'Running';
-  // A send the mail relay refused for good (src/shipping/refusals.service.ts): settled, nothing went out.
-  if (c.status === 'resolved' && (c.resolution as { bounced?: unknown } | null)?.bounced === true) return 'Bounced';
+  // A send the mail relay refused for good (`resolved`: nothing went out), or one whose mail came back as a
+  // hard bounce after the relay took it (`sent`): src/shipping/refusals.service.ts.
+  if ((c.status === 'resolved' || c.status === 'sent') && (c.resolution as { bounced?: unknown } | null)?.bounced === true)
+    return 'Bounced';
   const closed = CLOSED_LABELS[c.status];
   if (closed) return closed;
   if (c.sourceType === DELIVERY_QUESTION_SOURCE) return 'Confirm delivery';

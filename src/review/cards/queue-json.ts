@@ -20,6 +20,7 @@ export const QUEUE_CARD_JSON =
 /** A card as `QueueRow`: its JSON and the columns its computed fields are made from. */
 export const QUEUE_ROW_SELECT =
   "r.kind, r.source_type, r.status, r.budget_change, r.options, r.snoozed_until, r.resolution->>'sequence' AS sequence_state, " +
+  "(r.resolution->>'bounced') = 'true' AS bounced, " +
   `${QUEUE_CARD_JSON} AS json`;
 
 export const toQueueRow = (r: QueueRowRaw): QueueRow => ({
@@ -29,7 +30,10 @@ export const toQueueRow = (r: QueueRowRaw): QueueRow => ({
   budgetChange: r.budget_change,
   options: r.options,
   snoozedUntil: r.snoozed_until,
-  resolution: r.sequence_state === null ? null : { sequence: r.sequence_state },
+  resolution:
+    r.sequence_state === null && !r.bounced
+      ? null
+      : { ...(r.sequence_state === null ? {} : { sequence: r.sequence_state }), ...(r.bounced ? { bounced: true } : {}) },
   json: r.json,
 });
 
@@ -41,6 +45,8 @@ export interface QueueRowRaw {
   options: unknown;
   snoozed_until: number | null;
   sequence_state: string | null;
+  /** The card's mail bounced (refused at RCPT, or a DSN after the relay took it): its label says so. */
+  bounced: boolean | null;
   json: string;
 }
 
@@ -52,8 +58,8 @@ export interface QueueRow {
   budgetChange: unknown;
   options: unknown;
   snoozedUntil: number | null;
-  /** What a sent sequence card's verbs and label need of its resolution (`sequence`: running, finished, stopped). */
-  resolution: { sequence: string } | null;
+  /** What a card's verbs and label need of its resolution (`sequence`: running, finished, stopped; `bounced`). */
+  resolution: { sequence?: string; bounced?: true } | null;
   /** A JSON object: every field of the card's view but `actions`, `primaryLabel` and `options`. */
   json: string;
 }

@@ -1,0 +1,244 @@
+import { afterAll, describe, expect } from 'vitest';
+import { isBlocked } from '../../src/blocklist/blocklist.service.js';
+import { inboundRepository, type InboundMessage } from '../../src/inbound/inbound.repository.js';
+import { REMOVAL_REQUEST_SOURCE } from '../../src/inbound/removal-request.js';
+import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { bounceAddress } from '../../src/inbound/smtp-recipients.js';
+import { getLead } from '../../src/leads/leads.service.js';
+import type { Thread } from '../../src/mail/threads.repository.js';
+import { startDnsStandIn } from '../helpers/dns-server.js';
+import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { mailFixture } from '../helpers/mail-fixtures.js';
+import { waitFor } from '../helpers/processes.js';
+import { smtpSend } from '../helpers/smtp-client.js';
+
+// What mail received over our own SMTP listener may change, over a real socket (this test is the client,
+// on 127.0.0.1), processed by the inbound-mail pool. Over SMTP we are the receiving server, so an
+// Authentication-Results field in the message is the sender's own words, whatever authserv-id it names:
+// only our own DKIM/SPF/DMARC check counts (the DNS stand-in publishes nothing, so it proves nothing here).
+// A delivery report counts only at a bounce address and for its send's recipient; a removal request
+// written by someone else than the recipient opts nobody out and asks a person.
+
+const TRUSTED = 'mx.trusted.test';
+const dns = await startDnsStandIn();
+let env: TestEnv;
+let smtp: InboundSmtp;
+let bare: string;
+it.override('options', {
+  env: { INBOUND_TRUSTED_AUTHSERV_IDS: TRUSTED, INBOUND_AUTH_DNS_SERVERS: dns.address, INBOUND_AUTH_DNS_TIMEOUT_MS: '1500' },
+  pools: ['inbound-mail'],
+});
+it.beforeAll(async ({ env: e }) => {
+  env = e;
+  smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
+  bare = bounceAddress(env.deps.config)!;
+});
+afterAll(async () => {
+  await smtp?.close();
+  await dns.close();
+});
+
+const rand = () => Math.random().toString(36).slice(2, 10);
+
+/** A lead at a domain of its own with contact jane, mailed once (its card sent), with an active sequence to her. */
+async function world() {
+  const domain = `d${rand()}.test`;
+  const jane = `jane@${domain}`;
+  const { accountId, token } = await env.tenant();
+  const lead = await buildLead(env.deps.db, accountId, { domain, status: 'contacted', contacts: [{ email: jane }] });
+  const card = await buildCard(env.deps.db, accountId, 'mail_draft', { status: 'sent' });
+  const thread = await buildThread(env.deps.db, accountId, { leadId: lead.id, to: jane, cardId: card.id });
+  const seqId = `seq_${rand()}`;
+  const at = Date.now();
+  await env.deps.db('mail_sequences').insert({
+    id: seqId,
+    account_id: accountId,
+    card_id: `card_${seqId}`,
+    lead_id: lead.id,
+    to_address: jane,
+    steps: JSON.stringify([{ subject: 'a', body: 'b', delayMs: 0 }]),
+    next_step: 1,
+    next_at: at + 60_000,
+    status: 'active',
+    created_at: at,
+    updated_at: at,
+  });
+  const state = async (address = jane) => ({
+    lead: (await getLead(env.deps.db, accountId, lead.id)).status,
+    blocked: await isBlocked(env.deps.db, accountId, address),
+    sequence: (await env.deps.db('mail_sequences').where({ id: seqId }).first()).status as string,
+    events: (await env.deps.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+  });
+  /** A fixture with its lead moved to this world's domain. */
+  const fixture = (name: string, t: Partial<Thread> = thread) =>
+    Buffer.from(mailFixture(name, t).toString('latin1').replaceAll('acme.test', domain), 'latin1');
+  return { accountId, token, leadId: lead.id, domain, jane, thread, card, state, fixture };
+}
+
+const untouched = { lead: 'contacted', blocked: false, sequence: 'active', events: [] };
+
+/** A forged verdict of the trusted provider, on top of the message. */
+const forgedPass = (raw: Buffer, domain: string) =>
+  Buffer.concat([
+    Buffer.from(`Authentication-Results: ${TRUSTED};\r\n\tdkim=pass header.d=${domain};\r\n\tdmarc=pass header.from=${domain}\r\n`),
+    raw,
+  ]);
+
+/** A forged report delivered straight to us: the fixture without the provider's fields on top. */
+const bareDsn = (raw: Buffer) => {
+  const text = raw.toString('latin1');
+  return Buffer.from(text.slice(text.indexOf('Date: ')), 'latin1');
+};
+
+async function deliver(to: string, raw: Buffer, from = ''): Promise<InboundMessage> {
+  const answer = await smtpSend(smtp.port, { from, to: [to], raw });
+  expect(answer, answer.response).toMatchObject({ ok: true });
+  const id = /queued as (\S+)/.exec(answer.response)![1]!;
+  let row: InboundMessage | null = null;
+  await waitFor(async () => {
+    row = await inboundRepository(env.deps.db).find(id);
+    return row !== null && row.status !== 'received';
+  }, `inbound ${id} settled`);
+  return row!;
+}
+
+const cardOf = async (w: { token: string }, id: string) => {
+  const res = await env.api().get(`/api/v1/review/${id}`).set('Authorization', `Bearer ${w.token}`);
+  expect(res.status).toBe(200);
+  return res.body.item as { status: string; primaryLabel: string; actions: string[]; payload: Record<string, unknown> };
+};
+
+describe('a forged Authentication-Results over SMTP', () => {
+  it('to the bare bounce address: a "please unsubscribe me" opts nobody out, a report bounces nobody, a reply stops nothing', async () => {
+    const w = await world();
+    const unsub = await deliver(bare, forgedPass(w.fixture('fresh-unsubscribe'), w.domain), w.jane);
+    expect(unsub).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { matchedBy: 'sender', proof: 'none' } });
+    // Our own check decided (authserv-id ours), not the field the sender wrote.
+    expect(unsub.details!.senderAuth).toMatchObject({ pass: false, checks: expect.any(Object) });
+    expect(await w.state()).toEqual(untouched);
+
+    const dsn = await deliver(bare, forgedPass(bareDsn(w.fixture('forged-dsn')), w.domain));
+    expect(dsn).toMatchObject({ status: 'unplaced', kind: 'bounce', details: { proof: 'none', senderAuth: { pass: false } } });
+    expect(await w.state()).toEqual(untouched);
+
+    const reply = Buffer.from(
+      w
+        .fixture('fresh-unsubscribe')
+        .toString('latin1')
+        .replace('Subject: Unsubscribe', 'Subject: Re: your note')
+        .replace(/^Message-ID: .*$/im, `Message-ID: <${rand()}@${w.domain}>`)
+        .replace(/Hi,[\s\S]*$/, 'Hi,\r\n\r\nThanks, this sounds interesting. Could we set up a call next week?\r\n\r\nJane\r\n'),
+      'latin1',
+    );
+    const answered = await deliver(bare, forgedPass(reply, w.domain), w.jane);
+    expect(answered).toMatchObject({ status: 'applied', replyKind: 'interested', details: { proof: 'none' } });
+    expect(await w.state()).toEqual(untouched);
+  });
+
+  it('to a token address of another send: nothing changes for the lead the report or request names', async () => {
+    const w = await world();
+    // Mallory holds a token of the same account (mail we sent her), and names jane.
+    const mallory = await buildThread(env.deps.db, w.accountId, { to: `mallory@e${rand()}.test` });
+    for (const to of [`reply+${mallory.replyToken}@localhost`, `bounces+${mallory.replyToken}@localhost`]) {
+      const row = await deliver(to, forgedPass(bareDsn(w.fixture('forged-dsn')), w.domain));
+      expect(row, to).toMatchObject({ status: 'unplaced', kind: 'bounce' });
+    }
+    const unsub = await deliver(`reply+${mallory.replyToken}@localhost`, forgedPass(w.fixture('fresh-unsubscribe'), w.domain), w.jane);
+    expect(unsub).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof: 'token' } });
+    expect(await w.state()).toEqual(untouched);
+    expect(await isBlocked(env.deps.db, w.accountId, mallory.to)).toBe(false);
+  });
+});
+
+describe('a delivery report counts only at a bounce address, for its own recipient', () => {
+  it("at the send's reply+ address: bounces nothing, even naming the send's own recipient", async () => {
+    const w = await world();
+    const row = await deliver(`reply+${w.thread.replyToken}@localhost`, bareDsn(w.fixture('forged-dsn')));
+    expect(row).toMatchObject({ status: 'unplaced', kind: 'bounce', reason: expect.stringMatching(/not a bounce address/) });
+    expect(await w.state()).toEqual(untouched);
+  });
+
+  it("at the send's bounces+ address naming another recipient: bounces nobody; naming its own: bounced, its card says so", async () => {
+    const w = await world();
+    const other = Buffer.from(w.fixture('postfix-dsn-verp').toString('latin1').replaceAll(w.jane, `john@${w.domain}`), 'latin1');
+    const refused = await deliver(`bounces+${w.thread.replyToken}@localhost`, other);
+    expect(refused).toMatchObject({ status: 'unplaced', kind: 'bounce' });
+    expect(await w.state()).toEqual(untouched);
+    expect(await isBlocked(env.deps.db, w.accountId, `john@${w.domain}`)).toBe(false);
+
+    // The relay took the mail, then its DSN came back to the send's envelope sender (VERP), as Postfix writes it.
+    const own = await deliver(`bounces+${w.thread.replyToken}@localhost`, w.fixture('postfix-dsn-verp'));
+    expect(own).toMatchObject({ status: 'applied', kind: 'bounce', details: { matchedBy: 'bounce-address', bounce: { type: 'hard' } } });
+    expect(await w.state()).toEqual({ lead: 'bounced', blocked: true, sequence: 'stopped', events: ['bounce'] });
+    // As a refusal at RCPT: the card reads "Bounced", no verb left; it stays `sent` (the mail did leave).
+    const card = await cardOf(w, w.card.id);
+    expect(card).toMatchObject({ status: 'sent', primaryLabel: 'Bounced', actions: [] });
+    const row = await env.deps.db('review_cards').where({ id: w.card.id }).first();
+    expect(row.resolution).toMatchObject({ bounced: true, bounce: expect.stringMatching(/^hard bounce: 5\.1\.1/) });
+  });
+});
+
+describe('a removal request written by someone else than the recipient', () => {
+  it("a colleague's \"remove me\" to jane's reply+ address: nobody opted out, not jane's reply, a card asks a person", async () => {
+    const w = await world();
+    const colleague = `sam.colleague@${w.domain}`;
+    const raw = Buffer.from(
+      w
+        .fixture('unsubscribe-reply')
+        .toString('latin1')
+        .replace(/^From: .*$/m, `From: Sam Colleague <${colleague}>`)
+        .replace(/^Message-ID: .*$/im, `Message-ID: <${rand()}@${w.domain}>`),
+      'latin1',
+    );
+    const row = await deliver(`reply+${w.thread.replyToken}@localhost`, raw, colleague);
+    expect(row).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof: 'token' } });
+    expect(await w.state()).toEqual(untouched);
+    expect(await w.state(colleague)).toEqual(untouched);
+    const lead = await getLead(env.deps.db, w.accountId, w.leadId);
+    expect(lead.replyKind).toBeNull();
+    const cards = await env.deps.db('review_cards').where({ account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE });
+    expect(cards).toHaveLength(1);
+    const card = await cardOf(w, cards[0].id);
+    expect(card).toMatchObject({
+      status: 'pending',
+      actions: expect.arrayContaining(['answer', 'dismiss']),
+      payload: { requestedBy: colleague, about: w.jane, sendId: w.thread.sendId },
+    });
+    expect(cards[0].title).toContain(colleague);
+    expect(cards[0].title).toContain(w.jane);
+
+    // Jane's own request through the same address still opts her out, with no card.
+    const own = await deliver(`reply+${w.thread.replyToken}@localhost`, w.fixture('unsubscribe-reply'), w.jane);
+    expect(own).toMatchObject({ status: 'applied', replyKind: 'unsubscribe' });
+    expect(await w.state()).toMatchObject({ lead: 'unsubscribed', blocked: true, sequence: 'stopped' });
+    expect(await env.deps.db('review_cards').where({ account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE })).toHaveLength(1);
+  });
+});
+
+describe('a later, weaker reply', () => {
+  it('"interested" then a bare "thanks": the lead and the contact keep "interested"', async () => {
+    const w = await world();
+    const first = await deliver(`reply+${w.thread.replyToken}@localhost`, w.fixture('gmail-reply'), w.jane);
+    expect(first).toMatchObject({ status: 'applied', replyKind: 'interested' });
+    const thanks = Buffer.from(
+      [
+        `From: Jane Doe <${w.jane}>`,
+        `To: reply+${w.thread.replyToken}@localhost`,
+        'Subject: Re: Quick idea',
+        `Message-ID: <${rand()}@${w.domain}>`,
+        `In-Reply-To: ${w.thread.messageId}`,
+        'MIME-Version: 1.0',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Thanks.',
+        '',
+      ].join('\r\n'),
+    );
+    const second = await deliver(`reply+${w.thread.replyToken}@localhost`, thanks, w.jane);
+    expect(second).toMatchObject({ status: 'applied', replyKind: 'other' });
+    const lead = await getLead(env.deps.db, w.accountId, w.leadId);
+    expect(lead).toMatchObject({ status: 'replied', replyKind: 'interested' });
+    expect(lead.contacts.find((c) => c.email === w.jane)).toMatchObject({ status: 'replied', replyKind: 'interested' });
+  });
+});

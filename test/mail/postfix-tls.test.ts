@@ -1,0 +1,106 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect } from 'vitest';
+import { createApp } from '../../api/app.js';
+import { routes as tableRoutes } from '../../api/routes/index.js';
+import { createDeps, type Deps } from '../../src/deps.js';
+import { createLogger } from '../../src/logger.js';
+import { configWith } from '../helpers/config.js';
+import { envFor } from '../helpers/env.js';
+import { buildCard } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { INBOUND_DOMAIN, MAILBOX_DOMAIN, startPostfix, type Postfix } from '../helpers/postfix.js';
+import { freePort } from '../helpers/processes.js';
+import request from 'supertest';
+
+/**
+ * A relay whose STARTTLS certificate Node does not trust, as Debian's stock Postfix (its snakeoil
+ * certificate) is: a private Postfix offering STARTTLS with a self-signed certificate made here by openssl.
+ * A card's send fails with the TLS cause in the 503, in the send's stored error and in a log line; with
+ * the certificate trusted through SMTP_TLS_CA_FILE the same card is sent and Postfix delivers it.
+ */
+const ALICE = `alice@${MAILBOX_DOMAIN}`;
+const dir = mkdtempSync(path.join(tmpdir(), 'gas-relay-tls-'));
+const certFile = path.join(dir, 'cert.pem');
+const keyFile = path.join(dir, 'key.pem');
+const made = spawnSync(
+  'openssl',
+  ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=localhost'].concat([
+    '-addext',
+    'subjectAltName=DNS:localhost,IP:127.0.0.1',
+  ]),
+  { encoding: 'utf8' },
+);
+if (made.status !== 0) throw new Error(`openssl: ${made.stderr}`);
+
+const lines: string[] = [];
+const logger = createLogger('warn', { write: (line: string) => void lines.push(line) });
+const inboundPort = await freePort();
+
+const test = it.extend('postfix', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const postfix = await startPostfix({ users: [ALICE], inboundPort, tls: { certFile, keyFile } });
+  onCleanup(() => postfix.stop());
+  return postfix;
+});
+const mailEnv = (postfix: Postfix) => ({
+  MAIL_TRANSPORT: 'smtp',
+  SMTP_HOST: '127.0.0.1',
+  SMTP_PORT: String(postfix.port),
+  MAIL_FROM: `Growth Agent <agent@${INBOUND_DOMAIN}>`,
+  INBOUND_MAIL_DOMAIN: INBOUND_DOMAIN,
+});
+test.override('options', ({ postfix }) => ({ env: mailEnv(postfix), logger }));
+
+let env: TestEnv;
+let postfix: Postfix;
+let trusted: Deps | null = null;
+test.beforeAll(({ env: e, postfix: p }) => {
+  env = e;
+  postfix = p;
+});
+afterAll(async () => {
+  await trusted?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+const TLS_CAUSE = 'self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)';
+
+describe('a relay whose STARTTLS certificate Node does not trust', () => {
+  test('fails the send naming the TLS cause (answer, stored error, log); trusted by SMTP_TLS_CA_FILE the same card goes out', async () => {
+    expect(postfix.version).toMatch(/^3\./);
+    const { accountId, token } = await env.tenant(['review:read', 'review:write']);
+    const subject = `TLS check ${Date.now()}`;
+    const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
+      payload: { work: 'email', to: ALICE, draft: { subject, body: 'Over TLS.' } },
+    });
+
+    const failed = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(failed.status, JSON.stringify(failed.body)).toBe(503);
+    expect(failed.body).toMatchObject({ error: 'unavailable' });
+    expect(failed.body.message).toContain(`could not be reached (TLS failed: ${TLS_CAUSE}); nothing was sent`);
+    expect(failed.headers['retry-after']).toBeDefined();
+    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
+    expect(fence).toMatchObject({ status: 'not_sent', last_error: `TLS with the SMTP server failed: ${TLS_CAUSE}` });
+    const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string; reason?: string; sendId?: string });
+    expect(logged).toContainEqual(
+      expect.objectContaining({ msg: 'not sent: the mail service could not be reached', sendId: fence.id, reason: fence.last_error }),
+    );
+    expect(postfix.count(ALICE)).toBe(0);
+
+    // The same database and card, a service that trusts the certificate (a private CA's file) for the relay.
+    trusted = createDeps(configWith({ ...envFor(env.config), ...mailEnv(postfix), SMTP_TLS_CA_FILE: certFile }), logger);
+    await trusted.ready();
+    const app = createApp(trusted, tableRoutes);
+    const sent = await request(app).post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(sent.body).toMatchObject({ status: 'sent', to: ALICE });
+    const [mail] = await postfix.waitForMail(ALICE);
+    expect(mail).toContain(`Subject: ${subject}`);
+    // Postfix's smtpd counted the first session's STARTTLS as failed and the second's as done.
+    expect(postfix.log()).toMatch(/starttls=0\/1/);
+    expect(postfix.log()).toMatch(/ehlo=2 starttls=1 mail=1 rcpt=1 data=1/);
+  });
+});
