@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db.js';
-import type { Metric, VariantCounts } from './plan.js';
+import type { Metric, VariantCounts } from '../statistics/plan.js';
 
 export const AD_THING = 'ad_variant' as const;
 

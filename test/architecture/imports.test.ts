@@ -33,11 +33,15 @@ const LAYERS: readonly (readonly string[])[] = [
     'metrics',
     // tracing: the process's OpenTelemetry provider and the span helpers every layer traces through.
     'tracing',
-    // experiments: the statistics of agent-run experiments (assignment, power, stopping rule), pure and self-contained.
-    'experiments',
+    // statistics: the numbers of experiments (assignment hashing, power, plan, stopping rule, intervals, wording of
+    // figures), pure: no table, no clock, no other area.
+    'statistics',
   ],
   // memory: the agent's notes, read by the private-text check wherever work leaves and written by the agent and dismissals.
-  ['accounts', 'audit', 'results', 'secrets', 'memory'],
+  // experiments: the experiments' tables and each kind of variant's reads (counts, assignment, exposure); the
+  // scoreboard, visits, posts, channels and shipping read them, so it stands this low until they are handed what
+  // they need instead (the agent's experiment code is src/agent/experiments/).
+  ['accounts', 'audit', 'results', 'secrets', 'memory', 'experiments'],
   // Tracked links and visits are made by mail and by published posts.
   ['tokens', 'blocklist', 'measurement'],
   ['leads', 'rate-limit', 'deps', 'content'],
@@ -224,6 +228,20 @@ describe('the import graph', () => {
 
   it('has no import cycle between files, inside an area either', () => {
     expect(fileCycles()).toEqual([]);
+  });
+
+  it('keeps src/statistics pure: it imports no other area, and every agent file is in a sub-area', () => {
+    const out = [...arrows.entries()]
+      .filter(([key]) => key.startsWith('statistics -> '))
+      .map(([key, why]) => `${key}: ${[...why].join('; ')}`);
+    expect(out).toEqual([]);
+    expect(files.filter((f) => areaOf(f) === 'agent')).toEqual([]);
+  });
+
+  it('is the layer table of docs/architecture.md, row for row', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| (\d+)\s+\| ([^|]+)\|/gm)].map((m) => [...m[2]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]));
+    expect(rows).toEqual(LAYERS.map((row) => [...row]));
   });
 
   it('never ships from the review verbs: src/review/ (outside its cards area) imports nothing of src/shipping/', () => {

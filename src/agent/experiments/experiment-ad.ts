@@ -5,7 +5,7 @@
  * ships through the fenced path like any ad test); read from that test's `ad_metrics` (src/experiments/ad-variant.ts);
  * a winner approved becomes the default ad later ad tests about the topic start from.
  */
-import { VARIANT_KEYS } from '../../experiments/assignment.js';
+import { VARIANT_KEYS } from '../../statistics/assignment.js';
 import type { Db, Queryable } from '../../db.js';
 import { adTestProblem } from '../../channels/ads.adapter.js';
 import { cannotShip } from '../../channels/registry.js';
@@ -22,8 +22,8 @@ import {
   adWords,
 } from '../../experiments/ad-variant.js';
 import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
-import { METRICS, type Metric, planExperiment } from '../../experiments/plan.js';
-import { describePlan } from '../../experiments/wording.js';
+import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
+import { describePlan } from '../../statistics/wording.js';
 import { newId } from '../../ids.js';
 import { needsApproval } from '../../review/approval.service.js';
 import { privateTextIn } from '../../review/cards/private-text.js';

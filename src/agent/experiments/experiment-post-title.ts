@@ -7,12 +7,12 @@
  * publishes an update of the post with the winning title, for every reader: that approval is the person's approval.
  */
 import { cannotShip } from '../../channels/registry.js';
-import { VARIANT_KEYS } from '../../experiments/assignment.js';
+import { VARIANT_KEYS } from '../../statistics/assignment.js';
 import type { Db } from '../../db.js';
 import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
-import { METRICS, type Metric, planExperiment } from '../../experiments/plan.js';
+import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
 import { adoptCardId, claimAdoption, POST_THING, type PostDraft, postCardId } from '../../experiments/post-title.js';
-import { describePlan } from '../../experiments/wording.js';
+import { describePlan } from '../../statistics/wording.js';
 import { newId } from '../../ids.js';
 import { needsApproval } from '../../review/approval.service.js';
 import { privateTextIn } from '../../review/cards/private-text.js';

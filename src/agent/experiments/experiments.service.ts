@@ -8,13 +8,13 @@
 import { createHash } from 'node:crypto';
 import { isBlocked } from '../../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../../db.js';
-import { normaliseContact, VARIANT_KEYS } from '../../experiments/assignment.js';
+import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
 import { type Experiment, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
-import { METRICS, type Metric, planExperiment } from '../../experiments/plan.js';
-import { type Decision, decide } from '../../experiments/stopping.js';
+import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
+import { type Decision, decide } from '../../statistics/stopping.js';
 import { waitSteps } from '../../experiments/sequence-wait.js';
 import { thingWords, withVariant } from '../../experiments/variants.js';
-import { citation, describePlan } from '../../experiments/wording.js';
+import { citation, describePlan } from '../../statistics/wording.js';
 import { newId } from '../../ids.js';
 import type { Logger } from '../../logger.js';
 import { addCard } from '../../review/cards/doors.js';

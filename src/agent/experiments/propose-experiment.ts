@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { THINGS, type Thing } from '../../experiments/experiments.repository.js';
-import { METRICS } from '../../experiments/plan.js';
+import { METRICS } from '../../statistics/plan.js';
 import { needsApproval } from '../../review/approval.service.js';
 import { ToolRefused } from '../core/brain.js';
 import { defineTool, text } from '../tools/tool.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { wilson } from '../../src/experiments/intervals.js';
-import { citation, describePlan, formatProbability } from '../../src/experiments/wording.js';
-import { planExperiment } from '../../src/experiments/plan.js';
-import { probabilityBest } from '../../src/experiments/posterior.js';
-import { seededRandom } from '../../src/experiments/simulate.js';
-import { decide } from '../../src/experiments/stopping.js';
+import { wilson } from '../../src/statistics/intervals.js';
+import { citation, describePlan, formatProbability } from '../../src/statistics/wording.js';
+import { planExperiment } from '../../src/statistics/plan.js';
+import { probabilityBest } from '../../src/statistics/posterior.js';
+import { seededRandom } from '../../src/statistics/simulate.js';
+import { decide } from '../../src/statistics/stopping.js';
 
 describe('the Wilson interval', () => {
   it('matches Newcombe (Statistics in Medicine 1998, Table II, the score method without correction)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assignVariant, normaliseContact } from '../../src/experiments/assignment.js';
+import { assignVariant, normaliseContact } from '../../src/statistics/assignment.js';
 
 const CONTACTS = 100_000;
 const contact = (i: number) => `person${i}@example${i % 97}.test`;

@@ -1,7 +1,7 @@
 /**
  * The standard normal distribution: its density, distribution function and quantile, for the power
  * calculation and the sequential boundaries. No statistics package is installed, so these are the
- * standard approximations, each checked against reference values in test/experiments/normal.test.ts.
+ * standard approximations, each checked against reference values in test/statistics/normal.test.ts.
  */
 
 const SQRT_2PI = Math.sqrt(2 * Math.PI);

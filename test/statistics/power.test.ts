@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fixedSamplePerVariant, lookFractions, sequentialSamplePerVariant } from '../../src/experiments/power.js';
-import { inflationFactor, obfSpent, spendingBoundaries } from '../../src/experiments/sequential.js';
+import { fixedSamplePerVariant, lookFractions, sequentialSamplePerVariant } from '../../src/statistics/power.js';
+import { inflationFactor, obfSpent, spendingBoundaries } from '../../src/statistics/sequential.js';
 
 describe('the planned sample', () => {
   it('matches the pooled-variance formula (Fleiss, Levin & Paik, no continuity correction): 4% vs 6%', () => {

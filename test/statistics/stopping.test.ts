@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type ExperimentPlan, planExperiment } from '../../src/experiments/plan.js';
-import { simulate } from '../../src/experiments/simulate.js';
-import { decide, judge } from '../../src/experiments/stopping.js';
+import { type ExperimentPlan, planExperiment } from '../../src/statistics/plan.js';
+import { simulate } from '../../src/statistics/simulate.js';
+import { decide, judge } from '../../src/statistics/stopping.js';
 
 const variants = (n: number) => ['A', 'B', 'C', 'D'].slice(0, n).map((key) => ({ key, description: `version ${key}` }));
 const planFor = (n = 2): ExperimentPlan =>

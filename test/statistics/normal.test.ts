@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalCdf, normalQuantile, normalSf } from '../../src/experiments/normal.js';
+import { normalCdf, normalQuantile, normalSf } from '../../src/statistics/normal.js';
 
 // Reference values: R's pnorm/qnorm (the same in SciPy's norm.cdf/ppf), to the digits shown.
 describe('the normal distribution', () => {
