@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { httpConfig, httpEnv } from './http.js';
 import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
@@ -35,6 +36,7 @@ export const areasEnv = {
   ...retentionEnv,
   ...experimentsEnv,
   ...maintenanceSweepsEnv,
+  ...eventsEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
@@ -60,5 +62,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL
     experiments: experimentsConfig(env),
     /** How often each sweep of the maintenance queue runs (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS). */
     maintenanceSweeps: maintenanceSweepsConfig(env),
+    /** Durable events and their follow-ups (docs/architecture.md, "Events"). */
+    events: eventsConfig(env),
   };
 }

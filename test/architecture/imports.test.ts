@@ -36,6 +36,8 @@ const LAYERS: readonly (readonly string[])[] = [
     // statistics: the numbers of experiments (assignment hashing, power, plan, stopping rule, intervals, wording of
     // figures), pure: no table, no clock, no other area.
     'statistics',
+    // events: the typed map of cross-area events, their outbox and its delivery; the areas that care register handlers.
+    'events',
   ],
   // memory: the agent's notes, read by the private-text check wherever work leaves and written by the agent and dismissals.
   // experiments: the experiments' tables and each kind of variant's reads (counts, assignment, exposure); the
