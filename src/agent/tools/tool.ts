@@ -144,7 +144,9 @@ export function toolRegistry(...catalogs: ToolCatalog[]): ToolRegistry {
 }
 
 /** Runs one call through the registry the context carries. */
-export const executeTool = (call: ToolCall, ctx: ToolContext): Promise<ToolResult> => ctx.doors.tools.execute(call, ctx);
+export async function executeTool(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+  return ctx.doors.tools.execute(call, ctx);
+}
 
 /** A string argument: trimmed, not empty, at most `max` characters. */
 export const text = (max: number) => z.string().trim().min(1).max(max);
