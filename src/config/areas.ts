@@ -13,6 +13,7 @@ import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
 import { retentionConfig, retentionEnv } from './retention.js';
+import { sealingConfig, sealingEnv } from './sealing.js';
 import { tracingConfig, tracingEnv } from './tracing.js';
 import { workersConfig, workersEnv } from './workers.js';
 
@@ -37,10 +38,13 @@ export const areasEnv = {
   ...experimentsEnv,
   ...maintenanceSweepsEnv,
   ...eventsEnv,
+  ...sealingEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
-export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number }) {
+export function areasConfig(
+  env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number; NODE_ENV: string },
+) {
   return {
     jobs: jobsConfig(env),
     /** The API's HTTP connection limits (docs/public-doors.md). */
@@ -64,5 +68,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL
     maintenanceSweeps: maintenanceSweepsConfig(env),
     /** Durable events and their follow-ups (docs/architecture.md, "Events"). */
     events: eventsConfig(env),
+    /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */
+    sealing: sealingConfig(env),
   };
 }
