@@ -114,13 +114,13 @@ describe('GET /openapi.json', () => {
     };
     expect(bodyOf('/api/v1/review/{id}/dismiss').properties.reason).toMatchObject({ type: 'string', maxLength: 2000 });
     const answer = bodyOf('/api/v1/review/{id}/answer').properties;
-    // Bytes are not code points: maxLength n / 4 never allows what the service refuses; the exact rule rides along.
-    expect(answer.text).toMatchObject({ maxLength: 2000, 'x-max-utf8-bytes': 8000 });
+    // Bytes are not code points: maxLength n is the character ceiling, the exact byte rule rides along as a keyword.
+    expect(answer.text).toMatchObject({ maxLength: 8000, 'x-max-utf8-bytes': 8000 });
     expect(answer.text.description).toContain('8,000 UTF-8 bytes');
     expect(answer.optionValues).toMatchObject({ minItems: 1, maxItems: 1 });
     expect(bodyOf('/api/v1/review/{id}/request-changes').properties.text).toMatchObject({
       minLength: 1,
-      maxLength: 2000,
+      maxLength: 8000,
       'x-max-utf8-bytes': 8000,
       pattern: '\\S',
     });
@@ -141,7 +141,7 @@ describe('GET /openapi.json', () => {
 
     // Answered 409 (or 200 with a per-event verdict), never 400: no rule a validating gateway would refuse first.
     const message = bodyOf('/api/v1/agent/messages').properties;
-    expect(message.text).toMatchObject({ maxLength: 2000, 'x-max-utf8-bytes': 8000 });
+    expect(message.text).toMatchObject({ maxLength: 8000, 'x-max-utf8-bytes': 8000 });
     expect(message.clientRequestId.pattern).toBeUndefined();
     const newStepId = create.properties.steps.items.properties.id;
     expect(newStepId).toEqual({ type: 'string', description: expect.any(String), not: expect.any(Object) });

@@ -52,6 +52,13 @@ export class DescriptionValidator {
 
   constructor(readonly doc: JsonSchema) {
     addFormats(this.ajv);
+    // The description's byte bounds (api/schemas.ts utf8Bound): part of what "valid by the description" means.
+    this.ajv.addKeyword({
+      keyword: 'x-max-utf8-bytes',
+      type: 'string',
+      schemaType: 'number',
+      validate: (max: number, data: string) => Buffer.byteLength(data, 'utf8') <= max,
+    });
     const schemas = (doc.components as { schemas?: Record<string, JsonSchema> } | undefined)?.schemas ?? {};
     for (const [name, schema] of Object.entries(schemas)) this.ajv.addSchema(linked(schema), `${REF_BASE}${name}`);
   }

@@ -23,7 +23,9 @@ function stringArb(s: JsonSchema): fc.Arbitrary<string> {
   const min = num(s.minLength) ?? 0;
   const max = num(s.maxLength);
   const top = Math.min(max ?? min + SPAN, min + SPAN);
-  const lengthOk = (v: string) => [...v].length >= min && (max === undefined || [...v].length <= max);
+  const maxBytes = num(s['x-max-utf8-bytes']);
+  const lengthOk = (v: string) =>
+    [...v].length >= min && (max === undefined || [...v].length <= max) && (maxBytes === undefined || Buffer.byteLength(v) <= maxBytes);
   const pattern = typeof s.pattern === 'string' ? new RegExp(s.pattern, 'u') : null;
   // A pattern that only forbids some characters (the edge's text rule) is met by filtering; others are drawn from.
   if (pattern && !/^\^\[\^[^\]]*\]\*\$$/.test(s.pattern as string)) {
@@ -37,7 +39,9 @@ function stringArb(s: JsonSchema): fc.Arbitrary<string> {
       ...(hi <= SPAN ? [fc.string({ unit: 'grapheme', minLength: lo, maxLength: hi }).filter(lengthOk)] : []),
     );
   // Near the top bound too: a description's maxLength must be what the service takes.
-  const drawn = max !== undefined && max > top ? fc.oneof(sized(min, top), sized(max, max)) : sized(min, top);
+  // With a byte bound, the top is also drawn as plain ASCII (one byte each) and longer text is filtered by bytes.
+  const atTop = maxBytes === undefined ? sized(max ?? 0, max ?? 0) : fc.string({ minLength: max ?? 0, maxLength: max ?? 0 });
+  const drawn = (max !== undefined && max > top ? fc.oneof(sized(min, top), atTop) : sized(min, top)).filter(lengthOk);
   return pattern ? drawn.filter((v) => pattern.test(v)) : drawn;
 }
 
