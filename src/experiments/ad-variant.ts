@@ -1,14 +1,14 @@
 /**
  * Experiments on an ad (`ad_variant`; docs/decisions/experiments.md, "What can vary: an ad"): the ads its variants
  * are, its plan's defaults, and the counts its looks read. The unit is the impression, and the ad platform assigns
- * it: the experiment ships as ONE ad test of its ads (src/agent/experiment-ad.ts files it when the experiment starts),
+ * it: the experiment ships as ONE ad test of its ads (src/agent/experiments/experiment-ad.ts files it when the experiment starts),
  * the platform serves each variant and reports per variant (`ad_metrics`, src/channels/ads-poll.ts); no hash of
  * ours assigns anything. Counts come from that test's `ad_metrics`: exposures are impressions, outcomes clicks or
  * the platform's conversions.
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db.js';
-import type { Metric, VariantCounts } from './plan.js';
+import type { Metric, VariantCounts } from '../statistics/plan.js';
 
 export const AD_THING = 'ad_variant' as const;
 

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db.js';
 import { randomBase62 } from '../ids.js';
-import { assignVariant, VARIANT_KEYS } from './assignment.js';
+import { assignVariant, VARIANT_KEYS } from '../statistics/assignment.js';
 
 export const POST_THING = 'post_title' as const;
 

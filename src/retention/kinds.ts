@@ -1,4 +1,4 @@
-import { agentPrunes } from '../agent/retention.js';
+import { agentPrunes } from '../agent/core/retention.js';
 import { pruneAudit } from '../audit/retention.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';

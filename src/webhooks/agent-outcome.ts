@@ -1,4 +1,4 @@
-import { agentTurnDoors } from '../agent/doors.js';
+import { agentTurnDoors } from '../agent/core/doors.js';
 import type { Queryable } from '../db.js';
 import { leadTouchedBetween } from '../leads/doors.js';
 import { firstCardOfTurn } from '../review/cards/doors.js';

@@ -1,4 +1,4 @@
-import { agentTurnDoors } from '../agent/doors.js';
+import { agentTurnDoors } from '../agent/core/doors.js';
 import type { Queryable } from '../db.js';
 import { metrics } from '../metrics/registry.js';
 import type { RunStatus, RunStep, WorkflowStep } from './workflows.types.js';

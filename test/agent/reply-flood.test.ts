@@ -1,7 +1,7 @@
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { describe, expect } from 'vitest';
-import { dispatchTurns, recordTurns, type TurnInput } from '../../src/agent/agent.service.js';
-import { earliestSlot } from '../../src/agent/reply-wakes.js';
+import { dispatchTurns, recordTurns, type TurnInput } from '../../src/agent/messages/agent.service.js';
+import { earliestSlot } from '../../src/agent/replies/reply-wakes.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -89,15 +89,15 @@ const HANDED_IN = {
   spend: "the agent's ad experiment asks shipping for this month's spend instead of channels' spentThisMonth",
 };
 const PENDING_MOVES = new Map<string, string>([
-  ['src/agent/agent-state.repository.ts webhook_deliveries', AGENT_SHAPE],
-  ['src/agent/experiment-ad.ts ads_spend_caps', AGENT_SHAPE],
-  ['src/agent/experiment-post-title.ts posts', AGENT_SHAPE],
-  ['src/agent/experiment-post-title.ts mail_sends', AGENT_SHAPE],
-  ['src/agent/experiment-follow-ups.ts experiments', AGENT_SHAPE],
-  ['src/agent/experiments.service.ts lead_contacts', AGENT_SHAPE],
-  ['src/agent/experiments.service.ts experiment_assignments', AGENT_SHAPE],
-  ['src/agent/experiments.service.ts experiments', AGENT_SHAPE],
-  ['src/agent/turn-statements.ts audit_log', AGENT_SHAPE],
+  ['src/agent/core/agent-state.repository.ts webhook_deliveries', AGENT_SHAPE],
+  ['src/agent/experiments/experiment-ad.ts ads_spend_caps', AGENT_SHAPE],
+  ['src/agent/experiments/experiment-post-title.ts posts', AGENT_SHAPE],
+  ['src/agent/experiments/experiment-post-title.ts mail_sends', AGENT_SHAPE],
+  ['src/agent/experiments/follow-ups.ts experiments', AGENT_SHAPE],
+  ['src/agent/experiments/experiments.service.ts lead_contacts', AGENT_SHAPE],
+  ['src/agent/experiments/experiments.service.ts experiment_assignments', AGENT_SHAPE],
+  ['src/agent/experiments/experiments.service.ts experiments', AGENT_SHAPE],
+  ['src/agent/core/turn-statements.ts audit_log', AGENT_SHAPE],
   ['src/experiments/ad-variant.ts review_cards', AGENT_SHAPE],
   ['src/experiments/ad-variant.ts mail_sends', AGENT_SHAPE],
   ['src/experiments/ad-variant.ts ad_metrics', AGENT_SHAPE],
@@ -146,6 +146,8 @@ function areaOf(file: string): string {
   for (const nested of ['src/review/cards/', 'src/results/report/']) if (file.startsWith(nested)) return nested.slice(4, -1);
   const parts = file.split('/');
   if (parts[0] !== 'src') return parts[0]!;
+  // The agent's sub-areas (src/agent/core/, turns/, tools/, …) share the agent's tables.
+  if (parts[1] === 'agent') return 'agent';
   return parts.length > 2 ? parts[1]! : parts[1]!.replace(/\.ts$/, '');
 }
 

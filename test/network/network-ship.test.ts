@@ -1,6 +1,7 @@
+import { agentDoors } from '../../workers/agent-turns.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { executeTool } from '../../src/agent/tools/tool.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -216,6 +217,7 @@ describe('network messages through the provider bridge', () => {
       fromOutside: false,
       config: env.config,
       onReply: async () => undefined,
+      doors: agentDoors,
     };
     const call = {
       id: 'c1',

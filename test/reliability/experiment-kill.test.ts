@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
-import { proposeExperiment } from '../../src/agent/experiments.service.js';
+import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { DELIVERY_QUESTION_SOURCE } from '../../src/review/cards/card-shape.js';

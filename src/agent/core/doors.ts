@@ -1,0 +1,44 @@
+import type { Queryable } from '../../db.js';
+
+/**
+ * What other areas read of the agent's turns and replies (webhooks' delivery outcome, workflows' agent steps), so
+ * that no other area names the agent's tables.
+ */
+export function agentTurnDoors(q: Queryable) {
+  return {
+    /** A turn's state and time window, or undefined for no such turn of the account. */
+    window: (accountId: string, turnId: string) =>
+      q('agent_turns').where({ account_id: accountId, id: turnId }).first<
+        | {
+            id: string;
+            status: 'queued' | 'running' | 'replied' | 'failed';
+            started_at: number | null;
+            finished_at: number | null;
+            failure: string | null;
+          }
+        | undefined
+      >('id', 'status', 'started_at', 'finished_at', 'failure'),
+
+    /** The turn's first reply bubble (by id), or undefined. */
+    firstReply: (accountId: string, turnId: string) =>
+      q('agent_replies').where({ account_id: accountId, turn_id: turnId }).orderBy('id').first<{ text: string } | undefined>('text'),
+
+    /** How the turn ended, or null while it has not. */
+    async end(turnId: string): Promise<{ status: 'replied' | 'failed'; failure: string | null } | null> {
+      const t = await q('agent_turns')
+        .where({ id: turnId })
+        .first<{ status: string; failure: string | null } | undefined>('status', 'failure');
+      return t && (t.status === 'replied' || t.status === 'failed') ? { status: t.status, failure: t.failure } : null;
+    },
+
+    /** The turn's last reply bubble's text, or null. */
+    async lastReply(turnId: string): Promise<string | null> {
+      const r = await q('agent_replies')
+        .where({ turn_id: turnId })
+        .orderBy('at', 'desc')
+        .orderBy('id', 'desc')
+        .first<{ text: string } | undefined>('text');
+      return r?.text ?? null;
+    },
+  };
+}
