@@ -145,7 +145,7 @@ const envSchema = z.object({
   MAIL_RECONCILE_DELAY_MS: int(10_000),
   MAIL_RECONCILE_WINDOW_MS: int(15 * 60 * 1000),
   MAIL_SWEEP_MS: int(60_000),
-  // Jobs one mail-sends / card-timers worker process runs at once (card timers make the background sends).
+  // Jobs one shipments / card-timers worker process runs at once (card timers make the background sends).
   MAIL_SENDS_CONCURRENCY: int(4),
   CARD_TIMERS_CONCURRENCY: int(8),
   TRUST_AUTO_RESOLVE_AFTER: int(20),
@@ -261,7 +261,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** A fence still unsettled after this long becomes a card asking a person; never a blind resend. */
       reconcileWindowMs: env.MAIL_RECONCILE_WINDOW_MS,
       sweepEveryMs: env.MAIL_SWEEP_MS,
-      /** `mail-sends` jobs (reconciliations, the sweep) one worker process runs at once. */
+      /** `shipments` jobs (reconciliations, the sweep) one worker process runs at once. */
       sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
     },
     review: {

@@ -11,6 +11,7 @@ import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
 import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
+import { providerPollsConfig, providerPollsEnv } from './provider-polls.js';
 import { retentionConfig, retentionEnv } from './retention.js';
 import { tracingConfig, tracingEnv } from './tracing.js';
 import { workersConfig, workersEnv } from './workers.js';
@@ -35,6 +36,7 @@ export const areasEnv = {
   ...retentionEnv,
   ...experimentsEnv,
   ...maintenanceSweepsEnv,
+  ...providerPollsEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
@@ -60,5 +62,7 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL
     experiments: experimentsConfig(env),
     /** How often each sweep of the maintenance queue runs (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS). */
     maintenanceSweeps: maintenanceSweepsConfig(env),
+    /** The provider-polls pool (PROVIDER_POLLS_CONCURRENCY). */
+    providerPolls: providerPollsConfig(env),
   };
 }
