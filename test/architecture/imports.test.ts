@@ -18,6 +18,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'env-rules',
     'db',
     'redis',
+    // live-registry: the Redis registry of live secret hashes that public doors consult before Postgres (hook tokens, inbound URLs).
+    'live-registry',
     'errors',
     'ids',
     'logger',
