@@ -61,10 +61,10 @@ export function defineProcessor<P extends z.ZodType>(p: Processor<P>): Processor
 }
 
 /**
- * One worker for one queue (`opts.from`: the BullMQ queue it takes jobs from when that is not `queue`, a
- * renamed queue's former name; its jobs and metrics are labelled with that name). Refuses to start unless every job the catalog lists for that queue has
+ * One worker for one queue. Refuses to start unless every job the catalog lists for that queue has
  * exactly one processor (immich's start-up check), parses each payload (bad → UnrecoverableError, no
- * retries), and gives each job a child logger.
+ * retries), and gives each job a child logger. `opts.from`: the BullMQ queue it takes jobs from when that
+ * is not `queue` (a renamed queue's former name); its jobs' logs and metrics are labelled with that name.
  */
 export function createWorker(
   queue: string,

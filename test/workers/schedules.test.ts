@@ -66,7 +66,7 @@ describe('repeating jobs after Redis lost its data', () => {
     const redis = await privateRedis();
     // A check interval far beyond the test: only the reconnect can bring them back.
     const other = await setupTestEnv({ env: { REDIS_URL: redis.url, WORKER_SCHEDULES_CHECK_MS: '3600000' } });
-    const pools = await startPools(other.deps, ['maintenance', 'card-timers', 'shipments', 'inbound-mail']);
+    const pools = await startPools(other.deps, ['maintenance', 'card-timers', 'shipments', 'inbound-mail', 'provider-polls']);
     try {
       expect(await missing(other.deps)).toEqual([]);
       await redis.stop();
