@@ -26,7 +26,8 @@ export const PAGES: readonly Page[] = [
     file: 'requests',
     title: 'API requests and the stores',
     about:
-      'What one API request costs: the stores’ ceilings, reads, paging, the agent’s round trip, round trips and instructions per request, the limiter, the pooler, logs and metrics.',
+      'What one API request costs: the stores’ ceilings, reads, paging, the agent’s round trip, round trips and ' +
+      'instructions per request, the limiter, the pooler, logs and metrics.',
     benches: [
       'store-ceilings',
       'http-read',
