@@ -165,8 +165,10 @@ export interface BucketLimit {
 export type Config = ReturnType<typeof buildConfig>;
 
 function buildConfig(env: z.output<typeof envSchema>) {
+  // Each area's settings under one key (`mail.smtp`, `mail.identity`, `agent.limits`…), whichever file parses them.
+  const { nested, ...areas } = areasConfig(env);
   return {
-    ...areasConfig(env),
+    ...areas,
     env: env.NODE_ENV,
     port: env.PORT,
     host: env.HOST,
@@ -229,6 +231,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
         maxRetries: env.LLM_MAX_RETRIES,
         backoffMs: env.LLM_BACKOFF_MS,
       },
+      limits: nested.agentLimits,
       /** Pause before each step of a turn; 0 in production, raised by tests to make turns slow. */
       stepDelayMs: env.AGENT_STEP_DELAY_MS,
       maxSteps: env.AGENT_MAX_STEPS,
@@ -250,7 +253,10 @@ function buildConfig(env: z.output<typeof envSchema>) {
         port: env.SMTP_PORT,
         secure: env.SMTP_SECURE,
         auth: env.SMTP_USER ? { user: env.SMTP_USER, pass: env.SMTP_PASSWORD ?? '' } : null,
+        ...nested.mailSmtp,
       },
+      identity: nested.mailIdentity,
+      failures: nested.mailFailures,
       api: { url: env.MAIL_API_URL.replace(/\/+$/, ''), key: env.MAIL_API_KEY ?? null },
       connectTimeoutMs: env.MAIL_CONNECT_TIMEOUT_MS,
       /** After this long without the provider's answer, the answer counts as lost (503 delivery_pending). */
@@ -282,6 +288,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       orphanAfterMs: env.MAINTENANCE_ORPHAN_AFTER_MS,
       /** Sweep jobs one maintenance worker process runs at once. */
       concurrency: env.MAINTENANCE_CONCURRENCY,
+      /** Each sweep's interval (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS). */
+      sweeps: nested.maintenanceSweeps,
     },
     webhooks: {
       /** Accepted deliveries per hook / per account in any rolling hour (spec 8.2). */
