@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { httpConfig, httpEnv } from './http.js';
 import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
@@ -13,6 +14,7 @@ import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
 import { providerPollsConfig, providerPollsEnv } from './provider-polls.js';
 import { retentionConfig, retentionEnv } from './retention.js';
+import { sealingConfig, sealingEnv } from './sealing.js';
 import { tracingConfig, tracingEnv } from './tracing.js';
 import { workersConfig, workersEnv } from './workers.js';
 
@@ -36,6 +38,8 @@ export const areasEnv = {
   ...retentionEnv,
   ...experimentsEnv,
   ...maintenanceSweepsEnv,
+  ...eventsEnv,
+  ...sealingEnv,
   ...providerPollsEnv,
 } satisfies z.ZodRawShape;
 
@@ -45,7 +49,9 @@ export const areasEnv = {
  * listener's STARTTLS and sender checks under `inbound`; `nested` holds the parts of the areas whose other
  * settings src/config.ts builds, which it puts under `mail`, `agent` and `maintenance`.
  */
-export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number }) {
+export function areasConfig(
+  env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number; NODE_ENV: string },
+) {
   const { inboundTls, ...smtp } = mailTransportConfig(env);
   return {
     jobs: jobsConfig(env),
@@ -81,5 +87,9 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL
     },
     /** The provider-polls pool (PROVIDER_POLLS_CONCURRENCY). */
     providerPolls: providerPollsConfig(env),
+    /** Durable events and their follow-ups (docs/architecture.md, "Events"). */
+    events: eventsConfig(env),
+    /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */
+    sealing: sealingConfig(env),
   };
 }

@@ -14,9 +14,10 @@ export interface TakenMessage {
 
 /**
  * Stores a message the listener took, before its 250. Mail to postmaster (alone in its transaction) is the
- * operator's: kept in `operator_mail` (and forwarded to INBOUND_POSTMASTER_FORWARD_TO when set), never parsed, matched or charged to an account. Any other is stored under
- * its account: the one its tokens name, else what the message names of ours (refused when it names none, or its
- * account is full). Throws when Postgres does not answer (the caller answers 451).
+ * operator's: kept in `operator_mail` (and forwarded to INBOUND_POSTMASTER_FORWARD_TO when set), never parsed,
+ * matched or charged to an account. Any other is stored under its account: the one its tokens name, else what the
+ * message names of ours (refused when it names none, or its account is full). Throws when Postgres does not answer
+ * (the caller answers 451).
  */
 export async function storeTaken(
   deps: IntakeDeps,
