@@ -101,7 +101,7 @@ describe('configuration', () => {
   it('runs each maintenance sweep every MAINTENANCE_SWEEP_MS unless its own setting says otherwise', () => {
     const sweeps = loadConfig({}).maintenance.sweeps;
     expect(new Set(Object.values(sweeps))).toEqual(new Set([60_000]));
-    expect(Object.keys(sweeps)).toHaveLength(8);
+    expect(Object.keys(sweeps)).toHaveLength(9);
     const old = loadConfig({ MAINTENANCE_SWEEP_MS: '5000' }).maintenance.sweeps;
     expect(new Set(Object.values(old))).toEqual(new Set([5_000]));
     const own = loadConfig({ MAINTENANCE_SWEEP_MS: '5000', MAINTENANCE_RETENTION_SWEEP_MS: '600000' }).maintenance.sweeps;
