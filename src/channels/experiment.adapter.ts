@@ -39,7 +39,7 @@ export const experimentAdapter = (_config: Config, db: Db): ChannelAdapter => ({
     return { providerId: id };
   },
   async lookup(key) {
-    const fence = (await db('mail_sends').where({ idempotency_key: key }).first('account_id', 'details')) as
+    const fence = (await db('shipments').where({ idempotency_key: key }).first('account_id', 'details')) as
       | { account_id: string; details: Record<string, unknown> | null }
       | undefined;
     const id = textOf(fence?.details?.experimentId);
