@@ -81,6 +81,6 @@ export const agentRoutes: RouteDef[] = [
     bucket: 'reads',
     responses: { 200: { description: 'Agent status', schema: StatusResponse } },
   }).handle(async (_input, ctx) => ({
-    body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId, ctx.deps.config.agentLimits.modelCallsPerDay) },
+    body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId, ctx.deps.config.agent.limits.modelCallsPerDay) },
   })),
 ];

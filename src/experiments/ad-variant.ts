@@ -105,7 +105,7 @@ export async function adCountsOf(q: Queryable, accountId: string, list: readonly
                 m.variant, m.impressions, m.clicks, m.conversions
            FROM unnest(?::text[]) AS x(card_id)
            LEFT JOIN review_cards c ON c.account_id = ? AND c.id = x.card_id
-           LEFT JOIN mail_sends s ON s.account_id = ? AND s.card_id = x.card_id AND s.kind_of_work = 'ad_test' AND s.status = 'sent'
+           LEFT JOIN shipments s ON s.account_id = ? AND s.card_id = x.card_id AND s.kind_of_work = 'ad_test' AND s.status = 'sent'
            LEFT JOIN LATERAL (
              SELECT variant, sum(impressions)::bigint AS impressions, sum(clicks)::bigint AS clicks,
                     sum(conversions)::bigint AS conversions

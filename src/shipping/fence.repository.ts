@@ -92,20 +92,21 @@ const COLUMNS: Record<keyof FenceChanges, string> = {
   settledAt: 'settled_at',
 };
 
-/**
- * The shipping fence: one live row per card, written in the transaction that claims the card, for any
- * kind of work. The table keeps its first name, `mail_sends` (queued `mail.reconcile` jobs carry its ids).
- */
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Where a fence keeps its reply token sealed (the reseal verb walks it: src/admin/sealed-columns.ts). */
 export const SEALED_FENCE_TOKENS = {
-  table: 'mail_sends',
+  table: 'shipments',
   column: 'details',
   field: 'replyTokenSealed',
   key: ['account_id', 'id'],
 } as const;
 
+/**
+ * The shipping fence: one live row per card, written in the transaction that claims the card, for any
+ * kind of work: the `shipments` table (named `mail_sends` until migration 20261203150000; a view of that name
+ * serves the previous release's processes for one release, docs/decisions/stores.md).
+ */
 export function fencesRepository(q: Queryable) {
   return {
     async insert(
@@ -113,7 +114,7 @@ export function fencesRepository(q: Queryable) {
         Partial<Pick<Fence, 'kindOfWork' | 'details' | 'step'>>,
       at: number,
     ): Promise<Fence> {
-      const [row] = await q('mail_sends')
+      const [row] = await q('shipments')
         .insert({
           id: s.id,
           account_id: s.accountId,
@@ -134,13 +135,13 @@ export function fencesRepository(q: Queryable) {
       return toSend(row as Row);
     },
     async find(accountId: string, id: string): Promise<Fence | null> {
-      const row: Row | undefined = await q('mail_sends').where({ account_id: accountId, id }).first();
+      const row: Row | undefined = await q('shipments').where({ account_id: accountId, id }).first();
       return row ? toSend(row) : null;
     },
     /** The card's fence that still counts (anything but `not_sent`). */
     /** The fence of one piece of a card's work (step 0: the card's own; a sequence's later steps) that is not void. */
     async liveForCard(accountId: string, cardId: string, step = 0): Promise<Fence | null> {
-      const row: Row | undefined = await q('mail_sends')
+      const row: Row | undefined = await q('shipments')
         .where({ account_id: accountId, card_id: cardId, step })
         .whereNot('status', 'not_sent')
         .first();
@@ -148,7 +149,7 @@ export function fencesRepository(q: Queryable) {
     },
     /** How many times this step of a card's work was fenced and certainly not shipped. */
     async voidCount(accountId: string, cardId: string, step: number): Promise<number> {
-      const row = await q('mail_sends')
+      const row = await q('shipments')
         .where({ account_id: accountId, card_id: cardId, step, status: 'not_sent' })
         .count<{ n: string }[]>('* as n')
         .first();
@@ -158,12 +159,12 @@ export function fencesRepository(q: Queryable) {
     async transition(accountId: string, id: string, from: FenceStatus[], changes: FenceChanges, at = Date.now()): Promise<Fence | null> {
       const row: Record<string, unknown> = { updated_at: at };
       for (const [k, v] of Object.entries(changes) as [keyof FenceChanges, unknown][]) if (v !== undefined) row[COLUMNS[k]] = v;
-      const [updated] = await q('mail_sends').where({ account_id: accountId, id }).whereIn('status', from).update(row).returning('*');
+      const [updated] = await q('shipments').where({ account_id: accountId, id }).whereIn('status', from).update(row).returning('*');
       return updated ? toSend(updated as Row) : null;
     },
     /** Fences that need reconciliation: answer lost, or `sending` for longer than a send can take. */
     async unsettled(staleBefore: number, limit: number): Promise<Fence[]> {
-      const rows: Row[] = await q('mail_sends')
+      const rows: Row[] = await q('shipments')
         .where('status', 'pending')
         .orWhere((w) => w.where('status', 'sending').andWhere('updated_at', '<', staleBefore))
         .orderBy('updated_at')
@@ -175,7 +176,7 @@ export function fencesRepository(q: Queryable) {
      * `limit` (`/results` ads tests).
      */
     adTestsShipped: (accountId: string, since: number, until: number, limit: number) =>
-      q('mail_sends')
+      q('shipments')
         .where({ account_id: accountId, kind_of_work: 'ad_test', status: 'sent' })
         .whereNotNull('provider_id')
         .where('settled_at', '<=', until)
@@ -187,7 +188,7 @@ export function fencesRepository(q: Queryable) {
       >,
     /** Up to `limit` fences whose details still hold the reply token in clear (kept so by the previous version). */
     async plainTokenFences(limit: number): Promise<{ accountId: string; id: string; token: string }[]> {
-      const rows = (await q('mail_sends')
+      const rows = (await q('shipments')
         .select('account_id', 'id', q.raw(`details->>'replyToken' AS token`))
         .whereRaw(`details->>'replyToken' IS NOT NULL`)
         .orderBy(['account_id', 'id'])
@@ -196,7 +197,7 @@ export function fencesRepository(q: Queryable) {
     },
     /** Swaps a fence's plaintext reply token for its sealed copy, if it still holds `token`; true when swapped. */
     async sealFenceToken(f: { accountId: string; id: string; token: string }, sealed: string): Promise<boolean> {
-      const n = await q('mail_sends')
+      const n = await q('shipments')
         .where({ account_id: f.accountId, id: f.id })
         .whereRaw(`coalesce(details->>'replyToken', '') = ?`, [f.token])
         .update({ details: q.raw(`(details - 'replyToken') || jsonb_build_object('replyTokenSealed', ?::text)`, [sealed]) });
@@ -204,7 +205,7 @@ export function fencesRepository(q: Queryable) {
     },
     /** When the oldest send whose provider answer is lost was fenced: `pending` while reconciled, `unknown` once a person must decide. */
     async oldestLostAnswer(): Promise<number | null> {
-      const { rows } = (await q.raw(`select min(created_at) as oldest from mail_sends where status in ('pending', 'unknown')`)) as {
+      const { rows } = (await q.raw(`select min(created_at) as oldest from shipments where status in ('pending', 'unknown')`)) as {
         rows: { oldest: string | number | null }[];
       };
       const oldest = rows[0]?.oldest;

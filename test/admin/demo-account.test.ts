@@ -94,7 +94,7 @@ describe("a demo account's mail", () => {
     const sent = await env.api().post(`/api/v1/review/${draft.id}/send`).set(auth(token)).send({});
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     expect(sent.body).toMatchObject({ status: 'sent', to: 'priya.raman@lumenfreight.example' });
-    expect(await env.deps.db('mail_sends').where({ card_id: draft.id }).first()).toMatchObject({ status: 'sent' });
+    expect(await env.deps.db('shipments').where({ card_id: draft.id }).first()).toMatchObject({ status: 'sent' });
     const files = readdirSync(localDir).filter((f) => f.endsWith('.eml'));
     expect(files.some((f) => readFileSync(path.join(localDir, f), 'utf8').includes('To: priya.raman@lumenfreight.example'))).toBe(true);
     // A card the agent would draft on that account later goes the same way.

@@ -18,7 +18,7 @@ const { lines, sink } = capturedLines();
 it.override('options', {
   logger: createLogger('trace', sink),
   env: BRIDGE_SHIP_ENV,
-  pools: ['mail-sends'],
+  pools: ['shipments'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;
@@ -54,7 +54,7 @@ const adCard = (accountId: string, payload: Record<string, unknown> = {}) =>
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
 const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
-const fenceOf = (cardId: string) => env.deps.db('mail_sends').where({ card_id: cardId }).first();
+const fenceOf = (cardId: string) => env.deps.db('shipments').where({ card_id: cardId }).first();
 const adsEvents = (accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads' }).orderBy('type').select('type', 'decided_by');
 

@@ -112,7 +112,7 @@ describe('polling the ad platform', () => {
       action: 'approve',
     });
     expect(approved.status).toBe(200);
-    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
+    const fence = await env.deps.db('shipments').where({ card_id: card.id }).first();
     const testId = fence.provider_id as string;
     bridge.events.length = 0;
     const at = Date.now() - 1000;

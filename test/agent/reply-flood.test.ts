@@ -28,7 +28,7 @@ it.override('options', ({ smtp }) => ({
     AGENT_REPLY_WAKES_PER_LEAD_PER_HOUR: String(LEAD_PER_HOUR),
     AGENT_REPLY_WAKES_PER_ACCOUNT_PER_HOUR: String(ACCOUNT_PER_HOUR),
   },
-  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+  pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;

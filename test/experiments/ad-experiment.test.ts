@@ -133,7 +133,7 @@ describe('an experiment on an ad', () => {
 
     // Approved, the ad test ships once to the platform with the experiment's ads in plan order (A first).
     await approve(token, adCard.id);
-    const fence = await env.deps.db('mail_sends').where({ card_id: adCard.id }).first();
+    const fence = await env.deps.db('shipments').where({ card_id: adCard.id }).first();
     expect(fence).toMatchObject({ status: 'sent', kind_of_work: 'ad_test' });
     const shipped = bridge.posts.filter((p) => p.key === fence.idempotency_key);
     expect(shipped.map((p) => p.body.details.variants)).toEqual([ADS]);
@@ -210,7 +210,7 @@ describe('an experiment on an ad', () => {
     expect(adCard.auto_resolve_at).not.toBeNull();
     expect(adCard.detail.autoResolve).toMatchObject({ by: 'setting' });
     await sweepCards(env.deps);
-    const fence = await env.deps.db('mail_sends').where({ card_id: adCard.id }).first();
+    const fence = await env.deps.db('shipments').where({ card_id: adCard.id }).first();
     expect(fence).toMatchObject({ status: 'sent', kind_of_work: 'ad_test' });
     const launched = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'test_launched' });
     expect(launched.map((l) => l.decided_by)).toEqual(['setting']);
@@ -245,7 +245,7 @@ describe('an experiment on an ad', () => {
     const repo = experimentsRepository(env.deps.db);
     expect(await lookAtExperiment(env.deps.db, (await repo.get(accountId, id))!, Date.now(), 0)).toBe('stopped');
     expect(await repo.get(accountId, id)).toMatchObject({ status: 'no_winner' });
-    expect(await env.deps.db('mail_sends').where({ card_id: adCard.id })).toEqual([]);
+    expect(await env.deps.db('shipments').where({ card_id: adCard.id })).toEqual([]);
     expect(await cards(accountId, 'experiment_no_winner')).toHaveLength(1);
   });
 

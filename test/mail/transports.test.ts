@@ -70,7 +70,7 @@ describe('POST /review/{id}/send when the SMTP server is down', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
-    const fences = await env.deps.db('mail_sends').where({ card_id: card.id });
+    const fences = await env.deps.db('shipments').where({ card_id: card.id });
     expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent']);
   });
 });
@@ -90,7 +90,7 @@ describe('HTTP mail API transport', () => {
         MAIL_RECONCILE_WINDOW_MS: '5000',
       },
     });
-    pools = await startPools(env.deps, ['mail-sends']);
+    pools = await startPools(env.deps, ['shipments']);
   });
   afterAll(async () => {
     await pools.close();
@@ -119,7 +119,7 @@ describe('HTTP mail API transport', () => {
     await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
     const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(retry.status).toBe(409);
-    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
+    const fence = await env.deps.db('shipments').where({ card_id: card.id }).first();
     expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
   });
 
@@ -157,7 +157,7 @@ describe('HTTP mail API transport', () => {
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';
     await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
-    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
+    const fence = await env.deps.db('shipments').where({ card_id: card.id }).first();
     expect(fence.status).toBe('sent');
     expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
   });

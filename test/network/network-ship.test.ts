@@ -21,7 +21,7 @@ const { lines, sink } = capturedLines();
 it.override('options', {
   logger: createLogger('trace', sink),
   env: BRIDGE_SHIP_ENV,
-  pools: ['mail-sends'],
+  pools: ['shipments'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;
@@ -47,7 +47,7 @@ const networkCard = (accountId: string, payload: Record<string, unknown>) =>
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
 const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
-const fenceOf = (cardId: string) => env.deps.db('mail_sends').where({ card_id: cardId }).first();
+const fenceOf = (cardId: string) => env.deps.db('shipments').where({ card_id: cardId }).first();
 const eventsOf = (accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
 
@@ -238,6 +238,6 @@ describe('network messages through the provider bridge', () => {
       message: 'network messages cannot ship: no professional-network connection on this account',
     });
     expect(bridge.posts.length).toBe(before);
-    expect(await env.deps.db('mail_sends').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
+    expect(await env.deps.db('shipments').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
   });
 });

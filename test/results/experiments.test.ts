@@ -24,7 +24,7 @@ let smtp: TestSmtp;
 let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), EXPERIMENT_REPLY_WINDOW_SECONDS: '0' },
-  pools: ['mail-sends', 'inbound-mail'],
+  pools: ['shipments', 'inbound-mail'],
 }));
 it.beforeAll(({ env: e, smtp: s, inbound: i }) => {
   env = e;

@@ -30,7 +30,7 @@ it.override('options', {
     MAIL_TRANSPORT: 'local',
     MAIL_LOCAL_DIR: MAIL_DIR,
   },
-  pools: ['card-timers', 'mail-sends', 'agent-turns'],
+  pools: ['card-timers', 'shipments', 'agent-turns'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;
@@ -344,7 +344,7 @@ describe('person versus auto-resolve', () => {
       expect((final?.resolution as { by?: string } | null)?.by).toBe(first === 'person' ? 'person' : 'trust_ladder');
       expect(res.status).toBe(first === 'person' ? 200 : 409);
       if (mail) {
-        expect(await env.deps.db('mail_sends').where({ card_id: card.id })).toHaveLength(1);
+        expect(await env.deps.db('shipments').where({ card_id: card.id })).toHaveLength(1);
         const files = await readdir(MAIL_DIR);
         const sendId = (final!.resolution as { sendId: string }).sendId;
         expect(files.filter((f) => f === `mail-${sendId}.eml`)).toHaveLength(1);

@@ -69,8 +69,7 @@ describe('webhook events with the llm brain (local fake model server)', () => {
 
     expect((await env.deps.db('review_cards').where({ id: waiting.id }).first()).status).toBe('pending');
     expect(await env.deps.db('approval_settings').where({ account_id: accountId })).toEqual([]);
-    if (await env.deps.db.schema.hasTable('mail_sends'))
-      expect(await env.deps.db('mail_sends').where({ account_id: accountId })).toEqual([]);
+    if (await env.deps.db.schema.hasTable('shipments')) expect(await env.deps.db('shipments').where({ account_id: accountId })).toEqual([]);
     const cards = await env.deps.db('review_cards').where({ account_id: accountId }).orderBy('created_at');
     expect(cards.map((c) => c.status)).toEqual(['pending', 'pending']);
     // The "send" became a draft waiting for approval.

@@ -26,7 +26,7 @@ async function nothingShipped(accountId: string, waitingCardId: string) {
   const card = await env.deps.db('review_cards').where({ id: waitingCardId }).first();
   expect(card.status).toBe('pending');
   expect(await env.deps.db('approval_settings').where({ account_id: accountId })).toEqual([]);
-  if (await env.deps.db.schema.hasTable('mail_sends')) expect(await env.deps.db('mail_sends').where({ account_id: accountId })).toEqual([]);
+  if (await env.deps.db.schema.hasTable('shipments')) expect(await env.deps.db('shipments').where({ account_id: accountId })).toEqual([]);
   const decided = await env.deps.db('review_cards').where({ account_id: accountId }).whereNot({ status: 'pending' });
   expect(decided).toEqual([]);
 }

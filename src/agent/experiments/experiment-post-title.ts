@@ -162,7 +162,7 @@ export function postTitleResultCard<C extends { summary: string; prompt: string;
 export async function adoptPostTitle(db: Db, e: Experiment, title: string, at: number): Promise<void> {
   const draft = e.draft as PostDraft;
   const post = (await db('posts as p')
-    .join('mail_sends as s', (j) => j.on('s.account_id', 'p.account_id').andOn('s.provider_id', 'p.id'))
+    .join('shipments as s', (j) => j.on('s.account_id', 'p.account_id').andOn('s.provider_id', 'p.id'))
     // A post taken down meanwhile stays down: only a published post is updated.
     .where({ 'p.account_id': e.accountId, 'p.status': 'published', 's.card_id': draft.blogCardId ?? '', 's.status': 'sent' })
     .first('p.slug', 'p.excerpt')) as { slug: string; excerpt: string } | undefined;

@@ -128,7 +128,7 @@ export async function gateReplyWake(trx: Trx, config: Config, accountId: string,
     const turn = await turnsRepository(trx).find(accountId, waiting);
     return { fold: turn!, replies: row!.replies };
   }
-  const limits = config.agentLimits;
+  const limits = config.agent.limits;
   const notBefore = Math.max(
     await slot(trx, { account_id: accountId, lead_key: keys.lead }, limits.replyWakesPerLeadPerHour, at),
     await slot(trx, { account_id: accountId }, limits.replyWakesPerAccountPerHour, at),

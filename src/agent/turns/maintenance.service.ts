@@ -21,7 +21,7 @@ export async function sweepAgent(
   await publishDone(deps.redis, deps.config, expired);
   const before = now - deps.config.maintenance.orphanAfterMs;
   const accounts = await repo.accountsNeedingAttention(before, before, 500);
-  const bucket = Math.floor(now / deps.config.maintenanceSweeps.turns);
+  const bucket = Math.floor(now / deps.config.maintenance.sweeps.turns);
   for (const accountId of accounts) await requestDrain(deps, accountId, { why: 'sweep', bucket });
   if (expired.length || accounts.length) log.info({ expired: expired.length, requeued: accounts.length }, 'agent sweep');
   return { expired: expired.length, requeued: accounts.length };

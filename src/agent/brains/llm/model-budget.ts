@@ -42,7 +42,7 @@ export interface ModelBudget {
 }
 
 export function modelBudget(deps: Pick<Deps, 'config' | 'db' | 'logger' | 'queues'>): ModelBudget {
-  const budget = deps.config.agentLimits.modelCallsPerDay;
+  const budget = deps.config.agent.limits.modelCallsPerDay;
   return {
     async take(accountId) {
       const at = Date.now();

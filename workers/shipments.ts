@@ -1,4 +1,4 @@
-import { mailSendsQueue } from '../src/jobs/mail-sends.js';
+import { shipmentsQueue } from '../src/jobs/shipments.js';
 import { reconcileSend, sweepSends } from '../src/shipping/reconcile.service.js';
 import { shipSequenceStep, sweepSequences } from '../src/shipping/sequence-runner.js';
 import { definePool } from './pool.js';
@@ -6,8 +6,8 @@ import { definePool } from './pool.js';
 /** A sequence step the sweep finds without a job gets at most one new job per this many sweeps (10 minutes by default). */
 const SWEEPS_PER_BUCKET = 10;
 
-/** The mail-sends pool: MAIL_SENDS_CONCURRENCY jobs at a time; its sweep is scheduled at start. */
-export const mailSendsPool = definePool(mailSendsQueue, {
+/** The shipments pool: MAIL_SENDS_CONCURRENCY jobs at a time; its sweep is scheduled at start. */
+export const shipmentsPool = definePool(shipmentsQueue, {
   handlers: {
     mailReconcile: async (p, { deps, log }) => {
       const outcome = await reconcileSend(deps, p.accountId, p.sendId);

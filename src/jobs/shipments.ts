@@ -7,7 +7,7 @@ import { defineSweep } from './sweep.js';
  * the same key where the transport dedupes, or (past the window) hand it to a person. Never a blind resend.
  */
 export const mailReconcile = defineJob({
-  queue: 'mail-sends',
+  queue: 'shipments',
   name: 'mail.reconcile',
   payload: z.object({ accountId: z.string().min(1), sendId: z.string().min(1) }),
   options: {
@@ -24,7 +24,7 @@ export const mailReconcile = defineJob({
  * and settles them, and queues overdue sequence steps that have no job.
  */
 export const mailSweep = defineSweep({
-  queue: 'mail-sends',
+  queue: 'shipments',
   name: 'mail.sweep',
   description: 'Reconciles fenced mail sends left without a job; each settle is a conditional update.',
   schedulerId: 'mail-sweep',
@@ -41,7 +41,7 @@ export type StepKey = { by: 'due' } | { by: 'sweep'; bucket: number } | { by: 'e
 
 /** Ships one later step of an approved sequence once it is due; the step's fence makes a repeat harmless. */
 export const sequenceStep = defineJob({
-  queue: 'mail-sends',
+  queue: 'shipments',
   name: 'sequence.step',
   payload: z.object({ accountId: z.string().min(1), sequenceId: z.string().min(1), step: z.number().int().min(1) }),
   options: { attempts: 5, backoff: { type: 'exponential', delay: 5_000, jitter: 0.2 } },
@@ -57,5 +57,9 @@ function stepKeySuffix(k: StepKey): string {
   return '';
 }
 
-/** The mail-sends queue: what settles and continues sent mail (workers/mail-sends.ts). */
-export const mailSendsQueue = defineQueue('mail-sends', { mailReconcile, mailSweep, sequenceStep });
+/**
+ * The shipments queue: what settles and continues shipped work of every kind (fences of mail, network
+ * messages, ad tests, posts, budget changes) (workers/shipments.ts). Named `mail-sends` until this
+ * release; that name is still drained for one release (docs/decisions/jobs.md, "Renamed queues").
+ */
+export const shipmentsQueue = defineQueue('shipments', { mailReconcile, mailSweep, sequenceStep }, { formerly: 'mail-sends' });
