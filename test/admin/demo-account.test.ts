@@ -7,6 +7,7 @@ import { adminCall, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * Demo data lives only in a demo account (`seed demo --new-account NAME`), whose mail never reaches the
@@ -26,7 +27,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
 });
 afterAll(() => rmSync(localDir, { recursive: true, force: true }));
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const SCOPES = ['review:read', 'review:write', 'leads:read', 'results:read'] as const;
 
 /** What an account holds that `seed demo` writes. */

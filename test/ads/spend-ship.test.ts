@@ -9,6 +9,7 @@ import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -26,8 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await bridge.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function connected(cap: number | null = 100_000) {
   const t = await connectedTenant(env, bridge, 'ads');

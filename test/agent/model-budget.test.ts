@@ -8,6 +8,7 @@ import { StatusResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 import { until } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * The daily model-call budget with the llm brain against a real chat-completions stand-in on loopback:
@@ -34,7 +35,7 @@ const callsOf = (accountId: string) =>
   llm.requests.filter((r) => r.body.messages.some((m) => typeof m.content === 'string' && m.content.includes(accountId))).length;
 
 async function status(token: string) {
-  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return StatusResponse.parse(res.body).status;
 }

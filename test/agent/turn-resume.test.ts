@@ -6,6 +6,7 @@ import { holdOnce as holdIn, lit } from '../helpers/db-holds.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
+import { auth } from '../helpers/auth.js';
 
 // kill -9 of a real worker process while a step's effect is written but its step record is not
 // committed: the turn resumes from its last committed step in a new worker and
@@ -37,10 +38,10 @@ const holdOnce = (table: string, timing: 'BEFORE' | 'AFTER', condition: string) 
 const turnRow = (id: string) => env.deps.db('agent_turns').where({ id }).first();
 const finished = (id: string) =>
   waitFor(async () => ['replied', 'failed'].includes((await turnRow(id)).status), `turn ${id} finished`, 60_000);
-const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body);
+const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set(auth(token)).send(body);
 
 async function statusRunning(token: string): Promise<boolean> {
-  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return res.body.status.running as boolean;
 }
@@ -57,7 +58,7 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     expect(await statusRunning(token)).toBe(true);
     await workers.start(FAST_STALL);
     await finished(requestId);
-    const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+    const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set(auth(token));
     expect(res.body.message).toMatchObject({ status: 'replied', interrupted: false });
     expect(res.body.message.failure).toBeUndefined();
     expect(res.body.message.replies).toEqual([
@@ -172,7 +173,7 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
       const resumed = llm.requests[1]!.body.messages;
       expect(resumed.filter((m) => m.role === 'assistant' && m.tool_calls?.length)).toHaveLength(1);
       expect(resumed.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['c_lead', 'c_ship']);
-      const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+      const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set(auth(token));
       expect(res.body.message.replies.map((r: { text: string }) => r.text)).toEqual([
         'Recorded the lead and drafted an intro; it waits in your review queue.',
       ]);

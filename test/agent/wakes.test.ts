@@ -3,6 +3,7 @@ import { dispatchTurn, recordTurn } from '../../src/agent/agent.service.js';
 import { startTurn } from '../helpers/agent.js';
 import { MAX_PENDING_WAKES } from '../../src/agent/tools.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 let env: AgentEnv;
 it.override('options', agentOptions());
@@ -15,7 +16,7 @@ const DAY = 24 * 3_600_000;
 const say = async (token: string, text: string) => (await env.say(token, text)).replies.map((r) => r.text);
 
 async function status(token: string) {
-  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return res.body.status as { pendingWakes: number; nextWakeAt: number | null };
 }

@@ -3,6 +3,7 @@ import { MeResponse } from '../../api/routes/me.schemas.js';
 import { generateToken } from '../../src/tokens/token-format.js';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -64,15 +65,15 @@ describe('authentication', () => {
 
   it('answers 401 on the very next call after the token is revoked', async () => {
     const { token, tokenId } = await env.tenant();
-    expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expect((await env.api().get('/api/v1/me').set(auth(token))).status).toBe(200);
     await revokeToken(env.deps, tokenId);
-    expectUnauthorized(await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`));
+    expectUnauthorized(await env.api().get('/api/v1/me').set(auth(token)));
   });
 
   it('answers GET /me for a token with no scopes at all', async () => {
     const { token, tokenId, accountId } = await env.tenant([], 'Scopeless Ltd');
     const before = Date.now();
-    const res = await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+    const res = await env.api().get('/api/v1/me').set(auth(token));
     expect(res.status).toBe(200);
     const { me } = MeResponse.parse(res.body);
     expect(me).toMatchObject({ tokenId, label: 'test', scopes: [], account: { id: accountId, name: 'Scopeless Ltd' } });

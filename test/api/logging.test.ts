@@ -7,6 +7,7 @@ import { createInboundUrl } from '../../src/inbound/intake.service.js';
 import { batchedDestination, createLogger, prebuiltLine } from '../../src/logger.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 const lines: string[] = [];
 const sink = new Writable({
@@ -25,7 +26,7 @@ it.beforeAll(({ env: e }) => {
 describe('logging', () => {
   it('logs each request as JSON with a request id, and never the bearer token', async () => {
     const { token } = await env.tenant();
-    const res = await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`).set('X-Request-Id', 'req-abc.123');
+    const res = await env.api().get('/api/v1/me').set(auth(token)).set('X-Request-Id', 'req-abc.123');
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toBe('req-abc.123');
     await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}x`);
@@ -69,7 +70,7 @@ describe('logging', () => {
 
   it('writes the request line as pino frames a line, with every field it carried', async () => {
     const { token } = await env.tenant();
-    await env.api().get('/api/v1/me?page=2').set('Authorization', `Bearer ${token}`).set('X-Request-Id', 'req-shape-1');
+    await env.api().get('/api/v1/me?page=2').set(auth(token)).set('X-Request-Id', 'req-shape-1');
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'req-shape-1');
     expect(Object.keys(entry)).toEqual(['level', 'time', 'service', 'req', 'res', 'responseTime', 'msg']);
     expect(entry).toEqual({

@@ -7,6 +7,7 @@ import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { getResults } from '../../src/results/results.service.js';
 import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 // One-click unsubscribe (RFC 8058): GET /u/{token} shows a page, POST unsubscribes, no login.
 
@@ -140,11 +141,7 @@ describe('POST /u/{token}', () => {
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'max@acme.test', draft: { subject: 'one-click', body: 'Hi' } },
     });
-    const sent = await env
-      .api()
-      .post(`/api/v1/review/${card.id}/send`)
-      .set({ Authorization: `Bearer ${token}` })
-      .send({});
+    const sent = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(sent.status).toBe(200);
     const thread = (await threadsRepository(env.deps.db).bySend(sent.body.sendId))!;
     const url = new URL(unsubscribeUrl(env.deps.config, thread.replyToken));

@@ -4,7 +4,9 @@ import { mintToken } from '../../src/tokens/tokens.service.js';
 import type { TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 
-export const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+import { auth } from '../helpers/auth.js';
+
+export { auth };
 
 /** A waiting blog_post card as the ship tool writes it: draft { subject: title, body: markdown }, the rest at the top. */
 export function blogCard(db: Db, accountId: string, o: { title: string; markdown?: string; [k: string]: unknown }): Promise<Card> {

@@ -10,6 +10,7 @@ import { setApproval } from '../../src/review/approval.service.js';
 import { sweepCards } from '../../src/shipping/after-approval.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
 
 // An experiment on an ad, in-process against the local ad-platform bridge (a real HTTP server on loopback): proposed
 // through the agent's tool, started by approving its card (which files ONE ad_test card), the ad test shipped to the
@@ -28,7 +29,6 @@ afterAll(async () => {
   await bridge.close();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const ADS = [
   { headline: 'Onboarding in a day', body: 'Cut onboarding to one day.', url: 'https://acme.test/a' },
   { headline: 'Still onboarding by hand?', body: 'Let the agent do it.' },

@@ -3,6 +3,7 @@ import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 // The experiment's own path, below the API: proposed with a plan and an audience, started by approving its card
 // (the shipping path), every contact's variant recorded before any mail, each contact drafted once with its variant.
@@ -41,14 +42,10 @@ describe('an experiment', () => {
     await contacts(accountId, 240);
     const out = await propose(accountId, { baselineRate: 0.1, minimumDetectableEffect: 0.4 });
     if (typeof out === 'string') throw new Error(out);
-    const card = await env.api().get(`/api/v1/review/${out.cardId}`).set('Authorization', `Bearer ${token}`);
+    const card = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth(token));
     expect(card.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });
     expect(card.body.item.prompt).toContain('Stopping rule:');
-    const approved = await env
-      .api()
-      .post(`/api/v1/review/${out.cardId}/answer`)
-      .set('Authorization', `Bearer ${token}`)
-      .send({ action: 'approve' });
+    const approved = await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approved.status).toBe(200);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(accountId, out.id))!;

@@ -16,6 +16,7 @@ import { sendCard } from '../../src/shipping/ship-card.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 // A send-window experiment below the API where time matters: its windows are set around the real clock (A open now,
 // B opening in about two hours, in Asia/Tokyo), the maintenance pass is given its `now`, a person's approval is given
@@ -40,7 +41,6 @@ const A = `${clock(local - 60)}–${clock(local + 60)}`;
 const B = `${clock(local + 120)}–${clock(local + 180)}`;
 const win = (t: string) => parseWindow(t) as SendWindow;
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const copiesTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 

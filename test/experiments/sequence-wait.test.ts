@@ -14,6 +14,7 @@ import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { answered, INTERESTED, replyMime } from '../helpers/mail-reply.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 // A sequence step's wait as the thing an experiment varies (`sequence_wait`), below the API but through the real paths:
 // proposed by the agent's tool, started by approving its card, each contact drafted once as a `sequence` card whose
@@ -30,7 +31,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
 });
 
 const DAY = 86_400_000;
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const first = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const steps = [
   { body: 'Did you get a chance to look?', delayDays: 3 },

@@ -8,6 +8,7 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * The mail loop end to end, with nothing called directly: the agent drafts (offline brain, through
@@ -30,7 +31,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
 });
 
 const JANE = 'jane@acme.test';
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const SCOPES = ['agent:message', 'review:read', 'review:write', 'leads:read', 'results:read'] as const;
 
 interface World {

@@ -12,6 +12,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { waitFor } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
+import { auth } from '../helpers/auth.js';
 
 // What mail received over our own SMTP listener may change, over a real socket (this test is the client,
 // on 127.0.0.1), processed by the inbound-mail pool. Over SMTP we are the receiving server, so an
@@ -104,7 +105,7 @@ async function deliver(to: string, raw: Buffer, from = ''): Promise<InboundMessa
 }
 
 const cardOf = async (w: { token: string }, id: string) => {
-  const res = await env.api().get(`/api/v1/review/${id}`).set('Authorization', `Bearer ${w.token}`);
+  const res = await env.api().get(`/api/v1/review/${id}`).set(auth(w.token));
   expect(res.status).toBe(200);
   return res.body.item as { status: string; primaryLabel: string; actions: string[]; payload: Record<string, unknown> };
 };

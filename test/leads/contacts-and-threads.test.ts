@@ -9,6 +9,7 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * A lead per company with a status per contact, through the real API and the real mail path: the agent
@@ -31,7 +32,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
 
 const JANE = 'jane@acme.test';
 const BOB = 'bob@acme.test';
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 type World = { token: string; accountId: string };
 
 async function world(): Promise<World> {

@@ -15,6 +15,7 @@ import { run, TSX, until } from '../helpers/processes.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 // Each send's SMTP envelope sender is bounces+<its token>@INBOUND_MAIL_DOMAIN (VERP), its From the
 // account's sending identity; a DSN to that address comes back over SMTP to the inbound listener and is
@@ -34,8 +35,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   smtp = s;
   inbound = i;
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 interface Sent {
   thread: Thread;

@@ -10,6 +10,7 @@ import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 // What every shipped mail carries ("Threading" and "One-click unsubscribe"): received by a real
 // SMTP server on loopback and read back with mailparser, as a recipient's mail client would.
@@ -25,8 +26,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
   env = e;
   smtp = s;
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** A header as its lines say it, unfolded (mailparser turns List-* into objects; the test reads the text). */
 const headerText = (m: ParsedMail, name: string) =>

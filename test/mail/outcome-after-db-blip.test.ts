@@ -10,6 +10,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { tcpProxy } from '../helpers/outages.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 // The SMTP server took the mail (250) and the database connection dropped right
 // after; the outcome the process knows must still be recorded, not turned into a "did it go out?" card.
@@ -46,8 +47,6 @@ afterAll(async () => {
   await deps.close();
   await proxy.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** A draft to `to`, and its send through the service with Postgres cut the moment the SMTP server answers 250. */
 async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered') {

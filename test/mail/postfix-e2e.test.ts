@@ -11,6 +11,7 @@ import { it as base, type TestEnv } from '../helpers/fixture.js';
 import { BOUNCE_DOMAIN, INBOUND_DOMAIN, MAILBOX_DOMAIN, POSTFIX_HOSTNAME, startPostfix, swaks, type Postfix } from '../helpers/postfix.js';
 import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { freePort, until } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * The mail loop through a real MTA: Debian's Postfix (test/helpers/postfix.ts, a private instance) is the
@@ -60,7 +61,6 @@ afterAll(async () => {
   await inbound?.close();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const SCOPES = ['agent:message', 'review:read', 'review:write', 'leads:read', 'results:read'] as const;
 
 interface World {

@@ -14,6 +14,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { INBOUND_DOMAIN, MAILBOX_DOMAIN, startPostfix, type Postfix } from '../helpers/postfix.js';
 import { freePort } from '../helpers/processes.js';
 import request from 'supertest';
+import { auth } from '../helpers/auth.js';
 
 /**
  * A relay whose STARTTLS certificate Node does not trust, as Debian's stock Postfix (its snakeoil
@@ -65,7 +66,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const TLS_CAUSE = 'self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)';
 
 describe('a relay whose STARTTLS certificate Node does not trust', () => {

@@ -12,6 +12,7 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * What the outbound relay answers about a recipient, through the real API and the worker pools, against
@@ -41,7 +42,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
 });
 
 const SCOPES = ['review:read', 'review:write', 'leads:read', 'results:read'] as const;
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const USER_UNKNOWN = '5.1.1 Recipient address rejected: User unknown in local recipient table';
 const delivered = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 

@@ -5,6 +5,7 @@ import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 let smtp: TestSmtp;
 let env: TestEnv;
@@ -23,7 +24,6 @@ it.beforeAll(({ env: e, smtp: smtpFixture }) => {
   smtp = smtpFixture;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const copiesOf = (cardSubject: string) => smtp.received.filter((m) => m.raw.includes(cardSubject)).length;
 
 describe('POST /review/{id}/send over SMTP', () => {

@@ -11,8 +11,8 @@ import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { closedPort } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const msg = { from: 'Agent <agent@example.test>', to: 'jane@acme.test', subject: 'Hello', text: 'Body' };
 
 describe('local development transport', () => {

@@ -5,6 +5,7 @@ import { aggregateOnce, sweepConversions } from '../../src/measurement/conversio
 import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 // POST /api/v1/measurement/events: per-event outcomes, durable before the answer, and aggregation by the
 // real maintenance pool (last touch: the visit's channel).
@@ -18,7 +19,6 @@ it.beforeAll(({ env: e }) => {
 });
 
 type Tenant = { accountId: string; token: string };
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const post = (t: Tenant, body: unknown) =>
   env
     .api()

@@ -3,6 +3,7 @@ import { VisitResponse } from '../../api/routes/measurement.schemas.js';
 import { newId } from '../../src/ids.js';
 import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 // POST /api/v1/measurement/visits: a landing a customer's server reports, and the channel it came from.
 
@@ -16,7 +17,6 @@ it.beforeAll(async ({ env: e }) => {
   tenant = await env.tenant();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const post = (body: unknown, token = tenant.token) =>
   env
     .api()

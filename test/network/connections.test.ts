@@ -9,6 +9,7 @@ import { adminCall, envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 import { capturedLines, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
 
 const { lines, sink } = capturedLines();
 
@@ -57,7 +58,7 @@ describe('admin CLI: channel connect, list, disconnect', () => {
     expect(JSON.stringify(row)).not.toContain(SECRET);
     expect((await openConnection(env.deps.db, t.accountId, 'network'))?.key).toBe(SECRET);
     // /results reports the network channel from now on.
-    const results = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${t.token}`);
+    const results = await env.api().get('/api/v1/results').set(auth(t.token));
     expect(results.body.results.network.available).toBe(true);
 
     expect(await adminCall(env, ['channel', 'disconnect', '--account', t.accountId, '--kind', 'network'])).toEqual({ out: { ok: true } });

@@ -10,6 +10,7 @@ import { pendingJob } from '../../src/jobs/registry.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let good: ProviderBridgeStandIn;
@@ -95,7 +96,7 @@ describe('polling the network provider', () => {
     try {
       await connect(accountId, bridge);
       const read = async () => {
-        const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
+        const res = await env.api().get('/api/v1/results').set(auth(token));
         expect(res.status).toBe(200);
         return ResultsResponse.parse(res.body).results.network;
       };

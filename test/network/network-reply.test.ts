@@ -12,6 +12,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * A reply on the professional network acts as a mail reply does, end to end through the
@@ -39,7 +40,6 @@ afterAll(async () => {
 const ANN = 'https://www.linkedin.com/in/ann-lee';
 const ANN_MAIL = 'ann@lee.test';
 const NOTE = 'Our floor price is forty thousand a year and we never mention the partner discount ladder';
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function approve(token: string, cardId: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });

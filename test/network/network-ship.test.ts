@@ -12,6 +12,7 @@ import {
   startProviderBridge,
   type ProviderBridgeStandIn,
 } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -31,8 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await bridge.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 const connected = () => connectedTenant(env, bridge, 'network');
 

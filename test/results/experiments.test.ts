@@ -11,6 +11,7 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * `/results` `experiments` through the API: an experiment proposed, approved through the review API, its mail drafted
@@ -31,7 +32,6 @@ it.beforeAll(({ env: e, smtp: s, inbound: i }) => {
   inbound = i;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const CHALLENGER = 'Quick question about onboarding';
 

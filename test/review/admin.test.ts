@@ -3,6 +3,7 @@ import { describe, expect } from 'vitest';
 import { ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -73,14 +74,7 @@ describe('seed demo', () => {
       expect(kinds).toContain(k);
     }
     expect(out!.leads).toMatchObject({ leads: expect.any(Number) });
-    const list = ReviewListResponse.parse(
-      (
-        await env
-          .api()
-          .get('/api/v1/review')
-          .set({ Authorization: `Bearer ${token}` })
-      ).body,
-    );
+    const list = ReviewListResponse.parse((await env.api().get('/api/v1/review').set(auth(token))).body);
     expect(list.items.map((c) => c.id).sort()).toEqual(cards.map((c) => c.id).sort());
     expect(list.items.every((c) => c.status === 'pending' && c.actions.length > 0)).toBe(true);
   });

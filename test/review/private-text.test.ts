@@ -6,6 +6,7 @@ import { autoResolve } from '../../src/shipping/after-approval.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 // Notes guide the agent; they are never quoted to outsiders.
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
@@ -18,7 +19,6 @@ it.beforeAll(({ agent, smtp: smtpFixture }) => {
   smtp = smtpFixture;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const remember = (accountId: string, text: string) => memoryNotesRepository(env.deps.db).remember(accountId, text, null, Date.now());
 const deliveredTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 

@@ -4,6 +4,7 @@ import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { cardView } from '../../src/review/queue.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * `GET /review` sends cards as Postgres renders them (plus the computed fields); `GET /review/{id}` and
@@ -13,8 +14,6 @@ let env: TestEnv;
 it.beforeAll(({ env: e }) => {
   env = e;
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 describe('the queue page rendered by Postgres', () => {
   it('is exactly cardView of each card, for every kind and awkward value', async () => {

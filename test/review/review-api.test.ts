@@ -5,6 +5,7 @@ import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.override('options', { env: { MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: `/tmp/gas-review-api-${process.pid}` } });
@@ -12,7 +13,6 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const post = (token: string, id: string, verb: string, body: unknown) =>
   env
     .api()

@@ -14,6 +14,7 @@ import { sweepCards } from '../../src/shipping/after-approval.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 const MAIL_DIR = `/tmp/gas-timers-${process.pid}-${Date.now()}`;
 let env: TestEnv;
@@ -36,7 +37,6 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const item = async (token: string, id: string) =>
   ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
 const row = (accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);

@@ -15,6 +15,7 @@ import { completion } from '../helpers/fake-llm.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { smtpEnv, type SmtpMode, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let smtp: TestSmtp;
@@ -29,7 +30,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
 });
 
 const DAY = 86_400_000;
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** A sequence card as the agent's ship tool files it: a first mail and two follow-ups. */
 async function sequenceCard(accountId: string, to: string, tag: string, second = `second ${tag}`): Promise<Card> {

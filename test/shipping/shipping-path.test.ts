@@ -14,6 +14,7 @@ import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { until } from '../helpers/processes.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { buildCard } from '../review/factories.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let pools: Pools;
@@ -25,8 +26,6 @@ afterAll(async () => {
   await pools.close();
   await env.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** Every kind an account cannot ship until an operator connects it, with its source type and the connection the 409 names. */
 const UNCONNECTED = [
