@@ -24,7 +24,7 @@ import { newId } from '../src/ids.js';
 import { storeInbound } from '../src/inbound/intake.service.js';
 import { processInbound } from '../src/inbound/process.service.js';
 import { createLogger } from '../src/logger.js';
-import { recordThread } from '../src/mail/outbound.js';
+import { recordThread, replyTokenOf } from '../src/mail/outbound.js';
 import { configWith } from '../test/helpers/config.js';
 import { type Answered, INTERESTED, replyMime } from '../test/helpers/mail-reply.js';
 import { dropPrefix, fmt, NO_RATE_LIMITS, pct, pool } from './lib.js';
@@ -126,8 +126,9 @@ async function runOne(deps: Deps, design: Design, rates: number[], seed: number,
       answering.map(async (s) => {
         const fencing = { id: `snd_x${s.key}`, accountId: account.id, cardId: `card_x${s.key}`, step: 0, idempotencyKey: s.key, at };
         const thread = await recordThread(db, deps.config, fencing, s.contact);
+        const replyToken = (await replyTokenOf(db, deps.config, { ...thread }))!;
         const to: Answered = {
-          replyTo: `reply+${thread.replyToken}@${deps.config.inbound.domain}`,
+          replyTo: `reply+${replyToken}@${deps.config.inbound.domain}`,
           messageId: thread.messageId,
           subject: variants[s.variantIndex]!.value,
           to: s.contact,

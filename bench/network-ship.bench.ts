@@ -54,7 +54,12 @@ export async function networkShip(ctx: BenchContext): Promise<Section> {
   await deps.ready();
   await migrate(deps.db);
   const account = await createAccount(deps.db, 'Network bench');
-  await connectProvider(deps.db, { accountId: account.id, kind: 'network', transport: 'http', url: bridge.url, key }, Date.now());
+  await connectProvider(
+    deps.db,
+    config.sealing,
+    { accountId: account.id, kind: 'network', transport: 'http', url: bridge.url, key },
+    Date.now(),
+  );
   const { token } = await mintToken(deps.db, config.tokenPrefix, { accountId: account.id, label: 'bench', scopes: ['review:write'] });
   const app = createApp(deps, routes);
   const n = Math.max(200, ctx.seconds * 100);

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { startApi, type ApiServer } from '../api/server.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { mailIdentityProblem, mailLinksWarning } from '../src/config/mail-identity.js';
+import { sealingProblem } from '../src/config/sealing.js';
 import { prepareDatabase } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { retryWithin, StartDeadlineError, waitForStores, type StartDeadline } from '../src/preflight.js';
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
   }
   const senderProblem = mailIdentityProblem(config);
   if (senderProblem) fail(`configuration: ${senderProblem}`);
+  const sealing = sealingProblem(config);
+  if (sealing) fail(`configuration: ${sealing}`);
   if (role === 'inbound-mail' && config.inbound.smtpPort === 0) fail('the inbound-mail role needs INBOUND_SMTP_PORT (it is 0, off)');
   let pools: ReturnType<typeof parsePools> = [];
   try {
@@ -52,6 +55,11 @@ async function main(): Promise<void> {
   logger.info({ role, node: process.versions.node }, 'starting');
   const linksWarning = mailLinksWarning(config);
   if (linksWarning) logger.warn({ baseUrl: config.baseUrl, transport: config.mail.transport }, linksWarning);
+  if (!config.sealing.keys.length)
+    logger.warn(
+      'no SEALING_KEYS or SEALING_KEYS_FILE: provider keys and DKIM private keys are sealed under a key kept in the database itself ' +
+        '(refused when NODE_ENV=production)',
+    );
 
   // Installed before any start-up work: a signal that arrives while the process migrates or starts its
   // pools is kept and acted on once start-up is done. Node's default would kill it mid-way (npm then

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { areasConfig, areasEnv } from './config/areas.js';
+import { sealingSettingsProblem } from './config/sealing.js';
 import { clusterAuthProblem, hostPortList, int, optionalUrlWithScheme, urlWithScheme } from './env-rules.js';
 
 const envSchema = z.object({
@@ -311,7 +312,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`));
   }
-  const authProblem = clusterAuthProblem(parsed.data);
+  const authProblem = clusterAuthProblem(parsed.data) ?? sealingSettingsProblem(parsed.data);
   if (authProblem) throw new ConfigError([authProblem]);
   return buildConfig(parsed.data);
 }

@@ -1,6 +1,7 @@
 import { sweepProviderPolls } from '../src/channels/provider-poll.js';
 import { processWithinTries, sweepInbound } from '../src/inbound/intake.service.js';
 import { pollProviderEvents } from '../src/inbound/network-replies.service.js';
+import { forwardOperatorMail, sweepOperatorMail } from '../src/inbound/operator-mail.service.js';
 import { inboundMailQueue } from '../src/jobs/inbound-mail.js';
 import { definePool } from './pool.js';
 
@@ -8,7 +9,8 @@ import { definePool } from './pool.js';
 export const inboundMailPool = definePool(inboundMailQueue, {
   handlers: {
     inboundParse: async (p, { deps, log }) => processWithinTries(deps, p.id, log),
-    inboundSweep: async (_p, { deps }) => sweepInbound(deps),
+    inboundSweep: async (_p, { deps }) => ({ ...(await sweepInbound(deps)), operatorMail: await sweepOperatorMail(deps) }),
+    operatorMailForward: async (p, { deps }) => forwardOperatorMail(deps, p.id),
     // Provider events: replies and accepted requests from the professional network arrive here too;
     // a reply acts as a mail reply does (the lead, its sequences, the agent's wake: src/inbound/network-replies.service.ts).
     providerPoll: async (p, { deps }) => pollProviderEvents(deps, p.accountId, p.kind),

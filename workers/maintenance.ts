@@ -1,5 +1,6 @@
 import { runExperiments } from '../src/agent/experiments.service.js';
 import { sweepAgent } from '../src/agent/maintenance.service.js';
+import { sweepEvents } from '../src/events/outbox.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';
 import { runRollupPass } from '../src/results/rollups.service.js';
@@ -23,6 +24,7 @@ export const maintenancePool = definePool(maintenanceQueue, {
     rollupsSweep: async (_payload, { deps, log }) => runRollupPass(deps.db, log),
     retentionSweep: async (_payload, { deps, log }) => runRetentionPass(deps, log),
     experimentsSweep: async (_payload, { deps, log }) => runExperiments(deps.db, deps.config.experiments, log),
+    eventsSweep: async (_payload, { deps }) => ({ events: await sweepEvents(deps) }),
     /** The retired single sweep: its work is the sweeps' above, so a job of it left in Redis only completes. */
     maintenanceSweep: async () => ({ retired: true }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */

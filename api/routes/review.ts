@@ -4,9 +4,6 @@ import { dismissCard, requestChanges, snoozeCard } from '../../src/review/review
 import { answerAndShip } from '../../src/shipping/after-approval.js';
 import { heldRefusal } from '../../src/shipping/send-window-hold.js';
 import { sendCard } from '../../src/shipping/ship-card.service.js';
-import { onExperimentCardDecided } from '../../src/agent/experiments.service.js';
-import type { AfterDecision } from '../../src/review/review.service.js';
-import { onCardDecided } from '../../src/workflows/card-decisions.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import { IdParams } from '../schemas.js';
 import {
@@ -25,15 +22,7 @@ import {
   SnoozeResponse,
 } from './review.schemas.js';
 
-/** Review queue. */
-/** What follows a person's decision on a card: a workflow's gate or proposal, an experiment's proposal or result. */
-const afterDecision =
-  (ctx: { deps: Parameters<typeof onCardDecided>[0]; actor: Parameters<typeof onCardDecided>[1] }): AfterDecision =>
-  async (card, approved) => {
-    await onCardDecided(ctx.deps, ctx.actor)(card, approved);
-    await onExperimentCardDecided(ctx.deps.db, card, approved);
-  };
-
+/** Review queue. What follows a decision is the `card.decided` event's handlers' (docs/architecture.md, "Events"). */
 export const reviewRoutes: RouteDef[] = [
   /**
    * Snoozed cards stay hidden until their time; the cards' JSON is rendered by Postgres, and the page is
@@ -78,7 +67,7 @@ export const reviewRoutes: RouteDef[] = [
     responses: { 200: { description: 'Resolved', schema: AnswerResponse } },
     errors: [409],
   }).handle(async ({ params, body }, ctx) => ({
-    body: await answerAndShip(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body, afterDecision(ctx)),
+    body: await answerAndShip(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body),
   })),
   /** 200 once the provider accepted; 503 with Retry-After when it is not settled. */
   defineRoute({
@@ -138,6 +127,6 @@ export const reviewRoutes: RouteDef[] = [
     responses: { 200: { description: 'Dismissed', schema: DismissResponse } },
     errors: [409],
   }).handle(async ({ params, body }, ctx) => ({
-    body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason, afterDecision(ctx)),
+    body: await dismissCard(ctx.deps, ctx.actor, ctx.principal.accountId, params.id, body.reason),
   })),
 ];

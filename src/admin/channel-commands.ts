@@ -12,11 +12,11 @@ import type { Verb } from './verb.js';
 export const CHANNEL_VERBS: Record<string, Verb> = {
   'channel connect': {
     flags: ['account', 'kind', 'transport', 'url', 'key'],
-    async run(f, { db }) {
+    async run(f, { db, config }) {
       await getAccount(db, f.account!);
       const connection = await auditedWrite(db, adminActor(f.account!, 'channel connect'), async (trx) => {
         const input = { accountId: f.account!, kind: f.kind!, transport: f.transport!, url: f.url!, key: f.key! };
-        const c = await connectProvider(trx, input, Date.now());
+        const c = await connectProvider(trx, config.sealing, input, Date.now());
         return { result: c, targetId: `${c.accountId}:${c.kind}` };
       });
       return { connection };

@@ -13,6 +13,8 @@ import { approvalSettings, KINDS_OF_WORK, setApproval, type KindOfWork } from '.
 import { seedReviewCards } from '../review/seed.js';
 import { trustLevels } from '../review/trust.service.js';
 import { seedLeadsAndEvents } from '../leads/seed.js';
+import { forgetPlainReplyTokens } from '../secrets/plain-tokens.service.js';
+import { resealAll } from '../secrets/reseal.service.js';
 import { listTokens, mintToken, parseScopes, revokeToken } from '../tokens/tokens.service.js';
 import { addDestination, listDestinationDeliveries, listDestinations, setAccountTimeZone } from '../workflows/destinations.service.js';
 import {
@@ -227,6 +229,20 @@ export const VERBS: Record<string, Verb> = {
       }));
       postCache(listenUrl(config)).changed(f.account!);
       return { accountId: f.account!, blogBaseUrl };
+    },
+  },
+  // Sealed secrets (provider keys, DKIM private keys): every one under the newest SEALING_KEYS key.
+  'secrets reseal': {
+    flags: [],
+    async run(_f, { db, config }) {
+      return { ...(await resealAll(db, config.sealing)) };
+    },
+  },
+  // Reply tokens the previous version kept in clear: threads keep the hash, fences the sealed token.
+  'secrets forget-reply-tokens': {
+    flags: [],
+    async run(_f, { db, config }) {
+      return forgetPlainReplyTokens(db, config.sealing);
     },
   },
   // The mail loop: inbound URLs and received mail.

@@ -57,8 +57,8 @@ export const MAIL_VERBS: Record<string, Verb> = {
   // print the DNS TXT record to publish (`record`, a zone-file line; `value`, for a DNS provider's form).
   'mail dkim generate': {
     flags: ['domain', 'selector'],
-    async run(f, { db }) {
-      return { dkim: await generateDkimKey(db, f.domain!, f.selector!) };
+    async run(f, { db, config }) {
+      return { dkim: await generateDkimKey(db, config.sealing, f.domain!, f.selector!) };
     },
   },
   'mail dkim list': {

@@ -19,7 +19,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { addCard } from '../review/cards/doors.js';
 import { privateTextIn } from '../review/cards/private-text.js';
-import { adoptWait, waitVariants } from './experiment-sequence-wait.js';
+import { waitVariants } from './experiment-sequence-wait.js';
 import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment } from './experiment-ad.js';
 import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
 import * as postTitle from './experiment-post-title.js';
@@ -265,34 +265,6 @@ export async function runExperiments(
     }
   }
   return { drafted, decided };
-}
-
-/**
- * After a person's decision on an experiment's card: a dismissed proposal is dropped; an approved winner becomes the
- * default later drafts use. (Approving the proposal itself starts it through the shipping path.)
- */
-export async function onExperimentCardDecided(
-  db: Db,
-  card: { accountId: string; sourceType: string; payload: Record<string, unknown> },
-  approved: boolean,
-): Promise<void> {
-  const { accountId } = card;
-  const id = card.payload.experimentId;
-  if (typeof id !== 'string') return;
-  const repo = experimentsRepository(db);
-  if (card.sourceType === 'experiment' && !approved) await repo.setStatus(accountId, id, ['proposed'], 'dismissed', Date.now());
-  // An ad or post-title experiment files its one card at once (draftExperimentMail), not at the next pass.
-  if (card.sourceType === 'experiment' && approved && (card.payload.thing === 'ad_variant' || card.payload.thing === 'post_title')) {
-    const e = await repo.get(accountId, id);
-    if (e) await draftExperimentMail(db, e, 1);
-  }
-  if (card.sourceType === 'experiment_winner' && approved) {
-    const e = await repo.get(accountId, id);
-    const value = card.payload.value;
-    if (e?.thing === 'sequence_wait' && typeof value === 'string') await adoptWait(db, e, value, Date.now());
-    else if (e?.thing === 'post_title' && typeof value === 'string') await postTitle.adoptPostTitle(db, e, value, Date.now());
-    else if (e && typeof value === 'string') await repo.adopt(accountId, e.thing, e.topic, value, e.id, Date.now());
-  }
 }
 
 /** A draft about `topic` with the defaults decided experiments made (subject, opening, send window), and which it used. */

@@ -4,7 +4,7 @@ import { turnCarriesOutsideData } from '../review/outside-data.js';
 import type { Turn } from './agent.types.js';
 import type { ToolCall, ToolResult } from './brain.js';
 import { threadedCall } from './reply-thread.js';
-import { executeTool } from './tools.js';
+import { type AgentDoors, executeTool } from './tools.js';
 import { queueTurn } from './drain.js';
 import { turnSteps, type StepAt } from './turn-steps.repository.js';
 
@@ -17,10 +17,17 @@ export type StepPlace = Omit<StepAt, 'result'>;
  * reply's bubble and record are one statement on the turn's connection; any other tool runs in a
  * transaction that also writes the record.
  */
-export async function runStep(deps: Deps, conn: Runner, turn: Turn, place: StepPlace, proposed: ToolCall): Promise<ToolResult> {
+export async function runStep(
+  deps: Deps,
+  conn: Runner,
+  turn: Turn,
+  place: StepPlace,
+  proposed: ToolCall,
+  doors: AgentDoors,
+): Promise<ToolResult> {
   // A follow-up to the person whose reply woke the agent threads under that reply (reply-thread.ts).
   const call = threadedCall(turn.data, proposed);
-  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn), config: deps.config };
+  const env = { accountId: turn.accountId, turnId: turn.id, fromOutside: turnCarriesOutsideData(turn), config: deps.config, ...doors };
   if (call.name === 'reply') {
     let recorded = false;
     const result = await executeTool(call, {

@@ -155,6 +155,8 @@ export interface ToolEnv {
   onReply(text: string): Promise<void>;
   /** Called for each wake scheduled, to queue it once the step commits. */
   onWake?(turn: Turn): void;
+  /** The workflows' door for `propose_workflow`, handed in by the process that runs turns (`AgentDoors`). */
+  proposeWorkflow?: ProposeWorkflow;
 }
 
 /** Records a workflow the agent proposes, paused, on the step's transaction (src/workflows/, `insertWorkflow`). */
@@ -164,14 +166,13 @@ export type ProposeWorkflow = (
   input: z.output<typeof TOOL_ARGS.propose_workflow>,
 ) => Promise<{ id: string; scheduleEcho: string | null }>;
 
-let proposeWorkflow: ProposeWorkflow | null = null;
-
 /**
- * Workflows stand above the agent (docs/decisions/code-structure.md, "Areas and their layers"): the process that runs
- * turns hands the agent the workflows' door for `propose_workflow` (workers/agent-turns does, on load).
+ * The doors of areas standing above the agent (docs/decisions/code-structure.md, "Areas and their layers") that its
+ * tools use: whoever runs turns passes them to `drainAccount` (workers/agent-turns.ts builds them), so a process
+ * cannot run turns without them. Nothing is wired when a module loads.
  */
-export function wireWorkflowProposals(fn: ProposeWorkflow): void {
-  proposeWorkflow = fn;
+export interface AgentDoors {
+  proposeWorkflow: ProposeWorkflow;
 }
 
 /** Work that would show the account's private notes to outsiders is refused back to the brain, and no card is made. */
@@ -259,8 +260,8 @@ const handlers: { [K in keyof typeof TOOL_ARGS]: Handler<K> } = {
   },
   async propose_workflow(args, env) {
     // Created paused: it runs only once a person accepts it (resume, or approving this card).
-    if (!proposeWorkflow) throw new Error('propose_workflow is not wired in this process (workers/agent-turns wires it)');
-    const workflow = await proposeWorkflow(env.db, env.accountId, args);
+    if (!env.proposeWorkflow) throw new Error("propose_workflow needs the workflows' door (AgentDoors), passed by whoever runs the turn");
+    const workflow = await env.proposeWorkflow(env.db, env.accountId, args);
     const card = await addCard(env.db, {
       id: newId('card'),
       accountId: env.accountId,

@@ -18,6 +18,7 @@ import { holdAccount } from './turn-lock.js';
 import { turnsRepository } from './turns.repository.js';
 import { turnSteps } from './turn-steps.repository.js';
 import { runStep } from './step-runner.js';
+import type { AgentDoors } from './tools.js';
 
 /** Turns one job runs before handing the account to a fresh job, so one busy account cannot hog a worker. */
 const TURNS_PER_JOB = 20;
@@ -98,7 +99,14 @@ async function finishTurn(
  * A turn claimed again after its worker died (attempts > 1) replays its recorded rounds instead of
  * asking the brain for them and runs only the calls not recorded yet.
  */
-async function runTurn(deps: Deps, conn: Runner, claimed: { turn: Turn; memory: string[]; busMark: number }, brain: Brain, log: Logger) {
+async function runTurn(
+  deps: Deps,
+  conn: Runner,
+  claimed: { turn: Turn; memory: string[]; busMark: number },
+  tools: { brain: Brain; doors: AgentDoors },
+  log: Logger,
+) {
+  const { brain, doors } = tools;
   const { turn } = claimed;
   const bus = turnBus(deps.config, deps.redis);
   const abort = new AbortController();
@@ -138,7 +146,7 @@ async function runTurn(deps: Deps, conn: Runner, claimed: { turn: Turn; memory: 
         await checkFlag();
         await pause(delay, abort.signal);
         const proposed = idx === 0 ? { calls: step.calls, done: step.done } : null;
-        results.push(await runStep(deps, conn, turn, { round, idx, proposed }, step.calls[idx]!));
+        results.push(await runStep(deps, conn, turn, { round, idx, proposed }, step.calls[idx]!, doors));
       }
       transcript.push({ calls: step.calls, results });
       if (step.done || !step.calls.length || steps > deps.config.agent.maxSteps) break;
@@ -185,9 +193,16 @@ async function recoverOrphans(deps: Deps, accountId: string, log: Logger): Promi
 
 /**
  * Runs the account's queued turns in order (oldest first), one at a time. If another worker holds the
- * account, returns at once: the holder looks for new turns after it lets go, so none is stranded.
+ * account, returns at once: the holder looks for new turns after it lets go, so none is stranded. `doors` are
+ * the tools' ways into areas above the agent (tools.ts `AgentDoors`).
  */
-export async function drainAccount(deps: Deps, accountId: string, log: Logger, brain: Brain = brainFor(deps)): Promise<number> {
+export async function drainAccount(
+  deps: Deps,
+  accountId: string,
+  log: Logger,
+  doors: AgentDoors,
+  brain: Brain = brainFor(deps),
+): Promise<number> {
   const bus = turnBus(deps.config, deps.redis);
   let ran = 0;
   let runnable = false;
@@ -214,7 +229,7 @@ export async function drainAccount(deps: Deps, accountId: string, log: Logger, b
         if (turn.mode === 'queue' && turn.expiresAt !== null && turn.expiresAt <= Date.now()) {
           more = await finishTurn(deps, conn, turn, { status: 'failed', failure: FAILURES.expired });
         } else {
-          more = await runTurn(deps, conn, { turn, memory: claimed.memory, busMark }, brain, log);
+          more = await runTurn(deps, conn, { turn, memory: claimed.memory, busMark }, { brain, doors }, log);
           ran++;
         }
         if (more === false) break;

@@ -1,3 +1,4 @@
+import type { SealingConfig } from '../config/sealing.js';
 import type { Queryable } from '../db.js';
 import { BadRequest, NotFound } from '../errors.js';
 import { connectChannel, disconnectChannel } from '../results/channel-events.js';
@@ -56,7 +57,7 @@ export interface ConnectInput {
 }
 
 /** Connects (or re-connects, replacing url and key) one kind of provider on an account, and its `/results` channel. */
-export async function connectProvider(q: Queryable, input: ConnectInput, at: number): Promise<Connection> {
+export async function connectProvider(q: Queryable, sealing: SealingConfig, input: ConnectInput, at: number): Promise<Connection> {
   if (!(CONNECTION_KINDS as readonly string[]).includes(input.kind))
     throw new BadRequest(`--kind must be one of ${CONNECTION_KINDS.join(', ')}`);
   if (!(CONNECTION_TRANSPORTS as readonly string[]).includes(input.transport))
@@ -69,7 +70,7 @@ export async function connectProvider(q: Queryable, input: ConnectInput, at: num
     kind: input.kind,
     transport: input.transport,
     url,
-    key_sealed: await seal(q, key),
+    key_sealed: await seal(q, sealing, key),
     poll_cursor: null,
     polled_at: null,
     created_at: at,
@@ -100,10 +101,15 @@ export async function isConnected(q: Queryable, accountId: string, kind: Connect
 }
 
 /** The account's connection of this kind with its key, or null. */
-export async function openConnection(q: Queryable, accountId: string, kind: ConnectionKind): Promise<OpenConnection | null> {
+export async function openConnection(
+  q: Queryable,
+  sealing: SealingConfig,
+  accountId: string,
+  kind: ConnectionKind,
+): Promise<OpenConnection | null> {
   const row = (await q('provider_connections').where({ account_id: accountId, kind }).first()) as Row | undefined;
   if (!row) return null;
-  return { ...shown(row), key: await unseal(q, row.key_sealed), pollCursor: row.poll_cursor };
+  return { ...shown(row), key: await unseal(q, sealing, row.key_sealed), pollCursor: row.poll_cursor };
 }
 
 /** Every account with a connection of this kind (the poll's fan-out), oldest polled first, at most `limit`. */

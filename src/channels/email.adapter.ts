@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { mailDraftOf } from '../mail/mail-draft.js';
 import { AnswerLost as MailAnswerLost, NotSent } from '../mail/mail.types.js';
-import { recordThread, threadHeaders } from '../mail/outbound.js';
+import { recordThread, replyTokenOf, threadHeaders } from '../mail/outbound.js';
 import { sequenceIdFor } from '../mail/sequences.repository.js';
 import { transportFor } from '../mail/transports.js';
 import { trackTextLinks } from '../measurement/links.js';
@@ -74,10 +74,10 @@ function mailAdapter(config: Config, db: Db, kind: 'email' | 'sequence'): Channe
     },
     async ship(work, key) {
       const inReplyTo = typeof work.details.inReplyTo === 'string' ? work.details.inReplyTo : null;
-      const thread = threadHeaders(config, work.details, key);
       const refs = Array.isArray(work.details.references) ? work.details.references.filter((r) => typeof r === 'string') : [];
       const references = inReplyTo ? (refs.length ? refs : [inReplyTo]) : null;
       try {
+        const thread = threadHeaders(config, work.details, key, await replyTokenOf(db, config, work.details));
         return await transportOf(work.details).send(
           { to: work.to ?? '', subject: work.subject, text: work.body, inReplyTo, references, ...thread },
           key,

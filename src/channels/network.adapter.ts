@@ -33,7 +33,7 @@ export function providerTimings(config: Config): ShipTimings {
  * fence's work is kept in its details by `prepare`; a lookup finds it from the key's fence.
  */
 export async function bridgeFor(config: Config, q: Queryable, accountId: string, kind: ConnectionKind): Promise<ProviderBridge | null> {
-  const c = await openConnection(q, accountId, kind);
+  const c = await openConnection(q, config.sealing, accountId, kind);
   if (!c) return null;
   const service = kind === 'network' ? 'the network provider' : 'the ad platform';
   return providerBridge({ url: c.url, key: c.key, timeoutMs: providerTimings(config).sendTimeoutMs, service });

@@ -41,7 +41,7 @@ export async function pollProvider<W>(
   kind: ConnectionKind,
   replies: NetworkReplyEffects<W>,
 ): Promise<PollResult> {
-  const c = POLLED.includes(kind) ? await openConnection(deps.db, accountId, kind) : null;
+  const c = POLLED.includes(kind) ? await openConnection(deps.db, deps.config.sealing, accountId, kind) : null;
   if (!c) return { connected: false, events: 0, applied: 0, ignored: 0 };
   const service = kind === 'network' ? 'the network provider' : 'the ad platform';
   const bridge = providerBridge({ url: c.url, key: c.key, timeoutMs: providerTimings(deps.config).sendTimeoutMs, service });

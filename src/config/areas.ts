@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { httpConfig, httpEnv } from './http.js';
 import { inboundAuthConfig, inboundAuthEnv } from './inbound-auth.js';
@@ -12,6 +13,7 @@ import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
 import { retentionConfig, retentionEnv } from './retention.js';
+import { sealingConfig, sealingEnv } from './sealing.js';
 import { tracingConfig, tracingEnv } from './tracing.js';
 import { workersConfig, workersEnv } from './workers.js';
 
@@ -35,10 +37,14 @@ export const areasEnv = {
   ...retentionEnv,
   ...experimentsEnv,
   ...maintenanceSweepsEnv,
+  ...eventsEnv,
+  ...sealingEnv,
 } satisfies z.ZodRawShape;
 
 /** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
-export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number }) {
+export function areasConfig(
+  env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number; NODE_ENV: string },
+) {
   return {
     jobs: jobsConfig(env),
     /** The API's HTTP connection limits (docs/public-doors.md). */
@@ -60,5 +66,9 @@ export function areasConfig(env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL
     experiments: experimentsConfig(env),
     /** How often each sweep of the maintenance queue runs (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS). */
     maintenanceSweeps: maintenanceSweepsConfig(env),
+    /** Durable events and their follow-ups (docs/architecture.md, "Events"). */
+    events: eventsConfig(env),
+    /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */
+    sealing: sealingConfig(env),
   };
 }

@@ -32,6 +32,10 @@ export const inboundEnv = {
   INBOUND_URL_PER_MINUTE: int(600),
   INBOUND_POSTMASTER_BYTES: int(64 * MIB),
   INBOUND_POSTMASTER_RETENTION_DAYS: int(30),
+  INBOUND_POSTMASTER_FORWARD_TO: z
+    .string()
+    .regex(/^[^\s@<>]+@[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/, 'must be one mail address such as ops@example.com')
+    .optional(),
 } satisfies z.ZodRawShape;
 
 export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
@@ -82,5 +86,7 @@ export function inboundConfig(env: z.output<z.ZodObject<typeof inboundEnv>>) {
     postmasterBytes: env.INBOUND_POSTMASTER_BYTES,
     /** Mail to postmaster@ is deleted this long after arrival. */
     postmasterRetentionMs: env.INBOUND_POSTMASTER_RETENTION_DAYS * DAY_MS,
+    /** The operator's address mail to postmaster@ is forwarded to (null: kept for the admin verbs only). */
+    postmasterForwardTo: env.INBOUND_POSTMASTER_FORWARD_TO ?? null,
   };
 }

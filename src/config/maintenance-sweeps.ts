@@ -15,6 +15,7 @@ export const maintenanceSweepsEnv = {
   MAINTENANCE_ROLLUPS_SWEEP_MS: optionalInt(),
   MAINTENANCE_RETENTION_SWEEP_MS: optionalInt(),
   MAINTENANCE_EXPERIMENTS_SWEEP_MS: optionalInt(),
+  MAINTENANCE_EVENTS_SWEEP_MS: optionalInt(),
 } satisfies z.ZodRawShape;
 
 export function maintenanceSweepsConfig(env: z.output<z.ZodObject<typeof maintenanceSweepsEnv>> & { MAINTENANCE_SWEEP_MS: number }) {
@@ -28,5 +29,6 @@ export function maintenanceSweepsConfig(env: z.output<z.ZodObject<typeof mainten
     rollups: every(env.MAINTENANCE_ROLLUPS_SWEEP_MS),
     retention: every(env.MAINTENANCE_RETENTION_SWEEP_MS),
     experiments: every(env.MAINTENANCE_EXPERIMENTS_SWEEP_MS),
+    events: every(env.MAINTENANCE_EVENTS_SWEEP_MS),
   };
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db.js';
+import { hashReplyToken } from '../mail/threads.repository.js';
 import type { InboundKind, InboundStatus } from './inbound.types.js';
 
 /**
@@ -237,8 +238,8 @@ export function inboundRepository(q: Queryable) {
       const { rows } = await q.raw<{ rows: { account_id: string; bytes: string | number }[] }>(
         `SELECT t.account_id, COALESCE(b.bytes, 0) AS bytes FROM mail_threads t
            LEFT JOIN inbound_account_bytes b ON b.account_id = t.account_id
-         WHERE t.reply_token = ?`,
-        [token],
+         WHERE t.reply_token_hash = ?`,
+        [hashReplyToken(token)],
       );
       const row = rows[0];
       return row ? { accountId: row.account_id, storedBytes: Number(row.bytes) } : null;

@@ -1,4 +1,4 @@
-import type { threadsRepository, Thread } from '../mail/threads.repository.js';
+import { hashReplyToken, type threadsRepository, type Thread } from '../mail/threads.repository.js';
 import { headerFields, type ParsedMail } from './parse.js';
 
 /** How a message found its send (kept in the inbound row's details). */
@@ -140,7 +140,7 @@ async function byFirstToken(threads: ThreadLookup, tokens: TokenAddress[]): Prom
   if (!tokens.length) return null;
   const found = await threads.byTokens(tokens.map((t) => t.token));
   for (const t of tokens) {
-    const thread = found.find((x) => x.replyToken === t.token);
+    const thread = found.find((x) => x.tokenHash === hashReplyToken(t.token));
     if (thread) return { thread, kind: t.kind };
   }
   return null;

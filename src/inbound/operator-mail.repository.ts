@@ -64,6 +64,31 @@ export function operatorMailRepository(q: Queryable) {
         .limit(limit);
       return rows.map(fromRow);
     },
+    /** Kept mail not forwarded yet that arrived before `before`, with fewer than `maxTries` forward tries, oldest first. */
+    async unforwarded(before: number, maxTries: number, limit: number): Promise<string[]> {
+      const rows: { id: string }[] = await q('operator_mail')
+        .select('id')
+        .whereNull('forwarded_at')
+        .where('received_at', '<', before)
+        .where('forward_tries', '<', maxTries)
+        .orderBy('received_at')
+        .limit(limit);
+      return rows.map((r) => r.id);
+    },
+    /** Counts one forward try; the row's tries after it, or null when it is gone, forwarded or out of tries. */
+    async countForwardTry(id: string, maxTries: number): Promise<number | null> {
+      const [row]: { forward_tries: number }[] = await q('operator_mail')
+        .where({ id })
+        .whereNull('forwarded_at')
+        .where('forward_tries', '<', maxTries)
+        .increment('forward_tries', 1)
+        .returning('forward_tries');
+      return row ? row.forward_tries : null;
+    },
+    /** Marks it forwarded; false when another run did first. */
+    async markForwarded(id: string, at: number): Promise<boolean> {
+      return (await q('operator_mail').where({ id }).whereNull('forwarded_at').update({ forwarded_at: at })) > 0;
+    },
     async find(id: string): Promise<(OperatorMail & { raw: Buffer }) | null> {
       const row: Row | undefined = await q('operator_mail')
         .select([...COLUMNS, 'raw'])

@@ -2,7 +2,7 @@ import { classifierBudget } from '../agent/model-budget.js';
 import { metrics, word } from '../metrics/registry.js';
 import { classifyReply } from '../agent/reply-classifier.js';
 import type { Deps } from '../deps.js';
-import { threadsRepository, type Thread } from '../mail/threads.repository.js';
+import { hashReplyToken, threadsRepository, type Thread } from '../mail/threads.repository.js';
 import { createBatcher, type Batcher } from '../batcher.js';
 import { createByteBudget } from './byte-budget.js';
 import { afterApplied, applyOutcomes, type Applied } from './effects.service.js';
@@ -101,8 +101,8 @@ function loadersFor(deps: InboundDeps): Loaders {
     return ids.map((id) => found.get(id) ?? null);
   }, opts);
   const token = createBatcher(async (tokens: string[]) => {
-    const found = new Map((await threads.byTokens(tokens)).map((t) => [t.replyToken, t]));
-    return tokens.map((t) => found.get(t) ?? null);
+    const found = new Map((await threads.byTokens(tokens)).map((t) => [t.tokenHash, t]));
+    return tokens.map((t) => found.get(hashReplyToken(t)) ?? null);
   }, opts);
   const messageIds = createBatcher(async (lists: string[][]) => {
     const found = await threads.byMessageIds([...new Set(lists.flat())]);

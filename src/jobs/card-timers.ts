@@ -78,5 +78,28 @@ export const cardSweep = defineSweep({
   everyMs: (config) => config.review.sweepEveryMs,
 });
 
-/** The card-timers queue: a card's deadlines and its revision steps (workers/card-timers.ts). */
-export const cardTimersQueue = defineQueue('card-timers', { cardAutoResolve, cardWake, cardRevise, cardRevisionReturn, cardSweep });
+/**
+ * Delivers one recorded event (src/events/outbox.ts: a card's decision) to the handlers the areas registered: each
+ * runs once per event (the row notes it), and each is idempotent, so a retry or the sweep's repeat is harmless.
+ */
+export const eventDeliver = defineJob({
+  queue: 'card-timers',
+  name: 'event.deliver',
+  payload: z.object({ accountId: z.string().min(1), eventId: z.string().min(1) }),
+  options: {
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 },
+  },
+  description: "Runs a decision's follow-ups (a workflow gate, an experiment's adoption); a handler already noted is skipped.",
+  jobId: (p) => `event-${p.eventId}`,
+});
+
+/** The card-timers queue: a card's deadlines, its revision steps and its decisions' follow-ups (workers/card-timers.ts). */
+export const cardTimersQueue = defineQueue('card-timers', {
+  cardAutoResolve,
+  cardWake,
+  cardRevise,
+  cardRevisionReturn,
+  cardSweep,
+  eventDeliver,
+});

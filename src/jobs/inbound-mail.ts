@@ -17,6 +17,19 @@ export const inboundParse = defineJob({
   jobId: (p) => `inbound-parse-${p.id}`,
 });
 
+/**
+ * Forwards one message to postmaster@ to the operator's address (INBOUND_POSTMASTER_FORWARD_TO). Only a row not
+ * yet forwarded is sent and marked, and its tries are counted and capped, so repeats are harmless.
+ */
+export const operatorMailForward = defineJob({
+  queue: 'inbound-mail',
+  name: 'operator-mail.forward',
+  payload: z.object({ id: z.string().min(1) }),
+  options: { attempts: 3, backoff: { type: 'exponential', delay: 10_000, jitter: 0.2 } },
+  description: 'Forwards one postmaster@ message to the operator address; a forwarded row is never sent again.',
+  jobId: (p) => `operator-mail-forward-${p.id}`,
+});
+
 /** Every minute: hands messages left `received` (a lost enqueue, a crashed worker, retries used up) back to parsing. */
 export const inboundSweep = defineSweep({
   queue: 'inbound-mail',
@@ -50,4 +63,10 @@ export const providerPollSweep = defineSweep({
 });
 
 /** The inbound-mail queue: received mail and provider events (workers/inbound-mail.ts). */
-export const inboundMailQueue = defineQueue('inbound-mail', { inboundParse, inboundSweep, providerPoll, providerPollSweep });
+export const inboundMailQueue = defineQueue('inbound-mail', {
+  inboundParse,
+  inboundSweep,
+  operatorMailForward,
+  providerPoll,
+  providerPollSweep,
+});

@@ -92,6 +92,15 @@ export const experimentsSweep = defineSweep({
   retry: ONCE_MORE,
 });
 
+export const eventsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.events',
+  description: 'Queues again the delivery of decisions’ follow-up events never queued or failed (10 times each at most); safe to repeat.',
+  schedulerId: 'maintenance-events',
+  everyMs: (config) => config.maintenanceSweeps.events,
+  retry: SOON,
+});
+
 /**
  * The single sweep that ran all of the above in a row, replaced by them. A job of it still in Redis when
  * a new version starts (queued by its scheduler, or by a process of the old version during a rolling
@@ -133,6 +142,7 @@ export const maintenanceQueue = defineQueue('maintenance', {
   rollupsSweep,
   retentionSweep,
   experimentsSweep,
+  eventsSweep,
   maintenanceSweep,
   measurementAggregate,
 });

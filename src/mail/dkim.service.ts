@@ -1,3 +1,4 @@
+import type { SealingConfig } from '../config/sealing.js';
 import type { Queryable } from '../db.js';
 import { BadRequest, Rejected } from '../errors.js';
 import { seal } from '../secrets/sealed.js';
@@ -31,7 +32,7 @@ const shown = (domain: string, selector: string, publicKey: string, createdAt: n
  * be published: replacing the key would break every signature until DNS caught up); rotation is a new
  * selector. Mail from the domain is signed with every key it has from the next send on.
  */
-export async function generateDkimKey(q: Queryable, domainFlag: string, selectorFlag: string, now = Date.now()) {
+export async function generateDkimKey(q: Queryable, sealing: SealingConfig, domainFlag: string, selectorFlag: string, now = Date.now()) {
   const { domain, selector } = checked(domainFlag, selectorFlag);
   const repo = dkimRepository(q);
   if ((await repo.countFor(domain)) >= DKIM_KEYS_PER_DOMAIN) {
@@ -41,7 +42,7 @@ export async function generateDkimKey(q: Queryable, domainFlag: string, selector
   const inserted = await repo.insert({
     domain,
     selector,
-    private_key_sealed: await seal(q, privateKey),
+    private_key_sealed: await seal(q, sealing, privateKey),
     public_key: publicKey,
     created_at: now,
   });

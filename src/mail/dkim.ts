@@ -1,6 +1,7 @@
 import { createPublicKey, generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
 import DKIM from 'nodemailer/lib/dkim';
+import type { SealingConfig } from '../config/sealing.js';
 import type { Queryable } from '../db.js';
 import { unseal } from '../secrets/sealed.js';
 import { dkimRepository } from './dkim.repository.js';
@@ -84,7 +85,7 @@ export function signRaw(raw: Buffer, keys: SigningKey[]): Promise<Buffer> {
  * cannot be read or used means nothing is sent (NotSent, worth a retry): mail of a signing domain never
  * goes out unsigned. The private key is unsealed for the signature only, never logged.
  */
-export function dkimSigner(db: Queryable): DkimSign {
+export function dkimSigner(db: Queryable, sealing: SealingConfig): DkimSign {
   return async (raw, from) => {
     const domain = fromDomainOf(from);
     if (!domain) return raw;
@@ -92,7 +93,11 @@ export function dkimSigner(db: Queryable): DkimSign {
       const rows = await dkimRepository(db).forDomain(domain);
       if (!rows.length) return raw;
       const keys = await Promise.all(
-        rows.map(async (r) => ({ domainName: r.domain, keySelector: r.selector, privateKey: await unseal(db, r.private_key_sealed) })),
+        rows.map(async (r) => ({
+          domainName: r.domain,
+          keySelector: r.selector,
+          privateKey: await unseal(db, sealing, r.private_key_sealed),
+        })),
       );
       return await signRaw(raw, keys);
     } catch (err) {

@@ -2,7 +2,8 @@ import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
 import { randomBase62 } from '../ids.js';
 import { leadForMail } from '../leads/recipient.js';
-import { messageIdFor } from './mail.types.js';
+import { seal, unseal } from '../secrets/sealed.js';
+import { messageIdFor, NotSent } from './mail.types.js';
 import { senderOf } from './sender-identity.js';
 import { threadsRepository } from './threads.repository.js';
 
@@ -33,7 +34,8 @@ export interface Fencing {
 
 /** What a mail's fence keeps so every ship of it (first, or a re-ship after a lost answer) carries the same headers. */
 export interface ThreadDetails {
-  replyToken: string;
+  /** The reply token sealed (src/secrets/sealed.ts): the database keeps only its hash and this. */
+  replyTokenSealed: string;
   messageId: string;
   /** The visible From: the account's sending identity when it has one (`mail sender set`), else MAIL_FROM. */
   from: string;
@@ -69,7 +71,24 @@ export async function recordThread(
     to: address,
     createdAt: f.at,
   });
-  return { replyToken, messageId, from, ...(leadId ? { leadId } : {}) };
+  const replyTokenSealed = await seal(trx, config.sealing, replyToken);
+  return { replyTokenSealed, messageId, from, ...(leadId ? { leadId } : {}) };
+}
+
+/**
+ * The reply token a fence's mail carries: its sealed copy opened, or the plaintext of a fence written before
+ * tokens were sealed; null for a fence written before threads existed. A token that cannot be opened (its
+ * sealing key is not given) sends nothing (NotSent, worth a retry): mail never goes out without its thread.
+ */
+export async function replyTokenOf(q: Queryable, config: Config, details: Record<string, unknown>): Promise<string | null> {
+  if (typeof details.replyTokenSealed === 'string') {
+    try {
+      return await unseal(q, config.sealing, details.replyTokenSealed);
+    } catch (err) {
+      throw new NotSent(`the reply token of this mail could not be opened: ${(err as Error).message}`);
+    }
+  }
+  return typeof details.replyToken === 'string' ? details.replyToken : null;
 }
 
 /** The one-click unsubscribe URL of a token (RFC 8058). */
@@ -98,11 +117,10 @@ export interface ShipHeaders {
  * one-click URL) and List-Unsubscribe-Post. A fence written before threads existed has no token: its
  * mail gets a Message-ID only, and its bounces go to MAIL_FROM.
  */
-export function threadHeaders(config: Config, details: Record<string, unknown>, idempotencyKey: string): ShipHeaders {
+export function threadHeaders(config: Config, details: Record<string, unknown>, idempotencyKey: string, token: string | null): ShipHeaders {
   const domain = config.inbound.domain;
   const from = typeof details.from === 'string' ? details.from : config.mail.from;
   const messageId = typeof details.messageId === 'string' ? details.messageId : messageIdFor(idempotencyKey, domain);
-  const token = typeof details.replyToken === 'string' ? details.replyToken : null;
   if (!token) return { from, envelopeFrom: null, messageId, replyTo: null, headers: {} };
   return {
     from,

@@ -1,4 +1,11 @@
 import type { Queryable } from '../db.js';
+import { hashToken } from '../tokens/token-format.js';
+
+/**
+ * What is stored of a reply token and looked up: its SHA-256, hex, as API and hook tokens are. The plaintext is
+ * only in the mail sent (and sealed in its fence, for a re-ship).
+ */
+export const hashReplyToken = hashToken;
 
 /** One shipped mail as the return path finds it again (table `mail_threads`, written with the fence). */
 export interface Thread {
@@ -8,7 +15,8 @@ export interface Thread {
   leadId: string | null;
   sequenceId: string | null;
   step: number;
-  replyToken: string;
+  /** SHA-256 of the reply token (never the token). */
+  tokenHash: string;
   /** With angle brackets, as in the Message-ID header. */
   messageId: string;
   /** Lowercased bare address. */
@@ -23,7 +31,7 @@ interface Row {
   lead_id: string | null;
   sequence_id: string | null;
   step: number;
-  reply_token: string;
+  reply_token_hash: string;
   message_id: string;
   to_address: string;
   created_at: string | number;
@@ -36,7 +44,7 @@ const toThread = (r: Row): Thread => ({
   leadId: r.lead_id,
   sequenceId: r.sequence_id,
   step: r.step,
-  replyToken: r.reply_token,
+  tokenHash: r.reply_token_hash,
   messageId: r.message_id,
   to: r.to_address,
   createdAt: Number(r.created_at),
@@ -44,7 +52,8 @@ const toThread = (r: Row): Thread => ({
 
 export function threadsRepository(q: Queryable) {
   return {
-    async insert(t: Thread): Promise<void> {
+    /** Keeps the token's hash only. */
+    async insert(t: Omit<Thread, 'tokenHash'> & { replyToken: string }): Promise<void> {
       await q('mail_threads')
         .insert({
           send_id: t.sendId,
@@ -53,7 +62,7 @@ export function threadsRepository(q: Queryable) {
           lead_id: t.leadId,
           sequence_id: t.sequenceId,
           step: t.step,
-          reply_token: t.replyToken,
+          reply_token_hash: hashReplyToken(t.replyToken),
           message_id: t.messageId,
           to_address: t.to.toLowerCase(),
           created_at: t.createdAt,
@@ -67,18 +76,23 @@ export function threadsRepository(q: Queryable) {
     },
     /** The thread a `reply+<token>` address or a one-click URL names (any account: the token is the key). */
     async byToken(token: string): Promise<Thread | null> {
-      const row: Row | undefined = await q('mail_threads').where({ reply_token: token }).first();
+      const row: Row | undefined = await q('mail_threads')
+        .where({ reply_token_hash: hashReplyToken(token) })
+        .first();
       return row ? toThread(row) : null;
     },
     /** As `byToken`, holding the row until the transaction ends: one writer per thread at a time. */
     async lockByToken(token: string): Promise<Thread | null> {
-      const row: Row | undefined = await q('mail_threads').where({ reply_token: token }).forUpdate().first();
+      const row: Row | undefined = await q('mail_threads')
+        .where({ reply_token_hash: hashReplyToken(token) })
+        .forUpdate()
+        .first();
       return row ? toThread(row) : null;
     },
     /** The threads of these tokens (any account), for lookups made together. */
     async byTokens(tokens: string[]): Promise<Thread[]> {
       if (!tokens.length) return [];
-      const rows: Row[] = await q('mail_threads').whereIn('reply_token', tokens);
+      const rows: Row[] = await q('mail_threads').whereIn('reply_token_hash', tokens.map(hashReplyToken));
       return rows.map(toThread);
     },
     /** Threads whose Message-ID is among `ids` (In-Reply-To / References), newest first. */

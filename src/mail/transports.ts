@@ -20,7 +20,7 @@ export function transportFor(config: Config, db?: Queryable): MailTransport {
 
 function chosenTransport(config: Config, db?: Queryable): MailTransport {
   const m = config.mail;
-  const sign = db ? dkimSigner(db) : undefined;
+  const sign = db ? dkimSigner(db, config.sealing) : undefined;
   if (m.transport === 'smtp') {
     const { ehloName, requireTls, tlsCa } = config.mailTransport;
     const timeouts = { connectTimeoutMs: m.connectTimeoutMs, sendTimeoutMs: m.sendTimeoutMs };

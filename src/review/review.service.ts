@@ -3,6 +3,8 @@ import { isBlocked } from '../blocklist/blocklist.service.js';
 import { cannotShip } from '../channels/registry.js';
 import type { Trx } from '../db.js';
 import { BadRequest, InvalidAction, NotFound, Rejected, UseSend } from '../errors.js';
+import type { CardDecided } from '../events/event-map.js';
+import { queueEvents } from '../events/outbox.js';
 import { cardRevise, cardWake } from '../jobs/card-timers.js';
 import { sequenceIdFor, sequencesRepository } from '../mail/sequences.repository.js';
 import { memoryNotesRepository } from '../memory/memory-notes.repository.js';
@@ -10,6 +12,7 @@ import type { Card } from './cards/card.js';
 import { isMailCard, isOutboundSetup, isRunningSequence, kindOfWorkFor, normaliseOptions, OPEN_STATUSES } from './cards/card-shape.js';
 import { cardsRepository, type CardChanges, type Guard } from './cards/cards.repository.js';
 import { dismissalLesson, outboundTexts, privateTextIn } from './cards/private-text.js';
+import { recordDecision } from './decisions.js';
 import { withoutAutoResolve } from './ladder.service.js';
 import type { ReviewDeps } from './review.types.js';
 import { schedule } from './timer-jobs.js';
@@ -27,6 +30,8 @@ interface Move {
   before?: (trx: Trx) => Promise<void>;
   /** Once the card moved (trust, the agent's memory, a delivery question's settlement). */
   after?: (trx: Trx) => Promise<void>;
+  /** The move is a decision: `card.decided` is recorded in its transaction and queued once it committed. */
+  decided?: { decision: CardDecided['decision']; at: number };
 }
 
 /** The verb is one the card offers now; otherwise 409 `invalid_action` with the actions it does offer. */
@@ -56,17 +61,12 @@ async function actOnCard(
     const done = await cardsRepository(trx).transition(accountId, id, move.guard, move.changes);
     if (!done) throw new InvalidAction((await cardsRepository(trx).find(accountId, id))?.actions ?? []);
     await move.after?.(trx);
-    return { result: done, targetId: id };
+    const event = move.decided ? await recordDecision(trx, card, move.decided.decision, 'person', actor, move.decided.at) : null;
+    return { result: { done, event }, targetId: id };
   });
-  return { card, moved };
+  if (moved.event) await queueEvents(deps, [moved.event]);
+  return { card, moved: moved.done };
 }
-
-/**
- * What a person's decision means outside the review queue (a workflow gate continues or a proposed
- * workflow goes live): called once the decision committed. The caller names it, because those areas
- * stand above review (docs/decisions/code-structure.md, "Areas and their layers").
- */
-export type AfterDecision = (card: Card, approved: boolean) => Promise<void>;
 
 /** What a chosen option means for shipped work, in the decision's transaction (shipping settles a delivery question). */
 export type SettleChoice = (trx: Trx, card: Card, choice: string) => Promise<void>;
@@ -118,7 +118,6 @@ export async function answerCard(
   accountId: string,
   id: string,
   body: AnswerBody,
-  after: AfterDecision,
   settle: SettleChoice,
 ): Promise<Answered> {
   const text = body.text?.trim() ? body.text : undefined;
@@ -136,6 +135,7 @@ export async function answerCard(
       // The version guard: a card revised since it was read is not the card the person approved.
       guard: { statuses: OPEN_STATUSES, version: card.version },
       changes: { status: 'resolved', resolvedAt: at, resolution, autoResolveAt: null, snoozedUntil: null },
+      decided: { decision: body.action, at },
       after: async (trx) => {
         if (choice) await settle(trx, card, choice);
         if (body.action === 'approve' && !text && card.version === 1 && card.kindOfWork && card.kindOfWork !== 'spend') {
@@ -145,7 +145,6 @@ export async function answerCard(
     };
   });
   if (!moved) return { ship: card };
-  if (body.action === 'approve') await after(card, true);
   return { ok: true as const, kind: card.kind, result: resolution };
 }
 
@@ -191,16 +190,9 @@ export async function snoozeCard(deps: ReviewDeps, actor: Actor, accountId: stri
  */
 const SEQUENCE_DISMISSED = 'a person dismissed the sequence';
 
-export async function dismissCard(
-  deps: ReviewDeps,
-  actor: Actor,
-  accountId: string,
-  id: string,
-  reason: string | undefined,
-  after: AfterDecision,
-) {
+export async function dismissCard(deps: ReviewDeps, actor: Actor, accountId: string, id: string, reason: string | undefined) {
   const resolution: Record<string, unknown> = {};
-  const { card } = await actOnCard(deps, actor, accountId, id, async (card) => {
+  await actOnCard(deps, actor, accountId, id, async (card) => {
     offers(card, 'dismiss');
     const at = Date.now();
     // A running sequence's first mail went out: dismissing it stops the follow-ups, and its resolution keeps what was sent.
@@ -215,6 +207,7 @@ export async function dismissCard(
     return {
       guard: { statuses: running ? ['sent'] : [...OPEN_STATUSES, 'needs_revision'] },
       changes: { status: 'dismissed', resolvedAt: at, resolution, autoResolveAt: null, snoozedUntil: null, revisionDueAt: null },
+      decided: { decision: 'dismiss', at },
       // The sequence's row stops here; the card says so in the resolution this move writes.
       before: async (trx) => {
         if (running) await sequencesRepository(trx).stop([stop], at);
@@ -225,6 +218,5 @@ export async function dismissCard(
       },
     };
   });
-  await after(card, false);
   return { ok: true as const, status: 'dismissed' as const, ...(resolution.proposal ? { proposal: 'cancelled' as const } : {}) };
 }

@@ -1,9 +1,11 @@
 import { cannotShip } from '../channels/registry.js';
 import { AppError, MailNotSettled, Rejected } from '../errors.js';
 import type { DecidedBy } from '../results/channel-events.js';
+import { queueEvents } from '../events/outbox.js';
 import { isMailCard } from './cards/card-shape.js';
 import { cardsRepository, type Card, type CardChanges } from './cards/cards.repository.js';
 import { outboundTexts, privateTextIn } from './cards/private-text.js';
+import { recordDecision } from './decisions.js';
 import { applyLadder } from './ladder.service.js';
 import type { ReviewDeps } from './review.types.js';
 import { scheduleAutoResolve } from './timer-jobs.js';
@@ -81,17 +83,23 @@ export async function resolveOnDeadline(
     }
   }
   const now = Date.now();
-  const done = await repo.transition(
-    accountId,
-    cardId,
-    { statuses: ['pending'], autoResolveAt: at },
-    {
-      status: 'resolved',
-      resolvedAt: now,
-      resolution: { action: 'approve', by: decidedBy, at: now },
-    },
-  );
-  return done ? 'resolved' : 'noop';
+  // The same decision as a person's approve: `card.decided` commits with it, so the same follow-ups run.
+  const event = await deps.db.transaction(async (trx) => {
+    const done = await cardsRepository(trx).transition(
+      accountId,
+      cardId,
+      { statuses: ['pending'], autoResolveAt: at },
+      {
+        status: 'resolved',
+        resolvedAt: now,
+        resolution: { action: 'approve', by: decidedBy, at: now },
+      },
+    );
+    return done ? recordDecision(trx, card, 'approve', decidedBy, null, now) : null;
+  });
+  if (!event) return 'noop';
+  await queueEvents(deps, [event]);
+  return 'resolved';
 }
 
 /** How many times an automatic send is tried while the mail service cannot be reached, before a person is asked. */

@@ -2,7 +2,7 @@ import type { Actor } from '../audit/audit.service.js';
 import type { Trx } from '../db.js';
 import { DELIVERY_QUESTION_SOURCE } from '../review/cards/card-shape.js';
 import type { Card } from '../review/cards/card.js';
-import { answerCard, type AfterDecision, type AnswerBody } from '../review/review.service.js';
+import { answerCard, type AnswerBody } from '../review/review.service.js';
 import type { ReviewDeps } from '../review/review.types.js';
 import { resolveOnDeadline, sweepTimers, type ShipApproved } from '../review/timers.service.js';
 import { settleByPerson } from './reconcile.service.js';
@@ -25,15 +25,15 @@ async function settleDeliveryAnswer(trx: Trx, card: Card, choice: string): Promi
 }
 
 /**
- * POST /review/{id}/answer: review's `answerCard` decides; an approve of work comes back unmoved, and
- * ships here through the fenced path (its claim is the approval), then the decision's follow-up runs.
+ * A person's answer (the API's POST /review/{id}/answer, and any other door's): review's `answerCard` decides; an
+ * approve of work comes back unmoved, and ships here through the fenced path (its claim is the approval, and records
+ * `card.decided`). What follows the decision is the event's handlers' business, never the caller's.
  */
-export async function answerAndShip(deps: ReviewDeps, actor: Actor, accountId: string, id: string, body: AnswerBody, after: AfterDecision) {
-  const answered = await answerCard(deps, actor, accountId, id, body, after, settleDeliveryAnswer);
+export async function answerAndShip(deps: ReviewDeps, actor: Actor, accountId: string, id: string, body: AnswerBody) {
+  const answered = await answerCard(deps, actor, accountId, id, body, settleDeliveryAnswer);
   if (!('ship' in answered)) return answered;
   const card = answered.ship;
   const shipped = await shipCard(deps, actor, card, { decidedBy: 'person' });
-  await after(card, true);
   // Held for its send window (a sequence's first mail): no send yet, so no send id; `sendAt` says when.
   const sent = 'sendId' in shipped ? { sendId: shipped.sendId } : { sendAt: shipped.sendAt };
   return { ok: true as const, kind: card.kind, result: { action: 'approve', by: 'person', at: Date.now(), ...sent } };

@@ -1,3 +1,5 @@
+import { type EventRef, queueEvents } from '../events/outbox.js';
+import { recordDecision } from '../review/decisions.js';
 import { auditedWrite, type Actor } from '../audit/audit.service.js';
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { ChannelAdapter, Shipped, Work } from '../channels/channel.types.js';
@@ -123,8 +125,9 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
   if (held) return held;
 
   let fence: Fence;
+  let decided: EventRef;
   try {
-    fence = await inTransaction(db, actor, cardId, async (trx) => {
+    [fence, decided] = await inTransaction(db, actor, cardId, async (trx) => {
       if (to && (await isBlocked(trx, accountId, to))) throw new Rejected(`${to} is on the block list; nothing was sent`);
       const guard = {
         statuses: ['pending', 'snoozed'],
@@ -137,7 +140,9 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
         snoozedUntil: null,
       });
       if (!claimed) throw new LostRace();
-      return fenceWork(trx, adapter, card, work, { step: 0, decidedBy: opts.decidedBy });
+      // The claim is the decision: `card.decided` commits with it, and is queued once the work was shipped.
+      const event = await recordDecision(trx, card, verb, opts.decidedBy, actor, Date.now());
+      return [await fenceWork(trx, adapter, card, work, { step: 0, decidedBy: opts.decidedBy }), event] as const;
     });
   } catch (err) {
     if (!(err instanceof LostRace)) throw err;
@@ -145,10 +150,11 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
   }
 
   const changed = opts.body !== undefined && opts.body !== draft.body;
+  // Queued after the service answered (what follows an approved experiment finds it started), whatever it answered.
   const providerId = await shipFenced(deps, adapter, fence, work, {
     unchanged: !changed && card.version === 1,
     ...(opts.whenNotSent ? { whenNotSent: opts.whenNotSent } : {}),
-  });
+  }).finally(() => queueEvents(deps, [decided]));
   if (card.kindOfWork === 'sequence') await queueNextStep(deps, accountId, cardId);
   return { ok: true, sendId: fence.id, status: 'sent', to, providerId, decidedBy: opts.decidedBy };
 }

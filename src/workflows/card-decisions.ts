@@ -1,36 +1,35 @@
-import type { Actor } from '../audit/audit.service.js';
+import { adminActor, type Actor } from '../audit/audit.service.js';
 import { NotFound } from '../errors.js';
-import type { AfterDecision } from '../review/review.service.js';
+import type { CardDecided, EventDeps, EventHandlers } from '../events/event-map.js';
 import { continueAfterGate } from './runs.service.js';
-import { deleteWorkflow, resumeWorkflow, type WorkflowDeps } from './workflows.service.js';
+import { deleteWorkflow, resumeWorkflow } from './workflows.service.js';
 
 /**
- * After a person's decision on a card committed (review's verbs call it, named by the API's handler):
- * a workflow gate continues (approve) or cancels (dismiss) its run; an agent-proposed workflow is
- * accepted (approve: it goes live) or dropped (dismiss). Other cards are not the workflows' business.
- * Each step is idempotent, so a retried request or a lost race changes nothing twice.
+ * The workflows' follow-up of `card.decided` (registered by the process that delivers events): a workflow gate
+ * continues (approve) or cancels (dismiss) its run; an agent-proposed workflow is accepted (approve: it goes live)
+ * or dropped (dismiss). Other cards are not the workflows' business. Each step is idempotent, so a redelivered
+ * event changes nothing twice.
  */
-export function onCardDecided(deps: WorkflowDeps, actor: Actor): AfterDecision {
-  return (card, approved) => followDecision(deps, actor, card, approved);
+export function registerWorkflowFollowUps(handlers: EventHandlers): void {
+  handlers.on('card.decided', 'workflows', followDecision);
 }
 
-async function followDecision(
-  deps: WorkflowDeps,
-  actor: Actor,
-  card: { id: string; sourceType: string; payload: Record<string, unknown> },
-  approved: boolean,
-): Promise<void> {
-  if (card.sourceType === 'workflow_gate') {
-    await continueAfterGate(deps, card.id, approved);
+async function followDecision(deps: EventDeps, e: CardDecided): Promise<void> {
+  const approved = e.decision === 'approve';
+  if (!approved && e.decision !== 'dismiss') return;
+  if (e.sourceType === 'workflow_gate') {
+    await continueAfterGate(deps, e.cardId, approved);
     return;
   }
-  const workflowId = card.sourceType === 'workflow_proposal' ? card.payload.workflowId : undefined;
+  const workflowId = e.sourceType === 'workflow_proposal' ? e.payload.workflowId : undefined;
   if (typeof workflowId !== 'string') return;
+  // The person's token audits the change; a decision no person made is audited as the system's.
+  const actor: Actor = e.actor ?? adminActor(e.accountId, `card.decided by ${e.decidedBy}`);
   try {
     if (approved) await resumeWorkflow(deps, actor, workflowId);
     else await deleteWorkflow(deps, actor, workflowId);
   } catch (err) {
-    // Already deleted by someone else: nothing left to accept or drop.
+    // Already deleted (by someone else, or by this follow-up's earlier run): nothing left to accept or drop.
     if (!(err instanceof NotFound)) throw err;
   }
 }

@@ -231,7 +231,19 @@ function view(run: RunState): RunView {
  * decision on the run and queues the run to move on. A card that is not a gate is ignored.
  */
 export async function continueAfterGate(deps: Pick<AgentDeps, 'db' | 'queues'>, cardId: string, approved: boolean): Promise<void> {
-  const runId = await decideGate(deps.db, cardId, approved);
+  const runId = (await decideGate(deps.db, cardId, approved)) ?? (approved ? await approvedGateWaiting(deps.db, cardId) : null);
   if (!runId || !approved) return;
+  // Keyed by the gate: while one advance waits or runs, a repeat adds nothing; advancing twice is harmless.
   await enqueue(deps.queues, workflowAdvance, { runId }, { why: 'gate', cardId });
+}
+
+/**
+ * The run of a gate already approved whose step has not started: a follow-up that died between deciding the
+ * gate and queueing the advance finds it here when it runs again, and queues the advance it missed.
+ */
+async function approvedGateWaiting(db: Db, cardId: string): Promise<string | null> {
+  const runId = await gateRunId(db, cardId);
+  const run = runId ? await runsRepository(db).load(runId) : null;
+  if (!run || TERMINAL.includes(run.status)) return null;
+  return run.steps.some((s) => s.cardId === cardId && s.outcome === 'pending') ? run.id : null;
 }

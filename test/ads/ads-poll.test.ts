@@ -21,7 +21,12 @@ afterAll(async () => {
 });
 
 const connect = (accountId: string) =>
-  connectProvider(env.deps.db, { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  connectProvider(
+    env.deps.db,
+    env.config.sealing,
+    { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key },
+    Date.now(),
+  );
 const adsEvents = (accountId: string) =>
   env.deps
     .db('channel_events')

@@ -6,6 +6,7 @@ import { storeInbound } from '../../src/inbound/intake.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { completion, llmEnv, type startFakeLlm } from '../helpers/fake-llm.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 
 // The LLM brain drives both experiment tools through the chat-completions stand-in: it proposes a subject test, the
@@ -49,6 +50,7 @@ function scriptCall(id: string, name: string, args: unknown, answer = 'Done.') {
 
 async function answer(token: string, cardId: string, action: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action });
+  await runFollowUps(env.deps);
   expect(res.status).toBe(200);
 }
 

@@ -1,3 +1,4 @@
+import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { FAILURES } from '../../src/agent/agent.types.js';
@@ -40,14 +41,14 @@ describe('recovering a turn whose worker died', () => {
   it(`queues it again and it replies, up to ${MAX_TURN_ATTEMPTS} claims`, async () => {
     const { accountId, tokenId } = await env.tenant();
     const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS - 1);
-    await drainAccount(env.deps, accountId, log);
+    await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(id)).toMatchObject({ status: 'replied', attempts: MAX_TURN_ATTEMPTS, failure: null });
   });
 
   it(`fails it after ${MAX_TURN_ATTEMPTS} claims, without telling the client to send it again`, async () => {
     const { accountId, tokenId, token } = await env.tenant();
     const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS);
-    await drainAccount(env.deps, accountId, log);
+    await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.workerLost, interrupted: false });
     const res = await env.api().get(`/api/v1/agent/messages/${id}`).set(auth(token));
     expect(res.body.message.failure).toBe(FAILURES.workerLost);
@@ -57,7 +58,7 @@ describe('recovering a turn whose worker died', () => {
   it('fails, without running it again, a turn whose counted steps were not recorded (orphaned across the upgrade)', async () => {
     const { accountId, tokenId } = await env.tenant();
     const id = await orphan(accountId, tokenId, 1, { steps_done: 1 });
-    await drainAccount(env.deps, accountId, log);
+    await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
     expect(await env.deps.db('agent_replies').where({ turn_id: id })).toEqual([]);
   });
@@ -69,7 +70,7 @@ describe('recovering a turn whose worker died', () => {
       recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'never mind' }),
     );
     expect((await turnRow(id)).interrupt_requested_at).not.toBeNull();
-    await drainAccount(env.deps, accountId, log);
+    await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', interrupted: true, failure: FAILURES.interrupted });
     expect(await turnRow(later.id)).toMatchObject({ status: 'replied' });
   });
@@ -108,7 +109,7 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
     );
     expect(await status(token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
     const sent = await env.api().post('/api/v1/agent/messages').set(auth(token)).send({ text: 'hello' });
-    await drainAccount(env.deps, accountId, log);
+    await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(sent.body.requestId)).toMatchObject({ status: 'replied' });
     expect(await status(token)).toMatchObject({ running: false, pendingWakes: 1 });
   });

@@ -1,3 +1,4 @@
+import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/agent.service.js';
 import { drainAccount } from '../../src/agent/turn-runner.js';
@@ -100,10 +101,10 @@ describe('turn statements', () => {
     const { turn } = await buildTurn(env.deps.db, env.config, accountId, { text: 'wait your turn' });
     await withAccountLock(env.deps.db, accountId, async () => {
       // The drain's lock attempt and first claim go as one query: the claim must not run without the lock.
-      expect(await drainAccount(env.deps, accountId, env.deps.logger)).toBe(0);
+      expect(await drainAccount(env.deps, accountId, env.deps.logger, agentDoors)).toBe(0);
       expect((await env.deps.db('agent_turns').where({ id: turn.id }).first()).status).toBe('queued');
     });
-    expect(await drainAccount(env.deps, accountId, env.deps.logger)).toBe(1);
+    expect(await drainAccount(env.deps, accountId, env.deps.logger, agentDoors)).toBe(1);
     expect((await env.deps.db('agent_turns').where({ id: turn.id }).first()).status).toBe('replied');
   });
 

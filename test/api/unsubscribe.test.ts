@@ -3,7 +3,7 @@ import { isBlocked } from '../../src/blocklist/blocklist.service.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import { redactUrl } from '../../src/logger.js';
 import { unsubscribeUrl } from '../../src/mail/outbound.js';
-import { threadsRepository } from '../../src/mail/threads.repository.js';
+import { sentThread } from '../helpers/sent-thread.js';
 import { getResults } from '../../src/results/results.service.js';
 import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -143,7 +143,7 @@ describe('POST /u/{token}', () => {
     });
     const sent = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(sent.status).toBe(200);
-    const thread = (await threadsRepository(env.deps.db).bySend(sent.body.sendId))!;
+    const thread = (await sentThread(env.deps.db, env.config, sent.body.sendId))!;
     const url = new URL(unsubscribeUrl(env.deps.config, thread.replyToken));
     expect(url.origin).toBe('https://agent.example.test');
     expect((await oneClick(url.pathname)).status).toBe(200);

@@ -35,6 +35,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'tracing',
     // experiments: the statistics of agent-run experiments (assignment, power, stopping rule), pure and self-contained.
     'experiments',
+    // events: the typed map of cross-area events, their outbox and its delivery; the areas that care register handlers.
+    'events',
   ],
   // memory: the agent's notes, read by the private-text check wherever work leaves and written by the agent and dismissals.
   ['accounts', 'audit', 'results', 'secrets', 'memory'],

@@ -35,6 +35,8 @@ const inbound = services.inbound!;
 
 // These tests start the service (tsx start-up, migrations): slow on a loaded 2-core machine.
 const SLOW = 180_000;
+/** The image runs with NODE_ENV=production, which needs a sealing key from outside the database. */
+const SEALING = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
 
 let env: TestEnv;
 let dir: string;
@@ -69,7 +71,13 @@ describe('the image', { timeout: SLOW }, () => {
   it("the Dockerfile's CMD, run from the repository with NODE_ENV=production, serves /healthz on the pinned Node", async () => {
     expect(imageCmd).toEqual(['node', '--import', 'tsx', 'bin/start.ts', 'all']);
     expect(dockerfile).toMatch(/^ENV NODE_ENV=production$/m);
-    const proc = startCommand(imageCmd, { ...envFor(env.config), NODE_ENV: 'production', PORT: '0', LOG_LEVEL: 'info' });
+    const proc = startCommand(imageCmd, {
+      ...envFor(env.config),
+      NODE_ENV: 'production',
+      SEALING_KEYS: SEALING,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    });
     try {
       const port = await proc.port(90_000);
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -90,6 +98,7 @@ describe('the image', { timeout: SLOW }, () => {
     const proc = startCommand(workers.command!, {
       ...envFor(env.config),
       NODE_ENV: 'production',
+      SEALING_KEYS: SEALING,
       LOG_LEVEL: 'info',
       WORKER_HEARTBEAT_FILE: file,
     });
@@ -116,6 +125,7 @@ describe('the image', { timeout: SLOW }, () => {
     const proc = startCommand(inbound.command!, {
       ...envFor(env.config),
       NODE_ENV: 'production',
+      SEALING_KEYS: SEALING,
       LOG_LEVEL: 'info',
       INBOUND_SMTP_PORT: String(port),
     });

@@ -10,6 +10,7 @@ import { setApproval } from '../../src/review/approval.service.js';
 import { sweepCards } from '../../src/shipping/after-approval.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 
 // An experiment on an ad, in-process against the local ad-platform bridge (a real HTTP server on loopback): proposed
@@ -66,6 +67,7 @@ async function adsAccount() {
 async function approve(token: string, cardId: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
   expect(res.status).toBe(200);
+  await runFollowUps(env.deps);
 }
 
 const cards = (accountId: string, sourceType: string) =>
@@ -237,6 +239,7 @@ describe('an experiment on an ad', () => {
     const [adCard] = await cards(accountId, 'ad_test');
     const res = await env.api().post(`/api/v1/review/${adCard.id}/dismiss`).set(auth(token)).send({});
     expect(res.status).toBe(200);
+    await runFollowUps(env.deps);
     const repo = experimentsRepository(env.deps.db);
     expect(await lookAtExperiment(env.deps.db, (await repo.get(accountId, id))!, Date.now(), 0)).toBe('stopped');
     expect(await repo.get(accountId, id)).toMatchObject({ status: 'no_winner' });

@@ -10,6 +10,7 @@ import { answered, INTERESTED, replyMime } from '../helpers/mail-reply.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { type ReceivedMail, smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 
 /**
@@ -131,6 +132,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       expect(proposal.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });
       expect(proposal.body.item.prompt).toContain('Stopping rule:');
       expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+      await runFollowUps(env.deps);
 
       // The maintenance pass drafts, the card sweep sends, replies come back; the pass decides.
       const repo = experimentsRepository(db);
@@ -213,6 +215,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       expect(
         (await env.api().post(`/api/v1/review/${decided.resultCardId}/answer`).set(auth(token)).send({ action: 'approve' })).status,
       ).toBe(200);
+      await runFollowUps(env.deps);
       expect(await repo.defaultFor(accountId, 'mail_subject', 'Onboarding')).toBe(CHALLENGER);
       // A later draft about the topic, by the agent's ship tool, starts from the adopted subject and says so.
       const asked = await env

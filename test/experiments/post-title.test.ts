@@ -9,6 +9,7 @@ import { sweepCards } from '../../src/shipping/after-approval.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { approve, auth, siteToken } from '../content/helpers.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 
 // An experiment on a blog post's title, in-process through the real express app: proposed through the agent's tool,
 // started by approving its card (which files ONE blog_post card), the post published by approving that card, read by
@@ -61,6 +62,7 @@ describe('an experiment on a blog post title', () => {
 
     // Approving the experiment files ONE blog_post card (the maintenance pass files no other); nothing is published yet.
     expect((await approve(env, t.token, card.id)).status).toBe(200);
+    await runFollowUps(env.deps);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(t.accountId, id))!;
     expect(e.status).toBe('running');
@@ -73,6 +75,7 @@ describe('an experiment on a blog post title', () => {
     expect((await list()).body.posts).toEqual([]);
 
     expect((await approve(env, t.token, blogCards[0].id)).status).toBe(200);
+    await runFollowUps(env.deps);
     const posts = (await list()).body.posts as { slug: string; title: string }[];
     expect(posts.map((p) => p.title)).toEqual([TITLES[0]]);
     expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
@@ -188,6 +191,7 @@ describe('an experiment on a blog post title', () => {
 
     // Adopted: the post is updated through the blog path; every reader, with or without an id, sees B.
     expect((await approve(env, t.token, winner.id)).status).toBe(200);
+    await runFollowUps(env.deps);
     await sweepCards(env.deps);
     expect((await repo.get(t.accountId, id))!.adoptedAt).not.toBeNull();
     expect((await list()).body.posts.map((p: { title: string }) => p.title)).toEqual([TITLES[1]]);
@@ -210,10 +214,12 @@ describe('an experiment on a blog post title', () => {
       const id = /experiment (exp_\S+)/.exec(out.result)![1]!;
       const [card] = (await cards(t.accountId, 'experiment')).filter((c) => c.payload.experimentId === id);
       expect((await approve(env, t.token, card.id)).status).toBe(200);
+      await runFollowUps(env.deps);
       return { id, blogCard: postCardId(t.accountId, id) };
     };
     const { id, blogCard } = await propose({ metric: 'conversion_rate' });
     expect((await approve(env, t.token, blogCard)).status).toBe(200);
+    await runFollowUps(env.deps);
     const [post] = (await env.api().get('/api/v1/content/posts').set(auth(site))).body.posts;
     const links: string[] = [];
     for (const reader of ['buyer', 'browser']) {
@@ -249,6 +255,7 @@ describe('an experiment on a blog post title', () => {
     // Its blog card dismissed, the post never goes out: no reader can come, nothing is pending.
     const other = await propose({});
     const dismissed = await env.api().post(`/api/v1/review/${other.blogCard}/dismiss`).set(auth(t.token)).send({});
+    await runFollowUps(env.deps);
     expect(dismissed.status).toBe(200);
     const o = (await repo.get(t.accountId, other.id))!;
     expect((await repo.counts(o, Date.now())).pending).toBe(0);

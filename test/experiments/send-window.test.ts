@@ -16,6 +16,7 @@ import { sendCard } from '../../src/shipping/ship-card.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 
 // A send-window experiment below the API where time matters: its windows are set around the real clock (A open now,
@@ -118,6 +119,7 @@ describe('a send-window experiment', () => {
     const proposal = await env.deps.db('review_cards').where({ account_id: accountId, id: out.cardId }).first();
     expect(proposal.prompt).toContain("Each contact's mail is drafted while its variant's window is open and goes out only inside it");
     expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    await runFollowUps(env.deps);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(accountId, out.id))!;
     expect(e.plan.variants.map((v) => v.value)).toEqual([`${A} ${ZONE}`, `${B} ${ZONE}`]);
@@ -234,6 +236,7 @@ describe('a send-window experiment', () => {
 
     // Approved, the window is the topic's default: a later mail about it carries it, and is held until it opens.
     expect((await env.api().post(`/api/v1/review/${winner.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    await runFollowUps(env.deps);
     expect(await repo.defaultFor(accountId, 'send_window', 'Onboarding')).toBe(`${B} ${ZONE}`);
     const later = await withAdoptedDefaults(
       { db: env.deps.db, accountId, turnId: 'turn_none', fromOutside: false, config: env.deps.config },

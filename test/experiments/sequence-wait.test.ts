@@ -14,6 +14,7 @@ import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { answered, INTERESTED, replyMime } from '../helpers/mail-reply.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 
 // A sequence step's wait as the thing an experiment varies (`sequence_wait`), below the API but through the real paths:
@@ -56,6 +57,7 @@ async function contacts(accountId: string, n: number, tag: string) {
 async function answer(token: string, cardId: string, action = 'approve') {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action });
   expect(res.status).toBe(200);
+  await runFollowUps(env.deps);
 }
 
 /** A contact's reply to the last mail it got, stored as a MIME message and run through the inbound path. */

@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../../src/db.js';
 import { newId } from '../../src/ids.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import type { UpsertLeadInput } from '../../src/leads/leads.types.js';
-import { threadsRepository, type Thread } from '../../src/mail/threads.repository.js';
+import { hashReplyToken, threadsRepository, type Thread } from '../../src/mail/threads.repository.js';
 import { cardsRepository, type Card, type NewCard } from '../../src/review/cards/cards.repository.js';
 import type { Deps } from '../../src/deps.js';
 import { createHook } from '../../src/webhooks/webhooks.service.js';
@@ -98,11 +98,15 @@ export async function buildLead(
  * A shipped mail's thread row as the shipping path writes it (its card a `mail_draft`), so a reply or a
  * bounce has something to find. `to` defaults to the card's recipient; the token and Message-ID are unique.
  */
-export async function buildThread(db: Db, accountId: string, overrides: Partial<Thread> = {}): Promise<Thread> {
+export async function buildThread(
+  db: Db,
+  accountId: string,
+  overrides: Partial<Thread & { replyToken: string }> = {},
+): Promise<Thread & { replyToken: string }> {
   const cardId = overrides.cardId ?? (await buildCard(db, accountId, 'mail_draft')).id;
   const sendId = overrides.sendId ?? newId('send');
   const token = newId('rt').slice(3).toLowerCase();
-  const thread: Thread = {
+  const thread = {
     sendId,
     accountId,
     cardId,
@@ -116,7 +120,7 @@ export async function buildThread(db: Db, accountId: string, overrides: Partial<
     ...overrides,
   };
   await threadsRepository(db).insert(thread);
-  return thread;
+  return { ...thread, tokenHash: hashReplyToken(thread.replyToken) };
 }
 
 /** A contacted lead at acme.test whose contact jane@acme.test was sent one mail: the thread a reply or bounce finds. */

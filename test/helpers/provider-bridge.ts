@@ -39,7 +39,12 @@ export function capturedLines(): { lines: string[]; sink: Writable } {
 /** A new account (all-scopes token) connected to `bridge` for `kind`. */
 export async function connectedTenant(env: TestEnv, bridge: { url: string; key: string }, kind: ConnectionKind) {
   const t = await env.tenant();
-  await connectProvider(env.deps.db, { accountId: t.accountId, kind, transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  await connectProvider(
+    env.deps.db,
+    env.config.sealing,
+    { accountId: t.accountId, kind, transport: 'http', url: bridge.url, key: bridge.key },
+    Date.now(),
+  );
   return t;
 }
 

@@ -85,7 +85,7 @@ const providerSays = (raw: Buffer, verdict: string) =>
   );
 const PASS_ACME = 'dkim=pass header.i=@acme.test header.s=s2026 header.b=Xq3vB9k1;\r\n\tdmarc=pass (p=REJECT) header.from=acme.test';
 const withHeader = (raw: Buffer, line: string) => edit(raw, (s) => s.replace(/\r\nDate: /, `\r\n${line}\r\nDate: `));
-const toToken = (raw: Buffer, t: Thread) =>
+const toToken = (raw: Buffer, t: { replyToken: string }) =>
   edit(raw, (s) => s.replace('To: sam@growthco.example', `To: Sam Lee <reply+${t.replyToken}@localhost>`));
 
 describe('through the inbound URL', () => {
@@ -113,8 +113,8 @@ describe('through the inbound URL', () => {
   it('the same with our Message-ID in In-Reply-To, our reply address, or the provider passing acme.test: opted out', async () => {
     const forged = mailFixture('forged-unsubscribe');
     for (const [proof, make] of [
-      ['message-id', (t: Thread) => withHeader(forged, `In-Reply-To: ${t.messageId}`)],
-      ['token', (t: Thread) => toToken(forged, t)],
+      ['message-id', (t: Thread & { replyToken: string }) => withHeader(forged, `In-Reply-To: ${t.messageId}`)],
+      ['token', (t: Thread & { replyToken: string }) => toToken(forged, t)],
       ['sender-authentication', () => providerSays(forged, PASS_ACME)],
     ] as const) {
       const w = await world();
@@ -165,7 +165,10 @@ describe('through the inbound URL', () => {
   it('the same report with our original Message-ID, or passed by the provider for acme.test: jane bounced', async () => {
     const dsn = mailFixture('forged-dsn');
     for (const [proof, make] of [
-      ['message-id', (t: Thread) => edit(dsn, (s) => s.replace('<4d1f0c9e-made-up@growthco.example>', t.messageId))],
+      [
+        'message-id',
+        (t: Thread & { replyToken: string }) => edit(dsn, (s) => s.replace('<4d1f0c9e-made-up@growthco.example>', t.messageId)),
+      ],
       ['sender-authentication', () => providerSays(dsn, PASS_ACME)],
     ] as const) {
       const w = await world();

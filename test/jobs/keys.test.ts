@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentTurn } from '../../src/jobs/agent-turns.js';
-import { cardAutoResolve, cardRevise, cardRevisionReturn, cardSweep, cardWake } from '../../src/jobs/card-timers.js';
+import { cardAutoResolve, cardRevise, cardRevisionReturn, cardSweep, cardWake, eventDeliver } from '../../src/jobs/card-timers.js';
 import { JOBS } from '../../src/jobs/catalog.js';
 import { mailReconcile, mailSweep } from '../../src/jobs/mail-sends.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance.js';
@@ -20,6 +20,7 @@ describe('job keys come from the job contracts', () => {
     expect(cardRevisionReturn.key({ accountId: 'a', cardId: 'card_1', turnId: 't' }, { version: 4 })).toBe(
       'card-revision-return-card_1-v4',
     );
+    expect(eventDeliver.key({ accountId: 'a', eventId: 'evt_1' })).toBe('event-evt_1');
     expect(mailReconcile.key({ accountId: 'a', sendId: 'send_1' }, { attempt: 2 })).toBe('mail-reconcile-send_1-2');
     expect(webhookEvent.key({ deliveryId: 'dlv_1' })).toBe('whk-dlv_1');
     expect(workflowAdvance.key({ runId: 'run_1' }, { why: 'gate', cardId: 'card_2' })).toBe('wfadv-run_1-card_2');

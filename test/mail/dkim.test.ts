@@ -95,7 +95,7 @@ describe('mail dkim generate', () => {
     expect(row.private_key_sealed).toMatch(/^v1\./);
     expect(row.private_key_sealed).not.toContain('PRIVATE KEY');
     // The private key (kept sealed) is in neither output, not even a line of it.
-    const privateKey = await unseal(env.deps.db, row.private_key_sealed);
+    const privateKey = await unseal(env.deps.db, env.config.sealing, row.private_key_sealed);
     expect(privateKey).toContain('BEGIN PRIVATE KEY');
     const keyLines = privateKey.split('\n').filter((l) => l.length > 40);
     for (const text of [out.stdout, out.stderr]) {
@@ -159,7 +159,7 @@ describe('signed mail', () => {
 
   it('a reply signs In-Reply-To and References too', async () => {
     const dir = await mailDir();
-    const transport = localTransport(dir, dkimSigner(env.deps.db));
+    const transport = localTransport(dir, dkimSigner(env.deps.db, env.config.sealing));
     await transport.send(
       {
         from: `agent@${SENDING_DOMAIN}`,
@@ -180,7 +180,7 @@ describe('signed mail', () => {
   it('rotation: a new selector signs beside the old one until the old key is removed; other domains go out unsigned', async () => {
     const domain = 'rotate.acme-dkim.test';
     const dir = await mailDir();
-    const transport = localTransport(dir, dkimSigner(env.deps.db));
+    const transport = localTransport(dir, dkimSigner(env.deps.db, env.config.sealing));
     const send = async (key: string, from = `agent@${domain}`) => {
       await transport.send({ from, to: 'bob@example.org', subject: 'Rotation', text: 'Hi' }, key);
       return readFile(path.join(dir, `${key}.eml`), 'utf8');
@@ -220,7 +220,7 @@ describe('signed mail', () => {
     await generate(domain, 'b1');
     await env.deps.db('dkim_keys').where({ domain }).update({ private_key_sealed: 'v1.AAAA.AAAA.AAAA' });
     const dir = await mailDir();
-    const transport = localTransport(dir, dkimSigner(env.deps.db));
+    const transport = localTransport(dir, dkimSigner(env.deps.db, env.config.sealing));
     const failed = await transport
       .send({ from: `agent@${domain}`, to: 'bob@example.org', subject: 'x', text: 'y' }, 'mail-broken')
       .catch((e) => e);

@@ -6,7 +6,8 @@ import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import { httpTransport } from '../../src/mail/http.transport.js';
 import { localTransport } from '../../src/mail/local.transport.js';
-import { threadsRepository, type Thread } from '../../src/mail/threads.repository.js';
+import type { Thread } from '../../src/mail/threads.repository.js';
+import { sentThread } from '../helpers/sent-thread.js';
 import { adminCall, envFor } from '../helpers/env.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -37,7 +38,7 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
 });
 
 interface Sent {
-  thread: Thread;
+  thread: Thread & { replyToken: string };
   envelopeFrom: string;
   from: string;
   leadId: string;
@@ -54,7 +55,7 @@ async function send(account: { accountId: string; token: string }, to: string, s
   });
   const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(account.token)).send({});
   expect(res.status).toBe(200);
-  const thread = (await threadsRepository(env.deps.db).bySend(res.body.sendId))!;
+  const thread = (await sentThread(env.deps.db, env.config, res.body.sendId))!;
   const got = smtp.received.find((m) => m.raw.includes(`Subject: ${subject}`))!;
   const parsed = await simpleParser(got.raw);
   const from = parsed.from!.value[0]!;
@@ -84,7 +85,7 @@ async function bounces(token: string): Promise<number | null> {
 }
 
 /** The VERP fixture (a Postfix DSN that quotes nothing of the original) for this thread, naming `recipient` as failed. */
-const verpDsn = (thread: Thread, recipient = thread.to) =>
+const verpDsn = (thread: Thread & { replyToken: string }, recipient = thread.to) =>
   Buffer.from(
     mailFixture('postfix-dsn-verp', { replyToken: thread.replyToken }).toString('latin1').replaceAll('jane@acme.test', recipient),
     'latin1',

@@ -4,7 +4,8 @@ import { describe, expect } from 'vitest';
 import { getLead } from '../../src/leads/leads.service.js';
 import { localTransport } from '../../src/mail/local.transport.js';
 import { REPLY_TOKEN } from '../../src/mail/outbound.js';
-import { threadsRepository, type Thread } from '../../src/mail/threads.repository.js';
+import type { Thread } from '../../src/mail/threads.repository.js';
+import { sentThread } from '../helpers/sent-thread.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
@@ -48,7 +49,7 @@ async function receivedWith(subject: string): Promise<ParsedMail> {
   return simpleParser(mail.raw);
 }
 
-function expectThreadHeaders(m: ParsedMail, thread: Thread) {
+function expectThreadHeaders(m: ParsedMail, thread: Thread & { replyToken: string }) {
   const t = thread.replyToken;
   expect(m.messageId).toBe(thread.messageId);
   expect(m.replyTo?.value.map((a) => a.address)).toEqual([`reply+${t}@${DOMAIN}`]);
@@ -61,7 +62,7 @@ describe('a mail shipped over SMTP', () => {
     const { res, accountId, card } = await sendMailCard('Jane Doe <Jane@Acme.test>', 'subject-headers');
     expect(res.status).toBe(200);
     const sendId: string = res.body.sendId;
-    const thread = await threadsRepository(env.deps.db).bySend(sendId);
+    const thread = await sentThread(env.deps.db, env.config, sendId);
     expect(thread).toMatchObject({
       accountId,
       cardId: card.id,
@@ -74,14 +75,15 @@ describe('a mail shipped over SMTP', () => {
     expect(thread!.replyToken.length).toBeGreaterThanOrEqual(22);
     expect(thread!.messageId).toBe(`<mail-${sendId}@${DOMAIN}>`);
     const fence = await env.deps.db('mail_sends').where({ id: sendId }).first();
-    expect(fence.details).toMatchObject({ replyToken: thread!.replyToken, messageId: thread!.messageId });
+    expect(fence.details).toMatchObject({ replyTokenSealed: expect.stringMatching(/^v[12]\./), messageId: thread!.messageId });
+    expect(JSON.stringify(fence.details)).not.toContain(thread!.replyToken);
     expectThreadHeaders(await receivedWith('subject-headers'), thread!);
   });
 
   it('gives every send its own token and Message-ID', async () => {
     const a = await sendMailCard('a@acme.test', 'subject-own-a');
     const b = await sendMailCard('b@acme.test', 'subject-own-b');
-    const [ta, tb] = await Promise.all([a, b].map((s) => threadsRepository(env.deps.db).bySend(s.res.body.sendId)));
+    const [ta, tb] = await Promise.all([a, b].map((s) => sentThread(env.deps.db, env.config, s.res.body.sendId)));
     expect(ta!.replyToken).not.toBe(tb!.replyToken);
     expect(ta!.messageId).not.toBe(tb!.messageId);
   });
@@ -96,7 +98,7 @@ describe('a mail shipped over SMTP', () => {
     const m = await receivedWith('subject-re');
     expect(m.inReplyTo).toBe('<their-1@globex.test>');
     expect(m.references).toBe('<their-1@globex.test>');
-    expectThreadHeaders(m, (await threadsRepository(env.deps.db).bySend(res.body.sendId))!);
+    expectThreadHeaders(m, (await sentThread(env.deps.db, env.config, res.body.sendId))!);
   });
 
   it("finds the account's lead by the contact's address and marks it contacted once the send settles", async () => {
@@ -113,7 +115,7 @@ describe('a mail shipped over SMTP', () => {
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(200);
-    expect((await threadsRepository(env.deps.db).bySend(res.body.sendId))?.leadId).toBe(lead.id);
+    expect((await sentThread(env.deps.db, env.config, res.body.sendId))?.leadId).toBe(lead.id);
     expect((await getLead(env.deps.db, accountId, lead.id)).status).toBe('contacted');
   });
 
@@ -141,8 +143,8 @@ describe('a mail shipped over SMTP', () => {
     expect(again.status).toBe(200);
     const threads = await env.deps.db('mail_threads').where({ card_id: first.card.id });
     expect(threads).toHaveLength(2);
-    expect(new Set(threads.map((t: { reply_token: string }) => t.reply_token)).size).toBe(2);
-    const sent = (await threadsRepository(env.deps.db).bySend(again.body.sendId))!;
+    expect(new Set(threads.map((t: { reply_token_hash: string }) => t.reply_token_hash)).size).toBe(2);
+    const sent = (await sentThread(env.deps.db, env.config, again.body.sendId))!;
     expect(smtp.received.filter((m) => m.raw.includes('subject-refused'))).toHaveLength(1);
     expectThreadHeaders(await receivedWith('subject-refused'), sent);
   });
@@ -154,7 +156,7 @@ describe('a mail whose answer was lost, re-shipped by reconciliation over the HT
       THREAD_ENV,
       { to: 'lost@acme.test', subject: 'subject-lost', body: 'Hi' },
       async ({ http, provider, fence, cardId, tries }) => {
-        const thread = (await threadsRepository(http.deps.db).bySend(fence.id))!;
+        const thread = (await sentThread(http.deps.db, http.deps.config, fence.id))!;
         const t = thread.replyToken;
         for (const p of tries) {
           expect(p.body).toMatchObject({

@@ -149,7 +149,7 @@ describe('sending through Postfix', () => {
   it('a sent card reaches the mailbox once, DKIM-signed, with its Message-ID, Reply-To token, one-click List-Unsubscribe', async () => {
     ensureOpendkim();
     // The From domain's key, as an operator makes it; the TXT record it printed is what DNS would publish.
-    const key = await generateDkimKey(env.deps.db, INBOUND_DOMAIN, 'postfix1');
+    const key = await generateDkimKey(env.deps.db, env.config.sealing, INBOUND_DOMAIN, 'postfix1');
     const w = await world(MAILBOX_DOMAIN, [ALICE]);
     const res = await draftAndSend(w, ALICE, 'a note for the mailbox');
     expect(res.status).toBe(200);

@@ -9,6 +9,7 @@ import { raiseTrust } from '../../src/review/trust.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
+import { sentThread } from '../helpers/sent-thread.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
@@ -205,9 +206,10 @@ describe('a DSN that comes back through the inbound listener', () => {
     const w = await world('jane@acme.test');
     const c = await mailCard(w, 'subject-delayed');
     expect((await send(w, c.id)).status).toBe(200);
-    const thread = await env.deps.db('mail_threads').where({ card_id: c.id }).first();
-    const raw = mailFixture('postfix-dsn-delayed', { replyToken: thread.reply_token, messageId: thread.message_id });
-    const answer = await smtpSend(inbound.port, { from: '', to: [`bounces+${thread.reply_token}@localhost`], raw });
+    const row = await env.deps.db('mail_threads').where({ card_id: c.id }).first('send_id');
+    const thread = (await sentThread(env.deps.db, env.config, row.send_id))!;
+    const raw = mailFixture('postfix-dsn-delayed', { replyToken: thread.replyToken, messageId: thread.messageId });
+    const answer = await smtpSend(inbound.port, { from: '', to: [`bounces+${thread.replyToken}@localhost`], raw });
     expect(answer.code).toBe(250);
     await until(async () => {
       const r = await env.deps.db('inbound_messages').where({ account_id: w.accountId }).first();

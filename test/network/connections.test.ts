@@ -56,7 +56,7 @@ describe('admin CLI: channel connect, list, disconnect', () => {
     // Kept sealed: the row does not hold it in clear, and the adapter's read gives it back.
     const row = await env.deps.db('provider_connections').where({ account_id: t.accountId }).first();
     expect(JSON.stringify(row)).not.toContain(SECRET);
-    expect((await openConnection(env.deps.db, t.accountId, 'network'))?.key).toBe(SECRET);
+    expect((await openConnection(env.deps.db, env.config.sealing, t.accountId, 'network'))?.key).toBe(SECRET);
     // /results reports the network channel from now on.
     const results = await env.api().get('/api/v1/results').set(auth(t.token));
     expect(results.body.results.network.available).toBe(true);
@@ -90,8 +90,11 @@ describe('admin CLI: channel connect, list, disconnect', () => {
         ],
       },
     });
-    expect(await openConnection(env.deps.db, t.accountId, 'network')).toMatchObject({ key: 'new-key', pollCursor: null });
-    expect((await openConnection(env.deps.db, t.accountId, 'ads'))?.key).toBe('ads-key');
+    expect(await openConnection(env.deps.db, env.config.sealing, t.accountId, 'network')).toMatchObject({
+      key: 'new-key',
+      pollCursor: null,
+    });
+    expect((await openConnection(env.deps.db, env.config.sealing, t.accountId, 'ads'))?.key).toBe('ads-key');
   });
 
   it('refuses bad input with one line naming the flag and the rule', async () => {

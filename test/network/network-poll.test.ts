@@ -30,7 +30,12 @@ afterAll(async () => {
 });
 
 const connect = (accountId: string, bridge: ProviderBridgeStandIn) =>
-  connectProvider(env.deps.db, { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  connectProvider(
+    env.deps.db,
+    env.config.sealing,
+    { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key },
+    Date.now(),
+  );
 const networkEvents = (accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'ref_id');
 

@@ -44,7 +44,12 @@ afterAll(async () => {
 });
 
 const connectAds = (accountId: string) =>
-  connectProvider(env.deps.db, { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+  connectProvider(
+    env.deps.db,
+    env.config.sealing,
+    { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key },
+    Date.now(),
+  );
 
 /** The bridge's shipments and POSTs under one key. */
 const at = (key: string) => ({

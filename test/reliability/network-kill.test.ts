@@ -56,7 +56,12 @@ async function startWorker(): Promise<ChildProcess> {
 describe('kill -9 of the worker shipping network messages', () => {
   it('ships every message to the bridge exactly once: none twice, none lost', async () => {
     const { accountId } = await env.tenant();
-    await connectProvider(env.deps.db, { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key }, Date.now());
+    await connectProvider(
+      env.deps.db,
+      env.config.sealing,
+      { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key },
+      Date.now(),
+    );
     const at = Date.now();
     const cards = [];
     for (let i = 0; i < CARDS; i++) {

@@ -11,6 +11,7 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 
 /**
@@ -82,6 +83,7 @@ async function running() {
   const p = await proposed();
   const approved = await env.api().post(`/api/v1/review/${p.cardId}/answer`).set(auth(p.token)).send({ action: 'approve' });
   expect(approved.status).toBe(200);
+  await runFollowUps(env.deps);
   const repo = experimentsRepository(env.deps.db);
   const assigned = await repo.assignments(p.accountId, p.id);
   const chosen = ['A', 'B'].flatMap((key) =>
@@ -195,6 +197,7 @@ describe('GET /results experiments', () => {
     );
     if (typeof out === 'string') throw new Error(out);
     expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    await runFollowUps(env.deps);
     const repo = experimentsRepository(env.deps.db);
     const assigned = await repo.assignments(accountId, out.id);
     const at = Date.now() - 1_000;
@@ -233,6 +236,7 @@ describe('GET /results experiments', () => {
     );
 
     expect((await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    await runFollowUps(env.deps);
     const [adopted] = await results(token);
     expect(adopted).toMatchObject({ status: 'decided', adoptedAt: expect.any(Number) });
   });
@@ -253,6 +257,7 @@ describe('GET /results experiments', () => {
     expect(await results(none.token)).toEqual([]);
 
     const dismissed = await env.api().post(`/api/v1/review/${mine.cardId}/dismiss`).set(auth(mine.token)).send({});
+    await runFollowUps(env.deps);
     expect(dismissed.status).toBe(200);
     const [d] = await results(mine.token);
     expect(d).toMatchObject({ id: mine.id, status: 'dismissed', decidedAt: expect.any(Number) });

@@ -60,7 +60,12 @@ describe('the channel registry', () => {
   it('connects network messages on an account with a network connection (admin `channel connect`), and only there', async () => {
     const { accountId } = await env.tenant();
     const other = await env.tenant();
-    await connectProvider(env.deps.db, { accountId, kind: 'network', transport: 'http', url: 'http://127.0.0.1:9', key: 'k' }, Date.now());
+    await connectProvider(
+      env.deps.db,
+      env.config.sealing,
+      { accountId, kind: 'network', transport: 'http', url: 'http://127.0.0.1:9', key: 'k' },
+      Date.now(),
+    );
     expect((await shippingHere(env.deps.db, accountId)).ships).toEqual(['email', 'sequence', 'network_message', 'blog_post', 'experiment']);
     expect((await shippingHere(env.deps.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post', 'experiment']);
   });

@@ -110,6 +110,7 @@ describe('a sweep', () => {
       ['maintenance', 'maintenance.rollups', 'maintenance-rollups'],
       ['maintenance', 'maintenance.retention', 'maintenance-retention'],
       ['maintenance', 'maintenance.experiments', 'maintenance-experiments'],
+      ['maintenance', 'maintenance.events', 'maintenance-events'],
       ['inbound-mail', 'inbound.sweep', 'inbound-sweep'],
       ['inbound-mail', 'provider.poll-sweep', 'provider-poll-sweep'],
     ]);

@@ -27,6 +27,7 @@ const EXPECTED = [
   ['maintenance', 'maintenance-rollups'],
   ['maintenance', 'maintenance-retention'],
   ['maintenance', 'maintenance-experiments'],
+  ['maintenance', 'maintenance-events'],
   ['card-timers', 'card-sweep'],
   ['mail-sends', 'mail-sweep'],
   ['inbound-mail', 'inbound-sweep'],

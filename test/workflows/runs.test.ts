@@ -7,6 +7,7 @@ import { repairSchedulers, syncScheduler } from '../../src/workflows/workflows.s
 import { workflowsRepository } from '../../src/workflows/workflows.repository.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { runFollowUps } from '../helpers/follow-ups.js';
 import { waitFor } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 
@@ -140,6 +141,7 @@ describe('workflow runs', () => {
     expect(card.body.item.actions).toContain('approve');
     const ok = await env.api().post(`/api/v1/review/${first.steps[0]!.cardId}/answer`).set(auth(tenant.token)).send({ action: 'approve' });
     expect(ok.status).toBe(200);
+    await runFollowUps(env.deps);
     await waitFor(
       async () => (await runs(w.workflowId)).find((r) => r.runId === first.runId)?.status === 'done',
       'the approved run to finish',
@@ -152,6 +154,7 @@ describe('workflow runs', () => {
       .set(auth(tenant.token))
       .send({ reason: 'not this week' });
     expect(no.status).toBe(200);
+    await runFollowUps(env.deps);
     expect((await runs(w.workflowId)).find((r) => r.runId === second.runId)!.status).toBe('cancelled');
   });
 

@@ -1,0 +1,42 @@
+import { describe, expect } from 'vitest';
+import { executeTool } from '../../src/agent/tools.js';
+import { insertWorkflow } from '../../src/workflows/workflows.service.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+
+/**
+ * The agent's doors into areas above it are passed in by whoever runs the tools (AgentDoors), never set when a
+ * module loads: this file imports no worker, and `propose_workflow` records through the door it is handed.
+ */
+let env: TestEnv;
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+const call = { id: 'c1', name: 'propose_workflow', args: { name: 'Weekly digest', scheduleText: 'weekly', steps: [{ title: 'sum up' }] } };
+const toolEnv = (accountId: string) => ({
+  db: env.deps.db,
+  accountId,
+  turnId: 'turn_doors',
+  fromOutside: false,
+  config: env.config,
+  onReply: async () => undefined,
+});
+
+describe('the agent tools', () => {
+  it('propose a workflow through the door they are given, paused, with a card to approve it', async () => {
+    const { accountId } = await env.tenant();
+    const proposeWorkflow = (q: Parameters<typeof insertWorkflow>[0], a: string, input: Parameters<typeof insertWorkflow>[2]) =>
+      insertWorkflow(q, a, input, { proposedByAgent: true });
+    const out = await executeTool(call, { ...toolEnv(accountId), proposeWorkflow });
+    expect(out).toMatchObject({ ok: true, result: expect.stringMatching(/^workflow \S+ is proposed \(paused\)/) });
+    const [w] = await env.deps.db('workflows').where({ account_id: accountId });
+    expect(w).toMatchObject({ name: 'Weekly digest', status: 'paused' });
+    expect(await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'workflow_proposal' })).toHaveLength(1);
+  });
+
+  it('without the door, fail the call naming it, and write nothing', async () => {
+    const { accountId } = await env.tenant();
+    await expect(executeTool(call, toolEnv(accountId))).rejects.toThrow(/AgentDoors/);
+    expect(await env.deps.db('workflows').where({ account_id: accountId })).toHaveLength(0);
+  });
+});

@@ -1,0 +1,172 @@
+import { spawn } from 'node:child_process';
+import { describe, expect } from 'vitest';
+import { WorkflowResponse } from '../../api/routes/workflows.schemas.js';
+import { proposeExperiment } from '../../src/agent/experiments.service.js';
+import { cardShape } from '../../src/agent/file-work.js';
+import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
+import { newId } from '../../src/ids.js';
+import { pendingJob } from '../../src/jobs/registry.js';
+import { addCard } from '../../src/review/cards/doors.js';
+import { fireRun } from '../../src/workflows/runs.service.js';
+import { startPools } from '../../workers/main.js';
+import { gate } from '../helpers/db-holds.js';
+import { envFor } from '../helpers/env.js';
+import { buildLead } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { ROOT, waitFor } from '../helpers/processes.js';
+import { workerProcesses } from '../helpers/worker-processes.js';
+
+/**
+ * A decision's follow-ups survive kill -9 (docs/architecture.md, "Events"). Three decisions, each made by a process
+ * of its own through the review service (test/helpers/decide.ts) that is killed after the decision and its
+ * `card.decided` event committed and before the delivery was queued: an experiment's winner approved, an
+ * experiment's proposal dismissed, a workflow's gate approved. Then a worker process (card-timers and maintenance
+ * pools) finds the events by the maintenance sweep and runs each follow-up, and is itself killed after each
+ * follow-up's effect committed and before the outbox noted it; a second worker runs them again. Every follow-up
+ * happens exactly once: the winner adopted once, the proposal dismissed once, the gated step run once.
+ */
+let env: TestEnv;
+it.override('options', { env: { WORKFLOW_POLL_MS: '50' } });
+it.beforeAll(({ env: e }) => {
+  env = e;
+});
+
+/** The worker processes: a sweep that queues any undelivered event at once, and a killed job retried within seconds. */
+const WORKER_ENV = { MAINTENANCE_SWEEP_MS: '200', EVENTS_SWEEP_AFTER_MS: '0', JOBS_LOCK_MS: '2000', JOBS_STALLED_INTERVAL_MS: '1000' };
+const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
+const CHALLENGER = 'Quick question about onboarding';
+
+/** Decides the card in a process of its own, which waits after the commit; kill -9 once its event is in the outbox. */
+async function decideAndDie(verb: 'approve' | 'dismiss', accountId: string, cardId: string): Promise<{ eventId: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/decide.ts', verb, accountId, cardId], {
+    cwd: ROOT,
+    env: { ...process.env, ...envFor(env.config), EVENTS_PAUSE_BEFORE_QUEUE_MS: '600000' },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  let eventId = '';
+  await waitFor(
+    async () => {
+      const row = await env.deps.db('events_outbox').whereRaw("payload->>'cardId' = ?", [cardId]).first('id');
+      eventId = row?.id ?? '';
+      return Boolean(row);
+    },
+    `the decision on ${cardId} committed`,
+    60_000,
+  );
+  child.kill('SIGKILL');
+  await exited;
+  expect(child.signalCode).toBe('SIGKILL');
+  return { eventId };
+}
+
+async function proposal(accountId: string, topic: string) {
+  const out = await proposeExperiment(
+    env.deps.db,
+    { accountId, turnId: null, fromOutside: false },
+    { thing: 'mail_subject', topic, draft, challengers: [CHALLENGER], baselineRate: 0.1, minimumDetectableEffect: 0.25 },
+  );
+  if (typeof out === 'string') throw new Error(out);
+  return out;
+}
+
+describe('kill -9 between a decision and its follow-ups', () => {
+  it('adopts the winner once, dismisses the proposal once and runs the gated step once', async () => {
+    const db = env.deps.db;
+    const { accountId, token } = await env.tenant();
+    for (let i = 0; i < 214; i++) await buildLead(db, accountId, { contacts: [{ email: `person${i}@kill${i}.test` }] });
+    const won = await proposal(accountId, 'onboarding');
+    const dropped = await proposal(accountId, 'renewals');
+    const winner = await addCard(db, {
+      id: newId('card'),
+      accountId,
+      kind: 'approval',
+      turnId: null,
+      ...cardShape('approval', 'experiment_result'),
+      sourceType: 'experiment_winner',
+      title: 'Use B as the subject for "onboarding"',
+      summary: 'B did better',
+      prompt: 'Approve to make B the default.',
+      payload: { experimentId: won.id, thing: 'mail_subject', topic: 'onboarding', winner: 'B', value: CHALLENGER },
+    });
+    const created = await env
+      .api()
+      .post('/api/v1/workflows')
+      .set({ Authorization: `Bearer ${token}` })
+      .send({ name: 'Gated', scheduleText: 'weekly', steps: [{ title: 'ask first', gate: { on: true } }, { title: 'then act' }] });
+    expect(created.status).toBe(201);
+    const workflowId = WorkflowResponse.parse(created.body).workflow.workflowId;
+    const pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
+    const workers = workerProcesses(env);
+    try {
+      const opts = { ...env.config.workflows, stepTimeoutMs: 20_000, pollMs: 50 };
+      const waiting = (await fireRun(env.deps, workflowId, 'job-kill-gate', Date.now(), opts))!;
+      const gateCard = waiting.steps[0]!.cardId!;
+      const run = async () =>
+        (await db('workflow_runs').where({ id: waiting.runId }).first()) as { status: string; steps: { outcome: string }[] };
+
+      // 1. Each deciding process dies after its commit: the decisions stand, nothing followed, nothing is queued.
+      const refs = [
+        await decideAndDie('approve', accountId, winner.id),
+        await decideAndDie('dismiss', accountId, dropped.cardId),
+        await decideAndDie('approve', accountId, gateCard),
+      ];
+      const cards = await db('review_cards').whereIn('id', [winner.id, dropped.cardId, gateCard]).pluck('status');
+      expect(cards.sort()).toEqual(['dismissed', 'resolved', 'resolved']);
+      for (const r of refs) expect(await pendingJob(env.deps.queues.get('card-timers')!, `event-${r.eventId}`)).toBeUndefined();
+      const events = refs.map((r) => r.eventId);
+      const repo = experimentsRepository(db);
+      expect((await repo.get(accountId, won.id))!.adoptedAt).toBeNull();
+      expect((await repo.get(accountId, dropped.id))!.status).toBe('proposed');
+      expect((await run()).steps.map((s) => s.outcome)).toEqual(['waiting_for_gate', 'pending']);
+
+      // 2. The sweep queues them; each follow-up's effect commits, and its worker dies before the outbox notes it.
+      const noted = (area: string) => `'${area}' = ANY(NEW.handled) AND NOT '${area}' = ANY(OLD.handled)`;
+      const notes = await gate(
+        env,
+        'events_outbox',
+        `(NEW.payload->>'sourceType' LIKE 'experiment%' AND ${noted('experiments')}) OR ` +
+          `(NEW.payload->>'sourceType' = 'workflow_gate' AND ${noted('workflows')})`,
+        'UPDATE',
+      );
+      const first = await workers.start(WORKER_ENV, ['card-timers', 'maintenance']);
+      const atGate = async () =>
+        Number(
+          (
+            await db.raw(
+              `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = ` +
+                `(SELECT oid FROM pg_database WHERE datname = current_database())`,
+            )
+          ).rows[0].n,
+        );
+      await waitFor(async () => (await atGate()) >= 3, 'all three follow-ups done and waiting to be noted', 60_000);
+      const adopted = (await repo.get(accountId, won.id))!;
+      expect(adopted.adoptedAt).not.toBeNull();
+      const dismissed = (await repo.get(accountId, dropped.id))!;
+      expect(dismissed.status).toBe('dismissed');
+      await first.kill();
+      await notes.open();
+
+      // 3. A second worker runs them again (the killed jobs, or the sweep's): every one is noted, none acts twice.
+      await workers.start(WORKER_ENV, ['card-timers', 'maintenance']);
+      await waitFor(async () => (await db('events_outbox').whereIn('id', events).whereNull('done_at')).length === 0, 'delivery', 60_000);
+      await waitFor(async () => (await run()).status === 'done', 'the gated run to finish', 60_000);
+
+      const rows = await db('events_outbox').whereIn('id', events);
+      for (const r of rows) expect([...r.handled].sort()).toEqual(['experiments', 'workflows']);
+      expect((await repo.get(accountId, won.id))!.adoptedAt).toBe(adopted.adoptedAt);
+      const defaults = await db('experiment_defaults').where({ account_id: accountId });
+      expect(defaults).toHaveLength(1);
+      expect(defaults[0]).toMatchObject({ thing: 'mail_subject', value: CHALLENGER, experiment_id: won.id });
+      expect(Number(defaults[0].adopted_at)).toBe(adopted.adoptedAt);
+      const again = (await repo.get(accountId, dropped.id))!;
+      expect(again).toMatchObject({ status: 'dismissed', decidedAt: dismissed.decidedAt });
+      expect((await run()).steps.map((s) => s.outcome)).toEqual(['done', 'done']);
+      // One turn per step: the gated step was continued once.
+      expect(await db('agent_turns').where({ account_id: accountId }).pluck('id')).toHaveLength(2);
+    } finally {
+      await workers.stopAll();
+      await pools.close();
+    }
+  }, 300_000);
+});
