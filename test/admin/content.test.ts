@@ -1,18 +1,13 @@
 import { describe, expect } from 'vitest';
 import { adminCall, envFor } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 
 // Spawns the real CLI (tsx start-up): slow on a loaded 2-core machine.
 const SLOW = 120_000;
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 describe('admin CLI: content', { timeout: SLOW }, () => {
-  it('sets the blog base URL with `content site-url` and prints one JSON object; mints a content:read token', async () => {
+  it('sets the blog base URL with `content site-url` and prints one JSON object; mints a content:read token', async ({ env }) => {
     const t = await env.tenant();
     const out = await run(
       TSX,
@@ -29,7 +24,7 @@ describe('admin CLI: content', { timeout: SLOW }, () => {
     expect(minted.out).toMatchObject({ token: expect.any(String) });
   });
 
-  it('refuses a URL that is not http(s), a query or fragment, a missing flag and an unknown account', async () => {
+  it('refuses a URL that is not http(s), a query or fragment, a missing flag and an unknown account', async ({ env }) => {
     const t = await env.tenant();
     const cases: [string[], string][] = [
       [['--account', t.accountId, '--url', 'javascript:alert(1)'], 'url must be an http(s) URL'],

@@ -1,18 +1,13 @@
 import { describe, expect } from 'vitest';
 import { CONTENT_CACHE_CONTROL } from '../../api/routes/content.js';
 import { adminCall } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { auth, published, siteToken } from './helpers.js';
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const slugsOf = (body: { posts: { slug: string }[] }) => body.posts.map((p) => p.slug);
 
 describe('GET /api/v1/content/posts', () => {
-  it('pages newest published first with a signed cursor, filtered by tag and updatedSince', async () => {
+  it('pages newest published first with a signed cursor, filtered by tag and updatedSince', async ({ env }) => {
     const t = await env.tenant();
     for (let i = 1; i <= 5; i++) await published(env, t, { title: `Post ${i}`, tags: i % 2 ? ['odd'] : ['even'] });
     const site = await siteToken(env, t.accountId);
@@ -41,7 +36,7 @@ describe('GET /api/v1/content/posts', () => {
     expect(slugsOf((await get({ tag: 'nope' })).body)).toEqual([]);
   });
 
-  it('answers 400 naming the field for a bad limit, updatedSince or cursor, with no-store', async () => {
+  it('answers 400 naming the field for a bad limit, updatedSince or cursor, with no-store', async ({ env }) => {
     const t = await env.tenant(['content:read']);
     const cases: [Record<string, string>, string][] = [
       [{ limit: '0' }, 'limit must be an integer from 1 to 100'],
@@ -65,7 +60,7 @@ describe('GET /api/v1/content/posts', () => {
 });
 
 describe('caching', () => {
-  it('sends a strong ETag with private caching; a matching If-None-Match (one of a list, or *) is 304 with no body', async () => {
+  it('sends a strong ETag with private caching; a matching If-None-Match (one of a list, or *) is 304 with no body', async ({ env }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Cache me' });
     const site = await siteToken(env, t.accountId);
@@ -89,7 +84,7 @@ describe('caching', () => {
     }
   });
 
-  it("keeps errors no-store: 404 for an unknown, pending or other account's slug, 401 without a token", async () => {
+  it("keeps errors no-store: 404 for an unknown, pending or other account's slug, 401 without a token", async ({ env }) => {
     const t = await env.tenant();
     const other = await env.tenant();
     const { slug } = await published(env, other, { title: 'Not yours' });
@@ -115,7 +110,7 @@ describe('caching', () => {
 });
 
 describe('post HTML', () => {
-  it('strips scripts, event handlers and javascript: links, and makes links tracked links (channel seo)', async () => {
+  it('strips scripts, event handlers and javascript: links, and makes links tracked links (channel seo)', async ({ env }) => {
     const t = await env.tenant();
     const markdown = [
       'Read [our guide](https://example.com/guide?a=1&b=2) or <script>alert(1)</script> this.',
@@ -153,7 +148,7 @@ describe('post HTML', () => {
 });
 
 describe('canonical URL, feed and sitemap', () => {
-  it('gives posts a url once the account sets its blog base URL (admin CLI), and lists them in the feed and sitemap', async () => {
+  it('gives posts a url once the account sets its blog base URL (admin CLI), and lists them in the feed and sitemap', async ({ env }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Feed <me> & "you"', tags: ['a&b'], author: 'Sam' });
     const before = await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(t.token));
@@ -201,7 +196,7 @@ function wellFormed(xml: string): boolean {
 }
 
 describe('/openapi.json', () => {
-  it('documents the content routes: JSON pages, 304 without a body, the feed as Atom text', async () => {
+  it('documents the content routes: JSON pages, 304 without a body, the feed as Atom text', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     const list = body.paths['/api/v1/content/posts'].get;
     expect(list.operationId).toBe('listContentPosts');

@@ -1,16 +1,11 @@
 import { describe, expect } from 'vitest';
 import { ContentPostResponse, ContentPostsPage } from '../../api/routes/content.schemas.js';
 import { adminCall } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { approve, auth, blogCard, published, siteToken } from './helpers.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 describe('publishing a blog_post card', () => {
-  it('publishes on approve; a content:read token lists and reads it, and is refused the review queue', async () => {
+  it('publishes on approve; a content:read token lists and reads it, and is refused the review queue', async ({ env }) => {
     const t = await env.tenant();
     const card = await blogCard(env.deps.db, t.accountId, {
       title: 'How freight brokers cut quote time',
@@ -56,7 +51,7 @@ describe('publishing a blog_post card', () => {
     expect(events.map((e) => [e.channel, e.type])).toEqual([['seo', 'post_published']]);
   });
 
-  it('answers a retried approve 409 and publishes once', async () => {
+  it('answers a retried approve 409 and publishes once', async ({ env }) => {
     const t = await env.tenant();
     const card = await blogCard(env.deps.db, t.accountId, { title: 'Once only' });
     expect((await approve(env, t.token, card.id)).status).toBe(200);
@@ -66,7 +61,7 @@ describe('publishing a blog_post card', () => {
     expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
   });
 
-  it('gives two cards with the same title approved at once two different slugs', async () => {
+  it('gives two cards with the same title approved at once two different slugs', async ({ env }) => {
     const t = await env.tenant();
     const a = await blogCard(env.deps.db, t.accountId, { title: 'Same title' });
     const b = await blogCard(env.deps.db, t.accountId, { title: 'Same title' });
@@ -76,7 +71,9 @@ describe('publishing a blog_post card', () => {
     expect(slugs).toEqual(['same-title', 'same-title-2']);
   });
 
-  it('updates the post a later card names by slug: publishedAt kept, updatedAt and the ETag move, no second channel event', async () => {
+  it('updates the post a later card names by slug: publishedAt kept, updatedAt and the ETag move, no second channel event', async ({
+    env,
+  }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Pricing guide', markdown: 'First version.' });
     const site = await siteToken(env, t.accountId);
@@ -96,7 +93,7 @@ describe('publishing a blog_post card', () => {
     expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
   });
 
-  it('unpublishes by slug: 404 and gone from the list; an unknown slug is 409 naming it, nothing written', async () => {
+  it('unpublishes by slug: 404 and gone from the list; an unknown slug is 409 naming it, nothing written', async ({ env }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Going away' });
     await published(env, t, { title: 'Staying' });
@@ -119,7 +116,7 @@ describe('publishing a blog_post card', () => {
     expect(await env.deps.db('mail_sends').where({ card_id: ghost.id })).toEqual([]);
   });
 
-  it("publishes the seed demo's waiting blog_post card when it is approved", async () => {
+  it("publishes the seed demo's waiting blog_post card when it is approved", async ({ env }) => {
     const t = await env.tenant();
     // `seed demo` fills demo accounts only: this one becomes one (as `seed demo --new-account` makes them).
     await env.deps.db('accounts').where({ id: t.accountId }).update({ demo: true });
@@ -132,7 +129,7 @@ describe('publishing a blog_post card', () => {
     expect(post.html).toContain(`<a href="${env.config.baseUrl}/l/`);
   });
 
-  it("refuses a new post without a body (409, nothing written); an update without a body keeps the post's", async () => {
+  it("refuses a new post without a body (409, nothing written); an update without a body keeps the post's", async ({ env }) => {
     const t = await env.tenant();
     const empty = await blogCard(env.deps.db, t.accountId, { title: 'Empty', markdown: '  ' });
     const refused = await approve(env, t.token, empty.id);

@@ -3,12 +3,7 @@ import { createAccount } from '../../src/accounts/accounts.service.js';
 import { generateToken, hashToken, isWellFormedToken } from '../../src/tokens/token-format.js';
 import { authenticate, lastUsedRecorder, listTokens, mintToken, parseScopes, revokeToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES } from '../../src/tokens/tokens.types.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
+import { it } from '../helpers/fixture.js';
 
 describe('token format', () => {
   it('is <prefix>_ then 30 random base62 characters and a 6-character checksum', () => {
@@ -30,7 +25,7 @@ describe('token format', () => {
 });
 
 describe('minting and revoking', () => {
-  it('stores only the SHA-256 of the token, never the token', async () => {
+  it('stores only the SHA-256 of the token, never the token', async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Hash Co');
     const { token, tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'ci', scopes: ['review:read'] });
     const row = await env.deps.db('api_tokens').where({ id: tokenId }).first();
@@ -39,7 +34,7 @@ describe('minting and revoking', () => {
     expect(await authenticate(env.deps.db, 'gat', token)).toMatchObject({ tokenId, accountId: account.id, scopes: ['review:read'] });
   });
 
-  it('refuses the 21st live token, even when 25 mints race, and allows one again after a revoke', async () => {
+  it('refuses the 21st live token, even when 25 mints race, and allows one again after a revoke', async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Busy Co');
     const results = await Promise.allSettled(
       Array.from({ length: 25 }, (_, i) => mintToken(env.deps.db, 'gat', { accountId: account.id, label: `t${i}`, scopes: [] })),
@@ -64,7 +59,7 @@ describe('minting and revoking', () => {
     expect(parseScopes(SCOPES.join(','))).toEqual([...SCOPES]);
   });
 
-  it('keeps lastUsedAt with at most one write a minute per token', async () => {
+  it('keeps lastUsedAt with at most one write a minute per token', async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Used Co');
     const { tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'u', scopes: [] });
     const touch = lastUsedRecorder(env.deps.db, 60_000);
