@@ -3,6 +3,7 @@ import { afterEach, describe, expect } from 'vitest';
 import { buildHook } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until, waitFor } from '../helpers/processes.js';
+import { QUICK_STALLS } from '../helpers/queues-idle.js';
 import { workerProcesses, type WorkerChild } from '../helpers/worker-processes.js';
 import { auth } from '../helpers/auth.js';
 
@@ -12,7 +13,7 @@ import { auth } from '../helpers/auth.js';
 // agent-turns keeps its default lock and stall check (AGENT_TURN_LOCK_MS 5 s, AGENT_TURN_STALLED_INTERVAL_MS
 // 1 s). The webhook-events jobs the killed process held wait for their pool's lock to lapse and the next stall
 // check (JOBS_LOCK_MS, JOBS_STALLED_INTERVAL_MS: 30 s each by default, 15 to 60 s after a kill, which is what
-// a loaded machine saw); the children run them at the agent's values so the recovery takes seconds.
+// a loaded machine saw); the children run them at QUICK_STALLS (4 s, 1 s), as the other kill tests do.
 let env: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
 it.override('options', { env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' } });
@@ -31,7 +32,7 @@ const EVENTS_PER_KILL = 10;
 const EVENTS = EVENTS_PER_KILL * KILLS;
 const POOLS = ['agent-turns', 'webhook-events'];
 // Each turn (one reply) takes about half a second, so a running turn is there to be killed.
-const CHILD = { AGENT_STEP_DELAY_MS: '250', JOBS_LOCK_MS: '5000', JOBS_STALLED_INTERVAL_MS: '1000' };
+const CHILD = { AGENT_STEP_DELAY_MS: '250', ...QUICK_STALLS };
 
 describe('a worker killed mid-turn', () => {
   it('has its turn and the events behind it taken up by a live worker, and /agent/status says running meanwhile', async () => {

@@ -3,6 +3,7 @@ import { ContentPostResponse, ContentPostsPage } from '../../api/routes/content.
 import { adminCall } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { approve, auth, blogCard, published, siteToken } from './helpers.js';
+import { waitFor } from '../helpers/processes.js';
 
 describe('publishing a blog_post card', () => {
   it('publishes on approve; a content:read token lists and reads it, and is refused the review queue', async ({ env }) => {
@@ -78,7 +79,8 @@ describe('publishing a blog_post card', () => {
     const { slug } = await published(env, t, { title: 'Pricing guide', markdown: 'First version.' });
     const site = await siteToken(env, t.accountId);
     const before = await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(site));
-    await new Promise((r) => setTimeout(r, 5));
+    // The next write's clock must read later than the first's: wait for the millisecond to turn, not a fixed time.
+    await waitFor(async () => Date.now() > before.body.post.updatedAt, 'the clock to pass the first updatedAt', 5_000);
     await published(env, t, { title: 'Pricing guide (2027)', markdown: 'Second version.', slug, tags: ['pricing'] });
     const after = await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(site));
     expect(after.body.post).toMatchObject({ slug, title: 'Pricing guide (2027)', markdown: 'Second version.', tags: ['pricing'] });

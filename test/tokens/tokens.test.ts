@@ -4,6 +4,7 @@ import { generateToken, hashToken, isWellFormedToken } from '../../src/tokens/to
 import { authenticate, lastUsedRecorder, listTokens, mintToken, parseScopes, revokeToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES } from '../../src/tokens/tokens.types.js';
 import { it } from '../helpers/fixture.js';
+import { waitFor } from '../helpers/processes.js';
 
 describe('token format', () => {
   it('is <prefix>_ then 30 random base62 characters and a 6-character checksum', () => {
@@ -63,12 +64,17 @@ describe('minting and revoking', () => {
     const account = await createAccount(env.deps.db, 'Used Co');
     const { tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'u', scopes: [] });
     const touch = lastUsedRecorder(env.deps.db, 60_000);
+    const lastUsed = async () => (await listTokens(env.deps.db, account.id))[0]!.lastUsedAt;
     touch(tokenId, 1_000_000);
+    await waitFor(async () => (await lastUsed()) === 1_000_000, 'the first use written');
     touch(tokenId, 1_030_000); // within the minute: not written
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await listTokens(env.deps.db, account.id))[0]!.lastUsedAt).toBe(1_000_000);
+    // A write the recorder makes after the skipped one, on another token: once it has landed, the skipped one would have too.
+    const marker = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'marker', scopes: [] });
+    touch(marker.tokenId, 1_030_000);
+    await waitFor(async () => (await listTokens(env.deps.db, account.id)).some((t) => t.lastUsedAt === 1_030_000), 'the marker written');
+    expect((await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt).toBe(1_000_000);
     touch(tokenId, 1_061_000);
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await listTokens(env.deps.db, account.id))[0]!.lastUsedAt).toBe(1_061_000);
+    await waitFor(async () => (await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt === 1_061_000, 'the next minute written');
+    expect((await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt).toBe(1_061_000);
   });
 });
