@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { adminCall, envFor } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
+import { row, rows } from '../helpers/rows.js';
 
 // Spawns the real CLI (tsx start-up): slow on a loaded 2-core machine.
 const SLOW = 120_000;
@@ -16,8 +17,8 @@ describe('admin CLI: content', { timeout: SLOW }, () => {
     );
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout.trim())).toEqual({ accountId: t.accountId, blogBaseUrl: 'https://acme.test/blog/' });
-    expect((await env.deps.db('accounts').where({ id: t.accountId }).first()).blog_base_url).toBe('https://acme.test/blog/');
-    const audit = await env.deps.db('audit_log').where({ account_id: t.accountId, route: 'content site-url' });
+    expect((await row(env, 'accounts', { id: t.accountId })).blog_base_url).toBe('https://acme.test/blog/');
+    const audit = await rows(env, 'audit_log', { account_id: t.accountId, route: 'content site-url' });
     expect(audit).toHaveLength(1);
 
     const minted = await adminCall(env, ['token', 'mint', '--account', t.accountId, '--label', 'site', '--scopes', 'content:read']);
@@ -34,6 +35,6 @@ describe('admin CLI: content', { timeout: SLOW }, () => {
       [['--account', 'acct_missing', '--url', 'https://acme.test/'], 'not found'],
     ];
     for (const [flags, error] of cases) expect(await adminCall(env, ['content', 'site-url', ...flags])).toEqual({ error });
-    expect((await env.deps.db('accounts').where({ id: t.accountId }).first()).blog_base_url).toBeNull();
+    expect((await row(env, 'accounts', { id: t.accountId })).blog_base_url).toBeNull();
   });
 });

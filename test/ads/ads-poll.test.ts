@@ -7,6 +7,7 @@ import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
+import { sendOfCard } from '../helpers/rows.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -113,7 +114,7 @@ describe('polling the ad platform', () => {
       action: 'approve',
     });
     expect(approved.status).toBe(200);
-    const fence = await env.deps.db('mail_sends').where({ card_id: card.id }).first();
+    const fence = await sendOfCard(env, card.id);
     const testId = fence.provider_id as string;
     bridge.events.length = 0;
     const at = Date.now() - 1000;

@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { executeTool } from '../../src/agent/tools.js';
 import { insertWorkflow } from '../../src/workflows/workflows.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * The agent's doors into areas above it are passed in by whoever runs the tools (AgentDoors), never set when a
@@ -29,14 +30,14 @@ describe('the agent tools', () => {
       insertWorkflow(q, a, input, { proposedByAgent: true });
     const out = await executeTool(call, { ...toolEnv(accountId), proposeWorkflow });
     expect(out).toMatchObject({ ok: true, result: expect.stringMatching(/^workflow \S+ is proposed \(paused\)/) });
-    const [w] = await env.deps.db('workflows').where({ account_id: accountId });
+    const [w] = await rows(env, 'workflows', { account_id: accountId });
     expect(w).toMatchObject({ name: 'Weekly digest', status: 'paused' });
-    expect(await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'workflow_proposal' })).toHaveLength(1);
+    expect(await rows(env, 'review_cards', { account_id: accountId, source_type: 'workflow_proposal' })).toHaveLength(1);
   });
 
   it('without the door, fail the call naming it, and write nothing', async () => {
     const { accountId } = await env.tenant();
     await expect(executeTool(call, toolEnv(accountId))).rejects.toThrow(/AgentDoors/);
-    expect(await env.deps.db('workflows').where({ account_id: accountId })).toHaveLength(0);
+    expect(await rows(env, 'workflows', { account_id: accountId })).toHaveLength(0);
   });
 });

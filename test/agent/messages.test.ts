@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { GetMessageResponse, PostMessageResponse, StatusResponse, ThreadResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { turnRow } from '../helpers/rows.js';
 
 let env: AgentEnv;
 it.override('options', agentOptions());
@@ -192,7 +193,7 @@ describe('GET /agent/status', () => {
     const res = await env.api().get('/api/v1/agent/status').set(auth(token));
     expect(res.body.status).toMatchObject({ pendingWakes: 2, nextWakeAt: soon.turn.notBefore });
     const deadline = Date.now() + 10_000;
-    while ((await env.deps.db('agent_turns').where({ id: soon.turn.id }).first()).status !== 'replied') {
+    while ((await turnRow(env, soon.turn.id)).status !== 'replied') {
       if (Date.now() > deadline) throw new Error('wake did not run');
       await new Promise((r) => setTimeout(r, 50));
     }

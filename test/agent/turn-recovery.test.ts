@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { buildHook, buildTurn } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // No worker pool runs here: turns stay where the test puts them, and drainAccount is the worker's own
 // entry point, called directly. A turn left `running` with nobody holding the account's lock is what a
@@ -23,7 +24,7 @@ const status = async (token: string) => {
   expect(res.status).toBe(200);
   return res.body.status as { running: boolean; sandbox: string; pendingWakes: number };
 };
-const turnRow = (id: string) => env.deps.db('agent_turns').where({ id }).first();
+const turnRow = (id: string) => row(env, 'agent_turns', { id });
 
 /** A message turn left `running` by a worker that died, as its `attempts`-th claim. */
 async function orphan(accountId: string, tokenId: string, attempts: number, extra: Record<string, unknown> = {}) {
@@ -60,7 +61,7 @@ describe('recovering a turn whose worker died', () => {
     const id = await orphan(accountId, tokenId, 1, { steps_done: 1 });
     await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
-    expect(await env.deps.db('agent_replies').where({ turn_id: id })).toEqual([]);
+    expect(await rows(env, 'agent_replies', { turn_id: id })).toEqual([]);
   });
 
   it('ends it as interrupted when a later message asked to interrupt it while it was orphaned; the later one runs', async () => {

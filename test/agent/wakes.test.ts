@@ -4,6 +4,7 @@ import { startTurn } from '../helpers/agent.js';
 import { MAX_PENDING_WAKES } from '../../src/agent/tools.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { turnRow } from '../helpers/rows.js';
 
 let env: AgentEnv;
 it.override('options', agentOptions());
@@ -150,7 +151,7 @@ describe('a mail reply wakes the agent', () => {
     expect(s.nextWakeAt).toBeGreaterThan(Date.now() + 29 * DAY);
     const declined = await replyWake(accountId, 'not_interested', 'No thanks.');
     await until(
-      () => env.deps.db('agent_turns').where({ id: declined }).first(),
+      () => turnRow(env, declined),
       (t) => t.status === 'replied',
     );
     expect(await cardsOf(accountId, 'mail_draft')).toEqual([]);
@@ -196,7 +197,7 @@ describe('a network reply wakes the agent', () => {
     expect(s.nextWakeAt).toBeGreaterThan(Date.now() + 29 * DAY);
     const declined = await networkWake(accountId, 'not_interested', 'No thanks.');
     await until(
-      () => env.deps.db('agent_turns').where({ id: declined }).first(),
+      () => turnRow(env, declined),
       (t) => t.status === 'replied',
     );
     expect(await cardsOf(accountId, 'network_message')).toEqual([]);

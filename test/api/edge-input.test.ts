@@ -4,6 +4,7 @@ import { describe, expect } from 'vitest';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { cardRow } from '../helpers/rows.js';
 
 // What a client can get wrong at the edge, on every kind of route: text Postgres cannot store (NUL,
 // unpaired surrogates), bodies its Content-Encoding cannot undo, paths that cannot be percent-decoded,
@@ -84,7 +85,7 @@ describe('text Postgres cannot store is a 400 naming the field, on every body an
         expectError(res, 400, `${field} ${TEXT_RULE}`);
       }
       expect(await auditCount()).toBe(before);
-      const card = await env.deps.db('review_cards').where({ id: approval.id }).first();
+      const card = await cardRow(env, approval.id);
       expect(card.status).toBe('pending');
     });
   }

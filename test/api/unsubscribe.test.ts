@@ -8,6 +8,7 @@ import { getResults } from '../../src/results/results.service.js';
 import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // One-click unsubscribe (RFC 8058): GET /u/{token} shows a page, POST unsubscribes, no login.
 
@@ -26,9 +27,8 @@ async function world(status = 'contacted') {
   return { accountId, leadId: lead.id, thread, path: `/u/${thread.replyToken}` };
 }
 
-const optOutEvents = (accountId: string) =>
-  env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'opt_out' });
-const blockRows = (accountId: string) => env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' });
+const optOutEvents = (accountId: string) => rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'opt_out' });
+const blockRows = (accountId: string) => rows(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
 const oneClick = (path: string) => env.api().post(path).type('form').send(ONE_CLICK);
 
 function expectPageHeaders(res: { headers: Record<string, string> }) {

@@ -11,6 +11,7 @@ import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 import { auth } from '../helpers/auth.js';
+import { row } from '../helpers/rows.js';
 
 // What holds only on a Redis Cluster: keys a script touches together share a slot, the start-up check
 // knows the cluster, and a lost node makes intake distrust the live-hooks registry until it is rebuilt.
@@ -62,7 +63,7 @@ describe('on a Redis Cluster', () => {
   it('distrusts the live-hooks registry after losing a node until it has refilled it from Postgres', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
-    const tokenHash = (await env.deps.db('webhook_hooks').where({ id: hook.hookId }).first()).token_hash as string;
+    const tokenHash = (await row(env, 'webhook_hooks', { id: hook.hookId })).token_hash as string;
     // Its own cluster client, so the connection dropped below is no one else's.
     const redis = new Cluster(env.config.redisClusterNodes!.map((n) => ({ ...n })));
     redis.on('error', () => {});

@@ -3,6 +3,7 @@ import { CONTENT_CACHE_CONTROL } from '../../api/routes/content.js';
 import { adminCall } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { auth, published, siteToken } from './helpers.js';
+import { row } from '../helpers/rows.js';
 
 const slugsOf = (body: { posts: { slug: string }[] }) => body.posts.map((p) => p.slug);
 
@@ -30,7 +31,7 @@ describe('GET /api/v1/content/posts', () => {
     expect(crossed.status).toBe(400);
     expect(crossed.body).toEqual({ error: 'cursor is not valid' });
 
-    const post3 = await env.deps.db('posts').where({ account_id: t.accountId, slug: 'post-3' }).first();
+    const post3 = await row(env, 'posts', { account_id: t.accountId, slug: 'post-3' });
     const since = await get({ updatedSince: String(post3.updated_at) });
     expect(slugsOf(since.body)).toEqual(['post-5', 'post-4', 'post-3']);
     expect(slugsOf((await get({ tag: 'nope' })).body)).toEqual([]);
@@ -138,7 +139,7 @@ describe('post HTML', () => {
       ['https://example.com/guide?a=1&b=2', 'seo', 'post', card.id],
       ['https://example.org/plain', 'seo', 'post', card.id],
     ]);
-    const postRow = await env.deps.db('posts').where({ account_id: t.accountId, slug }).first();
+    const postRow = await row(env, 'posts', { account_id: t.accountId, slug });
     for (const l of links) {
       expect(l.source_id).toBe(postRow.id);
       expect(html).toContain(`href="${env.config.baseUrl}/l/${l.code}"`);

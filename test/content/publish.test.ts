@@ -4,6 +4,7 @@ import { adminCall } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { approve, auth, blogCard, published, siteToken } from './helpers.js';
 import { waitFor } from '../helpers/processes.js';
+import { rows } from '../helpers/rows.js';
 
 describe('publishing a blog_post card', () => {
   it('publishes on approve; a content:read token lists and reads it, and is refused the review queue', async ({ env }) => {
@@ -48,7 +49,7 @@ describe('publishing a blog_post card', () => {
 
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(t.token))).body.item;
     expect(item.status).toBe('sent');
-    const events = await env.deps.db('channel_events').where({ account_id: t.accountId });
+    const events = await rows(env, 'channel_events', { account_id: t.accountId });
     expect(events.map((e) => [e.channel, e.type])).toEqual([['seo', 'post_published']]);
   });
 
@@ -58,8 +59,8 @@ describe('publishing a blog_post card', () => {
     expect((await approve(env, t.token, card.id)).status).toBe(200);
     const again = await approve(env, t.token, card.id);
     expect(again.status).toBe(409);
-    expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'post_publications', { account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(1);
   });
 
   it('gives two cards with the same title approved at once two different slugs', async ({ env }) => {
@@ -87,12 +88,12 @@ describe('publishing a blog_post card', () => {
     expect(after.body.post.publishedAt).toBe(before.body.post.publishedAt);
     expect(after.body.post.updatedAt).toBeGreaterThan(before.body.post.updatedAt);
     expect(after.headers.etag).not.toBe(before.headers.etag);
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(1);
     expect(await env.deps.db('post_publications').where({ account_id: t.accountId }).orderBy('at').pluck('op')).toEqual([
       'publish',
       'update',
     ]);
-    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
+    expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
   });
 
   it('unpublishes by slug: 404 and gone from the list; an unknown slug is 409 naming it, nothing written', async ({ env }) => {
@@ -114,8 +115,8 @@ describe('publishing a blog_post card', () => {
       message: 'there is no post with the slug "no-such-post" to unpublish; nothing was changed',
     });
     expect((await env.api().get(`/api/v1/review/${ghost.id}`).set(auth(t.token))).body.item.status).toBe('pending');
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(2);
-    expect(await env.deps.db('mail_sends').where({ card_id: ghost.id })).toEqual([]);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(2);
+    expect(await rows(env, 'mail_sends', { card_id: ghost.id })).toEqual([]);
   });
 
   it("publishes the seed demo's waiting blog_post card when it is approved", async ({ env }) => {
@@ -137,7 +138,7 @@ describe('publishing a blog_post card', () => {
     const refused = await approve(env, t.token, empty.id);
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe('this post has no body; nothing was published: request changes so the agent writes it');
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toEqual([]);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toEqual([]);
 
     const { slug } = await published(env, t, { title: 'Keep my body', markdown: 'The body stays.', tags: ['kept'], author: 'Sam' });
     await published(env, t, { title: 'Keep my body', markdown: '', slug, author: 'Ana' });

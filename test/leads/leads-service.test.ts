@@ -8,6 +8,7 @@ import { SEED_LEAD_COUNT, seedLeadsAndEvents } from '../../src/leads/seed.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -73,7 +74,7 @@ describe('upsertLead', () => {
         throw new Error('abort');
       }),
     ).rejects.toThrow('abort');
-    expect(await env.deps.db('leads').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'leads', { account_id: accountId })).toEqual([]);
   });
 });
 
@@ -86,7 +87,7 @@ describe('admin columns set', () => {
     await upsertLead(env.deps.db, accountId, { domain: 'cols.com', fields: { industry: 'Fintech' } });
     const { leads } = LeadsPage.parse((await env.api().get('/api/v1/leads').set(auth(token))).body);
     expect(leads[0]!.fields.map((f) => f.key)).toEqual(['industry', 'headcount', 'why_now']);
-    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'columns set' });
+    const audit = await rows(env, 'audit_log', { account_id: accountId, route: 'columns set' });
     expect(audit).toHaveLength(1);
   });
 

@@ -15,6 +15,7 @@ import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { run, TSX } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // DKIM signing as a mailbox provider sees it: the key is made by the admin CLI, the DNS record is the one
 // it printed (given to mailauth through its resolver, as a DNS server would answer), the mail is the one
@@ -91,7 +92,7 @@ describe('mail dkim generate', () => {
     expect(strings.every((s) => s.length <= 255)).toBe(true);
     expect(strings.join('')).toBe(dkim.value);
 
-    const [row] = await env.deps.db('dkim_keys').where({ domain: 'cli.acme-dkim.test' });
+    const [row] = await rows(env, 'dkim_keys', { domain: 'cli.acme-dkim.test' });
     expect(row.private_key_sealed).toMatch(/^v1\./);
     expect(row.private_key_sealed).not.toContain('PRIVATE KEY');
     // The private key (kept sealed) is in neither output, not even a line of it.

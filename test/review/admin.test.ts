@@ -4,6 +4,7 @@ import { ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -37,7 +38,7 @@ describe('settings get / set', () => {
       approval: 'auto',
     });
     expect(((await admin(['settings', 'get', '--account', accountId])).out!.approval as Record<string, string>).email).toBe('auto');
-    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'settings set' });
+    const audit = await rows(env, 'audit_log', { account_id: accountId, route: 'settings set' });
     expect(audit).toHaveLength(1);
   });
 

@@ -15,6 +15,7 @@ import { until } from '../helpers/processes.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { buildCard } from '../review/factories.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 let pools: Pools;
@@ -82,7 +83,7 @@ describe('approving work whose adapter is not connected', () => {
       const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
       expect(item).toMatchObject({ status: 'pending', resolvedAt: null, resolution: null });
       expect(item.actions).toContain('approve');
-      expect(await env.deps.db('mail_sends').where({ card_id: card.id })).toEqual([]);
+      expect(await rows(env, 'mail_sends', { card_id: card.id })).toEqual([]);
     });
   }
 });

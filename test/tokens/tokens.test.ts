@@ -74,7 +74,10 @@ describe('minting and revoking', () => {
     await waitFor(async () => (await listTokens(env.deps.db, account.id)).some((t) => t.lastUsedAt === 1_030_000), 'the marker written');
     expect((await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt).toBe(1_000_000);
     touch(tokenId, 1_061_000);
-    await waitFor(async () => (await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt === 1_061_000, 'the next minute written');
+    await waitFor(
+      async () => (await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt === 1_061_000,
+      'the next minute written',
+    );
     expect((await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt).toBe(1_061_000);
   });
 });
