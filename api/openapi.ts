@@ -2,17 +2,19 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import { z } from 'zod';
 import { errorStatuses, type RouteDef } from './route-def.js';
 import { ErrorBody } from './schemas.js';
+import { DEFAULT_JSON_LIMIT, describeTextRule } from './request-rules.js';
 
 export const API_VERSION = '2026-09-29';
 
 const errorMeaning: Record<number, string> = {
-  400: 'The request is malformed; `error` names the field and the rule',
+  400: 'The request is malformed (or not HTTP at all); `error` names the field and the rule',
   401: '`unauthorized`: token missing, malformed, unknown or revoked',
   403: '`forbidden`: the token lacks `requiredScope`',
   404: "`not found`: unknown id, or another account's",
   409: 'A settled refusal; do not retry',
   413: 'Body too large (over 1 MiB unless the route says less)',
   415: 'The body is not of the media type the route takes',
+  431: '`request headers are too large`: request line and headers over 16 KiB (16,384 bytes), refused before any route',
   429: '`rate limited`: wait `Retry-After` seconds',
   500: '`server misconfigured`',
   502: 'Recorded but not handed on; retry the same request',
@@ -24,6 +26,7 @@ const RETRY_AFTER = z.object({
   'Retry-After': z.string().regex(/^\d+$/).meta({ description: 'Seconds to wait before retrying the same call' }),
 });
 const RETRY_STATUSES = new Set([429, 503]);
+const stateRules = (rules: string[]) => rules.map((r) => `\`${r}\``).join('; ');
 
 /** OpenAPI 3.1 for the route table, generated from the same zod schemas that validate requests. */
 export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
@@ -43,8 +46,14 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
       };
     }
     for (const status of errorStatuses(route)) {
+      const limit = route.maxBodyBytes ?? route.bodyParser?.limitBytes ?? DEFAULT_JSON_LIMIT;
       responses[String(status)] = {
-        description: errorMeaning[status] ?? 'Error',
+        description:
+          status === 413
+            ? `Body over ${limit.toLocaleString('en-US')} bytes`
+            : status === 400 && route.stateRules?.length
+              ? `${errorMeaning[400]}; besides the schemas, these depend on stored state: ${stateRules(route.stateRules)}`
+              : (errorMeaning[status] ?? 'Error'),
         content: { 'application/json': { schema: ErrorBody } },
         ...(RETRY_STATUSES.has(status) ? { headers: RETRY_AFTER } : {}),
       };
@@ -55,6 +64,11 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
       operationId: route.operationId,
       summary: route.summary,
       description: route.scope ? `Needs scope \`${route.scope}\`. Rate bucket: \`${route.bucket}\`.` : undefined,
+      'x-state-rules': route.stateRules,
+      'x-max-body-bytes':
+        route.body || route.bodyParser || route.documentedBody
+          ? (route.maxBodyBytes ?? route.bodyParser?.limitBytes ?? DEFAULT_JSON_LIMIT)
+          : undefined,
       security: route.auth === 'none' ? [] : [{ bearerAuth: [] }],
       request: {
         params: route.params as RouteConfig['request'] extends infer R ? (R extends { params?: infer P } ? P : never) : never,
@@ -78,7 +92,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
     registry.registerPath(config);
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return generator.generateDocument({
+  const doc = generator.generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Growth Agent Service',
@@ -87,4 +101,5 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
     },
     servers: [{ url: baseUrl }],
   });
+  return describeTextRule(doc, routes);
 }

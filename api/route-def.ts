@@ -132,6 +132,14 @@ interface RouteShape {
   onInvalidBody?: (error: AppError, body: unknown, ctx: RouteContext) => Promise<AppError>;
   /** Route-specific error statuses beyond those every route of its kind can return. */
   errors?: number[];
+  /**
+   * The 400s no schema can state because they depend on what is stored or on the clock (a cursor this
+   * route did not sign, a snooze time already past): each the start of the `error` sentence, listed in
+   * /openapi.json as `x-state-rules`. Every other 400 is a rule of the route's schemas.
+   */
+  stateRules?: string[];
+  /** The body's byte limit when the handler reads it itself (documentedBody); else bodyParser's, else 1 MiB. */
+  maxBodyBytes?: number;
 }
 
 /** A route's declaration: everything the table reads, with the schemas its handler's types come from. */
@@ -179,13 +187,13 @@ export function defineRoute<
 
 /** The statuses a route can answer, for OpenAPI: its own plus those implied by its shape (spec §4). */
 export function errorStatuses(route: RouteDef): number[] {
-  const set = new Set(route.errors ?? []);
+  // Any request may be refused before it reaches a route: 400 (not HTTP) and 431 (headers over 16 KiB).
+  const set = new Set([...(route.errors ?? []), 400, 431]);
   if (route.auth !== 'none') {
     set.add(401).add(429).add(503);
     if (route.scope) set.add(403);
   }
   if (route.path.includes('{')) set.add(404);
-  if (route.body || route.query) set.add(400);
   // Every JSON body is read up to a byte limit (1 MiB unless the route says otherwise): over it is a 413.
   if (route.body || route.bodyParser || route.documentedBody) set.add(413);
   set.add(500);

@@ -15,6 +15,7 @@ import type { QueueVersion } from '../src/queue-version/keys.js';
 import { RouteTable } from './dispatch.js';
 import { markRoute, RouteSeries } from './middleware/http-metrics.js';
 import type { AppDeps, Reply, RouteContext, RouteDef } from './route-def.js';
+import { DEFAULT_JSON_LIMIT } from './request-rules.js';
 
 /** The order every request goes through: authenticate, limit, check scope, read the body, validate, handle. */
 
@@ -264,8 +265,6 @@ function context(
     res,
   };
 }
-
-const DEFAULT_JSON_LIMIT = 1024 * 1024;
 
 /** The route's body reader, or none when it takes no body. */
 function bodyParserFor(route: RouteDef): RequestHandler | null {

@@ -32,3 +32,20 @@ export function queryInt(min: number, max: number, fallback?: number) {
 
 /** Path id: any non-empty string; unknown ids are 404s, never 400s. */
 export const IdParams = z.object({ id: z.string().min(1) });
+
+/**
+ * A byte bound in /openapi.json: `maxLength` n (no character is under one UTF-8 byte, so no longer text is taken)
+ * and the exact rule as `x-max-utf8-bytes` n, which a client's validator applies as a keyword of its own. A
+ * `maxLength` of n / 4 would refuse plain text the service takes, which a generated client must never do.
+ */
+export const utf8Bound = (n: number) => ({ maxLength: n, 'x-max-utf8-bytes': n });
+
+/** Not empty or only whitespace: what `trim()` leaves is not empty (JavaScript's `\s` is exactly what it removes). */
+export const NOT_BLANK = { pattern: '\\S' };
+
+/** JSON Schema's `if`/`then`: a rule between fields, stated in /openapi.json with `.meta({ allOf: [when(…)] })`. */
+export const when = (condition: object, rule: object) => ({
+  if: condition,
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's keyword, not a thenable.
+  then: rule,
+});

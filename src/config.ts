@@ -79,6 +79,8 @@ const envSchema = z.object({
   WORKFLOW_RUN_PASSES_PER_JOB: int(20),
   WORKFLOW_RUN_SLICE_MS: int(30_000),
   WORKFLOW_RUN_YIELD_DELAY_MS: int(1_000, 0),
+  // Workflows one account keeps (deleted ones do not count); one more is 409 `rejected`.
+  WORKFLOWS_PER_ACCOUNT: int(100, 1),
   // Leads and block list. CURSOR_SECRET signs list cursors; unset, the first process makes a
   // random one and keeps it in the database (src/secrets). Setting a new one voids outstanding cursors.
   CURSOR_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -220,6 +222,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
       passesPerJob: env.WORKFLOW_RUN_PASSES_PER_JOB,
       jobSliceMs: env.WORKFLOW_RUN_SLICE_MS,
       yieldDelayMs: env.WORKFLOW_RUN_YIELD_DELAY_MS,
+      perAccount: env.WORKFLOWS_PER_ACCOUNT,
     },
     /** CURSOR_SECRET, or null: then the runtime's cursorSecret() reads the one kept in the database. */
     cursorSecret: env.CURSOR_SECRET ?? null,

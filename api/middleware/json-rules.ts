@@ -53,3 +53,10 @@ export function unstorablePath(value: unknown): string | null {
 
 /** The 400 sentence for an unstorable string at `path` of the body or query. */
 export const textRuleSentence = (path: string, where: 'body' | 'query'): string => `${path || where} ${TEXT_RULE}`;
+
+/**
+ * The text rule in JSON Schema (2020-12 patterns are Unicode regular expressions, where a paired
+ * surrogate is one code point): a string matching it is refused. /openapi.json puts it on every string a
+ * route's schemas read as `not: { pattern }` (api/request-rules.ts).
+ */
+export const UNSTORABLE_PATTERN = '[\\u0000\\uD800-\\uDFFF]';

@@ -6,7 +6,7 @@ import {
   TEXT_MAX_CHARS,
   WAIT_MAX_SECONDS,
 } from '../../src/agent/message-request.js';
-import { REFUSAL } from '../schemas.js';
+import { NOT_BLANK, REFUSAL, utf8Bound, when } from '../schemas.js';
 
 export const Bubble = z.object({ text: z.string(), at: z.number().int() });
 
@@ -39,10 +39,11 @@ export const PostMessageBody = z
         .refine((s) => Buffer.byteLength(s, 'utf8') <= TEXT_MAX_BYTES, 'must be at most 8,000 UTF-8 bytes')
         .refine((s) => [...s].length <= TEXT_MAX_CHARS, { message: 'must be at most 4,000 characters', params: REFUSAL })
         .meta({
-          // maxLength is the 400's bound (8,000 bytes hold at most 8,000 characters), not the 409's 4,000.
+          // The 400's bounds (docs/decisions/api-edge.md); over 4,000 characters is a 409, not a 400.
           description: 'Required, not only whitespace; over 8,000 UTF-8 bytes is 400, over 4,000 characters is 409',
           minLength: 1,
-          maxLength: TEXT_MAX_BYTES,
+          ...utf8Bound(TEXT_MAX_BYTES),
+          ...NOT_BLANK,
         }),
       clientRequestId: z
         .string({ error: 'must be a string' })
@@ -70,7 +71,11 @@ export const PostMessageBody = z
     { error: 'must be a JSON object' },
   )
   .refine((b) => !(b.queue === true && b.interrupt !== undefined), { message: 'cannot be combined with interrupt', path: ['queue'] })
-  .meta({ id: 'AgentMessageRequest' });
+  // The same rule for a validating gateway: `queue: true` with any `interrupt` is refused.
+  .meta({
+    id: 'AgentMessageRequest',
+    allOf: [when({ properties: { queue: { const: true } }, required: ['queue'] }, { not: { required: ['interrupt'] } })],
+  });
 
 export const PostMessageResponse = z
   .object({

@@ -9,6 +9,7 @@ export const blocklistRoutes: RouteDef[] = [
     method: 'get',
     path: '/api/v1/blocklist',
     operationId: 'listBlocklistEntries',
+    stateRules: ['cursor is not valid'],
     summary: 'The do-not-contact list, newest first',
     scope: 'leads:read',
     bucket: 'reads',

@@ -47,6 +47,7 @@ export const contentRoutes: RouteDef[] = [
     method: 'get',
     path: '/api/v1/content/posts',
     operationId: 'listContentPosts',
+    stateRules: ['cursor is not valid'],
     summary: 'Published posts, newest published first; follow nextCursor until null. Strong ETag; If-None-Match → 304',
     scope: 'content:read',
     bucket: 'reads',

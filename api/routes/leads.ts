@@ -11,6 +11,7 @@ export const leadsRoutes: RouteDef[] = [
     method: 'get',
     path: '/api/v1/leads',
     operationId: 'listLeads',
+    stateRules: ['cursor is not valid'],
     summary: 'Leads, newest created first; follow nextCursor until null',
     scope: 'leads:read',
     bucket: 'reads',

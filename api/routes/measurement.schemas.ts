@@ -22,6 +22,9 @@ const isHttpUrl = (s: string) => {
   }
 };
 
+const LABEL = '[A-Za-z0-9-]+';
+const HTTP_URL_PATTERN = `^[Hh][Tt][Tt][Pp][Ss]?://(?:${LABEL}\\.)*[A-Za-z][A-Za-z0-9-]*(?::[0-9]{1,4})?(?:[/?#][!-~]*)?$`;
+
 export const Utm = z
   .object({ source: Text(200), medium: Text(200), campaign: Text(200), term: Text(200), content: Text(200) })
   .partial()
@@ -31,7 +34,11 @@ export const Utm = z
 /** `POST /measurement/visits`: a landing that did not come through a tracked link. */
 export const VisitBody = z
   .object({
-    url: Text(2_048).refine(isHttpUrl, 'must be an absolute http(s) URL'),
+    url: Text(2_048)
+      .refine(isHttpUrl, 'must be an absolute http(s) URL')
+      // A pattern every string of which the URL parser takes as http(s) with a host (ASCII, a port under 10,000,
+      // a last label that is not a number): a gateway never refuses less than the rule above.
+      .meta({ pattern: HTTP_URL_PATTERN }),
     referrer: Text(2_048).optional(),
     utm: Utm.optional(),
   })

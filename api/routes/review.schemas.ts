@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { QUEUE_STATUSES } from '../../src/review/cards/card-shape.js';
-import { queryInt } from '../schemas.js';
+import { NOT_BLANK, queryInt, utf8Bound, when } from '../schemas.js';
 
 /**
- * At most `n` UTF-8 bytes. JSON Schema counts characters, never bytes: /openapi.json says `maxLength: n`
- * (a text of n bytes has at most n characters, so a gateway checking it never refuses what we take).
+ * At most `n` UTF-8 bytes. JSON Schema counts characters, never bytes: /openapi.json says `maxLength: n / 4`
+ * (a character is at most 4 bytes, so nothing the description allows is refused) and states the exact
+ * rule as `x-max-utf8-bytes` (docs/decisions/api-edge.md).
  */
 const maxBytes = (n: number, shown: string) =>
   z
     .string()
     .refine((s) => Buffer.byteLength(s, 'utf8') <= n, `must be at most ${shown} UTF-8 bytes`)
-    .meta({ maxLength: n, description: `At most ${shown} UTF-8 bytes` });
+    .meta({ ...utf8Bound(n), description: `At most ${shown} UTF-8 bytes` });
 
 export const ReviewListQuery = z.object({
   status: z.enum(QUEUE_STATUSES).optional(),
@@ -52,15 +53,24 @@ export const ReviewCard = z
 export const ReviewListResponse = z.object({ items: z.array(ReviewCard) });
 export const ReviewItemResponse = z.object({ item: ReviewCard });
 
-export const AnswerBody = z.object({
-  action: z.enum(['approve', 'answer', 'choose']),
-  text: maxBytes(8_000, '8,000').optional(),
-  // Checked against the card's options by the service (400 unless exactly one of them).
-  optionValues: z
-    .array(z.string())
-    .meta({ minItems: 1, maxItems: 1, description: "For choose: exactly one of the card's option values" })
-    .optional(),
-});
+export const AnswerBody = z
+  .object({
+    action: z.enum(['approve', 'answer', 'choose']),
+    text: maxBytes(8_000, '8,000').optional(),
+    // Checked against the card's options by the service (400 unless exactly one of them).
+    optionValues: z
+      .array(z.string())
+      .meta({ minItems: 1, maxItems: 1, description: "For choose: exactly one of the card's option values" })
+      .optional(),
+  })
+  .refine((b) => b.action !== 'answer' || Boolean(b.text?.trim()), { message: 'is required when action is answer', path: ['text'] })
+  .refine((b) => b.action === 'choose' || b.optionValues === undefined, { message: 'is only for action choose', path: ['optionValues'] })
+  .meta({
+    allOf: [
+      when({ properties: { action: { const: 'answer' } } }, { required: ['text'], properties: { text: NOT_BLANK } }),
+      when({ properties: { action: { enum: ['approve', 'answer'] } } }, { not: { required: ['optionValues'] } }),
+    ],
+  });
 export const AnswerResponse = z.object({ ok: z.literal(true), kind: z.string(), result: Json.optional() });
 
 export const SendBody = z
@@ -71,7 +81,8 @@ export const SendBody = z
       .refine((s) => s.trim().length > 0, 'must not be empty')
       .pipe(maxBytes(8_192, '8,192'))
       .meta({
-        maxLength: 8_192,
+        ...utf8Bound(8_192),
+        ...NOT_BLANK,
         description: 'Sent instead of the draft; mail replies only; not empty or only whitespace; up to 8,192 UTF-8 bytes',
       })
       .optional(),
@@ -92,7 +103,7 @@ export const RequestChangesBody = z.object({
     .min(1)
     .refine((s) => s.trim().length > 0, 'must not be empty')
     .pipe(maxBytes(8_000, '8,000'))
-    .meta({ maxLength: 8_000, description: 'Not empty or only whitespace; at most 8,000 UTF-8 bytes' }),
+    .meta({ ...utf8Bound(8_000), ...NOT_BLANK, description: 'Not empty or only whitespace; at most 8,000 UTF-8 bytes' }),
 });
 export const OkResponse = z.object({ ok: z.literal(true) });
 

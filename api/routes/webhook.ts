@@ -53,6 +53,7 @@ export const webhookRoutes: RouteDef[] = [
     method: 'post',
     path: '/api/webhook/hook/{hookToken}',
     operationId: 'deliverWebhook',
+    maxBodyBytes: MAX_BODY_BYTES,
     summary: 'Inbound webhook: any JSON value up to 64,000 bytes, handed to the agent as outside data',
     auth: 'none',
     scope: null,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queryInt } from '../schemas.js';
+import { NOT_BLANK, queryInt } from '../schemas.js';
 
 const Gate = z.object({ on: z.literal(true, { error: 'must be true' }), label: z.string().min(1).max(80).optional() }).strict();
 
@@ -12,7 +12,7 @@ const details = z
   .meta({ pattern: `^[^\\r\\n]*(?:(?:\\r\\n|\\r|\\n)[^\\r\\n]*){0,${MAX_DETAIL_LINES - 1}}$` });
 
 const stepShape = {
-  title: z.string().trim().min(1).max(200),
+  title: z.string().trim().min(1).max(200).meta(NOT_BLANK),
   details: details.optional(),
   gate: Gate.optional(),
 };
@@ -32,8 +32,8 @@ const NewStepInput = z
   .strict();
 
 const fields = {
-  name: z.string().trim().min(1).max(120),
-  scheduleText: z.string().trim().min(1).max(200),
+  name: z.string().trim().min(1).max(120).meta(NOT_BLANK),
+  scheduleText: z.string().trim().min(1).max(200).meta(NOT_BLANK),
   steps: z.array(StepInput).min(1).max(25),
   description: z.string().max(240),
   deliverTo: z.string().min(1).max(120),

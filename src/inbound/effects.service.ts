@@ -6,13 +6,13 @@ import type { Trx } from '../db.js';
 import { recordContactOutcomes } from '../leads/contact-status.js';
 import { replyStopsCompany } from '../leads/lead-settings.js';
 import type { LeadMailOutcome } from '../leads/mail-outcome.js';
-import { threadChain } from '../mail/mail-draft.js';
 import type { SequenceMatch } from '../mail/sequences.repository.js';
 import type { Thread } from '../mail/threads.repository.js';
 import { markLateBounces, type LateBounce } from '../shipping/refusals.service.js';
 import { stopSequencesMany } from '../shipping/sequence-state.js';
 import { recordChannelEvents, type ChannelEvent } from '../results/channel-events.js';
 import type { Outcome } from './inbound.types.js';
+import { factsOf, type OutcomeItem } from './outcome-facts.js';
 import { fileRemovalRequests, type RemovalRequest } from './removal-request.js';
 import { experimentsRepository } from '../experiments/experiments.repository.js';
 
@@ -28,15 +28,7 @@ export interface Applied {
   wake: Recorded | null;
 }
 
-/** Reply text the agent may read when it wakes (outside data, rule 8), cut to this many characters. */
-export const WAKE_TEXT_MAX = 4_000;
-
-/** One outcome to apply: the shipped mail it is about, what it was, and the message (or POST) it came from. */
-export interface OutcomeItem {
-  thread: Thread;
-  outcome: Outcome;
-  ref: { id: string; at: number };
-}
+export { WAKE_TEXT_MAX, type OutcomeItem } from './outcome-facts.js';
 
 /** The writes of a batch of outcomes, gathered so each kind is written in one statement. */
 interface Writes {
@@ -48,7 +40,10 @@ interface Writes {
   blocks: { accountId: string; value: string; reason: string }[];
   /** Hard bounces reported after the relay took the mail: said on the send's card. */
   lateBounces: LateBounce[];
+  /** Opt-outs by mail: the address blocked for good and `email.opt_out` counted. */
   optOuts: { accountId: string; address: string; at: number; refId: string }[];
+  /** Opt-outs on the network: the profile blocked for good (the poll counted the reply). */
+  profileOptOuts: { accountId: string; value: string }[];
   wakes: { input: TurnInput; item: number }[];
   /** Requests to be removed written by someone else than the recipient: a card for a person, nothing else. */
   removals: RemovalRequest[];
@@ -56,32 +51,44 @@ interface Writes {
   replies: { accountId: string; cardId: string; positive: boolean; at: number }[];
 }
 
-/** What one outcome writes (no I/O): see `applyOutcome`. */
-function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, applied: Applied): void {
-  const { accountId, leadId, sendId } = thread;
+/**
+ * What one outcome writes (no I/O): see `applyOutcome`. The same plan for every channel: the channel's
+ * facts (outcome-facts.ts) say who it is about; a network reply is counted by the poll that applies it.
+ */
+function plan(w: Writes, item: OutcomeItem, n: number, applied: Applied): void {
+  const { outcome, ref } = item;
+  const f = factsOf(item);
+  const { accountId, leadId, thread } = f;
   const at = ref.at;
-  const event = (type: string, refId: string) => w.events.push({ accountId, event: { channel: 'email', type, at, refId } });
-  const lead = (o: LeadMailOutcome) => leadId && w.leads.push({ accountId, leadId, address: thread.to, outcome: o, item });
-  // Only this address's sequences: a contact's bounce or unsubscribe says nothing of the colleagues'.
-  const stop = (reason: string) => w.stops.push({ accountId, to: thread.to, reason, item });
+  // Counts of mail are keyed by the send; a network reply's count is the poll's (it applies a reply once by counting it).
+  const event = (type: string, refId: string) => thread && w.events.push({ accountId, event: { channel: 'email', type, at, refId } });
+  const lead = (o: LeadMailOutcome) => leadId && w.leads.push({ accountId, leadId, address: f.contact, outcome: o, item: n });
+  // Only this contact's sequences: a contact's bounce or unsubscribe says nothing of the colleagues'.
+  const stop = (reason: string) => {
+    for (const to of f.addresses) w.stops.push({ accountId, to, reason, item: n });
+  };
   const optOut = () => {
-    w.optOuts.push({ accountId, address: thread.to, at, refId: `unsubscribe-${sendId}` });
+    if (thread) w.optOuts.push({ accountId, address: f.contact, at, refId: `unsubscribe-${thread.sendId}` });
+    else w.profileOptOuts.push({ accountId, value: f.contact });
     applied.blocked = true;
   };
   if (outcome.unverified) {
     // Its From is whatever the sender wrote: no lead, count, sequence or block list changes; a person looks.
-    if (outcome.kind === 'reply') w.wakes.push({ item, input: wakeInput(thread, outcome, false) });
+    if (outcome.kind === 'reply') w.wakes.push({ item: n, input: f.wake(outcome, false) });
     return;
   }
   if (outcome.requestedBy) {
     // Not the recipient's own request (a colleague answering forwarded mail): nobody opted out, not their reply.
-    w.removals.push({ thread, requestedBy: outcome.requestedBy, subject: outcome.subject ?? null, inboundId: ref.id });
+    if (thread) w.removals.push({ thread, requestedBy: outcome.requestedBy, subject: outcome.subject ?? null, inboundId: ref.id });
     return;
   }
   switch (outcome.kind) {
     case 'auto_reply':
       return;
     case 'bounce': {
+      // Only mail bounces (a report about a send).
+      if (!thread) return;
+      const { sendId } = thread;
       // A soft DSN (`Action: delayed`, or a 4.x.x): the MTA is still trying. Counted once per send, nothing blocked.
       if (outcome.bounce?.type === 'soft') event('delayed', `delayed-${sendId}`);
       if (outcome.bounce?.type !== 'hard') return;
@@ -98,54 +105,30 @@ function plan(w: Writes, { thread, outcome, ref }: OutcomeItem, item: number, ap
     case 'unsubscribe':
     case 'complaint':
       optOut();
-      if (outcome.kind === 'complaint') event('complaint', `complaint-${sendId}`);
+      if (outcome.kind === 'complaint' && thread) event('complaint', `complaint-${thread.sendId}`);
       lead({ status: 'unsubscribed' });
       stop(outcome.kind === 'complaint' ? 'the recipient reported it as spam' : 'the recipient unsubscribed');
       return;
     case 'reply': {
       const replyKind = outcome.replyKind ?? 'other';
-      event('reply', `reply-${sendId}`);
-      if (replyKind === 'interested') event('positive_reply', `reply-${sendId}`);
-      w.replies.push({ accountId, cardId: thread.cardId, positive: replyKind === 'interested', at });
+      if (thread) {
+        event('reply', `reply-${thread.sendId}`);
+        if (replyKind === 'interested') event('positive_reply', `reply-${thread.sendId}`);
+        w.replies.push({ accountId, cardId: thread.cardId, positive: replyKind === 'interested', at });
+      }
       if (replyKind === 'unsubscribe') {
         optOut();
         lead({ status: 'unsubscribed', replyKind, declineReason: outcome.declineReason ?? 'asked to be removed' });
-        stop('the recipient asked to be removed');
+        stop(f.stopReason.removal);
         return;
       }
       lead({ status: 'replied', replyKind, declineReason: outcome.declineReason ?? null });
-      stop('the recipient replied');
-      if (leadId) w.companyStops.push({ accountId, leadId, reason: `${thread.to}, at the same company, replied`, item });
-      w.wakes.push({ item, input: wakeInput(thread, outcome, true) });
+      stop(f.stopReason.replied);
+      if (leadId) w.companyStops.push({ accountId, leadId, reason: `${f.contact}, at the same company, replied`, item: n });
+      w.wakes.push({ item: n, input: f.wake(outcome, true) });
       return;
     }
   }
-}
-
-/** The wake turn of a human reply: the reply as outside data (rule 8), marked when nothing verified its sender. */
-function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInput {
-  const replyKind = outcome.replyKind ?? 'other';
-  const subject = outcome.subject ?? '';
-  const content = {
-    sendId: thread.sendId,
-    leadId: thread.leadId,
-    from: thread.to,
-    subject,
-    replyKind,
-    // Our mail's Message-ID names the thread (one wake per thread: src/agent/reply-wakes.ts); a follow-up
-    // answers the reply itself (`replyMessageId`) and carries the whole chain (our mail, then the reply).
-    messageId: thread.messageId,
-    replyMessageId: outcome.messageId ?? null,
-    references: threadChain(thread.messageId, outcome.references ?? [], outcome.messageId ?? null),
-    text: (outcome.text ?? '').slice(0, WAKE_TEXT_MAX),
-    ...(verified ? {} : { verified: false }),
-  };
-  const text = verified
-    ? `${thread.to} replied (${replyKind}) to "${subject}".`
-    : `A message claiming to be from ${thread.to} (${replyKind}) about "${subject}". Unverified: it carries no reply address or ` +
-      'thread header of ours and no sender authentication, so it may be forged; the lead, its sequences and the block list were ' +
-      'left as they were. Let a person decide.';
-  return { accountId: thread.accountId, kind: 'wake', origin: 'mail', text, data: { label: 'mail reply', content } };
 }
 
 /**
@@ -164,6 +147,9 @@ function wakeInput(thread: Thread, outcome: Outcome, verified: boolean): TurnInp
  *   and changes nothing else; any other kind changes nothing;
  * - a request to be removed written by someone other than the recipient (`requestedBy`): a question card
  *   for a person saying who asked and about whom; nobody is opted out, nothing counts as the recipient's reply.
+ * A network reply (`applyOutcomes` with `network` facts) is planned the same way: the contact at its profile
+ * URL marked, the profile opted out for a removal request, the contact's sequences (its profile and its mail
+ * addresses) stopped, the company's when the account says so, a wake turn; its count is the poll's.
  */
 export async function applyOutcome(trx: Trx, config: Config, thread: Thread, outcome: Outcome, ref: { id: string; at: number }) {
   return (await applyOutcomes(trx, config, [{ thread, outcome, ref }]))[0]!;
@@ -182,6 +168,7 @@ export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem
     blocks: [],
     lateBounces: [],
     optOuts: [],
+    profileOptOuts: [],
     wakes: [],
     removals: [],
     replies: [],
@@ -193,6 +180,15 @@ export async function applyOutcomes(trx: Trx, config: Config, items: OutcomeItem
     await addToBlocklist(trx, accountId, entries, 'agent', null);
   }
   for (const [accountId, entries] of groupBy(w.optOuts, (o) => o.accountId)) await recordOptOuts(trx, accountId, entries);
+  for (const [accountId, entries] of groupBy(w.profileOptOuts, (o) => o.accountId)) {
+    await addToBlocklist(
+      trx,
+      accountId,
+      entries.map((e) => e.value),
+      'opt_out_reply',
+      null,
+    );
+  }
   await recordChannelEvents(trx, w.events);
   await experimentsRepository(trx).replied(w.replies);
   const changed = await recordContactOutcomes(trx, w.leads, at);

@@ -1,8 +1,7 @@
-import { dispatchTurns, recordTurns, type AgentDeps, type Recorded } from '../agent/agent.service.js';
+import { dispatchTurns, type AgentDeps, type Recorded } from '../agent/agent.service.js';
 import { classifierBudget } from '../agent/model-budget.js';
 import { classifyReply } from '../agent/reply-classifier.js';
 import { DEFAULT_DECLINE_REASON } from '../agent/reply-rules.js';
-import { addToBlocklist } from '../blocklist/blocklist.service.js';
 import type { ConnectionKind } from '../channels/connections.js';
 import {
   pollProvider,
@@ -13,13 +12,11 @@ import {
 } from '../channels/provider-poll.js';
 import type { Config } from '../config.js';
 import type { Trx } from '../db.js';
-import { recordLeadMailOutcome } from '../leads/mail-outcome.js';
 import { emailsForProfile, leadForProfile } from '../leads/recipient.js';
-import { stopSequencesMany } from '../shipping/sequence-state.js';
-import { WAKE_TEXT_MAX } from './effects.service.js';
+import { applyOutcomes } from './effects.service.js';
+import type { Outcome } from './inbound.types.js';
 
-/** The outside-data label of a network reply's wake (the offline brain answers it with a network message). */
-export const NETWORK_REPLY_LABEL = 'network reply';
+export { NETWORK_REPLY_LABEL } from './outcome-facts.js';
 
 /**
  * What a network reply means, judged as a mail reply is: its text (outside data) by `classifyReply`
@@ -37,45 +34,25 @@ export async function judgeNetworkReply(deps: AgentDeps, r: NetworkReply): Promi
 }
 
 /**
- * A network reply's effects, in the poll's transaction (applied once per reply: see networkPage), as a
- * mail reply's (effects.service.ts): the lead with that profile URL becomes `replied` with the kind (an
- * `unsubscribe` kind: `unsubscribed`, and the profile goes on the block list for good, `opt_out_reply`);
- * the lead's active sequences stop, and those to the mail of the same contact; and, for a reply that is
- * not a removal, a wake turn for the agent carrying the reply as outside data, started after commit. A
- * reply naming no profile is counted only: there is nobody to answer.
+ * A network reply's effects, in the poll's transaction (applied once per reply: see networkPage): one more
+ * kind of outcome planned by the mail reply's plan (effects.service.ts), from the facts only this channel
+ * knows: who answered (the profile URL), the lead with a contact there, that contact's mail addresses, and
+ * what the reply was judged to mean. A reply naming no profile is counted only: there is nobody to answer.
+ * Answers the wake turn a human reply recorded (started after commit), else null.
  */
 export async function applyNetworkReply(trx: Trx, config: Config, r: NetworkReply, j: ReplyJudgement): Promise<Recorded | null> {
   const { accountId, profileUrl } = r;
   if (!profileUrl) return null;
-  const leadId = await leadForProfile(trx, accountId, profileUrl);
-  const removal = j.replyKind === 'unsubscribe';
-  if (removal) await addToBlocklist(trx, accountId, [profileUrl], 'opt_out_reply', null);
-  if (leadId) {
-    const outcome = removal
-      ? { status: 'unsubscribed' as const, replyKind: j.replyKind, declineReason: j.declineReason ?? 'asked to be removed' }
-      : { status: 'replied' as const, replyKind: j.replyKind, declineReason: j.declineReason };
-    await recordLeadMailOutcome(trx, accountId, leadId, outcome, r.at);
-  }
-  const reason = removal
-    ? 'the recipient asked on the professional network to be removed'
-    : 'the recipient replied on the professional network';
-  const stops = [
-    ...(leadId ? [{ accountId, leadId, reason }] : []),
-    ...(await emailsForProfile(trx, accountId, profileUrl)).map((to) => ({ accountId, to, reason })),
-  ];
-  await stopSequencesMany(trx, stops, r.at);
-  if (removal) return null;
-  const content = { eventId: r.eventId, leadId, from: profileUrl, replyKind: j.replyKind, text: r.text.slice(0, WAKE_TEXT_MAX) };
-  const [wake] = await recordTurns(trx, config, [
-    {
-      accountId,
-      kind: 'wake',
-      origin: 'network',
-      text: `${profileUrl} replied on the professional network (${j.replyKind}).`,
-      data: { label: NETWORK_REPLY_LABEL, content },
-    },
-  ]);
-  return wake!;
+  const network = {
+    accountId,
+    eventId: r.eventId,
+    leadId: await leadForProfile(trx, accountId, profileUrl),
+    profileUrl,
+    emails: await emailsForProfile(trx, accountId, profileUrl),
+  };
+  const outcome: Outcome = { kind: 'reply', replyKind: j.replyKind, declineReason: j.declineReason, text: r.text };
+  const [applied] = await applyOutcomes(trx, config, [{ network, outcome, ref: { id: `network-${r.eventId}`, at: r.at } }]);
+  return applied!.wake;
 }
 
 /** The effects a network reply has here, for the provider poll (src/channels/provider-poll.ts). */

@@ -2,19 +2,8 @@ import type { Queryable } from '../db.js';
 import { newId } from '../ids.js';
 import type { ContactStatus } from './leads.types.js';
 import type { LeadMailOutcome } from './mail-outcome.js';
+import { leadMayTake, OUTCOME_RULES } from './outcome-rules.js';
 import { replyKindMayReplace } from './reply-strength.js';
-
-/**
- * The contact statuses each outcome may replace (per contact, as the lead's table did per company):
- * `contacted` only moves a contact nobody wrote to; a reply stands against a later bounce, an unsubscribe
- * against a later reply.
- */
-const REPLACES: Record<LeadMailOutcome['status'], ContactStatus[]> = {
-  contacted: ['new'],
-  replied: ['new', 'contacted', 'replied', 'bounced'],
-  bounced: ['new', 'contacted'],
-  unsubscribed: ['new', 'contacted', 'replied', 'bounced', 'unsubscribed'],
-};
 
 /**
  * The lead's status from its contacts', first match wins (docs/decisions/mail-leads-and-threads.md):
@@ -28,17 +17,19 @@ export const LEAD_PRECEDENCE: ContactStatus[] = ['replied', 'contacted', 'unsubs
 export interface ContactOutcome {
   accountId: string;
   leadId: string;
-  /** The address mail went to (the contact), any case. */
+  /** Who the channel reached (the contact): the address mail went to (any case), or the canonical profile URL. */
   address: string;
   outcome: LeadMailOutcome;
 }
 
 /**
- * Records what mail learned of one contact (the lead's contact at `address`) and sets the lead's status
- * from all its contacts' by `LEAD_PRECEDENCE`. A lead that is `converted` is never changed by mail; one
- * `declined` only by a reply or an unsubscribe; one `replied` that no contact's reply explains (the agent
- * recorded it, or it predates contact statuses) only by another reply. Answers, per item, whether the lead's status, reply kind
- * or decline reason changed. Items for the same lead are applied in their order, in the caller's transaction.
+ * Records what a channel learned of one contact (the lead's contact at `address`: an email address or a
+ * profile URL) and sets the lead's status from all its contacts' by `LEAD_PRECEDENCE`, as the one rule
+ * table allows (outcome-rules.ts: `converted` never changes; `declined` only to the outcome's own status,
+ * by the contact's reply or an opt-out that leaves nobody to write to); one `replied` that no contact's
+ * reply explains (the agent recorded it, or it predates contact statuses) only by another reply. Answers,
+ * per item, whether the lead's status, reply kind or decline reason changed. Items for the same lead are
+ * applied in their order, in the caller's transaction.
  */
 export async function recordContactOutcomes(q: Queryable, items: ContactOutcome[], at: number): Promise<boolean[]> {
   const out: boolean[] = items.map(() => false);
@@ -68,8 +59,11 @@ async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o 
   const patch: Record<string, unknown> = { status: o.status, status_at: at };
   if (o.replyKind !== undefined) patch.reply_kind = o.replyKind;
   if (o.declineReason !== undefined) patch.decline_reason = o.declineReason;
-  const email = address.trim().toLowerCase();
-  const contact = () => q('lead_contacts').where({ lead_id: leadId, account_id: accountId }).andWhereRaw('lower(email) = ?', [email]);
+  const key = contactKey(address);
+  const contact = () => {
+    const c = q('lead_contacts').where({ lead_id: leadId, account_id: accountId });
+    return 'email' in key ? c.andWhereRaw('lower(email) = ?', [key.email]) : c.andWhere(key);
+  };
   if (o.status === 'replied') {
     // A later, weaker reply (an "other" after an "interested") keeps the stronger kind and its reason (reply-strength.ts).
     const now: { status: string; reply_kind: string | null } | undefined = await contact().first('status', 'reply_kind');
@@ -78,14 +72,13 @@ async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o 
       delete patch.decline_reason;
     }
   }
-  const updated = await contact().whereIn('status', REPLACES[o.status]).update(patch);
-  // Mail to an address the lead does not list (written down before contacts kept a status): it becomes one.
+  const updated = await contact().whereIn('status', OUTCOME_RULES[o.status].contact).update(patch);
+  // An address the lead does not list (written down before contacts kept a status): it becomes one.
   if (!updated && !(await contact().first('id'))) {
-    await q('lead_contacts').insert({ id: newId('lc'), lead_id: leadId, account_id: accountId, email, created_at: at, ...patch });
+    await q('lead_contacts').insert({ id: newId('lc'), lead_id: leadId, account_id: accountId, ...key, created_at: at, ...patch });
   }
   const next = await leadStatusFromContacts(q, leadId);
-  if (!next || lead.status === 'converted') return false;
-  if (lead.status === 'declined' && next.status !== 'replied' && next.status !== 'unsubscribed') return false;
+  if (!next || !leadMayTake(lead.status, o.status, next.status)) return false;
   // A reply the lead records but no contact does (recorded by the agent, or before contacts kept a status) stands.
   if (lead.status === 'replied' && next.status !== 'replied' && !(await contactAnswered(q, leadId))) return false;
   const wanted: LeadState = {
@@ -102,6 +95,12 @@ async function recordOne(q: Queryable, { accountId, leadId, address, outcome: o 
     .update({ ...wanted, updated_at: at });
   return true;
 }
+
+/** How a contact is found: by its email (any case) or, for a profile URL (no `@`), by that URL as stored. */
+const contactKey = (address: string): { email: string } | { profile_url: string } => {
+  const a = address.trim();
+  return a.includes('@') ? { email: a.toLowerCase() } : { profile_url: a };
+};
 
 /** Whether a contact of the lead replied (now `replied`, or a reply's kind kept after it left). */
 async function contactAnswered(q: Queryable, leadId: string): Promise<boolean> {

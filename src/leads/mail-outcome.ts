@@ -1,32 +1,21 @@
 import type { Queryable } from '../db.js';
 import type { ReplyKind } from './leads.types.js';
+import { leadOnlyReplaces, type OutcomeStatus } from './outcome-rules.js';
 import { kindsStrongerThan } from './reply-strength.js';
 
 /**
- * What the mail loop learned of a lead: mail reached it (`contacted`, when a send settles),
- * it replied, its address bounced, or it unsubscribed.
+ * What a channel learned of a lead's contact: mail reached it (`contacted`, when a send settles),
+ * it replied, its address bounced, or it unsubscribed. What it may replace: outcome-rules.ts.
  */
 export interface LeadMailOutcome {
-  status: 'contacted' | 'replied' | 'bounced' | 'unsubscribed';
+  status: OutcomeStatus;
   replyKind?: ReplyKind | null;
   declineReason?: string | null;
 }
 
 /**
- * The statuses each outcome may replace. A conversion is never undone by mail; an unsubscribe stands
- * against a later reply; a bounce only changes a lead nobody has heard from (a reply proves the address
- * worked, and a bounce of another contact must not hide it).
- */
-const REPLACES: Record<LeadMailOutcome['status'], string[]> = {
-  // Only forward: a lead we had not written to yet; never one that answered, bounced or left.
-  contacted: ['new', 'researched', 'drafted'],
-  replied: ['new', 'researched', 'drafted', 'contacted', 'replied', 'bounced', 'declined'],
-  bounced: ['new', 'researched', 'drafted', 'contacted'],
-  unsubscribed: ['new', 'researched', 'drafted', 'contacted', 'replied', 'bounced', 'declined', 'unsubscribed'],
-};
-
-/**
- * Records a mail outcome on the account's lead in one conditional update. `replyKind` and
+ * Records an outcome on the account's lead itself, for work that names no contact (the lead is its own
+ * only contact: `leadOnlyReplaces`), in one conditional update. `replyKind` and
  * `declineReason` are written only when given (a bounce leaves an earlier reply's kind). Answers whether
  * the lead changed (false: not the account's lead, or its status outranks the outcome).
  */
@@ -63,7 +52,7 @@ export async function recordLeadMailOutcomes(
     o.replyKind ?? null,
     o.declineReason !== undefined,
     o.declineReason ?? null,
-    `{${REPLACES[o.status].join(',')}}`,
+    `{${leadOnlyReplaces(o.status).join(',')}}`,
     // A reply never overwrites a stronger kind a replied lead already has (reply-strength.ts).
     `{${o.status === 'replied' ? kindsStrongerThan(o.replyKind).join(',') : ''}}`,
   ]);

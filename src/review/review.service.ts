@@ -82,10 +82,8 @@ export type Answered = { ok: true; kind: string; result: Record<string, unknown>
 
 /** The one option a `choose` picked (400 unless exactly one of the card's), or undefined for the other actions. */
 function choiceOf(card: Card, body: AnswerBody): string | undefined {
-  if (body.action !== 'choose') {
-    if (body.optionValues !== undefined) throw new BadRequest('optionValues is only for action choose');
-    return undefined;
-  }
+  // `optionValues` on another action, and `answer` without text, are refused by the body's schema.
+  if (body.action !== 'choose') return undefined;
   const values = (normaliseOptions(card.options) ?? []).map((o) => o.value);
   const picked = body.optionValues ?? [];
   if (picked.length !== 1 || !values.includes(picked[0]!)) {
@@ -125,7 +123,6 @@ export async function answerCard(
   const { card, moved } = await actOnCard(deps, actor, accountId, id, async (card) => {
     if (isMailCard(card)) throw new UseSend(`this is a mail card; send it with POST /api/v1/review/${card.id}/send`, card.actions);
     offers(card, body.action);
-    if (body.action === 'answer' && !text) throw new BadRequest('text is required when action is answer');
     const choice = choiceOf(card, body);
     if (body.action === 'approve') await checkApprove(deps, card);
     if (body.action === 'approve' && card.kindOfWork) return null;

@@ -114,6 +114,11 @@ export function workflowsRepository(q: Queryable) {
       const row = await q('workflows').where({ id }).whereNull('deleted_at').first<Row | undefined>();
       return row ? toWorkflow(row) : null;
     },
+    /** Workflows the account keeps (not deleted), paused and proposed ones included. */
+    async countKept(accountId: string): Promise<number> {
+      const row = await q('workflows').where({ account_id: accountId }).whereNull('deleted_at').count<{ n: string }[]>({ n: '*' });
+      return Number(row[0]?.n ?? 0);
+    },
     async list(accountId: string): Promise<WorkflowRow[]> {
       const rows: Row[] = await q('workflows')
         .where({ account_id: accountId })

@@ -1,3 +1,4 @@
+import { getAccount } from '../accounts/accounts.service.js';
 import { auditedWrite, type Actor } from '../audit/audit.service.js';
 import type { Db, Queryable, Trx } from '../db.js';
 import type { Deps } from '../deps.js';
@@ -121,8 +122,18 @@ export async function insertWorkflow(
 }
 
 /** POST /workflows: a live workflow, its job scheduler upserted after commit. */
+/**
+ * POST /workflows. An account keeps at most `workflows.perAccount` (WORKFLOWS_PER_ACCOUNT); one more is 409
+ * `rejected` and nothing is written. The account row is locked for the count, so racing creates cannot
+ * pass it together.
+ */
 export async function createWorkflow(deps: WorkflowDeps, actor: Actor, input: WorkflowInput): Promise<WorkflowView> {
+  const cap = deps.config.workflows.perAccount;
   const row = await auditedWrite(deps.db, actor, async (trx) => {
+    await getAccount(trx, actor.accountId, true);
+    if ((await workflowsRepository(trx).countKept(actor.accountId)) >= cap) {
+      throw new Rejected(`account already has ${cap} workflows; delete one before creating another`);
+    }
     const w = await insertWorkflow(trx, actor.accountId, input);
     return { result: w, targetId: w.id, status: 201 };
   });

@@ -109,9 +109,20 @@ describe('GET /openapi.json', () => {
     };
     expect(bodyOf('/api/v1/review/{id}/dismiss').properties.reason).toMatchObject({ type: 'string', maxLength: 2000 });
     const answer = bodyOf('/api/v1/review/{id}/answer').properties;
-    expect(answer.text).toMatchObject({ maxLength: 8000, description: expect.stringContaining('8,000 UTF-8 bytes') });
+    // Bytes are not code points: maxLength n is the character ceiling, the exact byte rule rides along as a keyword.
+    expect(answer.text).toMatchObject({ maxLength: 8000, 'x-max-utf8-bytes': 8000 });
+    expect(answer.text.description).toContain('8,000 UTF-8 bytes');
     expect(answer.optionValues).toMatchObject({ minItems: 1, maxItems: 1 });
-    expect(bodyOf('/api/v1/review/{id}/request-changes').properties.text).toMatchObject({ minLength: 1, maxLength: 8000 });
+    expect(bodyOf('/api/v1/review/{id}/request-changes').properties.text).toMatchObject({
+      minLength: 1,
+      maxLength: 8000,
+      'x-max-utf8-bytes': 8000,
+      pattern: '\\S',
+    });
+    // The edge's text rule on every string a route's schemas read; 431 and the body limit on every route.
+    expect(bodyOf('/api/v1/review/{id}/dismiss').properties.reason.not).toEqual({ pattern: '[\\u0000\\uD800-\\uDFFF]' });
+    expect(Object.keys(body.paths['/api/v1/me'].get.responses)).toEqual(expect.arrayContaining(['400', '431']));
+    expect(body.paths['/api/webhook/hook/{hookToken}'].post['x-max-body-bytes']).toBe(64_000);
     const tags = bodyOf('/api/v1/leads/{id}', 'patch').properties.tags;
     expect(tags).toMatchObject({ 'x-max-distinct-items': 20, items: { maxLength: 64 } });
     // Repeats are dropped before the 20 are counted: a maxItems would refuse what the service takes.
@@ -125,9 +136,10 @@ describe('GET /openapi.json', () => {
 
     // Answered 409 (or 200 with a per-event verdict), never 400: no rule a validating gateway would refuse first.
     const message = bodyOf('/api/v1/agent/messages').properties;
-    expect(message.text.maxLength).toBe(8000);
+    expect(message.text).toMatchObject({ maxLength: 8000, 'x-max-utf8-bytes': 8000 });
     expect(message.clientRequestId.pattern).toBeUndefined();
-    expect(create.properties.steps.items.properties.id).toEqual({ type: 'string', description: expect.any(String) });
+    const newStepId = create.properties.steps.items.properties.id;
+    expect(newStepId).toEqual({ type: 'string', description: expect.any(String), not: expect.any(Object) });
     expect(bodyOf('/api/v1/workflows/{id}', 'patch').properties.steps.items.properties.id).toMatchObject({ minLength: 1, maxLength: 64 });
     const event = bodyOf('/api/v1/measurement/events').properties.events;
     expect(Object.keys(event.items).sort()).toEqual(['description', 'x-event']);
