@@ -12,6 +12,7 @@ const errorMeaning: Record<number, string> = {
   403: '`forbidden`: the token lacks `requiredScope`',
   404: "`not found`: unknown id, or another account's",
   409: 'A settled refusal; do not retry',
+  408: '`request was not sent in time`: headers not within HTTP_HEADERS_TIMEOUT_MS or the whole request not within HTTP_REQUEST_TIMEOUT_MS',
   413: 'Body too large (over 1 MiB unless the route says less)',
   415: 'The body is not of the media type the route takes',
   431: '`request headers are too large`: request line and headers over 16 KiB (16,384 bytes), refused before any route',

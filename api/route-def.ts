@@ -187,8 +187,9 @@ export function defineRoute<
 
 /** The statuses a route can answer, for OpenAPI: its own plus those implied by its shape (spec §4). */
 export function errorStatuses(route: RouteDef): number[] {
-  // Any request may be refused before it reaches a route: 400 (not HTTP) and 431 (headers over 16 KiB).
-  const set = new Set([...(route.errors ?? []), 400, 431]);
+  // Any request may be refused before it reaches a route: 400 (not HTTP), 408 (not sent within
+  // HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS) and 431 (headers over 16 KiB).
+  const set = new Set([...(route.errors ?? []), 400, 408, 431]);
   if (route.auth !== 'none') {
     set.add(401).add(429).add(503);
     if (route.scope) set.add(403);

@@ -1,4 +1,4 @@
-import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
+import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { isInfraError } from '../src/errors.js';
 import { threadForUnsubscribe, unsubscribeByToken } from '../src/inbound/one-click.service.js';
 import { clientOf, clientWindow } from '../src/measurement/clients.js';
@@ -13,6 +13,18 @@ export const UNSUBSCRIBE_BODY_LIMIT = 1024;
 /** No script, no style, no frame, no resource; only the page's own form may post, and only here. */
 const CSP = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const page = (res: Response, status: number, title: string, body: string) => htmlPage(res, status, title, body, CSP);
+
+/**
+ * Every answer is JSON (the spec's `{ error }` for a refusal) unless the client asks for a page: a browser
+ * (`Accept: text/html` before JSON) gets the same answer as a page a person can read and use. A mail client's
+ * RFC 8058 POST, a scanner or a script never gets HTML (docs/decisions/links.md, "JSON unless a browser asks").
+ */
+function answer(req: Request, res: Response, status: number, json: Record<string, unknown>, title: string, html: string) {
+  if (req.accepts(['json', 'html']) === 'html') return page(res, status, title, html);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Robots-Tag', 'noindex, nofollow');
+  res.status(status).json(json);
+}
 
 /** `jane@example.com` → `j***@example.com`: enough for its owner to recognise, too little to harvest. */
 export function maskAddress(address: string): string {
@@ -35,8 +47,15 @@ export function isOneClickBody(type: string | undefined, body: unknown): boolean
   return new URLSearchParams(text.trim()).getAll('List-Unsubscribe').includes(ONE_CLICK_FORM);
 }
 
-const notFound = (res: Response) =>
-  page(res, 404, 'Link not found', '<p>This unsubscribe link is not valid. It may have been copied incompletely.</p>');
+const notFound = (req: Request, res: Response) =>
+  answer(
+    req,
+    res,
+    404,
+    { error: 'not found' },
+    'Link not found',
+    '<p>This unsubscribe link is not valid. It may have been copied incompletely.</p>',
+  );
 
 /**
  * One-click unsubscribe (RFC 8058), no login: the token in the URL is the credential.
@@ -57,15 +76,17 @@ export function unsubscribeRouter(deps: AppDeps): Router {
     const wait = await perClient.take(clientOf(req.ip));
     if (!wait) return next();
     res.setHeader('Retry-After', String(wait));
-    page(res, 429, 'Too many requests', '<p>Nothing was changed. Please try again in a minute.</p>');
+    answer(req, res, 429, { error: 'rate limited' }, 'Too many requests', '<p>Nothing was changed. Please try again in a minute.</p>');
   };
 
   const show: RequestHandler<{ token: string }> = async (req, res) => {
     const thread = await threadForUnsubscribe(deps, req.params.token);
-    if (!thread) return notFound(res);
-    page(
+    if (!thread) return notFound(req, res);
+    answer(
+      req,
       res,
       200,
+      { to: maskAddress(thread.to), unsubscribe: 'POST this URL with the body List-Unsubscribe=One-Click' },
       'Unsubscribe',
       `<p>Stop all mail from this sender to <strong>${escapeHtml(maskAddress(thread.to))}</strong>?</p>` +
         '<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">' +
@@ -75,33 +96,44 @@ export function unsubscribeRouter(deps: AppDeps): Router {
 
   const unsubscribe: RequestHandler<{ token: string }> = async (req, res) => {
     if (!isOneClickBody(req.headers['content-type'], req.body))
-      return page(
+      return answer(
+        req,
         res,
         400,
+        { error: 'body must be List-Unsubscribe=One-Click (RFC 8058)' },
         'Bad request',
         '<p>Nothing was changed. A one-click unsubscribe POST carries <code>List-Unsubscribe=One-Click</code> (RFC 8058); ' +
           'open this link in a browser to use its Unsubscribe button.</p>',
       );
     const thread = await unsubscribeByToken(deps, req.params.token);
-    if (!thread) return notFound(res);
-    page(
+    if (!thread) return notFound(req, res);
+    answer(
+      req,
       res,
       200,
+      { ok: true, to: maskAddress(thread.to) },
       'You are unsubscribed',
       `<p><strong>${escapeHtml(maskAddress(thread.to))}</strong> will get no more mail from this sender.</p>`,
     );
   };
 
-  const notAllowed: RequestHandler = (_req, res) => {
+  const notAllowed: RequestHandler = (req, res) => {
     res.setHeader('Allow', 'GET, HEAD, POST');
-    page(res, 405, 'Method not allowed', '<p>Open this link in a browser, or use its Unsubscribe button.</p>');
+    answer(
+      req,
+      res,
+      405,
+      { error: 'method not allowed' },
+      'Method not allowed',
+      '<p>Open this link in a browser, or use its Unsubscribe button.</p>',
+    );
   };
 
   router.use(limited);
   router.get('/:token', show);
   router.post('/:token', readBody, unsubscribe);
   router.all('/:token', notAllowed);
-  router.use((_req, res) => notFound(res));
+  router.use((req, res) => notFound(req, res));
 
   const failed: ErrorRequestHandler = (err, req, res, next) => {
     const e = err as { type?: string; status?: number };
@@ -110,17 +142,18 @@ export function unsubscribeRouter(deps: AppDeps): Router {
     if (err instanceof URIError) return next(err);
     if (e?.type === 'entity.too.large') {
       res.setHeader('Connection', 'close');
-      return page(res, 413, 'Request too large', '<p>This link takes no content.</p>');
+      return answer(req, res, 413, { error: 'request too large' }, 'Request too large', '<p>This link takes no content.</p>');
     }
     if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
-      return page(res, 400, 'Bad request', '<p>The request could not be read.</p>');
+      return answer(req, res, 400, { error: 'request is malformed' }, 'Bad request', '<p>The request could not be read.</p>');
     }
     if (isInfraError(err)) {
       res.setHeader('Retry-After', '5');
-      return page(res, 503, 'Try again shortly', '<p>Nothing was changed. Please try again in a moment.</p>');
+      const sorry = '<p>Nothing was changed. Please try again in a moment.</p>';
+      return answer(req, res, 503, { error: 'temporarily unavailable' }, 'Try again shortly', sorry);
     }
     req.log.error({ err }, 'one-click unsubscribe failed');
-    page(res, 500, 'Something went wrong', '<p>Please try again later.</p>');
+    answer(req, res, 500, { error: 'server misconfigured' }, 'Something went wrong', '<p>Please try again later.</p>');
   };
   router.use(failed);
   return router;

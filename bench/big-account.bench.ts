@@ -3,7 +3,7 @@ import { configWith } from '../test/helpers/config.js';
 import type { Db } from '../src/db.js';
 import { upsertLead } from '../src/leads/leads.service.js';
 import { rollUpAll } from '../src/results/rollups.service.js';
-import { recordTurn } from '../src/agent/agent.service.js';
+import { recordTurn } from '../src/agent/messages/agent.service.js';
 import { mintToken } from '../src/tokens/tokens.service.js';
 import { benchCard, fmt, freePort, NO_RATE_LIMITS, seeding, startServer, stop } from './lib.js';
 import type { BenchContext, Section } from './run.js';

@@ -13,13 +13,13 @@
  */
 import { createHash } from 'node:crypto';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { lookAtExperiment, withRoom } from '../src/agent/experiments.service.js';
+import { lookAtExperiment, withRoom } from '../src/agent/experiments/experiments.service.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { type Experiment, experimentsRepository } from '../src/experiments/experiments.repository.js';
-import { type ExperimentPlan, planExperiment, type VariantCounts } from '../src/experiments/plan.js';
-import { seededRandom } from '../src/experiments/simulate.js';
-import { judge } from '../src/experiments/stopping.js';
+import { type ExperimentPlan, planExperiment, type VariantCounts } from '../src/statistics/plan.js';
+import { seededRandom } from '../src/statistics/simulate.js';
+import { judge } from '../src/statistics/stopping.js';
 import { newId } from '../src/ids.js';
 import { storeInbound } from '../src/inbound/intake.service.js';
 import { processInbound } from '../src/inbound/process.service.js';

@@ -7,8 +7,8 @@
  * at every look (peeking). Seeded, so a run repeats exactly. Pure computation: no server, no database.
  * BENCH_EXPERIMENT_RUNS changes the 200 runs of the main table.
  */
-import { planExperiment, type ExperimentPlan } from '../src/experiments/plan.js';
-import { type Monitoring, simulate, type SimulationSummary } from '../src/experiments/simulate.js';
+import { planExperiment, type ExperimentPlan } from '../src/statistics/plan.js';
+import { type Monitoring, simulate, type SimulationSummary } from '../src/statistics/simulate.js';
 import { fmt, pct } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 

@@ -58,7 +58,7 @@ export async function mailWorker(ctx: BenchContext): Promise<Section> {
     for (let round = 0; round < ctx.rounds; round++) {
       rates.ceiling.push(await ceiling.round(n, `r${round}`));
 
-      await db('mail_sends').delete();
+      await db('shipments').delete();
       await db('channel_events').delete();
       await db('channel_event_refs').delete();
       await db('review_cards').delete();
@@ -77,7 +77,7 @@ export async function mailWorker(ctx: BenchContext): Promise<Section> {
 
       const [sent, fences, files] = await Promise.all([
         count(db, "SELECT count(*) AS n FROM review_cards WHERE status = 'sent'"),
-        count(db, "SELECT count(*) AS n FROM mail_sends WHERE status = 'sent'"),
+        count(db, "SELECT count(*) AS n FROM shipments WHERE status = 'sent'"),
         readdir(dir).then(
           (f) => f.filter((x) => x.endsWith('.eml')).length,
           () => 0,

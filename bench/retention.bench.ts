@@ -1,5 +1,5 @@
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { recordTurn } from '../src/agent/agent.service.js';
+import { recordTurn } from '../src/agent/messages/agent.service.js';
 import type { Db } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
 import { rollUpAll } from '../src/results/rollups.service.js';

@@ -1,11 +1,13 @@
 /**
  * `npm run bench`: runs every benchmark against real servers on this machine, each beside its
- * baselines measured in the same run, and writes docs/performance.md. Never part of `npm test`.
- *   BENCH_ONLY=name,name  run some;  BENCH_SECONDS / BENCH_ROUNDS  change the length;
+ * baselines measured in the same run, and writes its section into its topic's page,
+ * docs/performance/<page>.md (bench/pages.ts), and the index docs/performance.md. Never part of `npm test`.
+ *   BENCH_ONLY=name,name  run some (only their pages change);  BENCH_SECONDS / BENCH_ROUNDS  change the length;
  *   BENCH_DATABASE  the scratch database (default growth_agent_bench), so two runs can share a server;
- *   BENCH_OUT  the file written (default docs/performance.md), e.g. a run on another runtime kept beside it.
+ *   BENCH_OUT  the index written (default docs/performance.md; its pages go in the folder of its name),
+ *   e.g. a run on another runtime kept beside it.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BENCH_DATABASE, freshDatabase, urlFor } from './urls.js';
@@ -36,6 +38,7 @@ import { webhook404 } from './webhook-404.bench.js';
 import { webhookIntake } from './webhook-intake.bench.js';
 import { webhookWorker } from './webhook-worker.bench.js';
 import { ROOT } from './lib.js';
+import { indexText, mergeSections, PAGES, pageOf, pagePath, pagesDir, pageText, previousSections, type Section } from './pages.js';
 
 export interface BenchContext {
   databaseUrl: string;
@@ -43,10 +46,7 @@ export interface BenchContext {
   rounds: number;
 }
 
-export interface Section {
-  title: string;
-  body: string;
-}
+export type { Section } from './pages.js';
 
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'store-ceilings': storeCeilings,
@@ -77,17 +77,6 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   retention,
 };
 
-/** The `## title` sections of an earlier docs/performance.md. */
-function previousSections(text: string): Section[] {
-  return text
-    .split(/^## /m)
-    .slice(1)
-    .map((chunk) => {
-      const [title = '', ...rest] = chunk.split('\n');
-      return { title: title.trim(), body: rest.join('\n').trim() };
-    });
-}
-
 const OUT = path.resolve(ROOT, process.env.BENCH_OUT ?? 'docs/performance.md');
 
 async function main(): Promise<void> {
@@ -98,29 +87,31 @@ async function main(): Promise<void> {
     rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   };
   await freshDatabase(BENCH_DATABASE);
-  const sections: Section[] = [];
+  // Every benchmark has its page before any runs (a new one without a page fails here, not after an hour).
+  for (const name of Object.keys(BENCHMARKS)) pageOf(name);
+  const measured: { bench: string; section: Section }[] = [];
   for (const [name, bench] of Object.entries(BENCHMARKS)) {
     if (only && !only.includes(name)) continue;
     process.stderr.write(`bench ${name}…\n`);
-    sections.push(await bench(ctx));
+    measured.push({ bench: name, section: await bench(ctx) });
   }
-  const header = [
-    '# Performance',
-    '',
+  const machine =
     `Measured by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ` +
-      `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}. Load generator (autocannon) and servers ` +
-      `share the machine.`,
-    'Every figure stands beside baselines measured in the same run; these machines are noisy, so read the ratios.',
-    'Figures measured once, beside a decision, are in [performance-decisions.md](performance-decisions.md).',
-    '',
-  ];
-  // A partial run (BENCH_ONLY) replaces its own sections where they stood and keeps the others as they were.
-  const kept = only ? previousSections(await readFile(OUT, 'utf8').catch(() => '')) : [];
-  const merged = [
-    ...kept.map((k) => sections.find((s) => s.title === k.title) ?? k),
-    ...sections.filter((s) => !kept.some((k) => k.title === s.title)),
-  ];
-  const text = [...header, ...merged.flatMap((s) => [`## ${s.title}`, '', s.body, ''])].join('\n');
+    `${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}. Load generator (autocannon) and servers ` +
+    'share the machine.';
+  await mkdir(pagesDir(OUT), { recursive: true });
+  const pages = [];
+  for (const page of PAGES) {
+    const file = pagePath(OUT, page);
+    const earlier = await readFile(file, 'utf8').catch(() => '');
+    const kept = only ? previousSections(earlier) : [];
+    const mine = measured.filter((m) => pageOf(m.bench) === page).map((m) => m.section);
+    // A partial run (BENCH_ONLY) rewrites only the pages of what it ran; there, its sections replace their earlier text.
+    const sections = mine.length ? mergeSections(kept, mine) : previousSections(earlier);
+    if (mine.length) await writeFile(file, pageText(page, machine, sections));
+    pages.push({ page, titles: sections.map((s) => s.title) });
+  }
+  const text = indexText(OUT, pages);
   await writeFile(OUT, text);
   process.stdout.write(text);
   process.exit(0);

@@ -1,15 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { OFFLINE_OTHERWISE, OFFLINE_PHRASES } from '../src/agent/offline-phrases.js';
+import { OFFLINE_OTHERWISE, OFFLINE_PHRASES } from '../src/agent/brains/offline/offline-phrases.js';
 
 /**
  * docs/agent.md's list of the phrases the offline brain understands, written from the code that declares
- * them (src/agent/offline-phrases.ts). Run `npx tsx scripts/offline-phrases.ts` after changing a phrase;
+ * them (src/agent/brains/offline/offline-phrases.ts). Run `npx tsx scripts/offline-phrases.ts` after changing a phrase;
  * test/agent/offline-phrases-doc.test.ts fails while the list in the docs differs from the code.
  */
 export const AGENT_DOC = join(import.meta.dirname, '..', 'docs', 'agent.md');
-const START = '<!-- offline-phrases:start (written by scripts/offline-phrases.ts from src/agent/offline-phrases.ts) -->';
+const START = '<!-- offline-phrases:start (written by scripts/offline-phrases.ts from src/agent/brains/offline/offline-phrases.ts) -->';
 const END = '<!-- offline-phrases:end -->';
 
 /** The list: one bullet per phrase, its other spellings beside it, then what it does. */

@@ -150,7 +150,7 @@ const envSchema = z.object({
   MAIL_RECONCILE_DELAY_MS: int(10_000),
   MAIL_RECONCILE_WINDOW_MS: int(15 * 60 * 1000),
   MAIL_SWEEP_MS: int(60_000),
-  // Jobs one mail-sends / card-timers worker process runs at once (card timers make the background sends).
+  // Jobs one shipments / card-timers worker process runs at once (card timers make the background sends).
   MAIL_SENDS_CONCURRENCY: int(4),
   CARD_TIMERS_CONCURRENCY: int(8),
   TRUST_AUTO_RESOLVE_AFTER: int(20),
@@ -170,8 +170,10 @@ export interface BucketLimit {
 export type Config = ReturnType<typeof buildConfig>;
 
 function buildConfig(env: z.output<typeof envSchema>) {
+  // Each area's settings under one key (`mail.smtp`, `mail.identity`, `agent.limits`…), whichever file parses them.
+  const { nested, ...areas } = areasConfig(env);
   return {
-    ...areasConfig(env),
+    ...areas,
     env: env.NODE_ENV,
     port: env.PORT,
     host: env.HOST,
@@ -237,6 +239,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
         maxRetries: env.LLM_MAX_RETRIES,
         backoffMs: env.LLM_BACKOFF_MS,
       },
+      limits: nested.agentLimits,
       /** Pause before each step of a turn; 0 in production, raised by tests to make turns slow. */
       stepDelayMs: env.AGENT_STEP_DELAY_MS,
       maxSteps: env.AGENT_MAX_STEPS,
@@ -258,7 +261,10 @@ function buildConfig(env: z.output<typeof envSchema>) {
         port: env.SMTP_PORT,
         secure: env.SMTP_SECURE,
         auth: env.SMTP_USER ? { user: env.SMTP_USER, pass: env.SMTP_PASSWORD ?? '' } : null,
+        ...nested.mailSmtp,
       },
+      identity: nested.mailIdentity,
+      failures: nested.mailFailures,
       api: { url: env.MAIL_API_URL.replace(/\/+$/, ''), key: env.MAIL_API_KEY ?? null },
       connectTimeoutMs: env.MAIL_CONNECT_TIMEOUT_MS,
       /** After this long without the provider's answer, the answer counts as lost (503 delivery_pending). */
@@ -269,7 +275,7 @@ function buildConfig(env: z.output<typeof envSchema>) {
       /** A fence still unsettled after this long becomes a card asking a person; never a blind resend. */
       reconcileWindowMs: env.MAIL_RECONCILE_WINDOW_MS,
       sweepEveryMs: env.MAIL_SWEEP_MS,
-      /** `mail-sends` jobs (reconciliations, the sweep) one worker process runs at once. */
+      /** `shipments` jobs (reconciliations, the sweep) one worker process runs at once. */
       sendsConcurrency: env.MAIL_SENDS_CONCURRENCY,
     },
     review: {
@@ -290,6 +296,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
       orphanAfterMs: env.MAINTENANCE_ORPHAN_AFTER_MS,
       /** Sweep jobs one maintenance worker process runs at once. */
       concurrency: env.MAINTENANCE_CONCURRENCY,
+      /** Each sweep's interval (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS). */
+      sweeps: nested.maintenanceSweeps,
     },
     webhooks: {
       /** Accepted deliveries per hook / per account in any rolling hour (spec 8.2). */

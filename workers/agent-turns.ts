@@ -1,12 +1,21 @@
-import type { AgentDoors } from '../src/agent/tools.js';
-import { drainAccount } from '../src/agent/turn-runner.js';
+import { withAdoptedDefaults } from '../src/agent/experiments/adopted-defaults.js';
+import { EXPERIMENT_TOOLS } from '../src/agent/experiments/tools.js';
+import { AGENT_TOOLS } from '../src/agent/tools/catalog.js';
+import { type AgentDoors, toolRegistry } from '../src/agent/tools/tool.js';
+import { drainAccount } from '../src/agent/turns/turn-runner.js';
 import { agentTurnsQueue } from '../src/jobs/agent-turns.js';
 import { insertWorkflow } from '../src/workflows/workflows.service.js';
 import { agentLease, definePool } from './pool.js';
 
-/** The doors the agent's tools use into areas above it: propose_workflow records through the workflows' door. */
+/**
+ * What the agent's turns run with, assembled here (the composition root): the one tool registry (the agent's own tools
+ * and the experiments'; a name both define stops the process at start-up) and the doors its tools use into areas
+ * above the agent: propose_workflow records through the workflows' door, ship starts from experiments' defaults.
+ */
 export const agentDoors: AgentDoors = {
+  tools: toolRegistry(AGENT_TOOLS, EXPERIMENT_TOOLS),
   proposeWorkflow: (q, accountId, input) => insertWorkflow(q, accountId, input, { proposedByAgent: true }),
+  adoptedDefaults: withAdoptedDefaults,
 };
 
 /** The agent-turns pool: AGENT_TURN_CONCURRENCY drains side by side, each on the agent's lease. */

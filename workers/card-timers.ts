@@ -1,5 +1,5 @@
 import { deliverEvent } from '../src/events/outbox.js';
-import { returnRevision, startRevision, sweepRevisions } from '../src/agent/card-revision.js';
+import { returnRevision, startRevision, sweepRevisions } from '../src/agent/messages/card-revision.js';
 import { cardTimersQueue } from '../src/jobs/card-timers.js';
 import { wakeCard } from '../src/review/timers.service.js';
 import { autoResolve, sweepCards } from '../src/shipping/after-approval.js';

@@ -63,13 +63,14 @@ export function defineProcessor<P extends z.ZodType>(p: Processor<P>): Processor
 /**
  * One worker for one queue. Refuses to start unless every job the catalog lists for that queue has
  * exactly one processor (immich's start-up check), parses each payload (bad → UnrecoverableError, no
- * retries), and gives each job a child logger.
+ * retries), and gives each job a child logger. `opts.from`: the BullMQ queue it takes jobs from when that
+ * is not `queue` (a renamed queue's former name); its jobs' logs and metrics are labelled with that name.
  */
 export function createWorker(
   queue: string,
   processors: Processor[],
   catalog: JobDef[],
-  opts: { deps: Deps; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions> },
+  opts: { deps: Deps; connection: Redis; concurrency?: number; options?: Partial<WorkerOptions>; from?: string },
 ): Worker {
   const expected = catalog.filter((j) => j.queue === queue).map((j) => j.name);
   const byName = new Map<string, Processor>();
@@ -82,17 +83,18 @@ export function createWorker(
   const unknown = [...byName.keys()].filter((n) => !expected.includes(n));
   if (unknown.length) throw new Error(`queue ${queue}: processors for jobs not in the catalog: ${unknown.join(', ')}`);
 
+  const name = opts.from ?? queue;
   const inFlight = new Map<string, { job: Job; token: string }>();
   const worker = new Worker(
-    queue,
+    name,
     async (job, token) => {
       const processor = byName.get(job.name);
       if (!processor) throw new UnrecoverableError(`no processor for job ${job.name}`);
       const parsed = processor.job.payload.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`bad payload for ${job.name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-      const log = opts.deps.logger.child({ queue, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
+      const log = opts.deps.logger.child({ queue: name, job: job.name, jobId: job.id, attempt: job.attemptsMade + 1 });
       if (token && job.id) inFlight.set(job.id, { job, token });
-      const end = metrics.jobDuration.startTimer({ queue, job: job.name });
+      const end = metrics.jobDuration.startTimer({ queue: name, job: job.name });
       try {
         const result = await processor.run(parsed.data, { deps: opts.deps, log, job });
         end({ outcome: 'completed' });
@@ -100,7 +102,7 @@ export function createWorker(
       } catch (err) {
         end({ outcome: 'failed' });
         const retried = !(err instanceof UnrecoverableError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
-        if (retried) metrics.jobRetries.inc({ queue, job: job.name });
+        if (retried) metrics.jobRetries.inc({ queue: name, job: job.name });
         throw err;
       } finally {
         if (job.id) inFlight.delete(job.id);
@@ -120,9 +122,9 @@ export function createWorker(
   );
   running.set(worker, inFlight);
   worker.on('failed', (job, err) =>
-    opts.deps.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
+    opts.deps.logger.warn({ queue: name, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
   );
-  worker.on('stalled', () => metrics.jobsStalled.inc({ queue }));
-  worker.on('error', (err) => opts.deps.logger.error({ queue, err: err.message }, 'worker error'));
+  worker.on('stalled', () => metrics.jobsStalled.inc({ queue: name }));
+  worker.on('error', (err) => opts.deps.logger.error({ queue: name, err: err.message }, 'worker error'));
   return worker;
 }

@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import { type CATALOG, JOBS, QUEUES, type QueueName } from '../src/jobs/catalog.js';
+import { type CATALOG, FORMER_QUEUES, JOBS, QUEUES, type QueueName } from '../src/jobs/catalog.js';
 import { createRedis } from '../src/redis.js';
 import type { Config } from '../src/config.js';
 import type { Deps } from '../src/deps.js';
@@ -7,21 +7,23 @@ import { agentTurnsPool } from './agent-turns.js';
 import { cardTimersPool } from './card-timers.js';
 import { createWorker, returnRunningJobs } from './create-worker.js';
 import { inboundMailPool } from './inbound-mail.js';
-import { mailSendsPool } from './mail-sends.js';
+import { shipmentsPool } from './shipments.js';
 import { maintenancePool } from './maintenance.js';
 import type { Pool } from './pool.js';
+import { providerPollsPool } from './provider-polls.js';
 import { webhookEventsPool } from './webhook-events.js';
 import { workflowRunsPool } from './workflow-runs.js';
 
 /** One pool module per queue of the catalog (workers/<queue>.ts): a queue without its pool does not compile. */
 export const POOLS: { [N in QueueName]: Pool<Extract<(typeof CATALOG)[number], { name: N }>> } = {
   'agent-turns': agentTurnsPool,
-  'mail-sends': mailSendsPool,
+  shipments: shipmentsPool,
   'card-timers': cardTimersPool,
   'webhook-events': webhookEventsPool,
   'workflow-runs': workflowRunsPool,
   maintenance: maintenancePool,
   'inbound-mail': inboundMailPool,
+  'provider-polls': providerPollsPool,
 };
 
 export interface Pools {
@@ -34,16 +36,20 @@ export interface Pools {
   close(): Promise<string[]>;
 }
 
-/** Reads `--pools a,b` (default: every pool); an unknown pool name is refused. */
+/**
+ * Reads `--pools a,b` (default: every pool); an unknown pool name is refused. A renamed queue's former
+ * name still names its pool for one release (FORMER_QUEUES), so a deployment's `--pools` keeps working.
+ */
 export function parsePools(list: string | undefined): QueueName[] {
   if (!list) return [...QUEUES];
   const names = list
     .split(',')
     .map((s) => s.trim())
-    .filter(Boolean);
+    .filter(Boolean)
+    .map((n) => FORMER_QUEUES.get(n) ?? n);
   const unknown = names.filter((n) => !(QUEUES as readonly string[]).includes(n));
   if (unknown.length) throw new Error(`unknown pool ${unknown.join(', ')}; pools are ${QUEUES.join(', ')}`);
-  return names as QueueName[];
+  return [...new Set(names)] as QueueName[];
 }
 
 /**
@@ -121,6 +127,9 @@ export async function startPools(deps: Deps, names: QueueName[]): Promise<Pools>
       continue;
     }
     workers.push(createWorker(name, pool.processors, JOBS, { deps, connection, options: pool.options(deps) }));
+    // A renamed queue's pool drains its former name too, for one release (QueueDef.formerly).
+    const from = pool.queue.formerly;
+    if (from) workers.push(createWorker(name, pool.processors, JOBS, { deps, connection, options: pool.options(deps), from }));
     started.push(name);
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));

@@ -1,5 +1,5 @@
-import { runExperiments } from '../src/agent/experiments.service.js';
-import { sweepAgent } from '../src/agent/maintenance.service.js';
+import { runExperiments } from '../src/agent/experiments/experiments.service.js';
+import { sweepAgent } from '../src/agent/turns/maintenance.service.js';
 import { sweepEvents } from '../src/events/outbox.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';

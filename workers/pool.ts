@@ -47,9 +47,22 @@ export function definePool<Q extends QueueDef>(queue: Q, spec: PoolSpec<Q>): Poo
     processors,
     async onStart(deps) {
       for (const old of retired) await old.retire(deps);
+      if (queue.formerly) for (const sweep of sweeps) await retireUnderFormerName(deps, queue.formerly, sweep.key({}));
       for (const sweep of sweeps) await sweep.schedule(deps);
     },
   };
+}
+
+/**
+ * A renamed queue's sweep keeps its scheduler id but is scheduled on the new name; the scheduler a process
+ * of the old release registered under the old name is removed (it may register it again until it stops;
+ * every check of a new process removes it again). Runs of it already queued there are still processed.
+ */
+async function retireUnderFormerName(deps: Deps, formerly: string, schedulerId: string): Promise<void> {
+  const queue = deps.queues.get(formerly);
+  if (!queue || !(await queue.getJobScheduler(schedulerId))) return;
+  await queue.removeJobScheduler(schedulerId);
+  deps.logger.info({ queue: formerly, scheduler: schedulerId }, 'repeating job of a renamed queue removed from its former name');
 }
 
 /**

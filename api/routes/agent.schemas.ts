@@ -5,7 +5,7 @@ import {
   TEXT_MAX_BYTES,
   TEXT_MAX_CHARS,
   WAIT_MAX_SECONDS,
-} from '../../src/agent/message-request.js';
+} from '../../src/agent/messages/message-request.js';
 import { NOT_BLANK, REFUSAL, utf8Bound, when } from '../schemas.js';
 
 export const Bubble = z.object({ text: z.string(), at: z.number().int() });

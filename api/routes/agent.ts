@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { getMessage, getStatus, getThread } from '../../src/agent/agent.service.js';
-import { refuseMessage, sendMessage } from '../../src/agent/messages.service.js';
+import { getMessage, getStatus, getThread } from '../../src/agent/messages/agent.service.js';
+import { refuseMessage, sendMessage } from '../../src/agent/messages/messages.service.js';
 import { NotFound, type AppError } from '../../src/errors.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { queryInt } from '../schemas.js';
@@ -81,6 +81,6 @@ export const agentRoutes: RouteDef[] = [
     bucket: 'reads',
     responses: { 200: { description: 'Agent status', schema: StatusResponse } },
   }).handle(async (_input, ctx) => ({
-    body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId, ctx.deps.config.agentLimits.modelCallsPerDay) },
+    body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId, ctx.deps.config.agent.limits.modelCallsPerDay) },
   })),
 ];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { THINGS } from '../../src/experiments/experiments.repository.js';
-import { METRICS } from '../../src/experiments/plan.js';
+import { METRICS } from '../../src/statistics/plan.js';
 
 const count = z.number().int().min(0);
 const share = z.number().min(0).max(1);

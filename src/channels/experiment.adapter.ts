@@ -7,7 +7,7 @@ import { AnswerLost, NotShipped, textOf, type ChannelAdapter, type Work } from '
  * `experiment`: starting an experiment the agent proposed (its card, approved by a person, the trust ladder or the
  * account's setting like any other kind of work). Shipping it records every audience member's variant in our own
  * database (experiments.repository.ts `start`), before any of its mail is drafted; the mail itself is email work and
- * waits under the email approval settings (src/agent/experiments.service.ts drafts it). Starting twice changes nothing.
+ * waits under the email approval settings (src/agent/experiments/experiments.service.ts drafts it). Starting twice changes nothing.
  */
 export const experimentAdapter = (_config: Config, db: Db): ChannelAdapter => ({
   kind: 'experiment',
@@ -39,7 +39,7 @@ export const experimentAdapter = (_config: Config, db: Db): ChannelAdapter => ({
     return { providerId: id };
   },
   async lookup(key) {
-    const fence = (await db('mail_sends').where({ idempotency_key: key }).first('account_id', 'details')) as
+    const fence = (await db('shipments').where({ idempotency_key: key }).first('account_id', 'details')) as
       | { account_id: string; details: Record<string, unknown> | null }
       | undefined;
     const id = textOf(fence?.details?.experimentId);

@@ -39,9 +39,9 @@ export async function bridgeFor(config: Config, q: Queryable, accountId: string,
   return providerBridge({ url: c.url, key: c.key, timeoutMs: providerTimings(config).sendTimeoutMs, service });
 }
 
-/** The account whose fence carries this idempotency key (the shipping path's fences: mail_sends). */
+/** The account whose fence carries this idempotency key (the shipping path's fences: shipments). */
 export async function accountOfKey(q: Queryable, key: string): Promise<string | null> {
-  const row = (await q('mail_sends').where({ idempotency_key: key }).first('account_id')) as { account_id: string } | undefined;
+  const row = (await q('shipments').where({ idempotency_key: key }).first('account_id')) as { account_id: string } | undefined;
   return row?.account_id ?? null;
 }
 

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db, Trx } from '../db.js';
-import { providerPoll } from '../jobs/inbound-mail.js';
+import { providerPoll } from '../jobs/provider-polls.js';
 import { enqueue, type QueueSet } from '../jobs/registry.js';
 import { applyAdsEvent } from './ads-poll.js';
 import { connectedAccounts, openConnection, savePollCursor, type ConnectionKind } from './connections.js';

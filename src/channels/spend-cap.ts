@@ -39,7 +39,7 @@ export const money = (minor: number, currency: string) => `${(minor / 100).toFix
 
 /** Spent this month (minor units) as the cap counts it: every spend fence not void (`not_sent`) that increased the budget. */
 export async function spentThisMonth(q: Queryable, accountId: string, at: number): Promise<number> {
-  const row = (await q('mail_sends')
+  const row = (await q('shipments')
     .where({ account_id: accountId, kind_of_work: 'spend' })
     .whereNot({ status: 'not_sent' })
     .where('created_at', '>=', monthStart(at))

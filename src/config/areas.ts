@@ -12,6 +12,7 @@ import { mailFailuresConfig, mailFailuresEnv } from './mail-failures.js';
 import { mailIdentityConfig, mailIdentityEnv } from './mail-identity.js';
 import { mailTransportConfig, mailTransportEnv } from './mail-transport.js';
 import { metricsConfig, metricsEnv } from './metrics.js';
+import { providerPollsConfig, providerPollsEnv } from './provider-polls.js';
 import { retentionConfig, retentionEnv } from './retention.js';
 import { sealingConfig, sealingEnv } from './sealing.js';
 import { tracingConfig, tracingEnv } from './tracing.js';
@@ -39,23 +40,31 @@ export const areasEnv = {
   ...maintenanceSweepsEnv,
   ...eventsEnv,
   ...sealingEnv,
+  ...providerPollsEnv,
 } satisfies z.ZodRawShape;
 
-/** `env` is the whole parsed environment: an area may read a base setting too (mail transport reads MAIL_FROM). */
+/**
+ * `env` is the whole parsed environment: an area may read a base setting too (mail identity reads MAIL_FROM).
+ * Settings are nested by area, whatever file parses them (the environment's names never change): the inbound
+ * listener's STARTTLS and sender checks under `inbound`; `nested` holds the parts of the areas whose other
+ * settings src/config.ts builds, which it puts under `mail`, `agent` and `maintenance`.
+ */
 export function areasConfig(
   env: z.output<z.ZodObject<typeof areasEnv>> & { MAIL_FROM: string; MAINTENANCE_SWEEP_MS: number; NODE_ENV: string },
 ) {
+  const { inboundTls, ...smtp } = mailTransportConfig(env);
   return {
     jobs: jobsConfig(env),
     /** The API's HTTP connection limits (docs/public-doors.md). */
     http: httpConfig(env),
-    inbound: inboundConfig(env),
-    inboundAuth: inboundAuthConfig(env),
-    agentLimits: agentLimitsConfig(env),
+    inbound: {
+      ...inboundConfig(env),
+      /** Which Authentication-Results are believed, and the DKIM/SPF/DMARC checks of the listener's mail. */
+      auth: inboundAuthConfig(env),
+      /** The listener offers STARTTLS with this certificate and key (PEM files); null: no STARTTLS. */
+      tls: inboundTls,
+    },
     links: linksConfig(env),
-    mailFailures: mailFailuresConfig(env),
-    mailIdentity: mailIdentityConfig(env),
-    mailTransport: mailTransportConfig(env),
     workers: workersConfig(env),
     metrics: metricsConfig(env),
     /** OpenTelemetry traces (OTEL_*); null: off. */
@@ -64,8 +73,20 @@ export function areasConfig(
     retention: retentionConfig(env),
     /** Experiments the agent runs (docs/decisions/experiments.md). */
     experiments: experimentsConfig(env),
-    /** How often each sweep of the maintenance queue runs (MAINTENANCE_<AREA>_SWEEP_MS, else MAINTENANCE_SWEEP_MS). */
-    maintenanceSweeps: maintenanceSweepsConfig(env),
+    nested: {
+      /** `mail.smtp`: the relay's EHLO name and TLS (beside its host and port). */
+      mailSmtp: smtp,
+      /** `mail.identity`: which From domains an account may send as. */
+      mailIdentity: mailIdentityConfig(env),
+      /** `mail.failures`: how the relay's refusals of one recipient are judged. */
+      mailFailures: mailFailuresConfig(env),
+      /** `agent.limits`: what inbound events may cost the agent. */
+      agentLimits: agentLimitsConfig(env),
+      /** `maintenance.sweeps`: how often each sweep of the maintenance queue runs. */
+      maintenanceSweeps: maintenanceSweepsConfig(env),
+    },
+    /** The provider-polls pool (PROVIDER_POLLS_CONCURRENCY). */
+    providerPolls: providerPollsConfig(env),
     /** Durable events and their follow-ups (docs/architecture.md, "Events"). */
     events: eventsConfig(env),
     /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */

@@ -1,14 +1,14 @@
 /**
  * Experiments on an ad (`ad_variant`; docs/decisions/experiments.md, "What can vary: an ad"): the ads its variants
  * are, its plan's defaults, and the counts its looks read. The unit is the impression, and the ad platform assigns
- * it: the experiment ships as ONE ad test of its ads (src/agent/experiment-ad.ts files it when the experiment starts),
+ * it: the experiment ships as ONE ad test of its ads (src/agent/experiments/experiment-ad.ts files it when the experiment starts),
  * the platform serves each variant and reports per variant (`ad_metrics`, src/channels/ads-poll.ts); no hash of
  * ours assigns anything. Counts come from that test's `ad_metrics`: exposures are impressions, outcomes clicks or
  * the platform's conversions.
  */
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db.js';
-import type { Metric, VariantCounts } from './plan.js';
+import type { Metric, VariantCounts } from '../statistics/plan.js';
 
 export const AD_THING = 'ad_variant' as const;
 
@@ -105,7 +105,7 @@ export async function adCountsOf(q: Queryable, accountId: string, list: readonly
                 m.variant, m.impressions, m.clicks, m.conversions
            FROM unnest(?::text[]) AS x(card_id)
            LEFT JOIN review_cards c ON c.account_id = ? AND c.id = x.card_id
-           LEFT JOIN mail_sends s ON s.account_id = ? AND s.card_id = x.card_id AND s.kind_of_work = 'ad_test' AND s.status = 'sent'
+           LEFT JOIN shipments s ON s.account_id = ? AND s.card_id = x.card_id AND s.kind_of_work = 'ad_test' AND s.status = 'sent'
            LEFT JOIN LATERAL (
              SELECT variant, sum(impressions)::bigint AS impressions, sum(clicks)::bigint AS clicks,
                     sum(conversions)::bigint AS conversions

@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../db.js';
 import { adCountsOf } from './ad-variant.js';
-import type { Metric, VariantCounts } from './plan.js';
+import type { Metric, VariantCounts } from '../statistics/plan.js';
 import { postPending } from './post-title.js';
 import { judgedAfterMs, type SequenceParts } from './sequence-wait.js';
 

@@ -4,12 +4,12 @@
  */
 import type { Queryable } from '../db.js';
 import { AD_THING } from './ad-variant.js';
-import { assignVariant, normaliseContact } from './assignment.js';
+import { assignVariant, normaliseContact } from '../statistics/assignment.js';
 import { POST_THING } from './post-title.js';
 import { countExperiments, type ExperimentCounts } from './experiment-counts.js';
-import type { ExperimentPlan } from './plan.js';
+import type { ExperimentPlan } from '../statistics/plan.js';
 import type { SequenceParts } from './sequence-wait.js';
-import type { Decision } from './stopping.js';
+import type { Decision } from '../statistics/stopping.js';
 
 export type { ExperimentCounts } from './experiment-counts.js';
 

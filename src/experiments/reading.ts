@@ -7,9 +7,9 @@
  */
 import type { Queryable } from '../db.js';
 import { type Experiment, type ExperimentCounts, experimentsRepository } from './experiments.repository.js';
-import { METRICS } from './plan.js';
-import { type Decision, decide } from './stopping.js';
-import { citation } from './wording.js';
+import { METRICS } from '../statistics/plan.js';
+import { type Decision, decide } from '../statistics/stopping.js';
+import { citation } from '../statistics/wording.js';
 
 export interface ExperimentReading {
   id: string;

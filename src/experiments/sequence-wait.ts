@@ -2,7 +2,7 @@
  * A `sequence_wait` experiment (docs/decisions/experiments.md, "What can vary: a sequence step's wait"): the variants
  * are waits in days before one follow-up N of a sequence (a first mail and its follow-ups), the control the draft's
  * own wait. Pure: the words, a variant's follow-ups, and how long after its first mail a contact is judged. The
- * limits on a wait and the check of a proposal are the agent's (src/agent/experiment-sequence-wait.ts).
+ * limits on a wait and the check of a proposal are the agent's (src/agent/experiments/experiment-sequence-wait.ts).
  */
 
 const DAY_MS = 86_400_000;

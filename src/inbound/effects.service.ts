@@ -1,4 +1,4 @@
-import { dispatchTurns, recordTurns, type AgentDeps, type Recorded, type TurnInput } from '../agent/agent.service.js';
+import { dispatchTurns, recordTurns, type AgentDeps, type Recorded, type TurnInput } from '../agent/messages/agent.service.js';
 import { addToBlocklist } from '../blocklist/blocklist.service.js';
 import { recordOptOuts } from '../blocklist/opt-out.js';
 import type { Config } from '../config.js';

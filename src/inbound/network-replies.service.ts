@@ -1,7 +1,7 @@
-import { dispatchTurns, type AgentDeps, type Recorded } from '../agent/agent.service.js';
-import { classifierBudget } from '../agent/model-budget.js';
-import { classifyReply } from '../agent/reply-classifier.js';
-import { DEFAULT_DECLINE_REASON } from '../agent/reply-rules.js';
+import { dispatchTurns, type AgentDeps, type Recorded } from '../agent/messages/agent.service.js';
+import { classifierBudget } from '../agent/brains/llm/model-budget.js';
+import { classifyReply } from '../agent/replies/reply-classifier.js';
+import { DEFAULT_DECLINE_REASON } from '../agent/replies/reply-rules.js';
 import type { ConnectionKind } from '../channels/connections.js';
 import {
   pollProvider,

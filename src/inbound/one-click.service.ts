@@ -1,4 +1,4 @@
-import type { AgentDeps } from '../agent/agent.service.js';
+import type { AgentDeps } from '../agent/messages/agent.service.js';
 import { REPLY_TOKEN } from '../mail/outbound.js';
 import { threadsRepository, type Thread } from '../mail/threads.repository.js';
 import { afterApplied, applyOutcome } from './effects.service.js';

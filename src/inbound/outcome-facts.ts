@@ -1,4 +1,4 @@
-import type { TurnInput } from '../agent/agent.service.js';
+import type { TurnInput } from '../agent/messages/agent.service.js';
 import { threadChain } from '../mail/mail-draft.js';
 import type { Thread } from '../mail/threads.repository.js';
 import type { Outcome } from './inbound.types.js';
@@ -87,7 +87,7 @@ function mailWake(thread: Thread, outcome: Outcome, verified: boolean): TurnInpu
     from: thread.to,
     subject,
     replyKind,
-    // Our mail's Message-ID names the thread (one wake per thread: src/agent/reply-wakes.ts); a follow-up
+    // Our mail's Message-ID names the thread (one wake per thread: src/agent/replies/reply-wakes.ts); a follow-up
     // answers the reply itself (`replyMessageId`) and carries the whole chain (our mail, then the reply).
     messageId: thread.messageId,
     replyMessageId: outcome.messageId ?? null,

@@ -1,6 +1,6 @@
-import { classifierBudget } from '../agent/model-budget.js';
+import { classifierBudget } from '../agent/brains/llm/model-budget.js';
 import { metrics, word } from '../metrics/registry.js';
-import { classifyReply } from '../agent/reply-classifier.js';
+import { classifyReply } from '../agent/replies/reply-classifier.js';
 import type { Deps } from '../deps.js';
 import { hashReplyToken, threadsRepository, type Thread } from '../mail/threads.repository.js';
 import { createBatcher, type Batcher } from '../batcher.js';

@@ -172,7 +172,7 @@ export async function startInboundSmtp(deps: IntakeDeps, at: { port?: number; ho
     });
   };
 
-  const tls = await inboundTlsOptions(config.mailTransport.inboundTls);
+  const tls = await inboundTlsOptions(config.inbound.tls);
   const server = new SMTPServer({
     logger: false,
     size: maxBytes,

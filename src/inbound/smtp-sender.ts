@@ -31,15 +31,15 @@ export async function smtpSenderMatch(db: Queryable, address: string | null, unm
  * none is read; only our own DKIM/SPF/DMARC check (smtp-auth.ts) counts.
  */
 export async function senderAuthOf(
-  config: Pick<Config, 'inbound' | 'inboundAuth'>,
+  config: Pick<Config, 'inbound'>,
   row: Pick<InboundMessage, 'via' | 'clientIp' | 'helo' | 'mailFrom'> & { raw: Buffer },
   mail: Pick<ParsedMail, 'from' | 'auth'>,
 ): Promise<SenderAuth> {
-  if (row.via !== 'smtp') return senderAuthentication(mail.from, mail.auth, config.inboundAuth.trustedAuthservIds);
+  if (row.via !== 'smtp') return senderAuthentication(mail.from, mail.auth, config.inbound.auth.trustedAuthservIds);
   return checkSmtpSender(
     row.raw,
     { address: mail.from, fields: mail.auth.fromCount },
     { ip: row.clientIp, helo: row.helo, mailFrom: row.mailFrom },
-    { mta: config.inbound.domain, timeoutMs: config.inboundAuth.dnsTimeoutMs, servers: config.inboundAuth.dnsServers },
+    { mta: config.inbound.domain, timeoutMs: config.inbound.auth.dnsTimeoutMs, servers: config.inbound.auth.dnsServers },
   );
 }

@@ -19,7 +19,7 @@ async function pem(file: string, name: string): Promise<Buffer> {
  * an MX must take mail from senders without TLS); without them STARTTLS is neither offered nor accepted.
  * AUTH stays off either way. One file without the other, or a file that cannot be read, stops the start.
  */
-export async function inboundTlsOptions(tls: Config['mailTransport']['inboundTls']): Promise<InboundTlsOptions> {
+export async function inboundTlsOptions(tls: Config['inbound']['tls']): Promise<InboundTlsOptions> {
   if (!tls) return { disabledCommands: ['AUTH', 'STARTTLS'], hideSTARTTLS: true };
   if (!tls.certFile || !tls.keyFile) throw new Error('INBOUND_TLS_CERT_FILE and INBOUND_TLS_KEY_FILE must be set together');
   const [cert, key] = await Promise.all([pem(tls.certFile, 'INBOUND_TLS_CERT_FILE'), pem(tls.keyFile, 'INBOUND_TLS_KEY_FILE')]);

@@ -66,14 +66,20 @@ export type JobMap<Q extends string = string> = Record<string, JobDef<z.ZodType,
 export interface QueueDef<Q extends string = string, J extends JobMap<Q> = JobMap<Q>> {
   name: Q;
   jobs: J;
+  /**
+   * The queue's name in the release before it was renamed, kept for one release: its pool also takes
+   * the jobs left under that name (and those a process of the old release still adds there during a
+   * rolling deploy), and removes the old name's schedulers at start. Producers use `name` only.
+   */
+  formerly?: string;
 }
 
 /**
  * Declares a queue from its jobs. The compiler refuses a job of another queue here, and the pool of the
  * queue must name a handler for each of these jobs (workers/pool.ts).
  */
-export function defineQueue<Q extends string, J extends JobMap<Q>>(name: Q, jobs: J): QueueDef<Q, J> {
+export function defineQueue<Q extends string, J extends JobMap<Q>>(name: Q, jobs: J, opts: { formerly?: string } = {}): QueueDef<Q, J> {
   const strays = Object.values(jobs).filter((j) => j.queue !== name);
   if (strays.length) throw new Error(`queue ${name}: ${strays.map((j) => `${j.name} runs on ${j.queue}`).join(', ')}`);
-  return { name, jobs };
+  return opts.formerly ? { name, jobs, formerly: opts.formerly } : { name, jobs };
 }

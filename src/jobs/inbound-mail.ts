@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineJob, defineQueue } from './contract.js';
-import { defineSweep } from './sweep.js';
+import { providerPoll, providerPollSweep } from './provider-polls.js';
+import { defineRetiredSweep, defineSweep } from './sweep.js';
 
 /**
  * Parses, matches, classifies and applies one stored inbound message. Settling is a conditional update
@@ -40,33 +41,26 @@ export const inboundSweep = defineSweep({
 });
 
 /**
- * Reads one account's provider events: a page of `GET /v1/events` after its stored cursor,
- * applied with the cursor in one transaction. Each connected account polls in its own job, so a failing
- * provider fails (and retries, a few times) alone.
+ * The provider polls ran on this queue until they got their own (src/jobs/provider-polls.ts). For one
+ * release a poll still queued here (left at deploy time, or added by a process of the previous release
+ * during a rolling deploy) is run here, as before: polls of one account on both queues at once are
+ * harmless (each page is applied with its cursor in one transaction; an event counts once, by its id).
  */
-export const providerPoll = defineJob({
+export const formerProviderPoll = defineJob({ ...providerPoll, queue: 'inbound-mail' });
+
+/** The poll sweep's former schedule here: removed at start; a run of it left here queues the polls on their own queue. */
+export const formerProviderPollSweep = defineRetiredSweep({
   queue: 'inbound-mail',
-  name: 'provider.poll',
-  payload: z.object({ accountId: z.string().min(1), kind: z.enum(['network', 'ads']) }),
-  options: { attempts: 3, backoff: { type: 'exponential', delay: 5_000, jitter: 0.2 } },
-  description: 'Applies a page of one account’s provider events after its cursor; an event applied twice counts once (its id).',
-  jobId: (p) => `provider-poll-${p.kind}-${p.accountId}`,
+  name: providerPollSweep.name,
+  description: 'Retired here: provider.poll-sweep runs on the provider-polls queue; a run left here does the same.',
+  schedulerId: providerPollSweep.key({}),
 });
 
-/** Every minute: one `provider.poll` per connected account (the oldest polled first, bounded). */
-export const providerPollSweep = defineSweep({
-  queue: 'inbound-mail',
-  name: 'provider.poll-sweep',
-  description: 'Queues a poll for each account with a provider connection; a poll already waiting absorbs the repeat.',
-  schedulerId: 'provider-poll-sweep',
-  everyMs: () => 60_000,
-});
-
-/** The inbound-mail queue: received mail and provider events (workers/inbound-mail.ts). */
+/** The inbound-mail queue: received mail (workers/inbound-mail.ts), and for one release the provider polls left here. */
 export const inboundMailQueue = defineQueue('inbound-mail', {
   inboundParse,
   inboundSweep,
   operatorMailForward,
-  providerPoll,
-  providerPollSweep,
+  formerProviderPoll,
+  formerProviderPollSweep,
 });

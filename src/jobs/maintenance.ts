@@ -23,7 +23,7 @@ export const turnsSweep = defineSweep({
   description:
     'Fails queue: true messages queued past their lifetime; re-enqueues turns that never started or lost their worker; safe to repeat.',
   schedulerId: 'maintenance-turns',
-  everyMs: (config) => config.maintenanceSweeps.turns,
+  everyMs: (config) => config.maintenance.sweeps.turns,
   retry: SOON,
 });
 
@@ -32,7 +32,7 @@ export const workflowSchedulersSweep = defineSweep({
   name: 'maintenance.workflow-schedulers',
   description: 'Registers again the job scheduler of each live scheduled workflow whose scheduler Redis lost; an upsert, safe to repeat.',
   schedulerId: 'maintenance-workflow-schedulers',
-  everyMs: (config) => config.maintenanceSweeps.workflowSchedulers,
+  everyMs: (config) => config.maintenance.sweeps.workflowSchedulers,
   retry: SOON,
 });
 
@@ -41,7 +41,7 @@ export const workflowRunsSweep = defineSweep({
   name: 'maintenance.workflow-runs',
   description: 'Queues a step job for workflow runs left running with no job to move them; keyed per run, safe to repeat.',
   schedulerId: 'maintenance-workflow-runs',
-  everyMs: (config) => config.maintenanceSweeps.workflowRuns,
+  everyMs: (config) => config.maintenance.sweeps.workflowRuns,
   retry: SOON,
 });
 
@@ -50,7 +50,7 @@ export const webhookDeliveriesSweep = defineSweep({
   name: 'maintenance.webhook-deliveries',
   description: 'Queues the hand-over of accepted webhook deliveries whose job was lost; keyed per delivery, safe to repeat.',
   schedulerId: 'maintenance-webhook-deliveries',
-  everyMs: (config) => config.maintenanceSweeps.webhookDeliveries,
+  everyMs: (config) => config.maintenance.sweeps.webhookDeliveries,
   retry: SOON,
 });
 
@@ -59,7 +59,7 @@ export const conversionsSweep = defineSweep({
   name: 'maintenance.conversions',
   description: 'Queues measurement.aggregate for accounts with conversions left uncounted; keyed per account, safe to repeat.',
   schedulerId: 'maintenance-conversions',
-  everyMs: (config) => config.maintenanceSweeps.conversions,
+  everyMs: (config) => config.maintenance.sweeps.conversions,
   retry: SOON,
 });
 
@@ -68,7 +68,7 @@ export const rollupsSweep = defineSweep({
   name: 'maintenance.rollups',
   description: 'Folds settled channel events and deltas into the results rollups (100,000 rows a pass at most); safe to repeat.',
   schedulerId: 'maintenance-rollups',
-  everyMs: (config) => config.maintenanceSweeps.rollups,
+  everyMs: (config) => config.maintenance.sweeps.rollups,
   retry: ONCE_MORE,
 });
 
@@ -78,7 +78,7 @@ export const retentionSweep = defineSweep({
   description:
     'Deletes history past its retention in short batches for at most RETENTION_PASS_MS and keeps the month partitions; safe to repeat.',
   schedulerId: 'maintenance-retention',
-  everyMs: (config) => config.maintenanceSweeps.retention,
+  everyMs: (config) => config.maintenance.sweeps.retention,
   retry: ONCE_MORE,
 });
 
@@ -88,7 +88,7 @@ export const experimentsSweep = defineSweep({
   description:
     'Drafts the mail cards of running experiments and looks whether one has a winner (EXPERIMENT_PASS_LIMIT a pass); safe to repeat.',
   schedulerId: 'maintenance-experiments',
-  everyMs: (config) => config.maintenanceSweeps.experiments,
+  everyMs: (config) => config.maintenance.sweeps.experiments,
   retry: ONCE_MORE,
 });
 
@@ -97,7 +97,7 @@ export const eventsSweep = defineSweep({
   name: 'maintenance.events',
   description: 'Queues again the delivery of decisions’ follow-up events never queued or failed (10 times each at most); safe to repeat.',
   schedulerId: 'maintenance-events',
-  everyMs: (config) => config.maintenanceSweeps.events,
+  everyMs: (config) => config.maintenance.sweeps.events,
   retry: SOON,
 });
 

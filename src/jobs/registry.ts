@@ -4,18 +4,25 @@ import type { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Redis } from '../redis.js';
 import { queueTelemetry } from '../tracing/spans.js';
-import { QUEUES } from './catalog.js';
+import { FORMER_QUEUES, QUEUES } from './catalog.js';
 import { keyOf, type EnqueueArgs, type JobDef, type QueueSet } from './contract.js';
 
 export { defineJob, defineQueue } from './contract.js';
 export type { EnqueueArgs, EnqueueOptions, JobDef, JobMap, JobSpec, NoKeyPart, QueueDef, QueueSet } from './contract.js';
-export { QUEUES, type QueueName } from './catalog.js';
+export { FORMER_QUEUES, QUEUES, type QueueName } from './catalog.js';
+
+/** Every queue a process opens by default: the catalog's, and for one release the former names of renamed ones. */
+export const OPEN_QUEUES: readonly string[] = [...QUEUES, ...FORMER_QUEUES.keys()];
 
 /**
  * Producer-side queues sharing one fail-fast connection. Every job added through them (and every job
  * a scheduler makes from them) keeps its finished record for JOBS_KEEP_*, so the board shows history.
  */
-export function createQueues(connection: Redis, config: Pick<Config, 'queuePrefix' | 'jobs'>, names: readonly string[] = QUEUES): QueueSet {
+export function createQueues(
+  connection: Redis,
+  config: Pick<Config, 'queuePrefix' | 'jobs'>,
+  names: readonly string[] = OPEN_QUEUES,
+): QueueSet {
   const defaultJobOptions: JobsOptions = {
     removeOnComplete: { ...config.jobs.keepCompleted },
     removeOnFail: { ...config.jobs.keepFailed },

@@ -21,7 +21,7 @@ export function parseSender(config: Config, input: string): string {
   if (!one || !ADDRESS.test(one.address))
     throw new BadRequest('--from must be one address, written "Name <user@example.com>" or user@example.com');
   const domain = fromDomain(one.address);
-  const allowed = config.mailIdentity.allowedFromDomains;
+  const allowed = config.mail.identity.allowedFromDomains;
   if (!allowed.includes(domain)) {
     const list = allowed.join(', ') || 'none';
     throw new BadRequest(
@@ -46,5 +46,5 @@ export async function setAccountSender(q: Queryable, accountId: string, from: st
 export async function senderOf(q: Queryable, config: Config, accountId: string): Promise<string> {
   const row: { mail_from: string | null } | undefined = await q('accounts').where({ id: accountId }).first('mail_from');
   const own = row?.mail_from ?? null;
-  return own && config.mailIdentity.allowedFromDomains.includes(fromDomain(own)) ? own : config.mail.from;
+  return own && config.mail.identity.allowedFromDomains.includes(fromDomain(own)) ? own : config.mail.from;
 }

@@ -22,9 +22,9 @@ function chosenTransport(config: Config, db?: Queryable): MailTransport {
   const m = config.mail;
   const sign = db ? dkimSigner(db, config.sealing) : undefined;
   if (m.transport === 'smtp') {
-    const { ehloName, requireTls, tlsCa } = config.mailTransport;
+    const { ehloName, requireTls, tlsCa, ...relay } = m.smtp;
     const timeouts = { connectTimeoutMs: m.connectTimeoutMs, sendTimeoutMs: m.sendTimeoutMs };
-    return smtpTransport({ ...m.smtp, ...timeouts, ehloName, requireTls, ca: tlsCa, sign });
+    return smtpTransport({ ...relay, ...timeouts, ehloName, requireTls, ca: tlsCa, sign });
   }
   if (m.transport === 'http') return httpTransport({ url: m.api.url, key: m.api.key, sendTimeoutMs: m.sendTimeoutMs });
   return localTransport(m.localDir, sign);

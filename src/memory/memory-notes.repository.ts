@@ -3,7 +3,7 @@ import type { Queryable } from '../db.js';
 /**
  * The account memory (table agent_memory): the agent's `remember` tool and a dismissal's lesson write it,
  * the private-text check on the shipping path reads it. It stands in review, below the agent, so both can
- * use it; the brain reads the latest notes with each claim (src/agent/turn-statements.ts).
+ * use it; the brain reads the latest notes with each claim (src/agent/core/turn-statements.ts).
  */
 export function memoryNotesRepository(q: Queryable) {
   return {

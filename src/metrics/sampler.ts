@@ -13,7 +13,7 @@ export interface SamplerSources {
 const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
 
 /** Sends whose provider answer is lost: `pending` while reconciled, `unknown` once a person must decide. */
-const OLDEST_PENDING = `select min(created_at) as oldest from mail_sends where status in ('pending', 'unknown')`;
+const OLDEST_PENDING = `select min(created_at) as oldest from shipments where status in ('pending', 'unknown')`;
 
 /**
  * One sample: BullMQ's counts of every queue (one round trip each), the age of the oldest lost send

@@ -30,7 +30,7 @@ const costPer = (n: AdNumbers) => (n.conversions === 0 ? null : Math.round((n.sp
  * variant and in all.
  */
 export async function adTestsIn(q: Queryable, accountId: string, since: number, until: number): Promise<AdTestResult[]> {
-  const fences = (await q('mail_sends')
+  const fences = (await q('shipments')
     .where({ account_id: accountId, kind_of_work: 'ad_test', status: 'sent' })
     .whereNotNull('provider_id')
     .where('settled_at', '<=', until)

@@ -4,7 +4,7 @@ import type { ReviewDeps } from './review.types.js';
 
 /**
  * The card side of a revision (request-changes → the agent revises → the card returns). The agent's
- * side (recording and dispatching the revision turn, reading how it ended) is src/agent/card-revision.ts,
+ * side (recording and dispatching the revision turn, reading how it ended) is src/agent/messages/card-revision.ts,
  * which calls these: review stands below the agent and never starts a turn itself.
  */
 

@@ -160,7 +160,7 @@ export async function wakeCard(deps: ReviewDeps, accountId: string, cardId: stri
 
 /**
  * The repair sweep: ladder for unseen cards, and any timer whose moment passed without its job. Revisions
- * due are the agent's part of the sweep (src/agent/card-revision.ts, `sweepRevisions`).
+ * due are the agent's part of the sweep (src/agent/messages/card-revision.ts, `sweepRevisions`).
  */
 export async function sweepTimers(deps: ReviewDeps, ship: ShipApproved, limit = 200): Promise<Record<string, number>> {
   const repo = cardsRepository(deps.db);

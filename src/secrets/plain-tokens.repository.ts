@@ -21,7 +21,7 @@ export function plainTokensRepository(q: Queryable) {
     },
     /** Up to `limit` fences whose details still hold the token in clear. */
     async plainFences(limit: number): Promise<{ accountId: string; id: string; token: string }[]> {
-      const rows = (await q('mail_sends')
+      const rows = (await q('shipments')
         .select('account_id', 'id', q.raw(`details->>'replyToken' AS token`))
         .whereRaw(`details->>'replyToken' IS NOT NULL`)
         .orderBy(['account_id', 'id'])
@@ -30,7 +30,7 @@ export function plainTokensRepository(q: Queryable) {
     },
     /** Swaps a fence's plaintext token for its sealed copy, if it still holds `token`; true when swapped. */
     async sealFence(f: { accountId: string; id: string; token: string }, sealed: string): Promise<boolean> {
-      const n = await q('mail_sends')
+      const n = await q('shipments')
         .where({ account_id: f.accountId, id: f.id })
         .whereRaw(`coalesce(details->>'replyToken', '') = ?`, [f.token])
         .update({ details: q.raw(`(details - 'replyToken') || jsonb_build_object('replyTokenSealed', ?::text)`, [sealed]) });

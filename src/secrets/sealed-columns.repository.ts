@@ -7,7 +7,7 @@ import type { Queryable } from '../db.js';
 export const SEALED_COLUMNS: readonly { table: string; column: string; field?: string; key: readonly string[] }[] = [
   { table: 'provider_connections', column: 'key_sealed', key: ['account_id', 'kind'] },
   { table: 'dkim_keys', column: 'private_key_sealed', key: ['domain', 'selector'] },
-  { table: 'mail_sends', column: 'details', field: 'replyTokenSealed', key: ['account_id', 'id'] },
+  { table: 'shipments', column: 'details', field: 'replyTokenSealed', key: ['account_id', 'id'] },
 ];
 
 export type SealedColumn = (typeof SEALED_COLUMNS)[number];

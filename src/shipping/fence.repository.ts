@@ -94,7 +94,8 @@ const COLUMNS: Record<keyof FenceChanges, string> = {
 
 /**
  * The shipping fence: one live row per card, written in the transaction that claims the card, for any
- * kind of work. The table keeps its first name, `mail_sends` (queued `mail.reconcile` jobs carry its ids).
+ * kind of work: the `shipments` table (named `mail_sends` until migration 20261203150000; a view of that name
+ * serves the previous release's processes for one release, docs/decisions/stores.md).
  */
 export function fencesRepository(q: Queryable) {
   return {
@@ -103,7 +104,7 @@ export function fencesRepository(q: Queryable) {
         Partial<Pick<Fence, 'kindOfWork' | 'details' | 'step'>>,
       at: number,
     ): Promise<Fence> {
-      const [row] = await q('mail_sends')
+      const [row] = await q('shipments')
         .insert({
           id: s.id,
           account_id: s.accountId,
@@ -124,13 +125,13 @@ export function fencesRepository(q: Queryable) {
       return toSend(row as Row);
     },
     async find(accountId: string, id: string): Promise<Fence | null> {
-      const row: Row | undefined = await q('mail_sends').where({ account_id: accountId, id }).first();
+      const row: Row | undefined = await q('shipments').where({ account_id: accountId, id }).first();
       return row ? toSend(row) : null;
     },
     /** The card's fence that still counts (anything but `not_sent`). */
     /** The fence of one piece of a card's work (step 0: the card's own; a sequence's later steps) that is not void. */
     async liveForCard(accountId: string, cardId: string, step = 0): Promise<Fence | null> {
-      const row: Row | undefined = await q('mail_sends')
+      const row: Row | undefined = await q('shipments')
         .where({ account_id: accountId, card_id: cardId, step })
         .whereNot('status', 'not_sent')
         .first();
@@ -138,7 +139,7 @@ export function fencesRepository(q: Queryable) {
     },
     /** How many times this step of a card's work was fenced and certainly not shipped. */
     async voidCount(accountId: string, cardId: string, step: number): Promise<number> {
-      const row = await q('mail_sends')
+      const row = await q('shipments')
         .where({ account_id: accountId, card_id: cardId, step, status: 'not_sent' })
         .count<{ n: string }[]>('* as n')
         .first();
@@ -148,12 +149,12 @@ export function fencesRepository(q: Queryable) {
     async transition(accountId: string, id: string, from: FenceStatus[], changes: FenceChanges, at = Date.now()): Promise<Fence | null> {
       const row: Record<string, unknown> = { updated_at: at };
       for (const [k, v] of Object.entries(changes) as [keyof FenceChanges, unknown][]) if (v !== undefined) row[COLUMNS[k]] = v;
-      const [updated] = await q('mail_sends').where({ account_id: accountId, id }).whereIn('status', from).update(row).returning('*');
+      const [updated] = await q('shipments').where({ account_id: accountId, id }).whereIn('status', from).update(row).returning('*');
       return updated ? toSend(updated as Row) : null;
     },
     /** Fences that need reconciliation: answer lost, or `sending` for longer than a send can take. */
     async unsettled(staleBefore: number, limit: number): Promise<Fence[]> {
-      const rows: Row[] = await q('mail_sends')
+      const rows: Row[] = await q('shipments')
         .where('status', 'pending')
         .orWhere((w) => w.where('status', 'sending').andWhere('updated_at', '<', staleBefore))
         .orderBy('updated_at')

@@ -3,7 +3,7 @@ import { exposeSent } from '../experiments/window-exposure.js';
 import { channelOf, shippedEvent } from '../channels/registry.js';
 import { metrics } from '../metrics/registry.js';
 import type { Db, Trx } from '../db.js';
-import { mailReconcile } from '../jobs/mail-sends.js';
+import { mailReconcile } from '../jobs/shipments.js';
 import { enqueue } from '../jobs/registry.js';
 import { newId } from '../ids.js';
 import type { DecidedBy } from '../results/channel-events.js';

@@ -1,6 +1,6 @@
 import type { Queryable, Trx } from '../db.js';
 import { enqueue } from '../jobs/registry.js';
-import { sequenceStep, type StepKey } from '../jobs/mail-sends.js';
+import { sequenceStep, type StepKey } from '../jobs/shipments.js';
 import { sequenceStepsOf } from '../mail/sequence-steps.js';
 import { sequenceIdFor, sequencesRepository, type SequenceMatch } from '../mail/sequences.repository.js';
 import { cardsRepository } from '../review/cards/cards.repository.js';

@@ -230,7 +230,7 @@ async function refusedByRelay(deps: ReviewDeps, fence: Fence, err: NotShipped, w
   const sentence = permanent ? `the mail service refused the message: ${err.message}` : 'the mail service deferred the message';
   const outcome = await recordKnownOutcome(deps.logger, fence.id, 'not_sent', () =>
     settleRefusal(deps.db, fence, err.refusal!, {
-      softLimit: deps.config.mailFailures.softFailuresBeforeBlock,
+      softLimit: deps.config.mail.failures.softFailuresBeforeBlock,
       cardChanges: whenNotSent?.(permanent, `${sentence}; nothing was sent`),
     }),
   );

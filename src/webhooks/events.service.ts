@@ -1,5 +1,5 @@
-import { dispatchTurns, recordTurns, type TurnInput } from '../agent/agent.service.js';
-import { requestDrain } from '../agent/drain.js';
+import { dispatchTurns, recordTurns, type TurnInput } from '../agent/messages/agent.service.js';
+import { requestDrain } from '../agent/core/drain.js';
 import type { Logger } from '../logger.js';
 import { enqueue } from '../jobs/registry.js';
 import { webhookEvent } from '../jobs/webhook-events.js';

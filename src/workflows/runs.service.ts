@@ -1,5 +1,5 @@
-import { dispatchTurn, recordTurn, type AgentDeps } from '../agent/agent.service.js';
-import { waitForTurnEnd } from '../agent/turn-wait.js';
+import { dispatchTurn, recordTurn, type AgentDeps } from '../agent/messages/agent.service.js';
+import { waitForTurnEnd } from '../agent/messages/turn-wait.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { newId } from '../ids.js';

@@ -11,9 +11,9 @@ import { run, TSX } from '../helpers/processes.js';
 
 describe('MAIL_ALLOWED_FROM_DOMAINS', () => {
   it("defaults to MAIL_FROM's domain alone, takes a comma list, and names the variable when it is malformed", () => {
-    expect(loadConfig({}).mailIdentity.allowedFromDomains).toEqual(['localhost']);
-    expect(loadConfig({ MAIL_FROM: 'Sam <sam@GrowthCo.example>' }).mailIdentity.allowedFromDomains).toEqual(['growthco.example']);
-    expect(loadConfig({ MAIL_ALLOWED_FROM_DOMAINS: 'a.example, B.example' }).mailIdentity.allowedFromDomains).toEqual([
+    expect(loadConfig({}).mail.identity.allowedFromDomains).toEqual(['localhost']);
+    expect(loadConfig({ MAIL_FROM: 'Sam <sam@GrowthCo.example>' }).mail.identity.allowedFromDomains).toEqual(['growthco.example']);
+    expect(loadConfig({ MAIL_ALLOWED_FROM_DOMAINS: 'a.example, B.example' }).mail.identity.allowedFromDomains).toEqual([
       'a.example',
       'b.example',
     ]);

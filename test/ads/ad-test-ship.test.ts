@@ -20,7 +20,7 @@ const { lines, sink } = capturedLines();
 it.override('options', {
   logger: createLogger('trace', sink),
   env: BRIDGE_SHIP_ENV,
-  pools: ['mail-sends'],
+  pools: ['shipments'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;

@@ -17,7 +17,7 @@ let bridge: ProviderBridgeStandIn;
 
 it.override('options', {
   env: BRIDGE_SHIP_ENV,
-  pools: ['mail-sends'],
+  pools: ['shipments'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;
@@ -49,7 +49,7 @@ const budgetCard = (accountId: string, amount: number, currency = 'USD') =>
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
 const cardOf = (cardId: string) => cardRow(env, cardId);
-const fencesOf = (cardId: string) => rows(env, 'mail_sends', { card_id: cardId });
+const fencesOf = (cardId: string) => rows(env, 'shipments', { card_id: cardId });
 const spendEvents = (accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' }).select('amount', 'decided_by');
 
@@ -103,7 +103,7 @@ describe('budget changes (spend) through the provider bridge', () => {
     expect((await approve(token, (await budgetCard(accountId, -3000)).id)).status).toBe(200);
     // Last month's increases do not count this month.
     await env.deps
-      .db('mail_sends')
+      .db('shipments')
       .where({ account_id: accountId })
       .update({ created_at: monthStart(Date.now()) - 1 });
     expect((await approve(token, over.id)).status).toBe(200);
@@ -217,7 +217,7 @@ describe('budget changes (spend) through the provider bridge', () => {
       budgetChange: { amount: 0 },
     });
     expect((await approve(token, zero.id)).body.message).toMatch(/its amount must be a whole number of minor currency units/);
-    expect(await env.deps.db('mail_sends').whereIn('account_id', [accountId, none.accountId])).toHaveLength(0);
+    expect(await env.deps.db('shipments').whereIn('account_id', [accountId, none.accountId])).toHaveLength(0);
     // A change naming no currency (the agent's ship tool gives only an amount) is in the cap's.
     const bare = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'budget_change',

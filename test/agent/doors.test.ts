@@ -1,5 +1,7 @@
 import { describe, expect } from 'vitest';
-import { executeTool } from '../../src/agent/tools.js';
+import { withAdoptedDefaults } from '../../src/agent/experiments/adopted-defaults.js';
+import { AGENT_TOOLS } from '../../src/agent/tools/catalog.js';
+import { executeTool, type ToolContext, toolRegistry } from '../../src/agent/tools/tool.js';
 import { insertWorkflow } from '../../src/workflows/workflows.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rows } from '../helpers/rows.js';
@@ -28,16 +30,19 @@ describe('the agent tools', () => {
     const { accountId } = await env.tenant();
     const proposeWorkflow = (q: Parameters<typeof insertWorkflow>[0], a: string, input: Parameters<typeof insertWorkflow>[2]) =>
       insertWorkflow(q, a, input, { proposedByAgent: true });
-    const out = await executeTool(call, { ...toolEnv(accountId), proposeWorkflow });
+    const doors = { tools: toolRegistry(AGENT_TOOLS), proposeWorkflow, adoptedDefaults: withAdoptedDefaults };
+    const out = await executeTool(call, { ...toolEnv(accountId), doors });
     expect(out).toMatchObject({ ok: true, result: expect.stringMatching(/^workflow \S+ is proposed \(paused\)/) });
     const [w] = await rows(env, 'workflows', { account_id: accountId });
     expect(w).toMatchObject({ name: 'Weekly digest', status: 'paused' });
     expect(await rows(env, 'review_cards', { account_id: accountId, source_type: 'workflow_proposal' })).toHaveLength(1);
   });
 
-  it('without the door, fail the call naming it, and write nothing', async () => {
+  it('cannot be handed a context without the doors (the compiler refuses it), and such a call writes nothing', async () => {
     const { accountId } = await env.tenant();
-    await expect(executeTool(call, toolEnv(accountId))).rejects.toThrow(/AgentDoors/);
+    // @ts-expect-error a tool's context carries the doors
+    const missing: ToolContext = toolEnv(accountId);
+    await expect(executeTool(call, missing)).rejects.toThrow(TypeError);
     expect(await rows(env, 'workflows', { account_id: accountId })).toHaveLength(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { recordTurn } from '../../src/agent/agent.service.js';
+import { recordTurn } from '../../src/agent/messages/agent.service.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 
 // The six-hour queued lifetime shortened to one second; the sweeper runs every 300 ms.

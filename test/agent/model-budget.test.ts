@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest';
 import { startTurn } from '../helpers/agent.js';
-import { requestDrain } from '../../src/agent/drain.js';
-import { budgetDay, classifierBudget } from '../../src/agent/model-budget.js';
-import { classifyReply } from '../../src/agent/reply-classifier.js';
+import { requestDrain } from '../../src/agent/core/drain.js';
+import { budgetDay, classifierBudget } from '../../src/agent/brains/llm/model-budget.js';
+import { classifyReply } from '../../src/agent/replies/reply-classifier.js';
 import { metrics } from '../../src/metrics/registry.js';
 import { StatusResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';

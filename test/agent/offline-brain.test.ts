@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { startTurn } from '../helpers/agent.js';
-import { dataBlock } from '../../src/agent/data-block.js';
+import { dataBlock } from '../../src/agent/core/data-block.js';
 import { needsApproval, setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';

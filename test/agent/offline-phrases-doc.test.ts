@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { matchPhrase, OFFLINE_PHRASES } from '../../src/agent/offline-phrases.js';
+import { matchPhrase, OFFLINE_PHRASES } from '../../src/agent/brains/offline/offline-phrases.js';
 import { AGENT_DOC, phraseList, withPhraseList } from '../../scripts/offline-phrases.js';
 
 /** What the capitals of an example stand for, to write it as a person would. */

@@ -1,7 +1,7 @@
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { describe, expect } from 'vitest';
-import { dispatchTurns, recordTurns, type TurnInput } from '../../src/agent/agent.service.js';
-import { earliestSlot } from '../../src/agent/reply-wakes.js';
+import { dispatchTurns, recordTurns, type TurnInput } from '../../src/agent/messages/agent.service.js';
+import { earliestSlot } from '../../src/agent/replies/reply-wakes.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -29,7 +29,7 @@ it.override('options', ({ smtp }) => ({
     AGENT_REPLY_WAKES_PER_LEAD_PER_HOUR: String(LEAD_PER_HOUR),
     AGENT_REPLY_WAKES_PER_ACCOUNT_PER_HOUR: String(ACCOUNT_PER_HOUR),
   },
-  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+  pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { threadedCall } from '../../src/agent/reply-thread.js';
+import { threadedCall } from '../../src/agent/replies/reply-thread.js';
 
 // Whichever brain drafts the follow-up to a reply (the llm brain never copies Message-IDs), it threads
 // under that reply: the runtime adds In-Reply-To and References to an email shipped to the replier.

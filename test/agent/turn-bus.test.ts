@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
-import { publishCancel, publishDone, publishFinished, turnBus } from '../../src/agent/agent.bus.js';
-import type { MessageView } from '../../src/agent/agent.types.js';
+import { publishCancel, publishDone, publishFinished, turnBus } from '../../src/agent/core/agent.bus.js';
+import type { MessageView } from '../../src/agent/core/agent.types.js';
 import { killTurnBusSubscriber } from '../helpers/agent.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';

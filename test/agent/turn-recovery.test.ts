@@ -1,8 +1,8 @@
 import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
-import { recordTurn } from '../../src/agent/agent.service.js';
-import { FAILURES } from '../../src/agent/agent.types.js';
-import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/turn-runner.js';
+import { recordTurn } from '../../src/agent/messages/agent.service.js';
+import { FAILURES } from '../../src/agent/core/agent.types.js';
+import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/turns/turn-runner.js';
 import { createLogger } from '../../src/logger.js';
 import { buildHook, buildTurn } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -1,8 +1,8 @@
 import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
-import { recordTurn } from '../../src/agent/agent.service.js';
-import { drainAccount } from '../../src/agent/turn-runner.js';
-import { withAccountLock } from '../../src/agent/turn-lock.js';
+import { recordTurn } from '../../src/agent/messages/agent.service.js';
+import { drainAccount } from '../../src/agent/turns/turn-runner.js';
+import { withAccountLock } from '../../src/agent/turns/turn-lock.js';
 import { buildTurn } from '../helpers/factories.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { rows, turnRow } from '../helpers/rows.js';

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
-import { dispatchTurn, recordTurn } from '../../src/agent/agent.service.js';
+import { dispatchTurn, recordTurn } from '../../src/agent/messages/agent.service.js';
 import { startTurn } from '../helpers/agent.js';
-import { MAX_PENDING_WAKES } from '../../src/agent/tools.js';
+import { MAX_PENDING_WAKES } from '../../src/agent/tools/schedule-wake.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 import { turnRow } from '../helpers/rows.js';

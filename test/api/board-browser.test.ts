@@ -77,7 +77,7 @@ describe('Bull Board in headless Chromium', () => {
       const first = await page.goto(`${base}/admin/queues`);
       expect(first?.status()).toBe(200);
       // The app renders every queue of the catalog from the board's API.
-      for (const name of ['agent-turns', 'card-timers', 'mail-sends', 'webhook-events']) {
+      for (const name of ['agent-turns', 'card-timers', 'shipments', 'webhook-events']) {
         await page.getByText(name, { exact: true }).first().waitFor({ timeout: 30_000 });
       }
 

@@ -121,7 +121,7 @@ describe('GET /openapi.json', () => {
     });
     // The edge's text rule on every string a route's schemas read; 431 and the body limit on every route.
     expect(bodyOf('/api/v1/review/{id}/dismiss').properties.reason.not).toEqual({ pattern: '[\\u0000\\uD800-\\uDFFF]' });
-    expect(Object.keys(body.paths['/api/v1/me'].get.responses)).toEqual(expect.arrayContaining(['400', '431']));
+    expect(Object.keys(body.paths['/api/v1/me'].get.responses)).toEqual(expect.arrayContaining(['400', '408', '431']));
     expect(body.paths['/api/webhook/hook/{hookToken}'].post['x-max-body-bytes']).toBe(64_000);
     const tags = bodyOf('/api/v1/leads/{id}', 'patch').properties.tags;
     expect(tags).toMatchObject({ 'x-max-distinct-items': 20, items: { maxLength: 64 } });

@@ -30,6 +30,8 @@ async function world(status = 'contacted') {
 const optOutEvents = (accountId: string) => rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'opt_out' });
 const blockRows = (accountId: string) => rows(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
 const oneClick = (path: string) => env.api().post(path).type('form').send(ONE_CLICK);
+/** What a browser sends: it asks for a page, which every other client (a mail client's one-click POST, a script) never gets. */
+const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
 function expectPageHeaders(res: { headers: Record<string, string> }) {
   expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -43,7 +45,7 @@ function expectPageHeaders(res: { headers: Record<string, string> }) {
 describe('GET /u/{token}', () => {
   it('shows a plain confirmation page with the address masked and a POST form, and changes nothing', async () => {
     const { accountId, leadId, path } = await world();
-    const res = await env.api().get(path);
+    const res = await env.api().get(path).set('Accept', BROWSER);
     expect(res.status).toBe(200);
     expectPageHeaders(res);
     expect(res.text).toContain('j***@acme.test');
@@ -60,7 +62,7 @@ describe('GET /u/{token}', () => {
   it('escapes what it shows', async () => {
     const { accountId } = await env.tenant();
     const thread = await buildThread(env.deps.db, accountId, { to: '"<b>x</b>"@acme.test' });
-    const res = await env.api().get(`/u/${thread.replyToken}`);
+    const res = await env.api().get(`/u/${thread.replyToken}`).set('Accept', BROWSER);
     expect(res.status).toBe(200);
     expect(res.text).not.toContain('<b>');
     expect(res.text).toContain('&quot;***@acme.test');
@@ -70,12 +72,13 @@ describe('GET /u/{token}', () => {
 describe('POST /u/{token}', () => {
   it('unsubscribes on the RFC 8058 one-click POST: blocked as opt_out_reply, lead unsubscribed, counted once after two POSTs', async () => {
     const { accountId, leadId, path } = await world();
-    const first = await oneClick(path);
+    // The page's own form, from a browser: the answer is a page.
+    const first = await oneClick(path).set('Accept', BROWSER);
     expect(first.status).toBe(200);
     expectPageHeaders(first);
     expect(first.text).toContain('You are unsubscribed');
     expect(first.text).toContain('j***@acme.test');
-    const again = await oneClick(path);
+    const again = await oneClick(path).set('Accept', BROWSER);
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
     expect(await blockRows(accountId)).toEqual([expect.objectContaining({ source: 'opt_out_reply' })]);
@@ -109,8 +112,8 @@ describe('POST /u/{token}', () => {
       if (type) req.set('Content-Type', type);
       const res = await req.send(body);
       expect(res.status, `${type}: ${body}`).toBe(400);
-      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(res.text).toContain('List-Unsubscribe=One-Click');
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body).toEqual({ error: 'body must be List-Unsubscribe=One-Click (RFC 8058)' });
     }
     expect((await env.api().post(path).field('List-Unsubscribe', 'Later')).status).toBe(400);
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
@@ -152,16 +155,31 @@ describe('POST /u/{token}', () => {
 });
 
 describe('refusals', () => {
-  it('answers an unknown or malformed token, and /u itself, with a 404 HTML page', async () => {
+  it('answers an unknown or malformed token, and /u itself, with the JSON 404; a browser gets it as a page', async () => {
     for (const path of ['/u/abcdefghijklmnopqrstuvwxyz', '/u/short', '/u/has%20space%20in%20it%20xxxxxxxx', '/u', '/u/a/b']) {
       const get = await env.api().get(path);
       expect(get.status, path).toBe(404);
-      expect(get.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(get.text).toContain('Link not found');
+      expect(get.headers['content-type'], path).toMatch(/^application\/json/);
+      expect(get.body, path).toEqual({ error: 'not found' });
+      const page = await env.api().get(path).set('Accept', BROWSER);
+      expect(page.status, path).toBe(404);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('Link not found');
     }
     const post = await oneClick('/u/abcdefghijklmnopqrstuvwxyz');
     expect(post.status).toBe(404);
-    expect(post.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(post.body).toEqual({ error: 'not found' });
+  });
+
+  it('answers a script or mail client in JSON: the confirmation, the one-click result', async () => {
+    const { path } = await world();
+    const shown = await env.api().get(path);
+    expect(shown.status).toBe(200);
+    expect(shown.headers['cache-control']).toBe('no-store');
+    expect(shown.body).toEqual({ to: 'j***@acme.test', unsubscribe: 'POST this URL with the body List-Unsubscribe=One-Click' });
+    const done = await oneClick(path);
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({ ok: true, to: 'j***@acme.test' });
   });
 
   it('answers other methods with 405 and Allow, changing nothing', async () => {
@@ -170,7 +188,7 @@ describe('refusals', () => {
       const res = await env.api()[method](path);
       expect(res.status).toBe(405);
       expect(res.headers.allow).toBe('GET, HEAD, POST');
-      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.body).toEqual({ error: 'method not allowed' });
     }
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
   });
@@ -183,7 +201,7 @@ describe('refusals', () => {
       .type('form')
       .send(`${ONE_CLICK}&pad=${'x'.repeat(1100)}`);
     expect(res.status).toBe(413);
-    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toEqual({ error: 'request too large' });
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
   });
 

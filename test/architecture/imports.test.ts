@@ -33,13 +33,17 @@ const LAYERS: readonly (readonly string[])[] = [
     'metrics',
     // tracing: the process's OpenTelemetry provider and the span helpers every layer traces through.
     'tracing',
-    // experiments: the statistics of agent-run experiments (assignment, power, stopping rule), pure and self-contained.
-    'experiments',
+    // statistics: the numbers of experiments (assignment hashing, power, plan, stopping rule, intervals, wording of
+    // figures), pure: no table, no clock, no other area.
+    'statistics',
     // events: the typed map of cross-area events, their outbox and its delivery; the areas that care register handlers.
     'events',
   ],
   // memory: the agent's notes, read by the private-text check wherever work leaves and written by the agent and dismissals.
-  ['accounts', 'audit', 'results', 'secrets', 'memory'],
+  // experiments: the experiments' tables and each kind of variant's reads (counts, assignment, exposure); the
+  // scoreboard, visits, posts, channels and shipping read them, so it stands this low until they are handed what
+  // they need instead (the agent's experiment code is src/agent/experiments/).
+  ['accounts', 'audit', 'results', 'secrets', 'memory', 'experiments'],
   // Tracked links and visits are made by mail and by published posts.
   ['tokens', 'blocklist', 'measurement'],
   ['leads', 'rate-limit', 'deps', 'content'],
@@ -51,7 +55,15 @@ const LAYERS: readonly (readonly string[])[] = [
   ['review'],
   // The shipping path: what was approved is fenced, shipped through its channel and reconciled.
   ['shipping'],
-  ['agent'],
+  // The agent, in sub-areas (src/agent/<sub-area>/), lowest first: what a turn is and where turns are kept; the
+  // replies that wake it; its tools (one file per tool, in a registry the process assembles); the two brains; the
+  // runner that turns proposals into steps; a person's messages and the agent's experiments on top.
+  ['agent/core'],
+  ['agent/replies'],
+  ['agent/tools'],
+  ['agent/brains/offline', 'agent/brains/llm'],
+  ['agent/turns'],
+  ['agent/messages', 'agent/experiments'],
   ['webhooks', 'workflows', 'inbound'],
   // Retention removes every area's expired history (finished cards through the card area's door).
   ['retention'],
@@ -61,7 +73,17 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** Folders inside an area's folder that are areas of their own. */
-const NESTED_AREAS = ['src/review/cards/'];
+const NESTED_AREAS = [
+  'src/review/cards/',
+  'src/agent/core/',
+  'src/agent/replies/',
+  'src/agent/tools/',
+  'src/agent/brains/offline/',
+  'src/agent/brains/llm/',
+  'src/agent/turns/',
+  'src/agent/messages/',
+  'src/agent/experiments/',
+];
 /** The card area: the only files that touch the review_cards table. */
 const CARDS = 'src/review/cards/';
 const CARD_REPOSITORY = join('src', 'review', 'cards', 'cards.repository.ts');
@@ -193,7 +215,7 @@ function cycleArrows(group: string[]): string[] {
 describe('the import graph', () => {
   it('finds the areas and their arrows (the parser sees the code)', () => {
     expect(files.length).toBeGreaterThan(50);
-    expect(arrows.get('agent -> review')?.size).toBeGreaterThan(0);
+    expect(arrows.get('agent/tools -> review')?.size).toBeGreaterThan(0);
     expect(arrows.get('workers -> review')?.size).toBeGreaterThan(0);
   });
 
@@ -208,6 +230,20 @@ describe('the import graph', () => {
 
   it('has no import cycle between files, inside an area either', () => {
     expect(fileCycles()).toEqual([]);
+  });
+
+  it('keeps src/statistics pure: it imports no other area, and every agent file is in a sub-area', () => {
+    const out = [...arrows.entries()]
+      .filter(([key]) => key.startsWith('statistics -> '))
+      .map(([key, why]) => `${key}: ${[...why].join('; ')}`);
+    expect(out).toEqual([]);
+    expect(files.filter((f) => areaOf(f) === 'agent')).toEqual([]);
+  });
+
+  it('is the layer table of docs/architecture.md, row for row', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| (\d+)\s+\| ([^|]+)\|/gm)].map((m) => [...m[2]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]));
+    expect(rows).toEqual(LAYERS.map((row) => [...row]));
   });
 
   it('never ships from the review verbs: src/review/ (outside its cards area) imports nothing of src/shipping/', () => {

@@ -116,12 +116,12 @@ describe('configuration', () => {
   });
 
   it('runs each maintenance sweep every MAINTENANCE_SWEEP_MS unless its own setting says otherwise', () => {
-    const sweeps = loadConfig({}).maintenanceSweeps;
+    const sweeps = loadConfig({}).maintenance.sweeps;
     expect(new Set(Object.values(sweeps))).toEqual(new Set([60_000]));
-    expect(Object.keys(sweeps)).toHaveLength(8);
-    const old = loadConfig({ MAINTENANCE_SWEEP_MS: '5000' }).maintenanceSweeps;
+    expect(Object.keys(sweeps)).toHaveLength(9);
+    const old = loadConfig({ MAINTENANCE_SWEEP_MS: '5000' }).maintenance.sweeps;
     expect(new Set(Object.values(old))).toEqual(new Set([5_000]));
-    const own = loadConfig({ MAINTENANCE_SWEEP_MS: '5000', MAINTENANCE_RETENTION_SWEEP_MS: '600000' }).maintenanceSweeps;
+    const own = loadConfig({ MAINTENANCE_SWEEP_MS: '5000', MAINTENANCE_RETENTION_SWEEP_MS: '600000' }).maintenance.sweeps;
     expect(own).toMatchObject({ retention: 600_000, rollups: 5_000, turns: 5_000 });
     expect(() => loadConfig({ MAINTENANCE_ROLLUPS_SWEEP_MS: '0' })).toThrow(/MAINTENANCE_ROLLUPS_SWEEP_MS/);
   });
@@ -132,5 +132,29 @@ describe('configuration', () => {
     const set = loadConfig({ CARD_TIMERS_CONCURRENCY: '2', MAIL_SENDS_CONCURRENCY: '16', MAINTENANCE_CONCURRENCY: '3' });
     expect([set.review.timersConcurrency, set.mail.sendsConcurrency, set.maintenance.concurrency]).toEqual([2, 16, 3]);
     expect(() => loadConfig({ MAIL_SENDS_CONCURRENCY: '0' })).toThrow(/MAIL_SENDS_CONCURRENCY must be at least 1/);
+  });
+
+  it('nests each area’s settings under one key, read from the same environment variables as before', () => {
+    const c = loadConfig({
+      MAIL_SOFT_FAILURES_BEFORE_BLOCK: '7',
+      MAIL_ALLOWED_FROM_DOMAINS: 'a.example',
+      MAIL_EHLO_NAME: 'out.example.com',
+      SMTP_REQUIRE_TLS: 'true',
+      SMTP_HOST: 'relay.example.com',
+      INBOUND_AUTH_DNS_TIMEOUT_MS: '900',
+      AGENT_MODEL_CALLS_PER_DAY: '42',
+      MAINTENANCE_RETENTION_SWEEP_MS: '120000',
+    });
+    expect(c.mail.failures).toEqual({ softFailuresBeforeBlock: 7 });
+    expect(c.mail.identity).toEqual({ allowedFromDomains: ['a.example'] });
+    expect(c.mail.smtp).toMatchObject({ host: 'relay.example.com', ehloName: 'out.example.com', requireTls: true, tlsCa: null });
+    expect(c.inbound.auth).toMatchObject({ dnsTimeoutMs: 900 });
+    expect(c.inbound.tls).toBeNull();
+    expect(c.agent.limits).toMatchObject({ modelCallsPerDay: 42 });
+    expect(c.maintenance.sweeps).toMatchObject({ retention: 120_000 });
+    // No area is split over several top-level keys any more.
+    const top = Object.keys(c);
+    for (const old of ['mailFailures', 'mailIdentity', 'mailTransport', 'inboundAuth', 'agentLimits', 'maintenanceSweeps', 'nested'])
+      expect(top).not.toContain(old);
   });
 });

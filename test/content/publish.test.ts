@@ -116,7 +116,7 @@ describe('publishing a blog_post card', () => {
     });
     expect((await env.api().get(`/api/v1/review/${ghost.id}`).set(auth(t.token))).body.item.status).toBe('pending');
     expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(2);
-    expect(await rows(env, 'mail_sends', { card_id: ghost.id })).toEqual([]);
+    expect(await rows(env, 'shipments', { card_id: ghost.id })).toEqual([]);
   });
 
   it("publishes the seed demo's waiting blog_post card when it is approved", async ({ env }) => {

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
-import { proposeExperiment } from '../../src/agent/experiments.service.js';
-import { cardShape } from '../../src/agent/file-work.js';
+import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { cardShape } from '../../src/agent/tools/file-work.js';
 import { EventHandlers } from '../../src/events/event-map.js';
 import { deliverEvent, recordEvent, sweepEvents } from '../../src/events/outbox.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';

@@ -1,7 +1,8 @@
+import { agentDoors } from '../../workers/agent-turns.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments.service.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { executeTool } from '../../src/agent/tools/tool.js';
 import { setSpendCap } from '../../src/channels/spend-cap.js';
 import { adTestCardId } from '../../src/experiments/ad-variant.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
@@ -55,6 +56,7 @@ const toolEnv = (accountId: string) => ({
   fromOutside: false,
   config: env.config,
   onReply: async () => undefined,
+  doors: agentDoors,
 });
 const tool = (accountId: string, name: string, args: Record<string, unknown>) => executeTool({ id: 'c1', name, args }, toolEnv(accountId));
 
@@ -244,7 +246,7 @@ describe('an experiment on an ad', () => {
     const repo = experimentsRepository(env.deps.db);
     expect(await lookAtExperiment(env.deps.db, (await repo.get(accountId, id))!, Date.now(), 0)).toBe('stopped');
     expect(await repo.get(accountId, id)).toMatchObject({ status: 'no_winner' });
-    expect(await rows(env, 'mail_sends', { card_id: adCard.id })).toEqual([]);
+    expect(await rows(env, 'shipments', { card_id: adCard.id })).toEqual([]);
     expect(await cards(accountId, 'experiment_no_winner')).toHaveLength(1);
   });
 

@@ -37,7 +37,7 @@ it.override('options', ({ smtp, llm }) => ({
     EXPERIMENT_REPLY_WINDOW_SECONDS: '8',
     INBOUND_SMTP_MESSAGES_PER_MINUTE: '100000',
   },
-  pools: ['agent-turns', 'card-timers', 'mail-sends', 'inbound-mail', 'maintenance'],
+  pools: ['agent-turns', 'card-timers', 'shipments', 'inbound-mail', 'maintenance'],
 }));
 it.beforeAll(({ env: e, smtp: s, inbound: i, llm: l }) => {
   env = e;

@@ -1,8 +1,9 @@
+import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
 import { CONTENT_CACHE_CONTROL, READER_CACHE_CONTROL } from '../../api/routes/content.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments.service.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { executeTool } from '../../src/agent/tools/tool.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { postCardId } from '../../src/experiments/post-title.js';
 import { sweepCards } from '../../src/shipping/after-approval.js';
@@ -42,7 +43,15 @@ const PROPOSE = {
 const tool = (accountId: string, args: Record<string, unknown>) =>
   executeTool(
     { id: 'c1', name: 'propose_experiment', args },
-    { db: env.deps.db, accountId, turnId: 'turn_post_title', fromOutside: false, config: env.config, onReply: async () => undefined },
+    {
+      db: env.deps.db,
+      accountId,
+      turnId: 'turn_post_title',
+      fromOutside: false,
+      config: env.config,
+      onReply: async () => undefined,
+      doors: agentDoors,
+    },
   );
 const cards = (accountId: string, sourceType: string) =>
   env.deps.db('review_cards').where({ account_id: accountId, source_type: sourceType }).orderBy('created_at');

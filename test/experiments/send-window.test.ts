@@ -1,9 +1,11 @@
 import { describe, expect } from 'vitest';
 import { SendResponse } from '../../api/routes/review.schemas.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { EXPERIMENT_TOOL_ARGS, experimentHandlers, withAdoptedDefaults } from '../../src/agent/experiment-tools.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments.service.js';
-import { fileWork } from '../../src/agent/file-work.js';
+import { withAdoptedDefaults } from '../../src/agent/experiments/adopted-defaults.js';
+import { PROPOSE_EXPERIMENT_ARGS, proposeExperiment as proposeTool } from '../../src/agent/experiments/propose-experiment.js';
+import { agentDoors } from '../../workers/agent-turns.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { fileWork } from '../../src/agent/tools/file-work.js';
 import { emailAdapter } from '../../src/channels/email.adapter.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { checkWindows, hhmm, minuteOfDay, nextOpening, parseWindow, type SendWindow } from '../../src/experiments/send-window.js';
@@ -92,7 +94,7 @@ describe('a send-window experiment', () => {
     expect(nextOpening(win('09:00–11:00 Europe/Berlin'), Date.UTC(2026, 2, 28, 12))).toBe(Date.UTC(2026, 2, 29, 7));
     expect(nextOpening(win('02:30–04:00 Europe/Berlin'), Date.UTC(2026, 2, 28, 12))).toBe(Date.UTC(2026, 2, 29, 1));
 
-    const args = EXPERIMENT_TOOL_ARGS.propose_experiment.parse({
+    const args = PROPOSE_EXPERIMENT_ARGS.parse({
       thing: 'send_window',
       topic: 'onboarding',
       ...draft,
@@ -100,11 +102,19 @@ describe('a send-window experiment', () => {
       timeZone: 'Europe/Berlin',
     });
     expect(args).toMatchObject({ challengers: [], windows: ['08:00–10:00', '16:00–18:00'] });
-    const toolEnv = { db: env.deps.db, accountId, turnId: 'turn_none', fromOutside: false, config: env.deps.config };
-    await expect(experimentHandlers.propose_experiment({ ...args, challengers: ['Quick question'] }, toolEnv)).rejects.toThrow(
+    const toolEnv = {
+      db: env.deps.db,
+      accountId,
+      turnId: 'turn_none',
+      fromOutside: false,
+      config: env.deps.config,
+      onReply: async () => undefined,
+      doors: agentDoors,
+    };
+    await expect(proposeTool.handler({ ...args, challengers: ['Quick question'] }, toolEnv)).rejects.toThrow(
       'no experiment was proposed: a send window takes windows, not challengers',
     );
-    await expect(experimentHandlers.propose_experiment({ ...args, windows: ['08:00–10:00'] }, toolEnv)).rejects.toThrow(
+    await expect(proposeTool.handler({ ...args, windows: ['08:00–10:00'] }, toolEnv)).rejects.toThrow(
       'no experiment was proposed: a send-window experiment compares 2 to 4 windows',
     );
     expect(await rows(env, 'experiments', { account_id: accountId })).toEqual([]);
@@ -240,7 +250,7 @@ describe('a send-window experiment', () => {
     await runFollowUps(env.deps);
     expect(await repo.defaultFor(accountId, 'send_window', 'Onboarding')).toBe(`${B} ${ZONE}`);
     const later = await withAdoptedDefaults(
-      { db: env.deps.db, accountId, turnId: 'turn_none', fromOutside: false, config: env.deps.config },
+      { db: env.deps.db, accountId },
       { work: 'email', title: 'Email to later', to: 'later@new.test', ...draft, details: { topic: 'onboarding' } },
     );
     expect(later.args.details).toEqual({ topic: 'onboarding', sendWindow: `${B} ${ZONE}` });

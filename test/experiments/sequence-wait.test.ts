@@ -1,7 +1,8 @@
+import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments.service.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { executeTool } from '../../src/agent/tools/tool.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
@@ -49,6 +50,7 @@ const toolEnv = (accountId: string) => ({
   fromOutside: false,
   config: env.config,
   onReply: async () => undefined,
+  doors: agentDoors,
 });
 
 async function contacts(accountId: string, n: number, tag: string) {

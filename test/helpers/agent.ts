@@ -1,4 +1,4 @@
-import { type AgentDeps, dispatchTurn, type Recorded, recordTurn, type TurnInput } from '../../src/agent/agent.service.js';
+import { type AgentDeps, dispatchTurn, type Recorded, recordTurn, type TurnInput } from '../../src/agent/messages/agent.service.js';
 import { isCluster, keyspace } from '../../src/redis.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from './env.js';

@@ -1,4 +1,4 @@
-import { recordTurn, type Recorded, type TurnInput } from '../../src/agent/agent.service.js';
+import { recordTurn, type Recorded, type TurnInput } from '../../src/agent/messages/agent.service.js';
 import type { Config } from '../../src/config.js';
 import type { Db, Queryable } from '../../src/db.js';
 import { newId } from '../../src/ids.js';

@@ -25,7 +25,7 @@ export interface FileOptions extends EnvOptions {
  * A file states its needs once, at the top level, and binds the world for its tests:
  *
  *     let env: TestEnv;
- *     it.override('options', { env: { RATE_READS_BURST: '3' }, pools: ['mail-sends'] });
+ *     it.override('options', { env: { RATE_READS_BURST: '3' }, pools: ['shipments'] });
  *     it.beforeAll(({ env: e }) => { env = e; });
  *
  * Options that need a stand-in's address take it from its fixture, which is then closed after the env:

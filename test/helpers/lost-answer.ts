@@ -22,7 +22,7 @@ export interface LostAnswer {
  * A mail draft sent through the HTTP mail API whose first answer is lost (the provider takes it and
  * drops the connection): the send answers 503 `delivery_pending`, reconciliation re-ships it under the
  * same key once the provider answers again, and the card ends `sent`. `check` then reads what each try
- * carried. The world (its own env, the mail-sends pool, the provider) is closed afterwards.
+ * carried. The world (its own env, the shipments pool, the provider) is closed afterwards.
  */
 export async function afterLostAnswer(
   env: Record<string, string>,
@@ -40,7 +40,7 @@ export async function afterLostAnswer(
       MAIL_RECONCILE_WINDOW_MS: '5000',
     },
   });
-  const pools = await startPools(http.deps, ['mail-sends']);
+  const pools = await startPools(http.deps, ['shipments']);
   try {
     provider.state.mode = 'drop-before';
     const { token, accountId } = await http.tenant();
@@ -52,7 +52,7 @@ export async function afterLostAnswer(
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';
     await until(async () => (await http.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
-    const fence = await http.deps.db('mail_sends').where({ card_id: card.id }).first();
+    const fence = await http.deps.db('shipments').where({ card_id: card.id }).first();
     const tries = provider.posts.filter((p) => p.key === fence.idempotency_key);
     expect(tries.length).toBe(2);
     await check({ http, provider, accountId, cardId: card.id, fence, tries });

@@ -1,7 +1,7 @@
 import type { TestEnv } from './env.js';
 
 /**
- * Reads of the service's tables for assertions, one way for every test: `rows(env, 'mail_sends', { card_id })`,
+ * Reads of the service's tables for assertions, one way for every test: `rows(env, 'shipments', { card_id })`,
  * `row(env, 'leads', { id })`, and per-table helpers for the reads tests repeat most (a card, a turn, a lead by id;
  * the send and the sequence of a card). A table's name is written here once, so a renamed table is one edit.
  * Rows come back as the driver gives them (snake_case columns), so assertions read the columns they always did.
@@ -25,8 +25,8 @@ export const turnRow = (env: World, id: string) => row(env, 'agent_turns', { id 
 /** A lead by id. */
 export const leadRow = (env: World, id: string) => row(env, 'leads', { id });
 
-/** The send a card made (mail, network or ad: every kind of work is fenced in mail_sends). */
-export const sendOfCard = (env: World, cardId: string) => row(env, 'mail_sends', { card_id: cardId });
+/** The shipment a card made (mail, network or ad: every kind of work is fenced in shipments). */
+export const sendOfCard = (env: World, cardId: string) => row(env, 'shipments', { card_id: cardId });
 
 /** The sequence a card started. */
 export const sequenceOfCard = (env: World, cardId: string) => row(env, 'mail_sequences', { card_id: cardId });

@@ -10,7 +10,7 @@ import { threadsRepository, type Thread } from '../../src/mail/threads.repositor
 export async function sentThread(db: Queryable, config: Config, sendId: string): Promise<(Thread & { replyToken: string }) | null> {
   const thread = await threadsRepository(db).bySend(sendId);
   if (!thread) return null;
-  const fence = (await db('mail_sends').where({ id: sendId }).first('details')) as { details: Record<string, unknown> | null };
+  const fence = (await db('shipments').where({ id: sendId }).first('details')) as { details: Record<string, unknown> | null };
   const replyToken = await replyTokenOf(db, config, fence.details ?? {});
   if (!replyToken) throw new Error(`send ${sendId} carries no reply token`);
   return { ...thread, replyToken };

@@ -23,7 +23,7 @@ let smtp: TestSmtp;
 let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100' },
-  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+  pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyReply } from '../../src/agent/reply-classifier.js';
-import { replyByRules } from '../../src/agent/reply-rules.js';
+import { classifyReply } from '../../src/agent/replies/reply-classifier.js';
+import { replyByRules } from '../../src/agent/replies/reply-rules.js';
 import { classifyKind, newTextOf, readDeliveryStatus, type KindVerdict } from '../../src/inbound/classify.js';
 import { tokenAddresses } from '../../src/inbound/match.js';
 import { parseMail, type ParsedMail } from '../../src/inbound/parse.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { agentTurn } from '../../src/jobs/agent-turns.js';
 import { cardAutoResolve, cardRevise, cardRevisionReturn, cardSweep, cardWake, eventDeliver } from '../../src/jobs/card-timers.js';
 import { JOBS } from '../../src/jobs/catalog.js';
-import { mailReconcile, mailSweep } from '../../src/jobs/mail-sends.js';
+import { mailReconcile, mailSweep } from '../../src/jobs/shipments.js';
 import { maintenanceSweep } from '../../src/jobs/maintenance.js';
 import { webhookEvent } from '../../src/jobs/webhook-events.js';
 import { workflowAdvance, workflowRun } from '../../src/jobs/workflow-runs.js';

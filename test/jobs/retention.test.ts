@@ -1,7 +1,7 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { requestDrain } from '../../src/agent/drain.js';
+import { requestDrain } from '../../src/agent/core/drain.js';
 import { agentTurn } from '../../src/jobs/agent-turns.js';
 import { createLogger } from '../../src/logger.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';

@@ -23,7 +23,7 @@ let smtp: TestSmtp;
 let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100' },
-  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+  pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
@@ -210,7 +210,7 @@ describe('a running sequence', () => {
     await env.deps.db('mail_sequences').where({ id: seq.id }).update({ next_at: dueAt });
     const mails = () => smtp.received.filter((m) => m.to.includes(BOB)).length;
     const before = mails();
-    const job = await pendingJob(env.deps.queues.get('mail-sends')!, `sequence-step-${seq.id}-1`);
+    const job = await pendingJob(env.deps.queues.get('shipments')!, `sequence-step-${seq.id}-1`);
     expect(job).toBeTruthy();
     await job!.promote(); // it runs now, before the step is due
     await until(async () => (await row(env, 'mail_sequences', { id: seq.id })).next_step === 2 || null, 15_000);

@@ -75,7 +75,7 @@ describe('a mail shipped over SMTP', () => {
     expect(thread!.replyToken).toMatch(REPLY_TOKEN);
     expect(thread!.replyToken.length).toBeGreaterThanOrEqual(22);
     expect(thread!.messageId).toBe(`<mail-${sendId}@${DOMAIN}>`);
-    const fence = await row(env, 'mail_sends', { id: sendId });
+    const fence = await row(env, 'shipments', { id: sendId });
     expect(fence.details).toMatchObject({ replyTokenSealed: expect.stringMatching(/^v[12]\./), messageId: thread!.messageId });
     expect(JSON.stringify(fence.details)).not.toContain(thread!.replyToken);
     expectThreadHeaders(await receivedWith('subject-headers'), thread!);

@@ -67,7 +67,7 @@ async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered')
   await (restoreWhen === 'first-retry' ? Promise.race([failedOnce, answered]) : answered);
   proxy.restore();
   const res = await answered;
-  const fences: { id: string; status: string }[] = await rows(env, 'mail_sends', { card_id: card.id });
+  const fences: { id: string; status: string }[] = await rows(env, 'shipments', { card_id: card.id });
   return { res, accountId, card, fences };
 }
 

@@ -47,7 +47,7 @@ it.override('options', ({ postfix }) => ({
     INBOUND_MAIL_DOMAIN: INBOUND_DOMAIN,
     AGENT_WAIT_POLL_MS: '100',
   },
-  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+  pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
 
 let env: TestEnv;

@@ -35,7 +35,7 @@ it.override('options', ({ smtp }) => ({
     TRUST_AUTO_RESOLVE_DELAY_MS: '200',
     CARD_SWEEP_MS: '600000',
   },
-  pools: ['card-timers', 'mail-sends', 'inbound-mail'],
+  pools: ['card-timers', 'shipments', 'inbound-mail'],
 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
@@ -86,7 +86,7 @@ const card = async (w: World, id: string) => (await env.api().get(`/api/v1/revie
 const lead = async (w: World) => (await env.api().get(`/api/v1/leads/${w.leadId}`).set(auth(w.token))).body.lead as { status: string };
 const blockEntry = (w: World) => env.deps.db('blocklist_entries').where({ account_id: w.accountId, value: w.to }).first();
 const fences = async (cardId: string) =>
-  (await env.deps.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
+  (await env.deps.db('shipments').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
 
 async function email(w: World) {
   const res = await env.api().get('/api/v1/results').set(auth(w.token));
@@ -181,7 +181,7 @@ describe('a soft refusal (4xx) is tried again', () => {
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
     expect(await fences(c.id)).toEqual(['not_sent', 'not_sent', 'sent']);
     // Each try waited longer than the one before (MAIL_RETRY_AFTER_SECONDS, doubling).
-    const at = (await env.deps.db('mail_sends').where({ card_id: c.id }).orderBy('created_at')).map((f: { created_at: string }) =>
+    const at = (await env.deps.db('shipments').where({ card_id: c.id }).orderBy('created_at')).map((f: { created_at: string }) =>
       Number(f.created_at),
     );
     // Lower bounds only, with slack for the timers' own granularity: load only makes the gaps longer.

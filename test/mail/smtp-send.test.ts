@@ -18,7 +18,7 @@ it.override('options', ({ smtp }) => ({
     MAIL_RECONCILE_DELAY_MS: '100',
     MAIL_RECONCILE_WINDOW_MS: '1500',
   },
-  pools: ['mail-sends'],
+  pools: ['shipments'],
 }));
 it.beforeAll(({ env: e, smtp: smtpFixture }) => {
   env = e;
@@ -65,7 +65,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     for (const r of results.filter((r) => r.status === 409)) expect(['invalid_action', 'rejected']).toContain(r.body.error);
     expect(copiesOf('subject-fifty')).toBe(1);
-    const fences = await rows(env, 'mail_sends', { card_id: card.id });
+    const fences = await rows(env, 'shipments', { card_id: card.id });
     expect(fences).toHaveLength(1);
     smtp.mode = { kind: 'accept' };
   });
@@ -134,7 +134,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'rejected' });
     expect(res.body.message).toMatch(/^the mail service refused the message: .*554/);
-    expect((await rows(env, 'mail_sends', { card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
+    expect((await rows(env, 'shipments', { card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'resolved', actions: [], resolution: { action: 'send', bounced: true } });
     smtp.mode = { kind: 'accept' };
@@ -155,7 +155,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     smtp.mode = { kind: 'accept' };
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
     expect(
-      (await env.deps.db('mail_sends').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status),
+      (await env.deps.db('shipments').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status),
     ).toEqual(['not_sent', 'sent']);
     expect(copiesOf('subject-451')).toBe(1);
   });
@@ -182,7 +182,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(again.status).toBe(200);
     expect(copiesOf('subject-lost')).toBe(2);
-    const fences = await env.deps.db('mail_sends').where({ card_id: card.id }).orderBy('created_at');
+    const fences = await env.deps.db('shipments').where({ card_id: card.id }).orderBy('created_at');
     expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent', 'sent']);
   });
 

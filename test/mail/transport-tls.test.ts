@@ -78,13 +78,12 @@ describe('outbound SMTP transport', () => {
     // Unset: the machine's host name when it is fully qualified, else nodemailer's address literal; the From
     // domain (mail.acme-tls.test here) names no host of ours.
     const unnamed = configWith({ ...smtpEnv(server), MAIL_FROM: 'Acme <agent@Mail.Acme-TLS.test>' });
-    expect(unnamed.mailTransport.ehloName).toBe(defaultEhloName(hostname()));
+    expect(unnamed.mail.smtp.ehloName).toBe(defaultEhloName(hostname()));
     await transportFor(unnamed).send(msg, 'mail-ehlo-2');
     // A host whose name is an FQDN gives it (the config read on such a host).
-    const fqdnHost = {
-      ...loadConfig(smtpEnv(server)),
-      mailTransport: mailTransportConfig({ SMTP_REQUIRE_TLS: false, SMTP_TLS_CA_FILE: null }, 'Relay-7.Acme-TLS.test'),
-    };
+    const base = loadConfig(smtpEnv(server));
+    const { ehloName } = mailTransportConfig({ SMTP_REQUIRE_TLS: false, SMTP_TLS_CA_FILE: null }, 'Relay-7.Acme-TLS.test');
+    const fqdnHost = { ...base, mail: { ...base.mail, smtp: { ...base.mail.smtp, ehloName } } };
     await transportFor(fqdnHost).send(msg, 'mail-ehlo-3');
     expect(server.ehlo).toEqual(['out.acme-tls.test', defaultEhloName(hostname()) ?? '[127.0.0.1]', 'relay-7.acme-tls.test']);
     expect(server.ehlo).not.toContain('mail.acme-tls.test');
@@ -93,14 +92,12 @@ describe('outbound SMTP transport', () => {
     for (const bare of ['3f9c2a1b7d0e', 'localhost', 'localhost.localdomain', 'box.localhost']) expect(defaultEhloName(bare)).toBeNull();
     expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(ConfigError);
     expect(() => configWith({ MAIL_EHLO_NAME: 'not a name!' })).toThrow(/MAIL_EHLO_NAME must be a host name/);
-    expect(configWith({ MAIL_EHLO_NAME: '[192.0.2.1]' }).mailTransport.ehloName).toBe('[192.0.2.1]');
+    expect(configWith({ MAIL_EHLO_NAME: '[192.0.2.1]' }).mail.smtp.ehloName).toBe('[192.0.2.1]');
     // Defaults: the host's name (if an FQDN), no TLS required, no private CA, no STARTTLS offered.
-    expect(loadConfig({}).mailTransport).toEqual({
-      ehloName: defaultEhloName(hostname()),
-      requireTls: false,
-      tlsCa: null,
-      inboundTls: null,
-    });
+    // Nested by area: the relay's under mail.smtp (beside its host and port), the listener's under inbound.
+    const defaults = loadConfig({});
+    expect(defaults.mail.smtp).toMatchObject({ ehloName: defaultEhloName(hostname()), requireTls: false, tlsCa: null });
+    expect(defaults.inbound.tls).toBeNull();
   });
 
   it('with SMTP_REQUIRE_TLS refuses a server that offers no STARTTLS before a byte of the mail is sent', async () => {
@@ -177,8 +174,8 @@ async function selfSigned(): Promise<{ certFile: string; keyFile: string; cert: 
   return { certFile, keyFile, cert: await readFile(certFile) };
 }
 
-async function listener(inboundTls: Config['mailTransport']['inboundTls']): Promise<InboundSmtp> {
-  const config = { ...env.deps.config, mailTransport: { ...env.deps.config.mailTransport, inboundTls } };
+async function listener(inboundTls: Config['inbound']['tls']): Promise<InboundSmtp> {
+  const config = { ...env.deps.config, inbound: { ...env.deps.config.inbound, tls: inboundTls } };
   const l = await startInboundSmtp({ ...env.deps, config }, { port: 0, host: '127.0.0.1' });
   closers.push(() => l.close());
   return l;
@@ -260,6 +257,6 @@ describe('inbound listener STARTTLS', () => {
     await expect(listener({ certFile: tls.certFile, keyFile: '/nonexistent/key.pem' })).rejects.toThrow(
       /INBOUND_TLS_KEY_FILE \(\/nonexistent\/key\.pem\) cannot be read: ENOENT/,
     );
-    expect(configWith({ INBOUND_TLS_CERT_FILE: tls.certFile }).mailTransport.inboundTls).toEqual({ certFile: tls.certFile, keyFile: null });
+    expect(configWith({ INBOUND_TLS_CERT_FILE: tls.certFile }).inbound.tls).toEqual({ certFile: tls.certFile, keyFile: null });
   });
 });

@@ -71,7 +71,7 @@ describe('POST /review/{id}/send when the SMTP server is down', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
-    const fences = await rows(env, 'mail_sends', { card_id: card.id });
+    const fences = await rows(env, 'shipments', { card_id: card.id });
     expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent']);
   });
 });
@@ -91,7 +91,7 @@ describe('HTTP mail API transport', () => {
         MAIL_RECONCILE_WINDOW_MS: '5000',
       },
     });
-    pools = await startPools(env.deps, ['mail-sends']);
+    pools = await startPools(env.deps, ['shipments']);
   });
   afterAll(async () => {
     await pools.close();

@@ -19,7 +19,7 @@ let env: TestEnv;
 let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100' },
-  pools: ['agent-turns', 'mail-sends', 'maintenance'],
+  pools: ['agent-turns', 'shipments', 'maintenance'],
 }));
 it.beforeAll(({ env: e, smtp: s }) => {
   env = e;

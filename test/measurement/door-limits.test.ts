@@ -111,7 +111,8 @@ describe('/u/{token} per client network', () => {
     expect(over.status).toBe(429);
     expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
-    expect(over.headers['content-type']).toMatch(/^text\/html/);
+    expect(over.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(over.text)).toEqual({ error: 'rate limited' });
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
     const elsewhere = await call(port, '127.0.41.1', path, post);
     expect(elsewhere.status).toBe(200);

@@ -47,7 +47,7 @@ describe('a sent mail', () => {
       { code: codes[1], url: 'https://docs.acme.test/start', channel: 'email', source_type: 'send', source_id: res.body.sendId },
     ]);
     // The fence keeps the body that shipped.
-    const fence = await env.deps.db('mail_sends').where({ id: res.body.sendId }).first();
+    const fence = await env.deps.db('shipments').where({ id: res.body.sendId }).first();
     expect(JSON.stringify(fence)).toContain(`${BASE}/l/${codes[0]}`);
 
     // The recipient clicks: an email visit of that lead, and the destination with gvid.
@@ -99,7 +99,7 @@ describe('a sequence', () => {
     expect(codes.map((c) => c.length)).toEqual([1, 2]);
     // Each step is its own send: the same destination gets a code of its own in each.
     expect(codes[1]![0]).not.toBe(codes[0]![0]);
-    const sends = await env.deps.db('mail_sends').where({ card_id: card.id }).orderBy('step');
+    const sends = await env.deps.db('shipments').where({ card_id: card.id }).orderBy('step');
     const rows = await env.deps.db('tracked_links').where({ account_id: accountId });
     expect(rows.filter((r: { source_id: string }) => r.source_id === sends[0].id)).toHaveLength(1);
     expect(rows.filter((r: { source_id: string }) => r.source_id === sends[1].id)).toHaveLength(2);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cardSweep } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
-import { QUEUES } from '../../src/jobs/registry.js';
+import { OPEN_QUEUES } from '../../src/jobs/registry.js';
 import { startMetrics } from '../../src/metrics/server.js';
 import { createLogger } from '../../src/logger.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
@@ -163,7 +163,7 @@ describe('/metrics of a worker process', () => {
       30_000,
       100,
     );
-    for (const queue of QUEUES)
+    for (const queue of OPEN_QUEUES)
       for (const state of ['waiting', 'active', 'delayed', 'failed', 'completed'])
         expect(sampleValue(samples, 'gas_queue_jobs', { queue, state }), `${queue} ${state}`).toBeTypeOf('number');
     expect(sampleValue(samples, 'gas_pg_pool_connections', { state: 'used' })).toBeTypeOf('number');
@@ -211,7 +211,7 @@ describe('a real Prometheus scraping the API and a worker process', () => {
     );
     expect(runs[0]!.value).toBeGreaterThanOrEqual(1);
     const queues = await prom.query('max by (queue) (gas_queue_jobs{state="waiting"})');
-    expect(queues.map((x) => x.metric.queue).sort()).toEqual([...QUEUES].sort());
+    expect(queues.map((x) => x.metric.queue).sort()).toEqual([...OPEN_QUEUES].sort());
   });
 });
 

@@ -103,7 +103,7 @@ describe('work counters', () => {
     const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const id = newId('send');
     const at = Date.now() - 120_000;
-    await env.deps.db('mail_sends').insert({
+    await env.deps.db('shipments').insert({
       id,
       account_id: accountId,
       card_id: card.id,

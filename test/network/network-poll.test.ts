@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { connectProvider } from '../../src/channels/connections.js';
 import { sweepProviderPolls } from '../../src/channels/provider-poll.js';
 import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
-import { providerPoll, providerPollSweep } from '../../src/jobs/inbound-mail.js';
+import { providerPoll, providerPollSweep } from '../../src/jobs/provider-polls.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { recordChannelEvent } from '../../src/results/channel-events.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
@@ -16,7 +16,7 @@ import { leadRow } from '../helpers/rows.js';
 let env: TestEnv;
 let good: ProviderBridgeStandIn;
 let failing: ProviderBridgeStandIn;
-it.override('options', { pools: ['inbound-mail'] });
+it.override('options', { pools: ['provider-polls'] });
 it.beforeAll(({ env: e }) => {
   env = e;
 });
@@ -129,7 +129,7 @@ describe('polling the network provider', () => {
     }
   });
 
-  it('is scheduled when the inbound-mail pool starts', async () => {
+  it('is scheduled when the provider-polls pool starts', async () => {
     const schedulers = await env.deps.queues.get(providerPollSweep.queue)!.getJobSchedulers();
     expect(schedulers.find((s) => s.key === providerPollSweep.key({}))).toMatchObject({ name: 'provider.poll-sweep', every: 60_000 });
   });

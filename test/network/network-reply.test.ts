@@ -1,7 +1,7 @@
 import { afterAll, describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
-import { providerPoll } from '../../src/jobs/inbound-mail.js';
+import { providerPoll } from '../../src/jobs/provider-polls.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
@@ -18,7 +18,7 @@ import { leadRow, row, rows, sequenceOfCard } from '../helpers/rows.js';
 /**
  * A reply on the professional network acts as a mail reply does, end to end through the
  * provider bridge stand-in: a network message ships, the bridge reports the answer, the `provider.poll`
- * job on the inbound-mail pool reads it; the lead becomes replied, its running mail sequence stops, and
+ * job on the provider-polls pool reads it; the lead becomes replied, its running mail sequence stops, and
  * the agent (agent-turns pool, offline brain) wakes with the reply as outside data and drafts an answer
  * for a person. A reply seen again, or read by two polls at once, is applied once.
  */
@@ -28,7 +28,7 @@ let smtp: TestSmtp;
 const bridges: ProviderBridgeStandIn[] = [];
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), ...BRIDGE_SHIP_ENV },
-  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+  pools: ['agent-turns', 'shipments', 'inbound-mail', 'provider-polls'],
 }));
 it.beforeAll(({ env: e, smtp: s }) => {
   env = e;

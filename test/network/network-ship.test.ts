@@ -1,6 +1,7 @@
+import { agentDoors } from '../../workers/agent-turns.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { executeTool } from '../../src/agent/tools.js';
+import { executeTool } from '../../src/agent/tools/tool.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -22,7 +23,7 @@ const { lines, sink } = capturedLines();
 it.override('options', {
   logger: createLogger('trace', sink),
   env: BRIDGE_SHIP_ENV,
-  pools: ['mail-sends'],
+  pools: ['shipments'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;
@@ -216,6 +217,7 @@ describe('network messages through the provider bridge', () => {
       fromOutside: false,
       config: env.config,
       onReply: async () => undefined,
+      doors: agentDoors,
     };
     const call = {
       id: 'c1',
@@ -236,6 +238,6 @@ describe('network messages through the provider bridge', () => {
       message: 'network messages cannot ship: no professional-network connection on this account',
     });
     expect(bridge.posts.length).toBe(before);
-    expect(await env.deps.db('mail_sends').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
+    expect(await env.deps.db('shipments').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
   });
 });

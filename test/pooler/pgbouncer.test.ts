@@ -67,7 +67,7 @@ describe('the test PgBouncer', () => {
     const tryLock = (c: pg.Client) => c.query<{ got: boolean }>('SELECT pg_try_advisory_lock(7301, 1) AS got').then((r) => r.rows[0]!.got);
     const got = await onClient(oneServer(), async (a) => onClient(oneServer(), async (b) => [await tryLock(a), await tryLock(b)]));
     await onClient(oneServer(), (c) => c.query('SELECT pg_advisory_unlock_all()'));
-    // Two holders of one lock: why the turn lock is a transaction's behind a pooler (src/agent/turn-lock.ts).
+    // Two holders of one lock: why the turn lock is a transaction's behind a pooler (src/agent/turns/turn-lock.ts).
     expect(got).toEqual([true, true]);
   });
 });

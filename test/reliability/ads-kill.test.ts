@@ -18,7 +18,7 @@ import { startService, type ServiceProcess } from '../helpers/service-process.js
  * network messages. Ad tests ship in the background (the trust ladder's deadlines, card-timers pool);
  * a budget change always waits for a person, so it ships in the API process that answers the approval.
  * Each is killed while the bridge holds a shipment it took, its answer not yet sent; the shipping sweep
- * of a second process (the mail-sends pool here) finds the fence the kill left `sending` and reconciles it
+ * of a second process (the shipments pool here) finds the fence the kill left `sending` and reconciles it
  * by lookup. The bridge must see one ship per idempotency key, every card must end `sent`, and the
  * monthly spend cap must count each change once.
  */
@@ -33,7 +33,7 @@ beforeAll(async () => {
   bridge = await startProviderBridge();
   env = await setupTestEnv({ env: shipEnv });
   // Reconciliation and the shipping sweep run here; the shipping itself in the processes that get killed.
-  pools = await startPools(env.deps, ['mail-sends']);
+  pools = await startPools(env.deps, ['shipments']);
 });
 
 afterAll(async () => {
@@ -121,14 +121,14 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       200,
     );
     // Counted once the killed workers' jobs ran again (BullMQ's stalled-job check) and the shipping sweep twice more.
-    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { sweeps: ['mail-sends'] });
+    await waitQueuesIdle(env, ['card-timers', 'shipments'], { sweeps: ['shipments'] });
     bridge.state.delayMs = 0;
     expect(kills).toBe(2);
     for (let i = 0; i < CARDS; i++) {
       const mine = bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.subject === `Ad test ${i}`);
       expect(mine, `ad test ${i}`).toHaveLength(1);
     }
-    const fences = await env.deps.db('mail_sends').where({ account_id: accountId });
+    const fences = await env.deps.db('shipments').where({ account_id: accountId });
     expect(fences).toHaveLength(CARDS);
     expect(fences.every((f) => f.status === 'sent' && f.kind_of_work === 'ad_test')).toBe(true);
     for (const f of fences) expect(at(f.idempotency_key).shipments, f.id).toBe(1);
@@ -201,8 +201,8 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       120_000,
       200,
     );
-    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { sweeps: ['mail-sends'] });
-    const fences = await env.deps.db('mail_sends').where({ account_id: accountId });
+    await waitQueuesIdle(env, ['card-timers', 'shipments'], { sweeps: ['shipments'] });
+    const fences = await env.deps.db('shipments').where({ account_id: accountId });
     expect(fences).toHaveLength(CHANGES);
     for (const f of fences) {
       expect(f, f.id).toMatchObject({ status: 'sent', kind_of_work: 'spend' });

@@ -328,7 +328,7 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
     const m = model[i]!;
     const audits = await db('audit_log').where({ account_id: accountId, target_id: id });
     expect(audits).toHaveLength(okVerbs.get(id)!);
-    const fences = await db('mail_sends').where({ account_id: accountId, card_id: id });
+    const fences = await db('shipments').where({ account_id: accountId, card_id: id });
     const sent = fences.filter((f) => f.status === 'sent');
     expect(sent).toHaveLength(m.status === 'sent' ? 1 : 0);
     expect(fences.filter((f) => f.status !== 'sent')).toEqual([]);

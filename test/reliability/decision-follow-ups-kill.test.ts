@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { describe, expect } from 'vitest';
 import { WorkflowResponse } from '../../api/routes/workflows.schemas.js';
-import { proposeExperiment } from '../../src/agent/experiments.service.js';
-import { cardShape } from '../../src/agent/file-work.js';
+import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { cardShape } from '../../src/agent/tools/file-work.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { newId } from '../../src/ids.js';
 import { pendingJob } from '../../src/jobs/registry.js';

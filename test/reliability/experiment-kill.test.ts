@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
-import { proposeExperiment } from '../../src/agent/experiments.service.js';
+import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { DELIVERY_QUESTION_SOURCE } from '../../src/review/cards/card-shape.js';
@@ -17,7 +17,7 @@ import { auth } from '../helpers/auth.js';
 /**
  * kill -9 of the worker processes an experiment runs on, while it runs: the `maintenance` pool (which drafts each
  * contact's mail with its variant, a small batch per pass) and the pools that send in the background (`card-timers`
- * ships the mail cards email-without-approval makes due at once; `mail-sends` reconciles fences whose answer was
+ * ships the mail cards email-without-approval makes due at once; `shipments` reconciles fences whose answer was
  * lost), each in its own process, as in production. Both are killed mid-run three times and started again; the
  * first sender kill is arranged to land after the SMTP server answered 250 and before the fence settled (the settle
  * waits at a gate in Postgres), so one mail must be reconciled through a person's answer. At the end every contact
@@ -70,7 +70,7 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
 
     const workers = workerProcesses(env);
     const extra = { ...configEnv(env), ...EXPERIMENT_ENV };
-    const startSender = () => workers.start(extra, ['card-timers', 'mail-sends']);
+    const startSender = () => workers.start(extra, ['card-timers', 'shipments']);
     const startBoth = () => Promise.all([workers.start(extra, ['maintenance']), startSender()]) as Promise<[WorkerChild, WorkerChild]>;
     const delivered = () => smtp.received.filter((m) => m.to.some((t) => audience.has(t))).length;
     const draftedCount = async () =>
@@ -84,7 +84,7 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
         const target = Math.min(audience.size - 10, delivered() + 5 + Math.floor(Math.random() * 30));
         await waitFor(async () => delivered() >= target, `delivery ${target}`, 120_000);
         // The first kill lands while a fence whose message the server answered 250 for waits to settle.
-        const settles = k === 0 ? await gate(env, 'mail_sends', "OLD.status <> 'sent' AND NEW.status = 'sent'", 'UPDATE') : null;
+        const settles = k === 0 ? await gate(env, 'shipments', "OLD.status <> 'sent' AND NEW.status = 'sent'", 'UPDATE') : null;
         await settles?.reached();
         // The maintenance worker dies with the sender in the first two rounds (while it still drafts, as a rule).
         const both = k < 2;
@@ -132,7 +132,7 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
         100,
       );
       // What a killed worker left queued or running runs now (stalled jobs), and the sweeps twice more.
-      await waitQueuesIdle(env, ['card-timers', 'mail-sends', 'maintenance'], { timeoutMs: 60_000 });
+      await waitQueuesIdle(env, ['card-timers', 'shipments', 'maintenance'], { timeoutMs: 60_000 });
       // The arranged kill left a fence between 250 and settle; a person's answer settled it.
       expect(questions).toBeGreaterThanOrEqual(1);
     } finally {

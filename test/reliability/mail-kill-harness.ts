@@ -18,9 +18,9 @@ import { auth } from '../helpers/auth.js';
  *
  * Where sends happen: a person's `POST /review/{id}/send` calls the provider in the API process; the
  * background sends are the trust ladder's and the account setting's, which the `card-timers` pool
- * ships through the same fenced `sendCard`; the `mail-sends` pool reconciles fences whose answer was
+ * ships through the same fenced `sendCard`; the `shipments` pool reconciles fences whose answer was
  * lost (the mail sweep and `mail.reconcile`). The process killed here runs both pools, as a
- * `--pools card-timers,mail-sends` worker does in production.
+ * `--pools card-timers,shipments` worker does in production.
  *
  * Half the cards are approved by the account's setting (email runs without approval: the card is due
  * at once and the card sweep ships it), half by the trust ladder (a delayed `card.auto-resolve` job
@@ -104,7 +104,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     const queue = env.deps.queues.get('card-timers')!;
     const before = (await queue.getWorkers()).length;
     const { BASE_URL: _vite, ...inherited } = process.env;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,mail-sends'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,shipments'], {
       cwd: ROOT,
       env: { ...inherited, ...envFor(env.config), ...configEnv(env) },
       stdio: 'ignore',
@@ -148,7 +148,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     const delivered = () => smtp.received.filter((m) => m.to.some((t) => recipients.has(t))).length;
     smtp.events.on('accepted', onAccepted);
     const cardIds = cards.map((c) => c.id);
-    const unsettled = () => db('mail_sends').whereIn('card_id', cardIds).whereIn('status', ['sending', 'pending', 'unknown']);
+    const unsettled = () => db('shipments').whereIn('card_id', cardIds).whereIn('status', ['sending', 'pending', 'unknown']);
 
     // kill -9 after a random number of further deliveries, then a fresh process; the last one stays.
     let killsMidWork = 0;
@@ -160,7 +160,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
       await waitFor(async () => delivered() >= target, `delivery ${target}`, 60_000);
       // The first kill comes while a send the server answered 250 waits to settle its fence: settles
       // wait at a gate until the worker is dead (its transaction dies with it).
-      const settles = k === 0 ? await gate(env, 'mail_sends', "OLD.status <> 'sent' AND NEW.status = 'sent'", 'UPDATE') : null;
+      const settles = k === 0 ? await gate(env, 'shipments', "OLD.status <> 'sent' AND NEW.status = 'sent'", 'UPDATE') : null;
       await settles?.reached();
       if (settles) firstKillAt = await redisNow(env);
       const sentBefore = await db('review_cards').whereIn('id', cardIds).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
@@ -216,10 +216,10 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     );
     // Every card reads `sent`; what is still queued or running (a killed worker's stalled jobs) runs
     // now, and the sweeps twice more, before anything is counted.
-    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { timeoutMs: opts.settleTimeoutMs });
+    await waitQueuesIdle(env, ['card-timers', 'shipments'], { timeoutMs: opts.settleTimeoutMs });
     expect(await allSent()).toBe(true);
     // The job the first kill cut short (it held the gated settle) was found stalled and ran again before this count.
-    expect((await stalledSince(env, ['card-timers', 'mail-sends'], firstKillAt)).length).toBeGreaterThan(0);
+    expect((await stalledSince(env, ['card-timers', 'shipments'], firstKillAt)).length).toBeGreaterThan(0);
 
     // 0 duplicates, 0 lost: each card's recipient got exactly one message, one Message-ID each.
     const perRecipient = smtp.countBy((m) => m.to.find((t) => recipients.has(t)) ?? null);
@@ -229,7 +229,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     expect(ids.size).toBe(cards.length);
 
     // One settled fence per card, and it is the message the server holds; every other fence was void.
-    const fences = await db('mail_sends').whereIn(
+    const fences = await db('shipments').whereIn(
       'card_id',
       cards.map((c) => c.id),
     );

@@ -29,7 +29,7 @@ beforeAll(async () => {
   bridge = await startProviderBridge();
   env = await setupTestEnv({ env: shipEnv });
   // Reconciliation and the shipping sweep run here; the shipping itself in the worker that gets killed.
-  pools = await startPools(env.deps, ['mail-sends']);
+  pools = await startPools(env.deps, ['shipments']);
 });
 
 afterAll(async () => {
@@ -93,13 +93,13 @@ describe('kill -9 of the worker shipping network messages', () => {
       200,
     );
     // Counted once the killed workers' jobs ran again (BullMQ's stalled-job check) and the shipping sweep twice more.
-    await waitQueuesIdle(env, ['card-timers', 'mail-sends'], { sweeps: ['mail-sends'] });
+    await waitQueuesIdle(env, ['card-timers', 'shipments'], { sweeps: ['shipments'] });
     expect(kills).toBe(3);
     for (let i = 0; i < CARDS; i++) {
       const mine = bridge.shipments.filter((s) => s.body.to === `https://www.linkedin.com/in/lead-${i}`);
       expect(mine, `lead-${i}`).toHaveLength(1);
     }
-    const fences = await env.deps.db('mail_sends').where({ account_id: accountId });
+    const fences = await env.deps.db('shipments').where({ account_id: accountId });
     expect(fences).toHaveLength(CARDS);
     expect(fences.every((f) => f.status === 'sent')).toBe(true);
     // Kills landed mid-ship (the bridge had taken it, its answer was on the way): reconciliation settled those.

@@ -43,10 +43,10 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<ChildProcess> {
-  const queue = env.deps.queues.get('mail-sends')!;
+  const queue = env.deps.queues.get('shipments')!;
   const before = (await queue.getWorkers()).length;
   const { BASE_URL: _vite, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'mail-sends'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'shipments'], {
     cwd: ROOT,
     env: { ...inherited, ...envFor(env.config), ...mailEnv() },
     stdio: 'ignore',
@@ -85,7 +85,7 @@ describe('kill -9 of the sequence worker', () => {
       .where({ account_id: accountId })
       .update({ next_at: Date.now() - 60_000, steps: env.deps.db.raw(`jsonb_set(steps, '{2,delayMs}', '0')`) });
     // The step jobs queued a day out are due now too: they run beside the sweep's, as they would after that day.
-    for (const job of await env.deps.queues.get('mail-sends')!.getJobs(['delayed'])) await job.promote();
+    for (const job of await env.deps.queues.get('shipments')!.getJobs(['delayed'])) await job.promote();
     provider.state.delayMs = 40;
 
     let kills = 0;
@@ -106,17 +106,17 @@ describe('kill -9 of the sequence worker', () => {
       100,
     );
     // A killed worker's step job runs again once BullMQ finds it stalled: counted only after that, and two sweeps more.
-    await waitQueuesIdle(env, ['mail-sends']);
+    await waitQueuesIdle(env, ['shipments']);
     expect(kills).toBe(3);
     // Kills landed mid-send: fences left `sending` were settled by reconciliation, not by their sender.
-    const reconciled = await env.deps.db('mail_sends').where({ account_id: accountId }).whereNotNull('reconcile_until');
+    const reconciled = await env.deps.db('shipments').where({ account_id: accountId }).whereNotNull('reconcile_until');
     expect(reconciled.length).toBeGreaterThan(0);
 
     for (let i = 0; i < SEQUENCES; i++) {
       const mine = provider.messages.filter((m) => m.body.to === `lead-${i}@kill.test`);
       expect(mine.map((m) => stepOf(m.body.text)).sort(), `lead-${i}`).toEqual([0, 1, 2]);
     }
-    const fences = await env.deps.db('mail_sends').where({ account_id: accountId, status: 'sent' }).select('card_id', 'step');
+    const fences = await env.deps.db('shipments').where({ account_id: accountId, status: 'sent' }).select('card_id', 'step');
     expect(fences).toHaveLength(SEQUENCES * 3);
     const seqs = await env.deps.db('mail_sequences').where({ account_id: accountId }).select('id', 'card_id');
     expect(seqs.map((s) => s.id).sort()).toEqual(cards.map((c) => sequenceIdFor(c.id)).sort());

@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments.service.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { getResults } from '../../src/results/results.service.js';
@@ -26,7 +26,7 @@ let smtp: TestSmtp;
 let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), EXPERIMENT_REPLY_WINDOW_SECONDS: '0' },
-  pools: ['mail-sends', 'inbound-mail'],
+  pools: ['shipments', 'inbound-mail'],
 }));
 it.beforeAll(({ env: e, smtp: s, inbound: i }) => {
   env = e;

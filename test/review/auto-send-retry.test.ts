@@ -25,7 +25,7 @@ it.override('options', ({ smtp }) => ({
     // The ladder's own tries run out here; blocking after repeated 451s is tested in test/mail/relay-refusals.test.ts.
     MAIL_SOFT_FAILURES_BEFORE_BLOCK: '100',
   },
-  pools: ['card-timers', 'mail-sends'],
+  pools: ['card-timers', 'shipments'],
 }));
 it.beforeAll(({ env: e, smtp: smtpFixture }) => {
   env = e;
@@ -34,7 +34,7 @@ it.beforeAll(({ env: e, smtp: smtpFixture }) => {
 
 const row = (accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
 const fences = async (cardId: string) =>
-  (await env.deps.db('mail_sends').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
+  (await env.deps.db('shipments').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
 const delivered = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
 async function trustedDraft(to: string): Promise<Card & { token: string }> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordTurn } from '../../src/agent/agent.service.js';
+import { recordTurn } from '../../src/agent/messages/agent.service.js';
 import { cardFromOutsideData, turnCarriesOutsideData } from '../../src/review/outside-data.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 

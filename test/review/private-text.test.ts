@@ -94,7 +94,7 @@ describe('the shipping path', () => {
     const after = await cardsRepository(env.deps.db).find(accountId, card.id);
     expect(after).toMatchObject({ status: 'pending', version: 1 });
     expect(after!.actions).toContain('send');
-    expect(await rows(env, 'mail_sends', { card_id: card.id })).toEqual([]);
+    expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
     expect(deliveredTo('kim@haulers.test')).toBe(0);
   });
 
@@ -146,7 +146,7 @@ describe('the shipping path', () => {
       expect(after).toMatchObject({ status: 'pending', autoResolveAt: null, resolution: null });
       expect((after!.detail as { note: string }).note).toMatch(note);
       expect(deliveredTo('lu@haulers.test')).toBe(0);
-      expect(await rows(env, 'mail_sends', { card_id: card.id })).toEqual([]);
+      expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
     },
   );
 });

@@ -2,14 +2,14 @@ import { readdir } from 'node:fs/promises';
 import { describe, expect } from 'vitest';
 import { until as poll } from '../helpers/processes.js';
 import { ReviewItemResponse } from '../../api/routes/review.schemas.js';
-import { recordTurn } from '../../src/agent/agent.service.js';
+import { recordTurn } from '../../src/agent/messages/agent.service.js';
 import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue, pendingJob } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { createCard } from '../helpers/cards.js';
 import { shipBySetting, setApproval } from '../../src/review/approval.service.js';
-import { returnRevision } from '../../src/agent/card-revision.js';
+import { returnRevision } from '../../src/agent/messages/card-revision.js';
 import { sweepCards } from '../../src/shipping/after-approval.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -32,7 +32,7 @@ it.override('options', {
     MAIL_TRANSPORT: 'local',
     MAIL_LOCAL_DIR: MAIL_DIR,
   },
-  pools: ['card-timers', 'mail-sends', 'agent-turns'],
+  pools: ['card-timers', 'shipments', 'agent-turns'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;
@@ -345,7 +345,7 @@ describe('person versus auto-resolve', () => {
       expect((final?.resolution as { by?: string } | null)?.by).toBe(first === 'person' ? 'person' : 'trust_ladder');
       expect(res.status).toBe(first === 'person' ? 200 : 409);
       if (mail) {
-        expect(await rows(env, 'mail_sends', { card_id: card.id })).toHaveLength(1);
+        expect(await rows(env, 'shipments', { card_id: card.id })).toHaveLength(1);
         const files = await readdir(MAIL_DIR);
         const sendId = (final!.resolution as { sendId: string }).sendId;
         expect(files.filter((f) => f === `mail-${sendId}.eml`)).toHaveLength(1);

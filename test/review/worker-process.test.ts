@@ -10,7 +10,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
 import { waitQueuesIdle } from '../helpers/queues-idle.js';
 
-// Real worker processes (`bin/start.ts workers --pools card-timers,mail-sends`) sharing this file's database and prefix.
+// Real worker processes (`bin/start.ts workers --pools card-timers,shipments`) sharing this file's database and prefix.
 const MAIL_DIR = `/tmp/gas-review-proc-${process.pid}-${Date.now()}`;
 const SHARED = {
   TRUST_AUTO_RESOLVE_AFTER: '2',
@@ -27,7 +27,7 @@ it.beforeAll(async ({ env: e }) => {
   env = e;
   const queue = env.deps.queues.get('card-timers')!;
   const { BASE_URL: _vite, ...inherited } = process.env;
-  child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,mail-sends'], {
+  child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,shipments'], {
     cwd: ROOT,
     env: { ...inherited, ...envFor(env.config), ...SHARED },
     stdio: 'ignore',
@@ -42,7 +42,7 @@ afterAll(async () => {
   }
 });
 
-describe('card-timers and mail-sends in a worker process', () => {
+describe('card-timers and shipments in a worker process', () => {
   it('applies the ladder to a card the agent inserted, then sends it at its deadline, exactly once', async () => {
     const { accountId } = await env.tenant();
     await raiseTrust(env.deps.db, accountId, 'email');
@@ -66,7 +66,7 @@ describe('card-timers and mail-sends in a worker process', () => {
     );
     expect(seenDeadline).not.toBeNull();
     // Counted once nothing is left queued and both sweeps ran twice more: a second send would be among the files.
-    await waitQueuesIdle(env, ['card-timers', 'mail-sends']);
+    await waitQueuesIdle(env, ['card-timers', 'shipments']);
     const sent = await cardsRepository(env.deps.db).find(accountId, card.id);
     expect(sent?.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
     const files = (await readdir(MAIL_DIR)).filter((f) => f.endsWith('.eml'));

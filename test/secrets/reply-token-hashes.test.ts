@@ -22,7 +22,7 @@ let smtp: TestSmtp;
 let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100', SEALING_KEYS: K1 },
-  pools: ['agent-turns', 'mail-sends', 'inbound-mail'],
+  pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
@@ -82,7 +82,7 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
     }, 20_000);
     expect(row).toMatchObject({ status: 'applied', kind: 'reply' });
     // What we keep of the thread and the fence still holds no token (the received message is the recipient's own bytes).
-    expect(await dump('mail_threads', 'mail_sends', 'service_secrets')).not.toContain(token);
+    expect(await dump('mail_threads', 'shipments', 'service_secrets')).not.toContain(token);
   });
 
   it('one-click unsubscribe with the token from the sent mail puts the address on the block list', async () => {
@@ -94,7 +94,7 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
     expect((await env.api().get(path)).status).toBe(200);
     const res = await env.api().post(path).type('application/x-www-form-urlencoded').send('List-Unsubscribe=One-Click');
     expect(res.status).toBe(200);
-    expect(res.text).toContain('unsubscribed');
+    expect(res.body).toEqual({ ok: true, to: expect.stringMatching(/^j\*\*\*@/) });
     const blocked = await env.api().get('/api/v1/blocklist').set(auth(apiToken));
     expect(JSON.stringify(blocked.body)).toContain('jo@hash.test');
     expect((await env.api().get(`/u/${'0'.repeat(26)}`)).status).toBe(404);
@@ -106,14 +106,14 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
     // As the previous version wrote it: the token in clear on the thread (the trigger keeps its hash) and in the fence.
     await env.deps.db('mail_threads').where({ send_id: sendId }).update({ reply_token: token });
     await env.deps.db.raw(
-      `UPDATE mail_sends SET details = (details - 'replyTokenSealed') || jsonb_build_object('replyToken', ?::text) WHERE id = ?`,
+      `UPDATE shipments SET details = (details - 'replyTokenSealed') || jsonb_build_object('replyToken', ?::text) WHERE id = ?`,
       [token, sendId],
     );
-    expect(await dump('mail_threads', 'mail_sends')).toContain(token);
+    expect(await dump('mail_threads', 'shipments')).toContain(token);
     const out = await runAdmin(['secrets', 'forget-reply-tokens'], { config: env.config, db: env.deps.db });
     expect(out).toEqual({ threadsCleared: 1, fencesSealed: 1 });
     expect(await dump()).not.toContain(token);
-    const fence = await env.deps.db('mail_sends').where({ id: sendId }).first('details');
+    const fence = await env.deps.db('shipments').where({ id: sendId }).first('details');
     expect(fence.details.replyTokenSealed).toMatch(/^v2\.k1\./);
     expect((await env.api().get(`/u/${token}`)).status).toBe(200);
     expect(await runAdmin(['secrets', 'forget-reply-tokens'], { config: env.config, db: env.deps.db })).toEqual({
@@ -127,7 +127,7 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
     const rotated = configWith({ SEALING_KEYS: `${K1},k2:${randomBytes(32).toString('base64')}` });
     const out = await runAdmin(['secrets', 'reseal'], { config: rotated, db: env.deps.db });
     expect(out).toMatchObject({ key: 'k2', changedMeanwhile: 0 });
-    const fence = await env.deps.db('mail_sends').where({ id: sendId }).first('details');
+    const fence = await env.deps.db('shipments').where({ id: sendId }).first('details');
     expect(fence.details.replyTokenSealed).toMatch(/^v2\.k2\./);
     expect(await replyTokenOf(env.deps.db, rotated, fence.details)).toBe(token);
     await expect(replyTokenOf(env.deps.db, env.config, fence.details)).rejects.toThrow(/could not be opened/);

@@ -23,7 +23,7 @@ let smtp: TestSmtp;
 // The soft-failure block is tested in test/mail/relay-refusals.test.ts; here a step's tries run out first.
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), MAIL_SWEEP_MS: '200', MAIL_SOFT_FAILURES_BEFORE_BLOCK: '100' },
-  pools: ['agent-turns', 'mail-sends'],
+  pools: ['agent-turns', 'shipments'],
 }));
 it.beforeAll(({ env: e, smtp: s }) => {
   env = e;
@@ -58,11 +58,11 @@ const due = (cardId: string) =>
     .where({ card_id: cardId })
     .update({ next_at: Date.now() - 1 });
 
-/** Time passes: the next step is due, and its job (queued for then) runs now in the file's mail-sends pool. */
+/** Time passes: the next step is due, and its job (queued for then) runs now in the file's shipments pool. */
 async function dueNow(cardId: string) {
   await due(cardId);
   const seq = (await rows(env, 'mail_sequences', { card_id: cardId }))[0]!;
-  await (await pendingJob(env.deps.queues.get('mail-sends')!, `sequence-step-${seq.id}-${seq.next_step}`))?.promote();
+  await (await pendingJob(env.deps.queues.get('shipments')!, `sequence-step-${seq.id}-${seq.next_step}`))?.promote();
 }
 
 /** Runs `body` with the SMTP server answering as `mode`, then as before. */
@@ -117,7 +117,7 @@ describe('sequences', () => {
     expect(sent).toMatchObject({ status: 'sent', actions: ['dismiss'], primaryLabel: 'Running' });
     expect(sent.resolution).toMatchObject({ sequence: 'running', sequenceId: seq.id });
     // Its follow-up waits as a delayed job.
-    const queue = env.deps.queues.get('mail-sends')!;
+    const queue = env.deps.queues.get('shipments')!;
     expect(await pendingJob(queue, `sequence-step-${seq.id}-1`)).toBeTruthy();
 
     // Not due yet: nothing ships.
@@ -164,7 +164,7 @@ describe('sequences', () => {
     const outcomes = await Promise.all(Array.from({ length: 8 }, () => shipSequenceStep(env.deps, accountId, id, 1)));
     expect(outcomes.filter((o) => o === 'shipped')).toHaveLength(1);
     expect(mailsTo(to)).toHaveLength(2);
-    expect(await rows(env, 'mail_sends', { card_id: card.id, step: 1 })).toHaveLength(1);
+    expect(await rows(env, 'shipments', { card_id: card.id, step: 1 })).toHaveLength(1);
   });
 
   it('stops at once on a reply from the recipient: no later step ships', async () => {
@@ -222,7 +222,7 @@ describe('sequences', () => {
     const card = await sequenceCard(accountId, to, 's');
     await approve(token, card.id);
     const seq = (await seqOf(accountId, card.id))!;
-    await (await pendingJob(env.deps.queues.get('mail-sends')!, `sequence-step-${seq.id}-1`))!.remove();
+    await (await pendingJob(env.deps.queues.get('shipments')!, `sequence-step-${seq.id}-1`))!.remove();
     await env.deps
       .db('mail_sequences')
       .where({ card_id: card.id })
@@ -300,7 +300,7 @@ describe('sequences', () => {
     expect(outcome).toBe('stopped');
     const reason = `step 1 could not be sent after ${MAX_STEP_TRIES} tries`;
     expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: reason, nextStep: 1 });
-    const fences = await rows(env, 'mail_sends', { card_id: card.id, step: 1 });
+    const fences = await rows(env, 'shipments', { card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(MAX_STEP_TRIES);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
     expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({
@@ -327,7 +327,7 @@ describe('sequences', () => {
       source: 'agent',
       reason: expect.stringMatching(/^550 /),
     });
-    const fences = await rows(env, 'mail_sends', { card_id: card.id, step: 1 });
+    const fences = await rows(env, 'shipments', { card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(1);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
     expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({
@@ -349,7 +349,7 @@ describe('sequences', () => {
     await dueNow(card.id);
     const seq = await stopped(accountId, card.id);
     expect(seq).toMatchObject({ stopReason: "step 1 quotes the account's private notes", nextStep: 1 });
-    expect(await rows(env, 'mail_sends', { card_id: card.id, step: 1 })).toEqual([]);
+    expect(await rows(env, 'shipments', { card_id: card.id, step: 1 })).toEqual([]);
     expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({ sequence: 'stopped' });
     expect(mailsTo(to)).toHaveLength(1);
     expect(smtp.received.filter((m) => m.raw.includes('freight brokers'))).toEqual([]);

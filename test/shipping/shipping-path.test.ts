@@ -83,7 +83,7 @@ describe('approving work whose adapter is not connected', () => {
       const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
       expect(item).toMatchObject({ status: 'pending', resolvedAt: null, resolution: null });
       expect(item.actions).toContain('approve');
-      expect(await rows(env, 'mail_sends', { card_id: card.id })).toEqual([]);
+      expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
     });
   }
 });

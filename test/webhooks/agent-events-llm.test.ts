@@ -70,7 +70,7 @@ describe('webhook events with the llm brain (local fake model server)', () => {
 
     expect((await cardRow(env, waiting.id)).status).toBe('pending');
     expect(await rows(env, 'approval_settings', { account_id: accountId })).toEqual([]);
-    if (await env.deps.db.schema.hasTable('mail_sends')) expect(await rows(env, 'mail_sends', { account_id: accountId })).toEqual([]);
+    if (await env.deps.db.schema.hasTable('shipments')) expect(await rows(env, 'shipments', { account_id: accountId })).toEqual([]);
     const cards = await env.deps.db('review_cards').where({ account_id: accountId }).orderBy('created_at');
     expect(cards.map((c) => c.status)).toEqual(['pending', 'pending']);
     // The "send" became a draft waiting for approval.

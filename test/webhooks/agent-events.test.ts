@@ -28,7 +28,7 @@ async function nothingShipped(accountId: string, waitingCardId: string) {
   const card = await cardRow(env, waitingCardId);
   expect(card.status).toBe('pending');
   expect(await rows(env, 'approval_settings', { account_id: accountId })).toEqual([]);
-  if (await env.deps.db.schema.hasTable('mail_sends')) expect(await rows(env, 'mail_sends', { account_id: accountId })).toEqual([]);
+  if (await env.deps.db.schema.hasTable('shipments')) expect(await rows(env, 'shipments', { account_id: accountId })).toEqual([]);
   const decided = await env.deps.db('review_cards').where({ account_id: accountId }).whereNot({ status: 'pending' });
   expect(decided).toEqual([]);
 }

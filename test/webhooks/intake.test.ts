@@ -223,6 +223,6 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     const doc = (await env.api().get('/openapi.json')).body;
     const op = doc.paths['/api/webhook/hook/{hookToken}'].post;
     expect(op.security).toEqual([]);
-    expect(Object.keys(op.responses).sort()).toEqual(['202', '400', '404', '413', '429', '500', '502', '503']);
+    expect(Object.keys(op.responses).sort()).toEqual(['202', '400', '404', '408', '413', '429', '431', '500', '502', '503']);
   });
 });

@@ -92,31 +92,36 @@ describe('--pools', () => {
         MAINTENANCE_CONCURRENCY: '2',
         AGENT_TURN_CONCURRENCY: '6',
         INBOUND_MAIL_CONCURRENCY: '7',
+        PROVIDER_POLLS_CONCURRENCY: '9',
       }),
     };
     const concurrency = (pool: QueueName) => POOLS[pool].options(deps).concurrency;
     expect(QUEUES.map((q) => [q, concurrency(q)])).toEqual([
       ['agent-turns', 6],
-      ['mail-sends', 5],
+      ['shipments', 5],
       ['card-timers', 3],
       ['webhook-events', deps.config.webhooks.eventsConcurrency],
       ['workflow-runs', deps.config.workflows.concurrency],
       ['maintenance', 2],
       ['inbound-mail', 7],
+      ['provider-polls', 9],
     ]);
   });
 
   it('defaults to every pool and refuses an unknown name', () => {
     expect(parsePools(undefined)).toEqual([
       'agent-turns',
-      'mail-sends',
+      'shipments',
       'card-timers',
       'webhook-events',
       'workflow-runs',
       'maintenance',
       'inbound-mail',
+      'provider-polls',
     ]);
-    expect(parsePools('agent-turns, mail-sends')).toEqual(['agent-turns', 'mail-sends']);
+    expect(parsePools('agent-turns, shipments')).toEqual(['agent-turns', 'shipments']);
+    // A renamed queue's former name names its pool for one release (a deployment's --pools keeps working).
+    expect(parsePools('mail-sends,card-timers,shipments')).toEqual(['shipments', 'card-timers']);
     expect(() => parsePools('agent-turns,nope')).toThrow(/unknown pool nope/);
   });
 });

@@ -24,9 +24,9 @@ const beatIn = async (file: string): Promise<Beat | null> => JSON.parse(await re
 describe('the worker heartbeat', () => {
   it('says ok while Postgres and Redis answer, writes again every beat, and removes its file on stop', async () => {
     const file = path.join(dir, 'ok.heartbeat');
-    const heartbeat = startHeartbeat(env.deps, { file, everyMs: 100 }, ['agent-turns', 'mail-sends']);
+    const heartbeat = startHeartbeat(env.deps, { file, everyMs: 100 }, ['agent-turns', 'shipments']);
     const first = await until(() => beatIn(file));
-    expect(first).toMatchObject({ ok: true, failed: [], everyMs: 100, pid: process.pid, pools: ['agent-turns', 'mail-sends'] });
+    expect(first).toMatchObject({ ok: true, failed: [], everyMs: 100, pid: process.pid, pools: ['agent-turns', 'shipments'] });
     const next = await until(async () => {
       const b = await beatIn(file);
       return b && b.at !== first.at ? b : null;

@@ -13,7 +13,7 @@ const CHECK_MS = 500;
 let env: TestEnv;
 it.override('options', {
   env: { WORKER_SCHEDULES_CHECK_MS: String(CHECK_MS), MAINTENANCE_SWEEP_MS: '1000', MAINTENANCE_ORPHAN_AFTER_MS: '500' },
-  pools: ['maintenance', 'card-timers', 'mail-sends', 'inbound-mail', 'agent-turns'],
+  pools: ['maintenance', 'card-timers', 'shipments', 'inbound-mail', 'provider-polls', 'agent-turns'],
 });
 it.beforeAll(({ env: e }) => {
   env = e;
@@ -30,9 +30,9 @@ const EXPECTED = [
   ['maintenance', 'maintenance-experiments'],
   ['maintenance', 'maintenance-events'],
   ['card-timers', 'card-sweep'],
-  ['mail-sends', 'mail-sweep'],
+  ['shipments', 'mail-sweep'],
   ['inbound-mail', 'inbound-sweep'],
-  ['inbound-mail', 'provider-poll-sweep'],
+  ['provider-polls', 'provider-poll-sweep'],
 ] as const;
 
 /** The expected schedulers missing from Redis. */
@@ -64,7 +64,7 @@ describe('repeating jobs after Redis lost its data', () => {
     const redis = await privateRedis();
     // A check interval far beyond the test: only the reconnect can bring them back.
     const other = await setupTestEnv({ env: { REDIS_URL: redis.url, WORKER_SCHEDULES_CHECK_MS: '3600000' } });
-    const pools = await startPools(other.deps, ['maintenance', 'card-timers', 'mail-sends', 'inbound-mail']);
+    const pools = await startPools(other.deps, ['maintenance', 'card-timers', 'shipments', 'inbound-mail', 'provider-polls']);
     try {
       expect(await missing(other.deps)).toEqual([]);
       await redis.stop();

@@ -1,0 +1,291 @@
+/**
+ * Experiments the agent runs (docs/decisions/experiments.md): it proposes one as an `experiment` card (the plan in
+ * plain words, under the account's approval settings); starting it (the card shipping) records every contact's
+ * variant; the maintenance pass drafts each contact's mail as email work (under the email approval settings) and
+ * looks at the counts on the plan's schedule; when the stopping rule decides, a card proposes the winner as the
+ * default, citing its figures, or says that nothing won. Approving that card makes later drafts use it.
+ */
+import { createHash } from 'node:crypto';
+import { isBlocked } from '../../blocklist/blocklist.service.js';
+import type { Db, Queryable } from '../../db.js';
+import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
+import { type Experiment, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
+import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
+import { type Decision, decide } from '../../statistics/stopping.js';
+import { waitSteps } from '../../experiments/sequence-wait.js';
+import { thingWords, withVariant } from '../../experiments/variants.js';
+import { citation, describePlan } from '../../statistics/wording.js';
+import { newId } from '../../ids.js';
+import type { Logger } from '../../logger.js';
+import { addCard } from '../../review/cards/doors.js';
+import { privateTextIn } from '../../review/cards/private-text.js';
+import { waitVariants } from './experiment-sequence-wait.js';
+import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment } from './experiment-ad.js';
+import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
+import * as postTitle from './experiment-post-title.js';
+import { fileExperiment, type Proposer } from './experiment-card.js';
+import { cardShape, fileWork } from '../tools/file-work.js';
+
+export interface ProposeExperiment {
+  thing: Thing;
+  topic: string;
+  /** The mail every variant starts from; the control (A) is its own subject or opening (a sequence wait's: step N's wait). */
+  draft: Experiment['draft'];
+  /** The challengers' texts (1–3): B, C, D (a sequence wait's: waits in days; none for a send window). */
+  challengers: (string | number)[];
+  /** A send-window experiment's windows (2–4, "HH:MM–HH:MM"; A is the first) and their time zone (UTC when absent). */
+  windows?: string[];
+  timeZone?: string;
+  hypothesis?: string;
+  metric?: Metric;
+  baselineRate?: number;
+  minimumDetectableEffect?: number;
+  /** An ad experiment's ads, budget and duration (thing `ad_variant`: experiment-ad.ts; draft and challengers unused). */
+  ad?: AdProposal;
+  /** A post-title experiment's post (thing `post_title`: experiment-post-title.ts; challengers are other titles). */
+  post?: postTitle.PostProposal;
+}
+
+/**
+ * Contacts to ask for so that every variant gets `perVariant`: the hash splits at random, so each variant's share
+ * varies by about √perVariant; three of those more per variant leave the smallest short about once in a thousand.
+ */
+export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
+const startNeedsApproval = (kind: string) => `Approve to start it; its mail then waits under your ${kind} approval settings.`;
+const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
+
+/** Contacts never mailed (status `new`), with an address, in no other open experiment: whom an experiment may reach. */
+async function openAudience(q: Queryable, accountId: string, limit: number): Promise<{ leadId: string; email: string }[]> {
+  const { rows } = (await q.raw(
+    `SELECT DISTINCT ON (lower(c.email)) c.lead_id, lower(c.email) AS email FROM lead_contacts c
+      WHERE c.account_id = ? AND c.email IS NOT NULL AND coalesce(c.status, 'new') = 'new'
+        AND NOT EXISTS (SELECT 1 FROM experiment_assignments a JOIN experiments e
+                          ON e.account_id = a.account_id AND e.id = a.experiment_id AND e.status = 'running'
+                         WHERE a.account_id = c.account_id AND a.contact = lower(c.email))
+      ORDER BY lower(c.email), c.seq LIMIT ?`,
+    [accountId, limit],
+  )) as { rows: { lead_id: string; email: string }[] };
+  return rows.map((r) => ({ leadId: r.lead_id, email: r.email }));
+}
+
+/**
+ * Proposes an experiment: plans its sample (power.ts), picks its audience, and files its card. Refused (a string
+ * back, nothing written) when too few contacts could join for the plan's minimum, or a text quotes private notes.
+ */
+export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExperiment): Promise<{ id: string; cardId: string } | string> {
+  if (input.thing === 'ad_variant') return proposeAdExperiment(db, by, input);
+  if (input.thing === 'post_title') return postTitle.proposePostTitleExperiment(db, by, input);
+  const waits = input.thing === 'sequence_wait' ? waitVariants(input.draft, input.challengers) : null;
+  if (typeof waits === 'string') return waits;
+  const control = input.thing === 'mail_subject' ? input.draft.subject : (input.draft.body.split(/\n\s*\n/)[1] ?? input.draft.body);
+  const values = waits?.values ?? variantValues(input, control);
+  if (typeof values === 'string') return values;
+  if (new Set(values.map((v) => v.toLowerCase())).size !== values.length)
+    return 'the variants must differ from each other and from the draft';
+  const texts = [input.draft.body, ...(waits?.texts ?? [])];
+  const quotes = await privateTextIn(db, by.accountId, [...values, ...texts]);
+  if (quotes) return `the experiment ${quotes}, so nothing was proposed; write it in your own words`;
+  const id = newId('exp');
+  const metric = input.metric ?? 'reply_rate';
+  // Clicks and conversions are visits through the mail's tracked links: a mail without a link has none to count.
+  if ((metric === 'click_rate' || metric === 'conversion_rate') && !/https?:\/\/\S+/.test(texts.join('\n'))) {
+    return `a ${METRICS[metric].rate} needs a link in the mail, and the draft has none`;
+  }
+  const variants = values.map((value, i) => ({ key: VARIANT_KEYS[i]!, description: waits?.describe(value) ?? `"${value}"`, value }));
+  const words = thingWords(input.thing, input.draft);
+  const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
+  const plan = planExperiment({
+    id,
+    hypothesis: input.hypothesis ?? `${words} changes the ${metric.replace(/_/g, ' ')} of mail about ${input.topic}.`,
+    subject: `${words} of mail about ${input.topic}`,
+    variants,
+    metric,
+    audience: audienceWords,
+    baselineRate: input.baselineRate ?? 0.04,
+    minimumDetectableEffect: input.minimumDetectableEffect ?? 0.02,
+  });
+  const audience = await openAudience(db, by.accountId, withRoom(plan.plannedPerVariant, variants.length));
+  const needed = withRoom(plan.minimumPerVariant, variants.length);
+  if (audience.length < needed) {
+    return (
+      `only ${audience.length} contacts could join; this plan needs at least ${needed} ` +
+      `(${plan.minimumPerVariant} per variant, and room for an uneven split)`
+    );
+  }
+  const storedPlan = { ...plan, audience: `${audience.length} ${audienceWords}`, variants };
+  return fileExperiment(db, by, {
+    id,
+    thing: input.thing,
+    topic: input.topic,
+    plan: storedPlan,
+    draft: waits?.draft ?? input.draft,
+    audience,
+    title: `Experiment: ${words} for "${input.topic}"`,
+    details: { variants, metric, plannedPerVariant: plan.plannedPerVariant },
+    prompt: (needs) =>
+      `${describePlan(storedPlan)}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
+        needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
+      }`,
+  });
+}
+
+/** The mail card of one contact in one experiment: the same id on every try, so a contact is never drafted twice. */
+const mailCardId = (e: Experiment, contact: string) =>
+  `card_x${createHash('sha256').update(`${e.accountId}\0${e.id}\0${contact}`).digest('hex').slice(0, 24)}`;
+
+/**
+ * Drafts up to `limit` contacts' mail, each with its recorded variant; blocked or stopped contacts are left out, and
+ * in a send-window experiment those whose window is closed at `now` wait for a later pass.
+ */
+export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now()): Promise<number> {
+  // An ad experiment has no mail: its one ad test is filed instead.
+  if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
+  if (e.thing === 'post_title') return postTitle.filePostTitleCard(db, e);
+  const repo = experimentsRepository(db);
+  let drafted = 0;
+  for (const u of await repo.undrafted(e.accountId, e.id, limit, openVariants(e, now))) {
+    if (await isBlocked(db, e.accountId, u.contact)) {
+      await repo.skip(e.accountId, e.id, u.contact, 'on the block list');
+      continue;
+    }
+    const stopped = (await db('lead_contacts')
+      .where({ account_id: e.accountId })
+      .whereRaw('lower(email) = ?', [normaliseContact(u.contact)])
+      .whereNot('status', 'new')
+      .first('status')) as { status: string } | undefined;
+    if (stopped) {
+      await repo.skip(e.accountId, e.id, u.contact, `contact ${stopped.status}`);
+      continue;
+    }
+    const variant = e.plan.variants[u.variantIndex]!;
+    const mail = withVariant(e.draft, e.thing, variant.value);
+    const steps = e.thing === 'sequence_wait' ? waitSteps(e.draft, variant.value) : null;
+    await db.transaction(async (trx) => {
+      const { card } = await fileWork(trx, {
+        accountId: e.accountId,
+        turnId: null,
+        fromOutside: false,
+        work: steps ? 'sequence' : 'email',
+        id: mailCardId(e, u.contact),
+        to: u.contact,
+        subject: mail.subject,
+        body: mail.body,
+        title: `${steps ? 'Sequence' : 'Email'} to ${u.contact}: ${mail.subject}`.slice(0, 200),
+        details: {
+          experimentId: e.id,
+          variant: variant.key,
+          ...windowFor(e, variant),
+          ...(u.leadId ? { leadId: u.leadId } : {}),
+          ...(steps ? { steps } : {}),
+        },
+      });
+      if (!(await experimentsRepository(trx).drafted(e.accountId, e.id, u.contact, card.id))) throw new Error('drafted twice');
+    });
+    drafted++;
+  }
+  return drafted;
+}
+
+/** Whether the counts reached the next look: a multiple of `lookEvery` per variant past the last look, or the plan. */
+function lookDue(e: Experiment, decision: Decision, ended: boolean): boolean {
+  if (ended || decision.plannedReached) return true;
+  const smallest = Math.min(...decision.variants.map((v) => v.exposures));
+  const last = Math.round((e.looks.at(-1) ?? 0) * e.plan.plannedPerVariant);
+  return Math.floor(smallest / e.plan.lookEvery) > Math.floor(last / e.plan.lookEvery);
+}
+
+/** The card that reports a decision: the winner proposed as the default, or that nothing won. */
+function resultCard(e: Experiment, decision: Decision) {
+  const cited = citation(e.plan, decision);
+  const base = { id: newId('card'), accountId: e.accountId, kind: 'approval', turnId: null, ...cardShape('approval', 'experiment_result') };
+  const figures = decision.variants.map((v) => ({
+    key: v.key,
+    exposures: v.exposures,
+    outcomes: v.outcomes,
+    rate: v.rate,
+    interval: v.interval,
+  }));
+  const payload = { experimentId: e.id, thing: e.thing, topic: e.topic, metric: e.plan.metric, figures, citation: cited };
+  if (decision.state === 'winner') {
+    const w = e.plan.variants[decision.winner.index]!;
+    return {
+      ...base,
+      sourceType: 'experiment_winner',
+      title: `Use ${w.key} as ${thingWords(e.thing, e.draft)} for "${e.topic}"`.slice(0, 200),
+      summary: cited,
+      prompt: `${cited}. Approve to make ${w.description} the default for later mail about ${e.topic}.`,
+      payload: { ...payload, winner: w.key, value: w.value },
+    };
+  }
+  return {
+    ...base,
+    sourceType: 'experiment_no_winner',
+    title: `No winner: ${thingWords(e.thing, e.draft)} for "${e.topic}"`.slice(0, 200),
+    summary: cited,
+    prompt: `${cited}. No variant did better than chance allows, so the experiment stopped and drafts stay as they were.`,
+    payload: { ...payload, winner: null },
+  };
+}
+
+/**
+ * Looks at a running experiment: counts the matured exposures; on the plan's schedule records a look; when the rule
+ * decides (or no exposure is left to come), ends it and files the result card, in one transaction.
+ */
+export async function lookAtExperiment(db: Db, e: Experiment, now: number, replyWindowMs: number): Promise<Decision['state']> {
+  const { counts, pending } = await experimentsRepository(db).counts(e, now - replyWindowMs);
+  const ended = pending === 0;
+  const decision = decide({ plan: e.plan, counts, earlierLooks: e.looks, ended });
+  if (!lookDue(e, decision, ended) || (decision.look === null && !ended)) return 'collecting';
+  const ends = decision.state === 'winner' ? 'decided' : decision.state === 'collecting' ? null : 'no_winner';
+  await db.transaction(async (trx) => {
+    if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends))) return;
+    if (!ends) return;
+    const card = await addCard(trx, postTitle.postTitleResultCard(e, adResultCard(e, resultCard(e, decision))));
+    await experimentsRepository(trx).setResultCard(e.accountId, e.id, card.id);
+  });
+  return decision.state;
+}
+
+/** The maintenance pass: for a bounded batch of running experiments, draft the next mail and look at the counts. */
+export async function runExperiments(
+  db: Db,
+  config: { replyWindowMs: number; draftBatch: number; passLimit: number },
+  log?: Logger,
+): Promise<{ drafted: number; decided: number }> {
+  let drafted = 0;
+  let decided = 0;
+  for (const e of await experimentsRepository(db).running(config.passLimit)) {
+    try {
+      drafted += await draftExperimentMail(db, e, config.draftBatch);
+      const state = await lookAtExperiment(db, e, Date.now(), config.replyWindowMs);
+      if (state !== 'collecting') decided++;
+    } catch (err) {
+      // One experiment's failure ends its turn in this pass; the others go on.
+      log?.warn({ err, experimentId: e.id, accountId: e.accountId }, 'experiment pass failed');
+    }
+  }
+  return { drafted, decided };
+}
+
+/** A draft about `topic` with the defaults decided experiments made (subject, opening, send window), and which it used. */
+export async function withDefaults(
+  q: Queryable,
+  accountId: string,
+  topic: string,
+  draft: { subject: string; body: string },
+): Promise<{ draft: { subject: string; body: string }; used: Thing[]; values: Partial<Record<Thing, string>> }> {
+  const repo = experimentsRepository(q);
+  let out = draft;
+  const used: Thing[] = [];
+  const values: Partial<Record<Thing, string>> = {};
+  // A sequence's waits and an ad have defaults of their own shape (withWaitDefaults, withDefaultAd).
+  for (const thing of ['mail_subject', 'mail_opening', 'send_window'] as const) {
+    const value = await repo.defaultFor(accountId, thing, topic);
+    if (value) {
+      out = withVariant(out, thing, value);
+      used.push(thing);
+      values[thing] = value;
+    }
+  }
+  return { draft: out, used, values };
+}
