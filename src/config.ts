@@ -26,6 +26,8 @@ const envSchema = z.object({
   REDIS_CLUSTER_NODES: hostPortList(),
   REDIS_CLUSTER_USERNAME: z.string().min(1).optional(),
   REDIS_CLUSTER_PASSWORD: z.string().min(1).optional(),
+  // How long an API-side Redis command may take before it fails (and the request answers 503).
+  REDIS_COMMAND_TIMEOUT_MS: int(2_000),
   BASE_URL: z.string().url('must be an absolute URL such as https://agent.example.com').optional(),
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
@@ -186,6 +188,8 @@ function buildConfig(env: z.output<typeof envSchema>) {
     redisClusterNodes: env.REDIS_CLUSTER_NODES,
     /** The cluster nodes' AUTH (REDIS_CLUSTER_PASSWORD, with REDIS_CLUSTER_USERNAME for an ACL user), or null. */
     redisClusterAuth: env.REDIS_CLUSTER_PASSWORD ? { username: env.REDIS_CLUSTER_USERNAME, password: env.REDIS_CLUSTER_PASSWORD } : null,
+    /** How long a producer (API-side) Redis command and connect may take before failing (REDIS_COMMAND_TIMEOUT_MS). */
+    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     baseUrl: (env.BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     admin:
       env.ADMIN_USER && env.ADMIN_PASSWORD

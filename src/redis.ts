@@ -10,6 +10,8 @@ export interface RedisTarget {
   redisClusterNodes: readonly { host: string; port: number; tls?: boolean }[] | null;
   /** AUTH for every node of the cluster (REDIS_URL carries its own); null or absent: none. */
   redisClusterAuth?: { username?: string; password: string } | null;
+  /** A producer's command and connect timeout (REDIS_COMMAND_TIMEOUT_MS); absent: 2 s. */
+  redisCommandTimeoutMs?: number;
 }
 
 /**
@@ -44,9 +46,10 @@ const retry = (times: number) => Math.min(times * 200, 2_000);
 export function createRedis(where: string | RedisTarget, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
   const t = target(where);
   const { redisUrl, redisClusterNodes } = t;
+  const timeout = t.redisCommandTimeoutMs ?? 2_000;
   const options: RedisOptions =
     role === 'producer'
-      ? { maxRetriesPerRequest: 1, commandTimeout: 2_000, connectTimeout: 2_000 }
+      ? { maxRetriesPerRequest: 1, commandTimeout: timeout, connectTimeout: timeout }
       : { maxRetriesPerRequest: null, enableReadyCheck: false };
   const offline = role === 'worker';
   let client: Redis;

@@ -5,6 +5,7 @@ const SLOW = 120_000;
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, runTs } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -31,7 +32,7 @@ describe('admin CLI', { timeout: SLOW }, () => {
     const { token, tokenId } = json(minted.stdout) as { token: string; tokenId: string };
     expect(token).toMatch(/^gat_[0-9A-Za-z]{36}$/);
 
-    const me = await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+    const me = await env.api().get('/api/v1/me').set(auth(token));
     expect(me.status).toBe(200);
     expect(me.body.me).toMatchObject({ tokenId, label: 'ci-bot', scopes: ['review:read', 'leads:read'], account });
 
@@ -49,7 +50,7 @@ describe('admin CLI', { timeout: SLOW }, () => {
     expect(JSON.stringify(listed)).not.toContain(token);
 
     expect(json((await admin('token', 'revoke', '--token-id', tokenId)).stdout)).toEqual({ ok: true });
-    expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(401);
+    expect((await env.api().get('/api/v1/me').set(auth(token))).status).toBe(401);
 
     const audit = json((await admin('audit', 'list', '--account', account.id, '--limit', '10')).stdout) as {
       entries: Array<Record<string, unknown>>;

@@ -7,6 +7,8 @@ import { adminCall, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { row, sendOfCard } from '../helpers/rows.js';
 
 /**
  * Demo data lives only in a demo account (`seed demo --new-account NAME`), whose mail never reaches the
@@ -26,7 +28,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
 });
 afterAll(() => rmSync(localDir, { recursive: true, force: true }));
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const SCOPES = ['review:read', 'review:write', 'leads:read', 'results:read'] as const;
 
 /** What an account holds that `seed demo` writes. */
@@ -75,7 +76,7 @@ describe('seed demo', () => {
     const { out } = await adminCall(env, ['seed', 'demo', '--new-account', 'Demo']);
     const id = (out!.account as { id: string }).id;
     expect(Object.keys(out!).sort()).toEqual(['account', 'cards', 'leads']);
-    expect(await env.deps.db('accounts').where({ id }).first()).toMatchObject({ name: 'Demo', demo: true });
+    expect(await row(env, 'accounts', { id })).toMatchObject({ name: 'Demo', demo: true });
     expect((out!.cards as unknown[]).length).toBeGreaterThan(0);
     const seeded = await holdings(id);
     expect(seeded.leads).toBeGreaterThan(100);
@@ -94,7 +95,7 @@ describe("a demo account's mail", () => {
     const sent = await env.api().post(`/api/v1/review/${draft.id}/send`).set(auth(token)).send({});
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     expect(sent.body).toMatchObject({ status: 'sent', to: 'priya.raman@lumenfreight.example' });
-    expect(await env.deps.db('shipments').where({ card_id: draft.id }).first()).toMatchObject({ status: 'sent' });
+    expect(await sendOfCard(env, draft.id)).toMatchObject({ status: 'sent' });
     const files = readdirSync(localDir).filter((f) => f.endsWith('.eml'));
     expect(files.some((f) => readFileSync(path.join(localDir, f), 'utf8').includes('To: priya.raman@lumenfreight.example'))).toBe(true);
     // A card the agent would draft on that account later goes the same way.

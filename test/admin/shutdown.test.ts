@@ -8,6 +8,7 @@ import { NODE_MAJOR } from '../../src/node-version.js';
 import { groupAlive, startNpm, startService } from '../helpers/service-process.js';
 import { smtpEnv, startTestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../review/factories.js';
+import { auth } from '../helpers/auth.js';
 
 // These tests spawn real processes (npm, tsx start-up): slow on a loaded 2-core machine.
 const SLOW = 180_000;
@@ -38,7 +39,7 @@ async function turnStatus(requestId: string): Promise<string | undefined> {
 function post(port: number, token: string, body: unknown): Promise<Response> {
   return fetch(`http://127.0.0.1:${port}/api/v1/agent/messages`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    headers: { ...auth(token), 'Content-Type': 'application/json' },
     body: JSON.stringify(body),
   });
 }
@@ -129,7 +130,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       const port = await proc.port(90_000);
       const answer = fetch(`http://127.0.0.1:${port}/api/v1/review/${card.id}/send`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        headers: { ...auth(token), 'Content-Type': 'application/json' },
         body: '{}',
       });
       // The server has the whole message and has not answered yet: the send is in flight.
@@ -160,7 +161,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     const proc = startService(['workers', '--pools', 'agent-turns'], stuck);
     let requestId = '';
     try {
-      const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'what is waiting' });
+      const sent = await env.api().post('/api/v1/agent/messages').set(auth(token)).send({ text: 'what is waiting' });
       expect(sent.status).toBe(202);
       requestId = sent.body.requestId as string;
       await waitFor(async () => (await turnStatus(requestId)) === 'running', 'the turn to run', 60_000);

@@ -2,17 +2,12 @@ import { describe, expect } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { mailIdentityProblem, mailLinksWarning } from '../../src/config/mail-identity.js';
 import { envFor } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 
 // Who mail is sent as, checked at start-up: with the SMTP transport the mail leaves the machine, so a From
 // at localhost (MAIL_FROM's default, so also an unset one) is refused with one line; the local transport
 // keeps the default so `npm start` works as it is.
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 describe('MAIL_ALLOWED_FROM_DOMAINS', () => {
   it("defaults to MAIL_FROM's domain alone, takes a comma list, and names the variable when it is malformed", () => {
@@ -49,7 +44,7 @@ describe('MAIL_ALLOWED_FROM_DOMAINS', () => {
 });
 
 describe('start-up with MAIL_TRANSPORT=smtp', { timeout: 120_000 }, () => {
-  it('stops with one configuration line, before connecting to anything, when MAIL_FROM is unset or at localhost', async () => {
+  it('stops with one configuration line, before connecting to anything, when MAIL_FROM is unset or at localhost', async ({ env }) => {
     for (const from of ['', 'Growth Agent <agent@localhost>']) {
       // DATABASE_URL on a closed port: had the process gone on, it would have said Postgres is not reachable.
       const out = await run(TSX, ['bin/start.ts', 'api'], {
@@ -70,7 +65,7 @@ describe('start-up with MAIL_TRANSPORT=smtp', { timeout: 120_000 }, () => {
 });
 
 describe('start-up with real mail and a BASE_URL on this machine', { timeout: 120_000 }, () => {
-  it('warns in one log line when MAIL_TRANSPORT is smtp or http and BASE_URL is localhost, and not otherwise', async () => {
+  it('warns in one log line when MAIL_TRANSPORT is smtp or http and BASE_URL is localhost, and not otherwise', async ({ env }) => {
     const warning = (vars: Record<string, string>) => mailLinksWarning(loadConfig(vars));
     expect(warning({})).toBeNull();
     expect(warning({ MAIL_TRANSPORT: 'http', BASE_URL: 'https://app.growthco.example' })).toBeNull();

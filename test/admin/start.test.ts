@@ -13,6 +13,7 @@ import { checkPoolConfig } from '../../workers/main.js';
 import { prepareDatabase } from '../../src/db.js';
 import { isTransientStoreError } from '../../src/preflight.js';
 import { tcpProxy } from '../helpers/outages.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -51,7 +52,7 @@ describe('process start-up', { timeout: SLOW }, () => {
         childEnv,
       );
       const { token } = JSON.parse(minted.stdout) as { token: string };
-      const me = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
+      const me = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: auth(token) });
       expect(me.status).toBe(200);
       expect(((await me.json()) as { me: { account: { id: string } } }).me.account.id).toBe(accountId);
       expect(proc.output()).not.toContain(token);
@@ -143,12 +144,12 @@ describe('process start-up', { timeout: SLOW }, () => {
       // One job slot: the worker logs the first job's failure before it takes the next job.
       await env.deps.queues.get('agent-turns')!.add('agent.turn', { accountId: 42 }, { jobId: 'bad-payload', attempts: 1 });
       const { token } = await env.tenant();
-      const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'what is waiting' });
+      const sent = await env.api().post('/api/v1/agent/messages').set(auth(token)).send({ text: 'what is waiting' });
       expect(sent.status).toBe(202);
       const requestId = sent.body.requestId as string;
       await waitFor(
         async () => {
-          const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+          const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set(auth(token));
           return res.body.message?.status === 'replied';
         },
         'the second job to run',

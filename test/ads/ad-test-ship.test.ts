@@ -10,6 +10,8 @@ import {
   startProviderBridge,
   type ProviderBridgeStandIn,
 } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
+import { cardRow, row, sendOfCard } from '../helpers/rows.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -29,8 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await bridge.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 const connected = () => connectedTenant(env, bridge, 'ads');
 
@@ -53,8 +53,8 @@ const adCard = (accountId: string, payload: Record<string, unknown> = {}) =>
   });
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
-const fenceOf = (cardId: string) => env.deps.db('shipments').where({ card_id: cardId }).first();
+const cardOf = (cardId: string) => cardRow(env, cardId);
+const fenceOf = (cardId: string) => sendOfCard(env, cardId);
 const adsEvents = (accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads' }).orderBy('type').select('type', 'decided_by');
 
@@ -121,7 +121,7 @@ describe('ad tests through the provider bridge', () => {
     try {
       expect((await approve(token, card.id)).status).toBe(503);
       const question = await until(
-        async () => env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }),
         20_000,
       );
       expect(question.title).toBe('Was the ad test "Test two headlines" created?');

@@ -6,6 +6,8 @@ import { recordChannelEvent } from '../../src/results/channel-events.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
+import { sendOfCard } from '../helpers/rows.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -74,7 +76,7 @@ describe('polling the ad platform', () => {
     const { accountId, token } = await env.tenant(['results:read']);
     await connect(accountId);
     const read = async () => {
-      const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
+      const res = await env.api().get('/api/v1/results').set(auth(token));
       expect(res.status).toBe(200);
       return ResultsResponse.parse(res.body).results.ads;
     };
@@ -108,11 +110,11 @@ describe('polling the ad platform', () => {
       title: 'Two headlines',
       payload: { work: 'ad_test', variants: [{ headline: 'A', body: 'a' }], budgetCap: 5000, currency: 'EUR', durationDays: 7 },
     });
-    const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set('Authorization', `Bearer ${token}`).send({
+    const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({
       action: 'approve',
     });
     expect(approved.status).toBe(200);
-    const fence = await env.deps.db('shipments').where({ card_id: card.id }).first();
+    const fence = await sendOfCard(env, card.id);
     const testId = fence.provider_id as string;
     bridge.events.length = 0;
     const at = Date.now() - 1000;
@@ -122,7 +124,7 @@ describe('polling the ad platform', () => {
       { id: 'x3', type: 'ad_metrics', at, data: { testId: 'another-account-test', impressions: 7 } },
     );
     await pollProviderEvents(env.deps, accountId, 'ads');
-    const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
+    const res = await env.api().get('/api/v1/results').set(auth(token));
     expect(res.status).toBe(200);
     const ads = ResultsResponse.parse(res.body).results.ads;
     if (!ads.available) throw new Error('ads should be available');

@@ -9,6 +9,8 @@ import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
+import { cardRow, row, rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -26,8 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await bridge.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function connected(cap: number | null = 100_000) {
   const t = await connectedTenant(env, bridge, 'ads');
@@ -48,8 +48,8 @@ const budgetCard = (accountId: string, amount: number, currency = 'USD') =>
   });
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
-const fencesOf = (cardId: string) => env.deps.db('shipments').where({ card_id: cardId });
+const cardOf = (cardId: string) => cardRow(env, cardId);
+const fencesOf = (cardId: string) => rows(env, 'shipments', { card_id: cardId });
 const spendEvents = (accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' }).select('amount', 'decided_by');
 
@@ -144,7 +144,7 @@ describe('budget changes (spend) through the provider bridge', () => {
     try {
       expect((await approve(token, card.id)).status).toBe(503);
       const question = await until(
-        async () => env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }),
         20_000,
       );
       expect(question.title).toBe('Was the budget change "Raise the search ads budget" applied?');
@@ -264,7 +264,7 @@ describe('budget changes (spend) through the provider bridge', () => {
       error: '--currency must be a three-letter ISO 4217 code (USD, EUR, …)',
     });
     expect(await adminCall(env, [...base, '--monthly-cap', '100'])).toMatchObject({ error: expect.stringMatching(/currency/) });
-    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'channel spend-cap' });
+    const audit = await rows(env, 'audit_log', { account_id: accountId, route: 'channel spend-cap' });
     expect(audit).toHaveLength(0);
   });
 });

@@ -4,6 +4,7 @@ import { AGENT_TOOLS } from '../../src/agent/tools/catalog.js';
 import { executeTool, type ToolContext, toolRegistry } from '../../src/agent/tools/tool.js';
 import { insertWorkflow } from '../../src/workflows/workflows.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * The agent's doors into areas above it are passed in by whoever runs the tools (AgentDoors), never set when a
@@ -32,9 +33,9 @@ describe('the agent tools', () => {
     const doors = { tools: toolRegistry(AGENT_TOOLS), proposeWorkflow, adoptedDefaults: withAdoptedDefaults };
     const out = await executeTool(call, { ...toolEnv(accountId), doors });
     expect(out).toMatchObject({ ok: true, result: expect.stringMatching(/^workflow \S+ is proposed \(paused\)/) });
-    const [w] = await env.deps.db('workflows').where({ account_id: accountId });
+    const [w] = await rows(env, 'workflows', { account_id: accountId });
     expect(w).toMatchObject({ name: 'Weekly digest', status: 'paused' });
-    expect(await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'workflow_proposal' })).toHaveLength(1);
+    expect(await rows(env, 'review_cards', { account_id: accountId, source_type: 'workflow_proposal' })).toHaveLength(1);
   });
 
   it('cannot be handed a context without the doors (the compiler refuses it), and such a call writes nothing', async () => {
@@ -42,6 +43,6 @@ describe('the agent tools', () => {
     // @ts-expect-error a tool's context carries the doors
     const missing: ToolContext = toolEnv(accountId);
     await expect(executeTool(call, missing)).rejects.toThrow(TypeError);
-    expect(await env.deps.db('workflows').where({ account_id: accountId })).toHaveLength(0);
+    expect(await rows(env, 'workflows', { account_id: accountId })).toHaveLength(0);
   });
 });

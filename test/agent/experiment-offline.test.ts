@@ -2,6 +2,8 @@ import { describe, expect } from 'vitest';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { buildLead } from '../helpers/factories.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // The offline brain's experiment phrases, end to end through the API: a message in, the agent's reply out, the card
 // in the review queue (or, truthfully, why there is none).
@@ -40,7 +42,7 @@ describe('offline brain experiment phrases', () => {
         ),
       ),
     ]);
-    expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
     const how = await say(token, 'how are the experiments doing?');
     expect(how.replies.map((r) => r.text)).toEqual([
       'No experiment is running or waiting for approval, and none ended in the last 24 hours.',
@@ -51,14 +53,14 @@ describe('offline brain experiment phrases', () => {
     const { token, accountId } = await env.tenant();
     await contacts(accountId, 900);
     const m = await say(token, 'test two subject lines for onboarding.');
-    const [card] = await env.deps.db('review_cards').where({ account_id: accountId });
+    const [card] = await rows(env, 'review_cards', { account_id: accountId });
     expect(card).toMatchObject({ source_type: 'experiment', status: 'pending' });
     expect(m.replies.map((r) => r.text)).toEqual([
       'I proposed an experiment on the subject line of mail about onboarding: A "Onboarding" against B "Quick question about ' +
         `onboarding". It is waiting in your review queue as card ${card.id}; nothing is sent until you approve it.`,
     ]);
     // The same draft "draft an email … about onboarding" makes: its subject is A, its body every variant's body.
-    const [e] = await env.deps.db('experiments').where({ account_id: accountId });
+    const [e] = await rows(env, 'experiments', { account_id: accountId });
     expect(e.draft).toEqual({
       subject: 'Onboarding',
       body: 'Hi There,\n\nI wanted to reach out about onboarding.\n\nWould you be open to a short call next week?\n\nBest regards',
@@ -71,11 +73,7 @@ describe('offline brain experiment phrases', () => {
     ]);
 
     // Approved, it runs; the reply cites its figures so far.
-    const approved = await env
-      .api()
-      .post(`/api/v1/review/${card.id}/answer`)
-      .set('Authorization', `Bearer ${token}`)
-      .send({ action: 'approve' });
+    const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approved.status).toBe(200);
     const running = await say(token, 'how is the subject test doing');
     expect(running.replies.map((r) => r.text)).toEqual([
@@ -106,7 +104,7 @@ describe('offline brain experiment phrases', () => {
       'I drafted an email to jane.doe@example.com about onboarding; it uses the default an experiment decided for "Onboarding": ' +
         'the subject line "Quick question about onboarding". It is waiting in your review queue; nothing is sent until you approve it.',
     ]);
-    const [card] = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+    const [card] = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' });
     expect(card.payload.draft.subject).toBe('Quick question about onboarding');
     expect(card.title).toBe('Email to jane.doe@example.com: Quick question about onboarding');
   });

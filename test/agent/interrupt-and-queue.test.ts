@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { cancelHeard, gate, lit } from '../helpers/db-holds.js';
+import { auth } from '../helpers/auth.js';
 
 // Ordered by events, not by how long a step takes: a gate holds every step of one account's turns (at
 // its step record, before the step's effect) until the test opens it.
@@ -46,11 +47,11 @@ describe('interrupt', () => {
     try {
       const sent = await env.send(token, { text: 'status check' });
       await steps.reached();
-      const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+      const res = await env.api().get('/api/v1/agent/status').set(auth(token));
       expect(res.body.status).toMatchObject({ sandbox: 'alive', running: true });
       await steps.open();
       await env.until(token, sent.body.requestId, (m) => m.status === 'replied');
-      const after = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+      const after = await env.api().get('/api/v1/agent/status').set(auth(token));
       expect(after.body.status).toMatchObject({ sandbox: 'dead', running: false });
     } finally {
       await steps.open();
@@ -158,7 +159,7 @@ describe('waitSeconds and revocation', () => {
       const res = await pending;
       expect(res.status).toBe(202);
       expect(res.body).toEqual({ requestId: expect.any(String), deduplicated: false, waitEnded: 'unauthorized' });
-      const after = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+      const after = await env.api().get('/api/v1/agent/status').set(auth(token));
       expect(after.status).toBe(401);
     } finally {
       await steps.open();

@@ -1,6 +1,8 @@
 import { describe, expect } from 'vitest';
 import { GetMessageResponse, PostMessageResponse, StatusResponse, ThreadResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { turnRow } from '../helpers/rows.js';
 
 let env: AgentEnv;
 it.override('options', agentOptions());
@@ -114,7 +116,7 @@ describe('GET /agent/messages/{requestId}', () => {
     await env.deps
       .db('agent_replies')
       .insert(Array.from({ length: 6 }, (_, i) => ({ turn_id: id, account_id: accountId, text: `extra ${i}`, at: base + i })));
-    const got = await env.api().get(`/api/v1/agent/messages/${id}`).set('Authorization', `Bearer ${token}`);
+    const got = await env.api().get(`/api/v1/agent/messages/${id}`).set(auth(token));
     const { message } = GetMessageResponse.parse(got.body);
     expect(message.replies.map((r) => r.text)).toEqual(['extra 1', 'extra 2', 'extra 3', 'extra 4', 'extra 5']);
   });
@@ -123,7 +125,7 @@ describe('GET /agent/messages/{requestId}', () => {
     const a = await env.tenant();
     const b = await env.tenant();
     const sent = await env.send(a.token, { text: 'mine' });
-    const get = (token: string, id: string) => env.api().get(`/api/v1/agent/messages/${id}`).set('Authorization', `Bearer ${token}`);
+    const get = (token: string, id: string) => env.api().get(`/api/v1/agent/messages/${id}`).set(auth(token));
     expect((await get(a.token, 'req_nope')).status).toBe(404);
     expect((await get(b.token, sent.body.requestId)).body).toEqual({ error: 'not found' });
     const { mintToken } = await import('../../src/tokens/tokens.service.js');
@@ -141,7 +143,7 @@ describe('GET /agent/messages/{requestId}', () => {
       text: 'from the dashboard',
     });
     expect((await get(a.token, dashboard.turn.id)).status).toBe(404);
-    const thread = await env.api().get('/api/v1/agent/thread').set('Authorization', `Bearer ${a.token}`);
+    const thread = await env.api().get('/api/v1/agent/thread').set(auth(a.token));
     expect(thread.body.items.map((i: { requestId: string }) => i.requestId)).not.toContain(dashboard.turn.id);
   });
 });
@@ -153,16 +155,16 @@ describe('GET /agent/thread', () => {
     await env.send(a.token, { text: 'second', waitSeconds: 10 });
     const other = await env.tenant();
     await env.send(other.token, { text: 'not yours', waitSeconds: 10 });
-    const res = await env.api().get('/api/v1/agent/thread').set('Authorization', `Bearer ${a.token}`);
+    const res = await env.api().get('/api/v1/agent/thread').set(auth(a.token));
     const { items } = ThreadResponse.parse(res.body);
     const users = items.filter((i) => i.role === 'user').map((i) => i.text);
     expect(users).toEqual(['second', 'first']);
     expect(items[0]?.role).toBe('agent');
     expect(items.every((i, n) => n === 0 || items[n - 1]!.at >= i.at)).toBe(true);
-    const one = await env.api().get('/api/v1/agent/thread?limit=1').set('Authorization', `Bearer ${a.token}`);
+    const one = await env.api().get('/api/v1/agent/thread?limit=1').set(auth(a.token));
     expect(one.body.items).toHaveLength(1);
     for (const limit of ['0', '101', 'x']) {
-      const bad = await env.api().get(`/api/v1/agent/thread?limit=${limit}`).set('Authorization', `Bearer ${a.token}`);
+      const bad = await env.api().get(`/api/v1/agent/thread?limit=${limit}`).set(auth(a.token));
       expect(bad.status).toBe(400);
       expect(bad.body).toEqual({ error: 'limit must be an integer from 1 to 100' });
     }
@@ -172,10 +174,10 @@ describe('GET /agent/thread', () => {
 describe('GET /agent/status', () => {
   it('reports dead between turns, with activity timestamps and no wakes', async () => {
     const { token } = await env.tenant();
-    const fresh = StatusResponse.parse((await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`)).body);
+    const fresh = StatusResponse.parse((await env.api().get('/api/v1/agent/status').set(auth(token))).body);
     expect(fresh.status).toMatchObject({ sandbox: 'dead', running: false, pendingWakes: 0, nextWakeAt: null, lastTurnAt: null });
     await env.send(token, { text: 'hi', waitSeconds: 10 });
-    const after = StatusResponse.parse((await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`)).body);
+    const after = StatusResponse.parse((await env.api().get('/api/v1/agent/status').set(auth(token))).body);
     expect(after.status.sandbox).toBe('dead');
     expect(after.status.running).toBe(false);
     expect(after.status.lastTurnAt).toEqual(expect.any(Number));
@@ -188,20 +190,20 @@ describe('GET /agent/status', () => {
     const later = Date.now() + 3_600_000;
     await startTurn(env.deps, { accountId, kind: 'wake', origin: 'schedule', notBefore: later });
     const soon = await startTurn(env.deps, { accountId, kind: 'wake', origin: 'schedule', notBefore: Date.now() + 300 });
-    const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+    const res = await env.api().get('/api/v1/agent/status').set(auth(token));
     expect(res.body.status).toMatchObject({ pendingWakes: 2, nextWakeAt: soon.turn.notBefore });
     const deadline = Date.now() + 10_000;
-    while ((await env.deps.db('agent_turns').where({ id: soon.turn.id }).first()).status !== 'replied') {
+    while ((await turnRow(env, soon.turn.id)).status !== 'replied') {
       if (Date.now() > deadline) throw new Error('wake did not run');
       await new Promise((r) => setTimeout(r, 50));
     }
-    const after = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+    const after = await env.api().get('/api/v1/agent/status').set(auth(token));
     expect(after.body.status).toMatchObject({ pendingWakes: 1, nextWakeAt: later });
   });
 
   it('needs results:read', async () => {
     const { token } = await env.tenant(['agent:message']);
-    expect((await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`)).body).toEqual({
+    expect((await env.api().get('/api/v1/agent/status').set(auth(token))).body).toEqual({
       error: 'forbidden',
       requiredScope: 'results:read',
     });

@@ -8,6 +8,8 @@ import { StatusResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
 import { until } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
+import { rows, turnRow } from '../helpers/rows.js';
 
 /**
  * The daily model-call budget with the llm brain against a real chat-completions stand-in on loopback:
@@ -34,7 +36,7 @@ const callsOf = (accountId: string) =>
   llm.requests.filter((r) => r.body.messages.some((m) => typeof m.content === 'string' && m.content.includes(accountId))).length;
 
 async function status(token: string) {
-  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return StatusResponse.parse(res.body).status;
 }
@@ -44,7 +46,7 @@ const event = (accountId: string, n: number) =>
 
 const finished = (id: string) =>
   until(async () => {
-    const t = await env.deps.db('agent_turns').where({ id }).first();
+    const t = await turnRow(env, id);
     return t.status === 'replied' || t.status === 'failed' ? t : null;
   }, 20_000);
 
@@ -62,7 +64,7 @@ describe('the daily model-call budget', () => {
     const { resetsAt } = budgetDay(Date.now());
     const copyId = /this input waits as (turn_\w+) until then/.exec(turns[2]!.failure)?.[1];
     expect(turns[2]!.failure).toContain(`daily budget of ${BUDGET} model calls is spent until ${new Date(resetsAt).toISOString()}`);
-    const copy = await env.deps.db('agent_turns').where({ id: copyId }).first();
+    const copy = await turnRow(env, copyId!);
     expect(copy).toMatchObject({ account_id: accountId, kind: 'event', origin: 'hook', status: 'queued', not_before: resetsAt });
     expect(copy.data).toEqual(turns[2]!.data);
 
@@ -75,7 +77,7 @@ describe('the daily model-call budget', () => {
     expect(res.body.message).toMatchObject({ status: 'failed' });
     expect(res.body.message.failure).toMatch(/daily budget of 2 model calls is spent until/);
     expect(callsOf(accountId)).toBe(BUDGET);
-    expect(await env.deps.db('agent_turns').where({ account_id: accountId, status: 'queued' })).toHaveLength(1);
+    expect(await rows(env, 'agent_turns', { account_id: accountId, status: 'queued' })).toHaveLength(1);
 
     // Another account's budget is its own.
     const other = await env.tenant();

@@ -9,6 +9,7 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * A reply flood against the agent, through the real return path: a mail the agent drafted goes out
@@ -38,7 +39,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
 
 const HOUR = 3_600_000;
 const JANE = 'jane@acme.test';
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 interface World {
   token: string;

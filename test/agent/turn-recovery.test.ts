@@ -6,6 +6,8 @@ import { drainAccount, MAX_TURN_ATTEMPTS } from '../../src/agent/turns/turn-runn
 import { createLogger } from '../../src/logger.js';
 import { buildHook, buildTurn } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // No worker pool runs here: turns stay where the test puts them, and drainAccount is the worker's own
 // entry point, called directly. A turn left `running` with nobody holding the account's lock is what a
@@ -18,11 +20,11 @@ it.beforeAll(({ env: e }) => {
 
 const log = createLogger('silent');
 const status = async (token: string) => {
-  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return res.body.status as { running: boolean; sandbox: string; pendingWakes: number };
 };
-const turnRow = (id: string) => env.deps.db('agent_turns').where({ id }).first();
+const turnRow = (id: string) => row(env, 'agent_turns', { id });
 
 /** A message turn left `running` by a worker that died, as its `attempts`-th claim. */
 async function orphan(accountId: string, tokenId: string, attempts: number, extra: Record<string, unknown> = {}) {
@@ -49,7 +51,7 @@ describe('recovering a turn whose worker died', () => {
     const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS);
     await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.workerLost, interrupted: false });
-    const res = await env.api().get(`/api/v1/agent/messages/${id}`).set('Authorization', `Bearer ${token}`);
+    const res = await env.api().get(`/api/v1/agent/messages/${id}`).set(auth(token));
     expect(res.body.message.failure).toBe(FAILURES.workerLost);
     expect(res.body.message.failure).not.toMatch(/send|again/i);
   });
@@ -59,7 +61,7 @@ describe('recovering a turn whose worker died', () => {
     const id = await orphan(accountId, tokenId, 1, { steps_done: 1 });
     await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
-    expect(await env.deps.db('agent_replies').where({ turn_id: id })).toEqual([]);
+    expect(await rows(env, 'agent_replies', { turn_id: id })).toEqual([]);
   });
 
   it('ends it as interrupted when a later message asked to interrupt it while it was orphaned; the later one runs', async () => {
@@ -78,7 +80,7 @@ describe('recovering a turn whose worker died', () => {
 describe('GET /agent/status while work waits for a worker (item 7)', () => {
   it('says running: true for a message, an event not started or not handed yet, and a turn re-queued after its worker died', async () => {
     const a = await env.tenant();
-    const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${a.token}`).send({ text: 'hello' });
+    const sent = await env.api().post('/api/v1/agent/messages').set(auth(a.token)).send({ text: 'hello' });
     expect(sent.status).toBe(202);
     expect(await status(a.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
@@ -107,7 +109,7 @@ describe('GET /agent/status while work waits for a worker (item 7)', () => {
       buildTurn(trx, env.config, accountId, { kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }),
     );
     expect(await status(token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
-    const sent = await env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send({ text: 'hello' });
+    const sent = await env.api().post('/api/v1/agent/messages').set(auth(token)).send({ text: 'hello' });
     await drainAccount(env.deps, accountId, log, agentDoors);
     expect(await turnRow(sent.body.requestId)).toMatchObject({ status: 'replied' });
     expect(await status(token)).toMatchObject({ running: false, pendingWakes: 1 });

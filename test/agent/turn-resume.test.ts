@@ -6,6 +6,8 @@ import { holdOnce as holdIn, lit } from '../helpers/db-holds.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 import { completion, startFakeLlm } from '../helpers/fake-llm.js';
+import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // kill -9 of a real worker process while a step's effect is written but its step record is not
 // committed: the turn resumes from its last committed step in a new worker and
@@ -34,13 +36,13 @@ const FAST_STALL = { AGENT_STEP_DELAY_MS: '0', AGENT_TURN_LOCK_MS: '1000', AGENT
 const BOTH_POOLS = ['agent-turns', 'webhook-events'];
 
 const holdOnce = (table: string, timing: 'BEFORE' | 'AFTER', condition: string) => holdIn(env, table, timing, condition);
-const turnRow = (id: string) => env.deps.db('agent_turns').where({ id }).first();
+const turnRow = (id: string) => row(env, 'agent_turns', { id });
 const finished = (id: string) =>
   waitFor(async () => ['replied', 'failed'].includes((await turnRow(id)).status), `turn ${id} finished`, 60_000);
-const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body);
+const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set(auth(token)).send(body);
 
 async function statusRunning(token: string): Promise<boolean> {
-  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return res.body.status.running as boolean;
 }
@@ -57,13 +59,13 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     expect(await statusRunning(token)).toBe(true);
     await workers.start(FAST_STALL);
     await finished(requestId);
-    const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+    const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set(auth(token));
     expect(res.body.message).toMatchObject({ status: 'replied', interrupted: false });
     expect(res.body.message.failure).toBeUndefined();
     expect(res.body.message.replies).toEqual([
       { text: expect.stringMatching(/^I drafted an email to held@acme\.test about pricing/), at: expect.any(Number) },
     ]);
-    expect(await env.deps.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
+    expect(await rows(env, 'review_cards', { account_id: accountId, turn_id: requestId })).toHaveLength(1);
     expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 2 });
     expect(await statusRunning(token)).toBe(false);
   }
@@ -120,17 +122,17 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
     await doomed.kill();
     expect(await statusRunning(token)).toBe(true);
     await workers.start(FAST_STALL, BOTH_POOLS);
-    const delivery = await env.deps.db('webhook_deliveries').where({ id: res.body.deliveryId }).first();
+    const delivery = await row(env, 'webhook_deliveries', { id: res.body.deliveryId });
     expect(delivery.turn_id).toEqual(expect.any(String));
     await finished(delivery.turn_id);
     expect(await turnRow(delivery.turn_id)).toMatchObject({ status: 'replied', failure: null, attempts: 2, steps_done: 3 });
-    const leads = await env.deps.db('leads').where({ account_id: accountId });
+    const leads = await rows(env, 'leads', { account_id: accountId });
     expect(leads.map((l) => l.domain)).toEqual(['held-corp.test']);
-    expect(await env.deps.db('lead_research').where({ lead_id: leads[0].id })).toHaveLength(1);
-    expect(await env.deps.db('review_cards').where({ account_id: accountId, turn_id: delivery.turn_id })).toMatchObject([
+    expect(await rows(env, 'lead_research', { lead_id: leads[0].id })).toHaveLength(1);
+    expect(await rows(env, 'review_cards', { account_id: accountId, turn_id: delivery.turn_id })).toMatchObject([
       { source_type: 'mail_draft' },
     ]);
-    expect(await env.deps.db('agent_replies').where({ turn_id: delivery.turn_id })).toHaveLength(1);
+    expect(await rows(env, 'agent_replies', { turn_id: delivery.turn_id })).toHaveLength(1);
     const steps = await env.deps.db('agent_turn_steps').where({ turn_id: delivery.turn_id }).orderBy('idx');
     expect(steps.map((s) => s.result.name)).toEqual(['upsert_lead', 'ship', 'reply']);
     // The delivery log names the lead the first attempt made: the resumed turn keeps its first start.
@@ -164,15 +166,15 @@ describe('a turn whose worker is killed mid-step resumes from its last committed
       await workers.start(llmEnv);
       await finished(requestId);
       expect(await turnRow(requestId)).toMatchObject({ status: 'replied', attempts: 2, steps_done: 3 });
-      expect(await env.deps.db('review_cards').where({ account_id: accountId, turn_id: requestId })).toHaveLength(1);
-      expect((await env.deps.db('leads').where({ account_id: accountId })).map((l) => l.domain)).toEqual(['llm-held.test']);
+      expect(await rows(env, 'review_cards', { account_id: accountId, turn_id: requestId })).toHaveLength(1);
+      expect((await rows(env, 'leads', { account_id: accountId })).map((l) => l.domain)).toEqual(['llm-held.test']);
       // Round 0 was asked once (by the killed worker); the next worker asked only for round 1, with both
       // calls and both results in the transcript.
       expect(llm.requests).toHaveLength(2);
       const resumed = llm.requests[1]!.body.messages;
       expect(resumed.filter((m) => m.role === 'assistant' && m.tool_calls?.length)).toHaveLength(1);
       expect(resumed.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(['c_lead', 'c_ship']);
-      const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+      const res = await env.api().get(`/api/v1/agent/messages/${requestId}`).set(auth(token));
       expect(res.body.message.replies.map((r: { text: string }) => r.text)).toEqual([
         'Recorded the lead and drafted an intro; it waits in your review queue.',
       ]);

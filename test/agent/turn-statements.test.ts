@@ -5,6 +5,7 @@ import { drainAccount } from '../../src/agent/turns/turn-runner.js';
 import { withAccountLock } from '../../src/agent/turns/turn-lock.js';
 import { buildTurn } from '../helpers/factories.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { rows, turnRow } from '../helpers/rows.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
 // A pool of three connections, so the last test can ask every connection the pool has.
@@ -20,14 +21,14 @@ describe('turn statements', () => {
     const res = await env.send(token, { text: 'hello there', waitSeconds: 10 });
     expect(res.status).toBe(200);
     // Written with the message as 202; the request waited and answered 200, so the row says 200.
-    const audit = await env.deps.db('audit_log').where({ account_id: accountId, target_id: res.body.requestId });
+    const audit = await rows(env, 'audit_log', { account_id: accountId, target_id: res.body.requestId });
     expect(audit).toMatchObject([
       { actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 200 },
     ]);
     const state = await env.deps.db('agent_state').where({ account_id: accountId }).first();
     expect(Number(state.last_turn_at)).toBeGreaterThan(0);
     expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));
-    const turn = await env.deps.db('agent_turns').where({ id: res.body.requestId }).first();
+    const turn = await turnRow(env, res.body.requestId);
     // The offline brain answers a plain message with two bubbles: each is a step, recorded with its bubble.
     expect(turn).toMatchObject({ status: 'replied', steps_done: 2, attempts: 1 });
     const steps = await env.deps.db('agent_turn_steps').where({ turn_id: res.body.requestId }).orderBy('idx');
@@ -36,7 +37,7 @@ describe('turn statements', () => {
       [0, 1, 'reply', true],
     ]);
     expect(steps[0].round_calls).toHaveLength(2);
-    expect(await env.deps.db('agent_replies').where({ turn_id: res.body.requestId })).toHaveLength(2);
+    expect(await rows(env, 'agent_replies', { turn_id: res.body.requestId })).toHaveLength(2);
   });
 
   it("writes nothing when the caller's transaction rolls back", async () => {
@@ -47,8 +48,8 @@ describe('turn statements', () => {
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toEqual([]);
-    expect(await env.deps.db('agent_state').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'agent_turns', { account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'agent_state', { account_id: accountId })).toEqual([]);
   });
 
   it('flags the running turn of the account when a new message arrives, and only that account', async () => {
@@ -75,7 +76,7 @@ describe('turn statements', () => {
     );
     const recorded = await env.deps.db.transaction((trx) => buildTurn(trx, env.config, accountId, { text: 'next' }));
     expect(recorded.interrupting).toEqual([mine![0]!.id]);
-    expect((await env.deps.db('agent_turns').where({ id: theirs![0]!.id }).first()).interrupt_requested_at).toBeNull();
+    expect((await turnRow(env, theirs![0]!.id)).interrupt_requested_at).toBeNull();
     await env.deps.db('agent_turns').whereIn('id', [mine![0]!.id, theirs![0]!.id, recorded.turn.id]).update({ status: 'failed' });
   });
 
@@ -102,10 +103,10 @@ describe('turn statements', () => {
     await withAccountLock(env.deps.db, accountId, async () => {
       // The drain's lock attempt and first claim go as one query: the claim must not run without the lock.
       expect(await drainAccount(env.deps, accountId, env.deps.logger, agentDoors)).toBe(0);
-      expect((await env.deps.db('agent_turns').where({ id: turn.id }).first()).status).toBe('queued');
+      expect((await turnRow(env, turn.id)).status).toBe('queued');
     });
     expect(await drainAccount(env.deps, accountId, env.deps.logger, agentDoors)).toBe(1);
-    expect((await env.deps.db('agent_turns').where({ id: turn.id }).first()).status).toBe('replied');
+    expect((await turnRow(env, turn.id)).status).toBe('replied');
   });
 
   it('leaves every pooled connection committing synchronously after turns ran', async () => {

@@ -3,6 +3,8 @@ import { dispatchTurn, recordTurn } from '../../src/agent/messages/agent.service
 import { startTurn } from '../helpers/agent.js';
 import { MAX_PENDING_WAKES } from '../../src/agent/tools/schedule-wake.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { turnRow } from '../helpers/rows.js';
 
 let env: AgentEnv;
 it.override('options', agentOptions());
@@ -15,7 +17,7 @@ const DAY = 24 * 3_600_000;
 const say = async (token: string, text: string) => (await env.say(token, text)).replies.map((r) => r.text);
 
 async function status(token: string) {
-  const res = await env.api().get('/api/v1/agent/status').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return res.body.status as { pendingWakes: number; nextWakeAt: number | null };
 }
@@ -149,7 +151,7 @@ describe('a mail reply wakes the agent', () => {
     expect(s.nextWakeAt).toBeGreaterThan(Date.now() + 29 * DAY);
     const declined = await replyWake(accountId, 'not_interested', 'No thanks.');
     await until(
-      () => env.deps.db('agent_turns').where({ id: declined }).first(),
+      () => turnRow(env, declined),
       (t) => t.status === 'replied',
     );
     expect(await cardsOf(accountId, 'mail_draft')).toEqual([]);
@@ -195,7 +197,7 @@ describe('a network reply wakes the agent', () => {
     expect(s.nextWakeAt).toBeGreaterThan(Date.now() + 29 * DAY);
     const declined = await networkWake(accountId, 'not_interested', 'No thanks.');
     await until(
-      () => env.deps.db('agent_turns').where({ id: declined }).first(),
+      () => turnRow(env, declined),
       (t) => t.status === 'replied',
     );
     expect(await cardsOf(accountId, 'network_message')).toEqual([]);

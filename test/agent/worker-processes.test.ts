@@ -3,6 +3,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { cancelHeard, gate, lit } from '../helpers/db-holds.js';
 import { waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
+import { auth } from '../helpers/auth.js';
+import { turnRow } from '../helpers/rows.js';
 
 // Real worker processes (`tsx bin/start.ts workers --pools agent-turns`) sharing this file's database
 // and prefix. Kills that land mid-step are in turn-resume.test.ts.
@@ -17,8 +19,8 @@ afterEach(async () => {
   await workers.stopAll();
 });
 
-const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set('Authorization', `Bearer ${token}`).send(body);
-const turn = (id: string) => env.deps.db('agent_turns').where({ id }).first();
+const send = (token: string, body: object) => env.api().post('/api/v1/agent/messages').set(auth(token)).send(body);
+const turn = (id: string) => turnRow(env, id);
 
 describe('agent-turns across worker processes', () => {
   it('runs at most one turn per account at a time with two worker processes, and both take work', async () => {

@@ -10,6 +10,7 @@ import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { holdTable } from '../helpers/locks.js';
 import { redisAway } from '../helpers/outages.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 // API processes remember resolved tokens; these prove a revocation still holds from the very next call.
 let env: TestEnv;
@@ -17,7 +18,7 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const me = (app: Parameters<typeof request>[0], token: string) => request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+const me = (app: Parameters<typeof request>[0], token: string) => request(app).get('/api/v1/me').set(auth(token));
 
 describe('remembered tokens', () => {
   it('are refused by every API process on the very next call after a revocation', async () => {
@@ -68,7 +69,7 @@ describe('remembered tokens', () => {
   });
 
   describe('GET handlers begun beside the limiter', () => {
-    const review = (token: string) => request(env.app).get('/api/v1/review').set('Authorization', `Bearer ${token}`);
+    const review = (token: string) => request(env.app).get('/api/v1/review').set(auth(token));
 
     it('drop the read when the token was revoked: 401 and no card', async () => {
       const { token, tokenId, accountId } = await env.tenant();
@@ -116,7 +117,7 @@ describe('remembered tokens', () => {
     it('still answer 400 naming the field, after the limiter admitted the call', async () => {
       const { token } = await env.tenant();
       expect((await review(token)).status).toBe(200);
-      const res = await request(env.app).get('/api/v1/review?limit=0').set('Authorization', `Bearer ${token}`);
+      const res = await request(env.app).get('/api/v1/review?limit=0').set(auth(token));
       expect(res.status).toBe(400);
       expect(res.body.error).toMatch(/limit/);
     });

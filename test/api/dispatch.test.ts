@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import request from 'supertest';
 import { RouteTable } from '../../api/dispatch.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { bearer } from '../helpers/auth.js';
 
 describe('the route table (api/dispatch.ts)', () => {
   const table = new RouteTable<string>();
@@ -51,18 +52,17 @@ describe('dispatch through the app', () => {
     env = e;
     tenant = await env.tenant();
   });
-  const auth = () => `Bearer ${tenant.token}`;
 
   it('answers a path in another case, or with a trailing slash, as the route', async () => {
     for (const path of ['/api/v1/me', '/API/V1/ME', '/api/v1/me/', '/api/v1/me?x=1']) {
-      const res = await request(env.app).get(path).set('Authorization', auth());
+      const res = await request(env.app).get(path).set('Authorization', bearer(tenant.token));
       expect(res.status, path).toBe(200);
       expect(res.body.me?.tokenId, path).toBeTruthy();
     }
   });
 
   it('answers HEAD like GET without a body', async () => {
-    const res = await request(env.app).head('/api/v1/me').set('Authorization', auth());
+    const res = await request(env.app).head('/api/v1/me').set('Authorization', bearer(tenant.token));
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.text ?? '').toBe('');
@@ -70,14 +70,14 @@ describe('dispatch through the app', () => {
 
   it('answers another method on a known path, OPTIONS included, with the JSON 404', async () => {
     for (const method of ['delete', 'options', 'put'] as const) {
-      const res = await request(env.app)[method]('/api/v1/me').set('Authorization', auth());
+      const res = await request(env.app)[method]('/api/v1/me').set('Authorization', bearer(tenant.token));
       expect(res.status, method).toBe(404);
       expect(res.body, method).toEqual({ error: 'not found' });
     }
   });
 
   it('answers a parameter that is not valid percent-encoding as the route answers any unknown id, not with a 500', async () => {
-    const res = await request(env.app).get('/api/v1/review/%E0%A4').set('Authorization', auth());
+    const res = await request(env.app).get('/api/v1/review/%E0%A4').set('Authorization', bearer(tenant.token));
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body.error).toBeTruthy();

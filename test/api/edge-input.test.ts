@@ -3,6 +3,8 @@ import type request from 'supertest';
 import { describe, expect } from 'vitest';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { cardRow } from '../helpers/rows.js';
 
 // What a client can get wrong at the edge, on every kind of route: text Postgres cannot store (NUL,
 // unpaired surrogates), bodies its Content-Encoding cannot undo, paths that cannot be percent-decoded,
@@ -18,8 +20,8 @@ it.beforeAll(async ({ env: e }) => {
 const TEXT_RULE = 'must not contain NUL characters or unpaired surrogates';
 const DEPTH_RULE = 'body must not nest arrays and objects more than 64 levels deep';
 
-const auth = (r: request.Test) => r.set('Authorization', `Bearer ${tenant.token}`);
-const post = (path: string, body: unknown) => auth(env.api().post(path)).send(body as object);
+const authed = (r: request.Test) => r.set(auth(tenant.token));
+const post = (path: string, body: unknown) => authed(env.api().post(path)).send(body as object);
 
 function expectError(res: request.Response, status: number, error: string) {
   expect({ status: res.status, body: res.body }).toEqual({ status, body: { error } });
@@ -61,8 +63,8 @@ describe('text Postgres cannot store is a 400 naming the field, on every body an
         ['send', () => post(`/api/v1/review/${reply.id}/send`, { body: bad }), 'body'],
         ['request changes', () => post(`/api/v1/review/${approval.id}/request-changes`, { text: bad }), 'text'],
         ['dismiss', () => post(`/api/v1/review/${approval.id}/dismiss`, { reason: bad }), 'reason'],
-        ['lead label', () => auth(env.api().patch(`/api/v1/leads/${lead.id}`)).send({ vertical: bad }), 'vertical'],
-        ['lead tag', () => auth(env.api().patch(`/api/v1/leads/${lead.id}`)).send({ tags: ['ok', bad] }), 'tags.1'],
+        ['lead label', () => authed(env.api().patch(`/api/v1/leads/${lead.id}`)).send({ vertical: bad }), 'vertical'],
+        ['lead tag', () => authed(env.api().patch(`/api/v1/leads/${lead.id}`)).send({ tags: ['ok', bad] }), 'tags.1'],
         ['block reason', () => post('/api/v1/blocklist', { entries: [{ value: 'x@example.com', reason: bad }] }), 'entries.0.reason'],
         ['block value', () => post('/api/v1/blocklist', { entries: [bad] }), 'entries.0'],
         ['workflow name', () => post('/api/v1/workflows', workflow({ name: bad })), 'name'],
@@ -73,8 +75,8 @@ describe('text Postgres cannot store is a 400 naming the field, on every body an
       // A URL's query is bytes decoded as UTF-8: it can carry a NUL (%00) but never an unpaired surrogate.
       if (bad.includes('\u0000')) {
         cases.push(
-          ['posts tag', () => auth(env.api().get('/api/v1/content/posts?tag=a%00b')), 'tag'],
-          ['leads cursor', () => auth(env.api().get('/api/v1/leads')).query({ cursor: bad }), 'cursor'],
+          ['posts tag', () => authed(env.api().get('/api/v1/content/posts?tag=a%00b')), 'tag'],
+          ['leads cursor', () => authed(env.api().get('/api/v1/leads')).query({ cursor: bad }), 'cursor'],
         );
       }
       for (const [what, send, field] of cases) {
@@ -83,7 +85,7 @@ describe('text Postgres cannot store is a 400 naming the field, on every body an
         expectError(res, 400, `${field} ${TEXT_RULE}`);
       }
       expect(await auditCount()).toBe(before);
-      const card = await env.deps.db('review_cards').where({ id: approval.id }).first();
+      const card = await cardRow(env, approval.id);
       expect(card.status).toBe('pending');
     });
   }
@@ -103,7 +105,7 @@ describe('ids Postgres cannot store are unknown ids', () => {
   it('answers %00 and a percent-encoded unpaired surrogate in a path id with 404', async () => {
     for (const id of ['%00', 'a%00b', '%ED%A0%80']) {
       for (const path of [`/api/v1/review/${id}`, `/api/v1/leads/${id}`, `/api/v1/agent/messages/${id}`, `/api/v1/content/posts/${id}`]) {
-        expectError(await auth(env.api().get(path)), 404, 'not found');
+        expectError(await authed(env.api().get(path)), 404, 'not found');
       }
       const dismissed = await post(`/api/v1/review/${id}/dismiss`, {});
       expectError(dismissed, 404, 'not found');
@@ -132,7 +134,7 @@ describe('a body its Content-Encoding cannot undo is a 400', () => {
       ['gzip', gzipSync(json).subarray(0, 12)],
       ['br', brotliCompressSync(json).subarray(0, 5)],
     ] as const) {
-      const res = await auth(env.api().post('/api/v1/blocklist'))
+      const res = await authed(env.api().post('/api/v1/blocklist'))
         .set('Content-Type', 'application/octet-stream')
         .set('Content-Encoding', encoding)
         .send(bytes);

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth, bearer } from '../helpers/auth.js';
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string; tokenId: string };
@@ -16,8 +17,6 @@ it.beforeAll(async ({ env: e }) => {
   env = e;
   tenant = await env.tenant();
 });
-
-const auth = () => `Bearer ${tenant.token}`;
 
 function expectErrorShape(res: request.Response, status: number, error: string) {
   expect(res.status).toBe(status);
@@ -33,13 +32,13 @@ describe('error shape', () => {
   it('answers an unknown path with 404 {"error":"not found"}', async () => {
     expectErrorShape(await request(env.app).get('/api/v1/nope'), 404, 'not found');
     expectErrorShape(await request(env.app).get('/'), 404, 'not found');
-    expectErrorShape(await request(env.app).delete('/api/v1/me').set('Authorization', auth()), 404, 'not found');
+    expectErrorShape(await request(env.app).delete('/api/v1/me').set('Authorization', bearer(tenant.token)), 404, 'not found');
   });
 
   it('answers a body that is not JSON with 400 and a sentence', async () => {
     const res = await request(env.app)
       .post('/api/v1/_test/write')
-      .set('Authorization', auth())
+      .set('Authorization', bearer(tenant.token))
       .set('Content-Type', 'application/json')
       .send('{"note": ');
     expectErrorShape(res, 400, 'body must be valid JSON');
@@ -49,7 +48,7 @@ describe('error shape', () => {
     const big = JSON.stringify({ note: 'x'.repeat(1024 * 1024) });
     const tooLarge = await request(env.app)
       .post('/api/v1/_test/write')
-      .set('Authorization', auth())
+      .set('Authorization', bearer(tenant.token))
       .set('Content-Type', 'application/json')
       .send(big);
     expectErrorShape(tooLarge, 413, 'body is too large');
@@ -61,26 +60,26 @@ describe('error shape', () => {
     const post = (body: unknown) =>
       request(env.app)
         .post('/api/v1/_test/write')
-        .set('Authorization', auth())
+        .set('Authorization', bearer(tenant.token))
         .send(body as object);
     expectErrorShape(await post({}), 400, 'note is required');
     expectErrorShape(await post({ note: 5 }), 400, 'note must be a string');
     expectErrorShape(await post({ note: 'x'.repeat(11) }), 400, 'note must be at most 10 characters');
     expectErrorShape(await post({ note: 'x', extra: 1 }), 400, 'body has unknown field extra');
     expectErrorShape(await post([1, 2]), 400, 'body must be an object');
-    const noBody = await request(env.app).post('/api/v1/_test/write').set('Authorization', auth());
+    const noBody = await request(env.app).post('/api/v1/_test/write').set('Authorization', bearer(tenant.token));
     expectErrorShape(noBody, 400, 'body is required and must be JSON');
   });
 
   it('answers 403 forbidden with requiredScope for a token without the route scope', async () => {
     const { token } = await env.tenant(['review:read']);
-    const res = await request(env.app).post('/api/v1/_test/write').set('Authorization', `Bearer ${token}`).send({ note: 'x' });
+    const res = await request(env.app).post('/api/v1/_test/write').set(auth(token)).send({ note: 'x' });
     expectErrorShape(res, 403, 'forbidden');
     expect(res.body).toEqual({ error: 'forbidden', requiredScope: 'review:write' });
   });
 
   it('answers 500 server misconfigured without any internals for an unexpected fault', async () => {
-    const res = await request(env.app).get('/api/v1/_test/crash').set('Authorization', auth());
+    const res = await request(env.app).get('/api/v1/_test/crash').set('Authorization', bearer(tenant.token));
     expectErrorShape(res, 500, 'server misconfigured');
     expect(res.body).toEqual({ error: 'server misconfigured' });
   });
@@ -91,7 +90,7 @@ describe('error shape', () => {
       createLogger('silent'),
     );
     try {
-      const res = await request(createApp(deps, routes)).get('/api/v1/me').set('Authorization', auth());
+      const res = await request(createApp(deps, routes)).get('/api/v1/me').set('Authorization', bearer(tenant.token));
       expectErrorShape(res, 503, 'temporarily unavailable');
       expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     } finally {
@@ -109,9 +108,9 @@ describe('error shape', () => {
   });
 
   it('records an API write in the audit log with token, route, target and status, and nothing for a failed one', async () => {
-    const ok = await request(env.app).post('/api/v1/_test/write').set('Authorization', auth()).send({ note: 'target-1' });
+    const ok = await request(env.app).post('/api/v1/_test/write').set('Authorization', bearer(tenant.token)).send({ note: 'target-1' });
     expect(ok.status).toBe(200);
-    const failed = await request(env.app).post('/api/v1/_test/write').set('Authorization', auth()).send({ note: 'fail' });
+    const failed = await request(env.app).post('/api/v1/_test/write').set('Authorization', bearer(tenant.token)).send({ note: 'fail' });
     expect(failed.status).toBe(500);
     const entries = (await listAudit(env.deps.db, tenant.accountId, 50)).filter((e) => e.actor === 'api');
     expect(entries).toHaveLength(1);

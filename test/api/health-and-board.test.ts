@@ -5,23 +5,19 @@ import { configWith } from '../helpers/config.js';
 import { OPEN_QUEUES } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { redisAway } from '../helpers/outages.js';
 
-let env: TestEnv;
 it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 describe('GET /healthz', () => {
-  it('answers 200 {"ok":true} without auth when Postgres and Redis answer', async () => {
+  it('answers 200 {"ok":true} without auth when Postgres and Redis answer', async ({ env }) => {
     const res = await env.api().get('/healthz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
   });
 
-  it('answers 503 naming redis when Redis is unreachable, and postgres when Postgres is', async () => {
+  it('answers 503 naming redis when Redis is unreachable, and postgres when Postgres is', async ({ env }) => {
     for (const [override, failed] of [
       [redisAway(), ['redis']],
       [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' }, ['postgres']],
@@ -42,14 +38,14 @@ describe('GET /healthz', () => {
 describe('Bull Board at /admin/queues', () => {
   const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
-  it('refuses without basic auth or with a wrong password', async () => {
+  it('refuses without basic auth or with a wrong password', async ({ env }) => {
     const none = await env.api().get('/admin/queues');
     expect(none.status).toBe(401);
     expect(none.headers['www-authenticate']).toMatch(/^Basic /);
     expect((await env.api().get('/admin/queues').set('Authorization', basic('ops', 'wrong'))).status).toBe(401);
   });
 
-  it('shows every queue to the operator', async () => {
+  it('shows every queue to the operator', async ({ env }) => {
     const page = await env.api().get('/admin/queues').set('Authorization', basic('ops', 'correct horse'));
     expect(page.status).toBe(200);
     expect(page.text).toContain('<html');
@@ -59,7 +55,7 @@ describe('Bull Board at /admin/queues', () => {
     expect(names).toEqual([...OPEN_QUEUES].sort());
   });
 
-  it('is not mounted when ADMIN_USER and ADMIN_PASSWORD are unset', async () => {
+  it('is not mounted when ADMIN_USER and ADMIN_PASSWORD are unset', async ({ env }) => {
     const deps = createDeps(
       configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix }),
       createLogger('silent'),

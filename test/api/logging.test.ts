@@ -5,8 +5,9 @@ import { Writable } from 'node:stream';
 import { describe, expect } from 'vitest';
 import { createInboundUrl } from '../../src/inbound/intake.service.js';
 import { batchedDestination, createLogger, prebuiltLine } from '../../src/logger.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 const lines: string[] = [];
 const sink = new Writable({
@@ -16,16 +17,12 @@ const sink = new Writable({
   },
 });
 
-let env: TestEnv;
 it.override('options', { logger: createLogger('trace', sink) });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 describe('logging', () => {
-  it('logs each request as JSON with a request id, and never the bearer token', async () => {
+  it('logs each request as JSON with a request id, and never the bearer token', async ({ env }) => {
     const { token } = await env.tenant();
-    const res = await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`).set('X-Request-Id', 'req-abc.123');
+    const res = await env.api().get('/api/v1/me').set(auth(token)).set('X-Request-Id', 'req-abc.123');
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toBe('req-abc.123');
     await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}x`);
@@ -36,7 +33,7 @@ describe('logging', () => {
     expect(entry).toMatchObject({ req: { method: 'GET', route: '/api/v1/me' }, res: { statusCode: 200 } });
   });
 
-  it('logs a hook URL as its route template, never its token', async () => {
+  it('logs a hook URL as its route template, never its token', async ({ env }) => {
     const secret = 'whk_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef';
     await env.api().post(`/api/webhook/hook/${secret}?x=1`).set('X-Request-Id', 'req-hook-1').send({ a: 1 });
     const all = lines.join('');
@@ -45,7 +42,7 @@ describe('logging', () => {
     expect(entry.req.route).toBe('/api/webhook/hook/{hookToken}');
   });
 
-  it('cuts inbound mail URL secrets out of logged URLs, and never logs a received message', async () => {
+  it('cuts inbound mail URL secrets out of logged URLs, and never logs a received message', async ({ env }) => {
     const { accountId } = await env.tenant();
     const { url } = await createInboundUrl(env.deps, accountId);
     const secret = url.split('/').pop()!;
@@ -67,9 +64,9 @@ describe('logging', () => {
     expect(all).not.toMatch(/secret body text|private words/);
   });
 
-  it('writes the request line as pino frames a line, with every field it carried', async () => {
+  it('writes the request line as pino frames a line, with every field it carried', async ({ env }) => {
     const { token } = await env.tenant();
-    await env.api().get('/api/v1/me?page=2').set('Authorization', `Bearer ${token}`).set('X-Request-Id', 'req-shape-1');
+    await env.api().get('/api/v1/me?page=2').set(auth(token)).set('X-Request-Id', 'req-shape-1');
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.req?.id === 'req-shape-1');
     expect(Object.keys(entry)).toEqual(['level', 'time', 'service', 'req', 'res', 'responseTime', 'msg']);
     expect(entry).toEqual({
@@ -84,7 +81,7 @@ describe('logging', () => {
     expect(Math.abs(entry.time - Date.now())).toBeLessThan(60_000);
   });
 
-  it('logs the route template, never the path as sent, in any spelling of a token, secret or link code', async () => {
+  it('logs the route template, never the path as sent, in any spelling of a token, secret or link code', async ({ env }) => {
     const hook = `whk_${'H'.repeat(40)}`;
     const inbound = `inb_${'I'.repeat(40)}`;
     const unsubscribe = `utk_${'Q'.repeat(32)}`;
@@ -130,7 +127,7 @@ describe('logging', () => {
     ]);
   });
 
-  it('makes up a request id when the client sends none or an unsafe one', async () => {
+  it('makes up a request id when the client sends none or an unsafe one', async ({ env }) => {
     const res = await env.api().get('/healthz').set('X-Request-Id', 'bad id with spaces');
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });

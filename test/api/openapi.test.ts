@@ -1,12 +1,7 @@
 import { describe, expect } from 'vitest';
 import { errorStatuses } from '../../api/route-def.js';
 import { routes } from '../../api/routes/index.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
+import { it } from '../helpers/fixture.js';
 
 interface Operation {
   responses: Record<string, unknown>;
@@ -16,7 +11,7 @@ interface Operation {
 }
 
 describe('GET /openapi.json', () => {
-  it('is served without auth as OpenAPI 3.1 with the interface version 2026-09-29', async () => {
+  it('is served without auth as OpenAPI 3.1 with the interface version 2026-09-29', async ({ env }) => {
     const res = await env.api().get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
@@ -24,7 +19,7 @@ describe('GET /openapi.json', () => {
     expect(res.body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
-  it('lists every route of the table with its scope, bucket and error statuses', async () => {
+  it('lists every route of the table with its scope, bucket and error statuses', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     expect(routes.length).toBeGreaterThan(0);
     for (const route of routes) {
@@ -43,7 +38,7 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('names every operation with a unique camelCase operationId', async () => {
+  it('names every operation with a unique camelCase operationId', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     const ids = routes.map((r) => (body.paths[r.path][r.method] as { operationId?: string }).operationId);
     for (const id of ids) expect(id).toMatch(/^[a-z]+(?:[A-Z][a-z]*)*$/);
@@ -51,7 +46,7 @@ describe('GET /openapi.json', () => {
     expect(body.paths['/api/v1/review'].get.operationId).toBe('listReviewCards');
   });
 
-  it('declares query integers as integers, and marks a body required unless the route takes none', async () => {
+  it('declares query integers as integers, and marks a body required unless the route takes none', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     const param = (p: string, name: string) => body.paths[p].get.parameters.find((x: { name: string }) => x.name === name).schema;
     expect(param('/api/v1/review', 'limit')).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 50 });
@@ -73,7 +68,7 @@ describe('GET /openapi.json', () => {
     });
   });
 
-  it("makes a lead contact's fields nullable, not the contact itself (a lead's `contact` may be null)", async () => {
+  it("makes a lead contact's fields nullable, not the contact itself (a lead's `contact` may be null)", async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     expect(body.components.schemas.LeadContact.type).toBe('object');
     expect(body.components.schemas.LeadContact.properties.email).toEqual({ type: ['string', 'null'] });
@@ -83,7 +78,7 @@ describe('GET /openapi.json', () => {
     expect(body.components.schemas.LeadDetail.properties.contacts.items).toEqual({ $ref: '#/components/schemas/LeadContact' });
   });
 
-  it('documents 413 on every route that reads a JSON body, and Retry-After on every 429 and 503', async () => {
+  it('documents 413 on every route that reads a JSON body, and Retry-After on every 429 and 503', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     const jsonRoutes = routes.filter((r) => r.body || r.documentedBody || r.bodyParser);
     expect(jsonRoutes.length).toBeGreaterThan(10);
@@ -106,7 +101,7 @@ describe('GET /openapi.json', () => {
     expect(declared).toBeGreaterThan(routes.length);
   });
 
-  it('states the limits the service enforces with 400, and none of the rules it answers otherwise', async () => {
+  it('states the limits the service enforces with 400, and none of the rules it answers otherwise', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     const bodyOf = (p: string, m = 'post') => {
       const schema = body.paths[p][m].requestBody.content['application/json'].schema;
@@ -152,7 +147,7 @@ describe('GET /openapi.json', () => {
     expect(event).toMatchObject({ minItems: 1, maxItems: 100 });
   });
 
-  it('describes the error body once, as a component', async () => {
+  it('describes the error body once, as a component', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     expect(body.components.schemas.Error.properties.error).toEqual({ type: 'string' });
   });

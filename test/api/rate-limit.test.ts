@@ -14,6 +14,7 @@ import { redisAway } from '../helpers/outages.js';
 import { bucketKey } from '../../src/rate-limit.js';
 import { keyspace } from '../../src/redis.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
+import { auth } from '../helpers/auth.js';
 
 // Small buckets so the test spends few requests: reads 60/min (1 a second) with a burst of 3.
 let env: TestEnv;
@@ -32,7 +33,7 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const me = (token: string) => env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+const me = (token: string) => env.api().get('/api/v1/me').set(auth(token));
 
 describe('rate limits', () => {
   it('answers 429 rate limited with Retry-After once the burst is spent, and lets the next call through after waiting', async () => {
@@ -59,7 +60,7 @@ describe('rate limits', () => {
     const minted = async () =>
       (await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: a.accountId, label: 'other', scopes: ['review:read'] })).token;
     const [b, c] = [await minted(), await minted()];
-    const review = (token: string) => env.api().get('/api/v1/review').set('Authorization', `Bearer ${token}`);
+    const review = (token: string) => env.api().get('/api/v1/review').set(auth(token));
     const first = await review(a.token);
     expect(first.status).toBe(200);
     expect(first.body.items).toHaveLength(1);
@@ -88,7 +89,7 @@ describe('rate limits', () => {
 
   it('spares the database a GET it refuses: no handler work begins once the bucket is empty', async () => {
     const { token, accountId } = await env.tenant();
-    const review = () => env.api().get('/api/v1/review').set('Authorization', `Bearer ${token}`);
+    const review = () => env.api().get('/api/v1/review').set(auth(token));
     expect((await review()).status).toBe(200);
     expect((await review()).status).toBe(200);
     expect((await review()).status).toBe(200);
@@ -112,7 +113,7 @@ describe('rate limits', () => {
 
   it('counts writes in their own bucket, apart from reads', async () => {
     const { token } = await env.tenant();
-    const write = () => env.api().post('/api/v1/_test/write').set('Authorization', `Bearer ${token}`).send({ note: 'x' });
+    const write = () => env.api().post('/api/v1/_test/write').set(auth(token)).send({ note: 'x' });
     expect((await write()).status).toBe(200);
     expect((await write()).status).toBe(200);
     expect((await write()).status).toBe(429);
@@ -192,9 +193,9 @@ describe('rate limits', () => {
     const deps = createDeps(config, createLogger('silent'));
     try {
       const app = createApp(deps, [...routes, ...fixtureRoutes]);
-      const read = await request(app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+      const read = await request(app).get('/api/v1/me').set(auth(token));
       expect(read.status).toBe(200);
-      const write = await request(app).post('/api/v1/_test/write').set('Authorization', `Bearer ${token}`).send({ note: 'x' });
+      const write = await request(app).post('/api/v1/_test/write').set(auth(token)).send({ note: 'x' });
       expect(write.status).toBe(503);
       expect(write.body).toEqual({ error: 'temporarily unavailable' });
       expect(Number(write.headers['retry-after'])).toBeGreaterThanOrEqual(1);

@@ -7,6 +7,7 @@ import { defineRoute, type RouteDef } from '../../api/route-def.js';
 import { routes } from '../../api/routes/index.js';
 import { createLogger } from '../../src/logger.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * CHECK_RESPONSES (on in every test): the router parses each success reply with its route's response
@@ -69,21 +70,19 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const auth = () => ({ Authorization: `Bearer ${token}` });
-
 describe('the response check (CHECK_RESPONSES)', () => {
   it('is on in the test environment', () => {
     expect(env.config.checkResponses).toBe(true);
   });
 
   it('passes a reply that matches its schema, rendered text included', async () => {
-    const res = await env.api().get('/api/v1/_test/rendered/good').set(auth());
+    const res = await env.api().get('/api/v1/_test/rendered/good').set(auth(token));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, count: 2 });
   });
 
   it('answers 500 and logs the route and the zod issue when rendered text drifts from the schema', async () => {
-    const res = await env.api().get('/api/v1/_test/rendered/bad').set(auth());
+    const res = await env.api().get('/api/v1/_test/rendered/bad').set(auth(token));
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'server misconfigured' });
     const logged = lines.map((l) => JSON.parse(l));
@@ -93,36 +92,36 @@ describe('the response check (CHECK_RESPONSES)', () => {
   });
 
   it('answers 500 when the reply carries a field the schema does not document', async () => {
-    const res = await env.api().get('/api/v1/_test/rendered/extra').set(auth());
+    const res = await env.api().get('/api/v1/_test/rendered/extra').set(auth(token));
     expect(res.status).toBe(500);
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testRendered' && /secretNote/.test(l.problem));
     expect(entry.problem).toBe('secretNote: the reply carries a field the schema does not document');
   });
 
   it('answers 500 for a success status the route does not declare', async () => {
-    const res = await env.api().post('/api/v1/_test/undeclared').set(auth());
+    const res = await env.api().post('/api/v1/_test/undeclared').set(auth(token));
     expect(res.status).toBe(500);
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testUndeclared');
     expect(entry.problem).toBe('status 201 is not among the declared responses (200)');
   });
 
   it('sends declared text with its media type, checks it against its schema, and sends 304 with no body', async () => {
-    const good = await env.api().get('/api/v1/_test/text/good').set(auth());
+    const good = await env.api().get('/api/v1/_test/text/good').set(auth(token));
     expect(good.status).toBe(200);
     expect(good.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(good.text).toBe('hello,1');
-    const bad = await env.api().get('/api/v1/_test/text/bad').set(auth());
+    const bad = await env.api().get('/api/v1/_test/text/bad').set(auth(token));
     expect(bad.status).toBe(500);
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testText');
     expect(entry.problem).toBe('text: must start with hello');
-    const same = await env.api().get('/api/v1/_test/text/same').set(auth());
+    const same = await env.api().get('/api/v1/_test/text/same').set(auth(token));
     expect(same.status).toBe(304);
     expect(same.text ?? '').toBe('');
   });
 
   it('is off unless configured: the same drifting reply then goes out as it is', async () => {
     const app = createApp({ ...env.deps, config: { ...env.config, checkResponses: false } }, [...routes, ...drifting]);
-    const res = await request(app).get('/api/v1/_test/rendered/bad').set(auth());
+    const res = await request(app).get('/api/v1/_test/rendered/bad').set(auth(token));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, count: 'two' });
   });

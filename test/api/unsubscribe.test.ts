@@ -7,6 +7,8 @@ import { sentThread } from '../helpers/sent-thread.js';
 import { getResults } from '../../src/results/report/results.service.js';
 import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // One-click unsubscribe (RFC 8058): GET /u/{token} shows a page, POST unsubscribes, no login.
 
@@ -25,9 +27,8 @@ async function world(status = 'contacted') {
   return { accountId, leadId: lead.id, thread, path: `/u/${thread.replyToken}` };
 }
 
-const optOutEvents = (accountId: string) =>
-  env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'opt_out' });
-const blockRows = (accountId: string) => env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' });
+const optOutEvents = (accountId: string) => rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'opt_out' });
+const blockRows = (accountId: string) => rows(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
 const oneClick = (path: string) => env.api().post(path).type('form').send(ONE_CLICK);
 /** What a browser sends: it asks for a page, which every other client (a mail client's one-click POST, a script) never gets. */
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -143,11 +144,7 @@ describe('POST /u/{token}', () => {
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'max@acme.test', draft: { subject: 'one-click', body: 'Hi' } },
     });
-    const sent = await env
-      .api()
-      .post(`/api/v1/review/${card.id}/send`)
-      .set({ Authorization: `Bearer ${token}` })
-      .send({});
+    const sent = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(sent.status).toBe(200);
     const thread = (await sentThread(env.deps.db, env.config, sent.body.sendId))!;
     const url = new URL(unsubscribeUrl(env.deps.config, thread.replyToken));

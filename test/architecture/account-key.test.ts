@@ -1,15 +1,11 @@
 import { describe, expect } from 'vitest';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 
 /**
  * Ready for a Postgres sharded by account (Citus, docs/scaling.md "Distribution by account"): every table carries
  * `account_id`, and every primary key, unique index and foreign key includes it, so a row and everything it
  * points at live on the same shard. Read from the catalog after migrations.
  */
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 /** Global tables (Citus reference tables or coordinator-only): a foreign key to one of them is fine. */
 const GLOBAL: Record<string, string> = {
@@ -45,7 +41,7 @@ SELECT t.relname || ': foreign key ' || co.conname || ' -> ' || co.confrelid::re
         OR NOT EXISTS (SELECT 1 FROM acc WHERE acc.attrelid = co.confrelid AND acc.attnum = ANY (co.confkey)))`;
 
 describe('account key rule', () => {
-  it('every table but the global ones carries account_id in its keys, unique indexes and foreign keys', async () => {
+  it('every table but the global ones carries account_id in its keys, unique indexes and foreign keys', async ({ env }) => {
     const { rows } = (await env.deps.db.raw(BREAKS, { global: Object.keys(GLOBAL) })) as { rows: { b: string }[] };
     const breaks = rows.map((r) => r.b).sort();
     expect(

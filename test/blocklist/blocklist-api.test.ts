@@ -5,13 +5,12 @@ import { recordOptOut } from '../../src/blocklist/opt-out.js';
 import { envFor, adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
   env = e;
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function add(token: string, entries: unknown[]) {
   return env.api().post('/api/v1/blocklist').set(auth(token)).send({ entries });

@@ -6,6 +6,7 @@ import { createSubscriber } from '../../src/redis.js';
 import { it as base } from '../helpers/fixture.js';
 import { startTestCluster } from '../helpers/redis-cluster.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
+import { auth } from '../helpers/auth.js';
 
 // A Redis Cluster whose nodes require a password (requirepass; replicas use masterauth): every Redis user
 // of the service authenticates with REDIS_CLUSTER_PASSWORD, and a wrong or missing one is named at start.
@@ -22,7 +23,7 @@ it.override('options', ({ cluster }) => ({ env: { REDIS_CLUSTER_NODES: cluster.n
 describe('a Redis Cluster that requires a password', { timeout: 60_000 }, () => {
   it('serves reads through the limiter and accepts a webhook onto the queues', async ({ env }) => {
     const { accountId, token } = await env.tenant();
-    for (let i = 0; i < 2; i++) expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await env.api().get('/api/v1/me').set(auth(token))).status).toBe(200);
     const hook = await makeHook(env, accountId);
     // 202 only once the delivery's job is in its BullMQ queue.
     expect((await postJson(env, hook.path, { a: 1 })).status).toBe(202);

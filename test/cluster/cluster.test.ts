@@ -10,6 +10,8 @@ import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
+import { auth } from '../helpers/auth.js';
+import { row } from '../helpers/rows.js';
 
 // What holds only on a Redis Cluster: keys a script touches together share a slot, the start-up check
 // knows the cluster, and a lost node makes intake distrust the live-hooks registry until it is rebuilt.
@@ -34,7 +36,7 @@ describe('on a Redis Cluster', () => {
     // The API limiter's buckets and auth-guard epoch, a revocation mark, the hook limiter's windows, and the
     // review queue's version (a card write bumps it around its commit; the limiter script reads it).
     await buildCard(env.deps.db, accountId, 'approval');
-    expect((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expect((await env.api().get('/api/v1/me').set(auth(token))).status).toBe(200);
     const other = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId, label: 'other', scopes: [] });
     await revokeToken(env.deps, other.tokenId);
     const hook = await makeHook(env, accountId);
@@ -61,7 +63,7 @@ describe('on a Redis Cluster', () => {
   it('distrusts the live-hooks registry after losing a node until it has refilled it from Postgres', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
-    const tokenHash = (await env.deps.db('webhook_hooks').where({ id: hook.hookId }).first()).token_hash as string;
+    const tokenHash = (await row(env, 'webhook_hooks', { id: hook.hookId })).token_hash as string;
     // Its own cluster client, so the connection dropped below is no one else's.
     const redis = new Cluster(env.config.redisClusterNodes!.map((n) => ({ ...n })));
     redis.on('error', () => {});

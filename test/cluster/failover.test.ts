@@ -6,6 +6,7 @@ import { QUICK_STALLS, waitQueuesIdle } from '../helpers/queues-idle.js';
 import { startTestCluster } from '../helpers/redis-cluster.js';
 import { startService } from '../helpers/service-process.js';
 import { makeHook } from '../webhooks/helpers.js';
+import { rows } from '../helpers/rows.js';
 
 // One master of the Redis Cluster killed with SIGKILL while webhooks pour in. Its replica is
 // promoted (cluster-node-timeout 1 s), the service carries on without a restart, and every webhook it
@@ -112,7 +113,7 @@ describe('a Redis Cluster master killed with SIGKILL under webhook load', { time
       expect(handed.filter((r) => r.outcome !== 'Accepted' || !r.turn_id)).toEqual([]);
       expect(new Set(handed.map((r) => r.turn_id)).size).toBe(accepted.size);
       // One event turn per accepted webhook and no other: a refused one (502/503) was never handed on too.
-      const turns = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+      const turns = await rows(env, 'agent_turns', { account_id: accountId, kind: 'event' });
       expect(turns.map((t) => t.id).sort()).toEqual(handed.map((r) => r.turn_id).sort());
       expect(turns.filter((t) => t.status !== 'replied').map((t) => [t.id, t.status, t.failure])).toEqual([]);
       // The same process all along: it never exited, so nothing restarted it.

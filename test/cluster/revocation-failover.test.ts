@@ -8,6 +8,7 @@ import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { it as base } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { startTestCluster } from '../helpers/redis-cluster.js';
+import { auth } from '../helpers/auth.js';
 
 // A revocation's mark in Redis must survive a failover that comes right after it. Replication
 // is asynchronous: a master that died just after taking the mark would be replaced by a replica without
@@ -25,7 +26,7 @@ it.override('options', ({ cluster }) => ({ env: { REDIS_CLUSTER_NODES: cluster.n
 describe('a revocation on a Redis Cluster whose mark’s master then fails', { timeout: 120_000 }, () => {
   it('is refused while the replica cannot take the mark; once it holds it, survives the master’s SIGKILL', async ({ env, cluster }) => {
     const { accountId, token, tokenId } = await env.tenant(['review:read']);
-    const me = () => request(env.app).get('/api/v1/me').set('Authorization', `Bearer ${token}`);
+    const me = () => request(env.app).get('/api/v1/me').set(auth(token));
     // Resolved in Postgres once, then remembered by this process and trusted on the limiter's word.
     expect((await me()).status).toBe(200);
     expect((await me()).status).toBe(200);

@@ -5,6 +5,7 @@ import { freePort } from '../helpers/processes.js';
 import { startTestCluster } from '../helpers/redis-cluster.js';
 import { startService } from '../helpers/service-process.js';
 import { makeHook } from '../webhooks/helpers.js';
+import { auth } from '../helpers/auth.js';
 
 // A Redis Cluster whose nodes speak only TLS (to clients, on the cluster bus and to their replicas):
 // REDIS_CLUSTER_NODES written rediss://host:port, the nodes' CA given to Node the standard way
@@ -35,7 +36,7 @@ describe('a Redis Cluster reached over TLS', { timeout: 120_000 }, () => {
       const health = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(health.status).toBe(200);
       for (let i = 0; i < 2; i++) {
-        const me = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
+        const me = await fetch(`http://127.0.0.1:${port}/api/v1/me`, { headers: auth(token) });
         expect(me.status).toBe(200);
       }
       const posted = await fetch(`http://127.0.0.1:${port}${hook.path}`, {

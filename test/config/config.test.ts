@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { directUrl, listenUrl } from '../../src/db.js';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../src/redis.js';
 
 describe('configuration', () => {
   it('serves a local machine with no variables set', () => {
@@ -82,6 +84,21 @@ describe('configuration', () => {
     expect([listenUrl(direct), directUrl(direct)]).toEqual(['postgres://app@db:5432/gas', 'postgres://app@db:5432/gas']);
     expect(() => loadConfig({ DATABASE_POOLER: 'session' })).toThrow(/DATABASE_POOLER/);
     expect(() => loadConfig({ DATABASE_DIRECT_URL: 'db:5432' })).toThrow(/DATABASE_DIRECT_URL must be a URL starting with postgres:\/\//);
+  });
+
+  it('gives an API-side Redis command 2 s before it fails unless REDIS_COMMAND_TIMEOUT_MS says otherwise', () => {
+    const producer = (env: Record<string, string>) => createRedis(loadConfig(env), 'producer', { lazyConnect: true }) as Redis;
+    const quiet = producer({});
+    const patient = producer({ REDIS_COMMAND_TIMEOUT_MS: '15000' });
+    expect([quiet.options.commandTimeout, quiet.options.connectTimeout]).toEqual([2_000, 2_000]);
+    expect([patient.options.commandTimeout, patient.options.connectTimeout]).toEqual([15_000, 15_000]);
+    // Workers block on Redis and never time a command out.
+    const worker = createRedis(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '15000' }), 'worker', { lazyConnect: true }) as Redis;
+    expect(worker.options.commandTimeout).toBeUndefined();
+    expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: 'soon' })).toThrow(/REDIS_COMMAND_TIMEOUT_MS must be a whole number/);
+    quiet.disconnect();
+    patient.disconnect();
+    worker.disconnect();
   });
 
   it("keeps finished jobs 1000 / 24 h and 5000 / 7 d, with BullMQ's 30 s lock and stall check, unless told otherwise", () => {

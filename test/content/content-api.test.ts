@@ -1,18 +1,14 @@
 import { describe, expect } from 'vitest';
 import { CONTENT_CACHE_CONTROL } from '../../api/routes/content.js';
 import { adminCall } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { auth, published, siteToken } from './helpers.js';
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
+import { row } from '../helpers/rows.js';
 
 const slugsOf = (body: { posts: { slug: string }[] }) => body.posts.map((p) => p.slug);
 
 describe('GET /api/v1/content/posts', () => {
-  it('pages newest published first with a signed cursor, filtered by tag and updatedSince', async () => {
+  it('pages newest published first with a signed cursor, filtered by tag and updatedSince', async ({ env }) => {
     const t = await env.tenant();
     for (let i = 1; i <= 5; i++) await published(env, t, { title: `Post ${i}`, tags: i % 2 ? ['odd'] : ['even'] });
     const site = await siteToken(env, t.accountId);
@@ -35,13 +31,13 @@ describe('GET /api/v1/content/posts', () => {
     expect(crossed.status).toBe(400);
     expect(crossed.body).toEqual({ error: 'cursor is not valid' });
 
-    const post3 = await env.deps.db('posts').where({ account_id: t.accountId, slug: 'post-3' }).first();
+    const post3 = await row(env, 'posts', { account_id: t.accountId, slug: 'post-3' });
     const since = await get({ updatedSince: String(post3.updated_at) });
     expect(slugsOf(since.body)).toEqual(['post-5', 'post-4', 'post-3']);
     expect(slugsOf((await get({ tag: 'nope' })).body)).toEqual([]);
   });
 
-  it('answers 400 naming the field for a bad limit, updatedSince or cursor, with no-store', async () => {
+  it('answers 400 naming the field for a bad limit, updatedSince or cursor, with no-store', async ({ env }) => {
     const t = await env.tenant(['content:read']);
     const cases: [Record<string, string>, string][] = [
       [{ limit: '0' }, 'limit must be an integer from 1 to 100'],
@@ -65,7 +61,7 @@ describe('GET /api/v1/content/posts', () => {
 });
 
 describe('caching', () => {
-  it('sends a strong ETag with private caching; a matching If-None-Match (one of a list, or *) is 304 with no body', async () => {
+  it('sends a strong ETag with private caching; a matching If-None-Match (one of a list, or *) is 304 with no body', async ({ env }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Cache me' });
     const site = await siteToken(env, t.accountId);
@@ -89,7 +85,7 @@ describe('caching', () => {
     }
   });
 
-  it("keeps errors no-store: 404 for an unknown, pending or other account's slug, 401 without a token", async () => {
+  it("keeps errors no-store: 404 for an unknown, pending or other account's slug, 401 without a token", async ({ env }) => {
     const t = await env.tenant();
     const other = await env.tenant();
     const { slug } = await published(env, other, { title: 'Not yours' });
@@ -115,7 +111,7 @@ describe('caching', () => {
 });
 
 describe('post HTML', () => {
-  it('strips scripts, event handlers and javascript: links, and makes links tracked links (channel seo)', async () => {
+  it('strips scripts, event handlers and javascript: links, and makes links tracked links (channel seo)', async ({ env }) => {
     const t = await env.tenant();
     const markdown = [
       'Read [our guide](https://example.com/guide?a=1&b=2) or <script>alert(1)</script> this.',
@@ -143,7 +139,7 @@ describe('post HTML', () => {
       ['https://example.com/guide?a=1&b=2', 'seo', 'post', card.id],
       ['https://example.org/plain', 'seo', 'post', card.id],
     ]);
-    const postRow = await env.deps.db('posts').where({ account_id: t.accountId, slug }).first();
+    const postRow = await row(env, 'posts', { account_id: t.accountId, slug });
     for (const l of links) {
       expect(l.source_id).toBe(postRow.id);
       expect(html).toContain(`href="${env.config.baseUrl}/l/${l.code}"`);
@@ -153,7 +149,7 @@ describe('post HTML', () => {
 });
 
 describe('canonical URL, feed and sitemap', () => {
-  it('gives posts a url once the account sets its blog base URL (admin CLI), and lists them in the feed and sitemap', async () => {
+  it('gives posts a url once the account sets its blog base URL (admin CLI), and lists them in the feed and sitemap', async ({ env }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Feed <me> & "you"', tags: ['a&b'], author: 'Sam' });
     const before = await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(t.token));
@@ -201,7 +197,7 @@ function wellFormed(xml: string): boolean {
 }
 
 describe('/openapi.json', () => {
-  it('documents the content routes: JSON pages, 304 without a body, the feed as Atom text', async () => {
+  it('documents the content routes: JSON pages, 304 without a body, the feed as Atom text', async ({ env }) => {
     const { body } = await env.api().get('/openapi.json');
     const list = body.paths['/api/v1/content/posts'].get;
     expect(list.operationId).toBe('listContentPosts');

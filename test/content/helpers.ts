@@ -4,7 +4,10 @@ import { mintToken } from '../../src/tokens/tokens.service.js';
 import type { TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 
-export const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+import { auth } from '../helpers/auth.js';
+import { row } from '../helpers/rows.js';
+
+export { auth };
 
 /** A waiting blog_post card as the ship tool writes it: draft { subject: title, body: markdown }, the rest at the top. */
 export function blogCard(db: Db, accountId: string, o: { title: string; markdown?: string; [k: string]: unknown }): Promise<Card> {
@@ -30,6 +33,6 @@ export async function published(env: TestEnv, t: { accountId: string; token: str
   const card = await blogCard(env.deps.db, t.accountId, o);
   const res = await approve(env, t.token, card.id);
   if (res.status !== 200) throw new Error(`approve answered ${res.status} ${JSON.stringify(res.body)}`);
-  const post = await env.deps.db('posts').where({ account_id: t.accountId, card_id: card.id }).first();
+  const post = await row(env, 'posts', { account_id: t.accountId, card_id: card.id });
   return { card, slug: post.slug as string };
 }

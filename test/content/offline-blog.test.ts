@@ -4,6 +4,7 @@ import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { autoResolve } from '../../src/shipping/after-approval.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { approve, auth, siteToken } from './helpers.js';
+import { row, rows } from '../helpers/rows.js';
 
 let env: AgentEnv;
 it.override('options', agentOptions());
@@ -29,14 +30,14 @@ describe('the offline brain and blog posts', () => {
     expect(draft.body.match(/^## /gm)).toHaveLength(3);
     expect(draft.body).toContain('[Take the next step](https://acme.test/demo)');
     expect(card!.payload).toMatchObject({ work: 'blog_post', tags: ['freight', 'quote', 'automation'] });
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toEqual([]);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toEqual([]);
 
     expect((await approve(env, t.token, card!.id)).status).toBe(200);
     const site = await siteToken(env, t.accountId);
     const post = (await env.api().get('/api/v1/content/posts/freight-quote-automation').set(auth(site))).body.post;
     expect(post).toMatchObject({ title: 'Freight quote automation', tags: ['freight', 'quote', 'automation'] });
     expect(post.excerpt).toMatch(/^Most teams know freight quote automation matters/);
-    const [link] = await env.deps.db('tracked_links').where({ account_id: t.accountId });
+    const [link] = await rows(env, 'tracked_links', { account_id: t.accountId });
     expect(link).toMatchObject({ url: 'https://acme.test/demo', channel: 'seo', source_type: 'post' });
     expect(post.html).toContain(`<a href="${env.config.baseUrl}/l/${link.code}">Take the next step</a>`);
 
@@ -52,13 +53,13 @@ describe('the offline brain and blog posts', () => {
     const t = await env.tenant();
     await setApproval(env.deps.db, t.accountId, 'blog_post', false);
     const m = await say(t.token, 'write a blog post about onboarding');
-    const card = await env.deps.db('review_cards').where({ account_id: t.accountId }).first();
+    const card = await row(env, 'review_cards', { account_id: t.accountId });
     expect(m.replies[0]?.text).toBe(
       `I drafted a blog post about onboarding. This account lets blog posts run without approval, so card ${card.id} publishes it now.`,
     );
     // The card-timers sweep ships a due card; here its step runs directly.
     expect(await autoResolve(env.deps, t.accountId, card.id, Number(card.auto_resolve_at))).toBe('sent');
-    const post = await env.deps.db('posts').where({ account_id: t.accountId }).first();
+    const post = await row(env, 'posts', { account_id: t.accountId });
     expect(post).toMatchObject({ slug: 'onboarding', status: 'published' });
   });
 

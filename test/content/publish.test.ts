@@ -1,16 +1,13 @@
 import { describe, expect } from 'vitest';
 import { ContentPostResponse, ContentPostsPage } from '../../api/routes/content.schemas.js';
 import { adminCall } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { approve, auth, blogCard, published, siteToken } from './helpers.js';
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
+import { waitFor } from '../helpers/processes.js';
+import { rows } from '../helpers/rows.js';
 
 describe('publishing a blog_post card', () => {
-  it('publishes on approve; a content:read token lists and reads it, and is refused the review queue', async () => {
+  it('publishes on approve; a content:read token lists and reads it, and is refused the review queue', async ({ env }) => {
     const t = await env.tenant();
     const card = await blogCard(env.deps.db, t.accountId, {
       title: 'How freight brokers cut quote time',
@@ -52,21 +49,21 @@ describe('publishing a blog_post card', () => {
 
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(t.token))).body.item;
     expect(item.status).toBe('sent');
-    const events = await env.deps.db('channel_events').where({ account_id: t.accountId });
+    const events = await rows(env, 'channel_events', { account_id: t.accountId });
     expect(events.map((e) => [e.channel, e.type])).toEqual([['seo', 'post_published']]);
   });
 
-  it('answers a retried approve 409 and publishes once', async () => {
+  it('answers a retried approve 409 and publishes once', async ({ env }) => {
     const t = await env.tenant();
     const card = await blogCard(env.deps.db, t.accountId, { title: 'Once only' });
     expect((await approve(env, t.token, card.id)).status).toBe(200);
     const again = await approve(env, t.token, card.id);
     expect(again.status).toBe(409);
-    expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'post_publications', { account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(1);
   });
 
-  it('gives two cards with the same title approved at once two different slugs', async () => {
+  it('gives two cards with the same title approved at once two different slugs', async ({ env }) => {
     const t = await env.tenant();
     const a = await blogCard(env.deps.db, t.accountId, { title: 'Same title' });
     const b = await blogCard(env.deps.db, t.accountId, { title: 'Same title' });
@@ -76,27 +73,30 @@ describe('publishing a blog_post card', () => {
     expect(slugs).toEqual(['same-title', 'same-title-2']);
   });
 
-  it('updates the post a later card names by slug: publishedAt kept, updatedAt and the ETag move, no second channel event', async () => {
+  it('updates the post a later card names by slug: publishedAt kept, updatedAt and the ETag move, no second channel event', async ({
+    env,
+  }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Pricing guide', markdown: 'First version.' });
     const site = await siteToken(env, t.accountId);
     const before = await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(site));
-    await new Promise((r) => setTimeout(r, 5));
+    // The next write's clock must read later than the first's: wait for the millisecond to turn, not a fixed time.
+    await waitFor(async () => Date.now() > before.body.post.updatedAt, 'the clock to pass the first updatedAt', 5_000);
     await published(env, t, { title: 'Pricing guide (2027)', markdown: 'Second version.', slug, tags: ['pricing'] });
     const after = await env.api().get(`/api/v1/content/posts/${slug}`).set(auth(site));
     expect(after.body.post).toMatchObject({ slug, title: 'Pricing guide (2027)', markdown: 'Second version.', tags: ['pricing'] });
     expect(after.body.post.publishedAt).toBe(before.body.post.publishedAt);
     expect(after.body.post.updatedAt).toBeGreaterThan(before.body.post.updatedAt);
     expect(after.headers.etag).not.toBe(before.headers.etag);
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(1);
     expect(await env.deps.db('post_publications').where({ account_id: t.accountId }).orderBy('at').pluck('op')).toEqual([
       'publish',
       'update',
     ]);
-    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
+    expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
   });
 
-  it('unpublishes by slug: 404 and gone from the list; an unknown slug is 409 naming it, nothing written', async () => {
+  it('unpublishes by slug: 404 and gone from the list; an unknown slug is 409 naming it, nothing written', async ({ env }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Going away' });
     await published(env, t, { title: 'Staying' });
@@ -115,11 +115,11 @@ describe('publishing a blog_post card', () => {
       message: 'there is no post with the slug "no-such-post" to unpublish; nothing was changed',
     });
     expect((await env.api().get(`/api/v1/review/${ghost.id}`).set(auth(t.token))).body.item.status).toBe('pending');
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(2);
-    expect(await env.deps.db('shipments').where({ card_id: ghost.id })).toEqual([]);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(2);
+    expect(await rows(env, 'shipments', { card_id: ghost.id })).toEqual([]);
   });
 
-  it("publishes the seed demo's waiting blog_post card when it is approved", async () => {
+  it("publishes the seed demo's waiting blog_post card when it is approved", async ({ env }) => {
     const t = await env.tenant();
     // `seed demo` fills demo accounts only: this one becomes one (as `seed demo --new-account` makes them).
     await env.deps.db('accounts').where({ id: t.accountId }).update({ demo: true });
@@ -132,13 +132,13 @@ describe('publishing a blog_post card', () => {
     expect(post.html).toContain(`<a href="${env.config.baseUrl}/l/`);
   });
 
-  it("refuses a new post without a body (409, nothing written); an update without a body keeps the post's", async () => {
+  it("refuses a new post without a body (409, nothing written); an update without a body keeps the post's", async ({ env }) => {
     const t = await env.tenant();
     const empty = await blogCard(env.deps.db, t.accountId, { title: 'Empty', markdown: '  ' });
     const refused = await approve(env, t.token, empty.id);
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe('this post has no body; nothing was published: request changes so the agent writes it');
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toEqual([]);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toEqual([]);
 
     const { slug } = await published(env, t, { title: 'Keep my body', markdown: 'The body stays.', tags: ['kept'], author: 'Sam' });
     await published(env, t, { title: 'Keep my body', markdown: '', slug, author: 'Ana' });

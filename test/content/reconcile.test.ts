@@ -6,6 +6,7 @@ import { fenceWork, markPending } from '../../src/shipping/fence.service.js';
 import { reconcileSend } from '../../src/shipping/reconcile.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth, blogCard, siteToken } from './helpers.js';
+import { row, rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -45,12 +46,12 @@ describe('a publication whose answer was lost', () => {
     const settled = await fencesRepository(env.deps.db).find(t.accountId, fence.id);
     expect(settled).toMatchObject({ status: 'sent', providerId: shipped.providerId });
     expect((await cardsRepository(env.deps.db).find(t.accountId, card.id))?.status).toBe('sent');
-    expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
-    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
+    expect(await rows(env, 'post_publications', { account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
     // A second ship under the same key changes nothing and answers the same post.
-    const before = await env.deps.db('posts').where({ id: shipped.providerId }).first();
+    const before = await row(env, 'posts', { id: shipped.providerId });
     expect(await adapter.ship({ ...adapter.workOf(card), body: 'changed', details: fence.details }, fence.idempotencyKey)).toEqual(shipped);
-    expect(await env.deps.db('posts').where({ id: shipped.providerId }).first()).toEqual(before);
+    expect(await row(env, 'posts', { id: shipped.providerId })).toEqual(before);
     const site = await siteToken(env, t.accountId);
     const list = await env.api().get('/api/v1/content/posts').set(auth(site));
     expect(list.body.posts.map((p: { slug: string }) => p.slug)).toEqual(['lost-answer']);
@@ -64,8 +65,8 @@ describe('a publication whose answer was lost', () => {
     await markPending(env.deps, adapter, fence, 'answer lost before the commit (test)');
     expect(await adapter.lookup(fence.idempotencyKey, fence)).toEqual({ state: 'not_found' });
     expect(await reconcileSend(env.deps, t.accountId, fence.id)).toBe('settled');
-    expect(await env.deps.db('post_publications').where({ account_id: t.accountId })).toHaveLength(1);
-    const post = await env.deps.db('posts').where({ account_id: t.accountId }).first();
+    expect(await rows(env, 'post_publications', { account_id: t.accountId })).toHaveLength(1);
+    const post = await row(env, 'posts', { account_id: t.accountId });
     expect(post).toMatchObject({ slug: 'never-arrived', status: 'published', card_id: card.id });
   });
 });

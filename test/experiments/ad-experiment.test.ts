@@ -12,6 +12,8 @@ import { sweepCards } from '../../src/shipping/after-approval.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
+import { auth } from '../helpers/auth.js';
+import { rows, sendOfCard } from '../helpers/rows.js';
 
 // An experiment on an ad, in-process against the local ad-platform bridge (a real HTTP server on loopback): proposed
 // through the agent's tool, started by approving its card (which files ONE ad_test card), the ad test shipped to the
@@ -30,7 +32,6 @@ afterAll(async () => {
   await bridge.close();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const ADS = [
   { headline: 'Onboarding in a day', body: 'Cut onboarding to one day.', url: 'https://acme.test/a' },
   { headline: 'Still onboarding by hand?', body: 'Let the agent do it.' },
@@ -133,7 +134,7 @@ describe('an experiment on an ad', () => {
 
     // Approved, the ad test ships once to the platform with the experiment's ads in plan order (A first).
     await approve(token, adCard.id);
-    const fence = await env.deps.db('shipments').where({ card_id: adCard.id }).first();
+    const fence = await sendOfCard(env, adCard.id);
     expect(fence).toMatchObject({ status: 'sent', kind_of_work: 'ad_test' });
     const shipped = bridge.posts.filter((p) => p.key === fence.idempotency_key);
     expect(shipped.map((p) => p.body.details.variants)).toEqual([ADS]);
@@ -210,9 +211,9 @@ describe('an experiment on an ad', () => {
     expect(adCard.auto_resolve_at).not.toBeNull();
     expect(adCard.detail.autoResolve).toMatchObject({ by: 'setting' });
     await sweepCards(env.deps);
-    const fence = await env.deps.db('shipments').where({ card_id: adCard.id }).first();
+    const fence = await sendOfCard(env, adCard.id);
     expect(fence).toMatchObject({ status: 'sent', kind_of_work: 'ad_test' });
-    const launched = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'test_launched' });
+    const launched = await rows(env, 'channel_events', { account_id: accountId, channel: 'ads', type: 'test_launched' });
     expect(launched.map((l) => l.decided_by)).toEqual(['setting']);
     // Conversions, not clicks, are the outcome; equal rates up to the planned sample: no winner.
     for (const at of [500, 400]) {
@@ -245,7 +246,7 @@ describe('an experiment on an ad', () => {
     const repo = experimentsRepository(env.deps.db);
     expect(await lookAtExperiment(env.deps.db, (await repo.get(accountId, id))!, Date.now(), 0)).toBe('stopped');
     expect(await repo.get(accountId, id)).toMatchObject({ status: 'no_winner' });
-    expect(await env.deps.db('shipments').where({ card_id: adCard.id })).toEqual([]);
+    expect(await rows(env, 'shipments', { card_id: adCard.id })).toEqual([]);
     expect(await cards(accountId, 'experiment_no_winner')).toHaveLength(1);
   });
 
@@ -289,8 +290,8 @@ describe('an experiment on an ad', () => {
     });
     expect(five).toMatchObject({ ok: false, result: expect.stringMatching(/^bad arguments: ads /) });
     for (const account of [accountId, unconnected.accountId, capless.accountId]) {
-      expect(await env.deps.db('experiments').where({ account_id: account })).toEqual([]);
-      expect(await env.deps.db('review_cards').where({ account_id: account })).toEqual([]);
+      expect(await rows(env, 'experiments', { account_id: account })).toEqual([]);
+      expect(await rows(env, 'review_cards', { account_id: account })).toEqual([]);
     }
   });
 });

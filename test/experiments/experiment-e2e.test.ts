@@ -11,6 +11,7 @@ import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { type ReceivedMail, smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * An experiment end to end: proposed for an account with 300 never-mailed contacts, approved by a person through the
@@ -96,7 +97,6 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
   it('splits the sends by variant, decides on the replies, and a person adopts the winner for later drafts', async () => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant(['agent:message', 'review:read', 'review:write', 'results:read'], 'Subject Co');
-    const auth = { Authorization: `Bearer ${token}` };
     await setApproval(db, accountId, 'email', false);
     for (let i = 0; i < N; i++) await buildLead(db, accountId, { contacts: [{ email: `person${i}@e2e${i}.test` }] });
 
@@ -121,17 +121,17 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       const said = await env
         .api()
         .post('/api/v1/agent/messages')
-        .set(auth)
+        .set(auth(token))
         .send({ text: 'test two subject lines for onboarding', waitSeconds: 20 });
       expect(said.status).toBe(200);
       expect(said.body.message).toMatchObject({ status: 'replied', replies: [{ text: 'The experiment is waiting for your approval.' }] });
       const proposed = await db('review_cards').where({ account_id: accountId, source_type: 'experiment' });
       expect(proposed).toHaveLength(1);
       const out = { cardId: proposed[0].id as string, id: proposed[0].payload.experimentId as string };
-      const proposal = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth);
+      const proposal = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth(token));
       expect(proposal.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });
       expect(proposal.body.item.prompt).toContain('Stopping rule:');
-      expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth).send({ action: 'approve' })).status).toBe(200);
+      expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
       await runFollowUps(env.deps);
 
       // The maintenance pass drafts, the card sweep sends, replies come back; the pass decides.
@@ -173,7 +173,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       expect(wrong).toEqual([]);
 
       // The winner card: B, with the figures the decision rests on, cited as n/N.
-      const card = await env.api().get(`/api/v1/review/${decided.resultCardId}`).set(auth);
+      const card = await env.api().get(`/api/v1/review/${decided.resultCardId}`).set(auth(token));
       expect(card.status).toBe(200);
       const item = card.body.item as { sourceType: string; status: string; summary: string; payload: Record<string, unknown> };
       expect(item).toMatchObject({ sourceType: 'experiment_winner', status: 'pending' });
@@ -200,7 +200,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       }
 
       // /results shows the experiment per variant: every contact's mail sent, matured exposures and outcomes as counted.
-      const results = await env.api().get('/api/v1/results').set(auth);
+      const results = await env.api().get('/api/v1/results').set(auth(token));
       expect(results.status).toBe(200);
       const shown = ResultsResponse.parse(results.body).results.experiments.find((x) => x.id === out.id)!;
       expect(shown).toMatchObject({ status: 'decided', decision: { state: 'winner', winner: 'B' } });
@@ -212,16 +212,16 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       }
 
       // A person adopts the winner; a later draft about the topic uses its subject.
-      expect((await env.api().post(`/api/v1/review/${decided.resultCardId}/answer`).set(auth).send({ action: 'approve' })).status).toBe(
-        200,
-      );
+      expect(
+        (await env.api().post(`/api/v1/review/${decided.resultCardId}/answer`).set(auth(token)).send({ action: 'approve' })).status,
+      ).toBe(200);
       await runFollowUps(env.deps);
       expect(await repo.defaultFor(accountId, 'mail_subject', 'Onboarding')).toBe(CHALLENGER);
       // A later draft about the topic, by the agent's ship tool, starts from the adopted subject and says so.
       const asked = await env
         .api()
         .post('/api/v1/agent/messages')
-        .set(auth)
+        .set(auth(token))
         .send({ text: `draft an email to ${LATER} about onboarding`, waitSeconds: 20 });
       expect(asked.body.message).toMatchObject({ status: 'replied' });
       const shipped = llm.requests.map((r) => r.body.messages.at(-1)!).find((m) => m.role === 'tool' && m.content?.includes('default'));

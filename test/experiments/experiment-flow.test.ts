@@ -3,6 +3,8 @@ import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // The experiment's own path, below the API: proposed with a plan and an audience, started by approving its card
 // (the shipping path), every contact's variant recorded before any mail, each contact drafted once with its variant.
@@ -32,8 +34,8 @@ describe('an experiment', () => {
     await contacts(accountId, 30);
     const out = await propose(accountId);
     expect(out).toMatch(/^only 30 contacts could join; this plan needs at least \d+/);
-    expect(await env.deps.db('experiments').where({ account_id: accountId })).toEqual([]);
-    expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'experiments', { account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
   });
 
   it('starts on approval, assigns every contact once, drafts each contact once with its variant', async () => {
@@ -41,14 +43,10 @@ describe('an experiment', () => {
     await contacts(accountId, 240);
     const out = await propose(accountId, { baselineRate: 0.1, minimumDetectableEffect: 0.4 });
     if (typeof out === 'string') throw new Error(out);
-    const card = await env.api().get(`/api/v1/review/${out.cardId}`).set('Authorization', `Bearer ${token}`);
+    const card = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth(token));
     expect(card.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });
     expect(card.body.item.prompt).toContain('Stopping rule:');
-    const approved = await env
-      .api()
-      .post(`/api/v1/review/${out.cardId}/answer`)
-      .set('Authorization', `Bearer ${token}`)
-      .send({ action: 'approve' });
+    const approved = await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approved.status).toBe(200);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(accountId, out.id))!;
@@ -61,7 +59,7 @@ describe('an experiment', () => {
     // Two drafters at once: every contact gets exactly one mail card, with its variant's subject.
     await Promise.all([draftExperimentMail(env.deps.db, e, 500), draftExperimentMail(env.deps.db, e, 500)].map((p) => p.catch(() => 0)));
     await draftExperimentMail(env.deps.db, e, 500);
-    const mails = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+    const mails = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' });
     expect(mails.length).toBe(assigned.length);
     const byContact = new Map((await repo.assignments(accountId, out.id)).map((a) => [a.contact, a]));
     for (const m of mails) {

@@ -19,6 +19,8 @@ import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
+import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // A send-window experiment below the API where time matters: its windows are set around the real clock (A open now,
 // B opening in about two hours, in Asia/Tokyo), the maintenance pass is given its `now`, a person's approval is given
@@ -43,7 +45,6 @@ const A = `${clock(local - 60)}–${clock(local + 60)}`;
 const B = `${clock(local + 120)}–${clock(local + 180)}`;
 const win = (t: string) => parseWindow(t) as SendWindow;
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const copiesTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
@@ -81,8 +82,8 @@ describe('a send-window experiment', () => {
       [['9am–11am', '12:00–13:00'], 'UTC', '"9am–11am" is not a window written HH:MM–HH:MM'],
     ] as const;
     for (const [windows, zone, why] of refused) expect(await propose(accountId, [...windows], zone)).toBe(why);
-    expect(await env.deps.db('experiments').where({ account_id: accountId })).toEqual([]);
-    expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'experiments', { account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
     // Midnight may be crossed; a zone's case is Intl's; UTC when none is named.
     expect(checkWindows(['22:00-02:00', '02:00–04:00'], 'europe/berlin')).toEqual([
       '22:00–02:00 Europe/Berlin',
@@ -116,7 +117,7 @@ describe('a send-window experiment', () => {
     await expect(proposeTool.handler({ ...args, windows: ['08:00–10:00'] }, toolEnv)).rejects.toThrow(
       'no experiment was proposed: a send-window experiment compares 2 to 4 windows',
     );
-    expect(await env.deps.db('experiments').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'experiments', { account_id: accountId })).toEqual([]);
   });
 
   it('drafts each contact in its window, holds a send approved outside it, counts exposures per window, adopts the winner', async ({
@@ -126,7 +127,7 @@ describe('a send-window experiment', () => {
     await contacts(accountId);
     const out = await propose(accountId, [A, B], ZONE);
     if (typeof out === 'string') throw new Error(out);
-    const proposal = await env.deps.db('review_cards').where({ account_id: accountId, id: out.cardId }).first();
+    const proposal = await row(env, 'review_cards', { account_id: accountId, id: out.cardId });
     expect(proposal.prompt).toContain("Each contact's mail is drafted while its variant's window is open and goes out only inside it");
     expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
     await runFollowUps(env.deps);
@@ -138,7 +139,7 @@ describe('a send-window experiment', () => {
 
     // Now only A's window is open: only A's contacts are drafted, each card carrying its window.
     expect(await draftExperimentMail(env.deps.db, e, 500, T0)).toBe(ofKey('A').length);
-    const cardsNow = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+    const cardsNow = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' });
     expect(cardsNow.map((c) => c.payload.to).sort()).toEqual(ofKey('A').sort());
     expect(new Set(cardsNow.map((c) => c.payload.sendWindow))).toEqual(new Set([`${A} ${ZONE}`]));
     // Two and a half hours on, B's window is open and A's closed: B's contacts are drafted, once.
@@ -232,7 +233,7 @@ describe('a send-window experiment', () => {
 
     // Every exposure matured, none pending: the look decides, and the winner card cites each window's figures.
     expect(await lookAtExperiment(env.deps.db, e, T0 + 30 * HOUR, HOUR)).toBe('winner');
-    const winner = (await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'experiment_winner' }).first())!;
+    const winner = (await row(env, 'review_cards', { account_id: accountId, source_type: 'experiment_winner' }))!;
     expect(winner.title).toBe('Use B as the time of day the mail is sent for "onboarding"');
     expect(winner.payload).toMatchObject({ thing: 'send_window', winner: 'B', value: `${B} ${ZONE}` });
     expect(winner.payload.figures.map((f: { key: string; exposures: number }) => [f.key, f.exposures])).toEqual([

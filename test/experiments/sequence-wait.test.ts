@@ -16,6 +16,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { answered, INTERESTED, replyMime } from '../helpers/mail-reply.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // A sequence step's wait as the thing an experiment varies (`sequence_wait`), below the API but through the real paths:
 // proposed by the agent's tool, started by approving its card, each contact drafted once as a `sequence` card whose
@@ -32,7 +34,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
 });
 
 const DAY = 86_400_000;
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const first = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const steps = [
   { body: 'Did you get a chance to look?', delayDays: 3 },
@@ -103,8 +104,8 @@ describe('an experiment on a sequence step’s wait', () => {
       ok: false,
       result: 'no experiment was proposed: each challenger is a wait in days, from one minute to 60 days; "90" is not',
     });
-    expect(await env.deps.db('experiments').where({ account_id: accountId })).toEqual([]);
-    expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'experiments', { account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
   });
 
   it('proposes up to four waits, the control first, and plans the look after the longest', async () => {
@@ -113,14 +114,14 @@ describe('an experiment on a sequence step’s wait', () => {
     const args = { ...proposal, ...plan, challengers: ['0.5', 14, '2.5 days'] };
     const out = await executeTool({ id: 'c1', name: 'propose_experiment', args }, toolEnv(accountId));
     expect(out).toMatchObject({ ok: true });
-    const [e] = await env.deps.db('experiments').where({ account_id: accountId });
+    const [e] = await rows(env, 'experiments', { account_id: accountId });
     expect(e.plan.variants.map((v: { key: string; description: string }) => `${v.key}: ${v.description}`)).toEqual([
       'A: a 3-day wait',
       'B: a 12-hour wait',
       'C: a 14-day wait',
       'D: a 2.5-day wait',
     ]);
-    const [card] = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'experiment' });
+    const [card] = await rows(env, 'review_cards', { account_id: accountId, source_type: 'experiment' });
     expect(card.prompt).toContain('only once 18 days (the whole sequence at the longest wait) and the reply window have passed');
     const more = { ...args, challengers: [1, 2, 4, 5] };
     expect(await executeTool({ id: 'c2', name: 'propose_experiment', args: more }, toolEnv(accountId))).toMatchObject({ ok: false });

@@ -2,6 +2,7 @@ import { type AgentDeps, dispatchTurn, type Recorded, recordTurn, type TurnInput
 import { isCluster, keyspace } from '../../src/redis.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { setupTestEnv, type TestEnv } from './env.js';
+import { auth } from './auth.js';
 
 /**
  * `recordTurn` then `dispatchTurn`, for a test with nothing else to write in the turn's transaction. The
@@ -70,7 +71,7 @@ export function agentWorld(base: TestEnv, running: Pools): AgentEnv {
       base
         .api()
         .post('/api/v1/agent/messages')
-        .set('Authorization', `Bearer ${token}`)
+        .set(auth(token))
         .send(body as object),
     async say(token, text) {
       const res = await self.send(token, { text, waitSeconds: 10 });
@@ -80,7 +81,7 @@ export function agentWorld(base: TestEnv, running: Pools): AgentEnv {
       return res.body.message;
     },
     async message(token, requestId) {
-      const res = await base.api().get(`/api/v1/agent/messages/${requestId}`).set('Authorization', `Bearer ${token}`);
+      const res = await base.api().get(`/api/v1/agent/messages/${requestId}`).set(auth(token));
       if (res.status !== 200) throw new Error(`GET message answered ${res.status}`);
       return res.body.message;
     },

@@ -63,6 +63,7 @@ export function envFor(config: Config): Record<string, string> {
     DATABASE_POOLER: config.databasePooler,
     ...(config.databaseDirectUrl && { DATABASE_DIRECT_URL: config.databaseDirectUrl }),
     REDIS_URL: config.redisUrl,
+    REDIS_COMMAND_TIMEOUT_MS: String(config.redisCommandTimeoutMs),
     ...(config.redisClusterNodes ? { REDIS_CLUSTER_NODES: clusterNodesSetting(config.redisClusterNodes) } : {}),
     ...(config.redisClusterAuth?.username ? { REDIS_CLUSTER_USERNAME: config.redisClusterAuth.username } : {}),
     ...(config.redisClusterAuth ? { REDIS_CLUSTER_PASSWORD: config.redisClusterAuth.password } : {}),
@@ -98,6 +99,8 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
     QUEUE_PREFIX: prefix,
     LOG_LEVEL: 'silent',
     CHECK_RESPONSES: 'true',
+    // A loaded machine (Chromium starting beside other suites) can hold a Redis reply past the 2 s default.
+    REDIS_COMMAND_TIMEOUT_MS: '15000',
     ...opts.env,
   });
   const deps = createDeps(config, opts.logger ?? createLogger('silent'));

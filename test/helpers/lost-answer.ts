@@ -4,6 +4,7 @@ import { setupTestEnv, type TestEnv } from './env.js';
 import { buildCard } from './factories.js';
 import { until } from './processes.js';
 import { startHttpProvider } from './smtp-http-provider.js';
+import { auth } from './auth.js';
 
 type Provider = Awaited<ReturnType<typeof startHttpProvider>>;
 
@@ -46,7 +47,7 @@ export async function afterLostAnswer(
     const card = await buildCard(http.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: draft.to, draft: { subject: draft.subject, body: draft.body } },
     });
-    const res = await http.api().post(`/api/v1/review/${card.id}/send`).set('Authorization', `Bearer ${token}`).send({});
+    const res = await http.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';

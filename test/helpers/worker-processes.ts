@@ -25,7 +25,12 @@ export function workerProcesses(env: TestEnv) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', pools.join(',')], {
         cwd: ROOT,
         env: { ...inherited, ...envFor(env.config), ...extra },
-        stdio: 'ignore',
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      // The end of its stderr, for the error when it exits before it is ready.
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => {
+        stderr = (stderr + chunk.toString()).slice(-4_000);
       });
       const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
       const w: WorkerChild = {
@@ -37,11 +42,19 @@ export function workerProcesses(env: TestEnv) {
         },
       };
       children.push(w);
-      await waitFor(
-        async () => (await Promise.all(queues.map(async (q, i) => (await q.getWorkers()).length > before[i]!))).every(Boolean),
-        'worker start',
-        60_000,
-      );
+      // Ready when its workers are registered; a process that exits first fails the start at once, with its stderr.
+      const died = exited.then(() => {
+        throw new Error(`worker process exited before it was ready (${child.exitCode ?? child.signalCode}): ${stderr}`);
+      });
+      died.catch(() => undefined);
+      await Promise.race([
+        waitFor(
+          async () => (await Promise.all(queues.map(async (q, i) => (await q.getWorkers()).length > before[i]!))).every(Boolean),
+          'worker start',
+          60_000,
+        ),
+        died,
+      ]);
       return w;
     },
     async stopAll(): Promise<void> {

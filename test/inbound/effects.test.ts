@@ -7,6 +7,7 @@ import type { Thread } from '../../src/mail/threads.repository.js';
 import { getResults } from '../../src/results/report/results.service.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { row, rows } from '../helpers/rows.js';
 
 // applyOutcome: what one reply, bounce or unsubscribe changes, in the caller's transaction.
 
@@ -36,7 +37,7 @@ async function sequenceFor(accountId: string, to: string, leadId: string | null)
     created_at: at,
     updated_at: at,
   });
-  return async () => (await env.deps.db('mail_sequences').where({ id }).first()) as { status: string; stop_reason: string | null };
+  return async () => (await row(env, 'mail_sequences', { id })) as { status: string; stop_reason: string | null };
 }
 
 async function emailWindow(accountId: string) {
@@ -93,7 +94,7 @@ it('a hard bounce blocks the address (removable), marks the lead bounced, stops 
   expect(hard).toMatchObject({ blocked: true, sequencesStopped: 1, wake: null });
   expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('bounced');
   expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(true);
-  const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+  const entry = await row(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
   expect(entry).toMatchObject({ source: 'agent' });
   expect(entry.reason).toContain('5.1.1');
   expect((await emailWindow(accountId)).bounces).toBe(1);
@@ -103,7 +104,7 @@ it('an unsubscribe (or a complaint) opts the address out for good and outranks a
   const { accountId, leadId, thread } = await world();
   await apply(thread, { kind: 'unsubscribe' }, 'one-click');
   await apply(thread, { kind: 'complaint' }, 'arf');
-  const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+  const entry = await row(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
   expect(entry).toMatchObject({ source: 'opt_out_reply' });
   expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('unsubscribed');
   await apply(thread, { kind: 'reply', replyKind: 'question', text: 'wait, one question' });
@@ -148,5 +149,5 @@ it('an unverified outcome changes no lead, count, sequence or block list; an unv
   expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
   expect((await seq()).status).toBe('active');
   expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
-  expect(await env.deps.db('channel_events').where({ account_id: accountId })).toEqual([]);
+  expect(await rows(env, 'channel_events', { account_id: accountId })).toEqual([]);
 });

@@ -11,6 +11,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { waitFor } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
+import { rows } from '../helpers/rows.js';
 
 // Mail that does not prove it answers ours never opts a lead out, bounces it, stops its sequence or
 // blocks its address, whatever its From says: through the account's inbound URL and over SMTP, processed
@@ -55,7 +56,7 @@ async function world() {
     lead: (await getLead(env.deps.db, accountId, leadId)).status,
     blocked: await isBlocked(env.deps.db, accountId, 'jane@acme.test'),
     sequence: (await env.deps.db('mail_sequences').where({ id: seqId }).first()).status as string,
-    events: (await env.deps.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+    events: (await rows(env, 'channel_events', { account_id: accountId })).map((e: { type: string }) => e.type).sort(),
   });
   return { accountId, leadId, thread, path, state };
 }
@@ -105,7 +106,7 @@ describe('through the inbound URL', () => {
       },
     });
     expect(await w.state()).toEqual(untouched);
-    const [wake] = await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    const [wake] = await rows(env, 'agent_turns', { account_id: w.accountId, kind: 'wake' });
     expect(wake.data.content).toMatchObject({ verified: false, replyKind: 'unsubscribe', from: 'jane@acme.test' });
     expect(wake.text).toContain('Unverified');
   });
@@ -159,7 +160,7 @@ describe('through the inbound URL', () => {
       details: { senderAuth: { pass: true, domain: 'evil.test' }, proof: 'none' },
     });
     expect(await w.state()).toEqual(untouched);
-    expect(await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toEqual([]);
+    expect(await rows(env, 'agent_turns', { account_id: w.accountId, kind: 'wake' })).toEqual([]);
   });
 
   it('the same report with our original Message-ID, or passed by the provider for acme.test: jane bounced', async () => {

@@ -7,6 +7,7 @@ import { pendingJob } from '../../src/jobs/registry.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage } from '../helpers/smtp-client.js';
+import { rows } from '../helpers/rows.js';
 
 // Inbound mail over HTTP and the admin verbs that make and list it.
 
@@ -38,7 +39,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
     const { url, path, secret } = await inboundUrl(accountId);
     expect(url).toMatch(/^https:\/\/agent\.example\.com\/api\/mail\/inbound\/inb_[0-9A-Za-z]{40}$/);
     // Only the hash is kept.
-    const stored: { secret_hash: string }[] = await env.deps.db('inbound_urls').where({ account_id: accountId });
+    const stored: { secret_hash: string }[] = await rows(env, 'inbound_urls', { account_id: accountId });
     expect(stored).toHaveLength(1);
     expect(stored[0]!.secret_hash).not.toContain(secret);
     const raw = rawMessage({ body: 'Bare\nLF and CRLF\r\nmixed, kept as sent' });
@@ -88,7 +89,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
     const big = await post(path, Buffer.concat([rawMessage(), Buffer.alloc(LIMIT, 'a')]));
     expect(big.status).toBe(413);
     expect(big.body).toEqual({ error: 'body must be at most 2,048 bytes (INBOUND_MAX_BYTES)' });
-    const stored = await env.deps.db('inbound_messages').where({ account_id: accountId });
+    const stored = await rows(env, 'inbound_messages', { account_id: accountId });
     expect(stored).toHaveLength(0);
   });
 });
@@ -97,7 +98,7 @@ describe('mail inbound-url and mail inbound-list', () => {
   it('prints the URL once per call, refuses an unknown account and a missing flag in one line', async () => {
     expect(await adminCall(env, ['mail', 'inbound-url', '--account', 'acct_nope'])).toEqual({ error: 'not found' });
     expect(await adminCall(env, ['mail', 'inbound-url'])).toEqual({ error: '--account is required' });
-    const audit: { route: string }[] = await env.deps.db('audit_log').where({ route: 'mail inbound-url' });
+    const audit: { route: string }[] = await rows(env, 'audit_log', { route: 'mail inbound-url' });
     expect(audit.length).toBeGreaterThan(0);
   });
 

@@ -6,6 +6,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { freePort, run, TSX } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
+import { row } from '../helpers/rows.js';
 
 // Kill -9 of the inbound process mid-message loses nothing it answered 250 for.
 
@@ -101,7 +102,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     const answer = await smtpSend(port, { from: 'a@acme.test', to: [LIVE], raw: rawMessage({ body: 'via all' }) });
     expect(answer.ok).toBe(true);
     const id = /queued as (\S+)/.exec(answer.response)![1]!;
-    expect(await env.deps.db('inbound_messages').where({ id }).first()).toBeTruthy();
+    expect(await row(env, 'inbound_messages', { id })).toBeTruthy();
     proc.child.kill('SIGTERM');
     expect((await proc.exited).code).toBe(0);
   });

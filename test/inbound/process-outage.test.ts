@@ -16,6 +16,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { privateRedis, tcpProxy } from '../helpers/outages.js';
 import { freePort, waitFor } from '../helpers/processes.js';
+import { rows } from '../helpers/rows.js';
 
 // Inbound processing while Postgres or Redis is away: the errors pg, knex and ioredis really throw are
 // classified as the stores being out of reach, so a good message is retried and never kept `malformed`.
@@ -199,7 +200,7 @@ describe('a good message processed while the stores blip', () => {
       await redis.start();
     }
     expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({ status: 'applied', attempts: MAX_PARSE_TRIES });
-    const [wake] = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
+    const [wake] = await rows(env, 'agent_turns', { account_id: accountId, kind: 'wake' });
     expect(wake.status).toBe('queued');
   });
 });

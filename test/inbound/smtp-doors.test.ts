@@ -12,6 +12,7 @@ import { buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
+import { row } from '../helpers/rows.js';
 
 // The inbound SMTP door against strangers: who it takes mail for, how much one client may take of it,
 // how much it holds in memory at once. Every case goes over a real socket; the second client is another
@@ -257,7 +258,7 @@ describe('a storage cap per account', () => {
     expect(first.code).toBe(250);
     // Counted against the account once processing places it there.
     await processInbound(env.deps, idOf(first.response)!);
-    const usage = await env.deps.db('inbound_account_bytes').where({ account_id: accountId }).first();
+    const usage = await row(env, 'inbound_account_bytes', { account_id: accountId });
     expect(Number(usage.bytes)).toBe(raw.length);
     expect(raw.length).toBeGreaterThanOrEqual(CAP);
     const full = await smtpSend(smtp.port, { from: 'jane@acme.test', to, raw: rawMessage() });
@@ -268,7 +269,7 @@ describe('a storage cap per account', () => {
       .db('inbound_messages')
       .where({ id: idOf(first.response)! })
       .update({ raw: null });
-    expect(Number((await env.deps.db('inbound_account_bytes').where({ account_id: accountId }).first()).bytes)).toBe(0);
+    expect(Number((await row(env, 'inbound_account_bytes', { account_id: accountId })).bytes)).toBe(0);
     expect((await smtpSend(smtp.port, { from: 'jane@acme.test', to, raw: rawMessage() })).code).toBe(250);
     expect((await inboundRepository(env.deps.db).find(idOf(first.response)!))?.status).toBe('applied');
   });

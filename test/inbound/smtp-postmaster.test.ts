@@ -7,6 +7,7 @@ import { buildMailedLead } from '../helpers/factories.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
+import { leadRow } from '../helpers/rows.js';
 
 // postmaster@ the inbound domain (RFC 5321 requires it be accepted) over a real socket: taken, kept for the
 // operator apart from every account's mail, never a lead's reply.
@@ -37,14 +38,14 @@ describe('postmaster@ the inbound domain', () => {
       Buffer.from(`In-Reply-To: ${thread.messageId}\r\n`),
       rawMessage({ to: `reply+${thread.replyToken}@localhost`, body: 'Your server sends me spam.' }),
     ]);
-    const lead = await env.deps.db('leads').where({ id: leadId }).first();
+    const lead = await leadRow(env, leadId);
     const inbound = await count('inbound_messages');
     for (const to of ['postmaster@localhost', 'PostMaster@LOCALHOST']) {
       const answer = await smtpSend(smtp.port, { from: 'abuse@isp.test', to: [to], raw });
       expect(answer, to).toMatchObject({ ok: true, code: 250 });
     }
     expect(await count('inbound_messages')).toBe(inbound);
-    expect(await env.deps.db('leads').where({ id: leadId }).first()).toEqual(lead);
+    expect(await leadRow(env, leadId)).toEqual(lead);
 
     const listed = await adminCall(env, ['mail', 'postmaster-list']);
     const messages = listed.out!.messages as Record<string, unknown>[];

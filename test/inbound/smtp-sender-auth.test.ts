@@ -12,6 +12,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { waitFor } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
+import { rows } from '../helpers/rows.js';
 
 // Mail received over our own SMTP listener with no token or thread header of ours (a fresh message to our
 // visible address, the bounce address) is matched by its sender when one account alone mailed it; it may
@@ -70,7 +71,7 @@ async function world() {
   const state = async () => ({
     lead: (await getLead(env.deps.db, accountId, lead.id)).status,
     blocked: await isBlocked(env.deps.db, accountId, jane),
-    events: (await env.deps.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+    events: (await rows(env, 'channel_events', { account_id: accountId })).map((e: { type: string }) => e.type).sort(),
   });
   const message = Buffer.from(mailFixture('fresh-unsubscribe').toString('latin1').replaceAll('acme.test', domain), 'latin1');
   return { accountId, domain, jane, message, state };
@@ -139,7 +140,7 @@ describe('our own check of mail received over SMTP', () => {
     expect(auth.checks.dkim[0]!.result).not.toBe('pass');
     expect(auth.checks.dmarc.result).toBe('fail');
     expect(await w.state()).toEqual(untouched);
-    const [wake] = await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    const [wake] = await rows(env, 'agent_turns', { account_id: w.accountId, kind: 'wake' });
     expect(wake.data.content).toMatchObject({ verified: false, replyKind: 'unsubscribe', from: w.jane });
   });
 
@@ -199,7 +200,7 @@ describe('our own check of mail received over SMTP', () => {
       dns.silent = false;
     }
     expect(await w.state()).toEqual(untouched);
-    const [wake] = await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' });
+    const [wake] = await rows(env, 'agent_turns', { account_id: w.accountId, kind: 'wake' });
     expect(wake.data.content).toMatchObject({ verified: false });
   });
 

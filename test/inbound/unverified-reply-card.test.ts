@@ -8,6 +8,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until, waitFor } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
+import { rows } from '../helpers/rows.js';
 
 // A reply nothing proves (matched by its sender address alone, no token, thread header or sender
 // authentication: src/inbound/proof.ts) still wakes the agent, whose follow-up waits as a card; that card
@@ -64,7 +65,7 @@ async function deliver(to: string, raw: Buffer, from: string): Promise<InboundMe
 
 const draftTo = (accountId: string, to: string) =>
   until(async () => {
-    const cards = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+    const cards = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' });
     return cards.find((c: { payload: { to?: string } }) => c.payload.to === to) ?? null;
   }, 20_000);
 

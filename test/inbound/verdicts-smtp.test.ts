@@ -12,6 +12,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { waitFor } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
+import { auth } from '../helpers/auth.js';
+import { cardRow, rows } from '../helpers/rows.js';
 
 // What mail received over our own SMTP listener may change, over a real socket (this test is the client,
 // on 127.0.0.1), processed by the inbound-mail pool. Over SMTP we are the receiving server, so an
@@ -68,7 +70,7 @@ async function world() {
     lead: (await getLead(env.deps.db, accountId, lead.id)).status,
     blocked: await isBlocked(env.deps.db, accountId, address),
     sequence: (await env.deps.db('mail_sequences').where({ id: seqId }).first()).status as string,
-    events: (await env.deps.db('channel_events').where({ account_id: accountId })).map((e: { type: string }) => e.type).sort(),
+    events: (await rows(env, 'channel_events', { account_id: accountId })).map((e: { type: string }) => e.type).sort(),
   });
   /** A fixture with its lead moved to this world's domain. */
   const fixture = (name: string, t: Partial<Thread> = thread) =>
@@ -104,7 +106,7 @@ async function deliver(to: string, raw: Buffer, from = ''): Promise<InboundMessa
 }
 
 const cardOf = async (w: { token: string }, id: string) => {
-  const res = await env.api().get(`/api/v1/review/${id}`).set('Authorization', `Bearer ${w.token}`);
+  const res = await env.api().get(`/api/v1/review/${id}`).set(auth(w.token));
   expect(res.status).toBe(200);
   return res.body.item as { status: string; primaryLabel: string; actions: string[]; payload: Record<string, unknown> };
 };
@@ -174,7 +176,7 @@ describe('a delivery report counts only at a bounce address, for its own recipie
     // As a refusal at RCPT: the card reads "Bounced", no verb left; it stays `sent` (the mail did leave).
     const card = await cardOf(w, w.card.id);
     expect(card).toMatchObject({ status: 'sent', primaryLabel: 'Bounced', actions: [] });
-    const row = await env.deps.db('review_cards').where({ id: w.card.id }).first();
+    const row = await cardRow(env, w.card.id);
     expect(row.resolution).toMatchObject({ bounced: true, bounce: expect.stringMatching(/^hard bounce: 5\.1\.1/) });
   });
 });
@@ -197,7 +199,7 @@ describe('a removal request written by someone else than the recipient', () => {
     expect(await w.state(colleague)).toEqual(untouched);
     const lead = await getLead(env.deps.db, w.accountId, w.leadId);
     expect(lead.replyKind).toBeNull();
-    const cards = await env.deps.db('review_cards').where({ account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE });
+    const cards = await rows(env, 'review_cards', { account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE });
     expect(cards).toHaveLength(1);
     const card = await cardOf(w, cards[0].id);
     expect(card).toMatchObject({
@@ -212,7 +214,7 @@ describe('a removal request written by someone else than the recipient', () => {
     const own = await deliver(`reply+${w.thread.replyToken}@localhost`, w.fixture('unsubscribe-reply'), w.jane);
     expect(own).toMatchObject({ status: 'applied', replyKind: 'unsubscribe' });
     expect(await w.state()).toMatchObject({ lead: 'unsubscribed', blocked: true, sequence: 'stopped' });
-    expect(await env.deps.db('review_cards').where({ account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE })).toHaveLength(1);
+    expect(await rows(env, 'review_cards', { account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE })).toHaveLength(1);
   });
 });
 

@@ -13,6 +13,7 @@ import { waitFor } from '../helpers/processes.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
+import { auth } from '../helpers/auth.js';
 
 // Finished jobs stay in Redis (JOBS_KEEP_*) so the board shows history, and keeping them must never
 // turn a later enqueue under the same deterministic key into a silent no-op.
@@ -87,7 +88,7 @@ describe('finished jobs are kept', () => {
       const res = await env
         .api()
         .post(`/api/v1/review/${card.id}/snooze`)
-        .set('Authorization', `Bearer ${token}`)
+        .set(auth(token))
         // Far enough ahead that the request, on a loaded machine, still finds `until` in the future.
         .send({ until: Date.now() + 1_500 });
       expect(res.status).toBe(200);

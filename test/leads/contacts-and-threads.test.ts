@@ -9,6 +9,8 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { leadRow, row, sequenceOfCard } from '../helpers/rows.js';
 
 /**
  * A lead per company with a status per contact, through the real API and the real mail path: the agent
@@ -31,7 +33,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
 
 const JANE = 'jane@acme.test';
 const BOB = 'bob@acme.test';
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 type World = { token: string; accountId: string };
 
 async function world(): Promise<World> {
@@ -101,7 +102,7 @@ async function lead(w: World, id: string) {
   return LeadResponse.parse(res.body).lead;
 }
 
-const sequenceOf = (cardId: string) => env.deps.db('mail_sequences').where({ card_id: cardId }).first();
+const sequenceOf = (cardId: string) => sequenceOfCard(env, cardId);
 const header = (m: ParsedMail, key: string) => (m.headerLines.find((h) => h.key === key)?.line ?? '').replace(/\r?\n[ \t]+/g, ' ');
 
 describe('every mailed address has a lead, and a follow-up threads under the reply', () => {
@@ -114,7 +115,7 @@ describe('every mailed address has a lead, and a follow-up threads under the rep
 
     const [made] = await leads(w);
     expect(made).toMatchObject({ domain: 'acme.test', status: 'contacted', contact: { email: JANE, status: 'contacted' } });
-    expect((await env.deps.db('leads').where({ id: made!.id }).first()).source).toBe('agent');
+    expect((await leadRow(env, made!.id)).source).toBe('agent');
 
     await janeReplies(sent);
     const replied = await leads(w, 'replied');
@@ -212,7 +213,7 @@ describe('a running sequence', () => {
     const job = await pendingJob(env.deps.queues.get('shipments')!, `sequence-step-${seq.id}-1`);
     expect(job).toBeTruthy();
     await job!.promote(); // it runs now, before the step is due
-    await until(async () => (await env.deps.db('mail_sequences').where({ id: seq.id }).first()).next_step === 2 || null, 15_000);
+    await until(async () => (await row(env, 'mail_sequences', { id: seq.id })).next_step === 2 || null, 15_000);
     expect(Date.now()).toBeGreaterThanOrEqual(dueAt - 1_000);
     expect(Date.now() - dueAt).toBeLessThan(10_000); // the sweep (MAIL_SWEEP_MS, a minute) played no part
     expect(mails()).toBe(before + 1);

@@ -10,6 +10,7 @@ import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { auth } from '../helpers/auth.js';
 
 // Everything both apps log, at every level: the secret must never be in it.
 let logged = '';
@@ -44,7 +45,7 @@ async function leadsPage(app: ReturnType<typeof createApp>, token: string, curso
   return request(app)
     .get('/api/v1/leads')
     .query({ limit: 2, ...(cursor ? { cursor } : {}) })
-    .set('Authorization', `Bearer ${token}`);
+    .set(auth(token));
 }
 
 describe('the cursor secret without CURSOR_SECRET', () => {

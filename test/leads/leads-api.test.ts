@@ -3,13 +3,13 @@ import { LeadLabelsResponse, LeadResponse, LeadsPage } from '../../api/routes/le
 import { setLeadColumns, type upsertLead } from '../../src/leads/leads.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const get = (token: string, path: string, query: Record<string, string | number> = {}) =>
   env.api().get(`/api/v1${path}`).query(query).set(auth(token));
 const patch = (token: string, id: string, body: unknown) =>

@@ -4,6 +4,7 @@ import { newId } from '../../src/ids.js';
 import { listLeads, upsertLead } from '../../src/leads/leads.service.js';
 import { setupTestEnv } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -38,7 +39,7 @@ describe('GET /leads paging', () => {
         .api()
         .get('/api/v1/leads')
         .query({ limit, ...(cursor ? { cursor } : {}) })
-        .set('Authorization', `Bearer ${token}`);
+        .set(auth(token));
       expect(res.status).toBe(200);
       const page = LeadsPage.parse(res.body);
       expect(page.leads.length).toBeLessThanOrEqual(limit);
@@ -113,7 +114,7 @@ describe('GET /leads paging', () => {
     try {
       const { token, accountId } = await small.tenant(['leads:read']);
       for (let i = 0; i < 10; i++) await upsertLead(small.deps.db, accountId, { domain: `p${i}.com`, companyName: 'c'.repeat(400) });
-      const res = await small.api().get('/api/v1/leads').query({ limit: 100 }).set('Authorization', `Bearer ${token}`);
+      const res = await small.api().get('/api/v1/leads').query({ limit: 100 }).set(auth(token));
       const page = LeadsPage.parse(res.body);
       expect(page.leads.length).toBeGreaterThan(0);
       expect(page.leads.length).toBeLessThan(10);

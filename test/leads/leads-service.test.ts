@@ -7,6 +7,8 @@ import { getLead, getLeadColumns, upsertLead } from '../../src/leads/leads.servi
 import { SEED_LEAD_COUNT, seedLeadsAndEvents } from '../../src/leads/seed.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -72,7 +74,7 @@ describe('upsertLead', () => {
         throw new Error('abort');
       }),
     ).rejects.toThrow('abort');
-    expect(await env.deps.db('leads').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'leads', { account_id: accountId })).toEqual([]);
   });
 });
 
@@ -83,9 +85,9 @@ describe('admin columns set', () => {
     expect(res.out).toEqual({ account: { id: accountId }, columns: ['industry', 'headcount', 'why_now'] });
     expect(await getLeadColumns(env.deps.db, accountId)).toEqual(['industry', 'headcount', 'why_now']);
     await upsertLead(env.deps.db, accountId, { domain: 'cols.com', fields: { industry: 'Fintech' } });
-    const { leads } = LeadsPage.parse((await env.api().get('/api/v1/leads').set('Authorization', `Bearer ${token}`)).body);
+    const { leads } = LeadsPage.parse((await env.api().get('/api/v1/leads').set(auth(token))).body);
     expect(leads[0]!.fields.map((f) => f.key)).toEqual(['industry', 'headcount', 'why_now']);
-    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'columns set' });
+    const audit = await rows(env, 'audit_log', { account_id: accountId, route: 'columns set' });
     expect(audit).toHaveLength(1);
   });
 
@@ -118,7 +120,6 @@ describe('seedLeadsAndEvents', () => {
       first.events,
     );
 
-    const auth = { Authorization: `Bearer ${token}` };
     let cursor: string | null = null;
     let seen = 0;
     do {
@@ -126,13 +127,13 @@ describe('seedLeadsAndEvents', () => {
         .api()
         .get('/api/v1/leads')
         .query({ limit: 40, ...(cursor ? { cursor } : {}) })
-        .set(auth);
+        .set(auth(token));
       const page = LeadsPage.parse(res.body);
       seen += page.leads.length;
       cursor = page.nextCursor;
     } while (cursor);
     expect(seen).toBe(SEED_LEAD_COUNT);
-    const replied = LeadsPage.parse((await env.api().get('/api/v1/leads').query({ status: 'replied' }).set(auth)).body);
+    const replied = LeadsPage.parse((await env.api().get('/api/v1/leads').query({ status: 'replied' }).set(auth(token))).body);
     const detail = await getLead(env.deps.db, accountId, replied.leads[0]!.id);
     expect(replied.leads.every((l) => l.contact?.status === 'replied' && l.contact.replyKind === l.replyKind)).toBe(true);
     expect(detail.research.length).toBeGreaterThan(0);
@@ -146,7 +147,7 @@ describe('seedLeadsAndEvents', () => {
           .api()
           .get('/api/v1/results')
           .query({ since: Date.now() - 7 * 86_400_000 })
-          .set(auth)
+          .set(auth(token))
       ).body,
     ).results;
     // The demo week is marked and left out of /results: demo figures never mix into the account's own.

@@ -14,6 +14,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { run, TSX } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // DKIM signing as a mailbox provider sees it: the key is made by the admin CLI, the DNS record is the one
 // it printed (given to mailauth through its resolver, as a DNS server would answer), the mail is the one
@@ -90,7 +92,7 @@ describe('mail dkim generate', () => {
     expect(strings.every((s) => s.length <= 255)).toBe(true);
     expect(strings.join('')).toBe(dkim.value);
 
-    const [row] = await env.deps.db('dkim_keys').where({ domain: 'cli.acme-dkim.test' });
+    const [row] = await rows(env, 'dkim_keys', { domain: 'cli.acme-dkim.test' });
     expect(row.private_key_sealed).toMatch(/^v1\./);
     expect(row.private_key_sealed).not.toContain('PRIVATE KEY');
     // The private key (kept sealed) is in neither output, not even a line of it.
@@ -130,11 +132,7 @@ describe('signed mail', () => {
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'jane@example.org', draft: { subject: 'subject-dkim-smtp', body: 'Hello, signed.' } },
     });
-    const res = await env
-      .api()
-      .post(`/api/v1/review/${card.id}/send`)
-      .set({ Authorization: `Bearer ${token}` })
-      .send({});
+    const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(200);
     const mail = smtp.received.find((m) => m.raw.includes('subject-dkim-smtp'))!;
     expect(mail.raw).toMatch(/^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed;\s+d=mail\.acme-dkim\.test; q=dns\/txt; s=k1;/m);

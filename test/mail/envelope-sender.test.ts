@@ -16,6 +16,8 @@ import { run, TSX, until } from '../helpers/processes.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // Each send's SMTP envelope sender is bounces+<its token>@INBOUND_MAIL_DOMAIN (VERP), its From the
 // account's sending identity; a DSN to that address comes back over SMTP to the inbound listener and is
@@ -35,8 +37,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   smtp = s;
   inbound = i;
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 interface Sent {
   thread: Thread & { replyToken: string };
@@ -75,7 +75,7 @@ async function comesBack(rcpt: string, raw: Buffer) {
 }
 
 const blocked = async (accountId: string) =>
-  (await env.deps.db('blocklist_entries').where({ account_id: accountId })).map((r) => ({ value: r.value, source: r.source }));
+  (await rows(env, 'blocklist_entries', { account_id: accountId })).map((r) => ({ value: r.value, source: r.source }));
 
 async function bounces(token: string): Promise<number | null> {
   const res = await env.api().get('/api/v1/results').set(auth(token));
@@ -136,7 +136,7 @@ describe('a DSN to bounces+<token>', () => {
     const raw = rawMessage({ from: 'Verify <verify@acme.test>', to: sent.envelopeFrom, body: 'Thanks, sounds great! Reply to confirm.' });
     expect(await comesBack(sent.envelopeFrom, raw)).toMatchObject({ status: 'applied', kind: 'auto_reply', send_id: sent.thread.sendId });
     expect((await getLead(env.deps.db, account.accountId, sent.leadId)).status).toBe('contacted');
-    expect(await env.deps.db('agent_turns').where({ account_id: account.accountId, kind: 'wake' })).toEqual([]);
+    expect(await rows(env, 'agent_turns', { account_id: account.accountId, kind: 'wake' })).toEqual([]);
     expect(await blocked(account.accountId)).toEqual([]);
   });
 
@@ -193,7 +193,7 @@ describe('mail sender set', () => {
     expect(sent.from).toBe('Acme Sales <Sales@acme-sender.test>');
     expect(sent.envelopeFrom).toBe(`bounces+${sent.thread.replyToken}@localhost`);
     expect((await send(other, 'kim@acme.test', 'subject-default-from')).from).toBe('Growth Agent <agent@localhost>');
-    const audit = await env.deps.db('audit_log').where({ account_id: a.accountId, route: 'mail sender set' });
+    const audit = await rows(env, 'audit_log', { account_id: a.accountId, route: 'mail sender set' });
     expect(audit).toHaveLength(1);
   });
 

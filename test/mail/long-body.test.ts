@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../review/factories.js';
+import { auth } from '../helpers/auth.js';
 
 let smtp: TestSmtp;
 let env: TestEnv;
@@ -13,8 +14,6 @@ afterAll(async () => {
   await env.close();
   await smtp.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 // 200 numbered lines of 75 characters: 15,000 characters, short lines, so the message carries them as written.
 const LINES = Array.from({ length: 200 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(64)}`);

@@ -11,6 +11,8 @@ import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // What every shipped mail carries ("Threading" and "One-click unsubscribe"): received by a real
 // SMTP server on loopback and read back with mailparser, as a recipient's mail client would.
@@ -26,8 +28,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
   env = e;
   smtp = s;
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** A header as its lines say it, unfolded (mailparser turns List-* into objects; the test reads the text). */
 const headerText = (m: ParsedMail, name: string) =>
@@ -75,7 +75,7 @@ describe('a mail shipped over SMTP', () => {
     expect(thread!.replyToken).toMatch(REPLY_TOKEN);
     expect(thread!.replyToken.length).toBeGreaterThanOrEqual(22);
     expect(thread!.messageId).toBe(`<mail-${sendId}@${DOMAIN}>`);
-    const fence = await env.deps.db('shipments').where({ id: sendId }).first();
+    const fence = await row(env, 'shipments', { id: sendId });
     expect(fence.details).toMatchObject({ replyTokenSealed: expect.stringMatching(/^v[12]\./), messageId: thread!.messageId });
     expect(JSON.stringify(fence.details)).not.toContain(thread!.replyToken);
     expectThreadHeaders(await receivedWith('subject-headers'), thread!);
@@ -142,7 +142,7 @@ describe('a mail shipped over SMTP', () => {
     smtp.mode = { kind: 'accept' };
     const again = await env.api().post(`/api/v1/review/${first.card.id}/send`).set(auth(first.token)).send({});
     expect(again.status).toBe(200);
-    const threads = await env.deps.db('mail_threads').where({ card_id: first.card.id });
+    const threads = await rows(env, 'mail_threads', { card_id: first.card.id });
     expect(threads).toHaveLength(2);
     expect(new Set(threads.map((t: { reply_token_hash: string }) => t.reply_token_hash)).size).toBe(2);
     const sent = (await sentThread(env.deps.db, env.config, again.body.sendId))!;

@@ -10,6 +10,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { tcpProxy } from '../helpers/outages.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
+import { cardRow, rows } from '../helpers/rows.js';
 
 // The SMTP server took the mail (250) and the database connection dropped right
 // after; the outcome the process knows must still be recorded, not turned into a "did it go out?" card.
@@ -47,8 +49,6 @@ afterAll(async () => {
   await proxy.close();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-
 /** A draft to `to`, and its send through the service with Postgres cut the moment the SMTP server answers 250. */
 async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered') {
   smtp.mode = { kind: 'accept' };
@@ -67,7 +67,7 @@ async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered')
   await (restoreWhen === 'first-retry' ? Promise.race([failedOnce, answered]) : answered);
   proxy.restore();
   const res = await answered;
-  const fences: { id: string; status: string }[] = await env.deps.db('shipments').where({ card_id: card.id });
+  const fences: { id: string; status: string }[] = await rows(env, 'shipments', { card_id: card.id });
   return { res, accountId, card, fences };
 }
 
@@ -78,11 +78,11 @@ describe('a send whose database connection drops right after the SMTP server acc
     expect(res.body).toMatchObject({ ok: true, status: 'sent', to: 'blip@acme.test' });
     expect(fences.map((f) => f.status)).toEqual(['sent']);
     expect(retries(fences[0]!.id)).toBeGreaterThanOrEqual(1);
-    expect((await env.deps.db('review_cards').where({ id: card.id }).first()).status).toBe('sent');
+    expect((await cardRow(env, card.id)).status).toBe('sent');
     // A fence that is `sent` is final: reconciliation never looks at it again, so no question can follow.
-    expect(await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' })).toEqual([]);
+    expect(await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' })).toEqual([]);
     expect(smtp.received.filter((m) => m.to.includes('blip@acme.test'))).toHaveLength(1);
-    expect(await env.deps.db('channel_events').where({ account_id: accountId, ref_id: res.body.sendId })).toHaveLength(1);
+    expect(await rows(env, 'channel_events', { account_id: accountId, ref_id: res.body.sendId })).toHaveLength(1);
   }, 60_000);
 
   it(`gives up after ${RECORD_TRIES} tries while the database stays away, and hands the send to reconciliation (503 ` +
@@ -93,7 +93,7 @@ describe('a send whose database connection drops right after the SMTP server acc
     expect(retries(fences[0]!.id)).toBe(RECORD_TRIES - 1);
     // Never settled blind: the fence waits for reconciliation (the mail sweep picks up a stale `sending`).
     expect(fences.map((f) => f.status)).toEqual(['sending']);
-    expect((await env.deps.db('review_cards').where({ id: card.id }).first()).status).toBe('sending');
+    expect((await cardRow(env, card.id)).status).toBe('sending');
     expect(smtp.received.filter((m) => m.to.includes('away@acme.test'))).toHaveLength(1);
   }, 60_000);
 });

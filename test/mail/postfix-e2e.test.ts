@@ -11,6 +11,8 @@ import { it as base, type TestEnv } from '../helpers/fixture.js';
 import { BOUNCE_DOMAIN, INBOUND_DOMAIN, MAILBOX_DOMAIN, POSTFIX_HOSTNAME, startPostfix, swaks, type Postfix } from '../helpers/postfix.js';
 import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { freePort, until } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * The mail loop through a real MTA: Debian's Postfix (test/helpers/postfix.ts, a private instance) is the
@@ -60,7 +62,6 @@ afterAll(async () => {
   await inbound?.close();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const SCOPES = ['agent:message', 'review:read', 'review:write', 'leads:read', 'results:read'] as const;
 
 interface World {
@@ -302,7 +303,7 @@ describe('a reply through Postfix', () => {
 
     // The agent woke and filed its follow-up to Alice, waiting for a person.
     const followUp = await until(async () => (await waiting(w, 'mail_draft')).find((c) => c.payload.to === ALICE), 15_000);
-    expect(await env.deps.db('agent_turns').where({ account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
+    expect(await rows(env, 'agent_turns', { account_id: w.accountId, kind: 'wake' })).toHaveLength(1);
 
     // Sent, the follow-up threads under Alice's reply, not beside it: In-Reply-To her reply, References the chain.
     expect((await env.api().post(`/api/v1/review/${followUp.id}/send`).set(auth(w.token)).send({})).status).toBe(200);

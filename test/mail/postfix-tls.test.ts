@@ -14,6 +14,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { INBOUND_DOMAIN, MAILBOX_DOMAIN, startPostfix, type Postfix } from '../helpers/postfix.js';
 import { freePort } from '../helpers/processes.js';
 import request from 'supertest';
+import { auth } from '../helpers/auth.js';
+import { sendOfCard } from '../helpers/rows.js';
 
 /**
  * A relay whose STARTTLS certificate Node does not trust, as Debian's stock Postfix (its snakeoil
@@ -65,7 +67,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const TLS_CAUSE = 'self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)';
 
 describe('a relay whose STARTTLS certificate Node does not trust', () => {
@@ -82,7 +83,7 @@ describe('a relay whose STARTTLS certificate Node does not trust', () => {
     expect(failed.body).toMatchObject({ error: 'unavailable' });
     expect(failed.body.message).toContain(`could not be reached (TLS failed: ${TLS_CAUSE}); nothing was sent`);
     expect(failed.headers['retry-after']).toBeDefined();
-    const fence = await env.deps.db('shipments').where({ card_id: card.id }).first();
+    const fence = await sendOfCard(env, card.id);
     expect(fence).toMatchObject({ status: 'not_sent', last_error: `TLS with the SMTP server failed: ${TLS_CAUSE}` });
     const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string; reason?: string; sendId?: string });
     expect(logged).toContainEqual(

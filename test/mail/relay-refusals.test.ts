@@ -13,6 +13,8 @@ import { sentThread } from '../helpers/sent-thread.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * What the outbound relay answers about a recipient, through the real API and the worker pools, against
@@ -42,7 +44,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
 });
 
 const SCOPES = ['review:read', 'review:write', 'leads:read', 'results:read'] as const;
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const USER_UNKNOWN = '5.1.1 Recipient address rejected: User unknown in local recipient table';
 const delivered = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
@@ -103,7 +104,7 @@ async function expectBounced(w: World, cardId: string, reason: RegExp) {
   expect(await card(w, cardId)).toMatchObject({ status: 'resolved', actions: [], resolution: { bounced: true } });
   // The card's own label (GET /review/{id} renders labels from the status alone for now: "Done").
   expect((await cardsRepository(env.deps.db).find(w.accountId, cardId))?.primaryLabel).toBe('Bounced');
-  expect(await env.deps.db('mail_soft_failures').where({ account_id: w.accountId })).toEqual([]);
+  expect(await rows(env, 'mail_soft_failures', { account_id: w.accountId })).toEqual([]);
   expect(delivered(w.to)).toBe(0);
 }
 
@@ -158,14 +159,14 @@ describe('a soft refusal (4xx) is tried again', () => {
     expect(first.body).toEqual({ error: 'unavailable', message: expect.stringContaining('451 4.3.0 try again later') });
     expect(first.headers['retry-after']).toBe('1');
     expect(await card(w, c.id)).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
-    expect(await env.deps.db('mail_soft_failures').where({ account_id: w.accountId })).toMatchObject([{ address: w.to, failures: 1 }]);
+    expect(await rows(env, 'mail_soft_failures', { account_id: w.accountId })).toMatchObject([{ address: w.to, failures: 1 }]);
     const second = await send(w, c.id);
     expect(second.status).toBe(200);
     expect(delivered(w.to)).toBe(1);
     expect(await fences(c.id)).toEqual(['not_sent', 'sent']);
     expect(await blockEntry(w)).toBeUndefined();
     // Taken: the failures in a row start again.
-    expect(await env.deps.db('mail_soft_failures').where({ account_id: w.accountId })).toEqual([]);
+    expect(await rows(env, 'mail_soft_failures', { account_id: w.accountId })).toEqual([]);
     expect(await email(w)).toMatchObject({ sent: 1, bounces: 0 });
   });
 

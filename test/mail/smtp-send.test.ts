@@ -5,6 +5,8 @@ import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 let smtp: TestSmtp;
 let env: TestEnv;
@@ -23,7 +25,6 @@ it.beforeAll(({ env: e, smtp: smtpFixture }) => {
   smtp = smtpFixture;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const copiesOf = (cardSubject: string) => smtp.received.filter((m) => m.raw.includes(cardSubject)).length;
 
 describe('POST /review/{id}/send over SMTP', () => {
@@ -41,7 +42,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
     expect(item.resolution).toMatchObject({ action: 'send', by: 'person', sendId: body.sendId });
-    const events = await env.deps.db('channel_events').where({ account_id: accountId, ref_id: body.sendId });
+    const events = await rows(env, 'channel_events', { account_id: accountId, ref_id: body.sendId });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ channel: 'email', type: 'sent', decided_by: 'person' });
     const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
@@ -64,7 +65,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     for (const r of results.filter((r) => r.status === 409)) expect(['invalid_action', 'rejected']).toContain(r.body.error);
     expect(copiesOf('subject-fifty')).toBe(1);
-    const fences = await env.deps.db('shipments').where({ card_id: card.id });
+    const fences = await rows(env, 'shipments', { card_id: card.id });
     expect(fences).toHaveLength(1);
     smtp.mode = { kind: 'accept' };
   });
@@ -103,9 +104,7 @@ describe('POST /review/{id}/send over SMTP', () => {
       }
       expect(copiesOf('subject-drop')).toBe(1);
       // SMTP cannot be asked whether it went: past the window a person is asked, never a blind resend.
-      const question = await until(async () =>
-        env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
-      );
+      const question = await until(async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }));
       const q = (await env.api().get(`/api/v1/review/${question.id}`).set(auth(token))).body.item;
       expect(q).toMatchObject({ status: 'pending', kind: 'choice', actions: ['choose'], priority: 'urgent' });
       const listed = (await env.api().get('/api/v1/review').set(auth(token))).body.items.map((c: { id: string }) => c.id);
@@ -135,7 +134,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'rejected' });
     expect(res.body.message).toMatch(/^the mail service refused the message: .*554/);
-    expect((await env.deps.db('shipments').where({ card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
+    expect((await rows(env, 'shipments', { card_id: card.id })).map((f: { status: string }) => f.status)).toEqual(['not_sent']);
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'resolved', actions: [], resolution: { action: 'send', bounced: true } });
     smtp.mode = { kind: 'accept' };
@@ -169,9 +168,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     });
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(503);
     smtp.mode = { kind: 'accept' };
-    const question = await until(async () =>
-      env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
-    );
+    const question = await until(async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }));
     const ans = await env
       .api()
       .post(`/api/v1/review/${question.id}/answer`)

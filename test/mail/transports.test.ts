@@ -11,8 +11,9 @@ import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { closedPort } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
+import { cardRow, rows, sendOfCard } from '../helpers/rows.js';
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const msg = { from: 'Agent <agent@example.test>', to: 'jane@acme.test', subject: 'Hello', text: 'Body' };
 
 describe('local development transport', () => {
@@ -70,7 +71,7 @@ describe('POST /review/{id}/send when the SMTP server is down', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'pending', actions: ['send', 'request_changes', 'snooze', 'dismiss'] });
-    const fences = await env.deps.db('shipments').where({ card_id: card.id });
+    const fences = await rows(env, 'shipments', { card_id: card.id });
     expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent']);
   });
 });
@@ -116,10 +117,10 @@ describe('HTTP mail API transport', () => {
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';
-    await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
+    await until(async () => (await cardRow(env, card.id))?.status === 'sent');
     const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(retry.status).toBe(409);
-    const fence = await env.deps.db('shipments').where({ card_id: card.id }).first();
+    const fence = await sendOfCard(env, card.id);
     expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
   });
 
@@ -143,7 +144,7 @@ describe('HTTP mail API transport', () => {
     );
     expect(fence.status).toBe('sending');
     expect(await sweepSends(env.deps)).toBe(1);
-    await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
+    await until(async () => (await cardRow(env, card.id))?.status === 'sent');
     expect(provider.messages.filter((m) => m.key === 'mail-send_crashed1')).toHaveLength(1);
     expect(await sweepSends(env.deps)).toBe(0);
   });
@@ -156,8 +157,8 @@ describe('HTTP mail API transport', () => {
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
     provider.state.mode = 'accept';
-    await until(async () => (await env.deps.db('review_cards').where({ id: card.id }).first())?.status === 'sent');
-    const fence = await env.deps.db('shipments').where({ card_id: card.id }).first();
+    await until(async () => (await cardRow(env, card.id))?.status === 'sent');
+    const fence = await sendOfCard(env, card.id);
     expect(fence.status).toBe('sent');
     expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
   });

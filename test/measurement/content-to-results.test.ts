@@ -7,6 +7,7 @@ import type { Scope } from '../../src/tokens/tokens.types.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * The Content API and Measurement end to end, with nothing called directly: the agent drafts a blog post (offline brain, through
@@ -25,7 +26,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
   smtp = s;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36';
 const DEMO = 'https://www.acme-freight.test/demo?ref=blog';
 

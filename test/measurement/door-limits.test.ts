@@ -10,6 +10,7 @@ import { maintenancePool } from '../../workers/maintenance.js';
 import { buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { call, closeAgents, flood, serve } from './door-http.js';
+import { rows } from '../helpers/rows.js';
 
 // The public doors' limits: visits counted per client network and per link in an hour (past them the
 // redirect still answers, uncounted), requests to /u/ per client network in a minute, and the short
@@ -156,7 +157,7 @@ describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
     };
     expect(result.removed.botVisits).toBeGreaterThanOrEqual(1);
     expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldperson']);
-    expect(await env.deps.db('channel_events').where({ account_id: accountId, type: 'scanner_click' })).toHaveLength(1);
+    expect(await rows(env, 'channel_events', { account_id: accountId, type: 'scanner_click' })).toHaveLength(1);
   });
 
   it('reads the settings, with their defaults, and refuses what is not a whole number in range', () => {

@@ -5,6 +5,8 @@ import { aggregateOnce, sweepConversions } from '../../src/measurement/conversio
 import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // POST /api/v1/measurement/events: per-event outcomes, durable before the answer, and aggregation by the
 // real maintenance pool (last touch: the visit's channel).
@@ -18,7 +20,6 @@ it.beforeAll(({ env: e }) => {
 });
 
 type Tenant = { accountId: string; token: string };
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const post = (t: Tenant, body: unknown) =>
   env
     .api()
@@ -145,7 +146,7 @@ describe('POST /measurement/events', () => {
     expect(first.events.every((e) => e.outcome === 'accepted')).toBe(true);
     const second = EventsResponse.parse((await post(t, { events })).body);
     expect(second.events.every((e) => e.outcome === 'duplicate')).toBe(true);
-    expect(await env.deps.db('conversions').where({ account_id: t.accountId })).toHaveLength(100);
+    expect(await rows(env, 'conversions', { account_id: t.accountId })).toHaveLength(100);
   });
 
   it('keeps the same eventId apart per account', async () => {
@@ -166,7 +167,7 @@ describe('POST /measurement/events', () => {
     const res = await post(t, body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: message });
-    expect(await env.deps.db('conversions').where({ account_id: t.accountId })).toHaveLength(0);
+    expect(await rows(env, 'conversions', { account_id: t.accountId })).toHaveLength(0);
   });
 
   it('400 for a body that is not JSON', async () => {
@@ -199,7 +200,7 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     await post(t, { events: [bought, direct] });
     expect((await aggregated(t.accountId, bought.eventId)).channel).toBe('email');
     expect((await aggregated(t.accountId, direct.eventId)).channel).toBe('direct');
-    const conversions = await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'conversion' });
+    const conversions = await rows(env, 'channel_events', { account_id: t.accountId, type: 'conversion' });
     expect(conversions).toHaveLength(1);
     expect(conversions[0]).toMatchObject({ channel: 'email', ref_id: bought.eventId, amount: 120.5 });
     expect(Number(conversions[0].at)).toBe(bought.occurredAt);
@@ -215,7 +216,7 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     const e = event({ visitId: visit.body.visitId });
     await post(t, { events: [e] });
     expect((await aggregated(t.accountId, e.eventId)).channel).toBe('seo');
-    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'conversion', channel: 'seo' })).toHaveLength(1);
+    expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'conversion', channel: 'seo' })).toHaveLength(1);
   });
 
   it('never counts a conversion twice, however often it runs', async () => {
@@ -233,7 +234,7 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     const runs = await Promise.all([aggregateOnce(env.deps.db, t.accountId), aggregateOnce(env.deps.db, t.accountId)]);
     expect(runs.sort()).toEqual([0, 1]);
     expect(await aggregateOnce(env.deps.db, t.accountId)).toBe(0);
-    expect(await env.deps.db('channel_events').where({ account_id: t.accountId, type: 'conversion' })).toHaveLength(1);
+    expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'conversion' })).toHaveLength(1);
   });
 
   it('picks up conversions whose job was lost through the sweep', async () => {
@@ -257,6 +258,6 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     const gvid = await clickVisit(a, 'email');
     const res = await post(b, { events: [event({ visitId: gvid })] });
     expect(res.body.events[0]).toMatchObject({ outcome: 'invalid', reason: 'visitId is not a visit of this account' });
-    expect(await env.deps.db('conversions').where({ account_id: b.accountId })).toHaveLength(0);
+    expect(await rows(env, 'conversions', { account_id: b.accountId })).toHaveLength(0);
   });
 });

@@ -4,6 +4,7 @@ import { newId } from '../../src/ids.js';
 import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { call, closeAgents, flood, serve } from './door-http.js';
+import { auth } from '../helpers/auth.js';
 
 // A tracked link is public (it sits in every published post's HTML): a stranger's flood of GETs must not
 // grow storage or inflate /results. The same browser (address and User-Agent) following one link within
@@ -54,7 +55,7 @@ describe('GET /l/{code} under a flood', () => {
     const rows = await visits(accountId);
     expect(rows.map((r) => r.id)).toEqual([gvid]);
     expect(await events(accountId)).toEqual([{ type: 'visit', ref_id: gvid }]);
-    const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
+    const res = await env.api().get('/api/v1/results').set(auth(token));
     expect(res.status).toBe(200);
     const seo = ResultsResponse.parse(res.body).results.seo;
     expect(seo).toMatchObject({ data: { window: { visits: 1, scannerClicks: 0 } } });
@@ -94,7 +95,7 @@ describe('GET /l/{code} under a flood', () => {
     expect(person.headers.location).toMatch(/gvid=vis_/);
     expect((await visits(accountId)).map((r) => r.bot).sort()).toEqual([false, true, true]);
     expect((await events(accountId)).map((e) => e.type).sort()).toEqual(['scanner_click', 'scanner_click', 'visit']);
-    const seo = ResultsResponse.parse((await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`)).body).results.seo;
+    const seo = ResultsResponse.parse((await env.api().get('/api/v1/results').set(auth(token))).body).results.seo;
     expect(seo).toMatchObject({ data: { window: { visits: 1, scannerClicks: 2 } } });
   });
 });

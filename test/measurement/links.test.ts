@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { LINK_CODE, trackHtmlLinks, trackTextLinks, type LinkSource } from '../../src/measurement/links.js';
 import { newId } from '../../src/ids.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { rows } from '../helpers/rows.js';
 
 // Rewriting the links of a mail body (text) and of a post (sanitised HTML) into tracked links.
 
@@ -57,7 +58,7 @@ describe('trackTextLinks', () => {
     const text = `Unsubscribe: ${BASE}/u/abc. Already tracked: ${BASE}/l/AAAAAAAAAAAA and ${BASE}?x=1. Broken: https://. Mail me.`;
     expect(await trackTextLinks(env.deps.db, BASE, src, text)).toBe(text);
     expect(await trackTextLinks(env.deps.db, BASE, src, 'no links here')).toBe('no links here');
-    expect(await env.deps.db('tracked_links').where({ source_id: src.sourceId })).toHaveLength(0);
+    expect(await rows(env, 'tracked_links', { source_id: src.sourceId })).toHaveLength(0);
   });
 
   it('gives the same destination in the same source one code, again on a repeat; another source gets its own', async () => {

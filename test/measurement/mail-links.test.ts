@@ -7,6 +7,7 @@ import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 // Every mail ships with its links made tracked links: received by a real SMTP server on
 // loopback and read back with mailparser, as the recipient's mail client would.
@@ -23,7 +24,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
   smtp = s;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const BODY = 'Hi Peter,\n\nOur pricing: https://acme.test/pricing?plan=pro. Docs (https://docs.acme.test/start).\n\nBest';
 
 describe('a sent mail', () => {

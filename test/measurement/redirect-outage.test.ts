@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { redisAway, tcpProxy } from '../helpers/outages.js';
+import { rows } from '../helpers/rows.js';
 
 // A tracked link while Postgres is out of reach: a reader who clicked is still sent on (a lost visit
 // beats a broken link), and the lost visit is logged; a link that cannot be read at all is a 503 page.
@@ -67,11 +68,11 @@ describe('GET /l/{code} with Postgres down', () => {
     } finally {
       proxy.restore();
     }
-    expect(await env.deps.db('visits').where({ account_id: accountId })).toHaveLength(1);
+    expect(await rows(env, 'visits', { account_id: accountId })).toHaveLength(1);
     // The browser whose visit was lost is counted on its next click, not answered with a gvid naming nothing.
     const after = await request(app).get(`/l/${code}`).set('User-Agent', `${BROWSER} Edg/131.0`);
     const gvid = new URL(after.headers.location!).searchParams.get('gvid');
-    expect(await env.deps.db('visits').where({ account_id: accountId, id: gvid })).toHaveLength(1);
+    expect(await rows(env, 'visits', { account_id: accountId, id: gvid })).toHaveLength(1);
   });
 });
 

@@ -3,6 +3,7 @@ import { newId } from '../../src/ids.js';
 import { trackedCodes } from '../../src/measurement/links.js';
 import { withVisitId } from '../../src/measurement/link-visits.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { row, rows } from '../helpers/rows.js';
 
 // GET {BASE_URL}/l/{code}: a visit, a channel event, and a 302 to the destination.
 
@@ -41,7 +42,7 @@ describe('GET /l/{code}', () => {
     expect(location.hash).toBe('#faq');
     const visitId = location.searchParams.get('gvid')!;
     // Durable before the answer: the row is there as soon as the redirect is.
-    const visit = await env.deps.db('visits').where({ id: visitId }).first();
+    const visit = await row(env, 'visits', { id: visitId });
     expect(visit).toMatchObject({
       account_id: accountId,
       channel: 'email',
@@ -57,7 +58,7 @@ describe('GET /l/{code}', () => {
     expect(visit.ua_hash).not.toContain('Mozilla');
     expect(JSON.stringify(visit)).not.toContain('127.0.0.1');
     expect(await eventsOf(accountId)).toMatchObject([{ channel: 'email', type: 'visit', ref_id: visitId }]);
-    expect(await env.deps.db('channel_connections').where({ account_id: accountId, channel: 'email' })).toHaveLength(1);
+    expect(await rows(env, 'channel_connections', { account_id: accountId, channel: 'email' })).toHaveLength(1);
   });
 
   it('hashes the same User-Agent the same way and another differently', async () => {
@@ -69,7 +70,7 @@ describe('GET /l/{code}', () => {
     }
     // The same browser again is a repeat: the same visit (test/measurement/link-repeats.test.ts).
     expect(ids[1]).toBe(ids[0]);
-    const hashes = await Promise.all(ids.map(async (id) => (await env.deps.db('visits').where({ id }).first()).ua_hash));
+    const hashes = await Promise.all(ids.map(async (id) => (await row(env, 'visits', { id })).ua_hash));
     expect(hashes[0]).toBe(hashes[1]);
     expect(hashes[2]).not.toBe(hashes[0]);
   });
@@ -87,7 +88,7 @@ describe('GET /l/{code}', () => {
     const res = await env.api()[method](`/l/${code}`).set('User-Agent', ua);
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('https://acme.test/x?y=1');
-    const visits = await env.deps.db('visits').where({ account_id: accountId });
+    const visits = await rows(env, 'visits', { account_id: accountId });
     expect(visits).toHaveLength(1);
     expect(visits[0]).toMatchObject({ bot: true, channel: 'email' });
     const events = await eventsOf(accountId);
@@ -103,7 +104,7 @@ describe('GET /l/{code}', () => {
       expect(res.text).toContain('Link not found');
       expect(res.text.length).toBeLessThan(1_000);
     }
-    expect(await env.deps.db('visits').where({ link_code: 'AAAAAAAAAAAA' })).toHaveLength(0);
+    expect(await rows(env, 'visits', { link_code: 'AAAAAAAAAAAA' })).toHaveLength(0);
   });
 
   it('refuses other methods with 405 HTML', async () => {
@@ -119,7 +120,7 @@ describe('GET /l/{code}', () => {
     const res = await Promise.all(Array.from({ length: 40 }, (_, i) => env.api().get(`/l/${code}`).set('User-Agent', `${BROWSER} b/${i}`)));
     expect(res.every((r) => r.status === 302)).toBe(true);
     expect(new Set(res.map((r) => r.headers.location)).size).toBe(40);
-    expect(await env.deps.db('visits').where({ account_id: accountId })).toHaveLength(40);
+    expect(await rows(env, 'visits', { account_id: accountId })).toHaveLength(40);
     const events = await eventsOf(accountId);
     expect(events).toHaveLength(40);
     expect(events.every((e: { channel: string; type: string }) => e.channel === 'seo' && e.type === 'visit')).toBe(true);

@@ -3,6 +3,8 @@ import { VisitResponse } from '../../api/routes/measurement.schemas.js';
 import { newId } from '../../src/ids.js';
 import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // POST /api/v1/measurement/visits: a landing a customer's server reports, and the channel it came from.
 
@@ -16,7 +18,6 @@ it.beforeAll(async ({ env: e }) => {
   tenant = await env.tenant();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const post = (body: unknown, token = tenant.token) =>
   env
     .api()
@@ -95,9 +96,9 @@ describe('POST /measurement/visits: the channel table', () => {
     const body = VisitResponse.parse(res.body);
     expect(body.channel).toBe(channel);
     expect(body.visitId).toMatch(/^vis_\w{20}$/);
-    const visit = await env.deps.db('visits').where({ id: body.visitId }).first();
+    const visit = await row(env, 'visits', { id: body.visitId });
     expect(visit).toMatchObject({ account_id: tenant.accountId, channel, via: 'reported', bot: false, ua_hash: null });
-    const events = await env.deps.db('channel_events').where({ account_id: tenant.accountId, ref_id: body.visitId });
+    const events = await rows(env, 'channel_events', { account_id: tenant.accountId, ref_id: body.visitId });
     // referral and direct are stored on the visit, but they are not /results channels.
     expect(events).toEqual(['referral', 'direct'].includes(channel) ? [] : [expect.objectContaining({ channel, type: 'visit' })]);
   });
@@ -116,7 +117,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     const code = codes.get(url)!;
     const click = await env.api().get(`/l/${code}`).set('User-Agent', BROWSER);
     const gvid = new URL(click.headers.location!).searchParams.get('gvid')!;
-    const events = () => env.deps.db('channel_events').where({ account_id: tenant.accountId, type: 'visit', channel: 'seo' });
+    const events = () => rows(env, 'channel_events', { account_id: tenant.accountId, type: 'visit', channel: 'seo' });
     const before = (await events()).length;
     for (const extra of [{}, { referrer: 'https://www.google.com/' }, { utm: { medium: 'email' } }]) {
       const byGvid = await post({ url: `${url}?utm_source=x&gvid=${gvid}`, ...extra });
@@ -126,7 +127,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     expect(await events()).toHaveLength(before);
     const byReferrer = await post({ url, referrer: `${BASE}/l/${code}` });
     expect(byReferrer.body.channel).toBe('seo');
-    const visit = await env.deps.db('visits').where({ id: byReferrer.body.visitId }).first();
+    const visit = await row(env, 'visits', { id: byReferrer.body.visitId });
     expect(visit).toMatchObject({ via: 'reported', link_code: code, source_type: 'post', source_id: sourceId, card_id: 'card_p' });
     expect(await events()).toHaveLength(before + 1);
   });
@@ -147,7 +148,7 @@ describe('POST /measurement/visits: our own tracking', () => {
     const res = await post({ url, referrer: `${BASE}/l/${code}` });
     // The referrer is this service, not another site: not a referral.
     expect(res.body.channel).toBe('direct');
-    expect(await env.deps.db('visits').where({ id: res.body.visitId }).first()).toMatchObject({ link_code: null, lead_id: null });
+    expect(await row(env, 'visits', { id: res.body.visitId })).toMatchObject({ link_code: null, lead_id: null });
   });
 });
 
@@ -191,7 +192,7 @@ describe('POST /measurement/visits: what it refuses', () => {
   it('records the write in the audit log against the token', async () => {
     const t = await env.tenant(['measurement:write']);
     const res = await post({ url: LANDING }, t.token);
-    const audit = await env.deps.db('audit_log').where({ account_id: t.accountId, actor: 'api' });
+    const audit = await rows(env, 'audit_log', { account_id: t.accountId, actor: 'api' });
     expect(audit).toMatchObject([{ route: '/api/v1/measurement/visits', status: 201, target_id: res.body.visitId }]);
   });
 });

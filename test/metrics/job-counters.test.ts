@@ -5,13 +5,9 @@ import { createQueues, defineJob, enqueue } from '../../src/jobs/registry.js';
 import { metrics } from '../../src/metrics/registry.js';
 import { createRedis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 
 /** Job duration, outcome and retries, counted by createWorker around a real BullMQ worker on the test Redis. */
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const flaky = defineJob({
   queue: 'test-flaky',
@@ -32,7 +28,7 @@ async function count(metric: { get(): Promise<unknown> }, labels: Record<string,
 }
 
 describe('job metrics', () => {
-  it('times each run by outcome and counts the retries of a job that fails twice and then completes', async () => {
+  it('times each run by outcome and counts the retries of a job that fails twice and then completes', async ({ env }) => {
     const connection = createRedis(env.config, 'worker');
     const queues = createQueues(env.deps.redis, env.config, ['test-flaky']);
     const events = new QueueEvents('test-flaky', {

@@ -7,11 +7,12 @@ import { createLogger } from '../../src/logger.js';
 import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { freePort, until } from '../helpers/processes.js';
-import { ensurePrometheus, startPrometheus } from '../helpers/prometheus.js';
+import { ensurePrometheus, startPrometheus, type PrometheusServer } from '../helpers/prometheus.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startService, type ServiceProcess } from '../helpers/service-process.js';
 import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
 import { metricsPort, scrape, sampleValue, type Sample } from './scrape.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * /metrics of real processes: an API process and a worker process started by the test, each on a
@@ -57,7 +58,7 @@ const call = (path: string, token?: string, method = 'GET') =>
   fetch(`http://127.0.0.1:${apiPort}${path}`, {
     method,
     headers: {
-      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(token ? auth(token) : {}),
       ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
     },
     ...(method === 'POST' ? { body: '{}' } : {}),
@@ -173,38 +174,44 @@ describe('/metrics of a worker process', () => {
 });
 
 describe('a real Prometheus scraping the API and a worker process', () => {
-  it('reads the sends, the job runs and both targets up through its query API', async () => {
+  let prom: PrometheusServer;
+  // Started in a hook, whose deadline covers Prometheus's readiness wait (30 s), not in the test.
+  beforeAll(async () => {
     ensurePrometheus();
-    const prom = await startPrometheus([
+    prom = await startPrometheus([
       { job: 'gas-api', targets: [`127.0.0.1:${apiMetrics}`] },
       { job: 'gas-workers', targets: [`127.0.0.1:${workerMetrics}`] },
     ]);
-    try {
-      const up = await prom.waitFor('up', (r) => r.length === 2 && r.every((x) => x.value === 1), 'both targets up');
-      expect(up.map((x) => x.metric.job).sort()).toEqual(['gas-api', 'gas-workers']);
-      // Three more sends through the API: the counter Prometheus stored moves by exactly three.
-      const EMAIL_SENT = 'sum(gas_sends_total{job="gas-api",channel="email",outcome="sent"}) or vector(0)';
-      const before = (await prom.waitFor(EMAIL_SENT, (r) => r.length === 1, 'the sends scraped'))[0]!.value;
-      const { accountId, token } = await env.tenant();
-      for (const n of [1, 2, 3]) {
-        const card = await mailCard(accountId, `prometheus-sends-${n}`);
-        expect((await call(`/api/v1/review/${card.id}/send`, token, 'POST')).status).toBe(200);
-      }
-      const after = await prom.waitFor(EMAIL_SENT, (r) => r[0]?.value === before + 3, 'three more email sends scraped');
-      expect(after[0]!.value - before).toBe(3);
-      // A job the worker ran, and its queue counts (the same queues in every process: max, not sum).
-      await enqueue(env.deps.queues, cardSweep, {});
-      const runs = await prom.waitFor(
-        'sum(gas_job_duration_seconds_count{job="gas-workers",queue="card-timers",outcome="completed"})',
-        (r) => (r[0]?.value ?? 0) >= 1,
-        'a card-timers job run scraped',
-      );
-      expect(runs[0]!.value).toBeGreaterThanOrEqual(1);
-      const queues = await prom.query('max by (queue) (gas_queue_jobs{state="waiting"})');
-      expect(queues.map((x) => x.metric.queue).sort()).toEqual([...OPEN_QUEUES].sort());
-    } finally {
-      await prom.stop();
+  });
+  afterAll(async () => {
+    await prom?.stop();
+  });
+
+  // Four waits on scrapes, each bounded (20 s) and naming what it waited for: the test's own deadline covers them all,
+  // so a slow machine ends in the wait that did not come, not in vitest's timeout halfway through.
+  it('reads the sends, the job runs and both targets up through its query API', { timeout: SLOW }, async () => {
+    const up = await prom.waitFor('up', (r) => r.length === 2 && r.every((x) => x.value === 1), 'both targets up');
+    expect(up.map((x) => x.metric.job).sort()).toEqual(['gas-api', 'gas-workers']);
+    // Three more sends through the API: the counter Prometheus stored moves by exactly three.
+    const EMAIL_SENT = 'sum(gas_sends_total{job="gas-api",channel="email",outcome="sent"}) or vector(0)';
+    const before = (await prom.waitFor(EMAIL_SENT, (r) => r.length === 1, 'the sends scraped'))[0]!.value;
+    const { accountId, token } = await env.tenant();
+    for (const n of [1, 2, 3]) {
+      const card = await mailCard(accountId, `prometheus-sends-${n}`);
+      expect((await call(`/api/v1/review/${card.id}/send`, token, 'POST')).status).toBe(200);
     }
+    const after = await prom.waitFor(EMAIL_SENT, (r) => r[0]?.value === before + 3, 'three more email sends scraped');
+    expect(after[0]!.value - before).toBe(3);
+    // A job the worker ran, and its queue counts (the same queues in every process: max, not sum).
+    await enqueue(env.deps.queues, cardSweep, {});
+    const runs = await prom.waitFor(
+      'sum(gas_job_duration_seconds_count{job="gas-workers",queue="card-timers",outcome="completed"})',
+      (r) => (r[0]?.value ?? 0) >= 1,
+      'a card-timers job run scraped',
+    );
+    expect(runs[0]!.value).toBeGreaterThanOrEqual(1);
+    const queues = await prom.query('max by (queue) (gas_queue_jobs{state="waiting"})');
+    expect(queues.map((x) => x.metric.queue).sort()).toEqual([...OPEN_QUEUES].sort());
   });
 });
 

@@ -10,6 +10,7 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
 import { processInbound } from '../../src/inbound/process.service.js';
 import { fencesRepository } from '../../src/shipping/fence.repository.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * The counters domain code increments, read from this process's registry: the agent's pool runs here
@@ -76,7 +77,7 @@ describe('work counters', () => {
     const { token } = await env.tenant();
     const before = await value(metrics.rateLimitRefusals, { bucket: 'reads' });
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}`)).status);
+    for (let i = 0; i < 5; i++) statuses.push((await env.api().get('/api/v1/me').set(auth(token))).status);
     const refused = statuses.filter((s) => s === 429).length;
     expect(refused).toBeGreaterThanOrEqual(2);
     expect(await value(metrics.rateLimitRefusals, { bucket: 'reads' })).toBe(before + refused);

@@ -9,6 +9,8 @@ import { adminCall, envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 import { capturedLines, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 const { lines, sink } = capturedLines();
 
@@ -57,7 +59,7 @@ describe('admin CLI: channel connect, list, disconnect', () => {
     expect(JSON.stringify(row)).not.toContain(SECRET);
     expect((await openConnection(env.deps.db, env.config.sealing, t.accountId, 'network'))?.key).toBe(SECRET);
     // /results reports the network channel from now on.
-    const results = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${t.token}`);
+    const results = await env.api().get('/api/v1/results').set(auth(t.token));
     expect(results.body.results.network.available).toBe(true);
 
     expect(await adminCall(env, ['channel', 'disconnect', '--account', t.accountId, '--kind', 'network'])).toEqual({ out: { ok: true } });
@@ -131,7 +133,7 @@ describe('admin CLI: channel connect, list, disconnect', () => {
       [['channel', 'list'], '--account is required'],
     ];
     for (const [argv, error] of cases) expect({ argv, ...(await adminCall(env, argv)) }).toEqual({ argv, error });
-    expect(await env.deps.db('provider_connections').where({ account_id: t.accountId })).toEqual([]);
+    expect(await rows(env, 'provider_connections', { account_id: t.accountId })).toEqual([]);
   });
 
   it('runs as the real CLI: one JSON object on stdout, a one-line error on stderr and exit 1; the key printed nowhere', async () => {

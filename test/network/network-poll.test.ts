@@ -10,6 +10,8 @@ import { pendingJob } from '../../src/jobs/registry.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
+import { leadRow } from '../helpers/rows.js';
 
 let env: TestEnv;
 let good: ProviderBridgeStandIn;
@@ -58,7 +60,7 @@ describe('polling the network provider', () => {
       { type: 'connection_accepted', ref_id: 'network-ev-1' },
       { type: 'reply', ref_id: 'network-ev-2' },
     ]);
-    expect(await env.deps.db('leads').where({ id: lead.id }).first()).toMatchObject({ status: 'replied', reply_kind: 'interested' });
+    expect(await leadRow(env, lead.id)).toMatchObject({ status: 'replied', reply_kind: 'interested' });
     // The cursor moved: a second poll reads nothing new; a cursor lost (reset) reads them again but counts nothing twice.
     expect(await pollProviderEvents(env.deps, accountId, 'network')).toMatchObject({ events: 0, applied: 0 });
     await env.deps.db('provider_connections').where({ account_id: accountId }).update({ poll_cursor: null });
@@ -100,7 +102,7 @@ describe('polling the network provider', () => {
     try {
       await connect(accountId, bridge);
       const read = async () => {
-        const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
+        const res = await env.api().get('/api/v1/results').set(auth(token));
         expect(res.status).toBe(200);
         return ResultsResponse.parse(res.body).results.network;
       };

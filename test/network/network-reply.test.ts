@@ -12,6 +12,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { leadRow, row, rows, sequenceOfCard } from '../helpers/rows.js';
 
 /**
  * A reply on the professional network acts as a mail reply does, end to end through the
@@ -39,7 +41,6 @@ afterAll(async () => {
 const ANN = 'https://www.linkedin.com/in/ann-lee';
 const ANN_MAIL = 'ann@lee.test';
 const NOTE = 'Our floor price is forty thousand a year and we never mention the partner discount ladder';
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function approve(token: string, cardId: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
@@ -100,7 +101,7 @@ async function pollJob(accountId: string) {
 }
 
 const wakes = (accountId: string) => env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' }).orderBy('created_at');
-const replies = (accountId: string) => env.deps.db('channel_events').where({ account_id: accountId, channel: 'network', type: 'reply' });
+const replies = (accountId: string) => rows(env, 'channel_events', { account_id: accountId, channel: 'network', type: 'reply' });
 const networkCards = (accountId: string) =>
   env.deps.db('review_cards').where({ account_id: accountId, source_type: 'network_message' }).orderBy('created_at');
 
@@ -155,7 +156,7 @@ describe('a reply on the professional network', () => {
     expect(await pollJob(w.accountId)).toMatchObject({ events: 1, applied: 1 });
     expect(await wakes(w.accountId)).toHaveLength(1);
     expect(await replies(w.accountId)).toHaveLength(1);
-    expect((await env.deps.db('leads').where({ id: w.leadId }).first()).status).toBe('contacted');
+    expect((await leadRow(env, w.leadId)).status).toBe('contacted');
     expect(await networkCards(w.accountId)).toHaveLength(2);
   });
 
@@ -170,7 +171,7 @@ describe('a reply on the professional network', () => {
     expect(results.map((r) => r.events)).toEqual([1, 1]);
     expect(await replies(w.accountId)).toHaveLength(1);
     expect(await wakes(w.accountId)).toHaveLength(1);
-    expect((await env.deps.db('mail_sequences').where({ card_id: w.seqCard.id }).first()).status).toBe('stopped');
+    expect((await sequenceOfCard(env, w.seqCard.id)).status).toBe('stopped');
     await until(async () => (await networkCards(w.accountId)).length === 2, 20_000);
   });
 
@@ -183,12 +184,12 @@ describe('a reply on the professional network', () => {
       data: { profileUrl: ANN, text: 'Please remove me from your list.' },
     });
     expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
-    expect(await env.deps.db('leads').where({ id: w.leadId }).first()).toMatchObject({
+    expect(await leadRow(env, w.leadId)).toMatchObject({
       status: 'unsubscribed',
       reply_kind: 'unsubscribe',
       decline_reason: 'asked to be removed',
     });
-    expect(await env.deps.db('blocklist_entries').where({ account_id: w.accountId, value: ANN }).first()).toMatchObject({
+    expect(await row(env, 'blocklist_entries', { account_id: w.accountId, value: ANN })).toMatchObject({
       source: 'opt_out_reply',
     });
     expect(await w.sequence()).toMatchObject({
@@ -208,7 +209,7 @@ describe('a reply on the professional network', () => {
       data: { profileUrl: ANN, replyKind: 'out_of_office' },
     });
     expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
-    expect((await env.deps.db('leads').where({ id: w.leadId }).first()).status).toBe('contacted');
+    expect((await leadRow(env, w.leadId)).status).toBe('contacted');
     expect((await w.sequence()).status).toBe('active');
     expect(await wakes(w.accountId)).toHaveLength(0);
     expect(await replies(w.accountId)).toHaveLength(0);
@@ -222,7 +223,7 @@ describe('a reply on the professional network', () => {
     );
     w.bridge.events.push({ id: `q-${w.accountId}`, type: 'reply', at: Date.now(), data: { profileUrl: ANN, text: 'What does it cost?' } });
     expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
-    expect((await env.deps.db('leads').where({ id: w.leadId }).first()).reply_kind).toBe('question');
+    expect((await leadRow(env, w.leadId)).reply_kind).toBe('question');
     const wake = await until(async () => {
       const [t] = await wakes(w.accountId);
       return t?.status === 'replied' ? t : null;

@@ -13,6 +13,8 @@ import {
   startProviderBridge,
   type ProviderBridgeStandIn,
 } from '../helpers/provider-bridge.js';
+import { auth } from '../helpers/auth.js';
+import { cardRow, leadRow, row, rows, sendOfCard } from '../helpers/rows.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -33,8 +35,6 @@ afterAll(async () => {
   await bridge.close();
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
-
 const connected = () => connectedTenant(env, bridge, 'network');
 
 const networkCard = (accountId: string, payload: Record<string, unknown>) =>
@@ -46,8 +46,8 @@ const networkCard = (accountId: string, payload: Record<string, unknown>) =>
 
 const approve = (token: string, cardId: string) =>
   env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => env.deps.db('review_cards').where({ id: cardId }).first();
-const fenceOf = (cardId: string) => env.deps.db('shipments').where({ card_id: cardId }).first();
+const cardOf = (cardId: string) => cardRow(env, cardId);
+const fenceOf = (cardId: string) => sendOfCard(env, cardId);
 const eventsOf = (accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
 
@@ -82,7 +82,7 @@ describe('network messages through the provider bridge', () => {
     expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
     expect(fence).toMatchObject({ status: 'sent', provider_id: bridge.shipments.find((s) => s.key === fence.idempotency_key)!.id });
     expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
-    expect((await env.deps.db('leads').where({ id: lead.id }).first()).status).toBe('contacted');
+    expect((await leadRow(env, lead.id)).status).toBe('contacted');
     // Approving again never ships twice.
     expect((await approve(token, card.id)).status).toBe(409);
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
@@ -133,7 +133,7 @@ describe('network messages through the provider bridge', () => {
     await until(async () => (await cardOf(hung.id))?.status === 'sent', 20_000);
     const f2 = await fenceOf(hung.id);
     expect(bridge.shipments.filter((s) => s.key === f2.idempotency_key)).toHaveLength(1);
-    expect(await env.deps.db('channel_events').where({ account_id: accountId, type: 'message_sent' })).toHaveLength(2);
+    expect(await rows(env, 'channel_events', { account_id: accountId, type: 'message_sent' })).toHaveLength(2);
   });
 
   it('asks a person "did it go out?" when the bridge cannot tell within the window, and ships nothing again', async () => {
@@ -144,7 +144,7 @@ describe('network messages through the provider bridge', () => {
     try {
       expect((await approve(token, card.id)).status).toBe(503);
       const question = await until(
-        async () => env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_delivery_unknown' }).first(),
+        async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }),
         20_000,
       );
       expect(question.title).toBe('Did the network message to https://www.linkedin.com/in/ann-lee go out?');

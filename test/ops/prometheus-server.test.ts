@@ -38,7 +38,9 @@ describe('a private Prometheus scraping a local /metrics', () => {
     await new Promise((resolve) => target?.close(resolve));
   });
 
-  it('reads the counter back through /api/v1/query, with the target labels, and follows it as it grows', async () => {
+  // Two waits on scrapes, each bounded (20 s) and naming what it waited for: the test's deadline covers both, so a
+  // slow machine ends in the wait that did not come rather than in vitest's timeout between them.
+  it('reads the counter back through /api/v1/query, with the target labels, and follows it as it grows', { timeout: 60_000 }, async () => {
     const expr = 'gas_sends_total{channel="email"}';
     const first = await prom.waitFor(expr, (s) => s.length === 1, 'the first scrape');
     expect(first).toEqual([

@@ -7,16 +7,12 @@ import { createDb, listenUrl, prepareDatabase, run, withConnection, type Stateme
 import { auth, published } from '../content/helpers.js';
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
 import { setupTestEnv } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { ONE_SERVER_DB, viaPgbouncer } from '../helpers/pgbouncer.js';
 
 // Only in the `pgbouncer` project (vitest.config.ts): this file's world reaches Postgres through the run's
 // PgBouncer in transaction pooling, with DATABASE_POOLER=transaction. What the pooler cannot carry, why
 // the setting is needed, and what the service does instead (docs/decisions/stores.md, "Postgres behind a pooler").
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const port = () => {
   const p = inject('pgbouncerPort');
@@ -37,7 +33,7 @@ async function onClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promi
 const oneServer = () => viaPgbouncer(urlFor(ONE_SERVER_DB), port());
 
 describe('the test PgBouncer', () => {
-  it("pools transactions, and this file's service reaches its database only through it", async () => {
+  it("pools transactions, and this file's service reaches its database only through it", async ({ env }) => {
     const url = new URL(env.config.databaseUrl);
     expect(url.port).toBe(String(port()));
     expect(env.config.databasePooler).toBe('transaction');

@@ -7,6 +7,7 @@ import { wakeCard } from '../../src/review/timers.service.js';
 import { autoResolve } from '../../src/shipping/after-approval.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * Model-based test of the review card state machine. Random interleavings of every verb (approve,
@@ -179,7 +180,6 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
   // One approval shipped unchanged is enough for the ladder (TRUST_AUTO_RESOLVE_AFTER=1).
   await raiseTrust(db, accountId, 'email');
   await raiseTrust(db, accountId, 'network_message');
-  const auth = { Authorization: `Bearer ${token}` };
 
   const ids: string[] = [];
   const model: ModelCard[] = [];
@@ -216,7 +216,7 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
   const act = async (i: number, op: Op, until: number, wakeAt: number | undefined): Promise<number> => {
     const id = ids[i]!;
     const m = model[i]!;
-    const post = (verb: string, body: object) => env.api().post(`/api/v1/review/${id}/${verb}`).set(auth).send(body);
+    const post = (verb: string, body: object) => env.api().post(`/api/v1/review/${id}/${verb}`).set(auth(token)).send(body);
     switch (op) {
       case 'approve':
         return (await post('answer', { action: 'approve' })).status;
@@ -245,7 +245,7 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
   const check = async (i: number) => {
     const id = ids[i]!;
     const m = model[i]!;
-    const res = await env.api().get(`/api/v1/review/${id}`).set(auth);
+    const res = await env.api().get(`/api/v1/review/${id}`).set(auth(token));
     expect(res.status).toBe(200);
     const item = res.body.item;
     const open = !TERMINAL.includes(m.status);

@@ -15,6 +15,7 @@ import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * A decision's follow-ups survive kill -9 (docs/architecture.md, "Events"). Three decisions, each made by a process
@@ -92,7 +93,7 @@ describe('kill -9 between a decision and its follow-ups', () => {
     const created = await env
       .api()
       .post('/api/v1/workflows')
-      .set({ Authorization: `Bearer ${token}` })
+      .set(auth(token))
       .send({ name: 'Gated', scheduleText: 'weekly', steps: [{ title: 'ask first', gate: { on: true } }, { title: 'then act' }] });
     expect(created.status).toBe(201);
     const workflowId = WorkflowResponse.parse(created.body).workflow.workflowId;

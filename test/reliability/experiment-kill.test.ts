@@ -12,6 +12,7 @@ import { waitQueuesIdle } from '../helpers/queues-idle.js';
 import type { TestSmtp } from '../helpers/smtp-server.js';
 import { type WorkerChild, workerProcesses } from '../helpers/worker-processes.js';
 import { configEnv, mailKillOptions } from './mail-kill-harness.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * kill -9 of the worker processes an experiment runs on, while it runs: the `maintenance` pool (which drafts each
@@ -60,8 +61,7 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
       { thing: 'mail_subject', topic: 'onboarding', draft, challengers: [CHALLENGER], baselineRate: 0.1, minimumDetectableEffect: 0.25 },
     );
     if (typeof out === 'string') throw new Error(out);
-    const auth = { Authorization: `Bearer ${token}` };
-    expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth).send({ action: 'approve' })).status).toBe(200);
+    expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
     const repo = experimentsRepository(db);
     const e = (await repo.get(accountId, out.id))!;
     expect(e.status).toBe('running');
@@ -112,13 +112,13 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
           const res = await env
             .api()
             .post(`/api/v1/review/${q.id}/answer`)
-            .set(auth)
+            .set(auth(token))
             .send({ action: 'choose', optionValues: [arrived ? 'mark_sent' : 'mark_not_sent'] });
           expect(res.status, JSON.stringify(res.body)).toBe(200);
           questions++;
         }
         for (const c of await cardsOf().where({ status: 'pending' }).whereNull('auto_resolve_at')) {
-          const res = await env.api().post(`/api/v1/review/${c.id}/send`).set(auth).send({});
+          const res = await env.api().post(`/api/v1/review/${c.id}/send`).set(auth(token)).send({});
           expect([200, 503], JSON.stringify(res.body)).toContain(res.status);
         }
       };

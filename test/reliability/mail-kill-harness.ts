@@ -10,6 +10,7 @@ import { envFor, type TestEnv } from '../helpers/env.js';
 import { ROOT, until, waitFor } from '../helpers/processes.js';
 import { QUICK_STALLS, redisNow, stalledSince, waitQueuesIdle } from '../helpers/queues-idle.js';
 import { smtpEnv, type ReceivedMail, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * kill -9 of the worker process that sends mail in the background, over and over, while approved mail
@@ -178,7 +179,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     // The person: answers each delivery question from what the SMTP server shows for that recipient,
     // and sends any mail card that came back to pending without a timer of its own. A wrong answer
     // from the service fails the test at once (this runs outside any "not yet" polling).
-    const api = (accountId: string) => ({ Authorization: `Bearer ${tokenOf.get(accountId)}` });
+    const api = (accountId: string) => auth(tokenOf.get(accountId)!);
     let questions = 0;
     const person = async () => {
       const open = await db('review_cards')

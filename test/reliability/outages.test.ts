@@ -7,6 +7,7 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { privateRedis, tcpProxy } from '../helpers/outages.js';
 import { waitFor } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string };
@@ -25,9 +26,9 @@ function runtimeWith(overrides: Record<string, string>): Deps {
 const write = (app: ReturnType<typeof createApp>, value: string) =>
   request(app)
     .post('/api/v1/blocklist')
-    .set('Authorization', `Bearer ${tenant.token}`)
+    .set(auth(tenant.token))
     .send({ entries: [value] });
-const read = (app: ReturnType<typeof createApp>) => request(app).get('/api/v1/blocklist').set('Authorization', `Bearer ${tenant.token}`);
+const read = (app: ReturnType<typeof createApp>) => request(app).get('/api/v1/blocklist').set(auth(tenant.token));
 
 describe('outages', () => {
   it('Redis restarting under load: writes answer 503 while it is down, reads go on, and both recover without a restart', async () => {

@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { recordChannelEvent } from '../../src/results/channel-events.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 // No SMTP listener: replies and bounces can only come back through an account's inbound URL.
 let env: TestEnv;
@@ -13,7 +14,7 @@ it.beforeAll(({ env: e }) => {
 const HOUR = 3_600_000;
 
 async function emailWindow(token: string) {
-  const res = await env.api().get('/api/v1/results').set('Authorization', `Bearer ${token}`);
+  const res = await env.api().get('/api/v1/results').set(auth(token));
   expect(res.status).toBe(200);
   const email = ResultsResponse.parse(res.body).results.email;
   if (!email.available) throw new Error('email not available');

@@ -12,6 +12,8 @@ import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
+import { auth } from '../helpers/auth.js';
+import { row } from '../helpers/rows.js';
 
 /**
  * `/results` `experiments` through the API: an experiment proposed, approved through the review API, its mail drafted
@@ -32,7 +34,6 @@ it.beforeAll(({ env: e, smtp: s, inbound: i }) => {
   inbound = i;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const CHALLENGER = 'Quick question about onboarding';
 
@@ -173,7 +174,7 @@ describe('GET /results experiments', () => {
       plannedReached: false,
     });
     // The result card cites the same figures.
-    const card = await env.deps.db('review_cards').where({ account_id: r.accountId, source_type: 'experiment_no_winner' }).first();
+    const card = await row(env, 'review_cards', { account_id: r.accountId, source_type: 'experiment_no_winner' });
     expect(card.payload.citation).toBe(x!.decision.citation);
     expect(x!.variants.map((v) => [v.exposures, v.outcomes, v.sent])).toEqual([
       [3, 1, 3],
@@ -224,7 +225,7 @@ describe('GET /results experiments', () => {
     expect(await lookAtExperiment(env.deps.db, e, Date.now(), 0)).toBe('winner');
     const [decided] = await results(token);
     expect(decided).toMatchObject({ status: 'decided', decidedAt: expect.any(Number), adoptedAt: null });
-    const card = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'experiment_winner' }).first();
+    const card = await row(env, 'review_cards', { account_id: accountId, source_type: 'experiment_winner' });
     expect(decided!.decision).toEqual({
       state: 'winner',
       winner: 'B',

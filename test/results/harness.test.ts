@@ -14,6 +14,7 @@ import { agentWorld, type AgentEnv } from '../helpers/agent.js';
 import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * `/results` `harness`: the agent's own work, counted from its turns, cards and workflow runs. The window's
@@ -47,7 +48,6 @@ afterAll(async () => {
 
 const HOUR = 3_600_000;
 const MIN = 60_000;
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const ZERO: HarnessMetrics = {
   turns: 0,
   cardsCreated: 0,

@@ -4,6 +4,7 @@ import { connectChannel, recordChannelEvent } from '../../src/results/channel-ev
 import { getResults, NO_MAIL_SENT, NO_MEASUREMENT } from '../../src/results/report/results.service.js';
 import { mintToken, revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -14,7 +15,7 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 async function results(token: string, query: Record<string, string | number> = {}) {
-  return env.api().get('/api/v1/results').query(query).set('Authorization', `Bearer ${token}`);
+  return env.api().get('/api/v1/results').query(query).set(auth(token));
 }
 
 describe('GET /results window', () => {

@@ -8,6 +8,7 @@ import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { foldAccount } from '../helpers/rollups.js';
+import { leadRow } from '../helpers/rows.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -109,7 +110,7 @@ describe('a retention pass', () => {
     // 60 days: only the steps of a finished turn (30 days) have gone.
     expect(await present(accountId, middling)).toEqual({ ...ALL, agentSteps: false });
     expect(await present(accountId, fresh)).toEqual(ALL);
-    expect(await env.deps.db('leads').where({ id: lead.id }).first()).toBeDefined();
+    expect(await leadRow(env, lead.id)).toBeDefined();
     expect(await env.deps.db('lead_contacts').where({ lead_id: lead.id })).toHaveLength(1);
     expect(await env.deps.db('blocklist_entries').where({ account_id: accountId })).toHaveLength(1);
     expect(await env.deps.db('agent_model_calls').where({ account_id: accountId }).pluck('day')).toHaveLength(2);

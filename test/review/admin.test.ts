@@ -3,6 +3,8 @@ import { describe, expect } from 'vitest';
 import { ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 it.beforeAll(({ env: e }) => {
@@ -36,7 +38,7 @@ describe('settings get / set', () => {
       approval: 'auto',
     });
     expect(((await admin(['settings', 'get', '--account', accountId])).out!.approval as Record<string, string>).email).toBe('auto');
-    const audit = await env.deps.db('audit_log').where({ account_id: accountId, route: 'settings set' });
+    const audit = await rows(env, 'audit_log', { account_id: accountId, route: 'settings set' });
     expect(audit).toHaveLength(1);
   });
 
@@ -73,14 +75,7 @@ describe('seed demo', () => {
       expect(kinds).toContain(k);
     }
     expect(out!.leads).toMatchObject({ leads: expect.any(Number) });
-    const list = ReviewListResponse.parse(
-      (
-        await env
-          .api()
-          .get('/api/v1/review')
-          .set({ Authorization: `Bearer ${token}` })
-      ).body,
-    );
+    const list = ReviewListResponse.parse((await env.api().get('/api/v1/review').set(auth(token))).body);
     expect(list.items.map((c) => c.id).sort()).toEqual(cards.map((c) => c.id).sort());
     expect(list.items.every((c) => c.status === 'pending' && c.actions.length > 0)).toBe(true);
   });

@@ -9,6 +9,7 @@ import { raiseTrust } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
 
 // A trusted mail draft whose automatic send finds the mail service refusing for now (451 before any
 // message is written: certainly not sent) is tried again later on the same ladder, not left to a person.
@@ -134,11 +135,7 @@ describe('an automatic send that finds the mail service out of reach', () => {
       expect(next).toBeTruthy();
       // From here a try that ran anyway would be taken by the mail service and show up as a delivery.
       smtp.mode = { kind: 'accept' };
-      const dismissed = await env
-        .api()
-        .post(`/api/v1/review/${card.id}/dismiss`)
-        .set({ Authorization: `Bearer ${card.token}` })
-        .send({});
+      const dismissed = await env.api().post(`/api/v1/review/${card.id}/dismiss`).set(auth(card.token)).send({});
       expect(dismissed.status).toBe(200);
       await queue.resume();
       // The event that proves the next try's timer ran: its job finished (whether or not BullMQ keeps it).

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect } from 'vitest';
 import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
+import { rows } from '../helpers/rows.js';
 
 // The llm brain sees the account memory in its prompt; a draft that quotes it is refused back to the
 // model with the reason, and no card is made.
@@ -18,7 +19,7 @@ beforeEach(() => {
   llm.requests.length = 0;
 });
 
-const cardsOf = (accountId: string) => env.deps.db('review_cards').where({ account_id: accountId });
+const cardsOf = (accountId: string) => rows(env, 'review_cards', { account_id: accountId });
 
 describe('an llm-brain draft that quotes account memory', () => {
   it.each([

@@ -6,6 +6,8 @@ import { autoResolve } from '../../src/shipping/after-approval.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // Notes guide the agent; they are never quoted to outsiders.
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
@@ -18,7 +20,6 @@ it.beforeAll(({ agent, smtp: smtpFixture }) => {
   smtp = smtpFixture;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const remember = (accountId: string, text: string) => memoryNotesRepository(env.deps.db).remember(accountId, text, null, Date.now());
 const deliveredTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
@@ -63,7 +64,7 @@ describe('the offline brain', () => {
   it('never puts memory text into a draft: after "remember …" the draft card holds none of it', async () => {
     const { token, accountId } = await env.tenant();
     await say(token, `remember that ${NOTE}`);
-    expect((await env.deps.db('agent_memory').where({ account_id: accountId })).map((r) => r.text)).toEqual([NOTE]);
+    expect((await rows(env, 'agent_memory', { account_id: accountId })).map((r) => r.text)).toEqual([NOTE]);
     const m = await say(token, 'draft an email to jo@haulers.test about a faster quoting tool');
     expect(m.replies.map((r) => r.text).join(' ')).toMatch(/review queue/);
     const [card] = await cardsRepository(env.deps.db).listWaiting(accountId, 10);
@@ -93,7 +94,7 @@ describe('the shipping path', () => {
     const after = await cardsRepository(env.deps.db).find(accountId, card.id);
     expect(after).toMatchObject({ status: 'pending', version: 1 });
     expect(after!.actions).toContain('send');
-    expect(await env.deps.db('shipments').where({ card_id: card.id })).toEqual([]);
+    expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
     expect(deliveredTo('kim@haulers.test')).toBe(0);
   });
 
@@ -145,7 +146,7 @@ describe('the shipping path', () => {
       expect(after).toMatchObject({ status: 'pending', autoResolveAt: null, resolution: null });
       expect((after!.detail as { note: string }).note).toMatch(note);
       expect(deliveredTo('lu@haulers.test')).toBe(0);
-      expect(await env.deps.db('shipments').where({ card_id: card.id })).toEqual([]);
+      expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
     },
   );
 });

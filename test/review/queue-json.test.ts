@@ -2,22 +2,17 @@ import { describe, expect } from 'vitest';
 import { ReviewItemResponse, ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { cardView } from '../../src/review/queue.service.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * `GET /review` sends cards as Postgres renders them (plus the computed fields); `GET /review/{id}` and
  * every other reader map rows through `cardView`. The two must be the same object for every card.
  */
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 describe('the queue page rendered by Postgres', () => {
-  it('is exactly cardView of each card, for every kind and awkward value', async () => {
+  it('is exactly cardView of each card, for every kind and awkward value', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const db = env.deps.db;
     const t = Date.now();
@@ -58,7 +53,7 @@ describe('the queue page rendered by Postgres', () => {
     }
   });
 
-  it('renders a card to the same bytes in every list and by id, in the compact form of every other answer', async () => {
+  it('renders a card to the same bytes in every list and by id, in the compact form of every other answer', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'choice', {
       status: 'needs_revision',
@@ -84,7 +79,7 @@ describe('the queue page rendered by Postgres', () => {
     expect(JSON.parse(byDefault)).toStrictEqual(cardView((await cardsRepository(env.deps.db).find(accountId, card.id))!));
   });
 
-  it('shows a snoozed card whose time has come as pending, woken, in its place', async () => {
+  it('shows a snoozed card whose time has come as pending, woken, in its place', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const t = Date.now();
     const first = await buildCard(env.deps.db, accountId, 'approval', { createdAt: t - 10 });

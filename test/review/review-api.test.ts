@@ -5,6 +5,8 @@ import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
+import { until as waitUntil } from '../helpers/processes.js';
 
 let env: TestEnv;
 it.override('options', { env: { MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: `/tmp/gas-review-api-${process.pid}` } });
@@ -12,7 +14,6 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const post = (token: string, id: string, verb: string, body: unknown) =>
   env
     .api()
@@ -237,8 +238,12 @@ describe('POST /review/{id}/snooze', () => {
     expect(await get(token, card.id)).toMatchObject({ status: 'snoozed', snoozedUntil: until, autoResolveAt: null });
     const hidden = ReviewListResponse.parse((await env.api().get('/api/v1/review').set(auth(token))).body);
     expect(hidden.items.map((c) => c.id)).not.toContain(card.id);
-    await new Promise((r) => setTimeout(r, until - Date.now() + 20));
-    const back = ReviewListResponse.parse((await env.api().get('/api/v1/review').set(auth(token))).body);
+    // Read again until the snooze has run out and the card is back (the read wakes it), rather than sleeping past `until`.
+    const back = await waitUntil(async () => {
+      const page = ReviewListResponse.parse((await env.api().get('/api/v1/review').set(auth(token))).body);
+      return page.items.some((c) => c.id === card.id) && page;
+    }, 10_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(until);
     expect(back.items.find((c) => c.id === card.id)).toMatchObject({ status: 'pending', snoozedUntil: null, autoResolveAt: null });
   });
 

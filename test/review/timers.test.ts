@@ -14,6 +14,8 @@ import { sweepCards } from '../../src/shipping/after-approval.js';
 import { raiseTrust, trustLevel } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 const MAIL_DIR = `/tmp/gas-timers-${process.pid}-${Date.now()}`;
 let env: TestEnv;
@@ -36,7 +38,6 @@ it.beforeAll(({ env: e }) => {
   env = e;
 });
 
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const item = async (token: string, id: string) =>
   ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
 const row = (accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
@@ -106,7 +107,7 @@ describe('trust ladder', () => {
       return c?.status === 'sent' && c;
     });
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
-    const events = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    const events = await rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'sent' });
     expect(events.map((e: { decided_by: string }) => e.decided_by)).toEqual(['trust_ladder']);
     const files = await readdir(MAIL_DIR);
     expect(files.filter((f) => f.endsWith('.eml'))).toContain(`mail-${(sent.resolution as { sendId: string }).sendId}.eml`);
@@ -185,7 +186,7 @@ describe('work set to run without approval', () => {
       return c?.status === 'sent' && c;
     });
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'setting' });
-    const events = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    const events = await rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'sent' });
     expect(events.map((e: { decided_by: string }) => e.decided_by)).toEqual(['setting']);
   });
 
@@ -243,7 +244,7 @@ describe('request-changes', () => {
     expect(back.version).toBe(2);
     expect(back.history).toHaveLength(1);
     expect(back.history[0]).toMatchObject({ version: 1, requestedChanges: 'Mention the Reno site' });
-    const turns = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'revision' });
+    const turns = await rows(env, 'agent_turns', { account_id: accountId, kind: 'revision' });
     expect(turns).toHaveLength(1);
     expect(turns[0].origin).toBe('review');
     const shown = await item(token, card.id);
@@ -344,7 +345,7 @@ describe('person versus auto-resolve', () => {
       expect((final?.resolution as { by?: string } | null)?.by).toBe(first === 'person' ? 'person' : 'trust_ladder');
       expect(res.status).toBe(first === 'person' ? 200 : 409);
       if (mail) {
-        expect(await env.deps.db('shipments').where({ card_id: card.id })).toHaveLength(1);
+        expect(await rows(env, 'shipments', { card_id: card.id })).toHaveLength(1);
         const files = await readdir(MAIL_DIR);
         const sendId = (final!.resolution as { sendId: string }).sendId;
         expect(files.filter((f) => f === `mail-${sendId}.eml`)).toHaveLength(1);

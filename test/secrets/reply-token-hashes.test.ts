@@ -11,6 +11,7 @@ import { run, until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { auth } from '../helpers/auth.js';
 
 // Reply and unsubscribe tokens are kept as hashes: the database (pg_dump of this file's database) never holds
 // the token a sent mail carries, and replying to that mail or one-click unsubscribing with it still works.
@@ -28,8 +29,6 @@ it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   smtp = s;
   inbound = i;
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** The agent drafts a mail to `to`, a person sends it through the API: the mail as the SMTP server got it, and its send. */
 async function sentMail(

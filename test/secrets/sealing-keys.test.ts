@@ -15,6 +15,7 @@ import { configWith } from '../helpers/config.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
+import { row } from '../helpers/rows.js';
 
 // Provider keys and DKIM private keys are sealed under keys given from outside the database
 // (SEALING_KEYS / SEALING_KEYS_FILE): a copy of the database, service_secrets included, opens none of them.
@@ -132,7 +133,7 @@ describe('sealing keys from outside the database', () => {
     await expect(
       runAdmin(['mail', 'dkim', 'generate', '--domain', 'prod.example.com', '--selector', 's1'], { config: production, db: env.deps.db }),
     ).rejects.toThrow(/SEALING_KEYS/);
-    expect(await env.deps.db('dkim_keys').where({ domain: 'prod.example.com' }).first()).toBeUndefined();
+    expect(await row(env, 'dkim_keys', { domain: 'prod.example.com' })).toBeUndefined();
   });
 
   it('names the setting and the rule when a key is malformed, both settings are set, or the file cannot be read', () => {

@@ -12,6 +12,7 @@ import {
   validRequests,
 } from '../helpers/openapi-requests.js';
 import type { JsonSchema } from '../helpers/schema-arbitrary.js';
+import { auth } from '../helpers/auth.js';
 
 // Requests drawn from /openapi.json's own request schemas, so valid by the description: the service must
 // never answer one of them 400 (a validating gateway or a generated client trusts the description), nor
@@ -46,7 +47,7 @@ it.beforeAll(async ({ env: e }) => {
   for (const name of ['Weekly digest', 'Monday report']) {
     const res = await request(env.app)
       .post('/api/v1/workflows')
-      .set('Authorization', `Bearer ${tenant.token}`)
+      .set(auth(tenant.token))
       .send({ name, scheduleText: 'every monday at 9am', steps: [{ title: 'Summarise the week' }] })
       .expect(201);
     workflows.push(res.body.workflow.workflowId);
@@ -62,7 +63,7 @@ const pathOf = (op: Operation, req: DrawnRequest) =>
 function send(op: Operation, req: DrawnRequest) {
   const method = op.method as 'get' | 'post' | 'patch' | 'delete';
   let r = request(env.app)[method](pathOf(op, req)).query(req.query);
-  if (op.responses['401']) r = r.set('Authorization', `Bearer ${tenant.token}`);
+  if (op.responses['401']) r = r.set(auth(tenant.token));
   for (const [k, v] of Object.entries(req.headers)) r = r.set(k, v);
   if (req.body === undefined) return r;
   return r.set('Content-Type', 'application/json').send(JSON.stringify(req.body));

@@ -5,6 +5,7 @@ import { describe, expect } from 'vitest';
 import type { RouteDef } from '../../api/route-def.js';
 import { routes } from '../../api/routes/index.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 // Every route of the table, fed malformed input. Whatever arrives: never a 5xx, always the JSON
 // error shape with no-store, and a refused request writes nothing (every write leaves an audit row).
@@ -133,7 +134,7 @@ function plans(route: RouteDef): fc.Arbitrary<Plan> {
 
 function call(route: RouteDef, plan: Plan) {
   let req = request(env.app)[route.method](plan.path).query(plan.query);
-  if (route.auth !== 'none') req = req.set('Authorization', `Bearer ${tenant.token}`);
+  if (route.auth !== 'none') req = req.set(auth(tenant.token));
   if (plan.payload === undefined) return req;
   if (plan.encoding) req = req.set('Content-Encoding', plan.encoding);
   return req.set('Content-Type', 'application/json').send(plan.payload);

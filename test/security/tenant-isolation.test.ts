@@ -8,6 +8,7 @@ import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { createWorkflow } from '../../src/workflows/workflows.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 // Two accounts with one of everything each. For every route with an {id}, account B asking for
 // account A's id must get exactly what an unknown id gets; list routes must show B nothing of A's.
@@ -65,10 +66,7 @@ async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> 
     actions: ['approve', 'dismiss'],
     primaryLabel: 'Approve',
   });
-  const approved = await request(env.app)
-    .post(`/api/v1/review/${post.id}/answer`)
-    .set('Authorization', `Bearer ${t.token}`)
-    .send({ action: 'approve' });
+  const approved = await request(env.app).post(`/api/v1/review/${post.id}/answer`).set(auth(t.token)).send({ action: 'approve' });
   expect(approved.status).toBe(200);
   return { card, lead: lead.id, message: message.turn.id, workflow: workflow.workflowId, post: `${tag}-post` };
 }
@@ -88,7 +86,7 @@ function call(r: RouteDef, id: string, token: string) {
   const res = RESOURCES.find((x) => x.match.test(r.path))!;
   const req = request(env.app)
     [r.method](r.path.replace(/\{[A-Za-z]+\}/, id))
-    .set('Authorization', `Bearer ${token}`);
+    .set(auth(token));
   return r.method === 'get' || r.method === 'delete' ? req : req.send((res.body ?? {}) as object);
 }
 
@@ -120,7 +118,7 @@ describe('tenant isolation', () => {
   it.each(routes.filter((r) => r.method === 'get' && !r.path.includes('{') && r.scope).map((r) => [r.path] as const))(
     "%s shows nothing of another account's",
     async (path) => {
-      const res = await request(env.app).get(path).set('Authorization', `Bearer ${b.token}`);
+      const res = await request(env.app).get(path).set(auth(b.token));
       expect(res.status).toBe(200);
       // Feeds are XML text; every other list is JSON.
       const text = res.type === 'application/json' ? JSON.stringify(res.body) : res.text;

@@ -15,6 +15,8 @@ import { completion } from '../helpers/fake-llm.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { smtpEnv, type SmtpMode, type TestSmtp } from '../helpers/smtp-server.js';
+import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 let smtp: TestSmtp;
@@ -29,7 +31,6 @@ it.beforeAll(({ env: e, smtp: s }) => {
 });
 
 const DAY = 86_400_000;
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** A sequence card as the agent's ship tool files it: a first mail and two follow-ups. */
 async function sequenceCard(accountId: string, to: string, tag: string, second = `second ${tag}`): Promise<Card> {
@@ -60,7 +61,7 @@ const due = (cardId: string) =>
 /** Time passes: the next step is due, and its job (queued for then) runs now in the file's shipments pool. */
 async function dueNow(cardId: string) {
   await due(cardId);
-  const seq = (await env.deps.db('mail_sequences').where({ card_id: cardId }))[0]!;
+  const seq = (await rows(env, 'mail_sequences', { card_id: cardId }))[0]!;
   await (await pendingJob(env.deps.queues.get('shipments')!, `sequence-step-${seq.id}-${seq.next_step}`))?.promote();
 }
 
@@ -96,7 +97,7 @@ describe('sequences', () => {
       origin: 'dashboard',
       text: 'start a sequence to jane@acme.test about onboarding',
     });
-    const card = await until(async () => (await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'sequence' }))[0]);
+    const card = await until(async () => (await rows(env, 'review_cards', { account_id: accountId, source_type: 'sequence' }))[0]);
     expect(card.payload).toMatchObject({ work: 'sequence', to: 'jane@acme.test', draft: { subject: 'Onboarding' } });
     expect(card.payload.steps.map((s: { delayDays: number }) => s.delayDays)).toEqual([3, 4]);
     expect(card.status).toBe('pending');
@@ -149,7 +150,7 @@ describe('sequences', () => {
     const done = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
     expect(done).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
     expect(done.resolution).toMatchObject({ sequence: 'finished' });
-    const sends = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'email', type: 'sent' });
+    const sends = await rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'sent' });
     expect(sends).toHaveLength(3);
   });
 
@@ -163,7 +164,7 @@ describe('sequences', () => {
     const outcomes = await Promise.all(Array.from({ length: 8 }, () => shipSequenceStep(env.deps, accountId, id, 1)));
     expect(outcomes.filter((o) => o === 'shipped')).toHaveLength(1);
     expect(mailsTo(to)).toHaveLength(2);
-    expect(await env.deps.db('shipments').where({ card_id: card.id, step: 1 })).toHaveLength(1);
+    expect(await rows(env, 'shipments', { card_id: card.id, step: 1 })).toHaveLength(1);
   });
 
   it('stops at once on a reply from the recipient: no later step ships', async () => {
@@ -237,7 +238,7 @@ describe('sequences', () => {
     const { accountId, token } = await env.tenant();
     const answer = await agent.say(token, 'start a sequence to not-an-address about x');
     expect(answer.replies.map((r) => r.text)).toEqual(['not-an-address does not look like an email address, so I drafted nothing.']);
-    expect(await env.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
+    expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
   });
 
   it('refuses a sequence whose follow-ups are not a valid sequence when the agent files it, and tells the model why', async ({ llm }) => {
@@ -299,7 +300,7 @@ describe('sequences', () => {
     expect(outcome).toBe('stopped');
     const reason = `step 1 could not be sent after ${MAX_STEP_TRIES} tries`;
     expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: reason, nextStep: 1 });
-    const fences = await env.deps.db('shipments').where({ card_id: card.id, step: 1 });
+    const fences = await rows(env, 'shipments', { card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(MAX_STEP_TRIES);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
     expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({
@@ -322,11 +323,11 @@ describe('sequences', () => {
     });
     expect(seq.stopReason).toBe('the address bounced');
     expect(seq.nextStep).toBe(1);
-    expect(await env.deps.db('blocklist_entries').where({ account_id: accountId, value: to }).first()).toMatchObject({
+    expect(await row(env, 'blocklist_entries', { account_id: accountId, value: to })).toMatchObject({
       source: 'agent',
       reason: expect.stringMatching(/^550 /),
     });
-    const fences = await env.deps.db('shipments').where({ card_id: card.id, step: 1 });
+    const fences = await rows(env, 'shipments', { card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(1);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
     expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({
@@ -348,7 +349,7 @@ describe('sequences', () => {
     await dueNow(card.id);
     const seq = await stopped(accountId, card.id);
     expect(seq).toMatchObject({ stopReason: "step 1 quotes the account's private notes", nextStep: 1 });
-    expect(await env.deps.db('shipments').where({ card_id: card.id, step: 1 })).toEqual([]);
+    expect(await rows(env, 'shipments', { card_id: card.id, step: 1 })).toEqual([]);
     expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({ sequence: 'stopped' });
     expect(mailsTo(to)).toHaveLength(1);
     expect(smtp.received.filter((m) => m.raw.includes('freight brokers'))).toEqual([]);

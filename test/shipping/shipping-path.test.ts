@@ -14,6 +14,8 @@ import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { until } from '../helpers/processes.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { buildCard } from '../review/factories.js';
+import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 let pools: Pools;
@@ -25,8 +27,6 @@ afterAll(async () => {
   await pools.close();
   await env.close();
 });
-
-const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** Every kind an account cannot ship until an operator connects it, with its source type and the connection the 409 names. */
 const UNCONNECTED = [
@@ -83,7 +83,7 @@ describe('approving work whose adapter is not connected', () => {
       const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
       expect(item).toMatchObject({ status: 'pending', resolvedAt: null, resolution: null });
       expect(item.actions).toContain('approve');
-      expect(await env.deps.db('shipments').where({ card_id: card.id })).toEqual([]);
+      expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
     });
   }
 });

@@ -3,12 +3,8 @@ import { createAccount } from '../../src/accounts/accounts.service.js';
 import { generateToken, hashToken, isWellFormedToken } from '../../src/tokens/token-format.js';
 import { authenticate, lastUsedRecorder, listTokens, mintToken, parseScopes, revokeToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES } from '../../src/tokens/tokens.types.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
+import { it } from '../helpers/fixture.js';
+import { waitFor } from '../helpers/processes.js';
 
 describe('token format', () => {
   it('is <prefix>_ then 30 random base62 characters and a 6-character checksum', () => {
@@ -30,7 +26,7 @@ describe('token format', () => {
 });
 
 describe('minting and revoking', () => {
-  it('stores only the SHA-256 of the token, never the token', async () => {
+  it('stores only the SHA-256 of the token, never the token', async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Hash Co');
     const { token, tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'ci', scopes: ['review:read'] });
     const row = await env.deps.db('api_tokens').where({ id: tokenId }).first();
@@ -39,7 +35,7 @@ describe('minting and revoking', () => {
     expect(await authenticate(env.deps.db, 'gat', token)).toMatchObject({ tokenId, accountId: account.id, scopes: ['review:read'] });
   });
 
-  it('refuses the 21st live token, even when 25 mints race, and allows one again after a revoke', async () => {
+  it('refuses the 21st live token, even when 25 mints race, and allows one again after a revoke', async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Busy Co');
     const results = await Promise.allSettled(
       Array.from({ length: 25 }, (_, i) => mintToken(env.deps.db, 'gat', { accountId: account.id, label: `t${i}`, scopes: [] })),
@@ -64,16 +60,24 @@ describe('minting and revoking', () => {
     expect(parseScopes(SCOPES.join(','))).toEqual([...SCOPES]);
   });
 
-  it('keeps lastUsedAt with at most one write a minute per token', async () => {
+  it('keeps lastUsedAt with at most one write a minute per token', async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Used Co');
     const { tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'u', scopes: [] });
     const touch = lastUsedRecorder(env.deps.db, 60_000);
+    const lastUsed = async () => (await listTokens(env.deps.db, account.id))[0]!.lastUsedAt;
     touch(tokenId, 1_000_000);
+    await waitFor(async () => (await lastUsed()) === 1_000_000, 'the first use written');
     touch(tokenId, 1_030_000); // within the minute: not written
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await listTokens(env.deps.db, account.id))[0]!.lastUsedAt).toBe(1_000_000);
+    // A write the recorder makes after the skipped one, on another token: once it has landed, the skipped one would have too.
+    const marker = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'marker', scopes: [] });
+    touch(marker.tokenId, 1_030_000);
+    await waitFor(async () => (await listTokens(env.deps.db, account.id)).some((t) => t.lastUsedAt === 1_030_000), 'the marker written');
+    expect((await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt).toBe(1_000_000);
     touch(tokenId, 1_061_000);
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await listTokens(env.deps.db, account.id))[0]!.lastUsedAt).toBe(1_061_000);
+    await waitFor(
+      async () => (await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt === 1_061_000,
+      'the next minute written',
+    );
+    expect((await listTokens(env.deps.db, account.id)).find((t) => t.tokenId === tokenId)!.lastUsedAt).toBe(1_061_000);
   });
 });

@@ -4,6 +4,7 @@ import { handDeliveries } from '../../src/webhooks/events.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { makeHook, postJson } from './helpers.js';
 import { setupHookWorld, type HookWorld } from './helpers-agent.js';
+import { row } from '../helpers/rows.js';
 
 const log = createLogger('silent');
 
@@ -102,7 +103,7 @@ describe('handing deliveries over in batches', () => {
     expect(answers.get('dlv_mixedbroken')).toBeInstanceOf(Error);
     expect(answers.get('dlv_mixedlimited')).toBe('not handed');
     expect(answers.get('dlv_unknown')).toBe('not handed');
-    const broken = await env.deps.db('webhook_deliveries').where({ id: 'dlv_mixedbroken' }).first();
+    const broken = await row(env, 'webhook_deliveries', { id: 'dlv_mixedbroken' });
     expect(broken).toMatchObject({ outcome: 'Accepted', turn_id: null });
     expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(2);
   });

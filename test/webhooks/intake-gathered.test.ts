@@ -6,6 +6,7 @@ import { webhookEvent } from '../../src/jobs/webhook-events.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';
+import { rows } from '../helpers/rows.js';
 
 let env: TestEnv;
 let server: http.Server;
@@ -79,12 +80,12 @@ describe('POSTs arriving together', () => {
     }
     // Every delivery to a live URL is logged with its outcome: refused ones are counted on the hook's
     // row for their minute (at most two minutes here), which keeps no body.
-    const logA = await env.deps.db('webhook_deliveries').where({ hook_id: hookA.hookId });
+    const logA = await rows(env, 'webhook_deliveries', { hook_id: hookA.hookId });
     expect(logA.filter((d) => d.outcome === 'Accepted')).toHaveLength(10);
     const refusals = logA.filter((d) => d.outcome === 'Rate Limited');
     expect(refusals.length).toBeLessThanOrEqual(2);
     expect(refusals.reduce((n, d) => n + d.deliveries, 0)).toBe(limited.length);
     for (const d of refusals) expect(d.body).toBeNull();
-    expect(await env.deps.db('webhook_deliveries').where({ hook_id: hookB.hookId, outcome: 'Accepted' })).toHaveLength(10);
+    expect(await rows(env, 'webhook_deliveries', { hook_id: hookB.hookId, outcome: 'Accepted' })).toHaveLength(10);
   });
 });

@@ -9,6 +9,7 @@ import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { deleteHook, disableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { deliveryRows, expectError, makeHook, postJson, postRaw, rawPost } from './helpers.js';
+import { rows } from '../helpers/rows.js';
 
 const logLines: string[] = [];
 const sink = new Writable({
@@ -37,7 +38,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     const res = await postJson(env, hook.path, { email: 'ada@example.com' });
     expect(res.status).toBe(202);
     const body = WebhookAccepted.parse(res.body);
-    const [row] = await env.deps.db('webhook_deliveries').where({ id: body.deliveryId });
+    const [row] = await rows(env, 'webhook_deliveries', { id: body.deliveryId });
     expect(row).toMatchObject({
       hook_id: hook.hookId,
       account_id: accountId,
@@ -214,7 +215,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     expect(all).not.toContain(fresh.token);
     expect(all).not.toContain(fresh.token.slice(4, 30));
     expect(all).toContain('"route":"/api/webhook/hook/{hookToken}"');
-    const stored = JSON.stringify(await env.deps.db('webhook_hooks').where({ id: fresh.hookId }));
+    const stored = JSON.stringify(await rows(env, 'webhook_hooks', { id: fresh.hookId }));
     expect(stored).not.toContain(fresh.token.slice(4));
   });
 

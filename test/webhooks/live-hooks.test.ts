@@ -13,6 +13,7 @@ import { createRedis } from '../../src/redis.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { redisAway } from '../helpers/outages.js';
 import { expectError } from './helpers.js';
+import { row, rows } from '../helpers/rows.js';
 
 /**
  * Intake answers tokens no live hook has from the live-hooks registry in Redis, not Postgres. These
@@ -83,12 +84,12 @@ describe('the live-hooks registry behind intake', () => {
   it('counts a token Redis still lists for a hook Postgres has disabled as the same 404, not a delivery', async () => {
     const { accountId } = await env.tenant();
     const { hookId, url } = (await admin('hook', 'create', '--account', accountId, '--label', 'stale')) as { hookId: string; url: string };
-    const tokenHash = (await env.deps.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
+    const tokenHash = (await row(env, 'webhook_hooks', { id: hookId })).token_hash as string;
     // A disable whose Redis removal failed leaves the token listed; Postgres still has the last word.
     await env.deps.db('webhook_hooks').where({ id: hookId }).update({ status: 'disabled' });
     expect(await env.deps.redis.hexists(registryKey(env.config), tokenHash)).toBe(1);
     expectError(await apps[0]!.post(pathOf(url)), 404, 'not found');
-    expect(await env.deps.db('webhook_deliveries').where({ hook_id: hookId })).toEqual([]);
+    expect(await rows(env, 'webhook_deliveries', { hook_id: hookId })).toEqual([]);
   });
 
   it('trusts the registry again only after refilling it from Postgres when Redis comes back (it may be an older snapshot)', async () => {
@@ -97,7 +98,7 @@ describe('the live-hooks registry behind intake', () => {
       hookId: string;
       url: string;
     };
-    const tokenHash = (await env.deps.db('webhook_hooks').where({ id: hookId }).first()).token_hash as string;
+    const tokenHash = (await row(env, 'webhook_hooks', { id: hookId })).token_hash as string;
     // A Redis restored from a snapshot taken before the hook was created: the sentinel is there, the token is not.
     await env.deps.redis.hdel(registryKey(env.config), tokenHash);
     const reconnected = new Promise((r) => env.deps.redis.once('ready', r));
@@ -120,14 +121,12 @@ describe('the live-hooks registry behind intake', () => {
       await expect(createHook(deps, env.config.baseUrl, { accountId, label: 'during' })).rejects.toBeInstanceOf(Unavailable);
       await expect(enableHook(deps, hookId)).rejects.toBeInstanceOf(Unavailable);
       await admin('hook', 'enable', '--hook-id', hookId);
-      const { token_hash: tokenHash } = await env.deps.db('webhook_hooks').where({ id: hookId }).first();
+      const { token_hash: tokenHash } = await row(env, 'webhook_hooks', { id: hookId });
       await expect(regenerateHook(deps, env.config.baseUrl, hookId)).rejects.toBeInstanceOf(Unavailable);
-      expect((await env.deps.db('webhook_hooks').where({ id: hookId }).first()).token_hash).toBe(tokenHash);
+      expect((await row(env, 'webhook_hooks', { id: hookId })).token_hash).toBe(tokenHash);
     } finally {
       away.disconnect();
     }
-    expect((await env.deps.db('webhook_hooks').where({ account_id: accountId })).map((h) => [h.label, h.status])).toEqual([
-      ['before', 'active'],
-    ]);
+    expect((await rows(env, 'webhook_hooks', { account_id: accountId })).map((h) => [h.label, h.status])).toEqual([['before', 'active']]);
   });
 });

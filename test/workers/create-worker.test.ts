@@ -6,12 +6,7 @@ import { createQueues, defineJob, enqueue, QUEUES, type QueueName } from '../../
 import { createRedis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
 import { parsePools, POOLS } from '../../workers/main.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
+import { it } from '../helpers/fixture.js';
 
 const echo = defineJob({
   queue: 'test-echo',
@@ -23,14 +18,14 @@ const echo = defineJob({
 });
 
 describe('createWorker', () => {
-  it('refuses to start when a job of its queue has no processor, or two', () => {
+  it('refuses to start when a job of its queue has no processor, or two', ({ env }) => {
     const deps = { deps: env.deps, connection: env.deps.redis };
     expect(() => createWorker('test-echo', [], [echo], deps)).toThrow(/no processor for test.echo/);
     const p = defineProcessor({ job: echo, run: async () => 1 });
     expect(() => createWorker('test-echo', [p, p], [echo], deps)).toThrow(/two processors/);
   });
 
-  it('runs a job with its parsed payload, and fails a bad payload once without retrying', async () => {
+  it('runs a job with its parsed payload, and fails a bad payload once without retrying', async ({ env }) => {
     const connection = createRedis(env.config, 'worker');
     const queues = createQueues(env.deps.redis, env.config, ['test-echo']);
     // From the stream's start, not '$': on a cluster the first XREAD can go out after the job already
@@ -79,7 +74,7 @@ describe('createWorker', () => {
     }
   });
 
-  it('refuses a job id with a colon, which BullMQ cannot take', async () => {
+  it('refuses a job id with a colon, which BullMQ cannot take', async ({ env }) => {
     const queues = createQueues(env.deps.redis, env.config, ['test-echo']);
     await expect(enqueue(queues, echo, { n: 1 }, { tag: 'a:b' })).rejects.toThrow(/must not contain/);
     expect(() => echo.key({ n: 1 }, { tag: 'a:b' })).toThrow(/must not contain/);
@@ -88,7 +83,7 @@ describe('createWorker', () => {
 });
 
 describe('--pools', () => {
-  it('gives each pool the concurrency of its setting', () => {
+  it('gives each pool the concurrency of its setting', ({ env }) => {
     const deps = {
       ...env.deps,
       config: configWith({

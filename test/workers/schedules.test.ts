@@ -5,6 +5,7 @@ import { clearRedis, setupTestEnv } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { privateRedis } from '../helpers/outages.js';
 import { waitFor } from '../helpers/processes.js';
+import { turnRow } from '../helpers/rows.js';
 
 // The repeating jobs (sweeps, provider polls) live only in Redis, as BullMQ job schedulers: a Redis that
 // loses its data loses them. Every pool that registers one runs here, in-process.
@@ -56,11 +57,7 @@ describe('repeating jobs after Redis lost its data', () => {
     const back = Date.now() - flushed;
     // One check interval, plus the machine's slack (two cores shared by parallel test files).
     expect(back).toBeLessThan(CHECK_MS + 2_500);
-    await waitFor(
-      async () => (await env.deps.db('agent_turns').where({ id: turn.id }).first()).status === 'replied',
-      'the overdue turn replied',
-      20_000,
-    );
+    await waitFor(async () => (await turnRow(env, turn.id)).status === 'replied', 'the overdue turn replied', 20_000);
   }, 40_000);
 
   it('are registered again after a Redis without persistence restarts, on reconnect, without waiting for the check', async () => {

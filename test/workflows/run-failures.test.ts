@@ -11,6 +11,7 @@ import { POOLS, startPools, type Pools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { completion, type startFakeLlm, type ChatRequest } from '../helpers/fake-llm.js';
 import { waitFor } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 /**
  * Workflow runs whose steps fail, time out, or are stopped, with the llm brain talking to a local fake
@@ -73,7 +74,7 @@ async function workflow(name: string, steps: string[]) {
   const res = await env
     .api()
     .post('/api/v1/workflows')
-    .set('Authorization', `Bearer ${t.token}`)
+    .set(auth(t.token))
     .send({ name, scheduleText: 'weekly', steps: steps.map((title) => ({ title })) });
   expect(res.status).toBe(201);
   return { ...t, workflowId: WorkflowResponse.parse(res.body).workflow.workflowId };
@@ -152,11 +153,9 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     const w = await workflow('Paused mid-run', ['first', 'second']);
     await fire(w.workflowId);
     await waitFor(async () => asked('Paused mid-run') === 1, 'the first step to reach the model', 60_000);
-    const paused = await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set('Authorization', `Bearer ${w.token}`);
+    const paused = await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set(auth(w.token));
     expect(paused.status).toBe(200);
-    const [run] = RunsResponse.parse(
-      (await env.api().get(`/api/v1/workflows/${w.workflowId}/runs`).set('Authorization', `Bearer ${w.token}`)).body,
-    ).runs;
+    const [run] = RunsResponse.parse((await env.api().get(`/api/v1/workflows/${w.workflowId}/runs`).set(auth(w.token))).body).runs;
     expect(run).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
     expect(run!.steps.map((s) => [s.outcome, s.reason])).toEqual([
       ['skipped', 'the workflow was paused while this step ran'],
@@ -179,7 +178,7 @@ describe('a workflow run', { timeout: 180_000 }, () => {
     const w = await workflow('Deleted mid-run', ['only step']);
     await fire(w.workflowId);
     await waitFor(async () => asked('Deleted mid-run') === 1, 'the step to reach the model', 60_000);
-    const deleted = await env.api().delete(`/api/v1/workflows/${w.workflowId}`).set('Authorization', `Bearer ${w.token}`);
+    const deleted = await env.api().delete(`/api/v1/workflows/${w.workflowId}`).set(auth(w.token));
     expect(deleted.status).toBe(200);
     expect(outcomes(await runOf(w.workflowId))).toEqual([['skipped', 'the workflow was deleted while this step ran']]);
     expect(await runOf(w.workflowId)).toMatchObject({ status: 'cancelled' });

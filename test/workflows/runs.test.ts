@@ -9,6 +9,7 @@ import { startPools, type Pools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { waitFor } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let pools: Pools;
@@ -25,13 +26,13 @@ it.beforeAll(async ({ env: e }) => {
 });
 afterAll(() => pools.close());
 
-const auth = () => ({ Authorization: `Bearer ${tenant.token}` });
 async function create(body: object) {
-  const res = await env.api().post('/api/v1/workflows').set(auth()).send(body);
+  const res = await env.api().post('/api/v1/workflows').set(auth(tenant.token)).send(body);
   expect(res.status).toBe(201);
   return WorkflowResponse.parse(res.body).workflow;
 }
-const runs = async (id: string) => RunsResponse.parse((await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth())).body).runs;
+const runs = async (id: string) =>
+  RunsResponse.parse((await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth(tenant.token))).body).runs;
 
 describe('workflow runs', () => {
   it('are fired by the job scheduler and run every step through the agent, delivering the summary', async () => {
@@ -135,10 +136,10 @@ describe('workflow runs', () => {
       steps: [{ title: 'check', gate: { on: true, label: 'Go ahead?' } }, { title: 'act' }],
     });
     const first = (await fireRun(env.deps, w.workflowId, 'job-review-1', Date.now(), opts))!;
-    const card = await env.api().get(`/api/v1/review/${first.steps[0]!.cardId}`).set(auth());
+    const card = await env.api().get(`/api/v1/review/${first.steps[0]!.cardId}`).set(auth(tenant.token));
     expect(card.body.item).toMatchObject({ kind: 'approval', sourceType: 'workflow_gate', status: 'pending', title: 'Go ahead?' });
     expect(card.body.item.actions).toContain('approve');
-    const ok = await env.api().post(`/api/v1/review/${first.steps[0]!.cardId}/answer`).set(auth()).send({ action: 'approve' });
+    const ok = await env.api().post(`/api/v1/review/${first.steps[0]!.cardId}/answer`).set(auth(tenant.token)).send({ action: 'approve' });
     expect(ok.status).toBe(200);
     await runFollowUps(env.deps);
     await waitFor(
@@ -147,7 +148,11 @@ describe('workflow runs', () => {
       20_000,
     );
     const second = (await fireRun(env.deps, w.workflowId, 'job-review-2', Date.now(), opts))!;
-    const no = await env.api().post(`/api/v1/review/${second.steps[0]!.cardId}/dismiss`).set(auth()).send({ reason: 'not this week' });
+    const no = await env
+      .api()
+      .post(`/api/v1/review/${second.steps[0]!.cardId}/dismiss`)
+      .set(auth(tenant.token))
+      .send({ reason: 'not this week' });
     expect(no.status).toBe(200);
     await runFollowUps(env.deps);
     expect((await runs(w.workflowId)).find((r) => r.runId === second.runId)!.status).toBe('cancelled');
@@ -173,10 +178,10 @@ describe('workflow runs', () => {
     const res = await env
       .api()
       .post('/api/v1/agent/messages')
-      .set(auth())
+      .set(auth(tenant.token))
       .send({ text: 'propose a workflow to review new trials every weekday at 8am', waitSeconds: 20 });
     expect(res.status).toBe(200);
-    const listed = (await env.api().get('/api/v1/workflows').set(auth())).body.workflows as Array<{
+    const listed = (await env.api().get('/api/v1/workflows').set(auth(tenant.token))).body.workflows as Array<{
       workflowId: string;
       name: string;
       status: string;
@@ -191,9 +196,9 @@ describe('workflow runs', () => {
       .first();
     expect(card.payload.workflowId).toBe(proposed!.workflowId);
     // Approving the proposal card accepts the workflow: it goes live.
-    const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth()).send({ action: 'approve' });
+    const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(tenant.token)).send({ action: 'approve' });
     expect(approved.status).toBe(200);
-    const resumed = await env.api().post(`/api/v1/workflows/${proposed!.workflowId}/resume`).set(auth());
+    const resumed = await env.api().post(`/api/v1/workflows/${proposed!.workflowId}/resume`).set(auth(tenant.token));
     expect(resumed.body.workflow.version).toBe(2);
     expect(resumed.body.workflow).toMatchObject({
       status: 'live',
@@ -224,7 +229,7 @@ describe('workflow runs', () => {
 
   it('skip a paused or deleted workflow', async () => {
     const w = await create({ name: 'Paused one', scheduleText: 'weekly', steps: [{ title: 'x' }] });
-    await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set(auth());
+    await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set(auth(tenant.token));
     expect(await fireRun(env.deps, w.workflowId, 'job-paused', Date.now(), opts)).toBeNull();
     expect(await runs(w.workflowId)).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 // An account keeps at most WORKFLOWS_PER_ACCOUNT workflows: one more is 409 `rejected`, nothing written.
 let env: TestEnv;
@@ -11,7 +12,7 @@ it.beforeAll(async ({ env: e }) => {
 });
 
 const body = (name: string) => ({ name, scheduleText: 'every Monday at 9am', steps: [{ title: 'Pull new replies' }] });
-const create = (name: string) => env.api().post('/api/v1/workflows').set('Authorization', `Bearer ${tenant.token}`).send(body(name));
+const create = (name: string) => env.api().post('/api/v1/workflows').set(auth(tenant.token)).send(body(name));
 const rows = async () =>
   Number((await env.deps.db('workflows').where({ account_id: tenant.accountId }).count<{ n: string }[]>({ n: '*' }))[0]?.n);
 const audits = async () =>
@@ -28,9 +29,9 @@ describe('the per-account workflow cap', () => {
     expect(await audits()).toBe(auditBefore);
     // Another account is not affected by this one's count.
     const other = await env.tenant();
-    await env.api().post('/api/v1/workflows').set('Authorization', `Bearer ${other.token}`).send(body('elsewhere')).expect(201);
+    await env.api().post('/api/v1/workflows').set(auth(other.token)).send(body('elsewhere')).expect(201);
     // A deleted workflow no longer counts.
-    await env.api().delete(`/api/v1/workflows/${made[0]}`).set('Authorization', `Bearer ${tenant.token}`).expect(200);
+    await env.api().delete(`/api/v1/workflows/${made[0]}`).set(auth(tenant.token)).expect(200);
     await create('four').expect(201);
   });
 
@@ -40,7 +41,7 @@ describe('the per-account workflow cap', () => {
       env
         .api()
         .post('/api/v1/workflows')
-        .set('Authorization', `Bearer ${other.token}`)
+        .set(auth(other.token))
         .send(body(`race ${i}`));
     const statuses = (await Promise.all([0, 1, 2, 3, 4, 5].map(send))).map((r) => r.status).sort();
     expect(statuses).toEqual([201, 201, 201, 409, 409, 409]);

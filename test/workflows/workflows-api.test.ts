@@ -3,6 +3,7 @@ import { DeleteWorkflowResponse, RunsResponse, WorkflowResponse, WorkflowsRespon
 import { runAdmin } from '../../src/admin/commands.js';
 import { workflowRun } from '../../src/jobs/workflow-runs.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
 
 let env: TestEnv;
 let tenant: { accountId: string; token: string };
@@ -11,18 +12,17 @@ it.beforeAll(async ({ env: e }) => {
   tenant = await env.tenant();
 });
 
-const auth = (t = tenant.token) => ({ Authorization: `Bearer ${t}` });
 const create = (body: unknown, t?: string) =>
   env
     .api()
     .post('/api/v1/workflows')
-    .set(auth(t))
+    .set(auth(t ?? tenant.token))
     .send(body as object);
 const patch = (id: string, body: unknown) =>
   env
     .api()
     .patch(`/api/v1/workflows/${id}`)
-    .set(auth())
+    .set(auth(tenant.token))
     .send(body as object);
 const scheduler = (id: string) => env.deps.queues.get('workflow-runs')!.getJobScheduler(workflowRun.key({ workflowId: id }));
 
@@ -63,7 +63,7 @@ describe('POST /workflows', () => {
     ]);
     // The url leads somewhere this service answers: the workflow's runs, read with the same token.
     expect(workflow.url).toBe(`${env.config.baseUrl}/api/v1/workflows/${workflow.workflowId}/runs`);
-    const followed = await env.api().get(new URL(workflow.url).pathname).set(auth());
+    const followed = await env.api().get(new URL(workflow.url).pathname).set(auth(tenant.token));
     expect(followed.status).toBe(200);
     expect(RunsResponse.parse(followed.body).runs).toEqual([]);
     const s = await scheduler(workflow.workflowId);
@@ -106,11 +106,11 @@ describe('POST /workflows', () => {
     [{ ...valid, cadence: 'weekly' }, 'body has unknown field cadence'],
     [{ ...valid, status: 'paused' }, 'body has unknown field status'],
   ])('refuses %j with 400 naming the field and the rule', async (body, error) => {
-    const before = (await env.api().get('/api/v1/workflows').set(auth())).body.workflows.length;
+    const before = (await env.api().get('/api/v1/workflows').set(auth(tenant.token))).body.workflows.length;
     const res = await create(body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error });
-    expect((await env.api().get('/api/v1/workflows').set(auth())).body.workflows.length).toBe(before);
+    expect((await env.api().get('/api/v1/workflows').set(auth(tenant.token))).body.workflows.length).toBe(before);
   });
 
   it('accepts exactly 8 lines of details and 25 steps', async () => {
@@ -182,16 +182,16 @@ describe('changing a workflow', () => {
   it('pauses and resumes idempotently, removing and re-creating the job scheduler', async () => {
     const { workflow } = WorkflowResponse.parse((await create(valid)).body);
     const id = workflow.workflowId;
-    const paused = await env.api().post(`/api/v1/workflows/${id}/pause`).set(auth());
+    const paused = await env.api().post(`/api/v1/workflows/${id}/pause`).set(auth(tenant.token));
     expect(WorkflowResponse.parse(paused.body).workflow).toMatchObject({ status: 'paused', version: 2, nextRunAt: null });
     expect(await scheduler(id)).toBeUndefined();
-    const again = await env.api().post(`/api/v1/workflows/${id}/pause`).set(auth());
+    const again = await env.api().post(`/api/v1/workflows/${id}/pause`).set(auth(tenant.token));
     expect(again.body.workflow).toMatchObject({ status: 'paused', version: 2 });
-    const resumed = WorkflowResponse.parse((await env.api().post(`/api/v1/workflows/${id}/resume`).set(auth())).body).workflow;
+    const resumed = WorkflowResponse.parse((await env.api().post(`/api/v1/workflows/${id}/resume`).set(auth(tenant.token))).body).workflow;
     expect(resumed).toMatchObject({ status: 'live', version: 3 });
     expect(resumed.nextRunAt).toBeGreaterThan(Date.now());
     expect((await scheduler(id))?.next).toBe(resumed.nextRunAt);
-    const twice = await env.api().post(`/api/v1/workflows/${id}/resume`).set(auth());
+    const twice = await env.api().post(`/api/v1/workflows/${id}/resume`).set(auth(tenant.token));
     expect(twice.body.workflow).toMatchObject({ status: 'live', version: 3 });
     const viaPatch = await patch(id, { status: 'paused' });
     expect(viaPatch.body.workflow).toMatchObject({ status: 'paused', version: 4 });
@@ -200,17 +200,17 @@ describe('changing a workflow', () => {
   it('deletes: dropped from reads, scheduler cancelled, runs route 404 after', async () => {
     const { workflow } = WorkflowResponse.parse((await create({ ...valid, name: 'Short-lived' })).body);
     const id = workflow.workflowId;
-    expect(RunsResponse.parse((await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth())).body).runs).toEqual([]);
-    const del = await env.api().delete(`/api/v1/workflows/${id}`).set(auth());
+    expect(RunsResponse.parse((await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth(tenant.token))).body).runs).toEqual([]);
+    const del = await env.api().delete(`/api/v1/workflows/${id}`).set(auth(tenant.token));
     expect(DeleteWorkflowResponse.parse(del.body)).toEqual({ ok: true, name: 'Short-lived' });
     expect(await scheduler(id)).toBeUndefined();
-    const list = WorkflowsResponse.parse((await env.api().get('/api/v1/workflows').set(auth())).body);
+    const list = WorkflowsResponse.parse((await env.api().get('/api/v1/workflows').set(auth(tenant.token))).body);
     expect(list.workflows.map((w) => w.workflowId)).not.toContain(id);
     for (const res of [
-      await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth()),
+      await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth(tenant.token)),
       await patch(id, { name: 'x' }),
-      await env.api().delete(`/api/v1/workflows/${id}`).set(auth()),
-      await env.api().post(`/api/v1/workflows/${id}/resume`).set(auth()),
+      await env.api().delete(`/api/v1/workflows/${id}`).set(auth(tenant.token)),
+      await env.api().post(`/api/v1/workflows/${id}/resume`).set(auth(tenant.token)),
     ]) {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'not found' });
@@ -231,7 +231,7 @@ describe('changing a workflow', () => {
 
   it('validates the runs limit', async () => {
     const { workflow } = WorkflowResponse.parse((await create(valid)).body);
-    const res = await env.api().get(`/api/v1/workflows/${workflow.workflowId}/runs?limit=51`).set(auth());
+    const res = await env.api().get(`/api/v1/workflows/${workflow.workflowId}/runs?limit=51`).set(auth(tenant.token));
     expect(res.body).toEqual({ error: 'limit must be an integer from 1 to 50' });
   });
 });
