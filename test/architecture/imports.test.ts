@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT, sourceFiles } from './source-files.js';
 
 /**
  * The shape of the code, read from its import lines (docs/decisions/code-structure.md, "Areas and their layers").
@@ -8,7 +9,6 @@ import { describe, expect, it } from 'vitest';
  * named after the file (`src/db.ts` is `db`). api/ and workers/ are areas of their own. A folder in
  * NESTED_AREAS is an area of its own inside its parent's folder (`src/review/cards/` is `review/cards`).
  */
-const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Lowest first. An area imports only areas of its own layer or below, and no two areas import each other, even through others. */
 const LAYERS: readonly (readonly string[])[] = [
@@ -106,19 +106,6 @@ const CARD_TABLE_READERS = new Set<string>([
   'src/experiments/post-title.ts',
 ]);
 const WRITES_CARDS = /\b(?:insert\s+into|update|delete\s+from)\s+review_cards\b|review_cards['"]\s*\)\s*\.\s*(?:insert|update|del)\b/i;
-
-function sourceFiles(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-      const rel = join(dir, e.name);
-      if (e.isDirectory()) walk(rel);
-      else if (rel.endsWith('.ts')) out.push(rel);
-    }
-  };
-  for (const top of ['src', 'api', 'workers']) walk(top);
-  return out.sort();
-}
 
 function areaOf(file: string): string {
   const nested = NESTED_AREAS.find((n) => file.startsWith(n));

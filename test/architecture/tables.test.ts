@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT, sourceFiles } from './source-files.js';
 
 /**
  * Every table has one owning area (docs/decisions/code-structure.md, "Every table has one owner"): only the owner's
  * files name the table in a query; another area reads or writes it through the owner's repository or door. Areas are
  * those of test/architecture/imports.test.ts (a folder of src/, a file directly in src/, api/, workers/, src/review/cards/).
  */
-const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Every table the migrations create → the area that owns it. The staging tables of a migration that partitions a table go with it. */
 const OWNER: Readonly<Record<string, string>> = {
@@ -129,19 +129,6 @@ function migratedTables(): Set<string> {
     }
   }
   return names;
-}
-
-function sourceFiles(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-      const rel = join(dir, e.name);
-      if (e.isDirectory()) walk(rel);
-      else if (rel.endsWith('.ts')) out.push(rel);
-    }
-  };
-  for (const top of ['src', 'api', 'workers']) walk(top);
-  return out.sort();
 }
 
 function areaOf(file: string): string {
