@@ -1,0 +1,21 @@
+/**
+ * The rule shipping asks before a card's work goes out: whether it must wait, and until when. Shipping is handed it
+ * through its deps by the composition roots (the API's app, the worker pools, the test helpers that build either);
+ * the one rule today is the experiments' send window (src/experiments/send-window-rule.ts). Shipping knows no
+ * experiment: it holds what the rule says and ships what it does not.
+ */
+import type { Card } from '../review/cards/card.js';
+import type { ReviewDeps } from '../review/review.types.js';
+
+/** The card waits: it goes out at `sendAt` (epoch ms); `window` names what it waits for, `note` says so in words. */
+export interface Hold {
+  sendAt: number;
+  window: string;
+  note: string;
+}
+
+/** Whether the card must wait at `now`; null: ship now. */
+export type HoldRule = (card: Card, now: number) => Promise<Hold | null>;
+
+/** What the shipping paths need: review's deps and the hold rule they are handed. */
+export type ShipDeps = ReviewDeps & { holdRule: HoldRule };
