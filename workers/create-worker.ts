@@ -5,12 +5,13 @@ import type { Logger } from '../src/logger.js';
 import type { Redis } from '../src/redis.js';
 import type { Deps } from '../src/deps.js';
 import { sendWindowHold } from '../src/experiments/send-window-rule.js';
-import type { HoldRule } from '../src/shipping/hold-rule.js';
+import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
+import type { ShipRules } from '../src/shipping/hold-rule.js';
 import { metrics } from '../src/metrics/registry.js';
 import { queueTelemetry } from '../src/tracing/spans.js';
 
 /** What a job's handler sees: the process's deps and the shipping path's hold rule (src/shipping/hold-rule.ts). */
-export type WorkerDeps = Deps & { holdRule: HoldRule };
+export type WorkerDeps = Deps & ShipRules;
 
 export interface JobContext {
   deps: WorkerDeps;
@@ -89,7 +90,7 @@ export function createWorker(
   if (unknown.length) throw new Error(`queue ${queue}: processors for jobs not in the catalog: ${unknown.join(', ')}`);
 
   // The composition root of a worker: the shipping path is handed the experiments' send-window hold rule.
-  const deps: WorkerDeps = { ...opts.deps, holdRule: sendWindowHold };
+  const deps: WorkerDeps = { ...opts.deps, holdRule: sendWindowHold, onSent: exposeExperimentMail };
   const name = opts.from ?? queue;
   const inFlight = new Map<string, { job: Job; token: string }>();
   const worker = new Worker(

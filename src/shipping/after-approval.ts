@@ -4,7 +4,7 @@ import { DELIVERY_QUESTION_SOURCE } from '../review/cards/card-shape.js';
 import type { Card } from '../review/cards/card.js';
 import { answerCard, type AnswerBody } from '../review/review.service.js';
 import { resolveOnDeadline, sweepTimers, type ShipApproved } from '../review/timers.service.js';
-import type { ShipDeps } from './hold-rule.js';
+import type { OnSent, ShipDeps } from './hold-rule.js';
 import { settleByPerson } from './reconcile.service.js';
 import { shipCard } from './ship-card.service.js';
 
@@ -18,11 +18,13 @@ const shipApproved =
     shipCard(deps, null, card, opts);
 
 /** A person's answer to a delivery question settles its fence, in the answer's transaction. */
-async function settleDeliveryAnswer(trx: Trx, card: Card, choice: string): Promise<void> {
-  if (card.sourceType === DELIVERY_QUESTION_SOURCE && typeof card.payload.sendId === 'string') {
-    await settleByPerson(trx, card.accountId, card.payload.sendId, choice);
-  }
-}
+const settleDeliveryAnswer =
+  (onSent: OnSent) =>
+  async (trx: Trx, card: Card, choice: string): Promise<void> => {
+    if (card.sourceType === DELIVERY_QUESTION_SOURCE && typeof card.payload.sendId === 'string') {
+      await settleByPerson(trx, card.accountId, card.payload.sendId, choice, onSent);
+    }
+  };
 
 /**
  * A person's answer (the API's POST /review/{id}/answer, and any other door's): review's `answerCard` decides; an
@@ -30,7 +32,7 @@ async function settleDeliveryAnswer(trx: Trx, card: Card, choice: string): Promi
  * `card.decided`). What follows the decision is the event's handlers' business, never the caller's.
  */
 export async function answerAndShip(deps: ShipDeps, actor: Actor, accountId: string, id: string, body: AnswerBody) {
-  const answered = await answerCard(deps, actor, accountId, id, body, settleDeliveryAnswer);
+  const answered = await answerCard(deps, actor, accountId, id, body, settleDeliveryAnswer(deps.onSent));
   if (!('ship' in answered)) return answered;
   const card = answered.ship;
   const shipped = await shipCard(deps, actor, card, { decidedBy: 'person' });

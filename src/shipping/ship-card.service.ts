@@ -167,7 +167,7 @@ export async function shipCard(deps: ShipDeps, actor: Actor | null, card: Card, 
  * Returns the service's id for what it took.
  */
 export async function shipFenced(
-  deps: ReviewDeps,
+  deps: ShipDeps,
   adapter: ChannelAdapter,
   fence: Fence,
   work: Work,
@@ -200,7 +200,7 @@ export async function shipFenced(
   }
   try {
     await recordKnownOutcome(deps.logger, fence.id, 'sent', () =>
-      settleSent(db, fence, accepted.providerId, { unchanged: opts.unchanged }),
+      settleSent(db, fence, accepted.providerId, { unchanged: opts.unchanged, onSent: deps.onSent }),
     );
   } catch (err) {
     // Out of tries: the fence stays `sending` (or becomes `pending`), and reconciliation or the sweep settles it.
