@@ -8,7 +8,9 @@ import { httpMetrics } from './middleware/http-metrics.js';
 import { httpTracing } from './middleware/tracing.js';
 import { tracingOn } from '../src/tracing/spans.js';
 import { buildOpenApi } from './openapi.js';
-import type { AppDeps, RouteDef } from './route-def.js';
+import type { AppDeps, ProcessDeps, RouteDef } from './route-def.js';
+import { sendWindowHold } from '../src/experiments/send-window-rule.js';
+import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
 import { buildRouter } from './router.js';
 import { routes as defaultRoutes } from './routes/index.js';
 import { UNSUBSCRIBE_PATH, unsubscribeRouter } from './unsubscribe.js';
@@ -17,7 +19,9 @@ import { LINK_PATH } from '../src/measurement/links.js';
 import { Unavailable } from '../src/errors.js';
 
 /** The Express app, without listening: tests and the server entry both build it here. */
-export function createApp(deps: AppDeps, routes: RouteDef[] = defaultRoutes): Express {
+export function createApp(processDeps: ProcessDeps, routes: RouteDef[] = defaultRoutes): Express {
+  // The composition root of the API: the shipping path is handed the experiments' send-window hold rule.
+  const deps: AppDeps = { ...processDeps, holdRule: sendWindowHold, onSent: exposeExperimentMail };
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');

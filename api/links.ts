@@ -1,6 +1,7 @@
 import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { isInfraError } from '../src/errors.js';
-import { followLink } from '../src/measurement/link-visits.service.js';
+import { readerClicked } from '../src/experiments/post-title.js';
+import { followLink, type LinkDeps } from '../src/measurement/link-visits.service.js';
 import { htmlPage } from './html-page.js';
 import type { AppDeps } from './route-def.js';
 
@@ -18,9 +19,11 @@ const notFound = (res: Response) => page(res, 404, 'Link not found', 'This link 
  */
 export function linksRouter(deps: AppDeps): Router {
   const router = Router({ strict: false });
+  // A reader's click through a post's link counts in the post's title experiment (measurement is handed the rule).
+  const linkDeps: LinkDeps = { ...deps, readerClicked };
 
   const follow: RequestHandler<{ code: string }> = async (req, res) => {
-    const followed = await followLink(deps, req.params.code, {
+    const followed = await followLink(linkDeps, req.params.code, {
       method: req.method,
       userAgent: req.headers['user-agent'],
       ip: req.ip,

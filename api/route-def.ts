@@ -3,12 +3,17 @@ import type { z } from 'zod';
 import type { Actor } from '../src/audit/audit.service.js';
 import type { AppError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
+import type { ShipRules } from '../src/shipping/hold-rule.js';
 import type { Deps } from '../src/deps.js';
 import type { Principal, Scope } from '../src/tokens/tokens.types.js';
 import type { QueueVersion } from '../src/queue-version/keys.js';
 
 /** What the API's handlers reach services through: the process's deps without its lifecycle. */
-export type AppDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues' | 'limiter' | 'cursorSecret'>;
+/** What the process hands the API: its deps. */
+export type ProcessDeps = Pick<Deps, 'config' | 'logger' | 'db' | 'redis' | 'queues' | 'limiter' | 'cursorSecret'>;
+
+/** What a route sees: the process's deps and the shipping path's rules (src/shipping/hold-rule.ts), handed by createApp. */
+export type AppDeps = ProcessDeps & ShipRules;
 
 export interface RouteContext {
   deps: AppDeps;

@@ -4,11 +4,17 @@ import type { JobDef } from '../src/jobs/registry.js';
 import type { Logger } from '../src/logger.js';
 import type { Redis } from '../src/redis.js';
 import type { Deps } from '../src/deps.js';
+import { sendWindowHold } from '../src/experiments/send-window-rule.js';
+import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
+import type { ShipRules } from '../src/shipping/hold-rule.js';
 import { metrics } from '../src/metrics/registry.js';
 import { queueTelemetry } from '../src/tracing/spans.js';
 
+/** What a job's handler sees: the process's deps and the shipping path's hold rule (src/shipping/hold-rule.ts). */
+export type WorkerDeps = Deps & ShipRules;
+
 export interface JobContext {
-  deps: Deps;
+  deps: WorkerDeps;
   log: Logger;
   job: Job;
 }
@@ -83,6 +89,8 @@ export function createWorker(
   const unknown = [...byName.keys()].filter((n) => !expected.includes(n));
   if (unknown.length) throw new Error(`queue ${queue}: processors for jobs not in the catalog: ${unknown.join(', ')}`);
 
+  // The composition root of a worker: the shipping path is handed the experiments' send-window hold rule.
+  const deps: WorkerDeps = { ...opts.deps, holdRule: sendWindowHold, onSent: exposeExperimentMail };
   const name = opts.from ?? queue;
   const inFlight = new Map<string, { job: Job; token: string }>();
   const worker = new Worker(
@@ -96,7 +104,7 @@ export function createWorker(
       if (token && job.id) inFlight.set(job.id, { job, token });
       const end = metrics.jobDuration.startTimer({ queue: name, job: job.name });
       try {
-        const result = await processor.run(parsed.data, { deps: opts.deps, log, job });
+        const result = await processor.run(parsed.data, { deps, log, job });
         end({ outcome: 'completed' });
         return result;
       } catch (err) {

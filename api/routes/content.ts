@@ -1,5 +1,6 @@
 import { atomFeed, sitemap } from '../../src/content/feed.js';
 import { readerPostResponse } from '../../src/content/post-title.js';
+import { readerTitle } from '../../src/experiments/post-title.js';
 import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
 import { listenUrl } from '../../src/db.js';
 import { z } from 'zod';
@@ -79,7 +80,7 @@ export const contentRoutes: RouteDef[] = [
     responses: { 200: { description: 'The post', schema: ContentPostResponse, headers: CacheHeaders }, 304: NOT_MODIFIED },
   }).handle(async ({ params, query }, ctx) => {
     const { db, config } = ctx.deps;
-    const where = { listenUrl: listenUrl(config), baseUrl: config.baseUrl };
+    const where = { listenUrl: listenUrl(config), baseUrl: config.baseUrl, readerTitle };
     const { json, etag, personal } = query.reader
       ? await readerPostResponse(db, where, ctx.principal.accountId, params.slug, query.reader)
       : { ...(await postResponse(db, where.listenUrl, ctx.principal.accountId, params.slug)), personal: false };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { readExperiments } from '../../src/experiments/reading.js';
 import { getResults, hasReturnPath } from '../../src/results/report/results.service.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import { ResultsQuery, ResultsResponse } from './results.schemas.js';
@@ -20,6 +21,7 @@ export const resultsRoutes: RouteDef[] = [
     const returnPath = await hasReturnPath(db, accountId, config.inbound.smtpPort);
     const results = await getResults(db, accountId, query.since, Date.now(), returnPath, {
       replyWindowMs: config.experiments.replyWindowMs,
+      readExperiments,
     });
     // The service types a channel's metrics as a record (one per channel); the schema names each one,
     // so this shape is checked at run time (CHECK_RESPONSES), not here.

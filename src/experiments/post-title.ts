@@ -166,3 +166,19 @@ export async function postPending(
     if (!full && !(card && dead.has(card))) c.pending += 1;
   }
 }
+
+/**
+ * The reader's title and token on a post while its title experiment runs (content's reader post is handed this): the
+ * reader's assignment, written at the first read; null when none runs or the reader's variant reached its sample.
+ */
+export async function readerTitle(
+  q: Queryable,
+  accountId: string,
+  postId: string,
+  contact: () => Promise<string>,
+): Promise<{ title: string | undefined; token: string } | null> {
+  const e = await runningOnPost(q, accountId, postId);
+  if (!e) return null;
+  const mine = await readerAssignment(q, accountId, e, await contact(), Date.now());
+  return mine ? { title: e.titles[mine.index], token: mine.token } : null;
+}

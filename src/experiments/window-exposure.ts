@@ -7,6 +7,17 @@ import type { Queryable } from '../db.js';
 import { experimentsRepository } from './experiments.repository.js';
 import { hhmm, isOpen, minuteOfDay, windowOf } from './send-window.js';
 
+/** The on-sent hook handed to shipping (src/shipping/hold-rule.ts): a mail of an experiment exposes its contact. */
+export async function exposeExperimentMail(
+  q: Queryable,
+  accountId: string,
+  card: { id: string; payload: Record<string, unknown> },
+  at: number,
+): Promise<void> {
+  // Its contact is exposed to the variant it was assigned before the mail was drafted (not outside its window).
+  if (typeof card.payload.experimentId === 'string') await exposeSent(q, accountId, card, at);
+}
+
 /** The mail of `card` went out at `at`: its contact exposed (the first send counts), unless outside the card's window. */
 export async function exposeSent(q: Queryable, accountId: string, card: { id: string; payload: Record<string, unknown> }, at: number) {
   const w = windowOf(card);

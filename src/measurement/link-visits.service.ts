@@ -2,7 +2,6 @@ import { createBatcher, type Batcher } from '../batcher.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db.js';
 import { isInfraError } from '../errors.js';
-import { READER_TOKEN, readerClicked } from '../experiments/post-title.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { CHANNEL_EVENT_TYPES, CHANNELS } from '../results/channel-events.js';
@@ -116,11 +115,20 @@ export interface Followed {
   counted: 'new' | 'repeat' | 'limited' | 'lost';
 }
 
+/**
+ * Records a reader's click through a post's link that carried the reader's token (`?x=`), once; false when the token
+ * names no reader of a running experiment on the post. Handed in by the process (the post-title experiment's
+ * `readerClicked`, src/experiments/post-title.ts): measurement counts visits and knows no experiment.
+ */
+export type ReaderClicked = (db: Db, accountId: string, postId: string, token: string, visitId: string, at: number) => Promise<boolean>;
+
 export interface LinkDeps {
   db: Db;
   redis: Redis;
   logger: Logger;
   config: Pick<Config, 'queuePrefix' | 'links'>;
+  /** Where a reader's click goes; without it, a reader's token is ignored. */
+  readerClicked?: ReaderClicked;
 }
 
 /** The gate's keys for this click: keyed hashes of the browser (address, User-Agent, kind) and of its network. */
@@ -220,13 +228,13 @@ export async function followLink(
 
 /**
  * A person's visit through a post's link carrying a reader's token (`?x=`, src/content/post-title.ts): the reader's
- * click in the post's title experiment, recorded once (src/experiments/post-title.ts). Anything else, a token that
+ * click in the post's title experiment, recorded once by the handed `readerClicked`. Anything else, a token that
  * names no reader of the post's running experiment, or a failed write (logged) changes nothing: the redirect stands.
  */
 async function readerClick(deps: LinkDeps, link: TrackedLink, token: unknown, visitId: string): Promise<void> {
-  if (link.sourceType !== 'post' || typeof token !== 'string' || !READER_TOKEN.test(token)) return;
+  if (link.sourceType !== 'post' || typeof token !== 'string' || !deps.readerClicked) return;
   try {
-    await readerClicked(deps.db, link.accountId, link.sourceId, token, visitId, Date.now());
+    await deps.readerClicked(deps.db, link.accountId, link.sourceId, token, visitId, Date.now());
   } catch (err) {
     deps.logger.warn({ code: link.code, err: (err as Error).message }, 'reader click not recorded; redirected anyway');
   }

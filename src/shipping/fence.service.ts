@@ -1,5 +1,4 @@
 import type { ChannelAdapter, Work } from '../channels/channel.types.js';
-import { exposeSent } from '../experiments/window-exposure.js';
 import { channelOf, shippedEvent } from '../channels/registry.js';
 import { metrics } from '../metrics/registry.js';
 import type { Db, Trx } from '../db.js';
@@ -14,6 +13,7 @@ import { fencesRepository, type Fence } from './fence.repository.js';
 import type { ReviewDeps } from '../review/review.types.js';
 import { clearSoftFailures } from './refusals.service.js';
 import { startSequence, stepShipped } from './sequence-state.js';
+import type { OnSent } from './hold-rule.js';
 import { raiseTrust } from '../review/trust.service.js';
 
 /**
@@ -55,7 +55,13 @@ export async function fenceWork(
  * joins the resolution (`changed` for a send, `confirmedBy` for a person's answer). Null: the card had left
  * `sending` already, or the fence was a sequence's later step (its card went out with the first mail).
  */
-export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Record<string, unknown>): Promise<Card | null> {
+export async function markShipped(
+  trx: Trx,
+  fence: Fence,
+  at: number,
+  extra: Record<string, unknown>,
+  onSent: OnSent,
+): Promise<Card | null> {
   let card: Card | null = null;
   // A sequence's later step: its card went out with the first mail (it is not `sending`); the sequence moves on.
   if (fence.step > 0) await stepShipped(trx, fence, at);
@@ -80,9 +86,8 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
       },
     );
   }
-  // A mail of an experiment: its contact is exposed to the variant it was assigned before the mail was drafted
-  // (not counted when it went out outside its send window: window-exposure.ts).
-  if (card && typeof card.payload.experimentId === 'string') await exposeSent(trx, fence.accountId, card, at);
+  // The handed on-sent hook (hold-rule.ts): an experiment's mail exposes its contact to the variant it was assigned.
+  if (card) await onSent(trx, fence.accountId, card, at);
   const event = shippedEvent(fence.kindOfWork, fence.details);
   if (event) await recordChannelEvent(trx, fence.accountId, { ...event, at, decidedBy: fence.decidedBy, refId: fence.id });
   await recordSendOutcome(trx, fence, { status: 'contacted' }, at);
@@ -90,7 +95,12 @@ export async function markShipped(trx: Trx, fence: Fence, at: number, extra: Rec
 }
 
 /** Fence → sent and card → sent, once: records the channel event and (for a person's unchanged send) trust. */
-export async function settleSent(db: Db, fence: Fence, providerId: string | null, o: { unchanged: boolean }): Promise<boolean> {
+export async function settleSent(
+  db: Db,
+  fence: Fence,
+  providerId: string | null,
+  o: { unchanged: boolean; onSent: OnSent },
+): Promise<boolean> {
   const settled = await db.transaction(async (trx) => {
     const at = Date.now();
     const settled = await fencesRepository(trx).transition(fence.accountId, fence.id, ['sending', 'pending', 'unknown'], {
@@ -100,7 +110,7 @@ export async function settleSent(db: Db, fence: Fence, providerId: string | null
     });
     if (!settled) return false;
     await clearSoftFailures(trx, fence.accountId, fence.to);
-    const card = await markShipped(trx, fence, at, { changed: !o.unchanged });
+    const card = await markShipped(trx, fence, at, { changed: !o.unchanged }, o.onSent);
     if (card && fence.decidedBy === 'person' && o.unchanged && card.kindOfWork) await raiseTrust(trx, fence.accountId, card.kindOfWork, at);
     return true;
   });

@@ -9,18 +9,14 @@ import { deliveryQuestion } from './delivery-question.js';
 import { fencesRepository, type Fence } from './fence.repository.js';
 import { markShipped, scheduleReconcile, settleSent } from './fence.service.js';
 import { recordKnownOutcome } from './record-outcome.js';
-import type { ReviewDeps } from '../review/review.types.js';
+import type { OnSent, ShipDeps } from './hold-rule.js';
 
 /**
  * Settles one fence whose answer was lost. Asks the fence's adapter; where it cannot tell and the
  * service does not deduplicate, it waits and asks again until the window closes, then hands the
  * question to a person as a card. It never ships again without an idempotency key the service honours.
  */
-export async function reconcileSend(
-  deps: ReviewDeps,
-  accountId: string,
-  sendId: string,
-): Promise<'settled' | 'waiting' | 'asked' | 'noop'> {
+export async function reconcileSend(deps: ShipDeps, accountId: string, sendId: string): Promise<'settled' | 'waiting' | 'asked' | 'noop'> {
   const repo = fencesRepository(deps.db);
   let fence = await repo.find(accountId, sendId);
   if (!fence) return 'noop';
@@ -45,7 +41,7 @@ export async function reconcileSend(
     : unknown;
   const open = fence;
   const settle = (providerId: string) =>
-    recordKnownOutcome(deps.logger, open.id, 'sent', () => settleSent(deps.db, open, providerId, { unchanged }));
+    recordKnownOutcome(deps.logger, open.id, 'sent', () => settleSent(deps.db, open, providerId, { unchanged, onSent: deps.onSent }));
   if (found.state === 'sent') {
     await settle(found.providerId);
     return 'settled';
@@ -102,13 +98,13 @@ async function askPerson(db: Db, fence: Fence, adapter: ChannelAdapter | null): 
 }
 
 /** A person's answer to a delivery question: mark the work sent, or void the fence so it can be sent again. */
-export async function settleByPerson(trx: Trx, accountId: string, sendId: string, value: string): Promise<void> {
+export async function settleByPerson(trx: Trx, accountId: string, sendId: string, value: string, onSent: OnSent): Promise<void> {
   const fence = await fencesRepository(trx).find(accountId, sendId);
   if (fence?.status !== 'unknown') return;
   const at = Date.now();
   if (value === 'mark_sent') {
     await fencesRepository(trx).transition(accountId, sendId, ['unknown'], { status: 'sent', settledAt: at });
-    await markShipped(trx, fence, at, { confirmedBy: 'person' });
+    await markShipped(trx, fence, at, { confirmedBy: 'person' }, onSent);
     return;
   }
   await fencesRepository(trx).transition(accountId, sendId, ['unknown'], {
@@ -120,7 +116,7 @@ export async function settleByPerson(trx: Trx, accountId: string, sendId: string
 }
 
 /** The shipping sweep (`mail.sweep`): reconciles fences no job is working on (stale `sending`, `pending` without a job). */
-export async function sweepSends(deps: ReviewDeps): Promise<number> {
+export async function sweepSends(deps: ShipDeps): Promise<number> {
   const stale = Date.now() - 2 * deps.config.mail.sendTimeoutMs;
   const fences = await fencesRepository(deps.db).unsettled(stale, 100);
   let n = 0;

@@ -11,11 +11,10 @@
 import { isBlocked } from '../blocklist/blocklist.service.js';
 import type { Trx } from '../db.js';
 import { Rejected } from '../errors.js';
-import { hhmm, isOpen, minuteOfDay, nextOpening, windowOf } from '../experiments/send-window.js';
 import type { DecidedBy } from '../results/channel-events.js';
 import { cardsRepository, type Card } from '../review/cards/cards.repository.js';
-import type { ReviewDeps } from '../review/review.types.js';
 import { scheduleAutoResolve } from '../review/timer-jobs.js';
+import type { ShipDeps } from './hold-rule.js';
 
 /**
  * A send held for its window. The send route answers it with 409 `rejected` (heldRefusal): its 200 means the provider
@@ -35,26 +34,22 @@ export interface HeldResult {
 export const LOST_HOLD = 'lost';
 
 /**
- * Holds the card until its window opens when it is closed at `now`; null when the card has no window or it is open
- * (ship now). `run` is the caller's transaction (audited for a person). The hold is one guarded update: pending or
- * snoozed at the version the approver saw (and at the ladder's deadline, for the ladder), so a racing verb wins.
+ * Holds the card until the handed hold rule (hold-rule.ts; the send window) lets it go, when the rule says it waits
+ * at `now`; null when it does not (ship now). `run` is the caller's transaction (audited for a person). The hold is
+ * one guarded update: pending or snoozed at the version the approver saw (and at the ladder's deadline, for the
+ * ladder), so a racing verb wins.
  */
 export async function holdUntilWindow(
-  deps: ReviewDeps,
+  deps: ShipDeps,
   card: Card,
   to: string,
   o: { decidedBy: DecidedBy; autoResolveAt?: number; now?: number },
   run: (fn: (trx: Trx) => Promise<Card | null>) => Promise<Card | null>,
 ): Promise<HeldResult | typeof LOST_HOLD | null> {
-  const w = windowOf(card);
-  const now = o.now ?? Date.now();
-  if (!w || isOpen(w.window, now)) return null;
-  const sendAt = nextOpening(w.window, now);
+  const hold = await deps.holdRule(card, o.now ?? Date.now());
+  if (!hold) return null;
+  const { sendAt, note } = hold;
   const detail = (card.detail ?? {}) as Record<string, unknown> & { autoResolve?: Record<string, unknown> };
-  const local = `${hhmm(minuteOfDay(w.window.zone, now))} ${w.window.zone}`;
-  const note =
-    `Approved at ${local}, outside its send window ${w.text}: it waits, approved, and goes out when the window opens ` +
-    `(${new Date(sendAt).toISOString()}). Dismiss or snooze it to stop that.`;
   const held = await run(async (trx) => {
     // Refused now, as a send would be, rather than at the opening.
     if (to && (await isBlocked(trx, card.accountId, to))) throw new Rejected(`${to} is on the block list; nothing was sent`);
@@ -77,7 +72,7 @@ export async function holdUntilWindow(
   });
   if (!held) return LOST_HOLD;
   await scheduleAutoResolve(deps, card.accountId, card.id, sendAt);
-  return { ok: true, status: 'held', to, sendAt, window: w.text, decidedBy: o.decidedBy };
+  return { ok: true, status: 'held', to, sendAt, window: hold.window, decidedBy: o.decidedBy };
 }
 
 /**

@@ -6,11 +6,11 @@ import { sequencesRepository, type Sequence } from '../mail/sequences.repository
 import { threadsRepository } from '../mail/threads.repository.js';
 import { cardsRepository } from '../review/cards/cards.repository.js';
 import { privateTextIn } from '../review/cards/private-text.js';
-import type { ReviewDeps } from '../review/review.types.js';
 import { fencesRepository } from './fence.repository.js';
 import { fenceWork } from './fence.service.js';
 import { queueNextStep, stopSequences } from './sequence-state.js';
 import { adapterForCard, shipFenced } from './ship-card.service.js';
+import type { ShipDeps } from './hold-rule.js';
 
 // The sequence runner: ships a running sequence's later steps, each through its own fence (its state,
 // started, advanced and stopped in the transactions that settle its mail, is in sequence-state.ts).
@@ -26,7 +26,7 @@ export type StepOutcome = 'shipped' | 'not_due' | 'not_active' | 'stopped' | 'in
  * racing jobs, a retry or the sweep ship it once. A refusal for good, a blocked address, private text
  * or too many failed tries stop the sequence; a service that cannot be reached throws (the job retries).
  */
-export async function shipSequenceStep(deps: ReviewDeps, accountId: string, sequenceId: string, step: number): Promise<StepOutcome> {
+export async function shipSequenceStep(deps: ShipDeps, accountId: string, sequenceId: string, step: number): Promise<StepOutcome> {
   const { db } = deps;
   const seq = await sequencesRepository(db).find(accountId, sequenceId);
   if (seq?.status !== 'active' || seq.nextStep !== step) return 'not_active';
@@ -80,7 +80,7 @@ async function stepWork(q: Queryable, seq: Sequence, step: number): Promise<Work
  * The sequence part of the shipping sweep: an active sequence whose step is overdue and has no live
  * fence gets its job again (keyed by the sweep's time bucket, so at most one per bucket).
  */
-export async function sweepSequences(deps: ReviewDeps, bucket: number): Promise<number> {
+export async function sweepSequences(deps: ShipDeps, bucket: number): Promise<number> {
   const grace = deps.config.mail.sweepEveryMs;
   const overdue = await sequencesRepository(deps.db).overdue(Date.now() - grace, 100);
   let n = 0;

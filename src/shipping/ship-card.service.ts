@@ -16,6 +16,7 @@ import { recordKnownOutcome } from './record-outcome.js';
 import { settleRefusal } from './refusals.service.js';
 import { fenceWork, markPending, releaseFence, settleSent } from './fence.service.js';
 import type { ReviewDeps } from '../review/review.types.js';
+import type { ShipDeps } from './hold-rule.js';
 import { queueNextStep } from './sequence-state.js';
 import { type HeldResult, holdUntilWindow, LOST_HOLD } from './send-window-hold.js';
 
@@ -83,7 +84,7 @@ export async function adapterForCard(deps: Pick<ReviewDeps, 'db' | 'config'>, ca
 
 /** POST /review/{id}/send: mail cards only (other work ships through `answer` approve). */
 export async function sendCard(
-  deps: ReviewDeps,
+  deps: ShipDeps,
   actor: Actor | null,
   accountId: string,
   cardId: string,
@@ -105,7 +106,7 @@ export async function sendCard(
  * `delivery_pending` while a lost answer is being reconciled). `autoResolveAt` makes the trust ladder's
  * shipment lose to anything a person did first. The work is read from the stored draft (whole).
  */
-export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card, opts: ShipOptions): Promise<SendResult | HeldResult> {
+export async function shipCard(deps: ShipDeps, actor: Actor | null, card: Card, opts: ShipOptions): Promise<SendResult | HeldResult> {
   const { db } = deps;
   const { accountId, id: cardId } = card;
   const adapter = await adapterForCard(deps, card);
@@ -166,7 +167,7 @@ export async function shipCard(deps: ReviewDeps, actor: Actor | null, card: Card
  * Returns the service's id for what it took.
  */
 export async function shipFenced(
-  deps: ReviewDeps,
+  deps: ShipDeps,
   adapter: ChannelAdapter,
   fence: Fence,
   work: Work,
@@ -199,7 +200,7 @@ export async function shipFenced(
   }
   try {
     await recordKnownOutcome(deps.logger, fence.id, 'sent', () =>
-      settleSent(db, fence, accepted.providerId, { unchanged: opts.unchanged }),
+      settleSent(db, fence, accepted.providerId, { unchanged: opts.unchanged, onSent: deps.onSent }),
     );
   } catch (err) {
     // Out of tries: the fence stays `sending` (or becomes `pending`), and reconciliation or the sweep settles it.

@@ -41,8 +41,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ],
   // memory: the agent's notes, read by the private-text check wherever work leaves and written by the agent and dismissals.
   // experiments: the experiments' tables and each kind of variant's reads (counts, assignment, exposure); the
-  // scoreboard, visits, posts, channels and shipping read them, so it stands this low until they are handed what
-  // they need instead (the agent's experiment code is src/agent/experiments/).
+  // channel registry (its experiment adapter) still imports them, so it stands this low until that adapter is
+  // registered by the process, as the scoreboard, visits, posts and shipping are now handed what they need (the
+  // agent's experiment code is src/agent/experiments/).
   ['accounts', 'audit', 'results', 'secrets', 'memory', 'experiments'],
   // Tracked links and visits are made by mail and by published posts.
   ['tokens', 'blocklist', 'measurement'],

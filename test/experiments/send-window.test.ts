@@ -208,7 +208,7 @@ describe('a send-window experiment', () => {
       const adapter = emailAdapter(env.deps.config, env.deps.db);
       return fenceWork(trx, adapter, card, adapter.workOf(card), { step: 0, decidedBy: 'person' });
     });
-    expect(await settleSent(env.deps.db, fence, 'relay-id', { unchanged: true })).toBe(true);
+    expect(await settleSent(env.deps.db, fence, 'relay-id', { unchanged: true, onSent: env.deps.onSent })).toBe(true);
     const b2Row = (await repo.assignments(accountId, out.id)).find((a) => a.card_id === b2.id)!;
     expect(b2Row.exposed_at).toBeNull();
     expect(b2Row.skipped).toMatch(new RegExp(`^sent at \\d\\d:\\d\\d ${ZONE}, outside its window ${B} ${ZONE}$`));

@@ -11,6 +11,9 @@ import type { Config } from '../../src/config.js';
 import { configWith } from './config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
+import { sendWindowHold } from '../../src/experiments/send-window-rule.js';
+import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
+import type { ShipRules } from '../../src/shipping/hold-rule.js';
 import { clusterNodesSetting, isCluster } from '../../src/redis.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
 import { SCOPES, type Scope } from '../../src/tokens/tokens.types.js';
@@ -19,7 +22,7 @@ import { viaPgbouncer } from './pgbouncer.js';
 
 export interface TestEnv {
   config: Config;
-  deps: Deps;
+  deps: Deps & ShipRules;
   app: Express;
   api: () => ReturnType<typeof request>;
   /** An account with one token holding the given scopes (default: all). */
@@ -103,7 +106,8 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
     REDIS_COMMAND_TIMEOUT_MS: '15000',
     ...opts.env,
   });
-  const deps = createDeps(config, opts.logger ?? createLogger('silent'));
+  // As the API and the worker pools compose theirs: the shipping path is handed the send-window hold rule.
+  const deps = { ...createDeps(config, opts.logger ?? createLogger('silent')), holdRule: sendWindowHold, onSent: exposeExperimentMail };
   await deps.ready();
   const app = createApp(deps, [...tableRoutes, ...(opts.extraRoutes ?? [])]);
   return {

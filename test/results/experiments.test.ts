@@ -3,6 +3,7 @@ import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
+import { readExperiments } from '../../src/experiments/reading.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { getResults } from '../../src/results/report/results.service.js';
 import { buildLead } from '../helpers/factories.js';
@@ -150,7 +151,10 @@ describe('GET /results experiments', () => {
       plannedReached: false,
     });
     // With a reply window of an hour, the mail just sent is not yet an exposure; `sent` counts it all the same.
-    const held = await getResults(env.deps.db, r.accountId, undefined, Date.now(), true, { replyWindowMs: 60 * 60 * 1000 });
+    const held = await getResults(env.deps.db, r.accountId, undefined, Date.now(), true, {
+      replyWindowMs: 60 * 60 * 1000,
+      readExperiments,
+    });
     expect(held.experiments.map((x) => x.variants.map((v) => [v.exposures, v.outcomes, v.rate, v.interval, v.sent]))).toEqual([
       [
         [0, 0, null, null, 3],
@@ -272,7 +276,7 @@ describe('GET /results experiments', () => {
     const listen = (q: { sql: string }) => seen.push(q.sql);
     env.deps.db.on('query', listen);
     try {
-      expect((await getResults(env.deps.db, accountId, undefined)).experiments).toEqual([]);
+      expect((await getResults(env.deps.db, accountId, undefined, Date.now(), true, { readExperiments })).experiments).toEqual([]);
     } finally {
       env.deps.db.off('query', listen);
     }

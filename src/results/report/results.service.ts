@@ -3,9 +3,9 @@ import { postsRepository } from '../../content/posts.repository.js';
 import type { Queryable } from '../../db.js';
 import { conversionValuesIn } from '../../measurement/conversions.repository.js';
 import { tokensRepository } from '../../tokens/tokens.repository.js';
-import { type ExperimentReading, readExperiments } from '../../experiments/reading.js';
 import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from '../channel-events.js';
 import { adTestsIn, type AdTestResult } from './ads-tests.js';
+import type { ExperimentsReader, ReportedExperiment } from '../reported-experiments.js';
 import { harnessRepository, type HarnessMetrics } from './harness.repository.js';
 import { resultsRepository } from '../results.repository.js';
 import { splitWindow, type WindowSplit } from '../rollup-window.js';
@@ -56,8 +56,10 @@ export interface Results {
   experiments: ResultsExperiment[];
 }
 
-/** `/results` `experiments`: an experiment as it reads now (src/experiments/reading.ts), without the variants' raw text. */
-export type ResultsExperiment = Omit<ExperimentReading, 'variants'> & { variants: Omit<ExperimentReading['variants'][number], 'value'>[] };
+/** `/results` `experiments`: an experiment as it reads now (reported-experiments.ts), without the variants' raw text. */
+export type ResultsExperiment = Omit<ReportedExperiment, 'variants'> & {
+  variants: Omit<ReportedExperiment['variants'][number], 'value'>[];
+};
 
 const DEFAULT_REPLY_WINDOW_MS = DEFAULT_REPLY_WINDOW_SECONDS * 1000;
 
@@ -199,7 +201,8 @@ const unavailableReason = (channel: Channel): string =>
  * replies and bounces can reach the service for this account (`hasReturnPath`). `harness` (the agent's own
  * work, from its turns, cards and workflow runs) is always available. `experiments`: the account's running and
  * proposed experiments and those that ended since the baseline began, counting exposures older than `replyWindowMs`
- * (config.experiments.replyWindowMs: docs/decisions/experiments.md, "Reading an experiment").
+ * (config.experiments.replyWindowMs: docs/decisions/experiments.md, "Reading an experiment"), by the handed
+ * `readExperiments` (none: no experiments).
  */
 export async function getResults(
   q: Queryable,
@@ -207,7 +210,11 @@ export async function getResults(
   requestedSince: number | undefined,
   now = Date.now(),
   returnPath = true,
-  { rollups = true, replyWindowMs = DEFAULT_REPLY_WINDOW_MS }: { rollups?: boolean; replyWindowMs?: number } = {},
+  {
+    rollups = true,
+    replyWindowMs = DEFAULT_REPLY_WINDOW_MS,
+    readExperiments,
+  }: { rollups?: boolean; replyWindowMs?: number; readExperiments?: ExperimentsReader } = {},
 ): Promise<Results> {
   const { since, clamped } = clampSince(requestedSince, now);
   const span = now - since;
@@ -224,7 +231,7 @@ export async function getResults(
     repo.connected(accountId),
     hasMeasurementSource(q, accountId),
     harnessRepository(q).counts(accountId, since, split, watermark),
-    readExperiments(q, accountId, baselineSince, now - replyWindowMs),
+    readExperiments ? readExperiments(q, accountId, baselineSince, now - replyWindowMs) : [],
   ]);
   const tallies = new Map<string, Tally>();
   const tally = (channel: string, current: boolean) => {

@@ -1,0 +1,43 @@
+/**
+ * The scoreboard's `experiments` section. Results reports experiments but does not read them: the reader is handed in
+ * by the caller (`readExperiments`, src/experiments/reading.ts, which stands above results), so results knows only
+ * the shape it reports. Without a reader the section is empty.
+ */
+import type { Queryable } from '../db.js';
+import type { Metric } from '../statistics/plan.js';
+import type { Decision } from '../statistics/stopping.js';
+
+/** An experiment as it reads now: its variants' counts, intervals and the stopping rule's decision. */
+export interface ReportedExperiment {
+  id: string;
+  status: string;
+  thing: string;
+  topic: string;
+  hypothesis: string;
+  metric: Metric;
+  plannedPerVariant: number;
+  minimumPerVariant: number;
+  variants: {
+    key: string;
+    description: string;
+    value: string;
+    exposures: number;
+    outcomes: number;
+    rate: number | null;
+    interval: [number, number] | null;
+    probabilityBest: number;
+    sent: number;
+  }[];
+  decision: {
+    state: Decision['state'] | 'proposed' | 'dismissed';
+    winner: string | null;
+    citation: string | null;
+    plannedReached: boolean;
+  };
+  startedAt: number | null;
+  decidedAt: number | null;
+  adoptedAt: number | null;
+}
+
+/** The account's experiments read since `since`, counting exposures older than `maturedBy`. */
+export type ExperimentsReader = (q: Queryable, accountId: string, since: number, maturedBy: number) => Promise<ReportedExperiment[]>;
