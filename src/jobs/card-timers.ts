@@ -66,9 +66,9 @@ export const cardRevisionReturn = defineJob({
 });
 
 /**
- * The card-timers repair sweep (DESIGN rule 2), every CARD_SWEEP_MS: applies the trust ladder to cards it
- * has not seen and does the work of any timer whose job was lost. Every step is a conditional update, so
- * overlapping sweeps and the timers themselves never act twice.
+ * The card-timers repair sweep (docs/rules.md, "Commit, then enqueue, then repair"), every CARD_SWEEP_MS:
+ * applies the trust ladder to cards it has not seen and does the work of any timer whose job was lost. Every
+ * step is a conditional update, so overlapping sweeps and the timers themselves never act twice.
  */
 export const cardSweep = defineSweep({
   queue: 'card-timers',

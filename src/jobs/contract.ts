@@ -51,7 +51,7 @@ export function keyOf<P extends z.ZodType, X extends object>(
   return key;
 }
 
-/** One job contract: queue, name, payload schema, key rule and retry policy, defined once (STYLE.md). */
+/** One job contract: queue, name, payload schema, key rule and retry policy, defined once (docs/rules.md, "One queue definition"). */
 export function defineJob<P extends z.ZodType, X extends object = NoKeyPart, Q extends string = string>(
   spec: JobSpec<P, X, Q>,
 ): JobDef<P, X, Q> {

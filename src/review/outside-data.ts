@@ -2,7 +2,7 @@ import type { Queryable } from '../db.js';
 import { agentRows } from './agent-rows.js';
 
 /**
- * DESIGN rule 8, decided in one place: a turn works on outside data when a webhook started it (an
+ * "Outside data is data" (docs/rules.md), decided in one place: a turn works on outside data when a webhook started it (an
  * `event` turn, or any turn of `hook` origin) or when it carries a data block (a payload, research, or
  * the card a revision rewrites, whose text may have come from outside). What such a turn makes never
  * ships by itself: no trust-ladder deadline, no run-without-approval setting; a person decides.

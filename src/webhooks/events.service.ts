@@ -112,7 +112,7 @@ export async function failDelivery(deps: Pick<Deps, 'db'>, deliveryId: string, e
 }
 
 /**
- * Sweeper step (DESIGN rule 2): accepted deliveries older than the orphan age whose job never ran
+ * Sweeper step (docs/rules.md, "Commit, then enqueue, then repair"): accepted deliveries older than the orphan age whose job never ran
  * (the API died between commit and enqueue, or the job was lost) are queued again under their
  * deterministic key, so one still waiting in the queue is not queued twice.
  */

@@ -268,7 +268,7 @@ export async function logAndHandOn(
 /**
  * For deliveries logged before they were counted (a replay, or a POST while the registry is not
  * trusted). Logged deliveries (committed as Accepted) are counted against both rolling-hour windows and their
- * `webhook-events` jobs queued (DESIGN rule 2); answers by position: null when accepted, else the
+ * `webhook-events` jobs queued (docs/rules.md, "Commit, then enqueue, then repair"); answers by position: null when accepted, else the
  * error that delivery's request throws. Over a limit: the row says Rate Limited (one row each here), RateLimited. Redis
  * unreachable (the limiter and the queue share it): the log says Worker Error, it is not counted,
  * BadGateway (502); the sender retries the same POST once Redis is back. If this process dies midway

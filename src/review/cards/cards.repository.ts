@@ -233,7 +233,8 @@ export function cardsRepository(q: Queryable) {
       return row ? toCard(row) : null;
     },
     /**
-     * The conditional update of DESIGN rule 3: changes the card only while it still matches `guard`.
+     * The conditional update of docs/rules.md ("State changes are conditional updates"): changes the card
+     * only while it still matches `guard`.
      * Returns the changed card, or null when someone else changed it first (the caller lost the race).
      */
     transition: (accountId: string, id: string, guard: Guard, changes: CardChanges, at = Date.now()): Promise<Card | null> =>
