@@ -167,8 +167,10 @@ describe('a reply on the professional network', () => {
       pollProviderEvents(env.deps, w.accountId, 'network'),
       pollProviderEvents(env.deps, w.accountId, 'network'),
     ]);
-    // Both read the event; one applied it.
-    expect(results.map((r) => r.events)).toEqual([1, 1]);
+    // Each read the event at most once (the second may start after the first moved the cursor, as a loaded
+    // machine showed), at least one did; whatever the interleaving, it was applied once.
+    expect(results.map((r) => r.events).every((n) => n === 0 || n === 1)).toBe(true);
+    expect(results.reduce((a, r) => a + r.events, 0)).toBeGreaterThanOrEqual(1);
     expect(await replies(w.accountId)).toHaveLength(1);
     expect(await wakes(w.accountId)).toHaveLength(1);
     expect((await sequenceOfCard(env, w.seqCard.id)).status).toBe('stopped');
