@@ -6,41 +6,17 @@
  * decision it ended on. Why the exposures are the matured ones: docs/decisions/experiments.md, "Reading an experiment".
  */
 import type { Queryable } from '../db.js';
+import type { ReportedExperiment } from '../results/reported-experiments.js';
 import { type Experiment, type ExperimentCounts, experimentsRepository } from './experiments.repository.js';
 import { METRICS } from '../statistics/plan.js';
 import { type Decision, decide } from '../statistics/stopping.js';
 import { citation } from '../statistics/wording.js';
 
-export interface ExperimentReading {
-  id: string;
+/** The scoreboard's shape (results defines what it reports), with this area's own narrower types. */
+export interface ExperimentReading extends Omit<ReportedExperiment, 'status' | 'thing' | 'metric'> {
   status: Experiment['status'];
   thing: Experiment['thing'];
-  topic: string;
-  hypothesis: string;
   metric: Experiment['plan']['metric'];
-  plannedPerVariant: number;
-  minimumPerVariant: number;
-  variants: {
-    key: string;
-    description: string;
-    value: string;
-    exposures: number;
-    outcomes: number;
-    rate: number | null;
-    interval: [number, number] | null;
-    probabilityBest: number;
-    /** All of this variant's mail sent so far, matured or not (exposures counts only the matured). */
-    sent: number;
-  }[];
-  decision: {
-    state: Decision['state'] | 'proposed' | 'dismissed';
-    winner: string | null;
-    citation: string | null;
-    plannedReached: boolean;
-  };
-  startedAt: number | null;
-  decidedAt: number | null;
-  adoptedAt: number | null;
 }
 
 const round = (x: number) => Math.round(x * 10_000) / 10_000;

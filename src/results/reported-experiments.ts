@@ -26,6 +26,7 @@ export interface ReportedExperiment {
     rate: number | null;
     interval: [number, number] | null;
     probabilityBest: number;
+    /** All of this variant's mail sent so far, matured or not (exposures counts only the matured). */
     sent: number;
   }[];
   decision: {
