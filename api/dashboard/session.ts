@@ -3,9 +3,9 @@ import { requestPasswordReset, resetPassword } from '../../src/people/password-r
 import { type SignInResult, signIn } from '../../src/people/people.service.js';
 import { beginTotp, confirmTotp, disableTotp } from '../../src/people/totp.service.js';
 import type { SignedIn } from '../../src/people/people.types.js';
-import { endSession, endSessionsOf } from '../../src/people/sessions.service.js';
+import { endSession, endSessionOfSecret, endSessionsOf } from '../../src/people/sessions.service.js';
 import type { Config } from '../../src/config.js';
-import { clearedCookie, requestNetwork, sessionCookie } from '../middleware/session.js';
+import { clearedCookie, requestNetwork, sessionCookie, sessionSecret } from '../middleware/session.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import {
   AcceptBody,
@@ -59,7 +59,13 @@ export const sessionRoutes: RouteDef[] = [
     body: SignInBody,
     errors: [401, 403, 429],
     responses: { 200: { description: 'Signed in; the session cookie is set', schema: SessionView } },
-  }).handle(async ({ body }, ctx) => signedInReply(ctx.deps.config, await signIn(ctx.deps, body, requestNetwork(ctx.req)))),
+  }).handle(async ({ body }, ctx) => {
+    const result = await signIn(ctx.deps, body, requestNetwork(ctx.req));
+    // The session this browser held before (another person's, or its own) ends: one browser, one session.
+    const before = sessionSecret(ctx.req);
+    if (before) await endSessionOfSecret(ctx.deps.db, before);
+    return signedInReply(ctx.deps.config, result);
+  }),
 
   defineRoute({
     method: 'delete',

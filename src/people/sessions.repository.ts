@@ -86,6 +86,9 @@ export function sessionsRepository(q: Queryable) {
     async end(accountId: string, id: string, at: number): Promise<void> {
       await q('dashboard_sessions').where({ account_id: accountId, id }).whereNull('ended_at').update({ ended_at: at });
     },
+    async endBySecretHash(secretHash: string, at: number): Promise<void> {
+      await q('dashboard_sessions').where({ secret_hash: secretHash }).whereNull('ended_at').update({ ended_at: at });
+    },
     /** Ends every live session of the person; the number ended. */
     async endAllOf(accountId: string, personId: string, at: number): Promise<number> {
       return q('dashboard_sessions').where({ account_id: accountId, person_id: personId }).whereNull('ended_at').update({ ended_at: at });

@@ -63,6 +63,11 @@ export function endSession(q: Queryable, s: { account: { id: string }; sessionId
   return sessionsRepository(q).end(s.account.id, s.sessionId, now);
 }
 
+/** Ends the session a cookie's secret names, if any: a browser signing in again leaves no session behind. */
+export async function endSessionOfSecret(q: Queryable, secret: string, now = Date.now()): Promise<void> {
+  if (/^[0-9A-Za-z]{43}$/.test(secret)) await sessionsRepository(q).endBySecretHash(secretHash(secret), now);
+}
+
 /** Ends every session of the person (sign out everywhere, a new password, removal). */
 export function endSessionsOf(q: Queryable, who: { accountId: string; personId: string }, now = Date.now()): Promise<number> {
   return sessionsRepository(q).endAllOf(who.accountId, who.personId, now);

@@ -35,8 +35,17 @@ export function tokensRepository(q: Queryable) {
       )) as { rows: { live: boolean }[] };
       return rows[0]?.live ?? false;
     },
-    async insert(t: { id: string; accountId: string; label: string; scopes: Scope[]; hash: string; createdAt: number }) {
+    async insert(t: {
+      id: string;
+      accountId: string;
+      label: string;
+      scopes: Scope[];
+      hash: string;
+      createdAt: number;
+      personId?: string | null;
+    }) {
       await q('api_tokens').insert({
+        person_id: t.personId ?? null,
         id: t.id,
         account_id: t.accountId,
         label: t.label,

@@ -1,5 +1,5 @@
 import { getAccount } from '../accounts/accounts.service.js';
-import { adminActor, auditedWrite } from '../audit/audit.service.js';
+import { type Actor, adminActor, auditedWrite } from '../audit/audit.service.js';
 import type { Config } from '../config.js';
 import type { Db, Queryable } from '../db.js';
 import { keyspace, type Redis } from '../redis.js';
@@ -27,16 +27,19 @@ export function parseScopes(list: string): Scope[] {
 
 /**
  * Mints a token and returns its secret, the only time it is ever seen. The account row is locked so
- * two concurrent mints cannot both pass the 20-live-tokens check.
+ * two concurrent mints cannot both pass the 20-live-tokens check. `personId`: the person who holds it (a
+ * token minted in the dashboard; removing the person revokes it); `actor`: who is audited (default: the
+ * operator's `token mint`).
  */
 export async function mintToken(
   db: Db,
   prefix: string,
-  input: { accountId: string; label: string; scopes: Scope[] },
+  input: { accountId: string; label: string; scopes: Scope[]; personId?: string | null },
+  actor: Actor = adminActor(input.accountId, 'token mint'),
 ): Promise<{ token: string; tokenId: string }> {
   const label = input.label.trim();
   if (!label || label.length > 100) throw new BadRequest('label must be 1 to 100 characters');
-  return auditedWrite(db, adminActor(input.accountId, 'token mint'), async (trx) => {
+  return auditedWrite(db, actor, async (trx) => {
     await getAccount(trx, input.accountId, true);
     const repo = tokensRepository(trx);
     if ((await repo.countLive(input.accountId)) >= MAX_LIVE_TOKENS) {
@@ -51,6 +54,7 @@ export async function mintToken(
       scopes: input.scopes,
       hash: hashToken(token),
       createdAt: Date.now(),
+      personId: input.personId ?? null,
     });
     return { result: { token, tokenId }, targetId: tokenId };
   });

@@ -60,11 +60,16 @@ describe('signing in', () => {
     expect(wrong.headers['content-length']).toBe(unknown.headers['content-length']);
   });
 
-  it('makes a new session at every sign-in', async ({ env }) => {
+  it('makes a new session at every sign-in, and ends the one the browser held before', async ({ env }) => {
     const who = await signedIn(env);
     const again = await signInAs(env, who);
     expect(again.cookie).not.toBe(who.cookie);
     expect(again.csrfToken).not.toBe(who.csrfToken);
+    const fromSameBrowser = await signInRequest(env, { email: who.email, password: who.password }).set('Cookie', again.cookie);
+    expect(fromSameBrowser.status).toBe(200);
+    expect(sessionCookieOf(fromSameBrowser.headers['set-cookie'])).not.toBe(again.cookie);
+    expect((await again.request('get', '/dashboard/api/session')).status).toBe(401);
+    expect((await who.request('get', '/dashboard/api/session')).status).toBe(200);
   });
 
   it('throttles failures per address with 429 and Retry-After, for an unknown address alike', async ({ env }) => {
