@@ -99,14 +99,7 @@ const CARD_REPOSITORY = join('src', 'review', 'cards', 'cards.repository.ts');
  */
 const CARD_REPOSITORY_ALLOWED = new Set<string>(['review', 'shipping']);
 /** Files outside src/review/cards/ that may read the review_cards table, never write it: `/results` `harness` counts cards. */
-// Readers of the table, never writers: the harness counts, and an experiment's counts (a mail card settled unsent never exposes;
-// an ad experiment's ad test card dismissed never runs).
-const CARD_TABLE_READERS = new Set<string>([
-  'src/results/report/harness.repository.ts',
-  'src/experiments/experiment-counts.ts',
-  'src/experiments/ad-variant.ts',
-  'src/experiments/post-title.ts',
-]);
+const CARD_TABLE_READERS = new Set<string>(['src/results/report/harness.repository.ts']);
 const WRITES_CARDS = /\b(?:insert\s+into|update|delete\s+from)\s+review_cards\b|review_cards['"]\s*\)\s*\.\s*(?:insert|update|del)\b/i;
 
 function areaOf(file: string): string {
