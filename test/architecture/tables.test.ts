@@ -85,16 +85,9 @@ const OWNER: Readonly<Record<string, string>> = {
  */
 /** The queries that need a function handed in from above, whose caller is an agent file. */
 const HANDED_IN = {
-  results: "the agent's read_results tool (and the route) hands the scoreboard the agent's, workflows' and inbound's counts",
   review: "the agent hands review its turn's outside-data reading when it files work (agent/file-work.ts, shipBySetting)",
 };
-const PENDING_MOVES = new Map<string, string>([
-  ['src/results/report/harness.repository.ts agent_turns', HANDED_IN.results],
-  ['src/results/report/harness.repository.ts review_cards', HANDED_IN.results],
-  ['src/results/report/harness.repository.ts workflow_runs', HANDED_IN.results],
-  ['src/results/results.repository.ts inbound_urls', HANDED_IN.results],
-  ['src/review/agent-rows.ts agent_turns', HANDED_IN.review],
-]);
+const PENDING_MOVES = new Map<string, string>([['src/review/agent-rows.ts agent_turns', HANDED_IN.review]]);
 
 /** The tables the migrations create, by the names they give them (`createTable('t'`, `CREATE TABLE t`, `ALTER TABLE … RENAME TO t`). */
 function migratedTables(): Set<string> {
