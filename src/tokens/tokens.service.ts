@@ -22,17 +22,20 @@ import {
 export const scopeList = (): { scope: Scope; description: string }[] =>
   SCOPES.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] }));
 
-/** Checks a list of scope names (duplicates dropped); an unknown scope is refused by name. */
-export function checkScopes(list: readonly string[]): Scope[] {
+/**
+ * Checks a list of scope names (duplicates dropped); an unknown scope is refused by name, with the input's
+ * name as the caller calls it (`field`: the CLI's `--scopes`, the dashboard's body field `scopes`).
+ */
+export function checkScopes(list: readonly string[], field = 'scopes'): Scope[] {
   const wanted = [...new Set(list.map((s) => s.trim()).filter(Boolean))];
   const unknown = wanted.filter((s) => !(SCOPES as readonly string[]).includes(s));
-  if (unknown.length) throw new BadRequest(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
+  if (unknown.length) throw new BadRequest(`${field} has unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
   return wanted as Scope[];
 }
 
 /** Reads a comma-separated scope list (the admin CLI's `--scopes`); an unknown scope is refused by name. */
 export function parseScopes(list: string): Scope[] {
-  return checkScopes(list.split(','));
+  return checkScopes(list.split(','), '--scopes');
 }
 
 /**
