@@ -49,7 +49,7 @@ describe('API tokens', () => {
     expect(listed.body.items.map((t: { tokenId: string }) => t.tokenId)).toContain(res.body.token.tokenId);
     expect(JSON.stringify(listed.body)).not.toContain(secret.slice(-20));
     const audit = await rows(env, 'audit_log', { account_id: owner.accountId, target_id: res.body.token.tokenId });
-    expect(audit).toHaveLength(1);
+    expect(audit).toEqual([expect.objectContaining({ actor: 'person', person_id: owner.personId, person_email: owner.email })]);
     expect(JSON.stringify(audit)).not.toContain(secret.slice(-20));
   });
 
