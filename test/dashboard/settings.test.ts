@@ -82,6 +82,12 @@ describe('API tokens', () => {
     for (let i = 0; i < 19; i++)
       await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: owner.accountId, label: `t${i}`, scopes: [] });
     expect((await post({ label: 'twentieth', scopes: [] })).status).toBe(201);
+    // The operator's tokens (the admin CLI's mint) have no holder; the owner sees them with the rest.
+    const holders = (await owner.request('get', '/dashboard/api/tokens')).body.items.map(
+      (t: { holder: { id: string } | null }) => t.holder?.id ?? null,
+    );
+    expect(holders.filter((h: string | null) => h === null)).toHaveLength(19);
+    expect(holders.filter((h: string | null) => h === owner.personId)).toHaveLength(1);
     const refused = await post({ label: 'twenty-first', scopes: [] });
     expect(refused.status).toBe(409);
     expect(refused.body).toEqual({ error: 'rejected', message: 'account already has 20 live tokens; revoke one before minting another' });
