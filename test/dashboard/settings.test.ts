@@ -94,6 +94,24 @@ describe('API tokens', () => {
   });
 });
 
+describe('the settings routes behind the session router', () => {
+  it('take no bearer token, and refuse a write without the CSRF token', async () => {
+    const owner = await signedIn(env, { role: 'owner' });
+    const minted = await owner.request('post', '/dashboard/api/tokens', { label: 'bearer', scopes: [] });
+    const bearer = await env.api().get('/dashboard/api/tokens').set(auth(minted.body.secret));
+    expect(bearer.status).toBe(401);
+    expect(bearer.body).toEqual({ error: 'The dashboard takes a session cookie, not a bearer token.' });
+    const forged = await env
+      .api()
+      .post('/dashboard/api/hooks')
+      .set('Cookie', owner.cookie)
+      .set('Origin', new URL(env.config.baseUrl).origin)
+      .send({ label: 'forged' });
+    expect(forged.status).toBe(403);
+    expect((await owner.request('get', '/dashboard/api/hooks')).body.items).toEqual([]);
+  });
+});
+
 describe('webhooks', () => {
   it('are for owners only: a member gets 403 on every hook route', async () => {
     const owner = await signedIn(env, { role: 'owner' });
