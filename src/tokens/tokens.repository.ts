@@ -1,19 +1,19 @@
 import { accountColumnSql } from '../accounts/settings.repository.js';
 import { preparedQuery, type Queryable } from '../db.js';
-import type { Principal, Scope, TokenSummary } from './tokens.types.js';
+import type { HeldToken, Principal, Scope, TokenSummary } from './tokens.types.js';
 
 /** The token's account name (a token's account always exists: deleting an account deletes its tokens). */
 const ACCOUNT_NAME = accountColumnSql('name', 't.account_id');
 
 interface TokenRow {
   id: string;
-  person_id?: string | null;
   account_id: string;
   label: string;
   scopes: Scope[];
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  person_id: string | null;
 }
 
 const summary = (r: TokenRow): TokenSummary => ({
@@ -42,16 +42,16 @@ export function tokensRepository(q: Queryable) {
       scopes: Scope[];
       hash: string;
       createdAt: number;
-      personId?: string | null;
+      personId: string | null;
     }) {
       await q('api_tokens').insert({
-        person_id: t.personId ?? null,
         id: t.id,
         account_id: t.accountId,
         label: t.label,
         scopes: t.scopes,
         token_hash: t.hash,
         created_at: t.createdAt,
+        person_id: t.personId,
       });
     },
     async countLive(accountId: string): Promise<number> {
@@ -93,9 +93,19 @@ export function tokensRepository(q: Queryable) {
       });
       return rows.length > 0;
     },
-    async find(id: string): Promise<(TokenSummary & { accountId: string }) | null> {
+    async find(id: string): Promise<(TokenSummary & { accountId: string; personId: string | null }) | null> {
       const row = await q('api_tokens').where({ id }).first<TokenRow | undefined>();
-      return row ? { ...summary(row), accountId: row.account_id } : null;
+      return row ? { ...summary(row), accountId: row.account_id, personId: row.person_id ?? null } : null;
+    },
+    /** The account's live tokens, oldest first; with `personId`, only that person's. */
+    async listLive(accountId: string, personId?: string): Promise<HeldToken[]> {
+      const query = q('api_tokens').where({ account_id: accountId }).whereNull('revoked_at');
+      if (personId !== undefined) query.andWhere({ person_id: personId });
+      const rows: TokenRow[] = await query.orderBy('created_at', 'asc').orderBy('id');
+      return rows.map((r) => {
+        const { revokedAt: _revoked, ...rest } = summary(r);
+        return { ...rest, personId: r.person_id };
+      });
     },
     /** Revokes once; a second call changes nothing and returns null. */
     async revoke(id: string, at: number): Promise<TokenRow | null> {
