@@ -50,8 +50,10 @@ export function ensureWebBuilt() {
   const packaged = join(root, 'node_modules', '.bin', 'node');
   const node = existsSync(packaged) ? packaged : process.execPath;
   process.stderr.write('Building the dashboard (web/ → web/dist/)…\n');
+  // NODE_ENV=production whoever calls (vitest sets it to `test`, which would bundle React's development build).
   const r = spawnSync(node, [vite, 'build', '--config', join(web, 'vite.config.ts'), '--logLevel', 'warn'], {
     cwd: root,
+    env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 2, 2],
   });
   if (r.status !== 0) throw new Error('The dashboard build failed; see the output above.');

@@ -72,6 +72,8 @@ describe('the dashboard page', () => {
       compressed += gzipSync(body, { level: 9 }).length;
       // Built code names no other host to load from (React's error pages link to react.dev in text only).
       expect(body.toString('utf8')).not.toMatch(/(?:src|href)=["']https?:/);
+      // React's production build: the development one (whatever NODE_ENV the builder ran under) is four times the size.
+      expect(body.toString('utf8')).not.toContain('Download the React DevTools');
     }
     expect(compressed).toBeLessThanOrEqual(200 * 1024);
     // Nothing but what the page loads: no stray files a build left behind.
