@@ -63,8 +63,10 @@ export function App() {
 
 function route(path: string, session: Session | null) {
   let params: Record<string, string> | null;
-  if ((params = match('/reset/:token', path))) return <ResetPassword token={params.token!} />;
-  if ((params = match('/invite/:token', path))) return <AcceptInvitation token={params.token!} />;
+  // The mailed links: /reset/:token and /invite/:token, and the same under the API's nouns (the links the
+  // server builds may use either).
+  if ((params = match('/reset/:token', path) ?? match('/password-resets/:token', path))) return <ResetPassword token={params.token!} />;
+  if ((params = match('/invite/:token', path) ?? match('/invitations/:token', path))) return <AcceptInvitation token={params.token!} />;
   if (path === '/forgot') return <ForgotPassword />;
   if (path === '/sign-in') return session ? <Redirect to="/settings/profile" /> : <SignIn />;
   if (!session) return <Redirect to="/sign-in" />;

@@ -6,20 +6,20 @@ import { FormError, Loading, Notice, PageHeader, useAction, useLoad } from '../u
 interface Approval {
   kind: string;
   mode: string;
-  ladder: { state: string; words: string };
+  ladder: { state: 'off' | 'climbing' | 'trusted' | string; words: string };
 }
 
 const KIND_NAMES: Record<string, string> = {
   email: 'Emails',
   sequence: 'Sequences',
-  network: 'Network messages',
   network_message: 'Network messages',
-  blog: 'Blog posts',
   blog_post: 'Blog posts',
   ad_test: 'Ad tests',
   spend: 'Spending',
+  experiment: 'Experiments',
 };
-const MODES: Record<string, string> = { required: 'Ask first', auto: 'Run without approval' };
+/** The server's modes (src/review/approval.service.ts), in the words the page uses. */
+const MODES: Record<string, string> = { always_ask: 'Always ask', trust_ladder: 'Ask, then trust', ship: 'Run without approval' };
 
 /** Settings → Approvals: per kind of work, whether it waits for a person, and where the trust ladder stands. */
 export function Approvals() {
@@ -39,7 +39,8 @@ export function Approvals() {
   return (
     <section>
       <PageHeader title="Approvals">
-        Each kind of work waits in the review queue for a person unless it is set to run without approval. Spending always waits.
+        Each kind of work waits in the review queue for a person unless it is set to run without approval. With “Ask, then trust”, once
+        enough of a kind are approved unchanged, new ones resolve themselves after a delay unless someone acts first. Spending always waits.
       </PageHeader>
       <FormError error={approvals.error ?? save.error} />
       {saved ? <Notice>{KIND_NAMES[saved] ?? saved}: saved.</Notice> : null}
@@ -83,7 +84,7 @@ function ModeSelect({ item, onChange, disabled }: { item: Approval; onChange: (m
       </label>
       <select id={id} value={item.mode} disabled={disabled} onChange={(e) => onChange(e.target.value)}>
         {Object.entries(MODES).map(([value, text]) => (
-          <option key={value} value={value} disabled={item.kind === 'spend' && value === 'auto'}>
+          <option key={value} value={value} disabled={item.kind === 'spend' && value !== 'always_ask'}>
             {text}
           </option>
         ))}
