@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { dashboardConfig, dashboardEnv } from './dashboard.js';
 import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { httpConfig, httpEnv } from './http.js';
@@ -41,6 +42,7 @@ export const areasEnv = {
   ...eventsEnv,
   ...sealingEnv,
   ...providerPollsEnv,
+  ...dashboardEnv,
 } satisfies z.ZodRawShape;
 
 /**
@@ -91,5 +93,7 @@ export function areasConfig(
     events: eventsConfig(env),
     /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */
     sealing: sealingConfig(env),
+    /** The dashboard's sign-in, sessions and single-use links (docs/dashboard.md). */
+    dashboard: dashboardConfig(env),
   };
 }
