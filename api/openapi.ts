@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { errorStatuses, type RouteDef } from './route-def.js';
 import { ErrorBody } from './schemas.js';
 import { DEFAULT_JSON_LIMIT, describeTextRule } from './request-rules.js';
+import { SCOPE_DESCRIPTIONS } from '../src/tokens/tokens.types.js';
 
 export const API_VERSION = '2026-09-29';
 
@@ -35,7 +36,12 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
   registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
-    description: 'A personal token minted in the dashboard (`npm run admin -- token mint`).',
+    description:
+      'A personal token minted in the dashboard (Settings, API Tokens) or with `npm run admin -- token mint`. Scopes: ' +
+      Object.entries(SCOPE_DESCRIPTIONS)
+        .map(([scope, what]) => `\`${scope}\` (${what})`)
+        .join('; ') +
+      '.',
   });
   for (const route of routes) {
     const responses: RouteConfig['responses'] = {};
@@ -64,7 +70,9 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): object {
       path: route.path,
       operationId: route.operationId,
       summary: route.summary,
-      description: route.scope ? `Needs scope \`${route.scope}\`. Rate bucket: \`${route.bucket}\`.` : undefined,
+      description: route.scope
+        ? `Needs scope \`${route.scope}\` (${SCOPE_DESCRIPTIONS[route.scope]}). Rate bucket: \`${route.bucket}\`.`
+        : undefined,
       'x-state-rules': route.stateRules,
       'x-max-body-bytes':
         route.body || route.bodyParser || route.documentedBody

@@ -2,10 +2,14 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { BadRequest } from './errors.js';
 
-/** Where a newest-first page stopped: the last row's creation time and insertion sequence. */
+/**
+ * Where a newest-first page stopped: the last row's creation time and insertion sequence, or for a
+ * table without a sequence its id (`id`, the tie-break among rows of one time; `seq` is then 0).
+ */
 export interface CursorPosition {
   at: number;
   seq: number;
+  id?: string;
 }
 
 const Payload = z.object({
@@ -14,6 +18,7 @@ const Payload = z.object({
   f: z.string().nullable(),
   t: z.number().int(),
   s: z.number().int(),
+  i: z.string().optional(),
 });
 
 const INVALID = 'cursor is not valid';
@@ -27,7 +32,8 @@ function mac(secret: string, body: string): Buffer {
  * account and the filter, so a cursor from another account, list or filter is refused.
  */
 export function encodeCursor(secret: string, list: string, accountId: string, filter: string | null, pos: CursorPosition): string {
-  const body = Buffer.from(JSON.stringify({ k: list, a: accountId, f: filter, t: pos.at, s: pos.seq })).toString('base64url');
+  const position = { k: list, a: accountId, f: filter, t: pos.at, s: pos.seq, ...(pos.id === undefined ? {} : { i: pos.id }) };
+  const body = Buffer.from(JSON.stringify(position)).toString('base64url');
   return `${body}.${mac(secret, body).toString('base64url')}`;
 }
 
@@ -46,5 +52,5 @@ export function decodeCursor(secret: string, list: string, accountId: string, fi
     throw new BadRequest(INVALID);
   }
   if (parsed.k !== list || parsed.a !== accountId || parsed.f !== filter) throw new BadRequest(INVALID);
-  return { at: parsed.t, seq: parsed.s };
+  return { at: parsed.t, seq: parsed.s, ...(parsed.i === undefined ? {} : { id: parsed.i }) };
 }

@@ -1,11 +1,10 @@
 import { getAccount } from '../accounts/accounts.service.js';
-import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import { BadRequest } from '../errors.js';
 import { createInboundUrl, listInbound } from '../inbound/intake.service.js';
 import { INBOUND_STATUSES, type InboundStatus } from '../inbound/inbound.types.js';
 import { listOperatorMail, readOperatorMail } from '../inbound/operator-mail.service.js';
 import { generateDkimKey, listDkimKeys, removeDkimKey } from '../mail/dkim.service.js';
-import { parseSender, setAccountSender } from '../mail/sender-identity.js';
+import { setMailFrom } from '../mail/mail-settings.js';
 import { createRedis, whenReady } from '../redis.js';
 import { int, type Verb } from './verb.js';
 
@@ -77,12 +76,7 @@ export const MAIL_VERBS: Record<string, Verb> = {
   'mail sender set': {
     flags: ['account', 'from'],
     async run(f, { db, config }) {
-      await getAccount(db, f.account!);
-      const from = parseSender(config, f.from!);
-      await auditedWrite(db, adminActor(f.account!, 'mail sender set'), async (trx) => {
-        await setAccountSender(trx, f.account!, from);
-        return { result: { from }, targetId: f.account! };
-      });
+      const { from } = await setMailFrom(db, config, f.account!, f.from!);
       return { account: { id: f.account! }, from };
     },
   },

@@ -12,21 +12,22 @@ const ADDRESS = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9]([A-Za-z0-9.-
 /**
  * `Name <addr>` (or a bare `addr`) as the From every mail of an account carries, normalised, or a
  * BadRequest naming the rule: one address, no line breaks, at one of the domains the operator allowed
- * (MAIL_ALLOWED_FROM_DOMAINS; unset: MAIL_FROM's domain).
+ * (MAIL_ALLOWED_FROM_DOMAINS; unset: MAIL_FROM's domain). `field` is what the refusal calls the input:
+ * the CLI's flag `--from`, the dashboard's body field `from`.
  */
-export function parseSender(config: Config, input: string): string {
-  if (input.length > SENDER_MAX_CHARS) throw new BadRequest(`--from must be at most ${SENDER_MAX_CHARS} characters`);
-  if (/[\r\n\0]/.test(input)) throw new BadRequest('--from must be one line');
+export function parseSender(config: Config, input: string, field = '--from'): string {
+  if (input.length > SENDER_MAX_CHARS) throw new BadRequest(`${field} must be at most ${SENDER_MAX_CHARS} characters`);
+  if (/[\r\n\0]/.test(input)) throw new BadRequest(`${field} must be one line`);
   const parsed = addressparser(input);
   const one = parsed.length === 1 && !('group' in parsed[0]!) ? (parsed[0] as { name: string; address: string }) : null;
   if (!one || !ADDRESS.test(one.address))
-    throw new BadRequest('--from must be one address, written "Name <user@example.com>" or user@example.com');
+    throw new BadRequest(`${field} must be one address, written "Name <user@example.com>" or user@example.com`);
   const domain = fromDomain(one.address);
   const allowed = config.mail.identity.allowedFromDomains;
   if (!allowed.includes(domain)) {
     const list = allowed.join(', ') || 'none';
     throw new BadRequest(
-      `--from must be an address at a domain the operator allowed (MAIL_ALLOWED_FROM_DOMAINS: ${list}); ${domain} is not one`,
+      `${field} must be an address at a domain the operator allowed (MAIL_ALLOWED_FROM_DOMAINS: ${list}); ${domain} is not one`,
     );
   }
   const name = one.name.replace(/\s+/g, ' ').trim();

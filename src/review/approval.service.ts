@@ -1,12 +1,63 @@
 import { KINDS_OF_WORK, type KindOfWork } from '../channels/kinds.js';
 import { cannotShip } from '../channels/registry.js';
 import type { Queryable } from '../db.js';
+import { BadRequest } from '../errors.js';
 import { kindOfWorkFor } from './cards/card-shape.js';
 import type { Card, NewCard } from './cards/card.js';
 import { addCard } from './cards/doors.js';
 import { cardFromOutsideData } from './outside-data.js';
 
 export { KINDS_OF_WORK, type KindOfWork };
+
+/**
+ * How a kind of work is approved: `always_ask` (every card waits for a person), `trust_ladder` (it waits,
+ * until enough approvals shipped unchanged let new cards resolve themselves: the default) or `ship` (runs
+ * without approval). Spending is always `always_ask`.
+ */
+export const APPROVAL_MODES = ['always_ask', 'trust_ladder', 'ship'] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
+interface SettingRow {
+  kind_of_work: string;
+  requires_approval: boolean;
+  trust_ladder: boolean;
+}
+
+const modeOf = (kind: string, row: SettingRow | undefined): ApprovalMode => {
+  if (kind === 'spend' || !(KINDS_OF_WORK as readonly string[]).includes(kind)) return 'always_ask';
+  if (!row) return 'trust_ladder';
+  if (!row.requires_approval) return 'ship';
+  return row.trust_ladder ? 'trust_ladder' : 'always_ask';
+};
+
+/** The kind's approval mode on this account (what the ladder and the agent's tools follow). */
+export async function approvalMode(q: Queryable, accountId: string, kind: KindOfWork | string): Promise<ApprovalMode> {
+  const row = await q('approval_settings').where({ account_id: accountId, kind_of_work: kind }).first<SettingRow | undefined>();
+  return modeOf(kind, row);
+}
+
+/** Every kind of work with its mode, in KINDS_OF_WORK's order. */
+export async function approvalModes(q: Queryable, accountId: string): Promise<{ kind: KindOfWork; mode: ApprovalMode }[]> {
+  const rows: SettingRow[] = await q('approval_settings').where({ account_id: accountId });
+  const byKind = new Map(rows.map((r) => [r.kind_of_work, r]));
+  return KINDS_OF_WORK.map((kind) => ({ kind, mode: modeOf(kind, byKind.get(kind)) }));
+}
+
+/** Sets a kind's mode; spending can only be `always_ask` (BadRequest naming `mode`). */
+export async function setApprovalMode(q: Queryable, accountId: string, kind: KindOfWork, mode: ApprovalMode): Promise<void> {
+  if (kind === 'spend' && mode !== 'always_ask')
+    throw new BadRequest('mode must be always_ask for spend: spending always waits for a person');
+  await q('approval_settings')
+    .insert({
+      account_id: accountId,
+      kind_of_work: kind,
+      requires_approval: mode !== 'ship',
+      trust_ladder: mode !== 'always_ask',
+      updated_at: Date.now(),
+    })
+    .onConflict(['account_id', 'kind_of_work'])
+    .merge();
+}
 
 /** True unless the account set this kind of work to run without approval. Spending is always true. */
 export async function needsApproval(q: Queryable, accountId: string, kind: KindOfWork | string): Promise<boolean> {

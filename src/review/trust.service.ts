@@ -1,7 +1,7 @@
 import { cannotShip } from '../channels/registry.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
-import { needsApproval } from './approval.service.js';
+import { approvalMode } from './approval.service.js';
 import { isBudgetCard } from './cards/card-shape.js';
 import type { Card } from './cards/cards.repository.js';
 
@@ -62,7 +62,8 @@ export async function planAutoResolve(q: Queryable, config: Config, card: Card, 
   const kind = card.kindOfWork;
   if (!kind || kind === 'spend' || isBudgetCard(card) || card.fromOutside || card.status !== 'pending') return null;
   if (card.version > 1) return null;
-  if (!(await needsApproval(q, card.accountId, kind))) return null;
+  // Only a kind on the ladder gets a deadline: `always_ask` never does, and `ship` work never waits.
+  if ((await approvalMode(q, card.accountId, kind)) !== 'trust_ladder') return null;
   // Work no adapter can ship here gets no deadline: nothing would happen at it (a person's approve is refused too).
   if (await cannotShip(q, card.accountId, kind)) return null;
   const level = await trustLevel(q, card.accountId, kind);

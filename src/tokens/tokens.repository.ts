@@ -1,6 +1,6 @@
 import { accountColumnSql } from '../accounts/settings.repository.js';
 import { preparedQuery, type Queryable } from '../db.js';
-import type { Principal, Scope, TokenSummary } from './tokens.types.js';
+import type { HeldToken, Principal, Scope, TokenSummary } from './tokens.types.js';
 
 /** The token's account name (a token's account always exists: deleting an account deletes its tokens). */
 const ACCOUNT_NAME = accountColumnSql('name', 't.account_id');
@@ -14,6 +14,7 @@ interface TokenRow {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  person_id: string | null;
 }
 
 const summary = (r: TokenRow): TokenSummary => ({
@@ -35,7 +36,15 @@ export function tokensRepository(q: Queryable) {
       )) as { rows: { live: boolean }[] };
       return rows[0]?.live ?? false;
     },
-    async insert(t: { id: string; accountId: string; label: string; scopes: Scope[]; hash: string; createdAt: number }) {
+    async insert(t: {
+      id: string;
+      accountId: string;
+      label: string;
+      scopes: Scope[];
+      hash: string;
+      createdAt: number;
+      personId: string | null;
+    }) {
       await q('api_tokens').insert({
         id: t.id,
         account_id: t.accountId,
@@ -43,6 +52,8 @@ export function tokensRepository(q: Queryable) {
         scopes: t.scopes,
         token_hash: t.hash,
         created_at: t.createdAt,
+        // Left out for an operator's mint, so the CLI works on a database the dashboard's migration has not reached.
+        ...(t.personId ? { person_id: t.personId } : {}),
       });
     },
     async countLive(accountId: string): Promise<number> {
@@ -84,9 +95,19 @@ export function tokensRepository(q: Queryable) {
       });
       return rows.length > 0;
     },
-    async find(id: string): Promise<(TokenSummary & { accountId: string }) | null> {
+    async find(id: string): Promise<(TokenSummary & { accountId: string; personId: string | null }) | null> {
       const row = await q('api_tokens').where({ id }).first<TokenRow | undefined>();
-      return row ? { ...summary(row), accountId: row.account_id } : null;
+      return row ? { ...summary(row), accountId: row.account_id, personId: row.person_id ?? null } : null;
+    },
+    /** The account's live tokens, oldest first; with `personId`, only that person's. */
+    async listLive(accountId: string, personId?: string): Promise<HeldToken[]> {
+      const query = q('api_tokens').where({ account_id: accountId }).whereNull('revoked_at');
+      if (personId !== undefined) query.andWhere({ person_id: personId });
+      const rows: TokenRow[] = await query.orderBy('created_at', 'asc').orderBy('id');
+      return rows.map((r) => {
+        const { revokedAt: _revoked, ...rest } = summary(r);
+        return { ...rest, personId: r.person_id };
+      });
     },
     /** Revokes once; a second call changes nothing and returns null. */
     async revoke(id: string, at: number): Promise<TokenRow | null> {

@@ -1,5 +1,5 @@
 import { getAccount } from '../accounts/accounts.service.js';
-import { adminActor, auditedWrite } from '../audit/audit.service.js';
+import { adminActor, auditedWrite, type Actor } from '../audit/audit.service.js';
 import type { Config } from '../config.js';
 import type { Db, Queryable } from '../db.js';
 import { keyspace, type Redis } from '../redis.js';
@@ -8,35 +8,50 @@ import { BadRequest, NotFound, Rejected } from '../errors.js';
 import { newId } from '../ids.js';
 import { generateToken, hashToken, isWellFormedToken } from './token-format.js';
 import { tokensRepository } from './tokens.repository.js';
-import { MAX_LIVE_TOKENS, SCOPES, type Principal, type Scope, type TokenSummary } from './tokens.types.js';
+import {
+  MAX_LIVE_TOKENS,
+  SCOPE_DESCRIPTIONS,
+  SCOPES,
+  type HeldToken,
+  type Principal,
+  type Scope,
+  type TokenSummary,
+} from './tokens.types.js';
 
-/** Reads a comma-separated scope list; an unknown scope is refused by name. */
-export function parseScopes(list: string): Scope[] {
-  const wanted = [
-    ...new Set(
-      list
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
-  ];
+/** Every scope a token can be minted with and what it lets the token do (the dashboard's token form). */
+export const scopeList = (): { scope: Scope; description: string }[] =>
+  SCOPES.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] }));
+
+/**
+ * Checks a list of scope names (duplicates dropped); an unknown scope is refused by name, with the input's
+ * name as the caller calls it (`field`: the CLI's `--scopes`, the dashboard's body field `scopes`).
+ */
+export function checkScopes(list: readonly string[], field = 'scopes'): Scope[] {
+  const wanted = [...new Set(list.map((s) => s.trim()).filter(Boolean))];
   const unknown = wanted.filter((s) => !(SCOPES as readonly string[]).includes(s));
-  if (unknown.length) throw new BadRequest(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
+  if (unknown.length) throw new BadRequest(`${field} has unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
   return wanted as Scope[];
+}
+
+/** Reads a comma-separated scope list (the admin CLI's `--scopes`); an unknown scope is refused by name. */
+export function parseScopes(list: string): Scope[] {
+  return checkScopes(list.split(','), '--scopes');
 }
 
 /**
  * Mints a token and returns its secret, the only time it is ever seen. The account row is locked so
- * two concurrent mints cannot both pass the 20-live-tokens check.
+ * two concurrent mints cannot both pass the 20-live-tokens check. `personId`: the dashboard person
+ * who holds it (the admin CLI mints without one); `actor`: who is audited (default: the operator).
  */
 export async function mintToken(
   db: Db,
   prefix: string,
-  input: { accountId: string; label: string; scopes: Scope[] },
+  input: { accountId: string; label: string; scopes: Scope[]; personId?: string | null },
+  actor: Actor = adminActor(input.accountId, 'token mint'),
 ): Promise<{ token: string; tokenId: string }> {
   const label = input.label.trim();
   if (!label || label.length > 100) throw new BadRequest('label must be 1 to 100 characters');
-  return auditedWrite(db, adminActor(input.accountId, 'token mint'), async (trx) => {
+  return auditedWrite(db, actor, async (trx) => {
     await getAccount(trx, input.accountId, true);
     const repo = tokensRepository(trx);
     if ((await repo.countLive(input.accountId)) >= MAX_LIVE_TOKENS) {
@@ -51,6 +66,7 @@ export async function mintToken(
       scopes: input.scopes,
       hash: hashToken(token),
       createdAt: Date.now(),
+      personId: input.personId ?? null,
     });
     return { result: { token, tokenId }, targetId: tokenId };
   });
@@ -59,15 +75,21 @@ export async function mintToken(
 /**
  * Revokes a token; revoking one already revoked is a no-op success. Unknown id → NotFound. The mark that
  * makes every API process forget the token is set first (auth-guard.ts); Redis out of reach →
- * Unavailable and nothing is revoked.
+ * Unavailable and nothing is revoked. With `by` (a dashboard person): the token must be of that
+ * person's account, and with `by.personId` held by that person, or it is the same NotFound.
  */
-export async function revokeToken(deps: { db: Db; redis: Redis; config: Pick<Config, 'queuePrefix'> }, tokenId: string): Promise<void> {
+export async function revokeToken(
+  deps: { db: Db; redis: Redis; config: Pick<Config, 'queuePrefix'> },
+  tokenId: string,
+  by?: { actor: Actor; personId?: string },
+): Promise<void> {
   const { db } = deps;
   const found = await tokensRepository(db).find(tokenId);
   if (!found) throw new NotFound();
+  if (by && (found.accountId !== by.actor.accountId || (by.personId !== undefined && found.personId !== by.personId))) throw new NotFound();
   if (found.revokedAt !== null) return;
   await markRevoked(deps.redis, keyspace(deps.config.queuePrefix), found.accountId, tokenId);
-  await auditedWrite(db, adminActor(found.accountId, 'token revoke'), async (trx) => {
+  await auditedWrite(db, by?.actor ?? adminActor(found.accountId, 'token revoke'), async (trx) => {
     await tokensRepository(trx).revoke(tokenId, Date.now());
     return { result: undefined, targetId: tokenId };
   });
@@ -96,6 +118,11 @@ export async function revokeTokensHeldBy(
 export async function listTokens(db: Db, accountId: string): Promise<TokenSummary[]> {
   await getAccount(db, accountId);
   return tokensRepository(db).list(accountId);
+}
+
+/** The account's live tokens with who holds each; with `personId`, only that person's (a member sees their own). */
+export function liveTokens(db: Db, accountId: string, personId?: string): Promise<HeldToken[]> {
+  return tokensRepository(db).listLive(accountId, personId);
 }
 
 /**

@@ -224,6 +224,32 @@ export function webhooksRepository(q: Queryable) {
         .update({ turn_id: turnId });
       return n > 0;
     },
+    /**
+     * One page of a hook's log, newest first, after `before` (the last row of the previous page), of one
+     * outcome or all: each body cut to `previewChars` characters in Postgres, so a page never reads
+     * whole 64 KB bodies. Walks the (hook_id, at) index.
+     */
+    async pageDeliveries(
+      hookId: string,
+      o: { outcome: Outcome | null; before: { at: number; id: string } | null; limit: number; previewChars: number },
+    ): Promise<(Omit<Delivery, 'body'> & { preview: string | null })[]> {
+      const query = q('webhook_deliveries')
+        .where({ hook_id: hookId })
+        .select('id', 'account_id', 'hook_id', 'at', 'outcome', 'bytes', 'replay_of', 'turn_id', 'error', 'deliveries', 'last_at')
+        .select(q.raw('left(body, ?) AS preview', [o.previewChars]));
+      if (o.outcome) query.andWhere({ outcome: o.outcome });
+      const before = o.before;
+      if (before)
+        query.andWhere((w) => w.where('at', '<', before.at).orWhere((x) => x.where('at', before.at).andWhere('id', '<', before.id)));
+      const rows: (Omit<DeliveryRow, 'body'> & { preview: string | null })[] = await query
+        .orderBy('at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(o.limit);
+      return rows.map((r) => {
+        const { body: _none, ...d } = toDelivery({ ...r, body: null });
+        return { ...d, preview: r.preview };
+      });
+    },
     async listDeliveries(hookId: string, limit: number): Promise<Delivery[]> {
       const rows: DeliveryRow[] = await q('webhook_deliveries')
         .where({ hook_id: hookId })

@@ -1,5 +1,5 @@
 import { getAccount } from '../accounts/accounts.service.js';
-import { auditedWrite, recordAudit, type Actor } from '../audit/audit.service.js';
+import { adminActor, auditedWrite, recordAudit, type Actor } from '../audit/audit.service.js';
 import type { Db } from '../db.js';
 import type { Deps } from '../deps.js';
 import { BadGateway, BadRequest, NotFound, RateLimited, Rejected, Unavailable } from '../errors.js';
@@ -10,15 +10,6 @@ import { logAndHandOn, type IntakeDeps } from './intake.service.js';
 import { announceToken, withdrawToken, type LiveHook } from './live-hooks.js';
 import { webhooksRepository } from './webhooks.repository.js';
 import { HOOK_LABEL, HOOK_LABEL_RULE, MAX_ACTIVE_HOOKS, type AgentOutcome, type Hook, type Outcome } from './webhooks.types.js';
-
-const adminActor = (accountId: string, route: string): Actor => ({
-  accountId,
-  actor: 'admin',
-  tokenId: null,
-  tokenLabel: null,
-  method: 'CLI',
-  route,
-});
 
 /**
  * Inside the transaction, before it commits: a live URL must be known to intake before it works. With
@@ -34,11 +25,18 @@ async function announce(deps: Pick<Deps, 'config' | 'db' | 'redis'>, tokenHash: 
 
 const tooMany = () => new Rejected(`account already has ${MAX_ACTIVE_HOOKS} active hooks; disable or delete one first`);
 
-async function loadHook(db: Db, hookId: string): Promise<Hook> {
+/**
+ * The hook, or NotFound. With `by` (a dashboard person's write) the hook must be of that person's account:
+ * another account's hook is the same NotFound as an unknown one. Without it, the operator acts (the CLI).
+ */
+async function loadHook(db: Db, hookId: string, by?: Actor): Promise<Hook> {
   const hook = await webhooksRepository(db).findHook(hookId);
-  if (!hook) throw new NotFound();
+  if (!hook || (by && hook.accountId !== by.accountId)) throw new NotFound();
   return hook;
 }
+
+/** Who a write to the hook is audited as: the dashboard person, or the operator's CLI verb. */
+const actorFor = (hook: { accountId: string }, verb: string, by?: Actor): Actor => by ?? adminActor(hook.accountId, verb);
 
 /**
  * Creates a hook and returns its URL, the only time the token is ever seen (only its hash is kept).
@@ -48,9 +46,10 @@ export async function createHook(
   deps: Pick<Deps, 'config' | 'db' | 'redis'>,
   baseUrl: string,
   input: { accountId: string; label: string },
+  by?: Actor,
 ): Promise<{ hookId: string; url: string }> {
   if (!HOOK_LABEL.test(input.label)) throw new BadRequest(HOOK_LABEL_RULE);
-  return auditedWrite(deps.db, adminActor(input.accountId, 'hook create'), async (trx) => {
+  return auditedWrite(deps.db, actorFor(input, 'hook create', by), async (trx) => {
     await getAccount(trx, input.accountId, true);
     const repo = webhooksRepository(trx);
     if ((await repo.countActive(input.accountId)) >= MAX_ACTIVE_HOOKS) throw tooMany();
@@ -85,11 +84,12 @@ async function endHook(
   hookId: string,
   verb: 'hook disable' | 'hook delete',
   apply: (repo: ReturnType<typeof webhooksRepository>, accountId: string) => Promise<unknown>,
+  by?: Actor,
 ): Promise<void> {
-  const hook = await loadHook(deps.db, hookId);
+  const hook = await loadHook(deps.db, hookId, by);
   let ended: { tokenHash: string; hook: LiveHook } | null = null;
   try {
-    await auditedWrite(deps.db, adminActor(hook.accountId, verb), async (trx) => {
+    await auditedWrite(deps.db, actorFor(hook, verb, by), async (trx) => {
       const repo = webhooksRepository(trx);
       const current = await repo.findHook(hookId, true);
       if (!current) throw new NotFound();
@@ -106,14 +106,14 @@ async function endHook(
 }
 
 /** Disabling stops the URL at once (the same 404 as an unknown one); disabling twice is a no-op. */
-export function disableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
-  return endHook(deps, hookId, 'hook disable', (repo, accountId) => repo.setStatus(accountId, hookId, 'disabled', Date.now()));
+export function disableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string, by?: Actor): Promise<void> {
+  return endHook(deps, hookId, 'hook disable', (repo, accountId) => repo.setStatus(accountId, hookId, 'disabled', Date.now()), by);
 }
 
 /** The same URL works again; refused when the account already has 20 active hooks. */
-export async function enableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
-  const hook = await loadHook(deps.db, hookId);
-  await auditedWrite(deps.db, adminActor(hook.accountId, 'hook enable'), async (trx) => {
+export async function enableHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string, by?: Actor): Promise<void> {
+  const hook = await loadHook(deps.db, hookId, by);
+  await auditedWrite(deps.db, actorFor(hook, 'hook enable', by), async (trx) => {
     await getAccount(trx, hook.accountId, true);
     const repo = webhooksRepository(trx);
     const current = await repo.findHook(hookId, true);
@@ -134,11 +134,12 @@ export async function regenerateHook(
   deps: Pick<Deps, 'config' | 'db' | 'redis'>,
   baseUrl: string,
   hookId: string,
+  by?: Actor,
 ): Promise<{ url: string }> {
-  const hook = await loadHook(deps.db, hookId);
+  const hook = await loadHook(deps.db, hookId, by);
   let ended: { tokenHash: string; hook: LiveHook } | null = null;
   try {
-    return await auditedWrite(deps.db, adminActor(hook.accountId, 'hook regenerate'), async (trx) => {
+    return await auditedWrite(deps.db, actorFor(hook, 'hook regenerate', by), async (trx) => {
       const repo = webhooksRepository(trx);
       const current = await repo.findHook(hookId, true);
       if (!current) throw new NotFound();
@@ -160,8 +161,8 @@ export async function regenerateHook(
 }
 
 /** Deletes the hook and its delivery log; turns already recorded for the agent stay. */
-export function deleteHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string): Promise<void> {
-  return endHook(deps, hookId, 'hook delete', (repo, accountId) => repo.deleteHook(accountId, hookId));
+export function deleteHook(deps: Pick<Deps, 'config' | 'db' | 'redis'>, hookId: string, by?: Actor): Promise<void> {
+  return endHook(deps, hookId, 'hook delete', (repo, accountId) => repo.deleteHook(accountId, hookId), by);
 }
 
 export async function listHooks(db: Db, accountId: string) {
@@ -213,10 +214,15 @@ export async function listDeliveries(db: Db, hookId: string, limit: number): Pro
  * Hands a logged delivery to the agent again, as a new delivery of the same hook: it goes through
  * the same limits (and is logged Rate Limited when over them) and the same queue.
  */
-export async function replayDelivery(deps: IntakeDeps, deliveryId: string): Promise<{ deliveryId: string; outcome: Outcome }> {
+export async function replayDelivery(
+  deps: IntakeDeps,
+  deliveryId: string,
+  by?: { actor: Actor; hookId: string },
+): Promise<{ deliveryId: string; outcome: Outcome }> {
   const repo = webhooksRepository(deps.db);
   const original = await repo.findDelivery(deliveryId);
-  if (!original) throw new NotFound();
+  // A dashboard replay names the hook in its path: the delivery must be that hook's, in that person's account.
+  if (!original || (by && (original.accountId !== by.actor.accountId || original.hookId !== by.hookId))) throw new NotFound();
   if (original.body === null) throw new Rejected('this delivery was rate limited, so its body was not kept; there is nothing to replay');
   const hook = await repo.findHook(original.hookId);
   if (!hook) throw new NotFound();
@@ -233,6 +239,6 @@ export async function replayDelivery(deps: IntakeDeps, deliveryId: string): Prom
     if (err instanceof BadGateway) throw new Rejected(err.error);
     throw err;
   }
-  await recordAudit(deps.db, adminActor(hook.accountId, 'hook replay'), replayed.deliveryId, 200);
+  await recordAudit(deps.db, actorFor(hook, 'hook replay', by?.actor), replayed.deliveryId, 200);
   return replayed;
 }
