@@ -7,7 +7,6 @@ const ACCOUNT_NAME = accountColumnSql('name', 't.account_id');
 
 interface TokenRow {
   id: string;
-  person_id?: string | null;
   account_id: string;
   label: string;
   scopes: Scope[];

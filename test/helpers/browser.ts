@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Express } from 'express';
@@ -91,9 +92,15 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
     }));
 }
 
-/** A full-page screenshot for the docs: docs/screenshots/<name>.png. */
+/**
+ * A full-page screenshot of a dashboard page. With UPDATE_SCREENSHOTS=1 it goes to docs/screenshots/<name>.png,
+ * the pictures docs/dashboard.md shows (commit them); otherwise to a temporary folder, so a test run leaves
+ * the work tree as it was (the pages hold fresh ids, codes and dates at every run).
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ROOT, 'docs/screenshots', `${name}.png`), fullPage: true, animations: 'disabled' });
+  const dir =
+    process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs/screenshots') : path.join(tmpdir(), 'gas-dashboard-screenshots');
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true, animations: 'disabled' });
 }
 
 export type { Browser, BrowserContext, Page };

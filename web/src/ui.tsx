@@ -130,10 +130,11 @@ export function useAction() {
   return { busy, error, setError, run };
 }
 
-export function formatDate(iso: string | null | undefined): string {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
+/** A time the server sent (ISO text or epoch milliseconds) in the reader's locale. */
+export function formatDate(when: string | number | null | undefined): string {
+  if (when === null || when === undefined || when === '') return '—';
+  const d = new Date(when);
+  if (Number.isNaN(d.getTime())) return String(when);
   return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 

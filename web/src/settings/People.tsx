@@ -10,14 +10,14 @@ interface Person {
   name: string;
   role: Role;
   totpEnabled: boolean;
-  createdAt: string;
+  createdAt: string | number;
   invitedPending?: boolean;
 }
 interface Invitation {
   id: string;
   email: string;
   role: Role;
-  expiresAt: string;
+  expiresAt: string | number;
 }
 
 /** Settings → People: everyone in the account; an owner also invites, changes roles and removes. */

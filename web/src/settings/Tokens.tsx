@@ -12,8 +12,8 @@ interface Token {
   tokenId: string;
   label: string;
   scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
+  createdAt: string | number;
+  lastUsedAt: string | number | null;
   holder: { id: string; name: string; email: string };
 }
 

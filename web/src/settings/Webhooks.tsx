@@ -7,8 +7,8 @@ interface Hook {
   id: string;
   label: string;
   enabled: boolean;
-  createdAt: string;
-  lastDeliveryAt: string | null;
+  createdAt: string | number;
+  lastDeliveryAt: string | number | null;
 }
 
 /** Settings → Webhooks (owners only): create, the URL shown once, disable/enable, regenerate, delete, deliveries. */
@@ -144,7 +144,7 @@ export function Webhooks() {
 interface Delivery {
   id: string;
   outcome: 'accepted' | 'rate_limited' | 'worker_error';
-  receivedAt: string;
+  receivedAt: string | number;
   sizeBytes: number;
   preview: string;
 }
