@@ -197,7 +197,7 @@ describe('the dashboard in headless Chromium: ways in', () => {
       }
       expect(statuses).toEqual([401, 401, 401, 429]);
       expect(Number(retryAfter)).toBeGreaterThan(0);
-      const alert = await page.getByRole('alert').innerText();
+      const alert = (await page.getByRole('alert').textContent()) ?? '';
       expect(alert).toContain(`Try again in ${retryAfter} s.`);
       await checkPage(page, 'sign-in-throttled');
       expect([...watch.hosts]).toEqual([new URL(served.base).host]);
