@@ -1,6 +1,9 @@
 import type { RouteDef } from '../route-def.js';
+import { hookRoutes } from './hooks.js';
 import { peopleRoutes } from './people.js';
 import { sessionRoutes } from './session.js';
+import { settingsRoutes } from './settings.js';
+import { tokenRoutes } from './tokens.js';
 
 /**
  * The dashboard's route table (docs/dashboard.md): each area declares its routes in api/dashboard/<area>.ts
@@ -8,7 +11,7 @@ import { sessionRoutes } from './session.js';
  * and `role: 'owner'` for what only owners do. Mounted at /dashboard/api by the session router, which never
  * takes a bearer token and checks CSRF on every non-GET.
  */
-export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes];
+export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes, ...tokenRoutes, ...hookRoutes, ...settingsRoutes];
 
 /**
  * The whole dashboard table: its own routes, then every /api/v1 route that a caller authenticates for

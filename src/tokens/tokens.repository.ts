@@ -51,8 +51,7 @@ export function tokensRepository(q: Queryable) {
         scopes: t.scopes,
         token_hash: t.hash,
         created_at: t.createdAt,
-        // Left out for an operator's mint, so the CLI works on a database the dashboard's migration has not reached.
-        ...(t.personId ? { person_id: t.personId } : {}),
+        person_id: t.personId,
       });
     },
     async countLive(accountId: string): Promise<number> {

@@ -5,7 +5,8 @@ import { CopyField, Field, FormError, Loading, Notice, PageHeader, useAction, us
 
 interface MailSettings {
   from: string;
-  dkim: { selector: string; domain: string; record: string };
+  /** The From domain's newest key; selector, name, value and record null while the operator has made none. */
+  dkim: { domain: string; selector: string | null; name: string | null; value: string | null; record: string | null };
   inboundAddress: string;
 }
 
@@ -70,12 +71,21 @@ export function Mail() {
               Publish this TXT record in the DNS of <span className="mono">{m.dkim.domain}</span> so receivers can check that the mail is
               yours.
             </p>
-            <CopyField label="Record name" value={`${m.dkim.selector}._domainkey.${m.dkim.domain}`} />
-            <CopyField label="Record value (TXT)" value={m.dkim.record} />
+            {m.dkim.record ? (
+              <>
+                <CopyField label="Record name" value={m.dkim.name ?? `${m.dkim.selector}._domainkey.${m.dkim.domain}`} />
+                <CopyField label="Record value (TXT)" value={m.dkim.value ?? m.dkim.record} />
+                <CopyField label="Zone-file line" value={m.dkim.record} />
+              </>
+            ) : (
+              <p className="muted">
+                No DKIM key exists for this domain yet. The operator makes one (admin CLI: mail dkim generate), and its record shows here.
+              </p>
+            )}
           </div>
           <div className="card">
             <h2>Inbound</h2>
-            <p>Mail sent or forwarded to this address reaches the agent as a reply.</p>
+            <p>Each mail the agent sends carries its own thread's reply address of this form; mail to it reaches the agent as a reply.</p>
             <CopyField label="Inbound address" value={m.inboundAddress} />
           </div>
         </>

@@ -14,7 +14,8 @@ interface Token {
   scopes: string[];
   createdAt: string | number;
   lastUsedAt: string | number | null;
-  holder: { id: string; name: string; email: string };
+  /** null: minted by an operator (the admin CLI), held by no person. */
+  holder: { id: string; name: string; email: string } | null;
 }
 
 /** Settings → API tokens: mint (label and scopes; the secret shown once), the live tokens, revoke. */
@@ -136,7 +137,7 @@ export function Tokens() {
                         ))}
                       </ul>
                     </td>
-                    <td>{t.holder.name || t.holder.email}</td>
+                    <td>{t.holder ? t.holder.name || t.holder.email : <span className="muted">Operator</span>}</td>
                     <td>{formatDate(t.createdAt)}</td>
                     <td>{t.lastUsedAt ? formatDate(t.lastUsedAt) : 'Never'}</td>
                     <td className="row-actions">

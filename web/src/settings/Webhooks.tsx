@@ -146,7 +146,13 @@ interface Delivery {
   outcome: 'accepted' | 'rate_limited' | 'worker_error';
   receivedAt: string | number;
   sizeBytes: number;
-  preview: string;
+  /** The body's first characters; null when it was not kept (rate limited). */
+  preview: string | null;
+  replayOf: string | null;
+  /** Deliveries the entry stands for (a minute of refusals shares one entry). */
+  count: number;
+  lastAt: string | number | null;
+  error: string | null;
 }
 
 const OUTCOMES: Record<Delivery['outcome'], string> = { accepted: 'Accepted', rate_limited: 'Rate limited', worker_error: 'Worker error' };
@@ -193,7 +199,7 @@ function Deliveries({ hook }: { hook: Hook }) {
         </button>
       </div>
       <FormError error={first.error ?? page.error ?? replay.error} />
-      {replayed ? <Notice>Delivery {replayed} is queued again.</Notice> : null}
+      {replayed ? <Notice>Replayed as delivery {replayed}: it is handed to the agent as a new delivery.</Notice> : null}
       {first.loading && !first.data ? <Loading /> : null}
       {first.data && items.length === 0 ? <p className="muted">No deliveries{outcome ? ' with this outcome' : ''}.</p> : null}
       <ul className="delivery-list">
@@ -203,20 +209,33 @@ function Deliveries({ hook }: { hook: Hook }) {
               <span className={`badge ${d.outcome === 'accepted' ? 'ok' : 'warn'}`}>{OUTCOMES[d.outcome] ?? d.outcome}</span>
               <span className="small">{formatDate(d.receivedAt)}</span>
               <span className="small muted">{d.sizeBytes} bytes</span>
-              <button
-                type="button"
-                className="button secondary small-button"
-                disabled={replay.busy}
-                onClick={() =>
-                  replay.run(async () => {
-                    await api('POST', `/hooks/${encodeURIComponent(hook.id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
-                    setReplayed(d.id);
-                  })
-                }
-              >
-                Replay<span className="visually-hidden"> delivery {d.id}</span>
-              </button>
+              {d.count > 1 ? (
+                <span className="small muted">
+                  ×{d.count}, the last {formatDate(d.lastAt)}
+                </span>
+              ) : null}
+              {d.replayOf ? <span className="small muted">replay of {d.replayOf}</span> : null}
+              {d.outcome === 'rate_limited' ? null : (
+                <button
+                  type="button"
+                  className="button secondary small-button"
+                  disabled={replay.busy || !hook.enabled}
+                  onClick={() =>
+                    replay.run(async () => {
+                      const res = await api<{ deliveryId: string }>(
+                        'POST',
+                        `/hooks/${encodeURIComponent(hook.id)}/deliveries/${encodeURIComponent(d.id)}/replay`,
+                      );
+                      setReplayed(res.deliveryId);
+                      await first.reload();
+                    })
+                  }
+                >
+                  Replay<span className="visually-hidden"> delivery {d.id}</span>
+                </button>
+              )}
             </div>
+            {d.error ? <p className="small form-error">{d.error}</p> : null}
             <pre className="preview">{d.preview}</pre>
           </li>
         ))}
