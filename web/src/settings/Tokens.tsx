@@ -57,7 +57,7 @@ export function Tokens() {
       {minted ? (
         <div className="card shown-once">
           <Notice>Token “{minted.label}” is ready. Copy it now: it is shown only once.</Notice>
-          <CopyField label="New token" value={minted.secret} hint="Send it as Authorization: Bearer <token>." />
+          <CopyField label="Your new token" value={minted.secret} hint="Send it as Authorization: Bearer <token>." />
           <div className="actions">
             <button type="button" className="button secondary" onClick={() => setMinted(null)}>
               Done
