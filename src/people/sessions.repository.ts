@@ -72,6 +72,14 @@ export function sessionsRepository(q: Queryable) {
         account: { id: r.account_id, name: r.account_name },
       };
     },
+    async isLive(accountId: string, id: string, now: number): Promise<boolean> {
+      const row = await q('dashboard_sessions')
+        .where({ account_id: accountId, id })
+        .whereNull('ended_at')
+        .where('expires_at', '>', now)
+        .first('id');
+      return row !== undefined;
+    },
     async touch(accountId: string, id: string, at: number): Promise<void> {
       await q('dashboard_sessions').where({ account_id: accountId, id }).whereNull('ended_at').update({ last_seen_at: at });
     },

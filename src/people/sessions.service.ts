@@ -54,6 +54,11 @@ export async function resolveSession(
   return signedIn;
 }
 
+/** Whether the session is still on (not ended, before its absolute end): a request waiting on the agent checks it. */
+export function sessionLive(q: Queryable, s: { account: { id: string }; sessionId: string }, now = Date.now()): Promise<boolean> {
+  return sessionsRepository(q).isLive(s.account.id, s.sessionId, now);
+}
+
 export function endSession(q: Queryable, s: { account: { id: string }; sessionId: string }, now = Date.now()): Promise<void> {
   return sessionsRepository(q).end(s.account.id, s.sessionId, now);
 }

@@ -49,7 +49,7 @@ describe('API tokens', () => {
     expect(listed.body.items.map((t: { tokenId: string }) => t.tokenId)).toContain(res.body.token.tokenId);
     expect(JSON.stringify(listed.body)).not.toContain(secret.slice(-20));
     const audit = await rows(env, 'audit_log', { account_id: owner.accountId, target_id: res.body.token.tokenId });
-    expect(audit).toHaveLength(1);
+    expect(audit).toEqual([expect.objectContaining({ actor: 'person', person_id: owner.personId, person_email: owner.email })]);
     expect(JSON.stringify(audit)).not.toContain(secret.slice(-20));
   });
 
@@ -82,9 +82,33 @@ describe('API tokens', () => {
     for (let i = 0; i < 19; i++)
       await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: owner.accountId, label: `t${i}`, scopes: [] });
     expect((await post({ label: 'twentieth', scopes: [] })).status).toBe(201);
+    // The operator's tokens (the admin CLI's mint) have no holder; the owner sees them with the rest.
+    const holders = (await owner.request('get', '/dashboard/api/tokens')).body.items.map(
+      (t: { holder: { id: string } | null }) => t.holder?.id ?? null,
+    );
+    expect(holders.filter((h: string | null) => h === null)).toHaveLength(19);
+    expect(holders.filter((h: string | null) => h === owner.personId)).toHaveLength(1);
     const refused = await post({ label: 'twenty-first', scopes: [] });
     expect(refused.status).toBe(409);
     expect(refused.body).toEqual({ error: 'rejected', message: 'account already has 20 live tokens; revoke one before minting another' });
+  });
+});
+
+describe('the settings routes behind the session router', () => {
+  it('take no bearer token, and refuse a write without the CSRF token', async () => {
+    const owner = await signedIn(env, { role: 'owner' });
+    const minted = await owner.request('post', '/dashboard/api/tokens', { label: 'bearer', scopes: [] });
+    const bearer = await env.api().get('/dashboard/api/tokens').set(auth(minted.body.secret));
+    expect(bearer.status).toBe(401);
+    expect(bearer.body).toEqual({ error: 'The dashboard takes a session cookie, not a bearer token.' });
+    const forged = await env
+      .api()
+      .post('/dashboard/api/hooks')
+      .set('Cookie', owner.cookie)
+      .set('Origin', new URL(env.config.baseUrl).origin)
+      .send({ label: 'forged' });
+    expect(forged.status).toBe(403);
+    expect((await owner.request('get', '/dashboard/api/hooks')).body.items).toEqual([]);
   });
 });
 
