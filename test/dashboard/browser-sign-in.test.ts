@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.service.js';
 import { adminActor } from '../../src/audit/audit.service.js';
-import { invitePerson } from '../../src/people/people.service.js';
+import { invitePerson } from '../../src/people/invitations.service.js';
 import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, watchPage } from '../helpers/browser.js';
 import { PASSWORD, signedIn } from '../helpers/dashboard.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
