@@ -39,6 +39,7 @@ export const PAGES: readonly Page[] = [
       'limiter-redis',
       'api-instructions',
       'pooler',
+      'dashboard',
     ],
   },
   {
