@@ -120,7 +120,7 @@ describe('process start-up', { timeout: SLOW }, () => {
     ).not.toThrow();
   });
 
-  it('prints that the API listens (and the dashboard’s address) and the pools run at once, while the process runs and before anything else happens', async () => {
+  it('prints that the API listens, the dashboard’s address and that the pools run, at once, before anything else happens', async () => {
     // Before any request: a buffered logger held these lines until 4 KB of request logs or exit.
     const proc = startService(['all'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info' });
     try {
