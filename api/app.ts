@@ -21,6 +21,7 @@ import { UNSUBSCRIBE_PATH, unsubscribeRouter } from './unsubscribe.js';
 import { linksRouter } from './links.js';
 import { LINK_PATH } from '../src/measurement/links.js';
 import { Unavailable } from '../src/errors.js';
+import { DASHBOARD_PATH, dashboardWebRouter } from './dashboard-web.js';
 
 /** The Express app, without listening: tests and the server entry both build it here. */
 export function createApp(processDeps: ProcessDeps, routes: RouteDef[] = defaultRoutes): Express {
@@ -69,6 +70,14 @@ export function createApp(processDeps: ProcessDeps, routes: RouteDef[] = default
   app.use(UNSUBSCRIBE_PATH, unsubscribeRouter(deps));
   // Tracked links in sent mail and published posts: redirects, no login, outside /api and its limiter.
   app.use(LINK_PATH, linksRouter(deps));
+
+  // The dashboard's single-page app (web/, built into web/dist); its JSON routes under /dashboard/api/ pass through.
+  app.use(DASHBOARD_PATH, dashboardWebRouter(deps.logger));
+  // Nothing else answers at the root: a person who types the bare address lands on the dashboard.
+  app.get('/', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.redirect(302, `${DASHBOARD_PATH}/`);
+  });
 
   const noStore: express.RequestHandler = (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');

@@ -10,6 +10,7 @@ import { mailIdentityProblem, mailLinksWarning } from '../src/config/mail-identi
 import { sealingProblem } from '../src/config/sealing.js';
 import { prepareDatabase } from '../src/db.js';
 import { createLogger } from '../src/logger.js';
+import { DASHBOARD_PATH } from '../api/dashboard-web.js';
 import { retryWithin, StartDeadlineError, waitForStores, type StartDeadline } from '../src/preflight.js';
 import { nodeVersionProblem } from '../src/node-version.js';
 import { createDeps } from '../src/deps.js';
@@ -104,6 +105,10 @@ async function main(): Promise<void> {
     // Made (or read) at start by the API: the step here that needs Postgres.
     await retryWithin('Postgres', 'reading the cursor secret', () => deps.cursorSecret(), deadline);
     api = await startApi(deps);
+    // The address a person opens: in the log, and as a plain line on a terminal (what `npm start` ends on).
+    const dashboard = `${config.baseUrl}${DASHBOARD_PATH}/`;
+    logger.info({ dashboard }, `dashboard at ${dashboard}`);
+    if (process.stderr.isTTY) process.stderr.write(`\nDashboard: ${dashboard}\n\n`);
   }
   if (role === 'all' || role === 'workers') workers = await startPools(deps, pools);
   // The workers container's health check reads it (bin/worker-health.ts).

@@ -49,3 +49,12 @@ if (!existsSync(packagedNode) && otherMajor) {
   );
   process.exit(1);
 }
+
+// The dashboard's web client, built when its sources changed (scripts/build-web.mjs; nothing to do otherwise).
+try {
+  const { ensureWebBuilt } = await import('./build-web.mjs');
+  ensureWebBuilt();
+} catch (err) {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+}

@@ -6,6 +6,7 @@ import { TEST_DB_PREFIX, urlFor, withAdminClient } from './helpers/db.js';
 import { startPgbouncer, type Pgbouncer } from './helpers/pgbouncer.js';
 import { cleanLeftoverClusters, startTestCluster, type TestCluster } from './helpers/redis-cluster.js';
 import { alive } from './helpers/processes.js';
+import { ensureWebBuilt } from '../scripts/build-web.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -72,6 +73,9 @@ async function makeTemplate(): Promise<string> {
 
 /** The template migrates while a Redis Cluster (three masters with a replica each, about 2 s) starts beside it. */
 function startWorld(): RunWorld {
+  // The dashboard's browser tests serve web/dist: built here once when its sources changed (npm test's
+  // preparation has done it already; a bare `npx vitest run` has not).
+  ensureWebBuilt();
   cleanLeftoverClusters();
   const template = makeTemplate();
   const cluster = startTestCluster();

@@ -1,11 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, describe, expect } from 'vitest';
 import { cardWake } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
+import { type Browser, launchChromium, serveApp, watchPage } from '../helpers/browser.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { ensurePackage } from '../helpers/processes.js';
 
 /**
  * Bull Board as an operator sees it: Debian's Chromium, headless, driven by playwright-core, logs in with
@@ -14,21 +11,10 @@ import { ensurePackage } from '../helpers/processes.js';
  * loads nothing from another host, raises no script error, and offers no action while read-only.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const PASSWORD = 'correct horse';
-// As the machine's notes start it: without the background-networking flags it reaches for Google's hosts.
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let env: TestEnv;
-let server: http.Server;
+let served: Awaited<ReturnType<typeof serveApp>>;
 let base: string;
 let browser: Browser;
 /** The delayed job the board must show. */
@@ -36,10 +22,8 @@ let id: string;
 it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: PASSWORD, ADMIN_LOGIN_MAX_FAILURES: '50' } });
 it.beforeAll(async ({ env: e }) => {
   env = e;
-  ensurePackage('chromium', CHROMIUM);
-  server = http.createServer(env.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = await serveApp(env.app);
+  base = served.base;
   // Queued before Chromium starts: its start-up takes both cores for a while. The API's Redis client fails a
   // command after REDIS_COMMAND_TIMEOUT_MS (2 s in production, where fast failure is what a producer wants);
   // the fixture sets it to 15 s, as a loaded machine can hold a reply past 2 s (a full run once hit it here).
@@ -49,11 +33,11 @@ it.beforeAll(async ({ env: e }) => {
     { accountId: 'acc_browser', cardId: 'card_browser', until: Date.now() + 3_600_000 },
     { delay: 3_600_000 },
   );
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  browser = await launchChromium();
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => server?.close(r));
+  await served?.close();
 });
 
 describe('Bull Board in headless Chromium', () => {
@@ -63,16 +47,7 @@ describe('Bull Board in headless Chromium', () => {
     const context = await browser.newContext({ httpCredentials: { username: 'ops', password: PASSWORD } });
     try {
       const page = await context.newPage();
-      const hosts = new Set<string>();
-      const failures: string[] = [];
-      page.on('request', (r) => hosts.add(new URL(r.url()).host));
-      page.on('pageerror', (err) => failures.push(`page error: ${err.message}`));
-      page.on('console', (m) => {
-        if (m.type() === 'error') failures.push(`console: ${m.text()}`);
-      });
-      page.on('response', (r) => {
-        if (r.status() >= 400) failures.push(`${r.status()} ${r.url()}`);
-      });
+      const { hosts, failures } = watchPage(page);
 
       const first = await page.goto(`${base}/admin/queues`);
       expect(first?.status()).toBe(200);

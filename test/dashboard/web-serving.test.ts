@@ -1,0 +1,82 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect } from 'vitest';
+import { DASHBOARD_CSP, WEB_DIST } from '../../api/dashboard-web.js';
+import { it } from '../helpers/fixture.js';
+
+/**
+ * The dashboard's single-page app as the service serves it (web/dist, built by scripts/build-web.mjs): the
+ * page never cached and under the strict CSP, hashed assets cached a year, index.html for every page path
+ * the app routes itself, and a first screen small enough for a slow phone.
+ */
+
+const index = () => readFileSync(path.join(WEB_DIST, 'index.html'), 'utf8');
+const assetPaths = () => [...index().matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+
+describe('the dashboard page', () => {
+  it('answers index.html for the root and every page path, no-store, under the strict CSP that no site may frame', async ({ api }) => {
+    for (const p of [
+      '/dashboard/',
+      '/dashboard',
+      '/dashboard/sign-in',
+      '/dashboard/settings/tokens',
+      '/dashboard/reset/abc123',
+      '/dashboard/invite/x',
+    ]) {
+      const res = await api().get(p).expect(200);
+      expect(res.headers['content-type'], p).toMatch(/^text\/html/);
+      expect(res.headers['cache-control'], p).toBe('no-store');
+      expect(res.headers['content-security-policy'], p).toBe(DASHBOARD_CSP);
+      expect(res.headers['x-frame-options'], p).toBe('DENY');
+      expect(res.headers['x-content-type-options'], p).toBe('nosniff');
+      expect(res.text).toContain('<div id="root"></div>');
+    }
+    expect(DASHBOARD_CSP).toContain("frame-ancestors 'none'");
+    expect(DASHBOARD_CSP).toContain("script-src 'self';");
+  });
+
+  it('serves hashed assets cached a year and immutable; an unknown asset is a JSON 404, never the page', async ({ api }) => {
+    const assets = assetPaths();
+    expect(assets.some((a) => a.endsWith('.js'))).toBe(true);
+    expect(assets.some((a) => a.endsWith('.css'))).toBe(true);
+    for (const a of assets) {
+      expect(a).toMatch(/-[\w-]{8,}\.(js|css)$/);
+      const res = await api().get(a).expect(200);
+      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    }
+    const missing = await api().get('/dashboard/assets/index-00000000.js').expect(404);
+    expect(missing.body).toEqual({ error: 'not found' });
+    expect(missing.headers['cache-control']).toBe('no-store');
+  });
+
+  it('leaves /dashboard/api/ to the dashboard routes: an unknown one is the JSON 404, not the page', async ({ api }) => {
+    const res = await api().get('/dashboard/api/no-such-route').expect(404);
+    expect(res.headers['content-type']).toMatch(/json/);
+    expect(res.text).not.toContain('<div id="root">');
+  });
+
+  it('sends the bare address to the dashboard', async ({ api }) => {
+    const res = await api().get('/').expect(302);
+    expect(res.headers.location).toBe('/dashboard/');
+  });
+
+  it('has no inline script or style and names no other host; its first screen is at most 200 KB compressed', () => {
+    const html = index();
+    for (const tag of html.match(/<script[^>]*>/g) ?? []) expect(tag).toMatch(/ src="\/dashboard\/assets\//);
+    expect(html).not.toMatch(/<style|style="/);
+    expect(html).not.toMatch(/https?:\/\//);
+    let compressed = 0;
+    for (const a of assetPaths()) {
+      const body = readFileSync(path.join(WEB_DIST, a.replace('/dashboard/', '')));
+      compressed += gzipSync(body, { level: 9 }).length;
+      // Built code names no other host to load from (React's error pages link to react.dev in text only).
+      expect(body.toString('utf8')).not.toMatch(/(?:src|href)=["']https?:/);
+      // React's production build: the development one (whatever NODE_ENV the builder ran under) is four times the size.
+      expect(body.toString('utf8')).not.toContain('Download the React DevTools');
+    }
+    expect(compressed).toBeLessThanOrEqual(200 * 1024);
+    // Nothing but what the page loads: no stray files a build left behind.
+    expect(readdirSync(path.join(WEB_DIST, 'assets')).length).toBe(assetPaths().length);
+  });
+});

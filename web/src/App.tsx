@@ -1,0 +1,81 @@
+import { useCallback, useEffect, useState } from 'react';
+import { ApiError, api, type Session } from './api';
+import { Shell } from './Shell';
+import { AcceptInvitation } from './pages/AcceptInvitation';
+import { ForgotPassword } from './pages/ForgotPassword';
+import { NotFound } from './pages/NotFound';
+import { ResetPassword } from './pages/ResetPassword';
+import { SignIn } from './pages/SignIn';
+import { Redirect, match, usePath } from './router';
+import { adopt, SessionContext } from './session';
+import { Approvals } from './settings/Approvals';
+import { Mail } from './settings/Mail';
+import { People } from './settings/People';
+import { Profile } from './settings/Profile';
+import { Tokens } from './settings/Tokens';
+import { Webhooks } from './settings/Webhooks';
+import { Loading } from './ui';
+
+/** Pages a signed-in person reaches, with the nav's wording; `owner` pages are not offered to a member. */
+export const SETTINGS_PAGES = [
+  { path: '/settings/profile', label: 'Profile & security', owner: false, Page: Profile },
+  { path: '/settings/tokens', label: 'API tokens', owner: false, Page: Tokens },
+  { path: '/settings/webhooks', label: 'Webhooks', owner: true, Page: Webhooks },
+  { path: '/settings/people', label: 'People', owner: false, Page: People },
+  { path: '/settings/mail', label: 'Mail', owner: false, Page: Mail },
+  { path: '/settings/approvals', label: 'Approvals', owner: false, Page: Approvals },
+] as const;
+
+export function App() {
+  const [session, setState] = useState<Session | null | undefined>(undefined);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const setSession = useCallback((s: Session | null) => setState(adopt(s)), []);
+  const path = usePath();
+
+  useEffect(() => {
+    api<Session>('GET', '/session').then(
+      (s) => setSession(s),
+      (err: unknown) => {
+        if (err instanceof ApiError && err.status === 401) setSession(null);
+        else setLoadError(err instanceof Error ? err.message : String(err));
+      },
+    );
+  }, [setSession]);
+
+  if (loadError) {
+    return (
+      <main className="center-page">
+        <p className="form-error" role="alert">
+          {loadError}
+        </p>
+      </main>
+    );
+  }
+  if (session === undefined) {
+    return (
+      <main className="center-page">
+        <Loading />
+      </main>
+    );
+  }
+  return <SessionContext.Provider value={{ session, setSession }}>{route(path, session)}</SessionContext.Provider>;
+}
+
+function route(path: string, session: Session | null) {
+  let params: Record<string, string> | null;
+  // The mailed links: /reset/:token and /invite/:token, and the same under the API's nouns (the links the
+  // server builds may use either).
+  if ((params = match('/reset/:token', path) ?? match('/password-resets/:token', path))) return <ResetPassword token={params.token!} />;
+  if ((params = match('/invite/:token', path) ?? match('/invitations/:token', path))) return <AcceptInvitation token={params.token!} />;
+  if (path === '/forgot') return <ForgotPassword />;
+  if (path === '/sign-in') return session ? <Redirect to="/settings/profile" /> : <SignIn />;
+  if (!session) return <Redirect to="/sign-in" />;
+  if (path === '/' || path === '/settings') return <Redirect to="/settings/profile" />;
+  const page = SETTINGS_PAGES.find((p) => p.path === path);
+  const owner = session.person.role === 'owner';
+  return (
+    <Shell pages={SETTINGS_PAGES.filter((p) => owner || !p.owner)} current={path}>
+      {page && (owner || !page.owner) ? <page.Page /> : <NotFound />}
+    </Shell>
+  );
+}
