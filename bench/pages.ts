@@ -34,6 +34,7 @@ export const PAGES: readonly Page[] = [
       'access-log',
       'metrics-cost',
       'leads-paging',
+      'leads-import',
       'agent-roundtrip',
       'round-trips',
       'limiter-redis',

@@ -22,6 +22,7 @@ import { experimentsSimulation } from './experiments.bench.js';
 import { experimentsPath } from './experiments-path.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
+import { leadsImport } from './leads-import.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { limiterRedis } from './limiter-redis.bench.js';
 import { mailSend } from './mail-send.bench.js';
@@ -54,6 +55,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'access-log': accessLog,
   'metrics-cost': metricsCost,
   'leads-paging': leadsPaging,
+  'leads-import': leadsImport,
   'agent-roundtrip': agentRoundTrip,
   'webhook-intake': webhookIntake,
   'webhook-404': webhook404,

@@ -2,6 +2,7 @@ import { runExperiments } from '../src/agent/experiments/experiments.service.js'
 import { sweepAgent } from '../src/agent/turns/maintenance.service.js';
 import { sweepEvents } from '../src/events/outbox.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
+import { runImport } from '../src/leads/import-jobs.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';
 import { runRollupPass } from '../src/results/rollups.service.js';
 import { runRetentionPass } from '../src/retention/retention.service.js';
@@ -33,6 +34,8 @@ export const maintenancePool = definePool(maintenanceQueue, {
       if (out.counted) log.info({ accountId, ...out }, 'conversions aggregated');
       return out;
     },
+    /** One uploaded CSV import; its rows and its final state commit together. */
+    leadsImport: async ({ accountId, importId }, { deps }) => runImport(deps, accountId, importId),
   },
   options: (deps) => ({ concurrency: deps.config.maintenance.concurrency }),
 });

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { dashboardWorkConfig, dashboardWorkEnv } from './dashboard-work.js';
 import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { httpConfig, httpEnv } from './http.js';
@@ -41,6 +42,7 @@ export const areasEnv = {
   ...eventsEnv,
   ...sealingEnv,
   ...providerPollsEnv,
+  ...dashboardWorkEnv,
 } satisfies z.ZodRawShape;
 
 /**
@@ -91,5 +93,7 @@ export function areasConfig(
     events: eventsConfig(env),
     /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */
     sealing: sealingConfig(env),
+    /** The dashboard's CSV import (`leadImports`) and live review stream (`liveUpdates`). */
+    ...dashboardWorkConfig(env),
   };
 }

@@ -114,8 +114,8 @@ async function writeBatch(trx: Knex.Transaction, accountId: string, rows: Import
 }
 
 export interface ImportOptions {
-  /** Told after each batch how many rows were read so far (outside the import's transaction). */
-  onProgress?: (processed: number) => Promise<void> | void;
+  /** Told after each batch what was read and judged so far (outside the import's transaction: nothing is committed yet). */
+  onProgress?: (summary: ImportSummary) => Promise<void> | void;
   /** Runs in the import's transaction once every row is in: the job records its result with the rows. */
   beforeCommit?: (trx: Knex.Transaction, summary: ImportSummary) => Promise<void>;
 }
@@ -148,7 +148,7 @@ export async function importContacts(
       await writeBatch(trx, accountId, fresh, at);
       summary.imported += fresh.length;
       batch = [];
-      await opts.onProgress?.(summary.processed);
+      await opts.onProgress?.(summary);
     };
     for await (const read of readCsv(source, mapping)) {
       summary.processed++;
