@@ -12,6 +12,7 @@ import type { AppDeps, ProcessDeps, RouteDef } from './route-def.js';
 import { sendWindowHold } from '../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
 import { buildRouter } from './router.js';
+import { dashboardTable } from './dashboard/index.js';
 import { routes as defaultRoutes } from './routes/index.js';
 import { UNSUBSCRIBE_PATH, unsubscribeRouter } from './unsubscribe.js';
 import { linksRouter } from './links.js';
@@ -63,11 +64,15 @@ export function createApp(processDeps: ProcessDeps, routes: RouteDef[] = default
   // Tracked links in sent mail and published posts: redirects, no login, outside /api and its limiter.
   app.use(LINK_PATH, linksRouter(deps));
 
-  app.use('/api', (_req, res, next) => {
+  const noStore: express.RequestHandler = (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');
     next();
-  });
+  };
+  app.use('/api', noStore);
+  app.use('/dashboard/api', noStore);
   app.use(buildRouter(routes, deps));
+  // The dashboard's JSON routes and the /api/v1 table again under /dashboard/api/v1: cookie sessions, CSRF, never a bearer token.
+  app.use(buildRouter(dashboardTable(routes), deps, 'dashboard'));
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
   return app;

@@ -3,7 +3,8 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { RequestHandler, Response, Router } from 'express';
-import { loginAddress, type BoardLoginGuard } from '../src/admin/board-login.js';
+import type { BoardLoginGuard } from '../src/admin/board-login.js';
+import { clientNetwork } from '../src/rate-limit.js';
 import type { Config } from '../src/config.js';
 import { BoardReadOnly, RateLimited, Unavailable } from '../src/errors.js';
 import type { QueueSet } from '../src/jobs/registry.js';
@@ -40,7 +41,7 @@ function credentials(header: string | undefined): { user: string; password: stri
  */
 export function basicAuth(admin: Admin, guard: BoardLoginGuard, logger: Logger): RequestHandler {
   return async (req, res, next) => {
-    const address = loginAddress(req.ip);
+    const address = clientNetwork(req.ip);
     const given = credentials(req.headers.authorization);
     const pair = given && given !== 'malformed' ? given : null;
     const userKnown = pair !== null && safeEqual(pair.user, admin.user);

@@ -5,6 +5,7 @@ import type { AppError } from '../src/errors.js';
 import type { Logger } from '../src/logger.js';
 import type { ShipRules } from '../src/shipping/hold-rule.js';
 import type { Deps } from '../src/deps.js';
+import type { SignedIn } from '../src/people/people.types.js';
 import type { Principal, Scope } from '../src/tokens/tokens.types.js';
 import type { QueueVersion } from '../src/queue-version/keys.js';
 
@@ -17,8 +18,13 @@ export type AppDeps = ProcessDeps & ShipRules;
 
 export interface RouteContext {
   deps: AppDeps;
-  /** Present on every bearer route; `null` only on `auth: 'none'` routes. */
+  /**
+   * Present on every bearer and session route; `null` only on `auth: 'none'` routes. A session's principal
+   * holds every scope its role grants, `via: 'session'`, its person, and the session's row id as `tokenId`.
+   */
   principal: Principal;
+  /** The signed-in person of a dashboard session route (`auth: 'session'`); null on every other route. */
+  session: SignedIn | null;
   /** Who this request writes as, for the audit log (`auditedWrite(db, ctx.actor, …)`). */
   actor: Actor;
   requestId: string;
@@ -113,8 +119,14 @@ interface RouteShape {
    */
   operationId: string;
   summary: string;
-  /** 'bearer' (default): token, scope and rate limit apply. 'none': the route authenticates itself. */
-  auth?: 'bearer' | 'none';
+  /**
+   * 'bearer' (default): token, scope and rate limit apply (`/api/v1`). 'session': a dashboard route, the
+   * `gas_session` cookie, CSRF on every non-GET, the rate limit keyed on the session. 'none': the route
+   * authenticates itself (on the dashboard, its non-GETs still pass the Origin rule).
+   */
+  auth?: 'bearer' | 'none' | 'session';
+  /** A session route only an account owner may call (a member gets 403 naming the rule). */
+  role?: 'owner';
   scope: Scope | null;
   bucket: 'reads' | 'writes' | 'messages';
   /**

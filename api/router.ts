@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import { AppError, BadRequest, NotFound } from '../src/errors.js';
+import { AppError, BadRequest, NotFound, SignInRefused } from '../src/errors.js';
 import { Admission } from './admission.js';
 import type { Logger } from '../src/logger.js';
 import type { Principal } from '../src/tokens/tokens.types.js';
@@ -8,6 +8,8 @@ import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
 import { PrincipalMemory } from '../src/tokens/auth-guard.js';
 import { hashToken } from '../src/tokens/token-format.js';
 import { bearerToken, hasScope, requireScope, resolvePrincipal } from './middleware/auth.js';
+import { authenticateSession, BEARER_REFUSED, checkOrigin, sessionPrincipal } from './middleware/session.js';
+import type { SignedIn } from '../src/people/people.types.js';
 import { applyLimit, spend, type Spent } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
 import { DEPTH_RULE, deeperThan, storableText, textRuleSentence, unstorablePath } from './middleware/json-rules.js';
@@ -72,7 +74,16 @@ async function admit(
   return { principal, queue: 'unavailable' in spent ? null : spent.queue };
 }
 
-function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: number) => void, memory: PrincipalMemory): RequestHandler {
+/** Which front door a table is mounted at: the personal-token API, or the dashboard (cookie sessions, CSRF). */
+export type Door = 'api' | 'dashboard';
+
+function runner(
+  route: RouteDef,
+  deps: AppDeps,
+  touch: (tokenId: string, at: number) => void,
+  memory: PrincipalMemory,
+  door: Door,
+): RequestHandler {
   const readBody = bodyParserFor(route);
   const series = new RouteSeries(route.path);
   return async (req, res) => {
@@ -82,7 +93,7 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
       beforeWrite: () => Promise<void>,
       queueVersion: () => Promise<QueueVersion | null>,
     ): Promise<Reply> => {
-      const ctx = context(route, deps, principal, req, res, beforeWrite, queueVersion);
+      const ctx = context(route, deps, principal, session, req, res, beforeWrite, queueVersion);
       // An id Postgres cannot hold names nothing of ours: 404, as any unknown id.
       for (const v of Object.values(req.params ?? {})) if (typeof v === 'string' && !storableText(v)) throw new NotFound();
       const input = {
@@ -93,10 +104,23 @@ function runner(route: RouteDef, deps: AppDeps, touch: (tokenId: string, at: num
       return route.handler(input, ctx);
     };
     let principal: Principal | null = null;
+    let session: SignedIn | null = null;
     let started: Promise<Reply> | undefined;
     let queue: QueueVersion | null = null;
     const admission = new Admission();
-    if (route.auth !== 'none') {
+    if (door === 'dashboard') {
+      // Never a bearer token on the dashboard, and every write from this site only (docs/dashboard.md, "CSRF").
+      if (req.headers.authorization !== undefined) throw new SignInRefused(BEARER_REFUSED);
+      if (route.method !== 'get') checkOrigin(req, deps.config);
+    }
+    if (route.auth === 'session') {
+      session = await authenticateSession(deps, req, route);
+      principal = sessionPrincipal(session);
+      const spent = await spend(deps, principal, route.bucket);
+      applyLimit(spent, route.bucket, res);
+      queue = 'unavailable' in spent ? null : spent.queue;
+      requireScope(principal, route.scope);
+    } else if (route.auth !== 'none') {
       try {
         ({ principal, started, queue } = await admit(
           route,
@@ -227,6 +251,7 @@ function context(
   route: RouteDef,
   deps: AppDeps,
   principal: Principal | null,
+  session: SignedIn | null,
   req: Request,
   res: Response,
   beforeWrite: () => Promise<void>,
@@ -238,14 +263,28 @@ function context(
     beforeWrite,
     queueVersion,
     principal: principal as Principal,
-    actor: {
-      accountId: principal?.accountId ?? '',
-      actor: 'api',
-      tokenId: principal?.tokenId ?? null,
-      tokenLabel: principal?.label ?? null,
-      method: route.method.toUpperCase(),
-      route: route.path,
-    },
+    session,
+    // A session writes as its person (its row id where a token's would be); a token a person holds, as that person too.
+    actor: session
+      ? {
+          accountId: session.account.id,
+          actor: 'person',
+          tokenId: session.sessionId,
+          tokenLabel: null,
+          method: route.method.toUpperCase(),
+          route: route.path,
+          personId: session.person.id,
+          personEmail: session.person.email,
+        }
+      : {
+          accountId: principal?.accountId ?? '',
+          actor: 'api',
+          tokenId: principal?.tokenId ?? null,
+          tokenLabel: principal?.label ?? null,
+          method: route.method.toUpperCase(),
+          route: route.path,
+          personId: principal?.personId ?? null,
+        },
     requestId: String(req.id),
     get log() {
       return req.log;
@@ -277,11 +316,14 @@ function bodyParserFor(route: RouteDef): RequestHandler | null {
  * The route table as one middleware (api/dispatch.ts): a request no route matches goes on to the 404.
  * Express 5 forwards a rejected promise to the error handler.
  */
-export function buildRouter(routes: RouteDef[], deps: AppDeps): RequestHandler {
+export function buildRouter(routes: RouteDef[], deps: AppDeps, door: Door = 'api'): RequestHandler {
   const table = new RouteTable<RequestHandler>();
   const touch = lastUsedRecorder(deps.db);
   const memory = new PrincipalMemory();
-  for (const route of routes) table.add(route.method, route.path, runner(route, deps, touch, memory));
+  for (const route of routes) {
+    if (door === 'api' && route.auth === 'session') throw new Error(`${route.path}: a session route belongs to the dashboard's table`);
+    table.add(route.method, route.path, runner(route, deps, touch, memory, door));
+  }
   return (req, res, next) => {
     const found = table.find(req.method, req.path);
     if (!found) return next();

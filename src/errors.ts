@@ -60,6 +60,31 @@ export class Forbidden extends AppError {
   }
 }
 
+/**
+ * 401 from the dashboard: a sentence for the person (not signed in, wrong password, a code needed) and any
+ * fields the page acts on (`codeRequired`). No WWW-Authenticate: the dashboard takes a cookie, not a scheme.
+ */
+export class SignInRefused extends AppError {
+  readonly status = 401;
+  constructor(
+    readonly error: string,
+    private readonly more: Record<string, unknown> = {},
+  ) {
+    super(error);
+  }
+  override extra() {
+    return { ...this.more };
+  }
+}
+
+/** 403 with a sentence: an owner-only dashboard route, a request from another site, a wrong password to confirm. */
+export class NotAllowed extends AppError {
+  readonly status = 403;
+  constructor(readonly error: string) {
+    super(error);
+  }
+}
+
 /** 403 from Bull Board while ADMIN_READ_ONLY is on: nothing that changes a job or a queue runs. */
 export class BoardReadOnly extends AppError {
   readonly status = 403;

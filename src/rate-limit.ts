@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Bucket, BucketLimit } from './config.js';
 import { authGuardKeys } from './tokens/auth-guard.js';
 import { COUNTER_INIT_LUA, queueVersionKeys, type QueueVersion } from './queue-version/keys.js';
@@ -216,3 +217,24 @@ export function createRateLimiter(redis: Redis, keyspace: string, limits: Record
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+/**
+ * A client's network, the unit failures and requests are counted under (the Bull Board's logins, the
+ * dashboard's sign-ins): an IPv4 address as it is (also when IPv4-mapped), an IPv6
+ * address by its /64, since one host commonly holds a whole /64 and could otherwise rotate through it.
+ */
+export function clientNetwork(ip: string | undefined): string {
+  const bare = (ip ?? '').replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return mapped[1]!;
+  if (isIP(bare) === 4) return bare;
+  if (isIP(bare) !== 6) return 'unknown';
+  const [head = '', tail] = bare.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { FIXED_WINDOW_COUNT, keyspace, type Redis } from '../redis.js';
 
 /**
@@ -39,24 +38,4 @@ export function boardLoginGuard(
       return { failures: Number(failures), windowLeft: seconds(Number(ttl)) };
     },
   };
-}
-
-/**
- * The address failures are counted under: an IPv4 address as it is (also when IPv4-mapped), an IPv6
- * address by its /64, since one host commonly holds a whole /64 and could otherwise rotate through it.
- */
-export function loginAddress(ip: string | undefined): string {
-  const bare = (ip ?? '').replace(/%.*$/, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return mapped[1]!;
-  if (isIP(bare) === 4) return bare;
-  if (isIP(bare) !== 6) return 'unknown';
-  const [head = '', tail] = bare.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
-    .join(':')}::/64`;
 }

@@ -1,14 +1,21 @@
 import type { Queryable } from '../db.js';
 
-/** Who is writing: a token through the API, or an operator through the admin CLI. */
+/**
+ * Who is writing: a token through the API, an operator through the admin CLI, or a signed-in person through
+ * the dashboard (`person`: its session's id stands where a token's would, never the cookie's secret).
+ */
 export interface Actor {
   accountId: string;
-  actor: 'api' | 'admin';
+  actor: 'api' | 'admin' | 'person';
   tokenId: string | null;
   tokenLabel: string | null;
   method: string;
   /** The route pattern (`POST /api/v1/review/{id}/send`) or the CLI verb (`token mint`). */
   route: string;
+  /** The person who wrote (a dashboard session, or a token a person holds); absent or null otherwise. */
+  personId?: string | null;
+  /** Their sign-in address at the time of the write, so the log still says who after they are removed. */
+  personEmail?: string | null;
 }
 
 /** One audited write: who, what it touched, how it ended, when. */
@@ -21,7 +28,7 @@ export interface AuditEntry extends Actor {
 interface AuditRow {
   id: number;
   account_id: string;
-  actor: 'api' | 'admin';
+  actor: Actor['actor'];
   token_id: string | null;
   token_label: string | null;
   method: string;
@@ -29,6 +36,8 @@ interface AuditRow {
   target_id: string | null;
   status: number;
   at: number;
+  person_id: string | null;
+  person_email: string | null;
 }
 
 export function auditRepository(q: Queryable) {
@@ -44,6 +53,8 @@ export function auditRepository(q: Queryable) {
         target_id: e.targetId,
         status: e.status,
         at: e.at,
+        person_id: e.personId ?? null,
+        person_email: e.personEmail ?? null,
       });
     },
     /** The newest row of `route` for `targetId` gets `status` (the row was written before the answer was known). */
@@ -68,6 +79,8 @@ export function auditRepository(q: Queryable) {
         targetId: r.target_id,
         status: r.status,
         at: r.at,
+        personId: r.person_id,
+        personEmail: r.person_email,
       }));
     },
   };

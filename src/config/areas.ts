@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
 import { dashboardWorkConfig, dashboardWorkEnv } from './dashboard-work.js';
+import { dashboardConfig, dashboardEnv } from './dashboard.js';
 import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
 import { httpConfig, httpEnv } from './http.js';
@@ -43,6 +44,7 @@ export const areasEnv = {
   ...sealingEnv,
   ...providerPollsEnv,
   ...dashboardWorkEnv,
+  ...dashboardEnv,
 } satisfies z.ZodRawShape;
 
 /**
@@ -95,5 +97,7 @@ export function areasConfig(
     sealing: sealingConfig(env),
     /** The dashboard's CSV import (`leadImports`) and live review stream (`liveUpdates`). */
     ...dashboardWorkConfig(env),
+    /** The dashboard's sign-in, sessions and single-use links (docs/dashboard.md). */
+    dashboard: dashboardConfig(env),
   };
 }

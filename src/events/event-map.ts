@@ -9,11 +9,13 @@ export type DecidedBy = 'person' | 'trust_ladder' | 'setting';
 /** Who wrote, for the audit rows a follow-up writes (the shape of src/audit's Actor). */
 export interface EventActor {
   accountId: string;
-  actor: 'api' | 'admin';
+  actor: 'api' | 'admin' | 'person';
   tokenId: string | null;
   tokenLabel: string | null;
   method: string;
   route: string;
+  personId?: string | null;
+  personEmail?: string | null;
 }
 
 /**

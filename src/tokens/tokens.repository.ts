@@ -7,6 +7,7 @@ const ACCOUNT_NAME = accountColumnSql('name', 't.account_id');
 
 interface TokenRow {
   id: string;
+  person_id?: string | null;
   account_id: string;
   label: string;
   scopes: Scope[];
@@ -55,7 +56,7 @@ export function tokensRepository(q: Queryable) {
     async findLiveByHash(hash: string): Promise<Principal | null> {
       const rows = await preparedQuery<TokenRow & { account_name: string }>(q, {
         name: 'auth-token-by-hash',
-        text: `SELECT t.id, t.label, t.scopes, t.created_at, t.last_used_at, t.account_id, ${ACCOUNT_NAME} AS account_name
+        text: `SELECT t.id, t.label, t.scopes, t.created_at, t.last_used_at, t.account_id, t.person_id, ${ACCOUNT_NAME} AS account_name
                  FROM api_tokens t
                 WHERE t.token_hash = $1 AND t.revoked_at IS NULL`,
         values: [hash],
@@ -70,6 +71,8 @@ export function tokensRepository(q: Queryable) {
         lastUsedAt: row.last_used_at,
         accountId: row.account_id,
         accountName: row.account_name,
+        personId: row.person_id ?? null,
+        via: 'token',
       };
     },
     /** Whether the token is not revoked: a request waiting on a turn checks it before answering (prepared, as it runs per wait). */
@@ -93,6 +96,14 @@ export function tokensRepository(q: Queryable) {
     async list(accountId: string): Promise<TokenSummary[]> {
       const rows: TokenRow[] = await q('api_tokens').where({ account_id: accountId }).orderBy('created_at', 'asc').orderBy('id');
       return rows.map(summary);
+    },
+    /** The live tokens a person holds. */
+    async liveHeldBy(accountId: string, personId: string): Promise<string[]> {
+      const rows: { id: string }[] = await q('api_tokens')
+        .where({ account_id: accountId, person_id: personId })
+        .whereNull('revoked_at')
+        .select('id');
+      return rows.map((r) => r.id);
     },
     /** Moves last_used_at forward only. */
     async touch(id: string, at: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { getAccount } from '../accounts/accounts.service.js';
 import { adminActor, auditedWrite } from '../audit/audit.service.js';
 import type { Config } from '../config.js';
-import type { Db } from '../db.js';
+import type { Db, Queryable } from '../db.js';
 import { keyspace, type Redis } from '../redis.js';
 import { markRevoked } from './auth-guard.js';
 import { BadRequest, NotFound, Rejected } from '../errors.js';
@@ -71,6 +71,26 @@ export async function revokeToken(deps: { db: Db; redis: Redis; config: Pick<Con
     await tokensRepository(trx).revoke(tokenId, Date.now());
     return { result: undefined, targetId: tokenId };
   });
+}
+
+/**
+ * Revokes every live token the person holds, inside the caller's transaction (a person's removal), after
+ * marking each revoked in Redis so every API process forgets it first (as `revokeToken` does). Answers the ids.
+ */
+export async function revokeTokensHeldBy(
+  deps: { redis: Redis; config: Pick<Config, 'queuePrefix'> },
+  trx: Queryable,
+  accountId: string,
+  personId: string,
+  at = Date.now(),
+): Promise<string[]> {
+  const repo = tokensRepository(trx);
+  const ids = await repo.liveHeldBy(accountId, personId);
+  for (const id of ids) {
+    await markRevoked(deps.redis, keyspace(deps.config.queuePrefix), accountId, id);
+    await repo.revoke(id, at);
+  }
+  return ids;
 }
 
 export async function listTokens(db: Db, accountId: string): Promise<TokenSummary[]> {

@@ -24,6 +24,10 @@ export interface Principal {
   lastUsedAt: number | null;
   accountId: string;
   accountName: string;
+  /** The person the caller acts for: a dashboard session's person, or the person holding the token; null for an operator's token. */
+  personId: string | null;
+  /** How the caller authenticated: a bearer token (`/api/v1`) or a dashboard session (`/dashboard/api/v1`). */
+  via: 'token' | 'session';
 }
 
 export interface TokenSummary {

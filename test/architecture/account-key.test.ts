@@ -15,6 +15,7 @@ const GLOBAL: Record<string, string> = {
   service_secrets: "the service's own keys (cookie and token signing), not an account's",
   dkim_keys: 'signing keys per sending domain of the service, shared by every account that sends from it',
   operator_mail: "mail to postmaster@ the inbound domain: the operator's, never an account's",
+  sign_in_addresses: 'one sign-in address, one person, across every account: the sign-in form names no account',
   results_rollup_watermark: 'the one watermark of the rollup pass (per node on Citus: docs/decisions/results.md)',
 };
 

@@ -49,7 +49,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['tokens', 'blocklist', 'measurement'],
   ['leads', 'rate-limit', 'deps', 'content'],
   // Work ships through channels, and channels through mail's transports.
-  ['mail', 'channels'],
+  ['mail', 'channels', 'people'],
   // A card and its storage: the one writer of review_cards.
   ['review/cards'],
   // A person's verbs on cards, the queue's reads, timers, trust and approval: they decide, and never ship.

@@ -15,6 +15,11 @@ const OWNER: Readonly<Record<string, string>> = {
   api_tokens: 'tokens',
   audit_log: 'audit',
   service_secrets: 'secrets',
+  people: 'people',
+  sign_in_addresses: 'people',
+  person_invitations: 'people',
+  dashboard_sessions: 'people',
+  password_resets: 'people',
   agent_memory: 'memory',
   blocklist_entries: 'blocklist',
   // Channel events are recorded through results (src/results/channel-events.ts), which folds them into its rollups.

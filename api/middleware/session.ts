@@ -1,0 +1,107 @@
+import type { Request } from 'express';
+import type { Config } from '../../src/config.js';
+import { isInfraError, NotAllowed, SignInRefused, Unavailable } from '../../src/errors.js';
+import type { SignedIn } from '../../src/people/people.types.js';
+import { sameText } from '../../src/people/secrets.js';
+import { resolveSession } from '../../src/people/sessions.service.js';
+import { clientNetwork } from '../../src/rate-limit.js';
+import { type Principal, SCOPES } from '../../src/tokens/tokens.types.js';
+import type { AppDeps, RouteDef } from '../route-def.js';
+
+/** The dashboard's session cookie (docs/dashboard.md, "Sessions"). */
+export const SESSION_COOKIE = 'gas_session';
+export const CSRF_HEADER = 'x-csrf-token';
+
+export const NOT_SIGNED_IN = 'Sign in to use the dashboard.';
+export const BEARER_REFUSED = 'The dashboard takes a session cookie, not a bearer token.';
+export const OTHER_SITE = 'This request came from another site; reload the dashboard and try again.';
+export const OWNER_ONLY = 'Only an account owner can change people, hooks, mail or approval settings.';
+
+/** The session cookie's value from the Cookie header, or null. */
+export function sessionSecret(req: Request): string | null {
+  const header = req.headers.cookie;
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || null;
+  }
+  return null;
+}
+
+const secure = (config: Pick<Config, 'baseUrl'>) => (config.baseUrl.startsWith('https:') ? '; Secure' : '');
+
+/** Set-Cookie for a new session: HttpOnly, SameSite=Lax, the whole site, Secure behind https, until the absolute end. */
+export function sessionCookie(config: Pick<Config, 'baseUrl' | 'dashboard'>, secret: string): string {
+  const maxAge = Math.floor(config.dashboard.sessionMaxMs / 1000);
+  return `${SESSION_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure(config)}`;
+}
+
+/** Set-Cookie that removes the cookie (sign-out). */
+export function clearedCookie(config: Pick<Config, 'baseUrl'>): string {
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure(config)}`;
+}
+
+const originOf = (url: string): string | null => {
+  try {
+    const o = new URL(url).origin;
+    return o === 'null' ? null : o;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The Origin rule of every non-GET dashboard request: its Origin (or, without one, its Referer's origin)
+ * is BASE_URL's origin or the request's own. Neither header: refused.
+ */
+export function checkOrigin(req: Request, config: Pick<Config, 'baseUrl'>): void {
+  const origin = req.headers.origin;
+  const referer = req.headers.referer;
+  const from = origin !== undefined ? (origin === 'null' ? null : originOf(origin)) : referer ? originOf(referer) : null;
+  const own = req.headers.host ? `${req.protocol}://${req.headers.host}` : null;
+  if (!from || (from !== originOf(config.baseUrl) && from !== own)) throw new NotAllowed(OTHER_SITE);
+}
+
+/**
+ * The signed-in person of a session route: the cookie's live session (401 otherwise), the CSRF token on
+ * every non-GET (403), and the route's role (403 for a member on an owner's route).
+ */
+export async function authenticateSession(deps: AppDeps, req: Request, route: Pick<RouteDef, 'method' | 'role'>): Promise<SignedIn> {
+  const secret = sessionSecret(req);
+  if (!secret) throw new SignInRefused(NOT_SIGNED_IN);
+  let found: SignedIn | null;
+  try {
+    found = await resolveSession(deps.db, deps.config, secret);
+  } catch (err) {
+    if (isInfraError(err)) throw new Unavailable();
+    throw err;
+  }
+  if (!found) throw new SignInRefused(NOT_SIGNED_IN);
+  if (route.method !== 'get') {
+    const sent = req.headers[CSRF_HEADER];
+    if (typeof sent !== 'string' || !sameText(sent, found.csrfToken)) throw new NotAllowed(OTHER_SITE);
+  }
+  if (route.role === 'owner' && found.person.role !== 'owner') throw new NotAllowed(OWNER_ONLY);
+  return found;
+}
+
+/**
+ * A session as the API's caller: every scope (owners and members both hold all of SCOPES; what only owners
+ * may do is a dashboard route's `role`), the session's row id where a token's id would be.
+ */
+export function sessionPrincipal(s: SignedIn): Principal {
+  return {
+    tokenId: s.sessionId,
+    label: s.person.email,
+    scopes: [...SCOPES],
+    createdAt: s.person.createdAt,
+    lastUsedAt: null,
+    accountId: s.account.id,
+    accountName: s.account.name,
+    personId: s.person.id,
+    via: 'session',
+  };
+}
+
+/** Where sign-in failures and reset requests are counted: the client's network (an IPv4 address, an IPv6 /64). */
+export const requestNetwork = (req: Request): string => clientNetwork(req.ip);

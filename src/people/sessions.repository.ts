@@ -1,0 +1,86 @@
+import { accountColumnSql } from '../accounts/settings.repository.js';
+import { preparedQuery, type Queryable } from '../db.js';
+import type { Role, SignedIn } from './people.types.js';
+
+const ACCOUNT_NAME = accountColumnSql('name', 's.account_id');
+
+interface SessionRow {
+  id: string;
+  csrf_token: string;
+  last_seen_at: string | number;
+  person_id: string;
+  account_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  totp_enabled_at: string | number | null;
+  created_at: string | number;
+  account_name: string;
+}
+
+export function sessionsRepository(q: Queryable) {
+  return {
+    async insert(s: {
+      id: string;
+      secretHash: string;
+      csrfToken: string;
+      personId: string;
+      accountId: string;
+      createdAt: number;
+      expiresAt: number;
+    }): Promise<void> {
+      await q('dashboard_sessions').insert({
+        id: s.id,
+        secret_hash: s.secretHash,
+        csrf_token: s.csrfToken,
+        person_id: s.personId,
+        account_id: s.accountId,
+        created_at: s.createdAt,
+        last_seen_at: s.createdAt,
+        expires_at: s.expiresAt,
+      });
+    },
+    /**
+     * The live session by its secret's hash, with its person and account: not ended, before its absolute
+     * end, and seen within the idle lifetime. One indexed lookup, prepared, as it runs for every request.
+     */
+    async findLive(secretHash: string, now: number, idleMs: number): Promise<(SignedIn & { lastSeenAt: number }) | null> {
+      const rows = await preparedQuery<SessionRow>(q, {
+        name: 'dashboard-session-by-hash',
+        text: `SELECT s.id, s.csrf_token, s.last_seen_at, s.person_id, s.account_id,
+                      p.email, p.name, p.role, p.totp_enabled_at, p.created_at, ${ACCOUNT_NAME} AS account_name
+                 FROM dashboard_sessions s
+                 JOIN people p ON p.account_id = s.account_id AND p.id = s.person_id
+                WHERE s.secret_hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2 AND s.last_seen_at > $3`,
+        values: [secretHash, now, now - idleMs],
+      });
+      const r = rows[0];
+      if (!r) return null;
+      return {
+        sessionId: r.id,
+        csrfToken: r.csrf_token,
+        lastSeenAt: Number(r.last_seen_at),
+        person: {
+          id: r.person_id,
+          accountId: r.account_id,
+          email: r.email,
+          name: r.name,
+          role: r.role,
+          totpEnabled: r.totp_enabled_at !== null,
+          createdAt: Number(r.created_at),
+        },
+        account: { id: r.account_id, name: r.account_name },
+      };
+    },
+    async touch(accountId: string, id: string, at: number): Promise<void> {
+      await q('dashboard_sessions').where({ account_id: accountId, id }).whereNull('ended_at').update({ last_seen_at: at });
+    },
+    async end(accountId: string, id: string, at: number): Promise<void> {
+      await q('dashboard_sessions').where({ account_id: accountId, id }).whereNull('ended_at').update({ ended_at: at });
+    },
+    /** Ends every live session of the person; the number ended. */
+    async endAllOf(accountId: string, personId: string, at: number): Promise<number> {
+      return q('dashboard_sessions').where({ account_id: accountId, person_id: personId }).whereNull('ended_at').update({ ended_at: at });
+    },
+  };
+}
