@@ -1,5 +1,7 @@
 import type { RouteDef } from '../route-def.js';
+import { leadImportRoutes } from './leads-imports.js';
 import { peopleRoutes } from './people.js';
+import { reviewStreamRoutes } from './review-stream.js';
 import { sessionRoutes } from './session.js';
 
 /**
@@ -8,7 +10,7 @@ import { sessionRoutes } from './session.js';
  * and `role: 'owner'` for what only owners do. Mounted at /dashboard/api by the session router, which never
  * takes a bearer token and checks CSRF on every non-GET.
  */
-export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes];
+export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes, ...leadImportRoutes, ...reviewStreamRoutes];
 
 /**
  * The whole dashboard table: its own routes, then every /api/v1 route that a caller authenticates for

@@ -72,6 +72,16 @@ export function sessionsRepository(q: Queryable) {
         account: { id: r.account_id, name: r.account_name },
       };
     },
+    /** Whether the session is still live (not ended, before its absolute end, seen within the idle lifetime); never touches it. */
+    async isLive(accountId: string, id: string, now: number, idleMs: number): Promise<boolean> {
+      const row = await q('dashboard_sessions')
+        .where({ account_id: accountId, id })
+        .whereNull('ended_at')
+        .andWhere('expires_at', '>', now)
+        .andWhere('last_seen_at', '>', now - idleMs)
+        .first('id');
+      return row !== undefined;
+    },
     async touch(accountId: string, id: string, at: number): Promise<void> {
       await q('dashboard_sessions').where({ account_id: accountId, id }).whereNull('ended_at').update({ last_seen_at: at });
     },

@@ -54,6 +54,19 @@ export async function resolveSession(
   return signedIn;
 }
 
+/**
+ * Whether a session is still live, by its row id, without counting as activity: a page left open with a live
+ * stream (docs/dashboard.md, "Live updates") does not keep its session from going idle.
+ */
+export function sessionIsLive(
+  q: Queryable,
+  config: Pick<Config, 'dashboard'>,
+  s: { accountId: string; sessionId: string },
+  now = Date.now(),
+) {
+  return sessionsRepository(q).isLive(s.accountId, s.sessionId, now, config.dashboard.sessionIdleMs);
+}
+
 export function endSession(q: Queryable, s: { account: { id: string }; sessionId: string }, now = Date.now()): Promise<void> {
   return sessionsRepository(q).end(s.account.id, s.sessionId, now);
 }

@@ -33,6 +33,8 @@ export interface OpenStream {
   sink: LiveSink;
   /** Asked at each heartbeat; false ends the stream (the session was signed out or expired). */
   sessionLive(): Promise<boolean>;
+  /** Called once the stream has its place, before anything is told to the sink (the HTTP response sends its headers). */
+  onOpen?(): void;
 }
 
 export type OpenResult = { ok: true; close(): Promise<void> } | { ok: false; retryAfterSeconds: number; limit: 'session' | 'account' };
@@ -118,6 +120,7 @@ export function createLiveHub(deps: { config: Config; redis: Redis; logger: Logg
       if (taken !== 1)
         return { ok: false, retryAfterSeconds: Math.ceil(limits.heartbeatMs / 1000), limit: taken === -1 ? 'session' : 'account' };
 
+      stream.onOpen?.();
       const { stream: streamKey, channel } = liveKeys(ks, stream.accountId);
       let last = stream.lastEventId;
       let buffered: LiveEntry[] | null = [];
@@ -214,4 +217,19 @@ export function createLiveHub(deps: { config: Config; redis: Redis; logger: Logg
       subscriber = null;
     },
   };
+}
+
+/** One hub per process (per Redis client): the API's routes share it; `closeLiveHub` ends its streams at shutdown. */
+const hubs = new WeakMap<Redis, LiveHub>();
+
+export function liveHubOf(deps: { config: Config; redis: Redis; logger: Logger }): LiveHub {
+  let hub = hubs.get(deps.redis);
+  if (!hub) hubs.set(deps.redis, (hub = createLiveHub(deps)));
+  return hub;
+}
+
+export async function closeLiveHub(redis: Redis): Promise<void> {
+  const hub = hubs.get(redis);
+  hubs.delete(redis);
+  await hub?.close();
 }

@@ -41,8 +41,7 @@ function offers(card: Card, action: string): void {
 
 /** Who acted, as the live stream names them: the person (a dashboard session), else the token's label, else the operator. */
 function actorName(actor: Actor): string {
-  const person = (actor as Actor & { personName?: string | null }).personName;
-  return person || actor.tokenLabel || (actor.actor === 'admin' ? 'an operator' : 'a person');
+  return actor.personName || actor.tokenLabel || (actor.actor === 'admin' ? 'an operator' : 'a person');
 }
 
 /**
