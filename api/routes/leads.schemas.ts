@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CONTACT_STATUSES } from '../../src/leads/leads.types.js';
-import { LEAD_CAPS, LEAD_STATUSES } from '../../src/leads/leads.types.js';
+import { LEAD_STATUSES } from '../../src/leads/leads.types.js';
 import { LeadLabels } from '../../src/leads/lead-labels.js';
 import { queryInt } from '../schemas.js';
 
