@@ -35,6 +35,7 @@ export const PAGES: readonly Page[] = [
       'metrics-cost',
       'leads-paging',
       'leads-import',
+      'live-streams',
       'agent-roundtrip',
       'round-trips',
       'limiter-redis',

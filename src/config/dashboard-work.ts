@@ -24,7 +24,10 @@ export function dashboardWorkConfig(env: z.output<z.ZodObject<typeof dashboardWo
       perSession: env.LIVE_STREAMS_PER_SESSION,
       /** Live review streams one account may hold open at once, over every process (429 with Retry-After beyond). */
       perAccount: env.LIVE_STREAMS_PER_ACCOUNT,
-      /** A comment line on every open stream this often, so proxies keep it; each one also renews the stream's lease and checks the session. */
+      /**
+       * A comment line on every open stream this often, so proxies keep it; each one also renews the stream's
+       * lease and checks the session.
+       */
       heartbeatMs: env.LIVE_HEARTBEAT_MS,
       /** Events kept per account for `Last-Event-ID` catch-up (a Redis stream capped near this length). */
       backlogEvents: env.LIVE_BACKLOG_EVENTS,

@@ -6,7 +6,10 @@
  * one script: an event is never published without its place in the backlog, and ids only grow.
  */
 
-/** Who moved a card, in words a person reads: a person's name or token label, `the trust ladder`, `an approval setting`, `timer`, `the agent`, `the service`. */
+/**
+ * Who moved a card, in words a person reads: a person's name or token label, `the trust ladder`, `an approval
+ * setting`, `timer`, `the agent`, `the service`.
+ */
 export type ActedBy = string;
 
 export interface CardLiveEvent {
@@ -31,7 +34,10 @@ export function liveKeys(keyspace: string, accountId: string): { stream: string;
   return { stream: `${keyspace}:live:{${accountId}}`, channel: `${keyspace}:live:{${accountId}}:ch` };
 }
 
-/** KEYS[1] the stream, KEYS[2] the channel (named as a key so a Cluster routes the script by its slot); ARGV[1] the cap, ARGV[2] the event JSON. */
+/**
+ * KEYS[1] the stream, KEYS[2] the channel (named as a key so a Cluster routes the script by its slot);
+ * ARGV[1] the cap, ARGV[2] the event JSON.
+ */
 export const PUBLISH_LIVE_LUA = `
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[2])
 redis.call('PUBLISH', KEYS[2], id .. ' ' .. ARGV[2])

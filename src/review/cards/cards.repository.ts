@@ -1,7 +1,8 @@
 import { preparedQuery, type Queryable } from '../../db.js';
 import { metrics, word } from '../../metrics/registry.js';
 import { cardWrite } from '../../queue-version/card-writes.js';
-import type { ActedBy, CardLiveEvent } from '../../queue-version/live-events.js';
+import type { ActedBy } from '../../queue-version/live-events.js';
+import { filed, updated } from './card-events.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
 import type { Card, NewCard } from './card.js';
 import { toRow, type CardChanges } from './card-changes.js';
@@ -187,41 +188,6 @@ async function transitionCard(
   const by = (changes.resolution as { by?: unknown } | null | undefined)?.by;
   if (updated && moved && by) metrics.cardsDecided.inc({ kind: word((updated as CardRow).kind), decider: word(by) });
   return updated ? toCard(updated as CardRow) : null;
-}
-
-/** Statuses a card is decided in: a write that moves it there is announced `decided`. */
-const DECIDED = new Set(['resolved', 'dismissed', 'sending', 'sent']);
-
-/** Who a write without a named actor was made by, from the decision it records. */
-const DECIDERS: Record<string, ActedBy> = {
-  trust_ladder: 'the trust ladder',
-  setting: 'an approval setting',
-  system: 'the service',
-  person: 'a person',
-};
-
-const filed = (card: Card): CardLiveEvent => ({
-  type: 'card.filed',
-  cardId: card.id,
-  kind: card.kind,
-  status: card.status,
-  decided: false,
-  by: card.turnId ? 'the agent' : 'the service',
-  at: card.createdAt,
-});
-
-function updated(card: Card | null, changes: CardChanges, actedBy: ActedBy | undefined): CardLiveEvent | null {
-  if (!card) return null;
-  const decider = (changes.resolution as { by?: unknown } | null | undefined)?.by;
-  return {
-    type: 'card.updated',
-    cardId: card.id,
-    kind: card.kind,
-    status: card.status,
-    decided: changes.status !== undefined && DECIDED.has(changes.status),
-    by: actedBy ?? (typeof decider === 'string' ? (DECIDERS[decider] ?? decider) : 'the service'),
-    at: card.updatedAt,
-  };
 }
 
 /**
