@@ -30,6 +30,8 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('finished_at');
     t.index(['account_id', 'created_at']);
   });
+  // The repair sweep's read: the few imports not finished yet.
+  await knex.raw(`CREATE INDEX lead_imports_unfinished ON lead_imports (updated_at) WHERE state IN ('queued', 'running')`);
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -101,6 +101,16 @@ export const eventsSweep = defineSweep({
   retry: SOON,
 });
 
+export const leadImportsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.lead-imports',
+  description:
+    'Queues again CSV imports whose job was lost and fails those unfinished after an hour (nothing of them was written); safe to repeat.',
+  schedulerId: 'maintenance-lead-imports',
+  everyMs: (config) => config.maintenance.sweeps.leadImports,
+  retry: SOON,
+});
+
 /**
  * The single sweep that ran all of the above in a row, replaced by them. A job of it still in Redis when
  * a new version starts (queued by its scheduler, or by a process of the old version during a rolling
@@ -157,6 +167,7 @@ export const maintenanceQueue = defineQueue('maintenance', {
   retentionSweep,
   experimentsSweep,
   eventsSweep,
+  leadImportsSweep,
   maintenanceSweep,
   measurementAggregate,
   leadsImport,

@@ -57,7 +57,11 @@ export async function runImport(deps: Pick<Deps, 'db'>, accountId: string, impor
           { processed: s.processed, imported: s.imported, duplicates: s.duplicateRows.length },
           Date.now(),
         ),
-      beforeCommit: (trx, s) => importsRepository(trx).finish(accountId, importId, { state: 'done', ...s, error: null }, Date.now()),
+      // Given up by the sweep meanwhile: the rows roll back with the transaction, as the failed state says.
+      beforeCommit: async (trx, s) => {
+        if (!(await importsRepository(trx).finish(accountId, importId, { state: 'done', ...s, error: null }, Date.now())))
+          throw new Error(`import ${importId} was finished while it ran; its rows are not kept`);
+      },
     });
     return { imported: summary.imported, duplicates: summary.duplicates, rejected: summary.rejected.length };
   } catch (err) {
@@ -71,4 +75,37 @@ export async function runImport(deps: Pick<Deps, 'db'>, accountId: string, impor
     );
     return { failed: error };
   }
+}
+
+/** An import whose row has not moved for this long has lost its job (a running one writes after every batch). */
+const STALE_MS = 2 * 60_000;
+/** An import not finished this long after its upload is given up: nothing of it was written. */
+const GIVE_UP_MS = 60 * 60_000;
+const SWEEP_LIMIT = 100;
+
+/**
+ * The repair of docs/rules.md ("Commit, then enqueue, then repair"): queues again the job of each import left
+ * queued or running with no progress (the job key makes a repeat of a live job a no-op), and fails the imports
+ * still unfinished an hour after their upload, so no import waits forever.
+ */
+export async function sweepImports(deps: Pick<Deps, 'db' | 'queues'>, now = Date.now()) {
+  const repo = importsRepository(deps.db);
+  let requeued = 0;
+  let failed = 0;
+  for (const s of await repo.stale(now - STALE_MS, SWEEP_LIMIT)) {
+    if (now - s.createdAt > GIVE_UP_MS) {
+      const error = 'the import did not finish within an hour; nothing of it was imported: upload the file again';
+      await repo.finish(
+        s.accountId,
+        s.id,
+        { state: 'failed', processed: 0, imported: 0, duplicates: 0, rejected: [], duplicateRows: [], error },
+        now,
+      );
+      failed++;
+    } else {
+      await enqueue(deps.queues, leadsImport, { accountId: s.accountId, importId: s.id });
+      requeued++;
+    }
+  }
+  return { requeued, failed };
 }

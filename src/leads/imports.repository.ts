@@ -94,6 +94,17 @@ export function importsRepository(q: Queryable) {
       return row?.csv ? { csv: row.csv, mapping: row.mapping } : null;
     },
 
+    /** Imports not finished whose row has not moved since `before` (oldest first, at most `limit`). */
+    async stale(before: number, limit: number): Promise<Array<{ accountId: string; id: string; createdAt: number }>> {
+      const rows: { account_id: string; id: string; created_at: string }[] = await q('lead_imports')
+        .whereIn('state', ['queued', 'running'])
+        .andWhere('updated_at', '<', before)
+        .orderBy('updated_at')
+        .limit(limit)
+        .select('account_id', 'id', 'created_at');
+      return rows.map((r) => ({ accountId: r.account_id, id: r.id, createdAt: Number(r.created_at) }));
+    },
+
     async progress(
       accountId: string,
       id: string,
@@ -106,7 +117,10 @@ export function importsRepository(q: Queryable) {
         .update({ ...patch, updated_at: at });
     },
 
-    /** The final state; the file is dropped (what was read of it is in the leads, the result in this row). */
+    /**
+     * The final state of an import still unfinished (false: it was finished already, by its job or given up by the
+     * sweep); the file is dropped (what was read of it is in the leads, the result in this row).
+     */
     async finish(
       accountId: string,
       id: string,
@@ -120,9 +134,10 @@ export function importsRepository(q: Queryable) {
         error: string | null;
       },
       at: number,
-    ): Promise<void> {
-      await q('lead_imports')
+    ): Promise<boolean> {
+      const changed = await q('lead_imports')
         .where({ account_id: accountId, id })
+        .whereIn('state', ['queued', 'running'])
         .update({
           state: result.state,
           processed: result.processed,
@@ -135,6 +150,7 @@ export function importsRepository(q: Queryable) {
           updated_at: at,
           finished_at: at,
         });
+      return changed > 0;
     },
   };
 }

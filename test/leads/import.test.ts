@@ -4,7 +4,11 @@ import { Readable } from 'node:stream';
 import { describe, expect } from 'vitest';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { parseMapping } from '../../src/leads/import-csv.js';
+import { sweepImports } from '../../src/leads/import-jobs.js';
 import { importContacts, previewImport } from '../../src/leads/import.service.js';
+import { importsRepository } from '../../src/leads/imports.repository.js';
+import { leadsImport } from '../../src/jobs/maintenance.js';
+import { pendingJob } from '../../src/jobs/registry.js';
 import { adminCall } from '../helpers/env.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -134,5 +138,31 @@ describe('CSV import of contacts', () => {
     expect((await adminCall(env, ['leads', 'import', '--account', accountId, '--file', '/nonexistent.csv'])).error).toBe(
       '--file /nonexistent.csv is not a readable file',
     );
+  });
+
+  it('queues again an import whose job was lost, and gives up one unfinished an hour after its upload', async () => {
+    const accountId = await accountWithHistory();
+    const repo = importsRepository(env.deps.db);
+    const now = Date.now();
+    await repo.insert({ id: 'imp_lost', accountId, mapping: null, csv: readFileSync(FIXTURE), createdBy: null, at: now - 5 * 60_000 });
+    await repo.insert({ id: 'imp_old', accountId, mapping: null, csv: readFileSync(FIXTURE), createdBy: null, at: now - 2 * 60 * 60_000 });
+    await repo.insert({ id: 'imp_fresh', accountId, mapping: null, csv: readFileSync(FIXTURE), createdBy: null, at: now });
+    expect(await sweepImports(env.deps, now)).toEqual({ requeued: 1, failed: 1 });
+    const queue = env.deps.queues.get(leadsImport.queue)!;
+    expect(await pendingJob(queue, leadsImport.key({ accountId, importId: 'imp_lost' }))).toBeDefined();
+    expect(await pendingJob(queue, leadsImport.key({ accountId, importId: 'imp_fresh' }))).toBeUndefined();
+    expect(await repo.find(accountId, 'imp_old')).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/did not finish within an hour/),
+    });
+    // A finished import is never finished again.
+    expect(
+      await repo.finish(
+        accountId,
+        'imp_old',
+        { state: 'done', processed: 1, imported: 1, duplicates: 0, rejected: [], duplicateRows: [], error: null },
+        now,
+      ),
+    ).toBe(false);
   });
 });
