@@ -116,7 +116,12 @@ export async function liveStreams(ctx: BenchContext): Promise<Section> {
         .catch(() => {});
     }, 1000 / CARDS_PER_SECOND);
 
-    const target = { name: 'GET /api/v1/review', url: `${baseUrl}/api/v1/review`, headers: { authorization: `Bearer ${token}` }, server: api };
+    const target = {
+      name: 'GET /api/v1/review',
+      url: `${baseUrl}/api/v1/review`,
+      headers: { authorization: `Bearer ${token}` },
+      server: api,
+    };
     await load(target, 2);
     const none: number[] = [];
     const withStreams: number[] = [];
