@@ -1,4 +1,5 @@
-import { changeRole, invitePerson, listPeople, removePerson, withdrawInvitation } from '../../src/people/people.service.js';
+import { invitePerson, withdrawInvitation } from '../../src/people/invitations.service.js';
+import { changeRole, listPeople, removePerson } from '../../src/people/people.service.js';
 import type { Person } from '../../src/people/people.types.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import { IdParams, InvitationMade, InviteBody, PeopleList, PersonReply, RoleBody } from './people.schemas.js';

@@ -1,14 +1,7 @@
-import {
-  type SignInResult,
-  acceptInvitation,
-  beginTotp,
-  confirmTotp,
-  disableTotp,
-  requestPasswordReset,
-  resetPassword,
-  signIn,
-  viewInvitation,
-} from '../../src/people/people.service.js';
+import { acceptInvitation, viewInvitation } from '../../src/people/invitations.service.js';
+import { requestPasswordReset, resetPassword } from '../../src/people/password-reset.service.js';
+import { type SignInResult, signIn } from '../../src/people/people.service.js';
+import { beginTotp, confirmTotp, disableTotp } from '../../src/people/totp.service.js';
 import type { SignedIn } from '../../src/people/people.types.js';
 import { endSession, endSessionsOf } from '../../src/people/sessions.service.js';
 import type { Config } from '../../src/config.js';

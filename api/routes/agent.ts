@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { getMessage, getStatus, getThread } from '../../src/agent/messages/agent.service.js';
 import { refuseMessage, sendMessage } from '../../src/agent/messages/messages.service.js';
+import { sessionLive } from '../../src/people/sessions.service.js';
 import { NotFound, type AppError } from '../../src/errors.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { queryInt } from '../schemas.js';
@@ -43,7 +44,10 @@ export const agentRoutes: RouteDef[] = [
   }).handle(async ({ body }, ctx) => {
     // Spec 4.3, every rule (the body's own rules are PostMessageBody's): one service call.
     const { accountId, tokenId } = ctx.principal;
-    const answer = await sendMessage(ctx.deps, { accountId, tokenId, actor: ctx.actor }, body, { signal: ctx.signal, log: ctx.log });
+    // A dashboard session waits while the session lasts; a token while it is not revoked.
+    const session = ctx.session;
+    const live = session ? () => sessionLive(ctx.deps.db, session) : undefined;
+    const answer = await sendMessage(ctx.deps, { accountId, tokenId, actor: ctx.actor, live }, body, { signal: ctx.signal, log: ctx.log });
     return { status: answer.status, body: answer.body };
   }),
   defineRoute({

@@ -33,6 +33,7 @@ import { withRedis } from '../redis.js';
 import { CHANNEL_VERBS } from './channel-commands.js';
 import { LEAD_VERBS } from './lead-commands.js';
 import { MAIL_VERBS } from './mail-commands.js';
+import { PERSON_VERBS } from './person-commands.js';
 import { int, type Flags, type Verb } from './verb.js';
 
 /**
@@ -249,6 +250,7 @@ export const VERBS: Record<string, Verb> = {
   // The mail loop: inbound URLs and received mail.
   ...MAIL_VERBS,
   ...LEAD_VERBS,
+  ...PERSON_VERBS,
   // Provider connections: network and ads, each through a provider bridge.
   ...CHANNEL_VERBS,
 };

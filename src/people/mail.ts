@@ -36,3 +36,48 @@ export function sendInBackground(deps: { config: Config; db: Db; logger: Logger 
   };
   void attempt(0);
 }
+
+/** The invitation's mail: who invites, to which account, as what, and the link with when it stops working. */
+export function invitationMail(i: {
+  email: string;
+  accountName: string;
+  role: 'owner' | 'member';
+  inviterName?: string | undefined;
+  link: string;
+  invitation: { expiresAt: number };
+}): PersonMail {
+  const who = i.inviterName ? `${i.inviterName} invited you` : 'You are invited';
+  const as = i.role === 'owner' ? 'an owner' : 'a member';
+  const until = new Date(i.invitation.expiresAt).toUTCString();
+  return {
+    to: i.email,
+    subject: `You are invited to ${i.accountName} on Growth Agent`,
+    text: [
+      `${who} to ${i.accountName} as ${as}.`,
+      '',
+      `Set your name and password here (the link works once, until ${until}):`,
+      i.link,
+      '',
+      'If you did not expect this, ignore this mail.',
+      '',
+    ].join('\n'),
+  };
+}
+
+/** The password reset's mail: the link, when it stops working, and that nothing changes if it was not them. */
+export function resetMail(r: { email: string; link: string; expiresAt: number }): PersonMail {
+  const until = new Date(r.expiresAt).toUTCString();
+  return {
+    to: r.email,
+    subject: 'Reset your Growth Agent password',
+    text: [
+      `Someone asked to reset the password of ${r.email}.`,
+      '',
+      `Set a new one here (the link works once, until ${until}):`,
+      r.link,
+      '',
+      'If it was not you, ignore this mail: your password stays as it is.',
+      '',
+    ].join('\n'),
+  };
+}

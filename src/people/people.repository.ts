@@ -1,5 +1,12 @@
 import type { Queryable } from '../db.js';
+import type { SealedColumn } from '../secrets/sealed-columns.repository.js';
 import type { Invitation, Person, Role } from './people.types.js';
+
+/** A person's TOTP secret, confirmed and pending, kept sealed (`secrets reseal` walks them). */
+export const SEALED_TOTP_SECRETS: readonly SealedColumn[] = [
+  { table: 'people', column: 'totp_secret', key: ['account_id', 'id'] },
+  { table: 'people', column: 'totp_pending_secret', key: ['account_id', 'id'] },
+];
 
 interface PersonRow {
   id: string;

@@ -54,9 +54,14 @@ export async function resolveSession(
   return signedIn;
 }
 
+/** Whether the session is still on (not ended, before its absolute end): a request waiting on the agent checks it. */
+export function sessionLive(q: Queryable, s: { account: { id: string }; sessionId: string }, now = Date.now()): Promise<boolean> {
+  return sessionsRepository(q).isLive(s.account.id, s.sessionId, now);
+}
+
 /**
- * Whether a session is still live, by its row id, without counting as activity: a page left open with a live
- * stream (docs/dashboard.md, "Live updates") does not keep its session from going idle.
+ * `sessionLive` with the idle lifetime too, without counting as activity: a page left open with a live stream
+ * (docs/dashboard.md, "Live updates") does not keep its session from going idle.
  */
 export function sessionIsLive(
   q: Queryable,

@@ -17,6 +17,8 @@ export interface MessageSender {
   accountId: string;
   tokenId: string;
   actor: Actor;
+  /** Whether the caller may still be answered (a dashboard session not ended); default: its token is not revoked. */
+  live?: () => Promise<boolean>;
 }
 
 /** Spec 4.3's answer: 200 when the turn finished within `waitSeconds`, else 202. */
@@ -145,7 +147,7 @@ export async function sendMessage(
 
   const end = await waitForMessage(
     deps,
-    { accountId: sender.accountId, tokenId: sender.tokenId, turnId: turn.id },
+    { accountId: sender.accountId, tokenId: sender.tokenId, turnId: turn.id, live: sender.live },
     req.waitSeconds,
     opts.signal,
     { watch, fresh: outcome.kind === 'new' ? turn : undefined },

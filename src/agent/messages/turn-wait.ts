@@ -58,7 +58,7 @@ export function watchTurn(deps: AgentDeps, turnId: string): TurnWatch {
  */
 export async function waitForMessage(
   deps: AgentDeps,
-  ids: { accountId: string; tokenId: string; turnId: string },
+  ids: { accountId: string; tokenId: string; turnId: string; live?: (() => Promise<boolean>) | undefined },
   seconds: number,
   signal: AbortSignal,
   opts: { watch?: TurnWatch; fresh?: Turn } = {},
@@ -71,6 +71,7 @@ export async function waitForMessage(
   // within AGENT_WAIT_POLL_MS, so a finished message arriving sooner than that after a check is answered
   // without another one.
   let liveAt = opts.fresh ? Date.now() : 0;
+  const callerLive = ids.live ?? (() => tokenLive(deps.db, ids.tokenId));
   try {
     for (;;) {
       if (skipRead && opts.fresh) {
@@ -88,14 +89,11 @@ export async function waitForMessage(
         try {
           if (notice?.view && isTerminal(notice.view.status)) {
             const recent = Date.now() - liveAt < deps.config.agent.waitPollMs;
-            if (!recent && !(await tokenLive(deps.db, ids.tokenId))) return { message: null, terminal: false, ended: 'unauthorized' };
+            if (!recent && !(await callerLive())) return { message: null, terminal: false, ended: 'unauthorized' };
             return { message: notice.view, terminal: true };
           }
           const readAt = Date.now();
-          const [live, found] = await Promise.all([
-            tokenLive(deps.db, ids.tokenId),
-            turnsRepository(deps.db).findWithReplies(ids.accountId, ids.turnId, 5),
-          ]);
+          const [live, found] = await Promise.all([callerLive(), turnsRepository(deps.db).findWithReplies(ids.accountId, ids.turnId, 5)]);
           if (!live) return { message: null, terminal: false, ended: 'unauthorized' };
           liveAt = readAt;
           if (!found) return { message: last, terminal: false, ended: 'poll_failed' };
