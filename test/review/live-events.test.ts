@@ -1,7 +1,9 @@
 import { describe, expect } from 'vitest';
 import type { LiveEntry } from '../../src/queue-version/live-events.js';
 import { createLiveHub, type LiveHub, type LiveSink } from '../../src/review/live-stream.js';
+import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { dismissCard } from '../../src/review/review.service.js';
+import { wakeCard } from '../../src/review/timers.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -86,6 +88,40 @@ describe('the review queue live events', () => {
       ]);
       expect(again.seen.resync).toEqual([]);
       if (reopened.ok) await reopened.close();
+    });
+  });
+
+  it('names the trust ladder, an approval setting and the timer as who acted', async () => {
+    const { accountId } = await env.tenant();
+    await withHub(async (hub) => {
+      const { seen, sink } = collector();
+      await hub.open({ accountId, sessionId: 's', lastEventId: null, sink, sessionLive: async () => true });
+      const repo = cardsRepository(env.deps.db);
+      const byLadder = await buildCard(env.deps.db, accountId, 'plain');
+      const bySetting = await buildCard(env.deps.db, accountId, 'plain');
+      const snoozed = await buildCard(env.deps.db, accountId, 'plain', { status: 'snoozed', snoozedUntil: 1_000 });
+      const at = Date.now();
+      for (const [card, by] of [
+        [byLadder, 'trust_ladder'],
+        [bySetting, 'setting'],
+      ] as const)
+        await repo.transition(
+          accountId,
+          card.id,
+          { statuses: ['pending'] },
+          { status: 'resolved', resolvedAt: at, resolution: { action: 'approve', by, at } },
+        );
+      expect(await wakeCard(env.deps, accountId, snoozed.id, 1_000)).toBe(true);
+      await until(() => seen.events.filter((e) => e.event.type === 'card.updated').length >= 3);
+      expect(
+        seen.events
+          .filter((e) => e.event.type === 'card.updated')
+          .map((e) => [e.event.cardId, e.event.by, e.event.decided, e.event.status]),
+      ).toEqual([
+        [byLadder.id, 'the trust ladder', true, 'resolved'],
+        [bySetting.id, 'an approval setting', true, 'resolved'],
+        [snoozed.id, 'timer', false, 'pending'],
+      ]);
     });
   });
 
