@@ -1,30 +1,27 @@
 import { createServer, type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { openConnection } from '../../src/channels/connections.js';
 import { providerBridge } from '../../src/channels/provider-http.js';
 import { AnswerLost, NotShipped } from '../../src/channels/channel.types.js';
 import { cannotShip } from '../../src/channels/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { adminCall, envFor } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import type { TestEnv } from '../helpers/fixture.js';
 import { runTs } from '../helpers/processes.js';
-import { capturedLines, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { capturedLines, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+
+const it = withBridge('sk_live_network_SECRET_1234');
 
 const { lines, sink } = capturedLines();
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
 it.override('options', { logger: createLogger('trace', sink) });
-it.beforeAll(({ env: e }) => {
+it.beforeAll(({ env: e, bridge: b }) => {
   env = e;
-});
-beforeAll(async () => {
-  bridge = await startProviderBridge('sk_live_network_SECRET_1234');
-});
-afterAll(async () => {
-  await bridge.close();
+  bridge = b;
 });
 
 const SECRET = 'sk_live_network_SECRET_1234';
