@@ -13,14 +13,10 @@ import { eventsOfCard } from '../helpers/rows.js';
  * `card.decided` (docs/architecture.md, "Events"): a decision no person made runs the same follow-ups as a person's,
  * and an event whose delivery was never queued is found by the sweep and delivered once, by the card-timers pool.
  */
-let env: TestEnv;
 it.override('options', { env: { EVENTS_SWEEP_AFTER_MS: '0' }, pools: ['card-timers'] });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 /** A proposed experiment and a winner card for it, due to auto-resolve at `at` (as the ladder or a setting files one). */
-async function dueWinner(accountId: string, at: number) {
+async function dueWinner(env: TestEnv, accountId: string, at: number) {
   await subjectTestAudience(env.deps.db, accountId);
   const { id: experimentId } = await proposeSubjectTest(env.deps.db, accountId);
   const card = await winnerCard(env.deps.db, accountId, experimentId, { autoResolveAt: at });
@@ -28,10 +24,10 @@ async function dueWinner(accountId: string, at: number) {
 }
 
 describe('card.decided', () => {
-  it('is recorded by the auto-resolve timer too, whose decision runs the same follow-ups: the winner is adopted', async () => {
+  it('is recorded by the auto-resolve timer too, whose decision runs the same follow-ups: the winner is adopted', async ({ env }) => {
     const { accountId } = await env.tenant();
     const at = Date.now() - 1_000;
-    const { experimentId, cardId } = await dueWinner(accountId, at);
+    const { experimentId, cardId } = await dueWinner(env, accountId, at);
     expect(await autoResolve(env.deps, accountId, cardId, at)).toBe('resolved');
     const [event] = await eventsOfCard(env, cardId);
     expect(event.payload).toMatchObject({ decision: 'approve', decidedBy: 'trust_ladder', actor: null, sourceType: 'experiment_winner' });
@@ -40,7 +36,7 @@ describe('card.decided', () => {
     expect(await repo.defaultFor(accountId, 'mail_subject', 'onboarding')).toBe(CHALLENGER);
   });
 
-  it('never queued, is found by the sweep and delivered once; a second delivery runs nothing', async () => {
+  it('never queued, is found by the sweep and delivered once; a second delivery runs nothing', async ({ env }) => {
     const { accountId } = await env.tenant();
     const ref = await recordEvent(env.deps.db, 'card.decided', {
       accountId,

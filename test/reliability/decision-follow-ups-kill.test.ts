@@ -23,17 +23,13 @@ import { eventsOfCard } from '../helpers/rows.js';
  * follow-up's effect committed and before the outbox noted it; a second worker runs them again. Every follow-up
  * happens exactly once: the winner adopted once, the proposal dismissed once, the gated step run once.
  */
-let env: TestEnv;
 it.override('options', { env: { WORKFLOW_POLL_MS: '50' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 /** The worker processes: a sweep that queues any undelivered event at once, and a killed job retried within seconds. */
 const WORKER_ENV = { MAINTENANCE_SWEEP_MS: '200', EVENTS_SWEEP_AFTER_MS: '0', JOBS_LOCK_MS: '2000', JOBS_STALLED_INTERVAL_MS: '1000' };
 
 /** Decides the card in a process of its own, which waits after the commit; kill -9 once its event is in the outbox. */
-async function decideAndDie(verb: 'approve' | 'dismiss', accountId: string, cardId: string): Promise<{ eventId: string }> {
+async function decideAndDie(env: TestEnv, verb: 'approve' | 'dismiss', accountId: string, cardId: string): Promise<{ eventId: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/decide.ts', verb, accountId, cardId], {
     cwd: ROOT,
     env: { ...process.env, ...envFor(env.config), EVENTS_PAUSE_BEFORE_QUEUE_MS: '600000' },
@@ -57,7 +53,7 @@ async function decideAndDie(verb: 'approve' | 'dismiss', accountId: string, card
 }
 
 describe('kill -9 between a decision and its follow-ups', () => {
-  it('adopts the winner once, dismisses the proposal once and runs the gated step once', async () => {
+  it('adopts the winner once, dismisses the proposal once and runs the gated step once', async ({ env }) => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant();
     await subjectTestAudience(db, accountId, 'kill');
@@ -82,9 +78,9 @@ describe('kill -9 between a decision and its follow-ups', () => {
 
       // 1. Each deciding process dies after its commit: the decisions stand, nothing followed, nothing is queued.
       const refs = [
-        await decideAndDie('approve', accountId, winner.id),
-        await decideAndDie('dismiss', accountId, dropped.cardId),
-        await decideAndDie('approve', accountId, gateCard),
+        await decideAndDie(env, 'approve', accountId, winner.id),
+        await decideAndDie(env, 'dismiss', accountId, dropped.cardId),
+        await decideAndDie(env, 'approve', accountId, gateCard),
       ];
       const cards = await db('review_cards').whereIn('id', [winner.id, dropped.cardId, gateCard]).pluck('status');
       expect(cards.sort()).toEqual(['dismissed', 'resolved', 'resolved']);
