@@ -148,6 +148,24 @@ export function upperCrossing(fractions: readonly number[], boundaries: readonly
  * (δ_seq / δ_fixed)² of the drifts that give `power` (Jennison & Turnbull's inflation factor).
  */
 export function inflationFactor(fractions: readonly number[], alpha: number, power: number): number {
+  const key = `${alpha},${power}:${fractions.map((t) => t.toFixed(6)).join(',')}`;
+  let factor = inflations.get(key);
+  if (factor === undefined) {
+    factor = solveInflation(fractions, alpha, power);
+    if (inflations.size >= MAX_INFLATIONS) inflations.clear();
+    inflations.set(key, factor);
+  }
+  return factor;
+}
+
+/**
+ * Inflation factors already worked out, by alpha, power and look fractions: every experiment proposed with the
+ * same design and sample asks for the same one, and each costs a second or two of CPU (the secant search below).
+ */
+const inflations = new Map<string, number>();
+const MAX_INFLATIONS = 1_000;
+
+function solveInflation(fractions: readonly number[], alpha: number, power: number): number {
   const z = spendingBoundaries(fractions, alpha).z;
   const fixed = normalQuantile(1 - alpha / 2) + normalQuantile(power);
   // The power rises smoothly with the drift, so the secant method finds it in a few evaluations.

@@ -7,12 +7,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, runTs } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const admin = (...args: string[]) => runTs(['bin/admin.ts', ...args], envFor(env.config));
+const admin = (env: TestEnv, ...args: string[]) => runTs(['bin/admin.ts', ...args], envFor(env.config));
 
 function json(out: string): Record<string, unknown> {
   const lines = out.trim().split('\n');
@@ -21,13 +16,13 @@ function json(out: string): Record<string, unknown> {
 }
 
 describe('admin CLI', { timeout: SLOW }, () => {
-  it('creates an account, mints, lists and revokes a token, and lists the audit log — one JSON object each', async () => {
-    const created = await admin('account', 'create', '--name', 'Acme Growth');
+  it('creates an account, mints, lists and revokes a token, and lists the audit log — one JSON object each', async ({ env }) => {
+    const created = await admin(env, 'account', 'create', '--name', 'Acme Growth');
     expect(created.code).toBe(0);
     const { account } = json(created.stdout) as { account: { id: string; name: string } };
     expect(account).toEqual({ id: expect.stringMatching(/^acct_/), name: 'Acme Growth' });
 
-    const minted = await admin('token', 'mint', '--account', account.id, '--label', 'ci-bot', '--scopes', 'review:read,leads:read');
+    const minted = await admin(env, 'token', 'mint', '--account', account.id, '--label', 'ci-bot', '--scopes', 'review:read,leads:read');
     expect(minted.code).toBe(0);
     const { token, tokenId } = json(minted.stdout) as { token: string; tokenId: string };
     expect(token).toMatch(/^gat_[0-9A-Za-z]{36}$/);
@@ -36,7 +31,7 @@ describe('admin CLI', { timeout: SLOW }, () => {
     expect(me.status).toBe(200);
     expect(me.body.me).toMatchObject({ tokenId, label: 'ci-bot', scopes: ['review:read', 'leads:read'], account });
 
-    const listed = json((await admin('token', 'list', '--account', account.id)).stdout) as { tokens: Array<Record<string, unknown>> };
+    const listed = json((await admin(env, 'token', 'list', '--account', account.id)).stdout) as { tokens: Array<Record<string, unknown>> };
     expect(listed.tokens).toEqual([
       {
         tokenId,
@@ -49,17 +44,17 @@ describe('admin CLI', { timeout: SLOW }, () => {
     ]);
     expect(JSON.stringify(listed)).not.toContain(token);
 
-    expect(json((await admin('token', 'revoke', '--token-id', tokenId)).stdout)).toEqual({ ok: true });
+    expect(json((await admin(env, 'token', 'revoke', '--token-id', tokenId)).stdout)).toEqual({ ok: true });
     expect((await env.api().get('/api/v1/me').set(auth(token))).status).toBe(401);
 
-    const audit = json((await admin('audit', 'list', '--account', account.id, '--limit', '10')).stdout) as {
+    const audit = json((await admin(env, 'audit', 'list', '--account', account.id, '--limit', '10')).stdout) as {
       entries: Array<Record<string, unknown>>;
     };
     expect(audit.entries.map((e) => e.route)).toEqual(['token revoke', 'token mint']);
     expect(audit.entries[0]).toMatchObject({ actor: 'admin', targetId: tokenId, status: 200, at: expect.any(Number) });
   });
 
-  it('answers a refusal with one JSON object on stderr and exit 1', async () => {
+  it('answers a refusal with one JSON object on stderr and exit 1', async ({ env }) => {
     const cases: Array<[string[], RegExp]> = [
       [['token', 'mint', '--account', 'acct_missing', '--label', 'x', '--scopes', 'review:read'], /^not found$/],
       [['token', 'mint', '--account', 'acct_x', '--label', 'x', '--scopes', 'root'], /unknown scope root/],
@@ -70,7 +65,7 @@ describe('admin CLI', { timeout: SLOW }, () => {
       [['frobnicate'], /unknown command/],
     ];
     // Each refusal in a process of its own, all at once: they share nothing.
-    const outs = await Promise.all(cases.map(([args]) => admin(...args)));
+    const outs = await Promise.all(cases.map(([args]) => admin(env, ...args)));
     for (const [i, [args, message]] of cases.entries()) {
       const out = outs[i]!;
       expect(out.code, args.join(' ')).toBe(1);
@@ -86,7 +81,7 @@ describe('admin CLI', { timeout: SLOW }, () => {
     }
   });
 
-  it('keeps stdout to exactly one JSON object through `npm run --silent admin`', async () => {
+  it('keeps stdout to exactly one JSON object through `npm run --silent admin`', async ({ env }) => {
     const out = await run('npm', ['run', '--silent', 'admin', '--', 'account', 'create', '--name', 'Via npm'], envFor(env.config));
     expect(out.code).toBe(0);
     expect(json(out.stdout)).toMatchObject({ account: { name: 'Via npm' } });

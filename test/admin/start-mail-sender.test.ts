@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { mailIdentityProblem, mailLinksWarning } from '../../src/config/mail-identity.js';
 import { envFor } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
-import { run, TSX } from '../helpers/processes.js';
+import { runTs } from '../helpers/processes.js';
 
 // Who mail is sent as, checked at start-up: with the SMTP transport the mail leaves the machine, so a From
 // at localhost (MAIL_FROM's default, so also an unset one) is refused with one line; the local transport
@@ -47,7 +47,7 @@ describe('start-up with MAIL_TRANSPORT=smtp', { timeout: 120_000 }, () => {
   it('stops with one configuration line, before connecting to anything, when MAIL_FROM is unset or at localhost', async ({ env }) => {
     for (const from of ['', 'Growth Agent <agent@localhost>']) {
       // DATABASE_URL on a closed port: had the process gone on, it would have said Postgres is not reachable.
-      const out = await run(TSX, ['bin/start.ts', 'api'], {
+      const out = await runTs(['bin/start.ts', 'api'], {
         ...envFor(env.config),
         DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x',
         MAIL_TRANSPORT: 'smtp',
@@ -74,7 +74,7 @@ describe('start-up with real mail and a BASE_URL on this machine', { timeout: 12
     }
     // The process itself: the line comes before it reaches any store (Postgres on a closed port stops it after).
     const started = async (vars: Record<string, string>) =>
-      run(TSX, ['bin/start.ts', 'api'], {
+      runTs(['bin/start.ts', 'api'], {
         ...envFor(env.config),
         DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x',
         LOG_LEVEL: 'warn',

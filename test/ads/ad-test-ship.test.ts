@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { buildCard } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import type { TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import {
-  BRIDGE_SHIP_ENV,
-  capturedLines,
-  connectedTenant,
-  startProviderBridge,
-  type ProviderBridgeStandIn,
-} from '../helpers/provider-bridge.js';
+import { BRIDGE_SHIP_ENV, capturedLines, connectedTenant, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
 import { cardRow, row, sendOfCard } from '../helpers/rows.js';
+
+const it = withBridge('ads_live_SECRET_42');
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -22,14 +18,9 @@ it.override('options', {
   env: BRIDGE_SHIP_ENV,
   pools: ['shipments'],
 });
-it.beforeAll(({ env: e }) => {
+it.beforeAll(({ env: e, bridge: b }) => {
   env = e;
-});
-beforeAll(async () => {
-  bridge = await startProviderBridge('ads_live_SECRET_42');
-});
-afterAll(async () => {
-  await bridge.close();
+  bridge = b;
 });
 
 const connected = () => connectedTenant(env, bridge, 'ads');

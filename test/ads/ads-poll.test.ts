@@ -1,24 +1,21 @@
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { connectProvider } from '../../src/channels/connections.js';
 import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
 import { recordChannelEvent } from '../../src/results/channel-events.js';
 import { buildCard } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import type { TestEnv } from '../helpers/fixture.js';
+import { withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
 import { sendOfCard } from '../helpers/rows.js';
 
+const it = withBridge();
+
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
-it.beforeAll(({ env: e }) => {
+it.beforeAll(({ env: e, bridge: b }) => {
   env = e;
-});
-beforeAll(async () => {
-  bridge = await startProviderBridge();
-});
-afterAll(async () => {
-  await bridge.close();
+  bridge = b;
 });
 
 const connect = (accountId: string) =>

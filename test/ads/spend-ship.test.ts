@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { monthStart } from '../../src/channels/spend-cap.js';
 import { newId } from '../../src/ids.js';
 import { needsApproval, shipBySetting } from '../../src/review/approval.service.js';
@@ -6,11 +6,13 @@ import { createCard } from '../helpers/cards.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { adminCall } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import type { TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { BRIDGE_SHIP_ENV, connectedTenant, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
 import { cardRow, row, rows } from '../helpers/rows.js';
+
+const it = withBridge('ads_live_SECRET_77');
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -19,14 +21,9 @@ it.override('options', {
   env: BRIDGE_SHIP_ENV,
   pools: ['shipments'],
 });
-it.beforeAll(({ env: e }) => {
+it.beforeAll(({ env: e, bridge: b }) => {
   env = e;
-});
-beforeAll(async () => {
-  bridge = await startProviderBridge('ads_live_SECRET_77');
-});
-afterAll(async () => {
-  await bridge.close();
+  bridge = b;
 });
 
 async function connected(cap: number | null = 100_000) {

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { GetMessageResponse, PostMessageResponse, StatusResponse, ThreadResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { pollUntil } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 import { turnRow } from '../helpers/rows.js';
 
@@ -192,11 +193,11 @@ describe('GET /agent/status', () => {
     const soon = await startTurn(env.deps, { accountId, kind: 'wake', origin: 'schedule', notBefore: Date.now() + 300 });
     const res = await env.api().get('/api/v1/agent/status').set(auth(token));
     expect(res.body.status).toMatchObject({ pendingWakes: 2, nextWakeAt: soon.turn.notBefore });
-    const deadline = Date.now() + 10_000;
-    while ((await turnRow(env, soon.turn.id)).status !== 'replied') {
-      if (Date.now() > deadline) throw new Error('wake did not run');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await pollUntil(
+      () => turnRow(env, soon.turn.id),
+      (t) => t.status === 'replied',
+      'the due wake to run',
+    );
     const after = await env.api().get('/api/v1/agent/status').set(auth(token));
     expect(after.body.status).toMatchObject({ pendingWakes: 1, nextWakeAt: later });
   });

@@ -8,7 +8,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { mailLoopOptions, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 
 /**
@@ -22,15 +22,12 @@ let smtp: TestSmtp;
 let inbound: InboundSmtp;
 const LEAD_PER_HOUR = 2;
 const ACCOUNT_PER_HOUR = 3;
-it.override('options', ({ smtp }) => ({
-  env: {
-    ...smtpEnv(smtp),
-    AGENT_WAIT_POLL_MS: '100',
+it.override('options', ({ smtp }) =>
+  mailLoopOptions(smtp, {
     AGENT_REPLY_WAKES_PER_LEAD_PER_HOUR: String(LEAD_PER_HOUR),
     AGENT_REPLY_WAKES_PER_ACCOUNT_PER_HOUR: String(ACCOUNT_PER_HOUR),
-  },
-  pools: ['agent-turns', 'shipments', 'inbound-mail'],
-}));
+  }),
+);
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
   smtp = s;

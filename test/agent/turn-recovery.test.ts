@@ -12,22 +12,18 @@ import { row, rows } from '../helpers/rows.js';
 // No worker pool runs here: turns stay where the test puts them, and drainAccount is the worker's own
 // entry point, called directly. A turn left `running` with nobody holding the account's lock is what a
 // dead worker leaves behind.
-let env: TestEnv;
 it.override('options', { env: { AGENT_STEP_DELAY_MS: '0' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const log = createLogger('silent');
-const status = async (token: string) => {
+const status = async (env: TestEnv, token: string) => {
   const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return res.body.status as { running: boolean; sandbox: string; pendingWakes: number };
 };
-const turnRow = (id: string) => row(env, 'agent_turns', { id });
+const turnRow = (env: TestEnv, id: string) => row(env, 'agent_turns', { id });
 
 /** A message turn left `running` by a worker that died, as its `attempts`-th claim. */
-async function orphan(accountId: string, tokenId: string, attempts: number, extra: Record<string, unknown> = {}) {
+async function orphan(env: TestEnv, accountId: string, tokenId: string, attempts: number, extra: Record<string, unknown> = {}) {
   const { turn } = await env.deps.db.transaction((trx) =>
     recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'hello there' }),
   );
@@ -39,79 +35,81 @@ async function orphan(accountId: string, tokenId: string, attempts: number, extr
 }
 
 describe('recovering a turn whose worker died', () => {
-  it(`queues it again and it replies, up to ${MAX_TURN_ATTEMPTS} claims`, async () => {
+  it(`queues it again and it replies, up to ${MAX_TURN_ATTEMPTS} claims`, async ({ env }) => {
     const { accountId, tokenId } = await env.tenant();
-    const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS - 1);
+    const id = await orphan(env, accountId, tokenId, MAX_TURN_ATTEMPTS - 1);
     await drainAccount(env.deps, accountId, log, agentDoors);
-    expect(await turnRow(id)).toMatchObject({ status: 'replied', attempts: MAX_TURN_ATTEMPTS, failure: null });
+    expect(await turnRow(env, id)).toMatchObject({ status: 'replied', attempts: MAX_TURN_ATTEMPTS, failure: null });
   });
 
-  it(`fails it after ${MAX_TURN_ATTEMPTS} claims, without telling the client to send it again`, async () => {
+  it(`fails it after ${MAX_TURN_ATTEMPTS} claims, without telling the client to send it again`, async ({ env }) => {
     const { accountId, tokenId, token } = await env.tenant();
-    const id = await orphan(accountId, tokenId, MAX_TURN_ATTEMPTS);
+    const id = await orphan(env, accountId, tokenId, MAX_TURN_ATTEMPTS);
     await drainAccount(env.deps, accountId, log, agentDoors);
-    expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.workerLost, interrupted: false });
+    expect(await turnRow(env, id)).toMatchObject({ status: 'failed', failure: FAILURES.workerLost, interrupted: false });
     const res = await env.api().get(`/api/v1/agent/messages/${id}`).set(auth(token));
     expect(res.body.message.failure).toBe(FAILURES.workerLost);
     expect(res.body.message.failure).not.toMatch(/send|again/i);
   });
 
-  it('fails, without running it again, a turn whose counted steps were not recorded (orphaned across the upgrade)', async () => {
+  it('fails, without running it again, a turn whose counted steps were not recorded (orphaned across the upgrade)', async ({ env }) => {
     const { accountId, tokenId } = await env.tenant();
-    const id = await orphan(accountId, tokenId, 1, { steps_done: 1 });
+    const id = await orphan(env, accountId, tokenId, 1, { steps_done: 1 });
     await drainAccount(env.deps, accountId, log, agentDoors);
-    expect(await turnRow(id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
+    expect(await turnRow(env, id)).toMatchObject({ status: 'failed', failure: FAILURES.notResumable, attempts: 2 });
     expect(await rows(env, 'agent_replies', { turn_id: id })).toEqual([]);
   });
 
-  it('ends it as interrupted when a later message asked to interrupt it while it was orphaned; the later one runs', async () => {
+  it('ends it as interrupted when a later message asked to interrupt it while it was orphaned; the later one runs', async ({ env }) => {
     const { accountId, tokenId } = await env.tenant();
-    const id = await orphan(accountId, tokenId, 1);
+    const id = await orphan(env, accountId, tokenId, 1);
     const { turn: later } = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'never mind' }),
     );
-    expect((await turnRow(id)).interrupt_requested_at).not.toBeNull();
+    expect((await turnRow(env, id)).interrupt_requested_at).not.toBeNull();
     await drainAccount(env.deps, accountId, log, agentDoors);
-    expect(await turnRow(id)).toMatchObject({ status: 'failed', interrupted: true, failure: FAILURES.interrupted });
-    expect(await turnRow(later.id)).toMatchObject({ status: 'replied' });
+    expect(await turnRow(env, id)).toMatchObject({ status: 'failed', interrupted: true, failure: FAILURES.interrupted });
+    expect(await turnRow(env, later.id)).toMatchObject({ status: 'replied' });
   });
 });
 
 describe('GET /agent/status while work waits for a worker (item 7)', () => {
-  it('says running: true for a message, an event not started or not handed yet, and a turn re-queued after its worker died', async () => {
+  it('says running: true for a message, an event not started or not handed yet, and a turn re-queued after its worker died', async ({
+    env,
+  }) => {
     const a = await env.tenant();
     const sent = await env.api().post('/api/v1/agent/messages').set(auth(a.token)).send({ text: 'hello' });
     expect(sent.status).toBe(202);
-    expect(await status(a.token)).toMatchObject({ running: true, sandbox: 'alive' });
+    expect(await status(env, a.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
     const b = await env.tenant();
     await env.deps.db.transaction((trx) =>
       buildTurn(trx, env.config, b.accountId, { kind: 'event', origin: 'hook', data: { label: 'signup', content: {} } }),
     );
-    expect(await status(b.token)).toMatchObject({ running: true });
+    expect(await status(env, b.token)).toMatchObject({ running: true });
 
     // An event accepted at a hook URL that no worker has handed to the agent yet (no pool runs here).
     const d = await env.tenant();
     const hook = await buildHook(env.deps, d.accountId);
     expect((await env.api().post(hook.path).send({ signup: 'ada' })).status).toBe(202);
-    expect(await status(d.token)).toMatchObject({ running: true, sandbox: 'alive' });
+    expect(await status(env, d.token)).toMatchObject({ running: true, sandbox: 'alive' });
 
     // Requeued by recovery (status queued again, first start kept): started, not finished.
     const c = await env.tenant();
-    const id = await orphan(c.accountId, c.tokenId, 1);
+    const id = await orphan(env, c.accountId, c.tokenId, 1);
     await env.deps.db('agent_turns').where({ id }).update({ status: 'queued' });
-    expect(await status(c.token)).toMatchObject({ running: true });
+    expect(await status(env, c.token)).toMatchObject({ running: true });
   });
 
-  it('says running: false for a wake that is not due yet, and once the work is done', async () => {
+  it('says running: false for a wake that is not due yet, and once the work is done', async ({ env }) => {
     const { accountId, token } = await env.tenant();
     await env.deps.db.transaction((trx) =>
       buildTurn(trx, env.config, accountId, { kind: 'wake', origin: 'schedule', notBefore: Date.now() + 3_600_000 }),
     );
-    expect(await status(token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
+    expect(await status(env, token)).toMatchObject({ running: false, sandbox: 'dead', pendingWakes: 1 });
     const sent = await env.api().post('/api/v1/agent/messages').set(auth(token)).send({ text: 'hello' });
     await drainAccount(env.deps, accountId, log, agentDoors);
-    expect(await turnRow(sent.body.requestId)).toMatchObject({ status: 'replied' });
-    expect(await status(token)).toMatchObject({ running: false, pendingWakes: 1 });
+    expect(await turnRow(env, sent.body.requestId)).toMatchObject({ status: 'replied' });
+    expect(await status(env, token)).toMatchObject({ running: false, pendingWakes: 1 });
   });
 });

@@ -12,24 +12,21 @@ import { rows } from '../helpers/rows.js';
 
 // One-click unsubscribe (RFC 8058): GET /u/{token} shows a page, POST unsubscribes, no login.
 
-let env: TestEnv;
 it.override('options', { env: { BASE_URL: 'https://agent.example.test' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const ONE_CLICK = 'List-Unsubscribe=One-Click';
 
-async function world(status = 'contacted') {
+async function world(env: TestEnv, status = 'contacted') {
   const { accountId } = await env.tenant();
   const lead = await buildLead(env.deps.db, accountId, { domain: 'acme.test', status, contacts: [{ email: 'jane@acme.test' }] });
   const thread = await buildThread(env.deps.db, accountId, { leadId: lead.id, to: 'jane@acme.test' });
   return { accountId, leadId: lead.id, thread, path: `/u/${thread.replyToken}` };
 }
 
-const optOutEvents = (accountId: string) => rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'opt_out' });
-const blockRows = (accountId: string) => rows(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
-const oneClick = (path: string) => env.api().post(path).type('form').send(ONE_CLICK);
+const optOutEvents = (env: TestEnv, accountId: string) =>
+  rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'opt_out' });
+const blockRows = (env: TestEnv, accountId: string) => rows(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
+const oneClick = (env: TestEnv, path: string) => env.api().post(path).type('form').send(ONE_CLICK);
 /** What a browser sends: it asks for a page, which every other client (a mail client's one-click POST, a script) never gets. */
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
@@ -43,8 +40,8 @@ function expectPageHeaders(res: { headers: Record<string, string> }) {
 }
 
 describe('GET /u/{token}', () => {
-  it('shows a plain confirmation page with the address masked and a POST form, and changes nothing', async () => {
-    const { accountId, leadId, path } = await world();
+  it('shows a plain confirmation page with the address masked and a POST form, and changes nothing', async ({ env }) => {
+    const { accountId, leadId, path } = await world(env);
     const res = await env.api().get(path).set('Accept', BROWSER);
     expect(res.status).toBe(200);
     expectPageHeaders(res);
@@ -56,10 +53,10 @@ describe('GET /u/{token}', () => {
     expect((await env.api().head(path)).status).toBe(200);
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
     expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
-    expect(await optOutEvents(accountId)).toHaveLength(0);
+    expect(await optOutEvents(env, accountId)).toHaveLength(0);
   });
 
-  it('escapes what it shows', async () => {
+  it('escapes what it shows', async ({ env }) => {
     const { accountId } = await env.tenant();
     const thread = await buildThread(env.deps.db, accountId, { to: '"<b>x</b>"@acme.test' });
     const res = await env.api().get(`/u/${thread.replyToken}`).set('Accept', BROWSER);
@@ -70,36 +67,38 @@ describe('GET /u/{token}', () => {
 });
 
 describe('POST /u/{token}', () => {
-  it('unsubscribes on the RFC 8058 one-click POST: blocked as opt_out_reply, lead unsubscribed, counted once after two POSTs', async () => {
-    const { accountId, leadId, path } = await world();
+  it('unsubscribes on the RFC 8058 one-click POST: blocked as opt_out_reply, lead unsubscribed, counted once after two POSTs', async ({
+    env,
+  }) => {
+    const { accountId, leadId, path } = await world(env);
     // The page's own form, from a browser: the answer is a page.
-    const first = await oneClick(path).set('Accept', BROWSER);
+    const first = await oneClick(env, path).set('Accept', BROWSER);
     expect(first.status).toBe(200);
     expectPageHeaders(first);
     expect(first.text).toContain('You are unsubscribed');
     expect(first.text).toContain('j***@acme.test');
-    const again = await oneClick(path).set('Accept', BROWSER);
+    const again = await oneClick(env, path).set('Accept', BROWSER);
     expect(again.status).toBe(200);
     expect(again.text).toBe(first.text);
-    expect(await blockRows(accountId)).toEqual([expect.objectContaining({ source: 'opt_out_reply' })]);
+    expect(await blockRows(env, accountId)).toEqual([expect.objectContaining({ source: 'opt_out_reply' })]);
     expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('unsubscribed');
-    expect(await optOutEvents(accountId)).toHaveLength(1);
+    expect(await optOutEvents(env, accountId)).toHaveLength(1);
     const r = await getResults(env.deps.db, accountId, undefined);
     if (!r.email.available) throw new Error('email results not available');
     expect(r.email.data.window).toMatchObject({ optOuts: 1 });
   });
 
-  it("unsubscribes from the page's own form and from RFC 8058's multipart form", async () => {
-    const a = await world();
+  it("unsubscribes from the page's own form and from RFC 8058's multipart form", async ({ env }) => {
+    const a = await world(env);
     expect((await env.api().post(a.path).type('form').send({ 'List-Unsubscribe': 'One-Click' })).status).toBe(200);
     expect(await isBlocked(env.deps.db, a.accountId, 'jane@acme.test')).toBe(true);
-    const b = await world();
+    const b = await world(env);
     expect((await env.api().post(b.path).field('List-Unsubscribe', 'One-Click')).status).toBe(200);
     expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(true);
   });
 
-  it('refuses an empty POST, or any body but List-Unsubscribe=One-Click, with a 400 page, changing nothing', async () => {
-    const { accountId, leadId, path } = await world();
+  it('refuses an empty POST, or any body but List-Unsubscribe=One-Click, with a 400 page, changing nothing', async ({ env }) => {
+    const { accountId, leadId, path } = await world(env);
     const bodies: [string, string | undefined][] = [
       ['', undefined],
       ['', 'application/x-www-form-urlencoded'],
@@ -118,28 +117,28 @@ describe('POST /u/{token}', () => {
     expect((await env.api().post(path).field('List-Unsubscribe', 'Later')).status).toBe(400);
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
     expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
-    expect(await optOutEvents(accountId)).toHaveLength(0);
+    expect(await optOutEvents(env, accountId)).toHaveLength(0);
   });
 
-  it('applies concurrent POSTs of one link once', async () => {
-    const { accountId, leadId, path } = await world();
-    const results = await Promise.all(Array.from({ length: 20 }, () => oneClick(path)));
+  it('applies concurrent POSTs of one link once', async ({ env }) => {
+    const { accountId, leadId, path } = await world(env);
+    const results = await Promise.all(Array.from({ length: 20 }, () => oneClick(env, path)));
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
-    expect(await blockRows(accountId)).toHaveLength(1);
-    expect(await optOutEvents(accountId)).toHaveLength(1);
+    expect(await blockRows(env, accountId)).toHaveLength(1);
+    expect(await optOutEvents(env, accountId)).toHaveLength(1);
     expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('unsubscribed');
   });
 
-  it("touches only the token's own account", async () => {
-    const mine = await world();
-    const theirs = await world();
-    expect((await oneClick(mine.path)).status).toBe(200);
+  it("touches only the token's own account", async ({ env }) => {
+    const mine = await world(env);
+    const theirs = await world(env);
+    expect((await oneClick(env, mine.path)).status).toBe(200);
     expect(await isBlocked(env.deps.db, mine.accountId, 'jane@acme.test')).toBe(true);
     expect(await isBlocked(env.deps.db, theirs.accountId, 'jane@acme.test')).toBe(false);
     expect((await getLead(env.deps.db, theirs.accountId, theirs.leadId)).status).toBe('contacted');
   });
 
-  it('works on the URL a shipped mail carries (BASE_URL/u/{token}), with no login', async () => {
+  it('works on the URL a shipped mail carries (BASE_URL/u/{token}), with no login', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'max@acme.test', draft: { subject: 'one-click', body: 'Hi' } },
@@ -149,13 +148,13 @@ describe('POST /u/{token}', () => {
     const thread = (await sentThread(env.deps.db, env.config, sent.body.sendId))!;
     const url = new URL(unsubscribeUrl(env.deps.config, thread.replyToken));
     expect(url.origin).toBe('https://agent.example.test');
-    expect((await oneClick(url.pathname)).status).toBe(200);
+    expect((await oneClick(env, url.pathname)).status).toBe(200);
     expect(await isBlocked(env.deps.db, accountId, 'max@acme.test')).toBe(true);
   });
 });
 
 describe('refusals', () => {
-  it('answers an unknown or malformed token, and /u itself, with the JSON 404; a browser gets it as a page', async () => {
+  it('answers an unknown or malformed token, and /u itself, with the JSON 404; a browser gets it as a page', async ({ env }) => {
     for (const path of ['/u/abcdefghijklmnopqrstuvwxyz', '/u/short', '/u/has%20space%20in%20it%20xxxxxxxx', '/u', '/u/a/b']) {
       const get = await env.api().get(path);
       expect(get.status, path).toBe(404);
@@ -166,24 +165,24 @@ describe('refusals', () => {
       expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(page.text).toContain('Link not found');
     }
-    const post = await oneClick('/u/abcdefghijklmnopqrstuvwxyz');
+    const post = await oneClick(env, '/u/abcdefghijklmnopqrstuvwxyz');
     expect(post.status).toBe(404);
     expect(post.body).toEqual({ error: 'not found' });
   });
 
-  it('answers a script or mail client in JSON: the confirmation, the one-click result', async () => {
-    const { path } = await world();
+  it('answers a script or mail client in JSON: the confirmation, the one-click result', async ({ env }) => {
+    const { path } = await world(env);
     const shown = await env.api().get(path);
     expect(shown.status).toBe(200);
     expect(shown.headers['cache-control']).toBe('no-store');
     expect(shown.body).toEqual({ to: 'j***@acme.test', unsubscribe: 'POST this URL with the body List-Unsubscribe=One-Click' });
-    const done = await oneClick(path);
+    const done = await oneClick(env, path);
     expect(done.status).toBe(200);
     expect(done.body).toEqual({ ok: true, to: 'j***@acme.test' });
   });
 
-  it('answers other methods with 405 and Allow, changing nothing', async () => {
-    const { accountId, path } = await world();
+  it('answers other methods with 405 and Allow, changing nothing', async ({ env }) => {
+    const { accountId, path } = await world(env);
     for (const method of ['put', 'patch', 'delete'] as const) {
       const res = await env.api()[method](path);
       expect(res.status).toBe(405);
@@ -193,8 +192,8 @@ describe('refusals', () => {
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
   });
 
-  it('refuses a body over 1 KB with 413, changing nothing', async () => {
-    const { accountId, path } = await world();
+  it('refuses a body over 1 KB with 413, changing nothing', async ({ env }) => {
+    const { accountId, path } = await world(env);
     const res = await env
       .api()
       .post(path)
@@ -205,7 +204,7 @@ describe('refusals', () => {
     expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
   });
 
-  it('answers a token that cannot be percent-decoded with the JSON 404, as /l/ does', async () => {
+  it('answers a token that cannot be percent-decoded with the JSON 404, as /l/ does', async ({ env }) => {
     for (const path of ['/u/%ZZ', '/u/%', '/l/%ZZ', '/l/%']) {
       for (const res of [await env.api().get(path), await env.api().post(path).type('form').send(ONE_CLICK)]) {
         expect(res.status, path).toBe(404);

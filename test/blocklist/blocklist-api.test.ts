@@ -7,25 +7,21 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-async function add(token: string, entries: unknown[]) {
+async function add(env: TestEnv, token: string, entries: unknown[]) {
   return env.api().post('/api/v1/blocklist').set(auth(token)).send({ entries });
 }
 
-const admin = (argv: string[]) => adminCall(env, argv);
+const admin = (env: TestEnv, argv: string[]) => adminCall(env, argv);
 
 describe('POST /blocklist', () => {
-  it('adds 500 entries, then counts all 500 as existing when the same list is sent again', async () => {
+  it('adds 500 entries, then counts all 500 as existing when the same list is sent again', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const list = Array.from({ length: 500 }, (_, i) => (i % 2 ? `person${i}@corp${i}.com` : `domain${i}.io`));
-    const first = await add(token, list);
+    const first = await add(env, token, list);
     expect(first.status).toBe(200);
     expect(BlocklistAddResponse.parse(first.body)).toEqual({ added: 500, existing: 0, invalid: [] });
     const again = await add(
+      env,
       token,
       list.map((v) => v.toUpperCase()),
     );
@@ -34,19 +30,20 @@ describe('POST /blocklist', () => {
     expect(Number(count[0]!.n)).toBe(500);
   });
 
-  it('adds each value once when the same list is sent twice at the same moment', async () => {
+  it('adds each value once when the same list is sent twice at the same moment', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const list = Array.from({ length: 300 }, (_, i) => `race${i}.com`);
-    const [a, b] = await Promise.all([add(token, list), add(token, list)]);
+    const [a, b] = await Promise.all([add(env, token, list), add(env, token, list)]);
     expect(a.body.added + b.body.added).toBe(300);
     expect(a.body.existing + b.body.existing).toBe(300);
     const rows = await env.deps.db('blocklist_entries').where({ account_id: accountId });
     expect(rows).toHaveLength(300);
   });
 
-  it('answers 400 naming entries when a call carries 501', async () => {
+  it('answers 400 naming entries when a call carries 501', async ({ env }) => {
     const { token } = await env.tenant();
     const res = await add(
+      env,
       token,
       Array.from({ length: 501 }, (_, i) => `d${i}.com`),
     );
@@ -54,9 +51,9 @@ describe('POST /blocklist', () => {
     expect(res.body).toEqual({ error: 'entries must have at most 500 items' });
   });
 
-  it('folds spellings of one value together and lists unreadable strings in invalid', async () => {
+  it('folds spellings of one value together and lists unreadable strings in invalid', async ({ env }) => {
     const { token } = await env.tenant();
-    const res = await add(token, [
+    const res = await add(env, token, [
       'Acme.com.',
       'www.acme.com',
       'mailto:Jane@Acme.com',
@@ -75,14 +72,14 @@ describe('POST /blocklist', () => {
     expect(list.entries.every((e) => e.addedBy === 'test')).toBe(true);
   });
 
-  it('keeps the reason given with an entry', async () => {
+  it('keeps the reason given with an entry', async ({ env }) => {
     const { token } = await env.tenant();
-    await add(token, [{ value: 'rival.com', reason: 'competitor' }]);
+    await add(env, token, [{ value: 'rival.com', reason: 'competitor' }]);
     const { entries } = BlocklistPage.parse((await env.api().get('/api/v1/blocklist').set(auth(token))).body);
     expect(entries[0]).toMatchObject({ value: 'rival.com', reason: 'competitor', kind: 'domain' });
   });
 
-  it('answers 400 for a body without entries, an empty list, an unknown field or a non-string entry', async () => {
+  it('answers 400 for a body without entries, an empty list, an unknown field or a non-string entry', async ({ env }) => {
     const { token } = await env.tenant();
     const cases: Array<[unknown, string]> = [
       [{}, 'entries is required'],
@@ -117,16 +114,16 @@ describe('POST /blocklist', () => {
     }
   });
 
-  it('answers 403 with requiredScope leads:write for a read-only token', async () => {
+  it('answers 403 with requiredScope leads:write for a read-only token', async ({ env }) => {
     const { token } = await env.tenant(['leads:read']);
-    const res = await add(token, ['a.com']);
+    const res = await add(env, token, ['a.com']);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'forbidden', requiredScope: 'leads:write' });
   });
 
-  it('records the add in the audit log against the token label', async () => {
+  it('records the add in the audit log against the token label', async ({ env }) => {
     const { token, accountId } = await env.tenant();
-    await add(token, ['audited.com']);
+    await add(env, token, ['audited.com']);
     const rows = await env.deps.db('audit_log').where({ account_id: accountId, route: '/api/v1/blocklist' });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ token_label: 'test', method: 'POST', status: 200 });
@@ -134,7 +131,7 @@ describe('POST /blocklist', () => {
 });
 
 describe('GET /blocklist', () => {
-  it('pages newest first with a cursor until nextCursor is null, and never shows another account', async () => {
+  it('pages newest first with a cursor until nextCursor is null, and never shows another account', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const other = await env.tenant();
     await addToBlocklist(env.deps.db, other.accountId, ['other.com'], 'customer', null);
@@ -155,7 +152,7 @@ describe('GET /blocklist', () => {
     expect(seen).toEqual(['n6.com', 'n5.com', 'n4.com', 'n3.com', 'n2.com', 'n1.com', 'n0.com']);
   });
 
-  it('answers 400 for limit outside 1 to 200, and for a tampered or foreign cursor', async () => {
+  it('answers 400 for limit outside 1 to 200, and for a tampered or foreign cursor', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     for (const limit of ['0', '201', 'x']) {
       const res = await env.api().get('/api/v1/blocklist').query({ limit }).set(auth(token));
@@ -174,7 +171,7 @@ describe('GET /blocklist', () => {
     expect(res.body).toEqual({ error: 'cursor is not valid' });
   });
 
-  it('answers 403 with requiredScope leads:read without the scope', async () => {
+  it('answers 403 with requiredScope leads:read without the scope', async ({ env }) => {
     const { token } = await env.tenant(['results:read']);
     const res = await env.api().get('/api/v1/blocklist').set(auth(token));
     expect(res.status).toBe(403);
@@ -183,7 +180,7 @@ describe('GET /blocklist', () => {
 });
 
 describe('isBlocked', () => {
-  it('blocks an email when the email, its domain or a parent domain is listed, in any spelling', async () => {
+  it('blocks an email when the email, its domain or a parent domain is listed, in any spelling', async ({ env }) => {
     const { accountId } = await env.tenant();
     const db = env.deps.db;
     await addToBlocklist(db, accountId, ['acme.com', 'solo@other.io', 'https://www.linkedin.com/in/jane'], 'customer', null);
@@ -198,7 +195,7 @@ describe('isBlocked', () => {
     expect(await isBlocked(db, stranger.accountId, 'anyone@acme.com')).toBe(false);
   });
 
-  it('refuses contact with a blocked address as a 409 rejected with a message', async () => {
+  it('refuses contact with a blocked address as a 409 rejected with a message', async ({ env }) => {
     const { accountId } = await env.tenant();
     await addToBlocklist(env.deps.db, accountId, ['acme.com'], 'customer', null);
     await expect(refuseIfBlocked(env.deps.db, accountId, 'jane@acme.com')).rejects.toMatchObject({
@@ -211,34 +208,34 @@ describe('isBlocked', () => {
 });
 
 describe('admin blocklist remove', () => {
-  it('refuses to remove an opt-out with the spec string, and removes any other entry', async () => {
+  it('refuses to remove an opt-out with the spec string, and removes any other entry', async ({ env }) => {
     const { accountId } = await env.tenant();
     const db = env.deps.db;
     await addToBlocklist(db, accountId, ['gone@acme.com'], 'opt_out_reply', null);
     await addToBlocklist(db, accountId, ['keep.com'], 'customer', 'Dana');
-    expect(await admin(['blocklist', 'remove', '--account', accountId, '--value', 'Gone@Acme.com'])).toEqual({
+    expect(await admin(env, ['blocklist', 'remove', '--account', accountId, '--value', 'Gone@Acme.com'])).toEqual({
       error: 'this address unsubscribed and cannot be unblocked',
     });
     expect(await isBlocked(db, accountId, 'gone@acme.com')).toBe(true);
-    const removed = await admin(['blocklist', 'remove', '--account', accountId, '--value', 'KEEP.com.']);
+    const removed = await admin(env, ['blocklist', 'remove', '--account', accountId, '--value', 'KEEP.com.']);
     expect(removed.out).toMatchObject({ ok: true, removed: { value: 'keep.com', source: 'customer' } });
     expect(await isBlocked(db, accountId, 'x@keep.com')).toBe(false);
-    expect(await admin(['blocklist', 'remove', '--account', accountId, '--value', 'keep.com'])).toEqual({ error: 'not found' });
+    expect(await admin(env, ['blocklist', 'remove', '--account', accountId, '--value', 'keep.com'])).toEqual({ error: 'not found' });
   });
 
-  it('keeps an entry that later opted out unremovable', async () => {
+  it('keeps an entry that later opted out unremovable', async ({ env }) => {
     const { accountId } = await env.tenant();
     const db = env.deps.db;
     await addToBlocklist(db, accountId, ['late@acme.com'], 'customer', null);
     expect(await addToBlocklist(db, accountId, ['late@acme.com'], 'opt_out_reply', null)).toEqual({ added: 0, existing: 1, invalid: [] });
-    expect(await admin(['blocklist', 'remove', '--account', accountId, '--value', 'late@acme.com'])).toEqual({
+    expect(await admin(env, ['blocklist', 'remove', '--account', accountId, '--value', 'late@acme.com'])).toEqual({
       error: 'this address unsubscribed and cannot be unblocked',
     });
   });
 });
 
 describe('recordOptOut', () => {
-  it('lists the address as an opt-out and counts one email opt-out, however often it is reported', async () => {
+  it('lists the address as an opt-out and counts one email opt-out, however often it is reported', async ({ env }) => {
     const { accountId } = await env.tenant();
     const db = env.deps.db;
     await addToBlocklist(db, accountId, ['bye@acme.com'], 'customer', 'Dana');
@@ -254,7 +251,7 @@ describe('recordOptOut', () => {
 });
 
 describe('admin CLI process', () => {
-  it('prints the spec error on stderr and exits 1 when asked to unblock an opt-out', async () => {
+  it('prints the spec error on stderr and exits 1 when asked to unblock an opt-out', async ({ env }) => {
     const { accountId } = await env.tenant();
     await addToBlocklist(env.deps.db, accountId, ['gone@cli.com'], 'opt_out_reply', null);
     const res = await run(

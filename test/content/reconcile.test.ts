@@ -8,13 +8,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth, blogCard, siteToken } from './helpers.js';
 import { row, rows } from '../helpers/rows.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 /** What shipCard does before it calls the adapter: the card claimed and its fence (and post reservation) written. */
-async function fenced(card: Card): Promise<Fence> {
+async function fenced(env: TestEnv, card: Card): Promise<Fence> {
   const adapter = adapterFor(env.config, env.deps.db, 'blog_post')!;
   return env.deps.db.transaction(async (trx) => {
     const claimed = await cardsRepository(trx).transition(
@@ -29,10 +24,10 @@ async function fenced(card: Card): Promise<Fence> {
 }
 
 describe('a publication whose answer was lost', () => {
-  it('is found by lookup and settled once, with no second publication', async () => {
+  it('is found by lookup and settled once, with no second publication', async ({ env }) => {
     const t = await env.tenant();
     const card = await blogCard(env.deps.db, t.accountId, { title: 'Lost answer' });
-    const fence = await fenced(card);
+    const fence = await fenced(env, card);
     const adapter = adapterFor(env.config, env.deps.db, 'blog_post')!;
     // The post went out, but the shipping path never heard so.
     const shipped = await adapter.ship({ ...adapter.workOf(card), body: fence.body, details: fence.details }, fence.idempotencyKey);
@@ -57,10 +52,10 @@ describe('a publication whose answer was lost', () => {
     expect(list.body.posts.map((p: { slug: string }) => p.slug)).toEqual(['lost-answer']);
   });
 
-  it('is shipped again under the same key when lookup finds nothing, and publishes once', async () => {
+  it('is shipped again under the same key when lookup finds nothing, and publishes once', async ({ env }) => {
     const t = await env.tenant();
     const card = await blogCard(env.deps.db, t.accountId, { title: 'Never arrived' });
-    const fence = await fenced(card);
+    const fence = await fenced(env, card);
     const adapter = adapterFor(env.config, env.deps.db, 'blog_post')!;
     await markPending(env.deps, adapter, fence, 'answer lost before the commit (test)');
     expect(await adapter.lookup(fence.idempotencyKey, fence)).toEqual({ state: 'not_found' });

@@ -1,71 +1,42 @@
 import { describe, expect } from 'vitest';
-import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
-import { cardShape } from '../../src/agent/tools/file-work.js';
 import { EventHandlers } from '../../src/events/event-map.js';
 import { deliverEvent, recordEvent, sweepEvents } from '../../src/events/outbox.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
-import { newId } from '../../src/ids.js';
-import { addCard } from '../../src/review/cards/doors.js';
 import { autoResolve } from '../../src/shipping/after-approval.js';
 import { eventHandlers } from '../../workers/event-handlers.js';
-import { buildLead } from '../helpers/factories.js';
+import { CHALLENGER, proposeSubjectTest, subjectTestAudience, winnerCard } from '../helpers/experiments.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
+import { eventsOfCard } from '../helpers/rows.js';
 
 /**
  * `card.decided` (docs/architecture.md, "Events"): a decision no person made runs the same follow-ups as a person's,
  * and an event whose delivery was never queued is found by the sweep and delivered once, by the card-timers pool.
  */
-let env: TestEnv;
 it.override('options', { env: { EVENTS_SWEEP_AFTER_MS: '0' }, pools: ['card-timers'] });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
-const CHALLENGER = 'Quick question about onboarding';
 
 /** A proposed experiment and a winner card for it, due to auto-resolve at `at` (as the ladder or a setting files one). */
-async function dueWinner(accountId: string, at: number) {
-  for (let i = 0; i < 214; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `p${i}@d${i}.test` }] });
-  const out = await proposeExperiment(
-    env.deps.db,
-    { accountId, turnId: null, fromOutside: false },
-    { thing: 'mail_subject', topic: 'onboarding', draft, challengers: [CHALLENGER], baselineRate: 0.1, minimumDetectableEffect: 0.25 },
-  );
-  if (typeof out === 'string') throw new Error(out);
-  const card = await addCard(env.deps.db, {
-    id: newId('card'),
-    accountId,
-    kind: 'approval',
-    turnId: null,
-    ...cardShape('approval', 'experiment_result'),
-    sourceType: 'experiment_winner',
-    title: 'Use B as the subject for "onboarding"',
-    summary: 'B did better',
-    prompt: 'Approve to make B the default.',
-    payload: { experimentId: out.id, thing: 'mail_subject', topic: 'onboarding', winner: 'B', value: CHALLENGER },
-    autoResolveAt: at,
-    ladderChecked: true,
-    detail: { autoResolve: { at, by: 'trust_ladder' } },
-  });
-  return { experimentId: out.id, cardId: card.id };
+async function dueWinner(env: TestEnv, accountId: string, at: number) {
+  await subjectTestAudience(env.deps.db, accountId);
+  const { id: experimentId } = await proposeSubjectTest(env.deps.db, accountId);
+  const card = await winnerCard(env.deps.db, accountId, experimentId, { autoResolveAt: at });
+  return { experimentId, cardId: card.id };
 }
 
 describe('card.decided', () => {
-  it('is recorded by the auto-resolve timer too, whose decision runs the same follow-ups: the winner is adopted', async () => {
+  it('is recorded by the auto-resolve timer too, whose decision runs the same follow-ups: the winner is adopted', async ({ env }) => {
     const { accountId } = await env.tenant();
     const at = Date.now() - 1_000;
-    const { experimentId, cardId } = await dueWinner(accountId, at);
+    const { experimentId, cardId } = await dueWinner(env, accountId, at);
     expect(await autoResolve(env.deps, accountId, cardId, at)).toBe('resolved');
-    const [event] = await env.deps.db('events_outbox').whereRaw("payload->>'cardId' = ?", [cardId]);
+    const [event] = await eventsOfCard(env, cardId);
     expect(event.payload).toMatchObject({ decision: 'approve', decidedBy: 'trust_ladder', actor: null, sourceType: 'experiment_winner' });
     const repo = experimentsRepository(env.deps.db);
     await waitFor(async () => (await repo.get(accountId, experimentId))!.adoptedAt !== null, 'the winner adopted by the pool');
     expect(await repo.defaultFor(accountId, 'mail_subject', 'onboarding')).toBe(CHALLENGER);
   });
 
-  it('never queued, is found by the sweep and delivered once; a second delivery runs nothing', async () => {
+  it('never queued, is found by the sweep and delivered once; a second delivery runs nothing', async ({ env }) => {
     const { accountId } = await env.tenant();
     const ref = await recordEvent(env.deps.db, 'card.decided', {
       accountId,

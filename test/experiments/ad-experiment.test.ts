@@ -1,5 +1,5 @@
 import { agentDoors } from '../../workers/agent-turns.js';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments/experiments.service.js';
 import { executeTool } from '../../src/agent/tools/tool.js';
@@ -9,11 +9,13 @@ import { experimentsRepository } from '../../src/experiments/experiments.reposit
 import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { sweepCards } from '../../src/shipping/after-approval.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-import { connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import type { TestEnv } from '../helpers/fixture.js';
+import { connectedTenant, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 import { rows, sendOfCard } from '../helpers/rows.js';
+
+const it = withBridge();
 
 // An experiment on an ad, in-process against the local ad-platform bridge (a real HTTP server on loopback): proposed
 // through the agent's tool, started by approving its card (which files ONE ad_test card), the ad test shipped to the
@@ -22,14 +24,9 @@ import { rows, sendOfCard } from '../helpers/rows.js';
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
-it.beforeAll(({ env: e }) => {
+it.beforeAll(({ env: e, bridge: b }) => {
   env = e;
-});
-beforeAll(async () => {
-  bridge = await startProviderBridge();
-});
-afterAll(async () => {
-  await bridge.close();
+  bridge = b;
 });
 
 const ADS = [

@@ -9,19 +9,14 @@ import { rows } from '../helpers/rows.js';
 // The experiment's own path, below the API: proposed with a plan and an audience, started by approving its card
 // (the shipping path), every contact's variant recorded before any mail, each contact drafted once with its variant.
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-async function contacts(accountId: string, n: number) {
+async function contacts(env: TestEnv, accountId: string, n: number) {
   for (let i = 0; i < n; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `person${i}@co${i}.test` }] });
 }
 
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 
 /** A subject test about onboarding proposed to the account's contacts (the plan's defaults unless `plan` says). */
-const propose = (accountId: string, plan: { baselineRate?: number; minimumDetectableEffect?: number } = {}) =>
+const propose = (env: TestEnv, accountId: string, plan: { baselineRate?: number; minimumDetectableEffect?: number } = {}) =>
   proposeExperiment(
     env.deps.db,
     { accountId, turnId: null, fromOutside: false },
@@ -29,19 +24,19 @@ const propose = (accountId: string, plan: { baselineRate?: number; minimumDetect
   );
 
 describe('an experiment', () => {
-  it('refuses a plan its audience cannot reach, and writes nothing', async () => {
+  it('refuses a plan its audience cannot reach, and writes nothing', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await contacts(accountId, 30);
-    const out = await propose(accountId);
+    await contacts(env, accountId, 30);
+    const out = await propose(env, accountId);
     expect(out).toMatch(/^only 30 contacts could join; this plan needs at least \d+/);
     expect(await rows(env, 'experiments', { account_id: accountId })).toEqual([]);
     expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
   });
 
-  it('starts on approval, assigns every contact once, drafts each contact once with its variant', async () => {
+  it('starts on approval, assigns every contact once, drafts each contact once with its variant', async ({ env }) => {
     const { accountId, token } = await env.tenant();
-    await contacts(accountId, 240);
-    const out = await propose(accountId, { baselineRate: 0.1, minimumDetectableEffect: 0.4 });
+    await contacts(env, accountId, 240);
+    const out = await propose(env, accountId, { baselineRate: 0.1, minimumDetectableEffect: 0.4 });
     if (typeof out === 'string') throw new Error(out);
     const card = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth(token));
     expect(card.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });

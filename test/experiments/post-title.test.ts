@@ -17,11 +17,6 @@ import { runFollowUps } from '../helpers/follow-ups.js';
 // the site's readers through the Content API (each reader one title, written once), clicked through its tracked links
 // with the reader's token, looked at on the plan's schedule, and the winner adopted as the post's title for everyone.
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15';
 const TITLES = ['Freight quotes in minutes', 'Stop waiting on freight quotes'] as const;
 const POST = {
@@ -40,7 +35,7 @@ const PROPOSE = {
   minimumDetectableEffect: 0.2,
 };
 
-const tool = (accountId: string, args: Record<string, unknown>) =>
+const tool = (env: TestEnv, accountId: string, args: Record<string, unknown>) =>
   executeTool(
     { id: 'c1', name: 'propose_experiment', args },
     {
@@ -53,19 +48,19 @@ const tool = (accountId: string, args: Record<string, unknown>) =>
       doors: agentDoors,
     },
   );
-const cards = (accountId: string, sourceType: string) =>
+const cards = (env: TestEnv, accountId: string, sourceType: string) =>
   env.deps.db('review_cards').where({ account_id: accountId, source_type: sourceType }).orderBy('created_at');
-const rows = (accountId: string, id: string) =>
+const rows = (env: TestEnv, accountId: string, id: string) =>
   env.deps.db('experiment_assignments').where({ account_id: accountId, experiment_id: id }).orderBy('contact');
 
 describe('an experiment on a blog post title', () => {
-  it('publishes once on approval, shows each reader one title, counts person clicks once, decides and adopts', async () => {
+  it('publishes once on approval, shows each reader one title, counts person clicks once, decides and adopts', async ({ env }) => {
     const t = await env.tenant();
     const site = await siteToken(env, t.accountId);
-    const proposed = await tool(t.accountId, PROPOSE);
+    const proposed = await tool(env, t.accountId, PROPOSE);
     expect(proposed).toMatchObject({ ok: true });
     const id = /experiment (exp_\S+)/.exec(proposed.result)![1]!;
-    const [card] = await cards(t.accountId, 'experiment');
+    const [card] = await cards(env, t.accountId, 'experiment');
     expect(card.prompt).toContain('Planned sample: 153 readers per variant');
     expect(card.prompt).toContain('one blog post card of this post under the title A, which waits under your blog post approval');
 
@@ -76,7 +71,7 @@ describe('an experiment on a blog post title', () => {
     const e = (await repo.get(t.accountId, id))!;
     expect(e.status).toBe('running');
     await Promise.all([draftExperimentMail(env.deps.db, e, 10), draftExperimentMail(env.deps.db, e, 10)]);
-    const blogCards = await cards(t.accountId, 'blog_post');
+    const blogCards = await cards(env, t.accountId, 'blog_post');
     expect(blogCards).toHaveLength(1);
     expect(blogCards[0]).toMatchObject({ id: postCardId(t.accountId, id), status: 'pending' });
     expect(blogCards[0].payload).toMatchObject({ experimentId: id, draft: { subject: TITLES[0] }, excerpt: POST.excerpt });
@@ -109,7 +104,7 @@ describe('an experiment on a blog post title', () => {
     const two = await env.api().get(`/api/v1/content/posts/${slug}?reader=a&reader=b`).set(auth(site));
     expect(two.status).toBe(400);
     expect(two.body.error).toMatch(/^reader must be /);
-    expect(await rows(t.accountId, id)).toHaveLength(0);
+    expect(await rows(env, t.accountId, id)).toHaveLength(0);
 
     // 200 readers split across the titles; each always sees its own, written once; its links carry its token.
     const seen = new Map<string, { title: string; link: string }>();
@@ -134,12 +129,12 @@ describe('an experiment on a blog post title', () => {
       const again = await read(reader);
       expect(again.body.post.title).toBe(seen.get(reader)!.title);
     }
-    const written = await rows(t.accountId, id);
+    const written = await rows(env, t.accountId, id);
     expect(written).toHaveLength(200);
     expect(written.every((r) => r.contact.startsWith('reader:') && !r.contact.includes('site-visitor'))).toBe(true);
     expect(written.every((r) => r.exposed_at !== null && r.token)).toBe(true);
     await read();
-    expect(await rows(t.accountId, id)).toHaveLength(200);
+    expect(await rows(env, t.accountId, id)).toHaveLength(200);
     // List, feed and sitemap keep the control.
     expect((await list()).body.posts.map((p: { title: string }) => p.title)).toEqual([TITLES[0]]);
     const feed = await env.api().get('/api/v1/content/feed.xml').set(auth(site));
@@ -168,23 +163,23 @@ describe('an experiment on a blog post title', () => {
       const res = await click(`${bare}?x=${encodeURIComponent(x)}`);
       expect(res.status).toBe(302);
     }
-    const clicked = (await rows(t.accountId, id)).filter((r) => r.clicked_at !== null);
+    const clicked = (await rows(env, t.accountId, id)).filter((r) => r.clicked_at !== null);
     expect(clicked).toHaveLength(75);
     expect(clicked.every((r) => r.click_visit_id?.startsWith('vis_'))).toBe(true);
 
     // Past the planned 153 per variant, new readers see the control and nothing is written.
     for (let i = 200; i < 420; i++) await read(`site-visitor.${i}`);
-    const all = await rows(t.accountId, id);
+    const all = await rows(env, t.accountId, id);
     expect([0, 1].map((v) => all.filter((r) => r.variant_index === v).length)).toEqual([153, 153]);
     const late = await read('late-reader');
     expect(late.body.post.title).toBe(TITLES[0]);
     expect(late.headers['cache-control']).toBe(CONTENT_CACHE_CONTROL);
-    expect(await rows(t.accountId, id)).toHaveLength(306);
+    expect(await rows(env, t.accountId, id)).toHaveLength(306);
 
     // The look names B the winner with its figures; /results shows it.
     expect(await lookAtExperiment(env.deps.db, (await repo.get(t.accountId, id))!, Date.now(), 0)).toBe('winner');
     expect(await repo.get(t.accountId, id)).toMatchObject({ status: 'decided', winnerKey: 'B' });
-    const [winner] = await cards(t.accountId, 'experiment_winner');
+    const [winner] = await cards(env, t.accountId, 'experiment_winner');
     expect(winner.title).toBe('Use B as the title of a blog post for "freight quotes"');
     expect(winner.summary).toMatch(
       /^clicks 15\/153 \(9\.8%\) vs 60\/153 \(39\.2%\), probability B is better above 0\.99, planned sample reached/,
@@ -212,16 +207,16 @@ describe('an experiment on a blog post title', () => {
     expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
   });
 
-  it("counts a conversion of a reader's click for its title; a dismissed post leaves nothing pending", async () => {
+  it("counts a conversion of a reader's click for its title; a dismissed post leaves nothing pending", async ({ env }) => {
     const t = await env.tenant();
     const site = await siteToken(env, t.accountId);
     const server = (
       await mintToken(env.deps.db, env.config.tokenPrefix, { accountId: t.accountId, label: 's', scopes: ['measurement:write'] })
     ).token;
     const propose = async (args: Record<string, unknown>) => {
-      const out = await tool(t.accountId, { ...PROPOSE, ...args });
+      const out = await tool(env, t.accountId, { ...PROPOSE, ...args });
       const id = /experiment (exp_\S+)/.exec(out.result)![1]!;
-      const [card] = (await cards(t.accountId, 'experiment')).filter((c) => c.payload.experimentId === id);
+      const [card] = (await cards(env, t.accountId, 'experiment')).filter((c) => c.payload.experimentId === id);
       expect((await approve(env, t.token, card.id)).status).toBe(200);
       await runFollowUps(env.deps);
       return { id, blogCard: postCardId(t.accountId, id) };
@@ -256,7 +251,7 @@ describe('an experiment on a blog post title', () => {
     ).toBe(200);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(t.accountId, id))!;
-    const buyer = (await rows(t.accountId, id)).find((r) => r.click_visit_id === visits[0])!;
+    const buyer = (await rows(env, t.accountId, id)).find((r) => r.click_visit_id === visits[0])!;
     const { counts } = await repo.counts(e, Date.now());
     expect(counts.map((c) => c.outcomes)).toEqual(counts.map((_, i) => (i === buyer.variant_index ? 1 : 0)));
     expect(counts.reduce((n, c) => n + c.exposures, 0)).toBe(2);
@@ -271,7 +266,7 @@ describe('an experiment on a blog post title', () => {
     expect((await repo.counts(e, Date.now())).pending).toBe(1);
   });
 
-  it('refuses what a post title cannot be measured by, a post without a link, and repeated titles; nothing is written', async () => {
+  it('refuses what a post title cannot be measured by, a post without a link, and repeated titles; nothing is written', async ({ env }) => {
     const t = await env.tenant();
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ metric: 'reply_rate' }, /cannot be measured by its reply rate: readers of a post do not reply/],
@@ -282,7 +277,7 @@ describe('an experiment on a blog post title', () => {
       [{ post: undefined }, /a post-title experiment needs the post/],
     ];
     for (const [args, error] of cases) {
-      const out = await tool(t.accountId, { ...PROPOSE, ...args });
+      const out = await tool(env, t.accountId, { ...PROPOSE, ...args });
       expect(out.ok, JSON.stringify(args)).toBe(false);
       expect(out.result).toMatch(/^no experiment was proposed: /);
       expect(out.result).toMatch(error);
@@ -290,6 +285,6 @@ describe('an experiment on a blog post title', () => {
     expect(await env.deps.db('experiments').where({ account_id: t.accountId })).toEqual([]);
     expect(await env.deps.db('review_cards').where({ account_id: t.accountId })).toEqual([]);
     // A conversion rate is a reader's click that led to a conversion: proposed.
-    expect(await tool(t.accountId, { ...PROPOSE, metric: 'conversion_rate' })).toMatchObject({ ok: true });
+    expect(await tool(env, t.accountId, { ...PROPOSE, metric: 'conversion_rate' })).toMatchObject({ ok: true });
   });
 });

@@ -3,6 +3,7 @@ import type { QueueName } from '../../src/jobs/registry.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { agentWorld } from './agent.js';
 import { setupTestEnv, type EnvOptions } from './env.js';
+import { startDnsStandIn } from './dns-server.js';
 import { startFakeLlm } from './fake-llm.js';
 import { startTestSmtp } from './smtp-server.js';
 import { startInboundSmtp } from '../../src/inbound/smtp-listener.js';
@@ -44,6 +45,12 @@ export const test = base
     const llm = await startFakeLlm();
     onCleanup(() => llm.close());
     return llm;
+  })
+  /** A DNS server on loopback (test/helpers/dns-server.ts) our own sender check can ask, made only when asked for. */
+  .extend('dns', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const dns = await startDnsStandIn();
+    onCleanup(() => dns.close());
+    return dns;
   })
   .extend('options', { scope: 'file' }, {} as FileOptions)
   .extend('env', { scope: 'file' }, async ({ options }, { onCleanup }) => {

@@ -33,13 +33,18 @@ export async function privateRedis(): Promise<{ url: string; stop(): Promise<voi
 
 /**
  * A TCP proxy in front of a real server: `cut()` drops every connection and refuses new ones (the
- * server is "down" as far as the service can tell), `restore()` lets them through again.
+ * server is "down" as far as the service can tell), `restore()` lets them through again. `refused()` is how
+ * many connections it cut at once while cut (how often a client tried again).
  */
-export async function tcpProxy(targetPort: number): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
+export async function tcpProxy(
+  targetPort: number,
+): Promise<{ port: number; cut(): void; restore(): void; refused(): number; close(): Promise<void> }> {
   let up = true;
+  let refused = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     if (!up) {
+      refused++;
       client.destroy();
       return;
     }
@@ -65,6 +70,7 @@ export async function tcpProxy(targetPort: number): Promise<{ port: number; cut(
     restore() {
       up = true;
     },
+    refused: () => refused,
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();

@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startInboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { it } from './fixture.js';
 import { alive, ensurePackage, freePort, reapStaleRuns, until } from './processes.js';
 
 /**
@@ -24,6 +26,8 @@ import { alive, ensurePackage, freePort, reapStaleRuns, until } from './processe
 export interface Postfix {
   /** smtpd's port on 127.0.0.1. */
   port: number;
+  /** Where it relays mail for INBOUND_DOMAIN (the service's inbound listener, on 127.0.0.1). */
+  inboundPort: number;
   dir: string;
   /** Postfix's mail_version, e.g. 3.7.11. */
   version: string;
@@ -179,19 +183,16 @@ function maildir(dir: string, address: string): string[] {
  * (full addresses); `inboundPort`: the service's inbound SMTP listener on 127.0.0.1, where mail for
  * INBOUND_DOMAIN goes.
  */
-export async function startPostfix({
-  users,
-  inboundPort,
-  tls = null,
-  verifyInbound = false,
-}: {
+export interface PostfixOptions {
   users: string[];
   inboundPort: number;
   /** smtpd offers STARTTLS with this certificate; null: no STARTTLS. */
   tls?: PostfixTls | null;
   /** Verify INBOUND_DOMAIN's recipients with the listener before answering RCPT (reject_unverified_recipient). */
   verifyInbound?: boolean;
-}): Promise<Postfix> {
+}
+
+export async function startPostfix({ users, inboundPort, tls = null, verifyInbound = false }: PostfixOptions): Promise<Postfix> {
   ensurePackage('postfix', '/usr/sbin/postfix');
   ensurePackage('swaks', 'swaks');
   if (process.getuid?.() !== 0) throw new Error('a private Postfix needs root (its master process starts as root)');
@@ -229,6 +230,7 @@ export async function startPostfix({
   };
   const instance: Postfix = {
     port,
+    inboundPort,
     dir,
     version: spawnSync('/usr/sbin/postconf', ['-c', etc, '-h', 'mail_version'], { encoding: 'utf8' }).stdout.trim(),
     mailbox: (address) => maildir(dir, address),
@@ -296,4 +298,35 @@ export function swaks(port: number, args: string[]): { status: number | null; ou
     timeout: 60_000,
   });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+/**
+ * The shared fixture with a private Postfix in front of the service, for a file of mail tests (one call per file):
+ * `postfix`, started with `opts` and relaying INBOUND_DOMAIN to a free port, and `relayed`, the service's own inbound
+ * listener on that port over the file's env (made when a hook or test asks for it). The file points the service's
+ * sending at Postfix with `it.override('options', ({ postfix }) => ({ env: sendingThrough(postfix) }))`.
+ */
+export function withPostfix(opts: Omit<PostfixOptions, 'inboundPort'>) {
+  return it
+    .extend('postfix', { scope: 'file' }, async ({}, { onCleanup }) => {
+      const postfix = await startPostfix({ ...opts, inboundPort: await freePort() });
+      onCleanup(() => postfix.stop());
+      return postfix;
+    })
+    .extend('relayed', { scope: 'file' }, async ({ env, postfix }, { onCleanup }) => {
+      const listener = await startInboundSmtp(env.deps, { port: postfix.inboundPort, host: '127.0.0.1' });
+      onCleanup(() => listener.close());
+      return listener;
+    });
+}
+
+/** The service's settings for sending through `postfix` from `agent@INBOUND_DOMAIN` (so bounces come back to it). */
+export function sendingThrough(postfix: Pick<Postfix, 'port'>): Record<string, string> {
+  return {
+    MAIL_TRANSPORT: 'smtp',
+    SMTP_HOST: '127.0.0.1',
+    SMTP_PORT: String(postfix.port),
+    MAIL_FROM: `Growth Agent <agent@${INBOUND_DOMAIN}>`,
+    INBOUND_MAIL_DOMAIN: INBOUND_DOMAIN,
+  };
 }

@@ -123,6 +123,26 @@ export async function until<T>(fn: () => Promise<T | null | undefined | false>, 
   }
 }
 
+/**
+ * Reads `read` until `ok` holds of what it gave, and returns that; after `timeoutMs` throws naming `what` and the
+ * last value read (so a failure says where it got stuck).
+ */
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  what: string,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last ${JSON.stringify(value)?.slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 /** A long-running program a test started in a directory of its own (a private Prometheus, PgBouncer…). */
 export interface Daemon {
   pid: number;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { connectProvider, type ConnectionKind } from '../../src/channels/connections.js';
 import type { TestEnv } from './env.js';
+import { it } from './fixture.js';
 
 /** Shipping tests against a bridge: short timeouts and a quick reconciliation, so lost answers settle fast. */
 export const BRIDGE_SHIP_ENV = {
@@ -135,3 +136,15 @@ export async function startProviderBridge(key = 'bridge-key') {
 }
 
 export type ProviderBridgeStandIn = Awaited<ReturnType<typeof startProviderBridge>>;
+
+/**
+ * The shared fixture with a provider bridge stand-in of the file's own (`bridge`, holding `key`), made the first
+ * time a hook or test asks for it and closed after the file's last test.
+ */
+export function withBridge(key?: string) {
+  return it.extend('bridge', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const bridge = await startProviderBridge(key);
+    onCleanup(() => bridge.close());
+    return bridge;
+  });
+}

@@ -6,6 +6,7 @@ import { getLead, upsertLead } from '../../src/leads/leads.service.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
 import type { TestEnv } from './env.js';
 import { buildThread } from './factories.js';
+import { activeSequence } from './inbound-mail.js';
 import { connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from './provider-bridge.js';
 
 /**
@@ -32,7 +33,7 @@ export async function replyChannels(env: TestEnv, bridges: ProviderBridgeStandIn
     const seqs: Record<string, string> = {};
     for (const to of opts.colleague === false ? [jane] : [jane, bob]) {
       threads[to] = await buildThread(env.deps.db, accountId, { leadId, to });
-      seqs[to] = await sequenceTo(env, accountId, leadId, to);
+      seqs[to] = await activeSequence(env, accountId, leadId, to);
     }
     // The mail to each contact settled: they are `contacted` (what a send's settling writes).
     await env.deps.db('lead_contacts').where({ lead_id: leadId }).update({ status: 'contacted', status_at: Date.now() });
@@ -80,23 +81,4 @@ export async function replyChannels(env: TestEnv, bridges: ProviderBridgeStandIn
   }
 
   return { accountId, bridge, lead, reply, mail, effects };
-}
-
-async function sequenceTo(env: TestEnv, accountId: string, leadId: string, to: string): Promise<string> {
-  const id = `seq_${Math.random().toString(36).slice(2)}`;
-  const at = Date.now();
-  await env.deps.db('mail_sequences').insert({
-    id,
-    account_id: accountId,
-    card_id: `card_${id}`,
-    lead_id: leadId,
-    to_address: to,
-    steps: JSON.stringify([{ subject: 'a', body: 'b', delayMs: 0 }]),
-    next_step: 1,
-    next_at: at + 60_000,
-    status: 'active',
-    created_at: at,
-    updated_at: at,
-  });
-  return id;
 }

@@ -30,3 +30,7 @@ export const sendOfCard = (env: World, cardId: string) => row(env, 'shipments', 
 
 /** The sequence a card started. */
 export const sequenceOfCard = (env: World, cardId: string) => row(env, 'mail_sequences', { card_id: cardId });
+
+/** The `card.decided` events recorded for a card (the outbox's rows, oldest first). */
+export const eventsOfCard = (env: World, cardId: string) =>
+  env.deps.db('events_outbox').whereRaw("payload->>'cardId' = ?", [cardId]).orderBy('created_at');

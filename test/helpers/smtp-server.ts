@@ -141,6 +141,15 @@ export async function startTestSmtp(mode: SmtpMode = { kind: 'accept' }): Promis
 /** The settings that point the service's SMTP transport at a test server. */
 export const smtpEnv = (smtp: Pick<TestSmtp, 'port'>) => ({ MAIL_TRANSPORT: 'smtp', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port) });
 
+/**
+ * The options of a file that runs the whole mail loop in-process (the shared fixture's `options`): the agent drafts,
+ * the shipments pool sends to `smtp`, the inbound-mail pool applies what comes back; `env` adds settings.
+ */
+export const mailLoopOptions = (smtp: Pick<TestSmtp, 'port'>, env: Record<string, string> = {}) => ({
+  env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100', ...env },
+  pools: ['agent-turns', 'shipments', 'inbound-mail'] as ('agent-turns' | 'shipments' | 'inbound-mail')[],
+});
+
 /** A loopback port with nothing listening (the mail service is down). */
 export async function closedPort(): Promise<number> {
   const { createServer } = await import('node:net');

@@ -7,6 +7,7 @@ import type { Thread } from '../../src/mail/threads.repository.js';
 import { getResults } from '../helpers/scoreboard.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { activeSequence } from '../helpers/inbound-mail.js';
 import { row, rows } from '../helpers/rows.js';
 
 // applyOutcome: what one reply, bounce or unsubscribe changes, in the caller's transaction.
@@ -22,21 +23,7 @@ const apply = (thread: Thread, outcome: Outcome, id = `im_${Math.random()}`) =>
   env.deps.db.transaction((trx) => applyOutcome(trx, env.deps.config, thread, outcome, { id, at: Date.now() }));
 
 async function sequenceFor(accountId: string, to: string, leadId: string | null) {
-  const id = `seq_${Math.random().toString(36).slice(2)}`;
-  const at = Date.now();
-  await env.deps.db('mail_sequences').insert({
-    id,
-    account_id: accountId,
-    card_id: `card_${id}`,
-    lead_id: leadId,
-    to_address: to,
-    steps: JSON.stringify([{ subject: 'a', body: 'b', delayMs: 0 }]),
-    next_step: 1,
-    next_at: at + 1000,
-    status: 'active',
-    created_at: at,
-    updated_at: at,
-  });
+  const id = await activeSequence(env, accountId, leadId, to, 1000);
   return async () => (await row(env, 'mail_sequences', { id })) as { status: string; stop_reason: string | null };
 }
 

@@ -1,15 +1,13 @@
-import { afterAll, describe, expect } from 'vitest';
-import { isBlocked } from '../../src/blocklist/blocklist.service.js';
-import { inboundRepository, type InboundMessage } from '../../src/inbound/inbound.repository.js';
+import { describe, expect } from 'vitest';
+import type { InboundMessage } from '../../src/inbound/inbound.repository.js';
 import { UNPROVEN } from '../../src/inbound/process.service.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
-import { getLead } from '../../src/leads/leads.service.js';
+import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
 import { adminCall } from '../helpers/env.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { activeSequence, outcomeState, settledInbound } from '../helpers/inbound-mail.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
-import { waitFor } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { rows } from '../helpers/rows.js';
 
@@ -22,55 +20,26 @@ const PROVIDER = 'mx.inbound.test';
 let env: TestEnv;
 let smtp: InboundSmtp;
 it.override('options', { env: { INBOUND_TRUSTED_AUTHSERV_IDS: PROVIDER }, pools: ['inbound-mail'] });
-it.beforeAll(async ({ env: e }) => {
+it.beforeAll(({ env: e, inbound }) => {
   env = e;
-  smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await smtp?.close();
+  smtp = inbound;
 });
 
 /** A mailed lead (jane@acme.test) with an active sequence, and the account's inbound URL path. */
 async function world() {
   const { accountId, leadId, thread } = await buildMailedLead(env.deps.db, (await env.tenant()).accountId);
-  const seqId = `seq_${Math.random().toString(36).slice(2)}`;
-  const at = Date.now();
-  await env.deps.db('mail_sequences').insert({
-    id: seqId,
-    account_id: accountId,
-    card_id: `card_${seqId}`,
-    lead_id: leadId,
-    to_address: 'jane@acme.test',
-    steps: JSON.stringify([{ subject: 'a', body: 'b', delayMs: 0 }]),
-    next_step: 1,
-    next_at: at + 60_000,
-    status: 'active',
-    created_at: at,
-    updated_at: at,
-  });
+  const seqId = await activeSequence(env, accountId, leadId, 'jane@acme.test');
   const { out, error } = await adminCall(env, ['mail', 'inbound-url', '--account', accountId]);
   expect(error).toBeUndefined();
   const path = new URL(String(out!.url)).pathname;
   /** What the lead's mail outcome changed: its status, the block list, its sequence, the email counts. */
-  const state = async () => ({
-    lead: (await getLead(env.deps.db, accountId, leadId)).status,
-    blocked: await isBlocked(env.deps.db, accountId, 'jane@acme.test'),
-    sequence: (await env.deps.db('mail_sequences').where({ id: seqId }).first()).status as string,
-    events: (await rows(env, 'channel_events', { account_id: accountId })).map((e: { type: string }) => e.type).sort(),
-  });
+  const state = () => outcomeState(env, { accountId, leadId, address: 'jane@acme.test', seqId });
   return { accountId, leadId, thread, path, state };
 }
 
 const untouched = { lead: 'contacted', blocked: false, sequence: 'active', events: [] };
 
-async function settled(id: string): Promise<InboundMessage> {
-  let row: InboundMessage | null = null;
-  await waitFor(async () => {
-    row = await inboundRepository(env.deps.db).find(id);
-    return row !== null && row.status !== 'received';
-  }, `inbound ${id} settled`);
-  return row!;
-}
+const settled = (id: string): Promise<InboundMessage> => settledInbound(env, id);
 
 async function viaUrl(path: string, raw: Buffer): Promise<InboundMessage> {
   const res = await env.api().post(path).set('Content-Type', 'message/rfc822').send(raw);

@@ -17,15 +17,10 @@ import { rawMessage } from '../helpers/smtp-client.js';
 // What keeps a stored message moving: the sweep hands back what was left `received`, and a message
 // whose processing keeps failing ends `malformed` after a bounded number of tries.
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const queue = () => env.deps.queues.get('inbound-mail')!;
+const queue = (env: TestEnv) => env.deps.queues.get('inbound-mail')!;
 let account: Promise<string> | undefined;
 /** A message stored under one account of this file (made on first use). */
-const store = async () => {
+const store = async (env: TestEnv) => {
   account ??= env.tenant().then((t) => t.accountId);
   return storeInbound(env.deps, { accountId: await account, via: 'smtp', mailFrom: null, rcptTo: ['x@localhost'], raw: rawMessage() });
 };
@@ -34,10 +29,10 @@ const poison = async () => {
 };
 
 describe('the inbound sweep', () => {
-  it('re-enqueues messages still received after a minute, not newer ones nor settled ones', async () => {
-    const stale = await store();
-    const settled = await store();
-    const fresh = await store();
+  it('re-enqueues messages still received after a minute, not newer ones nor settled ones', async ({ env }) => {
+    const stale = await store(env);
+    const settled = await store(env);
+    const fresh = await store(env);
     const repo = inboundRepository(env.deps.db);
     await repo.settle(settled, { status: 'unplaced', reason: 'no send matches' }, Date.now());
     const at = Date.now();
@@ -46,24 +41,24 @@ describe('the inbound sweep', () => {
       .whereIn('id', [stale, settled])
       .update({ received_at: at - STALE_AFTER_MS - 1_000 });
     // Nothing queued them: as after a lost enqueue or a crash between the 250 and the enqueue.
-    expect(await pendingJob(queue(), inboundParse.key({ id: stale }))).toBeUndefined();
+    expect(await pendingJob(queue(env), inboundParse.key({ id: stale }))).toBeUndefined();
 
     const swept = await sweepInbound(env.deps, at);
     expect(swept.requeued).toBeGreaterThanOrEqual(1);
-    expect((await pendingJob(queue(), inboundParse.key({ id: stale })))?.data).toEqual({ id: stale });
-    expect(await pendingJob(queue(), inboundParse.key({ id: settled }))).toBeUndefined();
-    expect(await pendingJob(queue(), inboundParse.key({ id: fresh }))).toBeUndefined();
+    expect((await pendingJob(queue(env), inboundParse.key({ id: stale })))?.data).toEqual({ id: stale });
+    expect(await pendingJob(queue(env), inboundParse.key({ id: settled }))).toBeUndefined();
+    expect(await pendingJob(queue(env), inboundParse.key({ id: fresh }))).toBeUndefined();
     // A second sweep while the job waits adds nothing (the parse key dedupes).
-    const before = await queue().getWaitingCount();
+    const before = await queue(env).getWaitingCount();
     await sweepInbound(env.deps, at);
-    expect(await queue().getWaitingCount()).toBe(before);
+    expect(await queue(env).getWaitingCount()).toBe(before);
   });
 
-  it('is scheduled when the inbound-mail pool starts, every minute, and the pool has a processor for each job', async () => {
+  it('is scheduled when the inbound-mail pool starts, every minute, and the pool has a processor for each job', async ({ env }) => {
     const pools = await startPools(env.deps, ['inbound-mail']);
     try {
       expect(pools.started).toEqual(['inbound-mail']);
-      const schedulers = await queue().getJobSchedulers();
+      const schedulers = await queue(env).getJobSchedulers();
       const sweep = schedulers.find((s) => s.key === inboundSweep.key({}));
       expect(sweep?.every).toBe(60_000);
       expect(inboundSweep.everyMs(env.config)).toBe(60_000);
@@ -75,8 +70,8 @@ describe('the inbound sweep', () => {
 });
 
 describe('the parse try cap', () => {
-  it('fails (for a retry) below the cap, then keeps a message that keeps failing as malformed with the reason', async () => {
-    const id = await store();
+  it('fails (for a retry) below the cap, then keeps a message that keeps failing as malformed with the reason', async ({ env }) => {
+    const id = await store(env);
     const log = env.deps.logger;
     for (let i = 1; i < MAX_PARSE_TRIES; i++) {
       await expect(processWithinTries(env.deps, id, log, poison)).rejects.toThrow('mailparser choked');
@@ -92,11 +87,11 @@ describe('the parse try cap', () => {
     // The sweep never picks it again.
     await env.deps.db('inbound_messages').where({ id }).update({ received_at: 0 });
     await sweepInbound(env.deps);
-    expect(await pendingJob(queue(), inboundParse.key({ id }))).toBeUndefined();
+    expect(await pendingJob(queue(env), inboundParse.key({ id }))).toBeUndefined();
   });
 
-  it('never settles a message for Postgres or Redis being out of reach, until it has been tried too often', async () => {
-    const id = await store();
+  it('never settles a message for Postgres or Redis being out of reach, until it has been tried too often', async ({ env }) => {
+    const id = await store(env);
     const outage = async () => {
       throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
     };
@@ -117,8 +112,8 @@ describe('the parse try cap', () => {
     });
   });
 
-  it('runs a message that processes fine once and counts the try', async () => {
-    const id = await store();
+  it('runs a message that processes fine once and counts the try', async ({ env }) => {
+    const id = await store(env);
     let runs = 0;
     const run = async () => {
       runs++;

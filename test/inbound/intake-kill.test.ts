@@ -3,7 +3,7 @@ import { newReplyToken } from '../../src/mail/outbound.js';
 import { envFor } from '../helpers/env.js';
 import { buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { freePort, run, TSX } from '../helpers/processes.js';
+import { freePort, runTs } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { row } from '../helpers/rows.js';
@@ -27,11 +27,11 @@ it.beforeAll(async ({ env: e }) => {
   LIVE = `reply+${token}@localhost`;
 });
 
-const SENDERS = 16;
+const SENDERS = 8;
 /** All senders share 127.0.0.1: its per-client limits are raised for this flood. */
 const FLOOD = { INBOUND_SMTP_SESSIONS_PER_IP: String(SENDERS * 2), INBOUND_SMTP_MESSAGES_PER_MINUTE: '100000' };
 /** The process is killed once this many messages were answered 250, while the senders keep going. */
-const KILL_AFTER = 60;
+const KILL_AFTER = 30;
 
 describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: SLOW }, () => {
   it('has stored, byte for byte, every message it answered 250 for', async () => {
@@ -88,7 +88,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     expect(proc.output()).toContain('"msg":"stopped"');
     // Nothing else runs in this role: no API, no pool.
     expect(proc.output()).not.toContain('api listening');
-    const off = await run(TSX, ['bin/start.ts', 'inbound-mail'], { ...envFor(env.config), INBOUND_SMTP_PORT: '0' });
+    const off = await runTs(['bin/start.ts', 'inbound-mail'], { ...envFor(env.config), INBOUND_SMTP_PORT: '0' });
     expect(off.code).toBe(1);
     expect(off.stderr.trim()).toBe('the inbound-mail role needs INBOUND_SMTP_PORT (it is 0, off)');
   });

@@ -7,7 +7,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { mailLoopOptions, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { rows, sequenceOfCard } from '../helpers/rows.js';
 
@@ -21,10 +21,7 @@ import { rows, sequenceOfCard } from '../helpers/rows.js';
 let env: TestEnv;
 let smtp: TestSmtp;
 let inbound: InboundSmtp;
-it.override('options', ({ smtp }) => ({
-  env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100' },
-  pools: ['agent-turns', 'shipments', 'inbound-mail'],
-}));
+it.override('options', ({ smtp }) => mailLoopOptions(smtp));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
   smtp = s;

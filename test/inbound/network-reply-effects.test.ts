@@ -1,5 +1,5 @@
 import { afterAll, describe, expect } from 'vitest';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import type { ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { replyChannels } from '../helpers/reply-channels.js';
 
@@ -9,11 +9,7 @@ import { replyChannels } from '../helpers/reply-channels.js';
  * carried them: the lead and the contact's status and kind, the contact's and the colleague's sequences,
  * the opt-out of who asked to be removed, and the agent's wake.
  */
-let env: TestEnv;
 const bridges: ProviderBridgeStandIn[] = [];
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 afterAll(async () => {
   for (const b of bridges) await b.close();
 });
@@ -24,7 +20,7 @@ describe('a network reply and a mail reply with the same facts', () => {
     ['a question', 'What does it cost?', { lead: 'replied', replyKind: 'question', seq: 'stopped' }],
     ['a request to be removed', 'Please remove me from your list.', { lead: 'contacted', replyKind: null, seq: 'stopped' }],
   ] as const) {
-    it(`${what}: the same effects by mail and on the network`, async () => {
+    it(`${what}: the same effects by mail and on the network`, async ({ env }) => {
       const w = await replyChannels(env, bridges);
       const byMail = await w.lead('mail');
       const onNetwork = await w.lead('network');
@@ -45,7 +41,7 @@ describe('a network reply and a mail reply with the same facts', () => {
     });
   }
 
-  it('a removal request from the only contact makes the lead unsubscribed on either channel', async () => {
+  it('a removal request from the only contact makes the lead unsubscribed on either channel', async ({ env }) => {
     const w = await replyChannels(env, bridges);
     const byMail = await w.lead('mail', { colleague: false });
     const onNetwork = await w.lead('network', { colleague: false });

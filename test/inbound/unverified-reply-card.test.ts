@@ -1,13 +1,11 @@
-import { afterAll, describe, expect } from 'vitest';
-import { inboundRepository, type InboundMessage } from '../../src/inbound/inbound.repository.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import { describe, expect } from 'vitest';
+import type { InboundMessage } from '../../src/inbound/inbound.repository.js';
+import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { bounceAddress } from '../../src/inbound/smtp-recipients.js';
-import { startDnsStandIn } from '../helpers/dns-server.js';
-import { buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { deliverSmtp, mailedLeadAtOwnDomain, senderCheckEnv } from '../helpers/inbound-mail.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
-import { until, waitFor } from '../helpers/processes.js';
-import { smtpSend } from '../helpers/smtp-client.js';
+import { until } from '../helpers/processes.js';
 import { rows } from '../helpers/rows.js';
 
 // A reply nothing proves (matched by its sender address alone, no token, thread header or sender
@@ -16,32 +14,18 @@ import { rows } from '../helpers/rows.js';
 // A reply to our reply address (proof: the token) makes a card without the marker. Over our SMTP listener,
 // with the inbound-mail and agent-turns pools running (the offline brain drafts the follow-up).
 
-const dns = await startDnsStandIn();
 let env: TestEnv;
 let smtp: InboundSmtp;
-it.override('options', {
-  env: { INBOUND_AUTH_DNS_SERVERS: dns.address, INBOUND_AUTH_DNS_TIMEOUT_MS: '1500', AGENT_WAIT_POLL_MS: '100' },
+it.override('options', ({ dns }) => ({
+  env: { ...senderCheckEnv(dns), AGENT_WAIT_POLL_MS: '100' },
   pools: ['inbound-mail', 'agent-turns'],
-});
-it.beforeAll(async ({ env: e }) => {
+}));
+it.beforeAll(({ env: e, inbound }) => {
   env = e;
-  smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await smtp?.close();
-  await dns.close();
+  smtp = inbound;
 });
 
-const rand = () => Math.random().toString(36).slice(2, 10);
-
-async function world() {
-  const domain = `d${rand()}.test`;
-  const jane = `jane@${domain}`;
-  const { accountId } = await env.tenant();
-  const lead = await buildLead(env.deps.db, accountId, { domain, status: 'contacted', contacts: [{ email: jane }] });
-  const thread = await buildThread(env.deps.db, accountId, { leadId: lead.id, to: jane });
-  return { accountId, domain, jane, thread };
-}
+const world = () => mailedLeadAtOwnDomain(env);
 
 /** Jane's "sounds interesting" reply (Gmail's shape) at her world's domain. */
 const interested = (w: Awaited<ReturnType<typeof world>>, withOurHeaders: boolean) => {
@@ -51,17 +35,7 @@ const interested = (w: Awaited<ReturnType<typeof world>>, withOurHeaders: boolea
   return Buffer.from(text, 'latin1');
 };
 
-async function deliver(to: string, raw: Buffer, from: string): Promise<InboundMessage> {
-  const answer = await smtpSend(smtp.port, { from, to: [to], raw });
-  expect(answer, answer.response).toMatchObject({ ok: true });
-  const id = /queued as (\S+)/.exec(answer.response)![1]!;
-  let row: InboundMessage | null = null;
-  await waitFor(async () => {
-    row = await inboundRepository(env.deps.db).find(id);
-    return row !== null && row.status !== 'received';
-  }, `inbound ${id} settled`);
-  return row!;
-}
+const deliver = (to: string, raw: Buffer, from: string): Promise<InboundMessage> => deliverSmtp(env, smtp.port, { from, to, raw });
 
 const draftTo = (accountId: string, to: string) =>
   until(async () => {

@@ -1,17 +1,13 @@
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { isBlocked } from '../../src/blocklist/blocklist.service.js';
-import { inboundRepository, type InboundMessage } from '../../src/inbound/inbound.repository.js';
+import type { InboundMessage } from '../../src/inbound/inbound.repository.js';
 import { REMOVAL_REQUEST_SOURCE } from '../../src/inbound/removal-request.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
+import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { bounceAddress } from '../../src/inbound/smtp-recipients.js';
 import { getLead } from '../../src/leads/leads.service.js';
-import type { Thread } from '../../src/mail/threads.repository.js';
-import { startDnsStandIn } from '../helpers/dns-server.js';
-import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
+import { buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { mailFixture } from '../helpers/mail-fixtures.js';
-import { waitFor } from '../helpers/processes.js';
-import { smtpSend } from '../helpers/smtp-client.js';
+import { deliverSmtp, mailedLeadAtOwnDomain, senderCheckEnv } from '../helpers/inbound-mail.js';
 import { auth } from '../helpers/auth.js';
 import { cardRow, rows } from '../helpers/rows.js';
 
@@ -23,60 +19,23 @@ import { cardRow, rows } from '../helpers/rows.js';
 // written by someone else than the recipient opts nobody out and asks a person.
 
 const TRUSTED = 'mx.trusted.test';
-const dns = await startDnsStandIn();
 let env: TestEnv;
 let smtp: InboundSmtp;
 let bare: string;
-it.override('options', {
-  env: { INBOUND_TRUSTED_AUTHSERV_IDS: TRUSTED, INBOUND_AUTH_DNS_SERVERS: dns.address, INBOUND_AUTH_DNS_TIMEOUT_MS: '1500' },
+it.override('options', ({ dns }) => ({
+  env: { INBOUND_TRUSTED_AUTHSERV_IDS: TRUSTED, ...senderCheckEnv(dns) },
   pools: ['inbound-mail'],
-});
-it.beforeAll(async ({ env: e }) => {
+}));
+it.beforeAll(({ env: e, inbound }) => {
   env = e;
-  smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
+  smtp = inbound;
   bare = bounceAddress(env.deps.config)!;
-});
-afterAll(async () => {
-  await smtp?.close();
-  await dns.close();
 });
 
 const rand = () => Math.random().toString(36).slice(2, 10);
 
 /** A lead at a domain of its own with contact jane, mailed once (its card sent), with an active sequence to her. */
-async function world() {
-  const domain = `d${rand()}.test`;
-  const jane = `jane@${domain}`;
-  const { accountId, token } = await env.tenant();
-  const lead = await buildLead(env.deps.db, accountId, { domain, status: 'contacted', contacts: [{ email: jane }] });
-  const card = await buildCard(env.deps.db, accountId, 'mail_draft', { status: 'sent' });
-  const thread = await buildThread(env.deps.db, accountId, { leadId: lead.id, to: jane, cardId: card.id });
-  const seqId = `seq_${rand()}`;
-  const at = Date.now();
-  await env.deps.db('mail_sequences').insert({
-    id: seqId,
-    account_id: accountId,
-    card_id: `card_${seqId}`,
-    lead_id: lead.id,
-    to_address: jane,
-    steps: JSON.stringify([{ subject: 'a', body: 'b', delayMs: 0 }]),
-    next_step: 1,
-    next_at: at + 60_000,
-    status: 'active',
-    created_at: at,
-    updated_at: at,
-  });
-  const state = async (address = jane) => ({
-    lead: (await getLead(env.deps.db, accountId, lead.id)).status,
-    blocked: await isBlocked(env.deps.db, accountId, address),
-    sequence: (await env.deps.db('mail_sequences').where({ id: seqId }).first()).status as string,
-    events: (await rows(env, 'channel_events', { account_id: accountId })).map((e: { type: string }) => e.type).sort(),
-  });
-  /** A fixture with its lead moved to this world's domain. */
-  const fixture = (name: string, t: Partial<Thread> = thread) =>
-    Buffer.from(mailFixture(name, t).toString('latin1').replaceAll('acme.test', domain), 'latin1');
-  return { accountId, token, leadId: lead.id, domain, jane, thread, card, state, fixture };
-}
+const world = () => mailedLeadAtOwnDomain(env, { sequence: true, sentCard: true });
 
 const untouched = { lead: 'contacted', blocked: false, sequence: 'active', events: [] };
 
@@ -93,17 +52,7 @@ const bareDsn = (raw: Buffer) => {
   return Buffer.from(text.slice(text.indexOf('Date: ')), 'latin1');
 };
 
-async function deliver(to: string, raw: Buffer, from = ''): Promise<InboundMessage> {
-  const answer = await smtpSend(smtp.port, { from, to: [to], raw });
-  expect(answer, answer.response).toMatchObject({ ok: true });
-  const id = /queued as (\S+)/.exec(answer.response)![1]!;
-  let row: InboundMessage | null = null;
-  await waitFor(async () => {
-    row = await inboundRepository(env.deps.db).find(id);
-    return row !== null && row.status !== 'received';
-  }, `inbound ${id} settled`);
-  return row!;
-}
+const deliver = (to: string, raw: Buffer, from = ''): Promise<InboundMessage> => deliverSmtp(env, smtp.port, { from, to, raw });
 
 const cardOf = async (w: { token: string }, id: string) => {
   const res = await env.api().get(`/api/v1/review/${id}`).set(auth(w.token));
@@ -174,9 +123,9 @@ describe('a delivery report counts only at a bounce address, for its own recipie
     expect(own).toMatchObject({ status: 'applied', kind: 'bounce', details: { matchedBy: 'bounce-address', bounce: { type: 'hard' } } });
     expect(await w.state()).toEqual({ lead: 'bounced', blocked: true, sequence: 'stopped', events: ['bounce'] });
     // As a refusal at RCPT: the card reads "Bounced", no verb left; it stays `sent` (the mail did leave).
-    const card = await cardOf(w, w.card.id);
+    const card = await cardOf(w, w.card!.id);
     expect(card).toMatchObject({ status: 'sent', primaryLabel: 'Bounced', actions: [] });
-    const row = await cardRow(env, w.card.id);
+    const row = await cardRow(env, w.card!.id);
     expect(row.resolution).toMatchObject({ bounced: true, bounce: expect.stringMatching(/^hard bounce: 5\.1\.1/) });
   });
 });

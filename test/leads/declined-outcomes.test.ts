@@ -11,11 +11,7 @@ import { replyChannels } from '../helpers/reply-channels.js';
  * to — and a mail reply and a network reply reach the same state through their real paths (the effects
  * of a matched mail reply; the provider poll of a bridge event).
  */
-let env: TestEnv;
 const bridges: ProviderBridgeStandIn[] = [];
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 afterAll(async () => {
   for (const b of bridges) await b.close();
 });
@@ -23,7 +19,7 @@ afterAll(async () => {
 type World = Awaited<ReturnType<typeof replyChannels>>;
 
 /** Bob answered first (interested), then the agent recorded that the company declined. */
-async function declinedAfterBob(w: World, channel: 'mail' | 'network', colleague = true) {
+async function declinedAfterBob(env: TestEnv, w: World, channel: 'mail' | 'network', colleague = true) {
   const l = await w.lead(channel, { colleague });
   if (colleague) await w.reply(l, 'Sounds interesting, can we talk next week?', 'bob');
   const domain = l.jane.split('@')[1]!;
@@ -39,10 +35,10 @@ async function declinedAfterBob(w: World, channel: 'mail' | 'network', colleague
 const DECLINED = { status: 'declined', replyKind: 'not_interested', declineReason: 'chose a competitor' };
 
 describe('a declined lead', () => {
-  it("stays declined when Jane asks to be removed while Bob's older reply stands, by mail and on the network", async () => {
+  it("stays declined when Jane asks to be removed while Bob's older reply stands, by mail and on the network", async ({ env }) => {
     const w = await replyChannels(env, bridges);
-    const byMail = await declinedAfterBob(w, 'mail');
-    const onNetwork = await declinedAfterBob(w, 'network');
+    const byMail = await declinedAfterBob(env, w, 'mail');
+    const onNetwork = await declinedAfterBob(env, w, 'network');
     await w.reply(byMail, 'Please remove me from your list.');
     await w.reply(onNetwork, 'Please remove me from your list.');
     const mail = await w.effects(byMail);
@@ -51,10 +47,10 @@ describe('a declined lead', () => {
     expect(mail).toMatchObject({ lead: DECLINED, jane: { status: 'unsubscribed' }, bob: { status: 'replied' }, janeOptedOut: true });
   });
 
-  it("becomes replied when Jane answers, with Jane's kind, by mail and on the network", async () => {
+  it("becomes replied when Jane answers, with Jane's kind, by mail and on the network", async ({ env }) => {
     const w = await replyChannels(env, bridges);
-    const byMail = await declinedAfterBob(w, 'mail');
-    const onNetwork = await declinedAfterBob(w, 'network');
+    const byMail = await declinedAfterBob(env, w, 'mail');
+    const onNetwork = await declinedAfterBob(env, w, 'network');
     await w.reply(byMail, 'What does it cost?');
     await w.reply(onNetwork, 'What does it cost?');
     const mail = await w.effects(byMail);
@@ -63,10 +59,10 @@ describe('a declined lead', () => {
     expect(mail.jane).toEqual({ status: 'replied', replyKind: 'question' });
   });
 
-  it('becomes unsubscribed when its only contact asks to be removed, by mail and on the network', async () => {
+  it('becomes unsubscribed when its only contact asks to be removed, by mail and on the network', async ({ env }) => {
     const w = await replyChannels(env, bridges);
-    const byMail = await declinedAfterBob(w, 'mail', false);
-    const onNetwork = await declinedAfterBob(w, 'network', false);
+    const byMail = await declinedAfterBob(env, w, 'mail', false);
+    const onNetwork = await declinedAfterBob(env, w, 'network', false);
     await w.reply(byMail, 'Please remove me from your list.');
     await w.reply(onNetwork, 'Please remove me from your list.');
     const mail = await w.effects(byMail);
@@ -74,9 +70,9 @@ describe('a declined lead', () => {
     expect(mail.lead).toEqual({ status: 'unsubscribed', replyKind: 'unsubscribe', declineReason: 'asked to be removed' });
   });
 
-  it("stays declined when Jane's address bounces after Bob's older reply", async () => {
+  it("stays declined when Jane's address bounces after Bob's older reply", async ({ env }) => {
     const w = await replyChannels(env, bridges);
-    const l = await declinedAfterBob(w, 'mail');
+    const l = await declinedAfterBob(env, w, 'mail');
     await w.mail(l.threads[l.jane]!, {
       kind: 'bounce',
       bounce: { type: 'hard', recipient: l.jane, status: '5.1.1', diagnostic: 'no such user' },

@@ -6,13 +6,8 @@ import { setupTestEnv } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 /** Inserts `n` leads in one statement; creation times come from a handful of values, so many tie. */
-async function bulkLeads(accountId: string, n: number, base: number): Promise<string[]> {
+async function bulkLeads(env: TestEnv, accountId: string, n: number, base: number): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     id: newId('lead'),
     account_id: accountId,
@@ -26,9 +21,9 @@ async function bulkLeads(accountId: string, n: number, base: number): Promise<st
 }
 
 describe('GET /leads paging', () => {
-  it('pages 1,000 leads with random page sizes while new leads arrive: none lost, none repeated', async () => {
+  it('pages 1,000 leads with random page sizes while new leads arrive: none lost, none repeated', async ({ env }) => {
     const { token, accountId } = await env.tenant(['leads:read']);
-    const initial = await bulkLeads(accountId, 1000, Date.now() - 60_000);
+    const initial = await bulkLeads(env, accountId, 1000, Date.now() - 60_000);
     const seen: string[] = [];
     const arrived: string[] = [];
     let cursor: string | null = null;
@@ -56,9 +51,9 @@ describe('GET /leads paging', () => {
     expect(arrived.length).toBeGreaterThan(0);
   });
 
-  it('orders newest created first, the same order on every walk', async () => {
+  it('orders newest created first, the same order on every walk', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await bulkLeads(accountId, 120, Date.now() - 60_000);
+    await bulkLeads(env, accountId, 120, Date.now() - 60_000);
     const walk = async (limit: number) => {
       const out: Array<{ id: string; createdAt: number }> = [];
       let cursor: string | null = null;
@@ -82,7 +77,7 @@ describe('GET /leads paging', () => {
     for (let i = 1; i < a.length; i++) expect(a[i]!.createdAt).toBeLessThanOrEqual(a[i - 1]!.createdAt);
   });
 
-  it('ends a page early at the byte budget, always carries at least one lead, and still reaches every lead', async () => {
+  it('ends a page early at the byte budget, always carries at least one lead, and still reaches every lead', async ({ env }) => {
     const { accountId } = await env.tenant();
     const big = 'x'.repeat(900);
     for (let i = 0; i < 12; i++) {
@@ -108,7 +103,7 @@ describe('GET /leads paging', () => {
     expect(tiny.nextCursor).not.toBeNull();
   });
 
-  it('applies LEADS_PAGE_MAX_BYTES to API pages (default 256 KiB)', async () => {
+  it('applies LEADS_PAGE_MAX_BYTES to API pages (default 256 KiB)', async ({ env }) => {
     expect(env.config.leadsPageMaxBytes).toBe(262_144);
     const small = await setupTestEnv({ env: { LEADS_PAGE_MAX_BYTES: '2000' } });
     try {

@@ -10,15 +10,10 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const admin = (argv: string[]) => adminCall(env, argv);
+const admin = (env: TestEnv, argv: string[]) => adminCall(env, argv);
 
 describe('upsertLead', () => {
-  it('keys a lead by normalised domain and merges research by key, contacts by email, fields by key', async () => {
+  it('keys a lead by normalised domain and merges research by key, contacts by email, fields by key', async ({ env }) => {
     const { accountId } = await env.tenant();
     const db = env.deps.db;
     const first = await upsertLead(db, accountId, {
@@ -60,13 +55,13 @@ describe('upsertLead', () => {
     expect((await getLead(db, accountId, first.id)).draft).toBeNull();
   });
 
-  it('refuses a value that is not a domain and a status outside the documented set', async () => {
+  it('refuses a value that is not a domain and a status outside the documented set', async ({ env }) => {
     const { accountId } = await env.tenant();
     await expect(upsertLead(env.deps.db, accountId, { domain: 'not a domain' })).rejects.toMatchObject({ status: 400 });
     await expect(upsertLead(env.deps.db, accountId, { domain: 'ok.com', status: 'lost' })).rejects.toMatchObject({ status: 400 });
   });
 
-  it("runs inside a caller's transaction and rolls back with it", async () => {
+  it("runs inside a caller's transaction and rolls back with it", async ({ env }) => {
     const { accountId } = await env.tenant();
     await expect(
       env.deps.db.transaction(async (trx) => {
@@ -79,9 +74,9 @@ describe('upsertLead', () => {
 });
 
 describe('admin columns set', () => {
-  it('sets the lead columns, deduplicated in order, and they become the list form fields', async () => {
+  it('sets the lead columns, deduplicated in order, and they become the list form fields', async ({ env }) => {
     const { accountId, token } = await env.tenant();
-    const res = await admin(['columns', 'set', '--account', accountId, '--keys', 'industry, headcount,industry,why_now']);
+    const res = await admin(env, ['columns', 'set', '--account', accountId, '--keys', 'industry, headcount,industry,why_now']);
     expect(res.out).toEqual({ account: { id: accountId }, columns: ['industry', 'headcount', 'why_now'] });
     expect(await getLeadColumns(env.deps.db, accountId)).toEqual(['industry', 'headcount', 'why_now']);
     await upsertLead(env.deps.db, accountId, { domain: 'cols.com', fields: { industry: 'Fintech' } });
@@ -91,16 +86,18 @@ describe('admin columns set', () => {
     expect(audit).toHaveLength(1);
   });
 
-  it('refuses a bad key, an unknown account and a missing flag', async () => {
+  it('refuses a bad key, an unknown account and a missing flag', async ({ env }) => {
     const { accountId } = await env.tenant();
-    expect((await admin(['columns', 'set', '--account', accountId, '--keys', 'ok,no spaces'])).error).toMatch(/^--keys has "no spaces"/);
-    expect(await admin(['columns', 'set', '--account', 'acct_nope', '--keys', 'a'])).toEqual({ error: 'not found' });
-    expect(await admin(['columns', 'set', '--account', accountId])).toEqual({ error: '--keys is required' });
+    expect((await admin(env, ['columns', 'set', '--account', accountId, '--keys', 'ok,no spaces'])).error).toMatch(
+      /^--keys has "no spaces"/,
+    );
+    expect(await admin(env, ['columns', 'set', '--account', 'acct_nope', '--keys', 'a'])).toEqual({ error: 'not found' });
+    expect(await admin(env, ['columns', 'set', '--account', accountId])).toEqual({ error: '--keys is required' });
   });
 });
 
 describe('seedLeadsAndEvents', () => {
-  it('creates about 150 leads with mixed statuses, research, contacts and a week of events, idempotently', async () => {
+  it('creates about 150 leads with mixed statuses, research, contacts and a week of events, idempotently', async ({ env }) => {
     const { accountId, token } = await env.tenant(['leads:read', 'results:read']);
     const first = await seedLeadsAndEvents(env.deps.db, accountId);
     expect(first.leads).toBe(SEED_LEAD_COUNT);

@@ -12,7 +12,7 @@ import { adminCall, envFor } from '../helpers/env.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
-import { run, TSX, until } from '../helpers/processes.js';
+import { runTs, until } from '../helpers/processes.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
@@ -230,7 +230,7 @@ describe('mail sender set', () => {
   it('answers one JSON line from the CLI process, and one JSON error line on a refusal', { timeout: 120_000 }, async () => {
     const { accountId } = await env.tenant();
     const cli = (from: string) =>
-      run(TSX, ['bin/admin.ts', 'mail', 'sender', 'set', '--account', accountId, '--from', from], {
+      runTs(['bin/admin.ts', 'mail', 'sender', 'set', '--account', accountId, '--from', from], {
         ...envFor(env.config),
         MAIL_ALLOWED_FROM_DOMAINS: ALLOWED,
       });

@@ -2,15 +2,23 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { generateDkimKey } from '../../src/mail/dkim.service.js';
-import { it as base, type TestEnv } from '../helpers/fixture.js';
-import { BOUNCE_DOMAIN, INBOUND_DOMAIN, MAILBOX_DOMAIN, POSTFIX_HOSTNAME, startPostfix, swaks, type Postfix } from '../helpers/postfix.js';
+import type { TestEnv } from '../helpers/fixture.js';
+import {
+  BOUNCE_DOMAIN,
+  INBOUND_DOMAIN,
+  MAILBOX_DOMAIN,
+  POSTFIX_HOSTNAME,
+  sendingThrough,
+  swaks,
+  withPostfix,
+  type Postfix,
+} from '../helpers/postfix.js';
 import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
-import { freePort, until } from '../helpers/processes.js';
+import { until } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
 
@@ -24,42 +32,23 @@ import { rows } from '../helpers/rows.js';
  *
  * Each part of the loop is a describe of its own, so each can grow with the sending side it tests.
  */
-const inboundPort = await freePort();
 const ALICE = `alice@${MAILBOX_DOMAIN}`;
 const BOB = `bob@${MAILBOX_DOMAIN}`;
 const GHOST = `ghost@${BOUNCE_DOMAIN}`;
-/** The envelope sender of every mail the service sends today (MAIL_FROM): at the inbound domain, so bounces come back. */
-const SENDER = `agent@${INBOUND_DOMAIN}`;
 /** Every send's envelope sender (VERP): bounces+<its thread's token> at the inbound domain. */
 const VERP = new RegExp(`^bounces\\+[0-9a-z]+@${INBOUND_DOMAIN.replace('.', '\\.')}$`);
 
-const it = base.extend('postfix', { scope: 'file' }, async ({}, { onCleanup }) => {
-  const postfix = await startPostfix({ users: [ALICE, BOB], inboundPort });
-  onCleanup(() => postfix.stop());
-  return postfix;
-});
+const it = withPostfix({ users: [ALICE, BOB] });
 it.override('options', ({ postfix }) => ({
-  env: {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_HOST: '127.0.0.1',
-    SMTP_PORT: String(postfix.port),
-    MAIL_FROM: `Growth Agent <${SENDER}>`,
-    INBOUND_MAIL_DOMAIN: INBOUND_DOMAIN,
-    AGENT_WAIT_POLL_MS: '100',
-  },
+  env: { ...sendingThrough(postfix), AGENT_WAIT_POLL_MS: '100' },
   pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
 
 let env: TestEnv;
 let postfix: Postfix;
-let inbound: InboundSmtp;
-it.beforeAll(async ({ env: e, postfix: p }) => {
+it.beforeAll(({ env: e, postfix: p, relayed: _listening }) => {
   env = e;
   postfix = p;
-  inbound = await startInboundSmtp(env.deps, { port: inboundPort, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await inbound?.close();
 });
 
 const SCOPES = ['agent:message', 'review:read', 'review:write', 'leads:read', 'results:read'] as const;
@@ -203,7 +192,9 @@ describe("Postfix's own DSN for an unknown user", () => {
     await postfix.drained();
     // The DSN went from Postfix's bounce daemon to the listener, by the transport map.
     const verp = VERP.source.slice(1, -1);
-    expect(postfix.log()).toMatch(new RegExp(`to=<${verp}>, relay=127\\.0\\.0\\.1\\[127\\.0\\.0\\.1\\]:${inboundPort}.*status=sent`));
+    expect(postfix.log()).toMatch(
+      new RegExp(`to=<${verp}>, relay=127\\.0\\.0\\.1\\[127\\.0\\.0\\.1\\]:${postfix.inboundPort}.*status=sent`),
+    );
     expect(await lead(w)).toMatchObject({ status: 'bounced' });
     expect((await blocked(w, GHOST))?.source).toBe('agent');
     expect(await email(w)).toMatchObject({ sent: 1, bounces: 1 });

@@ -1,7 +1,3 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect } from 'vitest';
 import { createApp } from '../../api/app.js';
 import { routes as tableRoutes } from '../../api/routes/index.js';
@@ -10,9 +6,9 @@ import { createLogger } from '../../src/logger.js';
 import { configWith } from '../helpers/config.js';
 import { envFor } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-import { INBOUND_DOMAIN, MAILBOX_DOMAIN, startPostfix, type Postfix } from '../helpers/postfix.js';
-import { freePort } from '../helpers/processes.js';
+import type { TestEnv } from '../helpers/fixture.js';
+import { selfSignedCertificate } from '../helpers/certificates.js';
+import { MAILBOX_DOMAIN, sendingThrough, withPostfix, type Postfix } from '../helpers/postfix.js';
 import request from 'supertest';
 import { auth } from '../helpers/auth.js';
 import { sendOfCard } from '../helpers/rows.js';
@@ -24,36 +20,13 @@ import { sendOfCard } from '../helpers/rows.js';
  * the certificate trusted through SMTP_TLS_CA_FILE the same card is sent and Postfix delivers it.
  */
 const ALICE = `alice@${MAILBOX_DOMAIN}`;
-const dir = mkdtempSync(path.join(tmpdir(), 'gas-relay-tls-'));
-const certFile = path.join(dir, 'cert.pem');
-const keyFile = path.join(dir, 'key.pem');
-const made = spawnSync(
-  'openssl',
-  ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=localhost'].concat([
-    '-addext',
-    'subjectAltName=DNS:localhost,IP:127.0.0.1',
-  ]),
-  { encoding: 'utf8' },
-);
-if (made.status !== 0) throw new Error(`openssl: ${made.stderr}`);
+const tls = selfSignedCertificate();
+const { certFile } = tls;
 
 const lines: string[] = [];
 const logger = createLogger('warn', { write: (line: string) => void lines.push(line) });
-const inboundPort = await freePort();
-
-const test = it.extend('postfix', { scope: 'file' }, async ({}, { onCleanup }) => {
-  const postfix = await startPostfix({ users: [ALICE], inboundPort, tls: { certFile, keyFile } });
-  onCleanup(() => postfix.stop());
-  return postfix;
-});
-const mailEnv = (postfix: Postfix) => ({
-  MAIL_TRANSPORT: 'smtp',
-  SMTP_HOST: '127.0.0.1',
-  SMTP_PORT: String(postfix.port),
-  MAIL_FROM: `Growth Agent <agent@${INBOUND_DOMAIN}>`,
-  INBOUND_MAIL_DOMAIN: INBOUND_DOMAIN,
-});
-test.override('options', ({ postfix }) => ({ env: mailEnv(postfix), logger }));
+const test = withPostfix({ users: [ALICE], tls: { certFile: tls.certFile, keyFile: tls.keyFile } });
+test.override('options', ({ postfix }) => ({ env: sendingThrough(postfix), logger }));
 
 let env: TestEnv;
 let postfix: Postfix;
@@ -64,7 +37,7 @@ test.beforeAll(({ env: e, postfix: p }) => {
 });
 afterAll(async () => {
   await trusted?.close();
-  rmSync(dir, { recursive: true, force: true });
+  tls.remove();
 });
 
 const TLS_CAUSE = 'self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)';
@@ -92,7 +65,7 @@ describe('a relay whose STARTTLS certificate Node does not trust', () => {
     expect(postfix.count(ALICE)).toBe(0);
 
     // The same database and card, a service that trusts the certificate (a private CA's file) for the relay.
-    trusted = createDeps(configWith({ ...envFor(env.config), ...mailEnv(postfix), SMTP_TLS_CA_FILE: certFile }), logger);
+    trusted = createDeps(configWith({ ...envFor(env.config), ...sendingThrough(postfix), SMTP_TLS_CA_FILE: certFile }), logger);
     await trusted.ready();
     const app = createApp(trusted, tableRoutes);
     const sent = await request(app).post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});

@@ -1,8 +1,6 @@
-import { afterAll, describe, expect } from 'vitest';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
-import { it as base, type TestEnv } from '../helpers/fixture.js';
-import { INBOUND_DOMAIN, MAILBOX_DOMAIN, startPostfix, swaks, type Postfix } from '../helpers/postfix.js';
-import { freePort, until } from '../helpers/processes.js';
+import { describe, expect } from 'vitest';
+import { INBOUND_DOMAIN, MAILBOX_DOMAIN, sendingThrough, swaks, withPostfix, type Postfix } from '../helpers/postfix.js';
+import { until } from '../helpers/processes.js';
 
 /**
  * docs/sending-mail.md's "Behind your own Postfix" recipe with recipient verification: Postfix relays the
@@ -11,32 +9,14 @@ import { freePort, until } from '../helpers/processes.js';
  * before it answers RCPT. Without it Postfix took any address at the domain and bounced it later, to a
  * sender that may be forged (backscatter); with it the listener's 550 reaches the sender at RCPT.
  */
-const inboundPort = await freePort();
 const SENDER = `agent@${INBOUND_DOMAIN}`;
 
-const it = base.extend('postfix', { scope: 'file' }, async ({}, { onCleanup }) => {
-  const postfix = await startPostfix({ users: [`alice@${MAILBOX_DOMAIN}`], inboundPort, verifyInbound: true });
-  onCleanup(() => postfix.stop());
-  return postfix;
-});
-it.override('options', ({ postfix }) => ({
-  env: {
-    MAIL_TRANSPORT: 'smtp',
-    SMTP_HOST: '127.0.0.1',
-    SMTP_PORT: String(postfix.port),
-    MAIL_FROM: `Growth Agent <${SENDER}>`,
-    INBOUND_MAIL_DOMAIN: INBOUND_DOMAIN,
-  },
-}));
+const it = withPostfix({ users: [`alice@${MAILBOX_DOMAIN}`], verifyInbound: true });
+it.override('options', ({ postfix }) => ({ env: sendingThrough(postfix) }));
 
 let postfix: Postfix;
-let inbound: InboundSmtp;
-it.beforeAll(async ({ env, postfix: p }: { env: TestEnv; postfix: Postfix }) => {
+it.beforeAll(({ postfix: p, relayed: _listening }) => {
   postfix = p;
-  inbound = await startInboundSmtp(env.deps, { port: inboundPort, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await inbound?.close();
 });
 
 /**

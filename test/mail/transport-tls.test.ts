@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { NotSent } from '../../src/mail/mail.types.js';
 import { newReplyToken } from '../../src/mail/outbound.js';
 import { threadsRepository } from '../../src/mail/threads.repository.js';
 import { transportFor } from '../../src/mail/transports.js';
+import { selfSignedCertificate } from '../helpers/certificates.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 import { rawMessage } from '../helpers/smtp-client.js';
@@ -156,22 +156,11 @@ describe('outbound SMTP transport', () => {
   });
 });
 
-/** A self-signed certificate for `localhost` and 127.0.0.1, made by openssl, in a fresh directory. */
+/** A self-signed certificate (test/helpers/certificates.ts), removed after the file. */
 async function selfSigned(): Promise<{ certFile: string; keyFile: string; cert: Buffer }> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'gas-tls-'));
-  closers.push(() => rm(dir, { recursive: true, force: true }));
-  const certFile = path.join(dir, 'cert.pem');
-  const keyFile = path.join(dir, 'key.pem');
-  const made = spawnSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=localhost'].concat([
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ]),
-    { encoding: 'utf8' },
-  );
-  expect(made.status, made.stderr).toBe(0);
-  return { certFile, keyFile, cert: await readFile(certFile) };
+  const made = selfSignedCertificate();
+  closers.push(async () => made.remove());
+  return made;
 }
 
 async function listener(inboundTls: Config['inbound']['tls']): Promise<InboundSmtp> {

@@ -43,9 +43,7 @@ describe('GET /l/{code} under a flood', () => {
   it('counts 1,000 GETs of one public link from one browser once: one visit, one event, one gvid, /results seo visits 1', async () => {
     const { accountId, token } = await env.tenant();
     const code = await postLink(accountId, 'https://acme.test/blog/launch?x=1');
-    const started = Date.now();
     const answers = await flood(1_000, 50, () => call(port, '127.0.0.1', `/l/${code}`, { userAgent: BROWSER }));
-    expect(Date.now() - started).toBeLessThan(60_000);
     expect(answers.every((a) => a.status === 302)).toBe(true);
     const locations = new Set(answers.map((a) => a.headers.location));
     expect(locations.size).toBe(1);

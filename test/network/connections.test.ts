@@ -1,30 +1,27 @@
 import { createServer, type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { openConnection } from '../../src/channels/connections.js';
 import { providerBridge } from '../../src/channels/provider-http.js';
 import { AnswerLost, NotShipped } from '../../src/channels/channel.types.js';
 import { cannotShip } from '../../src/channels/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { adminCall, envFor } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-import { run, TSX } from '../helpers/processes.js';
-import { capturedLines, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import type { TestEnv } from '../helpers/fixture.js';
+import { runTs } from '../helpers/processes.js';
+import { capturedLines, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+
+const it = withBridge('sk_live_network_SECRET_1234');
 
 const { lines, sink } = capturedLines();
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
 it.override('options', { logger: createLogger('trace', sink) });
-it.beforeAll(({ env: e }) => {
+it.beforeAll(({ env: e, bridge: b }) => {
   env = e;
-});
-beforeAll(async () => {
-  bridge = await startProviderBridge('sk_live_network_SECRET_1234');
-});
-afterAll(async () => {
-  await bridge.close();
+  bridge = b;
 });
 
 const SECRET = 'sk_live_network_SECRET_1234';
@@ -139,13 +136,13 @@ describe('admin CLI: channel connect, list, disconnect', () => {
   it('runs as the real CLI: one JSON object on stdout, a one-line error on stderr and exit 1; the key printed nowhere', async () => {
     const t = await env.tenant();
     const argv = ['bin/admin.ts', 'channel', 'connect', '--account', t.accountId, '--kind', 'network', '--transport', 'http'];
-    const ok = await run(TSX, [...argv, '--url', bridge.url, '--key', SECRET], envFor(env.config));
+    const ok = await runTs([...argv, '--url', bridge.url, '--key', SECRET], envFor(env.config));
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout.trim())).toEqual({
       connection: { accountId: t.accountId, kind: 'network', transport: 'http', url: bridge.url },
     });
     expect(ok.stdout + ok.stderr).not.toContain(SECRET);
-    const bad = await run(TSX, [...argv, '--url', 'nope', '--key', SECRET], envFor(env.config));
+    const bad = await runTs([...argv, '--url', 'nope', '--key', SECRET], envFor(env.config));
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe('');
     expect(bad.stderr.trim().split('\n')).toEqual([JSON.stringify({ error: '--url must be an absolute http or https URL' })]);
@@ -188,10 +185,9 @@ describe('the provider bridge transport', () => {
     expect(await client().lookup('key-b')).toEqual({ state: 'not_found' });
     bridge.state.mode = 'drop-after';
     await expect(client().ship(work, 'key-c')).rejects.toBeInstanceOf(AnswerLost);
+    // A bridge that never answers: the client's own timeout gives up (a client without one would hang the test).
     bridge.state.mode = 'hang';
-    const started = Date.now();
     await expect(client().ship(work, 'key-d')).rejects.toBeInstanceOf(AnswerLost);
-    expect(Date.now() - started).toBeLessThan(3_000);
     expect(await client().lookup('key-c')).toMatchObject({ state: 'sent' });
     expect(await client().lookup('key-d')).toMatchObject({ state: 'sent' });
     await expect(client({ url: await closedPort() }).ship(work, 'key-e')).rejects.toEqual(

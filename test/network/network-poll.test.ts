@@ -13,13 +13,9 @@ import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/prov
 import { auth } from '../helpers/auth.js';
 import { leadRow } from '../helpers/rows.js';
 
-let env: TestEnv;
 let good: ProviderBridgeStandIn;
 let failing: ProviderBridgeStandIn;
 it.override('options', { pools: ['provider-polls'] });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 beforeAll(async () => {
   good = await startProviderBridge();
   failing = await startProviderBridge();
@@ -30,20 +26,20 @@ afterAll(async () => {
   await failing.close();
 });
 
-const connect = (accountId: string, bridge: ProviderBridgeStandIn) =>
+const connect = (env: TestEnv, accountId: string, bridge: ProviderBridgeStandIn) =>
   connectProvider(
     env.deps.db,
     env.config.sealing,
     { accountId, kind: 'network', transport: 'http', url: bridge.url, key: bridge.key },
     Date.now(),
   );
-const networkEvents = (accountId: string) =>
+const networkEvents = (env: TestEnv, accountId: string) =>
   env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'ref_id');
 
 describe('polling the network provider', () => {
-  it('applies a reply to the lead with that profile URL and counts an accepted request, each once', async () => {
+  it('applies a reply to the lead with that profile URL and counts an accepted request, each once', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await connect(accountId, good);
+    await connect(env, accountId, good);
     const lead = await upsertLead(env.deps.db, accountId, {
       domain: 'bo.test',
       status: 'contacted',
@@ -56,7 +52,7 @@ describe('polling the network provider', () => {
       { id: 'ev-3', type: 'something_new', at, data: {} },
     );
     expect(await pollProviderEvents(env.deps, accountId, 'network')).toEqual({ connected: true, events: 3, applied: 2, ignored: 1 });
-    expect(await networkEvents(accountId)).toEqual([
+    expect(await networkEvents(env, accountId)).toEqual([
       { type: 'connection_accepted', ref_id: 'network-ev-1' },
       { type: 'reply', ref_id: 'network-ev-2' },
     ]);
@@ -65,23 +61,23 @@ describe('polling the network provider', () => {
     expect(await pollProviderEvents(env.deps, accountId, 'network')).toMatchObject({ events: 0, applied: 0 });
     await env.deps.db('provider_connections').where({ account_id: accountId }).update({ poll_cursor: null });
     expect(await pollProviderEvents(env.deps, accountId, 'network')).toMatchObject({ events: 3 });
-    expect(await networkEvents(accountId)).toHaveLength(2);
+    expect(await networkEvents(env, accountId)).toHaveLength(2);
     // This account has no ads connection: nothing is polled for it.
     expect(await pollProviderEvents(env.deps, accountId, 'ads')).toEqual({ connected: false, events: 0, applied: 0, ignored: 0 });
   });
 
-  it('polls each connected account in its own job: a failing provider fails alone, a few tries, and its cursor stays', async () => {
+  it('polls each connected account in its own job: a failing provider fails alone, a few tries, and its cursor stays', async ({ env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
-    await connect(a.accountId, good);
-    await connect(b.accountId, failing);
+    await connect(env, a.accountId, good);
+    await connect(env, b.accountId, failing);
     // A bridge's events are its account's: this one starts afresh.
     good.events.length = 0;
     good.events.push({ id: 'ev-a', type: 'accepted', at: Date.now(), data: {} });
     const before = failing.state.polls;
     expect(await sweepProviderPolls(env.deps)).toBeGreaterThanOrEqual(2);
-    await until(async () => (await networkEvents(a.accountId)).length > 0, 20_000);
-    expect(await networkEvents(a.accountId)).toEqual([{ type: 'connection_accepted', ref_id: 'network-ev-a' }]);
+    await until(async () => (await networkEvents(env, a.accountId)).length > 0, 20_000);
+    expect(await networkEvents(env, a.accountId)).toEqual([{ type: 'connection_accepted', ref_id: 'network-ev-a' }]);
     // Its first try failed and the next waits (backoff): the job is not lost, and account a went on regardless.
     const queue = env.deps.queues.get(providerPoll.queue)!;
     const retrying = await until(async () => {
@@ -96,11 +92,11 @@ describe('polling the network provider', () => {
     expect(row).toMatchObject({ poll_cursor: null, polled_at: null });
   });
 
-  it('shows on /results network: requests sent, accepted, messages sent, replies and the reply rate', async () => {
+  it('shows on /results network: requests sent, accepted, messages sent, replies and the reply rate', async ({ env }) => {
     const { accountId, token } = await env.tenant(['results:read']);
     const bridge = await startProviderBridge();
     try {
-      await connect(accountId, bridge);
+      await connect(env, accountId, bridge);
       const read = async () => {
         const res = await env.api().get('/api/v1/results').set(auth(token));
         expect(res.status).toBe(200);
@@ -129,7 +125,7 @@ describe('polling the network provider', () => {
     }
   });
 
-  it('is scheduled when the provider-polls pool starts', async () => {
+  it('is scheduled when the provider-polls pool starts', async ({ env }) => {
     const schedulers = await env.deps.queues.get(providerPollSweep.queue)!.getJobSchedulers();
     expect(schedulers.find((s) => s.key === providerPollSweep.key({}))).toMatchObject({ name: 'provider.poll-sweep', every: 60_000 });
   });

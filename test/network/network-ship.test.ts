@@ -1,20 +1,16 @@
 import { agentDoors } from '../../workers/agent-turns.js';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { executeTool } from '../../src/agent/tools/tool.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { buildCard } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import type { TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import {
-  BRIDGE_SHIP_ENV,
-  capturedLines,
-  connectedTenant,
-  startProviderBridge,
-  type ProviderBridgeStandIn,
-} from '../helpers/provider-bridge.js';
+import { BRIDGE_SHIP_ENV, capturedLines, connectedTenant, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
 import { cardRow, leadRow, row, rows, sendOfCard } from '../helpers/rows.js';
+
+const it = withBridge('nk_live_SECRET_9f8e7d');
 
 let env: TestEnv;
 let bridge: ProviderBridgeStandIn;
@@ -25,14 +21,9 @@ it.override('options', {
   env: BRIDGE_SHIP_ENV,
   pools: ['shipments'],
 });
-it.beforeAll(({ env: e }) => {
+it.beforeAll(({ env: e, bridge: b }) => {
   env = e;
-});
-beforeAll(async () => {
-  bridge = await startProviderBridge('nk_live_SECRET_9f8e7d');
-});
-afterAll(async () => {
-  await bridge.close();
+  bridge = b;
 });
 
 const connected = () => connectedTenant(env, bridge, 'network');

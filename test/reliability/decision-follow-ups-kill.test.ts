@@ -1,21 +1,18 @@
 import { spawn } from 'node:child_process';
 import { describe, expect } from 'vitest';
 import { WorkflowResponse } from '../../api/routes/workflows.schemas.js';
-import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
-import { cardShape } from '../../src/agent/tools/file-work.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
-import { newId } from '../../src/ids.js';
 import { pendingJob } from '../../src/jobs/registry.js';
-import { addCard } from '../../src/review/cards/doors.js';
 import { fireRun } from '../../src/workflows/runs.service.js';
 import { startPools } from '../../workers/main.js';
 import { gate } from '../helpers/db-holds.js';
 import { envFor } from '../helpers/env.js';
-import { buildLead } from '../helpers/factories.js';
+import { CHALLENGER, proposeSubjectTest, subjectTestAudience, winnerCard } from '../helpers/experiments.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
 import { auth } from '../helpers/auth.js';
+import { eventsOfCard } from '../helpers/rows.js';
 
 /**
  * A decision's follow-ups survive kill -9 (docs/architecture.md, "Events"). Three decisions, each made by a process
@@ -26,19 +23,13 @@ import { auth } from '../helpers/auth.js';
  * follow-up's effect committed and before the outbox noted it; a second worker runs them again. Every follow-up
  * happens exactly once: the winner adopted once, the proposal dismissed once, the gated step run once.
  */
-let env: TestEnv;
 it.override('options', { env: { WORKFLOW_POLL_MS: '50' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 /** The worker processes: a sweep that queues any undelivered event at once, and a killed job retried within seconds. */
 const WORKER_ENV = { MAINTENANCE_SWEEP_MS: '200', EVENTS_SWEEP_AFTER_MS: '0', JOBS_LOCK_MS: '2000', JOBS_STALLED_INTERVAL_MS: '1000' };
-const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
-const CHALLENGER = 'Quick question about onboarding';
 
 /** Decides the card in a process of its own, which waits after the commit; kill -9 once its event is in the outbox. */
-async function decideAndDie(verb: 'approve' | 'dismiss', accountId: string, cardId: string): Promise<{ eventId: string }> {
+async function decideAndDie(env: TestEnv, verb: 'approve' | 'dismiss', accountId: string, cardId: string): Promise<{ eventId: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/decide.ts', verb, accountId, cardId], {
     cwd: ROOT,
     env: { ...process.env, ...envFor(env.config), EVENTS_PAUSE_BEFORE_QUEUE_MS: '600000' },
@@ -48,7 +39,7 @@ async function decideAndDie(verb: 'approve' | 'dismiss', accountId: string, card
   let eventId = '';
   await waitFor(
     async () => {
-      const row = await env.deps.db('events_outbox').whereRaw("payload->>'cardId' = ?", [cardId]).first('id');
+      const [row] = await eventsOfCard(env, cardId);
       eventId = row?.id ?? '';
       return Boolean(row);
     },
@@ -61,35 +52,14 @@ async function decideAndDie(verb: 'approve' | 'dismiss', accountId: string, card
   return { eventId };
 }
 
-async function proposal(accountId: string, topic: string) {
-  const out = await proposeExperiment(
-    env.deps.db,
-    { accountId, turnId: null, fromOutside: false },
-    { thing: 'mail_subject', topic, draft, challengers: [CHALLENGER], baselineRate: 0.1, minimumDetectableEffect: 0.25 },
-  );
-  if (typeof out === 'string') throw new Error(out);
-  return out;
-}
-
 describe('kill -9 between a decision and its follow-ups', () => {
-  it('adopts the winner once, dismisses the proposal once and runs the gated step once', async () => {
+  it('adopts the winner once, dismisses the proposal once and runs the gated step once', async ({ env }) => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant();
-    for (let i = 0; i < 214; i++) await buildLead(db, accountId, { contacts: [{ email: `person${i}@kill${i}.test` }] });
-    const won = await proposal(accountId, 'onboarding');
-    const dropped = await proposal(accountId, 'renewals');
-    const winner = await addCard(db, {
-      id: newId('card'),
-      accountId,
-      kind: 'approval',
-      turnId: null,
-      ...cardShape('approval', 'experiment_result'),
-      sourceType: 'experiment_winner',
-      title: 'Use B as the subject for "onboarding"',
-      summary: 'B did better',
-      prompt: 'Approve to make B the default.',
-      payload: { experimentId: won.id, thing: 'mail_subject', topic: 'onboarding', winner: 'B', value: CHALLENGER },
-    });
+    await subjectTestAudience(db, accountId, 'kill');
+    const won = await proposeSubjectTest(db, accountId, 'onboarding');
+    const dropped = await proposeSubjectTest(db, accountId, 'renewals');
+    const winner = await winnerCard(db, accountId, won.id);
     const created = await env
       .api()
       .post('/api/v1/workflows')
@@ -108,9 +78,9 @@ describe('kill -9 between a decision and its follow-ups', () => {
 
       // 1. Each deciding process dies after its commit: the decisions stand, nothing followed, nothing is queued.
       const refs = [
-        await decideAndDie('approve', accountId, winner.id),
-        await decideAndDie('dismiss', accountId, dropped.cardId),
-        await decideAndDie('approve', accountId, gateCard),
+        await decideAndDie(env, 'approve', accountId, winner.id),
+        await decideAndDie(env, 'dismiss', accountId, dropped.cardId),
+        await decideAndDie(env, 'approve', accountId, gateCard),
       ];
       const cards = await db('review_cards').whereIn('id', [winner.id, dropped.cardId, gateCard]).pluck('status');
       expect(cards.sort()).toEqual(['dismissed', 'resolved', 'resolved']);

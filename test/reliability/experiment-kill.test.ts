@@ -1,11 +1,10 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
-import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { DELIVERY_QUESTION_SOURCE } from '../../src/review/cards/card-shape.js';
 import { gate } from '../helpers/db-holds.js';
-import { buildLead } from '../helpers/factories.js';
+import { CHALLENGER, proposeSubjectTest, SUBJECT_DRAFT, SUBJECT_TEST_AUDIENCE, subjectTestAudience } from '../helpers/experiments.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until, waitFor } from '../helpers/processes.js';
 import { waitQueuesIdle } from '../helpers/queues-idle.js';
@@ -43,24 +42,17 @@ const EXPERIMENT_ENV = {
   EXPERIMENT_REPLY_WINDOW_SECONDS: '3600',
 };
 
-const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
-const CHALLENGER = 'Quick question about onboarding';
 /** 80 per variant planned, with room for an uneven split (experiments.service.ts withRoom). */
-const AUDIENCE = 214;
-const subjectOf = (key: string) => (key === 'A' ? draft.subject : CHALLENGER);
+const AUDIENCE = SUBJECT_TEST_AUDIENCE;
+const subjectOf = (key: string) => (key === 'A' ? SUBJECT_DRAFT.subject : CHALLENGER);
 
 describe('kill -9 of the maintenance and sending workers while an experiment runs', () => {
   it('assigns every contact once, drafts at most one mail each, and delivers each contact only its own variant, once', async () => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant(['review:read', 'review:write'], 'Experiment Co');
     await setApproval(db, accountId, 'email', false);
-    for (let i = 0; i < AUDIENCE; i++) await buildLead(db, accountId, { contacts: [{ email: `person${i}@kill${i}.test` }] });
-    const out = await proposeExperiment(
-      db,
-      { accountId, turnId: null, fromOutside: false },
-      { thing: 'mail_subject', topic: 'onboarding', draft, challengers: [CHALLENGER], baselineRate: 0.1, minimumDetectableEffect: 0.25 },
-    );
-    if (typeof out === 'string') throw new Error(out);
+    await subjectTestAudience(db, accountId, 'kill');
+    const out = await proposeSubjectTest(db, accountId);
     expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
     const repo = experimentsRepository(db);
     const e = (await repo.get(accountId, out.id))!;

@@ -10,18 +10,14 @@ import { waitFor } from '../helpers/processes.js';
  * whatever time each record carries and whichever connection records it.
  */
 const DAY = 86_400_000;
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
-const eventsOf = async (accountId: string) =>
+const eventsOf = async (env: TestEnv, accountId: string) =>
   (await env.deps.db('channel_events').where({ account_id: accountId }).select('ref_id', 'at', 'amount')) as {
     ref_id: string | null;
     at: string;
     amount: number | null;
   }[];
-const refsOf = async (accountId: string) =>
+const refsOf = async (env: TestEnv, accountId: string) =>
   ((await env.deps.db('channel_event_refs').where({ account_id: accountId }).pluck('ref_id')) as string[]).sort();
 
 const row = (accountId: string, over: Partial<EventRow>): EventRow => ({
@@ -37,7 +33,7 @@ const row = (accountId: string, over: Partial<EventRow>): EventRow => ({
 });
 
 describe('a channel event with a refId', () => {
-  it('counts once when recorded twice, even with another time in another month', async () => {
+  it('counts once when recorded twice, even with another time in another month', async ({ env }) => {
     const { accountId } = await env.tenant();
     const now = Date.now();
     const e = { channel: 'email' as const, type: 'sent', refId: 'send-1' };
@@ -46,8 +42,8 @@ describe('a channel event with a refId', () => {
     // A retried job whose event carries another time, months away: still the same event.
     expect(await recordChannelEvent(env.deps.db, accountId, { ...e, at: now - 70 * DAY })).toBe(false);
     expect(await recordChannelEvent(env.deps.db, accountId, { ...e, at: now + 40 * DAY })).toBe(false);
-    expect((await eventsOf(accountId)).map((r) => Number(r.at))).toEqual([now]);
-    expect(await refsOf(accountId)).toEqual(['send-1']);
+    expect((await eventsOf(env, accountId)).map((r) => Number(r.at))).toEqual([now]);
+    expect(await refsOf(env, accountId)).toEqual(['send-1']);
 
     // Another type, channel or account with the same refId is another event; one without a refId always counts.
     expect(await recordChannelEvent(env.deps.db, accountId, { channel: 'email', type: 'reply', at: now, refId: 'send-1' })).toBe(true);
@@ -56,10 +52,10 @@ describe('a channel event with a refId', () => {
     expect(await recordChannelEvent(env.deps.db, other.accountId, { ...e, at: now })).toBe(true);
     expect(await recordChannelEvent(env.deps.db, accountId, { channel: 'seo', type: 'visit', at: now })).toBe(true);
     expect(await recordChannelEvent(env.deps.db, accountId, { channel: 'seo', type: 'visit', at: now })).toBe(true);
-    expect(await eventsOf(accountId)).toHaveLength(5);
+    expect(await eventsOf(env, accountId)).toHaveLength(5);
   });
 
-  it('counts a refId repeated within one batch once: the first of them, with the rest of the batch', async () => {
+  it('counts a refId repeated within one batch once: the first of them, with the rest of the batch', async ({ env }) => {
     const { accountId } = await env.tenant();
     const now = Date.now();
     const n = await resultsRepository(env.deps.db).insertEvents([
@@ -71,7 +67,7 @@ describe('a channel event with a refId', () => {
       row(accountId, { ref_id: 'spend-2', amount: 6 }),
     ]);
     expect(n).toBe(4);
-    const rows = await eventsOf(accountId);
+    const rows = await eventsOf(env, accountId);
     expect(rows.map((r) => r.amount).sort()).toEqual([1, 2, 4, 5]);
     expect(Number(rows.find((r) => r.ref_id === 'spend-1')!.at)).toBe(now - 40 * DAY);
     // A batch of repeats only, and a batch mixing a repeat with a new one.
@@ -82,11 +78,11 @@ describe('a channel event with a refId', () => {
         { accountId, event: { channel: 'ads', type: 'spend', at: now, amount: 8, refId: 'spend-3' } },
       ]),
     ).toBe(1);
-    expect(await refsOf(accountId)).toEqual(['spend-1', 'spend-2', 'spend-3']);
+    expect(await refsOf(env, accountId)).toEqual(['spend-1', 'spend-2', 'spend-3']);
     expect(await countedRefs(env.deps.db, accountId, 'ads', 'spend', ['spend-3', 'spend-4'])).toEqual(new Set(['spend-3']));
   });
 
-  it('files each event in the month partition of its time', async () => {
+  it('files each event in the month partition of its time', async ({ env }) => {
     const { accountId } = await env.tenant();
     const now = Date.now();
     await recordChannelEvent(env.deps.db, accountId, { channel: 'seo', type: 'visit', at: now, refId: 'v-now' });
@@ -99,7 +95,9 @@ describe('a channel event with a refId', () => {
     expect(Object.fromEntries(rows.map((r) => [r.ref_id, r.part]))).toEqual({ 'v-now': month, 'v-1970': 'channel_events_pdefault' });
   });
 
-  it('counts once when two connections record it at the same moment: the second waits for the first and learns it lost', async () => {
+  it('counts once when two connections record it at the same moment: the second waits for the first and learns it lost', async ({
+    env,
+  }) => {
     const { accountId } = await env.tenant();
     const e = { channel: 'network' as const, type: 'reply', at: Date.now(), refId: 'reply-1' };
     for (const ending of ['commit', 'rollback'] as const) {
@@ -124,9 +122,9 @@ describe('a channel event with a refId', () => {
         if (!first.isCompleted()) await first.rollback();
         if (!second.isCompleted()) await second.rollback();
       }
-      const rows = (await eventsOf(accountId)).filter((r) => r.ref_id === ref);
+      const rows = (await eventsOf(env, accountId)).filter((r) => r.ref_id === ref);
       expect(rows.map((r) => Number(r.at))).toEqual([ending === 'commit' ? e.at : e.at + DAY]);
     }
-    expect(await refsOf(accountId)).toEqual(['reply-1-commit', 'reply-1-rollback']);
+    expect(await refsOf(env, accountId)).toEqual(['reply-1-commit', 'reply-1-rollback']);
   });
 });

@@ -7,20 +7,15 @@ import { mintToken, revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-async function results(token: string, query: Record<string, string | number> = {}) {
+async function results(env: TestEnv, token: string, query: Record<string, string | number> = {}) {
   return env.api().get('/api/v1/results').query(query).set(auth(token));
 }
 
 describe('GET /results window', () => {
-  it('clamps since to between seven days and one hour ago, defaults to 24 hours, and reports the baseline', async () => {
+  it('clamps since to between seven days and one hour ago, defaults to 24 hours, and reports the baseline', async ({ env }) => {
     const { token } = await env.tenant(['results:read']);
     const cases: Array<[number | undefined, number, boolean]> = [
       [undefined, DAY, false],
@@ -31,7 +26,7 @@ describe('GET /results window', () => {
       [Date.now() - 3 * HOUR, 3 * HOUR, false],
     ];
     for (const [since, span, clamped] of cases) {
-      const res = await results(token, since === undefined ? {} : { since });
+      const res = await results(env, token, since === undefined ? {} : { since });
       expect(res.status).toBe(200);
       const { window, baseline } = ResultsResponse.parse(res.body).results;
       expect(Math.abs(window.until - window.since - span), String(since)).toBeLessThan(2_000);
@@ -41,7 +36,7 @@ describe('GET /results window', () => {
     }
   });
 
-  it('clamps exactly at the edges', async () => {
+  it('clamps exactly at the edges', async ({ env }) => {
     const { accountId } = await env.tenant();
     const now = 1_800_000_000_000;
     const at = async (since: number) => (await getResults(env.deps.db, accountId, since, now)).window;
@@ -51,25 +46,25 @@ describe('GET /results window', () => {
     expect(await at(now - HOUR + 1)).toMatchObject({ since: now - HOUR, clamped: true });
   });
 
-  it('answers 400 naming since when it is not an integer, and 403 without results:read', async () => {
+  it('answers 400 naming since when it is not an integer, and 403 without results:read', async ({ env }) => {
     const { token } = await env.tenant();
     for (const since of ['yesterday', '-5', '1.5']) {
-      const res = await results(token, { since });
+      const res = await results(env, token, { since });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'since must be an integer (epoch milliseconds)' });
     }
     const reader = await env.tenant(['leads:read']);
-    const denied = await results(reader.token);
+    const denied = await results(env, reader.token);
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual({ error: 'forbidden', requiredScope: 'results:read' });
   });
 });
 
 describe('GET /results channels', () => {
-  it('says not connected for a channel with nothing, and 0 (not null) for a connected channel where nothing happened', async () => {
+  it('says not connected for a channel with nothing, and 0 (not null) for a connected channel where nothing happened', async ({ env }) => {
     const { token, accountId } = await env.tenant(['results:read']);
     await connectChannel(env.deps.db, accountId, 'email');
-    const r = ResultsResponse.parse((await results(token)).body).results;
+    const r = ResultsResponse.parse((await results(env, token)).body).results;
     for (const channel of ['ads', 'network'] as const) {
       expect(r[channel]).toEqual({ available: false, reason: 'not connected' });
     }
@@ -96,20 +91,20 @@ describe('GET /results channels', () => {
     });
   });
 
-  it('reports seo, social and aeo with zeros once a measurement:write token exists, and not after it is revoked', async () => {
+  it('reports seo, social and aeo with zeros once a measurement:write token exists, and not after it is revoked', async ({ env }) => {
     const { token, accountId } = await env.tenant(['results:read']);
     const site = await mintToken(env.deps.db, env.deps.config.tokenPrefix, { accountId, label: 'website', scopes: ['measurement:write'] });
-    const r = ResultsResponse.parse((await results(token)).body).results;
+    const r = ResultsResponse.parse((await results(env, token)).body).results;
     const zeros = { visits: 0, scannerClicks: 0, conversions: 0, conversionValue: {} };
     expect(r.seo).toMatchObject({ available: true, data: { window: { postsPublished: 0, ...zeros }, baseline: zeros } });
     expect(r.social).toMatchObject({ available: true, data: { window: { engagements: 0, ...zeros } } });
     expect(r.aeo).toMatchObject({ available: true, data: { window: { citations: 0, ...zeros } } });
     await revokeToken(env.deps, site.tokenId);
-    const after = ResultsResponse.parse((await results(token)).body).results;
+    const after = ResultsResponse.parse((await results(env, token)).body).results;
     expect(after.seo).toEqual({ available: false, reason: NO_MEASUREMENT });
   });
 
-  it('counts the window and the baseline apart, and splits shipped work by who decided it', async () => {
+  it('counts the window and the baseline apart, and splits shipped work by who decided it', async ({ env }) => {
     const { accountId } = await env.tenant();
     const db = env.deps.db;
     const now = Date.now();
@@ -138,7 +133,7 @@ describe('GET /results channels', () => {
     expect(r.email.data.baseline).toMatchObject({ sent: 2, replies: 0, replyRate: 0, shipped: { total: 2, byPerson: 1, bySetting: 1 } });
   });
 
-  it('reports spend as 0 when there was none and null when a spend of unknown amount happened', async () => {
+  it('reports spend as 0 when there was none and null when a spend of unknown amount happened', async ({ env }) => {
     const { accountId } = await env.tenant();
     const db = env.deps.db;
     const now = Date.now();
@@ -155,16 +150,16 @@ describe('GET /results channels', () => {
     expect(unknown.ads.available && unknown.ads.data.window).toMatchObject({ spend: null, costPerConversion: null });
   });
 
-  it('says why email is not available before the first send (there is nothing to connect), and counts from that send', async () => {
+  it('says why email is not available before the first send (there is nothing to connect), and counts from that send', async ({ env }) => {
     const { token, accountId } = await env.tenant(['results:read']);
-    const before = ResultsResponse.parse((await results(token)).body).results;
+    const before = ResultsResponse.parse((await results(env, token)).body).results;
     expect(before.email).toEqual({ available: false, reason: NO_MAIL_SENT });
     await recordChannelEvent(env.deps.db, accountId, { channel: 'email', type: 'sent', at: Date.now() - HOUR, decidedBy: 'person' });
-    const after = ResultsResponse.parse((await results(token)).body).results;
+    const after = ResultsResponse.parse((await results(env, token)).body).results;
     expect(after.email.available && after.email.data.window.sent).toBe(1);
   });
 
-  it("keeps each account's events to itself", async () => {
+  it("keeps each account's events to itself", async ({ env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
     await recordChannelEvent(env.deps.db, a.accountId, {
@@ -173,20 +168,20 @@ describe('GET /results channels', () => {
       at: Date.now() - HOUR,
       decidedBy: 'person',
     });
-    const rb = ResultsResponse.parse((await results(b.token)).body).results;
+    const rb = ResultsResponse.parse((await results(env, b.token)).body).results;
     expect(rb.network).toEqual({ available: false, reason: 'not connected' });
-    const ra = ResultsResponse.parse((await results(a.token)).body).results;
+    const ra = ResultsResponse.parse((await results(env, a.token)).body).results;
     expect(ra.network.available && ra.network.data.window.messagesSent).toBe(1);
   });
 
-  it('refuses an event type the channel does not have', async () => {
+  it('refuses an event type the channel does not have', async ({ env }) => {
     const { accountId } = await env.tenant();
     await expect(recordChannelEvent(env.deps.db, accountId, { channel: 'seo', type: 'sent', at: Date.now() })).rejects.toThrow(
       /no event type sent/,
     );
   });
 
-  it('counts visits, scanner clicks, conversions per channel; value per currency; window and baseline apart', async () => {
+  it('counts visits, scanner clicks, conversions per channel; value per currency; window and baseline apart', async ({ env }) => {
     const { accountId } = await env.tenant(['results:read']);
     const db = env.deps.db;
     const now = Date.now();

@@ -22,10 +22,6 @@ import { it, type TestEnv } from '../helpers/fixture.js';
  * several accounts, times on hour and minute boundaries, rows changed after they were folded, passes at any point,
  * counts folded before the minute grain), its answer equals the raw count of the same window (`rollups: false`).
  */
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -66,7 +62,7 @@ function randomEvent(rand: () => number, refs: string[], time = timeIn): Channel
 }
 
 /** Conversions reported, aggregated later (some after a pass), a few removed. */
-async function conversions(rand: () => number, accountId: string, n: number, time = timeIn) {
+async function conversions(env: TestEnv, rand: () => number, accountId: string, n: number, time = timeIn) {
   const db = env.deps.db;
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -91,7 +87,7 @@ async function conversions(rand: () => number, accountId: string, n: number, tim
 }
 
 /** Turns and cards: created, then finished or resolved (sometimes after a pass), a few merged or dismissed. */
-async function agentWork(rand: () => number, accountId: string, n: number, time = timeIn) {
+async function agentWork(env: TestEnv, rand: () => number, accountId: string, n: number, time = timeIn) {
   const db = env.deps.db;
   const turns: string[] = [];
   const cards: string[] = [];
@@ -139,7 +135,7 @@ async function agentWork(rand: () => number, accountId: string, n: number, time 
  * The rollup answer and the raw answer, for the default window, both edges of the clamp, hour and minute edges and
  * random ones (`more` besides), ending at NOW (just past an hour) and at a time mid-hour and mid-minute.
  */
-async function expectSameAsRaw(rand: () => number, accountIds: string[], more: number[] = []) {
+async function expectSameAsRaw(env: TestEnv, rand: () => number, accountIds: string[], more: number[] = []) {
   for (const now of [NOW, NOW - 5 * HOUR - 22 * MINUTE - 7_777]) {
     const sinces = [undefined, now - 7 * DAY, now - HOUR, Math.floor((now - 3 * DAY) / HOUR) * HOUR, now - 3 * DAY - 1, ...more];
     sinces.push(Math.floor((now - 2 * DAY) / MINUTE) * MINUTE, Math.floor((now - 2 * DAY) / MINUTE) * MINUTE + 1);
@@ -173,7 +169,7 @@ async function rollUpPastNow(db: Db, deadlineMs = 30_000): Promise<boolean> {
 }
 
 /** Counts per account and metric (or channel and type) of one rollup table, for comparing the two grains. */
-async function grainTotals(accountIds: string[], table: string) {
+async function grainTotals(env: TestEnv, accountIds: string[], table: string) {
   const key = table.startsWith('channel') ? "channel || '.' || type" : "metric || '.' || key1 || '.' || key2";
   const { rows } = (await env.deps.db.raw(
     `SELECT account_id, ${key} AS k, sum(n)::int AS n FROM ${table} WHERE account_id = ANY (?) GROUP BY 1, 2 HAVING sum(n) <> 0`,
@@ -184,15 +180,15 @@ async function grainTotals(accountIds: string[], table: string) {
 
 // Each comparison is dozens of /results reads; the watermark may wait on other files' transactions (rollUpPastNow).
 describe('/results rollups', { timeout: 120_000 }, () => {
-  it('answer what the raw rows answer, on random histories with passes at random points', async () => {
+  it('answer what the raw rows answer, on random histories with passes at random points', async ({ env }) => {
     for (const seed of [1, 2, 3]) {
       const rand = prng(seed);
       const accountIds = [(await env.tenant()).accountId, (await env.tenant()).accountId, (await env.tenant()).accountId];
       const refs: string[] = [];
       const later: Array<() => Promise<unknown>> = [];
       for (const accountId of accountIds) {
-        const c = await conversions(rand, accountId, 12);
-        later.push(c.aggregateRest, c.removeSome, await agentWork(rand, accountId, 8));
+        const c = await conversions(env, rand, accountId, 12);
+        later.push(c.aggregateRest, c.removeSome, await agentWork(env, rand, accountId, 8));
       }
       for (let batch = 0; batch < 8; batch++) {
         const items = Array.from({ length: 40 }, () => ({ accountId: pick(rand, accountIds), event: randomEvent(rand, refs) }));
@@ -201,21 +197,25 @@ describe('/results rollups', { timeout: 120_000 }, () => {
         if (rand() < 0.6) await runRollupPass(env.deps.db, undefined, 25);
         if (batch === 4) for (const change of later) await change();
       }
-      await expectSameAsRaw(rand, accountIds);
+      await expectSameAsRaw(env, rand, accountIds);
       expect(await rollUpPastNow(env.deps.db)).toBe(true);
-      await expectSameAsRaw(rand, accountIds);
+      await expectSameAsRaw(env, rand, accountIds);
       const pending = await env.deps
         .db('channel_events')
         .whereIn('account_id', accountIds)
         .whereRaw(`xid >= (SELECT xid FROM results_rollup_watermark)`);
       expect(pending).toHaveLength(0);
       // Both grains hold every folded event and delta.
-      expect(await grainTotals(accountIds, 'channel_event_rollups')).toEqual(await grainTotals(accountIds, 'channel_event_rollups_minute'));
-      expect(await grainTotals(accountIds, 'results_rollups')).toEqual(await grainTotals(accountIds, 'results_rollups_minute'));
+      expect(await grainTotals(env, accountIds, 'channel_event_rollups')).toEqual(
+        await grainTotals(env, accountIds, 'channel_event_rollups_minute'),
+      );
+      expect(await grainTotals(env, accountIds, 'results_rollups')).toEqual(await grainTotals(env, accountIds, 'results_rollups_minute'));
     }
   });
 
-  it('answer what the raw rows answer on both sides of minutes_from, before which counts are in the hourly rollups only', async () => {
+  it('answer what the raw rows answer on both sides of minutes_from, before which counts are in the hourly rollups only', async ({
+    env,
+  }) => {
     const db = env.deps.db;
     // Mid-hour, three days back: the window's edges fall before it, after it and in its hour.
     const minutesFrom = Math.floor((NOW - 3 * DAY - 17 * MINUTE) / MINUTE) * MINUTE;
@@ -226,8 +226,8 @@ describe('/results rollups', { timeout: 120_000 }, () => {
     // Before the minute grain: history up to minutes_from, folded, then its minute rows gone (an older release kept none).
     const before = timeBetween(NOW - 15 * DAY, minutesFrom);
     for (const accountId of accountIds) {
-      const c = await conversions(rand, accountId, 12, before);
-      later.push(c.aggregateRest, c.removeSome, await agentWork(rand, accountId, 8, before));
+      const c = await conversions(env, rand, accountId, 12, before);
+      later.push(c.aggregateRest, c.removeSome, await agentWork(env, rand, accountId, 8, before));
     }
     for (let batch = 0; batch < 4; batch++) {
       const items = Array.from({ length: 40 }, () => ({ accountId: pick(rand, accountIds), event: randomEvent(rand, refs, before) }));
@@ -246,7 +246,7 @@ describe('/results rollups', { timeout: 120_000 }, () => {
       );
       expect(differs).toContain(true);
       await db('results_rollup_watermark').update({ minutes_from: minutesFrom });
-      await expectSameAsRaw(rand, accountIds, sinces);
+      await expectSameAsRaw(env, rand, accountIds, sinces);
       // Then history on both sides, rows changed after they were folded, and small passes at random points.
       for (let batch = 0; batch < 6; batch++) {
         const items = Array.from({ length: 40 }, () => ({ accountId: pick(rand, accountIds), event: randomEvent(rand, refs) }));
@@ -254,15 +254,15 @@ describe('/results rollups', { timeout: 120_000 }, () => {
         if (rand() < 0.6) await runRollupPass(db, undefined, 25);
         if (batch === 2) for (const change of later) await change();
       }
-      await expectSameAsRaw(rand, accountIds, sinces);
+      await expectSameAsRaw(env, rand, accountIds, sinces);
       expect(await rollUpPastNow(db)).toBe(true);
-      await expectSameAsRaw(rand, accountIds, sinces);
+      await expectSameAsRaw(env, rand, accountIds, sinces);
     } finally {
       await db('results_rollup_watermark').update({ minutes_from: 0 });
     }
   });
 
-  it('never folds past a transaction still open, so its events count once when it commits late', async () => {
+  it('never folds past a transaction still open, so its events count once when it commits late', async ({ env }) => {
     const { accountId } = await env.tenant();
     const at = NOW - 2 * DAY;
     // Connected first: the two writers below would otherwise wait on each other's connection row.
@@ -280,7 +280,7 @@ describe('/results rollups', { timeout: 120_000 }, () => {
     expect(window.email).toMatchObject({ available: true, data: { window: { sent: 2 } } });
   });
 
-  it('counts nothing from a pass that dies before it commits', async () => {
+  it('counts nothing from a pass that dies before it commits', async ({ env }) => {
     const { accountId } = await env.tenant();
     await recordChannelEvent(env.deps.db, accountId, { channel: 'network', type: 'message_sent', at: NOW - DAY, refId: 'm1' });
     const died = env.deps.db.transaction(async (trx) => {

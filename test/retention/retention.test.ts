@@ -198,10 +198,10 @@ describe('a retention pass', () => {
     try {
       // A table lock takes no transaction id, so it never holds back the rollups' watermark (other files' tests).
       await holder.raw('LOCK TABLE audit_log IN SHARE MODE');
-      const started = Date.now();
+      // The pass comes back while the lock is still held (a pass that waited for it would never return before the
+      // rollback below), having skipped the kind it could not lock.
       const pass = await runRetentionPass(env.deps, log, { now, only: ['audit'] });
       expect(pass).toMatchObject({ removed: { audit: 0 }, skipped: ['audit'] });
-      expect(Date.now() - started).toBeLessThan(env.deps.config.retention.lockTimeoutMs + 2_000);
     } finally {
       await holder.rollback();
     }
@@ -217,21 +217,22 @@ describe('a retention pass', () => {
     }));
     for (let i = 0; i < old.length; i += 5_000) await env.deps.db('audit_log').insert(old.slice(i, i + 5_000));
     let writing = true;
-    const waits: number[] = [];
+    /** Inserts committed while the pass still ran: a pass holding the table for its whole length would let one through at most. */
+    let duringPass = 0;
+    let inserts = 0;
     const writer = (async () => {
       while (writing) {
-        const t = performance.now();
         await env.deps.db('audit_log').insert({ account_id: accountId, actor: 't', method: 'POST', route: '/new', status: 200, at: now });
-        waits.push(performance.now() - t);
+        inserts++;
+        if (writing) duringPass++;
       }
     })();
     const pass = await runRetentionPass(env.deps, log, { now, only: ['audit'], batchRows: 1_000 });
     writing = false;
     await writer;
     expect(pass.removed.audit).toBeGreaterThanOrEqual(20_000);
-    expect(waits.length).toBeGreaterThan(0);
-    expect(Math.max(...waits)).toBeLessThan(1_000);
-    expect(await env.deps.db('audit_log').where({ account_id: accountId, route: '/new' })).toHaveLength(waits.length);
+    expect(duringPass).toBeGreaterThan(1);
+    expect(await env.deps.db('audit_log').where({ account_id: accountId, route: '/new' })).toHaveLength(inserts);
   });
 });
 

@@ -2,21 +2,14 @@ import { mintToken } from '../../src/tokens/tokens.service.js';
 import { describe, expect } from 'vitest';
 import { ReviewListResponse } from '../../api/routes/review.schemas.js';
 import { adminCall } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const admin = (argv: string[]) => adminCall(env, argv);
-
 describe('settings get / set', () => {
-  it('shows every kind of work needing approval by default, and changes one', async () => {
+  it('shows every kind of work needing approval by default, and changes one', async ({ env }) => {
     const { accountId } = await env.tenant();
-    const first = await admin(['settings', 'get', '--account', accountId]);
+    const first = await adminCall(env, ['settings', 'get', '--account', accountId]);
     expect(first.out).toEqual({
       account: { id: accountId },
       approval: {
@@ -32,34 +25,36 @@ describe('settings get / set', () => {
       autoResolveAfter: 20,
       leads: { replyStopsCompany: true },
     });
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'auto'])).out).toEqual({
+    expect((await adminCall(env, ['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'auto'])).out).toEqual({
       account: { id: accountId },
       kind: 'email',
       approval: 'auto',
     });
-    expect(((await admin(['settings', 'get', '--account', accountId])).out!.approval as Record<string, string>).email).toBe('auto');
+    expect(((await adminCall(env, ['settings', 'get', '--account', accountId])).out!.approval as Record<string, string>).email).toBe(
+      'auto',
+    );
     const audit = await rows(env, 'audit_log', { account_id: accountId, route: 'settings set' });
     expect(audit).toHaveLength(1);
   });
 
-  it('refuses to let spending run without approval, and names bad flags', async () => {
+  it('refuses to let spending run without approval, and names bad flags', async ({ env }) => {
     const { accountId } = await env.tenant();
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'spend', '--approval', 'auto'])).error).toMatch(
+    expect((await adminCall(env, ['settings', 'set', '--account', accountId, '--kind', 'spend', '--approval', 'auto'])).error).toMatch(
       /spending always waits/,
     );
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'posts', '--approval', 'auto'])).error).toMatch(
+    expect((await adminCall(env, ['settings', 'set', '--account', accountId, '--kind', 'posts', '--approval', 'auto'])).error).toMatch(
       /^--kind must be one of/,
     );
-    expect((await admin(['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'maybe'])).error).toBe(
+    expect((await adminCall(env, ['settings', 'set', '--account', accountId, '--kind', 'email', '--approval', 'maybe'])).error).toBe(
       '--approval must be required or auto',
     );
-    expect((await admin(['settings', 'get', '--account', 'acct_nope'])).error).toBe('not found');
+    expect((await adminCall(env, ['settings', 'get', '--account', 'acct_nope'])).error).toBe('not found');
   });
 });
 
 describe('seed demo', () => {
-  it('creates a pending card of every kind, listed in one JSON object, and the leads demo data', async () => {
-    const { out } = await admin(['seed', 'demo', '--new-account', 'Demo']);
+  it('creates a pending card of every kind, listed in one JSON object, and the leads demo data', async ({ env }) => {
+    const { out } = await adminCall(env, ['seed', 'demo', '--new-account', 'Demo']);
     const accountId = (out!.account as { id: string }).id;
     const { token } = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId, label: 'demo', scopes: ['review:read'] });
     const cards = out!.cards as Array<{ id: string; kind: string; sourceType: string; actions: string[] }>;

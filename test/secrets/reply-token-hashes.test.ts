@@ -9,7 +9,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { answered, replyMime } from '../helpers/mail-reply.js';
 import { run, until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { mailLoopOptions, type TestSmtp } from '../helpers/smtp-server.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { auth } from '../helpers/auth.js';
 
@@ -20,10 +20,7 @@ const K1 = `k1:${randomBytes(32).toString('base64')}`;
 let env: TestEnv;
 let smtp: TestSmtp;
 let inbound: InboundSmtp;
-it.override('options', ({ smtp }) => ({
-  env: { ...smtpEnv(smtp), AGENT_WAIT_POLL_MS: '100', SEALING_KEYS: K1 },
-  pools: ['agent-turns', 'shipments', 'inbound-mail'],
-}));
+it.override('options', ({ smtp }) => mailLoopOptions(smtp, { SEALING_KEYS: K1 }));
 it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
   env = e;
   smtp = s;

@@ -14,7 +14,7 @@ import { seal, unseal } from '../../src/secrets/sealed.js';
 import { configWith } from '../helpers/config.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { run, TSX } from '../helpers/processes.js';
+import { run, runTs } from '../helpers/processes.js';
 import { row } from '../helpers/rows.js';
 
 // Provider keys and DKIM private keys are sealed under keys given from outside the database
@@ -163,14 +163,14 @@ describe('start-up in production', { timeout: 120_000 }, () => {
   it('stops with one configuration line when only the database key exists, and goes on with a key file', async () => {
     // DATABASE_URL on a closed port: a process that went on past the check says Postgres is not reachable.
     const base = { ...envFor(env.config), NODE_ENV: 'production', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' };
-    const refused = await run(TSX, ['bin/start.ts', 'api'], base);
+    const refused = await runTs(['bin/start.ts', 'api'], base);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^configuration: NODE_ENV=production needs SEALING_KEYS or SEALING_KEYS_FILE: /),
     ]);
     const file = path.join(dir, 'start');
     writeFileSync(file, `${k1}\n`);
-    const keyedStart = await run(TSX, ['bin/start.ts', 'api'], { ...base, SEALING_KEYS_FILE: file });
+    const keyedStart = await runTs(['bin/start.ts', 'api'], { ...base, SEALING_KEYS_FILE: file });
     expect(keyedStart.code).toBe(1);
     expect(keyedStart.stderr).toMatch(/Postgres is not reachable/);
     expect(keyedStart.stderr).not.toMatch(/SEALING_KEYS/);

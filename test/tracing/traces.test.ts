@@ -121,8 +121,10 @@ describe('with OTEL_TRACES_EXPORTER=none', () => {
       expect(sent.requestId).toMatch(/^[0-9a-f-]{36}$/);
       const tagged = await message(port, token, { 'x-request-id': 'client-req-2' });
       expect(tagged.requestId).toBe('client-req-2');
-      // Twice the exporter's schedule delay and more: a process exporting would have posted by now.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // The traced processes above (same schedule delay, their workers' polls are spans too) post twice more: a
+      // process exporting would have posted by then.
+      const exported = otlp.posts();
+      await until(async () => otlp.posts() >= exported + 2, 30_000);
       expect(quiet.posts()).toBe(0);
       await quiet.close();
     },

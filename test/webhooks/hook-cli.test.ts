@@ -3,7 +3,7 @@ import { runAdmin } from '../../src/admin/commands.js';
 import { listAudit } from '../../src/audit/audit.service.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { run, TSX } from '../helpers/processes.js';
+import { runTs } from '../helpers/processes.js';
 import { postJson } from './helpers.js';
 
 let env: TestEnv;
@@ -28,7 +28,7 @@ describe('hook verbs of the admin CLI', () => {
     timeout: 120_000,
   }, async () => {
     const { accountId } = await env.tenant();
-    const created = await run(TSX, ['bin/admin.ts', 'hook', 'create', '--account', accountId, '--label', 'signup'], {
+    const created = await runTs(['bin/admin.ts', 'hook', 'create', '--account', accountId, '--label', 'signup'], {
       ...envFor(env.config),
       BASE_URL: 'https://agent.example.com',
     });
@@ -40,7 +40,7 @@ describe('hook verbs of the admin CLI', () => {
     expect(out.url).toMatch(/^https:\/\/agent\.example\.com\/api\/webhook\/hook\/whk_[0-9A-Za-z]{40}$/);
     expect((await postJson(env, pathOf(out.url), { ok: 1 })).status).toBe(202);
 
-    const bad = await run(TSX, ['bin/admin.ts', 'hook', 'create', '--account', accountId, '--label', 'Sign Up'], envFor(env.config));
+    const bad = await runTs(['bin/admin.ts', 'hook', 'create', '--account', accountId, '--label', 'Sign Up'], envFor(env.config));
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe('');
     expect(JSON.parse(bad.stderr.trim())).toEqual({ error: 'label must be 1 to 32 characters of lowercase letters, digits, - and _' });

@@ -8,15 +8,11 @@ import { makeHook } from './helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const log = createLogger('silent');
-let env: TestEnv;
 it.override('options', { env: { WEBHOOK_DELIVERY_RETENTION_DAYS: '7' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 type Row = { id: string; outcome: string; turn_id?: string | null; at: number };
 
-async function logRows(accountId: string, hookId: string, rows: Row[]) {
+async function logRows(env: TestEnv, accountId: string, hookId: string, rows: Row[]) {
   await env.deps.db('webhook_deliveries').insert(
     rows.map((r) => ({
       account_id: accountId,
@@ -29,20 +25,20 @@ async function logRows(accountId: string, hookId: string, rows: Row[]) {
   );
 }
 
-const pruneDeliveries = async (now: number, o: { batchRows?: number; passBatches?: number } = {}) => ({
+const pruneDeliveries = async (env: TestEnv, now: number, o: { batchRows?: number; passBatches?: number } = {}) => ({
   pruned: (await runRetentionPass(env.deps, log, { now, only: ['webhookDeliveries'], ...o })).removed.webhookDeliveries,
 });
 
-const ids = async (hookId: string) =>
+const ids = async (env: TestEnv, hookId: string) =>
   (await env.deps.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
 
 describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
-  it('deletes deliveries older than the retention, in chunks, but never an accepted one the agent has not got', async () => {
+  it('deletes deliveries older than the retention, in chunks, but never an accepted one the agent has not got', async ({ env }) => {
     const now = Date.now();
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'kept');
     const busy = await makeHook(env, accountId, 'busy');
-    await logRows(accountId, hook.hookId, [
+    await logRows(env, accountId, hook.hookId, [
       { id: 'dlv_r_oldhanded', outcome: 'Accepted', turn_id: 'turn_gone', at: now - 8 * DAY },
       { id: 'dlv_r_oldlimited', outcome: 'Rate Limited', at: now - 8 * DAY },
       { id: 'dlv_r_olderror', outcome: 'Worker Error', at: now - 30 * DAY },
@@ -51,6 +47,7 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       { id: 'dlv_r_newlimited', outcome: 'Rate Limited', at: now - 1 * DAY },
     ]);
     await logRows(
+      env,
       accountId,
       busy.hookId,
       Array.from({ length: 12 }, (_, i) => ({
@@ -61,36 +58,37 @@ describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       })),
     );
 
-    expect(await pruneDeliveries(now, { batchRows: 5, passBatches: 20 })).toEqual({ pruned: 15 });
-    expect(await ids(hook.hookId)).toEqual(['dlv_r_newhanded', 'dlv_r_newlimited', 'dlv_r_oldunhanded']);
-    expect(await ids(busy.hookId)).toEqual([]);
-    expect(await pruneDeliveries(now)).toEqual({ pruned: 0 });
+    expect(await pruneDeliveries(env, now, { batchRows: 5, passBatches: 20 })).toEqual({ pruned: 15 });
+    expect(await ids(env, hook.hookId)).toEqual(['dlv_r_newhanded', 'dlv_r_newlimited', 'dlv_r_oldunhanded']);
+    expect(await ids(env, busy.hookId)).toEqual([]);
+    expect(await pruneDeliveries(env, now)).toEqual({ pruned: 0 });
   });
 
-  it('stops after RETENTION_PASS_BATCHES statements in one sweep and goes on at the next', async () => {
+  it('stops after RETENTION_PASS_BATCHES statements in one sweep and goes on at the next', async ({ env }) => {
     const now = Date.now();
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'many');
     await logRows(
+      env,
       accountId,
       hook.hookId,
       Array.from({ length: 9 }, (_, i) => ({ id: `dlv_m_${i}`, outcome: 'Rate Limited', at: now - 8 * DAY + i })),
     );
-    expect(await pruneDeliveries(now, { batchRows: 3, passBatches: 2 })).toEqual({ pruned: 6 });
+    expect(await pruneDeliveries(env, now, { batchRows: 3, passBatches: 2 })).toEqual({ pruned: 6 });
     // The oldest went first.
-    expect(await ids(hook.hookId)).toEqual(['dlv_m_6', 'dlv_m_7', 'dlv_m_8']);
-    expect(await pruneDeliveries(now, { batchRows: 3, passBatches: 2 })).toEqual({ pruned: 3 });
+    expect(await ids(env, hook.hookId)).toEqual(['dlv_m_6', 'dlv_m_7', 'dlv_m_8']);
+    expect(await pruneDeliveries(env, now, { batchRows: 3, passBatches: 2 })).toEqual({ pruned: 3 });
   });
 
-  it('is part of the maintenance retention sweep', async () => {
+  it('is part of the maintenance retention sweep', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'swept');
-    await logRows(accountId, hook.hookId, [{ id: 'dlv_s_old', outcome: 'Rate Limited', at: Date.now() - 8 * DAY }]);
+    await logRows(env, accountId, hook.hookId, [{ id: 'dlv_s_old', outcome: 'Rate Limited', at: Date.now() - 8 * DAY }]);
     const result = (await maintenancePool.handlers.retentionSweep({}, { deps: env.deps, log, job: {} as never })) as {
       removed: { webhookDeliveries: number };
     };
     expect(result.removed.webhookDeliveries).toBeGreaterThanOrEqual(1);
-    expect(await ids(hook.hookId)).toEqual([]);
+    expect(await ids(env, hook.hookId)).toEqual([]);
   });
 
   it('reads the retention in days and refuses zero', () => {

@@ -10,13 +10,9 @@ import { turnRow } from '../helpers/rows.js';
 // The repeating jobs (sweeps, provider polls) live only in Redis, as BullMQ job schedulers: a Redis that
 // loses its data loses them. Every pool that registers one runs here, in-process.
 const CHECK_MS = 500;
-let env: TestEnv;
 it.override('options', {
   env: { WORKER_SCHEDULES_CHECK_MS: String(CHECK_MS), MAINTENANCE_SWEEP_MS: '1000', MAINTENANCE_ORPHAN_AFTER_MS: '500' },
   pools: ['maintenance', 'card-timers', 'shipments', 'inbound-mail', 'provider-polls', 'agent-turns'],
-});
-it.beforeAll(({ env: e }) => {
-  env = e;
 });
 
 const EXPECTED = [
@@ -43,7 +39,7 @@ async function missing(deps: TestEnv['deps']): Promise<string[]> {
 }
 
 describe('repeating jobs after Redis lost its data', () => {
-  it('are registered again within the check interval, and overdue work is then done without a restart', async () => {
+  it('are registered again within the check interval, and overdue work is then done without a restart', async ({ env }) => {
     expect(await missing(env.deps)).toEqual([]);
     const { accountId } = await env.tenant();
     // This file's keys are its whole Redis (its own prefix): deleting them is a flush as far as it can tell.
