@@ -275,6 +275,7 @@ function context(
           route: route.path,
           personId: session.person.id,
           personEmail: session.person.email,
+          personName: session.person.name,
         }
       : {
           accountId: principal?.accountId ?? '',

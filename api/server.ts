@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Deps } from '../src/deps.js';
+import { closeLiveHub } from '../src/review/live-stream.js';
 import { createApp } from './app.js';
 import { BULL_BOARD_PATH } from './bull-board.js';
 import { deferContinue } from './raw-body.js';
@@ -85,6 +86,8 @@ export async function startApi(deps: Deps): Promise<ApiServer> {
         // left idle are closed as they become so.
         server.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
         const idle = setInterval(() => server.closeIdleConnections(), 100);
+        // Live streams never finish by themselves: they end now, and their readers reconnect to another process.
+        void closeLiveHub(deps.redis);
         server.close(() => {
           clearTimeout(timer);
           clearInterval(idle);

@@ -34,6 +34,8 @@ export const PAGES: readonly Page[] = [
       'access-log',
       'metrics-cost',
       'leads-paging',
+      'leads-import',
+      'live-streams',
       'agent-roundtrip',
       'round-trips',
       'limiter-redis',

@@ -22,8 +22,10 @@ import { experimentsSimulation } from './experiments.bench.js';
 import { experimentsPath } from './experiments-path.bench.js';
 import { httpRead } from './http-read.bench.js';
 import { inboundParse } from './inbound-parse.bench.js';
+import { leadsImport } from './leads-import.bench.js';
 import { leadsPaging } from './leads-paging.bench.js';
 import { limiterRedis } from './limiter-redis.bench.js';
+import { liveStreams } from './live-streams.bench.js';
 import { mailSend } from './mail-send.bench.js';
 import { mailWorker } from './mail-worker.bench.js';
 import { networkShip } from './network-ship.bench.js';
@@ -54,6 +56,8 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'access-log': accessLog,
   'metrics-cost': metricsCost,
   'leads-paging': leadsPaging,
+  'leads-import': leadsImport,
+  'live-streams': liveStreams,
   'agent-roundtrip': agentRoundTrip,
   'webhook-intake': webhookIntake,
   'webhook-404': webhook404,

@@ -17,7 +17,11 @@ async function main(): Promise<number> {
   const db = createDb(config.databaseUrl, 2, undefined, config.databasePooler);
   // A verb that writes cards (seed demo) bumps the account's queue version, as every card write does.
   const redis = createRedis(config, 'producer');
-  const cardWrites = registerCardWrites(db, { redis, keyspace: keyspace(config.queuePrefix) });
+  const cardWrites = registerCardWrites(db, {
+    redis,
+    keyspace: keyspace(config.queuePrefix),
+    liveBacklog: config.liveUpdates.backlogEvents,
+  });
   try {
     await whenReady(redis);
     const out = await runAdmin(process.argv.slice(2), { config, db });

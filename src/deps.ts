@@ -36,6 +36,7 @@ export function createDeps(config: Config, logger: Logger): Deps {
     keyspace: keyspace(config.queuePrefix),
     logger,
     onWrite: (accountId) => limiter.pages.forget(accountId),
+    liveBacklog: config.liveUpdates.backlogEvents,
   });
   return {
     config,

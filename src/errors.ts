@@ -153,6 +153,20 @@ export class RateLimited extends AppError {
   }
 }
 
+/** 429 with a sentence naming the cap reached (open live streams), and Retry-After. */
+export class CapReached extends AppError {
+  readonly status = 429;
+  constructor(
+    readonly error: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(error);
+  }
+  override headers() {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
+  }
+}
+
 /** 502: recorded, but the work could not be handed on (webhook intake). */
 export class BadGateway extends AppError {
   readonly status = 502;

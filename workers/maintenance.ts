@@ -2,6 +2,7 @@ import { runExperiments } from '../src/agent/experiments/experiments.service.js'
 import { sweepAgent } from '../src/agent/turns/maintenance.service.js';
 import { sweepEvents } from '../src/events/outbox.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';
+import { runImport, sweepImports } from '../src/leads/import-jobs.js';
 import { aggregateAccount, sweepConversions } from '../src/measurement/conversions.service.js';
 import { runRollupPass } from '../src/results/rollups.service.js';
 import { runRetentionPass } from '../src/retention/retention.service.js';
@@ -25,6 +26,7 @@ export const maintenancePool = definePool(maintenanceQueue, {
     retentionSweep: async (_payload, { deps, log }) => runRetentionPass(deps, log),
     experimentsSweep: async (_payload, { deps, log }) => runExperiments(deps.db, deps.config.experiments, log),
     eventsSweep: async (_payload, { deps }) => ({ events: await sweepEvents(deps) }),
+    leadImportsSweep: async (_payload, { deps }) => sweepImports(deps),
     /** The retired single sweep: its work is the sweeps' above, so a job of it left in Redis only completes. */
     maintenanceSweep: async () => ({ retired: true }),
     /** Counts one account's new conversions; its failures (bounded by the job's attempts) are that account's alone. */
@@ -33,6 +35,8 @@ export const maintenancePool = definePool(maintenanceQueue, {
       if (out.counted) log.info({ accountId, ...out }, 'conversions aggregated');
       return out;
     },
+    /** One uploaded CSV import; its rows and its final state commit together. */
+    leadsImport: async ({ accountId, importId }, { deps }) => runImport(deps, accountId, importId),
   },
   options: (deps) => ({ concurrency: deps.config.maintenance.concurrency }),
 });

@@ -1,6 +1,11 @@
 import type { RouteDef } from '../route-def.js';
+<<<<<<< HEAD
 import { hookRoutes } from './hooks.js';
+=======
+import { leadImportRoutes } from './leads-imports.js';
+>>>>>>> h-live42
 import { peopleRoutes } from './people.js';
+import { reviewStreamRoutes } from './review-stream.js';
 import { sessionRoutes } from './session.js';
 import { settingsRoutes } from './settings.js';
 import { tokenRoutes } from './tokens.js';
@@ -11,7 +16,11 @@ import { tokenRoutes } from './tokens.js';
  * and `role: 'owner'` for what only owners do. Mounted at /dashboard/api by the session router, which never
  * takes a bearer token and checks CSRF on every non-GET.
  */
+<<<<<<< HEAD
 export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes, ...tokenRoutes, ...hookRoutes, ...settingsRoutes];
+=======
+export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes, ...leadImportRoutes, ...reviewStreamRoutes];
+>>>>>>> h-live42
 
 /**
  * The whole dashboard table: its own routes, then every /api/v1 route that a caller authenticates for

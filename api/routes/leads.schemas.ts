@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CONTACT_STATUSES } from '../../src/leads/leads.types.js';
-import { LEAD_CAPS, LEAD_STATUSES } from '../../src/leads/leads.types.js';
+import { LEAD_STATUSES } from '../../src/leads/leads.types.js';
+import { LeadLabels } from '../../src/leads/lead-labels.js';
 import { queryInt } from '../schemas.js';
 
 export const LeadsQuery = z.object({
@@ -9,29 +10,8 @@ export const LeadsQuery = z.object({
   cursor: z.string().optional(),
 });
 
-/** A label: trimmed; empty means cleared, as does null. */
-const Label = z
-  .string()
-  .trim()
-  .max(LEAD_CAPS.label, `must be at most ${LEAD_CAPS.label} characters`)
-  .transform((s) => (s === '' ? null : s))
-  .nullable()
-  .optional();
-
-const Tags = z
-  .array(z.string().trim().min(1, 'must not be empty').max(LEAD_CAPS.tag, `must be at most ${LEAD_CAPS.tag} characters`))
-  .transform((tags) => [...new Set(tags)])
-  .pipe(z.array(z.string()).max(LEAD_CAPS.tags, `must have at most ${LEAD_CAPS.tags} different tags`))
-  // JSON Schema cannot count distinct items, and `maxItems` would refuse repeats we take (they are dropped):
-  // the limit is stated for readers, and as `x-max-distinct-items` for tools.
-  .meta({
-    description: `At most ${LEAD_CAPS.tags} different tags (repeats are dropped, order kept), each 1 to ${LEAD_CAPS.tag} characters`,
-    'x-max-distinct-items': LEAD_CAPS.tags,
-  })
-  .nullable()
-  .optional();
-
-export const LeadLabelsBody = z.object({ vertical: Label, archetype: Label, tags: Tags }).strict();
+/** The label rules are the leads area's (src/leads/lead-labels.ts), shared with the CSV import. */
+export const LeadLabelsBody = LeadLabels;
 
 const Contact = z
   .object({

@@ -16,6 +16,8 @@ export interface Actor {
   personId?: string | null;
   /** Their sign-in address at the time of the write, so the log still says who after they are removed. */
   personEmail?: string | null;
+  /** Their name, for what names who acted as it happens (the review queue's live stream); not stored in the log. */
+  personName?: string | null;
 }
 
 /** One audited write: who, what it touched, how it ended, when. */

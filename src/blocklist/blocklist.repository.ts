@@ -65,6 +65,16 @@ export function blocklistRepository(q: Queryable) {
         .update({ source: 'opt_out_reply' });
     },
 
+    /** The values of `values` that are listed (one statement, for a batch). */
+    async listedAmong(accountId: string, values: string[]): Promise<Set<string>> {
+      if (!values.length) return new Set();
+      const rows: { value: string }[] = await q('blocklist_entries')
+        .where({ account_id: accountId })
+        .whereIn('value', values)
+        .select('value');
+      return new Set(rows.map((r) => r.value));
+    },
+
     async anyListed(accountId: string, values: string[]): Promise<boolean> {
       const hit = await q('blocklist_entries').where({ account_id: accountId }).whereIn('value', values).first('id');
       return hit !== undefined;

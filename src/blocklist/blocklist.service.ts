@@ -59,6 +59,21 @@ export async function isBlocked(q: Queryable, accountId: string, value: string):
   return blocklistRepository(q).anyListed(accountId, candidates);
 }
 
+/** The values `isBlocked` would answer true for, among `values` (normalised values; one query for the batch: the import). */
+export async function blockedAmong(q: Queryable, accountId: string, values: string[]): Promise<Set<string>> {
+  const candidates = new Map<string, string[]>();
+  for (const value of values) {
+    const read = normaliseBlockValue(value);
+    if (!read) continue;
+    const keys = [read.value];
+    if (read.kind === 'email') keys.push(...domainAndParents(read.value.slice(read.value.lastIndexOf('@') + 1)));
+    if (read.kind === 'domain') keys.push(...domainAndParents(read.value).slice(1));
+    candidates.set(value, keys);
+  }
+  const listed = await blocklistRepository(q).listedAmong(accountId, [...new Set([...candidates.values()].flat())]);
+  return new Set([...candidates].filter(([, keys]) => keys.some((k) => listed.has(k))).map(([value]) => value));
+}
+
 /** For the places that contact someone (drafting a card, sending): 409 `rejected` when `value` is blocked. */
 export async function refuseIfBlocked(q: Queryable, accountId: string, value: string): Promise<void> {
   if (await isBlocked(q, accountId, value)) throw new Rejected(`${value} is on the block list; nothing was sent`);

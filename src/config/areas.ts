@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { agentLimitsConfig, agentLimitsEnv } from './agent-limits.js';
+import { dashboardWorkConfig, dashboardWorkEnv } from './dashboard-work.js';
 import { dashboardConfig, dashboardEnv } from './dashboard.js';
 import { eventsConfig, eventsEnv } from './events.js';
 import { experimentsConfig, experimentsEnv } from './experiments.js';
@@ -42,6 +43,7 @@ export const areasEnv = {
   ...eventsEnv,
   ...sealingEnv,
   ...providerPollsEnv,
+  ...dashboardWorkEnv,
   ...dashboardEnv,
 } satisfies z.ZodRawShape;
 
@@ -93,6 +95,8 @@ export function areasConfig(
     events: eventsConfig(env),
     /** Keys that seal provider keys and DKIM private keys (docs/decisions/stores.md, "Sealing keys"). */
     sealing: sealingConfig(env),
+    /** The dashboard's CSV import (`leadImports`) and live review stream (`liveUpdates`). */
+    ...dashboardWorkConfig(env),
     /** The dashboard's sign-in, sessions and single-use links (docs/dashboard.md). */
     dashboard: dashboardConfig(env),
   };

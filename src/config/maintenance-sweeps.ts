@@ -16,6 +16,7 @@ export const maintenanceSweepsEnv = {
   MAINTENANCE_RETENTION_SWEEP_MS: optionalInt(),
   MAINTENANCE_EXPERIMENTS_SWEEP_MS: optionalInt(),
   MAINTENANCE_EVENTS_SWEEP_MS: optionalInt(),
+  MAINTENANCE_LEAD_IMPORTS_SWEEP_MS: optionalInt(),
 } satisfies z.ZodRawShape;
 
 export function maintenanceSweepsConfig(env: z.output<z.ZodObject<typeof maintenanceSweepsEnv>> & { MAINTENANCE_SWEEP_MS: number }) {
@@ -30,5 +31,6 @@ export function maintenanceSweepsConfig(env: z.output<z.ZodObject<typeof mainten
     retention: every(env.MAINTENANCE_RETENTION_SWEEP_MS),
     experiments: every(env.MAINTENANCE_EXPERIMENTS_SWEEP_MS),
     events: every(env.MAINTENANCE_EVENTS_SWEEP_MS),
+    leadImports: every(env.MAINTENANCE_LEAD_IMPORTS_SWEEP_MS),
   };
 }

@@ -101,6 +101,16 @@ export const eventsSweep = defineSweep({
   retry: SOON,
 });
 
+export const leadImportsSweep = defineSweep({
+  queue: 'maintenance',
+  name: 'maintenance.lead-imports',
+  description:
+    'Queues again CSV imports whose job was lost and fails those unfinished after an hour (nothing of them was written); safe to repeat.',
+  schedulerId: 'maintenance-lead-imports',
+  everyMs: (config) => config.maintenance.sweeps.leadImports,
+  retry: SOON,
+});
+
 /**
  * The single sweep that ran all of the above in a row, replaced by them. A job of it still in Redis when
  * a new version starts (queued by its scheduler, or by a process of the old version during a rolling
@@ -132,6 +142,20 @@ export const measurementAggregate = defineJob({
     r.why === 'new' ? `measurement-aggregate-${p.accountId}` : `measurement-aggregate-${p.accountId}-${newId('more')}`,
 });
 
+/**
+ * Runs one uploaded CSV import (docs/dashboard.md, "Import"): its rows are written in one transaction with the
+ * import's final state, so a repeat after a crash starts the file over and a finished import is skipped.
+ */
+export const leadsImport = defineJob({
+  queue: 'maintenance',
+  name: 'leads.import',
+  payload: z.object({ accountId: z.string().min(1), importId: z.string().min(1) }),
+  options: { attempts: 3, backoff: { type: 'exponential', delay: 2_000, jitter: 0.2 } },
+  description:
+    'Imports an uploaded CSV of contacts in one transaction with its final state; a finished import is skipped, so a repeat is harmless.',
+  jobId: (p) => `leads-import-${p.importId}`,
+});
+
 /** The maintenance queue: one sweep per area, the retired single sweep, and the conversions' counting (workers/maintenance.ts). */
 export const maintenanceQueue = defineQueue('maintenance', {
   turnsSweep,
@@ -143,6 +167,8 @@ export const maintenanceQueue = defineQueue('maintenance', {
   retentionSweep,
   experimentsSweep,
   eventsSweep,
+  leadImportsSweep,
   maintenanceSweep,
   measurementAggregate,
+  leadsImport,
 });

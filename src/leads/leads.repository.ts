@@ -173,6 +173,52 @@ export function leadsRepository(q: Queryable) {
       return query.orderBy('seq');
     },
 
+    /** Of `emails` (lower-cased), those already an address of one of the account's contacts (one index lookup each). */
+    async contactEmailsAmong(accountId: string, emails: string[]): Promise<Set<string>> {
+      if (!emails.length) return new Set();
+      const rows = (await q('lead_contacts')
+        .where({ account_id: accountId })
+        .whereNotNull('email')
+        .whereRaw('lower(email) = ANY(?)', [emails])
+        .distinct(q.raw('lower(email) AS email'))) as { email: string }[];
+      return new Set(rows.map((r) => r.email));
+    },
+
+    /** The account's leads among `domains`, by domain. */
+    async idsByDomain(accountId: string, domains: string[]): Promise<Map<string, string>> {
+      if (!domains.length) return new Map();
+      const rows: { id: string; domain: string }[] = await q('leads')
+        .where({ account_id: accountId })
+        .whereIn('domain', domains)
+        .select('id', 'domain');
+      return new Map(rows.map((r) => [r.domain, r.id]));
+    },
+
+    /** Inserts many leads in one statement, leaving a domain already a lead of the account as it is. */
+    async insertManyIfAbsent(rows: Array<Omit<LeadRow, 'seq'> & { source: string }>): Promise<void> {
+      if (!rows.length) return;
+      await q('leads')
+        .insert(rows.map((row) => ({ ...row, score_reasons: JSON.stringify(row.score_reasons), fields: JSON.stringify(row.fields) })))
+        .onConflict(['account_id', 'domain'])
+        .ignore();
+    },
+
+    /** Inserts many contacts in one statement. */
+    async insertContacts(
+      rows: Array<{
+        id: string;
+        lead_id: string;
+        account_id: string;
+        name: string | null;
+        email: string | null;
+        title: null;
+        profile_url: null;
+        created_at: number;
+      }>,
+    ): Promise<void> {
+      if (rows.length) await q('lead_contacts').insert(rows);
+    },
+
     async columns(accountId: string): Promise<string[]> {
       const row = await q('lead_columns').where({ account_id: accountId }).first<{ keys: string[] } | undefined>('keys');
       return row?.keys ?? [];

@@ -38,8 +38,13 @@ const clean = (v: string | null | undefined): string | null => {
   return s ? s : null;
 };
 
+/** A lead's domain as the leads area stores it (a website URL is read as its host), or null when it is not a domain name. */
+export function leadDomain(raw: string): string | null {
+  return normaliseDomain(raw.replace(/^https?:\/\//i, '').split(/[/?#]/)[0] ?? '');
+}
+
 function checkInput(input: UpsertLeadInput): string {
-  const domain = normaliseDomain(input.domain.replace(/^https?:\/\//i, '').split(/[/?#]/)[0] ?? '');
+  const domain = leadDomain(input.domain);
   if (!domain) throw new BadRequest(`domain ${JSON.stringify(input.domain)} is not a domain name`);
   if (input.status !== undefined && !(LEAD_STATUSES as readonly string[]).includes(input.status)) {
     throw new BadRequest(`status must be one of ${LEAD_STATUSES.join(', ')}`);

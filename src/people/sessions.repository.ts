@@ -72,12 +72,14 @@ export function sessionsRepository(q: Queryable) {
         account: { id: r.account_id, name: r.account_name },
       };
     },
-    async isLive(accountId: string, id: string, now: number): Promise<boolean> {
-      const row = await q('dashboard_sessions')
-        .where({ account_id: accountId, id })
-        .whereNull('ended_at')
-        .where('expires_at', '>', now)
-        .first('id');
+    /**
+     * Whether the session is still on (not ended, before its absolute end), and with `idleMs`, seen within the idle
+     * lifetime too; never touches it.
+     */
+    async isLive(accountId: string, id: string, now: number, idleMs?: number): Promise<boolean> {
+      const query = q('dashboard_sessions').where({ account_id: accountId, id }).whereNull('ended_at').where('expires_at', '>', now);
+      if (idleMs !== undefined) query.andWhere('last_seen_at', '>', now - idleMs);
+      const row = await query.first('id');
       return row !== undefined;
     },
     async touch(accountId: string, id: string, at: number): Promise<void> {

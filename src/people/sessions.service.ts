@@ -59,6 +59,19 @@ export function sessionLive(q: Queryable, s: { account: { id: string }; sessionI
   return sessionsRepository(q).isLive(s.account.id, s.sessionId, now);
 }
 
+/**
+ * `sessionLive` with the idle lifetime too, without counting as activity: a page left open with a live stream
+ * (docs/dashboard.md, "Live updates") does not keep its session from going idle.
+ */
+export function sessionIsLive(
+  q: Queryable,
+  config: Pick<Config, 'dashboard'>,
+  s: { accountId: string; sessionId: string },
+  now = Date.now(),
+) {
+  return sessionsRepository(q).isLive(s.accountId, s.sessionId, now, config.dashboard.sessionIdleMs);
+}
+
 export function endSession(q: Queryable, s: { account: { id: string }; sessionId: string }, now = Date.now()): Promise<void> {
   return sessionsRepository(q).end(s.account.id, s.sessionId, now);
 }

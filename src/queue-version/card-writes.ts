@@ -3,6 +3,7 @@ import type { Queryable } from '../db.js';
 import type { Logger } from '../logger.js';
 import type { Redis } from '../redis.js';
 import { POST_BUMP_LUA, PRE_BUMP_LUA, queueVersionKeys, WRITE_DEADLINE_MS } from './keys.js';
+import { type CardLiveEvent, liveKeys, PUBLISH_LIVE_LUA } from './live-events.js';
 
 /**
  * Every write to `review_cards` runs through `cardWrite` (src/review/cards/cards.repository.ts is the one
@@ -11,12 +12,14 @@ import { POST_BUMP_LUA, PRE_BUMP_LUA, queueVersionKeys, WRITE_DEADLINE_MS } from
  * one). A process learns how to bump from `registerCardWrites`, called where it builds its database
  * handle (src/deps.ts, the admin CLI). A card write on a handle nobody registered fails loudly under
  * tests and CHECK_RESPONSES, and warns once otherwise: other processes would keep serving a page
- * without it for up to PAGE_MAX_AGE_MS.
+ * without it for up to PAGE_MAX_AGE_MS. The same place announces each committed write on the account's live
+ * stream (live-events.ts): one publish point for every card write, whoever made it.
  */
 
 type Bumping = Redis & {
   gasQueuePreBump(counter: string, writing: string, id: string, deadlineMs: number): Promise<number>;
   gasQueuePostBump(counter: string, writing: string, id: string): Promise<number>;
+  gasLivePublish(stream: string, channel: string, cap: number, event: string): Promise<string>;
 };
 
 interface Bumper {
@@ -25,6 +28,7 @@ interface Bumper {
   logger?: Logger;
   onWrite?: (accountId: string) => void;
   pending: Set<Promise<void>>;
+  liveBacklog: number;
 }
 
 export interface CardWritesOptions {
@@ -33,6 +37,8 @@ export interface CardWritesOptions {
   logger?: Logger;
   /** Told of every card write as it begins and once it has committed (the process's own page cache forgets the account). */
   onWrite?: (accountId: string) => void;
+  /** Live events kept per account for catch-up (LIVE_BACKLOG_EVENTS). */
+  liveBacklog?: number;
 }
 
 export interface CardWrites {
@@ -52,8 +58,16 @@ export function registerCardWrites(db: Queryable, opts: CardWritesOptions): Card
     opts.redis.defineCommand('gasQueuePreBump', { numberOfKeys: 2, lua: PRE_BUMP_LUA });
     opts.redis.defineCommand('gasQueuePostBump', { numberOfKeys: 2, lua: POST_BUMP_LUA });
   }
+  if (!('gasLivePublish' in opts.redis)) opts.redis.defineCommand('gasLivePublish', { numberOfKeys: 2, lua: PUBLISH_LIVE_LUA });
   const redis = opts.redis as Bumping;
-  const bumper: Bumper = { redis, keyspace: opts.keyspace, logger: opts.logger, onWrite: opts.onWrite, pending: new Set() };
+  const bumper: Bumper = {
+    redis,
+    keyspace: opts.keyspace,
+    logger: opts.logger,
+    onWrite: opts.onWrite,
+    pending: new Set(),
+    liveBacklog: opts.liveBacklog ?? 1_000,
+  };
   bumpers.set(configOf(db), bumper);
   return {
     async settle() {
@@ -135,6 +149,28 @@ interface Transactor {
 
 /** Per outermost transaction: the accounts already marked, so a transaction bumps each account once. */
 const marked = new WeakMap<Transactor, Map<string, Promise<unknown>>>();
+/** Per outermost transaction: the live events of its card writes, published in order once it commits (never after a rollback). */
+const announced = new WeakMap<Transactor, Array<{ accountId: string; event: CardLiveEvent }>>();
+
+/** What a card write announces, from the statement's result (null: nothing to announce, e.g. a guarded update that lost). */
+export type Announce<T> = (result: T) => CardLiveEvent | null;
+
+/** Publishes committed writes' events in order; a Redis failure is logged (the write stands, readers catch up by reloading). */
+async function publish(q: Queryable, events: Array<{ accountId: string; event: CardLiveEvent }>): Promise<void> {
+  const bumper = bumpers.get(configOf(q));
+  if (!bumper) return;
+  for (const { accountId, event } of events) {
+    const keys = liveKeys(bumper.keyspace, accountId);
+    try {
+      await bumper.redis.gasLivePublish(keys.stream, keys.channel, bumper.liveBacklog, JSON.stringify(event));
+    } catch (err) {
+      bumper.logger?.warn(
+        { err: (err as Error).message, accountId, cardId: event.cardId },
+        'card write committed but its live event could not be published',
+      );
+    }
+  }
+}
 
 /** The outermost knex transaction `q` runs in, or null when it is the pool itself. */
 function outermost(q: Queryable): Transactor | null {
@@ -150,15 +186,19 @@ function outermost(q: Queryable): Transactor | null {
  * statement, post-bump (the first attempt awaited). In a transaction: pre-bump before the account's
  * first statement in it, post-bump once the outermost transaction has committed or rolled back.
  */
-export async function cardWrite<T>(q: Queryable, accountId: string, statement: () => Promise<T>): Promise<T> {
+export async function cardWrite<T>(q: Queryable, accountId: string, statement: () => Promise<T>, announce?: Announce<T>): Promise<T> {
   const top = outermost(q);
   if (!top) {
     const mark = await beginCardWrite(q, accountId);
+    let result: T;
     try {
-      return await statement();
+      result = await statement();
     } finally {
       await mark?.end();
     }
+    const event = announce?.(result);
+    if (event) await publish(q, [{ accountId, event }]);
+    return result;
   }
   let accounts = marked.get(top);
   if (!accounts) marked.set(top, (accounts = new Map()));
@@ -174,5 +214,23 @@ export async function cardWrite<T>(q: Queryable, accountId: string, statement: (
     top.executionPromise!.then(end, end);
   }
   await begun;
-  return statement();
+  const result = await statement();
+  const event = announce?.(result);
+  if (event) {
+    let events = announced.get(top);
+    if (!events) {
+      announced.set(top, (events = []));
+      const list = events;
+      const published = top.executionPromise!.then(
+        () => publish(q, list),
+        () => {},
+      );
+      // A short-lived process (the admin CLI) waits for it in `settle`, as for the post-bumps.
+      const bumper = bumpers.get(configOf(q));
+      bumper?.pending.add(published);
+      void published.finally(() => bumper?.pending.delete(published));
+    }
+    events.push({ accountId, event });
+  }
+  return result;
 }

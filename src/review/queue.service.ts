@@ -56,6 +56,8 @@ async function wakeDue(deps: ReviewDeps, accountId: string, beforeWrite: BeforeW
       s.id,
       { statuses: ['snoozed'], snoozedUntil: s.snoozedUntil },
       { status: 'pending', snoozedUntil: null },
+      undefined,
+      'timer',
     );
   }
 }

@@ -39,6 +39,11 @@ function offers(card: Card, action: string): void {
   if (!card.actions.includes(action)) throw new InvalidAction(card.actions);
 }
 
+/** Who acted, as the live stream names them: the person (a dashboard session), else the token's label, else the operator. */
+function actorName(actor: Actor): string {
+  return actor.personName || actor.tokenLabel || (actor.actor === 'admin' ? 'an operator' : 'a person');
+}
+
 /**
  * The verbs' one sequence: load the card (404 when it is not the account's), `check` it (each verb's own
  * refusals, which throw), then make the verb's move in one audited transaction; a race lost to a person
@@ -58,7 +63,7 @@ async function actOnCard(
   if (!move) return { card, moved: null };
   const moved = await auditedWrite(deps.db, actor, async (trx) => {
     await move.before?.(trx);
-    const done = await cardsRepository(trx).transition(accountId, id, move.guard, move.changes);
+    const done = await cardsRepository(trx).transition(accountId, id, move.guard, move.changes, undefined, actorName(actor));
     if (!done) throw new InvalidAction((await cardsRepository(trx).find(accountId, id))?.actions ?? []);
     await move.after?.(trx);
     const event = move.decided ? await recordDecision(trx, card, move.decided.decision, 'person', actor, move.decided.at) : null;

@@ -154,6 +154,8 @@ export async function wakeCard(deps: ReviewDeps, accountId: string, cardId: stri
     cardId,
     { statuses: ['snoozed'], snoozedUntil: until },
     { status: 'pending', snoozedUntil: null },
+    undefined,
+    'timer',
   );
   return woke !== null;
 }

@@ -275,10 +275,11 @@ describe('the import graph', () => {
     const strip = (f: string) => texts.get(f)!.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
     const writers = files.filter((f) => WRITES_CARDS.test(strip(f)));
     expect(writers).toEqual([CARD_REPOSITORY]);
-    // Its two writes (insert, conditional update) each run through cardWrite (src/queue-version/card-writes.ts).
+    // Its two writes (insert, conditional update) each run through cardWrite (src/queue-version/card-writes.ts),
+    // which also announces them on the live stream.
     const code = strip(CARD_REPOSITORY);
     expect(code.match(/\.(?:insert|update)\(/g)).toHaveLength(2);
-    expect(code).toMatch(/insert: \(c: NewCard\): Promise<Card> => cardWrite\(q, c\.accountId, \(\) => insertCard\(q, c\)\)/);
-    expect(code).toMatch(/cardWrite\(q, accountId, \(\) => transitionCard\(q, accountId, id, guard, changes, at\)\)/);
+    expect(code).toMatch(/insert: \(c: NewCard\): Promise<Card> => cardWrite\(q, c\.accountId, \(\) => insertCard\(q, c\), filed\)/);
+    expect(code).toMatch(/cardWrite\(\s*q,\s*accountId,\s*\(\) => transitionCard\(q, accountId, id, guard, changes, at\),/);
   });
 });

@@ -45,6 +45,7 @@ const OWNER: Readonly<Record<string, string>> = {
   lead_columns: 'leads',
   lead_contacts: 'leads',
   lead_research: 'leads',
+  lead_imports: 'leads',
   posts: 'content',
   post_publications: 'content',
   dkim_keys: 'mail',

@@ -118,12 +118,23 @@ describe('configuration', () => {
   it('runs each maintenance sweep every MAINTENANCE_SWEEP_MS unless its own setting says otherwise', () => {
     const sweeps = loadConfig({}).maintenance.sweeps;
     expect(new Set(Object.values(sweeps))).toEqual(new Set([60_000]));
-    expect(Object.keys(sweeps)).toHaveLength(9);
+    expect(Object.keys(sweeps)).toHaveLength(10);
     const old = loadConfig({ MAINTENANCE_SWEEP_MS: '5000' }).maintenance.sweeps;
     expect(new Set(Object.values(old))).toEqual(new Set([5_000]));
     const own = loadConfig({ MAINTENANCE_SWEEP_MS: '5000', MAINTENANCE_RETENTION_SWEEP_MS: '600000' }).maintenance.sweeps;
     expect(own).toMatchObject({ retention: 600_000, rollups: 5_000, turns: 5_000 });
     expect(() => loadConfig({ MAINTENANCE_ROLLUPS_SWEEP_MS: '0' })).toThrow(/MAINTENANCE_ROLLUPS_SWEEP_MS/);
+  });
+
+  it('reads the dashboard import and live-stream settings, with their defaults', () => {
+    const c = loadConfig({});
+    expect(c.leadImports).toEqual({ maxBytes: 32 * 1024 * 1024, previewRows: 20 });
+    expect(c.liveUpdates).toEqual({ perSession: 5, perAccount: 200, heartbeatMs: 15_000, backlogEvents: 1_000 });
+    expect(loadConfig({ LIVE_STREAMS_PER_SESSION: '2', LEAD_IMPORT_MAX_BYTES: '1000' })).toMatchObject({
+      liveUpdates: { perSession: 2 },
+      leadImports: { maxBytes: 1000 },
+    });
+    expect(() => loadConfig({ LIVE_HEARTBEAT_MS: '0' })).toThrow(/LIVE_HEARTBEAT_MS/);
   });
 
   it('runs 8 card timers, 4 mail sends and 1 maintenance job per worker process unless told otherwise', () => {

@@ -11,6 +11,7 @@ import type { Config } from '../../src/config.js';
 import { configWith } from './config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
+import { closeLiveHub } from '../../src/review/live-stream.js';
 import { sendWindowHold } from '../../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
 import type { ShipRules } from '../../src/shipping/hold-rule.js';
@@ -121,6 +122,7 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
       return { accountId: account.id, ...minted };
     },
     async close() {
+      await closeLiveHub(deps.redis);
       await clearRedis(deps, config);
       await deps.close();
       await database.drop();

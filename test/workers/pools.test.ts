@@ -112,6 +112,7 @@ describe('a sweep', () => {
       ['maintenance', 'maintenance.retention', 'maintenance-retention'],
       ['maintenance', 'maintenance.experiments', 'maintenance-experiments'],
       ['maintenance', 'maintenance.events', 'maintenance-events'],
+      ['maintenance', 'maintenance.lead-imports', 'maintenance-lead-imports'],
       ['inbound-mail', 'inbound.sweep', 'inbound-sweep'],
       ['provider-polls', 'provider.poll-sweep', 'provider-poll-sweep'],
     ]);

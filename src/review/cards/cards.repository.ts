@@ -1,6 +1,8 @@
 import { preparedQuery, type Queryable } from '../../db.js';
 import { metrics, word } from '../../metrics/registry.js';
 import { cardWrite } from '../../queue-version/card-writes.js';
+import type { ActedBy } from '../../queue-version/live-events.js';
+import { filed, updated } from './card-events.js';
 import { actionsFor, kindOfWorkFor, PRIORITY_ORDER_SQL, primaryLabelFor } from './card-shape.js';
 import type { Card, NewCard } from './card.js';
 import { toRow, type CardChanges } from './card-changes.js';
@@ -191,11 +193,12 @@ async function transitionCard(
 /**
  * The one writer of `review_cards`: `insert` and `transition` run through `cardWrite`, which bumps the
  * account's queue version around the statement so API processes drop their cached pages of the queue
- * (src/queue-version/card-writes.ts). test/architecture/imports.test.ts fails on a card write elsewhere.
+ * (src/queue-version/card-writes.ts) and announces it once committed on the account's live stream
+ * (`card.filed`, `card.updated` with who acted). test/architecture/imports.test.ts fails on a card write elsewhere.
  */
 export function cardsRepository(q: Queryable) {
   return {
-    insert: (c: NewCard): Promise<Card> => cardWrite(q, c.accountId, () => insertCard(q, c)),
+    insert: (c: NewCard): Promise<Card> => cardWrite(q, c.accountId, () => insertCard(q, c), filed),
     /**
      * Retention: deletes at most `limit` cards resolved, sent or dismissed before `before` (one statement); none of
      * them is in a queue, so no queue version moves. A waiting or not-yet-sent card is never touched.
@@ -236,9 +239,23 @@ export function cardsRepository(q: Queryable) {
      * The conditional update of docs/rules.md ("State changes are conditional updates"): changes the card
      * only while it still matches `guard`.
      * Returns the changed card, or null when someone else changed it first (the caller lost the race).
+     * `actedBy` names who acted for the live stream (a person's name or token label, `timer`); without it the
+     * decision's `by` says (the trust ladder, an approval setting), else `the service`.
      */
-    transition: (accountId: string, id: string, guard: Guard, changes: CardChanges, at = Date.now()): Promise<Card | null> =>
-      cardWrite(q, accountId, () => transitionCard(q, accountId, id, guard, changes, at)),
+    transition: (
+      accountId: string,
+      id: string,
+      guard: Guard,
+      changes: CardChanges,
+      at = Date.now(),
+      actedBy?: ActedBy,
+    ): Promise<Card | null> =>
+      cardWrite(
+        q,
+        accountId,
+        () => transitionCard(q, accountId, id, guard, changes, at),
+        (card) => updated(card, changes, actedBy),
+      ),
     /**
      * The queue read of `GET /review` in one prepared statement: the cards in `statuses`, plus any snoozed
      * card whose time has come (ordered as it will be once woken: the order never depends on status).
