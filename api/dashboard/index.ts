@@ -1,9 +1,6 @@
 import type { RouteDef } from '../route-def.js';
-<<<<<<< HEAD
 import { hookRoutes } from './hooks.js';
-=======
 import { leadImportRoutes } from './leads-imports.js';
->>>>>>> h-live42
 import { peopleRoutes } from './people.js';
 import { reviewStreamRoutes } from './review-stream.js';
 import { sessionRoutes } from './session.js';
@@ -16,11 +13,15 @@ import { tokenRoutes } from './tokens.js';
  * and `role: 'owner'` for what only owners do. Mounted at /dashboard/api by the session router, which never
  * takes a bearer token and checks CSRF on every non-GET.
  */
-<<<<<<< HEAD
-export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes, ...tokenRoutes, ...hookRoutes, ...settingsRoutes];
-=======
-export const dashboardRoutes: RouteDef[] = [...sessionRoutes, ...peopleRoutes, ...leadImportRoutes, ...reviewStreamRoutes];
->>>>>>> h-live42
+export const dashboardRoutes: RouteDef[] = [
+  ...sessionRoutes,
+  ...peopleRoutes,
+  ...tokenRoutes,
+  ...hookRoutes,
+  ...settingsRoutes,
+  ...leadImportRoutes,
+  ...reviewStreamRoutes,
+];
 
 /**
  * The whole dashboard table: its own routes, then every /api/v1 route that a caller authenticates for
