@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { ApiError, api, type Session } from './api';
 import { Shell } from './Shell';
 import { AcceptInvitation } from './pages/AcceptInvitation';
@@ -15,6 +15,12 @@ import { Profile } from './settings/Profile';
 import { Tokens } from './settings/Tokens';
 import { Webhooks } from './settings/Webhooks';
 import { Loading } from './ui';
+
+// The work pages load when first opened, so the sign-in screen's script stays small.
+const Review = lazy(() => import('./work/Review').then((m) => ({ default: m.Review })));
+
+/** The work pages, in the nav's first section; everyone signed in reaches them. */
+export const WORK_PAGES = [{ path: '/review', label: 'Review', owner: false, Page: Review }] as const;
 
 /** Pages a signed-in person reaches, with the nav's wording; `owner` pages are not offered to a member. */
 export const SETTINGS_PAGES = [
@@ -71,11 +77,11 @@ function route(path: string, session: Session | null) {
   if (path === '/sign-in') return session ? <Redirect to="/settings/profile" /> : <SignIn />;
   if (!session) return <Redirect to="/sign-in" />;
   if (path === '/' || path === '/settings') return <Redirect to="/settings/profile" />;
-  const page = SETTINGS_PAGES.find((p) => p.path === path);
+  const page = [...WORK_PAGES, ...SETTINGS_PAGES].find((p) => p.path === path);
   const owner = session.person.role === 'owner';
   return (
-    <Shell pages={SETTINGS_PAGES.filter((p) => owner || !p.owner)} current={path}>
-      {page && (owner || !page.owner) ? <page.Page /> : <NotFound />}
+    <Shell work={WORK_PAGES} pages={SETTINGS_PAGES.filter((p) => owner || !p.owner)} current={path}>
+      <Suspense fallback={<Loading />}>{page && (owner || !page.owner) ? <page.Page /> : <NotFound />}</Suspense>
     </Shell>
   );
 }
