@@ -18,9 +18,13 @@ import { Loading } from './ui';
 
 // The work pages load when first opened, so the sign-in screen's script stays small.
 const Review = lazy(() => import('./work/Review').then((m) => ({ default: m.Review })));
+const Agent = lazy(() => import('./work/Agent').then((m) => ({ default: m.Agent })));
 
 /** The work pages, in the nav's first section; everyone signed in reaches them. */
-export const WORK_PAGES = [{ path: '/review', label: 'Review', owner: false, Page: Review }] as const;
+export const WORK_PAGES = [
+  { path: '/review', label: 'Review', owner: false, Page: Review },
+  { path: '/agent', label: 'Agent', owner: false, Page: Agent },
+] as const;
 
 /** Pages a signed-in person reaches, with the nav's wording; `owner` pages are not offered to a member. */
 export const SETTINGS_PAGES = [

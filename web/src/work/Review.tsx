@@ -117,6 +117,20 @@ export function Review() {
     return () => window.clearInterval(t);
   }, []);
 
+  // A link to one card (the chat's "Filed for review"): open it once the queue is read.
+  const linked = useRef(new URLSearchParams(window.location.search).get('card'));
+  useEffect(() => {
+    const want = linked.current;
+    if (!cards || !want) return;
+    linked.current = null;
+    const at = cards.findIndex((c) => c.id === want);
+    if (at === -1) setNotice('That card is no longer waiting for review.');
+    else {
+      setSelected(at);
+      setOpenId(want);
+    }
+  }, [cards]);
+
   const list = cards ?? [];
   const index = Math.min(selected, Math.max(list.length - 1, 0));
   const current = list[index] ?? null;
