@@ -41,6 +41,7 @@ export const PAGES: readonly Page[] = [
       'limiter-redis',
       'api-instructions',
       'pooler',
+      'dashboard',
     ],
   },
   {

@@ -17,6 +17,7 @@ import { apiInstructions } from './api-instructions.bench.js';
 import { bigAccount } from './big-account.bench.js';
 import { metricsCost } from './metrics-cost.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
+import { dashboard } from './dashboard.bench.js';
 import { doorFlood } from './door-flood.bench.js';
 import { experimentsSimulation } from './experiments.bench.js';
 import { experimentsPath } from './experiments-path.bench.js';
@@ -79,6 +80,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'experiments-path': experimentsPath,
   'big-account': bigAccount,
   retention,
+  dashboard,
 };
 
 const OUT = path.resolve(ROOT, process.env.BENCH_OUT ?? 'docs/performance.md');

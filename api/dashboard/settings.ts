@@ -1,7 +1,5 @@
-import { auditedWrite } from '../../src/audit/audit.service.js';
 import { mailSettings, setMailFrom } from '../../src/mail/mail-settings.js';
-import { approvalSettingsView } from '../../src/review/approval-settings.js';
-import { setApprovalMode } from '../../src/review/approval.service.js';
+import { approvalSettingsView, changeApprovalMode } from '../../src/review/approval-settings.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import { ApprovalBody, ApprovalReply, ApprovalsList, KindParams, MailSettingsBody, MailSettingsReply } from './settings.schemas.js';
 
@@ -61,12 +59,7 @@ export const settingsRoutes: RouteDef[] = [
     body: ApprovalBody,
     responses: { 200: { description: 'The kind as it now is', schema: ApprovalReply } },
   }).handle(async ({ params, body }, ctx) => {
-    const accountId = ctx.session!.account.id;
-    await auditedWrite(ctx.deps.db, ctx.actor, async (trx) => ({
-      result: await setApprovalMode(trx, accountId, params.kind, body.mode),
-      targetId: accountId,
-    }));
-    const item = (await approvalSettingsView(ctx.deps.db, ctx.deps.config, accountId)).find((s) => s.kind === params.kind)!;
-    return { body: { item } };
+    const { db, config } = ctx.deps;
+    return { body: { item: await changeApprovalMode(db, config, ctx.actor, ctx.session!.account.id, params.kind, body.mode) } };
   }),
 ];

@@ -9,7 +9,15 @@ import { leadSettings } from '../leads/lead-settings.js';
 import { setLeadColumns } from '../leads/leads.service.js';
 import type { Deps } from '../deps.js';
 import { AppError, BadRequest, Rejected } from '../errors.js';
-import { approvalSettings, KINDS_OF_WORK, setApproval, type KindOfWork } from '../review/approval.service.js';
+import {
+  APPROVAL_MODES,
+  approvalSettings,
+  KINDS_OF_WORK,
+  setApproval,
+  type ApprovalMode,
+  type KindOfWork,
+} from '../review/approval.service.js';
+import { changeApprovalMode } from '../review/approval-settings.js';
 import { seedReviewCards } from '../review/seed.js';
 import { trustLevels } from '../review/trust.service.js';
 import { seedLeadsAndEvents } from '../leads/seed.js';
@@ -183,6 +191,19 @@ export const VERBS: Record<string, Verb> = {
         targetId: f.account!,
       }));
       return { account: { id: f.account! }, kind, approval: f.approval };
+    },
+  },
+  // The approval mode of a kind of work, as the dashboard's Approvals page sets it: always_ask, trust_ladder or ship.
+  'approval set': {
+    flags: ['account', 'kind', 'mode'],
+    async run(f, { db, config }) {
+      if (!(KINDS_OF_WORK as readonly string[]).includes(f.kind!))
+        throw new BadRequest(`--kind must be one of ${KINDS_OF_WORK.join(', ')}`);
+      if (!(APPROVAL_MODES as readonly string[]).includes(f.mode!))
+        throw new BadRequest(`--mode must be one of ${APPROVAL_MODES.join(', ')}`);
+      const actor = adminActor(f.account!, 'approval set');
+      const item = await changeApprovalMode(db, config, actor, f.account!, f.kind as KindOfWork, f.mode as ApprovalMode);
+      return { account: { id: f.account! }, approval: item };
     },
   },
   // Demo data goes only into a demo account (docs/decisions/demo-data.md): `--new-account NAME` makes one,

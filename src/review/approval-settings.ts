@@ -1,7 +1,9 @@
+import { auditedWrite, type Actor } from '../audit/audit.service.js';
 import { WORK_NOUNS } from '../channels/kinds.js';
 import type { Config } from '../config.js';
-import type { Queryable } from '../db.js';
-import { approvalModes, type ApprovalMode, type KindOfWork } from './approval.service.js';
+import type { Db, Queryable } from '../db.js';
+import { getAccount } from '../accounts/accounts.service.js';
+import { approvalModes, setApprovalMode, type ApprovalMode, type KindOfWork } from './approval.service.js';
 import { trustLevels } from './trust.service.js';
 
 // The approval settings as a person reads them: each kind of work's mode and where its trust ladder stands,
@@ -67,4 +69,24 @@ const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 export async function approvalSettingsView(q: Queryable, config: Config, accountId: string): Promise<ApprovalSetting[]> {
   const [modes, levels] = await Promise.all([approvalModes(q, accountId), trustLevels(q, accountId)]);
   return modes.map(({ kind, mode }) => ({ kind, mode, ladder: ladderOf(kind, mode, levels[kind] ?? 0, config) }));
+}
+
+/**
+ * Sets a kind's mode as `actor` (a dashboard owner, or the operator's `approval set`), audited in the same
+ * transaction, and answers the kind as it now is. Spending stays `always_ask` (setApprovalMode's 400).
+ */
+export async function changeApprovalMode(
+  db: Db,
+  config: Config,
+  actor: Actor,
+  accountId: string,
+  kind: KindOfWork,
+  mode: ApprovalMode,
+): Promise<ApprovalSetting> {
+  await auditedWrite(db, actor, async (trx) => {
+    await getAccount(trx, accountId, true);
+    await setApprovalMode(trx, accountId, kind, mode);
+    return { result: undefined, targetId: accountId };
+  });
+  return (await approvalSettingsView(db, config, accountId)).find((s) => s.kind === kind)!;
 }

@@ -120,7 +120,7 @@ describe('process start-up', { timeout: SLOW }, () => {
     ).not.toThrow();
   });
 
-  it('prints that the API listens and the pools run at once, while the process runs and before anything else happens', async () => {
+  it('prints that the API listens, the dashboard’s address and that the pools run, at once, before anything else happens', async () => {
     // Before any request: a buffered logger held these lines until 4 KB of request logs or exit.
     const proc = startService(['all'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info' });
     try {
@@ -128,6 +128,10 @@ describe('process start-up', { timeout: SLOW }, () => {
       await proc.logged('worker pools running', 90_000);
       expect(proc.child.exitCode).toBeNull();
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      // The address a person opens, from BASE_URL, and the page is there.
+      const dashboard = `${env.config.baseUrl}/dashboard/`;
+      expect(proc.stdout()).toContain(`"dashboard":"${dashboard}","msg":"dashboard at ${dashboard}"`);
+      expect((await fetch(`http://127.0.0.1:${port}/dashboard/`)).headers.get('content-type')).toMatch(/^text\/html/);
     } finally {
       proc.child.kill('SIGTERM');
     }

@@ -31,7 +31,7 @@ function expectErrorShape(res: request.Response, status: number, error: string) 
 describe('error shape', () => {
   it('answers an unknown path with 404 {"error":"not found"}', async () => {
     expectErrorShape(await request(env.app).get('/api/v1/nope'), 404, 'not found');
-    expectErrorShape(await request(env.app).get('/'), 404, 'not found');
+    expectErrorShape(await request(env.app).get('/nothing-here'), 404, 'not found');
     expectErrorShape(await request(env.app).delete('/api/v1/me').set('Authorization', bearer(tenant.token)), 404, 'not found');
   });
 

@@ -35,10 +35,7 @@ async function checkPage(page: Page, shot: string | null) {
   if (shot) await screenshot(page, `dashboard-${shot}`);
 }
 
-/**
- * A browser signed in through the sign-in page as `who`, on the profile page; `width` 390 is a phone's;
- * `expected` statuses a flow causes.
- */
+/** A browser signed in as `who` through the sign-in page (`width` 390 is a phone's); `expected`: statuses the flow causes. */
 async function signedInPage(who: { email: string; password: string }, width = 1280, expected: number[] = []) {
   const context = await browser.newContext({ viewport: { width, height: 800 } });
   const page = await context.newPage();

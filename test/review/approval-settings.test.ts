@@ -5,6 +5,7 @@ import { planAutoResolve, raiseTrust } from '../../src/review/trust.service.js';
 import { adminCall } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { rows } from '../helpers/rows.js';
 
 // Approval settings per kind of work (src/review/approval-settings.ts): always ask, the trust ladder, or
 // ship; what the ladder and the agent's tools read, and the ladder's state in words.
@@ -57,6 +58,26 @@ describe('approval settings', () => {
     expect(await adminCall(env, ['settings', 'get', '--account', accountId])).toMatchObject({ out: { approval: { email: 'auto' } } });
     await setApprovalMode(env.deps.db, accountId, 'email', 'trust_ladder');
     expect(await planAutoResolve(env.deps.db, env.config, card)).not.toBeNull();
+  });
+
+  it("sets a mode with the operator's `approval set`, audited, through the same rule as the dashboard", async () => {
+    const { accountId } = await env.tenant();
+    const set = await adminCall(env, ['approval', 'set', '--account', accountId, '--kind', 'blog_post', '--mode', 'always_ask']);
+    expect(set.out).toMatchObject({
+      account: { id: accountId },
+      approval: { kind: 'blog_post', mode: 'always_ask', ladder: { state: 'off' } },
+    });
+    expect(await approvalMode(env.deps.db, accountId, 'blog_post')).toBe('always_ask');
+    expect(await rows(env, 'audit_log', { account_id: accountId, route: 'approval set' })).toHaveLength(1);
+    expect(await adminCall(env, ['approval', 'set', '--account', accountId, '--kind', 'spend', '--mode', 'ship'])).toEqual({
+      error: 'mode must be always_ask for spend: spending always waits for a person',
+    });
+    expect((await adminCall(env, ['approval', 'set', '--account', accountId, '--kind', 'fax', '--mode', 'ship'])).error).toMatch(
+      /^--kind must be one of email, /,
+    );
+    expect((await adminCall(env, ['approval', 'set', '--account', 'acct_nope', '--kind', 'email', '--mode', 'ship'])).error).toBe(
+      'not found',
+    );
   });
 
   it('refuses to let spending go without a person, naming the field', async () => {

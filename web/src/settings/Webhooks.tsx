@@ -46,8 +46,8 @@ export function Webhooks() {
       {shown ? (
         <div className="card shown-once">
           <Notice>
-            {shown.regenerated ? `“${shown.label}” has a new URL; the old one is refused from now on.` : `Hook “${shown.label}” is ready.`}{' '}
-            Copy the URL now: it is shown only once.
+            {shown.regenerated ? `“${shown.label}” has a new URL; the old one is refused from now on.` : `Hook “${shown.label}” is ready.`}
+            {' Copy the URL now: it is shown only once.'}
           </Notice>
           <CopyField label="Hook URL" value={shown.url} />
           <div className="actions">
