@@ -112,13 +112,16 @@ export async function dashboard(ctx: BenchContext): Promise<Section> {
     ];
     const results = await compare(targets, ctx.rounds, ctx.seconds);
     const [api, dash] = [results.get(API)!, results.get(DASH)!];
-    const row = (name: string, r: Load) =>
-      `| ${name} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.cpuUs === undefined ? '—' : fmt(r.cpuUs)} | ${r.errors + r.non2xx} |`;
+    const row = (name: string, r: Load) => {
+      const cpu = r.cpuUs === undefined ? '—' : fmt(r.cpuUs);
+      return `| ${name} | ${fmt(r.rps)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${cpu} | ${r.errors + r.non2xx} |`;
+    };
     const { memoryKib, timeCost } = config.dashboard.password;
     return {
       title: 'Dashboard sign-in and reads',
       body: [
-        `Sign-in: ${ATTEMPTS} attempts of each kind, one request at a time and the kinds interleaved, on loopback; medians. argon2id m=${memoryKib} KiB, t=${timeCost}, p=1 (the defaults).`,
+        `Sign-in: ${ATTEMPTS} attempts of each kind, one request at a time and the kinds interleaved, on loopback; medians. ` +
+          `argon2id m=${memoryKib} KiB, t=${timeCost}, p=1 (the defaults).`,
         '',
         '| request | median ms |',
         '|---|---:|',

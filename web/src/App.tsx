@@ -19,10 +19,12 @@ import { Loading } from './ui';
 // The work pages load when first opened, so the sign-in screen's script stays small.
 const Review = lazy(() => import('./work/Review').then((m) => ({ default: m.Review })));
 const Agent = lazy(() => import('./work/Agent').then((m) => ({ default: m.Agent })));
+const Results = lazy(() => import('./work/Results').then((m) => ({ default: m.Results })));
 const leads = () => import('./work/Leads');
+const leadTools = () => import('./work/LeadImport');
 const Leads = lazy(() => leads().then((m) => ({ default: m.Leads })));
-const LeadImport = lazy(() => leads().then((m) => ({ default: m.LeadImport })));
-const Blocklist = lazy(() => leads().then((m) => ({ default: m.Blocklist })));
+const LeadImport = lazy(() => leadTools().then((m) => ({ default: m.LeadImport })));
+const Blocklist = lazy(() => leadTools().then((m) => ({ default: m.Blocklist })));
 const LeadPage = lazy(() => leads().then((m) => ({ default: m.LeadPage })));
 
 /** The work pages, in the nav's first section; everyone signed in reaches them. */
@@ -30,6 +32,7 @@ export const WORK_PAGES = [
   { path: '/review', label: 'Review', owner: false, Page: Review },
   { path: '/agent', label: 'Agent', owner: false, Page: Agent },
   { path: '/leads', label: 'Leads', owner: false, Page: Leads },
+  { path: '/results', label: 'Results', owner: false, Page: Results },
 ] as const;
 
 /** Pages under a nav entry: reached from their page's links, the entry marked current. */
