@@ -125,6 +125,11 @@ describe('the review desk in headless Chromium', () => {
       await queueItem(a.page, /Midwest list/).waitFor();
       await a.page.keyboard.press('Enter');
       await a.page.getByRole('article').waitFor();
+      // r opens the change request's text; Escape steps back out of it.
+      await a.page.keyboard.press('r');
+      await a.page.getByLabel('What should change?').waitFor();
+      await a.page.keyboard.press('Escape');
+      await a.page.getByLabel('What should change?').waitFor({ state: 'detached' });
       await a.page.keyboard.press('d');
       await a.page.getByLabel(/Why dismiss it/).fill('Wrong region for now');
       await a.page.getByRole('form', { name: 'Dismiss' }).getByRole('button', { name: 'Dismiss' }).press('Enter');
@@ -157,6 +162,12 @@ describe('the review desk in headless Chromium', () => {
       await queueItem(page, /Which region first/).waitFor();
       await page.getByText('New card: “Which region first?”.').waitFor();
       expect(navigations).toEqual([]);
+
+      // ? shows the key sheet; Escape closes it.
+      await page.keyboard.press('?');
+      await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+      await page.keyboard.press('Escape');
+      await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor({ state: 'detached' });
 
       // A question's verbs: Answer (with its text), Approve, Snooze with its choices, Dismiss.
       await queueItem(page, /Which region first/).click();
