@@ -1,4 +1,5 @@
 import type { RouteDef } from '../route-def.js';
+import { agentRoutes } from './agent.js';
 import { hookRoutes } from './hooks.js';
 import { leadImportRoutes } from './leads-imports.js';
 import { peopleRoutes } from './people.js';
@@ -21,6 +22,7 @@ export const dashboardRoutes: RouteDef[] = [
   ...settingsRoutes,
   ...leadImportRoutes,
   ...reviewStreamRoutes,
+  ...agentRoutes,
 ];
 
 /**

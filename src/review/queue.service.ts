@@ -118,3 +118,9 @@ export async function getCardJson(deps: ReviewDeps, accountId: string, id: strin
   if (!row) throw new NotFound();
   return queueCardJson(row);
 }
+
+/** The cards one agent turn filed, oldest first: the dashboard's chat links each to the review desk. */
+export async function cardsFiledByTurn(db: ReviewDeps['db'], accountId: string, turnId: string) {
+  const cards = await cardsRepository(db).listByTurn(accountId, turnId);
+  return cards.map((c) => ({ id: c.id, title: c.title, status: c.status, primaryLabel: primaryLabelFor(c) }));
+}

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { ApiError, api, type Session } from './api';
 import { Shell } from './Shell';
 import { AcceptInvitation } from './pages/AcceptInvitation';
@@ -15,6 +15,31 @@ import { Profile } from './settings/Profile';
 import { Tokens } from './settings/Tokens';
 import { Webhooks } from './settings/Webhooks';
 import { Loading } from './ui';
+
+// The work pages load when first opened, so the sign-in screen's script stays small.
+const Review = lazy(() => import('./work/Review').then((m) => ({ default: m.Review })));
+const Agent = lazy(() => import('./work/Agent').then((m) => ({ default: m.Agent })));
+const Results = lazy(() => import('./work/Results').then((m) => ({ default: m.Results })));
+const leads = () => import('./work/Leads');
+const leadTools = () => import('./work/LeadImport');
+const Leads = lazy(() => leads().then((m) => ({ default: m.Leads })));
+const LeadImport = lazy(() => leadTools().then((m) => ({ default: m.LeadImport })));
+const Blocklist = lazy(() => leadTools().then((m) => ({ default: m.Blocklist })));
+const LeadPage = lazy(() => leads().then((m) => ({ default: m.LeadPage })));
+
+/** The work pages, in the nav's first section; everyone signed in reaches them. */
+export const WORK_PAGES = [
+  { path: '/review', label: 'Review', owner: false, Page: Review },
+  { path: '/agent', label: 'Agent', owner: false, Page: Agent },
+  { path: '/leads', label: 'Leads', owner: false, Page: Leads },
+  { path: '/results', label: 'Results', owner: false, Page: Results },
+] as const;
+
+/** Pages under a nav entry: reached from their page's links, the entry marked current. */
+const SUB_PAGES = [
+  { path: '/leads/import', under: '/leads', Page: LeadImport },
+  { path: '/leads/blocklist', under: '/leads', Page: Blocklist },
+] as const;
 
 /** Pages a signed-in person reaches, with the nav's wording; `owner` pages are not offered to a member. */
 export const SETTINGS_PAGES = [
@@ -71,11 +96,17 @@ function route(path: string, session: Session | null) {
   if (path === '/sign-in') return session ? <Redirect to="/settings/profile" /> : <SignIn />;
   if (!session) return <Redirect to="/sign-in" />;
   if (path === '/' || path === '/settings') return <Redirect to="/settings/profile" />;
-  const page = SETTINGS_PAGES.find((p) => p.path === path);
+  const page = [...WORK_PAGES, ...SETTINGS_PAGES].find((p) => p.path === path);
+  const sub = SUB_PAGES.find((p) => p.path === path);
+  const lead = sub ? null : match('/leads/:id', path);
   const owner = session.person.role === 'owner';
+  let body = <NotFound />;
+  if (page && (owner || !page.owner)) body = <page.Page />;
+  else if (sub) body = <sub.Page />;
+  else if (lead) body = <LeadPage key={lead.id} id={lead.id!} />;
   return (
-    <Shell pages={SETTINGS_PAGES.filter((p) => owner || !p.owner)} current={path}>
-      {page && (owner || !page.owner) ? <page.Page /> : <NotFound />}
+    <Shell work={WORK_PAGES} pages={SETTINGS_PAGES.filter((p) => owner || !p.owner)} current={sub?.under ?? (lead ? '/leads' : path)}>
+      <Suspense fallback={<Loading />}>{body}</Suspense>
     </Shell>
   );
 }

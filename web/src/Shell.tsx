@@ -9,7 +9,17 @@ interface NavPage {
 }
 
 /** The signed-in frame: the left nav on a desktop, a top bar with a menu button on a phone's width. */
-export function Shell({ pages, current, children }: { pages: readonly NavPage[]; current: string; children: ReactNode }) {
+export function Shell({
+  work,
+  pages,
+  current,
+  children,
+}: {
+  work: readonly NavPage[];
+  pages: readonly NavPage[];
+  current: string;
+  children: ReactNode;
+}) {
   const session = useSignedIn();
   const { setSession } = useSession();
   const [open, setOpen] = useState(false);
@@ -54,9 +64,21 @@ export function Shell({ pages, current, children }: { pages: readonly NavPage[];
           Menu
         </button>
       </header>
-      <nav id="nav" className={open ? 'sidenav open' : 'sidenav'} aria-label="Settings">
+      <nav id="nav" className={open ? 'sidenav open' : 'sidenav'} aria-label="Dashboard">
         <div className="brand sidenav-brand">Growth Agent</div>
         <p className="account-name">{session.account.name}</p>
+        <p className="nav-heading" id="nav-work">
+          Work
+        </p>
+        <ul aria-labelledby="nav-work" className="nav-section">
+          {work.map((p) => (
+            <li key={p.path}>
+              <Link to={p.path} aria-current={p.path === current ? 'page' : undefined}>
+                {p.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
         <p className="nav-heading" id="nav-settings">
           Settings
         </p>

@@ -32,9 +32,14 @@ export function setCsrfToken(token: string | null): void {
 
 export const API = '/dashboard/api';
 
-export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+/** A raw body (a picked file) sent as it is, with its own Content-Type; the answer read as `api` reads it. */
+export function upload<T>(path: string, file: Blob, contentType: string): Promise<T> {
+  return api<T>('POST', path, file, contentType);
+}
+
+export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, rawType?: string): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (body !== undefined) headers['Content-Type'] = rawType ?? 'application/json';
   if (method !== 'GET' && csrfToken) headers['X-CSRF-Token'] = csrfToken;
   let res: Response;
   try {
@@ -42,7 +47,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: 
       method,
       headers,
       credentials: 'same-origin',
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : rawType ? (body as Blob) : JSON.stringify(body),
     });
   } catch {
     throw new ApiError(0, 'The service could not be reached. Check your connection and try again.', {}, null);

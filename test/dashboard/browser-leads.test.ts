@@ -1,0 +1,143 @@
+import { afterAll, describe, expect } from 'vitest';
+import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
+import { buildLead } from '../helpers/factories.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+
+/**
+ * Leads in Debian's Chromium: the list filtered by status, searched, paged by cursor, a lead's page; a CSV
+ * imported through the page (preview with its bad rows, then the job's progress to done, the maintenance
+ * pool running in-process); the block list, added to. Each page passes axe-core and asks no other host.
+ */
+
+let env: TestEnv;
+let served: Awaited<ReturnType<typeof serveApp>>;
+let browser: Browser;
+let ana: SignedInPerson;
+it.override('options', { env: { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1' }, pools: ['maintenance'] });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
+  served = await serveApp(env.app);
+  ana = await signedIn(env, { name: 'Ana Lima', email: 'ana@leads.example' });
+  browser = await launchChromium();
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+  await served?.close();
+});
+
+async function signedInPage(expected: number[] = []) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const watch = watchPage(page, (status, url) => (status === 401 && url.endsWith('/dashboard/api/session')) || expected.includes(status));
+  await page.goto(`${served.base}/dashboard/sign-in`);
+  await page.getByLabel('Email').fill(ana.email);
+  await page.getByLabel('Password').fill(ana.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
+  return { context, page, watch };
+}
+
+async function check(page: Page, shot: string) {
+  const violations = await axeViolations(page);
+  expect(violations, JSON.stringify(violations, null, 2)).toEqual([]);
+  await screenshot(page, `dashboard-${shot}`);
+}
+
+const clean = (watch: ReturnType<typeof watchPage>) => {
+  expect([...watch.hosts]).toEqual([new URL(served.base).host]);
+  expect(watch.failures).toEqual([]);
+};
+
+describe('leads in headless Chromium', () => {
+  it('filters by status, searches, pages by cursor and opens a lead', { timeout: 120_000 }, async () => {
+    for (let i = 0; i < 55; i++) await buildLead(env.deps.db, ana.accountId, { domain: `co${i}.test`, status: 'new' });
+    await buildLead(env.deps.db, ana.accountId, {
+      domain: 'northwind.test',
+      companyName: 'Northwind Traders',
+      status: 'replied',
+      contacts: [{ email: 'dana@northwind.test' }],
+    });
+    const { context, page, watch } = await signedInPage();
+    try {
+      await page.getByRole('navigation').getByRole('link', { name: 'Leads' }).click();
+      await page.getByRole('heading', { name: 'Leads', level: 1 }).waitFor();
+      const rows = page.locator('tbody tr');
+      await rows.first().waitFor();
+      expect(await rows.count()).toBe(50);
+      await page.getByRole('button', { name: 'Load more' }).click();
+      await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(56);
+      expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+      await check(page, 'leads');
+
+      await page.getByLabel('Status').selectOption('replied');
+      await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(1);
+      await page.getByRole('link', { name: 'Northwind Traders' }).waitFor();
+
+      await page.getByLabel('Status').selectOption('');
+      await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(50);
+      await page.getByLabel('Search').fill('co12');
+      await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(1);
+      await page.getByLabel('Search').fill('');
+
+      await page.getByLabel('Status').selectOption('replied');
+      await page.getByRole('link', { name: 'Northwind Traders' }).click();
+      await page.getByRole('heading', { name: 'Northwind Traders', level: 1 }).waitFor();
+      await page.getByText('dana@northwind.test').waitFor();
+      await check(page, 'lead');
+      clean(watch);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('imports a CSV: the preview lists the bad rows, the import runs to done with its counts and bad lines', {
+    timeout: 120_000,
+  }, async () => {
+    const csv = [
+      'Email,Full name,Website',
+      'kim@globex.test,Kim Park,globex.test',
+      'not-an-address,Nobody,',
+      'lee@initech.test,Lee Wu,initech.test',
+      'kim@globex.test,Kim Park,globex.test',
+    ].join('\n');
+    const { context, page, watch } = await signedInPage();
+    try {
+      await page.goto(`${served.base}/dashboard/leads/import`);
+      await page.getByRole('heading', { name: 'Import leads', level: 1 }).waitFor();
+      await page.getByLabel('CSV file').setInputFiles({ name: 'contacts.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      await page.getByLabel('Mapping (optional)').fill('email=Email,name=Full name,domain=Website');
+      await page.getByRole('button', { name: 'Preview' }).click();
+      await page.getByText('2 of these rows will not be imported.').waitFor();
+      expect(await page.getByRole('cell', { name: /^Refused:/ }).count()).toBe(1);
+      expect(await page.getByRole('cell', { name: /^Duplicate: repeats line 2/ }).count()).toBe(1);
+      await page.getByRole('button', { name: 'Import' }).click();
+      await page.getByText('Imported 2 contacts; 1 duplicate and 1 refused row left out.').waitFor({ timeout: 60_000 });
+      await page.getByText(/Line 3: refused/).waitFor();
+      await check(page, 'leads-import');
+
+      const listed = await ana.request('get', '/dashboard/api/v1/leads?limit=100').expect(200);
+      expect(listed.body.leads.map((l: { domain: string }) => l.domain)).toEqual(expect.arrayContaining(['globex.test', 'initech.test']));
+      clean(watch);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('adds to the block list and lists it, saying what could not be read', { timeout: 90_000 }, async () => {
+    const { context, page, watch } = await signedInPage();
+    try {
+      await page.goto(`${served.base}/dashboard/leads/blocklist`);
+      await page.getByRole('heading', { name: 'Block list', level: 1 }).waitFor();
+      await page.getByLabel(/Block \(one domain/).fill('spam.test\nceo@rival.test\nnot a value');
+      await page.getByRole('button', { name: 'Add to the block list' }).click();
+      await page.getByText(/Added 2; 0 already listed\. Not a domain, address or profile URL: not a value\./).waitFor();
+      await page.getByRole('rowheader', { name: 'spam.test' }).waitFor();
+      await page.getByRole('rowheader', { name: 'ceo@rival.test' }).waitFor();
+      await check(page, 'blocklist');
+      clean(watch);
+    } finally {
+      await context.close();
+    }
+  });
+});
