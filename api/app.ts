@@ -11,6 +11,8 @@ import { buildOpenApi } from './openapi.js';
 import type { AppDeps, ProcessDeps, RouteDef } from './route-def.js';
 import { sendWindowHold } from '../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
+import { experimentAdapter } from '../src/experiments/experiment.adapter.js';
+import { registerAdapter } from '../src/channels/registry.js';
 import { buildRouter } from './router.js';
 import { routes as defaultRoutes } from './routes/index.js';
 import { UNSUBSCRIBE_PATH, unsubscribeRouter } from './unsubscribe.js';
@@ -20,7 +22,9 @@ import { Unavailable } from '../src/errors.js';
 
 /** The Express app, without listening: tests and the server entry both build it here. */
 export function createApp(processDeps: ProcessDeps, routes: RouteDef[] = defaultRoutes): Express {
-  // The composition root of the API: the shipping path is handed the experiments' send-window hold rule.
+  // The composition root of the API: the shipping path is handed the experiments' send-window hold rule, and the
+  // channel registry the experiments' adapter (starting an experiment is a kind of work).
+  registerAdapter('experiment', experimentAdapter);
   const deps: AppDeps = { ...processDeps, holdRule: sendWindowHold, onSent: exposeExperimentMail };
   const app = express();
   app.disable('x-powered-by');

@@ -6,6 +6,8 @@ import type { Redis } from '../src/redis.js';
 import type { Deps } from '../src/deps.js';
 import { sendWindowHold } from '../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
+import { experimentAdapter } from '../src/experiments/experiment.adapter.js';
+import { registerAdapter } from '../src/channels/registry.js';
 import type { ShipRules } from '../src/shipping/hold-rule.js';
 import { metrics } from '../src/metrics/registry.js';
 import { queueTelemetry } from '../src/tracing/spans.js';
@@ -89,7 +91,9 @@ export function createWorker(
   const unknown = [...byName.keys()].filter((n) => !expected.includes(n));
   if (unknown.length) throw new Error(`queue ${queue}: processors for jobs not in the catalog: ${unknown.join(', ')}`);
 
-  // The composition root of a worker: the shipping path is handed the experiments' send-window hold rule.
+  // The composition root of a worker: the shipping path is handed the experiments' send-window hold rule, and the
+  // channel registry the experiments' adapter (starting an experiment is a kind of work).
+  registerAdapter('experiment', experimentAdapter);
   const deps: WorkerDeps = { ...opts.deps, holdRule: sendWindowHold, onSent: exposeExperimentMail };
   const name = opts.from ?? queue;
   const inFlight = new Map<string, { job: Job; token: string }>();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { getMessage, getStatus, getThread } from '../../src/agent/messages/agent.service.js';
 import { refuseMessage, sendMessage } from '../../src/agent/messages/messages.service.js';
 import { NotFound, type AppError } from '../../src/errors.js';
+import { webhooksRepository } from '../../src/webhooks/webhooks.repository.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
 import { queryInt } from '../schemas.js';
 import {
@@ -81,6 +82,11 @@ export const agentRoutes: RouteDef[] = [
     bucket: 'reads',
     responses: { 200: { description: 'Agent status', schema: StatusResponse } },
   }).handle(async (_input, ctx) => ({
-    body: { status: await getStatus(ctx.deps.db, ctx.principal.accountId, ctx.deps.config.agent.limits.modelCallsPerDay) },
+    // Events accepted at a hook URL and not handed to the agent yet count as its work waiting.
+    body: {
+      status: await getStatus(ctx.deps.db, ctx.principal.accountId, ctx.deps.config.agent.limits.modelCallsPerDay, (accountId, since) =>
+        webhooksRepository(ctx.deps.db).waitingForAgent(accountId, since),
+      ),
+    },
   })),
 ];

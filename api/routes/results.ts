@@ -1,8 +1,18 @@
 import type { z } from 'zod';
+import { AGENT_TURNS_SQL } from '../../src/agent/core/doors.js';
 import { readExperiments } from '../../src/experiments/reading.js';
-import { getResults, hasReturnPath } from '../../src/results/report/results.service.js';
+import { inboundUrlsRepository } from '../../src/inbound/inbound-urls.repository.js';
+import { getResults, hasReturnPath, type ScoreboardSources } from '../../src/results/report/results.service.js';
+import { WORKFLOW_RUNS_SQL } from '../../src/workflows/runs.repository.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import { ResultsQuery, ResultsResponse } from './results.schemas.js';
+
+/** What the scoreboard reads of the areas above it (the agent's turns, workflow runs, inbound URLs), from their owners. */
+const sources: ScoreboardSources = {
+  turns: AGENT_TURNS_SQL,
+  workflowRuns: WORKFLOW_RUNS_SQL,
+  hasInboundUrl: (q, accountId) => inboundUrlsRepository(q).has(accountId),
+};
 
 export const resultsRoutes: RouteDef[] = [
   /** The per-channel scoreboard for the clamped window and its baseline. */
@@ -18,8 +28,9 @@ export const resultsRoutes: RouteDef[] = [
   }).handle(async ({ query }, ctx) => {
     const { db, config } = ctx.deps;
     const { accountId } = ctx.principal;
-    const returnPath = await hasReturnPath(db, accountId, config.inbound.smtpPort);
+    const returnPath = await hasReturnPath(db, accountId, config.inbound.smtpPort, sources);
     const results = await getResults(db, accountId, query.since, Date.now(), returnPath, {
+      sources,
       replyWindowMs: config.experiments.replyWindowMs,
       readExperiments,
     });

@@ -31,6 +31,14 @@ interface AuditRow {
   at: number;
 }
 
+/**
+ * SQL text: the head of an insert of audit rows, for a statement of another area that must write its audit row in
+ * the same round trip (the agent's recorded API message: src/agent/core/turn-statements.ts). The caller follows it
+ * with a SELECT or VALUES of these columns, in this order.
+ */
+export const INSERT_AUDIT_ROWS_SQL =
+  'INSERT INTO audit_log (account_id, actor, token_id, token_label, method, route, target_id, status, at)';
+
 export function auditRepository(q: Queryable) {
   return {
     async insert(e: AuditEntry): Promise<void> {

@@ -10,6 +10,13 @@ export interface AdMetricsRow {
   conversions: string;
 }
 
+/**
+ * SQL text for a statement of another area that must read ad metrics inside it (an ad experiment's counts): the poll's
+ * rows as a table of (account_id, test_id, variant, impressions, clicks, conversions), a subquery Postgres folds into
+ * the statement. Read-only.
+ */
+export const AD_METRICS_SQL = '(SELECT account_id, test_id, variant, impressions, clicks, conversions FROM ad_metrics)';
+
 /** The ad platform's metrics the poll stored (src/channels/ads-poll.ts), summed per (test, variant) over [since, until]. */
 export const adMetricsOf = (q: Queryable, accountId: string, testIds: string[], since: number, until: number): Promise<AdMetricsRow[]> =>
   q('ad_metrics')

@@ -110,11 +110,12 @@ export const spendAdapter = (config: Config, db: Db): ChannelAdapter => ({
     };
     return { kind: 'spend', to: null, subject: card.title, body: '', details: problem ? { problem } : change };
   },
-  async prepare(trx, fencing, work) {
+  async prepare(trx, fencing, work, earlier) {
     const problem = textOf(work.details.problem);
     if (problem) throw new Rejected(`this budget change cannot be applied: ${problem}; request changes so the agent fixes it`);
     const named = textOf(work.details.currency) || null;
-    const currency = await checkSpendCap(trx, fencing.accountId, { amount: Number(work.details.amount), currency: named }, fencing.at);
+    const change = { amount: Number(work.details.amount), currency: named };
+    const currency = await checkSpendCap(trx, fencing.accountId, change, fencing.at, earlier);
     // A change that names no currency (the agent's ship tool gives only an amount) is in the cap's.
     return { details: { accountId: fencing.accountId, currency } };
   },

@@ -59,6 +59,15 @@ export class AnswerLost extends Error {
   }
 }
 
+/**
+ * What the shipping path tells an adapter's `prepare` of the account's earlier fences of the same kind, in the fence's
+ * transaction (channels never read fences: the spend adapter's monthly cap counts through it).
+ */
+export interface EarlierFences {
+  /** The sum of their increases (`details.amount` above 0, minor units) fenced since `since` and not void (`not_sent`). */
+  increasesSince(since: number): Promise<number>;
+}
+
 /** How long the shipping path waits on an adapter, and how long it reconciles a lost answer. */
 export interface ShipTimings {
   retryAfterSeconds: number;
@@ -93,7 +102,7 @@ export interface ChannelAdapter {
    * answer too) carries the same. Mail records the thread replies find and the token of its headers.
    * A `leadId` among the details names the lead the work reaches: it becomes `contacted` when it ships.
    */
-  prepare?(trx: Queryable, fencing: Fencing, work: Work): Promise<Prepared>;
+  prepare?(trx: Queryable, fencing: Fencing, work: Work, earlier: EarlierFences): Promise<Prepared>;
   /** Resolves once the service took it; throws NotShipped or AnswerLost. */
   ship(work: Work, idempotencyKey: string): Promise<Shipped>;
   /** What became of the work shipped under `idempotencyKey`; `fence`: the shipping path's fence of it (its account and details). */

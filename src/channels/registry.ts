@@ -6,9 +6,11 @@ import type { ChannelAdapter } from './channel.types.js';
 import { isConnected } from './connections.js';
 import { emailAdapter, sequenceAdapter } from './email.adapter.js';
 import { adTestAdapter, spendAdapter } from './ads.adapter.js';
-import { experimentAdapter } from './experiment.adapter.js';
 import { networkAdapter } from './network.adapter.js';
 import { KINDS_OF_WORK, WORK_NOUNS, type KindOfWork } from './kinds.js';
+
+/** How a kind's adapter is made for a process. */
+export type AdapterFactory = (config: Config, db: Db) => ChannelAdapter;
 
 interface Channel {
   /** The connection an account needs before this kind can ship, in words. */
@@ -21,8 +23,8 @@ interface Channel {
   typeOf?: (details: Record<string, unknown>) => string;
   /** The shipped event's amount (minor units), from the fence's details (default: none). */
   amountOf?: (details: Record<string, unknown>) => number | null;
-  /** The adapter, once one exists for the kind. */
-  adapter: ((config: Config, db: Db) => ChannelAdapter) | null;
+  /** The adapter, once one exists for the kind (or, for a kind an area above this one ships, once it is registered). */
+  adapter: AdapterFactory | null;
   /** Whether this account has the connection (each adapter answers this from the account's connections). */
   connected(q: Queryable, accountId: string): Promise<boolean>;
 }
@@ -65,15 +67,30 @@ const CHANNELS: Record<KindOfWork, Channel> = {
     adapter: spendAdapter,
     connected: (q, accountId) => isConnected(q, accountId, 'ads'),
   },
-  // Starting an experiment ships nothing outside (its mail counts as email when it goes): no event of its own.
+  // Starting an experiment ships nothing outside (its mail counts as email when it goes): no event of its own. Its
+  // adapter belongs to the experiments area, above this one: the composition roots register it (registerAdapter).
   experiment: {
     connection: 'mail transport',
     shipped: { channel: 'email', type: 'sent' },
     counts: () => false,
-    adapter: experimentAdapter,
+    adapter: null,
     connected: always,
   },
 };
+
+/** The kinds whose adapter an area above channels provides: the composition roots register each (registerAdapter). */
+export type RegisteredKind = Extract<KindOfWork, 'experiment'>;
+
+/**
+ * Registers the adapter of a kind whose area stands above channels (`experiment`: src/experiments/experiment.adapter.ts).
+ * The composition roots call it as they start (the API's app, each worker, the test helpers that build either);
+ * registering the same adapter again changes nothing, and a kind keeps the one adapter it was first given.
+ */
+export function registerAdapter(kind: RegisteredKind, adapter: AdapterFactory): void {
+  const ch = CHANNELS[kind];
+  if (ch.adapter && ch.adapter !== adapter) throw new Error(`the ${kind} adapter is already registered`);
+  ch.adapter = adapter;
+}
 
 const isKind = (k: string): k is KindOfWork => (KINDS_OF_WORK as readonly string[]).includes(k);
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db.js';
 import { BadRequest, Rejected } from '../errors.js';
+import type { EarlierFences } from './channel.types.js';
 
 /** The operator's monthly spend cap on an account (minor currency units). */
 export interface SpendCap {
@@ -37,22 +38,19 @@ export function monthStart(at: number): number {
 /** An amount in minor units, in words: 1250 EUR → "12.50 EUR". */
 export const money = (minor: number, currency: string) => `${(minor / 100).toFixed(2)} ${currency}`;
 
-/** Spent this month (minor units) as the cap counts it: every spend fence not void (`not_sent`) that increased the budget. */
-export async function spentThisMonth(q: Queryable, accountId: string, at: number): Promise<number> {
-  const row = (await q('shipments')
-    .where({ account_id: accountId, kind_of_work: 'spend' })
-    .whereNot({ status: 'not_sent' })
-    .where('created_at', '>=', monthStart(at))
-    .select(q.raw(`coalesce(sum(greatest((details->>'amount')::bigint, 0)), 0) as used`))
-    .first()) as { used: string | number };
-  return Number(row.used);
+/** The account's monthly spend cap, or null when the operator set none (`lock`: FOR UPDATE, in the caller's transaction). */
+export async function spendCapOf(q: Queryable, accountId: string, lock = false): Promise<SpendCap | null> {
+  const query = q('ads_spend_caps').where({ account_id: accountId }).first();
+  const cap = (await (lock ? query.forUpdate() : query)) as { monthly_cap: string | number; currency: string } | undefined;
+  return cap ? { accountId, monthlyCap: Number(cap.monthly_cap), currency: cap.currency } : null;
 }
 
 /**
  * The monthly cap guard, inside the transaction that writes a budget change's fence. The cap row is
  * locked FOR UPDATE first, so two approvals of different changes on one account are checked one after
  * the other: the second sees the first's fence. Counted this month: every spend fence not void
- * (`not_sent`) whose change increased the budget, in flight or applied. Refused (409) when no cap is
+ * (`not_sent`) whose change increased the budget, in flight or applied (the shipping path's `earlier` fences,
+ * from the start of the month). Refused (409) when no cap is
  * set, when the currency differs from the cap's, or when this increase would pass the cap. A decrease
  * always passes. Answers the cap's currency (a change that names none is in it).
  */
@@ -61,21 +59,20 @@ export async function checkSpendCap(
   accountId: string,
   change: { amount: number; currency: string | null },
   at: number,
+  earlier: EarlierFences,
 ): Promise<string> {
-  const cap = (await trx('ads_spend_caps').where({ account_id: accountId }).forUpdate().first()) as
-    | { monthly_cap: string | number; currency: string }
-    | undefined;
+  const cap = await spendCapOf(trx, accountId, true);
   if (!cap) {
     throw new Rejected(
       'no monthly spend cap is set on this account; the operator sets one (channel spend-cap) before any budget change applies',
     );
   }
-  const limit = Number(cap.monthly_cap);
+  const limit = cap.monthlyCap;
   if (change.currency !== null && change.currency !== cap.currency) {
     throw new Rejected(`this budget change is in ${change.currency} but the monthly spend cap is in ${cap.currency}; nothing was applied`);
   }
   if (change.amount <= 0) return cap.currency;
-  const used = await spentThisMonth(trx, accountId, at);
+  const used = await earlier.increasesSince(monthStart(at));
   if (used + change.amount > limit) {
     const left = Math.max(0, limit - used);
     throw new Rejected(

@@ -75,6 +75,10 @@ export function postsRepository(q: Queryable) {
         created_at: r.at,
       }),
 
+    /** The account's post with this id while it is published (a post taken down is not). */
+    publishedById: (accountId: string, id: string): Promise<PostRow | undefined> =>
+      q('posts').where({ account_id: accountId, id, status: 'published' }).first(),
+
     lockById: (accountId: string, id: string): Promise<PostRow | undefined> =>
       q('posts').where({ account_id: accountId, id }).forUpdate().first(),
 

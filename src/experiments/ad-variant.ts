@@ -7,7 +7,10 @@
  * the platform's conversions.
  */
 import { createHash } from 'node:crypto';
+import { AD_METRICS_SQL } from '../channels/ad-metrics.repository.js';
 import type { Queryable } from '../db.js';
+import { CARD_STATES_SQL } from '../review/cards/doors.js';
+import { FENCES_SQL } from '../shipping/fence.repository.js';
 import type { Metric, VariantCounts } from '../statistics/plan.js';
 
 export const AD_THING = 'ad_variant' as const;
@@ -104,12 +107,12 @@ export async function adCountsOf(q: Queryable, accountId: string, list: readonly
         `SELECT x.card_id, c.status AS card_status, s.settled_at, s.details->>'durationDays' AS days,
                 m.variant, m.impressions, m.clicks, m.conversions
            FROM unnest(?::text[]) AS x(card_id)
-           LEFT JOIN review_cards c ON c.account_id = ? AND c.id = x.card_id
-           LEFT JOIN shipments s ON s.account_id = ? AND s.card_id = x.card_id AND s.kind_of_work = 'ad_test' AND s.status = 'sent'
+           LEFT JOIN ${CARD_STATES_SQL} c ON c.account_id = ? AND c.id = x.card_id
+           LEFT JOIN ${FENCES_SQL} s ON s.account_id = ? AND s.card_id = x.card_id AND s.kind_of_work = 'ad_test' AND s.status = 'sent'
            LEFT JOIN LATERAL (
              SELECT variant, sum(impressions)::bigint AS impressions, sum(clicks)::bigint AS clicks,
                     sum(conversions)::bigint AS conversions
-               FROM ad_metrics WHERE account_id = ? AND test_id = s.provider_id GROUP BY variant) m ON true`,
+               FROM ${AD_METRICS_SQL} am WHERE account_id = ? AND test_id = s.provider_id GROUP BY variant) m ON true`,
         [cards, accountId, accountId, accountId],
       )) as { rows: Row[] })
     : { rows: [] as Row[] };

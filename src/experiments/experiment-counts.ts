@@ -3,6 +3,8 @@
  * outcomes from `experiment_assignments`, an ad experiment's from the ad platform's reports (ad-variant.ts).
  */
 import type { Queryable } from '../db.js';
+import { CONVERSIONS_SQL, VISITS_SQL } from '../measurement/measurement.repository.js';
+import { CARD_STATES_SQL } from '../review/cards/doors.js';
 import { adCountsOf } from './ad-variant.js';
 import type { Metric, VariantCounts } from '../statistics/plan.js';
 import { postPending } from './post-title.js';
@@ -44,10 +46,10 @@ interface CountRow {
 const OUTCOME_SQL: Record<Metric, string> = {
   reply_rate: 'replied_at IS NOT NULL',
   positive_reply_rate: 'positive_at IS NOT NULL',
-  click_rate:
-    'clicked_at IS NOT NULL OR EXISTS (SELECT 1 FROM visits v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)',
-  conversion_rate: `EXISTS (SELECT 1 FROM conversions c WHERE c.account_id = a.account_id AND c.visit_id = a.click_visit_id)
-                    OR EXISTS (SELECT 1 FROM conversions c JOIN visits v ON v.account_id = c.account_id AND v.id = c.visit_id
+  click_rate: `clicked_at IS NOT NULL
+               OR EXISTS (SELECT 1 FROM ${VISITS_SQL} v WHERE v.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)`,
+  conversion_rate: `EXISTS (SELECT 1 FROM ${CONVERSIONS_SQL} c WHERE c.account_id = a.account_id AND c.visit_id = a.click_visit_id)
+                    OR EXISTS (SELECT 1 FROM ${CONVERSIONS_SQL} c JOIN ${VISITS_SQL} v ON v.account_id = c.account_id AND v.id = c.visit_id
                      WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot)`,
 };
 
@@ -68,7 +70,7 @@ export async function countExperiments(
             count(*) FILTER (WHERE exposed_at <= m.cutoff)::int AS exposures, ${outcomes},
             count(*) FILTER (WHERE exposed_at IS NOT NULL)::int AS sent,
             count(*) FILTER (WHERE skipped IS NULL AND (exposed_at > m.cutoff OR exposed_at IS NULL AND NOT EXISTS (
-              SELECT 1 FROM review_cards c WHERE c.account_id = a.account_id AND c.id = a.card_id
+              SELECT 1 FROM ${CARD_STATES_SQL} c WHERE c.account_id = a.account_id AND c.id = a.card_id
                  AND c.status IN ('dismissed', 'resolved'))))::int AS pending
        FROM experiment_assignments a JOIN unnest(?::text[], ?::bigint[]) AS m(id, cutoff) ON m.id = a.experiment_id
       WHERE a.account_id = ? GROUP BY 1, 2`,

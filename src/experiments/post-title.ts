@@ -9,6 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db.js';
 import { randomBase62 } from '../ids.js';
+import { cardsInStatus } from '../review/cards/doors.js';
+import { FENCES_SQL } from '../shipping/fence.repository.js';
 import { assignVariant, VARIANT_KEYS } from '../statistics/assignment.js';
 
 export const POST_THING = 'post_title' as const;
@@ -52,7 +54,7 @@ export interface PostExperiment {
 export async function runningOnPost(q: Queryable, accountId: string, postId: string): Promise<PostExperiment | null> {
   const { rows } = (await q.raw(
     `SELECT e.id, e.plan FROM experiments e
-       JOIN shipments s ON s.account_id = e.account_id AND s.card_id = e.draft->>'blogCardId' AND s.status = 'sent'
+       JOIN ${FENCES_SQL} s ON s.account_id = e.account_id AND s.card_id = e.draft->>'blogCardId' AND s.status = 'sent'
       WHERE e.account_id = ? AND e.thing = ? AND e.status = 'running' AND s.provider_id = ?
       ORDER BY e.started_at DESC LIMIT 1`,
     [accountId, POST_THING, postId],
@@ -119,7 +121,7 @@ export async function readerClicked(
   if (!READER_TOKEN.test(token)) return false;
   const n = await q.raw(
     `UPDATE experiment_assignments a SET clicked_at = ?, click_visit_id = ?
-       FROM experiments e JOIN shipments s ON s.account_id = e.account_id AND s.card_id = e.draft->>'blogCardId'
+       FROM experiments e JOIN ${FENCES_SQL} s ON s.account_id = e.account_id AND s.card_id = e.draft->>'blogCardId'
       WHERE a.account_id = ? AND a.token = ? AND a.clicked_at IS NULL
         AND e.account_id = a.account_id AND e.id = a.experiment_id AND e.thing = ? AND e.status = 'running'
         AND s.status = 'sent' AND s.provider_id = ?`,
@@ -149,15 +151,7 @@ export async function postPending(
   const posts = list.filter((e) => e.thing === POST_THING);
   if (!posts.length) return;
   const cards = posts.map((e) => (e.draft as PostDraft).blogCardId ?? '');
-  const dead = new Set(
-    (
-      (await q('review_cards')
-        .where({ account_id: accountId })
-        .whereIn('id', cards)
-        .whereIn('status', ['dismissed', 'resolved'])
-        .select('id')) as { id: string }[]
-    ).map((r) => r.id),
-  );
+  const dead = await cardsInStatus(q, accountId, cards, ['dismissed', 'resolved']);
   for (const e of posts) {
     const c = out.get(e.id);
     if (!c) continue;

@@ -10,6 +10,10 @@ export function inboundUrlsRepository(q: Queryable) {
         .onConflict('account_id')
         .merge(['id', 'secret_hash', 'created_at']);
     },
+    /** Whether the account has an inbound URL (received mail can reach it that way: `/results` asks). */
+    async has(accountId: string): Promise<boolean> {
+      return Boolean(await q('inbound_urls').where({ account_id: accountId }).first('id'));
+    },
     /** The secret hash the account's URL has now, or null. */
     async hashOf(accountId: string): Promise<string | null> {
       const row: { secret_hash: string } | undefined = await q('inbound_urls').where({ account_id: accountId }).first('secret_hash');

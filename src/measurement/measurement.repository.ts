@@ -83,6 +83,14 @@ const toLink = (r: Record<string, string | null>): TrackedLink => ({
   leadId: r.lead_id ?? null,
 });
 
+/**
+ * SQL text for statements of another area that must read visits and conversions inside them (an experiment's counts):
+ * visits as a table of (account_id, id, card_id, bot), conversions of (account_id, visit_id), subqueries Postgres folds
+ * into the statement. Read-only.
+ */
+export const VISITS_SQL = '(SELECT account_id, id, card_id, bot FROM visits)';
+export const CONVERSIONS_SQL = '(SELECT account_id, visit_id FROM conversions)';
+
 export function measurementRepository(q: Queryable) {
   return {
     /** Any account's link by its code (the public `/l/{code}` route: the code is the credential). */

@@ -97,10 +97,6 @@ export function resultsRepository(q: Queryable) {
       await q('channel_connections').where({ account_id: accountId, channel }).del();
     },
 
-    async hasInboundUrl(accountId: string): Promise<boolean> {
-      return Boolean(await q('inbound_urls').where({ account_id: accountId }).first('id'));
-    },
-
     async connected(accountId: string): Promise<string[]> {
       return q('channel_connections').where({ account_id: accountId }).pluck('channel');
     },

@@ -103,6 +103,13 @@ export const SEALED_FENCE_TOKENS = {
 } as const;
 
 /**
+ * SQL text for a statement of another area that must read fences inside it (an experiment's counts, the fence that
+ * published a post): fences as a table of (account_id, card_id, kind_of_work, status, settled_at, details,
+ * provider_id), a subquery Postgres folds into the statement. Read-only.
+ */
+export const FENCES_SQL = '(SELECT account_id, card_id, kind_of_work, status, settled_at, details, provider_id FROM shipments)';
+
+/**
  * The shipping fence: one live row per card, written in the transaction that claims the card, for any
  * kind of work: the `shipments` table (named `mail_sends` until migration 20261203150000; a view of that name
  * serves the previous release's processes for one release, docs/decisions/stores.md).
@@ -202,6 +209,20 @@ export function fencesRepository(q: Queryable) {
         .whereRaw(`coalesce(details->>'replyToken', '') = ?`, [f.token])
         .update({ details: q.raw(`(details - 'replyToken') || jsonb_build_object('replyTokenSealed', ?::text)`, [sealed]) });
       return n > 0;
+    },
+    /**
+     * The sum of the increases (`details.amount` above 0, minor units) of the account's fences of this kind fenced
+     * since `since` that are not void (`not_sent`), in flight or shipped: the spend this month the monthly cap counts
+     * (src/channels/spend-cap.ts `checkSpendCap`, handed it as `EarlierFences`).
+     */
+    async increasesSince(accountId: string, kind: string, since: number): Promise<number> {
+      const row = (await q('shipments')
+        .where({ account_id: accountId, kind_of_work: kind })
+        .whereNot({ status: 'not_sent' })
+        .where('created_at', '>=', since)
+        .select(q.raw(`coalesce(sum(greatest((details->>'amount')::bigint, 0)), 0) as used`))
+        .first()) as { used: string | number };
+      return Number(row.used);
     },
     /** When the oldest send whose provider answer is lost was fenced: `pending` while reconciled, `unknown` once a person must decide. */
     async oldestLostAnswer(): Promise<number | null> {

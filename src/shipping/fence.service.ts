@@ -33,7 +33,8 @@ export async function fenceWork(
   const id = newId('send');
   const at = Date.now();
   const fencing = { id, accountId: card.accountId, cardId: card.id, step: o.step, idempotencyKey: `mail-${id}`, at };
-  const prepared = adapter.prepare ? await adapter.prepare(trx, fencing, work) : { details: {} };
+  const earlier = { increasesSince: (since: number) => fencesRepository(trx).increasesSince(card.accountId, work.kind, since) };
+  const prepared = adapter.prepare ? await adapter.prepare(trx, fencing, work, earlier) : { details: {} };
   const { subject, kind } = work;
   return fencesRepository(trx).insert(
     {

@@ -251,6 +251,20 @@ export function webhooksRepository(q: Queryable) {
       )) as { rowCount: number };
       return rowCount;
     },
+    /**
+     * Whether the account has an event accepted at a hook URL since `since` that is not handed to the agent yet (its
+     * job waits for a worker, or was in a worker that died): the agent's status counts it as work waiting. The
+     * partial index holds only those.
+     */
+    async waitingForAgent(accountId: string, since: number): Promise<boolean> {
+      return Boolean(
+        await q('webhook_deliveries')
+          .where({ account_id: accountId, outcome: 'Accepted' })
+          .whereNull('turn_id')
+          .andWhere('at', '>', since)
+          .first('id'),
+      );
+    },
     /** Accepted deliveries older than `before` that no turn was recorded for: their job never ran. */
     async unhanded(before: number, limit: number): Promise<string[]> {
       const rows: { id: string }[] = await q('webhook_deliveries')

@@ -63,6 +63,13 @@ const toState = (r: RunRow): RunState => ({
 const closing = new WeakSet<RunState>();
 export const markClosing = (run: RunState): void => void closing.add(run);
 
+/**
+ * SQL text for a statement of another area that must read workflow runs inside it (the `/results` harness, handed it
+ * by the route and read_results): the runs as a table of (account_id, status, finished_at), a subquery Postgres folds
+ * into the statement. Read-only.
+ */
+export const WORKFLOW_RUNS_SQL = '(SELECT account_id, status, finished_at FROM workflow_runs)';
+
 /** The SQL of workflow runs: the row is the run's whole progress, and every save is conditional on its revision. */
 export function runsRepository(q: Queryable) {
   return {

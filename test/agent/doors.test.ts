@@ -5,6 +5,7 @@ import { executeTool, type ToolContext, toolRegistry } from '../../src/agent/too
 import { insertWorkflow } from '../../src/workflows/workflows.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rows } from '../helpers/rows.js';
+import { SCOREBOARD_SOURCES } from '../helpers/scoreboard.js';
 
 /**
  * The agent's doors into areas above it are passed in by whoever runs the tools (AgentDoors), never set when a
@@ -30,7 +31,12 @@ describe('the agent tools', () => {
     const { accountId } = await env.tenant();
     const proposeWorkflow = (q: Parameters<typeof insertWorkflow>[0], a: string, input: Parameters<typeof insertWorkflow>[2]) =>
       insertWorkflow(q, a, input, { proposedByAgent: true });
-    const doors = { tools: toolRegistry(AGENT_TOOLS), proposeWorkflow, adoptedDefaults: withAdoptedDefaults };
+    const doors = {
+      tools: toolRegistry(AGENT_TOOLS),
+      proposeWorkflow,
+      adoptedDefaults: withAdoptedDefaults,
+      scoreboard: SCOREBOARD_SOURCES,
+    };
     const out = await executeTool(call, { ...toolEnv(accountId), doors });
     expect(out).toMatchObject({ ok: true, result: expect.stringMatching(/^workflow \S+ is proposed \(paused\)/) });
     const [w] = await rows(env, 'workflows', { account_id: accountId });

@@ -4,7 +4,7 @@ import { getLead } from '../../src/leads/leads.service.js';
 import { redactUrl } from '../../src/logger.js';
 import { unsubscribeUrl } from '../../src/mail/outbound.js';
 import { sentThread } from '../helpers/sent-thread.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { buildCard, buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, sourceFiles } from './source-files.js';
@@ -40,11 +40,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'events',
   ],
   // memory: the agent's notes, read by the private-text check wherever work leaves and written by the agent and dismissals.
-  // experiments: the experiments' tables and each kind of variant's reads (counts, assignment, exposure); the
-  // channel registry (its experiment adapter) still imports them, so it stands this low until that adapter is
-  // registered by the process, as the scoreboard, visits, posts and shipping are now handed what they need (the
-  // agent's experiment code is src/agent/experiments/).
-  ['accounts', 'audit', 'results', 'secrets', 'memory', 'experiments'],
+  ['accounts', 'audit', 'results', 'secrets', 'memory'],
   // Tracked links and visits are made by mail and by published posts.
   ['tokens', 'blocklist', 'measurement'],
   ['leads', 'rate-limit', 'deps', 'content'],
@@ -56,6 +52,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['review'],
   // The shipping path: what was approved is fenced, shipped through its channel and reconciled.
   ['shipping'],
+  // experiments: a feature area on the shipping path, content and measurement: its tables, each kind of variant's reads
+  // (counts, assignment, exposure) and its adapter, which the composition roots register into the channel registry
+  // as they hand shipping its hold rule and the scoreboard, visits and posts their experiment readers. Nothing below
+  // imports it; the agent's experiment tools (src/agent/experiments/) stand on it.
+  ['experiments'],
   // results/report: the `/results` scoreboard, read through each owner's repository or door (the agent's read_results asks it).
   ['results/report'],
   // The agent, in sub-areas (src/agent/<sub-area>/), lowest first: what a turn is and where turns are kept; the
@@ -97,15 +98,6 @@ const CARD_REPOSITORY = join('src', 'review', 'cards', 'cards.repository.ts');
  * area's doors (src/review/cards/doors.ts) or review's services.
  */
 const CARD_REPOSITORY_ALLOWED = new Set<string>(['review', 'shipping']);
-/** Files outside src/review/cards/ that may read the review_cards table, never write it: `/results` `harness` counts cards. */
-// Readers of the table, never writers: the harness counts, and an experiment's counts (a mail card settled unsent never exposes;
-// an ad experiment's ad test card dismissed never runs).
-const CARD_TABLE_READERS = new Set<string>([
-  'src/results/report/harness.repository.ts',
-  'src/experiments/experiment-counts.ts',
-  'src/experiments/ad-variant.ts',
-  'src/experiments/post-title.ts',
-]);
 const WRITES_CARDS = /\b(?:insert\s+into|update|delete\s+from)\s+review_cards\b|review_cards['"]\s*\)\s*\.\s*(?:insert|update|del)\b/i;
 
 function areaOf(file: string): string {
@@ -259,11 +251,11 @@ describe('the import graph', () => {
     expect(up).toEqual([]);
   });
 
-  it('writes review cards only from src/review/cards/, and moves them through its repository only from review and shipping', () => {
+  it('names review cards only in src/review/cards/, and moves them through its repository only from review and shipping', () => {
     const outside = files.filter((f) => !f.startsWith(CARDS));
     const table = outside.filter((f) => {
       const code = texts.get(f)!.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
-      return /\breview_cards\b/.test(code) && (!CARD_TABLE_READERS.has(f) || WRITES_CARDS.test(code));
+      return /\breview_cards\b/.test(code);
     });
     const repository = outside.filter(
       (f) => !CARD_REPOSITORY_ALLOWED.has(areaOf(f)) && importsOf(f, texts.get(f)!).some((t) => t === CARD_REPOSITORY),

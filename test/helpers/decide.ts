@@ -8,12 +8,16 @@ import { loadConfig } from '../../src/config.js';
 import { createDeps } from '../../src/deps.js';
 import { sendWindowHold } from '../../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
+import { experimentAdapter } from '../../src/experiments/experiment.adapter.js';
+import { registerAdapter } from '../../src/channels/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { dismissCard } from '../../src/review/review.service.js';
 import { answerAndShip } from '../../src/shipping/after-approval.js';
 
 const [verb, accountId, cardId] = process.argv.slice(2) as ['approve' | 'dismiss', string, string];
-// A composition root, as the API is: the shipping path is handed the send-window hold rule.
+// A composition root, as the API is: the shipping path is handed the send-window hold rule, and the channel registry
+// the experiments' adapter.
+registerAdapter('experiment', experimentAdapter);
 const deps = { ...createDeps(loadConfig(), createLogger('silent')), holdRule: sendWindowHold, onSent: exposeExperimentMail };
 await deps.ready();
 const actor = {

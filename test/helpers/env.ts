@@ -13,6 +13,8 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { sendWindowHold } from '../../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
+import { experimentAdapter } from '../../src/experiments/experiment.adapter.js';
+import { registerAdapter } from '../../src/channels/registry.js';
 import type { ShipRules } from '../../src/shipping/hold-rule.js';
 import { clusterNodesSetting, isCluster } from '../../src/redis.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
@@ -106,7 +108,9 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
     REDIS_COMMAND_TIMEOUT_MS: '15000',
     ...opts.env,
   });
-  // As the API and the worker pools compose theirs: the shipping path is handed the send-window hold rule.
+  // As the API and the worker pools compose theirs: the shipping path is handed the send-window hold rule, and the
+  // channel registry the experiments' adapter.
+  registerAdapter('experiment', experimentAdapter);
   const deps = { ...createDeps(config, opts.logger ?? createLogger('silent')), holdRule: sendWindowHold, onSent: exposeExperimentMail };
   await deps.ready();
   const app = createApp(deps, [...tableRoutes, ...(opts.extraRoutes ?? [])]);

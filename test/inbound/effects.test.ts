@@ -4,7 +4,7 @@ import { applyOutcome } from '../../src/inbound/effects.service.js';
 import type { Outcome } from '../../src/inbound/inbound.types.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { row, rows } from '../helpers/rows.js';

@@ -6,7 +6,7 @@ import { processInbound, UNPROVEN } from '../../src/inbound/process.service.js';
 import { messageAccount } from '../../src/inbound/smtp-recipients.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import type { Thread } from '../../src/mail/threads.repository.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';

@@ -5,7 +5,7 @@ import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { readExperiments } from '../../src/experiments/reading.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';

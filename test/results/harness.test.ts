@@ -3,7 +3,7 @@ import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { WorkflowResponse } from '../../api/routes/workflows.schemas.js';
 import { newId } from '../../src/ids.js';
 import type { HarnessMetrics } from '../../src/results/report/harness.repository.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
 import { autoResolve, sweepCards } from '../../src/shipping/after-approval.js';

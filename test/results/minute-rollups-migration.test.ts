@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { rollUpAll } from '../../src/results/rollups.service.js';
 import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 import { until } from '../helpers/processes.js';

@@ -1,7 +1,8 @@
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { connectChannel, recordChannelEvent } from '../../src/results/channel-events.js';
-import { getResults, NO_MAIL_SENT, NO_MEASUREMENT } from '../../src/results/report/results.service.js';
+import { NO_MAIL_SENT, NO_MEASUREMENT } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { mintToken, revokeToken } from '../../src/tokens/tokens.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';

@@ -8,7 +8,7 @@ import {
   recordChannelEvents,
   type ChannelEvent,
 } from '../../src/results/channel-events.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { rollupFold } from '../../src/results/rollups.repository.js';
 import { rollUpAll, runRollupPass } from '../../src/results/rollups.service.js';
 import type { Db } from '../../src/db.js';

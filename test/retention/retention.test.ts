@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/logger.js';
 import { recordChannelEvents } from '../../src/results/channel-events.js';
-import { getResults } from '../../src/results/report/results.service.js';
+import { getResults } from '../helpers/scoreboard.js';
 import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
-import { adapterFor } from '../../src/channels/registry.js';
+import { adapterFor, registerAdapter } from '../../src/channels/registry.js';
+import { experimentAdapter } from '../../src/experiments/experiment.adapter.js';
 import { configWith } from '../helpers/config.js';
 import { DELIVERY_WORDS, deliveryQuestion } from '../../src/shipping/delivery-question.js';
 
 // The "did it go out?" card's words (src/shipping/delivery-question.ts), for each kind of work, with the adapters' own nouns.
 
 const config = configWith({});
+// Every kind's adapter, the experiments' registered as the composition roots do.
+registerAdapter('experiment', experimentAdapter);
 const wordsOf = (kind: (typeof KINDS_OF_WORK)[number]) => {
   const a = adapterFor(config, null as never, kind)!;
   return { noun: a.noun, service: a.service };

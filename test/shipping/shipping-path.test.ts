@@ -4,7 +4,8 @@ import { enqueue } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
 import { connectProvider } from '../../src/channels/connections.js';
 import { KINDS_OF_WORK } from '../../src/channels/kinds.js';
-import { cannotShip, shippingHere } from '../../src/channels/registry.js';
+import { adapterFor, cannotShip, registerAdapter, shippingHere } from '../../src/channels/registry.js';
+import { experimentAdapter } from '../../src/experiments/experiment.adapter.js';
 import { setApproval, shipBySetting } from '../../src/review/approval.service.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { createCard } from '../helpers/cards.js';
@@ -69,6 +70,16 @@ describe('the channel registry', () => {
     );
     expect((await shippingHere(env.deps.db, accountId)).ships).toEqual(['email', 'sequence', 'network_message', 'blog_post', 'experiment']);
     expect((await shippingHere(env.deps.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post', 'experiment']);
+  });
+
+  it('ships experiments through the adapter the composition roots register, and keeps the one it was first given', () => {
+    // setupTestEnv registered it as createApp and createWorker do; registering it again changes nothing.
+    registerAdapter('experiment', experimentAdapter);
+    expect(adapterFor(env.config, env.deps.db, 'experiment')?.kind).toBe('experiment');
+    expect(() => registerAdapter('experiment', (config, db) => experimentAdapter(config, db))).toThrow(
+      'the experiment adapter is already registered',
+    );
+    expect(adapterFor(env.config, env.deps.db, 'experiment')?.service).toBe('the experiment runner');
   });
 });
 

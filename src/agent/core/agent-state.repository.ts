@@ -1,6 +1,12 @@
 import type { Queryable } from '../../db.js';
 import { turnsRepository } from './turns.repository.js';
 
+/**
+ * Whether an area above the agent holds work for it that no turn took yet, since a time (epoch ms): the webhooks'
+ * accepted events (src/webhooks/webhooks.repository.ts `waitingForAgent`), handed in by the status route.
+ */
+export type WorkWaiting = (accountId: string, since: number) => Promise<boolean>;
+
 /** Per-account agent state (activity times) and the status read from it and the account's turns (spec 2.5). */
 export function agentStateRepository(q: Queryable) {
   return {
@@ -13,7 +19,7 @@ export function agentStateRepository(q: Queryable) {
         .onConflict('account_id')
         .merge({ last_activity_at: q.raw('GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)') });
     },
-    async status(accountId: string, now: number, windowMs: number) {
+    async status(accountId: string, now: number, windowMs: number, waitingElsewhere: WorkWaiting) {
       const state = await q('agent_state')
         .where({ account_id: accountId })
         .first<{ last_activity_at: number | null; last_turn_at: number | null } | undefined>();
@@ -34,14 +40,8 @@ export function agentStateRepository(q: Queryable) {
         )
         .first('id');
       // An event accepted at a hook URL but not handed to the agent yet (its job waits for a worker, or
-      // was in a worker that died) is work waiting too: the partial index holds only those.
-      const waiting =
-        running ||
-        (await q('webhook_deliveries')
-          .where({ account_id: accountId, outcome: 'Accepted' })
-          .whereNull('turn_id')
-          .andWhere('at', '>', now - windowMs)
-          .first('id'));
+      // was in a worker that died) is work waiting too: the handed `waitingElsewhere` asks the webhooks.
+      const waiting = running || (await waitingElsewhere(accountId, now - windowMs));
       const wakes = await turnsRepository(q).waitingWakes(accountId);
       return {
         running: Boolean(waiting),

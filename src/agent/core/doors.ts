@@ -42,3 +42,10 @@ export function agentTurnDoors(q: Queryable) {
     },
   };
 }
+
+/**
+ * SQL text for a statement of another area that must read the agent's turns inside it (the `/results` harness, handed
+ * it by the route and read_results): the turns as a table of (account_id, status, started_at, finished_at), a subquery
+ * Postgres folds into the statement. Read-only.
+ */
+export const AGENT_TURNS_SQL = '(SELECT account_id, status, started_at, finished_at FROM agent_turns)';

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { INSERT_AUDIT_ROWS_SQL } from '../../audit/audit.repository.js';
 import { run, type PgConnection, type Runner, type Statement } from '../../db.js';
 import type { Bubble, Turn } from './agent.types.js';
 import { toBubbles, toTurn, type NewTurn, type TurnRow } from './turn-rows.js';
@@ -24,7 +25,7 @@ export const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true)`;
 export const RUNNER = `${hostname()}-${process.pid}`;
 
 /**
- * Also writes the audit row of an API message (the audit area's table) in this statement: the message,
+ * Also writes the audit row of an API message (the audit area's table, by its INSERT_AUDIT_ROWS_SQL) in this statement: the message,
  * its activity and its audit row commit in the one round trip the API spends on a plain message
  * (docs/decisions/agent.md, "Agent turns: statements and functions").
  */
@@ -45,7 +46,7 @@ const RECORD: Statement = {
     INSERT INTO agent_state (account_id, last_activity_at, last_turn_at) SELECT $2, $10::bigint, NULL FROM ins
     ON CONFLICT (account_id) DO UPDATE SET last_activity_at = GREATEST(agent_state.last_activity_at, EXCLUDED.last_activity_at)
   ), audit AS (
-    INSERT INTO audit_log (account_id, actor, token_id, token_label, method, route, target_id, status, at)
+    ${INSERT_AUDIT_ROWS_SQL}
     SELECT $2, $14::text, $15::text, $16::text, $17::text, $18::text, ins.id, $19::int, $10::bigint FROM ins WHERE $14::text IS NOT NULL
   )
   SELECT ins.*, ARRAY(SELECT id FROM flagged) AS interrupting FROM ins`,

@@ -9,7 +9,8 @@ import { VARIANT_KEYS } from '../../statistics/assignment.js';
 import type { Db, Queryable } from '../../db.js';
 import { adTestProblem } from '../../channels/ads.adapter.js';
 import { cannotShip } from '../../channels/registry.js';
-import { money, spentThisMonth } from '../../channels/spend-cap.js';
+import { money, monthStart, spendCapOf } from '../../channels/spend-cap.js';
+import { fencesRepository } from '../../shipping/fence.repository.js';
 import {
   AD_DESIGN,
   AD_METRICS,
@@ -54,14 +55,12 @@ const ENDS = 'The ad test itself runs on until its budget cap or duration ends; 
 
 /** Why the account's monthly spend cap does not allow `budget` (minor units) in `currency`, or null when it does. */
 async function spendCapProblem(q: Queryable, accountId: string, budget: number, currency: string, at: number): Promise<string | null> {
-  const cap = (await q('ads_spend_caps').where({ account_id: accountId }).first()) as
-    | { monthly_cap: string | number; currency: string }
-    | undefined;
+  const cap = await spendCapOf(q, accountId);
   if (!cap)
     return 'no monthly spend cap is set on this account; the operator sets one (channel spend-cap) before an ad experiment can spend';
   if (cap.currency !== currency) return `the budget is in ${currency} but the monthly spend cap is in ${cap.currency}`;
-  // Used this month as the spend adapter counts it (spend-cap.ts checkSpendCap).
-  const left = Math.max(0, Number(cap.monthly_cap) - (await spentThisMonth(q, accountId, at)));
+  // Used this month as the spend adapter counts it (spend-cap.ts checkSpendCap): the shipping path's spend fences.
+  const left = Math.max(0, cap.monthlyCap - (await fencesRepository(q).increasesSince(accountId, 'spend', monthStart(at))));
   if (budget <= left) return null;
   return `a budget cap of ${money(budget, currency)} would pass the monthly spend cap: ${money(left, currency)} is left this month`;
 }

@@ -8,6 +8,7 @@
  */
 import { cannotShip } from '../../channels/registry.js';
 import { VARIANT_KEYS } from '../../statistics/assignment.js';
+import { postsRepository } from '../../content/posts.repository.js';
 import type { Db } from '../../db.js';
 import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
 import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
@@ -17,6 +18,7 @@ import { newId } from '../../ids.js';
 import { needsApproval } from '../../review/approval.service.js';
 import { privateTextIn } from '../../review/cards/private-text.js';
 import { addCard } from '../../review/cards/doors.js';
+import { fencesRepository } from '../../shipping/fence.repository.js';
 import { fileExperiment, type Proposer } from './experiment-card.js';
 import { fileWork, workCard } from '../tools/file-work.js';
 
@@ -161,11 +163,11 @@ export function postTitleResultCard<C extends { summary: string; prompt: string;
  */
 export async function adoptPostTitle(db: Db, e: Experiment, title: string, at: number): Promise<void> {
   const draft = e.draft as PostDraft;
-  const post = (await db('posts as p')
-    .join('shipments as s', (j) => j.on('s.account_id', 'p.account_id').andOn('s.provider_id', 'p.id'))
-    // A post taken down meanwhile stays down: only a published post is updated.
-    .where({ 'p.account_id': e.accountId, 'p.status': 'published', 's.card_id': draft.blogCardId ?? '', 's.status': 'sent' })
-    .first('p.slug', 'p.excerpt')) as { slug: string; excerpt: string } | undefined;
+  // The post the blog card's fence published (shipping's fence, content's post). A post taken down meanwhile stays
+  // down: only a published post is updated.
+  const fence = await fencesRepository(db).liveForCard(e.accountId, draft.blogCardId ?? '');
+  const post =
+    fence?.status === 'sent' && fence.providerId ? await postsRepository(db).publishedById(e.accountId, fence.providerId) : undefined;
   await db.transaction(async (trx) => {
     // Once: a second approval's call finds the experiment adopted and files nothing.
     if (!(await claimAdoption(trx, e.accountId, e.id, at))) return;

@@ -10,6 +10,8 @@ import { isBlocked } from '../../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../../db.js';
 import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
 import { type Experiment, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
+import { openAudience } from '../../experiments/audience.js';
+import { contactStatusPastNew } from '../../leads/doors.js';
 import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
 import { type Decision, decide } from '../../statistics/stopping.js';
 import { waitSteps } from '../../experiments/sequence-wait.js';
@@ -53,20 +55,6 @@ export interface ProposeExperiment {
 export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
 const startNeedsApproval = (kind: string) => `Approve to start it; its mail then waits under your ${kind} approval settings.`;
 const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
-
-/** Contacts never mailed (status `new`), with an address, in no other open experiment: whom an experiment may reach. */
-async function openAudience(q: Queryable, accountId: string, limit: number): Promise<{ leadId: string; email: string }[]> {
-  const { rows } = (await q.raw(
-    `SELECT DISTINCT ON (lower(c.email)) c.lead_id, lower(c.email) AS email FROM lead_contacts c
-      WHERE c.account_id = ? AND c.email IS NOT NULL AND coalesce(c.status, 'new') = 'new'
-        AND NOT EXISTS (SELECT 1 FROM experiment_assignments a JOIN experiments e
-                          ON e.account_id = a.account_id AND e.id = a.experiment_id AND e.status = 'running'
-                         WHERE a.account_id = c.account_id AND a.contact = lower(c.email))
-      ORDER BY lower(c.email), c.seq LIMIT ?`,
-    [accountId, limit],
-  )) as { rows: { lead_id: string; email: string }[] };
-  return rows.map((r) => ({ leadId: r.lead_id, email: r.email }));
-}
 
 /**
  * Proposes an experiment: plans its sample (power.ts), picks its audience, and files its card. Refused (a string
@@ -153,13 +141,9 @@ export async function draftExperimentMail(db: Db, e: Experiment, limit: number, 
       await repo.skip(e.accountId, e.id, u.contact, 'on the block list');
       continue;
     }
-    const stopped = (await db('lead_contacts')
-      .where({ account_id: e.accountId })
-      .whereRaw('lower(email) = ?', [normaliseContact(u.contact)])
-      .whereNot('status', 'new')
-      .first('status')) as { status: string } | undefined;
+    const stopped = await contactStatusPastNew(db, e.accountId, normaliseContact(u.contact));
     if (stopped) {
-      await repo.skip(e.accountId, e.id, u.contact, `contact ${stopped.status}`);
+      await repo.skip(e.accountId, e.id, u.contact, `contact ${stopped}`);
       continue;
     }
     const variant = e.plan.variants[u.variantIndex]!;

@@ -57,8 +57,9 @@ export const readResults = defineTool({
   input: z.object({}),
   async handler(_args, ctx) {
     const now = Date.now();
-    const returnPath = await hasReturnPath(ctx.db, ctx.accountId, ctx.config.inbound.smtpPort);
-    const results = await getResults(ctx.db, ctx.accountId, undefined, now, returnPath);
+    const sources = ctx.doors.scoreboard;
+    const returnPath = await hasReturnPath(ctx.db, ctx.accountId, ctx.config.inbound.smtpPort, sources);
+    const results = await getResults(ctx.db, ctx.accountId, undefined, now, returnPath, { sources });
     const experiments = await readExperiments(ctx.db, ctx.accountId, results.window.since, now - ctx.config.experiments.replyWindowMs);
     const lines = resultFacts(results);
     lines.push(

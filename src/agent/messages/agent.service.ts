@@ -3,7 +3,7 @@ import type { Db, Queryable, Trx } from '../../db.js';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../ids.js';
 import { publishCancel } from '../core/agent.bus.js';
-import { agentStateRepository } from '../core/agent-state.repository.js';
+import { agentStateRepository, type WorkWaiting } from '../core/agent-state.repository.js';
 import { RUNNING_WINDOW_MS, type MessageView, type OutsideData, type Turn, type TurnKind, type TurnMode } from '../core/agent.types.js';
 import { conversationRepository } from '../core/conversation.repository.js';
 import { messageView } from './message-view.js';
@@ -211,8 +211,9 @@ export function getThread(db: Db, accountId: string, tokenId: string, limit: num
 /**
  * Spec 2.5. `running` is derived (a turn started within 30 minutes and unfinished); `sandbox` follows it.
  * `modelCalls` (not in the spec's list): today's model-call budget, how much of it is used, and when it ran out.
+ * `waitingElsewhere`: the work areas above the agent hold for it (the route hands the webhooks' accepted events).
  */
-export async function getStatus(db: Db, accountId: string, modelCallsPerDay: number) {
-  const s = await agentStateRepository(db).status(accountId, Date.now(), RUNNING_WINDOW_MS);
+export async function getStatus(db: Db, accountId: string, modelCallsPerDay: number, waitingElsewhere: WorkWaiting) {
+  const s = await agentStateRepository(db).status(accountId, Date.now(), RUNNING_WINDOW_MS, waitingElsewhere);
   return { sandbox: s.running ? 'alive' : 'dead', ...s, modelCalls: await modelCallsStatus(db, accountId, modelCallsPerDay) };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ShippingHere } from '../../channels/registry.js';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db.js';
+import type { ScoreboardSources } from '../../results/report/results.service.js';
 import type { Turn } from '../core/agent.types.js';
 import { type ToolCall, ToolRefused, type ToolResult } from '../core/brain.js';
 
@@ -72,6 +73,8 @@ export interface AgentDoors {
   proposeWorkflow: ProposeWorkflow;
   /** The experiments' door for `ship`: defaults decided experiments adopted. */
   adoptedDefaults: AdoptedDefaults;
+  /** What `read_results` hands the scoreboard of the areas above it (the agent's turns, workflow runs, inbound URLs). */
+  scoreboard: ScoreboardSources;
 }
 
 export interface ToolContext {

@@ -1,11 +1,23 @@
 import type { Queryable } from '../../db.js';
+import { CARD_STATES_SQL } from '../../review/cards/doors.js';
 import type { Span, WindowSplit } from '../rollup-window.js';
 import { rollupsRepository } from '../rollups.repository.js';
 
 /**
- * The agent's own work over one window (`/results` `harness`), read from the tables that hold it (agent
- * turns, review cards, workflow runs), never from channel events. The rules are in docs/decisions/content-and-measurement.md
- * ("/results harness: the agent's own work").
+ * The tables of areas above the scoreboard that the harness counts, as SQL text their owners write (a subquery each,
+ * which Postgres folds into the one statement): the agent's turns (account_id, status, started_at, finished_at:
+ * src/agent/core/doors.ts `AGENT_TURNS_SQL`) and the workflows' runs (account_id, status, finished_at:
+ * src/workflows/runs.repository.ts `WORKFLOW_RUNS_SQL`). The route and the agent's read_results hand them in.
+ */
+export interface HarnessSources {
+  turns: string;
+  workflowRuns: string;
+}
+
+/**
+ * The agent's own work over one window (`/results` `harness`), read from the tables that hold it (agent turns, review
+ * cards, workflow runs: each through its owner's SQL text), never from channel events. The rules are in
+ * docs/decisions/content-and-measurement.md ("/results harness: the agent's own work").
  */
 export interface HarnessMetrics {
   /** Agent turns that ran and ended (`replied`, or `failed` after starting), by when they ended. */
@@ -47,14 +59,14 @@ const inRawSpans = (col: string, spans: Span[]) =>
  * Four aggregates over the raw spans, split at `since`, in one statement (one round trip), each reading
  * its table through an (account_id, time) index (migration 20261125141000).
  */
-const harnessSql = (spans: Span[]) => `
+const harnessSql = (spans: Span[], from: HarnessSources) => `
 SELECT * FROM
   (SELECT ${counts('turns', 'true')}
-     FROM (SELECT finished_at >= :since AS cur FROM agent_turns
+     FROM (SELECT finished_at >= :since AS cur FROM ${from.turns} t
             WHERE account_id = :account AND ${inRawSpans('finished_at', spans)}
               AND status IN ('replied', 'failed') AND started_at IS NOT NULL) t) turns,
   (SELECT ${counts('cardsCreated', 'true')}
-     FROM (SELECT created_at >= :since AS cur FROM review_cards
+     FROM (SELECT created_at >= :since AS cur FROM ${CARD_STATES_SQL} c
             WHERE account_id = :account AND ${inRawSpans('created_at', spans)}
               AND NOT (status = 'resolved' AND resolution->>'action' = 'merged')) c) created,
   (SELECT ${counts('approvedByPerson', "done AND by = 'person' AND action IN ('approve', 'send', 'answer', 'choose')")},
@@ -63,14 +75,14 @@ SELECT * FROM
           ${counts('dismissed', "status = 'dismissed'")}
      FROM (SELECT resolved_at >= :since AS cur, status, status IN ('resolved', 'sent') AS done,
                   resolution->>'by' AS by, resolution->>'action' AS action
-             FROM review_cards
+             FROM ${CARD_STATES_SQL} c
             WHERE account_id = :account AND ${inRawSpans('resolved_at', spans)}) r) resolved,
   (SELECT ${counts('workflowRunsSucceeded', "status = 'done'")}, ${counts('workflowRunsFailed', "status = 'failed'")}
-     FROM (SELECT finished_at >= :since AS cur, status FROM workflow_runs
+     FROM (SELECT finished_at >= :since AS cur, status FROM ${from.workflowRuns} w
             WHERE account_id = :account AND ${inRawSpans('finished_at', spans)}
               AND status IN ('done', 'failed')) w) runs`;
 
-export function harnessRepository(q: Queryable) {
+export function harnessRepository(q: Queryable, from: HarnessSources) {
   return {
     /**
      * The harness counts for the window (from `since`) and the baseline (before it): `split.raw` counted from
@@ -90,7 +102,9 @@ export function harnessRepository(q: Queryable) {
         ]),
       );
       const [raw, rolled] = await Promise.all([
-        q.raw(harnessSql(split.raw), { account: accountId, since, ...spans }) as unknown as Promise<{ rows: Record<string, number>[] }>,
+        q.raw(harnessSql(split.raw, from), { account: accountId, since, ...spans }) as unknown as Promise<{
+          rows: Record<string, number>[];
+        }>,
         split.rolled.length || split.minutes.length ? rollupsRepository(q).harness(accountId, since, split, watermark) : [],
       ]);
       const row = raw.rows[0] ?? {};

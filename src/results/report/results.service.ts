@@ -6,7 +6,7 @@ import { tokensRepository } from '../../tokens/tokens.repository.js';
 import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from '../channel-events.js';
 import { adTestsIn, type AdTestResult } from './ads-tests.js';
 import type { ExperimentsReader, ReportedExperiment } from '../reported-experiments.js';
-import { harnessRepository, type HarnessMetrics } from './harness.repository.js';
+import { harnessRepository, type HarnessMetrics, type HarnessSources } from './harness.repository.js';
 import { resultsRepository } from '../results.repository.js';
 import { splitWindow, type WindowSplit } from '../rollup-window.js';
 import { rollupsRepository } from '../rollups.repository.js';
@@ -91,9 +91,18 @@ async function conversionValues(q: Queryable, accountId: string, since: number, 
   return [...sums.values()].filter((s) => s.n > 0);
 }
 
+/**
+ * What the scoreboard reads of areas above it, handed in by its callers (the `/results` route and the agent's
+ * read_results, whose process assembles it): the harness's turns and workflow runs as their owners' SQL text, and
+ * whether an account has an inbound URL (src/inbound/inbound-urls.repository.ts `has`).
+ */
+export interface ScoreboardSources extends HarnessSources {
+  hasInboundUrl(q: Queryable, accountId: string): Promise<boolean>;
+}
+
 /** Whether received mail can reach the service for this account: the SMTP listener is on, or it has an inbound URL. */
-export async function hasReturnPath(q: Queryable, accountId: string, smtpPort: number): Promise<boolean> {
-  return smtpPort !== 0 || (await resultsRepository(q).hasInboundUrl(accountId));
+export async function hasReturnPath(q: Queryable, accountId: string, smtpPort: number, sources: ScoreboardSources): Promise<boolean> {
+  return smtpPort !== 0 || (await sources.hasInboundUrl(q, accountId));
 }
 
 /** `since` held between seven days and one hour before `now`; 24 hours ago when absent. */
@@ -202,7 +211,7 @@ const unavailableReason = (channel: Channel): string =>
  * work, from its turns, cards and workflow runs) is always available. `experiments`: the account's running and
  * proposed experiments and those that ended since the baseline began, counting exposures older than `replyWindowMs`
  * (config.experiments.replyWindowMs: docs/decisions/experiments.md, "Reading an experiment"), by the handed
- * `readExperiments` (none: no experiments).
+ * `readExperiments` (none: no experiments). `sources`: what it reads of areas above it (ScoreboardSources).
  */
 export async function getResults(
   q: Queryable,
@@ -211,10 +220,11 @@ export async function getResults(
   now = Date.now(),
   returnPath = true,
   {
+    sources,
     rollups = true,
     replyWindowMs = DEFAULT_REPLY_WINDOW_MS,
     readExperiments,
-  }: { rollups?: boolean; replyWindowMs?: number; readExperiments?: ExperimentsReader } = {},
+  }: { sources: ScoreboardSources; rollups?: boolean; replyWindowMs?: number; readExperiments?: ExperimentsReader },
 ): Promise<Results> {
   const { since, clamped } = clampSince(requestedSince, now);
   const span = now - since;
@@ -230,7 +240,7 @@ export async function getResults(
     conversionValues(q, accountId, since, split, watermark),
     repo.connected(accountId),
     hasMeasurementSource(q, accountId),
-    harnessRepository(q).counts(accountId, since, split, watermark),
+    harnessRepository(q, sources).counts(accountId, since, split, watermark),
     readExperiments ? readExperiments(q, accountId, baselineSince, now - replyWindowMs) : [],
   ]);
   const tallies = new Map<string, Tally>();

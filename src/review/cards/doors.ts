@@ -51,3 +51,19 @@ export async function firstCardOfTurn(
 export function deleteFinishedCards(q: Queryable, before: number, limit: number): Promise<number> {
   return cardsRepository(q).deleteFinished(before, limit);
 }
+
+/**
+ * SQL text for a statement of another area that must read card states inside it (an experiment's counts, the
+ * `/results` harness): the cards as a table of (account_id, id, status, resolution, created_at, resolved_at), a
+ * subquery Postgres folds into the statement. Read-only.
+ */
+export const CARD_STATES_SQL = '(SELECT account_id, id, status, resolution, created_at, resolved_at FROM review_cards)';
+
+/** The ids among `ids` of the account's cards in one of `statuses`. */
+export async function cardsInStatus(q: Queryable, accountId: string, ids: string[], statuses: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = (await q('review_cards').where({ account_id: accountId }).whereIn('id', ids).whereIn('status', statuses).select('id')) as {
+    id: string;
+  }[];
+  return new Set(rows.map((r) => r.id));
+}
