@@ -113,7 +113,7 @@ export async function waveOf(q: Queryable, e: Counted & { accountId: string }, m
             count(*) FILTER (WHERE card_id IS NULL AND skipped IS NULL)::int AS undrafted,
             max(exposed_at) AS last_sent
        FROM (SELECT a.*, a.card_id IS NOT NULL AND a.skipped IS NULL AND (a.exposed_at IS NOT NULL OR NOT EXISTS (
-                      SELECT 1 FROM review_cards c WHERE c.account_id = a.account_id AND c.id = a.card_id
+                      SELECT 1 FROM ${CARD_STATES_SQL} c WHERE c.account_id = a.account_id AND c.id = a.card_id
                          AND c.status IN ('dismissed', 'resolved'))) AS live
                FROM experiment_assignments a WHERE a.account_id = ? AND a.experiment_id = ?) w
       GROUP BY 1`,
