@@ -8,7 +8,7 @@
  * another's look by more than the batches they fill.
  */
 import type { Db } from '../../db.js';
-import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
+import { type Experiment, experimentsRepository, type Wave } from '../../experiments/experiments.repository.js';
 import { passQueue } from '../../experiments/pass-queue.js';
 import { judgedAfterMs } from '../../experiments/sequence-wait.js';
 import type { Logger } from '../../logger.js';
@@ -31,7 +31,7 @@ export interface Paced {
   nextLookAt: number;
 }
 
-/** Experiments without contacts (an ad test, a post's readers) are not paced: their one card is filed, and they are looked at every pass. */
+/** Experiments without contacts (an ad test, a post's readers) are not paced: their one card is filed, and each pass looks. */
 const mailed = (e: Experiment) => e.thing !== 'ad_variant' && e.thing !== 'post_title';
 
 /** Drafts what the wave for a look at `target` per variant still lacks (at most `budget` cards); the count drafted. */
@@ -75,13 +75,8 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
   return { drafted, state, nextLookAt: dueAgain(e, wave, now, config.replyWindowMs) };
 }
 
-/** Mail still to draft or send: the next pass; else when the wave's last mail is a reply window old (a sequence's, its whole sequence too). */
-function dueAgain(
-  e: Experiment,
-  wave: Awaited<ReturnType<ReturnType<typeof experimentsRepository>['wave']>>,
-  now: number,
-  windowMs: number,
-) {
+/** Mail still to draft or send: the next pass; else when the wave's last mail is a reply window old (a sequence's: and its sequence). */
+function dueAgain(e: Experiment, wave: Wave, now: number, windowMs: number) {
   const waiting = wave.inFlight.some((n) => n > 0);
   if (!waiting || wave.unsent > 0 || wave.lastSentAt === null) return now;
   return Math.max(now, wave.lastSentAt + windowMs + judgedAfterMs(e));
