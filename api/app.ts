@@ -14,6 +14,7 @@ import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
 import { experimentAdapter } from '../src/experiments/experiment.adapter.js';
 import { registerAdapter } from '../src/channels/registry.js';
 import { buildRouter } from './router.js';
+import { turnReading } from '../src/agent/core/doors.js';
 import { routes as defaultRoutes } from './routes/index.js';
 import { UNSUBSCRIBE_PATH, unsubscribeRouter } from './unsubscribe.js';
 import { linksRouter } from './links.js';
@@ -23,9 +24,10 @@ import { Unavailable } from '../src/errors.js';
 /** The Express app, without listening: tests and the server entry both build it here. */
 export function createApp(processDeps: ProcessDeps, routes: RouteDef[] = defaultRoutes): Express {
   // The composition root of the API: the shipping path is handed the experiments' send-window hold rule, and the
-  // channel registry the experiments' adapter (starting an experiment is a kind of work).
+  // channel registry the experiments' adapter (starting an experiment is a kind of work); review reads a card's turn
+  // through the agent's door.
   registerAdapter('experiment', experimentAdapter);
-  const deps: AppDeps = { ...processDeps, holdRule: sendWindowHold, onSent: exposeExperimentMail };
+  const deps: AppDeps = { ...processDeps, holdRule: sendWindowHold, onSent: exposeExperimentMail, readTurn: turnReading };
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');

@@ -8,6 +8,7 @@ import { sendWindowHold } from '../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../src/experiments/window-exposure.js';
 import { experimentAdapter } from '../src/experiments/experiment.adapter.js';
 import { registerAdapter } from '../src/channels/registry.js';
+import { turnReading } from '../src/agent/core/doors.js';
 import type { ShipRules } from '../src/shipping/hold-rule.js';
 import { metrics } from '../src/metrics/registry.js';
 import { queueTelemetry } from '../src/tracing/spans.js';
@@ -92,9 +93,10 @@ export function createWorker(
   if (unknown.length) throw new Error(`queue ${queue}: processors for jobs not in the catalog: ${unknown.join(', ')}`);
 
   // The composition root of a worker: the shipping path is handed the experiments' send-window hold rule, and the
-  // channel registry the experiments' adapter (starting an experiment is a kind of work).
+  // channel registry the experiments' adapter (starting an experiment is a kind of work); review reads a card's turn
+  // through the agent's door.
   registerAdapter('experiment', experimentAdapter);
-  const deps: WorkerDeps = { ...opts.deps, holdRule: sendWindowHold, onSent: exposeExperimentMail };
+  const deps: WorkerDeps = { ...opts.deps, holdRule: sendWindowHold, onSent: exposeExperimentMail, readTurn: turnReading };
   const name = opts.from ?? queue;
   const inFlight = new Map<string, { job: Job; token: string }>();
   const worker = new Worker(

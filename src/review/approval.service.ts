@@ -4,7 +4,7 @@ import type { Queryable } from '../db.js';
 import { kindOfWorkFor } from './cards/card-shape.js';
 import type { Card, NewCard } from './cards/card.js';
 import { addCard } from './cards/doors.js';
-import { cardFromOutsideData } from './outside-data.js';
+import { cardFromOutsideData, type TurnReading } from './outside-data.js';
 
 export { KINDS_OF_WORK, type KindOfWork };
 
@@ -45,12 +45,12 @@ export async function approvalSettings(q: Queryable, accountId: string): Promise
  * adapter can ship on this account, still waits as an ordinary card (`autoResolveAt` null; the latter
  * with a note saying which connection is missing).
  */
-export async function shipBySetting(q: Queryable, card: NewCard): Promise<Card> {
+export async function shipBySetting(q: Queryable, card: NewCard, readTurn: TurnReading): Promise<Card> {
   const at = Date.now();
   const work = card.kindOfWork ?? kindOfWorkFor({ sourceType: card.sourceType, payload: card.payload, budgetChange: card.budgetChange });
   if (!work || work === 'spend') throw new Error('spending always waits for a person');
   // Work a webhook payload prompted waits for a person whatever the setting (outside data is data).
-  if (await cardFromOutsideData(q, card)) {
+  if (await cardFromOutsideData(q, card, readTurn)) {
     return addCard(q, { ...card, kindOfWork: work, fromOutside: true, ladderChecked: true });
   }
   const missing = await cannotShip(q, card.accountId, work);

@@ -1,6 +1,6 @@
 import { cardsRepository } from './cards/cards.repository.js';
 import type { Card } from './cards/card.js';
-import { cardFromOutsideData } from './outside-data.js';
+import { cardFromOutsideData, type ReviewRules } from './outside-data.js';
 import type { ReviewDeps } from './review.types.js';
 import { scheduleAutoResolve } from './timer-jobs.js';
 import { planAutoResolve } from './trust.service.js';
@@ -23,8 +23,8 @@ export const withoutAutoResolve = (c: Card) => {
  * why and when, and a delayed job. Guarded by `ladder_checked`, so the sweep and any other caller never
  * both schedule it.
  */
-export async function applyLadder(deps: ReviewDeps, input: Card): Promise<Card | null> {
-  const card = { ...input, fromOutside: await cardFromOutsideData(deps.db, input) };
+export async function applyLadder(deps: ReviewDeps & ReviewRules, input: Card): Promise<Card | null> {
+  const card = { ...input, fromOutside: await cardFromOutsideData(deps.db, input, deps.readTurn) };
   const plan = await planAutoResolve(deps.db, deps.config, card);
   const base = { ladderChecked: true, fromOutside: card.fromOutside };
   const changes = plan ? { ...base, autoResolveAt: plan.at, detail: { ...detailOf(card), ...plan.detail } } : base;

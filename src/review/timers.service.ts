@@ -9,6 +9,7 @@ import { recordDecision } from './decisions.js';
 import { applyLadder } from './ladder.service.js';
 import type { ReviewDeps } from './review.types.js';
 import { scheduleAutoResolve } from './timer-jobs.js';
+import type { ReviewRules } from './outside-data.js';
 
 /**
  * Ships a card the ladder (or a setting) approved: the shipping area's fenced path, handed in by whoever
@@ -162,7 +163,7 @@ export async function wakeCard(deps: ReviewDeps, accountId: string, cardId: stri
  * The repair sweep: ladder for unseen cards, and any timer whose moment passed without its job. Revisions
  * due are the agent's part of the sweep (src/agent/messages/card-revision.ts, `sweepRevisions`).
  */
-export async function sweepTimers(deps: ReviewDeps, ship: ShipApproved, limit = 200): Promise<Record<string, number>> {
+export async function sweepTimers(deps: ReviewDeps & ReviewRules, ship: ShipApproved, limit = 200): Promise<Record<string, number>> {
   const repo = cardsRepository(deps.db);
   const now = Date.now();
   const due = await repo.due(now, limit);

@@ -6,6 +6,7 @@
  */
 import type { Trx } from '../db.js';
 import type { Card } from '../review/cards/card.js';
+import type { ReviewRules } from '../review/outside-data.js';
 import type { ReviewDeps } from '../review/review.types.js';
 
 /** The card waits: it goes out at `sendAt` (epoch ms); `window` names what it waits for, `note` says so in words. */
@@ -24,8 +25,8 @@ export type HoldRule = (card: Card, now: number) => Promise<Hold | null>;
  */
 export type OnSent = (trx: Trx, accountId: string, card: Card, at: number) => Promise<void>;
 
-/** What the composition roots hand the shipping path. */
-export interface ShipRules {
+/** What the composition roots hand the shipping path (and review: how it reads a card's turn). */
+export interface ShipRules extends ReviewRules {
   holdRule: HoldRule;
   onSent: OnSent;
 }

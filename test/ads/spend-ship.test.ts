@@ -248,9 +248,9 @@ describe('budget changes (spend) through the provider bridge', () => {
     });
     expect(card.autoResolveAt).toBeNull();
     const tool = { id: newId('card'), accountId, kind: 'approval' as const, sourceType: 'budget_change', title: 't', payload: {} };
-    await expect(shipBySetting(env.deps.db, { ...tool, budgetChange: change(100), actions: [], primaryLabel: '' })).rejects.toThrow(
-      'spending always waits for a person',
-    );
+    await expect(
+      shipBySetting(env.deps.db, { ...tool, budgetChange: change(100), actions: [], primaryLabel: '' }, env.deps.readTurn),
+    ).rejects.toThrow('spending always waits for a person');
   });
 
   it('refuses bad spend-cap input with one line naming the flag and the rule', async () => {

@@ -79,16 +79,6 @@ const OWNER: Readonly<Record<string, string>> = {
   operator_mail: 'inbound',
 };
 
-/**
- * TEMPORARY, to be emptied as the agent and experiments areas take their new shape: foreign references that wait for
- * it, as `file table` → what clears it. Nothing may be added here; an entry that is no longer true fails the last test.
- */
-/** The queries that need a function handed in from above, whose caller is an agent file. */
-const HANDED_IN = {
-  review: "the agent hands review its turn's outside-data reading when it files work (agent/file-work.ts, shipBySetting)",
-};
-const PENDING_MOVES = new Map<string, string>([['src/review/agent-rows.ts agent_turns', HANDED_IN.review]]);
-
 /** The tables the migrations create, by the names they give them (`createTable('t'`, `CREATE TABLE t`, `ALTER TABLE … RENAME TO t`). */
 function migratedTables(): Set<string> {
   const names = new Set<string>();
@@ -178,13 +168,8 @@ describe('table owners', () => {
 
   it('names a table only in its owner area: other areas go through the owner repository or door', () => {
     const foreign = refs
-      .filter((r) => areaOf(r.file) !== OWNER[r.table] && !PENDING_MOVES.has(`${r.file} ${r.table}`))
+      .filter((r) => areaOf(r.file) !== OWNER[r.table])
       .map((r) => `${r.file} names ${r.table} (owned by ${OWNER[r.table]})`);
     expect(foreign).toEqual([]);
-  });
-
-  it('keeps the temporary list of pending moves true: each entry is still a reference to a table its area does not own', () => {
-    const foreign = new Set(refs.filter((r) => areaOf(r.file) !== OWNER[r.table]).map((r) => `${r.file} ${r.table}`));
-    expect([...PENDING_MOVES.keys()].filter((e) => !foreign.has(e))).toEqual([]);
   });
 });

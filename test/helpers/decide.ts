@@ -10,15 +10,21 @@ import { sendWindowHold } from '../../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
 import { experimentAdapter } from '../../src/experiments/experiment.adapter.js';
 import { registerAdapter } from '../../src/channels/registry.js';
+import { turnReading } from '../../src/agent/core/doors.js';
 import { createLogger } from '../../src/logger.js';
 import { dismissCard } from '../../src/review/review.service.js';
 import { answerAndShip } from '../../src/shipping/after-approval.js';
 
 const [verb, accountId, cardId] = process.argv.slice(2) as ['approve' | 'dismiss', string, string];
 // A composition root, as the API is: the shipping path is handed the send-window hold rule, and the channel registry
-// the experiments' adapter.
+// the experiments' adapter, and review the agent's door to a card's turn.
 registerAdapter('experiment', experimentAdapter);
-const deps = { ...createDeps(loadConfig(), createLogger('silent')), holdRule: sendWindowHold, onSent: exposeExperimentMail };
+const deps = {
+  ...createDeps(loadConfig(), createLogger('silent')),
+  holdRule: sendWindowHold,
+  onSent: exposeExperimentMail,
+  readTurn: turnReading,
+};
 await deps.ready();
 const actor = {
   accountId,

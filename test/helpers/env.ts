@@ -15,6 +15,7 @@ import { sendWindowHold } from '../../src/experiments/send-window-rule.js';
 import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
 import { experimentAdapter } from '../../src/experiments/experiment.adapter.js';
 import { registerAdapter } from '../../src/channels/registry.js';
+import { turnReading } from '../../src/agent/core/doors.js';
 import type { ShipRules } from '../../src/shipping/hold-rule.js';
 import { clusterNodesSetting, isCluster } from '../../src/redis.js';
 import { mintToken } from '../../src/tokens/tokens.service.js';
@@ -109,9 +110,14 @@ export async function setupTestEnv(opts: EnvOptions = {}): Promise<TestEnv> {
     ...opts.env,
   });
   // As the API and the worker pools compose theirs: the shipping path is handed the send-window hold rule, and the
-  // channel registry the experiments' adapter.
+  // channel registry the experiments' adapter, and review the agent's door to a card's turn.
   registerAdapter('experiment', experimentAdapter);
-  const deps = { ...createDeps(config, opts.logger ?? createLogger('silent')), holdRule: sendWindowHold, onSent: exposeExperimentMail };
+  const deps = {
+    ...createDeps(config, opts.logger ?? createLogger('silent')),
+    holdRule: sendWindowHold,
+    onSent: exposeExperimentMail,
+    readTurn: turnReading,
+  };
   await deps.ready();
   const app = createApp(deps, [...tableRoutes, ...(opts.extraRoutes ?? [])]);
   return {

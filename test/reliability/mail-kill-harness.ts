@@ -140,7 +140,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
         actions: [],
         primaryLabel: '',
       };
-      if (tenant === bySetting) await shipBySetting(db, card);
+      if (tenant === bySetting) await shipBySetting(db, card, env.deps.readTurn);
       else await createCard(env.deps, card);
       cards.push({ id: card.id, accountId: tenant.accountId, to });
     }

@@ -39,9 +39,9 @@ describe('outside data (DESIGN rule 8), decided once', () => {
       text: 'hi',
       mode: 'queue',
     });
-    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: event.turn.id })).toBe(true);
-    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: message.turn.id })).toBe(false);
-    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: message.turn.id, fromOutside: true })).toBe(true);
-    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: null })).toBe(false);
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: event.turn.id }, env.deps.readTurn)).toBe(true);
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: message.turn.id }, env.deps.readTurn)).toBe(false);
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: message.turn.id, fromOutside: true }, env.deps.readTurn)).toBe(true);
+    expect(await cardFromOutsideData(env.deps.db, { accountId, turnId: null }, env.deps.readTurn)).toBe(false);
   });
 });

@@ -169,16 +169,20 @@ describe('work set to run without approval', () => {
   it('ships a mail draft through the fenced send path, recorded as decided by the setting', async () => {
     const { accountId } = await env.tenant();
     await setApproval(env.deps.db, accountId, 'email', false);
-    const card = await shipBySetting(env.deps.db, {
-      id: newId('card'),
-      accountId,
-      kind: 'approval',
-      sourceType: 'mail_draft',
-      title: 'Follow-up',
-      payload: { work: 'email', to: 'ana@umbrella.test', draft: { subject: 'setting-mail', body: 'hi' } },
-      actions: [],
-      primaryLabel: '',
-    });
+    const card = await shipBySetting(
+      env.deps.db,
+      {
+        id: newId('card'),
+        accountId,
+        kind: 'approval',
+        sourceType: 'mail_draft',
+        title: 'Follow-up',
+        payload: { work: 'email', to: 'ana@umbrella.test', draft: { subject: 'setting-mail', body: 'hi' } },
+        actions: [],
+        primaryLabel: '',
+      },
+      env.deps.readTurn,
+    );
     expect((card.detail as { autoResolve: { by: string } }).autoResolve.by).toBe('setting');
     await sweepCards(env.deps);
     const sent = await until(async () => {
@@ -196,17 +200,21 @@ describe('work set to run without approval', () => {
     const event = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'form', content: {} } }),
     );
-    const card = await shipBySetting(env.deps.db, {
-      id: newId('card'),
-      accountId,
-      kind: 'approval',
-      sourceType: 'mail_draft',
-      title: 'From a form',
-      turnId: event.turn.id,
-      payload: { work: 'email', to: 'ana@umbrella.test', draft: { subject: 's', body: 'b' } },
-      actions: [],
-      primaryLabel: '',
-    });
+    const card = await shipBySetting(
+      env.deps.db,
+      {
+        id: newId('card'),
+        accountId,
+        kind: 'approval',
+        sourceType: 'mail_draft',
+        title: 'From a form',
+        turnId: event.turn.id,
+        payload: { work: 'email', to: 'ana@umbrella.test', draft: { subject: 's', body: 'b' } },
+        actions: [],
+        primaryLabel: '',
+      },
+      env.deps.readTurn,
+    );
     expect(card).toMatchObject({ status: 'pending', autoResolveAt: null, fromOutside: true });
     await sweepCards(env.deps);
     expect((await row(accountId, card.id))?.status).toBe('pending');

@@ -108,16 +108,20 @@ describe('the trust ladder and the run-without-approval setting', () => {
     expect(laddered.autoResolveAt).toBeNull();
 
     await setApproval(env.deps.db, accountId, 'ad_test', false);
-    const freed = await shipBySetting(env.deps.db, {
-      id: newId('card'),
-      accountId,
-      kind: 'approval',
-      sourceType: 'ad_test',
-      title: 'An ad test',
-      payload: { work: 'ad_test' },
-      actions: [],
-      primaryLabel: '',
-    });
+    const freed = await shipBySetting(
+      env.deps.db,
+      {
+        id: newId('card'),
+        accountId,
+        kind: 'approval',
+        sourceType: 'ad_test',
+        title: 'An ad test',
+        payload: { work: 'ad_test' },
+        actions: [],
+        primaryLabel: '',
+      },
+      env.deps.readTurn,
+    );
     expect(freed).toMatchObject({ status: 'pending', autoResolveAt: null });
     expect((freed.detail as { note: string }).note).toBe(
       'Not shipped automatically: ad tests cannot ship: no ad-platform connection on this account; it waits for a person',

@@ -49,3 +49,18 @@ export function agentTurnDoors(q: Queryable) {
  * Postgres folds into the statement. Read-only.
  */
 export const AGENT_TURNS_SQL = '(SELECT account_id, status, started_at, finished_at FROM agent_turns)';
+
+/**
+ * What decides whether a turn carried outside data (src/review/outside-data.ts decides it), or null for no such turn
+ * of the account: review's `TurnReading`, handed to it by the composition roots and by the agent when it files work.
+ */
+export async function turnReading(
+  q: Queryable,
+  accountId: string,
+  turnId: string,
+): Promise<{ kind: string; origin: string; data: unknown } | null> {
+  const row = await q('agent_turns')
+    .where({ account_id: accountId, id: turnId })
+    .first<{ kind: string; origin: string; data: unknown } | undefined>('kind', 'origin', 'data');
+  return row ?? null;
+}

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db.js';
+import { turnReading } from '../core/doors.js';
 import { newId } from '../../ids.js';
 import { needsApproval, type KindOfWork, shipBySetting } from '../../review/approval.service.js';
 import type { Card } from '../../review/cards/card.js';
@@ -78,5 +79,5 @@ export async function fileWork(q: Queryable, w: WorkToFile, approval?: boolean):
     ? await w.prompt(needs)
     : { prompt: needs ? 'Review before it ships.' : 'This account lets this kind of work run without approval.' };
   const card = { ...workCard(w, needs), ...prompt };
-  return { card: needs ? await addCard(q, card) : await shipBySetting(q, card), approval: needs };
+  return { card: needs ? await addCard(q, card) : await shipBySetting(q, card, turnReading), approval: needs };
 }
