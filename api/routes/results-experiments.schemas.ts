@@ -68,6 +68,11 @@ export const ResultsExperiment = z
     startedAt: at,
     decidedAt: at,
     adoptedAt: at,
+    spared: count.nullable().meta({
+      description:
+        "once a mail experiment ended: contacts of its plan's maximum (planned sample per variant × variants) it never " +
+        'mailed; null while running, and for an ad or a post',
+    }),
   })
   .strict()
   .meta({ id: 'ResultsExperiment' });

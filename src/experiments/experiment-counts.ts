@@ -144,3 +144,43 @@ export async function metricHistory(
   )) as { rows: VariantCounts[] };
   return rows[0] ?? { exposures: 0, outcomes: 0 };
 }
+
+/**
+ * Where a mail experiment's wave stands, per variant (in plan order): `live`, contacts mailed or on their way (a card
+ * drafted, not skipped, and not dismissed or settled without going out); `inFlight`, those of them not yet matured
+ * (unsent, or sent after the cutoff), which the look waits for; `undrafted`, contacts left to draft. `unsent`: live
+ * cards not sent yet (a person's approval, the send window); `lastSentAt`: the latest send, null with none.
+ */
+export interface Wave {
+  live: number[];
+  inFlight: number[];
+  undrafted: number[];
+  unsent: number;
+  lastSentAt: number | null;
+}
+
+export async function waveOf(q: Queryable, e: Counted & { accountId: string }, maturedBy: number): Promise<Wave> {
+  const { rows } = (await q.raw(
+    `SELECT variant_index,
+            count(*) FILTER (WHERE live)::int AS live,
+            count(*) FILTER (WHERE live AND (exposed_at IS NULL OR exposed_at > ?))::int AS in_flight,
+            count(*) FILTER (WHERE live AND exposed_at IS NULL)::int AS unsent,
+            count(*) FILTER (WHERE card_id IS NULL AND skipped IS NULL)::int AS undrafted,
+            max(exposed_at) AS last_sent
+       FROM (SELECT a.*, a.card_id IS NOT NULL AND a.skipped IS NULL AND (a.exposed_at IS NOT NULL OR NOT EXISTS (
+                      SELECT 1 FROM ${CARD_STATES_SQL} c WHERE c.account_id = a.account_id AND c.id = a.card_id
+                         AND c.status IN ('dismissed', 'resolved'))) AS live
+               FROM experiment_assignments a WHERE a.account_id = ? AND a.experiment_id = ?) w
+      GROUP BY 1`,
+    [maturedBy - judgedAfterMs(e), e.accountId, e.id],
+  )) as { rows: { variant_index: number; live: number; in_flight: number; unsent: number; undrafted: number; last_sent: string | null }[] };
+  const of = (i: number) => rows.find((r) => r.variant_index === i);
+  const last = rows.map((r) => (r.last_sent === null ? null : Number(r.last_sent))).filter((t): t is number => t !== null);
+  return {
+    live: e.plan.variants.map((_, i) => of(i)?.live ?? 0),
+    inFlight: e.plan.variants.map((_, i) => of(i)?.in_flight ?? 0),
+    undrafted: e.plan.variants.map((_, i) => of(i)?.undrafted ?? 0),
+    unsent: rows.reduce((n, r) => n + r.unsent, 0),
+    lastSentAt: last.length ? Math.max(...last) : null,
+  };
+}

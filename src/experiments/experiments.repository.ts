@@ -6,12 +6,12 @@ import type { Queryable } from '../db.js';
 import { AD_THING } from './ad-variant.js';
 import { assignVariant, normaliseContact } from '../statistics/assignment.js';
 import { POST_THING } from './post-title.js';
-import { countExperiments, type ExperimentCounts } from './experiment-counts.js';
+import { countExperiments, type ExperimentCounts, waveOf } from './experiment-counts.js';
 import type { ExperimentPlan } from '../statistics/plan.js';
 import type { SequenceParts } from './sequence-wait.js';
 import type { Decision } from '../statistics/stopping.js';
 
-export type { ExperimentCounts } from './experiment-counts.js';
+export type { ExperimentCounts, Wave } from './experiment-counts.js';
 
 /** What varies in an experiment: a mail's subject or opening, a sequence step's wait, the time mail is sent, an ad, a post's title. */
 export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', 'send_window', AD_THING, POST_THING] as const;
@@ -53,9 +53,14 @@ export interface Experiment {
   startedAt: number | null;
   decidedAt: number | null;
   adoptedAt: number | null;
+  /** When the maintenance pass last attended to it, and when it is due again (its wave's look: experiments.service.ts). */
+  lookedAt: number | null;
+  nextLookAt: number | null;
+  /** Once ended: contacts of the plan's maximum it never mailed (waves.ts sparedContacts); null before, or with no contacts. */
+  spared: number | null;
 }
 
-interface Row {
+export interface Row {
   account_id: string;
   id: string;
   card_id: string | null;
@@ -73,11 +78,15 @@ interface Row {
   started_at: string | null;
   decided_at: string | null;
   adopted_at: string | null;
+  looked_at: string | null;
+  next_look_at: string | null;
+  spared: number | null;
 }
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 
-const toExperiment = (r: Row): Experiment => ({
+/** An experiments row as the service reads it (also pass-queue.ts). */
+export const toExperiment = (r: Row): Experiment => ({
   accountId: r.account_id,
   id: r.id,
   cardId: r.card_id,
@@ -95,6 +104,9 @@ const toExperiment = (r: Row): Experiment => ({
   startedAt: num(r.started_at),
   decidedAt: num(r.decided_at),
   adoptedAt: num(r.adopted_at),
+  lookedAt: num(r.looked_at),
+  nextLookAt: num(r.next_look_at),
+  spared: r.spared,
 });
 
 /** One assignment waiting for its mail card. */
@@ -139,12 +151,6 @@ export function experimentsRepository(q: Queryable) {
       return rows.map(toExperiment);
     },
 
-    /** Running experiments of every account, oldest start first (the maintenance pass takes a bounded batch). */
-    async running(limit: number): Promise<Experiment[]> {
-      const rows = (await q('experiments').where({ status: 'running' }).orderBy('started_at').limit(limit)) as Row[];
-      return rows.map(toExperiment);
-    },
-
     /**
      * Starts a proposed experiment: every audience member's variant recorded (assignVariant) before any mail is
      * drafted. Idempotent: a second call finds it running and the assignments there (ON CONFLICT DO NOTHING).
@@ -176,7 +182,9 @@ export function experimentsRepository(q: Queryable) {
           .onConflict(['account_id', 'experiment_id', 'contact'])
           .ignore();
       }
-      await q('experiments').where({ account_id: accountId, id, status: 'proposed' }).update({ status: 'running', started_at: at });
+      await q('experiments')
+        .where({ account_id: accountId, id, status: 'proposed' })
+        .update({ status: 'running', started_at: at, next_look_at: at });
       return true;
     },
 
@@ -187,11 +195,20 @@ export function experimentsRepository(q: Queryable) {
       return (await q('experiments').where({ account_id: accountId, id }).whereIn('status', from).update(changes)) > 0;
     },
 
-    /** Records a look (its fraction) and the decision it made; `ends` moves a running experiment to its end state. */
-    async recordLook(e: Experiment, decision: Decision, at: number, ends: 'decided' | 'no_winner' | null): Promise<boolean> {
+    /**
+     * Records a look (its fraction) and the decision it made; `ends` moves a running experiment to its end state, with
+     * the contacts it spared (null for an experiment without contacts).
+     */
+    async recordLook(
+      e: Experiment,
+      decision: Decision,
+      at: number,
+      ends: 'decided' | 'no_winner' | null,
+      spared: number | null = null,
+    ): Promise<boolean> {
       const looks = decision.look ? [...e.looks, decision.look.fraction] : e.looks;
       const changes: Record<string, unknown> = { looks: JSON.stringify(looks), decision: JSON.stringify(decision) };
-      if (ends) Object.assign(changes, { status: ends, decided_at: at });
+      if (ends) Object.assign(changes, { status: ends, decided_at: at, spared });
       if (decision.state === 'winner') changes.winner_key = decision.winner.key;
       const n = await q('experiments').where({ account_id: e.accountId, id: e.id, status: 'running' }).update(changes);
       return n > 0;
@@ -313,6 +330,9 @@ export function experimentsRepository(q: Queryable) {
 
     /** `counts` of several experiments of one account (experiment-counts.ts): `/results` reads up to 20 at once. */
     countsOf: (accountId: string, list: readonly Experiment[], maturedBy: number) => countExperiments(q, accountId, list, maturedBy),
+
+    /** Where a mail experiment's current wave stands (experiment-counts.ts waveOf). */
+    wave: (e: Experiment, maturedBy: number) => waveOf(q, e, maturedBy),
 
     /** Each contact's assignment (tests and the admin's checks): contact → variant key and card. */
     async assignments(accountId: string, id: string) {

@@ -84,6 +84,7 @@ export function readingOf(e: Experiment, decision: Decision | null, sent: readon
     startedAt: e.startedAt,
     decidedAt: e.decidedAt,
     adoptedAt: e.adoptedAt,
+    spared: e.spared,
   };
 }
 

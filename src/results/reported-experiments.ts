@@ -46,6 +46,11 @@ export interface ReportedExperiment {
   startedAt: number | null;
   decidedAt: number | null;
   adoptedAt: number | null;
+  /**
+   * Once a mail experiment ended: contacts of its plan's maximum (planned sample × variants) it never mailed, because
+   * it was mailed in waves and stopped at a look. Null while it runs, and for an ad or a post (nobody is mailed).
+   */
+  spared: number | null;
 }
 
 /** The account's experiments read since `since`, counting exposures older than `maturedBy`. */

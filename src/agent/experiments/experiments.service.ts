@@ -18,8 +18,8 @@ import { type Decision, decide } from '../../statistics/stopping.js';
 import { waitSteps } from '../../experiments/sequence-wait.js';
 import { thingWords, withVariant } from '../../experiments/variants.js';
 import { citation, describePlan } from '../../statistics/wording.js';
+import { sparedContacts } from '../../statistics/waves.js';
 import { newId } from '../../ids.js';
-import type { Logger } from '../../logger.js';
 import { addCard } from '../../review/cards/doors.js';
 import { privateTextIn } from '../../review/cards/private-text.js';
 import { waitVariants } from './experiment-sequence-wait.js';
@@ -123,16 +123,21 @@ const mailCardId = (e: Experiment, contact: string) =>
   `card_x${createHash('sha256').update(`${e.accountId}\0${e.id}\0${contact}`).digest('hex').slice(0, 24)}`;
 
 /**
- * Drafts up to `limit` contacts' mail, each with its recorded variant; blocked or stopped contacts are left out, and
- * in a send-window experiment those whose window is closed at `now` wait for a later pass.
+ * Drafts up to `limit` contacts' mail, each with its recorded variant (of the variants `only` when given: a wave's
+ * share, pacing.ts); blocked or stopped contacts are left out, and in a send-window experiment those whose window is
+ * closed at `now` wait for a later pass.
  */
-export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now()): Promise<number> {
+export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now(), only?: number[]): Promise<number> {
   // An ad experiment has no mail: its one ad test is filed instead.
   if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
   if (e.thing === 'post_title') return postTitle.filePostTitleCard(db, e);
+  if (limit <= 0) return 0;
   const repo = experimentsRepository(db);
+  const open = openVariants(e, now);
+  const variants = only ? only.filter((i) => !open || open.includes(i)) : open;
+  if (variants?.length === 0) return 0;
   let drafted = 0;
-  for (const u of await repo.undrafted(e.accountId, e.id, limit, openVariants(e, now))) {
+  for (const u of await repo.undrafted(e.accountId, e.id, limit, variants)) {
     if (await isBlocked(db, e.accountId, u.contact)) {
       await repo.skip(e.accountId, e.id, u.contact, 'on the block list');
       continue;
@@ -257,25 +262,32 @@ function mismatchCard(e: Experiment, check: RatioCheck, c: ExperimentCounts) {
  * Looks at a running experiment: counts the matured exposures; before the first look, replans when the control's rate
  * is far from the plan's baseline (plan.ts replanned); on the plan's schedule checks the sample ratio (a mismatch
  * pauses it and files a review card) and records a look; when the rule decides, or no exposure is left to come, ends
- * it and files the result card, in one transaction. An end a person brought about (its mail dismissed, so nothing is
- * pending) declares no winner.
+ * it, with the contacts it spared, and files the result card, in one transaction (`exhausted` says no exposure is
+ * left to come when the pacing found a short variant with no contact left). An end a person brought about (its mail
+ * dismissed, so nothing is pending) declares no winner.
  */
 export async function lookAtExperiment(
   db: Db,
   given: Experiment,
   now: number,
   replyWindowMs: number,
+  exhausted = false,
 ): Promise<Decision['state'] | 'paused'> {
   let e = given;
   const counted = await experimentsRepository(db).counts(e, now - replyWindowMs);
-  const { counts, pending } = counted;
-  const ended = pending === 0;
+  const { counts, pending, sent } = counted;
+  const ended = pending === 0 || exhausted;
   const byPerson = ended && (counted.dismissed ?? 0) > 0;
   const smallest = Math.min(...counts.map((c) => c.exposures));
   if (!e.looks.length && !ended && e.thing !== 'ad_variant' && smallest >= e.plan.minimumPerVariant) {
     const next = replanned(e.plan as ExperimentPlan, counts[0]!);
-    // Far from the plan on too few outcomes: no look yet (nothing spent) until the control has more.
-    if (next === 'wait') return 'collecting';
+    // Far from the plan on too few outcomes: no look yet (nothing spent); the first look moves a step later, so the
+    // pacing drafts the next wave and the control has more by then.
+    if (next === 'wait') {
+      const later = { ...e.plan, minimumPerVariant: Math.min(e.plan.plannedPerVariant, smallest + e.plan.lookEvery) };
+      await experimentsRepository(db).setPlan(e.accountId, e.id, later);
+      return 'collecting';
+    }
     if (next) {
       const plan = { ...next, variants: e.plan.variants };
       if (!(await experimentsRepository(db).setPlan(e.accountId, e.id, plan))) return 'collecting';
@@ -294,34 +306,16 @@ export async function lookAtExperiment(
     return 'paused';
   }
   const ends = decision.state === 'winner' ? 'decided' : decision.state === 'collecting' ? null : 'no_winner';
+  // Contacts the plan would have mailed at most that it never did; an ad's impressions and a post's readers are not mailed.
+  const mailed = sent.reduce((n, x) => n + x, 0);
+  const spared = ends && e.thing !== 'ad_variant' && e.thing !== 'post_title' ? sparedContacts(e.plan, mailed) : null;
   await db.transaction(async (trx) => {
-    if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends))) return;
+    if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends, spared))) return;
     if (!ends) return;
     const card = await addCard(trx, postTitle.postTitleResultCard(e, adResultCard(e, resultCard(e, decision))));
     await experimentsRepository(trx).setResultCard(e.accountId, e.id, card.id);
   });
   return decision.state;
-}
-
-/** The maintenance pass: for a bounded batch of running experiments, draft the next mail and look at the counts. */
-export async function runExperiments(
-  db: Db,
-  config: { replyWindowMs: number; draftBatch: number; passLimit: number },
-  log?: Logger,
-): Promise<{ drafted: number; decided: number }> {
-  let drafted = 0;
-  let decided = 0;
-  for (const e of await experimentsRepository(db).running(config.passLimit)) {
-    try {
-      drafted += await draftExperimentMail(db, e, config.draftBatch);
-      const state = await lookAtExperiment(db, e, Date.now(), config.replyWindowMs);
-      if (state !== 'collecting' && state !== 'paused') decided++;
-    } catch (err) {
-      // One experiment's failure ends its turn in this pass; the others go on.
-      log?.warn({ err, experimentId: e.id, accountId: e.accountId }, 'experiment pass failed');
-    }
-  }
-  return { drafted, decided };
 }
 
 /** A draft about `topic` with the defaults decided experiments made (subject, opening, send window), and which it used. */
