@@ -6,7 +6,7 @@ import type { Queryable } from '../db.js';
 import { AD_THING } from './ad-variant.js';
 import { assignVariant, normaliseContact } from '../statistics/assignment.js';
 import { POST_THING } from './post-title.js';
-import { countExperiments, type ExperimentCounts, waveOf } from './experiment-counts.js';
+import { countExperiments, type ExperimentCounts, metricHistory, waveOf } from './experiment-counts.js';
 import type { ExperimentPlan } from '../statistics/plan.js';
 import type { SequenceParts } from './sequence-wait.js';
 import type { Decision } from '../statistics/stopping.js';
@@ -333,6 +333,10 @@ export function experimentsRepository(q: Queryable) {
 
     /** Where a mail experiment's current wave stands (experiment-counts.ts waveOf). */
     wave: (e: Experiment, maturedBy: number) => waveOf(q, e, maturedBy),
+
+    /** The account's history of `metric` in its experiments (experiment-counts.ts metricHistory): a measured baseline. */
+    history: (accountId: string, metric: ExperimentPlan['metric'], maturedBy: number, windowMs?: number) =>
+      metricHistory(q, accountId, metric, maturedBy, windowMs),
 
     /** Each contact's assignment (tests and the admin's checks): contact → variant key and card. */
     async assignments(accountId: string, id: string) {
