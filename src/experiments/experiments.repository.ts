@@ -228,7 +228,9 @@ export function experimentsRepository(q: Queryable) {
 
     /** A running experiment's plan replaced (replanned before its first look); false when it is no longer running. */
     async setPlan(accountId: string, id: string, plan: Experiment['plan']): Promise<boolean> {
-      const n = await q('experiments').where({ account_id: accountId, id, status: 'running' }).update({ plan: JSON.stringify(plan) });
+      const n = await q('experiments')
+        .where({ account_id: accountId, id, status: 'running' })
+        .update({ plan: JSON.stringify(plan) });
       return n > 0;
     },
 

@@ -49,7 +49,7 @@ export function readingOf(e: Experiment, decision: Decision | null, sent: readon
   const state = e.status === 'proposed' || e.status === 'dismissed' ? e.status : (decision?.state ?? 'collecting');
   // Only an ended experiment shows a chance of being best: before the end it would invite the early call.
   const ended = e.status === 'decided' || e.status === 'no_winner';
-  const differences = decision && decision.variants.some((v) => v.exposures > 0) ? storedDifferences(e.plan, decision) : [];
+  const differences = decision?.variants.some((v) => v.exposures > 0) ? storedDifferences(e.plan, decision) : [];
   return {
     id: e.id,
     status: e.status,
@@ -109,7 +109,8 @@ export function experimentFact(r: ExperimentReading): string {
   const what = `${r.thing.replace('_', ' ')} test for "${r.topic}" (${METRICS[r.metric].rate})`;
   if (r.status === 'proposed') return `${what}: proposed, waiting for approval`;
   if (r.status === 'dismissed') return `${what}: dismissed`;
-  if (r.status === 'paused') return `${what}: paused (the variants' counts are not the planned split; a person resumes or ends it); ${r.decision.citation ?? ''}`;
+  if (r.status === 'paused')
+    return `${what}: paused (the variants' counts are not the planned split; a person resumes or ends it); ${r.decision.citation ?? ''}`;
   const state = r.decision.state === 'winner' ? `winner ${r.decision.winner}` : r.decision.state.replace('_', ' ');
   return `${what}: ${r.status}, ${state}; ${r.decision.citation ?? 'no figures yet'}`;
 }

@@ -267,7 +267,9 @@ export function rawRatioCounts(e: Pick<Experiment, 'thing'>, c: ExperimentCounts
 /** The review card a ratio mismatch files: what went wrong with the counts, and what a person can do. */
 function mismatchCard(e: Experiment, check: RatioCheck, c: ExperimentCounts) {
   const keys = e.plan.variants.map((v) => v.key);
-  const seen = check.observed.map((n, i) => `${keys[i]} ${n.toLocaleString('en-US')} (expected about ${Math.round(check.expected[i]!).toLocaleString('en-US')})`);
+  const seen = check.observed.map(
+    (n, i) => `${keys[i]} ${n.toLocaleString('en-US')} (expected about ${Math.round(check.expected[i]!).toLocaleString('en-US')})`,
+  );
   const lost = (c.lost ?? []).map((n, i) => `${keys[i]} ${n}`).join(', ');
   const what = e.thing === 'send_window' ? 'contacts still in each variant' : 'contacts counted in each variant';
   const p = check.p < 1e-6 ? 'under one in a million' : `about ${check.p.toPrecision(1)}`;
