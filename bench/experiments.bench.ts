@@ -8,14 +8,8 @@
  * BENCH_EXPERIMENT_RUNS changes the 200 runs of the main table.
  */
 import { planExperiment, type ExperimentPlan } from '../src/statistics/plan.js';
-import {
-  type Leak,
-  type LeakSummary,
-  type Monitoring,
-  simulate,
-  simulateLeak,
-  type SimulationSummary,
-} from '../src/statistics/simulate.js';
+import { type Leak, type LeakSummary, simulateLeak } from '../src/statistics/leaks.js';
+import { type Monitoring, simulate, type SimulationSummary } from '../src/statistics/simulate.js';
 import { fmt, pct } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
@@ -118,7 +112,7 @@ function leakPlan(baselineRate: number, minimumDetectableEffect: number, extra: 
 }
 
 /** The outside statistician's leaks, each under the old handling and the new (docs/decisions/experiments.md). */
-function leakTables(falseRuns: number, powerRuns: number): { lines: string[]; verdicts: string[] } {
+export function leakTables(falseRuns: number, powerRuns: number): { lines: string[]; verdicts: string[] } {
   const four = leakPlan(0.04, 0.02, { effectKind: 'relative' });
   const points = leakPlan(0.04, 0.02, { effectKind: 'absolute' });
   const clusteredTruth = { rho: 0.2, perPerson: 4 };
@@ -204,7 +198,8 @@ function leakTables(falseRuns: number, powerRuns: number): { lines: string[]; ve
     },
   ];
   const lines = [
-    '| scenario | handling | runs | picks the better (95% interval) | power promised | false winner (95% interval) | paused | replanned | average sample per variant |',
+    '| scenario | handling | runs | picks the better (95% interval) | power promised | false winner (95% interval) | paused | ' +
+      'replanned | average sample per variant |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const verdicts: string[] = [];
@@ -220,12 +215,14 @@ function leakTables(falseRuns: number, powerRuns: number): { lines: string[]; ve
       if (!h.label.startsWith('new')) continue;
       if (equal)
         verdicts.push(
-          `${s.name}, ${h.label}: upper 95% bound ${pct(r.falseWinnerInterval[1])} (${r.falseWinnerInterval[1] <= 0.05 ? 'met' : 'missed'})`,
+          `${s.name}, ${h.label}: upper 95% bound ${pct(r.falseWinnerInterval[1])} ` +
+            `(${r.falseWinnerInterval[1] <= 0.05 ? 'met' : 'missed'})`,
         );
       else {
         const gap = r.correct - r.promised;
         verdicts.push(
-          `${s.name}, ${h.label}: power ${pct(r.correct)} against ${pct(r.promised)} promised (${Math.abs(gap) <= 0.03 || gap > 0 ? 'met' : 'missed'})`,
+          `${s.name}, ${h.label}: power ${pct(r.correct)} against ${pct(r.promised)} promised ` +
+            `(${Math.abs(gap) <= 0.03 || gap > 0 ? 'met' : 'missed'})`,
         );
       }
     }

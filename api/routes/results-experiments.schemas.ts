@@ -20,7 +20,8 @@ const ResultsExperimentVariant = z
     interval: z.tuple([share, share]).nullable().meta({ description: '95% Wilson score interval of the rate; null with no exposures' }),
     probabilityBest: share.nullable().meta({
       description:
-        'chance this variant is best (uniform prior), once the experiment has ended; null while it runs or is paused, when no figure may invite an early call',
+        'chance this variant is best (uniform prior), once the experiment has ended; ' +
+        'null while it runs or is paused, when no figure may invite an early call',
     }),
     difference: z
       .object({
@@ -36,7 +37,8 @@ const ResultsExperimentVariant = z
       .nullable()
       .meta({
         description:
-          "a challenger's difference from the control (rate points, and relative) with its repeated confidence interval, valid at whatever look the experiment ends on; null for the control and before any exposure",
+          "a challenger's difference from the control (rate points, and relative) with its repeated confidence interval, " +
+          'valid at whatever look the experiment ends on; null for the control and before any exposure',
       }),
     sent: count,
   })

@@ -70,7 +70,8 @@ const OUTCOME_SQL: Record<Metric, string> = {
   conversion_rate: `EXISTS (SELECT 1 FROM ${CONVERSIONS_SQL} c WHERE c.account_id = a.account_id AND c.visit_id = a.click_visit_id
                       AND c.occurred_at <= a.exposed_at + m.until)
                     OR EXISTS (SELECT 1 FROM ${CONVERSIONS_SQL} c JOIN ${VISITS_SQL} v ON v.account_id = c.account_id AND v.id = c.visit_id
-                     WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot AND c.occurred_at <= a.exposed_at + m.until)`,
+                     WHERE c.account_id = a.account_id AND v.card_id = a.card_id AND NOT v.bot
+                       AND c.occurred_at <= a.exposed_at + m.until)`,
 };
 
 /** A plan's window when it states none (plans made before it did): the default reply window. */
@@ -99,7 +100,8 @@ export async function countExperiments(
               SELECT 1 FROM ${CARD_STATES_SQL} c WHERE c.account_id = a.account_id AND c.id = a.card_id
                  AND c.status IN ('dismissed', 'resolved'))))::int AS lost,
             count(*) FILTER (WHERE exposed_at IS NULL AND skipped IS NULL AND EXISTS (
-              SELECT 1 FROM ${CARD_STATES_SQL} c WHERE c.account_id = a.account_id AND c.id = a.card_id AND c.status = 'dismissed'))::int AS dismissed,
+              SELECT 1 FROM ${CARD_STATES_SQL} c WHERE c.account_id = a.account_id AND c.id = a.card_id
+                 AND c.status = 'dismissed'))::int AS dismissed,
             count(*) FILTER (WHERE skipped IS NULL AND (exposed_at > m.cutoff OR exposed_at IS NULL AND NOT EXISTS (
               SELECT 1 FROM ${CARD_STATES_SQL} c WHERE c.account_id = a.account_id AND c.id = a.card_id
                  AND c.status IN ('dismissed', 'resolved'))))::int AS pending

@@ -234,34 +234,6 @@ export function experimentsRepository(q: Queryable) {
       return n > 0;
     },
 
-    /** Pauses a running experiment on a ratio mismatch, with the decision it read then; false when it is no longer running. */
-    async pause(e: Experiment, decision: Decision): Promise<boolean> {
-      const n = await q('experiments')
-        .where({ account_id: e.accountId, id: e.id, status: 'running' })
-        .update({ status: 'paused', decision: JSON.stringify(decision) });
-      return n > 0;
-    },
-
-    /** A person resumed a paused experiment: running again, the ratio check reading counts after `from`. */
-    async resume(accountId: string, id: string, from: number[]): Promise<boolean> {
-      const n = await q('experiments')
-        .where({ account_id: accountId, id, status: 'paused' })
-        .update({ status: 'running', draft: q.raw("draft || jsonb_build_object('ratioFrom', ?::jsonb)", [JSON.stringify(from)]) });
-      return n > 0;
-    },
-
-    /** A person ended a paused experiment: no winner, the decision it paused on marked as a person's stop. */
-    async endPaused(accountId: string, id: string, at: number): Promise<boolean> {
-      const n = await q('experiments')
-        .where({ account_id: accountId, id, status: 'paused' })
-        .update({
-          status: 'no_winner',
-          decided_at: at,
-          decision: q.raw(`coalesce(decision, '{}'::jsonb) || '{"state":"stopped","stoppedBy":"person"}'::jsonb`),
-        });
-      return n > 0;
-    },
-
     async setResultCard(accountId: string, id: string, cardId: string): Promise<void> {
       await q('experiments').where({ account_id: accountId, id }).update({ result_card_id: cardId });
     },

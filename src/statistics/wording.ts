@@ -104,13 +104,20 @@ function baselineWords(plan: ExperimentPlan): string {
   const b = plan.baselineSource;
   const rate = METRICS[plan.metric].rate;
   if (b?.kind === 'measured')
-    return ` The baseline ${percent(plan.baselineRate)} is this account's own ${rate}: ${count(b.outcomes ?? 0)} ${METRICS[plan.metric].outcomes} in ${count(b.exposures ?? 0)} before this experiment.`;
+    return (
+      ` The baseline ${percent(plan.baselineRate)} is this account's own ${rate}: ` +
+      `${count(b.outcomes ?? 0)} ${METRICS[plan.metric].outcomes} in ${count(b.exposures ?? 0)} before this experiment.`
+    );
   if (b?.kind === 'replanned')
     return (
-      ` Replanned at the first look: the control's ${rate} was ${percent(plan.baselineRate)} (${count(b.outcomes ?? 0)} in ${count(b.exposures ?? 0)}), ` +
-      `far from the ${percent(b.assumedRate ?? 0)} first assumed, so the sample went from ${count(b.assumedPerVariant ?? 0)} to ${count(plan.plannedPerVariant)} per variant.`
+      ` Replanned at the first look: the control's ${rate} was ${percent(plan.baselineRate)} ` +
+      `(${count(b.outcomes ?? 0)} in ${count(b.exposures ?? 0)}), far from the ${percent(b.assumedRate ?? 0)} first assumed, ` +
+      `so the sample went from ${count(b.assumedPerVariant ?? 0)} to ${count(plan.plannedPerVariant)} per variant.`
     );
-  return ` The baseline ${percent(plan.baselineRate)} is an assumption (this account has too little history of its ${rate}); the first look replans if the control's rate is far from it.`;
+  return (
+    ` The baseline ${percent(plan.baselineRate)} is an assumption (this account has too little history of its ${rate}); ` +
+    "the first look replans if the control's rate is far from it."
+  );
 }
 
 /** The shortfall in words when the audience cannot reach the planned sample: the power it can still give. */
@@ -127,7 +134,8 @@ function reachWords(plan: ExperimentPlan, words: PlanWords): string {
     reach / designEffectOf(plan.clustering),
   );
   return (
-    `\nWarning: the audience gives about ${count(reach)} ${words.unit}s per variant, short of the ${count(plan.plannedPerVariant)} planned, ` +
+    `\nWarning: the audience gives about ${count(reach)} ${words.unit}s per variant, ` +
+    `short of the ${count(plan.plannedPerVariant)} planned, ` +
     `so the chance of finding the difference drops from ${Math.round(plan.power * 100)} to about ${Math.round(left * 100)} in 100.`
   );
 }
@@ -137,7 +145,8 @@ function windowWords(plan: ExperimentPlan): string {
   if (plan.outcomeWindowMs === undefined) return '';
   const hours = plan.outcomeWindowMs / 3_600_000;
   const span = hours >= 24 && hours % 24 === 0 ? `${hours / 24} day${hours === 24 ? '' : 's'}` : `${+hours.toFixed(2)} hours`;
-  return ` An outcome counts only within ${span} of its ${plan.metric === 'reply_rate' || plan.metric === 'positive_reply_rate' ? 'mail' : 'exposure'}, the same for every variant.`;
+  const after = plan.metric === 'reply_rate' || plan.metric === 'positive_reply_rate' ? 'mail' : 'exposure';
+  return ` An outcome counts only within ${span} of its ${after}, the same for every variant.`;
 }
 
 /** An ad's clustering assumption in words: its impressions are not independent people. */
@@ -147,7 +156,8 @@ function clusterWords(plan: ExperimentPlan, words: PlanWords): string {
   return (
     ` The ad platform, not this service, picks which ad each ${words.unit} shows, so this test is not randomised per person: ` +
     `one person sees about ${c.perPerson} ${words.unit}s and answers alike (assumed correlation ${c.rho}), so the sample and every ` +
-    `interval are widened ${designEffectOf(c).toFixed(1)} times in variance; the false-winner guarantee of a mail experiment holds only as far as those assumptions do.`
+    `interval are widened ${designEffectOf(c).toFixed(1)} times in variance; ` +
+    'the false-winner guarantee of a mail experiment holds only as far as those assumptions do.'
   );
 }
 

@@ -9,12 +9,14 @@ import { createHash } from 'node:crypto';
 import { isBlocked } from '../../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../../db.js';
 import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
-import { type Experiment, type ExperimentCounts, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
+import { type Experiment, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
 import { openAudience } from '../../experiments/audience.js';
+import { pausedExperiments } from '../../experiments/paused.js';
 import { contactStatusPastNew } from '../../leads/doors.js';
 import { DESIGN, type ExperimentPlan, HISTORY, METRICS, type Metric, planExperiment, replanned } from '../../statistics/plan.js';
 import { DEFAULT_OUTCOME_WINDOW_MS } from '../../experiments/experiment-counts.js';
-import { type RatioCheck, sampleRatioCheck } from '../../statistics/ratio-check.js';
+import { sampleRatioCheck } from '../../statistics/ratio-check.js';
+import { mismatchCard, ratioCounts } from './ratio-mismatch.js';
 import { type Decision, decide } from '../../statistics/stopping.js';
 import { waitSteps } from '../../experiments/sequence-wait.js';
 import { thingWords, withVariant } from '../../experiments/variants.js';
@@ -58,6 +60,7 @@ export interface ProposeExperiment {
  */
 export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
 const startNeedsApproval = (kind: string) => `Approve to start it; its mail then waits under your ${kind} approval settings.`;
+const CONTACT_WORDS = { unit: 'contact', control: 'the current default' };
 const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
 
 /**
@@ -130,6 +133,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       `(${plan.minimumPerVariant} per variant, and room for an uneven split)`
     );
   }
+  const reach = Math.floor(audience.length / variants.length);
   const storedPlan = { ...plan, audience: `${audience.length} ${audienceWords}`, variants };
   return fileExperiment(db, by, {
     id,
@@ -141,9 +145,8 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     title: `Experiment: ${words} for "${input.topic}"`,
     details: { variants, metric, plannedPerVariant: plan.plannedPerVariant },
     prompt: (needs) =>
-      `${describePlan(storedPlan, { unit: 'contact', control: 'the current default', reachPerVariant: Math.floor(audience.length / variants.length) })}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
-        needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
-      }`,
+      `${describePlan(storedPlan, { ...CONTACT_WORDS, reachPerVariant: reach })}${windowsNote(input.thing)}` +
+      `\n${waits ? `${waits.note}\n` : ''}${needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL}`,
   });
 }
 
@@ -247,63 +250,6 @@ function resultCard(e: Experiment, decision: Decision) {
 }
 
 /**
- * The counts the sample ratio check reads, per variant, or null where none applies: an ad's impressions (the platform
- * assigns them, not our hash); a send window's assignments not lost (its exposures come window by window, so only
- * what will never come says anything); any other's matured exposures. Counts after the last resume (`ratioFrom`).
- */
-function ratioCounts(e: Experiment, c: ExperimentCounts): number[] | null {
-  const raw = rawRatioCounts(e, c);
-  if (!raw || raw.length !== e.plan.variants.length) return null;
-  const from = e.draft.ratioFrom;
-  return raw.map((n, i) => Math.max(0, n - (from?.[i] ?? 0)));
-}
-
-/** ratioCounts before the last resume is taken off (what a resume records as its `ratioFrom`). */
-export function rawRatioCounts(e: Pick<Experiment, 'thing'>, c: ExperimentCounts): number[] | null {
-  if (e.thing === 'ad_variant') return null;
-  return e.thing === 'send_window' ? (c.assigned ?? []).map((n, i) => n - (c.lost?.[i] ?? 0)) : c.counts.map((v) => v.exposures);
-}
-
-/** The review card a ratio mismatch files: what went wrong with the counts, and what a person can do. */
-function mismatchCard(e: Experiment, check: RatioCheck, c: ExperimentCounts) {
-  const keys = e.plan.variants.map((v) => v.key);
-  const seen = check.observed.map(
-    (n, i) => `${keys[i]} ${n.toLocaleString('en-US')} (expected about ${Math.round(check.expected[i]!).toLocaleString('en-US')})`,
-  );
-  const lost = (c.lost ?? []).map((n, i) => `${keys[i]} ${n}`).join(', ');
-  const what = e.thing === 'send_window' ? 'contacts still in each variant' : 'contacts counted in each variant';
-  const p = check.p < 1e-6 ? 'under one in a million' : `about ${check.p.toPrecision(1)}`;
-  const summary =
-    `The ${what} are not the even split the experiment was planned with: ${seen.join(', ')}; the chance of a split this ` +
-    `uneven by luck is ${p}. Mail dismissed or left out per variant: ${lost || 'none'}.`;
-  return {
-    id: newId('card'),
-    accountId: e.accountId,
-    kind: 'approval',
-    turnId: null,
-    ...cardShape('approval', 'experiment_mismatch'),
-    sourceType: 'experiment_mismatch',
-    title: `Experiment paused: uneven split in ${thingWords(e.thing, e.draft)} for "${e.topic}"`.slice(0, 200),
-    summary,
-    prompt:
-      `${summary} Something other than chance took contacts out of one variant (a reviewer dismissing one variant's mail, ` +
-      'sends refused for one version, a window closed for one), so comparing the variants could name a false winner. ' +
-      'The experiment is paused and declares nothing until you act: approve to resume it (the check then reads only what ' +
-      'comes after), or dismiss to end it with no winner.',
-    payload: {
-      experimentId: e.id,
-      thing: e.thing,
-      topic: e.topic,
-      observed: check.observed,
-      expected: check.expected,
-      p: check.p,
-      // What a resume records as the check's new start: these counts, as the look read them.
-      ratioAt: rawRatioCounts(e, c),
-    },
-  };
-}
-
-/**
  * Looks at a running experiment: counts the matured exposures; before the first look, replans when the control's rate
  * is far from the plan's baseline (plan.ts replanned); on the plan's schedule checks the sample ratio (a mismatch
  * pauses it and files a review card) and records a look; when the rule decides, or no exposure is left to come, ends
@@ -345,7 +291,7 @@ export async function lookAtExperiment(
   const check = ratio && Math.min(...ratio) + Math.max(...ratio) > 0 ? sampleRatioCheck(ratio) : null;
   if (check?.mismatch) {
     await db.transaction(async (trx) => {
-      if (!(await experimentsRepository(trx).pause(e, { ...decision, state: 'collecting' } as Decision))) return;
+      if (!(await pausedExperiments(trx).pause(e, { ...decision, state: 'collecting' } as Decision))) return;
       await addCard(trx, mismatchCard(e, check, counted));
     });
     return 'paused';

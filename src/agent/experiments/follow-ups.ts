@@ -1,9 +1,11 @@
 import type { CardDecided, EventDeps, EventHandlers } from '../../events/event-map.js';
 import { experimentsRepository } from '../../experiments/experiments.repository.js';
+import { pausedExperiments } from '../../experiments/paused.js';
 import { claimAdoption } from '../../experiments/post-title.js';
 import * as postTitle from './experiment-post-title.js';
 import { adoptWait } from './experiment-sequence-wait.js';
-import { draftExperimentMail, rawRatioCounts } from './experiments.service.js';
+import { draftExperimentMail } from './experiments.service.js';
+import { rawRatioCounts } from './ratio-mismatch.js';
 
 /**
  * The experiments' follow-ups of `card.decided` (registered by the process that delivers events): a dismissed
@@ -38,7 +40,7 @@ async function followDecision(deps: EventDeps, e: CardDecided): Promise<void> {
 async function actOnMismatch(deps: EventDeps, accountId: string, id: string, resume: boolean, at: number, ratioAt: unknown): Promise<void> {
   const repo = experimentsRepository(deps.db);
   if (!resume) {
-    await repo.endPaused(accountId, id, at);
+    await pausedExperiments(deps.db).endPaused(accountId, id, at);
     return;
   }
   const x = await repo.get(accountId, id);
@@ -46,7 +48,7 @@ async function actOnMismatch(deps: EventDeps, accountId: string, id: string, res
   // The counts the paused look read (on its card); a card without them: the counts now.
   const given = Array.isArray(ratioAt) && ratioAt.every((n) => typeof n === 'number') ? (ratioAt as number[]) : null;
   const now = given ?? rawRatioCounts(x, await repo.counts(x, at - deps.config.experiments.replyWindowMs)) ?? [];
-  await repo.resume(accountId, id, now);
+  await pausedExperiments(deps.db).resume(accountId, id, now);
 }
 
 /** Adopts a winner once: the claim of the experiment's `adopted_at` and the default commit together. */
