@@ -17,7 +17,8 @@ export type { ExperimentCounts, Wave } from './experiment-counts.js';
 export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', 'send_window', AD_THING, POST_THING] as const;
 export type Thing = (typeof THINGS)[number];
 
-export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';
+/** `paused`: the sample ratio check found a mismatch; it declares nothing until a person resumes or ends it. */
+export type ExperimentStatus = 'proposed' | 'running' | 'paused' | 'decided' | 'no_winner' | 'dismissed';
 
 /** A variant as stored: the plan's key and words, and the text that ships. */
 export interface StoredVariant {
@@ -39,7 +40,10 @@ export interface Experiment {
   thing: Thing;
   topic: string;
   plan: Omit<ExperimentPlan, 'variants'> & { variants: StoredVariant[] };
-  draft: { subject: string; body: string } & Partial<SequenceParts>;
+  draft: { subject: string; body: string } & Partial<SequenceParts> & {
+      /** The counts the ratio check was last resumed at (a person's resume): later checks read what came after. */
+      ratioFrom?: number[];
+    };
   audience: AudienceMember[];
   looks: number[];
   decision: Decision | null;
@@ -141,7 +145,7 @@ export function experimentsRepository(q: Queryable) {
     async listFor(accountId: string, since: number, limit = 20): Promise<Experiment[]> {
       const rows = (await q('experiments')
         .where({ account_id: accountId })
-        .where((w) => w.whereIn('status', ['running', 'proposed']).orWhere('decided_at', '>=', since))
+        .where((w) => w.whereIn('status', ['running', 'paused', 'proposed']).orWhere('decided_at', '>=', since))
         .orderBy('created_at', 'desc')
         .limit(limit)) as Row[];
       return rows.map(toExperiment);
@@ -219,6 +223,42 @@ export function experimentsRepository(q: Queryable) {
         .where({ account_id: accountId, id, status: 'running' })
         .whereRaw('draft->>? IS NULL', [field])
         .update({ draft: q.raw('draft || jsonb_build_object(?::text, ?::text)', [field, cardId]) });
+      return n > 0;
+    },
+
+    /** A running experiment's plan replaced (replanned before its first look); false when it is no longer running. */
+    async setPlan(accountId: string, id: string, plan: Experiment['plan']): Promise<boolean> {
+      const n = await q('experiments')
+        .where({ account_id: accountId, id, status: 'running' })
+        .update({ plan: JSON.stringify(plan) });
+      return n > 0;
+    },
+
+    /** Pauses a running experiment on a ratio mismatch, with the decision it read then; false when it is no longer running. */
+    async pause(e: Experiment, decision: Decision): Promise<boolean> {
+      const n = await q('experiments')
+        .where({ account_id: e.accountId, id: e.id, status: 'running' })
+        .update({ status: 'paused', decision: JSON.stringify(decision) });
+      return n > 0;
+    },
+
+    /** A person resumed a paused experiment: running again, the ratio check reading counts after `from`. */
+    async resume(accountId: string, id: string, from: number[]): Promise<boolean> {
+      const n = await q('experiments')
+        .where({ account_id: accountId, id, status: 'paused' })
+        .update({ status: 'running', draft: q.raw("draft || jsonb_build_object('ratioFrom', ?::jsonb)", [JSON.stringify(from)]) });
+      return n > 0;
+    },
+
+    /** A person ended a paused experiment: no winner, the decision it paused on marked as a person's stop. */
+    async endPaused(accountId: string, id: string, at: number): Promise<boolean> {
+      const n = await q('experiments')
+        .where({ account_id: accountId, id, status: 'paused' })
+        .update({
+          status: 'no_winner',
+          decided_at: at,
+          decision: q.raw(`coalesce(decision, '{}'::jsonb) || '{"state":"stopped","stoppedBy":"person"}'::jsonb`),
+        });
       return n > 0;
     },
 

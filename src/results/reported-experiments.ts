@@ -25,7 +25,15 @@ export interface ReportedExperiment {
     outcomes: number;
     rate: number | null;
     interval: [number, number] | null;
-    probabilityBest: number;
+    /** Null while the experiment runs or is paused: an interim chance of being best invites the early call. */
+    probabilityBest: number | null;
+    /** A challenger's difference from the control with its repeated confidence interval; null for the control. */
+    difference: {
+      estimate: number;
+      interval: [number, number];
+      relative: { estimate: number; interval: [number, number] } | null;
+      level: number;
+    } | null;
     /** All of this variant's mail sent so far, matured or not (exposures counts only the matured). */
     sent: number;
   }[];

@@ -9,10 +9,11 @@ import { createHash } from 'node:crypto';
 import { isBlocked } from '../../blocklist/blocklist.service.js';
 import type { Db, Queryable } from '../../db.js';
 import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
-import { type Experiment, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
+import { type Experiment, type ExperimentCounts, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
 import { openAudience } from '../../experiments/audience.js';
 import { contactStatusPastNew } from '../../leads/doors.js';
-import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
+import { type ExperimentPlan, METRICS, type Metric, planExperiment, replanned } from '../../statistics/plan.js';
+import { type RatioCheck, sampleRatioCheck } from '../../statistics/ratio-check.js';
 import { type Decision, decide } from '../../statistics/stopping.js';
 import { waitSteps } from '../../experiments/sequence-wait.js';
 import { thingWords, withVariant } from '../../experiments/variants.js';
@@ -217,21 +218,90 @@ function resultCard(e: Experiment, decision: Decision) {
 }
 
 /**
- * Looks at a running experiment: counts the matured exposures; on the plan's schedule records a look; when the rule
- * decides (or no exposure is left to come: `exhausted` says so when the pacing found a short variant with no contact
- * left), ends it, with the contacts it spared, and files the result card, in one transaction.
+ * The counts the sample ratio check reads, per variant, or null where none applies: an ad's impressions (the platform
+ * assigns them, not our hash); a send window's assignments not lost (its exposures come window by window, so only
+ * what will never come says anything); any other's matured exposures. Counts after the last resume (`ratioFrom`).
+ */
+function ratioCounts(e: Experiment, c: ExperimentCounts): number[] | null {
+  if (e.thing === 'ad_variant') return null;
+  const raw = e.thing === 'send_window' ? (c.assigned ?? []).map((n, i) => n - (c.lost?.[i] ?? 0)) : c.counts.map((v) => v.exposures);
+  if (raw.length !== e.plan.variants.length) return null;
+  const from = e.draft.ratioFrom;
+  return raw.map((n, i) => Math.max(0, n - (from?.[i] ?? 0)));
+}
+
+/** The review card a ratio mismatch files: what went wrong with the counts, and what a person can do. */
+function mismatchCard(e: Experiment, check: RatioCheck, c: ExperimentCounts) {
+  const keys = e.plan.variants.map((v) => v.key);
+  const seen = check.observed.map(
+    (n, i) => `${keys[i]} ${n.toLocaleString('en-US')} (expected about ${Math.round(check.expected[i]!).toLocaleString('en-US')})`,
+  );
+  const lost = (c.lost ?? []).map((n, i) => `${keys[i]} ${n}`).join(', ');
+  const what = e.thing === 'send_window' ? 'contacts still in each variant' : 'contacts counted in each variant';
+  const p = check.p < 1e-6 ? 'under one in a million' : `about ${check.p.toPrecision(1)}`;
+  const summary =
+    `The ${what} are not the even split the experiment was planned with: ${seen.join(', ')}; the chance of a split this ` +
+    `uneven by luck is ${p}. Mail dismissed or left out per variant: ${lost || 'none'}.`;
+  return {
+    id: newId('card'),
+    accountId: e.accountId,
+    kind: 'approval',
+    turnId: null,
+    ...cardShape('approval', 'experiment_mismatch'),
+    sourceType: 'experiment_mismatch',
+    title: `Experiment paused: uneven split in ${thingWords(e.thing, e.draft)} for "${e.topic}"`.slice(0, 200),
+    summary,
+    prompt:
+      `${summary} Something other than chance took contacts out of one variant (a reviewer dismissing one variant's mail, ` +
+      'sends refused for one version, a window closed for one), so comparing the variants could name a false winner. ' +
+      'The experiment is paused and declares nothing until you act: approve to resume it (the check then reads only what ' +
+      'comes after), or dismiss to end it with no winner.',
+    payload: { experimentId: e.id, thing: e.thing, topic: e.topic, observed: check.observed, expected: check.expected, p: check.p },
+  };
+}
+
+/**
+ * Looks at a running experiment: counts the matured exposures; before the first look, replans when the control's rate
+ * is far from the plan's baseline (plan.ts replanned); on the plan's schedule checks the sample ratio (a mismatch
+ * pauses it and files a review card) and records a look; when the rule decides, or no exposure is left to come, ends
+ * it, with the contacts it spared (pacing.ts), and files the result card, in one transaction. An end a person brought about (its mail dismissed, so nothing is
+ * pending) declares no winner.
  */
 export async function lookAtExperiment(
   db: Db,
-  e: Experiment,
+  given: Experiment,
   now: number,
   replyWindowMs: number,
   exhausted = false,
-): Promise<Decision['state']> {
-  const { counts, pending, sent } = await experimentsRepository(db).counts(e, now - replyWindowMs);
+): Promise<Decision['state'] | 'paused'> {
+  let e = given;
+  const counted = await experimentsRepository(db).counts(e, now - replyWindowMs);
+  const { counts, pending, sent } = counted;
+  // Nothing left to come, or (the pacing says so) a variant short of its wave with no contact left to draft.
   const ended = pending === 0 || exhausted;
-  const decision = decide({ plan: e.plan, counts, earlierLooks: e.looks, ended });
+  const byPerson = ended && (counted.dismissed ?? 0) > 0;
+  const smallest = Math.min(...counts.map((c) => c.exposures));
+  if (!e.looks.length && !ended && e.thing !== 'ad_variant' && smallest >= e.plan.minimumPerVariant) {
+    const next = replanned(e.plan as ExperimentPlan, counts[0]!);
+    // Far from the plan on too few outcomes: no look yet (nothing spent) until the control has more.
+    if (next === 'wait') return 'collecting';
+    if (next) {
+      const plan = { ...next, variants: e.plan.variants };
+      if (!(await experimentsRepository(db).setPlan(e.accountId, e.id, plan))) return 'collecting';
+      e = { ...e, plan };
+    }
+  }
+  const decision = decide({ plan: e.plan, counts, earlierLooks: e.looks, ended: ended && !byPerson, stoppedByPerson: byPerson });
   if (!lookDue(e, decision, ended) || (decision.look === null && !ended)) return 'collecting';
+  const ratio = ratioCounts(e, counted);
+  const check = ratio && Math.min(...ratio) + Math.max(...ratio) > 0 ? sampleRatioCheck(ratio) : null;
+  if (check?.mismatch) {
+    await db.transaction(async (trx) => {
+      if (!(await experimentsRepository(trx).pause(e, { ...decision, state: 'collecting' } as Decision))) return;
+      await addCard(trx, mismatchCard(e, check, counted));
+    });
+    return 'paused';
+  }
   const ends = decision.state === 'winner' ? 'decided' : decision.state === 'collecting' ? null : 'no_winner';
   // Contacts the plan would have mailed at most that it never did; an ad's impressions and a post's readers are not mailed.
   const mailed = sent.reduce((n, x) => n + x, 0);

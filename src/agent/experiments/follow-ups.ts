@@ -28,6 +28,24 @@ async function followDecision(deps: EventDeps, e: CardDecided): Promise<void> {
     if (x) await draftExperimentMail(deps.db, x, 1);
   }
   if (e.sourceType === 'experiment_winner' && approved) await adoptWinner(deps, accountId, id, payload.value, e.at);
+  if (e.sourceType === 'experiment_mismatch') await actOnMismatch(deps, accountId, id, approved, e.at);
+}
+
+/**
+ * A person's answer to a paused experiment's ratio mismatch: approve resumes it (the check then reads only the counts
+ * that come after, so the same shortfall does not pause it again); dismiss ends it with no winner.
+ */
+async function actOnMismatch(deps: EventDeps, accountId: string, id: string, resume: boolean, at: number): Promise<void> {
+  const repo = experimentsRepository(deps.db);
+  if (!resume) {
+    await repo.endPaused(accountId, id, at);
+    return;
+  }
+  const x = await repo.get(accountId, id);
+  if (!x || x.status !== 'paused') return;
+  const c = await repo.counts(x, at - deps.config.experiments.replyWindowMs);
+  const raw = x.thing === 'send_window' ? (c.assigned ?? []).map((n, i) => n - (c.lost?.[i] ?? 0)) : c.counts.map((v) => v.exposures);
+  await repo.resume(accountId, id, raw);
 }
 
 /** Adopts a winner once: the claim of the experiment's `adopted_at` and the default commit together. */

@@ -26,7 +26,8 @@ export interface PassConfig {
 
 export interface Paced {
   drafted: number;
-  state: Decision['state'];
+  /** What the look made of it (`paused`: the sample ratio check stopped it for a person). */
+  state: Decision['state'] | 'paused';
   /** When the experiment is due again: now (mail still to draft or send), or when its wave's last mail matures. */
   nextLookAt: number;
 }
@@ -57,7 +58,7 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
   let wave = await repo.wave(e, maturedBy);
   let drafted = await draftWave(db, e, target, wave.live, config.draftBatch, now);
   if (drafted) wave = await repo.wave(e, maturedBy);
-  let state: Decision['state'] = 'collecting';
+  let state: Paced['state'] = 'collecting';
   // The wave is whole when every variant has its share, or has no contact left to give.
   const whole = wave.live.every((n, i) => n >= target || wave.undrafted[i] === 0);
   if (whole && wave.inFlight.every((n) => n === 0)) {
@@ -65,9 +66,12 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
     const exhausted = wave.live.some((n, i) => n < target && wave.undrafted[i] === 0);
     state = await lookAtExperiment(db, e, now, config.replyWindowMs, exhausted);
     const after = state === 'collecting' ? await repo.get(e.accountId, e.id) : null;
-    if (after && after.status === 'running' && after.looks.length > e.looks.length) {
-      // The look was taken: the next wave goes out now.
-      const next = nextLookSample(after.plan, after.looks, config.waveShare);
+    if (after && after.status === 'running') {
+      // The look was taken: the next wave goes out now. A look the rule put off (the plan replanned on the control's
+      // rate, or too few outcomes to replan on yet) is made up by the wave after, as if taken at what the wave reached.
+      const looked = after.looks.length > e.looks.length;
+      const reached = Math.min(...wave.live) / after.plan.plannedPerVariant;
+      const next = nextLookSample(after.plan, looked ? after.looks : [...after.looks, reached], config.waveShare);
       drafted += await draftWave(db, after, next, wave.live, Math.max(0, config.draftBatch - drafted), now);
       wave = await repo.wave(after, maturedBy);
     }
@@ -105,7 +109,7 @@ export async function runExperiments(
       try {
         const paced = await paceExperiment(db, e, now, config);
         drafted += paced.drafted;
-        if (paced.state !== 'collecting') decided++;
+        if (paced.state !== 'collecting' && paced.state !== 'paused') decided++;
         await queue.attended(e, now, paced.nextLookAt);
       } catch (err) {
         log?.warn({ err, experimentId: e.id, accountId: e.accountId }, 'experiment pass failed');
