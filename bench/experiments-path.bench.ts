@@ -21,6 +21,7 @@ import { type PassConfig, paceExperiment } from '../src/agent/experiments/pacing
 import { createDeps, type Deps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { experimentsRepository } from '../src/experiments/experiments.repository.js';
+import { passQueue } from '../src/experiments/pass-queue.js';
 import { type ExperimentPlan, planExperiment, type VariantCounts } from '../src/statistics/plan.js';
 import { seededRandom } from '../src/statistics/simulate.js';
 import { judge } from '../src/statistics/stopping.js';
@@ -165,7 +166,7 @@ async function runOne(deps: Deps, config: PassConfig, design: Design, rates: num
     // A wave larger than the draft batch takes several passes, back to back; then the pass comes back when the wave's
     // last mail is a window old (replies land before it: they are awaited, so none is lost to a slow machine).
     if (paced.drafted > 0) continue;
-    const after = await repo.wave(e, Date.now() - config.replyWindowMs);
+    const after = await passQueue(db).wave(e, Date.now() - config.replyWindowMs);
     const due = after.lastSentAt === null ? Date.now() : after.lastSentAt + config.replyWindowMs;
     await Promise.all(answering.splice(0));
     await sleep(Math.max(1, due - Date.now() + 1));

@@ -55,9 +55,9 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
   const repo = experimentsRepository(db);
   const maturedBy = now - config.replyWindowMs;
   const target = nextLookSample(e.plan, e.looks, config.waveShare);
-  let wave = await repo.wave(e, maturedBy);
+  let wave = await passQueue(db).wave(e, maturedBy);
   let drafted = await draftWave(db, e, target, wave.live, config.draftBatch, now);
-  if (drafted) wave = await repo.wave(e, maturedBy);
+  if (drafted) wave = await passQueue(db).wave(e, maturedBy);
   let state: Paced['state'] = 'collecting';
   // The wave is whole when every variant has its share, or has no contact left to give.
   const whole = wave.live.every((n, i) => n >= target || wave.undrafted[i] === 0);
@@ -73,7 +73,7 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
       const reached = Math.min(...wave.live) / after.plan.plannedPerVariant;
       const next = nextLookSample(after.plan, looked ? after.looks : [...after.looks, reached], config.waveShare);
       drafted += await draftWave(db, after, next, wave.live, Math.max(0, config.draftBatch - drafted), now);
-      wave = await repo.wave(after, maturedBy);
+      wave = await passQueue(db).wave(after, maturedBy);
     }
   }
   return { drafted, state, nextLookAt: dueAgain(e, wave, now, config.replyWindowMs) };
