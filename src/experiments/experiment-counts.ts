@@ -125,6 +125,27 @@ export async function countExperiments(
 }
 
 /**
+ * The account's own history of `metric` in its mail experiments (every variant, every experiment): exposures sent
+ * at or before `maturedBy` and those with the outcome within the default window. What a new plan's baseline is
+ * measured on when there is enough of it (plan.ts HISTORY).
+ */
+export async function metricHistory(
+  q: Queryable,
+  accountId: string,
+  metric: Metric,
+  maturedBy: number,
+  windowMs = DEFAULT_OUTCOME_WINDOW_MS,
+): Promise<VariantCounts> {
+  const { rows } = (await q.raw(
+    `SELECT count(*)::int AS exposures, count(*) FILTER (WHERE ${OUTCOME_SQL[metric]})::int AS outcomes
+       FROM experiment_assignments a CROSS JOIN (SELECT ?::bigint AS until) m
+      WHERE a.account_id = ? AND a.exposed_at <= ?`,
+    [windowMs, accountId, maturedBy],
+  )) as { rows: VariantCounts[] };
+  return rows[0] ?? { exposures: 0, outcomes: 0 };
+}
+
+/**
  * Where a mail experiment's wave stands, per variant (in plan order): `live`, contacts mailed or on their way (a card
  * drafted, not skipped, and not dismissed or settled without going out); `inFlight`, those of them not yet matured
  * (unsent, or sent after the cutoff), which the look waits for; `undrafted`, contacts left to draft. `unsent`: live
@@ -162,25 +183,4 @@ export async function waveOf(q: Queryable, e: Counted & { accountId: string }, m
     unsent: rows.reduce((n, r) => n + r.unsent, 0),
     lastSentAt: last.length ? Math.max(...last) : null,
   };
-}
-
-/**
- * The account's own history of `metric` in its mail experiments (every variant, every experiment): exposures sent
- * at or before `maturedBy` and those with the outcome within the default window. What a new plan's baseline is
- * measured on when there is enough of it (plan.ts HISTORY).
- */
-export async function metricHistory(
-  q: Queryable,
-  accountId: string,
-  metric: Metric,
-  maturedBy: number,
-  windowMs = DEFAULT_OUTCOME_WINDOW_MS,
-): Promise<VariantCounts> {
-  const { rows } = (await q.raw(
-    `SELECT count(*)::int AS exposures, count(*) FILTER (WHERE ${OUTCOME_SQL[metric]})::int AS outcomes
-       FROM experiment_assignments a CROSS JOIN (SELECT ?::bigint AS until) m
-      WHERE a.account_id = ? AND a.exposed_at <= ?`,
-    [windowMs, accountId, maturedBy],
-  )) as { rows: VariantCounts[] };
-  return rows[0] ?? { exposures: 0, outcomes: 0 };
 }

@@ -6,7 +6,7 @@ import type { Queryable } from '../db.js';
 import { AD_THING } from './ad-variant.js';
 import { assignVariant, normaliseContact } from '../statistics/assignment.js';
 import { POST_THING } from './post-title.js';
-import { countExperiments, type ExperimentCounts } from './experiment-counts.js';
+import { countExperiments, type ExperimentCounts, metricHistory } from './experiment-counts.js';
 import type { ExperimentPlan } from '../statistics/plan.js';
 import type { SequenceParts } from './sequence-wait.js';
 import type { Decision } from '../statistics/stopping.js';
@@ -314,6 +314,10 @@ export function experimentsRepository(q: Queryable) {
 
     /** `counts` of several experiments of one account (experiment-counts.ts): `/results` reads up to 20 at once. */
     countsOf: (accountId: string, list: readonly Experiment[], maturedBy: number) => countExperiments(q, accountId, list, maturedBy),
+
+    /** The account's history of `metric` in its experiments (experiment-counts.ts metricHistory): a measured baseline. */
+    history: (accountId: string, metric: ExperimentPlan['metric'], maturedBy: number, windowMs?: number) =>
+      metricHistory(q, accountId, metric, maturedBy, windowMs),
 
     /** Each contact's assignment (tests and the admin's checks): contact → variant key and card. */
     async assignments(accountId: string, id: string) {

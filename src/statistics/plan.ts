@@ -97,6 +97,8 @@ export interface PlanExtras {
   effectKind?: 'absolute' | 'relative';
   baselineSource?: BaselineSource;
   clustering?: Clustering;
+  /** How long after its exposure an outcome counts, the same for every variant (EXPERIMENT_REPLY_WINDOW_SECONDS). */
+  outcomeWindowMs?: number;
 }
 
 export interface ExperimentPlan extends Required<PlanInput>, PlanExtras {

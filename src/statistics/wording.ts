@@ -125,6 +125,14 @@ function reachWords(plan: ExperimentPlan, words: PlanWords): string {
   );
 }
 
+/** The outcome window in words: an outcome counts only within it, the same for every variant. */
+function windowWords(plan: ExperimentPlan): string {
+  if (plan.outcomeWindowMs === undefined) return '';
+  const hours = plan.outcomeWindowMs / 3_600_000;
+  const span = hours >= 24 && hours % 24 === 0 ? `${hours / 24} day${hours === 24 ? '' : 's'}` : `${+hours.toFixed(2)} hours`;
+  return ` An outcome counts only within ${span} of its ${plan.metric === 'reply_rate' || plan.metric === 'positive_reply_rate' ? 'mail' : 'exposure'}, the same for every variant.`;
+}
+
 /** An ad's clustering assumption in words: its impressions are not independent people. */
 function clusterWords(plan: ExperimentPlan, words: PlanWords): string {
   const c = plan.clustering;
@@ -149,7 +157,7 @@ export function describePlan(plan: ExperimentPlan, words: PlanWords = { unit: 'c
     `Variants of ${plan.subject}: ${control!.key}: ${control!.description} (${words.control}); ${challengers
       .map((v) => `${v.key}: ${v.description}`)
       .join('; ')}.`,
-    `Metric: ${describeMetric(plan.metric, words.unit)}.`,
+    `Metric: ${describeMetric(plan.metric, words.unit)}.${windowWords(plan)}`,
     `Audience: ${plan.audience}`,
     `Planned sample: ${count(plan.plannedPerVariant)} ${words.unit}s per variant (${count(total)} in all), ` +
       `enough to find ${percent(plan.baselineRate)} against ${percent(target)} ${Math.round(plan.power * 100)} times in 100 ` +

@@ -12,7 +12,8 @@ import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
 import { type Experiment, type ExperimentCounts, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
 import { openAudience } from '../../experiments/audience.js';
 import { contactStatusPastNew } from '../../leads/doors.js';
-import { type ExperimentPlan, METRICS, type Metric, planExperiment, replanned } from '../../statistics/plan.js';
+import { DESIGN, type ExperimentPlan, HISTORY, METRICS, type Metric, planExperiment, replanned } from '../../statistics/plan.js';
+import { DEFAULT_OUTCOME_WINDOW_MS } from '../../experiments/experiment-counts.js';
 import { type RatioCheck, sampleRatioCheck } from '../../statistics/ratio-check.js';
 import { type Decision, decide } from '../../statistics/stopping.js';
 import { waitSteps } from '../../experiments/sequence-wait.js';
@@ -43,6 +44,8 @@ export interface ProposeExperiment {
   metric?: Metric;
   baselineRate?: number;
   minimumDetectableEffect?: number;
+  /** How long after its mail an outcome counts (the plan states it; EXPERIMENT_REPLY_WINDOW_SECONDS): three days when absent. */
+  replyWindowMs?: number;
   /** An ad experiment's ads, budget and duration (thing `ad_variant`: experiment-ad.ts; draft and challengers unused). */
   ad?: AdProposal;
   /** A post-title experiment's post (thing `post_title`: experiment-post-title.ts; challengers are other titles). */
@@ -56,6 +59,30 @@ export interface ProposeExperiment {
 export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
 const startNeedsApproval = (kind: string) => `Approve to start it; its mail then waits under your ${kind} approval settings.`;
 const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
+
+/**
+ * The plan's baseline and effect: the account's own rate of `metric` in its earlier experiments when it has enough
+ * history (plan.ts HISTORY; the card says so), else the caller's or the default 4%; the effect the caller's (in points)
+ * or, by default, a lift of half the baseline (kept as a lift when the first look replans).
+ */
+async function planBaseline(
+  db: Db,
+  accountId: string,
+  metric: Metric,
+  input: Pick<ProposeExperiment, 'baselineRate' | 'minimumDetectableEffect'>,
+  windowMs: number,
+): Promise<Pick<ExperimentPlan, 'baselineRate' | 'minimumDetectableEffect' | 'effectKind' | 'baselineSource'>> {
+  const seen = await experimentsRepository(db).history(accountId, metric, Date.now() - windowMs, windowMs);
+  const measured = seen.exposures >= HISTORY.exposures && seen.outcomes >= HISTORY.outcomes;
+  const baselineRate = measured ? seen.outcomes / seen.exposures : (input.baselineRate ?? 0.04);
+  const given = input.minimumDetectableEffect;
+  return {
+    baselineRate,
+    minimumDetectableEffect: Math.min(given ?? baselineRate * DESIGN.relativeLift, 0.99 - baselineRate),
+    effectKind: given === undefined ? 'relative' : 'absolute',
+    baselineSource: measured ? { kind: 'measured', outcomes: seen.outcomes, exposures: seen.exposures } : { kind: 'assumed' },
+  };
+}
 
 /**
  * Proposes an experiment: plans its sample (power.ts), picks its audience, and files its card. Refused (a string
@@ -83,6 +110,8 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
   const variants = values.map((value, i) => ({ key: VARIANT_KEYS[i]!, description: waits?.describe(value) ?? `"${value}"`, value }));
   const words = thingWords(input.thing, input.draft);
   const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
+  const window = input.replyWindowMs ?? DEFAULT_OUTCOME_WINDOW_MS;
+  const baseline = await planBaseline(db, by.accountId, metric, input, window);
   const plan = planExperiment({
     id,
     hypothesis: input.hypothesis ?? `${words} changes the ${metric.replace(/_/g, ' ')} of mail about ${input.topic}.`,
@@ -90,8 +119,8 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     variants,
     metric,
     audience: audienceWords,
-    baselineRate: input.baselineRate ?? 0.04,
-    minimumDetectableEffect: input.minimumDetectableEffect ?? 0.02,
+    ...baseline,
+    outcomeWindowMs: window,
   });
   const audience = await openAudience(db, by.accountId, withRoom(plan.plannedPerVariant, variants.length));
   const needed = withRoom(plan.minimumPerVariant, variants.length);
@@ -112,7 +141,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     title: `Experiment: ${words} for "${input.topic}"`,
     details: { variants, metric, plannedPerVariant: plan.plannedPerVariant },
     prompt: (needs) =>
-      `${describePlan(storedPlan)}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
+      `${describePlan(storedPlan, { unit: 'contact', control: 'the current default', reachPerVariant: Math.floor(audience.length / variants.length) })}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
         needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
       }`,
   });
@@ -264,8 +293,9 @@ function mismatchCard(e: Experiment, check: RatioCheck, c: ExperimentCounts) {
  * Looks at a running experiment: counts the matured exposures; before the first look, replans when the control's rate
  * is far from the plan's baseline (plan.ts replanned); on the plan's schedule checks the sample ratio (a mismatch
  * pauses it and files a review card) and records a look; when the rule decides, or no exposure is left to come, ends
- * it, with the contacts it spared (pacing.ts), and files the result card, in one transaction. An end a person brought about (its mail dismissed, so nothing is
- * pending) declares no winner.
+ * it, with the contacts it spared, and files the result card, in one transaction (`exhausted` says no exposure is
+ * left to come when the pacing found a short variant with no contact left). An end a person brought about (its mail
+ * dismissed, so nothing is pending) declares no winner.
  */
 export async function lookAtExperiment(
   db: Db,
@@ -277,14 +307,18 @@ export async function lookAtExperiment(
   let e = given;
   const counted = await experimentsRepository(db).counts(e, now - replyWindowMs);
   const { counts, pending, sent } = counted;
-  // Nothing left to come, or (the pacing says so) a variant short of its wave with no contact left to draft.
   const ended = pending === 0 || exhausted;
   const byPerson = ended && (counted.dismissed ?? 0) > 0;
   const smallest = Math.min(...counts.map((c) => c.exposures));
   if (!e.looks.length && !ended && e.thing !== 'ad_variant' && smallest >= e.plan.minimumPerVariant) {
     const next = replanned(e.plan as ExperimentPlan, counts[0]!);
-    // Far from the plan on too few outcomes: no look yet (nothing spent) until the control has more.
-    if (next === 'wait') return 'collecting';
+    // Far from the plan on too few outcomes: no look yet (nothing spent); the first look moves a step later, so the
+    // pacing drafts the next wave and the control has more by then.
+    if (next === 'wait') {
+      const later = { ...e.plan, minimumPerVariant: Math.min(e.plan.plannedPerVariant, smallest + e.plan.lookEvery) };
+      await experimentsRepository(db).setPlan(e.accountId, e.id, later);
+      return 'collecting';
+    }
     if (next) {
       const plan = { ...next, variants: e.plan.variants };
       if (!(await experimentsRepository(db).setPlan(e.accountId, e.id, plan))) return 'collecting';
