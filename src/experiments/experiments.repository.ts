@@ -80,7 +80,6 @@ export interface Row {
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 
-/** An experiments row as the service reads it (also pass-queue.ts). */
 export const toExperiment = (r: Row): Experiment => ({
   accountId: r.account_id,
   id: r.id,
@@ -192,8 +191,7 @@ export function experimentsRepository(q: Queryable) {
       const changes: Record<string, unknown> = { looks: JSON.stringify(looks), decision: JSON.stringify(decision) };
       if (ends) Object.assign(changes, { status: ends, decided_at: at, spared });
       if (decision.state === 'winner') changes.winner_key = decision.winner.key;
-      const n = await q('experiments').where({ account_id: e.accountId, id: e.id, status: 'running' }).update(changes);
-      return n > 0;
+      return (await q('experiments').where({ account_id: e.accountId, id: e.id, status: 'running' }).update(changes)) > 0;
     },
 
     /**
