@@ -105,6 +105,7 @@ function leakPlan(baselineRate: number, minimumDetectableEffect: number, extra: 
     audience: 'a stand-in audience with known rates',
     baselineRate,
     minimumDetectableEffect,
+    baselineSource: { kind: 'assumed' },
     ...extra,
   });
 }

@@ -156,12 +156,13 @@ export function planExperiment(input: PlanInput & PlanExtras): ExperimentPlan {
  * plan's baseline: its 95% interval leaves out the baseline and it is under 0.8 or over 1.25 times it. The new plan's
  * minimum sample may put the first look later; there the rate (on more contacts) is checked again, up to
  * REPLANS times. The effect keeps its kind (a lift stays the same lift; points stay points); everything else stays.
- * Null when the rate is near enough; `wait` when it is far but the control has fewer than REPLAN_OUTCOMES outcomes
+ * Null when the rate is near enough, or the plan has no `baselineSource`; `wait` when it is far but the control has fewer than REPLAN_OUTCOMES outcomes
  * (the first look then waits for more, spending nothing). Only the control's rate is used, and no look has spent alpha yet, so the rule's
  * false-winner rate holds (the simulation's rows in docs/performance/channels-and-experiments.md measure it).
  */
 export function replanned(plan: ExperimentPlan, control: VariantCounts): ExperimentPlan | 'wait' | null {
-  if ((plan.baselineSource?.replans ?? 0) >= REPLANS || control.exposures === 0) return null;
+  // A plan that does not say where its baseline came from (made before plans did, or by hand) is left as it is.
+  if (!plan.baselineSource || (plan.baselineSource.replans ?? 0) >= REPLANS || control.exposures === 0) return null;
   const observed = control.outcomes / control.exposures;
   const [lo, hi] = wilson(control.outcomes, control.exposures);
   const far = (plan.baselineRate < lo || plan.baselineRate > hi) && (observed < plan.baselineRate / 1.25 || observed > plan.baselineRate * 1.25);

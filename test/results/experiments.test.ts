@@ -175,7 +175,7 @@ describe('GET /results experiments', () => {
       state: 'stopped',
       winner: null,
       citation: expect.stringMatching(
-        /^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), no winner \(probability B is better 0\.\d\d\), ended at 3 of /,
+        /^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), no winner: B − A \+33\.3 points \(\+100%\), 97% interval .*, ended at 3 of /,
       ),
       plannedReached: false,
     });
@@ -214,9 +214,9 @@ describe('GET /results experiments', () => {
       const cardId = `card_read${i}`;
       await repo.drafted(accountId, out.id, a.contact, cardId);
       await repo.exposed(accountId, cardId, at);
-      // A: one reply in 20; B: one in 2.
+      // A: one reply in 10 (the plan's baseline, so nothing is replanned); B: one in 2.
       seen[a.variant_key]! += 1;
-      if (seen[a.variant_key]! % (a.variant_key === 'A' ? 20 : 2) === 0) replied.push({ accountId, cardId, positive: true, at });
+      if (seen[a.variant_key]! % (a.variant_key === 'A' ? 10 : 2) === 0) replied.push({ accountId, cardId, positive: true, at });
     }
     await repo.replied(replied);
 

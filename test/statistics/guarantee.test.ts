@@ -25,7 +25,7 @@ const plan = (extra: Partial<ExperimentPlan> = {}): ExperimentPlan =>
     minimumDetectableEffect: 0.02,
     ...extra,
   });
-const FOUR = plan({ effectKind: 'relative' });
+const FOUR = plan({ effectKind: 'relative', baselineSource: { kind: 'assumed' } });
 const SIMULATION_MS = 120_000;
 
 describe('the sample ratio check', () => {
@@ -120,7 +120,7 @@ describe('the baseline', () => {
     expect(at1.baselineSource).toMatchObject({ kind: 'replanned', outcomes: 40, exposures: 4000, assumedRate: 0.04, replans: 1 });
     expect(describePlan(at1)).toContain('Replanned at the first look');
     // Points stay points.
-    const points = replanned(plan({ effectKind: 'absolute' }), { exposures: 2000, outcomes: 400 });
+    const points = replanned(plan({ effectKind: 'absolute', baselineSource: { kind: 'assumed' } }), { exposures: 2000, outcomes: 400 });
     if (!points || points === 'wait') throw new Error('expected a replan');
     expect(points.minimumDetectableEffect).toBeCloseTo(0.02, 10);
     expect(replanned(FOUR, { exposures: 400, outcomes: 4 })).toBe('wait');

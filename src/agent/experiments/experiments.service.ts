@@ -252,11 +252,16 @@ function resultCard(e: Experiment, decision: Decision) {
  * what will never come says anything); any other's matured exposures. Counts after the last resume (`ratioFrom`).
  */
 function ratioCounts(e: Experiment, c: ExperimentCounts): number[] | null {
-  if (e.thing === 'ad_variant') return null;
-  const raw = e.thing === 'send_window' ? (c.assigned ?? []).map((n, i) => n - (c.lost?.[i] ?? 0)) : c.counts.map((v) => v.exposures);
-  if (raw.length !== e.plan.variants.length) return null;
+  const raw = rawRatioCounts(e, c);
+  if (!raw || raw.length !== e.plan.variants.length) return null;
   const from = e.draft.ratioFrom;
   return raw.map((n, i) => Math.max(0, n - (from?.[i] ?? 0)));
+}
+
+/** ratioCounts before the last resume is taken off (what a resume records as its `ratioFrom`). */
+export function rawRatioCounts(e: Pick<Experiment, 'thing'>, c: ExperimentCounts): number[] | null {
+  if (e.thing === 'ad_variant') return null;
+  return e.thing === 'send_window' ? (c.assigned ?? []).map((n, i) => n - (c.lost?.[i] ?? 0)) : c.counts.map((v) => v.exposures);
 }
 
 /** The review card a ratio mismatch files: what went wrong with the counts, and what a person can do. */
@@ -285,7 +290,16 @@ function mismatchCard(e: Experiment, check: RatioCheck, c: ExperimentCounts) {
       'sends refused for one version, a window closed for one), so comparing the variants could name a false winner. ' +
       'The experiment is paused and declares nothing until you act: approve to resume it (the check then reads only what ' +
       'comes after), or dismiss to end it with no winner.',
-    payload: { experimentId: e.id, thing: e.thing, topic: e.topic, observed: check.observed, expected: check.expected, p: check.p },
+    payload: {
+      experimentId: e.id,
+      thing: e.thing,
+      topic: e.topic,
+      observed: check.observed,
+      expected: check.expected,
+      p: check.p,
+      // What a resume records as the check's new start: these counts, as the look read them.
+      ratioAt: rawRatioCounts(e, c),
+    },
   };
 }
 
