@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Experiments mailed in waves, looked at in rotation (docs/decisions/experiments.md, "Pacing: a wave per look" and
+ * Experiments mailed in waves, looked at in rotation (docs/decisions/experiments-pacing.md, "Pacing: a wave per look" and
  * "Fair across accounts"): when the maintenance pass last attended to a running experiment and when it should next
  * (its wave's look is due once the wave's last mail is a reply window old), and, once it ends, how many of the
  * plan's contacts it never mailed. The partial index serves the pass's pick: running experiments due by now (none

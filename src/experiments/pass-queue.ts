@@ -1,5 +1,5 @@
 /**
- * Which running experiments the maintenance pass attends to, and in what order (docs/decisions/experiments.md, "Fair
+ * Which running experiments the maintenance pass attends to, and in what order (docs/decisions/experiments-pacing.md, "Fair
  * across accounts"): each row says when it is due again (`next_look_at`: its wave's look, or the next pass while mail
  * is still to draft or send; none yet, just started: due now; migration 20261213100000), and one pass takes those due
  * round-robin across accounts.

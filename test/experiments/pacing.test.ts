@@ -10,7 +10,7 @@ import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
 
 /**
- * The maintenance pass's pacing and fairness (docs/decisions/experiments.md, "Pacing: a wave per look", "Fair across
+ * The maintenance pass's pacing and fairness (docs/decisions/experiments-pacing.md, "Pacing: a wave per look", "Fair across
  * accounts"), below the API, on a clock the test moves: runExperiments at a given `now`. A mail goes out as the shipping
  * path's on-sent hook records it (exposeExperimentMail), at a time the test names; a reply as the inbound path applies
  * it (experimentsRepository.replied). Nothing else is stood in for: the pass drafts real mail cards and records looks.

@@ -1,5 +1,5 @@
 /**
- * The maintenance pass over running experiments (docs/decisions/experiments.md, "Pacing: a wave per look" and "Fair
+ * The maintenance pass over running experiments (docs/decisions/experiments-pacing.md, "Pacing: a wave per look" and "Fair
  * across accounts"). A mail experiment is mailed in waves: a wave is what the next look reads (waves.ts
  * nextLookSample), drafted per variant; its look is taken once every mail of it is a reply window old; only then is
  * the next wave drafted. So a look that decides leaves the rest of the audience unmailed, and the experiment records
