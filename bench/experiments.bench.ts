@@ -8,7 +8,14 @@
  * BENCH_EXPERIMENT_RUNS changes the 200 runs of the main table.
  */
 import { planExperiment, type ExperimentPlan } from '../src/statistics/plan.js';
-import { type Leak, type LeakSummary, type Monitoring, simulate, simulateLeak, type SimulationSummary } from '../src/statistics/simulate.js';
+import {
+  type Leak,
+  type LeakSummary,
+  type Monitoring,
+  simulate,
+  simulateLeak,
+  type SimulationSummary,
+} from '../src/statistics/simulate.js';
 import { fmt, pct } from './lib.js';
 import type { BenchContext, Section } from './run.js';
 
@@ -211,10 +218,15 @@ function leakTables(falseRuns: number, powerRuns: number): { lines: string[]; ve
           `${pct(r.replanned)} | ${fmt(r.averagePerVariant)} |`,
       );
       if (!h.label.startsWith('new')) continue;
-      if (equal) verdicts.push(`${s.name}, ${h.label}: upper 95% bound ${pct(r.falseWinnerInterval[1])} (${r.falseWinnerInterval[1] <= 0.05 ? 'met' : 'missed'})`);
+      if (equal)
+        verdicts.push(
+          `${s.name}, ${h.label}: upper 95% bound ${pct(r.falseWinnerInterval[1])} (${r.falseWinnerInterval[1] <= 0.05 ? 'met' : 'missed'})`,
+        );
       else {
         const gap = r.correct - r.promised;
-        verdicts.push(`${s.name}, ${h.label}: power ${pct(r.correct)} against ${pct(r.promised)} promised (${Math.abs(gap) <= 0.03 || gap > 0 ? 'met' : 'missed'})`);
+        verdicts.push(
+          `${s.name}, ${h.label}: power ${pct(r.correct)} against ${pct(r.promised)} promised (${Math.abs(gap) <= 0.03 || gap > 0 ? 'met' : 'missed'})`,
+        );
       }
     }
   }
@@ -265,12 +277,12 @@ export async function experimentsSimulation(_ctx: BenchContext): Promise<Section
     ...before.lines,
     ...beforePrecise.lines.slice(2),
     '',
-    '### What breaks the guarantee, and what the service does (the outside review\'s leaks)',
+    "### What breaks the guarantee, and what the service does (the outside review's leaks)",
     '',
     `Each leak simulated under the old handling and the new (src/statistics/simulate.ts runWithLeak; seed ${SEED}), ` +
       `${fmt(leakRuns.falseRuns)} runs for each false-winner row and ${fmt(leakRuns.powerRuns)} for each power row, with 95% ` +
       'Wilson intervals. Targets: every no-difference row under the new handling at or below alpha (upper 95% bound at most ' +
-      "5%); power within 3 points of the plan's promise where it promises one (above it is no miss). \"Paused\": the sample " +
+      '5%); power within 3 points of the plan\'s promise where it promises one (above it is no miss). "Paused": the sample ' +
       'ratio check stopped the run, which then declares nothing until a person acts (counted as no winner here).',
     '',
     ...leaks.lines,

@@ -18,17 +18,18 @@ const ResultsExperimentVariant = z
     outcomes: count,
     rate: share.nullable(),
     interval: z.tuple([share, share]).nullable().meta({ description: '95% Wilson score interval of the rate; null with no exposures' }),
-    probabilityBest: share
-      .nullable()
-      .meta({
-        description:
-          'chance this variant is best (uniform prior), once the experiment has ended; null while it runs or is paused, when no figure may invite an early call',
-      }),
+    probabilityBest: share.nullable().meta({
+      description:
+        'chance this variant is best (uniform prior), once the experiment has ended; null while it runs or is paused, when no figure may invite an early call',
+    }),
     difference: z
       .object({
         estimate: z.number(),
         interval: z.tuple([z.number(), z.number()]),
-        relative: z.object({ estimate: z.number(), interval: z.tuple([z.number(), z.number()]) }).strict().nullable(),
+        relative: z
+          .object({ estimate: z.number(), interval: z.tuple([z.number(), z.number()]) })
+          .strict()
+          .nullable(),
         level: share,
       })
       .strict()

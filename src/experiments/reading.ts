@@ -49,7 +49,7 @@ export function readingOf(e: Experiment, decision: Decision | null, sent: readon
   const state = e.status === 'proposed' || e.status === 'dismissed' ? e.status : (decision?.state ?? 'collecting');
   // Only an ended experiment shows a chance of being best: before the end it would invite the early call.
   const ended = e.status === 'decided' || e.status === 'no_winner';
-  const differences = decision && decision.variants.some((v) => v.exposures > 0) ? storedDifferences(e.plan, decision) : [];
+  const differences = decision?.variants.some((v) => v.exposures > 0) ? storedDifferences(e.plan, decision) : [];
   return {
     id: e.id,
     status: e.status,

@@ -165,7 +165,8 @@ export function replanned(plan: ExperimentPlan, control: VariantCounts): Experim
   if (!plan.baselineSource || (plan.baselineSource.replans ?? 0) >= REPLANS || control.exposures === 0) return null;
   const observed = control.outcomes / control.exposures;
   const [lo, hi] = wilson(control.outcomes, control.exposures);
-  const far = (plan.baselineRate < lo || plan.baselineRate > hi) && (observed < plan.baselineRate / 1.25 || observed > plan.baselineRate * 1.25);
+  const far =
+    (plan.baselineRate < lo || plan.baselineRate > hi) && (observed < plan.baselineRate / 1.25 || observed > plan.baselineRate * 1.25);
   if (!far) return null;
   // Far, but on too few outcomes to plan on: the first look waits (no alpha spent) until the control has enough.
   if (control.outcomes < REPLAN_OUTCOMES) return 'wait';

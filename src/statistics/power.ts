@@ -49,7 +49,9 @@ export function powerAt(input: Omit<PowerInput, 'power'>, n: number): number {
   const comparisons = Math.max(1, (input.variants ?? 2) - 1);
   const zAlpha = normalQuantile(1 - input.alpha / comparisons / 2);
   const pBar = (p1 + p2) / 2;
-  return normalCdf((Math.abs(p2 - p1) * Math.sqrt(n) - zAlpha * Math.sqrt(2 * pBar * (1 - pBar))) / Math.sqrt(p1 * (1 - p1) + p2 * (1 - p2)));
+  return normalCdf(
+    (Math.abs(p2 - p1) * Math.sqrt(n) - zAlpha * Math.sqrt(2 * pBar * (1 - pBar))) / Math.sqrt(p1 * (1 - p1) + p2 * (1 - p2)),
+  );
 }
 
 /** Information fractions of looks every `lookEvery` per variant from `minimum` on, the last at `planned`. */

@@ -222,7 +222,8 @@ export interface LeakRun extends RunResult {
 
 const replans = new Map<string, ExperimentPlan | 'wait' | null>();
 const measured = new Map<string, ExperimentPlan>();
-const cacheKey = (p: ExperimentPlan) => `${p.id}|${p.baselineRate}|${p.minimumDetectableEffect}|${p.effectKind}|${p.lookEvery}|${p.alpha}|${p.power}`;
+const cacheKey = (p: ExperimentPlan) =>
+  `${p.id}|${p.baselineRate}|${p.minimumDetectableEffect}|${p.effectKind}|${p.lookEvery}|${p.alpha}|${p.power}`;
 
 /** The plan a measured baseline gives: `p`'s effect on the rate seen in `history` exposures at `rate`. */
 function measuredPlan(p: ExperimentPlan, rng: () => number, rate: number, history: number): ExperimentPlan {
@@ -233,7 +234,10 @@ function measuredPlan(p: ExperimentPlan, rng: () => number, rate: number, histor
     const baselineRate = seen / history;
     const lift = p.minimumDetectableEffect / p.baselineRate;
     const minimumDetectableEffect = p.effectKind === 'relative' ? baselineRate * lift : p.minimumDetectableEffect;
-    plan = { ...planExperiment({ ...p, baselineRate, minimumDetectableEffect }), baselineSource: { kind: 'measured', outcomes: seen, exposures: history } };
+    plan = {
+      ...planExperiment({ ...p, baselineRate, minimumDetectableEffect }),
+      baselineSource: { kind: 'measured', outcomes: seen, exposures: history },
+    };
     measured.set(key, plan);
   }
   return plan;
@@ -276,14 +280,15 @@ export function runWithLeak(given: ExperimentPlan, rates: readonly number[], rng
         else if (i === 0 && leak.lateReplies && rng() < leak.lateReplies.extra / (1 - rates[i]!)) {
           lateAt.push(day + -Math.log(1 - rng()) * leak.lateReplies.lateDays);
         }
-        prefix?.[i]!.push(c.outcomes);
+        if (prefix) prefix[i]!.push(c.outcomes);
       }
     });
     // Uncapped, a late reply counts once it has come (the look is a window after the day's batch).
     const late = leak.lateReplies && !leak.lateReplies.capped ? lateAt.filter((t) => t <= day).length : 0;
     const seen = counts.map((c, i) => (i === 0 ? { exposures: c.exposures, outcomes: c.outcomes + late } : c));
     const smallest = Math.min(...seen.map((c) => c.exposures));
-    if (leak.ratioCheck && smallest >= plan.minimumPerVariant && sampleRatioCheck(seen.map((c) => c.exposures)).mismatch) return end(null, true);
+    if (leak.ratioCheck && smallest >= plan.minimumPerVariant && sampleRatioCheck(seen.map((c) => c.exposures)).mismatch)
+      return end(null, true);
     let waiting = false;
     for (let r = 0; leak.replan && r < 4 && earlierLooks.length === 0 && smallest >= plan.minimumPerVariant; r++) {
       const key = `${cacheKey(plan)}|${plan.baselineSource?.replans ?? 0}|${seen[0]!.outcomes}/${seen[0]!.exposures}`;

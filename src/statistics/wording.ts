@@ -37,7 +37,8 @@ export function differenceWords(d: Difference, control: string): string {
   const abs = `${d.key} − ${control} ${points(d.absolute.estimate)}`;
   const rel = d.relative ? ` (${lift(d.relative.estimate)})` : '';
   const range = Number.isFinite(lo) && hi - lo < 2 ? `${points(lo).replace(' points', '')} to ${points(hi)}` : 'anything yet';
-  const relRange = d.relative && Number.isFinite(d.relative.interval[1]) ? ` (${lift(d.relative.interval[0])} to ${lift(d.relative.interval[1])})` : '';
+  const relRange =
+    d.relative && Number.isFinite(d.relative.interval[1]) ? ` (${lift(d.relative.interval[0])} to ${lift(d.relative.interval[1])})` : '';
   return `${abs}${rel}, ${percent(d.level, 0)} interval ${range}${range === 'anything yet' ? '' : relRange}`;
 }
 
@@ -55,7 +56,8 @@ function claim(plan: CitedPlan, decision: Decision): string {
     .map((d) => differenceWords(d, control))
     .join('; ');
   if (decision.state === 'winner') return `winner ${decision.winner.key}: ${differences}, valid at the look that decided`;
-  if (decision.state === 'collecting') return `not decided: ${differences}, valid at any look; no winner can be read from it before the rule decides`;
+  if (decision.state === 'collecting')
+    return `not decided: ${differences}, valid at any look; no winner can be read from it before the rule decides`;
   if (decision.state === 'stopped' && decision.stoppedBy === 'person')
     return `ended early by a person, so no winner is declared (a stop is a decision, not a look): ${differences}`;
   return `no winner: ${differences}`;
@@ -116,7 +118,12 @@ function reachWords(plan: ExperimentPlan, words: PlanWords): string {
   const reach = words.reachPerVariant;
   if (reach === undefined || reach >= plan.plannedPerVariant) return '';
   const left = powerAt(
-    { baselineRate: plan.baselineRate, minimumDetectableEffect: plan.minimumDetectableEffect, alpha: plan.alpha, variants: plan.variants.length },
+    {
+      baselineRate: plan.baselineRate,
+      minimumDetectableEffect: plan.minimumDetectableEffect,
+      alpha: plan.alpha,
+      variants: plan.variants.length,
+    },
     reach / designEffectOf(plan.clustering),
   );
   return (

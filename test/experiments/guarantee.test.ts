@@ -57,7 +57,9 @@ describe("an experiment's guarantee in the service", () => {
     expect(paused.winnerKey).toBeNull();
     const card = await row(env, 'review_cards', { account_id: x.accountId, source_type: 'experiment_mismatch' });
     expect(card).toMatchObject({ kind: 'approval', status: 'pending' });
-    expect(card.summary).toMatch(/not the even split the experiment was planned with: A \d+ \(expected about \d+\), B \d+ \(expected about \d+\)/);
+    expect(card.summary).toMatch(
+      /not the even split the experiment was planned with: A \d+ \(expected about \d+\), B \d+ \(expected about \d+\)/,
+    );
     expect(card.prompt).toContain('approve to resume it');
     // Paused, it declares nothing: the pass does not look at it, /results reads it as paused and not decided.
     const results = await env.api().get('/api/v1/results').set(auth(x.token));
@@ -158,7 +160,14 @@ describe("an experiment's guarantee in the service", () => {
     const out = await proposeExperiment(
       env.deps.db,
       { accountId: x.accountId, turnId: null, fromOutside: false },
-      { thing: 'mail_subject', topic: 'pricing', draft, challengers: ['Pricing, plainly'], baselineRate: 0.5, minimumDetectableEffect: 0.3 },
+      {
+        thing: 'mail_subject',
+        topic: 'pricing',
+        draft,
+        challengers: ['Pricing, plainly'],
+        baselineRate: 0.5,
+        minimumDetectableEffect: 0.3,
+      },
     );
     if (typeof out === 'string') throw new Error(out);
     const planned = (await x.repo.get(x.accountId, out.id))!.plan;

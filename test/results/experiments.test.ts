@@ -149,7 +149,9 @@ describe('GET /results experiments', () => {
     expect(x!.decision).toEqual({
       state: 'collecting',
       winner: null,
-      citation: expect.stringMatching(/^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), not decided: B − A \+33\.3 points \(\+100%\), 97% interval /),
+      citation: expect.stringMatching(
+        /^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), not decided: B − A \+33\.3 points \(\+100%\), 97% interval /,
+      ),
       plannedReached: false,
     });
     // With a reply window of an hour, the mail just sent is not yet an exposure; `sent` counts it all the same.

@@ -74,7 +74,10 @@ describe('the difference and its interval', () => {
     const [b] = d.differences!;
     expect(b!.level).toBeCloseTo(0.97, 10);
     expect(b!.absolute.interval[0]).toBeGreaterThan(0);
-    expect(b!.absolute.interval[1] - b!.absolute.interval[0]).toBeCloseTo(2 * d.look!.boundary * Math.sqrt((0.04 * 0.96 + 0.06 * 0.94) / n), 3);
+    expect(b!.absolute.interval[1] - b!.absolute.interval[0]).toBeCloseTo(
+      2 * d.look!.boundary * Math.sqrt((0.04 * 0.96 + 0.06 * 0.94) / n),
+      3,
+    );
     const words = citation(FOUR, d);
     expect(words).toMatch(/winner B: B − A \+2 points \(\+50%\), 97% interval \+[\d.]+ to \+[\d.]+ points \(\+\d+% to \+\d+%\)/);
     expect(words).not.toMatch(/probability/);
@@ -111,32 +114,44 @@ describe("a person's stop", () => {
 });
 
 describe('the baseline', () => {
-  it('replans on the control rate when far from the plan, keeping a lift as a lift, and waits while outcomes are few', () => {
-    const at1 = replanned(FOUR, { exposures: 4000, outcomes: 40 });
-    if (!at1 || at1 === 'wait') throw new Error('expected a replan');
-    expect(at1.baselineRate).toBeCloseTo(0.01, 10);
-    expect(at1.minimumDetectableEffect).toBeCloseTo(0.005, 10);
-    expect(at1.plannedPerVariant).toBeGreaterThan(FOUR.plannedPerVariant);
-    expect(at1.baselineSource).toMatchObject({ kind: 'replanned', outcomes: 40, exposures: 4000, assumedRate: 0.04, replans: 1 });
-    expect(describePlan(at1)).toContain('Replanned at the first look');
-    // Points stay points.
-    const points = replanned(plan({ effectKind: 'absolute', baselineSource: { kind: 'assumed' } }), { exposures: 2000, outcomes: 400 });
-    if (!points || points === 'wait') throw new Error('expected a replan');
-    expect(points.minimumDetectableEffect).toBeCloseTo(0.02, 10);
-    expect(replanned(FOUR, { exposures: 400, outcomes: 4 })).toBe('wait');
-    expect(replanned(FOUR, { exposures: 1000, outcomes: 42 })).toBeNull();
-  }, SIMULATION_MS);
+  it(
+    'replans on the control rate when far from the plan, keeping a lift as a lift, and waits while outcomes are few',
+    () => {
+      const at1 = replanned(FOUR, { exposures: 4000, outcomes: 40 });
+      if (!at1 || at1 === 'wait') throw new Error('expected a replan');
+      expect(at1.baselineRate).toBeCloseTo(0.01, 10);
+      expect(at1.minimumDetectableEffect).toBeCloseTo(0.005, 10);
+      expect(at1.plannedPerVariant).toBeGreaterThan(FOUR.plannedPerVariant);
+      expect(at1.baselineSource).toMatchObject({ kind: 'replanned', outcomes: 40, exposures: 4000, assumedRate: 0.04, replans: 1 });
+      expect(describePlan(at1)).toContain('Replanned at the first look');
+      // Points stay points.
+      const points = replanned(plan({ effectKind: 'absolute', baselineSource: { kind: 'assumed' } }), { exposures: 2000, outcomes: 400 });
+      if (!points || points === 'wait') throw new Error('expected a replan');
+      expect(points.minimumDetectableEffect).toBeCloseTo(0.02, 10);
+      expect(replanned(FOUR, { exposures: 400, outcomes: 4 })).toBe('wait');
+      expect(replanned(FOUR, { exposures: 1000, outcomes: 42 })).toBeNull();
+    },
+    SIMULATION_MS,
+  );
 
   it('warns on the card when the audience cannot reach the planned sample, with the power left', () => {
     const words = describePlan(FOUR, { unit: 'contact', control: 'the current default', reachPerVariant: 1000 });
-    expect(words).toMatch(/Warning: the audience gives about 1,000 contacts per variant, short of the [\d,]+ planned, so the chance of finding the difference drops from 95 to about \d+ in 100\./);
+    expect(words).toMatch(
+      /Warning: the audience gives about 1,000 contacts per variant, short of the [\d,]+ planned, so the chance of finding the difference drops from 95 to about \d+ in 100\./,
+    );
   });
 });
 
 describe('ads: impressions are not people', () => {
   it('widens the plan and shrinks the test by the design effect, and says the test is not randomised per person', () => {
     const naive = plan({ metric: 'click_rate', baselineRate: 0.02, minimumDetectableEffect: 0.01, lookEvery: 500 });
-    const clustered = plan({ metric: 'click_rate', baselineRate: 0.02, minimumDetectableEffect: 0.01, lookEvery: 500, clustering: { rho: 0.2, perPerson: 4 } });
+    const clustered = plan({
+      metric: 'click_rate',
+      baselineRate: 0.02,
+      minimumDetectableEffect: 0.01,
+      lookEvery: 500,
+      clustering: { rho: 0.2, perPerson: 4 },
+    });
     expect(clustered.plannedPerVariant / naive.plannedPerVariant).toBeCloseTo(1.6, 2);
     const counts = [
       { exposures: 5000, outcomes: 100 },

@@ -125,8 +125,12 @@ describe('the card in plain words', () => {
       earlierLooks: [],
     });
     const said = citation(plan, running);
-    expect(said).toMatch(/^positive replies 50\/1,200 \(4\.2%\) vs 60\/1,210 \(5%\), not decided: B − A \+0\.8 points \(\+19%\), 97% interval /);
-    expect(said).toContain(`valid at any look; no winner can be read from it before the rule decides, 1,200 of ${n.toLocaleString('en-US')} planned per variant`);
+    expect(said).toMatch(
+      /^positive replies 50\/1,200 \(4\.2%\) vs 60\/1,210 \(5%\), not decided: B − A \+0\.8 points \(\+19%\), 97% interval /,
+    );
+    expect(said).toContain(
+      `valid at any look; no winner can be read from it before the rule decides, 1,200 of ${n.toLocaleString('en-US')} planned per variant`,
+    );
     expect(said).not.toMatch(/probability/);
   });
 

@@ -42,7 +42,7 @@ async function actOnMismatch(deps: EventDeps, accountId: string, id: string, res
     return;
   }
   const x = await repo.get(accountId, id);
-  if (!x || x.status !== 'paused') return;
+  if (x?.status !== 'paused') return;
   // The counts the paused look read (on its card); a card without them: the counts now.
   const given = Array.isArray(ratioAt) && ratioAt.every((n) => typeof n === 'number') ? (ratioAt as number[]) : null;
   const now = given ?? rawRatioCounts(x, await repo.counts(x, at - deps.config.experiments.replyWindowMs)) ?? [];
