@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 
 /**
- * Experiments mailed in waves, looked at in rotation (docs/decisions/experiments.md, "Pacing: a wave per look" and
+ * Experiments mailed in waves, looked at in rotation (docs/decisions/experiments-pacing.md, "Pacing: a wave per look" and
  * "Fair across accounts"): when the maintenance pass last attended to a running experiment and when it should next
  * (its wave's look is due once the wave's last mail is a reply window old), and, once it ends, how many of the
- * plan's contacts it never mailed. The partial index serves the pass's pick: running experiments due by now.
+ * plan's contacts it never mailed. The partial index serves the pass's pick: running experiments due by now (none
+ * yet, as every running one is here and a new one is: due at once).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('experiments', (t) => {
@@ -12,8 +13,6 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('next_look_at');
     t.integer('spared');
   });
-  // Running experiments are due at once: their next pass drafts their first wave or looks.
-  await knex.raw(`UPDATE experiments SET next_look_at = coalesce(started_at, 0) WHERE status = 'running'`);
   await knex.raw(`CREATE INDEX experiments_due ON experiments (next_look_at, account_id) WHERE status = 'running'`);
 }
 

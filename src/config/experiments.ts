@@ -28,7 +28,7 @@ export function experimentsConfig(env: z.output<z.ZodObject<typeof experimentsEn
     passBatches: env.EXPERIMENT_PASS_BATCHES,
     /**
      * A wave (the mail one look reads) adds at least this share of the planned sample per variant, rounded up to the
-     * plan's look interval (docs/decisions/experiments.md, "Pacing: a wave per look"). Capped at the whole plan.
+     * plan's look interval (docs/decisions/experiments-pacing.md, "Pacing: a wave per look"). Capped at the whole plan.
      */
     waveShare: Math.min(100, env.EXPERIMENT_WAVE_PERCENT) / 100,
   };

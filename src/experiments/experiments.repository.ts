@@ -6,7 +6,7 @@ import type { Queryable } from '../db.js';
 import { AD_THING } from './ad-variant.js';
 import { assignVariant, normaliseContact } from '../statistics/assignment.js';
 import { POST_THING } from './post-title.js';
-import { countExperiments, type ExperimentCounts, metricHistory, waveOf } from './experiment-counts.js';
+import { countExperiments, type ExperimentCounts, metricHistory } from './experiment-counts.js';
 import type { ExperimentPlan } from '../statistics/plan.js';
 import type { SequenceParts } from './sequence-wait.js';
 import type { Decision } from '../statistics/stopping.js';
@@ -53,9 +53,6 @@ export interface Experiment {
   startedAt: number | null;
   decidedAt: number | null;
   adoptedAt: number | null;
-  /** When the maintenance pass last attended to it, and when it is due again (its wave's look: experiments.service.ts). */
-  lookedAt: number | null;
-  nextLookAt: number | null;
   /** Once ended: contacts of the plan's maximum it never mailed (waves.ts sparedContacts); null before, or with no contacts. */
   spared: number | null;
 }
@@ -78,14 +75,11 @@ export interface Row {
   started_at: string | null;
   decided_at: string | null;
   adopted_at: string | null;
-  looked_at: string | null;
-  next_look_at: string | null;
   spared: number | null;
 }
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 
-/** An experiments row as the service reads it (also pass-queue.ts). */
 export const toExperiment = (r: Row): Experiment => ({
   accountId: r.account_id,
   id: r.id,
@@ -104,8 +98,6 @@ export const toExperiment = (r: Row): Experiment => ({
   startedAt: num(r.started_at),
   decidedAt: num(r.decided_at),
   adoptedAt: num(r.adopted_at),
-  lookedAt: num(r.looked_at),
-  nextLookAt: num(r.next_look_at),
   spared: r.spared,
 });
 
@@ -182,9 +174,7 @@ export function experimentsRepository(q: Queryable) {
           .onConflict(['account_id', 'experiment_id', 'contact'])
           .ignore();
       }
-      await q('experiments')
-        .where({ account_id: accountId, id, status: 'proposed' })
-        .update({ status: 'running', started_at: at, next_look_at: at });
+      await q('experiments').where({ account_id: accountId, id, status: 'proposed' }).update({ status: 'running', started_at: at });
       return true;
     },
 
@@ -195,23 +185,13 @@ export function experimentsRepository(q: Queryable) {
       return (await q('experiments').where({ account_id: accountId, id }).whereIn('status', from).update(changes)) > 0;
     },
 
-    /**
-     * Records a look (its fraction) and the decision it made; `ends` moves a running experiment to its end state, with
-     * the contacts it spared (null for an experiment without contacts).
-     */
-    async recordLook(
-      e: Experiment,
-      decision: Decision,
-      at: number,
-      ends: 'decided' | 'no_winner' | null,
-      spared: number | null = null,
-    ): Promise<boolean> {
+    /** Records a look (its fraction) and its decision; `ends` ends a running one, with the contacts it spared (pacing.ts). */
+    async recordLook(e: Experiment, decision: Decision, at: number, ends: 'decided' | 'no_winner' | null, spared: number | null = null) {
       const looks = decision.look ? [...e.looks, decision.look.fraction] : e.looks;
       const changes: Record<string, unknown> = { looks: JSON.stringify(looks), decision: JSON.stringify(decision) };
       if (ends) Object.assign(changes, { status: ends, decided_at: at, spared });
       if (decision.state === 'winner') changes.winner_key = decision.winner.key;
-      const n = await q('experiments').where({ account_id: e.accountId, id: e.id, status: 'running' }).update(changes);
-      return n > 0;
+      return (await q('experiments').where({ account_id: e.accountId, id: e.id, status: 'running' }).update(changes)) > 0;
     },
 
     /**
@@ -304,9 +284,6 @@ export function experimentsRepository(q: Queryable) {
 
     /** `counts` of several experiments of one account (experiment-counts.ts): `/results` reads up to 20 at once. */
     countsOf: (accountId: string, list: readonly Experiment[], maturedBy: number) => countExperiments(q, accountId, list, maturedBy),
-
-    /** Where a mail experiment's current wave stands (experiment-counts.ts waveOf). */
-    wave: (e: Experiment, maturedBy: number) => waveOf(q, e, maturedBy),
 
     /** The account's history of `metric` in its experiments (experiment-counts.ts metricHistory): a measured baseline. */
     history: (accountId: string, metric: ExperimentPlan['metric'], maturedBy: number, windowMs?: number) =>

@@ -1,9 +1,11 @@
 /**
- * Which running experiments the maintenance pass attends to, and in what order (docs/decisions/experiments.md, "Fair
+ * Which running experiments the maintenance pass attends to, and in what order (docs/decisions/experiments-pacing.md, "Fair
  * across accounts"): each row says when it is due again (`next_look_at`: its wave's look, or the next pass while mail
- * is still to draft or send; migration 20261213100000), and one pass takes those due round-robin across accounts.
+ * is still to draft or send; none yet, just started: due now; migration 20261213100000), and one pass takes those due
+ * round-robin across accounts.
  */
 import type { Queryable } from '../db.js';
+import { waveOf } from './experiment-counts.js';
 import { type Experiment, type Row, toExperiment } from './experiments.repository.js';
 
 export interface ExperimentKey {
@@ -23,9 +25,9 @@ export function passQueue(q: Queryable) {
       const { rows } = (await q.raw(
         `SELECT account_id, id FROM (
            SELECT account_id, id, next_look_at,
-                  row_number() OVER (PARTITION BY account_id ORDER BY next_look_at, started_at, id) AS turn
-             FROM experiments WHERE status = 'running' AND next_look_at <= ?) d
-          ORDER BY turn, next_look_at, account_id, id LIMIT ?`,
+                  row_number() OVER (PARTITION BY account_id ORDER BY next_look_at NULLS FIRST, started_at, id) AS turn
+             FROM experiments WHERE status = 'running' AND (next_look_at IS NULL OR next_look_at <= ?)) d
+          ORDER BY turn, next_look_at NULLS FIRST, account_id, id LIMIT ?`,
         [now, limit],
       )) as { rows: { account_id: string; id: string }[] };
       return rows.map((r) => ({ accountId: r.account_id, id: r.id }));
@@ -41,6 +43,9 @@ export function passQueue(q: Queryable) {
       )) as { rows: Row[] };
       return rows.map(toExperiment);
     },
+
+    /** Where a mail experiment's current wave stands (experiment-counts.ts waveOf). */
+    wave: (e: Experiment, maturedBy: number) => waveOf(q, e, maturedBy),
 
     /** The pass attended to a running experiment at `at`; it is due again at `next`. */
     async attended(key: ExperimentKey, at: number, next: number): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Pacing an experiment in waves (docs/decisions/experiments.md, "Pacing: a wave per look"): each wave mails what the
+ * Pacing an experiment in waves (docs/decisions/experiments-pacing.md, "Pacing: a wave per look"): each wave mails what the
  * next look needs and no more, and the wave after starts only once that look was taken, so a look that decides
  * leaves the rest of the audience unmailed. Pure: the service counts and drafts, this says how many.
  */

@@ -7,10 +7,10 @@ import { newId } from '../../src/ids.js';
 import { planExperiment } from '../../src/statistics/plan.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
-import { rows } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
 
 /**
- * The maintenance pass's pacing and fairness (docs/decisions/experiments.md, "Pacing: a wave per look", "Fair across
+ * The maintenance pass's pacing and fairness (docs/decisions/experiments-pacing.md, "Pacing: a wave per look", "Fair across
  * accounts"), below the API, on a clock the test moves: runExperiments at a given `now`. A mail goes out as the shipping
  * path's on-sent hook records it (exposeExperimentMail), at a time the test names; a reply as the inbound path applies
  * it (experimentsRepository.replied). Nothing else is stood in for: the pass drafts real mail cards and records looks.
@@ -75,6 +75,17 @@ async function sendAll(e: Experiment, at: number) {
 }
 
 // Fairness first: it counts every running experiment of the database, and the pacing tests leave theirs running.
+/**
+ * Replies to the sent mail of `e` at `at`, as the inbound path applies them: every `every`-th contact of each variant
+ * (by contact, so a run repeats), `every` by variant key. The control answers near the plan's 10% baseline, so the
+ * first look is not put off to replan.
+ */
+async function reply(e: Experiment, every: Record<string, number>, at: number) {
+  const sent = (await drafted(e)).all.filter((a) => a.exposed_at !== null).sort((x, y) => (x.contact < y.contact ? -1 : 1));
+  const items = ['A', 'B'].flatMap((k) => sent.filter((a) => a.variant_key === k).filter((_, i) => i % every[k]! === 0));
+  await experimentsRepository(env.deps.db).replied(items.map((a) => ({ accountId: e.accountId, cardId: a.card_id!, positive: true, at })));
+}
+
 describe('fair across accounts', () => {
   it('50 accounts × 5 running experiments: every look is taken at its schedule or the pass after (latest: one pass late)', async () => {
     const db = env.deps.db;
@@ -139,10 +150,11 @@ describe('pacing: a wave per look', () => {
 
     const sentAt = t0 + 2 * HOUR;
     await sendAll(e, sentAt);
+    await reply(e, { A: 10, B: 10 }, sentAt + HOUR);
     // The pass after the sends schedules the look a reply window after the last of them, and drafts nothing.
     await runExperiments(env.deps.db, CONFIG, undefined, sentAt + PASS);
     const waiting = (await experimentsRepository(env.deps.db).get(accountId, e.id))!;
-    expect(waiting.nextLookAt).toBe(sentAt + WINDOW);
+    expect(Number((await row(env, 'experiments', { id: e.id })).next_look_at)).toBe(sentAt + WINDOW);
     expect(waiting.looks).toEqual([]);
     // Due only then: a pass a minute before drafts nothing, even when its batch would have room.
     await runExperiments(env.deps.db, CONFIG, undefined, sentAt + WINDOW - 60_000);
@@ -165,11 +177,8 @@ describe('pacing: a wave per look', () => {
     await runExperiments(env.deps.db, CONFIG, undefined, t0);
     const sentAt = t0 + HOUR;
     await sendAll(e, sentAt);
-    // Every B contact replies, no A contact does: the first look decides for B.
-    const wave = await drafted(e);
-    await experimentsRepository(env.deps.db).replied(
-      wave.all.filter((a) => a.variant_key === 'B').map((a) => ({ accountId, cardId: a.card_id!, positive: true, at: sentAt + HOUR })),
-    );
+    // Every B contact replies, one A contact in ten does: the first look decides for B.
+    await reply(e, { A: 10, B: 1 }, sentAt + HOUR);
     await runExperiments(env.deps.db, CONFIG, undefined, sentAt + WINDOW);
     const ended = (await experimentsRepository(env.deps.db).get(accountId, e.id))!;
     expect(ended).toMatchObject({ status: 'decided', winnerKey: 'B' });

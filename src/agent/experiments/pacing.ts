@@ -1,5 +1,5 @@
 /**
- * The maintenance pass over running experiments (docs/decisions/experiments.md, "Pacing: a wave per look" and "Fair
+ * The maintenance pass over running experiments (docs/decisions/experiments-pacing.md, "Pacing: a wave per look" and "Fair
  * across accounts"). A mail experiment is mailed in waves: a wave is what the next look reads (waves.ts
  * nextLookSample), drafted per variant; its look is taken once every mail of it is a reply window old; only then is
  * the next wave drafted. So a look that decides leaves the rest of the audience unmailed, and the experiment records
@@ -26,7 +26,7 @@ export interface PassConfig {
 
 export interface Paced {
   drafted: number;
-  /** `paused`: the ratio check found a mismatch (lookAtExperiment). */
+  /** What the look made of it (`paused`: the sample ratio check stopped it for a person). */
   state: Decision['state'] | 'paused';
   /** When the experiment is due again: now (mail still to draft or send), or when its wave's last mail matures. */
   nextLookAt: number;
@@ -55,9 +55,9 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
   const repo = experimentsRepository(db);
   const maturedBy = now - config.replyWindowMs;
   const target = nextLookSample(e.plan, e.looks, config.waveShare);
-  let wave = await repo.wave(e, maturedBy);
+  let wave = await passQueue(db).wave(e, maturedBy);
   let drafted = await draftWave(db, e, target, wave.live, config.draftBatch, now);
-  if (drafted) wave = await repo.wave(e, maturedBy);
+  if (drafted) wave = await passQueue(db).wave(e, maturedBy);
   let state: Paced['state'] = 'collecting';
   // The wave is whole when every variant has its share, or has no contact left to give.
   const whole = wave.live.every((n, i) => n >= target || wave.undrafted[i] === 0);
@@ -66,11 +66,14 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
     const exhausted = wave.live.some((n, i) => n < target && wave.undrafted[i] === 0);
     state = await lookAtExperiment(db, e, now, config.replyWindowMs, exhausted);
     const after = state === 'collecting' ? await repo.get(e.accountId, e.id) : null;
-    if (after && after.status === 'running' && after.looks.length > e.looks.length) {
-      // The look was taken: the next wave goes out now.
-      const next = nextLookSample(after.plan, after.looks, config.waveShare);
+    if (after && after.status === 'running') {
+      // The look was taken: the next wave goes out now. A look the rule put off (the plan replanned on the control's
+      // rate, or too few outcomes to replan on yet) is made up by the wave after, as if taken at what the wave reached.
+      const looked = after.looks.length > e.looks.length;
+      const reached = Math.min(...wave.live) / after.plan.plannedPerVariant;
+      const next = nextLookSample(after.plan, looked ? after.looks : [...after.looks, reached], config.waveShare);
       drafted += await draftWave(db, after, next, wave.live, Math.max(0, config.draftBatch - drafted), now);
-      wave = await repo.wave(after, maturedBy);
+      wave = await passQueue(db).wave(after, maturedBy);
     }
   }
   return { drafted, state, nextLookAt: dueAgain(e, wave, now, config.replyWindowMs) };
