@@ -8,6 +8,7 @@
  * BENCH_EXPERIMENT_RUNS changes the 200 runs of the main table.
  */
 import { planExperiment, type ExperimentPlan } from '../src/statistics/plan.js';
+import { type Leak, type LeakSummary, simulateLeak } from '../src/statistics/leaks.js';
 import { type Monitoring, simulate, type SimulationSummary } from '../src/statistics/simulate.js';
 import { fmt, pct } from './lib.js';
 import type { BenchContext, Section } from './run.js';
@@ -84,6 +85,151 @@ const describe = (p: ExperimentPlan) =>
   `alpha ${p.alpha} two-sided, power ${p.power} for 4% against 6%: one look at the end needs ${fmt(p.fixedPerVariant)} per ` +
   `variant, the sequential rule plans ${fmt(p.plannedPerVariant)} and looks every ${p.lookEvery} from ${fmt(p.minimumPerVariant)}`;
 
+/** One leak's scenario: its plan, true rates, the leak under the old handling and the new, and runs. */
+interface LeakScenario {
+  name: string;
+  plan: ExperimentPlan;
+  rates: number[];
+  handling: { label: string; leak: Leak }[];
+  runs: number;
+}
+
+const range = (x: [number, number]) => `${pct(x[0])}–${pct(x[1])}`;
+
+function leakPlan(baselineRate: number, minimumDetectableEffect: number, extra: Partial<ExperimentPlan> = {}): ExperimentPlan {
+  return planExperiment({
+    id: 'bench_leak',
+    hypothesis: 'simulated',
+    subject: 'a simulated mail subject',
+    variants: ['A', 'B'].map((key) => ({ key, description: key })),
+    metric: 'reply_rate',
+    audience: 'a stand-in audience with known rates',
+    baselineRate,
+    minimumDetectableEffect,
+    baselineSource: { kind: 'assumed' },
+    ...extra,
+  });
+}
+
+/** The outside statistician's leaks, each under the old handling and the new (docs/decisions/experiments.md). */
+export function leakTables(falseRuns: number, powerRuns: number): { lines: string[]; verdicts: string[] } {
+  const four = leakPlan(0.04, 0.02, { effectKind: 'relative' });
+  const points = leakPlan(0.04, 0.02, { effectKind: 'absolute' });
+  const clusteredTruth = { rho: 0.2, perPerson: 4 };
+  const ad = (clustering?: { rho: number; perPerson: number }) =>
+    leakPlan(0.02, 0.01, { metric: 'click_rate', lookEvery: 500, ...(clustering ? { clustering } : {}) });
+  const late = (capped: boolean): Leak => ({ lateReplies: { extra: 0.01, lateDays: 20, capped } });
+  const scenarios: LeakScenario[] = [
+    {
+      name: "person's early stop after a 'looks good' interim view (5% vs 5%)",
+      plan: four,
+      rates: [0.05, 0.05],
+      runs: falseRuns,
+      handling: [
+        { label: 'old: the ended look spends the alpha left', leak: { personStop: 'spends' } },
+        { label: 'new: a stop declares no winner', leak: { personStop: 'no_winner' } },
+      ],
+    },
+    {
+      name: 'reviewer dismisses 15% of B, picking non-answerers (5% vs 5%)',
+      plan: four,
+      rates: [0.05, 0.05],
+      runs: falseRuns,
+      handling: [
+        { label: 'old: no ratio check', leak: { dismissShare: 0.15 } },
+        { label: 'new: ratio check (p < 0.001) pauses', leak: { dismissShare: 0.15, ratioCheck: true } },
+      ],
+    },
+    {
+      name: "faster replies in B: A's contacts also answer after the window (+1 point, mean 20 days late; 5% vs 5% within it)",
+      plan: four,
+      rates: [0.05, 0.05],
+      runs: falseRuns,
+      handling: [
+        { label: 'old: every reply so far counts', leak: late(false) },
+        { label: 'new: only replies within the window', leak: late(true) },
+      ],
+    },
+    {
+      name: 'ad clicks clustered by person (ρ 0.2, 4 impressions each; 2% vs 2%)',
+      plan: ad(),
+      rates: [0.02, 0.02],
+      runs: falseRuns,
+      handling: [{ label: 'old: impressions as independent', leak: { clustered: clusteredTruth } }],
+    },
+    {
+      name: 'ad clicks clustered by person (ρ 0.2, 4 impressions each; 2% vs 2%)',
+      plan: ad(clusteredTruth),
+      rates: [0.02, 0.02],
+      runs: falseRuns,
+      handling: [{ label: 'new: design effect 1.6 (ρ 0.2, 4 per person assumed)', leak: { clustered: clusteredTruth } }],
+    },
+    {
+      name: 'true baseline 1%, the planned lift (1% vs 1.5%); plan assumed 4% (4% vs 6%)',
+      plan: four,
+      rates: [0.01, 0.015],
+      runs: powerRuns,
+      handling: [
+        { label: 'old: default plan', leak: {} },
+        { label: 'new: replanned before the first look', leak: { replan: true } },
+        { label: 'new: measured baseline (5,000 exposures of history)', leak: { history: 5000 } },
+      ],
+    },
+    {
+      name: 'true baseline 20%, the planned +2 points (20% vs 22%); plan assumed 4% (4% vs 6%)',
+      plan: points,
+      rates: [0.2, 0.22],
+      runs: powerRuns,
+      handling: [
+        { label: 'old: default plan', leak: {} },
+        { label: 'new: replanned before the first look', leak: { replan: true } },
+        { label: 'new: measured baseline (5,000 exposures of history)', leak: { history: 5000 } },
+      ],
+    },
+    {
+      name: 'true baseline 1%, no difference (1% vs 1%); plan assumed 4%',
+      plan: four,
+      rates: [0.01, 0.01],
+      runs: falseRuns,
+      handling: [
+        { label: 'new: replanned before the first look', leak: { replan: true } },
+        { label: 'new: measured baseline (5,000 exposures of history)', leak: { history: 5000 } },
+      ],
+    },
+  ];
+  const lines = [
+    '| scenario | handling | runs | picks the better (95% interval) | power promised | false winner (95% interval) | paused | ' +
+      'replanned | average sample per variant |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const verdicts: string[] = [];
+  for (const s of scenarios) {
+    const equal = s.rates.every((r) => r === s.rates[0]);
+    for (const h of s.handling) {
+      const r: LeakSummary = simulateLeak(s.plan, s.rates, s.runs, SEED, h.leak);
+      lines.push(
+        `| ${s.name} | ${h.label} | ${fmt(r.runs)} | ${equal ? '—' : `${pct(r.correct)} (${range(r.correctInterval)})`} | ` +
+          `${equal ? '—' : pct(r.promised)} | ${pct(r.falseWinner)} (${range(r.falseWinnerInterval)}) | ${pct(r.paused)} | ` +
+          `${pct(r.replanned)} | ${fmt(r.averagePerVariant)} |`,
+      );
+      if (!h.label.startsWith('new')) continue;
+      if (equal)
+        verdicts.push(
+          `${s.name}, ${h.label}: upper 95% bound ${pct(r.falseWinnerInterval[1])} ` +
+            `(${r.falseWinnerInterval[1] <= 0.05 ? 'met' : 'missed'})`,
+        );
+      else {
+        const gap = r.correct - r.promised;
+        verdicts.push(
+          `${s.name}, ${h.label}: power ${pct(r.correct)} against ${pct(r.promised)} promised ` +
+            `(${Math.abs(gap) <= 0.03 || gap > 0 ? 'met' : 'missed'})`,
+        );
+      }
+    }
+  }
+  return { lines, verdicts };
+}
+
 export async function experimentsSimulation(_ctx: BenchContext): Promise<Section> {
   const runs = Number(process.env.BENCH_EXPERIMENT_RUNS ?? 200);
   const all: Monitoring[] = ['sequential', 'fixed', 'naive'];
@@ -95,6 +241,11 @@ export async function experimentsSimulation(_ctx: BenchContext): Promise<Section
   const first = plan(2, 0.05, 0.9);
   const before = table(first, PAIRS.slice(0, 2), runs, ['sequential']);
   const beforePrecise = table(first, PAIRS.slice(0, 2), 2000, ['sequential']);
+  const leakRuns = {
+    falseRuns: Number(process.env.BENCH_LEAK_FALSE_RUNS ?? 5000),
+    powerRuns: Number(process.env.BENCH_LEAK_POWER_RUNS ?? 2000),
+  };
+  const leaks = leakTables(leakRuns.falseRuns, leakRuns.powerRuns);
   const picks = main.results.get(`${PAIRS[0]!.name}|sequential`)!;
   const nullRun = main.results.get(`${PAIRS[1]!.name}|sequential`)!;
   const body = [
@@ -122,6 +273,18 @@ export async function experimentsSimulation(_ctx: BenchContext): Promise<Section
     '',
     ...before.lines,
     ...beforePrecise.lines.slice(2),
+    '',
+    "### What breaks the guarantee, and what the service does (the outside review's leaks)",
+    '',
+    `Each leak simulated under the old handling and the new (src/statistics/simulate.ts runWithLeak; seed ${SEED}), ` +
+      `${fmt(leakRuns.falseRuns)} runs for each false-winner row and ${fmt(leakRuns.powerRuns)} for each power row, with 95% ` +
+      'Wilson intervals. Targets: every no-difference row under the new handling at or below alpha (upper 95% bound at most ' +
+      '5%); power within 3 points of the plan\'s promise where it promises one (above it is no miss). "Paused": the sample ' +
+      'ratio check stopped the run, which then declares nothing until a person acts (counted as no winner here).',
+    '',
+    ...leaks.lines,
+    '',
+    ...leaks.verdicts.map((v) => `- ${v}`),
   ].join('\n');
   return { title: 'Experiments: the stopping rule simulated', body };
 }

@@ -18,7 +18,28 @@ const ResultsExperimentVariant = z
     outcomes: count,
     rate: share.nullable(),
     interval: z.tuple([share, share]).nullable().meta({ description: '95% Wilson score interval of the rate; null with no exposures' }),
-    probabilityBest: share,
+    probabilityBest: share.nullable().meta({
+      description:
+        'chance this variant is best (uniform prior), once the experiment has ended; ' +
+        'null while it runs or is paused, when no figure may invite an early call',
+    }),
+    difference: z
+      .object({
+        estimate: z.number(),
+        interval: z.tuple([z.number(), z.number()]),
+        relative: z
+          .object({ estimate: z.number(), interval: z.tuple([z.number(), z.number()]) })
+          .strict()
+          .nullable(),
+        level: share,
+      })
+      .strict()
+      .nullable()
+      .meta({
+        description:
+          "a challenger's difference from the control (rate points, and relative) with its repeated confidence interval, " +
+          'valid at whatever look the experiment ends on; null for the control and before any exposure',
+      }),
     sent: count,
   })
   .strict()
@@ -31,7 +52,7 @@ const ResultsExperimentVariant = z
 export const ResultsExperiment = z
   .object({
     id: z.string(),
-    status: z.enum(['proposed', 'running', 'decided', 'no_winner', 'dismissed']),
+    status: z.enum(['proposed', 'running', 'paused', 'decided', 'no_winner', 'dismissed']),
     thing: z.enum(THINGS),
     topic: z.string(),
     hypothesis: z.string(),
@@ -50,6 +71,11 @@ export const ResultsExperiment = z
     startedAt: at,
     decidedAt: at,
     adoptedAt: at,
+    spared: count.nullable().meta({
+      description:
+        "once a mail experiment ended: contacts of its plan's maximum (planned sample per variant × variants) it never " +
+        'mailed; null while running, and for an ad or a post',
+    }),
   })
   .strict()
   .meta({ id: 'ResultsExperiment' });

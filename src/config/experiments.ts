@@ -9,6 +9,8 @@ export const experimentsEnv = {
   EXPERIMENT_REPLY_WINDOW_SECONDS: int(DEFAULT_REPLY_WINDOW_SECONDS, 0),
   EXPERIMENT_DRAFT_BATCH: int(200),
   EXPERIMENT_PASS_LIMIT: int(20),
+  EXPERIMENT_PASS_BATCHES: int(10),
+  EXPERIMENT_WAVE_PERCENT: int(5),
 } satisfies z.ZodRawShape;
 
 export function experimentsConfig(env: z.output<z.ZodObject<typeof experimentsEnv>>) {
@@ -18,9 +20,16 @@ export function experimentsConfig(env: z.output<z.ZodObject<typeof experimentsEn
      * sent a minute ago as "no reply" would pull every rate down and favour whichever variant went out first.
      */
     replyWindowMs: env.EXPERIMENT_REPLY_WINDOW_SECONDS * 1000,
-    /** Mail cards drafted per experiment per maintenance pass. */
+    /** Mail cards drafted per experiment per maintenance pass (a wave larger than this is drafted over several). */
     draftBatch: env.EXPERIMENT_DRAFT_BATCH,
-    /** Running experiments read per maintenance pass (oldest first; the next pass takes the rest). */
+    /** Running experiments one batch of the maintenance pass attends to (due ones, round-robin across accounts). */
     passLimit: env.EXPERIMENT_PASS_LIMIT,
+    /** Batches one maintenance pass takes at most (it stops sooner when nothing more is due); the rest wait a pass. */
+    passBatches: env.EXPERIMENT_PASS_BATCHES,
+    /**
+     * A wave (the mail one look reads) adds at least this share of the planned sample per variant, rounded up to the
+     * plan's look interval (docs/decisions/experiments-pacing.md, "Pacing: a wave per look"). Capped at the whole plan.
+     */
+    waveShare: Math.min(100, env.EXPERIMENT_WAVE_PERCENT) / 100,
   };
 }

@@ -35,9 +35,17 @@ export const AD_METRICS: readonly Metric[] = ['click_rate', 'conversion_rate'];
 
 /**
  * An ad plan's defaults: a 2% click rate against 3%, and a look after every 500 impressions per variant (the
- * platform reports in batches, so a finer schedule would only skip looks).
+ * platform reports in batches, so a finer schedule would only skip looks). The platform reports impressions, not
+ * people, and one person sees an ad several times and answers alike: the plan assumes 4 impressions per person with
+ * an intra-class correlation of 0.2 (design effect 1.6), widening the sample, the test and every interval by it
+ * (docs/decisions/experiments.md, "Ads: impressions are not people").
  */
-export const AD_DESIGN = { baselineRate: 0.02, minimumDetectableEffect: 0.01, lookEvery: 500 } as const;
+export const AD_DESIGN = {
+  baselineRate: 0.02,
+  minimumDetectableEffect: 0.01,
+  lookEvery: 500,
+  clustering: { rho: 0.2, perPerson: 4 },
+} as const;
 
 /** A variant's stored text (`value`) and an adopted default's: the ad as JSON. */
 export const adValue = (ad: Ad): string => JSON.stringify({ headline: ad.headline, body: ad.body, ...(ad.url ? { url: ad.url } : {}) });

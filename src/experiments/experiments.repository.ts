@@ -6,18 +6,19 @@ import type { Queryable } from '../db.js';
 import { AD_THING } from './ad-variant.js';
 import { assignVariant, normaliseContact } from '../statistics/assignment.js';
 import { POST_THING } from './post-title.js';
-import { countExperiments, type ExperimentCounts } from './experiment-counts.js';
+import { countExperiments, type ExperimentCounts, metricHistory } from './experiment-counts.js';
 import type { ExperimentPlan } from '../statistics/plan.js';
 import type { SequenceParts } from './sequence-wait.js';
 import type { Decision } from '../statistics/stopping.js';
 
-export type { ExperimentCounts } from './experiment-counts.js';
+export type { ExperimentCounts, Wave } from './experiment-counts.js';
 
 /** What varies in an experiment: a mail's subject or opening, a sequence step's wait, the time mail is sent, an ad, a post's title. */
 export const THINGS = ['mail_subject', 'mail_opening', 'sequence_wait', 'send_window', AD_THING, POST_THING] as const;
 export type Thing = (typeof THINGS)[number];
 
-export type ExperimentStatus = 'proposed' | 'running' | 'decided' | 'no_winner' | 'dismissed';
+/** `paused`: the sample ratio check found a mismatch; it declares nothing until a person resumes or ends it. */
+export type ExperimentStatus = 'proposed' | 'running' | 'paused' | 'decided' | 'no_winner' | 'dismissed';
 
 /** A variant as stored: the plan's key and words, and the text that ships. */
 export interface StoredVariant {
@@ -39,7 +40,10 @@ export interface Experiment {
   thing: Thing;
   topic: string;
   plan: Omit<ExperimentPlan, 'variants'> & { variants: StoredVariant[] };
-  draft: { subject: string; body: string } & Partial<SequenceParts>;
+  draft: { subject: string; body: string } & Partial<SequenceParts> & {
+      /** The counts the ratio check was last resumed at (a person's resume): later checks read what came after. */
+      ratioFrom?: number[];
+    };
   audience: AudienceMember[];
   looks: number[];
   decision: Decision | null;
@@ -49,9 +53,11 @@ export interface Experiment {
   startedAt: number | null;
   decidedAt: number | null;
   adoptedAt: number | null;
+  /** Once ended: contacts of the plan's maximum it never mailed (waves.ts sparedContacts); null before, or with no contacts. */
+  spared: number | null;
 }
 
-interface Row {
+export interface Row {
   account_id: string;
   id: string;
   card_id: string | null;
@@ -69,11 +75,12 @@ interface Row {
   started_at: string | null;
   decided_at: string | null;
   adopted_at: string | null;
+  spared: number | null;
 }
 
 const num = (v: string | null) => (v === null ? null : Number(v));
 
-const toExperiment = (r: Row): Experiment => ({
+export const toExperiment = (r: Row): Experiment => ({
   accountId: r.account_id,
   id: r.id,
   cardId: r.card_id,
@@ -91,6 +98,7 @@ const toExperiment = (r: Row): Experiment => ({
   startedAt: num(r.started_at),
   decidedAt: num(r.decided_at),
   adoptedAt: num(r.adopted_at),
+  spared: r.spared,
 });
 
 /** One assignment waiting for its mail card. */
@@ -129,15 +137,9 @@ export function experimentsRepository(q: Queryable) {
     async listFor(accountId: string, since: number, limit = 20): Promise<Experiment[]> {
       const rows = (await q('experiments')
         .where({ account_id: accountId })
-        .where((w) => w.whereIn('status', ['running', 'proposed']).orWhere('decided_at', '>=', since))
+        .where((w) => w.whereIn('status', ['running', 'paused', 'proposed']).orWhere('decided_at', '>=', since))
         .orderBy('created_at', 'desc')
         .limit(limit)) as Row[];
-      return rows.map(toExperiment);
-    },
-
-    /** Running experiments of every account, oldest start first (the maintenance pass takes a bounded batch). */
-    async running(limit: number): Promise<Experiment[]> {
-      const rows = (await q('experiments').where({ status: 'running' }).orderBy('started_at').limit(limit)) as Row[];
       return rows.map(toExperiment);
     },
 
@@ -183,14 +185,13 @@ export function experimentsRepository(q: Queryable) {
       return (await q('experiments').where({ account_id: accountId, id }).whereIn('status', from).update(changes)) > 0;
     },
 
-    /** Records a look (its fraction) and the decision it made; `ends` moves a running experiment to its end state. */
-    async recordLook(e: Experiment, decision: Decision, at: number, ends: 'decided' | 'no_winner' | null): Promise<boolean> {
+    /** Records a look (its fraction) and its decision; `ends` ends a running one, with the contacts it spared (pacing.ts). */
+    async recordLook(e: Experiment, decision: Decision, at: number, ends: 'decided' | 'no_winner' | null, spared: number | null = null) {
       const looks = decision.look ? [...e.looks, decision.look.fraction] : e.looks;
       const changes: Record<string, unknown> = { looks: JSON.stringify(looks), decision: JSON.stringify(decision) };
-      if (ends) Object.assign(changes, { status: ends, decided_at: at });
+      if (ends) Object.assign(changes, { status: ends, decided_at: at, spared });
       if (decision.state === 'winner') changes.winner_key = decision.winner.key;
-      const n = await q('experiments').where({ account_id: e.accountId, id: e.id, status: 'running' }).update(changes);
-      return n > 0;
+      return (await q('experiments').where({ account_id: e.accountId, id: e.id, status: 'running' }).update(changes)) > 0;
     },
 
     /**
@@ -202,6 +203,14 @@ export function experimentsRepository(q: Queryable) {
         .where({ account_id: accountId, id, status: 'running' })
         .whereRaw('draft->>? IS NULL', [field])
         .update({ draft: q.raw('draft || jsonb_build_object(?::text, ?::text)', [field, cardId]) });
+      return n > 0;
+    },
+
+    /** A running experiment's plan replaced (replanned before its first look); false when it is no longer running. */
+    async setPlan(accountId: string, id: string, plan: Experiment['plan']): Promise<boolean> {
+      const n = await q('experiments')
+        .where({ account_id: accountId, id, status: 'running' })
+        .update({ plan: JSON.stringify(plan) });
       return n > 0;
     },
 
@@ -275,6 +284,10 @@ export function experimentsRepository(q: Queryable) {
 
     /** `counts` of several experiments of one account (experiment-counts.ts): `/results` reads up to 20 at once. */
     countsOf: (accountId: string, list: readonly Experiment[], maturedBy: number) => countExperiments(q, accountId, list, maturedBy),
+
+    /** The account's history of `metric` in its experiments (experiment-counts.ts metricHistory): a measured baseline. */
+    history: (accountId: string, metric: ExperimentPlan['metric'], maturedBy: number, windowMs?: number) =>
+      metricHistory(q, accountId, metric, maturedBy, windowMs),
 
     /** Each contact's assignment (tests and the admin's checks): contact → variant key and card. */
     async assignments(accountId: string, id: string) {

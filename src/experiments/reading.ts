@@ -10,7 +10,8 @@ import type { ReportedExperiment } from '../results/reported-experiments.js';
 import { type Experiment, type ExperimentCounts, experimentsRepository } from './experiments.repository.js';
 import { METRICS } from '../statistics/plan.js';
 import { type Decision, decide } from '../statistics/stopping.js';
-import { citation } from '../statistics/wording.js';
+import type { Difference } from '../statistics/intervals.js';
+import { citation, storedDifferences } from '../statistics/wording.js';
 
 /** The scoreboard's shape (results defines what it reports), with this area's own narrower types. */
 export interface ExperimentReading extends Omit<ReportedExperiment, 'status' | 'thing' | 'metric'> {
@@ -20,6 +21,19 @@ export interface ExperimentReading extends Omit<ReportedExperiment, 'status' | '
 }
 
 const round = (x: number) => Math.round(x * 10_000) / 10_000;
+
+/** A difference as /results shows it, rounded; null for none (the control, or nothing exposed). */
+function differenceOf(d: Difference | undefined): ExperimentReading['variants'][number]['difference'] {
+  if (!d) return null;
+  const pair = (x: [number, number]): [number, number] => [round(x[0]), round(x[1])];
+  const finite = (x: [number, number]): [number, number] => [Math.max(-1e6, x[0]), Math.min(1e6, x[1])];
+  return {
+    estimate: round(d.absolute.estimate),
+    interval: pair(finite(d.absolute.interval)),
+    relative: d.relative ? { estimate: round(d.relative.estimate), interval: pair(finite(d.relative.interval)) } : null,
+    level: round(d.level),
+  };
+}
 
 /**
  * A running experiment's figures on `counts`, as `collecting`: only a look the maintenance pass records can decide
@@ -33,6 +47,9 @@ function runningDecision(e: Experiment, counts: ExperimentCounts['counts']): Dec
 /** `sent`: each variant's mail sent so far (ExperimentCounts.sent); none when not given. */
 export function readingOf(e: Experiment, decision: Decision | null, sent: readonly number[] = []): ExperimentReading {
   const state = e.status === 'proposed' || e.status === 'dismissed' ? e.status : (decision?.state ?? 'collecting');
+  // Only an ended experiment shows a chance of being best: before the end it would invite the early call.
+  const ended = e.status === 'decided' || e.status === 'no_winner';
+  const differences = decision?.variants.some((v) => v.exposures > 0) ? storedDifferences(e.plan, decision) : [];
   return {
     id: e.id,
     status: e.status,
@@ -53,7 +70,8 @@ export function readingOf(e: Experiment, decision: Decision | null, sent: readon
         outcomes: f?.outcomes ?? 0,
         rate: exposures > 0 ? round(f!.outcomes / exposures) : null,
         interval: exposures > 0 ? [round(f!.interval[0]), round(f!.interval[1])] : null,
-        probabilityBest: round(f?.probabilityBest ?? 0),
+        probabilityBest: ended && f ? round(f.probabilityBest) : null,
+        difference: differenceOf(differences.find((d) => d.key === v.key && i > 0)),
         sent: sent[i] ?? 0,
       };
     }),
@@ -66,6 +84,7 @@ export function readingOf(e: Experiment, decision: Decision | null, sent: readon
     startedAt: e.startedAt,
     decidedAt: e.decidedAt,
     adoptedAt: e.adoptedAt,
+    spared: e.spared,
   };
 }
 
@@ -80,7 +99,7 @@ export async function readExperiments(q: Queryable, accountId: string, since: nu
   const counts = await repo.countsOf(accountId, counted, maturedBy);
   return list.map((e) => {
     const c = counts.get(e.id);
-    if (e.status === 'running') return readingOf(e, runningDecision(e, c!.counts), c!.sent);
+    if (e.status === 'running' || e.status === 'paused') return readingOf(e, runningDecision(e, c!.counts), c!.sent);
     return readingOf(e, e.decision, c?.sent);
   });
 }
@@ -90,6 +109,8 @@ export function experimentFact(r: ExperimentReading): string {
   const what = `${r.thing.replace('_', ' ')} test for "${r.topic}" (${METRICS[r.metric].rate})`;
   if (r.status === 'proposed') return `${what}: proposed, waiting for approval`;
   if (r.status === 'dismissed') return `${what}: dismissed`;
+  if (r.status === 'paused')
+    return `${what}: paused (the variants' counts are not the planned split; a person resumes or ends it); ${r.decision.citation ?? ''}`;
   const state = r.decision.state === 'winner' ? `winner ${r.decision.winner}` : r.decision.state.replace('_', ' ');
   return `${what}: ${r.status}, ${state}; ${r.decision.citation ?? 'no figures yet'}`;
 }

@@ -85,11 +85,11 @@ const toLink = (r: Record<string, string | null>): TrackedLink => ({
 
 /**
  * SQL text for statements of another area that must read visits and conversions inside them (an experiment's counts):
- * visits as a table of (account_id, id, card_id, bot), conversions of (account_id, visit_id), subqueries Postgres folds
+ * visits as a table of (account_id, id, card_id, bot, at), conversions of (account_id, visit_id, occurred_at), subqueries Postgres folds
  * into the statement. Read-only.
  */
-export const VISITS_SQL = '(SELECT account_id, id, card_id, bot FROM visits)';
-export const CONVERSIONS_SQL = '(SELECT account_id, visit_id FROM conversions)';
+export const VISITS_SQL = '(SELECT account_id, id, card_id, bot, at FROM visits)';
+export const CONVERSIONS_SQL = '(SELECT account_id, visit_id, occurred_at FROM conversions)';
 
 export function measurementRepository(q: Queryable) {
   return {

@@ -25,7 +25,15 @@ export interface ReportedExperiment {
     outcomes: number;
     rate: number | null;
     interval: [number, number] | null;
-    probabilityBest: number;
+    /** Null while the experiment runs or is paused: an interim chance of being best invites the early call. */
+    probabilityBest: number | null;
+    /** A challenger's difference from the control with its repeated confidence interval; null for the control. */
+    difference: {
+      estimate: number;
+      interval: [number, number];
+      relative: { estimate: number; interval: [number, number] } | null;
+      level: number;
+    } | null;
     /** All of this variant's mail sent so far, matured or not (exposures counts only the matured). */
     sent: number;
   }[];
@@ -38,6 +46,11 @@ export interface ReportedExperiment {
   startedAt: number | null;
   decidedAt: number | null;
   adoptedAt: number | null;
+  /**
+   * Once a mail experiment ended: contacts of its plan's maximum (planned sample × variants) it never mailed, because
+   * it was mailed in waves and stopped at a look. Null while it runs, and for an ad or a post (nobody is mailed).
+   */
+  spared: number | null;
 }
 
 /** The account's experiments read since `since`, counting exposures older than `maturedBy`. */

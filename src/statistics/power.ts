@@ -2,7 +2,7 @@
  * The planned sample of an experiment: how many contacts each variant needs for the comparison of two
  * proportions to find a given difference, and how much more the sequential rule's looks cost.
  */
-import { normalQuantile } from './normal.js';
+import { normalCdf, normalQuantile } from './normal.js';
 import { inflationFactor } from './sequential.js';
 
 export interface PowerInput {
@@ -36,6 +36,22 @@ export function fixedSamplePerVariant(input: PowerInput): number {
   const pBar = (p1 + p2) / 2;
   const root = zAlpha * Math.sqrt(2 * pBar * (1 - pBar)) + zBeta * Math.sqrt(p1 * (1 - p1) + p2 * (1 - p2));
   return Math.ceil((root * root) / (p2 - p1) ** 2);
+}
+
+/**
+ * The power one look at `n` per variant has (the same test as fixedSamplePerVariant, solved for the power): what an
+ * experiment whose audience runs out at `n` can still promise, about (its final look spends the alpha left).
+ */
+export function powerAt(input: Omit<PowerInput, 'power'>, n: number): number {
+  const p1 = input.baselineRate;
+  const p2 = p1 + input.minimumDetectableEffect;
+  if (!(n > 0) || !(p1 > 0 && p1 < 1 && p2 > 0 && p2 < 1)) return 0;
+  const comparisons = Math.max(1, (input.variants ?? 2) - 1);
+  const zAlpha = normalQuantile(1 - input.alpha / comparisons / 2);
+  const pBar = (p1 + p2) / 2;
+  return normalCdf(
+    (Math.abs(p2 - p1) * Math.sqrt(n) - zAlpha * Math.sqrt(2 * pBar * (1 - pBar))) / Math.sqrt(p1 * (1 - p1) + p2 * (1 - p2)),
+  );
 }
 
 /** Information fractions of looks every `lookEvery` per variant from `minimum` on, the last at `planned`. */

@@ -35,7 +35,7 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** Outcomes among `n` contacts whose true rate is `p`: one Bernoulli draw each, as a real audience answers. */
-function outcomes(rng: () => number, n: number, p: number): number {
+export function outcomes(rng: () => number, n: number, p: number): number {
   let k = 0;
   for (let i = 0; i < n; i++) if (rng() < p) k++;
   return k;

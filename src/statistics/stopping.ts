@@ -5,8 +5,8 @@
  * plan's alpha. With 3–4 variants each comparison gets alpha / (variants − 1) (Bonferroni). Why this rule:
  * docs/decisions/experiments.md.
  */
-import { wilson } from './intervals.js';
-import type { ExperimentPlan, VariantCounts } from './plan.js';
+import { type Difference, differenceInterval, wilson } from './intervals.js';
+import { designEffectOf, type ExperimentPlan, type VariantCounts } from './plan.js';
 import { probabilityBest } from './posterior.js';
 import { spendingBoundaries } from './sequential.js';
 
@@ -28,6 +28,13 @@ interface DecisionFigures {
   plannedReached: boolean;
   /** The look this call made (record its fraction for the next call), or null when it made none (under the minimum). */
   look: { fraction: number; boundary: number } | null;
+  /**
+   * Each challenger's difference from the control with its repeated confidence interval at this look's boundary
+   * (intervals.ts differenceInterval): valid whenever the experiment ends. Absent on decisions stored before it.
+   */
+  differences?: Difference[];
+  /** Why a `stopped` experiment stopped: a person ended it (no winner, ever), or its audience ran out. */
+  stoppedBy?: 'person' | 'audience';
 }
 
 export type Decision = DecisionFigures &
@@ -46,8 +53,14 @@ export interface LookInput {
   counts: readonly VariantCounts[];
   /** The fractions of the earlier looks (each decision's `look.fraction`), in order. */
   earlierLooks: readonly number[];
-  /** No more exposures will come (audience exhausted, or stopped by hand): this look spends what alpha is left. */
+  /** No more exposures will come because the audience ran out on its own: this look spends what alpha is left. */
   ended?: boolean;
+  /**
+   * A person ended it (or made nothing pending by dismissing its mail): a decision, not a free look. No winner is
+   * declared whatever the counts, so the moment a person picks, after seeing an interim figure, cannot make one
+   * (docs/decisions/experiments.md, "A person's stop").
+   */
+  stoppedByPerson?: boolean;
 }
 
 /** The pooled two-proportion z statistic of `b` against `a` (0 when neither has an outcome or both have only outcomes). */
@@ -100,27 +113,60 @@ export interface Verdict {
 export function judge(input: LookInput): Verdict {
   const { plan, counts } = input;
   if (counts.length !== plan.variants.length) throw new RangeError(`expected counts for ${plan.variants.length} variants`);
-  const zs = counts.map((c, i) => (i === 0 ? null : pooledZ(counts[0]!, c)));
+  // Clustered units (an ad's impressions) carry less information than their count: z shrinks by √(design effect).
+  const shrink = Math.sqrt(designEffectOf(plan.clustering));
+  const zs = counts.map((c, i) => (i === 0 ? null : pooledZ(counts[0]!, c) / shrink));
   const smallest = Math.min(...counts.map((c) => c.exposures));
   const fraction = smallest / plan.plannedPerVariant;
   const plannedReached = fraction >= 1;
   const base = { zs, fraction, plannedReached };
-  if (smallest < plan.minimumPerVariant) return { ...base, look: null, winner: null, state: input.ended ? 'stopped' : 'collecting' };
+  const over = input.ended || input.stoppedByPerson;
+  if (smallest < plan.minimumPerVariant) return { ...base, look: null, winner: null, state: over ? 'stopped' : 'collecting' };
 
   const looks = [...input.earlierLooks.filter((t) => t < fraction), fraction];
   const alpha = plan.alpha / (plan.variants.length - 1);
-  const c = spendingBoundaries(looks, alpha, input.ended).z.at(-1)!;
+  // A person's stop spends no more than an ordinary look would: its interval is that look's, and it names no winner.
+  const c = spendingBoundaries(looks, alpha, input.ended && !input.stoppedByPerson).z.at(-1)!;
   const look = { fraction, boundary: c };
+  if (input.stoppedByPerson) return { ...base, look, winner: null, state: 'stopped' };
   const winner = winnerAt(zs, c);
   if (winner !== null) return { ...base, look, winner, state: 'winner' };
   return { ...base, look, winner, state: plannedReached ? 'no_difference' : input.ended ? 'stopped' : 'collecting' };
+}
+
+/**
+ * The boundary the intervals use: the look's own, or, before the first look (under the minimum sample), the one a
+ * look at this fraction would have; with nothing exposed, none (an interval of everything).
+ */
+function intervalBoundary(input: LookInput, verdict: Verdict, alpha: number): number {
+  if (verdict.look) return verdict.look.boundary;
+  if (!(verdict.fraction > 0)) return Number.POSITIVE_INFINITY;
+  const looks = [...input.earlierLooks.filter((t) => t < verdict.fraction), Math.min(verdict.fraction, 1)];
+  return spendingBoundaries(looks, alpha).z.at(-1)!;
+}
+
+/** Each challenger's difference from the control with its repeated confidence interval at `c`. */
+export function differencesAt(plan: ExperimentPlan, counts: readonly VariantCounts[], c: number): Difference[] {
+  const alpha = plan.alpha / (plan.variants.length - 1);
+  const de = designEffectOf(plan.clustering);
+  return counts.slice(1).map((b, i) => differenceInterval(plan.variants[i + 1]!.key, counts[0]!, b, c, 1 - alpha, de));
 }
 
 /** The rule's decision with the figures the card and /results show (judge() says how it decides). */
 export function decide(input: LookInput): Decision {
   const verdict = judge(input);
   const variants = figures(input, verdict.zs);
-  const base = { variants, fraction: verdict.fraction, plannedReached: verdict.plannedReached, look: verdict.look };
+  const alpha = input.plan.alpha / (input.plan.variants.length - 1);
+  const differences = differencesAt(input.plan, input.counts, intervalBoundary(input, verdict, alpha));
+  const stoppedBy = verdict.state === 'stopped' ? (input.stoppedByPerson ? ('person' as const) : ('audience' as const)) : undefined;
+  const base = {
+    variants,
+    fraction: verdict.fraction,
+    plannedReached: verdict.plannedReached,
+    look: verdict.look,
+    differences,
+    ...(stoppedBy ? { stoppedBy } : {}),
+  };
   if (verdict.state !== 'winner') return { ...base, state: verdict.state };
   const index = verdict.winner!;
   const w = variants[index]!;

@@ -80,7 +80,8 @@ describe('offline brain experiment phrases', () => {
     const running = await say(token, 'how is the subject test doing');
     expect(running.replies.map((r) => r.text)).toEqual([
       '1 experiment:\n- mail subject test for "onboarding" (reply rate): running, collecting; replies 0/0 (none yet) vs 0/0 (none yet), ' +
-        'probability A is better 0.50, not yet decided, 0 of 3,602 planned per variant',
+        'not decided: B − A +0 points, 97% interval anything yet, valid at any look; no winner can be read from it before the rule ' +
+        'decides, 0 of 3,602 planned per variant',
     ]);
   });
 

@@ -33,7 +33,7 @@ const ADS = [
   { headline: 'Onboarding in a day', body: 'Cut onboarding to one day.', url: 'https://acme.test/a' },
   { headline: 'Still onboarding by hand?', body: 'Let the agent do it.' },
 ];
-/** 5% against 10% clicks: a plan of 810 impressions per variant, the first look at 500. */
+/** 5% against 10% clicks: a plan of 1,296 impressions per variant (810 widened by the design effect 1.6), the first look at 500. */
 const PROPOSE = {
   thing: 'ad_variant',
   topic: 'onboarding',
@@ -104,7 +104,10 @@ describe('an experiment on an ad', () => {
     expect(proposed).toMatchObject({ ok: true });
     expect(proposed.result).toMatch(/^experiment exp_\S+ is waiting for review as card card_\S+; nothing starts until it is approved$/);
     const [card] = await cards(accountId, 'experiment');
-    expect(card.prompt).toContain('Planned sample: 810 impressions per variant');
+    expect(card.prompt).toContain('Planned sample: 1,296 impressions per variant');
+    // Impressions are not people: the card says so and states the clustering it assumes.
+    expect(card.prompt).toContain('so this test is not randomised per person');
+    expect(card.prompt).toContain('assumed correlation 0.2');
     expect(card.prompt).toContain('Metric: click rate (clicks per impression in the experiment).');
     expect(card.prompt).toContain('the platform, not this service, picks each one’s ad');
     expect(card.prompt).toContain('one ad test of these ads (budget cap 200.00 USD, 14 days), which waits under your ad test approval');
@@ -156,7 +159,11 @@ describe('an experiment on an ad', () => {
     expect(decided).toMatchObject({ status: 'decided', winnerKey: 'B' });
     const [winner] = await cards(accountId, 'experiment_winner');
     expect(winner.title).toBe('Use B as the ad for "onboarding"');
-    expect(winner.summary).toMatch(/^clicks 30\/600 \(5%\) vs 90\/600 \(15%\), probability B is better above 0\.99, 600 of 810 planned/);
+    expect(winner.summary).toMatch(
+      /^clicks 30\/600 \(5%\) vs 90\/600 \(15%\), winner B: B − A \+10 points \(\+200%\), 97% interval \+[\d.]+ to \+[\d.]+ points .*/,
+    );
+    expect(winner.summary).toMatch(/, intervals widened for impressions clustered by person, 600 of 1,296 planned/);
+    expect(winner.summary).toMatch(/^clicks/);
     expect(winner.prompt).toContain('the default ad later ad tests about onboarding start from');
     expect(winner.prompt).toContain('The ad test itself runs on until its budget cap or duration ends');
     expect(winner.payload.figures.map((f: { exposures: number; outcomes: number }) => [f.exposures, f.outcomes])).toEqual([
@@ -213,7 +220,7 @@ describe('an experiment on an ad', () => {
     const launched = await rows(env, 'channel_events', { account_id: accountId, channel: 'ads', type: 'test_launched' });
     expect(launched.map((l) => l.decided_by)).toEqual(['setting']);
     // Conversions, not clicks, are the outcome; equal rates up to the planned sample: no winner.
-    for (const at of [500, 400]) {
+    for (const at of [700, 600]) {
       bridge.events.push(
         ...['A', 'B'].map((variant, i) => ({
           id: `c${bridge.events.length + i + 1}`,
@@ -229,7 +236,7 @@ describe('an experiment on an ad', () => {
     expect(await repo.get(accountId, id)).toMatchObject({ status: 'no_winner', winnerKey: null });
     const [none] = await cards(accountId, 'experiment_no_winner');
     expect(none.title).toBe('No winner: the ad for "onboarding"');
-    expect(none.summary).toMatch(/^conversions 45\/900 \(5%\) vs 45\/900 \(5%\), no winner/);
+    expect(none.summary).toMatch(/^conversions 65\/1,300 \(5%\) vs 65\/1,300 \(5%\), no winner/);
     expect(none.prompt).toContain('No ad did better than chance allows, so the experiment stopped');
   });
 

@@ -16,10 +16,12 @@ import { auth } from '../helpers/auth.js';
 /**
  * An experiment end to end: proposed for an account with 300 never-mailed contacts, approved by a person through the
  * API, its mail running without approval (the account's setting) through the real send path to an SMTP server on
- * loopback, each contact getting one mail with its own variant's subject; the contacts answer with real MIME replies
- * over SMTP to the service's inbound listener (In-Reply-To and References naming our Message-ID), variant B's far more
- * often than A's; the maintenance pass looks once exposures are a few seconds old, decides, and files the winner card
- * with its figures; a person approves it and a later draft about the topic gets the winning subject.
+ * loopback, the first wave's contacts (the plan's minimum per variant: the first look's sample) getting one mail each
+ * with their own variant's subject; the contacts answer with real MIME replies over SMTP to the service's inbound
+ * listener (In-Reply-To and References naming our Message-ID), variant B's far more often than A's; the maintenance
+ * pass looks once the wave's mail is a few seconds old, decides, files the winner card with its figures, and mails
+ * nobody else (the contacts spared are on /results); a person approves it and a later draft about the topic gets the
+ * winning subject.
  */
 let env: TestEnv;
 let smtp: TestSmtp;
@@ -154,19 +156,22 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       expect(decided.status).toBe('decided');
       expect(decided.winnerKey).toBe('B');
 
-      // Every contact got exactly one mail, of its own variant; every mail card went out once.
-      const assigned = await repo.assignments(accountId, out.id);
-      expect(assigned).toHaveLength(N);
+      // Every contact was assigned; the first wave's each got exactly one mail, of its own variant, and nobody else any.
+      const all = await repo.assignments(accountId, out.id);
+      expect(all).toHaveLength(N);
+      const assigned = all.filter((a) => a.card_id !== null);
+      const wave = 2 * decided.plan.minimumPerVariant;
+      expect(assigned).toHaveLength(wave);
       await until(async () => {
         const sent = await db('review_cards').where({ account_id: accountId, source_type: 'mail_draft', status: 'sent' });
-        return sent.length === N;
+        return sent.length === wave;
       }, 120_000);
       const got = new Map<string, string[]>();
       for (const m of smtp.received) {
         const a = await answered(m.raw);
         if (a.to.startsWith('person')) got.set(a.to, [...(got.get(a.to) ?? []), a.subject]);
       }
-      expect(got.size).toBe(N);
+      expect(got.size).toBe(wave);
       const wrong = assigned.filter(
         (a) => JSON.stringify(got.get(a.contact)) !== JSON.stringify([a.variant_key === 'A' ? draft.subject : CHALLENGER]),
       );
@@ -199,11 +204,13 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
         expect(outcomes).toBeGreaterThan(0);
       }
 
-      // /results shows the experiment per variant: every contact's mail sent, matured exposures and outcomes as counted.
+      // /results shows the experiment per variant: every mail sent, matured exposures and outcomes as counted, and the
+      // contacts of the plan it never mailed.
       const results = await env.api().get('/api/v1/results').set(auth(token));
       expect(results.status).toBe(200);
       const shown = ResultsResponse.parse(results.body).results.experiments.find((x) => x.id === out.id)!;
       expect(shown).toMatchObject({ status: 'decided', decision: { state: 'winner', winner: 'B' } });
+      expect(shown.spared).toBe(2 * decided.plan.plannedPerVariant - wave);
       expect(shown.variants.map((v) => v.key)).toEqual(['A', 'B']);
       for (const [i, v] of shown.variants.entries()) {
         expect(v.sent).toBe(byKey(v.key).length);

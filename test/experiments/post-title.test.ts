@@ -182,8 +182,9 @@ describe('an experiment on a blog post title', () => {
     const [winner] = await cards(env, t.accountId, 'experiment_winner');
     expect(winner.title).toBe('Use B as the title of a blog post for "freight quotes"');
     expect(winner.summary).toMatch(
-      /^clicks 15\/153 \(9\.8%\) vs 60\/153 \(39\.2%\), probability B is better above 0\.99, planned sample reached/,
+      /^clicks 15\/153 \(9\.8%\) vs 60\/153 \(39\.2%\), winner B: B − A \+29\.4 points \(\+300%\), 97% interval \+[\d.]+ to \+[\d.]+ /,
     );
+    expect(winner.summary).toMatch(/points .*, planned sample reached/);
     expect(winner.prompt).toContain("the post's title for every reader: approving publishes an update of the post");
     const results = await env.api().get('/api/v1/results').set(auth(t.token));
     const [shown] = ResultsResponse.parse(results.body).results.experiments;

@@ -116,7 +116,7 @@ async function running() {
 }
 
 describe('GET /results experiments', () => {
-  it('shows a running experiment per variant: matured exposures, outcomes, rate, 95% interval, chance of best, all mail sent', async () => {
+  it('shows a running experiment per variant: counts, rate, interval, the difference valid at any look, no chance of best', async () => {
     const r = await running();
     const [x, ...rest] = await results(r.token);
     expect(rest).toEqual([]);
@@ -140,13 +140,17 @@ describe('GET /results experiments', () => {
     expect(a!.interval![1]).toBeCloseTo(0.7923, 3);
     expect(b!.interval![0]).toBeCloseTo(0.2077, 3);
     expect(b!.interval![1]).toBeCloseTo(0.9385, 3);
-    expect(b!.probabilityBest).toBeGreaterThan(a!.probabilityBest);
-    expect(a!.probabilityBest + b!.probabilityBest).toBeCloseTo(1, 3);
+    // Not decided: no chance of being best invites the early call; the difference carries an interval valid at any look.
+    expect([a!.probabilityBest, b!.probabilityBest]).toEqual([null, null]);
+    expect(a!.difference).toBeNull();
+    expect(b!.difference).toMatchObject({ estimate: 0.3333, level: 0.97, relative: { estimate: 1 } });
+    expect(b!.difference!.interval[0]).toBeLessThan(0);
+    expect(b!.difference!.interval[1]).toBeGreaterThan(0.3333);
     expect(x!.decision).toEqual({
       state: 'collecting',
       winner: null,
       citation: expect.stringMatching(
-        /^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), probability B is better 0\.\d\d, not yet decided, 3 of /,
+        /^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), not decided: B − A \+33\.3 points \(\+100%\), 97% interval /,
       ),
       plannedReached: false,
     });
@@ -173,7 +177,7 @@ describe('GET /results experiments', () => {
       state: 'stopped',
       winner: null,
       citation: expect.stringMatching(
-        /^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), no winner \(probability B is better 0\.\d\d\), ended at 3 of /,
+        /^replies 1\/3 \(33\.3%\) vs 2\/3 \(66\.7%\), no winner: B − A \+33\.3 points \(\+100%\), 97% interval .*, ended at 3 of /,
       ),
       plannedReached: false,
     });
@@ -212,17 +216,18 @@ describe('GET /results experiments', () => {
       const cardId = `card_read${i}`;
       await repo.drafted(accountId, out.id, a.contact, cardId);
       await repo.exposed(accountId, cardId, at);
-      // A: one reply in 20; B: one in 2.
+      // A: one reply in 10 (the plan's baseline, so nothing is replanned); B: one in 2.
       seen[a.variant_key]! += 1;
-      if (seen[a.variant_key]! % (a.variant_key === 'A' ? 20 : 2) === 0) replied.push({ accountId, cardId, positive: true, at });
+      if (seen[a.variant_key]! % (a.variant_key === 'A' ? 10 : 2) === 0) replied.push({ accountId, cardId, positive: true, at });
     }
     await repo.replied(replied);
 
     const [x] = await results(token);
     expect(x).toMatchObject({ id: out.id, status: 'running', decidedAt: null });
     // The maintenance pass has not looked: however clear the figures, nothing is decided yet.
-    expect(x!.decision).toMatchObject({ state: 'collecting', winner: null, citation: expect.stringContaining('not yet decided') });
-    expect(x!.variants[1]!.probabilityBest).toBeGreaterThan(0.99);
+    expect(x!.decision).toMatchObject({ state: 'collecting', winner: null, citation: expect.stringContaining('not decided') });
+    expect(x!.decision.citation).not.toMatch(/probability/);
+    expect(x!.variants[1]!.probabilityBest).toBeNull();
     expect(x!.variants.map((v) => v.sent)).toEqual([seen.A, seen.B]);
 
     const e = (await repo.get(accountId, out.id))!;
@@ -237,8 +242,11 @@ describe('GET /results experiments', () => {
       plannedReached: expect.any(Boolean),
     });
     expect(decided!.decision.citation).toMatch(
-      /^replies \d+\/\d+ \([\d.]+%\) vs \d+\/\d+ \([\d.]+%\), probability B is better above 0\.99/,
+      /^replies \d+\/\d+ \([\d.]+%\) vs \d+\/\d+ \([\d.]+%\), winner B: B − A \+[\d.]+ points \(\+\d+%\), 97% interval \+[\d.]+ to/,
     );
+    // Ended: the chance of being best is shown now, beside the difference's interval valid at the look that decided.
+    expect(decided!.variants[1]!.probabilityBest).toBeGreaterThan(0.99);
+    expect(decided!.variants[1]!.difference!.interval[0]).toBeGreaterThan(0);
 
     expect((await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
     await runFollowUps(env.deps);

@@ -84,7 +84,7 @@ const plan = planExperiment({
 });
 
 describe('the card in plain words', () => {
-  it("cites the issue's example figures exactly", () => {
+  it("cites the issue's example figures with the difference and its interval, never a probability", () => {
     const small = { ...plan, plannedPerVariant: 200, minimumPerVariant: 100 };
     const d = decide({
       plan: small,
@@ -95,9 +95,10 @@ describe('the card in plain words', () => {
       earlierLooks: [],
     });
     expect(d.state).toBe('winner');
-    expect(citation(small, d)).toBe(
-      'positive replies 9/212 (4.2%) vs 21/208 (10.1%), probability B is better 0.99, planned sample reached',
+    expect(citation(small, d)).toMatch(
+      /^positive replies 9\/212 \(4\.2%\) vs 21\/208 \(10\.1%\), winner B: B − A \+5\.9 points \(\+138%\), 97% interval \+[\d.]+ /,
     );
+    expect(citation(small, d)).toMatch(/to \+[\d.]+ points \(\+\d+% to \+\d+%\), valid at the look that decided, planned sample reached$/);
   });
 
   it('says when nothing won, and where a running experiment stands', () => {
@@ -113,7 +114,7 @@ describe('the card in plain words', () => {
     expect(citation(plan, none)).toMatch(
       new RegExp(
         '^positive replies 150/3,\\d{3} \\(4\\.\\d%\\) vs 160/3,\\d{3} \\(4\\.\\d%\\), ' +
-          'no winner \\(probability B is better 0\\.\\d\\d\\), planned sample reached$',
+          'no winner: B − A \\+0\\.\\d points \\(\\+\\d+%\\), 97% interval −[\\d.]+ to \\+[\\d.]+ points .*, planned sample reached$',
       ),
     );
     const running = decide({
@@ -124,11 +125,14 @@ describe('the card in plain words', () => {
       ],
       earlierLooks: [],
     });
-    const leading = formatProbability(running.variants[1]!.probabilityBest);
-    expect(citation(plan, running)).toBe(
-      `positive replies 50/1,200 (4.2%) vs 60/1,210 (5%), probability B is better ${leading}, ` +
-        `not yet decided, 1,200 of ${n.toLocaleString('en-US')} planned per variant`,
+    const said = citation(plan, running);
+    expect(said).toMatch(
+      /^positive replies 50\/1,200 \(4\.2%\) vs 60\/1,210 \(5%\), not decided: B − A \+0\.8 points \(\+19%\), 97% interval /,
     );
+    expect(said).toContain(
+      `valid at any look; no winner can be read from it before the rule decides, 1,200 of ${n.toLocaleString('en-US')} planned per variant`,
+    );
+    expect(said).not.toMatch(/probability/);
   });
 
   it('never rounds a probability up to certainty', () => {

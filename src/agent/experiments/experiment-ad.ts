@@ -111,6 +111,8 @@ export async function proposeAdExperiment(db: Db, by: Proposer, input: Input): P
     baselineRate,
     minimumDetectableEffect,
     lookEvery: AD_DESIGN.lookEvery,
+    // The platform assigns impressions, not people: one person's impressions answer alike (ad-variant.ts AD_DESIGN).
+    clustering: AD_DESIGN.clustering,
   });
   const storedPlan = { ...plan, variants };
   const adNeeds = await needsApproval(db, by.accountId, 'ad_test');

@@ -11,14 +11,18 @@ import type { Db, Queryable } from '../../db.js';
 import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
 import { type Experiment, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
 import { openAudience } from '../../experiments/audience.js';
+import { pausedExperiments } from '../../experiments/paused.js';
 import { contactStatusPastNew } from '../../leads/doors.js';
-import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
+import { DESIGN, type ExperimentPlan, HISTORY, METRICS, type Metric, planExperiment, replanned } from '../../statistics/plan.js';
+import { DEFAULT_OUTCOME_WINDOW_MS } from '../../experiments/experiment-counts.js';
+import { sampleRatioCheck } from '../../statistics/ratio-check.js';
+import { mismatchCard, ratioCounts } from './ratio-mismatch.js';
 import { type Decision, decide } from '../../statistics/stopping.js';
 import { waitSteps } from '../../experiments/sequence-wait.js';
 import { thingWords, withVariant } from '../../experiments/variants.js';
 import { citation, describePlan } from '../../statistics/wording.js';
+import { sparedContacts } from '../../statistics/waves.js';
 import { newId } from '../../ids.js';
-import type { Logger } from '../../logger.js';
 import { addCard } from '../../review/cards/doors.js';
 import { privateTextIn } from '../../review/cards/private-text.js';
 import { waitVariants } from './experiment-sequence-wait.js';
@@ -42,6 +46,8 @@ export interface ProposeExperiment {
   metric?: Metric;
   baselineRate?: number;
   minimumDetectableEffect?: number;
+  /** How long after its mail an outcome counts (the plan states it; EXPERIMENT_REPLY_WINDOW_SECONDS): three days when absent. */
+  replyWindowMs?: number;
   /** An ad experiment's ads, budget and duration (thing `ad_variant`: experiment-ad.ts; draft and challengers unused). */
   ad?: AdProposal;
   /** A post-title experiment's post (thing `post_title`: experiment-post-title.ts; challengers are other titles). */
@@ -54,7 +60,32 @@ export interface ProposeExperiment {
  */
 export const withRoom = (perVariant: number, variants: number) => variants * Math.ceil(perVariant + 3 * Math.sqrt(perVariant));
 const startNeedsApproval = (kind: string) => `Approve to start it; its mail then waits under your ${kind} approval settings.`;
+const CONTACT_WORDS = { unit: 'contact', control: 'the current default' };
 const START_WITHOUT_APPROVAL = 'This account lets experiments start without approval.';
+
+/**
+ * The plan's baseline and effect: the account's own rate of `metric` in its earlier experiments when it has enough
+ * history (plan.ts HISTORY; the card says so), else the caller's or the default 4%; the effect the caller's (in points)
+ * or, by default, a lift of half the baseline (kept as a lift when the first look replans).
+ */
+async function planBaseline(
+  db: Db,
+  accountId: string,
+  metric: Metric,
+  input: Pick<ProposeExperiment, 'baselineRate' | 'minimumDetectableEffect'>,
+  windowMs: number,
+): Promise<Pick<ExperimentPlan, 'baselineRate' | 'minimumDetectableEffect' | 'effectKind' | 'baselineSource'>> {
+  const seen = await experimentsRepository(db).history(accountId, metric, Date.now() - windowMs, windowMs);
+  const measured = seen.exposures >= HISTORY.exposures && seen.outcomes >= HISTORY.outcomes;
+  const baselineRate = measured ? seen.outcomes / seen.exposures : (input.baselineRate ?? 0.04);
+  const given = input.minimumDetectableEffect;
+  return {
+    baselineRate,
+    minimumDetectableEffect: Math.min(given ?? baselineRate * DESIGN.relativeLift, 0.99 - baselineRate),
+    effectKind: given === undefined ? 'relative' : 'absolute',
+    baselineSource: measured ? { kind: 'measured', outcomes: seen.outcomes, exposures: seen.exposures } : { kind: 'assumed' },
+  };
+}
 
 /**
  * Proposes an experiment: plans its sample (power.ts), picks its audience, and files its card. Refused (a string
@@ -82,6 +113,8 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
   const variants = values.map((value, i) => ({ key: VARIANT_KEYS[i]!, description: waits?.describe(value) ?? `"${value}"`, value }));
   const words = thingWords(input.thing, input.draft);
   const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
+  const window = input.replyWindowMs ?? DEFAULT_OUTCOME_WINDOW_MS;
+  const baseline = await planBaseline(db, by.accountId, metric, input, window);
   const plan = planExperiment({
     id,
     hypothesis: input.hypothesis ?? `${words} changes the ${metric.replace(/_/g, ' ')} of mail about ${input.topic}.`,
@@ -89,8 +122,8 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     variants,
     metric,
     audience: audienceWords,
-    baselineRate: input.baselineRate ?? 0.04,
-    minimumDetectableEffect: input.minimumDetectableEffect ?? 0.02,
+    ...baseline,
+    outcomeWindowMs: window,
   });
   const audience = await openAudience(db, by.accountId, withRoom(plan.plannedPerVariant, variants.length));
   const needed = withRoom(plan.minimumPerVariant, variants.length);
@@ -100,6 +133,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
       `(${plan.minimumPerVariant} per variant, and room for an uneven split)`
     );
   }
+  const reach = Math.floor(audience.length / variants.length);
   const storedPlan = { ...plan, audience: `${audience.length} ${audienceWords}`, variants };
   return fileExperiment(db, by, {
     id,
@@ -111,9 +145,8 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     title: `Experiment: ${words} for "${input.topic}"`,
     details: { variants, metric, plannedPerVariant: plan.plannedPerVariant },
     prompt: (needs) =>
-      `${describePlan(storedPlan)}${windowsNote(input.thing)}\n${waits ? `${waits.note}\n` : ''}${
-        needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL
-      }`,
+      `${describePlan(storedPlan, { ...CONTACT_WORDS, reachPerVariant: reach })}${windowsNote(input.thing)}` +
+      `\n${waits ? `${waits.note}\n` : ''}${needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL}`,
   });
 }
 
@@ -122,16 +155,21 @@ const mailCardId = (e: Experiment, contact: string) =>
   `card_x${createHash('sha256').update(`${e.accountId}\0${e.id}\0${contact}`).digest('hex').slice(0, 24)}`;
 
 /**
- * Drafts up to `limit` contacts' mail, each with its recorded variant; blocked or stopped contacts are left out, and
- * in a send-window experiment those whose window is closed at `now` wait for a later pass.
+ * Drafts up to `limit` contacts' mail, each with its recorded variant (of the variants `only` when given: a wave's
+ * share, pacing.ts); blocked or stopped contacts are left out, and in a send-window experiment those whose window is
+ * closed at `now` wait for a later pass.
  */
-export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now()): Promise<number> {
+export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now(), only?: number[]): Promise<number> {
   // An ad experiment has no mail: its one ad test is filed instead.
   if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
   if (e.thing === 'post_title') return postTitle.filePostTitleCard(db, e);
+  if (limit <= 0) return 0;
   const repo = experimentsRepository(db);
+  const open = openVariants(e, now);
+  const variants = only ? only.filter((i) => !open || open.includes(i)) : open;
+  if (variants?.length === 0) return 0;
   let drafted = 0;
-  for (const u of await repo.undrafted(e.accountId, e.id, limit, openVariants(e, now))) {
+  for (const u of await repo.undrafted(e.accountId, e.id, limit, variants)) {
     if (await isBlocked(db, e.accountId, u.contact)) {
       await repo.skip(e.accountId, e.id, u.contact, 'on the block list');
       continue;
@@ -212,43 +250,63 @@ function resultCard(e: Experiment, decision: Decision) {
 }
 
 /**
- * Looks at a running experiment: counts the matured exposures; on the plan's schedule records a look; when the rule
- * decides (or no exposure is left to come), ends it and files the result card, in one transaction.
+ * Looks at a running experiment: counts the matured exposures; before the first look, replans when the control's rate
+ * is far from the plan's baseline (plan.ts replanned); on the plan's schedule checks the sample ratio (a mismatch
+ * pauses it and files a review card) and records a look; when the rule decides, or no exposure is left to come, ends
+ * it, with the contacts it spared, and files the result card, in one transaction (`exhausted` says no exposure is
+ * left to come when the pacing found a short variant with no contact left). An end a person brought about (its mail
+ * dismissed, so nothing is pending) declares no winner.
  */
-export async function lookAtExperiment(db: Db, e: Experiment, now: number, replyWindowMs: number): Promise<Decision['state']> {
-  const { counts, pending } = await experimentsRepository(db).counts(e, now - replyWindowMs);
-  const ended = pending === 0;
-  const decision = decide({ plan: e.plan, counts, earlierLooks: e.looks, ended });
+export async function lookAtExperiment(
+  db: Db,
+  given: Experiment,
+  now: number,
+  replyWindowMs: number,
+  exhausted = false,
+): Promise<Decision['state'] | 'paused'> {
+  let e = given;
+  const counted = await experimentsRepository(db).counts(e, now - replyWindowMs);
+  const { counts, pending, sent } = counted;
+  const ended = pending === 0 || exhausted;
+  const byPerson = ended && (counted.dismissed ?? 0) > 0;
+  const smallest = Math.min(...counts.map((c) => c.exposures));
+  if (!e.looks.length && !ended && e.thing !== 'ad_variant' && smallest >= e.plan.minimumPerVariant) {
+    const next = replanned(e.plan as ExperimentPlan, counts[0]!);
+    // Far from the plan on too few outcomes: no look yet (nothing spent); the first look moves a step later, so the
+    // pacing drafts the next wave and the control has more by then.
+    if (next === 'wait') {
+      const later = { ...e.plan, minimumPerVariant: Math.min(e.plan.plannedPerVariant, smallest + e.plan.lookEvery) };
+      await experimentsRepository(db).setPlan(e.accountId, e.id, later);
+      return 'collecting';
+    }
+    if (next) {
+      const plan = { ...next, variants: e.plan.variants };
+      if (!(await experimentsRepository(db).setPlan(e.accountId, e.id, plan))) return 'collecting';
+      e = { ...e, plan };
+    }
+  }
+  const decision = decide({ plan: e.plan, counts, earlierLooks: e.looks, ended: ended && !byPerson, stoppedByPerson: byPerson });
   if (!lookDue(e, decision, ended) || (decision.look === null && !ended)) return 'collecting';
+  const ratio = ratioCounts(e, counted);
+  const check = ratio && Math.min(...ratio) + Math.max(...ratio) > 0 ? sampleRatioCheck(ratio) : null;
+  if (check?.mismatch) {
+    await db.transaction(async (trx) => {
+      if (!(await pausedExperiments(trx).pause(e, { ...decision, state: 'collecting' } as Decision))) return;
+      await addCard(trx, mismatchCard(e, check, counted));
+    });
+    return 'paused';
+  }
   const ends = decision.state === 'winner' ? 'decided' : decision.state === 'collecting' ? null : 'no_winner';
+  // Contacts the plan would have mailed at most that it never did; an ad's impressions and a post's readers are not mailed.
+  const mailed = sent.reduce((n, x) => n + x, 0);
+  const spared = ends && e.thing !== 'ad_variant' && e.thing !== 'post_title' ? sparedContacts(e.plan, mailed) : null;
   await db.transaction(async (trx) => {
-    if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends))) return;
+    if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends, spared))) return;
     if (!ends) return;
     const card = await addCard(trx, postTitle.postTitleResultCard(e, adResultCard(e, resultCard(e, decision))));
     await experimentsRepository(trx).setResultCard(e.accountId, e.id, card.id);
   });
   return decision.state;
-}
-
-/** The maintenance pass: for a bounded batch of running experiments, draft the next mail and look at the counts. */
-export async function runExperiments(
-  db: Db,
-  config: { replyWindowMs: number; draftBatch: number; passLimit: number },
-  log?: Logger,
-): Promise<{ drafted: number; decided: number }> {
-  let drafted = 0;
-  let decided = 0;
-  for (const e of await experimentsRepository(db).running(config.passLimit)) {
-    try {
-      drafted += await draftExperimentMail(db, e, config.draftBatch);
-      const state = await lookAtExperiment(db, e, Date.now(), config.replyWindowMs);
-      if (state !== 'collecting') decided++;
-    } catch (err) {
-      // One experiment's failure ends its turn in this pass; the others go on.
-      log?.warn({ err, experimentId: e.id, accountId: e.accountId }, 'experiment pass failed');
-    }
-  }
-  return { drafted, decided };
 }
 
 /** A draft about `topic` with the defaults decided experiments made (subject, opening, send window), and which it used. */

@@ -1,9 +1,11 @@
 import type { CardDecided, EventDeps, EventHandlers } from '../../events/event-map.js';
 import { experimentsRepository } from '../../experiments/experiments.repository.js';
+import { pausedExperiments } from '../../experiments/paused.js';
 import { claimAdoption } from '../../experiments/post-title.js';
 import * as postTitle from './experiment-post-title.js';
 import { adoptWait } from './experiment-sequence-wait.js';
 import { draftExperimentMail } from './experiments.service.js';
+import { rawRatioCounts } from './ratio-mismatch.js';
 
 /**
  * The experiments' follow-ups of `card.decided` (registered by the process that delivers events): a dismissed
@@ -28,6 +30,25 @@ async function followDecision(deps: EventDeps, e: CardDecided): Promise<void> {
     if (x) await draftExperimentMail(deps.db, x, 1);
   }
   if (e.sourceType === 'experiment_winner' && approved) await adoptWinner(deps, accountId, id, payload.value, e.at);
+  if (e.sourceType === 'experiment_mismatch') await actOnMismatch(deps, accountId, id, approved, e.at, payload.ratioAt);
+}
+
+/**
+ * A person's answer to a paused experiment's ratio mismatch: approve resumes it (the check then reads only the counts
+ * that come after, so the same shortfall does not pause it again); dismiss ends it with no winner.
+ */
+async function actOnMismatch(deps: EventDeps, accountId: string, id: string, resume: boolean, at: number, ratioAt: unknown): Promise<void> {
+  const repo = experimentsRepository(deps.db);
+  if (!resume) {
+    await pausedExperiments(deps.db).endPaused(accountId, id, at);
+    return;
+  }
+  const x = await repo.get(accountId, id);
+  if (x?.status !== 'paused') return;
+  // The counts the paused look read (on its card); a card without them: the counts now.
+  const given = Array.isArray(ratioAt) && ratioAt.every((n) => typeof n === 'number') ? (ratioAt as number[]) : null;
+  const now = given ?? rawRatioCounts(x, await repo.counts(x, at - deps.config.experiments.replyWindowMs)) ?? [];
+  await pausedExperiments(deps.db).resume(accountId, id, now);
 }
 
 /** Adopts a winner once: the claim of the experiment's `adopted_at` and the default commit together. */

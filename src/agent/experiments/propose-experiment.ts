@@ -100,6 +100,7 @@ export const proposeExperiment = defineTool({
           ? { ad: { ads: args.ads ?? [], budgetCap: args.budgetCap, currency: args.currency, durationDays: args.durationDays } }
           : {}),
         ...(args.post ? { post: args.post } : {}),
+        replyWindowMs: ctx.config.experiments.replyWindowMs,
         ...(args.hypothesis ? { hypothesis: args.hypothesis } : {}),
         ...(args.metric ? { metric: args.metric } : {}),
         ...(args.baselineRate !== undefined ? { baselineRate: args.baselineRate } : {}),
