@@ -63,7 +63,7 @@ export const sessionRoutes: RouteDef[] = [
     const result = await signIn(ctx.deps, body, requestNetwork(ctx.req));
     // The session this browser held before (another person's, or its own) ends: one browser, one session.
     const before = sessionSecret(ctx.req);
-    if (before) await endSessionOfSecret(ctx.deps.db, before);
+    if (before) await endSessionOfSecret(ctx.deps, ctx.deps.db, before);
     return signedInReply(ctx.deps.config, result);
   }),
 
@@ -77,7 +77,7 @@ export const sessionRoutes: RouteDef[] = [
     bucket: 'writes',
     responses: { 204: { description: 'Signed out; the cookie is cleared' } },
   }).handle(async (_input, ctx) => {
-    await endSession(ctx.deps.db, ctx.session!);
+    await endSession(ctx.deps, ctx.deps.db, ctx.session!);
     return { status: 204, headers: { 'Set-Cookie': clearedCookie(ctx.deps.config) } };
   }),
 
@@ -91,7 +91,7 @@ export const sessionRoutes: RouteDef[] = [
     bucket: 'writes',
     responses: { 204: { description: 'Every session ended; the cookie is cleared' } },
   }).handle(async (_input, ctx) => {
-    await endSessionsOf(ctx.deps.db, { accountId: ctx.session!.account.id, personId: ctx.session!.person.id });
+    await endSessionsOf(ctx.deps, ctx.deps.db, { accountId: ctx.session!.account.id, personId: ctx.session!.person.id });
     return { status: 204, headers: { 'Set-Cookie': clearedCookie(ctx.deps.config) } };
   }),
 

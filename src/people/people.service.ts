@@ -11,7 +11,7 @@ import { revokeTokensHeldBy } from '../tokens/tokens.service.js';
 import { peopleRepository, publicPerson, type PersonSecrets } from './people.repository.js';
 import { type Invitation, normaliseEmail, type Person, type Role, type SignedIn } from './people.types.js';
 import { checkPassword, hashPassword, passwordMatches, spendPasswordCheck } from './passwords.js';
-import { endSessionsOf, startSession } from './sessions.service.js';
+import { endSessionsOf, refreshSessionsOf, startSession } from './sessions.service.js';
 import { signInGuard } from './sign-in-guard.js';
 import { looksLikeRecoveryCode, recoveryCodeHash, totpStep } from './totp.js';
 
@@ -142,17 +142,29 @@ export async function listPeople(db: Db, accountId: string): Promise<{ items: Pe
 }
 
 /** Changes a person's role; demoting the account's last owner is a 409. */
-export async function changeRole(db: Db, actor: Actor, accountId: string, personId: string, role: Role): Promise<Person> {
-  return db.transaction(async (trx) => {
+export async function changeRole(
+  deps: Pick<PeopleDeps, 'db' | 'redis' | 'config'>,
+  actor: Actor,
+  accountId: string,
+  personId: string,
+  role: Role,
+): Promise<Person> {
+  const changed = await deps.db.transaction(async (trx) => {
     const repo = peopleRepository(trx);
     const owners = await repo.lockOwners(accountId);
     const found = await repo.byId(accountId, personId, true);
     if (!found) throw new NotFound();
     if (found.role === 'owner' && role !== 'owner' && owners.length <= 1) throw new Rejected(LAST_OWNER);
-    if (found.role !== role) await repo.setRole(accountId, personId, role);
+    if (found.role !== role) {
+      // Every API process reads the person's sessions again: a remembered session must not keep the old role.
+      await refreshSessionsOf(deps, accountId);
+      await repo.setRole(accountId, personId, role);
+    }
     await recordAudit(trx, actor, personId, 200);
     return { ...publicPerson(found), role };
   });
+  await refreshSessionsOf(deps, accountId, true);
+  return changed;
 }
 
 /** Removes a person: their sessions end, the tokens they hold are revoked; the account's last owner stays (409). */
@@ -163,7 +175,7 @@ export async function removePerson(deps: PeopleDeps, actor: Actor, accountId: st
     const found = await repo.byId(accountId, personId, true);
     if (!found) throw new NotFound();
     if (found.role === 'owner' && owners.length <= 1) throw new Rejected(LAST_OWNER);
-    await endSessionsOf(trx, { accountId, personId });
+    await endSessionsOf(deps, trx, { accountId, personId });
     await revokeTokensHeldBy(deps, trx, accountId, personId);
     await repo.remove(accountId, personId);
     await recordAudit(trx, actor, personId, 204);
