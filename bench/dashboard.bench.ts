@@ -143,8 +143,9 @@ export async function dashboard(ctx: BenchContext): Promise<Section> {
         row(DASH, dash),
         '',
         `The dashboard read serves **${pct(dash.rps / api.rps)}** of the bearer read's requests a second, at ` +
-          `${cpuMultiple(dash, api, 2) ?? 'an unmeasured multiple of'} its CPU per request (target: within 1.2×): a session is remembered by the`,
-        'process as a bearer principal is, trusted on the revocation mark the limiter reads anyway (src/tokens/auth-guard.ts).',
+          `${cpuMultiple(dash, api, 2) ?? 'an unmeasured multiple of'} its CPU per request (target: within 1.2×): a session is`,
+        'remembered by the process as a bearer principal is, trusted on the revocation mark the limiter reads anyway',
+        '(src/tokens/auth-guard.ts).',
       ].join('\n'),
     };
   } finally {
