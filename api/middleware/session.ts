@@ -20,15 +20,34 @@ export const BEARER_REFUSED = 'The dashboard takes a session cookie, not a beare
 export const OTHER_SITE = 'This request came from another site; reload the dashboard and try again.';
 export const OWNER_ONLY = 'Only an account owner can change people, hooks, mail or approval settings.';
 
-/** The session cookie's value from the Cookie header, or null. */
-export function sessionSecret(req: Request): string | null {
+/**
+ * The browser's device cookie: a random value kept a year, so a sign-in from a new device can be told
+ * (docs/dashboard.md, "Sign-in alerts").
+ */
+export const DEVICE_COOKIE = 'gas_device';
+
+function cookieValue(req: Request, name: string): string | null {
   const header = req.headers.cookie;
   if (!header) return null;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim() || null;
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
   }
   return null;
+}
+
+/** The session cookie's value from the Cookie header, or null. */
+export const sessionSecret = (req: Request): string | null => cookieValue(req, SESSION_COOKIE);
+
+/** The device cookie's value when it is one we could have set (43 base62 characters), or null. */
+export function deviceSecret(req: Request): string | null {
+  const v = cookieValue(req, DEVICE_COOKIE);
+  return v && wellFormedSecret(v) ? v : null;
+}
+
+/** Set-Cookie for a device cookie: HttpOnly, SameSite=Lax, the whole site, a year. */
+export function deviceCookie(config: Pick<Config, 'baseUrl'>, secret: string): string {
+  return `${DEVICE_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${365 * 24 * 3600}${secure(config)}`;
 }
 
 const secure = (config: Pick<Config, 'baseUrl'>) => (config.baseUrl.startsWith('https:') ? '; Secure' : '');

@@ -11,7 +11,9 @@ import { revokeTokensHeldBy } from '../tokens/tokens.service.js';
 import { peopleRepository, publicPerson, type PersonSecrets } from './people.repository.js';
 import { type Invitation, normaliseEmail, type Person, type Role, type SignedIn } from './people.types.js';
 import { checkPassword, hashPassword, passwordMatches, spendPasswordCheck } from './passwords.js';
-import { endSessionsOf, refreshSessionsOf, startSession } from './sessions.service.js';
+import { endSessionsOf, isNewOrigin, refreshSessionsOf, startSession } from './sessions.service.js';
+import { sendInBackground, signInAlertMail } from './mail.js';
+import { secretHash } from './secrets.js';
 import { signInGuard } from './sign-in-guard.js';
 import { looksLikeRecoveryCode, recoveryCodeHash, totpStep } from './totp.js';
 
@@ -91,6 +93,7 @@ export async function signIn(
   deps: PeopleDeps,
   input: { email: string; password: string; code?: string | undefined },
   network: string,
+  device: { secret: string | null; browser?: string | undefined } = { secret: null },
 ): Promise<SignInResult> {
   const email = normaliseEmail(input.email);
   const guard = signInGuard(deps.redis, deps.config.queuePrefix, deps.config.dashboard.signIn);
@@ -113,8 +116,17 @@ export async function signIn(
     }
   }
   await guard.succeeded(email);
-  const session = await startSession(deps.db, deps.config, { personId: found.id, accountId: found.accountId });
+  const who = { personId: found.id, accountId: found.accountId };
+  const deviceHash = device.secret ? secretHash(device.secret) : null;
+  const now = Date.now();
+  const alert = await isNewOrigin(deps.db, who, { network, deviceHash }, now);
+  const session = await startSession(deps.db, deps.config, who, now, { network, deviceHash });
   const account = await getAccount(deps.db, found.accountId);
+  if (alert) {
+    const browser = (device.browser ?? 'unknown').replace(/[\r\n]+/g, ' ').slice(0, 200) || 'unknown';
+    const mail = signInAlertMail({ email: found.email, accountName: account.name, at: now, network, browser });
+    sendInBackground(deps, 'sign-in-alert', `sia-${session.sessionId}`, mail);
+  }
   return {
     secret: session.secret,
     signedIn: {

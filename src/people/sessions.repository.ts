@@ -29,6 +29,8 @@ export function sessionsRepository(q: Queryable) {
       accountId: string;
       createdAt: number;
       expiresAt: number;
+      network?: string | null;
+      deviceHash?: string | null;
     }): Promise<void> {
       await q('dashboard_sessions').insert({
         id: s.id,
@@ -39,7 +41,24 @@ export function sessionsRepository(q: Queryable) {
         created_at: s.createdAt,
         last_seen_at: s.createdAt,
         expires_at: s.expiresAt,
+        network: s.network ?? null,
+        device_hash: s.deviceHash ?? null,
       });
+    },
+    /** The networks and device hashes of the person's sessions started since `since` (at most `limit`, newest first). */
+    async recentOrigins(
+      accountId: string,
+      personId: string,
+      since: number,
+      limit: number,
+    ): Promise<{ network: string | null; deviceHash: string | null }[]> {
+      const rows = await q('dashboard_sessions')
+        .where({ account_id: accountId, person_id: personId })
+        .where('created_at', '>=', since)
+        .orderBy('created_at', 'desc')
+        .limit(limit)
+        .select('network', 'device_hash');
+      return rows.map((r: { network: string | null; device_hash: string | null }) => ({ network: r.network, deviceHash: r.device_hash }));
     },
     /**
      * The live session by its secret's hash, with its person and account: not ended, before its absolute

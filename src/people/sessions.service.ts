@@ -22,6 +22,7 @@ export async function startSession(
   config: Pick<Config, 'dashboard'>,
   who: { personId: string; accountId: string },
   now = Date.now(),
+  from: { network?: string | null; deviceHash?: string | null } = {},
 ): Promise<{ secret: string; sessionId: string; csrfToken: string }> {
   const secret = newSecret();
   const sessionId = newId(SESSION_ID_PREFIX);
@@ -34,6 +35,8 @@ export async function startSession(
     accountId: who.accountId,
     createdAt: now,
     expiresAt: now + config.dashboard.sessionMaxMs,
+    network: from.network ?? null,
+    deviceHash: from.deviceHash ?? null,
   });
   return { secret, sessionId, csrfToken };
 }
@@ -165,4 +168,23 @@ export async function refreshSessionsOf(deps: SessionEndDeps, accountId: string,
   } catch {
     if (!afterCommit) throw new Unavailable();
   }
+}
+
+/** How far back a sign-in's device and network are compared, and with how many sessions at most. */
+export const RECENT_SESSIONS_MS = 90 * 24 * 3600_000;
+export const RECENT_SESSIONS = 100;
+
+/**
+ * Whether a sign-in comes from somewhere new to the person: neither its device cookie nor its network is among
+ * their sessions of the last RECENT_SESSIONS_MS. A person with no such session (a first sign-in) is not new.
+ */
+export async function isNewOrigin(
+  q: Queryable,
+  who: { accountId: string; personId: string },
+  from: { network: string; deviceHash: string | null },
+  now = Date.now(),
+): Promise<boolean> {
+  const recent = await sessionsRepository(q).recentOrigins(who.accountId, who.personId, now - RECENT_SESSIONS_MS, RECENT_SESSIONS);
+  if (recent.length === 0) return false;
+  return !recent.some((r) => (from.deviceHash !== null && r.deviceHash === from.deviceHash) || r.network === from.network);
 }
