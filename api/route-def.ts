@@ -58,7 +58,8 @@ export interface Reply {
   /** JSON text, or its UTF-8 bytes (a page kept in memory is sent without encoding it again). */
   json?: string | Buffer;
   text?: string;
-  headers?: Record<string, string>;
+  /** A list sends the header once per value (two cookies set by one reply). */
+  headers?: Record<string, string | string[]>;
 }
 
 /**
@@ -91,7 +92,7 @@ export interface Input<P, Q, B> {
  * by the compiler, so the router checks it against the schema at run time when CHECK_RESPONSES is on.
  */
 type Payload<T> = { body: T; json?: never; text?: never } | { json: string | Buffer; body?: never; text?: never };
-type Headers = { headers?: Record<string, string> };
+type Headers = { headers?: Record<string, string | string[]> };
 /** What a declared response carries: text of its media type, JSON of its schema, or nothing. */
 type PayloadOf<E> = E extends { contentType: string }
   ? { text: string; body?: never; json?: never }

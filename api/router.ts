@@ -8,7 +8,8 @@ import { lastUsedRecorder } from '../src/tokens/tokens.service.js';
 import { PrincipalMemory } from '../src/tokens/auth-guard.js';
 import { hashToken } from '../src/tokens/token-format.js';
 import { bearerToken, hasScope, requireScope, resolvePrincipal } from './middleware/auth.js';
-import { authenticateSession, BEARER_REFUSED, checkOrigin, sessionPrincipal } from './middleware/session.js';
+import { admitSession, BEARER_REFUSED, checkOrigin, type SessionExtra, type SessionMemory } from './middleware/session.js';
+import { type SessionSeenRecorder, sessionSeenRecorder } from '../src/people/sessions.service.js';
 import type { SignedIn } from '../src/people/people.types.js';
 import { applyLimit, spend, type Spent } from './middleware/rate-limit.js';
 import { parsePart } from './middleware/validate.js';
@@ -83,6 +84,7 @@ function runner(
   touch: (tokenId: string, at: number) => void,
   memory: PrincipalMemory,
   door: Door,
+  sessions: { memory: SessionMemory; seen: SessionSeenRecorder },
 ): RequestHandler {
   const readBody = bodyParserFor(route);
   const series = new RouteSeries(route.path);
@@ -114,11 +116,7 @@ function runner(
       if (route.method !== 'get') checkOrigin(req, deps.config);
     }
     if (route.auth === 'session') {
-      session = await authenticateSession(deps, req, route);
-      principal = sessionPrincipal(session);
-      const spent = await spend(deps, principal, route.bucket);
-      applyLimit(spent, route.bucket, res);
-      queue = 'unavailable' in spent ? null : spent.queue;
+      ({ session, principal, queue } = await admitSession(deps, sessions.memory, sessions.seen, req, res, route));
       requireScope(principal, route.scope);
     } else if (route.auth !== 'none') {
       try {
@@ -321,9 +319,10 @@ export function buildRouter(routes: RouteDef[], deps: AppDeps, door: Door = 'api
   const table = new RouteTable<RequestHandler>();
   const touch = lastUsedRecorder(deps.db);
   const memory = new PrincipalMemory();
+  const sessions = { memory: new PrincipalMemory<SessionExtra>(), seen: sessionSeenRecorder(deps.db) };
   for (const route of routes) {
     if (door === 'api' && route.auth === 'session') throw new Error(`${route.path}: a session route belongs to the dashboard's table`);
-    table.add(route.method, route.path, runner(route, deps, touch, memory, door));
+    table.add(route.method, route.path, runner(route, deps, touch, memory, door, sessions));
   }
   return (req, res, next) => {
     const found = table.find(req.method, req.path);

@@ -76,7 +76,7 @@ export const peopleRoutes: RouteDef[] = [
     errors: [409],
     responses: { 200: { description: 'Changed', schema: PersonReply } },
   }).handle(async ({ params, body }, ctx) => {
-    const person = await changeRole(ctx.deps.db, ctx.actor, ctx.session!.account.id, params.id, body.role);
+    const person = await changeRole(ctx.deps, ctx.actor, ctx.session!.account.id, params.id, body.role);
     return { body: { person: item(person) } };
   }),
 

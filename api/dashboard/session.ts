@@ -5,7 +5,8 @@ import { beginTotp, confirmTotp, disableTotp } from '../../src/people/totp.servi
 import type { SignedIn } from '../../src/people/people.types.js';
 import { endSession, endSessionOfSecret, endSessionsOf } from '../../src/people/sessions.service.js';
 import type { Config } from '../../src/config.js';
-import { clearedCookie, requestNetwork, sessionCookie, sessionSecret } from '../middleware/session.js';
+import { clearedCookie, deviceCookie, deviceSecret, requestNetwork, sessionCookie, sessionSecret } from '../middleware/session.js';
+import { newSecret } from '../../src/people/secrets.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
 import {
   AcceptBody,
@@ -29,9 +30,11 @@ export const sessionView = (s: SignedIn) => ({
   csrfToken: s.csrfToken,
 });
 
-const signedInReply = (config: Config, r: SignInResult) => ({
+const signedInReply = (config: Config, r: SignInResult, newDevice?: string) => ({
   status: 200 as const,
-  headers: { 'Set-Cookie': sessionCookie(config, r.secret) },
+  headers: {
+    'Set-Cookie': newDevice ? [sessionCookie(config, r.secret), deviceCookie(config, newDevice)] : sessionCookie(config, r.secret),
+  },
   body: sessionView(r.signedIn),
 });
 
@@ -60,11 +63,15 @@ export const sessionRoutes: RouteDef[] = [
     errors: [401, 403, 429],
     responses: { 200: { description: 'Signed in; the session cookie is set', schema: SessionView } },
   }).handle(async ({ body }, ctx) => {
-    const result = await signIn(ctx.deps, body, requestNetwork(ctx.req));
+    // A browser without a device cookie gets one: its next sign-in is then known by it (sign-in alerts).
+    const device = deviceSecret(ctx.req);
+    const newDevice = device ? undefined : newSecret();
+    const browser = ctx.req.headers['user-agent'];
+    const result = await signIn(ctx.deps, body, requestNetwork(ctx.req), { secret: device ?? newDevice ?? null, browser });
     // The session this browser held before (another person's, or its own) ends: one browser, one session.
     const before = sessionSecret(ctx.req);
-    if (before) await endSessionOfSecret(ctx.deps.db, before);
-    return signedInReply(ctx.deps.config, result);
+    if (before) await endSessionOfSecret(ctx.deps, ctx.deps.db, before);
+    return signedInReply(ctx.deps.config, result, newDevice);
   }),
 
   defineRoute({
@@ -77,7 +84,7 @@ export const sessionRoutes: RouteDef[] = [
     bucket: 'writes',
     responses: { 204: { description: 'Signed out; the cookie is cleared' } },
   }).handle(async (_input, ctx) => {
-    await endSession(ctx.deps.db, ctx.session!);
+    await endSession(ctx.deps, ctx.deps.db, ctx.session!);
     return { status: 204, headers: { 'Set-Cookie': clearedCookie(ctx.deps.config) } };
   }),
 
@@ -91,7 +98,7 @@ export const sessionRoutes: RouteDef[] = [
     bucket: 'writes',
     responses: { 204: { description: 'Every session ended; the cookie is cleared' } },
   }).handle(async (_input, ctx) => {
-    await endSessionsOf(ctx.deps.db, { accountId: ctx.session!.account.id, personId: ctx.session!.person.id });
+    await endSessionsOf(ctx.deps, ctx.deps.db, { accountId: ctx.session!.account.id, personId: ctx.session!.person.id });
     return { status: 204, headers: { 'Set-Cookie': clearedCookie(ctx.deps.config) } };
   }),
 
@@ -119,9 +126,15 @@ export const sessionRoutes: RouteDef[] = [
     body: AcceptBody,
     errors: [403, 409],
     responses: { 200: { description: 'Signed in; the session cookie is set', schema: SessionView } },
-  }).handle(async ({ params, body }, ctx) =>
-    signedInReply(ctx.deps.config, await acceptInvitation(ctx.deps, params.token, body, 'POST /dashboard/api/invitations/{token}/accept')),
-  ),
+  }).handle(async ({ params, body }, ctx) => {
+    const device = deviceSecret(ctx.req);
+    const newDevice = device ? undefined : newSecret();
+    const result = await acceptInvitation(ctx.deps, params.token, body, 'POST /dashboard/api/invitations/{token}/accept', {
+      network: requestNetwork(ctx.req),
+      deviceSecret: device ?? newDevice ?? null,
+    });
+    return signedInReply(ctx.deps.config, result, newDevice);
+  }),
 
   defineRoute({
     method: 'post',

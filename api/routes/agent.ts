@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { getMessage, getStatus, getThread } from '../../src/agent/messages/agent.service.js';
 import { refuseMessage, sendMessage } from '../../src/agent/messages/messages.service.js';
 import { sessionLive } from '../../src/people/sessions.service.js';
+import type { Principal } from '../../src/tokens/tokens.types.js';
 import { NotFound, type AppError } from '../../src/errors.js';
 import { webhooksRepository } from '../../src/webhooks/webhooks.repository.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
@@ -20,8 +21,15 @@ import {
  * 409 also names that message (`notSent`, spec 4.3).
  */
 export async function postMessageInvalid(error: AppError, body: unknown, ctx: RouteContext): Promise<AppError> {
-  return refuseMessage(ctx.deps, ctx.principal, error, body);
+  return refuseMessage(ctx.deps, { ...ctx.principal, tokenId: conversationOf(ctx.principal) }, error, body);
 }
+
+/**
+ * Whose conversation a caller's turns belong to: a token's own (its id), or for a dashboard session the
+ * person's, kept across their sessions (their id, `per_…`, which no token's id can equal). So a person's chat
+ * outlives a sign-in, a colleague's dashboard turn is a 404 to everyone else, and no token's thread lists it.
+ */
+export const conversationOf = (p: Principal): string => (p.via === 'session' && p.personId ? p.personId : p.tokenId);
 
 /** The agent. */
 export const agentRoutes: RouteDef[] = [
@@ -44,7 +52,8 @@ export const agentRoutes: RouteDef[] = [
     errors: [409],
   }).handle(async ({ body }, ctx) => {
     // Spec 4.3, every rule (the body's own rules are PostMessageBody's): one service call.
-    const { accountId, tokenId } = ctx.principal;
+    const { accountId } = ctx.principal;
+    const tokenId = conversationOf(ctx.principal);
     // A dashboard session waits while the session lasts; a token while it is not revoked.
     const session = ctx.session;
     const live = session ? () => sessionLive(ctx.deps.db, session) : undefined;
@@ -61,7 +70,7 @@ export const agentRoutes: RouteDef[] = [
     params: RequestIdParams,
     responses: { 200: { description: 'The message', schema: GetMessageResponse } },
   }).handle(async ({ params }, ctx) => {
-    const message = await getMessage(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, params.requestId);
+    const message = await getMessage(ctx.deps.db, ctx.principal.accountId, conversationOf(ctx.principal), params.requestId);
     if (!message) throw new NotFound();
     return { body: { message } };
   }),
@@ -75,7 +84,7 @@ export const agentRoutes: RouteDef[] = [
     query: z.object({ limit: queryInt(1, 100, 50) }),
     responses: { 200: { description: 'Thread items', schema: ThreadResponse } },
   }).handle(async ({ query }, ctx) => ({
-    body: { items: await getThread(ctx.deps.db, ctx.principal.accountId, ctx.principal.tokenId, query.limit ?? 50) },
+    body: { items: await getThread(ctx.deps.db, ctx.principal.accountId, conversationOf(ctx.principal), query.limit ?? 50) },
   })),
   defineRoute({
     method: 'get',

@@ -77,6 +77,7 @@ export async function acceptInvitation(
   token: string,
   input: { name: string; password: string },
   route: string,
+  from: { network?: string; deviceSecret?: string | null } = {},
 ): Promise<SignInResult> {
   const name = checkName(input.name);
   checkPassword(input.password);
@@ -99,7 +100,11 @@ export async function acceptInvitation(
     await repo.insert({ ...person, passwordHash });
     await repo.acceptInvitation(inv.accountId, inv.id, now);
     await recordAudit(trx, personActor(person, 'POST', route), person.id, 200);
-    const session = await startSession(trx, deps.config, { personId: person.id, accountId: person.accountId }, now);
+    // Where this first session came from: a later sign-in from here is not new (sign-in alerts).
+    const session = await startSession(trx, deps.config, { personId: person.id, accountId: person.accountId }, now, {
+      network: from.network ?? null,
+      deviceHash: from.deviceSecret ? secretHash(from.deviceSecret) : null,
+    });
     return { person, session, account: await getAccount(trx, inv.accountId) };
   });
   return {

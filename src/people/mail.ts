@@ -81,3 +81,22 @@ export function resetMail(r: { email: string; link: string; expiresAt: number })
     ].join('\n'),
   };
 }
+
+/** The sign-in alert: when, from which network and browser, and what to do if it was not them. */
+export function signInAlertMail(a: { email: string; accountName: string; at: number; network: string; browser: string }): PersonMail {
+  return {
+    to: a.email,
+    subject: 'New sign-in to your Growth Agent account',
+    text: [
+      `Someone signed in to ${a.accountName} on Growth Agent as ${a.email} from a device and network not seen recently.`,
+      '',
+      `When: ${new Date(a.at).toUTCString()}`,
+      `Network: ${a.network}`,
+      `Browser: ${a.browser}`,
+      '',
+      'If it was you, there is nothing to do.',
+      'If it was not, reset your password (this ends every session) and turn on the authenticator code.',
+      '',
+    ].join('\n'),
+  };
+}

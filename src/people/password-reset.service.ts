@@ -44,7 +44,7 @@ async function mailReset(deps: PeopleDeps, email: string): Promise<void> {
 
 /** Sets a new password by a reset link (single use, expiring) and ends every session of the person. */
 export async function resetPassword(
-  deps: Pick<PeopleDeps, 'config' | 'db'>,
+  deps: Pick<PeopleDeps, 'config' | 'db' | 'redis'>,
   token: string,
   password: string,
   route: string,
@@ -58,7 +58,7 @@ export async function resetPassword(
     if (!used) throw new NotFound();
     await repo.setPassword(used.accountId, used.personId, passwordHash);
     await repo.endResets(used.accountId, used.personId, now);
-    await endSessionsOf(trx, used, now);
+    await endSessionsOf(deps, trx, used, now);
     const person = await repo.byId(used.accountId, used.personId);
     if (person) await recordAudit(trx, personActor(person, 'POST', route), used.personId, 200);
   });

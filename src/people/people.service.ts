@@ -11,7 +11,9 @@ import { revokeTokensHeldBy } from '../tokens/tokens.service.js';
 import { peopleRepository, publicPerson, type PersonSecrets } from './people.repository.js';
 import { type Invitation, normaliseEmail, type Person, type Role, type SignedIn } from './people.types.js';
 import { checkPassword, hashPassword, passwordMatches, spendPasswordCheck } from './passwords.js';
-import { endSessionsOf, startSession } from './sessions.service.js';
+import { endSessionsOf, isNewOrigin, refreshSessionsOf, startSession } from './sessions.service.js';
+import { sendInBackground, signInAlertMail } from './mail.js';
+import { secretHash } from './secrets.js';
 import { signInGuard } from './sign-in-guard.js';
 import { looksLikeRecoveryCode, recoveryCodeHash, totpStep } from './totp.js';
 
@@ -91,6 +93,7 @@ export async function signIn(
   deps: PeopleDeps,
   input: { email: string; password: string; code?: string | undefined },
   network: string,
+  device: { secret: string | null; browser?: string | undefined } = { secret: null },
 ): Promise<SignInResult> {
   const email = normaliseEmail(input.email);
   const guard = signInGuard(deps.redis, deps.config.queuePrefix, deps.config.dashboard.signIn);
@@ -113,8 +116,17 @@ export async function signIn(
     }
   }
   await guard.succeeded(email);
-  const session = await startSession(deps.db, deps.config, { personId: found.id, accountId: found.accountId });
+  const who = { personId: found.id, accountId: found.accountId };
+  const deviceHash = device.secret ? secretHash(device.secret) : null;
+  const now = Date.now();
+  const alert = await isNewOrigin(deps.db, who, { network, deviceHash }, now);
+  const session = await startSession(deps.db, deps.config, who, now, { network, deviceHash });
   const account = await getAccount(deps.db, found.accountId);
+  if (alert) {
+    const browser = (device.browser ?? 'unknown').replace(/[\r\n]+/g, ' ').slice(0, 200) || 'unknown';
+    const mail = signInAlertMail({ email: found.email, accountName: account.name, at: now, network, browser });
+    sendInBackground(deps, 'sign-in-alert', `sia-${session.sessionId}`, mail);
+  }
   return {
     secret: session.secret,
     signedIn: {
@@ -142,17 +154,29 @@ export async function listPeople(db: Db, accountId: string): Promise<{ items: Pe
 }
 
 /** Changes a person's role; demoting the account's last owner is a 409. */
-export async function changeRole(db: Db, actor: Actor, accountId: string, personId: string, role: Role): Promise<Person> {
-  return db.transaction(async (trx) => {
+export async function changeRole(
+  deps: Pick<PeopleDeps, 'db' | 'redis' | 'config'>,
+  actor: Actor,
+  accountId: string,
+  personId: string,
+  role: Role,
+): Promise<Person> {
+  const changed = await deps.db.transaction(async (trx) => {
     const repo = peopleRepository(trx);
     const owners = await repo.lockOwners(accountId);
     const found = await repo.byId(accountId, personId, true);
     if (!found) throw new NotFound();
     if (found.role === 'owner' && role !== 'owner' && owners.length <= 1) throw new Rejected(LAST_OWNER);
-    if (found.role !== role) await repo.setRole(accountId, personId, role);
+    if (found.role !== role) {
+      // Every API process reads the person's sessions again: a remembered session must not keep the old role.
+      await refreshSessionsOf(deps, accountId);
+      await repo.setRole(accountId, personId, role);
+    }
     await recordAudit(trx, actor, personId, 200);
     return { ...publicPerson(found), role };
   });
+  await refreshSessionsOf(deps, accountId, true);
+  return changed;
 }
 
 /** Removes a person: their sessions end, the tokens they hold are revoked; the account's last owner stays (409). */
@@ -163,7 +187,7 @@ export async function removePerson(deps: PeopleDeps, actor: Actor, accountId: st
     const found = await repo.byId(accountId, personId, true);
     if (!found) throw new NotFound();
     if (found.role === 'owner' && owners.length <= 1) throw new Rejected(LAST_OWNER);
-    await endSessionsOf(trx, { accountId, personId });
+    await endSessionsOf(deps, trx, { accountId, personId });
     await revokeTokensHeldBy(deps, trx, accountId, personId);
     await repo.remove(accountId, personId);
     await recordAudit(trx, actor, personId, 204);

@@ -67,21 +67,26 @@ function replicasOf(nodes: string): number {
   ).length;
 }
 
-interface Remembered {
+export interface Remembered<X = undefined> {
   principal: Principal;
+  /** What else the caller keeps beside the principal (a dashboard session: its person and last-seen time). */
+  extra: X;
   epoch: string;
   until: number;
   /** Requests left in each rate bucket after this token's last call here (the tighter of token and account). */
   left: Record<string, number>;
 }
 
-/** One process's memory of resolved tokens, by token hash. Bounded in size and age. */
-export class PrincipalMemory {
-  private readonly entries = new Map<string, Remembered>();
+/**
+ * One process's memory of resolved tokens (or dashboard sessions), by the secret's hash. Bounded in size and
+ * age: an entry is trusted at most REMEMBER_MS, or until `until` when the caller gives an earlier end.
+ */
+export class PrincipalMemory<X = undefined> {
+  private readonly entries = new Map<string, Remembered<X>>();
 
   constructor(private readonly maxEntries = 10_000) {}
 
-  get(hash: string, now: number): Remembered | undefined {
+  get(hash: string, now: number): Remembered<X> | undefined {
     const entry = this.entries.get(hash);
     if (entry && entry.until > now) return entry;
     if (entry) this.entries.delete(hash);
@@ -89,9 +94,9 @@ export class PrincipalMemory {
   }
 
   /** Remembers a token Postgres said is live; answers the entry, whose `left` the caller keeps up to date. */
-  remember(hash: string, principal: Principal, epoch: string, now: number): Remembered {
+  remember(hash: string, principal: Principal, epoch: string, now: number, extra?: X, until = Infinity): Remembered<X> {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
-    const entry: Remembered = { principal, epoch, until: now + REMEMBER_MS, left: {} };
+    const entry = { principal, epoch, until: Math.min(now + REMEMBER_MS, until), left: {}, extra: extra as X };
     this.entries.set(hash, entry);
     return entry;
   }

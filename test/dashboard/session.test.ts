@@ -28,8 +28,10 @@ describe('signing in', () => {
     expect(body.person).toMatchObject({ email, name: 'Bo', role: 'member', totpEnabled: false });
     expect(body.account).toEqual({ id: account.id, name: 'Northwind' });
     const set = res.headers['set-cookie'] as unknown as string[];
-    expect(set).toHaveLength(1);
+    // The session cookie, and (a browser new to us) the device cookie sign-in alerts know it by.
+    expect(set).toHaveLength(2);
     expect(set[0]).toMatch(/^gas_session=[0-9A-Za-z]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=1209600$/);
+    expect(set[1]).toMatch(/^gas_device=[0-9A-Za-z]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=31536000$/);
     expect(res.headers['cache-control']).toBe('no-store');
     // The secret is never stored: Postgres holds its hash only.
     const secret = sessionCookieOf(set)!.split('=')[1]!;
