@@ -70,7 +70,7 @@ describe('the workflows page in headless Chromium', () => {
       await page.getByLabel('Schedule').fill('whenever it rains');
       await page.getByText(/Not understood: could not understand/).waitFor();
       await page.getByLabel('Schedule').fill('every weekday at 9am');
-      const next = page.getByRole('list', { name: 'The next five runs:' });
+      const next = page.getByRole('list', { name: 'The next five runs (UTC):' });
       await next.waitFor();
       expect(await next.getByRole('listitem').count()).toBe(5);
       await page.getByText(`Read as: ${preview.body.echo}`).waitFor();

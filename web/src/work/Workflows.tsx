@@ -56,6 +56,18 @@ const RUN_STATUS: Record<string, string> = {
   cancelled: 'Cancelled',
 };
 
+/** A coming run in the account's time zone, the zone the schedule is read in (the echo names it too). */
+const inZone = (t: number, timeZone: string) =>
+  new Date(t).toLocaleString(undefined, {
+    timeZone,
+    weekday: 'short',
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
+
 /** Waits this long after the last key before asking the server to read the schedule. */
 const PREVIEW_DELAY_MS = 400;
 
@@ -214,11 +226,11 @@ function NewWorkflow({ onCreated }: { onCreated: (w: Workflow) => void }) {
               Read as: <strong>{preview.echo}</strong>
             </p>
             <p className="small" id={`${id}-next`}>
-              The next five runs:
+              The next five runs ({preview.timeZone}):
             </p>
             <ol className="small next-runs" aria-labelledby={`${id}-next`}>
               {preview.nextRuns.map((t) => (
-                <li key={t}>{formatDate(t)}</li>
+                <li key={t}>{inZone(t, preview.timeZone)}</li>
               ))}
             </ol>
           </>
@@ -264,8 +276,10 @@ function Runs({ workflow }: { workflow: Workflow }) {
         {runs.data?.runs.map((r) => (
           <li key={r.runId} className="delivery">
             <p className="small">
-              <span className={r.status === 'done' ? 'badge ok' : r.status === 'failed' ? 'badge warn' : 'badge'}>{RUN_STATUS[r.status] ?? r.status}</span> Due{' '}
-              {formatDate(r.scheduledFor)} · started {formatDate(r.startedAt)}
+              <span className={r.status === 'done' ? 'badge ok' : r.status === 'failed' ? 'badge warn' : 'badge'}>
+                {RUN_STATUS[r.status] ?? r.status}
+              </span>{' '}
+              Due {formatDate(r.scheduledFor)} · started {formatDate(r.startedAt)}
               {r.finishedAt ? ` · finished ${formatDate(r.finishedAt)}` : ''}
             </p>
             {r.summary ? <p className="small">{r.summary}</p> : null}
