@@ -7,6 +7,7 @@ import { reviewStreamRoutes } from './review-stream.js';
 import { sessionRoutes } from './session.js';
 import { settingsRoutes } from './settings.js';
 import { tokenRoutes } from './tokens.js';
+import { workflowRoutes } from './workflows.js';
 
 /**
  * The dashboard's route table (docs/dashboard.md): each area declares its routes in api/dashboard/<area>.ts
@@ -23,6 +24,7 @@ export const dashboardRoutes: RouteDef[] = [
   ...leadImportRoutes,
   ...reviewStreamRoutes,
   ...agentRoutes,
+  ...workflowRoutes,
 ];
 
 /**

@@ -254,3 +254,19 @@ export function resolveSchedule(text: string, tz: string, now: number = Date.now
   const startDate = Math.floor(now / compiled.every) * compiled.every + compiled.every;
   return { ok: true, schedule: { every: compiled.every, startDate, tz }, echo: `Every ${unit(compiled.every)}`, nextRunAt: startDate };
 }
+
+/**
+ * The next `count` times a resolved schedule fires after `now`, as BullMQ's job scheduler would fire it: a cron
+ * pattern read by the same cron-parser, an interval counted from its start. What the dashboard shows before a
+ * workflow is saved.
+ */
+export function upcomingRuns(schedule: Schedule, count: number, now: number = Date.now()): number[] {
+  if (schedule.pattern) {
+    const it = CronExpressionParser.parse(schedule.pattern, { currentDate: new Date(now), tz: schedule.tz });
+    return Array.from({ length: count }, () => it.next().getTime());
+  }
+  const every = schedule.every!;
+  const start = schedule.startDate ?? now;
+  const first = start > now ? start : start + (Math.floor((now - start) / every) + 1) * every;
+  return Array.from({ length: count }, (_, i) => first + i * every);
+}

@@ -6,7 +6,7 @@ import { NotFound, Rejected } from '../errors.js';
 import { newId } from '../ids.js';
 import { workflowRun } from '../jobs/workflow-runs.js';
 import { stopRuns } from './run-state.js';
-import { resolveSchedule } from './schedule.js';
+import { resolveSchedule, upcomingRuns } from './schedule.js';
 import { workflowsRepository } from './workflows.repository.js';
 import type { RunView, WorkflowInput, WorkflowPatch, WorkflowRow, WorkflowStep, WorkflowView } from './workflows.types.js';
 
@@ -39,6 +39,27 @@ async function resolved(q: Queryable, accountId: string, text: string) {
   return r.ok
     ? { scheduleEcho: r.echo, scheduleError: null, schedule: r.schedule, nextRunAt: r.nextRunAt }
     : { scheduleEcho: null, scheduleError: r.error, schedule: null, nextRunAt: null };
+}
+
+/** How many coming runs a schedule preview lists. */
+export const PREVIEW_RUNS = 5;
+
+/**
+ * What a schedule in plain words would do for this account, before anything is saved: the same reading a
+ * write stores (resolveSchedule, in the account's time zone), with the next PREVIEW_RUNS runs. Words it
+ * cannot read give their sentence in `error`, as a write would store it in `scheduleError`.
+ */
+export async function previewSchedule(
+  db: Db,
+  accountId: string,
+  text: string,
+  now: number = Date.now(),
+): Promise<{ echo: string | null; error: string | null; timeZone: string; nextRuns: number[] }> {
+  const timeZone = await workflowsRepository(db).accountTimeZone(accountId);
+  const r = resolveSchedule(text, timeZone, now);
+  return r.ok
+    ? { echo: r.echo, error: null, timeZone, nextRuns: upcomingRuns(r.schedule, PREVIEW_RUNS, now) }
+    : { echo: null, error: r.error, timeZone, nextRuns: [] };
 }
 
 /** A step sent back with its `id` keeps it (and its run history); a new one gets a fresh id. */

@@ -1,6 +1,6 @@
 import { getNextMillis } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { resolveSchedule } from '../../src/workflows/schedule.js';
+import { resolveSchedule, upcomingRuns } from '../../src/workflows/schedule.js';
 
 // Sunday 22 November 2026, 12:00 UTC; London is on UTC in November.
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -110,6 +110,19 @@ describe('plain-words schedules', () => {
     const r = resolveSchedule(words, LONDON, NOW);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatch(error);
+  });
+
+  // The dashboard's preview: the next five runs are the job scheduler's next five firings, the first nextRunAt.
+  it.each(TABLE)('lists the next five runs of %j as the job scheduler fires them', (words) => {
+    const r = resolveSchedule(words, LONDON, NOW);
+    if (!r.ok) throw new Error(`${words}: ${r.error}`);
+    const runs = upcomingRuns(r.schedule, 5, NOW);
+    expect(runs).toHaveLength(5);
+    expect(runs[0]).toBe(r.nextRunAt);
+    for (let i = 1; i < 5; i++) {
+      const { pattern, every, tz } = r.schedule;
+      expect(runs[i]).toBe(pattern ? getNextMillis(runs[i - 1]!, { pattern, tz }) : runs[i - 1]! + every!);
+    }
   });
 
   it('refuses an unknown time zone rather than guessing one', () => {

@@ -20,6 +20,7 @@ import { Loading } from './ui';
 const Review = lazy(() => import('./work/Review').then((m) => ({ default: m.Review })));
 const Agent = lazy(() => import('./work/Agent').then((m) => ({ default: m.Agent })));
 const Results = lazy(() => import('./work/Results').then((m) => ({ default: m.Results })));
+const Workflows = lazy(() => import('./work/Workflows').then((m) => ({ default: m.Workflows })));
 const leads = () => import('./work/Leads');
 const leadTools = () => import('./work/LeadImport');
 const Leads = lazy(() => leads().then((m) => ({ default: m.Leads })));
@@ -33,6 +34,7 @@ export const WORK_PAGES = [
   { path: '/agent', label: 'Agent', owner: false, Page: Agent },
   { path: '/leads', label: 'Leads', owner: false, Page: Leads },
   { path: '/results', label: 'Results', owner: false, Page: Results },
+  { path: '/workflows', label: 'Workflows', owner: false, Page: Workflows },
 ] as const;
 
 /** Pages under a nav entry: reached from their page's links, the entry marked current. */

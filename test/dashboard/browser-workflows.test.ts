@@ -1,0 +1,137 @@
+import { afterAll, describe, expect } from 'vitest';
+import { RunsResponse, WorkflowsResponse } from '../../api/routes/workflows.schemas.js';
+import { fireRun } from '../../src/workflows/runs.service.js';
+import { resolveSchedule, upcomingRuns } from '../../src/workflows/schedule.js';
+import { startPools, type Pools } from '../../workers/main.js';
+import { axeViolations, type Browser, launchChromium, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+
+/**
+ * The workflows page in Debian's Chromium: a schedule typed in plain words is read by the server while it is
+ * typed, its next five runs shown before saving (the workflows service's own reading); the workflow is created,
+ * a run's per-step outcomes shown, then paused and resumed. axe-core finds nothing serious; no other host is asked.
+ */
+
+let env: TestEnv;
+let served: Awaited<ReturnType<typeof serveApp>>;
+let browser: Browser;
+let pools: Pools;
+let ana: SignedInPerson;
+it.override('options', { env: { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1', WORKFLOW_POLL_MS: '50' } });
+it.beforeAll(async ({ env: e }) => {
+  env = e;
+  served = await serveApp(env.app);
+  pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
+  ana = await signedIn(env, { name: 'Ana Lima', email: 'ana@workflows.example' });
+  browser = await launchChromium();
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+  await served?.close();
+  await pools?.close();
+});
+
+describe('the workflows page in headless Chromium', () => {
+  it('shows the next five runs before saving, creates the workflow, shows a run step by step, pauses and resumes it', {
+    timeout: 120_000,
+  }, async () => {
+    // The preview route answers what the service's own parser reads, with unreadable words as a sentence.
+    const preview = await ana.request('get', '/dashboard/api/workflows/schedule-preview?text=every%20weekday%20at%209am').expect(200);
+    const reading = resolveSchedule('every weekday at 9am', 'UTC');
+    expect(reading.ok).toBe(true);
+    expect(preview.body).toMatchObject({ echo: reading.ok ? reading.echo : null, error: null, timeZone: 'UTC' });
+    expect(preview.body.nextRuns).toHaveLength(5);
+    if (reading.ok) expect(preview.body.nextRuns[0]).toBe(upcomingRuns(reading.schedule, 1)[0]);
+    for (const t of preview.body.nextRuns as number[]) {
+      const d = new Date(t);
+      expect([d.getUTCHours(), d.getUTCMinutes()]).toEqual([9, 0]);
+      expect([0, 6]).not.toContain(d.getUTCDay());
+    }
+    const unread = await ana.request('get', '/dashboard/api/workflows/schedule-preview?text=whenever%20it%20rains').expect(200);
+    expect(unread.body).toMatchObject({ echo: null, nextRuns: [], error: expect.stringContaining('could not understand') });
+    const blank = await ana.request('get', '/dashboard/api/workflows/schedule-preview?text=%20').expect(400);
+    expect(blank.body.error).toMatch(/text/);
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const watch = watchPage(page, (status, url) => status === 401 && url.endsWith('/dashboard/api/session'));
+    try {
+      await page.goto(`${served.base}/dashboard/sign-in`);
+      await page.getByLabel('Email').fill(ana.email);
+      await page.getByLabel('Password').fill(ana.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
+      await page.getByRole('navigation').getByRole('link', { name: 'Workflows' }).click();
+      await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
+      await page.getByText('No workflows yet.').waitFor();
+
+      await page.getByLabel('Name').fill('Morning check');
+      await page.getByLabel('Schedule').fill('whenever it rains');
+      await page.getByText(/Not understood: could not understand/).waitFor();
+      await page.getByLabel('Schedule').fill('every weekday at 9am');
+      const next = page.getByRole('list', { name: 'The next five runs (UTC):' });
+      await next.waitFor();
+      expect(await next.getByRole('listitem').count()).toBe(5);
+      await page.getByText(`Read as: ${preview.body.echo}`).waitFor();
+      await page.getByLabel('Steps, one a line').fill('What is waiting\nSay hello');
+      const violations = await axeViolations(page);
+      expect(violations, JSON.stringify(violations, null, 2)).toEqual([]);
+      await page.getByRole('button', { name: 'Create workflow' }).click();
+      await page.getByText('“Morning check” is live.').waitFor();
+
+      const listed = WorkflowsResponse.parse((await ana.request('get', '/dashboard/api/v1/workflows').expect(200)).body).workflows;
+      expect(listed).toHaveLength(1);
+      const w = listed[0]!;
+      expect(w).toMatchObject({
+        name: 'Morning check',
+        status: 'live',
+        scheduleText: 'every weekday at 9am',
+        nextRunAt: preview.body.nextRuns[0],
+      });
+      expect(w.steps.map((s) => s.title)).toEqual(['What is waiting', 'Say hello']);
+
+      // A run, fired as the job scheduler fires it, through the agent's own turns.
+      const run = await fireRun(env.deps, w.workflowId, 'job-browser', Date.now(), {
+        ...env.config.workflows,
+        stepTimeoutMs: 20_000,
+        pollMs: 50,
+      });
+      expect(run).not.toBeNull();
+      const runs = RunsResponse.parse((await ana.request('get', `/dashboard/api/v1/workflows/${w.workflowId}/runs`).expect(200)).body).runs;
+      expect(runs.map((r) => r.steps.map((s) => s.outcome))).toEqual([['done', 'done']]);
+      await page.getByRole('button', { name: 'Runs of Morning check' }).click();
+      const runList = page.locator('.delivery');
+      await runList.first().waitFor();
+      expect(await runList.count()).toBe(1);
+      await runList.getByText('What is waiting: Done').waitFor();
+      await runList.getByText('Say hello: Done').waitFor();
+      // The picture shows a second schedule read before saving beside the first workflow's run.
+      await page.getByLabel('Schedule').fill('Mondays at 8:30');
+      await page.getByText(/Read as: At 08:30, only on Monday/).waitFor();
+      expect(await next.getByRole('listitem').count()).toBe(5);
+      await screenshot(page, 'dashboard-workflows');
+
+      await page.getByRole('button', { name: 'Pause Morning check' }).click();
+      await page.getByText('“Morning check” is paused; it will not run until resumed.').waitFor();
+      const workflow = page.locator('li.workflow');
+      await workflow.getByText('Paused', { exact: true }).waitFor();
+      const paused = WorkflowsResponse.parse((await ana.request('get', '/dashboard/api/v1/workflows').expect(200)).body).workflows[0]!;
+      expect(paused).toMatchObject({ status: 'paused', nextRunAt: null });
+
+      await page.getByRole('button', { name: 'Resume Morning check' }).click();
+      await page.getByText('“Morning check” is live again.').waitFor();
+      await workflow.getByText('Live', { exact: true }).waitFor();
+      const resumed = WorkflowsResponse.parse((await ana.request('get', '/dashboard/api/v1/workflows').expect(200)).body).workflows[0]!;
+      expect(resumed.status).toBe('live');
+      expect(resumed.nextRunAt).toEqual(expect.any(Number));
+      const again = await axeViolations(page);
+      expect(again, JSON.stringify(again, null, 2)).toEqual([]);
+
+      expect([...watch.hosts]).toEqual([new URL(served.base).host]);
+      expect(watch.failures).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
