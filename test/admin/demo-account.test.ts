@@ -6,7 +6,7 @@ import { mintToken } from '../../src/tokens/tokens.service.js';
 import { adminCall, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { row, sendOfCard } from '../helpers/rows.js';
 
@@ -17,21 +17,15 @@ import { row, sendOfCard } from '../helpers/rows.js';
  * as they were.
  */
 const localDir = mkdtempSync(path.join(tmpdir(), 'gas-demo-mail-'));
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), MAIL_FROM: 'Sam <sam@growthco.example>', MAIL_LOCAL_DIR: localDir },
 }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 afterAll(() => rmSync(localDir, { recursive: true, force: true }));
 
 const SCOPES = ['review:read', 'review:write', 'leads:read', 'results:read'] as const;
 
 /** What an account holds that `seed demo` writes. */
-async function holdings(accountId: string) {
+async function holdings(env: TestEnv, accountId: string) {
   const count = async (table: string) => Number((await env.deps.db(table).where({ account_id: accountId }).count({ n: '*' }))[0]!.n);
   return {
     cards: await count('review_cards'),
@@ -41,7 +35,7 @@ async function holdings(accountId: string) {
   };
 }
 
-const results = async (token: string) => {
+const results = async (env: TestEnv, token: string) => {
   const res = await env.api().get('/api/v1/results').set(auth(token));
   expect(res.status).toBe(200);
   // Everything but the bounds of the window and its baseline (they move with the clock between two reads).
@@ -50,18 +44,18 @@ const results = async (token: string) => {
 };
 
 describe('seed demo', () => {
-  it('refuses a real account and writes nothing to it; its /results stay as they were', async () => {
+  it('refuses a real account and writes nothing to it; its /results stay as they were', async ({ env }) => {
     const real = await env.tenant([...SCOPES]);
-    const before = await results(real.token);
+    const before = await results(env, real.token);
     const refused = await adminCall(env, ['seed', 'demo', '--account', real.accountId]);
     expect(refused.error).toBe(
       `account ${real.accountId} is a real account: demo data goes only into a demo account, whose mail never leaves ` +
         'the machine; make one with `seed demo --new-account NAME`',
     );
-    expect(await holdings(real.accountId)).toEqual({ cards: 0, leads: 0, blocklist: 0, events: 0 });
+    expect(await holdings(env, real.accountId)).toEqual({ cards: 0, leads: 0, blocklist: 0, events: 0 });
     // A demo account seeded beside it changes nothing of the real one's.
     expect((await adminCall(env, ['seed', 'demo', '--new-account', 'Demo beside'])).error).toBeUndefined();
-    expect(await results(real.token)).toEqual(before);
+    expect(await results(env, real.token)).toEqual(before);
     expect(before.network?.available).toBe(false);
     expect(before.ads?.available).toBe(false);
     // One of the two flags, never both, never neither.
@@ -72,13 +66,13 @@ describe('seed demo', () => {
     }
   });
 
-  it('--new-account makes a demo account and fills it (the same JSON as before); --account fills it again', async () => {
+  it('--new-account makes a demo account and fills it (the same JSON as before); --account fills it again', async ({ env }) => {
     const { out } = await adminCall(env, ['seed', 'demo', '--new-account', 'Demo']);
     const id = (out!.account as { id: string }).id;
     expect(Object.keys(out!).sort()).toEqual(['account', 'cards', 'leads']);
     expect(await row(env, 'accounts', { id })).toMatchObject({ name: 'Demo', demo: true });
     expect((out!.cards as unknown[]).length).toBeGreaterThan(0);
-    const seeded = await holdings(id);
+    const seeded = await holdings(env, id);
     expect(seeded.leads).toBeGreaterThan(100);
     const again = await adminCall(env, ['seed', 'demo', '--account', id]);
     expect(again.error).toBeUndefined();
@@ -87,7 +81,7 @@ describe('seed demo', () => {
 });
 
 describe("a demo account's mail", () => {
-  it('never reaches the relay MAIL_TRANSPORT names: a demo card is sent to the local directory', async () => {
+  it('never reaches the relay MAIL_TRANSPORT names: a demo card is sent to the local directory', async ({ env, smtp }) => {
     const { out } = await adminCall(env, ['seed', 'demo', '--new-account', 'Demo sender']);
     const accountId = (out!.account as { id: string }).id;
     const { token } = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId, label: 'demo', scopes: [...SCOPES] });

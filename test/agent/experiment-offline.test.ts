@@ -8,14 +8,10 @@ import { rows } from '../helpers/rows.js';
 // The offline brain's experiment phrases, end to end through the API: a message in, the agent's reply out, the card
 // in the review queue (or, truthfully, why there is none).
 
-let env: AgentEnv;
 it.override('options', agentOptions());
-it.beforeAll(({ agent }) => {
-  env = agent;
-});
 
 /** `n` contacts never mailed, in leads of up to 100 written side by side (each lead its own domain). */
-async function contacts(accountId: string, n: number) {
+async function contacts(env: AgentEnv, accountId: string, n: number) {
   const leads = Array.from({ length: Math.ceil(n / 100) }, (_, l) => Math.min(100, n - l * 100));
   await Promise.all(
     leads.map((size, l) =>
@@ -25,17 +21,19 @@ async function contacts(accountId: string, n: number) {
 }
 
 /** Tells the agent `text` and waits for its replies (the first turn of a file on a loaded machine may take a while). */
-async function say(token: string, text: string) {
+async function say(env: AgentEnv, token: string, text: string) {
   const res = await env.send(token, { text, waitSeconds: 10 });
   expect(res.status).toBeLessThan(300);
   return env.until(token, res.body.requestId, (m) => m.status === 'replied', 60_000);
 }
 
 describe('offline brain experiment phrases', () => {
-  it('says truthfully that no experiment was proposed when too few contacts could join, and that none is running', async () => {
+  it('says truthfully that no experiment was proposed when too few contacts could join, and that none is running', async ({
+    agent: env,
+  }) => {
     const { token, accountId } = await env.tenant();
-    await contacts(accountId, 3);
-    const m = await say(token, 'test two subject lines for onboarding');
+    await contacts(env, accountId, 3);
+    const m = await say(env, token, 'test two subject lines for onboarding');
     expect(m.replies.map((r) => r.text)).toEqual([
       expect.stringMatching(
         new RegExp(
@@ -45,16 +43,16 @@ describe('offline brain experiment phrases', () => {
       ),
     ]);
     expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
-    const how = await say(token, 'how are the experiments doing?');
+    const how = await say(env, token, 'how are the experiments doing?');
     expect(how.replies.map((r) => r.text)).toEqual([
       'No experiment is running or waiting for approval, and none ended in the last 24 hours.',
     ]);
   });
 
-  it('proposes a subject test as an experiment card and reports it from its results', async () => {
+  it('proposes a subject test as an experiment card and reports it from its results', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    await contacts(accountId, 900);
-    const m = await say(token, 'test two subject lines for onboarding.');
+    await contacts(env, accountId, 900);
+    const m = await say(env, token, 'test two subject lines for onboarding.');
     const [card] = await rows(env, 'review_cards', { account_id: accountId });
     expect(card).toMatchObject({ source_type: 'experiment', status: 'pending' });
     expect(m.replies.map((r) => r.text)).toEqual([
@@ -69,7 +67,7 @@ describe('offline brain experiment phrases', () => {
     });
     expect(e.plan.variants.map((v: { value: string }) => v.value)).toEqual(['Onboarding', 'Quick question about onboarding']);
 
-    const how = await say(token, 'how is the subject test doing');
+    const how = await say(env, token, 'how is the subject test doing');
     expect(how.replies.map((r) => r.text)).toEqual([
       '1 experiment:\n- mail subject test for "onboarding" (reply rate): proposed, waiting for approval',
     ]);
@@ -77,7 +75,7 @@ describe('offline brain experiment phrases', () => {
     // Approved, it runs; the reply cites its figures so far.
     const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approved.status).toBe(200);
-    const running = await say(token, 'how is the subject test doing');
+    const running = await say(env, token, 'how is the subject test doing');
     expect(running.replies.map((r) => r.text)).toEqual([
       '1 experiment:\n- mail subject test for "onboarding" (reply rate): running, collecting; replies 0/0 (none yet) vs 0/0 (none yet), ' +
         'not decided: B − A +0 points, 97% interval anything yet, valid at any look; no winner can be read from it before the rule ' +
@@ -85,7 +83,7 @@ describe('offline brain experiment phrases', () => {
     ]);
   });
 
-  it('drafts from an adopted default and says which it used', async () => {
+  it('drafts from an adopted default and says which it used', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
     // An experiment on "onboarding" decided B and a person approved it (the winner path is in experiment-llm.test.ts).
     const repo = experimentsRepository(env.deps.db);
@@ -102,7 +100,7 @@ describe('offline brain experiment phrases', () => {
       createdAt: Date.now(),
     });
     await repo.adopt(accountId, 'mail_subject', 'onboarding', 'Quick question about onboarding', 'exp_adopted', Date.now());
-    const m = await say(token, 'draft an email to jane.doe@example.com about onboarding');
+    const m = await say(env, token, 'draft an email to jane.doe@example.com about onboarding');
     expect(m.replies.map((r) => r.text)).toEqual([
       'I drafted an email to jane.doe@example.com about onboarding; it uses the default an experiment decided for "Onboarding": ' +
         'the subject line "Quick question about onboarding". It is waiting in your review queue; nothing is sent until you approve it.',

@@ -6,20 +6,18 @@ import { auth } from '../helpers/auth.js';
 
 // Ordered by events, not by how long a step takes: a gate holds every step of one account's turns (at
 // its step record, before the step's effect) until the test opens it.
-let env: AgentEnv;
 it.override('options', agentOptions({ AGENT_STEP_DELAY_MS: '0' }));
-it.beforeAll(({ agent }) => {
-  env = agent;
-});
 
 /** A gate on the steps of `accountId`'s turns; `reached()` once a turn waits at it with its first step. */
-const stepsGate = (accountId: string) =>
+const stepsGate = (env: AgentEnv, accountId: string) =>
   gate(env, 'agent_turn_steps', `EXISTS (SELECT 1 FROM agent_turns t WHERE t.id = NEW.turn_id AND t.account_id = ${lit(accountId)})`);
 
 describe('interrupt', () => {
-  it('stops the running turn between steps when a new message arrives; the stopped one ends with interrupted: true', async () => {
+  it('stops the running turn between steps when a new message arrives; the stopped one ends with interrupted: true', async ({
+    agent: env,
+  }) => {
     const { token, accountId } = await env.tenant();
-    const steps = await stepsGate(accountId);
+    const steps = await stepsGate(env, accountId);
     try {
       const first = await env.send(token, { text: 'tell me something long' });
       await steps.reached();
@@ -41,9 +39,9 @@ describe('interrupt', () => {
     }
   });
 
-  it('shows running: true and sandbox alive while a turn runs', async () => {
+  it('shows running: true and sandbox alive while a turn runs', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    const steps = await stepsGate(accountId);
+    const steps = await stepsGate(env, accountId);
     try {
       const sent = await env.send(token, { text: 'status check' });
       await steps.reached();
@@ -58,9 +56,9 @@ describe('interrupt', () => {
     }
   });
 
-  it('answers 202 with the last state seen when waitSeconds runs out first', async () => {
+  it('answers 202 with the last state seen when waitSeconds runs out first', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    const steps = await stepsGate(accountId);
+    const steps = await stepsGate(env, accountId);
     try {
       const res = await env.send(token, { text: 'slow one', waitSeconds: 0 });
       expect(res.status).toBe(202);
@@ -73,9 +71,9 @@ describe('interrupt', () => {
 });
 
 describe('queue: true', () => {
-  it('waits behind current work without stopping it, and runs in order', async () => {
+  it('waits behind current work without stopping it, and runs in order', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    const steps = await stepsGate(accountId);
+    const steps = await stepsGate(env, accountId);
     try {
       const a = await env.send(token, { text: 'first' });
       await steps.reached();
@@ -97,9 +95,9 @@ describe('queue: true', () => {
 });
 
 describe('interrupt: false', () => {
-  it('sends nothing while the newest message is unfinished and names it (202, and on 400 and 409 too)', async () => {
+  it('sends nothing while the newest message is unfinished and names it (202, and on 400 and 409 too)', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    const steps = await stepsGate(accountId);
+    const steps = await stepsGate(env, accountId);
     try {
       const a = await env.send(token, { text: 'working on it' });
       await steps.reached();
@@ -139,7 +137,7 @@ describe('interrupt: false', () => {
     }
   });
 
-  it('without an unfinished message, a bad request is a plain 400', async () => {
+  it('without an unfinished message, a bad request is a plain 400', async ({ agent: env }) => {
     const { token } = await env.tenant();
     const res = await env.send(token, { text: '', interrupt: false });
     expect(res.status).toBe(400);
@@ -148,10 +146,10 @@ describe('interrupt: false', () => {
 });
 
 describe('waitSeconds and revocation', () => {
-  it('ends the wait with waitEnded unauthorized and no message when the token is revoked mid-wait', async () => {
+  it('ends the wait with waitEnded unauthorized and no message when the token is revoked mid-wait', async ({ agent: env }) => {
     const { token, tokenId, accountId } = await env.tenant();
     // The turn cannot finish while the gate is shut, so only the revocation can end this wait early.
-    const steps = await stepsGate(accountId);
+    const steps = await stepsGate(env, accountId);
     try {
       const pending = env.send(token, { text: 'long wait', waitSeconds: 30 }).then((r) => r);
       await steps.reached();

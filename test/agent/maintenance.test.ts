@@ -1,9 +1,8 @@
 import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/messages/agent.service.js';
-import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { agentOptions, it } from '../helpers/fixture.js';
 
 // The six-hour queued lifetime shortened to one second; the sweeper runs every 300 ms.
-let env: AgentEnv;
 it.override(
   'options',
   agentOptions(
@@ -11,12 +10,9 @@ it.override(
     ['agent-turns', 'maintenance'],
   ),
 );
-it.beforeAll(({ agent }) => {
-  env = agent;
-});
 
 describe('maintenance pool', () => {
-  it('fails a queue: true message still queued after its (configured) lifetime, while earlier work still runs', async () => {
+  it('fails a queue: true message still queued after its (configured) lifetime, while earlier work still runs', async ({ agent: env }) => {
     const { token } = await env.tenant();
     const a = await env.send(token, { text: 'long work' });
     await env.until(token, a.body.requestId, (m) => m.status === 'running');
@@ -28,7 +24,7 @@ describe('maintenance pool', () => {
     expect(again.status).toBe(202);
   });
 
-  it('queues again a turn whose job was never queued (commit, then enqueue, then repair)', async () => {
+  it('queues again a turn whose job was never queued (commit, then enqueue, then repair)', async ({ agent: env }) => {
     const { token, accountId, tokenId } = await env.tenant();
     const { turn } = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'message', origin: 'api', tokenId, text: 'lost job' }),

@@ -1,18 +1,14 @@
 import { describe, expect } from 'vitest';
 import { GetMessageResponse, PostMessageResponse, StatusResponse, ThreadResponse } from '../../api/routes/agent.schemas.js';
-import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { agentOptions, it } from '../helpers/fixture.js';
 import { pollUntil } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 import { turnRow } from '../helpers/rows.js';
 
-let env: AgentEnv;
 it.override('options', agentOptions());
-it.beforeAll(({ agent }) => {
-  env = agent;
-});
 
 describe('POST /agent/messages', () => {
-  it('answers 200 with a terminal message and filled replies when waitSeconds is given', async () => {
+  it('answers 200 with a terminal message and filled replies when waitSeconds is given', async ({ agent: env }) => {
     const { token } = await env.tenant();
     const res = await env.send(token, { text: 'hello there', waitSeconds: 10 });
     expect(res.status).toBe(200);
@@ -24,7 +20,7 @@ describe('POST /agent/messages', () => {
     expect(body.message?.interrupted).toBe(false);
   });
 
-  it('answers 202 with requestId and deduplicated false without waitSeconds, and the turn then replies', async () => {
+  it('answers 202 with requestId and deduplicated false without waitSeconds, and the turn then replies', async ({ agent: env }) => {
     const { token } = await env.tenant();
     const res = await env.send(token, { text: 'hi' });
     expect(res.status).toBe(202);
@@ -33,7 +29,7 @@ describe('POST /agent/messages', () => {
     expect(m.replies[0]?.text).toContain('hi');
   });
 
-  it('refuses bad text: missing, empty or over 8,000 bytes is 400; over 4,000 characters is 409', async () => {
+  it('refuses bad text: missing, empty or over 8,000 bytes is 400; over 4,000 characters is 409', async ({ agent: env }) => {
     const { token } = await env.tenant();
     expect((await env.send(token, {})).body).toEqual({ error: 'text is required' });
     expect((await env.send(token, { text: '' })).status).toBe(400);
@@ -50,7 +46,7 @@ describe('POST /agent/messages', () => {
     expect((await env.send(token, { text: 'é'.repeat(4_000) })).status).toBe(202);
   });
 
-  it('refuses bad flags with 400: waitSeconds outside 0–120, non-boolean interrupt/queue, queue with interrupt', async () => {
+  it('refuses bad flags with 400: waitSeconds outside 0–120, non-boolean interrupt/queue, queue with interrupt', async ({ agent: env }) => {
     const { token } = await env.tenant();
     for (const waitSeconds of [-1, 121, 1.5, '5']) {
       expect((await env.send(token, { text: 'x', waitSeconds })).body).toEqual({ error: 'waitSeconds must be an integer from 0 to 120' });
@@ -63,7 +59,7 @@ describe('POST /agent/messages', () => {
     expect((await env.send(token, { text: 'x', queue: true, interrupt: false })).status).toBe(400);
   });
 
-  it('checks clientRequestId: non-string 400, disallowed character 409', async () => {
+  it('checks clientRequestId: non-string 400, disallowed character 409', async ({ agent: env }) => {
     const { token } = await env.tenant();
     expect((await env.send(token, { text: 'x', clientRequestId: 7 })).body).toEqual({ error: 'clientRequestId must be a string' });
     const bad = await env.send(token, { text: 'x', clientRequestId: 'has space' });
@@ -73,7 +69,7 @@ describe('POST /agent/messages', () => {
     expect((await env.send(token, { text: 'x', clientRequestId: 'Az09_.:-'.padEnd(128, 'z') })).status).toBe(202);
   });
 
-  it('deduplicates 20 concurrent identical POSTs into one message', async () => {
+  it('deduplicates 20 concurrent identical POSTs into one message', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
     const results = await Promise.all(Array.from({ length: 20 }, () => env.send(token, { text: 'same', clientRequestId: 'req-1' })));
     const ids = new Set(results.map((r) => r.body.requestId));
@@ -84,7 +80,9 @@ describe('POST /agent/messages', () => {
     expect(rows).toHaveLength(1);
   });
 
-  it('returns the original requestId on retry (even after it finished), and refuses the same id with a different text', async () => {
+  it('returns the original requestId on retry (even after it finished), and refuses the same id with a different text', async ({
+    agent: env,
+  }) => {
     const { token } = await env.tenant();
     const first = await env.send(token, { text: 'original', clientRequestId: 'abc', waitSeconds: 10 });
     expect(first.status).toBe(200);
@@ -100,7 +98,7 @@ describe('POST /agent/messages', () => {
     expect(other.body.requestId).toBeUndefined();
   });
 
-  it('needs the agent:message scope', async () => {
+  it('needs the agent:message scope', async ({ agent: env }) => {
     const { token } = await env.tenant(['results:read']);
     const res = await env.send(token, { text: 'x' });
     expect(res.status).toBe(403);
@@ -109,7 +107,7 @@ describe('POST /agent/messages', () => {
 });
 
 describe('GET /agent/messages/{requestId}', () => {
-  it('holds the latest five bubbles, oldest first', async () => {
+  it('holds the latest five bubbles, oldest first', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
     const res = await env.send(token, { text: 'hi', waitSeconds: 10 });
     const id = res.body.requestId as string;
@@ -122,7 +120,7 @@ describe('GET /agent/messages/{requestId}', () => {
     expect(message.replies.map((r) => r.text)).toEqual(['extra 1', 'extra 2', 'extra 3', 'extra 4', 'extra 5']);
   });
 
-  it("answers 404 for unknown ids, another account's message and another token's message", async () => {
+  it("answers 404 for unknown ids, another account's message and another token's message", async ({ agent: env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
     const sent = await env.send(a.token, { text: 'mine' });
@@ -150,7 +148,7 @@ describe('GET /agent/messages/{requestId}', () => {
 });
 
 describe('GET /agent/thread', () => {
-  it("lists this token's thread only, newest first, with limit 1–100 (default 50)", async () => {
+  it("lists this token's thread only, newest first, with limit 1–100 (default 50)", async ({ agent: env }) => {
     const a = await env.tenant();
     await env.send(a.token, { text: 'first', waitSeconds: 10 });
     await env.send(a.token, { text: 'second', waitSeconds: 10 });
@@ -173,7 +171,7 @@ describe('GET /agent/thread', () => {
 });
 
 describe('GET /agent/status', () => {
-  it('reports dead between turns, with activity timestamps and no wakes', async () => {
+  it('reports dead between turns, with activity timestamps and no wakes', async ({ agent: env }) => {
     const { token } = await env.tenant();
     const fresh = StatusResponse.parse((await env.api().get('/api/v1/agent/status').set(auth(token))).body);
     expect(fresh.status).toMatchObject({ sandbox: 'dead', running: false, pendingWakes: 0, nextWakeAt: null, lastTurnAt: null });
@@ -185,7 +183,9 @@ describe('GET /agent/status', () => {
     expect(after.status.lastActivityAt).toBeGreaterThanOrEqual(after.status.lastTurnAt ?? 0);
   });
 
-  it('counts scheduled wakes in pendingWakes and nextWakeAt; a wake enters through the same entry point and runs when due', async () => {
+  it('counts scheduled wakes in pendingWakes and nextWakeAt; a wake enters through the same entry point and runs when due', async ({
+    agent: env,
+  }) => {
     const { token, accountId } = await env.tenant();
     const { startTurn } = await import('../helpers/agent.js');
     const later = Date.now() + 3_600_000;
@@ -202,7 +202,7 @@ describe('GET /agent/status', () => {
     expect(after.body.status).toMatchObject({ pendingWakes: 1, nextWakeAt: later });
   });
 
-  it('needs results:read', async () => {
+  it('needs results:read', async ({ agent: env }) => {
     const { token } = await env.tenant(['agent:message']);
     expect((await env.api().get('/api/v1/agent/status').set(auth(token))).body).toEqual({
       error: 'forbidden',

@@ -7,24 +7,22 @@ import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { pollUntil } from '../helpers/processes.js';
 import { turnRow } from '../helpers/rows.js';
 
-let env: AgentEnv;
 it.override('options', agentOptions());
-it.beforeAll(({ agent }) => {
-  env = agent;
-});
 
-const say = (token: string, text: string) => env.say(token, text);
+const say = (env: AgentEnv, token: string, text: string) => env.say(token, text);
 
 describe('offline brain', () => {
-  it('answers any message with one or more bubbles', async () => {
+  it('answers any message with one or more bubbles', async ({ agent: env }) => {
     const { token } = await env.tenant();
-    const m = await say(token, 'How are things going this week?');
+    const m = await say(env, token, 'How are things going this week?');
     expect(m.replies.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('turns "draft an email to ADDRESS about TOPIC" into a mail_draft card with subject and body, and sends nothing', async () => {
+  it('turns "draft an email to ADDRESS about TOPIC" into a mail_draft card with subject and body, and sends nothing', async ({
+    agent: env,
+  }) => {
     const { token, accountId } = await env.tenant();
-    const m = await say(token, 'draft an email to jane.doe@example.com about our new pricing');
+    const m = await say(env, token, 'draft an email to jane.doe@example.com about our new pricing');
     expect(m.replies[0]?.text).toMatch(/review queue/);
     const [card] = await cardsRepository(env.deps.db).listWaiting(accountId, 10);
     expect(card).toMatchObject({ sourceType: 'mail_draft', status: 'pending', primaryLabel: 'Send' });
@@ -33,9 +31,9 @@ describe('offline brain', () => {
     expect(String((card!.payload.draft as { body: string }).body)).toContain('our new pricing');
   });
 
-  it('puts the link of "… linking to URL" in the body, and keeps it out of the subject and the reply', async () => {
+  it('puts the link of "… linking to URL" in the body, and keeps it out of the subject and the reply', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    const m = await say(token, 'draft an email to jane.doe@example.com about our new pricing, linking to https://acme.test/pricing');
+    const m = await say(env, token, 'draft an email to jane.doe@example.com about our new pricing, linking to https://acme.test/pricing');
     expect(m.replies[0]?.text).toBe(
       'I drafted an email to jane.doe@example.com about our new pricing. ' +
         'It is waiting in your review queue; nothing is sent until you approve it.',
@@ -45,10 +43,10 @@ describe('offline brain', () => {
     expect(String((card!.payload.draft as { body: string }).body)).toContain('There is more here: https://acme.test/pricing');
   });
 
-  it('drafts nothing to a blocked address or domain, and says so', async () => {
+  it('drafts nothing to a blocked address or domain, and says so', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    await say(token, 'block rival.example');
-    const m = await say(token, 'draft an email to ceo@rival.example about a partnership');
+    await say(env, token, 'block rival.example');
+    const m = await say(env, token, 'draft an email to ceo@rival.example about a partnership');
     expect(m.replies.map((r) => r.text)).toEqual([
       'I drafted nothing: ceo@rival.example is on the block list, so nothing was drafted to it.',
     ]);
@@ -56,10 +54,10 @@ describe('offline brain', () => {
     expect(cards).toEqual([]);
   });
 
-  it('adds "block DOMAIN-or-ADDRESS" to the block list with source agent', async () => {
+  it('adds "block DOMAIN-or-ADDRESS" to the block list with source agent', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    await say(token, 'block spam-corp.com');
-    await say(token, 'block Bob@Example.org');
+    await say(env, token, 'block spam-corp.com');
+    await say(env, token, 'block Bob@Example.org');
     const rows = await env.deps.db('blocklist_entries').where({ account_id: accountId }).orderBy('value');
     expect(rows.map((r) => [r.value, r.source])).toEqual([
       ['bob@example.org', 'agent'],
@@ -67,38 +65,38 @@ describe('offline brain', () => {
     ]);
   });
 
-  it('keeps "remember …" in account memory, and later replies show it was kept', async () => {
+  it('keeps "remember …" in account memory, and later replies show it was kept', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    await say(token, 'remember that we never email on Fridays');
+    await say(env, token, 'remember that we never email on Fridays');
     const mem = await env.deps.db('agent_memory').where({ account_id: accountId });
     expect(mem.map((r) => r.text)).toEqual(['we never email on Fridays']);
-    const recall = await say(token, 'what do you remember?');
+    const recall = await say(env, token, 'what do you remember?');
     expect(recall.replies.at(-1)?.text).toContain('we never email on Fridays');
-    const later = await say(token, 'anything new?');
+    const later = await say(env, token, 'anything new?');
     expect(later.replies.map((r) => r.text).join(' ')).toContain('we never email on Fridays');
   });
 
-  it('summarises the review queue for "what is waiting"', async () => {
+  it('summarises the review queue for "what is waiting"', async ({ agent: env }) => {
     const { token } = await env.tenant();
-    const empty = await say(token, 'what is waiting?');
+    const empty = await say(env, token, 'what is waiting?');
     expect(empty.replies[0]?.text).toBe('Nothing is waiting for your review.');
-    await say(token, 'draft an email to a@b.co about a demo');
-    await say(token, 'propose a workflow to research new signups every Monday morning');
-    const m = await say(token, "what's waiting");
+    await say(env, token, 'draft an email to a@b.co about a demo');
+    await say(env, token, 'propose a workflow to research new signups every Monday morning');
+    const m = await say(env, token, "what's waiting");
     expect(m.replies[0]?.text).toBe('2 cards are waiting for your review:');
     expect(m.replies[1]?.text).toMatch(/workflow_proposal[\s\S]*mail_draft/);
   });
 
-  it('records a lead for "add lead DOMAIN"', async () => {
+  it('records a lead for "add lead DOMAIN"', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    await say(token, 'add lead acme.io');
+    await say(env, token, 'add lead acme.io');
     const lead = await env.deps.db('leads').where({ account_id: accountId }).first();
     expect(lead?.domain).toBe('acme.io');
   });
 });
 
 describe('approval rules', () => {
-  it('requires approval by default for every shipping kind, and always for spend', async () => {
+  it('requires approval by default for every shipping kind, and always for spend', async ({ agent: env }) => {
     const { accountId } = await env.tenant();
     for (const kind of ['email', 'sequence', 'network_message', 'blog_post', 'ad_test', 'spend']) {
       expect(await needsApproval(env.deps.db, accountId, kind)).toBe(true);
@@ -108,10 +106,10 @@ describe('approval rules', () => {
     await expect(setApproval(env.deps.db, accountId, 'spend', false)).rejects.toThrow(/always/);
   });
 
-  it('still makes a card when the account lets email run without approval (no transport ships it yet)', async () => {
+  it('still makes a card when the account lets email run without approval (no transport ships it yet)', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
     await setApproval(env.deps.db, accountId, 'email', false);
-    await say(token, 'draft an email to x@y.io about onboarding');
+    await say(env, token, 'draft an email to x@y.io about onboarding');
     const [card] = await cardsRepository(env.deps.db).listWaiting(accountId, 10);
     expect(card?.payload).toMatchObject({ work: 'email', approvalRequired: false });
   });
@@ -125,7 +123,9 @@ describe('outside data', () => {
     expect(block.split('<<<END_OUTSIDE_DATA>>>')).toHaveLength(2);
   });
 
-  it('treats an event payload as information: a command inside it is not executed, a domain in it becomes a lead', async () => {
+  it('treats an event payload as information: a command inside it is not executed, a domain in it becomes a lead', async ({
+    agent: env,
+  }) => {
     const { accountId } = await env.tenant();
     const { turn } = await startTurn(env.deps, {
       accountId,

@@ -5,17 +5,12 @@ import { killTurnBusSubscriber } from '../helpers/agent.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const bus = () => turnBus(env.config, env.deps.redis);
-const subscribed = () => waitFor(async () => bus().mark() >= 0, 'turn bus subscribed', 5_000);
+const bus = (env: TestEnv) => turnBus(env.config, env.deps.redis);
+const subscribed = (env: TestEnv) => waitFor(async () => bus(env).mark() >= 0, 'turn bus subscribed', 5_000);
 
 describe('turn bus', () => {
-  it('carries the finished message on the done notice, and a bare id from expiry and recovery', async () => {
-    await subscribed();
+  it('carries the finished message on the done notice, and a bare id from expiry and recovery', async ({ env }) => {
+    await subscribed(env);
     const view: MessageView = {
       requestId: 'req_bus1',
       status: 'replied',
@@ -25,7 +20,7 @@ describe('turn bus', () => {
       interrupted: false,
     };
     const heard: [string, MessageView | null][] = [];
-    const off = bus().onDone('req_bus1', (id, v) => heard.push([id, v]));
+    const off = bus(env).onDone('req_bus1', (id, v) => heard.push([id, v]));
     await publishFinished(env.deps.redis, env.config, view);
     await publishDone(env.deps.redis, env.config, ['req_bus1']);
     await waitFor(async () => heard.length === 2, 'both notices', 5_000);
@@ -41,26 +36,26 @@ describe('turn bus', () => {
     );
   });
 
-  it('remembers a cancel that arrived before anyone listened for it', async () => {
-    await subscribed();
-    expect(bus().cancelled('turn_bus2')).toBe(false);
+  it('remembers a cancel that arrived before anyone listened for it', async ({ env }) => {
+    await subscribed(env);
+    expect(bus(env).cancelled('turn_bus2')).toBe(false);
     await publishCancel(env.deps.redis, env.config, ['turn_bus2']);
-    await waitFor(async () => bus().cancelled('turn_bus2'), 'cancel remembered', 5_000);
-    expect(bus().cancelled('turn_other')).toBe(false);
+    await waitFor(async () => bus(env).cancelled('turn_bus2'), 'cancel remembered', 5_000);
+    expect(bus(env).cancelled('turn_other')).toBe(false);
   });
 
-  it('reports a break in the subscription, and hears cancels again once it has subscribed anew', async () => {
-    await subscribed();
-    const before = bus().mark();
-    expect(bus().heardSince(before)).toBe(true);
+  it('reports a break in the subscription, and hears cancels again once it has subscribed anew', async ({ env }) => {
+    await subscribed(env);
+    const before = bus(env).mark();
+    expect(bus(env).heardSince(before)).toBe(true);
     expect(await killTurnBusSubscriber(env)).toBe(1);
-    await waitFor(async () => !bus().heardSince(before), 'break noticed', 5_000);
+    await waitFor(async () => !bus(env).heardSince(before), 'break noticed', 5_000);
     // A mark taken before the break never counts as heard again, even after the subscriber is back.
-    await subscribed();
-    expect(bus().heardSince(before)).toBe(false);
-    const after = bus().mark();
-    expect(bus().heardSince(after)).toBe(true);
+    await subscribed(env);
+    expect(bus(env).heardSince(before)).toBe(false);
+    const after = bus(env).mark();
+    expect(bus(env).heardSince(after)).toBe(true);
     await publishCancel(env.deps.redis, env.config, ['turn_bus3']);
-    await waitFor(async () => bus().cancelled('turn_bus3'), 'cancel heard after the break', 5_000);
+    await waitFor(async () => bus(env).cancelled('turn_bus3'), 'cancel heard after the break', 5_000);
   });
 });

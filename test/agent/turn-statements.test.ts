@@ -4,19 +4,15 @@ import { recordTurn } from '../../src/agent/messages/agent.service.js';
 import { drainAccount } from '../../src/agent/turns/turn-runner.js';
 import { withAccountLock } from '../../src/agent/turns/turn-lock.js';
 import { buildTurn } from '../helpers/factories.js';
-import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { agentOptions, it } from '../helpers/fixture.js';
 import { rows, turnRow } from '../helpers/rows.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
 // A pool of three connections, so the last test can ask every connection the pool has.
-let env: AgentEnv;
 it.override('options', agentOptions({ DATABASE_POOL_MAX: '3', AGENT_TURN_CONCURRENCY: '2' }));
-it.beforeAll(({ agent }) => {
-  env = agent;
-});
 
 describe('turn statements', () => {
-  it('records a plain message, its activity and its audit row in one statement', async () => {
+  it('records a plain message, its activity and its audit row in one statement', async ({ agent: env }) => {
     const { token, accountId, tokenId } = await env.tenant();
     const res = await env.send(token, { text: 'hello there', waitSeconds: 10 });
     expect(res.status).toBe(200);
@@ -40,7 +36,7 @@ describe('turn statements', () => {
     expect(await rows(env, 'agent_replies', { turn_id: res.body.requestId })).toHaveLength(2);
   });
 
-  it("writes nothing when the caller's transaction rolls back", async () => {
+  it("writes nothing when the caller's transaction rolls back", async ({ agent: env }) => {
     const { accountId } = await env.tenant();
     await expect(
       env.deps.db.transaction(async (trx) => {
@@ -52,7 +48,7 @@ describe('turn statements', () => {
     expect(await rows(env, 'agent_state', { account_id: accountId })).toEqual([]);
   });
 
-  it('flags the running turn of the account when a new message arrives, and only that account', async () => {
+  it('flags the running turn of the account when a new message arrives, and only that account', async ({ agent: env }) => {
     const { accountId } = await env.tenant();
     const other = await env.tenant();
     const [mine, theirs] = await Promise.all(
@@ -80,7 +76,7 @@ describe('turn statements', () => {
     await env.deps.db('agent_turns').whereIn('id', [mine![0]!.id, theirs![0]!.id, recorded.turn.id]).update({ status: 'failed' });
   });
 
-  it('holds the account lock across connections, and after letting go tells whether a turn came in meanwhile', async () => {
+  it('holds the account lock across connections, and after letting go tells whether a turn came in meanwhile', async ({ agent: env }) => {
     const { accountId } = await env.tenant();
     let second: Awaited<ReturnType<typeof withAccountLock>> | undefined;
     const first = await withAccountLock(env.deps.db, accountId, async () => {
@@ -97,7 +93,7 @@ describe('turn statements', () => {
     expect(await withAccountLock(env.deps.db, accountId, async () => {})).toEqual({ runnable: false });
   });
 
-  it('claims nothing while another connection holds the account, and runs the turn once it is free', async () => {
+  it('claims nothing while another connection holds the account, and runs the turn once it is free', async ({ agent: env }) => {
     const { accountId } = await env.tenant();
     const { turn } = await buildTurn(env.deps.db, env.config, accountId, { text: 'wait your turn' });
     await withAccountLock(env.deps.db, accountId, async () => {
@@ -109,7 +105,7 @@ describe('turn statements', () => {
     expect((await turnRow(env, turn.id)).status).toBe('replied');
   });
 
-  it('leaves every pooled connection committing synchronously after turns ran', async () => {
+  it('leaves every pooled connection committing synchronously after turns ran', async ({ agent: env }) => {
     const { token } = await env.tenant();
     for (let i = 0; i < 3; i++) expect((await env.send(token, { text: `turn ${i}`, waitSeconds: 10 })).status).toBe(200);
     // Hold all three connections of the pool at once, so each one is asked.

@@ -9,11 +9,7 @@ import { dashboardOrigin, signedIn, type SignedInPerson } from '../helpers/dashb
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rows } from '../helpers/rows.js';
 
-let env: TestEnv;
 it.override('options', { pools: ['maintenance'] });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const FIXTURE = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'leads', 'contacts-import.csv'));
 const MAP = 'email=Email,name=Full name,company=Company,domain=Website,vertical=Industry,archetype=Persona,tags=Labels';
@@ -36,7 +32,7 @@ async function finished(who: SignedInPerson, id: string, ms = 60_000) {
   }
 }
 
-async function person() {
+async function person(env: TestEnv) {
   const who = await signedIn(env);
   await addToBlocklist(env.deps.db, who.accountId, ['blocked.example'], 'customer', null);
   await buildLead(env.deps.db, who.accountId, { domain: 'existing.example', contacts: [{ email: 'old@existing.example' }] });
@@ -44,8 +40,8 @@ async function person() {
 }
 
 describe('POST /dashboard/api/leads/imports', () => {
-  it('previews the first rows with their problems and writes nothing', async () => {
-    const who = await person();
+  it('previews the first rows with their problems and writes nothing', async ({ env }) => {
+    const who = await person(env);
     const res = await upload(who, FIXTURE, { map: MAP, preview: 'true', limit: '3' });
     expect(res.status).toBe(200);
     expect(res.body.rows).toEqual([
@@ -57,8 +53,8 @@ describe('POST /dashboard/api/leads/imports', () => {
     expect(await rows(env, 'leads', { account_id: who.accountId })).toHaveLength(1);
   });
 
-  it('imports a realistic file as a job: good rows in, each bad row listed with its line and reason', async () => {
-    const who = await person();
+  it('imports a realistic file as a job: good rows in, each bad row listed with its line and reason', async ({ env }) => {
+    const who = await person(env);
     const res = await upload(who, FIXTURE, { map: MAP });
     expect(res.status).toBe(202);
     expect(res.body.import).toMatchObject({ state: 'queued', processed: 0, imported: 0 });
@@ -73,8 +69,8 @@ describe('POST /dashboard/api/leads/imports', () => {
     expect(stored.csv).toBeNull();
   });
 
-  it('imports 10,000 rows with bad ones through the route as a job, counting every row and listing every bad one', async () => {
-    const who = await person();
+  it('imports 10,000 rows with bad ones through the route as a job, counting every row and listing every bad one', async ({ env }) => {
+    const who = await person(env);
     const lines = ['Email,Name,Website'];
     for (let i = 0; i < 10_000; i++) {
       if (i % 97 === 5) lines.push(`broken-${i},Bad,`);
@@ -105,8 +101,8 @@ describe('POST /dashboard/api/leads/imports', () => {
     expect(contacts).toEqual([{ n: 1 + done.imported }]);
   });
 
-  it('refuses a mapping naming a missing column, and a body that is not CSV, storing nothing', async () => {
-    const who = await person();
+  it('refuses a mapping naming a missing column, and a body that is not CSV, storing nothing', async ({ env }) => {
+    const who = await person(env);
     const missing = await upload(who, FIXTURE, { map: 'email=E-mail' });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toMatch(/^map names column "E-mail" for email, which the file's header does not have/);
@@ -119,8 +115,8 @@ describe('POST /dashboard/api/leads/imports', () => {
     expect(await rows(env, 'lead_imports', { account_id: who.accountId })).toEqual([]);
   });
 
-  it('stores nothing when the upload is cut before its end', async () => {
-    const who = await person();
+  it('stores nothing when the upload is cut before its end', async ({ env }) => {
+    const who = await person(env);
     const server = env.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     try {

@@ -3,31 +3,27 @@ import { mintToken } from '../../src/tokens/tokens.service.js';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../src/tokens/tokens.types.js';
 import { auth } from '../helpers/auth.js';
 import { signedIn } from '../helpers/dashboard.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { rows } from '../helpers/rows.js';
 import { postJson } from '../webhooks/helpers.js';
 
 // Settings over HTTP (docs/dashboard.md, "Settings"): the dashboard's routes answer with the token, hook,
 // mail and approval services' own rules, limits and errors, as the admin CLI does.
 
-let env: TestEnv;
 it.override('options', { env: { BASE_URL: 'https://agent.example.com', MAIL_ALLOWED_FROM_DOMAINS: 'localhost,acme-sender.test' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const pathOf = (url: string) => new URL(url).pathname;
 const ownerOnly = expect.stringMatching(/^Only an account owner can /);
 
 describe('API tokens', () => {
-  it('lists every scope with what it lets a token do, from the one list', async () => {
+  it('lists every scope with what it lets a token do, from the one list', async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner' });
     const res = await owner.request('get', '/dashboard/api/scopes');
     expect(res.status).toBe(200);
     expect(res.body.items).toEqual(SCOPES.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] })));
   });
 
-  it('mints a token held by the person, whose secret works on /api/v1 and is shown once, never again', async () => {
+  it('mints a token held by the person, whose secret works on /api/v1 and is shown once, never again', async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner', name: 'Ana Lima' });
     const res = await owner.request('post', '/dashboard/api/tokens', { label: 'ci deploys', scopes: ['review:read', 'leads:read'] });
     expect(res.status).toBe(201);
@@ -53,7 +49,7 @@ describe('API tokens', () => {
     expect(JSON.stringify(audit)).not.toContain(secret.slice(-20));
   });
 
-  it("shows a member their own tokens only and refuses them another's; an owner sees and revokes everyone's", async () => {
+  it("shows a member their own tokens only and refuses them another's; an owner sees and revokes everyone's", async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner' });
     const member = await signedIn(env, { role: 'member', accountId: owner.accountId });
     const ownerToken = (await owner.request('post', '/dashboard/api/tokens', { label: 'owner', scopes: [] })).body;
@@ -69,7 +65,7 @@ describe('API tokens', () => {
     expect(ids(await member.request('get', '/dashboard/api/tokens'))).toEqual([]);
   });
 
-  it('refuses a bad label or scope naming the field, and the 21st live token with the service’s error', async () => {
+  it('refuses a bad label or scope naming the field, and the 21st live token with the service’s error', async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner' });
     const post = (body: unknown) => owner.request('post', '/dashboard/api/tokens', body);
     expect((await post({ label: '  ', scopes: [] })).body).toEqual({ error: 'label must be 1 to 100 characters' });
@@ -95,7 +91,7 @@ describe('API tokens', () => {
 });
 
 describe('the settings routes behind the session router', () => {
-  it('take no bearer token, and refuse a write without the CSRF token', async () => {
+  it('take no bearer token, and refuse a write without the CSRF token', async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner' });
     const minted = await owner.request('post', '/dashboard/api/tokens', { label: 'bearer', scopes: [] });
     const bearer = await env.api().get('/dashboard/api/tokens').set(auth(minted.body.secret));
@@ -113,7 +109,7 @@ describe('the settings routes behind the session router', () => {
 });
 
 describe('webhooks', () => {
-  it('are for owners only: a member gets 403 on every hook route', async () => {
+  it('are for owners only: a member gets 403 on every hook route', async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner' });
     const member = await signedIn(env, { role: 'member', accountId: owner.accountId });
     const { body } = await owner.request('post', '/dashboard/api/hooks', { label: 'signup' });
@@ -133,7 +129,9 @@ describe('webhooks', () => {
     expect((await postJson(env, pathOf(body.url), { still: 'live' })).status).toBe(202);
   });
 
-  it('creates a hook whose URL is shown once; the log shows a POST to it; regenerate makes the old URL 404 at once; replay', async () => {
+  it('creates a hook whose URL is shown once; the log shows a POST to it; regenerate makes the old URL 404 at once; replay', async ({
+    env,
+  }) => {
     const owner = await signedIn(env, { role: 'owner' });
     expect((await owner.request('post', '/dashboard/api/hooks', { label: 'Sign Up' })).body).toEqual({
       error: 'label must be 1 to 32 characters of lowercase letters, digits, - and _',
@@ -199,7 +197,7 @@ describe('webhooks', () => {
     expect((await owner.request('get', `/dashboard/api/hooks/${id}/deliveries`)).status).toBe(404);
   });
 
-  it("answers another account's hook as not found", async () => {
+  it("answers another account's hook as not found", async ({ env }) => {
     const a = await signedIn(env, { role: 'owner' });
     const b = await signedIn(env, { role: 'owner' });
     const { body } = await a.request('post', '/dashboard/api/hooks', { label: 'signup' });
@@ -212,7 +210,7 @@ describe('webhooks', () => {
 });
 
 describe('mail and approval settings', () => {
-  it('shows the mail settings to anyone and lets only an owner change the From, refusing a bad one by field', async () => {
+  it('shows the mail settings to anyone and lets only an owner change the From, refusing a bad one by field', async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner' });
     const member = await signedIn(env, { role: 'member', accountId: owner.accountId });
     const shown = await member.request('get', '/dashboard/api/settings/mail');
@@ -234,7 +232,7 @@ describe('mail and approval settings', () => {
     expect(set.body).toMatchObject({ from: 'Acme <sales@acme-sender.test>', dkim: { domain: 'acme-sender.test' } });
   });
 
-  it('shows each kind of work with its mode and ladder; only an owner changes one, and spending always asks', async () => {
+  it('shows each kind of work with its mode and ladder; only an owner changes one, and spending always asks', async ({ env }) => {
     const owner = await signedIn(env, { role: 'owner' });
     const member = await signedIn(env, { role: 'member', accountId: owner.accountId });
     const shown = await member.request('get', '/dashboard/api/settings/approvals');

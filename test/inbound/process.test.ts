@@ -13,18 +13,13 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 
 // processInbound end to end on a real database: parse → match → classify → settle + apply once.
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const world = async () => buildMailedLead(env.deps.db, (await env.tenant()).accountId);
+const world = async (env: TestEnv) => buildMailedLead(env.deps.db, (await env.tenant()).accountId);
 
 /**
  * Stores a message as intake does and returns its id: under the inbound URL's account, or (SMTP, to the bounce
  * address) under the account the message names, as the listener places it; throws when the listener refuses it.
  */
-async function receive(raw: Buffer, opts: { accountId?: string; rcptTo?: string[] } = {}): Promise<string> {
+async function receive(env: TestEnv, raw: Buffer, opts: { accountId?: string; rcptTo?: string[] } = {}): Promise<string> {
   let accountId = opts.accountId;
   if (!accountId) {
     const placed = await messageAccount(env.deps, [], raw, opts.rcptTo ?? []);
@@ -44,22 +39,22 @@ async function receive(raw: Buffer, opts: { accountId?: string; rcptTo?: string[
   return id;
 }
 
-async function processed(raw: Buffer, opts: Parameters<typeof receive>[1] = {}) {
-  const id = await receive(raw, opts);
+async function processed(env: TestEnv, raw: Buffer, opts: Parameters<typeof receive>[2] = {}) {
+  const id = await receive(env, raw, opts);
   await processInbound(env.deps, id);
   const row = await inboundRepository(env.deps.db).find(id);
   if (!row) throw new Error('row gone');
   return row;
 }
 
-async function emailWindow(accountId: string) {
+async function emailWindow(env: TestEnv, accountId: string) {
   const r = await getResults(env.deps.db, accountId, undefined);
   if (!r.email.available) throw new Error('email not available');
   return r.email.data.window as Record<string, unknown>;
 }
 
 /** The account's email events by type (what `/results` counts). */
-async function events(accountId: string): Promise<Record<string, number>> {
+async function events(env: TestEnv, accountId: string): Promise<Record<string, number>> {
   const rows: { type: string; n: string }[] = await env.deps
     .db('channel_events')
     .where({ account_id: accountId, channel: 'email' })
@@ -68,12 +63,13 @@ async function events(accountId: string): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
 }
 
-const wakes = async (accountId: string) => (await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' })).length;
+const wakes = async (env: TestEnv, accountId: string) =>
+  (await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' })).length;
 const fixture = (name: string, thread: Thread) => mailFixture(name, thread);
 
-it('applies a Gmail reply: lead replied (interested), counted, the agent woken, the row settled with how it matched', async () => {
-  const { accountId, leadId, thread } = await world();
-  const row = await processed(fixture('gmail-reply', thread));
+it('applies a Gmail reply: lead replied (interested), counted, the agent woken, the row settled with how it matched', async ({ env }) => {
+  const { accountId, leadId, thread } = await world(env);
+  const row = await processed(env, fixture('gmail-reply', thread));
   expect(row).toMatchObject({
     status: 'applied',
     accountId,
@@ -85,19 +81,19 @@ it('applies a Gmail reply: lead replied (interested), counted, the agent woken, 
     details: { matchedBy: 'reply-address', rule: 'human; wants-to-talk' },
   });
   expect(await getLead(env.deps.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
-  expect(await emailWindow(accountId)).toMatchObject({ replies: 1 });
+  expect(await emailWindow(env, accountId)).toMatchObject({ replies: 1 });
   const [wake] = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
   // The agent reads the new text only, never our quoted mail.
   expect(wake.data.content.text).toContain('set up a call');
   expect(wake.data.content.text).not.toContain('not interested');
 });
 
-it('matches a reply with no reply address by In-Reply-To, and a declining one keeps our reason', async () => {
-  const { accountId, leadId, thread } = await world();
-  const html = await processed(fixture('html-only-reply', thread));
+it('matches a reply with no reply address by In-Reply-To, and a declining one keeps our reason', async ({ env }) => {
+  const { accountId, leadId, thread } = await world(env);
+  const html = await processed(env, fixture('html-only-reply', thread));
   expect(html).toMatchObject({ status: 'applied', replyKind: 'question', details: { matchedBy: 'in-reply-to' } });
-  const b = await world();
-  const outlook = await processed(fixture('outlook-reply', b.thread));
+  const b = await world(env);
+  const outlook = await processed(env, fixture('outlook-reply', b.thread));
   expect(outlook).toMatchObject({ status: 'applied', replyKind: 'not_now', details: { declineReason: 'no budget at the moment' } });
   expect(await getLead(env.deps.db, b.accountId, b.leadId)).toMatchObject({
     replyKind: 'not_now',
@@ -106,9 +102,9 @@ it('matches a reply with no reply address by In-Reply-To, and a declining one ke
   expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('replied');
 });
 
-it('applies a Postfix hard bounce found by the original in the report: lead bounced, address blocked', async () => {
-  const { accountId, leadId, thread } = await world();
-  const row = await processed(fixture('postfix-dsn-hard', thread));
+it('applies a Postfix hard bounce found by the original in the report: lead bounced, address blocked', async ({ env }) => {
+  const { accountId, leadId, thread } = await world(env);
+  const row = await processed(env, fixture('postfix-dsn-hard', thread));
   expect(row).toMatchObject({
     status: 'applied',
     kind: 'bounce',
@@ -116,12 +112,12 @@ it('applies a Postfix hard bounce found by the original in the report: lead boun
   });
   expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('bounced');
   expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(true);
-  expect(await emailWindow(accountId)).toMatchObject({ bounces: 1 });
+  expect(await emailWindow(env, accountId)).toMatchObject({ bounces: 1 });
 });
 
-it('finds a qmail bounce (no report parts) by the original copied into its text', async () => {
-  const { accountId, thread } = await world();
-  expect(await processed(fixture('qmail-bounce', thread))).toMatchObject({
+it('finds a qmail bounce (no report parts) by the original copied into its text', async ({ env }) => {
+  const { accountId, thread } = await world(env);
+  expect(await processed(env, fixture('qmail-bounce', thread))).toMatchObject({
     status: 'applied',
     kind: 'bounce',
     details: { matchedBy: 'original-message-id', rule: 'mailer-daemon-status-code' },
@@ -129,133 +125,135 @@ it('finds a qmail bounce (no report parts) by the original copied into its text'
   expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(true);
 });
 
-it('keeps a soft bounce and an out-of-office without changing the lead, stopping nothing, waking nobody', async () => {
-  const { accountId, leadId, thread } = await world();
-  expect(await processed(fixture('postfix-dsn-delayed', thread))).toMatchObject({ status: 'applied', kind: 'bounce' });
-  expect(await processed(fixture('outlook-auto-reply', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
-  expect(await processed(fixture('gmail-vacation', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
+it('keeps a soft bounce and an out-of-office without changing the lead, stopping nothing, waking nobody', async ({ env }) => {
+  const { accountId, leadId, thread } = await world(env);
+  expect(await processed(env, fixture('postfix-dsn-delayed', thread))).toMatchObject({ status: 'applied', kind: 'bounce' });
+  expect(await processed(env, fixture('outlook-auto-reply', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
+  expect(await processed(env, fixture('gmail-vacation', thread))).toMatchObject({ status: 'applied', kind: 'auto_reply' });
   expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
   expect(await isBlocked(env.deps.db, accountId, 'jane@acme.test')).toBe(false);
-  expect(await wakes(accountId)).toBe(0);
+  expect(await wakes(env, accountId)).toBe(0);
 });
 
-it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto, and for an ARF complaint', async () => {
+it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto, and for an ARF complaint', async ({ env }) => {
   for (const [name, kind] of [
     ['unsubscribe-reply', 'reply'],
     ['unsubscribe-mailto', 'unsubscribe'],
     ['arf-complaint', 'complaint'],
   ] as const) {
-    const { accountId, leadId, thread } = await world();
-    expect(await processed(fixture(name, thread)), name).toMatchObject({ status: 'applied', kind });
+    const { accountId, leadId, thread } = await world(env);
+    expect(await processed(env, fixture(name, thread)), name).toMatchObject({ status: 'applied', kind });
     expect((await getLead(env.deps.db, accountId, leadId)).status, name).toBe('unsubscribed');
     const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
     expect(entry, name).toMatchObject({ source: 'opt_out_reply' });
-    expect(await wakes(accountId), name).toBe(0);
+    expect(await wakes(env, accountId), name).toBe(0);
   }
 });
 
-it('refuses a reply to an unknown reply+ address before storing it: it names no account', async () => {
+it('refuses a reply to an unknown reply+ address before storing it: it names no account', async ({ env }) => {
   const raw = mailFixture('thunderbird-reply', { replyToken: 'NoSuchToken123', messageId: '<nobody@localhost>' });
   const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
-  await expect(receive(raw)).rejects.toThrow(/refused: 5\.7\.1 this message answers no mail of ours/);
+  await expect(receive(env, raw)).rejects.toThrow(/refused: 5\.7\.1 this message answers no mail of ours/);
   expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
 });
 
-it("refuses a message that came in on account A's inbound URL but claims B's send, and leaves B untouched", async () => {
-  const a = await world();
-  const b = await world();
-  const row = await processed(fixture('gmail-reply', b.thread), { accountId: a.accountId });
+it("refuses a message that came in on account A's inbound URL but claims B's send, and leaves B untouched", async ({ env }) => {
+  const a = await world(env);
+  const b = await world(env);
+  const row = await processed(env, fixture('gmail-reply', b.thread), { accountId: a.accountId });
   expect(row).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account', accountId: a.accountId, sendId: null });
   expect((await getLead(env.deps.db, b.accountId, b.leadId)).status).toBe('contacted');
-  expect(await events(b.accountId)).toEqual({});
-  expect(await wakes(b.accountId)).toBe(0);
+  expect(await events(env, b.accountId)).toEqual({});
+  expect(await wakes(env, b.accountId)).toBe(0);
   // The same by thread headers only, and by a bounce's original.
-  const html = await processed(fixture('html-only-reply', b.thread), { accountId: a.accountId });
+  const html = await processed(env, fixture('html-only-reply', b.thread), { accountId: a.accountId });
   expect(html).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account' });
-  const bounce = await processed(fixture('postfix-dsn-hard', b.thread), { accountId: a.accountId });
+  const bounce = await processed(env, fixture('postfix-dsn-hard', b.thread), { accountId: a.accountId });
   expect(bounce).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account' });
   expect(await isBlocked(env.deps.db, b.accountId, 'jane@acme.test')).toBe(false);
 });
 
-it('matches by sender within its account; by SMTP a sender two accounts mailed is refused; unproven, it only wakes', async () => {
-  const { accountId, leadId, thread } = await world();
-  await world(); // A second account mailed the same address.
+it('matches by sender within its account; by SMTP a sender two accounts mailed is refused; unproven, it only wakes', async ({ env }) => {
+  const { accountId, leadId, thread } = await world(env);
+  await world(env); // A second account mailed the same address.
   const bare = fixture('html-only-reply', thread)
     .toString('latin1')
     .replace(/^(In-Reply-To|References): .*\r\n/gm, '');
-  await expect(receive(Buffer.from(bare, 'latin1'))).rejects.toThrow(/refused/);
-  expect(await processed(Buffer.from(bare, 'latin1'), { accountId })).toMatchObject({
+  await expect(receive(env, Buffer.from(bare, 'latin1'))).rejects.toThrow(/refused/);
+  expect(await processed(env, Buffer.from(bare, 'latin1'), { accountId })).toMatchObject({
     status: 'applied',
     sendId: thread.sendId,
     details: { matchedBy: 'sender', proof: 'none', senderAuth: { pass: false, reason: 'no trusted authserv-id is configured' } },
   });
   // Its From proves nothing: the lead, its counts and its sequences stay; a person sees it through the agent.
   expect((await getLead(env.deps.db, accountId, leadId)).status).toBe('contacted');
-  expect(await events(accountId)).toEqual({});
-  expect(await wakes(accountId)).toBe(1);
+  expect(await events(env, accountId)).toEqual({});
+  expect(await wakes(env, accountId)).toBe(1);
   // A bounce or automatic reply matched so changes nothing and is kept aside.
   const ooo = fixture('outlook-auto-reply', thread)
     .toString('latin1')
     .replace(/^(In-Reply-To|References): .*\r\n/gm, '');
-  expect(await processed(Buffer.from(ooo, 'latin1'), { accountId })).toMatchObject({
+  expect(await processed(env, Buffer.from(ooo, 'latin1'), { accountId })).toMatchObject({
     status: 'unplaced',
     reason: UNPROVEN,
     kind: 'auto_reply',
   });
 });
 
-it('keeps malformed MIME with its reason, and never throws', async () => {
+it('keeps malformed MIME with its reason, and never throws', async ({ env }) => {
   // Stored under the account its envelope token named (the listener does not parse such mail before storing it).
-  const { accountId, thread } = await world();
+  const { accountId, thread } = await world(env);
   const rcptTo = [`reply+${thread.replyToken}@localhost`];
-  expect(await processed(fixture('malformed-mime', thread), { accountId, rcptTo })).toMatchObject({
+  expect(await processed(env, fixture('malformed-mime', thread), { accountId, rcptTo })).toMatchObject({
     status: 'malformed',
     reason: 'the multipart body never uses its declared boundary',
   });
-  expect(await processed(Buffer.from('garbage without any header'), { accountId, rcptTo })).toMatchObject({ status: 'malformed' });
+  expect(await processed(env, Buffer.from('garbage without any header'), { accountId, rcptTo })).toMatchObject({ status: 'malformed' });
 });
 
-it("settles a provider's repeat of an applied message (same account, same Message-ID) as duplicate", async () => {
-  const { accountId, thread } = await world();
+it("settles a provider's repeat of an applied message (same account, same Message-ID) as duplicate", async ({ env }) => {
+  const { accountId, thread } = await world(env);
   const raw = fixture('gmail-reply', thread);
-  expect(await processed(raw)).toMatchObject({ status: 'applied' });
-  const again = await processed(raw, { accountId });
+  expect(await processed(env, raw)).toMatchObject({ status: 'applied' });
+  const again = await processed(env, raw, { accountId });
   expect(again).toMatchObject({ status: 'duplicate', sendId: thread.sendId });
   expect(again.reason).toMatch(/^the same message \(Message-ID\) was applied as im_/);
-  expect(await wakes(accountId)).toBe(1);
+  expect(await wakes(env, accountId)).toBe(1);
 });
 
-it('applies a message once when its job runs twice, one after the other or at the same time', async () => {
-  const { accountId, thread } = await world();
-  const id = await receive(fixture('apple-mail-reply', thread));
+it('applies a message once when its job runs twice, one after the other or at the same time', async ({ env }) => {
+  const { accountId, thread } = await world(env);
+  const id = await receive(env, fixture('apple-mail-reply', thread));
   await processInbound(env.deps, id);
   const first = await inboundRepository(env.deps.db).find(id);
   await processInbound(env.deps, id);
   expect(await inboundRepository(env.deps.db).find(id)).toEqual(first);
   expect(first).toMatchObject({ status: 'applied', replyKind: 'referral' });
 
-  const b = await world();
-  const both = await receive(fixture('gmail-reply', b.thread));
+  const b = await world(env);
+  const both = await receive(env, fixture('gmail-reply', b.thread));
   await Promise.all([processInbound(env.deps, both), processInbound(env.deps, both)]);
   expect(await inboundRepository(env.deps.db).find(both)).toMatchObject({ status: 'applied' });
-  expect(await wakes(b.accountId)).toBe(1);
-  expect(await events(b.accountId)).toEqual({ reply: 1, positive_reply: 1 });
-  expect(await wakes(accountId)).toBe(1);
+  expect(await wakes(env, b.accountId)).toBe(1);
+  expect(await events(env, b.accountId)).toEqual({ reply: 1, positive_reply: 1 });
+  expect(await wakes(env, accountId)).toBe(1);
 });
 
-it('does nothing for an id that is not stored', async () => {
+it('does nothing for an id that is not stored', async ({ env }) => {
   await expect(processInbound(env.deps, 'im_missing')).resolves.toBeUndefined();
 });
 
-it('applies messages processed together (shared transactions) as one by one: a repeat, one lead twice, each account its own', async () => {
-  const worlds = await Promise.all(Array.from({ length: 12 }, () => world()));
+it('applies messages processed together (shared transactions) as one by one: a repeat, one lead twice, each account its own', async ({
+  env,
+}) => {
+  const worlds = await Promise.all(Array.from({ length: 12 }, () => world(env)));
   const ids: string[] = [];
-  for (const w of worlds) ids.push(await receive(fixture('gmail-reply', w.thread)));
+  for (const w of worlds) ids.push(await receive(env, fixture('gmail-reply', w.thread)));
   // Two copies of one message (a provider's repeat) and two replies from one lead, in flight together.
   const twice = worlds[0]!;
-  ids.push(await receive(fixture('gmail-reply', twice.thread), { accountId: twice.accountId }));
+  ids.push(await receive(env, fixture('gmail-reply', twice.thread), { accountId: twice.accountId }));
   const lead = worlds[1]!;
-  ids.push(await receive(fixture('postfix-dsn-hard', lead.thread)));
+  ids.push(await receive(env, fixture('postfix-dsn-hard', lead.thread)));
   await Promise.all(ids.map((id) => processInbound(env.deps, id)));
 
   const rows = await Promise.all(ids.map((id) => inboundRepository(env.deps.db).find(id)));
@@ -263,8 +261,8 @@ it('applies messages processed together (shared transactions) as one by one: a r
   expect(statuses.filter((s) => s === 'applied')).toHaveLength(13);
   expect(statuses.filter((s) => s === 'duplicate')).toHaveLength(1);
   for (const w of worlds) {
-    expect(await events(w.accountId), w.accountId).toMatchObject({ reply: 1, positive_reply: 1 });
-    expect(await wakes(w.accountId)).toBe(1);
+    expect(await events(env, w.accountId), w.accountId).toMatchObject({ reply: 1, positive_reply: 1 });
+    expect(await wakes(env, w.accountId)).toBe(1);
   }
   // The lead that replied and then bounced stays replied (a reply proves the address worked), whichever came first.
   expect(await getLead(env.deps.db, lead.accountId, lead.leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });

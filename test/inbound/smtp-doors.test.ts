@@ -18,21 +18,20 @@ import { row } from '../helpers/rows.js';
 // how much it holds in memory at once. Every case goes over a real socket; the second client is another
 // loopback address (127.0.0.2), which Linux routes to the same listener.
 
-let env: TestEnv;
 const listeners: InboundSmtp[] = [];
 const BOUNCE = 'agent@localhost';
 const OTHER_CLIENT = '127.0.0.2';
 
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 afterAll(async () => {
   for (const l of listeners) await l.close();
 });
 
 type Inbound = Config['inbound'];
 /** A listener on a free port with some inbound settings changed. */
-async function listener(change: Partial<Omit<Inbound, 'smtp'>> & { smtp?: Partial<Inbound['smtp']> } = {}): Promise<InboundSmtp> {
+async function listener(
+  env: TestEnv,
+  change: Partial<Omit<Inbound, 'smtp'>> & { smtp?: Partial<Inbound['smtp']> } = {},
+): Promise<InboundSmtp> {
   const base = env.deps.config.inbound;
   const inbound = { ...base, ...change, smtp: { ...base.smtp, ...change.smtp } };
   const l = await startInboundSmtp({ ...env.deps, config: { ...env.deps.config, inbound } }, { port: 0, host: '127.0.0.1' });
@@ -41,7 +40,7 @@ async function listener(change: Partial<Omit<Inbound, 'smtp'>> & { smtp?: Partia
 }
 
 /** A shipped mail's thread in a fresh account: its live reply token. */
-async function liveToken(accountId?: string): Promise<{ token: string; accountId: string }> {
+async function liveToken(env: TestEnv, accountId?: string): Promise<{ token: string; accountId: string }> {
   const account = accountId ?? (await env.tenant()).accountId;
   const token = newReplyToken();
   await buildThread(env.deps.db, account, {
@@ -53,11 +52,11 @@ async function liveToken(accountId?: string): Promise<{ token: string; accountId
   return { token, accountId: account };
 }
 
-const stored = async () => Number((await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const stored = async (env: TestEnv) => Number((await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
 const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
 
 /** The SQL statements the test database runs while `fn` does. */
-async function statementsDuring(fn: () => Promise<void>): Promise<string[]> {
+async function statementsDuring(env: TestEnv, fn: () => Promise<void>): Promise<string[]> {
   const seen: string[] = [];
   const on = (q: { sql: string }) => seen.push(q.sql);
   env.deps.db.on('query', on);
@@ -70,10 +69,10 @@ async function statementsDuring(fn: () => Promise<void>): Promise<string[]> {
 }
 
 describe('who the listener takes mail for', () => {
-  it('refuses at RCPT, with 550 5.1.1 and no write, any local part that is not a live token of ours', async () => {
-    const smtp = await listener({ smtp: { messagesPerMinute: 1_000 } });
-    const before = await stored();
-    const statements = await statementsDuring(async () => {
+  it('refuses at RCPT, with 550 5.1.1 and no write, any local part that is not a live token of ours', async ({ env }) => {
+    const smtp = await listener(env, { smtp: { messagesPerMinute: 1_000 } });
+    const before = await stored(env);
+    const statements = await statementsDuring(env, async () => {
       // What the finding sent: 30 messages of 1 MB to junkN@domain. Refused before DATA: no byte is read.
       const junk = Buffer.concat([rawMessage(), Buffer.from(`${'j'.repeat(998)}\r\n`.repeat(1_000))]);
       for (let n = 0; n < 30; n++) {
@@ -86,15 +85,17 @@ describe('who the listener takes mail for', () => {
         expect(await smtpSend(smtp.port, { from: 'x@spam.test', to: [to], raw: rawMessage() }), to).toMatchObject({ code: 550 });
       }
     });
-    expect(await stored()).toBe(before);
+    expect(await stored(env)).toBe(before);
     expect(statements.filter((sql) => /^\s*(insert|update|delete)\b/i.test(sql))).toEqual([]);
     // One indexed lookup per token-shaped recipient, none for the others.
     expect(statements.filter((sql) => sql.includes('mail_threads'))).toHaveLength(2);
   });
 
-  it('takes a live reply+ and unsubscribe+ token (any case) and the bounce address; a deleted account’s tokens are refused', async () => {
-    const smtp = await listener();
-    const { token, accountId } = await liveToken();
+  it('takes a live reply+ and unsubscribe+ token (any case) and the bounce address; a deleted account’s tokens are refused', async ({
+    env,
+  }) => {
+    const smtp = await listener(env);
+    const { token, accountId } = await liveToken(env);
     // To the bounce address, the message itself must name the account: here its To: has the reply address.
     const raw = rawMessage({ to: `reply+${token}@localhost` });
     for (const to of [`reply+${token}@localhost`, `Unsubscribe+${token.toUpperCase()}@LOCALHOST`, BOUNCE]) {
@@ -106,8 +107,8 @@ describe('who the listener takes mail for', () => {
     expect(after).toMatchObject({ ok: false, code: 550 });
   });
 
-  it('closes a session that guesses too many recipients with 421', async () => {
-    const smtp = await listener({ smtp: { messagesPerMinute: 1_000 } });
+  it('closes a session that guesses too many recipients with 421', async ({ env }) => {
+    const smtp = await listener(env, { smtp: { messagesPerMinute: 1_000 } });
     const s = await smtpDialog(smtp.port);
     try {
       await s.reply();
@@ -125,9 +126,9 @@ describe('who the listener takes mail for', () => {
 });
 
 describe('one client cannot take the door from others', () => {
-  it('holds one client to its sessions (421) while another client still gets in', async () => {
+  it('holds one client to its sessions (421) while another client still gets in', async ({ env }) => {
     // The finding: one client holding 100 idle sessions made every other sender get `421 Too many connected clients`.
-    const smtp = await listener();
+    const smtp = await listener(env);
     const { sessionsPerIp, maxClients } = env.deps.config.inbound.smtp;
     expect(sessionsPerIp).toBeLessThan(maxClients);
     const held = await Promise.all(Array.from({ length: maxClients }, () => smtpDialog(smtp.port)));
@@ -137,7 +138,7 @@ describe('one client cannot take the door from others', () => {
       expect(greetings.filter((g) => g.startsWith('421 4.7.0 too many sessions from your address'))).toHaveLength(
         maxClients - sessionsPerIp,
       );
-      const { token } = await liveToken();
+      const { token } = await liveToken(env);
       const other = await smtpSend(
         smtp.port,
         { from: 'jane@acme.test', to: [`reply+${token}@localhost`], raw: rawMessage() },
@@ -149,8 +150,8 @@ describe('one client cannot take the door from others', () => {
     }
   });
 
-  it('closes a session that starts no message within the idle time, however often it sends NOOP', async () => {
-    const smtp = await listener({ smtp: { idleMs: 400 } });
+  it('closes a session that starts no message within the idle time, however often it sends NOOP', async ({ env }) => {
+    const smtp = await listener(env, { smtp: { idleMs: 400 } });
     const s = await smtpDialog(smtp.port);
     try {
       await s.reply();
@@ -181,9 +182,9 @@ describe('one client cannot take the door from others', () => {
     }
   });
 
-  it('answers 450 past a client’s messages per minute, and its bytes per hour; another client is untouched', async () => {
-    const smtp = await listener({ smtp: { messagesPerMinute: 3, bytesPerHour: 1_000_000 } });
-    const { token } = await liveToken();
+  it('answers 450 past a client’s messages per minute, and its bytes per hour; another client is untouched', async ({ env }) => {
+    const smtp = await listener(env, { smtp: { messagesPerMinute: 3, bytesPerHour: 1_000_000 } });
+    const { token } = await liveToken(env);
     const to = [`reply+${token}@localhost`];
     for (let i = 0; i < 3; i++) expect((await smtpSend(smtp.port, { from: 'a@acme.test', to, raw: rawMessage() })).code).toBe(250);
     const fourth = await smtpSend(smtp.port, { from: 'a@acme.test', to, raw: rawMessage() });
@@ -191,7 +192,7 @@ describe('one client cannot take the door from others', () => {
     expect(fourth.response).toContain('too many messages from your address');
     expect((await smtpSend(smtp.port, { from: 'a@acme.test', to, raw: rawMessage() }, OTHER_CLIENT)).code).toBe(250);
 
-    const bytes = await listener({ smtp: { bytesPerHour: 20_000 } });
+    const bytes = await listener(env, { smtp: { bytesPerHour: 20_000 } });
     const big = Buffer.concat([rawMessage(), Buffer.from(`${'b'.repeat(98)}\r\n`.repeat(90))]);
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push((await smtpSend(bytes.port, { from: 'a@acme.test', to, raw: big })).code);
@@ -202,10 +203,10 @@ describe('one client cannot take the door from others', () => {
 });
 
 describe('memory: the bytes received at once are bounded', () => {
-  it('answers 452 4.3.1 to a message that would pass the in-flight budget while others are being received', async () => {
+  it('answers 452 4.3.1 to a message that would pass the in-flight budget while others are being received', async ({ env }) => {
     const BUDGET = 3.5 * 1024 * 1024;
-    const smtp = await listener({ smtp: { inflightBytes: BUDGET, sessionsPerIp: 20, messagesPerMinute: 1_000 } });
-    const { token } = await liveToken();
+    const smtp = await listener(env, { smtp: { inflightBytes: BUDGET, sessionsPerIp: 20, messagesPerMinute: 1_000 } });
+    const { token } = await liveToken(env);
     const chunk = Buffer.from(`${'m'.repeat(1022)}\r\n`.repeat(1024)); // 1 MiB
     const open = async () => {
       const s = await smtpDialog(smtp.port);
@@ -240,11 +241,11 @@ describe('memory: the bytes received at once are bounded', () => {
     }
   }, 30_000);
 
-  it('takes some and refuses the rest (452) of eight concurrent 5 MB messages, storing exactly the ones it took', async () => {
-    const smtp = await listener({ smtp: { inflightBytes: 12 * 1024 * 1024, sessionsPerIp: 20, messagesPerMinute: 1_000 } });
-    const { token } = await liveToken();
+  it('takes some and refuses the rest (452) of eight concurrent 5 MB messages, storing exactly the ones it took', async ({ env }) => {
+    const smtp = await listener(env, { smtp: { inflightBytes: 12 * 1024 * 1024, sessionsPerIp: 20, messagesPerMinute: 1_000 } });
+    const { token } = await liveToken(env);
     const big = Buffer.concat([rawMessage(), Buffer.from(`${'q'.repeat(998)}\r\n`.repeat(5_000))]);
-    const before = await stored();
+    const before = await stored(env);
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => smtpSend(smtp.port, { from: 'jane@acme.test', to: [`reply+${token}@localhost`], raw: big })),
     );
@@ -254,16 +255,18 @@ describe('memory: the bytes received at once are bounded', () => {
     expect(taken.length).toBeGreaterThan(0);
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((x) => x.response.includes('4.3.1'))).toBe(true);
-    expect((await stored()) - before).toBe(taken.length);
+    expect((await stored(env)) - before).toBe(taken.length);
     expect(smtp.inflightBytes()).toBe(0);
   }, 60_000);
 });
 
 describe('a storage cap per account', () => {
-  it('answers 452 4.2.2 at RCPT once the account keeps its cap of raw mail, and takes mail again once bytes are dropped', async () => {
+  it('answers 452 4.2.2 at RCPT once the account keeps its cap of raw mail, and takes mail again once bytes are dropped', async ({
+    env,
+  }) => {
     const CAP = 3_000;
-    const smtp = await listener({ accountStorageBytes: CAP });
-    const { token, accountId } = await liveToken();
+    const smtp = await listener(env, { accountStorageBytes: CAP });
+    const { token, accountId } = await liveToken(env);
     const to = [`reply+${token}@localhost`];
     const raw = Buffer.concat([rawMessage(), Buffer.from(`${'s'.repeat(98)}\r\n`.repeat(30))]);
     const first = await smtpSend(smtp.port, { from: 'jane@acme.test', to, raw });
@@ -318,7 +321,9 @@ describe('per-client counters', () => {
 });
 
 describe('retention of raw mail', () => {
-  it('drops raw bytes of unplaced, malformed and duplicate mail after 7 days, of applied mail after 30, in bounded batches', async () => {
+  it('drops raw bytes of unplaced, malformed and duplicate mail after 7 days, of applied mail after 30, in bounded batches', async ({
+    env,
+  }) => {
     const DAY = 24 * 60 * 60 * 1000;
     const now = Date.now();
     const repo = inboundRepository(env.deps.db);
@@ -362,29 +367,29 @@ describe('retention of raw mail', () => {
 });
 
 describe('matching reads a few tokens, in one query', () => {
-  it('refuses a message to the bounce address whose To: names 15,000 unknown reply+ addresses, with one token query', async () => {
+  it('refuses a message to the bounce address whose To: names 15,000 unknown reply+ addresses, with one token query', async ({ env }) => {
     // The finding: a 795 KB message to the bounce address naming 15,000 reply+<random> in To: took 2.5 s of a worker.
     // Its account is looked for before it is stored (placement.ts): the first few tokens, in one query; none is ours.
     const strangers = Array.from({ length: 15_000 }, () => `reply+${newReplyToken()}@localhost`);
     const raw = rawMessage({ to: strangers.join(',\r\n ') });
     expect(raw.length).toBeGreaterThan(600_000);
-    const smtp = await listener();
-    const before = await stored();
+    const smtp = await listener(env);
+    const before = await stored(env);
     let answer: Awaited<ReturnType<typeof smtpSend>> | undefined;
-    const statements = await statementsDuring(async () => {
+    const statements = await statementsDuring(env, async () => {
       answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [BOUNCE], raw });
     });
     expect(answer).toMatchObject({ ok: false, code: 550 });
     expect(statements.filter((sql) => sql.includes('reply_token'))).toHaveLength(1);
-    expect(await stored()).toBe(before);
+    expect(await stored(env)).toBe(before);
   }, 30_000);
 
-  it('still finds a live token among the first few named, in the same one query', async () => {
-    const { token, accountId } = await liveToken();
+  it('still finds a live token among the first few named, in the same one query', async ({ env }) => {
+    const { token, accountId } = await liveToken(env);
     const strangers = Array.from({ length: 3 }, () => `reply+${newReplyToken()}@localhost`);
     const raw = rawMessage({ to: [...strangers, `reply+${token}@localhost`].join(', ') });
     const id = await storeInbound(env.deps, { accountId, via: 'smtp', mailFrom: null, rcptTo: [BOUNCE], raw });
-    const statements = await statementsDuring(() => processInbound(env.deps, id));
+    const statements = await statementsDuring(env, () => processInbound(env.deps, id));
     expect(statements.filter((sql) => sql.includes('reply_token'))).toHaveLength(1);
     expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({ status: 'applied', details: { matchedBy: 'reply-address' } });
   });

@@ -12,21 +12,17 @@ import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
 // The inbound SMTP door stays open to new networks, and no session outlives its clocks. Every network is a
 // loopback address in its own /24 (all of 127.0.0.0/8 is loopback on Linux): the client socket binds it.
 
-let env: TestEnv;
 const listeners: InboundSmtp[] = [];
 type Dialog = Awaited<ReturnType<typeof smtpDialog>>;
 const dialogs: Dialog[] = [];
 
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 afterAll(async () => {
   for (const d of dialogs) d.close();
   for (const l of listeners) await l.close();
 });
 
 type Smtp = Config['inbound']['smtp'];
-async function listener(smtp: Partial<Smtp> = {}): Promise<InboundSmtp> {
+async function listener(env: TestEnv, smtp: Partial<Smtp> = {}): Promise<InboundSmtp> {
   const base = env.deps.config.inbound;
   const inbound = { ...base, smtp: { ...base.smtp, ...smtp } };
   const l = await startInboundSmtp({ ...env.deps, config: { ...env.deps.config, inbound } }, { port: 0, host: '127.0.0.1' });
@@ -42,7 +38,7 @@ async function open(port: number, address: string, n: number): Promise<string[]>
 }
 const count = (greetings: string[], prefix: string) => greetings.filter((g) => g.startsWith(prefix)).length;
 
-async function liveToken(): Promise<string> {
+async function liveToken(env: TestEnv): Promise<string> {
   const { accountId } = await env.tenant();
   const token = newReplyToken();
   await buildThread(env.deps.db, accountId, { sendId: `send_${token}`, cardId: `card_${token}`, replyToken: token });
@@ -84,9 +80,15 @@ describe('networks', () => {
 });
 
 describe('the listener stays open to new networks', () => {
-  it('lets an 11th network in while 10 networks hold their caps and a hog tries for every slot left', async () => {
+  it('lets an 11th network in while 10 networks hold their caps and a hog tries for every slot left', async ({ env }) => {
     // The finding: 10 addresses × 10 sessions held all 100 slots and every other sender got 421.
-    const smtp = await listener({ maxClients: 100, sessionsPerIp: 4, sessionsPerNetwork: 8, reservedSlots: 20, messagesPerMinute: 1_000 });
+    const smtp = await listener(env, {
+      maxClients: 100,
+      sessionsPerIp: 4,
+      sessionsPerNetwork: 8,
+      reservedSlots: 20,
+      messagesPerMinute: 1_000,
+    });
     for (let n = 1; n <= 10; n++) {
       // Each network from two addresses, 10 sessions tried: 8 taken (its cap), 2 refused.
       const greetings = [...(await open(smtp.port, `127.0.${n}.1`, 5)), ...(await open(smtp.port, `127.0.${n}.2`, 5))];
@@ -107,12 +109,12 @@ describe('the listener stays open to new networks', () => {
       expect(count(greetings, '421 4.7.0 the sessions left are kept for other networks')).toBe(3);
     }
     // Nothing else: every refusal of the hog was one of the documented 421s.
-    const eleventh = await liveTokenSend(smtp.port, '127.1.0.1');
+    const eleventh = await liveTokenSend(env, smtp.port, '127.1.0.1');
     expect(eleventh).toMatchObject({ ok: true, code: 250 });
   }, 60_000);
 
-  it('holds an address to its cap and a /24 to its cap; another /24 still gets in', async () => {
-    const smtp = await listener({ sessionsPerIp: 2, sessionsPerNetwork: 3 });
+  it('holds an address to its cap and a /24 to its cap; another /24 still gets in', async ({ env }) => {
+    const smtp = await listener(env, { sessionsPerIp: 2, sessionsPerNetwork: 3 });
     const first = await open(smtp.port, '127.0.5.1', 3);
     expect(count(first, '220 ')).toBe(2);
     expect(count(first, '421 4.7.0 too many sessions from your address; try again later')).toBe(1);
@@ -122,22 +124,22 @@ describe('the listener stays open to new networks', () => {
     expect(await open(smtp.port, '127.0.6.1', 2)).toEqual(Array(2).fill(expect.stringMatching(/^220 /)));
   });
 
-  it('answers 421 past the listener’s own cap, even to a new network, once its reserve is taken', async () => {
-    const smtp = await listener({ maxClients: 3, sessionsPerNetwork: 3, reservedSlots: 1 });
+  it('answers 421 past the listener’s own cap, even to a new network, once its reserve is taken', async ({ env }) => {
+    const smtp = await listener(env, { maxClients: 3, sessionsPerNetwork: 3, reservedSlots: 1 });
     expect(count(await open(smtp.port, '127.0.7.1', 3), '220 ')).toBe(2);
     expect(count(await open(smtp.port, '127.0.8.1', 1), '220 ')).toBe(1);
     expect(await open(smtp.port, '127.0.9.1', 1)).toEqual([expect.stringMatching(/^421 4\.3\.2 too many sessions at once/)]);
   });
 });
 
-async function liveTokenSend(port: number, from: string) {
-  const token = await liveToken();
+async function liveTokenSend(env: TestEnv, port: number, from: string) {
+  const token = await liveToken(env);
   return smtpSend(port, { from: 'jane@acme.test', to: [`reply+${token}@localhost`], raw: rawMessage() }, from);
 }
 
 /** A session in DATA to a live token, from `address`. */
-async function inData(port: number, address: string): Promise<Dialog> {
-  const token = await liveToken();
+async function inData(env: TestEnv, port: number, address: string): Promise<Dialog> {
+  const token = await liveToken(env);
   const s = await smtpDialog(port, address);
   dialogs.push(s);
   expect(await s.reply()).toMatch(/^220 /);
@@ -157,11 +159,11 @@ async function drip(s: Dialog, everyMs: number, max: number): Promise<void> {
 }
 
 describe('clocks reading does not reset', () => {
-  it('closes a DATA drip slower than the minimum rate with 421, nothing stored, nothing held', async () => {
+  it('closes a DATA drip slower than the minimum rate with 421, nothing stored, nothing held', async ({ env }) => {
     // The finding: one byte every 20 s kept a session in DATA for ever (each byte reset the socket timer).
-    const smtp = await listener({ dataMinBytes: 64, dataWindowMs: 1_000 });
+    const smtp = await listener(env, { dataMinBytes: 64, dataWindowMs: 1_000 });
     const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
-    const s = await inData(smtp.port, '127.0.10.1');
+    const s = await inData(env, smtp.port, '127.0.10.1');
     const answer = s.reply();
     await drip(s, 100, 200);
     await until(async () => s.closed, 20_000);
@@ -170,17 +172,17 @@ describe('clocks reading does not reset', () => {
     expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
   }, 30_000);
 
-  it('closes a message still in DATA past its lifetime, however fast its bytes come', async () => {
-    const smtp = await listener({ dataMs: 800, dataMinBytes: 1, dataWindowMs: 60_000 });
-    const s = await inData(smtp.port, '127.0.11.1');
+  it('closes a message still in DATA past its lifetime, however fast its bytes come', async ({ env }) => {
+    const smtp = await listener(env, { dataMs: 800, dataMinBytes: 1, dataWindowMs: 60_000 });
+    const s = await inData(env, smtp.port, '127.0.11.1');
     const answer = s.reply();
     await drip(s, 20, 1_000);
     await until(async () => s.closed, 20_000);
     expect(await answer).toMatch(/^421 4\.4\.2 message took too long to send, closing/);
   }, 30_000);
 
-  it('closes a session past its lifetime, whatever it keeps sending', async () => {
-    const smtp = await listener({ sessionMs: 600, idleMs: 60_000 });
+  it('closes a session past its lifetime, whatever it keeps sending', async ({ env }) => {
+    const smtp = await listener(env, { sessionMs: 600, idleMs: 60_000 });
     const s = await smtpDialog(smtp.port, '127.0.12.1');
     dialogs.push(s);
     await s.reply();

@@ -12,26 +12,22 @@ import { leadRow } from '../helpers/rows.js';
 // postmaster@ the inbound domain (RFC 5321 requires it be accepted) over a real socket: taken, kept for the
 // operator apart from every account's mail, never a lead's reply.
 
-let env: TestEnv;
 const listeners: InboundSmtp[] = [];
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 afterAll(async () => {
   for (const l of listeners) await l.close();
 });
 
-async function listener(change: Partial<Config['inbound']> = {}): Promise<InboundSmtp> {
+async function listener(env: TestEnv, change: Partial<Config['inbound']> = {}): Promise<InboundSmtp> {
   const inbound = { ...env.deps.config.inbound, ...change };
   const l = await startInboundSmtp({ ...env.deps, config: { ...env.deps.config, inbound } }, { port: 0, host: '127.0.0.1' });
   listeners.push(l);
   return l;
 }
-const count = async (table: string) => Number((await env.deps.db(table).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const count = async (env: TestEnv, table: string) => Number((await env.deps.db(table).count<{ n: string }[]>({ n: '*' }))[0]!.n);
 
 describe('postmaster@ the inbound domain', () => {
-  it('is taken in any case and kept as operator mail, never as a lead’s reply or anything of an account', async () => {
-    const smtp = await listener();
+  it('is taken in any case and kept as operator mail, never as a lead’s reply or anything of an account', async ({ env }) => {
+    const smtp = await listener(env);
     // A message that names a lead's live token and answers its mail: were it account mail, it would be the lead's reply.
     const { leadId, thread } = await buildMailedLead(env.deps.db, (await env.tenant()).accountId);
     const raw = Buffer.concat([
@@ -39,12 +35,12 @@ describe('postmaster@ the inbound domain', () => {
       rawMessage({ to: `reply+${thread.replyToken}@localhost`, body: 'Your server sends me spam.' }),
     ]);
     const lead = await leadRow(env, leadId);
-    const inbound = await count('inbound_messages');
+    const inbound = await count(env, 'inbound_messages');
     for (const to of ['postmaster@localhost', 'PostMaster@LOCALHOST']) {
       const answer = await smtpSend(smtp.port, { from: 'abuse@isp.test', to: [to], raw });
       expect(answer, to).toMatchObject({ ok: true, code: 250 });
     }
-    expect(await count('inbound_messages')).toBe(inbound);
+    expect(await count(env, 'inbound_messages')).toBe(inbound);
     expect(await leadRow(env, leadId)).toEqual(lead);
 
     const listed = await adminCall(env, ['mail', 'postmaster-list']);
@@ -63,8 +59,8 @@ describe('postmaster@ the inbound domain', () => {
     expect(await adminCall(env, ['mail', 'postmaster-read', '--id', 'opm_nope'])).toEqual({ error: 'not found' });
   });
 
-  it('goes in a transaction of its own: a token recipient beside it is asked to come in another (452 4.5.3)', async () => {
-    const smtp = await listener();
+  it('goes in a transaction of its own: a token recipient beside it is asked to come in another (452 4.5.3)', async ({ env }) => {
+    const smtp = await listener(env);
     const { thread } = await buildMailedLead(env.deps.db, (await env.tenant()).accountId);
     for (const [first, second] of [
       ['postmaster@localhost', `reply+${thread.replyToken}@localhost`],
@@ -83,8 +79,8 @@ describe('postmaster@ the inbound domain', () => {
     }
   });
 
-  it('is refused 452 4.2.2 at RCPT while the operator mail kept is at its cap, and kept for a stated time', async () => {
-    const smtp = await listener({ postmasterBytes: 1 });
+  it('is refused 452 4.2.2 at RCPT while the operator mail kept is at its cap, and kept for a stated time', async ({ env }) => {
+    const smtp = await listener(env, { postmasterBytes: 1 });
     await env.deps.db('operator_mail').del();
     expect((await smtpSend(smtp.port, { from: 'a@isp.test', to: ['postmaster@localhost'], raw: rawMessage() })).code).toBe(250);
     const full = await smtpSend(smtp.port, { from: 'a@isp.test', to: ['postmaster@localhost'], raw: rawMessage() });
@@ -96,7 +92,7 @@ describe('postmaster@ the inbound domain', () => {
     await env.deps.db('operator_mail').update({ received_at: Date.now() - keep - 1_000 });
     const pass = await runRetentionPass(env.deps, createLogger('silent'), { only: ['operatorMail'] });
     expect(pass.removed.operatorMail).toBe(1);
-    expect(await count('operator_mail')).toBe(0);
+    expect(await count(env, 'operator_mail')).toBe(0);
     expect((await smtpSend(smtp.port, { from: 'a@isp.test', to: ['postmaster@localhost'], raw: rawMessage() })).code).toBe(250);
   });
 });

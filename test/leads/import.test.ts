@@ -14,16 +14,11 @@ import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rows } from '../helpers/rows.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'leads', 'contacts-import.csv');
 const MAP = 'email=Email,name=Full name,company=Company,domain=Website,vertical=Industry,archetype=Persona,tags=Labels';
 
 /** An account whose block list holds blocked.example and that already has existing.example with old@existing.example. */
-async function accountWithHistory() {
+async function accountWithHistory(env: TestEnv) {
   const { accountId } = await env.tenant();
   await addToBlocklist(env.deps.db, accountId, ['blocked.example'], 'customer', null);
   await buildLead(env.deps.db, accountId, { domain: 'existing.example', contacts: [{ email: 'old@existing.example' }] });
@@ -39,8 +34,8 @@ const EXPECTED_REJECTED = [
 ];
 
 describe('CSV import of contacts', () => {
-  it('imports the good rows of a realistic file and lists each bad row with its line and reason', async () => {
-    const accountId = await accountWithHistory();
+  it('imports the good rows of a realistic file and lists each bad row with its line and reason', async ({ env }) => {
+    const accountId = await accountWithHistory(env);
     const summary = await importContacts(env.deps.db, accountId, readFileSync(FIXTURE), parseMapping(MAP));
     expect(summary.rejected).toEqual(EXPECTED_REJECTED);
     expect(summary.duplicateRows).toEqual([
@@ -78,8 +73,8 @@ describe('CSV import of contacts', () => {
     });
   });
 
-  it('writes nothing when the upload is cut short, even after thousands of good rows', async () => {
-    const accountId = await accountWithHistory();
+  it('writes nothing when the upload is cut short, even after thousands of good rows', async ({ env }) => {
+    const accountId = await accountWithHistory(env);
     async function* cut() {
       yield 'Email,Full name\n';
       for (let i = 0; i < 3_000; i++) yield `person${i}@cut${i % 50}.example,Person ${i}\n`;
@@ -92,8 +87,8 @@ describe('CSV import of contacts', () => {
     expect(await rows(env, 'lead_contacts', { account_id: accountId }).count('* as n')).toEqual([{ n: 1 }]);
   });
 
-  it('previews the first rows as they would be imported, each with its problem, and writes nothing', async () => {
-    const accountId = await accountWithHistory();
+  it('previews the first rows as they would be imported, each with its problem, and writes nothing', async ({ env }) => {
+    const accountId = await accountWithHistory(env);
     const { rows: preview } = await previewImport(env.deps.db, accountId, readFileSync(FIXTURE), parseMapping(MAP), 8);
     expect(preview.map((r) => [r.line, r.problem?.kind ?? 'new'])).toEqual([
       [2, 'new'],
@@ -117,8 +112,8 @@ describe('CSV import of contacts', () => {
     expect(await rows(env, 'leads', { account_id: accountId }).count('* as n')).toEqual([{ n: 1 }]);
   });
 
-  it('refuses a mapping naming a column the header lacks, or no email or domain, before reading a row', async () => {
-    const accountId = await accountWithHistory();
+  it('refuses a mapping naming a column the header lacks, or no email or domain, before reading a row', async ({ env }) => {
+    const accountId = await accountWithHistory(env);
     await expect(importContacts(env.deps.db, accountId, readFileSync(FIXTURE), parseMapping('email=E-mail'))).rejects.toThrow(
       /map names column "E-mail" for email, which the file's header does not have/,
     );
@@ -128,8 +123,8 @@ describe('CSV import of contacts', () => {
     expect(() => parseMapping('phone=Phone')).toThrow('map has unknown field phone');
   });
 
-  it('runs as the operator verb `leads import`, printing the summary', async () => {
-    const accountId = await accountWithHistory();
+  it('runs as the operator verb `leads import`, printing the summary', async ({ env }) => {
+    const accountId = await accountWithHistory(env);
     const { out, error } = await adminCall(env, ['leads', 'import', '--account', accountId, '--file', FIXTURE, '--map', MAP]);
     expect(error).toBeUndefined();
     expect(out).toMatchObject({ imported: 4, duplicates: 3, rejected: EXPECTED_REJECTED });
@@ -140,8 +135,8 @@ describe('CSV import of contacts', () => {
     );
   });
 
-  it('queues again an import whose job was lost, and gives up one unfinished an hour after its upload', async () => {
-    const accountId = await accountWithHistory();
+  it('queues again an import whose job was lost, and gives up one unfinished an hour after its upload', async ({ env }) => {
+    const accountId = await accountWithHistory(env);
     const repo = importsRepository(env.deps.db);
     const now = Date.now();
     await repo.insert({ id: 'imp_lost', accountId, mapping: null, csv: readFileSync(FIXTURE), createdBy: null, at: now - 5 * 60_000 });

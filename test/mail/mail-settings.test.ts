@@ -2,22 +2,18 @@ import { describe, expect } from 'vitest';
 import { generateDkimKey } from '../../src/mail/dkim.service.js';
 import { mailSettings, setMailFrom } from '../../src/mail/mail-settings.js';
 import { adminCall } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { rows } from '../helpers/rows.js';
 
 // The account's mail settings as the dashboard shows them (src/mail/mail-settings.ts): derived from what
 // sending reads (the From, the From domain's DKIM keys, the inbound domain), and one rule for a new From.
 
-let env: TestEnv;
 it.override('options', {
   env: { MAIL_ALLOWED_FROM_DOMAINS: 'localhost,acme-sender.test', INBOUND_MAIL_DOMAIN: 'replies.example.com' },
 });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 describe('mail settings', () => {
-  it('shows MAIL_FROM, no DKIM record yet and the reply address until the account has its own From and key', async () => {
+  it('shows MAIL_FROM, no DKIM record yet and the reply address until the account has its own From and key', async ({ env }) => {
     const { accountId } = await env.tenant();
     expect(await mailSettings(env.deps.db, env.config, accountId)).toEqual({
       from: env.config.mail.from,
@@ -35,7 +31,7 @@ describe('mail settings', () => {
     expect(JSON.stringify(shown)).not.toMatch(/PRIVATE/);
   });
 
-  it('refuses a From the operator did not allow, naming the field it was given as, and writes nothing', async () => {
+  it('refuses a From the operator did not allow, naming the field it was given as, and writes nothing', async ({ env }) => {
     const { accountId } = await env.tenant();
     await expect(setMailFrom(env.deps.db, env.config, accountId, 'Eve <eve@evil.test>', { field: 'from' })).rejects.toMatchObject({
       status: 400,

@@ -23,11 +23,7 @@ import { smtpEnv } from '../helpers/smtp-server.js';
 // transport (an smtp-server that records what it is told), STARTTLS on the inbound listener (nodemailer's
 // client and `openssl s_client` as the sending MTA, a self-signed certificate made by openssl).
 
-let env: TestEnv;
 const closers: Array<() => Promise<void>> = [];
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
@@ -163,7 +159,7 @@ async function selfSigned(): Promise<{ certFile: string; keyFile: string; cert: 
   return made;
 }
 
-async function listener(inboundTls: Config['inbound']['tls']): Promise<InboundSmtp> {
+async function listener(env: TestEnv, inboundTls: Config['inbound']['tls']): Promise<InboundSmtp> {
   const config = { ...env.deps.config, inbound: { ...env.deps.config.inbound, tls: inboundTls } };
   const l = await startInboundSmtp({ ...env.deps, config }, { port: 0, host: '127.0.0.1' });
   closers.push(() => l.close());
@@ -171,7 +167,7 @@ async function listener(inboundTls: Config['inbound']['tls']): Promise<InboundSm
 }
 
 /** A live reply token of a fresh account: the listener takes mail for it. */
-async function liveToken(): Promise<string> {
+async function liveToken(env: TestEnv): Promise<string> {
   const { accountId } = await env.tenant();
   const token = newReplyToken();
   await threadsRepository(env.deps.db).insert({
@@ -205,7 +201,7 @@ async function sendOverTls(port: number, ca: Buffer, to: string) {
   }
 }
 
-const storedFor = async (token: string) =>
+const storedFor = async (env: TestEnv, token: string) =>
   (
     await env.deps
       .db('inbound_messages')
@@ -214,13 +210,15 @@ const storedFor = async (token: string) =>
   )[0]!.n;
 
 describe('inbound listener STARTTLS', () => {
-  it('offers STARTTLS with the configured certificate: a sender requiring TLS delivers, openssl verifies the certificate', async () => {
+  it('offers STARTTLS with the configured certificate: a sender requiring TLS delivers, openssl verifies the certificate', async ({
+    env,
+  }) => {
     const tls = await selfSigned();
-    const l = await listener({ certFile: tls.certFile, keyFile: tls.keyFile });
-    const token = await liveToken();
+    const l = await listener(env, { certFile: tls.certFile, keyFile: tls.keyFile });
+    const token = await liveToken(env);
     const info = await sendOverTls(l.port, tls.cert, `reply+${token}@localhost`);
     expect(info.response).toMatch(/^250 /);
-    expect(Number(await storedFor(token))).toBe(1);
+    expect(Number(await storedFor(env, token))).toBe(1);
 
     const probe = await run(
       'openssl',
@@ -232,18 +230,20 @@ describe('inbound listener STARTTLS', () => {
     expect(probe.stderr).toMatch(/Verification: OK/);
   });
 
-  it('without a certificate offers no STARTTLS: a sender that requires TLS delivers nothing', async () => {
+  it('without a certificate offers no STARTTLS: a sender that requires TLS delivers nothing', async ({ env }) => {
     const tls = await selfSigned();
-    const l = await listener(null);
-    const token = await liveToken();
+    const l = await listener(env, null);
+    const token = await liveToken(env);
     await expect(sendOverTls(l.port, tls.cert, `reply+${token}@localhost`)).rejects.toThrow(/STARTTLS/i);
-    expect(Number(await storedFor(token))).toBe(0);
+    expect(Number(await storedFor(env, token))).toBe(0);
   });
 
-  it('does not start with one file of the pair, or with a file it cannot read, and names the setting', async () => {
+  it('does not start with one file of the pair, or with a file it cannot read, and names the setting', async ({ env }) => {
     const tls = await selfSigned();
-    await expect(listener({ certFile: tls.certFile, keyFile: null })).rejects.toThrow(/INBOUND_TLS_CERT_FILE and INBOUND_TLS_KEY_FILE/);
-    await expect(listener({ certFile: tls.certFile, keyFile: '/nonexistent/key.pem' })).rejects.toThrow(
+    await expect(listener(env, { certFile: tls.certFile, keyFile: null })).rejects.toThrow(
+      /INBOUND_TLS_CERT_FILE and INBOUND_TLS_KEY_FILE/,
+    );
+    await expect(listener(env, { certFile: tls.certFile, keyFile: '/nonexistent/key.pem' })).rejects.toThrow(
       /INBOUND_TLS_KEY_FILE \(\/nonexistent\/key\.pem\) cannot be read: ENOENT/,
     );
     expect(configWith({ INBOUND_TLS_CERT_FILE: tls.certFile }).inbound.tls).toEqual({ certFile: tls.certFile, keyFile: null });

@@ -3,10 +3,9 @@ import { describe, expect } from 'vitest';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
 import { shipSequenceStep } from '../../src/shipping/sequence-runner.js';
 import { buildCard, buildLead } from '../helpers/factories.js';
-import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { afterLostAnswer } from '../helpers/lost-answer.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 
 // Every mail ships with its links made tracked links: received by a real SMTP server on
@@ -16,18 +15,12 @@ const BASE = 'https://agent.example.test';
 const LINK = /https:\/\/agent\.example\.test\/l\/([0-9A-Za-z]{12})/g;
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({ env: { ...smtpEnv(smtp), BASE_URL: BASE } }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 
 const BODY = 'Hi Peter,\n\nOur pricing: https://acme.test/pricing?plan=pro. Docs (https://docs.acme.test/start).\n\nBest';
 
 describe('a sent mail', () => {
-  it('carries tracked links in its text, one per destination, tied to the send, card and lead', async () => {
+  it('carries tracked links in its text, one per destination, tied to the send, card and lead', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant();
     const lead = await buildLead(env.deps.db, accountId, { domain: 'initech.test', contacts: [{ email: 'peter@initech.test' }] });
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -58,7 +51,7 @@ describe('a sent mail', () => {
     expect(visit).toMatchObject({ channel: 'email', lead_id: lead.id, card_id: card.id, source_id: res.body.sendId });
   });
 
-  it('tracks the link of a mail to an address no lead covered under the lead the send made for its domain', async () => {
+  it('tracks the link of a mail to an address no lead covered under the lead the send made for its domain', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'nobody@else.test', draft: { subject: 'subject-plain', body: 'Plain words, see https://x.test' } },
@@ -73,7 +66,7 @@ describe('a sent mail', () => {
 });
 
 describe('a sequence', () => {
-  it("ships each step with its own tracked links, tied to that step's send", async () => {
+  it("ships each step with its own tracked links, tied to that step's send", async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant();
     const to = 'seq@links.test';
     const card = await buildCard(env.deps.db, accountId, 'approval', {

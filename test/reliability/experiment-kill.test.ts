@@ -5,10 +5,9 @@ import { setApproval } from '../../src/review/approval.service.js';
 import { DELIVERY_QUESTION_SOURCE } from '../../src/review/cards/card-shape.js';
 import { gate } from '../helpers/db-holds.js';
 import { CHALLENGER, proposeSubjectTest, SUBJECT_DRAFT, SUBJECT_TEST_AUDIENCE, subjectTestAudience } from '../helpers/experiments.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { until, waitFor } from '../helpers/processes.js';
 import { waitQueuesIdle } from '../helpers/queues-idle.js';
-import type { TestSmtp } from '../helpers/smtp-server.js';
 import { type WorkerChild, workerProcesses } from '../helpers/worker-processes.js';
 import { configEnv, mailKillOptions } from './mail-kill-harness.js';
 import { auth } from '../helpers/auth.js';
@@ -24,15 +23,9 @@ import { auth } from '../helpers/auth.js';
  * mails that wave only) one mail card, and the SMTP server got exactly one message for it, with its own variant's
  * subject, and the contact counts as exposed.
  */
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => {
   const base = mailKillOptions(smtp);
   return { env: { ...base.env, ...EXPERIMENT_ENV } };
-});
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
 });
 
 /** The experiment settings both the file's env and its worker processes run with: small draft batches, frequent passes. */
@@ -48,7 +41,10 @@ const AUDIENCE = SUBJECT_TEST_AUDIENCE;
 const subjectOf = (key: string) => (key === 'A' ? SUBJECT_DRAFT.subject : CHALLENGER);
 
 describe('kill -9 of the maintenance and sending workers while an experiment runs', () => {
-  it('assigns every contact once, drafts at most one mail each, and delivers each of the wave only its variant, once', async () => {
+  it('assigns every contact once, drafts at most one mail each, and delivers each of the wave only its variant, once', async ({
+    env,
+    smtp,
+  }) => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant(['review:read', 'review:write'], 'Experiment Co');
     await setApproval(db, accountId, 'email', false);

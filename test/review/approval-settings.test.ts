@@ -4,20 +4,16 @@ import { approvalMode, needsApproval, setApprovalMode } from '../../src/review/a
 import { planAutoResolve, raiseTrust } from '../../src/review/trust.service.js';
 import { adminCall } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { rows } from '../helpers/rows.js';
 
 // Approval settings per kind of work (src/review/approval-settings.ts): always ask, the trust ladder, or
 // ship; what the ladder and the agent's tools read, and the ladder's state in words.
 
-let env: TestEnv;
 it.override('options', { env: { TRUST_AUTO_RESOLVE_AFTER: '3', TRUST_AUTO_RESOLVE_DELAY_MS: String(10 * 60_000) } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 describe('approval settings', () => {
-  it('start on the trust ladder for every kind but spending, which always asks', async () => {
+  it('start on the trust ladder for every kind but spending, which always asks', async ({ env }) => {
     const { accountId } = await env.tenant();
     const view = await approvalSettingsView(env.deps.db, env.config, accountId);
     expect(view.map((s) => [s.kind, s.mode, s.ladder.state])).toEqual([
@@ -35,7 +31,7 @@ describe('approval settings', () => {
     );
   });
 
-  it('says when the ladder is trusted, and always_ask turns its deadline off while the count is kept', async () => {
+  it('says when the ladder is trusted, and always_ask turns its deadline off while the count is kept', async ({ env }) => {
     const { accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'email');
     const trusted = (await approvalSettingsView(env.deps.db, env.config, accountId))[0]!;
@@ -60,7 +56,7 @@ describe('approval settings', () => {
     expect(await planAutoResolve(env.deps.db, env.config, card)).not.toBeNull();
   });
 
-  it("sets a mode with the operator's `approval set`, audited, through the same rule as the dashboard", async () => {
+  it("sets a mode with the operator's `approval set`, audited, through the same rule as the dashboard", async ({ env }) => {
     const { accountId } = await env.tenant();
     const set = await adminCall(env, ['approval', 'set', '--account', accountId, '--kind', 'blog_post', '--mode', 'always_ask']);
     expect(set.out).toMatchObject({
@@ -80,7 +76,7 @@ describe('approval settings', () => {
     );
   });
 
-  it('refuses to let spending go without a person, naming the field', async () => {
+  it('refuses to let spending go without a person, naming the field', async ({ env }) => {
     const { accountId } = await env.tenant();
     for (const mode of ['ship', 'trust_ladder'] as const) {
       await expect(setApprovalMode(env.deps.db, accountId, 'spend', mode)).rejects.toMatchObject({

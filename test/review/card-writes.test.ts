@@ -9,50 +9,47 @@ import { until } from '../helpers/processes.js';
 
 /** How every card write announces itself in Redis (src/queue-version/card-writes.ts), and one process's page memory. */
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
-const keys = (accountId: string) => queueVersionKeys(keyspace(env.config.queuePrefix), accountId);
-const counter = async (accountId: string) => BigInt((await env.deps.redis.get(keys(accountId).counter)) ?? '0');
-const marks = (accountId: string) => env.deps.redis.zcard(keys(accountId).writing);
+const keys = (env: TestEnv, accountId: string) => queueVersionKeys(keyspace(env.config.queuePrefix), accountId);
+const counter = async (env: TestEnv, accountId: string) => BigInt((await env.deps.redis.get(keys(env, accountId).counter)) ?? '0');
+const marks = (env: TestEnv, accountId: string) => env.deps.redis.zcard(keys(env, accountId).writing);
 
 describe('card writes', () => {
-  it('bump the queue version twice around a write on the pool, and leave no mark behind', async () => {
+  it('bump the queue version twice around a write on the pool, and leave no mark behind', async ({ env }) => {
     const { accountId } = await env.tenant();
     await buildCard(env.deps.db, accountId, 'plain');
-    const before = await counter(accountId);
+    const before = await counter(env, accountId);
     await buildCard(env.deps.db, accountId, 'plain');
-    expect(await counter(accountId)).toBe(before + 2n);
-    expect(await marks(accountId)).toBe(0);
+    expect(await counter(env, accountId)).toBe(before + 2n);
+    expect(await marks(env, accountId)).toBe(0);
   });
 
-  it('in a transaction: marked in flight before the first statement, bumped once the transaction ends (commit or rollback)', async () => {
+  it('in a transaction: marked in flight before the first statement, bumped once the transaction ends (commit or rollback)', async ({
+    env,
+  }) => {
     const { accountId } = await env.tenant();
     await buildCard(env.deps.db, accountId, 'plain');
-    const start = await counter(accountId);
+    const start = await counter(env, accountId);
     let inside: [bigint, number] = [0n, 0];
     await env.deps.db.transaction(async (trx) => {
       await buildCard(trx, accountId, 'plain');
       // A nested transaction and a second card: still one mark, bumped after the outermost commit.
       await trx.transaction(async (inner) => buildCard(inner, accountId, 'plain'));
-      inside = [await counter(accountId), await marks(accountId)];
+      inside = [await counter(env, accountId), await marks(env, accountId)];
     });
     expect(inside).toEqual([start + 1n, 1]);
-    await until0(accountId);
-    expect(await counter(accountId)).toBe(start + 2n);
+    await until0(env, accountId);
+    expect(await counter(env, accountId)).toBe(start + 2n);
     await expect(
       env.deps.db.transaction(async (trx) => {
         await buildCard(trx, accountId, 'plain');
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
-    await until0(accountId);
-    expect(await counter(accountId)).toBe(start + 4n);
+    await until0(env, accountId);
+    expect(await counter(env, accountId)).toBe(start + 4n);
   });
 
-  it('fail loudly on a database handle nobody registered (tests, CHECK_RESPONSES): its write would go unannounced', async () => {
+  it('fail loudly on a database handle nobody registered (tests, CHECK_RESPONSES): its write would go unannounced', async ({ env }) => {
     const { accountId } = await env.tenant();
     const stray = createDb(env.config.databaseUrl, 1);
     try {
@@ -65,7 +62,7 @@ describe('card writes', () => {
 });
 
 /** Waits until the account has no write marked in flight (the post-bump follows the commit asynchronously). */
-const until0 = (accountId: string) => until(async () => (await marks(accountId)) === 0);
+const until0 = (env: TestEnv, accountId: string) => until(async () => (await marks(env, accountId)) === 0);
 
 describe("a process's review pages", () => {
   const v = (key: string, clean = true) => ({ key, clean });

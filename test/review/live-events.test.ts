@@ -7,11 +7,7 @@ import { wakeCard } from '../../src/review/timers.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
-let env: TestEnv;
 it.override('options', { env: { LIVE_STREAMS_PER_SESSION: '2', LIVE_STREAMS_PER_ACCOUNT: '3', LIVE_HEARTBEAT_MS: '200' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 /** A sink that keeps what the hub tells it. */
 function collector() {
@@ -42,7 +38,7 @@ async function until<T>(what: () => T | undefined | false, ms = 10_000): Promise
   }
 }
 
-const withHub = async (fn: (hub: LiveHub) => Promise<void>) => {
+const withHub = async (env: TestEnv, fn: (hub: LiveHub) => Promise<void>) => {
   const hub = createLiveHub(env.deps);
   try {
     await fn(hub);
@@ -52,9 +48,9 @@ const withHub = async (fn: (hub: LiveHub) => Promise<void>) => {
 };
 
 describe('the review queue live events', () => {
-  it('announces a filed card and a person’s decision with who acted, and a reconnect catches up from its last id', async () => {
+  it('announces a filed card and a person’s decision with who acted, and a reconnect catches up from its last id', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await withHub(async (hub) => {
+    await withHub(env, async (hub) => {
       const first = collector();
       const opened = await hub.open({ accountId, sessionId: 'ses1', lastEventId: null, sink: first.sink, sessionLive: async () => true });
       expect(opened.ok).toBe(true);
@@ -91,9 +87,9 @@ describe('the review queue live events', () => {
     });
   });
 
-  it('names the trust ladder, an approval setting and the timer as who acted', async () => {
+  it('names the trust ladder, an approval setting and the timer as who acted', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await withHub(async (hub) => {
+    await withHub(env, async (hub) => {
       const { seen, sink } = collector();
       await hub.open({ accountId, sessionId: 's', lastEventId: null, sink, sessionLive: async () => true });
       const repo = cardsRepository(env.deps.db);
@@ -125,9 +121,9 @@ describe('the review queue live events', () => {
     });
   });
 
-  it('tells a reader whose last id the backlog no longer holds to reload', async () => {
+  it('tells a reader whose last id the backlog no longer holds to reload', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await withHub(async (hub) => {
+    await withHub(env, async (hub) => {
       await buildCard(env.deps.db, accountId, 'plain');
       const { seen, sink } = collector();
       const opened = await hub.open({ accountId, sessionId: 's', lastEventId: '1-0', sink, sessionLive: async () => true });
@@ -137,9 +133,9 @@ describe('the review queue live events', () => {
     });
   });
 
-  it('caps open streams per session and per account, and ends a stream when its session ends', async () => {
+  it('caps open streams per session and per account, and ends a stream when its session ends', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await withHub(async (hub) => {
+    await withHub(env, async (hub) => {
       const open = (sessionId: string, live = async () => true) =>
         hub.open({ accountId, sessionId, lastEventId: null, sink: collector().sink, sessionLive: live });
       const a1 = await open('a');
@@ -165,9 +161,9 @@ describe('the review queue live events', () => {
     });
   });
 
-  it('publishes nothing for a card write whose transaction rolls back', async () => {
+  it('publishes nothing for a card write whose transaction rolls back', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await withHub(async (hub) => {
+    await withHub(env, async (hub) => {
       const { seen, sink } = collector();
       await hub.open({ accountId, sessionId: 's', lastEventId: null, sink, sessionLive: async () => true });
       await expect(

@@ -20,11 +20,6 @@ import { row } from '../helpers/rows.js';
 // Provider keys and DKIM private keys are sealed under keys given from outside the database
 // (SEALING_KEYS / SEALING_KEYS_FILE): a copy of the database, service_secrets included, opens none of them.
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 const dir = mkdtempSync(path.join(tmpdir(), 'sealing-keys-'));
 const k1 = `k1:${randomBytes(32).toString('base64')}`;
 const k2 = `k2:${randomBytes(32).toString('base64url')}`;
@@ -37,7 +32,7 @@ function keyed(...entries: string[]): Config {
 const withoutKeys = configWith({});
 
 /** Every sealed value and every service secret, as a dump of the database shows them. */
-async function dumped(): Promise<{ sealed: string[]; secrets: string[] }> {
+async function dumped(env: TestEnv): Promise<{ sealed: string[]; secrets: string[] }> {
   const sealed: string[] = [];
   for (const c of SEALED_COLUMNS) sealed.push(...(await sealedPage(env.deps.db, c, null, 10_000)).map((v) => v.sealed));
   return { sealed, secrets: (await env.deps.db('service_secrets').pluck('value')) as string[] };
@@ -61,7 +56,7 @@ function openWithDatabaseOnly(sealed: string, secrets: string[]): string | null 
   return null;
 }
 
-async function sealSome(config: Config, tag: string): Promise<{ accountId: string; domain: string }> {
+async function sealSome(env: TestEnv, config: Config, tag: string): Promise<{ accountId: string; domain: string }> {
   const { accountId } = await env.tenant();
   const input = { accountId, kind: 'network', transport: 'http', url: 'http://127.0.0.1:9', key: `provider-key-${tag}` };
   await connectProvider(env.deps.db, config.sealing, input, Date.now());
@@ -70,13 +65,15 @@ async function sealSome(config: Config, tag: string): Promise<{ accountId: strin
   return { accountId, domain };
 }
 
-const reseal = (config: Config) => runAdmin(['secrets', 'reseal'], { config, db: env.deps.db });
+const reseal = (env: TestEnv, config: Config) => runAdmin(['secrets', 'reseal'], { config, db: env.deps.db });
 
 describe('sealing keys from outside the database', () => {
-  it('seals under the key file: a dump of the database opens nothing (service_secrets, pg_dump); the key file opens it', async () => {
+  it('seals under the key file: a dump of the database opens nothing (service_secrets, pg_dump); the key file opens it', async ({
+    env,
+  }) => {
     const config = keyed(k1);
-    const { accountId } = await sealSome(config, 'dump');
-    const { sealed, secrets } = await dumped();
+    const { accountId } = await sealSome(env, config, 'dump');
+    const { sealed, secrets } = await dumped(env);
     const ours = sealed.filter((s) => s.startsWith('v2.k1.'));
     expect(ours.length).toBe(2);
     for (const s of ours) {
@@ -93,29 +90,31 @@ describe('sealing keys from outside the database', () => {
     expect(dump.stdout).not.toContain('PRIVATE KEY');
   });
 
-  it('rotates: k1, then k1,k2 (old values open), reseal moves all to k2 and drops the database key, then k2 alone opens all', async () => {
+  it('rotates: k1, then k1,k2 (old values open), reseal moves all to k2 and drops the database key, then k2 alone opens all', async ({
+    env,
+  }) => {
     // A value sealed before outside keys (the database's own key): a copy of the database opens it.
-    const legacy = await sealSome(withoutKeys, 'legacy');
-    const before = await dumped();
+    const legacy = await sealSome(env, withoutKeys, 'legacy');
+    const before = await dumped(env);
     const legacyValue = before.sealed.find((s) => s.startsWith('v1.'))!;
     expect(openWithDatabaseOnly(legacyValue, before.secrets)).not.toBeNull();
 
-    const first = await sealSome(keyed(k1), 'rotation');
+    const first = await sealSome(env, keyed(k1), 'rotation');
     const both = keyed(k1, k2);
     // Added k2: values under k1 and under the database key still open; new values are sealed under k2.
     expect((await openConnection(env.deps.db, both.sealing, first.accountId, 'network'))?.key).toBe('provider-key-rotation');
     expect((await openConnection(env.deps.db, both.sealing, legacy.accountId, 'network'))?.key).toBe('provider-key-legacy');
     expect(await seal(env.deps.db, both.sealing, 'x')).toMatch(/^v2\.k2\./);
 
-    const out = await reseal(both);
+    const out = await reseal(env, both);
     expect(out).toMatchObject({ key: 'k2', changedMeanwhile: 0, databaseKeyRemoved: true });
     expect(out.resealed as number).toBeGreaterThanOrEqual(4);
-    const after = await dumped();
+    const after = await dumped(env);
     expect(after.sealed.every((s) => s.startsWith('v2.k2.'))).toBe(true);
     expect(after.secrets.length).toBe(before.secrets.length - 1);
     for (const s of after.sealed) expect(openWithDatabaseOnly(s, after.secrets)).toBeNull();
     // A second run has nothing to do.
-    expect(await reseal(both)).toMatchObject({ resealed: 0, current: after.sealed.length, databaseKeyRemoved: false });
+    expect(await reseal(env, both)).toMatchObject({ resealed: 0, current: after.sealed.length, databaseKeyRemoved: false });
 
     // k1 removed from the file: everything still opens under k2 alone.
     const onlyK2 = keyed(k2);
@@ -126,8 +125,8 @@ describe('sealing keys from outside the database', () => {
     for (const s of after.sealed) await expect(unseal(env.deps.db, keyed(k1).sealing, s)).rejects.toThrow(/under key k2/);
   });
 
-  it('refuses to reseal without an outside key, and to seal under the database key in production', async () => {
-    await expect(reseal(withoutKeys)).rejects.toThrow(/secrets reseal needs SEALING_KEYS or SEALING_KEYS_FILE/);
+  it('refuses to reseal without an outside key, and to seal under the database key in production', async ({ env }) => {
+    await expect(reseal(env, withoutKeys)).rejects.toThrow(/secrets reseal needs SEALING_KEYS or SEALING_KEYS_FILE/);
     const production = configWith({ NODE_ENV: 'production' });
     await expect(seal(env.deps.db, production.sealing, 'x')).rejects.toThrow(/set SEALING_KEYS or SEALING_KEYS_FILE/);
     await expect(
@@ -160,7 +159,7 @@ describe('sealing keys from outside the database', () => {
 });
 
 describe('start-up in production', { timeout: 120_000 }, () => {
-  it('stops with one configuration line when only the database key exists, and goes on with a key file', async () => {
+  it('stops with one configuration line when only the database key exists, and goes on with a key file', async ({ env }) => {
     // DATABASE_URL on a closed port: a process that went on past the check says Postgres is not reachable.
     const base = { ...envFor(env.config), NODE_ENV: 'production', DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' };
     const refused = await runTs(['bin/start.ts', 'api'], base);

@@ -9,13 +9,10 @@ import { makeHook, postJson } from './helpers.js';
 // The dashboard's read of a hook's delivery log (src/webhooks/delivery-log.ts) and the hook verbs acting for
 // a person of one account: pages, the outcome filter, the bounded preview, and another account's hook unseen.
 
-let env: TestEnv;
 it.override('options', { env: { WEBHOOK_HOOK_PER_HOUR: '4', WEBHOOK_ACCOUNT_PER_HOUR: '1000' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const page = async (
+  env: TestEnv,
   accountId: string,
   hookId: string,
   o: { outcome?: 'accepted' | 'rate_limited' | 'worker_error'; cursor?: string; limit?: number },
@@ -37,7 +34,7 @@ const person = (accountId: string, route: string): Actor => ({
 });
 
 describe('delivery log pages', () => {
-  it('pages newest first with a signed cursor, filters by outcome, and cuts each body to the preview length', async () => {
+  it('pages newest first with a signed cursor, filters by outcome, and cuts each body to the preview length', async ({ env }) => {
     const { accountId } = await env.tenant();
     const { hookId, path } = await makeHook(env, accountId);
     const long = { text: 'x'.repeat(2000) };
@@ -45,7 +42,7 @@ describe('delivery log pages', () => {
     for (const body of [{ n: 1 }, { n: 2 }, { n: 3 }, long, { n: 5 }, { n: 6 }]) statuses.push((await postJson(env, path, body)).status);
     expect(statuses).toEqual([202, 202, 202, 202, 429, 429]);
 
-    const all = await page(accountId, hookId, {});
+    const all = await page(env, accountId, hookId, {});
     // Four accepted rows and one refusals row standing for both refused deliveries of that minute.
     expect(all.items.map((d) => d.outcome).sort()).toEqual(['accepted', 'accepted', 'accepted', 'accepted', 'rate_limited']);
     expect(all.nextCursor).toBeNull();
@@ -58,7 +55,7 @@ describe('delivery log pages', () => {
     const accepted: string[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 10; i++) {
-      const p = await page(accountId, hookId, { outcome: 'accepted', limit: 3, cursor });
+      const p = await page(env, accountId, hookId, { outcome: 'accepted', limit: 3, cursor });
       accepted.push(...p.items.map((d) => d.id));
       if (!p.nextCursor) break;
       cursor = p.nextCursor;
@@ -66,25 +63,25 @@ describe('delivery log pages', () => {
     expect(accepted).toEqual(all.items.filter((d) => d.outcome === 'accepted').map((d) => d.id));
     const times = all.items.map((d) => d.receivedAt);
     expect(times).toEqual([...times].sort((a, b) => b - a));
-    expect((await page(accountId, hookId, { outcome: 'worker_error' })).items).toEqual([]);
+    expect((await page(env, accountId, hookId, { outcome: 'worker_error' })).items).toEqual([]);
   });
 
-  it("refuses a cursor of another filter, and answers another account's hook as not found", async () => {
+  it("refuses a cursor of another filter, and answers another account's hook as not found", async ({ env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
     const { hookId, path } = await makeHook(env, a.accountId);
     for (const n of [1, 2]) await postJson(env, path, { n });
-    const first = await page(a.accountId, hookId, { limit: 1 });
+    const first = await page(env, a.accountId, hookId, { limit: 1 });
     expect(first.nextCursor).toEqual(expect.any(String));
-    await expect(page(a.accountId, hookId, { limit: 1, outcome: 'accepted', cursor: first.nextCursor! })).rejects.toMatchObject({
+    await expect(page(env, a.accountId, hookId, { limit: 1, outcome: 'accepted', cursor: first.nextCursor! })).rejects.toMatchObject({
       error: 'cursor is not valid',
     });
-    await expect(page(b.accountId, hookId, {})).rejects.toMatchObject({ status: 404 });
+    await expect(page(env, b.accountId, hookId, {})).rejects.toMatchObject({ status: 404 });
   });
 });
 
 describe('hook verbs for a person of one account', () => {
-  it('replays a delivery as a new one marked as the replay, audited as the person, and never across accounts', async () => {
+  it('replays a delivery as a new one marked as the replay, audited as the person, and never across accounts', async ({ env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
     const { hookId, path } = await makeHook(env, a.accountId);
@@ -99,7 +96,7 @@ describe('hook verbs for a person of one account', () => {
     ).rejects.toMatchObject({ status: 404 });
 
     const replayed = await replayDelivery(env.deps, deliveryId, { actor: person(a.accountId, 'replayHookDelivery'), hookId });
-    const log = await page(a.accountId, hookId, {});
+    const log = await page(env, a.accountId, hookId, {});
     expect(log.items[0]).toMatchObject({
       id: replayed.deliveryId,
       outcome: 'accepted',
@@ -110,7 +107,7 @@ describe('hook verbs for a person of one account', () => {
     expect(audit.find((e) => e.targetId === replayed.deliveryId)).toMatchObject({ route: 'replayHookDelivery', method: 'DASHBOARD' });
   });
 
-  it("leaves another account's hook untouched: disable and regenerate answer not found", async () => {
+  it("leaves another account's hook untouched: disable and regenerate answer not found", async ({ env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
     const { hookId, path } = await makeHook(env, a.accountId);
