@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { findApiMessage } from '../../src/agent/messages/agent.service.js';
+import { conversationOf, findApiMessage } from '../../src/agent/messages/agent.service.js';
 import { NotFound } from '../../src/errors.js';
 import { cardsFiledByTurn } from '../../src/review/queue.service.js';
 import { defineRoute, type RouteDef } from '../route-def.js';
@@ -11,8 +11,8 @@ const FiledCards = z.object({
 
 /**
  * The chat's one route of its own: the cards a message's turn filed, so the page links each to the review
- * desk. The message is found exactly as GET /api/v1/agent/messages/{requestId} finds it (this session's own,
- * else 404), and the cards come from the review area.
+ * desk. The message is found exactly as GET /api/v1/agent/messages/{requestId} finds it (the person's own
+ * conversation, else 404), and the cards come from the review area.
  */
 export const agentRoutes: RouteDef[] = [
   defineRoute({
@@ -26,8 +26,8 @@ export const agentRoutes: RouteDef[] = [
     params: RequestIdParams,
     responses: { 200: { description: 'The cards the turn filed', schema: FiledCards } },
   }).handle(async ({ params }, ctx) => {
-    const { accountId, tokenId } = ctx.principal;
-    const turn = await findApiMessage(ctx.deps.db, accountId, tokenId, params.requestId);
+    const { accountId } = ctx.principal;
+    const turn = await findApiMessage(ctx.deps.db, accountId, conversationOf(ctx.principal), params.requestId);
     if (!turn) throw new NotFound();
     return { body: { items: await cardsFiledByTurn(ctx.deps.db, accountId, turn.id) } };
   }),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getMessage, getStatus, getThread } from '../../src/agent/messages/agent.service.js';
+import { conversationOf, getMessage, getStatus, getThread } from '../../src/agent/messages/agent.service.js';
 import { refuseMessage, sendMessage } from '../../src/agent/messages/messages.service.js';
 import { sessionLive } from '../../src/people/sessions.service.js';
 import type { Principal } from '../../src/tokens/tokens.types.js';
@@ -23,13 +23,6 @@ import {
 export async function postMessageInvalid(error: AppError, body: unknown, ctx: RouteContext): Promise<AppError> {
   return refuseMessage(ctx.deps, { ...ctx.principal, tokenId: conversationOf(ctx.principal) }, error, body);
 }
-
-/**
- * Whose conversation a caller's turns belong to: a token's own (its id), or for a dashboard session the
- * person's, kept across their sessions (their id, `per_…`, which no token's id can equal). So a person's chat
- * outlives a sign-in, a colleague's dashboard turn is a 404 to everyone else, and no token's thread lists it.
- */
-export const conversationOf = (p: Principal): string => (p.via === 'session' && p.personId ? p.personId : p.tokenId);
 
 /** The agent. */
 export const agentRoutes: RouteDef[] = [

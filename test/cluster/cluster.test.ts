@@ -34,7 +34,8 @@ describe('on a Redis Cluster', () => {
   it('keeps every key of one account in one slot, and every queue key in the queue prefix slot', async ({ env }) => {
     const { accountId, token } = await env.tenant();
     // The API limiter's buckets and auth-guard epoch, a revocation mark, the hook limiter's windows, and the
-    // review queue's version (a card write bumps it around its commit; the limiter script reads it).
+    // review queue's version (a card write bumps it around its commit; the limiter script reads it), and the
+    // live stream's backlog of card events (the card write appends to it).
     await buildCard(env.deps.db, accountId, 'approval');
     expect((await env.api().get('/api/v1/me').set(auth(token))).status).toBe(200);
     const other = await mintToken(env.deps.db, env.config.tokenPrefix, { accountId, label: 'other', scopes: [] });
@@ -43,7 +44,7 @@ describe('on a Redis Cluster', () => {
     expect((await postJson(env, hook.path, { a: 1 })).status).toBe(202);
 
     const accountKeys = await keysWithSlots(env.deps.redis, `*${accountId}*`);
-    expect(accountKeys.map((k) => k.key.split(':')[1]).sort()).toEqual(['auth', 'auth', 'rl', 'rl', 'rv', 'whk', 'whk']);
+    expect(accountKeys.map((k) => k.key.split(':')[1]).sort()).toEqual(['auth', 'auth', 'live', 'rl', 'rl', 'rv', 'whk', 'whk']);
     expect(new Set(accountKeys.map((k) => k.slot)).size).toBe(1);
 
     const queueKeys = await keysWithSlots(env.deps.redis, `${env.config.queuePrefix}:*`);

@@ -69,6 +69,7 @@ describe('maintenance sweeps, one per area', () => {
       'maintenance-retention': { name: 'maintenance.retention', every: RETENTION_MS },
       'maintenance-experiments': { name: 'maintenance.experiments', every: SWEEP_MS },
       'maintenance-events': { name: 'maintenance.events', every: SWEEP_MS },
+      'maintenance-lead-imports': { name: 'maintenance.lead-imports', every: SWEEP_MS },
     });
     // Each sweep's runs carry its own name and retry policy, as Bull Board lists them.
     await waitFor(async () => {

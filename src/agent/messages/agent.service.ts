@@ -12,6 +12,7 @@ import { queueTurn } from '../core/drain.js';
 import { gateReplyWake, lockReplyGates, recordReplyWake, replyKeysOf } from '../replies/reply-wakes.js';
 import { turnStatements, type RecordAudit } from '../core/turn-statements.js';
 import { turnsRepository } from '../core/turns.repository.js';
+import type { Principal } from '../../tokens/tokens.types.js';
 
 export { isTerminal, messageView } from './message-view.js';
 
@@ -217,3 +218,11 @@ export async function getStatus(db: Db, accountId: string, modelCallsPerDay: num
   const s = await agentStateRepository(db).status(accountId, Date.now(), RUNNING_WINDOW_MS, waitingElsewhere);
   return { sandbox: s.running ? 'alive' : 'dead', ...s, modelCalls: await modelCallsStatus(db, accountId, modelCallsPerDay) };
 }
+
+/**
+ * Whose conversation a caller's turns belong to: a token's own (its id), or for a dashboard session the
+ * person's, kept across their sessions (their id, `per_…`, which no token's id can equal). So a person's chat
+ * outlives a sign-in, a colleague's dashboard turn is a 404 to everyone else, and no token's thread lists it.
+ */
+export const conversationOf = (p: Pick<Principal, 'via' | 'personId' | 'tokenId'>): string =>
+  p.via === 'session' && p.personId ? p.personId : p.tokenId;
