@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { conversationOf, getMessage, getStatus, getThread } from '../../src/agent/messages/agent.service.js';
 import { refuseMessage, sendMessage } from '../../src/agent/messages/messages.service.js';
 import { sessionLive } from '../../src/people/sessions.service.js';
-import type { Principal } from '../../src/tokens/tokens.types.js';
 import { NotFound, type AppError } from '../../src/errors.js';
 import { webhooksRepository } from '../../src/webhooks/webhooks.repository.js';
 import { defineRoute, type RouteContext, type RouteDef } from '../route-def.js';
