@@ -146,3 +146,23 @@ if ttl < 0 then
 end
 return {n, ttl}
 `;
+
+const FIXED_WINDOW_BLOCKED = `
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n < tonumber(ARGV[1]) then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then return 0 end
+return ttl
+`;
+
+/** Whole seconds (at least 1) of a time left in milliseconds, as `Retry-After` states it. */
+export const wholeSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Seconds until a fixed-window count (FIXED_WINDOW_COUNT's key) of `max` or more expires; 0 while it is under
+ * `max`. The Bull Board's wrong-login guard and the dashboard's sign-in guard read their counts with it.
+ */
+export async function fixedWindowBlockedFor(redis: Redis, key: string, max: number): Promise<number> {
+  const ms = Number(await redis.eval(FIXED_WINDOW_BLOCKED, 1, key, max));
+  return ms > 0 ? wholeSeconds(ms) : 0;
+}

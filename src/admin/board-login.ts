@@ -1,4 +1,4 @@
-import { FIXED_WINDOW_COUNT, keyspace, type Redis } from '../redis.js';
+import { FIXED_WINDOW_COUNT, fixedWindowBlockedFor, keyspace, type Redis, wholeSeconds } from '../redis.js';
 
 /**
  * Wrong Bull Board logins counted per address in Redis, so every API process sees the same count.
@@ -12,16 +12,6 @@ export interface BoardLoginGuard {
   failed(address: string): Promise<{ failures: number; windowLeft: number }>;
 }
 
-const CHECK = `
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n < tonumber(ARGV[1]) then return 0 end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then return 0 end
-return ttl
-`;
-
-const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
-
 export function boardLoginGuard(
   redis: Redis,
   queuePrefix: string,
@@ -30,12 +20,11 @@ export function boardLoginGuard(
   const key = (address: string) => `${keyspace(queuePrefix)}:board-login:${address}`;
   return {
     async blockedFor(address) {
-      const ms = Number(await redis.eval(CHECK, 1, key(address), limits.maxFailures));
-      return ms > 0 ? seconds(ms) : 0;
+      return fixedWindowBlockedFor(redis, key(address), limits.maxFailures);
     },
     async failed(address) {
       const [failures, ttl] = (await redis.eval(FIXED_WINDOW_COUNT, 1, key(address), limits.windowSeconds * 1000)) as [number, number];
-      return { failures: Number(failures), windowLeft: seconds(Number(ttl)) };
+      return { failures: Number(failures), windowLeft: wholeSeconds(Number(ttl)) };
     },
   };
 }

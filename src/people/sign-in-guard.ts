@@ -1,4 +1,4 @@
-import { FIXED_WINDOW_COUNT, keyspace, type Redis } from '../redis.js';
+import { FIXED_WINDOW_COUNT, fixedWindowBlockedFor, keyspace, type Redis } from '../redis.js';
 import { secretHash } from './secrets.js';
 
 /**
@@ -13,30 +13,18 @@ export interface SignInLimits {
   windowSeconds: number;
 }
 
-const CHECK = `
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n < tonumber(ARGV[1]) then return 0 end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then return 0 end
-return ttl
-`;
-
-const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
-
 export function signInGuard(redis: Redis, queuePrefix: string, limits: SignInLimits, kind = 'signin') {
   const base = `${keyspace(queuePrefix)}:dashboard-${kind}`;
   const addressKey = (email: string) => `${base}:a:${secretHash(email)}`;
   const networkKey = (network: string) => `${base}:n:${network}`;
-  const blocked = async (key: string, max: number) => Number(await redis.eval(CHECK, 1, key, max));
   return {
     /** Seconds until this address from this network may try again (0: not blocked). */
     async blockedFor(email: string, network: string): Promise<number> {
       const [a, n] = await Promise.all([
-        blocked(addressKey(email), limits.addressFailures),
-        blocked(networkKey(network), limits.networkFailures),
+        fixedWindowBlockedFor(redis, addressKey(email), limits.addressFailures),
+        fixedWindowBlockedFor(redis, networkKey(network), limits.networkFailures),
       ]);
-      const ms = Math.max(a, n);
-      return ms > 0 ? seconds(ms) : 0;
+      return Math.max(a, n);
     },
     /** Counts one failure against the address and the network. */
     async failed(email: string, network: string): Promise<void> {
