@@ -1,5 +1,5 @@
 import { afterAll, describe, expect } from 'vitest';
-import { axeViolations, type Browser, launchChromium, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import { axeViolations, type Browser, launchChromium, screenshot, serveApp, signedInPage } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { completion, llmEnv, type startFakeLlm } from '../helpers/fake-llm.js';
 import { agentOptions, it, type TestEnv } from '../helpers/fixture.js';
@@ -53,15 +53,8 @@ describe('the agent chat in headless Chromium', () => {
       () => ({ body: completion('Drafted an intro to Kim; it is on your review desk.') }),
     );
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const watch = watchPage(page, (status, url) => status === 401 && url.endsWith('/dashboard/api/session'));
+    const { context, page, watch } = await signedInPage(browser, served.base, ana);
     try {
-      await page.goto(`${served.base}/dashboard/sign-in`);
-      await page.getByLabel('Email').fill(ana.email);
-      await page.getByLabel('Password').fill(ana.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
       await page.getByRole('navigation').getByRole('link', { name: 'Agent' }).click();
       await page.getByRole('heading', { name: 'Agent', level: 1 }).waitFor();
       await page.getByText('No messages yet.').waitFor();

@@ -1,5 +1,14 @@
 import { afterAll, describe, expect } from 'vitest';
-import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import {
+  axeViolations,
+  type Browser,
+  launchChromium,
+  type Page,
+  screenshot,
+  serveApp,
+  signedInPage,
+  type watchPage,
+} from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -26,17 +35,7 @@ afterAll(async () => {
   await served?.close();
 });
 
-async function signedInPage(expected: number[] = []) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const watch = watchPage(page, (status, url) => (status === 401 && url.endsWith('/dashboard/api/session')) || expected.includes(status));
-  await page.goto(`${served.base}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(ana.email);
-  await page.getByLabel('Password').fill(ana.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
-  return { context, page, watch };
-}
+const signedInAsAna = (expected: number[] = []) => signedInPage(browser, served.base, ana, { expected });
 
 async function check(page: Page, shot: string) {
   const violations = await axeViolations(page);
@@ -58,7 +57,7 @@ describe('leads in headless Chromium', () => {
       status: 'replied',
       contacts: [{ email: 'dana@northwind.test' }],
     });
-    const { context, page, watch } = await signedInPage();
+    const { context, page, watch } = await signedInAsAna();
     try {
       await page.getByRole('navigation').getByRole('link', { name: 'Leads' }).click();
       await page.getByRole('heading', { name: 'Leads', level: 1 }).waitFor();
@@ -101,7 +100,7 @@ describe('leads in headless Chromium', () => {
       'lee@initech.test,Lee Wu,initech.test',
       'kim@globex.test,Kim Park,globex.test',
     ].join('\n');
-    const { context, page, watch } = await signedInPage();
+    const { context, page, watch } = await signedInAsAna();
     try {
       await page.goto(`${served.base}/dashboard/leads/import`);
       await page.getByRole('heading', { name: 'Import leads', level: 1 }).waitFor();
@@ -125,7 +124,7 @@ describe('leads in headless Chromium', () => {
   });
 
   it('adds to the block list and lists it, saying what could not be read', { timeout: 90_000 }, async () => {
-    const { context, page, watch } = await signedInPage();
+    const { context, page, watch } = await signedInAsAna();
     try {
       await page.goto(`${served.base}/dashboard/leads/blocklist`);
       await page.getByRole('heading', { name: 'Block list', level: 1 }).waitFor();

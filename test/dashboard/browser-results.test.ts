@@ -1,5 +1,5 @@
 import { afterAll, describe, expect } from 'vitest';
-import { axeViolations, type Browser, launchChromium, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import { axeViolations, type Browser, launchChromium, screenshot, serveApp, signedInPage } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -34,19 +34,12 @@ describe('the scoreboard in headless Chromium', () => {
     );
     expect(channels.length).toBeGreaterThan(0);
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const watch = watchPage(page, (status, url) => status === 401 && url.endsWith('/dashboard/api/session'));
+    const { context, page, watch } = await signedInPage(browser, served.base, ana);
     const asked: string[] = [];
     page.on('request', (r) => {
       if (r.url().includes('/dashboard/api/v1/results')) asked.push(r.url());
     });
     try {
-      await page.goto(`${served.base}/dashboard/sign-in`);
-      await page.getByLabel('Email').fill(ana.email);
-      await page.getByLabel('Password').fill(ana.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
       await page.getByRole('navigation').getByRole('link', { name: 'Results' }).click();
       await page.getByRole('heading', { name: 'Results', level: 1 }).waitFor();
       await page.locator('article.channel').first().waitFor();

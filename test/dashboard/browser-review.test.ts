@@ -1,5 +1,14 @@
 import { afterAll, describe, expect } from 'vitest';
-import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import {
+  axeViolations,
+  type Browser,
+  launchChromium,
+  type Page,
+  screenshot,
+  serveApp,
+  signedInPage,
+  type watchPage,
+} from '../helpers/browser.js';
 import { PASSWORD, type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -43,14 +52,7 @@ async function until<T>(what: () => T | undefined | null | false, ms = 15_000): 
 
 /** A browser signed in through the sign-in page as `who`, then on the review desk with its live stream open. */
 async function deskFor(who: { email: string; password: string }, expected: number[] = []) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const watch = watchPage(page, (status, url) => (status === 401 && url.endsWith('/dashboard/api/session')) || expected.includes(status));
-  await page.goto(`${served.base}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(who.email);
-  await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
+  const { context, page, watch } = await signedInPage(browser, served.base, who, { expected });
   await page.getByRole('navigation').getByRole('link', { name: 'Review' }).click();
   await page.getByRole('heading', { name: 'Review', level: 1 }).waitFor();
   await page.getByText('Live: new cards appear as they are filed.').waitFor();

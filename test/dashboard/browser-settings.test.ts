@@ -1,7 +1,16 @@
 import { afterAll, describe, expect } from 'vitest';
 import { OWNER_ONLY } from '../../api/middleware/session.js';
 import { auth } from '../helpers/auth.js';
-import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import {
+  axeViolations,
+  type Browser,
+  launchChromium,
+  type Page,
+  screenshot,
+  serveApp,
+  signedInPage,
+  type watchPage,
+} from '../helpers/browser.js';
 import { PASSWORD, type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -36,17 +45,8 @@ async function checkPage(page: Page, shot: string | null) {
 }
 
 /** A browser signed in as `who` through the sign-in page (`width` 390 is a phone's); `expected`: statuses the flow causes. */
-async function signedInPage(who: { email: string; password: string }, width = 1280, expected: number[] = []) {
-  const context = await browser.newContext({ viewport: { width, height: 800 } });
-  const page = await context.newPage();
-  const watch = watchPage(page, (status, url) => (status === 401 && url.endsWith('/dashboard/api/session')) || expected.includes(status));
-  await page.goto(`${served.base}/dashboard/sign-in`);
-  await page.getByLabel('Email').fill(who.email);
-  await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
-  return { context, page, watch };
-}
+const signedInPageAs = (who: { email: string; password: string }, width = 1280, expected: number[] = []) =>
+  signedInPage(browser, served.base, who, { width, height: 800, expected });
 
 async function open(page: Page, name: string, heading: string) {
   await page.getByRole('navigation').getByRole('link', { name }).click();
@@ -62,7 +62,7 @@ describe('the dashboard in headless Chromium: settings', () => {
   it('mints a token in the page (shown once, with each scope described) that /api/v1/me answers to, lists it and revokes it', {
     timeout: 90_000,
   }, async () => {
-    const { context, page, watch } = await signedInPage(owner);
+    const { context, page, watch } = await signedInPageAs(owner);
     try {
       await open(page, 'API tokens', 'API tokens');
       await page.getByText('see what is waiting for approval').waitFor();
@@ -95,7 +95,7 @@ describe('the dashboard in headless Chromium: settings', () => {
     timeout: 90_000,
   }, async () => {
     // The 400: a label the server refuses, on purpose.
-    const { context, page, watch } = await signedInPage(owner, 1280, [400]);
+    const { context, page, watch } = await signedInPageAs(owner, 1280, [400]);
     try {
       await open(page, 'Webhooks', 'Webhooks');
       await page.getByLabel('Label', { exact: true }).fill('Not A Label!');
@@ -148,7 +148,7 @@ describe('the dashboard in headless Chromium: settings', () => {
   it('people, mail and approvals for an owner: invite, the DKIM and inbound addresses to copy, a mode changed', {
     timeout: 90_000,
   }, async () => {
-    const { context, page, watch } = await signedInPage(owner);
+    const { context, page, watch } = await signedInPageAs(owner);
     try {
       await open(page, 'People', 'People');
       await page.getByLabel('Email').fill('cy@acme.example');
@@ -177,7 +177,7 @@ describe('the dashboard in headless Chromium: settings', () => {
 
   it('shows a member no owner’s control, and the server answers their owner-only requests 403', { timeout: 90_000 }, async () => {
     const member = await signedIn(env, { role: 'member', accountId: owner.accountId, name: 'Bo Chen', email: 'bo@acme.example' });
-    const { context, page, watch } = await signedInPage({ email: member.email, password: PASSWORD });
+    const { context, page, watch } = await signedInPageAs({ email: member.email, password: PASSWORD });
     try {
       const nav = page.getByRole('navigation');
       expect(await nav.getByRole('link', { name: 'Webhooks' }).count()).toBe(0);
@@ -218,7 +218,7 @@ describe('the dashboard in headless Chromium: settings', () => {
   });
 
   it('folds the navigation under a Menu button on a phone’s width, reachable by keyboard', { timeout: 60_000 }, async () => {
-    const { context, page, watch } = await signedInPage(owner, 390);
+    const { context, page, watch } = await signedInPageAs(owner, 390);
     try {
       const nav = page.getByRole('navigation');
       expect(await nav.isVisible()).toBe(false);

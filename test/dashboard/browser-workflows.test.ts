@@ -3,7 +3,7 @@ import { RunsResponse, WorkflowsResponse } from '../../api/routes/workflows.sche
 import { fireRun } from '../../src/workflows/runs.service.js';
 import { resolveSchedule, upcomingRuns } from '../../src/workflows/schedule.js';
 import { startPools, type Pools } from '../../workers/main.js';
-import { axeViolations, type Browser, launchChromium, screenshot, serveApp, watchPage } from '../helpers/browser.js';
+import { axeViolations, type Browser, launchChromium, screenshot, serveApp, signedInPage } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 
@@ -53,15 +53,8 @@ describe('the workflows page in headless Chromium', () => {
     const blank = await ana.request('get', '/dashboard/api/workflows/schedule-preview?text=%20').expect(400);
     expect(blank.body.error).toMatch(/text/);
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const watch = watchPage(page, (status, url) => status === 401 && url.endsWith('/dashboard/api/session'));
+    const { context, page, watch } = await signedInPage(browser, served.base, ana);
     try {
-      await page.goto(`${served.base}/dashboard/sign-in`);
-      await page.getByLabel('Email').fill(ana.email);
-      await page.getByLabel('Password').fill(ana.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
       await page.getByRole('navigation').getByRole('link', { name: 'Workflows' }).click();
       await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
       await page.getByText('No workflows yet.').waitFor();

@@ -62,6 +62,28 @@ export function watchPage(page: Page, allowStatus: (status: number, url: string)
   return { hosts, failures };
 }
 
+/**
+ * A new browser context signed in through the dashboard's sign-in page as `who`, on the page it lands on
+ * (Profile & security), with its page watched (watchPage): the session probe's 401 before sign-in is
+ * expected, and so is every status in `expected`. `width` 390 is a phone's.
+ */
+export async function signedInPage(
+  browser: Browser,
+  base: string,
+  who: { email: string; password: string },
+  { width = 1280, height = 900, expected = [] as number[] } = {},
+) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  const watch = watchPage(page, (status, url) => (status === 401 && url.endsWith('/dashboard/api/session')) || expected.includes(status));
+  await page.goto(`${base}/dashboard/sign-in`);
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Profile & security' }).waitFor();
+  return { context, page, watch };
+}
+
 const AXE = readFileSync(path.join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 export interface AxeViolation {
