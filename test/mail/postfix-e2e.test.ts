@@ -14,9 +14,9 @@ import {
   POSTFIX_HOSTNAME,
   sendingThrough,
   swaks,
-  withPostfix,
   type Postfix,
 } from '../helpers/postfix.js';
+import { withPostfix } from '../helpers/postfix-fixture.js';
 import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { until } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
-import { INBOUND_DOMAIN, MAILBOX_DOMAIN, sendingThrough, swaks, withPostfix, type Postfix } from '../helpers/postfix.js';
+import { INBOUND_DOMAIN, MAILBOX_DOMAIN, sendingThrough, swaks, type Postfix } from '../helpers/postfix.js';
+import { withPostfix } from '../helpers/postfix-fixture.js';
 import { until } from '../helpers/processes.js';
 
 /**
