@@ -16,6 +16,10 @@ const words = (key: string) =>
     .replace(/_/g, ' ')
     .replace(/^./, (c) => c.toUpperCase());
 
+/** A channel's name as people write it: the initialisms in capitals (SEO, AEO), the rest in words. */
+const CHANNEL_NAMES: Record<string, string> = { seo: 'SEO', aeo: 'AEO' };
+const channelName = (key: string) => CHANNEL_NAMES[key] ?? words(key);
+
 /** The figures of a section's data: numbers and short strings, one level of nesting named "outer: inner". */
 function figures(data: Record<string, unknown>, prefix = ''): { name: string; value: string }[] {
   const out: { name: string; value: string }[] = [];
@@ -79,7 +83,7 @@ export function Results() {
       <div className="scoreboard">
         {sections.map(([name, s]) => (
           <article key={name} className="card channel" aria-labelledby={`${id}-${name}`}>
-            <h2 id={`${id}-${name}`}>{words(name)}</h2>
+            <h2 id={`${id}-${name}`}>{channelName(name)}</h2>
             {s.available ? (
               <dl className="card-facts">
                 {figures(s.data).map((f) => (
