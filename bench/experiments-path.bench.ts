@@ -16,8 +16,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { withRoom } from '../src/agent/experiments/experiments.service.js';
-import { type PassConfig, paceExperiment } from '../src/agent/experiments/pacing.js';
+import { withRoom } from '../src/experiments/experiments.service.js';
+import { type PassConfig, paceExperiment } from '../src/experiments/pacing.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { experimentsRepository } from '../src/experiments/experiments.repository.js';
