@@ -106,7 +106,7 @@ interface Row {
 const DAY = 24 * 60 * 60 * 1000;
 
 /**
- * The counts of the ad experiments in `list` (others are left out), per variant in plan order, in one statement:
+ * The counts of the ad experiments `ads` (the kind's `counts`), per variant in plan order, in one statement, into `out`:
  * `exposures` and `sent` every impression the platform reported for the experiment's ad test, `outcomes` its clicks
  * (click_rate) or conversions (conversion_rate). `pending` is 1 while impressions may still come: until the ad test
  * is filed, while its card waits, and while it runs; 0 once its card was dismissed (or settled unsent), or its
