@@ -1,6 +1,6 @@
 import { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { isInfraError } from '../src/errors.js';
-import { readerClicked } from '../src/experiments/post-title.js';
+import { readerClicked } from '../src/experiments/variants/post-title-readers.js';
 import { followLink, type LinkDeps } from '../src/measurement/link-visits.service.js';
 import { htmlPage } from './html-page.js';
 import type { AppDeps } from './route-def.js';

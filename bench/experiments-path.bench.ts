@@ -1,6 +1,6 @@
 /**
  * Whole experiments through the service's own path, against a stand-in audience with known true reply rates, paced
- * as the maintenance pass paces them (src/agent/experiments/pacing.ts): each experiment is stored and started as the
+ * as the maintenance pass paces them (src/experiments/pacing.ts): each experiment is stored and started as the
  * service does (every contact's variant recorded); paceExperiment, the pass's own step, with the default settings
  * and a real reply window compressed in time (BENCH_EXPERIMENT_REPLY_WINDOW_MS, default 1,000 ms for three days),
  * drafts each wave's mail cards (the next look's sample, by draftExperimentMail) and takes the wave's look once its
@@ -16,8 +16,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createAccount } from '../src/accounts/accounts.service.js';
-import { withRoom } from '../src/agent/experiments/experiments.service.js';
-import { type PassConfig, paceExperiment } from '../src/agent/experiments/pacing.js';
+import { withRoom } from '../src/experiments/experiments.service.js';
+import { type PassConfig, paceExperiment } from '../src/experiments/pacing.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { ensureDatabase, migrate } from '../src/db.js';
 import { experimentsRepository } from '../src/experiments/experiments.repository.js';

@@ -1,5 +1,5 @@
 import { AGENT_TURNS_SQL } from '../src/agent/core/doors.js';
-import { withAdoptedDefaults } from '../src/agent/experiments/adopted-defaults.js';
+import { withAdoptedDefaults } from '../src/experiments/adopted-defaults.js';
 import { EXPERIMENT_TOOLS } from '../src/agent/experiments/tools.js';
 import { AGENT_TOOLS } from '../src/agent/tools/catalog.js';
 import { type AgentDoors, toolRegistry } from '../src/agent/tools/tool.js';

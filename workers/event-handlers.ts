@@ -1,4 +1,4 @@
-import { registerExperimentFollowUps } from '../src/agent/experiments/follow-ups.js';
+import { registerExperimentFollowUps } from '../src/experiments/follow-ups.js';
 import { EventHandlers } from '../src/events/event-map.js';
 import { registerWorkflowFollowUps } from '../src/workflows/card-decisions.js';
 

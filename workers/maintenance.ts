@@ -1,4 +1,4 @@
-import { runExperiments } from '../src/agent/experiments/pacing.js';
+import { runExperiments } from '../src/experiments/pacing.js';
 import { sweepAgent } from '../src/agent/turns/maintenance.service.js';
 import { sweepEvents } from '../src/events/outbox.js';
 import { maintenanceQueue } from '../src/jobs/maintenance.js';

@@ -1,6 +1,6 @@
 import { atomFeed, sitemap } from '../../src/content/feed.js';
 import { readerPostResponse } from '../../src/content/post-title.js';
-import { readerTitle } from '../../src/experiments/post-title.js';
+import { readerTitle } from '../../src/experiments/variants/post-title-readers.js';
 import { etagOf, listPosts, matchesEtag, postResponse } from '../../src/content/posts.service.js';
 import { listenUrl } from '../../src/db.js';
 import { z } from 'zod';

@@ -1,9 +1,10 @@
 /**
  * A post read for one reader (`GET /content/posts/{slug}?reader=…`; docs/decisions/content-and-measurement.md, "A
- * reader's post"): while a post-title experiment runs on the post (the handed `readerTitle`, src/experiments/post-title.ts), the reader's
- * variant is the title, its assignment written at its first read, and each tracked link in the html carries the
- * reader's token (`?x=`) so a click through it counts for that reader. Otherwise (no experiment running, its planned
- * sample reached for the reader's variant) the post as everyone sees it, from postResponse, nothing written.
+ * reader's post"): while a post-title experiment runs on the post (the handed `readerTitle`,
+ * src/experiments/variants/post-title-readers.ts), the reader's variant is the title, its assignment written at its
+ * first read, and each tracked link in the html carries the reader's token (`?x=`) so a click through it counts for
+ * that reader. Otherwise (no experiment running, its planned sample reached for the reader's variant) the post as
+ * everyone sees it, from postResponse, nothing written.
  */
 import type { Db } from '../db.js';
 import { NotFound } from '../errors.js';
@@ -27,7 +28,7 @@ export interface ReaderPost extends CachedPost {
 /**
  * The reader's title and token while a post-title experiment runs on the post (its assignment written at the first
  * read; `contact` is asked only then), or null: the post as everyone sees it. Handed in by the process
- * (src/experiments/post-title.ts `readerTitle`): content serves posts and knows no experiment.
+ * (src/experiments/variants/post-title-readers.ts `readerTitle`): content serves posts and knows no experiment.
  */
 export type ReaderTitle = (
   db: Db,

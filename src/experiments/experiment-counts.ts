@@ -1,39 +1,17 @@
 /**
  * An experiment's counts per variant (the statement `/results` and the looks read): matured exposures and their
- * outcomes from `experiment_assignments`, an ad experiment's from the ad platform's reports (ad-variant.ts).
+ * outcomes from `experiment_assignments`, then each kind's own counts over them (variants/registry.ts: an ad
+ * experiment's from the ad platform's reports, a post's readers still to come).
  */
+import { DEFAULT_REPLY_WINDOW_SECONDS } from '../config/experiments.js';
 import type { Queryable } from '../db.js';
 import { CONVERSIONS_SQL, VISITS_SQL } from '../measurement/measurement.repository.js';
 import { CARD_STATES_SQL } from '../review/cards/doors.js';
-import { adCountsOf } from './ad-variant.js';
 import type { Metric, VariantCounts } from '../statistics/plan.js';
-import { postPending } from './post-title.js';
-import { judgedAfterMs, type SequenceParts } from './sequence-wait.js';
-import { DEFAULT_REPLY_WINDOW_SECONDS } from '../config/experiments.js';
+import type { Counted, ExperimentCounts } from './experiment.js';
+import { judgedAfterMs, VARIANT_KINDS } from './variants/registry.js';
 
-/** What the counts read of an experiment. */
-export interface Counted {
-  id: string;
-  thing: string;
-  draft: Partial<SequenceParts>;
-  plan: { metric: Metric; variants: readonly { value: string }[]; plannedPerVariant?: number; outcomeWindowMs?: number };
-}
-
-/** An experiment's counts now: matured exposures and outcomes, all mail sent (per variant), and assignments still to come. */
-export interface ExperimentCounts {
-  counts: VariantCounts[];
-  sent: number[];
-  pending: number;
-  /**
-   * Per variant, assignments that will never be exposed: mail dismissed unsent, or left out (blocked, refused, sent
-   * outside its window). The ratio check reads what is left (kept) where exposures come at each variant's own pace.
-   */
-  lost?: number[];
-  /** Assignments whose mail a person dismissed unsent: an end they bring about is a person's stop. */
-  dismissed?: number;
-  /** Per variant, every assignment (the planned split's draw). */
-  assigned?: number[];
-}
+export type { Counted, ExperimentCounts } from './experiment.js';
 
 interface CountRow {
   experiment_id: string;
@@ -121,8 +99,10 @@ export async function countExperiments(
       dismissed: mine.reduce((s, r) => s + r.dismissed, 0),
     });
   }
-  for (const [id, c] of await adCountsOf(q, accountId, list, maturedBy)) out.set(id, c);
-  await postPending(q, accountId, list, out);
+  for (const kind of Object.values(VARIANT_KINDS)) {
+    const mine = list.filter((e) => e.thing === kind.thing);
+    if (kind.counts && mine.length) await kind.counts(q, accountId, mine, maturedBy, out);
+  }
   return out;
 }
 

@@ -7,7 +7,7 @@ import { experimentsRepository } from './experiments.repository.js';
  * `experiment`: starting an experiment the agent proposed (its card, approved by a person, the trust ladder or the
  * account's setting like any other kind of work). Shipping it records every audience member's variant in our own
  * database (experiments.repository.ts `start`), before any of its mail is drafted; the mail itself is email work and
- * waits under the email approval settings (src/agent/experiments/experiments.service.ts drafts it). Starting twice changes nothing.
+ * waits under the email approval settings (experiments.service.ts drafts it). Starting twice changes nothing.
  * The channel registry knows the kind but not this adapter: the composition roots register it (`registerAdapter`).
  */
 export const experimentAdapter = (_config: Config, db: Db): ChannelAdapter => ({

@@ -118,7 +118,7 @@ export interface Followed {
 /**
  * Records a reader's click through a post's link that carried the reader's token (`?x=`), once; false when the token
  * names no reader of a running experiment on the post. Handed in by the process (the post-title experiment's
- * `readerClicked`, src/experiments/post-title.ts): measurement counts visits and knows no experiment.
+ * `readerClicked`, src/experiments/variants/post-title-readers.ts): measurement counts visits and knows no experiment.
  */
 export type ReaderClicked = (db: Db, accountId: string, postId: string, token: string, visitId: string, at: number) => Promise<boolean>;
 

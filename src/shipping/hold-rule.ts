@@ -1,8 +1,8 @@
 /**
  * The rule shipping asks before a card's work goes out: whether it must wait, and until when. Shipping is handed it
  * through its deps by the composition roots (the API's app, the worker pools, the test helpers that build either);
- * the one rule today is the experiments' send window (src/experiments/send-window-rule.ts). Shipping knows no
- * experiment: it holds what the rule says and ships what it does not.
+ * the one rule today is the experiments' send window (src/experiments/variants/send-window.ts `sendWindowHold`).
+ * Shipping knows no experiment: it holds what the rule says and ships what it does not.
  */
 import type { Trx } from '../db.js';
 import type { Card } from '../review/cards/card.js';
@@ -21,7 +21,7 @@ export type HoldRule = (card: Card, now: number) => Promise<Hold | null>;
 
 /**
  * Called in the settling transaction when a card's work went out at `at` (the experiments count the exposure of an
- * experiment's mail: src/experiments/window-exposure.ts).
+ * experiment's mail: src/experiments/variants/send-window.ts `exposeExperimentMail`).
  */
 export type OnSent = (trx: Trx, accountId: string, card: Card, at: number) => Promise<void>;
 

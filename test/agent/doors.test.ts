@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { withAdoptedDefaults } from '../../src/agent/experiments/adopted-defaults.js';
+import { withAdoptedDefaults } from '../../src/experiments/adopted-defaults.js';
 import { AGENT_TOOLS } from '../../src/agent/tools/catalog.js';
 import { executeTool, type ToolContext, toolRegistry } from '../../src/agent/tools/tool.js';
 import { insertWorkflow } from '../../src/workflows/workflows.service.js';

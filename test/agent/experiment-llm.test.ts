@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect } from 'vitest';
 import { unbackedClaim, claimIn } from '../../src/agent/tools/claims.js';
-import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { draftExperimentMail, lookAtExperiment } from '../../src/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { storeInbound } from '../../src/inbound/intake.service.js';
 import { buildLead } from '../helpers/factories.js';

@@ -1,10 +1,10 @@
 import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { draftExperimentMail, lookAtExperiment } from '../../src/experiments/experiments.service.js';
 import { executeTool } from '../../src/agent/tools/tool.js';
 import { setSpendCap } from '../../src/channels/spend-cap.js';
-import { adTestCardId } from '../../src/experiments/ad-variant.js';
+import { adTestCardId } from '../../src/experiments/variants/ad.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { pollProviderEvents } from '../../src/inbound/network-replies.service.js';
 import { setApproval } from '../../src/review/approval.service.js';

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest';
-import { type PassConfig, runExperiments } from '../../src/agent/experiments/pacing.js';
+import { type PassConfig, runExperiments } from '../../src/experiments/pacing.js';
 import { createAccount } from '../../src/accounts/accounts.service.js';
 import { type Experiment, experimentsRepository } from '../../src/experiments/experiments.repository.js';
-import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
+import { exposeExperimentMail } from '../../src/experiments/variants/send-window.js';
 import { newId } from '../../src/ids.js';
 import { planExperiment } from '../../src/statistics/plan.js';
 import { it, type TestEnv } from '../helpers/fixture.js';

@@ -1,15 +1,22 @@
 import { describe, expect } from 'vitest';
 import { SendResponse } from '../../api/routes/review.schemas.js';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { withAdoptedDefaults } from '../../src/agent/experiments/adopted-defaults.js';
+import { withAdoptedDefaults } from '../../src/experiments/adopted-defaults.js';
 import { PROPOSE_EXPERIMENT_ARGS, proposeExperiment as proposeTool } from '../../src/agent/experiments/propose-experiment.js';
 import { agentDoors } from '../../workers/agent-turns.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/experiments/experiments.service.js';
 import { fileWork } from '../../src/agent/tools/file-work.js';
 import { emailAdapter } from '../../src/channels/email.adapter.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
-import { checkWindows, hhmm, minuteOfDay, nextOpening, parseWindow, type SendWindow } from '../../src/experiments/send-window.js';
-import { exposeSent } from '../../src/experiments/window-exposure.js';
+import {
+  checkWindows,
+  exposeSent,
+  hhmm,
+  minuteOfDay,
+  nextOpening,
+  parseWindow,
+  type SendWindow,
+} from '../../src/experiments/variants/send-window.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { autoResolve } from '../../src/shipping/after-approval.js';

@@ -1,7 +1,7 @@
 import { agentDoors } from '../../workers/agent-turns.js';
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/experiments/experiments.service.js';
 import { executeTool } from '../../src/agent/tools/tool.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';

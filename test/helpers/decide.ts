@@ -6,8 +6,7 @@
  */
 import { loadConfig } from '../../src/config.js';
 import { createDeps } from '../../src/deps.js';
-import { sendWindowHold } from '../../src/experiments/send-window-rule.js';
-import { exposeExperimentMail } from '../../src/experiments/window-exposure.js';
+import { exposeExperimentMail, sendWindowHold } from '../../src/experiments/variants/send-window.js';
 import { experimentAdapter } from '../../src/experiments/experiment.adapter.js';
 import { registerAdapter } from '../../src/channels/registry.js';
 import { turnReading } from '../../src/agent/core/doors.js';

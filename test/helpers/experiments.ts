@@ -1,5 +1,5 @@
-import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
-import { cardShape } from '../../src/agent/tools/file-work.js';
+import { proposeExperiment } from '../../src/experiments/experiments.service.js';
+import { cardShape } from '../../src/review/file-work.service.js';
 import type { Db } from '../../src/db.js';
 import { newId } from '../../src/ids.js';
 import { addCard } from '../../src/review/cards/doors.js';

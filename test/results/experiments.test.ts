@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
-import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { draftExperimentMail, lookAtExperiment, proposeExperiment } from '../../src/experiments/experiments.service.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { readExperiments } from '../../src/experiments/reading.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';

@@ -1,15 +1,17 @@
 /**
  * The agent's `propose_experiment` tool (docs/decisions/experiments.md, "The agent's tools: propose_experiment and
- * read_results"): files an experiment with its plan (experiments.service.ts proposeExperiment).
+ * read_results"): files an experiment with its plan (src/experiments/experiments.service.ts proposeExperiment).
  */
 import { z } from 'zod';
-import { THINGS, type Thing } from '../../experiments/experiments.repository.js';
-import { METRICS } from '../../statistics/plan.js';
+import { THINGS } from '../../experiments/experiment.js';
+import { proposeExperiment as fileProposal } from '../../experiments/experiments.service.js';
+import { kindOf } from '../../experiments/variants/registry.js';
+import { WAIT_TOOL_ARGS } from '../../experiments/variants/sequence-wait.js';
 import { needsApproval } from '../../review/approval.service.js';
+import { METRICS } from '../../statistics/plan.js';
 import { ToolRefused } from '../core/brain.js';
+import { turnReading } from '../core/doors.js';
 import { defineTool, text } from '../tools/tool.js';
-import { WAIT_TOOL_ARGS } from './experiment-sequence-wait.js';
-import { proposeExperiment as fileProposal } from './experiments.service.js';
 
 const rate = z.number().gt(0).lt(1);
 
@@ -18,7 +20,7 @@ export const PROPOSE_EXPERIMENT_ARGS = z.object({
   thing: z.enum(THINGS),
   topic: text(200),
   // A mail experiment's draft and challengers (a sequence wait's: waits in days, with steps and step; a send window's:
-  // windows instead); an ad experiment's ads, budget and duration instead (experiment-ad.ts).
+  // windows instead); an ad experiment's ads, budget and duration instead (src/experiments/variants/ad.ts).
   subject: text(200).optional(),
   body: text(16_000).optional(),
   challengers: z
@@ -46,13 +48,6 @@ export const PROPOSE_EXPERIMENT_ARGS = z.object({
   baselineRate: rate.optional(),
   minimumDetectableEffect: rate.optional(),
 });
-
-/** Under whose approval settings the work a started experiment files waits (mail experiments: the email settings). */
-const STARTED_WORK_WAITS: Partial<Record<Thing, string>> = {
-  sequence_wait: 'its mail waits under the sequence settings',
-  ad_variant: 'its ad test waits under the ad test settings',
-  post_title: 'its post waits under the blog post settings',
-};
 
 export const proposeExperiment = defineTool({
   name: 'propose_experiment',
@@ -88,7 +83,7 @@ export const proposeExperiment = defineTool({
     }
     const out = await fileProposal(
       ctx.db,
-      { accountId: ctx.accountId, turnId: ctx.turnId, fromOutside: ctx.fromOutside },
+      { accountId: ctx.accountId, turnId: ctx.turnId, fromOutside: ctx.fromOutside, readTurn: turnReading },
       {
         thing: args.thing,
         topic: args.topic,
@@ -109,8 +104,7 @@ export const proposeExperiment = defineTool({
     );
     if (typeof out === 'string') throw new ToolRefused(`no experiment was proposed: ${out}`);
     if (!(await needsApproval(ctx.db, ctx.accountId, 'experiment'))) {
-      const waits = STARTED_WORK_WAITS[args.thing] ?? 'its mail waits under the email settings';
-      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); ${waits}`;
+      return `experiment ${out.id} starts without approval on this account (card ${out.cardId}); ${kindOf(args.thing).startedWorkWaits}`;
     }
     return `experiment ${out.id} is waiting for review as card ${out.cardId}; nothing starts until it is approved`;
   },

@@ -5,7 +5,7 @@ import { addCard } from '../../review/cards/doors.js';
 import { outboundTexts } from '../../review/cards/private-text.js';
 import { laterRepliesNote } from '../replies/reply-wakes.js';
 import { refuseUnbackedClaim } from './claims.js';
-import { cardShape } from './file-work.js';
+import { cardShape } from '../../review/file-work.service.js';
 import { refusePrivateText } from './private-text.js';
 import { defineTool, text } from './tool.js';
 

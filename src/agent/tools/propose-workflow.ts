@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { newId } from '../../ids.js';
 import { addCard } from '../../review/cards/doors.js';
-import { cardShape } from './file-work.js';
+import { cardShape } from '../../review/file-work.service.js';
 import { defineTool, text, type WorkflowProposal } from './tool.js';
 
 const input = z.object({

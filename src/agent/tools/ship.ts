@@ -7,7 +7,8 @@ import { outboundTexts } from '../../review/cards/private-text.js';
 import { ToolRefused } from '../core/brain.js';
 import { laterRepliesNote } from '../replies/reply-wakes.js';
 import { refuseUnbackedClaim } from './claims.js';
-import { fileWork, workCard } from './file-work.js';
+import { workCard } from '../../review/file-work.service.js';
+import { fileWork } from './file-work.js';
 import { refusePrivateText } from './private-text.js';
 import { defineTool, text, type ToolContext } from './tool.js';
 

@@ -1,16 +1,16 @@
-import type { CardDecided, EventDeps, EventHandlers } from '../../events/event-map.js';
-import { experimentsRepository } from '../../experiments/experiments.repository.js';
-import { pausedExperiments } from '../../experiments/paused.js';
-import { claimAdoption } from '../../experiments/post-title.js';
-import * as postTitle from './experiment-post-title.js';
-import { adoptWait } from './experiment-sequence-wait.js';
+import type { CardDecided, EventDeps, EventHandlers } from '../events/event-map.js';
+import { THINGS, type Thing } from './experiment.js';
+import { experimentsRepository } from './experiments.repository.js';
 import { draftExperimentMail } from './experiments.service.js';
+import { pausedExperiments } from './paused.js';
 import { rawRatioCounts } from './ratio-mismatch.js';
+import { kindOf } from './variants/registry.js';
 
 /**
  * The experiments' follow-ups of `card.decided` (registered by the process that delivers events): a dismissed
- * proposal is dropped; an approved ad or post-title proposal files its one card at once (not at the next pass); an
- * approved winner becomes the default later drafts use. Each is once: a second run changes nothing.
+ * proposal is dropped; an approved proposal of a kind with work of its own (an ad test, a post) files its one card at
+ * once (not at the next pass); an approved winner is adopted by its kind (variants/registry.ts). Each is once: a second
+ * run changes nothing.
  */
 export function registerExperimentFollowUps(handlers: EventHandlers): void {
   handlers.on('card.decided', 'experiments', followDecision);
@@ -25,7 +25,8 @@ async function followDecision(deps: EventDeps, e: CardDecided): Promise<void> {
   // Conditional: only a proposal still proposed becomes dismissed.
   if (e.sourceType === 'experiment' && e.decision === 'dismiss') await repo.setStatus(accountId, id, ['proposed'], 'dismissed', e.at);
   // Files nothing unless the experiment runs and its card is not filed yet (a claim on the experiment's row).
-  if (e.sourceType === 'experiment' && approved && (payload.thing === 'ad_variant' || payload.thing === 'post_title')) {
+  const thing = (THINGS as readonly unknown[]).includes(payload.thing) ? (payload.thing as Thing) : null;
+  if (e.sourceType === 'experiment' && approved && thing && kindOf(thing).reaches !== 'contacts') {
     const x = await repo.get(accountId, id);
     if (x) await draftExperimentMail(deps.db, x, 1);
   }
@@ -55,11 +56,6 @@ async function actOnMismatch(deps: EventDeps, accountId: string, id: string, res
 async function adoptWinner(deps: EventDeps, accountId: string, id: string, value: unknown, at: number): Promise<void> {
   const x = await experimentsRepository(deps.db).get(accountId, id);
   if (!x || typeof value !== 'string') return;
-  // A post title also retitles the published post; its adoption claims the same way.
-  if (x.thing === 'post_title') return postTitle.adoptPostTitle(deps.db, x, value, at);
-  await deps.db.transaction(async (trx) => {
-    if (!(await claimAdoption(trx, accountId, id, at))) return;
-    if (x.thing === 'sequence_wait') await adoptWait(trx, x, value, at);
-    else await experimentsRepository(trx).adopt(accountId, x.thing, x.topic, value, x.id, at);
-  });
+  // Each kind adopts its own way (a post title also retitles the published post), claiming the adoption once.
+  await kindOf(x.thing).adopt(deps.db, x, value, at);
 }

@@ -7,14 +7,14 @@
  * draft or send) in bounded batches, round-robin across accounts, so one account's many experiments never hold back
  * another's look by more than the batches they fill.
  */
-import type { Db } from '../../db.js';
-import { type Experiment, experimentsRepository, type Wave } from '../../experiments/experiments.repository.js';
-import { passQueue } from '../../experiments/pass-queue.js';
-import { judgedAfterMs } from '../../experiments/sequence-wait.js';
-import type { Logger } from '../../logger.js';
-import type { Decision } from '../../statistics/stopping.js';
-import { nextLookSample, waveNeeds } from '../../statistics/waves.js';
+import type { Db } from '../db.js';
+import type { Logger } from '../logger.js';
+import type { Decision } from '../statistics/stopping.js';
+import { nextLookSample, waveNeeds } from '../statistics/waves.js';
+import { type Experiment, experimentsRepository, type Wave } from './experiments.repository.js';
 import { draftExperimentMail, lookAtExperiment } from './experiments.service.js';
+import { passQueue } from './pass-queue.js';
+import { judgedAfterMs, kindOf } from './variants/registry.js';
 
 export interface PassConfig {
   replyWindowMs: number;
@@ -33,7 +33,7 @@ export interface Paced {
 }
 
 /** Experiments without contacts (an ad test, a post's readers) are not paced: their one card is filed, and each pass looks. */
-const mailed = (e: Experiment) => e.thing !== 'ad_variant' && e.thing !== 'post_title';
+const mailed = (e: Experiment) => kindOf(e.thing).reaches === 'contacts';
 
 /** Drafts what the wave for a look at `target` per variant still lacks (at most `budget` cards); the count drafted. */
 async function draftWave(db: Db, e: Experiment, target: number, live: number[], budget: number, now: number): Promise<number> {

@@ -2,16 +2,17 @@
  * The sample ratio check's side in the service (docs/decisions/experiments-guarantee.md, "Sample ratio mismatch pauses
  * the experiment"): which counts it reads of an experiment, and the review card a mismatch files.
  */
-import type { Experiment, ExperimentCounts } from '../../experiments/experiments.repository.js';
-import { newId } from '../../ids.js';
-import type { RatioCheck } from '../../statistics/ratio-check.js';
-import { thingWords } from '../../experiments/variants.js';
-import { cardShape } from '../tools/file-work.js';
+import { newId } from '../ids.js';
+import { cardShape } from '../review/file-work.service.js';
+import type { RatioCheck } from '../statistics/ratio-check.js';
+import type { Experiment, ExperimentCounts } from './experiment.js';
+import { kindOf, thingWords } from './variants/registry.js';
 
 /**
- * The counts the sample ratio check reads, per variant, or null where none applies: an ad's impressions (the platform
- * assigns them, not our hash); a send window's assignments not lost (its exposures come window by window, so only
- * what will never come says anything); any other's matured exposures. Counts after the last resume (`ratioFrom`).
+ * The counts the sample ratio check reads, per variant, or null where none applies, as the kind says (`ratio`): none
+ * for an ad's impressions (the platform assigns them, not our hash); a send window's assignments not lost (its
+ * exposures come window by window, so only what will never come says anything); any other's matured exposures.
+ * Counts after the last resume (`ratioFrom`).
  */
 export function ratioCounts(e: Experiment, c: ExperimentCounts): number[] | null {
   const raw = rawRatioCounts(e, c);
@@ -22,8 +23,9 @@ export function ratioCounts(e: Experiment, c: ExperimentCounts): number[] | null
 
 /** ratioCounts before the last resume is taken off (what a resume records as its `ratioFrom`). */
 export function rawRatioCounts(e: Pick<Experiment, 'thing'>, c: ExperimentCounts): number[] | null {
-  if (e.thing === 'ad_variant') return null;
-  return e.thing === 'send_window' ? (c.assigned ?? []).map((n, i) => n - (c.lost?.[i] ?? 0)) : c.counts.map((v) => v.exposures);
+  const ratio = kindOf(e.thing).ratio;
+  if (ratio === null) return null;
+  return ratio === 'kept' ? (c.assigned ?? []).map((n, i) => n - (c.lost?.[i] ?? 0)) : c.counts.map((v) => v.exposures);
 }
 
 /** The review card a ratio mismatch files: what went wrong with the counts, and what a person can do. */
@@ -33,7 +35,7 @@ export function mismatchCard(e: Experiment, check: RatioCheck, c: ExperimentCoun
     (n, i) => `${keys[i]} ${n.toLocaleString('en-US')} (expected about ${Math.round(check.expected[i]!).toLocaleString('en-US')})`,
   );
   const lost = (c.lost ?? []).map((n, i) => `${keys[i]} ${n}`).join(', ');
-  const what = e.thing === 'send_window' ? 'contacts still in each variant' : 'contacts counted in each variant';
+  const what = kindOf(e.thing).ratio === 'kept' ? 'contacts still in each variant' : 'contacts counted in each variant';
   const p = check.p < 1e-6 ? 'under one in a million' : `about ${check.p.toPrecision(1)}`;
   const summary =
     `The ${what} are not the even split the experiment was planned with: ${seen.join(', ')}; the chance of a split this ` +

@@ -1,15 +1,73 @@
 /**
- * The agent's side of a `sequence_wait` experiment (docs/decisions/experiments.md, "What can vary: a sequence step's
- * wait"): checking a proposal (the sequence and the challenger waits, within the sequence limits of
- * src/mail/sequence-steps.ts), adopting a winning wait, and a later sequence about the topic starting from it.
- * experiments.service.ts calls in here from its own proposal, drafting and adoption; the words and sums are in
- * src/experiments/sequence-wait.ts.
+ * `sequence_wait` (docs/decisions/experiments.md, "What can vary: a sequence step's wait"): the variants are waits in
+ * days before one follow-up N of a sequence (a first mail and its follow-ups), the control the draft's own wait; each
+ * contact gets the whole sequence with its variant's wait. Here: checking a proposal (the sequence and the challenger
+ * waits, within the sequence limits of src/mail/sequence-steps.ts), a variant's follow-ups, how long after its first mail
+ * a contact is judged, adopting a winning wait, and a later sequence about the topic starting from it.
  */
 import { z } from 'zod';
 import type { Queryable } from '../../db.js';
-import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
-import { daysWords, type SequenceParts, waitDefaults, waitDescription, waitWords, withWait } from '../../experiments/sequence-wait.js';
 import { followUpsProblem, FollowUps, MAX_DELAY_DAYS, MAX_FOLLOW_UPS, MIN_DELAY_DAYS } from '../../mail/sequence-steps.js';
+import type { SequenceParts, WaitStep } from '../experiment.js';
+import { experimentRows } from '../experiment-rows.js';
+import { adoptAsDefault, type ContactKind } from './kind.js';
+
+export type { SequenceParts, WaitStep } from '../experiment.js';
+
+const DAY_MS = 86_400_000;
+
+/** "the wait before follow-up 2". */
+export const waitWords = (step: number) => `the wait before follow-up ${step}`;
+
+const amount = (n: number, unit: string) => {
+  const r = Math.round(n * 100) / 100;
+  return `${r} ${unit}${r === 1 ? '' : 's'}`;
+};
+
+/** A wait in words: "7 days", "1 day", "12 hours", "30 minutes". */
+export function daysWords(days: number): string {
+  if (days >= 1) return amount(days, 'day');
+  if (days * 24 >= 1) return amount(days * 24, 'hour');
+  return amount(days * 1440, 'minute');
+}
+
+/** A variant's description: "a 7-day wait". */
+export const waitDescription = (value: string) => `a ${daysWords(Number(value)).replace(/s$/, '').replace(' ', '-')} wait`;
+
+/** The follow-ups with follow-up `step` (1-based) waiting `days`. */
+export function withWait(steps: readonly WaitStep[], step: number, days: number): WaitStep[] {
+  return steps.map((s, i) => (i === step - 1 ? { ...s, delayDays: days } : { ...s }));
+}
+
+/** A variant's follow-ups: the draft's, with its wait (`value`, days) before follow-up N. */
+export function waitSteps(draft: Partial<SequenceParts>, value: string): WaitStep[] {
+  return withWait(draft.steps ?? [], draft.step ?? 0, Number(value));
+}
+
+/**
+ * How much longer than the reply window a contact's first mail must be old before it counts in a look: for a
+ * `sequence_wait` experiment, the whole sequence at the longest variant's wait (every follow-up's wait, N's at its
+ * longest), the same for every variant, so no variant is judged before its last follow-up could be answered.
+ * Nothing for an experiment on a mail's text.
+ */
+export function judgedAfterMs(e: { thing: string; draft: Partial<SequenceParts>; plan: { variants: readonly { value: string }[] } }) {
+  const { draft } = e;
+  if (e.thing !== 'sequence_wait' || !draft.steps?.length || !draft.step) return 0;
+  const longest = Math.max(...e.plan.variants.map((v) => Number(v.value)));
+  return Math.round(withWait(draft.steps, draft.step, longest).reduce((sum, s) => sum + s.delayDays, 0) * DAY_MS);
+}
+
+/** An adopted default: each follow-up's wait in days by its number ({"2": 7}); empty when none or unreadable. */
+export function waitDefaults(value: string | null): Record<string, number> {
+  if (!value) return {};
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    return Object.fromEntries(Object.entries(parsed).filter(([n, d]) => /^\d+$/.test(n) && typeof d === 'number' && d > 0));
+  } catch {
+    return {};
+  }
+}
 
 /** propose_experiment's extra arguments for a sequence wait (loose here: waitVariants refuses in words). */
 export const WAIT_TOOL_ARGS = {
@@ -82,13 +140,6 @@ export function waitVariants(
   };
 }
 
-/** Approving a winning wait: the topic's default waits gain this follow-up's (the others kept). */
-export async function adoptWait(q: Queryable, e: Experiment, value: string, at: number): Promise<void> {
-  const repo = experimentsRepository(q);
-  const waits = { ...waitDefaults(await repo.defaultFor(e.accountId, 'sequence_wait', e.topic)), [String(e.draft.step)]: Number(value) };
-  await repo.adopt(e.accountId, 'sequence_wait', e.topic, JSON.stringify(waits), e.id, at);
-}
-
 /**
  * A sequence's work details with the waits experiments adopted for `topic` in place of its own (for the follow-ups
  * it has), and the words saying so ("the wait before follow-up 1 \"7 days\""); null when no default applies.
@@ -101,10 +152,33 @@ export async function withWaitDefaults(
 ): Promise<{ details: Record<string, unknown>; words: string[] } | null> {
   const steps = details?.steps;
   if (!Array.isArray(steps) || !steps.length) return null;
-  const waits = waitDefaults(await experimentsRepository(q).defaultFor(accountId, 'sequence_wait', topic));
+  const waits = waitDefaults(await experimentRows(q).defaultFor(accountId, 'sequence_wait', topic));
   const applies = (n: number) => waits[String(n)] !== undefined && steps[n - 1] && typeof steps[n - 1] === 'object';
   const used = steps.map((_, i) => i + 1).filter(applies);
   if (!used.length) return null;
   const out = steps.map((s, i) => (used.includes(i + 1) ? { ...(s as object), delayDays: waits[String(i + 1)] } : s));
   return { details: { ...details, steps: out }, words: used.map((n) => `${waitWords(n)} "${daysWords(waits[String(n)]!)}"`) };
 }
+
+export const sequenceWait: ContactKind<'sequence_wait'> = {
+  thing: 'sequence_wait',
+  reaches: 'contacts',
+  work: 'sequence',
+  words: 'the wait before a follow-up',
+  wordsOf: (draft) => (draft.step ? waitWords(draft.step) : 'the wait before a follow-up'),
+  startedWorkWaits: 'its mail waits under the sequence settings',
+  ratio: 'exposed',
+  replans: true,
+  judgedAfterMs,
+  variants: (input) => waitVariants(input.draft, input.challengers),
+  // The first mail stays as it is; the follow-ups carry the variant's wait.
+  mail: (e, variant) => ({ subject: e.draft.subject, body: e.draft.body, details: { steps: waitSteps(e.draft, variant.value) } }),
+  // The topic's default waits gain this follow-up's (the others kept).
+  adopt: (db, e, value, at) =>
+    adoptAsDefault(db, e, at, async (q) =>
+      JSON.stringify({
+        ...waitDefaults(await experimentRows(q).defaultFor(e.accountId, 'sequence_wait', e.topic)),
+        [String(e.draft.step)]: Number(value),
+      }),
+    ),
+};

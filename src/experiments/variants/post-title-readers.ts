@@ -4,14 +4,15 @@
  * the first read while the experiment runs writes the reader's assignment (its `contact` a keyed hash of the reader
  * id, exposed at that read) with a random token; the post's tracked links carry that token (`?x=`), and a person's
  * click through one records the reader's first click and its visit. Exposures are readers, outcomes readers who
- * clicked (or whose click's visit converted). This file reads and writes those rows; serving is src/content/post-title.ts.
+ * clicked (or whose click's visit converted). This file reads and writes those rows (content's reader post and measurement's
+ * clicks are handed `readerTitle` and `readerClicked`); the kind itself is post-title.ts.
  */
-import { createHash } from 'node:crypto';
-import type { Queryable } from '../db.js';
-import { randomBase62 } from '../ids.js';
-import { cardsInStatus } from '../review/cards/doors.js';
-import { FENCES_SQL } from '../shipping/fence.repository.js';
-import { assignVariant, VARIANT_KEYS } from '../statistics/assignment.js';
+import type { Queryable } from '../../db.js';
+import { randomBase62 } from '../../ids.js';
+import { cardsInStatus } from '../../review/cards/doors.js';
+import { FENCES_SQL } from '../../shipping/fence.repository.js';
+import { assignVariant, VARIANT_KEYS } from '../../statistics/assignment.js';
+import type { Counted, ExperimentCounts } from '../experiment.js';
 
 export const POST_THING = 'post_title' as const;
 
@@ -26,19 +27,6 @@ export interface PostDraft {
 
 /** A reader token: 16 base62 characters (95 bits), what a tracked link's `x` parameter must look like. */
 export const READER_TOKEN = /^[0-9A-Za-z]{16}$/;
-
-/** The blog_post card of a post-title experiment: the same id on every try, so it is never filed twice. */
-export const postCardId = (accountId: string, experimentId: string): string =>
-  `card_p${createHash('sha256').update(`${accountId}\0${experimentId}\0blog_post`).digest('hex').slice(0, 24)}`;
-
-/** The card that adopts a post-title experiment's winner (an update of the post): one per experiment. */
-export const adoptCardId = (accountId: string, experimentId: string): string =>
-  `card_p${createHash('sha256').update(`${accountId}\0${experimentId}\0adopt`).digest('hex').slice(0, 24)}`;
-
-/** Records that a decided experiment's winner is being adopted: true once (same transaction as the adoption). */
-export async function claimAdoption(q: Queryable, accountId: string, experimentId: string, at: number): Promise<boolean> {
-  return (await q('experiments').where({ account_id: accountId, id: experimentId }).whereNull('adopted_at').update({ adopted_at: at })) > 0;
-}
 
 /** A running post-title experiment on a published post: its id, variants' titles and planned sample per variant. */
 export interface PostExperiment {
@@ -130,13 +118,6 @@ export async function readerClicked(
   return ((n as { rowCount?: number }).rowCount ?? 0) > 0;
 }
 
-interface Counted {
-  id: string;
-  thing: string;
-  draft: unknown;
-  plan: { plannedPerVariant?: number };
-}
-
 /**
  * A post-title experiment's `pending`: its readers still maturing (`pending` as counted), and one more while readers
  * may still come: until every variant has its planned sample of readers, unless its blog card was dismissed (or
@@ -145,10 +126,10 @@ interface Counted {
 export async function postPending(
   q: Queryable,
   accountId: string,
-  list: readonly Counted[],
-  out: Map<string, { sent: number[]; pending: number }>,
+  posts: readonly Counted[],
+  _maturedBy: number,
+  out: Map<string, ExperimentCounts>,
 ): Promise<void> {
-  const posts = list.filter((e) => e.thing === POST_THING);
   if (!posts.length) return;
   const cards = posts.map((e) => (e.draft as PostDraft).blogCardId ?? '');
   const dead = await cardsInStatus(q, accountId, cards, ['dismissed', 'resolved']);

@@ -1,44 +1,39 @@
 /**
- * Experiments on a blog post's title (docs/decisions/experiments.md, "What can vary: a blog post's title"): proposed
- * with the post (title, markdown, excerpt, tags) and 1–3 other titles; started by filing ONE `blog_post` card of the
- * post under its control title (it waits under the account's blog post approval settings and publishes through the
- * fenced path like any post; nothing is published before it ships); served per reader by the Content API
- * (src/content/post-title.ts) and counted from readers' clicks (src/experiments/post-title.ts). Approving the winner
- * publishes an update of the post with the winning title, for every reader: that approval is the person's approval.
+ * `post_title` (docs/decisions/experiments.md, "What can vary: a blog post's title"): proposed with the post (title,
+ * markdown, excerpt, tags) and 1–3 other titles; started by filing ONE `blog_post` card of the post under its control
+ * title (it waits under the account's blog post approval settings and publishes through the fenced path like any post;
+ * nothing is published before it ships); served per reader by the Content API (src/content/post-title.ts, handed
+ * post-title-readers.ts `readerTitle`) and counted from readers' clicks. Approving the winner publishes an update of the
+ * post with the winning title, for every reader: that approval is the person's approval.
  */
+import { createHash } from 'node:crypto';
 import { cannotShip } from '../../channels/registry.js';
-import { VARIANT_KEYS } from '../../statistics/assignment.js';
 import { postsRepository } from '../../content/posts.repository.js';
 import type { Db } from '../../db.js';
-import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
-import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
-import { adoptCardId, claimAdoption, POST_THING, type PostDraft, postCardId } from '../../experiments/post-title.js';
-import { describePlan } from '../../statistics/wording.js';
 import { newId } from '../../ids.js';
 import { needsApproval } from '../../review/approval.service.js';
-import { privateTextIn } from '../../review/cards/private-text.js';
 import { addCard } from '../../review/cards/doors.js';
+import { privateTextIn } from '../../review/cards/private-text.js';
+import { fileWork, workCard } from '../../review/file-work.service.js';
 import { fencesRepository } from '../../shipping/fence.repository.js';
-import { fileExperiment, type Proposer } from './experiment-card.js';
-import { fileWork, workCard } from '../tools/file-work.js';
+import { VARIANT_KEYS } from '../../statistics/assignment.js';
+import { METRICS, planExperiment } from '../../statistics/plan.js';
+import { describePlan } from '../../statistics/wording.js';
+import type { Experiment } from '../experiment.js';
+import { fileExperiment, type Proposer } from '../experiment-card.js';
+import { experimentRows } from '../experiment-rows.js';
+import type { OwnWorkKind, Proposal } from './kind.js';
+import { POST_THING, type PostDraft, postPending } from './post-title-readers.js';
 
-/** The post a title experiment publishes: its control title, markdown body, and optional excerpt and tags. */
-export interface PostProposal {
-  title: string;
-  markdown: string;
-  excerpt?: string;
-  tags?: string[];
-}
+export { POST_THING, type PostDraft } from './post-title-readers.js';
 
-interface Input {
-  topic: string;
-  challengers: (string | number)[];
-  post?: PostProposal;
-  hypothesis?: string;
-  metric?: Metric;
-  baselineRate?: number;
-  minimumDetectableEffect?: number;
-}
+/** The blog_post card of a post-title experiment: the same id on every try, so it is never filed twice. */
+export const postCardId = (accountId: string, experimentId: string): string =>
+  `card_p${createHash('sha256').update(`${accountId}\0${experimentId}\0blog_post`).digest('hex').slice(0, 24)}`;
+
+/** The card that adopts a post-title experiment's winner (an update of the post): one per experiment. */
+export const adoptCardId = (accountId: string, experimentId: string): string =>
+  `card_p${createHash('sha256').update(`${accountId}\0${experimentId}\0adopt`).digest('hex').slice(0, 24)}`;
 
 const AUDIENCE = 'readers of the post whom your site names (the `reader` of its Content API read), each shown one title';
 const TITLE_MAX = 200;
@@ -49,7 +44,7 @@ const PUBLISHES = 'Nothing is published before that card ships.';
  * attributed to them; never replies: a reader does not reply), plans its sample in readers, and files its `experiment`
  * card. Refused (a string back, nothing written) on any of those, or when a blog post cannot ship on the account.
  */
-export async function proposePostTitleExperiment(db: Db, by: Proposer, input: Input): Promise<{ id: string; cardId: string } | string> {
+async function proposePostTitleExperiment(db: Db, by: Proposer, input: Proposal): Promise<{ id: string; cardId: string } | string> {
   const p = input.post;
   if (!p?.title?.trim() || !p.markdown?.trim()) return 'a post-title experiment needs the post: its title and markdown body';
   const titles = [p.title, ...input.challengers].map((t) => String(t).trim());
@@ -116,12 +111,12 @@ export async function proposePostTitleExperiment(db: Db, by: Proposer, input: In
  * the account's blog post approval settings; its fixed id and a claim on the experiment's row make it once. Answers
  * how many it filed (0 or 1).
  */
-export async function filePostTitleCard(db: Db, e: Experiment): Promise<number> {
+async function filePostTitleCard(db: Db, e: Experiment): Promise<number> {
   const draft = e.draft as PostDraft;
   if (e.thing !== POST_THING || e.status !== 'running' || draft.blogCardId) return 0;
   const id = postCardId(e.accountId, e.id);
   return db.transaction(async (trx) => {
-    if (!(await experimentsRepository(trx).claimCard(e.accountId, e.id, 'blogCardId', id))) return 0;
+    if (!(await experimentRows(trx).claimCard(e.accountId, e.id, 'blogCardId', id))) return 0;
     await fileWork(trx, {
       accountId: e.accountId,
       turnId: null,
@@ -143,10 +138,7 @@ export async function filePostTitleCard(db: Db, e: Experiment): Promise<number> 
 }
 
 /** A post-title experiment's result card in post words: approving the winner publishes it as the post's title. */
-export function postTitleResultCard<C extends { summary: string; prompt: string; payload: Record<string, unknown> }>(
-  e: Experiment,
-  card: C,
-): C {
+function postTitleResultCard<C extends { summary: string; prompt: string; payload: Record<string, unknown> }>(e: Experiment, card: C): C {
   if (e.thing !== POST_THING) return card;
   const winner = e.plan.variants.find((v) => v.key === card.payload.winner);
   const prompt = winner
@@ -161,7 +153,7 @@ export function postTitleResultCard<C extends { summary: string; prompt: string;
  * tags and author kept) as a `blog_post` card the person's approval of the winner already approved: due at once, the
  * card timers ship it through the fenced path as that person's decision; one card per experiment.
  */
-export async function adoptPostTitle(db: Db, e: Experiment, title: string, at: number): Promise<void> {
+async function adoptPostTitle(db: Db, e: Experiment, title: string, at: number): Promise<void> {
   const draft = e.draft as PostDraft;
   // The post the blog card's fence published (shipping's fence, content's post). A post taken down meanwhile stays
   // down: only a published post is updated.
@@ -170,8 +162,8 @@ export async function adoptPostTitle(db: Db, e: Experiment, title: string, at: n
     fence?.status === 'sent' && fence.providerId ? await postsRepository(db).publishedById(e.accountId, fence.providerId) : undefined;
   await db.transaction(async (trx) => {
     // Once: a second approval's call finds the experiment adopted and files nothing.
-    if (!(await claimAdoption(trx, e.accountId, e.id, at))) return;
-    await experimentsRepository(trx).adopt(e.accountId, e.thing, e.topic, title, e.id, at);
+    if (!(await experimentRows(trx).claimAdoption(e.accountId, e.id, at))) return;
+    await experimentRows(trx).adopt(e.accountId, e.thing, e.topic, title, e.id, at);
     if (!post) return;
     const id = adoptCardId(e.accountId, e.id);
     const work = {
@@ -197,3 +189,19 @@ export async function adoptPostTitle(db: Db, e: Experiment, title: string, at: n
     });
   });
 }
+
+export const postTitle: OwnWorkKind<'post_title'> = {
+  thing: POST_THING,
+  reaches: 'its own work',
+  words: 'the title of a blog post',
+  startedWorkWaits: 'its post waits under the blog post settings',
+  ratio: 'exposed',
+  replans: true,
+  // Readers still to come while the post is out and short of its sample.
+  counts: postPending,
+  propose: proposePostTitleExperiment,
+  start: filePostTitleCard,
+  resultCard: postTitleResultCard,
+  // A post title also retitles the published post; its adoption claims the same way.
+  adopt: adoptPostTitle,
+};

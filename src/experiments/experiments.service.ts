@@ -6,53 +6,31 @@
  * default, citing its figures, or says that nothing won. Approving that card makes later drafts use it.
  */
 import { createHash } from 'node:crypto';
-import { isBlocked } from '../../blocklist/blocklist.service.js';
-import type { Db, Queryable } from '../../db.js';
-import { normaliseContact, VARIANT_KEYS } from '../../statistics/assignment.js';
-import { type Experiment, experimentsRepository, type Thing } from '../../experiments/experiments.repository.js';
-import { openAudience } from '../../experiments/audience.js';
-import { pausedExperiments } from '../../experiments/paused.js';
-import { contactStatusPastNew } from '../../leads/doors.js';
-import { DESIGN, type ExperimentPlan, HISTORY, METRICS, type Metric, planExperiment, replanned } from '../../statistics/plan.js';
-import { DEFAULT_OUTCOME_WINDOW_MS } from '../../experiments/experiment-counts.js';
-import { sampleRatioCheck } from '../../statistics/ratio-check.js';
-import { mismatchCard, ratioCounts } from './ratio-mismatch.js';
-import { type Decision, decide } from '../../statistics/stopping.js';
-import { waitSteps } from '../../experiments/sequence-wait.js';
-import { thingWords, withVariant } from '../../experiments/variants.js';
-import { citation, describePlan } from '../../statistics/wording.js';
-import { sparedContacts } from '../../statistics/waves.js';
-import { newId } from '../../ids.js';
-import { addCard } from '../../review/cards/doors.js';
-import { privateTextIn } from '../../review/cards/private-text.js';
-import { waitVariants } from './experiment-sequence-wait.js';
-import { adResultCard, type AdProposal, fileAdExperimentTest, proposeAdExperiment } from './experiment-ad.js';
-import { openVariants, variantValues, windowFor, windowsNote } from './experiment-send-window.js';
-import * as postTitle from './experiment-post-title.js';
+import { isBlocked } from '../blocklist/blocklist.service.js';
+import type { Db } from '../db.js';
+import { newId } from '../ids.js';
+import { contactStatusPastNew } from '../leads/doors.js';
+import { addCard } from '../review/cards/doors.js';
+import { privateTextIn } from '../review/cards/private-text.js';
+import { cardShape, fileWork } from '../review/file-work.service.js';
+import { normaliseContact, VARIANT_KEYS } from '../statistics/assignment.js';
+import { DESIGN, type ExperimentPlan, HISTORY, METRICS, type Metric, planExperiment, replanned } from '../statistics/plan.js';
+import { sampleRatioCheck } from '../statistics/ratio-check.js';
+import { type Decision, decide } from '../statistics/stopping.js';
+import { sparedContacts } from '../statistics/waves.js';
+import { citation, describePlan } from '../statistics/wording.js';
+import { openAudience } from './audience.js';
+import type { Experiment } from './experiment.js';
 import { fileExperiment, type Proposer } from './experiment-card.js';
-import { cardShape, fileWork } from '../tools/file-work.js';
+import { DEFAULT_OUTCOME_WINDOW_MS } from './experiment-counts.js';
+import { experimentsRepository } from './experiments.repository.js';
+import { pausedExperiments } from './paused.js';
+import { mismatchCard, ratioCounts } from './ratio-mismatch.js';
+import type { ContactKind, Proposal } from './variants/kind.js';
+import { kindOf, thingWords } from './variants/registry.js';
 
-export interface ProposeExperiment {
-  thing: Thing;
-  topic: string;
-  /** The mail every variant starts from; the control (A) is its own subject or opening (a sequence wait's: step N's wait). */
-  draft: Experiment['draft'];
-  /** The challengers' texts (1–3): B, C, D (a sequence wait's: waits in days; none for a send window). */
-  challengers: (string | number)[];
-  /** A send-window experiment's windows (2–4, "HH:MM–HH:MM"; A is the first) and their time zone (UTC when absent). */
-  windows?: string[];
-  timeZone?: string;
-  hypothesis?: string;
-  metric?: Metric;
-  baselineRate?: number;
-  minimumDetectableEffect?: number;
-  /** How long after its mail an outcome counts (the plan states it; EXPERIMENT_REPLY_WINDOW_SECONDS): three days when absent. */
-  replyWindowMs?: number;
-  /** An ad experiment's ads, budget and duration (thing `ad_variant`: experiment-ad.ts; draft and challengers unused). */
-  ad?: AdProposal;
-  /** A post-title experiment's post (thing `post_title`: experiment-post-title.ts; challengers are other titles). */
-  post?: postTitle.PostProposal;
-}
+/** A proposal, whatever varies (variants/kind.ts). */
+export type ProposeExperiment = Proposal;
 
 /**
  * Contacts to ask for so that every variant gets `perVariant`: the hash splits at random, so each variant's share
@@ -88,20 +66,29 @@ async function planBaseline(
 }
 
 /**
- * Proposes an experiment: plans its sample (power.ts), picks its audience, and files its card. Refused (a string
- * back, nothing written) when too few contacts could join for the plan's minimum, or a text quotes private notes.
+ * Proposes an experiment: its kind checks and plans it (an ad or a post: the kind's own `propose`); a kind that mails
+ * contacts plans its sample (power.ts), picks its audience, and files its card here. Refused (a string back, nothing
+ * written) when too few contacts could join for the plan's minimum, or a text quotes private notes.
  */
 export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExperiment): Promise<{ id: string; cardId: string } | string> {
-  if (input.thing === 'ad_variant') return proposeAdExperiment(db, by, input);
-  if (input.thing === 'post_title') return postTitle.proposePostTitleExperiment(db, by, input);
-  const waits = input.thing === 'sequence_wait' ? waitVariants(input.draft, input.challengers) : null;
-  if (typeof waits === 'string') return waits;
-  const control = input.thing === 'mail_subject' ? input.draft.subject : (input.draft.body.split(/\n\s*\n/)[1] ?? input.draft.body);
-  const values = waits?.values ?? variantValues(input, control);
-  if (typeof values === 'string') return values;
+  const kind = kindOf(input.thing);
+  if (kind.reaches !== 'contacts') return kind.propose(db, by, input);
+  return proposeMailExperiment(db, by, kind, input);
+}
+
+/** A proposal of a kind that mails contacts: its variants checked by the kind, its plan, audience and card. */
+async function proposeMailExperiment(
+  db: Db,
+  by: Proposer,
+  kind: ContactKind,
+  input: ProposeExperiment,
+): Promise<{ id: string; cardId: string } | string> {
+  const checked = kind.variants(input);
+  if (typeof checked === 'string') return checked;
+  const { values } = checked;
   if (new Set(values.map((v) => v.toLowerCase())).size !== values.length)
     return 'the variants must differ from each other and from the draft';
-  const texts = [input.draft.body, ...(waits?.texts ?? [])];
+  const texts = [input.draft.body, ...(checked.texts ?? [])];
   const quotes = await privateTextIn(db, by.accountId, [...values, ...texts]);
   if (quotes) return `the experiment ${quotes}, so nothing was proposed; write it in your own words`;
   const id = newId('exp');
@@ -110,7 +97,7 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
   if ((metric === 'click_rate' || metric === 'conversion_rate') && !/https?:\/\/\S+/.test(texts.join('\n'))) {
     return `a ${METRICS[metric].rate} needs a link in the mail, and the draft has none`;
   }
-  const variants = values.map((value, i) => ({ key: VARIANT_KEYS[i]!, description: waits?.describe(value) ?? `"${value}"`, value }));
+  const variants = values.map((value, i) => ({ key: VARIANT_KEYS[i]!, description: checked.describe?.(value) ?? `"${value}"`, value }));
   const words = thingWords(input.thing, input.draft);
   const audienceWords = 'contacts with an email address who have never been mailed, each in one variant only';
   const window = input.replyWindowMs ?? DEFAULT_OUTCOME_WINDOW_MS;
@@ -140,13 +127,13 @@ export async function proposeExperiment(db: Db, by: Proposer, input: ProposeExpe
     thing: input.thing,
     topic: input.topic,
     plan: storedPlan,
-    draft: waits?.draft ?? input.draft,
+    draft: checked.draft ?? input.draft,
     audience,
     title: `Experiment: ${words} for "${input.topic}"`,
     details: { variants, metric, plannedPerVariant: plan.plannedPerVariant },
     prompt: (needs) =>
-      `${describePlan(storedPlan, { ...CONTACT_WORDS, reachPerVariant: reach })}${windowsNote(input.thing)}` +
-      `\n${waits ? `${waits.note}\n` : ''}${needs ? startNeedsApproval(waits ? 'sequence' : 'email') : START_WITHOUT_APPROVAL}`,
+      `${describePlan(storedPlan, { ...CONTACT_WORDS, reachPerVariant: reach })}${kind.afterPlan ?? ''}` +
+      `\n${checked.note ? `${checked.note}\n` : ''}${needs ? startNeedsApproval(kind.work) : START_WITHOUT_APPROVAL}`,
   });
 }
 
@@ -160,12 +147,12 @@ const mailCardId = (e: Experiment, contact: string) =>
  * closed at `now` wait for a later pass.
  */
 export async function draftExperimentMail(db: Db, e: Experiment, limit: number, now = Date.now(), only?: number[]): Promise<number> {
-  // An ad experiment has no mail: its one ad test is filed instead.
-  if (e.thing === 'ad_variant') return fileAdExperimentTest(db, e);
-  if (e.thing === 'post_title') return postTitle.filePostTitleCard(db, e);
+  const kind = kindOf(e.thing);
+  // An ad or a post has no mail: its one piece of work is filed instead.
+  if (kind.reaches !== 'contacts') return kind.start(db, e);
   if (limit <= 0) return 0;
   const repo = experimentsRepository(db);
-  const open = openVariants(e, now);
+  const open = kind.openVariants?.(e, now);
   const variants = only ? only.filter((i) => !open || open.includes(i)) : open;
   if (variants?.length === 0) return 0;
   let drafted = 0;
@@ -180,26 +167,19 @@ export async function draftExperimentMail(db: Db, e: Experiment, limit: number, 
       continue;
     }
     const variant = e.plan.variants[u.variantIndex]!;
-    const mail = withVariant(e.draft, e.thing, variant.value);
-    const steps = e.thing === 'sequence_wait' ? waitSteps(e.draft, variant.value) : null;
+    const mail = kind.mail(e, variant);
     await db.transaction(async (trx) => {
       const { card } = await fileWork(trx, {
         accountId: e.accountId,
         turnId: null,
         fromOutside: false,
-        work: steps ? 'sequence' : 'email',
+        work: kind.work,
         id: mailCardId(e, u.contact),
         to: u.contact,
         subject: mail.subject,
         body: mail.body,
-        title: `${steps ? 'Sequence' : 'Email'} to ${u.contact}: ${mail.subject}`.slice(0, 200),
-        details: {
-          experimentId: e.id,
-          variant: variant.key,
-          ...windowFor(e, variant),
-          ...(u.leadId ? { leadId: u.leadId } : {}),
-          ...(steps ? { steps } : {}),
-        },
+        title: `${kind.work === 'sequence' ? 'Sequence' : 'Email'} to ${u.contact}: ${mail.subject}`.slice(0, 200),
+        details: { experimentId: e.id, variant: variant.key, ...mail.details, ...(u.leadId ? { leadId: u.leadId } : {}) },
       });
       if (!(await experimentsRepository(trx).drafted(e.accountId, e.id, u.contact, card.id))) throw new Error('drafted twice');
     });
@@ -265,12 +245,13 @@ export async function lookAtExperiment(
   exhausted = false,
 ): Promise<Decision['state'] | 'paused'> {
   let e = given;
+  const kind = kindOf(e.thing);
   const counted = await experimentsRepository(db).counts(e, now - replyWindowMs);
   const { counts, pending, sent } = counted;
   const ended = pending === 0 || exhausted;
   const byPerson = ended && (counted.dismissed ?? 0) > 0;
   const smallest = Math.min(...counts.map((c) => c.exposures));
-  if (!e.looks.length && !ended && e.thing !== 'ad_variant' && smallest >= e.plan.minimumPerVariant) {
+  if (!e.looks.length && !ended && kind.replans && smallest >= e.plan.minimumPerVariant) {
     const next = replanned(e.plan as ExperimentPlan, counts[0]!);
     // Far from the plan on too few outcomes: no look yet (nothing spent); the first look moves a step later, so the
     // pacing drafts the next wave and the control has more by then.
@@ -299,35 +280,13 @@ export async function lookAtExperiment(
   const ends = decision.state === 'winner' ? 'decided' : decision.state === 'collecting' ? null : 'no_winner';
   // Contacts the plan would have mailed at most that it never did; an ad's impressions and a post's readers are not mailed.
   const mailed = sent.reduce((n, x) => n + x, 0);
-  const spared = ends && e.thing !== 'ad_variant' && e.thing !== 'post_title' ? sparedContacts(e.plan, mailed) : null;
+  const spared = ends && kind.reaches === 'contacts' ? sparedContacts(e.plan, mailed) : null;
   await db.transaction(async (trx) => {
     if (!(await experimentsRepository(trx).recordLook(e, decision, now, ends, spared))) return;
     if (!ends) return;
-    const card = await addCard(trx, postTitle.postTitleResultCard(e, adResultCard(e, resultCard(e, decision))));
+    const base = resultCard(e, decision);
+    const card = await addCard(trx, kind.resultCard?.(e, base) ?? base);
     await experimentsRepository(trx).setResultCard(e.accountId, e.id, card.id);
   });
   return decision.state;
-}
-
-/** A draft about `topic` with the defaults decided experiments made (subject, opening, send window), and which it used. */
-export async function withDefaults(
-  q: Queryable,
-  accountId: string,
-  topic: string,
-  draft: { subject: string; body: string },
-): Promise<{ draft: { subject: string; body: string }; used: Thing[]; values: Partial<Record<Thing, string>> }> {
-  const repo = experimentsRepository(q);
-  let out = draft;
-  const used: Thing[] = [];
-  const values: Partial<Record<Thing, string>> = {};
-  // A sequence's waits and an ad have defaults of their own shape (withWaitDefaults, withDefaultAd).
-  for (const thing of ['mail_subject', 'mail_opening', 'send_window'] as const) {
-    const value = await repo.defaultFor(accountId, thing, topic);
-    if (value) {
-      out = withVariant(out, thing, value);
-      used.push(thing);
-      values[thing] = value;
-    }
-  }
-  return { draft: out, used, values };
 }

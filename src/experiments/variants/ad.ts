@@ -1,51 +1,155 @@
 /**
- * Experiments on an ad (docs/decisions/experiments.md, "What can vary: an ad"): proposed with 2–4 ads, a budget cap,
- * currency and duration on an account with an `ads` connection and a monthly spend cap that allows the budget;
- * started by filing ONE `ad_test` card of its ads (which then waits under the account's ad test approval settings and
- * ships through the fenced path like any ad test); read from that test's `ad_metrics` (src/experiments/ad-variant.ts);
- * a winner approved becomes the default ad later ad tests about the topic start from.
+ * `ad_variant` (docs/decisions/experiments.md, "What can vary: an ad"): proposed with 2–4 ads, a budget cap, currency
+ * and duration on an account with an `ads` connection and a monthly spend cap that allows the budget. The unit is the
+ * impression, and the ad platform assigns it: the experiment starts by filing ONE `ad_test` card of its ads (which
+ * waits under the account's ad test approval settings and ships through the fenced path like any ad test); the
+ * platform serves each variant and reports per variant (`ad_metrics`, src/channels/ads-poll.ts); no hash of ours
+ * assigns anything. Counts come from that test's `ad_metrics`: exposures are impressions, outcomes clicks or the
+ * platform's conversions. A winner approved becomes the default ad later ad tests about the topic start from.
  */
-import { VARIANT_KEYS } from '../../statistics/assignment.js';
-import type { Db, Queryable } from '../../db.js';
+import { createHash } from 'node:crypto';
 import { adTestProblem } from '../../channels/ads.adapter.js';
+import { AD_METRICS_SQL } from '../../channels/ad-metrics.repository.js';
 import { cannotShip } from '../../channels/registry.js';
 import { money, monthStart, spendCapOf } from '../../channels/spend-cap.js';
-import { fencesRepository } from '../../shipping/fence.repository.js';
-import {
-  AD_DESIGN,
-  AD_METRICS,
-  AD_THING,
-  type Ad,
-  type AdDraft,
-  adOf,
-  adTestCardId,
-  adValue,
-  adWords,
-} from '../../experiments/ad-variant.js';
-import { type Experiment, experimentsRepository } from '../../experiments/experiments.repository.js';
-import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
-import { describePlan } from '../../statistics/wording.js';
+import type { Db, Queryable } from '../../db.js';
 import { newId } from '../../ids.js';
 import { needsApproval } from '../../review/approval.service.js';
+import { CARD_STATES_SQL } from '../../review/cards/doors.js';
 import { privateTextIn } from '../../review/cards/private-text.js';
-import { fileExperiment, type Proposer } from './experiment-card.js';
-import { fileWork } from '../tools/file-work.js';
+import { fileWork } from '../../review/file-work.service.js';
+import { FENCES_SQL, fencesRepository } from '../../shipping/fence.repository.js';
+import { VARIANT_KEYS } from '../../statistics/assignment.js';
+import { METRICS, type Metric, planExperiment } from '../../statistics/plan.js';
+import { describePlan } from '../../statistics/wording.js';
+import type { Counted, Experiment, ExperimentCounts } from '../experiment.js';
+import { fileExperiment, type Proposer } from '../experiment-card.js';
+import { experimentRows } from '../experiment-rows.js';
+import { adoptAsDefault, type OwnWorkKind, type Proposal } from './kind.js';
 
-/** An ad experiment's own input: its ads (the first is A, the control), and the ad test's budget and duration. */
-export interface AdProposal {
-  ads: Ad[];
-  budgetCap?: unknown;
-  currency?: unknown;
-  durationDays?: unknown;
+export const AD_THING = 'ad_variant' as const;
+
+/** One ad as it ships in an ad test (src/channels/ads.adapter.ts AdVariant). */
+export interface Ad {
+  headline: string;
+  body: string;
+  url?: string;
 }
 
-interface Input {
-  topic: string;
-  hypothesis?: string;
-  metric?: Metric;
-  baselineRate?: number;
-  minimumDetectableEffect?: number;
-  ad?: AdProposal;
+/** What an ad experiment keeps in its row's `draft` besides ad A: the ad test's budget and duration, and its card once filed. */
+export interface AdDraft {
+  subject: string;
+  body: string;
+  ad: { budgetCap: number; currency: string; durationDays: number };
+  adTestCardId?: string;
+}
+
+/** The metrics an ad can be measured by: the platform reports impressions, clicks and conversions, never replies. */
+export const AD_METRICS: readonly Metric[] = ['click_rate', 'conversion_rate'];
+
+/**
+ * An ad plan's defaults: a 2% click rate against 3%, and a look after every 500 impressions per variant (the
+ * platform reports in batches, so a finer schedule would only skip looks). The platform reports impressions, not
+ * people, and one person sees an ad several times and answers alike: the plan assumes 4 impressions per person with
+ * an intra-class correlation of 0.2 (design effect 1.6), widening the sample, the test and every interval by it
+ * (docs/decisions/experiments.md, "Ads: impressions are not people").
+ */
+export const AD_DESIGN = {
+  baselineRate: 0.02,
+  minimumDetectableEffect: 0.01,
+  lookEvery: 500,
+  clustering: { rho: 0.2, perPerson: 4 },
+} as const;
+
+/** A variant's stored text (`value`) and an adopted default's: the ad as JSON. */
+export const adValue = (ad: Ad): string => JSON.stringify({ headline: ad.headline, body: ad.body, ...(ad.url ? { url: ad.url } : {}) });
+
+/** The ad a stored value holds, or null when it holds none. */
+export function adOf(value: string): Ad | null {
+  try {
+    const o = JSON.parse(value) as Record<string, unknown>;
+    if (typeof o?.headline !== 'string' || typeof o.body !== 'string') return null;
+    return { headline: o.headline, body: o.body, ...(typeof o.url === 'string' ? { url: o.url } : {}) };
+  } catch {
+    return null;
+  }
+}
+
+/** An ad in words, for its variant's description: "Ship faster": Growth on autopilot. */
+export const adWords = (ad: Ad): string => `"${ad.headline}": ${ad.body}`;
+
+/** The card of an ad experiment's one ad test: the same id on every try, so it is never filed twice. */
+export const adTestCardId = (accountId: string, experimentId: string): string =>
+  `card_a${createHash('sha256').update(`${accountId}\0${experimentId}\0ad_test`).digest('hex').slice(0, 24)}`;
+
+/**
+ * The variant an `ad_metrics` label names: the letter of its place in the ad test as shipped (A the first, as the
+ * experiment's keys are), or its number (1 the first); null for any other label.
+ */
+export function variantIndexOf(label: string | null, count: number): number | null {
+  const s = (label ?? '').trim().toUpperCase();
+  const i = /^[A-Z]$/.test(s) ? s.charCodeAt(0) - 65 : /^\d{1,2}$/.test(s) ? Number(s) - 1 : -1;
+  return i >= 0 && i < count ? i : null;
+}
+
+interface Row {
+  card_id: string;
+  card_status: string | null;
+  settled_at: string | null;
+  days: string | null;
+  variant: string | null;
+  impressions: string | null;
+  clicks: string | null;
+  conversions: string | null;
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/**
+ * The counts of the ad experiments `ads` (the kind's `counts`), per variant in plan order, in one statement, into `out`:
+ * `exposures` and `sent` every impression the platform reported for the experiment's ad test, `outcomes` its clicks
+ * (click_rate) or conversions (conversion_rate). `pending` is 1 while impressions may still come: until the ad test
+ * is filed, while its card waits, and while it runs; 0 once its card was dismissed (or settled unsent), or its
+ * duration ended before `maturedBy` (the reply window leaves the platform's late reports that long).
+ */
+async function adCounts(q: Queryable, accountId: string, ads: readonly Counted[], maturedBy: number, out: Map<string, ExperimentCounts>) {
+  const cardOf = (e: Counted) => (e.draft as Partial<AdDraft>).adTestCardId ?? null;
+  const cards = ads.map(cardOf).filter((c): c is string => c !== null);
+  const { rows } = cards.length
+    ? ((await q.raw(
+        `SELECT x.card_id, c.status AS card_status, s.settled_at, s.details->>'durationDays' AS days,
+                m.variant, m.impressions, m.clicks, m.conversions
+           FROM unnest(?::text[]) AS x(card_id)
+           LEFT JOIN ${CARD_STATES_SQL} c ON c.account_id = ? AND c.id = x.card_id
+           LEFT JOIN ${FENCES_SQL} s ON s.account_id = ? AND s.card_id = x.card_id AND s.kind_of_work = 'ad_test' AND s.status = 'sent'
+           LEFT JOIN LATERAL (
+             SELECT variant, sum(impressions)::bigint AS impressions, sum(clicks)::bigint AS clicks,
+                    sum(conversions)::bigint AS conversions
+               FROM ${AD_METRICS_SQL} am WHERE account_id = ? AND test_id = s.provider_id GROUP BY variant) m ON true`,
+        [cards, accountId, accountId, accountId],
+      )) as { rows: Row[] })
+    : { rows: [] as Row[] };
+  for (const e of ads) {
+    const card = cardOf(e);
+    const mine = rows.filter((r) => r.card_id === card);
+    const n = e.plan.variants.length;
+    const counts = Array.from({ length: n }, () => ({ exposures: 0, outcomes: 0 }));
+    for (const r of mine) {
+      const i = variantIndexOf(r.variant, n);
+      if (i === null) continue;
+      counts[i]!.exposures += Number(r.impressions ?? 0);
+      counts[i]!.outcomes += Number((e.plan.metric === 'conversion_rate' ? r.conversions : r.clicks) ?? 0);
+    }
+    const first = mine[0];
+    const launched = first?.settled_at != null ? Number(first.settled_at) : null;
+    const over =
+      launched !== null
+        ? launched + Number(first!.days ?? 0) * DAY <= maturedBy
+        : card !== null && (!first?.card_status || ['dismissed', 'resolved'].includes(first.card_status));
+    // A bridge reporting more clicks than impressions cannot make a rate above 1.
+    for (const c of counts) c.outcomes = Math.min(c.outcomes, c.exposures);
+    out.set(e.id, { counts, sent: counts.map((c) => c.exposures), pending: over ? 0 : 1 });
+  }
 }
 
 const AUDIENCE = 'impressions the ad platform serves while the ad test runs; the platform, not this service, picks each one’s ad';
@@ -69,7 +173,7 @@ async function spendCapProblem(q: Queryable, accountId: string, budget: number, 
  * Proposes an ad experiment: checks its ads, metric, budget, connection and spend cap, plans its sample in
  * impressions (power.ts), and files its `experiment` card. Refused (a string back, nothing written) on any of those.
  */
-export async function proposeAdExperiment(db: Db, by: Proposer, input: Input): Promise<{ id: string; cardId: string } | string> {
+async function proposeAdExperiment(db: Db, by: Proposer, input: Proposal): Promise<{ id: string; cardId: string } | string> {
   const p = input.ad;
   if (!p || !Array.isArray(p.ads) || p.ads.length < 2 || p.ads.length > 4) return 'an ad experiment has 2 to 4 ads';
   const metric = input.metric ?? 'click_rate';
@@ -143,13 +247,13 @@ export async function proposeAdExperiment(db: Db, by: Proposer, input: Input): P
  * payload `experimentId`) under the account's ad test approval settings; the same card id on every try and a claim
  * on the experiment's row make it once. Answers how many it filed (0 or 1).
  */
-export async function fileAdExperimentTest(db: Db, e: Experiment): Promise<number> {
+async function fileAdExperimentTest(db: Db, e: Experiment): Promise<number> {
   const { ad, adTestCardId: filed } = e.draft as unknown as AdDraft;
   if (e.thing !== AD_THING || e.status !== 'running' || filed) return 0;
   const variants = e.plan.variants.map((v) => adOf(v.value)).filter((a): a is Ad => a !== null);
   const id = adTestCardId(e.accountId, e.id);
   return db.transaction(async (trx) => {
-    if (!(await experimentsRepository(trx).claimCard(e.accountId, e.id, 'adTestCardId', id))) return 0;
+    if (!(await experimentRows(trx).claimCard(e.accountId, e.id, 'adTestCardId', id))) return 0;
     await fileWork(trx, {
       accountId: e.accountId,
       turnId: null,
@@ -170,7 +274,7 @@ export async function fileAdExperimentTest(db: Db, e: Experiment): Promise<numbe
 }
 
 /** An ad experiment's result card in ad words: later ad tests (not mail) start from the winner; how its ad test ends. */
-export function adResultCard<C extends { summary: string; prompt: string; payload: Record<string, unknown> }>(e: Experiment, card: C): C {
+function adResultCard<C extends { summary: string; prompt: string; payload: Record<string, unknown> }>(e: Experiment, card: C): C {
   if (e.thing !== AD_THING) return card;
   const winner = e.plan.variants.find((v) => v.key === card.payload.winner);
   const prompt = winner
@@ -195,7 +299,7 @@ export async function withDefaultAd<A extends ShipArgs>(q: Queryable, accountId:
   if (args.work !== 'ad_test') return { args, used: '' };
   const given = args.details?.topic;
   const topic = typeof given === 'string' && given.trim() ? given.trim() : args.title.trim();
-  const stored = await experimentsRepository(q).defaultFor(accountId, AD_THING, topic);
+  const stored = await experimentRows(q).defaultFor(accountId, AD_THING, topic);
   const ad = stored ? adOf(stored) : null;
   if (!ad) return { args, used: '' };
   const own = Array.isArray(args.details?.variants) ? (args.details.variants as Record<string, unknown>[]) : [];
@@ -208,3 +312,19 @@ export async function withDefaultAd<A extends ShipArgs>(q: Queryable, accountId:
     used: `; it starts from the default ad an experiment decided for "${topic}" (variant 1: ${adWords(ad)})`,
   };
 }
+
+export const adVariant: OwnWorkKind<'ad_variant'> = {
+  thing: AD_THING,
+  reaches: 'its own work',
+  words: 'the ad',
+  startedWorkWaits: 'its ad test waits under the ad test settings',
+  // The platform assigns impressions, not our hash: their split says nothing of ours.
+  ratio: null,
+  // The plan's clustered sample is not replanned on the control's rate.
+  replans: false,
+  counts: adCounts,
+  propose: proposeAdExperiment,
+  start: fileAdExperimentTest,
+  resultCard: adResultCard,
+  adopt: (db, e, value, at) => adoptAsDefault(db, e, at, () => value),
+};

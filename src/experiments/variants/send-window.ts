@@ -1,8 +1,16 @@
 /**
- * Send windows (docs/decisions/experiments.md, "What can vary: the send window"): a time of day, `HH:MM–HH:MM` in a
- * named IANA time zone, inside which a mail goes out. A window may cross midnight (22:00–02:00); its start is in it,
- * its end is not. Pure: a window's text, whether it is open at an instant, and when it next opens.
+ * `send_window` (docs/decisions/experiments.md, "What can vary: the send window"): the variants are 2 to 4 windows of
+ * the day, `HH:MM–HH:MM` in one named IANA time zone, inside which a contact's mail goes out. A window may cross midnight
+ * (22:00–02:00); its start is in it, its end is not. The maintenance pass drafts a contact's mail only while its
+ * variant's window is open, and the mail card carries the window, so the shipping path holds it until the window opens
+ * when it is approved outside it (the hold rule handed to shipping, `sendWindowHold`); a mail that still went out
+ * outside it is not counted (the exposure handed to shipping, `exposeExperimentMail`). An adopted window rides on later
+ * mail about the topic the same way.
  */
+import type { Queryable } from '../../db.js';
+import type { Experiment, Thing } from '../experiment.js';
+import { experimentRows } from '../experiment-rows.js';
+import { adoptAsDefault, type ContactKind } from './kind.js';
 
 /** A window as stored on a variant, a default and a mail card: "09:00–11:00 Europe/Berlin". */
 export interface SendWindow {
@@ -133,3 +141,84 @@ export function windowOf(card: { payload: Record<string, unknown> }): { text: st
   const window = parseWindow(text);
   return typeof window === 'string' ? null : { text, window };
 }
+
+/**
+ * The hold rule the composition roots hand to shipping (src/shipping/hold-rule.ts): a mail card that carries a send
+ * window waits while its window is closed, until it next opens. Null when the card has no window or it is open at
+ * `now`; else when it goes out and why, in words.
+ */
+export async function sendWindowHold(
+  card: { payload: Record<string, unknown> },
+  now: number,
+): Promise<{ sendAt: number; window: string; note: string } | null> {
+  const w = windowOf(card);
+  if (!w || isOpen(w.window, now)) return null;
+  const sendAt = nextOpening(w.window, now);
+  const local = `${hhmm(minuteOfDay(w.window.zone, now))} ${w.window.zone}`;
+  const note =
+    `Approved at ${local}, outside its send window ${w.text}: it waits, approved, and goes out when the window opens ` +
+    `(${new Date(sendAt).toISOString()}). Dismiss or snooze it to stop that.`;
+  return { sendAt, window: w.text, note };
+}
+
+/** The on-sent hook handed to shipping (src/shipping/hold-rule.ts): a mail of an experiment exposes its contact. */
+export async function exposeExperimentMail(
+  q: Queryable,
+  accountId: string,
+  card: { id: string; payload: Record<string, unknown> },
+  at: number,
+): Promise<void> {
+  // Its contact is exposed to the variant it was assigned before the mail was drafted (not outside its window).
+  if (typeof card.payload.experimentId === 'string') await exposeSent(q, accountId, card, at);
+}
+
+/** The mail of `card` went out at `at`: its contact exposed (the first send counts), unless outside the card's window. */
+export async function exposeSent(q: Queryable, accountId: string, card: { id: string; payload: Record<string, unknown> }, at: number) {
+  const w = windowOf(card);
+  if (w && !isOpen(w.window, at)) {
+    const zone = w.window.zone;
+    await q('experiment_assignments')
+      .where({ account_id: accountId, card_id: card.id })
+      .whereNull('exposed_at')
+      .whereNull('skipped')
+      .update({ skipped: `sent at ${hhmm(minuteOfDay(zone, at))} ${zone}, outside its window ${w.text}`.slice(0, 200) });
+    return;
+  }
+  await experimentRows(q).exposed(accountId, card.id, at);
+}
+
+/** The variants whose window is open at `now` (indexes). */
+export function openVariants(e: Pick<Experiment, 'plan'>, now: number): number[] {
+  return e.plan.variants.flatMap((v, i) => {
+    const w = parseWindow(v.value);
+    return typeof w !== 'string' && isOpen(w, now) ? [i] : [];
+  });
+}
+
+/** Ship-tool arguments with an adopted window in their details (the card then waits for it: send-window-hold.ts). */
+export function withAdoptedWindow<A extends { details?: Record<string, unknown> }>(args: A, values: Partial<Record<Thing, string>>): A {
+  const sendWindow = values.send_window;
+  return sendWindow ? { ...args, details: { ...args.details, sendWindow } } : args;
+}
+
+export const sendWindow: ContactKind<'send_window'> = {
+  thing: 'send_window',
+  reaches: 'contacts',
+  work: 'email',
+  words: 'the time of day the mail is sent',
+  startedWorkWaits: 'its mail waits under the email settings',
+  // Exposures come window by window: only what will never come says anything of the split.
+  ratio: 'kept',
+  replans: true,
+  variants: (input) => {
+    const values = checkWindows(input.windows ?? [], input.timeZone);
+    return typeof values === 'string' ? values : { values };
+  },
+  afterPlan:
+    "\nEach contact's mail is drafted while its variant's window is open and goes out only inside it: approved outside " +
+    'it, it waits, approved, for the window to open. A mail that still went out outside its window is not counted.',
+  // The text stays as it is; the card carries its window.
+  mail: (e, variant) => ({ subject: e.draft.subject, body: e.draft.body, details: { sendWindow: variant.value } }),
+  openVariants,
+  adopt: (db, e, value, at) => adoptAsDefault(db, e, at, () => value),
+};
