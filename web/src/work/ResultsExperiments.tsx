@@ -56,7 +56,8 @@ export function decisionWords(e: Experiment): string {
       return 'Dismissed: it never ran.';
     default: {
       const least = Math.min(...e.variants.map((v) => v.exposures));
-      return `Still collecting (${least.toLocaleString()} of ${e.plannedPerVariant.toLocaleString()} planned per variant): no variant is called better until the stopping rule decides.`;
+      const sample = `${least.toLocaleString()} of ${e.plannedPerVariant.toLocaleString()} planned per variant`;
+      return `Still collecting (${sample}): no variant is called better until the stopping rule decides.`;
     }
   }
 }
@@ -90,7 +91,8 @@ export function Experiments({ items }: { items: Experiment[] }) {
           n === 0
             ? 'the control'
             : v.difference
-              ? `${points(v.difference.estimate)} points (${pct(v.difference.level)} interval ${points(v.difference.interval[0])} to ${points(v.difference.interval[1])})`
+              ? `${points(v.difference.estimate)} points (${pct(v.difference.level)} interval ` +
+                `${points(v.difference.interval[0])} to ${points(v.difference.interval[1])})`
               : null,
         ]);
         return (
