@@ -3,6 +3,7 @@ import { agentRoutes } from './agent.js';
 import { hookRoutes } from './hooks.js';
 import { leadImportRoutes } from './leads-imports.js';
 import { peopleRoutes } from './people.js';
+import { resultsSeriesRoutes } from './results.js';
 import { reviewStreamRoutes } from './review-stream.js';
 import { sessionRoutes } from './session.js';
 import { settingsRoutes } from './settings.js';
@@ -25,6 +26,7 @@ export const dashboardRoutes: RouteDef[] = [
   ...reviewStreamRoutes,
   ...agentRoutes,
   ...workflowRoutes,
+  ...resultsSeriesRoutes,
 ];
 
 /**

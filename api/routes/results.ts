@@ -8,7 +8,7 @@ import { defineRoute, type RouteDef } from '../route-def.js';
 import { ResultsQuery, ResultsResponse } from './results.schemas.js';
 
 /** What the scoreboard reads of the areas above it (the agent's turns, workflow runs, inbound URLs), from their owners. */
-const sources: ScoreboardSources = {
+export const scoreboardSources: ScoreboardSources = {
   turns: AGENT_TURNS_SQL,
   workflowRuns: WORKFLOW_RUNS_SQL,
   hasInboundUrl: (q, accountId) => inboundUrlsRepository(q).has(accountId),
@@ -28,9 +28,9 @@ export const resultsRoutes: RouteDef[] = [
   }).handle(async ({ query }, ctx) => {
     const { db, config } = ctx.deps;
     const { accountId } = ctx.principal;
-    const returnPath = await hasReturnPath(db, accountId, config.inbound.smtpPort, sources);
+    const returnPath = await hasReturnPath(db, accountId, config.inbound.smtpPort, scoreboardSources);
     const results = await getResults(db, accountId, query.since, Date.now(), returnPath, {
-      sources,
+      sources: scoreboardSources,
       replyWindowMs: config.experiments.replyWindowMs,
       readExperiments,
     });

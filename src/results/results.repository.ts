@@ -24,6 +24,11 @@ export interface GroupRow {
   with_amount: number;
 }
 
+/** Events grouped per bucket of a series (GET /dashboard/api/results/series): `bucket` is the bucket's start. */
+export interface BucketRow extends Omit<GroupRow, 'current'> {
+  bucket: number;
+}
+
 /** Conversion value summed per channel and currency; `current` as in GroupRow. */
 export interface ValueRow {
   channel: string;
@@ -161,6 +166,28 @@ export function resultsRepository(q: Queryable) {
           ...[since, accountId, watermark, ...tail.bindings],
         ],
       )) as { rows: GroupRow[] };
+      return rows;
+    },
+
+    /**
+     * Counts and amount sums per (bucket, channel, type, decider) over [from, to), both on whole hours, with buckets of
+     * `step` ms (an hour or a day, a whole number of hours) starting at `from`: whole hours from the hourly rollups (kept
+     * for good) plus the events not folded yet, read in one statement so each event counts once.
+     */
+    async bucketTally(accountId: string, from: number, to: number, step: number, watermark: string): Promise<BucketRow[]> {
+      const bucketOf = (col: string) => `(? + ((${col} - ?) / ?) * ?)::float8`;
+      const b = [from, from, step, step];
+      const { rows } = (await q.raw(
+        `SELECT bucket, channel, type, nullif(decided_by, '') AS decided_by,
+                sum(n)::int AS n, sum(total) AS total, sum(with_amount)::int AS with_amount FROM (
+           SELECT ${bucketOf('bucket')} AS bucket, channel, type, decided_by, n, total, with_amount
+             FROM channel_event_rollups WHERE account_id = ? AND bucket >= ? AND bucket < ?
+           UNION ALL
+           SELECT ${bucketOf('at')}, channel, type, coalesce(decided_by, ''), 1, amount, (amount IS NOT NULL)::int
+             FROM channel_events WHERE account_id = ? AND NOT demo AND ${UNFOLDED} AND at >= ? AND at < ?
+         ) x GROUP BY 1, 2, 3, 4 ORDER BY 1`,
+        [...b, accountId, from, to, ...b, accountId, watermark, from, to],
+      )) as { rows: BucketRow[] };
       return rows;
     },
   };

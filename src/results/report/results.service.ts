@@ -7,7 +7,7 @@ import { CHANNEL_EVENT_TYPES, CHANNELS, type Channel } from '../channel-events.j
 import { adTestsIn, type AdTestResult } from './ads-tests.js';
 import type { ExperimentsReader, ReportedExperiment } from '../reported-experiments.js';
 import { harnessRepository, type HarnessMetrics, type HarnessSources } from './harness.repository.js';
-import { resultsRepository } from '../results.repository.js';
+import { type GroupRow, resultsRepository } from '../results.repository.js';
 import { splitWindow, type WindowSplit } from '../rollup-window.js';
 import { rollupsRepository } from '../rollups.repository.js';
 
@@ -29,7 +29,7 @@ export interface Shipped {
 type Values = Record<string, number>;
 type Metrics = Record<string, number | null | Shipped | Values | AdTestResult[]>;
 
-interface Tally {
+export interface Tally {
   count: Map<string, number>;
   /** Sum of `amount` per type, null once any event of that type had no amount (unknown). */
   amount: Map<string, number | null>;
@@ -67,7 +67,7 @@ const DEFAULT_REPLY_WINDOW_MS = DEFAULT_REPLY_WINDOW_SECONDS * 1000;
  * Whether the account has a measurement source: a live token that may report visits and conversions
  * (`measurement:write`), or a post the Content API published (its tracked links bring visits).
  */
-async function hasMeasurementSource(q: Queryable, accountId: string): Promise<boolean> {
+export async function hasMeasurementSource(q: Queryable, accountId: string): Promise<boolean> {
   return (await tokensRepository(q).hasLiveScope(accountId, 'measurement:write')) || (await postsRepository(q).anyPublished(accountId));
 }
 
@@ -114,7 +114,7 @@ export function clampSince(since: number | undefined, now: number): { since: num
 
 const ratio = (num: number, den: number): number | null => (den === 0 ? null : Math.round((num / den) * 10_000) / 10_000);
 
-function emptyTally(): Tally {
+export function emptyTally(): Tally {
   return {
     count: new Map(),
     amount: new Map(),
@@ -123,12 +123,25 @@ function emptyTally(): Tally {
   };
 }
 
+/** Adds one group of events (a channel's type and decider, their count and amounts) to a tally. */
+export function addToTally(t: Tally, r: Omit<GroupRow, 'current'>): void {
+  t.count.set(r.type, (t.count.get(r.type) ?? 0) + r.n);
+  const known = r.with_amount === r.n && t.amount.get(r.type) !== null;
+  t.amount.set(r.type, known ? (t.amount.get(r.type) ?? 0) + Number(r.total ?? 0) : null);
+  if (CHANNEL_EVENT_TYPES[r.channel as Channel]?.shipped !== r.type) return;
+  t.shipped.total += r.n;
+  if (r.decided_by === 'person') t.shipped.byPerson += r.n;
+  else if (r.decided_by === 'trust_ladder') t.shipped.byTrustLadder += r.n;
+  else if (r.decided_by === 'setting') t.shipped.bySetting += r.n;
+  else t.shipped.unattributed += r.n;
+}
+
 /**
  * Named metrics of one channel from its tally. Counts are 0 when nothing happened; a ratio with nothing
  * to divide by is null. Email's replies, positive replies, reply rate and bounces come back only through
  * received mail: without a return path (no SMTP listener, no inbound URL) they are unknown (null).
  */
-function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
+export function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
   const n = (type: string) => t.count.get(type) ?? 0;
   const shipped = { ...t.shipped };
   const heard = (v: number | null) => (returnPath ? v : null);
@@ -191,6 +204,10 @@ function metrics(channel: Channel, t: Tally, returnPath: boolean): Metrics {
  * (a live `measurement:write` token, or a published post), with zeros until something is measured.
  */
 const MEASURED_CHANNELS: readonly Channel[] = ['seo', 'social', 'aeo'];
+/** Whether a channel is reported: connected, or a measured channel of an account with a measurement source. */
+export const isAvailable = (channel: Channel, connected: readonly string[], measuring: boolean): boolean =>
+  connected.includes(channel) || (measuring && MEASURED_CHANNELS.includes(channel));
+
 export const NO_MEASUREMENT =
   'no measurement source: publish a post through the Content API, or report visits with a measurement:write token';
 
@@ -201,7 +218,7 @@ export const NO_MEASUREMENT =
 export const NO_MAIL_SENT = "no mail sent yet: email results start with the account's first send";
 
 /** Why a channel is `available: false`: what would make it available. */
-const unavailableReason = (channel: Channel): string =>
+export const unavailableReason = (channel: Channel): string =>
   channel === 'email' ? NO_MAIL_SENT : MEASURED_CHANNELS.includes(channel) ? NO_MEASUREMENT : 'not connected';
 
 /**
@@ -249,23 +266,12 @@ export async function getResults(
     if (!tallies.has(key)) tallies.set(key, emptyTally());
     return tallies.get(key)!;
   };
-  for (const r of rows) {
-    const t = tally(r.channel, r.current);
-    t.count.set(r.type, (t.count.get(r.type) ?? 0) + r.n);
-    const known = r.with_amount === r.n && t.amount.get(r.type) !== null;
-    t.amount.set(r.type, known ? (t.amount.get(r.type) ?? 0) + Number(r.total ?? 0) : null);
-    if (CHANNEL_EVENT_TYPES[r.channel as Channel]?.shipped !== r.type) continue;
-    t.shipped.total += r.n;
-    if (r.decided_by === 'person') t.shipped.byPerson += r.n;
-    else if (r.decided_by === 'trust_ladder') t.shipped.byTrustLadder += r.n;
-    else if (r.decided_by === 'setting') t.shipped.bySetting += r.n;
-    else t.shipped.unattributed += r.n;
-  }
+  for (const r of rows) addToTally(tally(r.channel, r.current), r);
   for (const v of values) {
     const t = tally(v.channel, v.current);
     t.value[v.currency] = Math.round(((t.value[v.currency] ?? 0) + v.total) * 10_000) / 10_000;
   }
-  const available = (channel: Channel) => connected.includes(channel) || (measuring && MEASURED_CHANNELS.includes(channel));
+  const available = (channel: Channel) => isAvailable(channel, connected, measuring);
   const section = (channel: Channel): ChannelSection =>
     available(channel)
       ? {
