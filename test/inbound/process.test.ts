@@ -10,6 +10,7 @@ import { getResults } from '../helpers/scoreboard.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
+import { countRows, row, rows, wakesOf } from '../helpers/rows.js';
 
 // processInbound end to end on a real database: parse → match → classify → settle + apply once.
 
@@ -55,16 +56,13 @@ async function emailWindow(env: TestEnv, accountId: string) {
 
 /** The account's email events by type (what `/results` counts). */
 async function events(env: TestEnv, accountId: string): Promise<Record<string, number>> {
-  const rows: { type: string; n: string }[] = await env.deps
-    .db('channel_events')
-    .where({ account_id: accountId, channel: 'email' })
+  const counted: { type: string; n: string }[] = await rows(env, 'channel_events', { account_id: accountId, channel: 'email' })
     .groupBy('type')
     .select('type', env.deps.db.raw('count(*) AS n'));
-  return Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
+  return Object.fromEntries(counted.map((r) => [r.type, Number(r.n)]));
 }
 
-const wakes = async (env: TestEnv, accountId: string) =>
-  (await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' })).length;
+const wakes = async (env: TestEnv, accountId: string) => (await wakesOf(env, accountId)).length;
 const fixture = (name: string, thread: Thread) => mailFixture(name, thread);
 
 it('applies a Gmail reply: lead replied (interested), counted, the agent woken, the row settled with how it matched', async ({ env }) => {
@@ -82,7 +80,7 @@ it('applies a Gmail reply: lead replied (interested), counted, the agent woken, 
   });
   expect(await getLead(env.deps.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
   expect(await emailWindow(env, accountId)).toMatchObject({ replies: 1 });
-  const [wake] = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
+  const [wake] = await wakesOf(env, accountId);
   // The agent reads the new text only, never our quoted mail.
   expect(wake.data.content.text).toContain('set up a call');
   expect(wake.data.content.text).not.toContain('not interested');
@@ -144,7 +142,7 @@ it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto
     const { accountId, leadId, thread } = await world(env);
     expect(await processed(env, fixture(name, thread)), name).toMatchObject({ status: 'applied', kind });
     expect((await getLead(env.deps.db, accountId, leadId)).status, name).toBe('unsubscribed');
-    const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+    const entry = await row(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
     expect(entry, name).toMatchObject({ source: 'opt_out_reply' });
     expect(await wakes(env, accountId), name).toBe(0);
   }
@@ -152,9 +150,9 @@ it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto
 
 it('refuses a reply to an unknown reply+ address before storing it: it names no account', async ({ env }) => {
   const raw = mailFixture('thunderbird-reply', { replyToken: 'NoSuchToken123', messageId: '<nobody@localhost>' });
-  const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
+  const before = await countRows(env, 'inbound_messages');
   await expect(receive(env, raw)).rejects.toThrow(/refused: 5\.7\.1 this message answers no mail of ours/);
-  expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
+  expect(await countRows(env, 'inbound_messages')).toBe(before);
 });
 
 it("refuses a message that came in on account A's inbound URL but claims B's send, and leaves B untouched", async ({ env }) => {
