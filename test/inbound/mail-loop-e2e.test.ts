@@ -1,6 +1,5 @@
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { describe, expect } from 'vitest';
-import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -10,6 +9,7 @@ import { smtpSend } from '../helpers/smtp-client.js';
 import { mailLoopOptions, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows, sequenceOfCard } from '../helpers/rows.js';
+import { emailResults } from '../helpers/email-results.js';
 
 /**
  * The mail loop end to end, with nothing called directly: the agent drafts (offline brain, through
@@ -78,11 +78,11 @@ async function comesBack({ env, inbound }: World, sent: ParsedMail, fixture: str
   const to = rcpt ?? (dsn ? replyTo.replace(/^reply\+/, 'bounces+') : replyTo);
   const answer = await smtpSend(inbound.port, { from: dsn ? '' : JANE, to: [to], raw });
   expect(answer.code).toBe(250);
-  const row = await until(async () => {
+  const found = await until(async () => {
     const r = await rows(env, 'inbound_messages').orderBy('received_at', 'desc').first();
     return r && r.status !== 'received' ? r : null;
   }, 15_000);
-  return row.status as string;
+  return found.status as string;
 }
 
 async function lead(w: World) {
@@ -92,14 +92,7 @@ async function lead(w: World) {
   return res.body.lead as { status: string; replyKind: string | null; declineReason: string | null };
 }
 
-async function email(w: World) {
-  const { env } = w;
-  const res = await env.api().get('/api/v1/results').set(auth(w.token));
-  expect(res.status).toBe(200);
-  const e = ResultsResponse.parse(res.body).results.email;
-  if (!e.available) throw new Error('email results not available');
-  return e.data.window;
-}
+const email = (w: World) => emailResults(w.env, w.token);
 
 /** A header line as the mail carried it (unfolded). */
 const header = (m: ParsedMail, key: string) => (m.headerLines.find((h) => h.key === key)?.line ?? '').replace(/\r?\n[ \t]+/g, ' ');

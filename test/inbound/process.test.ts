@@ -43,9 +43,9 @@ async function receive(env: TestEnv, raw: Buffer, opts: { accountId?: string; rc
 async function processed(env: TestEnv, raw: Buffer, opts: Parameters<typeof receive>[2] = {}) {
   const id = await receive(env, raw, opts);
   await processInbound(env.deps, id);
-  const row = await inboundRepository(env.deps.db).find(id);
-  if (!row) throw new Error('row gone');
-  return row;
+  const found = await inboundRepository(env.deps.db).find(id);
+  if (!found) throw new Error('row gone');
+  return found;
 }
 
 async function emailWindow(env: TestEnv, accountId: string) {
@@ -67,8 +67,8 @@ const fixture = (name: string, thread: Thread) => mailFixture(name, thread);
 
 it('applies a Gmail reply: lead replied (interested), counted, the agent woken, the row settled with how it matched', async ({ env }) => {
   const { accountId, leadId, thread } = await world(env);
-  const row = await processed(env, fixture('gmail-reply', thread));
-  expect(row).toMatchObject({
+  const found = await processed(env, fixture('gmail-reply', thread));
+  expect(found).toMatchObject({
     status: 'applied',
     accountId,
     kind: 'reply',
@@ -102,8 +102,8 @@ it('matches a reply with no reply address by In-Reply-To, and a declining one ke
 
 it('applies a Postfix hard bounce found by the original in the report: lead bounced, address blocked', async ({ env }) => {
   const { accountId, leadId, thread } = await world(env);
-  const row = await processed(env, fixture('postfix-dsn-hard', thread));
-  expect(row).toMatchObject({
+  const found = await processed(env, fixture('postfix-dsn-hard', thread));
+  expect(found).toMatchObject({
     status: 'applied',
     kind: 'bounce',
     details: { matchedBy: 'original-message-id', bounce: { type: 'hard', status: '5.1.1', recipient: 'jane@acme.test' } },
@@ -158,8 +158,8 @@ it('refuses a reply to an unknown reply+ address before storing it: it names no 
 it("refuses a message that came in on account A's inbound URL but claims B's send, and leaves B untouched", async ({ env }) => {
   const a = await world(env);
   const b = await world(env);
-  const row = await processed(env, fixture('gmail-reply', b.thread), { accountId: a.accountId });
-  expect(row).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account', accountId: a.accountId, sendId: null });
+  const found = await processed(env, fixture('gmail-reply', b.thread), { accountId: a.accountId });
+  expect(found).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account', accountId: a.accountId, sendId: null });
   expect((await getLead(env.deps.db, b.accountId, b.leadId)).status).toBe('contacted');
   expect(await events(env, b.accountId)).toEqual({});
   expect(await wakes(env, b.accountId)).toBe(0);
@@ -254,8 +254,8 @@ it('applies messages processed together (shared transactions) as one by one: a r
   ids.push(await receive(env, fixture('postfix-dsn-hard', lead.thread)));
   await Promise.all(ids.map((id) => processInbound(env.deps, id)));
 
-  const rows = await Promise.all(ids.map((id) => inboundRepository(env.deps.db).find(id)));
-  const statuses = rows.map((r) => r!.status);
+  const foundRows = await Promise.all(ids.map((id) => inboundRepository(env.deps.db).find(id)));
+  const statuses = foundRows.map((r) => r!.status);
   expect(statuses.filter((s) => s === 'applied')).toHaveLength(13);
   expect(statuses.filter((s) => s === 'duplicate')).toHaveLength(1);
   for (const w of worlds) {

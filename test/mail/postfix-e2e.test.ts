@@ -3,7 +3,6 @@ import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { describe, expect } from 'vitest';
-import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { generateDkimKey } from '../../src/mail/dkim.service.js';
 import type { TestEnv } from '../helpers/fixture.js';
@@ -21,6 +20,7 @@ import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { until } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
+import { emailResults } from '../helpers/email-results.js';
 
 /**
  * The mail loop through a real MTA: Debian's Postfix (test/helpers/postfix.ts, a private instance) is the
@@ -105,14 +105,7 @@ async function arrived(postfix: Postfix, address: string, text: string): Promise
 const header = (m: ParsedMail, key: string) => (m.headerLines.find((h) => h.key === key)?.line ?? '').replace(/\r?\n[ \t]+/g, ' ');
 const replyTokenOf = (m: ParsedMail) => /^reply\+([0-9a-z]+)@/.exec(m.replyTo!.value[0]!.address!)![1]!;
 
-async function email(w: World) {
-  const { env } = w;
-  const res = await env.api().get('/api/v1/results').set(auth(w.token));
-  expect(res.status).toBe(200);
-  const e = ResultsResponse.parse(res.body).results.email;
-  if (!e.available) throw new Error('email results not available');
-  return e.data.window;
-}
+const email = (w: World) => emailResults(w.env, w.token);
 
 async function lead(w: World) {
   const { env } = w;

@@ -1,5 +1,4 @@
 import { describe, expect } from 'vitest';
-import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { newId } from '../../src/ids.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { cardsRepository, type Card } from '../../src/review/cards/cards.repository.js';
@@ -14,6 +13,7 @@ import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
+import { emailResults } from '../helpers/email-results.js';
 
 /**
  * What the outbound relay answers about a recipient, through the real API and the worker pools, against
@@ -83,14 +83,7 @@ const blockEntry = (w: World) => row(w.env, 'blocklist_entries', { account_id: w
 const fences = async (env: TestEnv, cardId: string) =>
   (await rows(env, 'shipments', { card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
 
-async function email(w: World) {
-  const { env } = w;
-  const res = await env.api().get('/api/v1/results').set(auth(w.token));
-  expect(res.status).toBe(200);
-  const e = ResultsResponse.parse(res.body).results.email;
-  if (!e.available) throw new Error('email results not available');
-  return e.data.window;
-}
+const email = (w: World) => emailResults(w.env, w.token);
 
 /** Everything a hard bounce leaves behind, as the API shows it. */
 async function expectBounced(w: World, cardId: string, reason: RegExp) {
