@@ -5,12 +5,11 @@ import type { TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { BRIDGE_SHIP_ENV, capturedLines, connectedTenant, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
-import { cardRow, row, sendOfCard } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
+import { cardRow, row, rows, sendOfCard } from '../helpers/rows.js';
 
 const it = withBridge('ads_live_SECRET_42');
 
-let env: TestEnv;
-let bridge: ProviderBridgeStandIn;
 const { lines, sink } = capturedLines();
 
 it.override('options', {
@@ -18,12 +17,8 @@ it.override('options', {
   env: BRIDGE_SHIP_ENV,
   pools: ['shipments'],
 });
-it.beforeAll(({ env: e, bridge: b }) => {
-  env = e;
-  bridge = b;
-});
 
-const connected = () => connectedTenant(env, bridge, 'ads');
+const connected = (env: TestEnv, bridge: ProviderBridgeStandIn) => connectedTenant(env, bridge, 'ads');
 
 const AD_TEST = {
   work: 'ad_test',
@@ -36,18 +31,14 @@ const AD_TEST = {
   durationDays: 14,
 };
 
-const adCard = (accountId: string, payload: Record<string, unknown> = {}) =>
+const adCard = (env: TestEnv, accountId: string, payload: Record<string, unknown> = {}) =>
   buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'ad_test',
     title: 'Test two headlines',
     payload: { ...AD_TEST, ...payload },
   });
-const approve = (token: string, cardId: string) =>
-  env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => cardRow(env, cardId);
-const fenceOf = (cardId: string) => sendOfCard(env, cardId);
-const adsEvents = (accountId: string) =>
-  env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads' }).orderBy('type').select('type', 'decided_by');
+const adsEvents = (env: TestEnv, accountId: string) =>
+  rows(env, 'channel_events', { account_id: accountId, channel: 'ads' }).orderBy('type').select('type', 'decided_by');
 
 describe('ad tests through the provider bridge', () => {
   afterAll(() => {
@@ -56,13 +47,13 @@ describe('ad tests through the provider bridge', () => {
     expect(lines.join('')).not.toContain('ads_live_SECRET_42');
   });
 
-  it('ships an approved ad test once under the fence key, with its variants, cap and duration', async () => {
+  it('ships an approved ad test once under the fence key, with its variants, cap and duration', async ({ bridge, env }) => {
     bridge.state.mode = 'accept';
-    const { accountId, token } = await connected();
-    const card = await adCard(accountId);
-    const res = await approve(token, card.id);
+    const { accountId, token } = await connected(env, bridge);
+    const card = await adCard(env, accountId);
+    const res = await approveCard(env, token, card.id);
     expect(res.status).toBe(200);
-    const fence = await fenceOf(card.id);
+    const fence = await sendOfCard(env, card.id);
     const tries = bridge.posts.filter((p) => p.key === fence.idempotency_key);
     expect(tries).toHaveLength(1);
     expect(tries[0]!.body).toEqual({
@@ -81,36 +72,39 @@ describe('ad tests through the provider bridge', () => {
         accountId,
       },
     });
-    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
+    expect(await cardRow(env, card.id)).toMatchObject({ status: 'sent' });
     expect(fence).toMatchObject({ status: 'sent', kind_of_work: 'ad_test' });
-    expect(await adsEvents(accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
-    expect((await approve(token, card.id)).status).toBe(409);
+    expect(await adsEvents(env, accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
+    expect((await approveCard(env, token, card.id)).status).toBe(409);
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
   });
 
-  it('answers 503 delivery_pending when the answer is lost, and reconciliation settles it by lookup without a second ship', async () => {
-    const { accountId, token } = await connected();
-    const card = await adCard(accountId);
+  it('answers 503 delivery_pending when the answer is lost, and reconciliation settles it by lookup without a second ship', async ({
+    env,
+    bridge,
+  }) => {
+    const { accountId, token } = await connected(env, bridge);
+    const card = await adCard(env, accountId);
     bridge.state.mode = 'drop-after';
-    const res = await approve(token, card.id);
+    const res = await approveCard(env, token, card.id);
     bridge.state.mode = 'accept';
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ error: 'delivery_pending' });
-    await until(async () => (await cardOf(card.id))?.status === 'sent', 20_000);
-    const fence = await fenceOf(card.id);
+    await until(async () => (await cardRow(env, card.id))?.status === 'sent', 20_000);
+    const fence = await sendOfCard(env, card.id);
     expect(fence.status).toBe('sent');
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
     expect(bridge.shipments.filter((s) => s.key === fence.idempotency_key)).toHaveLength(1);
-    expect(await adsEvents(accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
+    expect(await adsEvents(env, accountId)).toEqual([{ type: 'test_launched', decided_by: 'person' }]);
   });
 
-  it("asks a person whether the ad test was created when the bridge cannot tell, in the ad account's words", async () => {
-    const { accountId, token } = await connected();
-    const card = await adCard(accountId);
+  it("asks a person whether the ad test was created when the bridge cannot tell, in the ad account's words", async ({ env, bridge }) => {
+    const { accountId, token } = await connected(env, bridge);
+    const card = await adCard(env, accountId);
     bridge.state.mode = 'drop-after';
     bridge.state.lookupStatus = 500;
     try {
-      expect((await approve(token, card.id)).status).toBe(503);
+      expect((await approveCard(env, token, card.id)).status).toBe(503);
       const question = await until(
         async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }),
         20_000,
@@ -129,23 +123,23 @@ describe('ad tests through the provider bridge', () => {
       bridge.state.mode = 'accept';
       bridge.state.lookupStatus = 0;
     }
-    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
-    const fence = await fenceOf(card.id);
+    expect(await cardRow(env, card.id)).toMatchObject({ status: 'sent' });
+    const fence = await sendOfCard(env, card.id);
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
   });
 
-  it('refuses with 409 naming the connection when the account has no ads connection, nothing written', async () => {
+  it('refuses with 409 naming the connection when the account has no ads connection, nothing written', async ({ env }) => {
     const { accountId, token } = await env.tenant();
-    const card = await adCard(accountId);
-    const res = await approve(token, card.id);
+    const card = await adCard(env, accountId);
+    const res = await approveCard(env, token, card.id);
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'rejected', message: 'ad tests cannot ship: no ad-platform connection on this account' });
-    expect(await fenceOf(card.id)).toBeUndefined();
-    expect(await cardOf(card.id)).toMatchObject({ status: 'pending' });
+    expect(await sendOfCard(env, card.id)).toBeUndefined();
+    expect(await cardRow(env, card.id)).toMatchObject({ status: 'pending' });
   });
 
-  it('refuses a malformed ad test with a clear 409 before any fence is written', async () => {
-    const { accountId, token } = await connected();
+  it('refuses a malformed ad test with a clear 409 before any fence is written', async ({ env, bridge }) => {
+    const { accountId, token } = await connected(env, bridge);
     const cases: [Record<string, unknown>, string][] = [
       [{ variants: [] }, 'an ad test has 1 to 5 variants'],
       [{ variants: Array.from({ length: 6 }, () => ({ headline: 'h', body: 'b' })) }, 'an ad test has 1 to 5 variants'],
@@ -158,12 +152,12 @@ describe('ad tests through the provider bridge', () => {
     ];
     const before = bridge.posts.length;
     for (const [payload, why] of cases) {
-      const card = await adCard(accountId, payload);
-      const res = await approve(token, card.id);
+      const card = await adCard(env, accountId, payload);
+      const res = await approveCard(env, token, card.id);
       expect(res.status).toBe(409);
       expect(res.body.message).toBe(`this ad test cannot ship: ${why}; request changes so the agent fixes it`);
-      expect(await fenceOf(card.id)).toBeUndefined();
-      expect(await cardOf(card.id)).toMatchObject({ status: 'pending' });
+      expect(await sendOfCard(env, card.id)).toBeUndefined();
+      expect(await cardRow(env, card.id)).toMatchObject({ status: 'pending' });
     }
     expect(bridge.posts.length).toBe(before);
   });

@@ -7,36 +7,31 @@ import { buildCard } from '../helpers/factories.js';
 import type { TestEnv } from '../helpers/fixture.js';
 import { withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
-import { sendOfCard } from '../helpers/rows.js';
+import { rows, sendOfCard } from '../helpers/rows.js';
+import { overwrite } from '../helpers/row-setup.js';
 
 const it = withBridge();
 
-let env: TestEnv;
-let bridge: ProviderBridgeStandIn;
-it.beforeAll(({ env: e, bridge: b }) => {
-  env = e;
-  bridge = b;
-});
-
-const connect = (accountId: string) =>
+const connect = (env: TestEnv, bridge: ProviderBridgeStandIn, accountId: string) =>
   connectProvider(
     env.deps.db,
     env.config.sealing,
     { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key },
     Date.now(),
   );
-const adsEvents = (accountId: string) =>
-  env.deps
-    .db('channel_events')
-    .where({ account_id: accountId, channel: 'ads' })
+const adsEvents = (env: TestEnv, accountId: string) =>
+  rows(env, 'channel_events', { account_id: accountId, channel: 'ads' })
     .orderBy(['type', 'ref_id'])
     .select('type', 'amount', 'ref_id')
-    .then((rows) => rows.map((r) => ({ ...r, amount: Number(r.amount) })));
+    .then((foundRows) => foundRows.map((r) => ({ ...r, amount: Number(r.amount) })));
 
 describe('polling the ad platform', () => {
-  it('turns ad_metrics into ads channel events and per-test rows, each event once, ignoring what it cannot read', async () => {
+  it('turns ad_metrics into ads channel events and per-test rows, each event once, ignoring what it cannot read', async ({
+    env,
+    bridge,
+  }) => {
     const { accountId } = await env.tenant();
-    await connect(accountId);
+    await connect(env, bridge, accountId);
     bridge.events.length = 0;
     const at = Date.now() - 60_000;
     bridge.events.push(
@@ -60,18 +55,18 @@ describe('polling the ad platform', () => {
       { type: 'spend', amount: 1200, ref_id: 'ads-m1' },
       { type: 'spend', amount: 300, ref_id: 'ads-m2' },
     ];
-    expect(await adsEvents(accountId)).toEqual(expected);
-    expect(await env.deps.db('ad_metrics').where({ account_id: accountId }).orderBy('event_id').pluck('variant')).toEqual(['A', 'B']);
+    expect(await adsEvents(env, accountId)).toEqual(expected);
+    expect(await rows(env, 'ad_metrics', { account_id: accountId }).orderBy('event_id').pluck('variant')).toEqual(['A', 'B']);
     // A cursor lost (reset) reads them all again and counts nothing twice.
-    await env.deps.db('provider_connections').where({ account_id: accountId, kind: 'ads' }).update({ poll_cursor: null });
+    await overwrite(env, 'provider_connections', { account_id: accountId, kind: 'ads' }, { poll_cursor: null });
     expect(await pollProviderEvents(env.deps, accountId, 'ads')).toMatchObject({ events: 5 });
-    expect(await adsEvents(accountId)).toEqual(expected);
-    expect(await env.deps.db('ad_metrics').where({ account_id: accountId })).toHaveLength(2);
+    expect(await adsEvents(env, accountId)).toEqual(expected);
+    expect(await rows(env, 'ad_metrics', { account_id: accountId })).toHaveLength(2);
   });
 
-  it('shows on /results ads: spend, impressions, clicks, conversions and cost per conversion', async () => {
+  it('shows on /results ads: spend, impressions, clicks, conversions and cost per conversion', async ({ env, bridge }) => {
     const { accountId, token } = await env.tenant(['results:read']);
-    await connect(accountId);
+    await connect(env, bridge, accountId);
     const read = async () => {
       const res = await env.api().get('/api/v1/results').set(auth(token));
       expect(res.status).toBe(200);
@@ -99,9 +94,9 @@ describe('polling the ad platform', () => {
     });
   });
 
-  it('shows each ad test that ran in the window on /results ads.tests, with the platform numbers per variant', async () => {
+  it('shows each ad test that ran in the window on /results ads.tests, with the platform numbers per variant', async ({ env, bridge }) => {
     const { accountId, token } = await env.tenant();
-    await connect(accountId);
+    await connect(env, bridge, accountId);
     const card = await buildCard(env.deps.db, accountId, 'approval', {
       sourceType: 'ad_test',
       title: 'Two headlines',

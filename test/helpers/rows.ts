@@ -34,3 +34,12 @@ export const sequenceOfCard = (env: World, cardId: string) => row(env, 'mail_seq
 /** The `card.decided` events recorded for a card (the outbox's rows, oldest first). */
 export const eventsOfCard = (env: World, cardId: string) =>
   env.deps.db('events_outbox').whereRaw("payload->>'cardId' = ?", [cardId]).orderBy('created_at');
+
+// reads for inbound/mail/webhooks/reliability tests
+
+/** How many rows of `table` match `where` (all of them without one), as a number. */
+export const countRows = async (env: World, table: string, where: Where = {}) =>
+  Number((await env.deps.db(table).where(where).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+
+/** The agent's wake turns of an account (the turns a reply or report woke it for). */
+export const wakesOf = (env: World, accountId: string) => rows(env, 'agent_turns', { account_id: accountId, kind: 'wake' });

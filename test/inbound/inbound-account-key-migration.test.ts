@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db.js';
 import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 
 /**
@@ -8,7 +7,6 @@ import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
  */
 const MIGRATION = '20261130120000_inbound_messages_account_key';
 const scratch = migrationDatabase();
-let db: Db | undefined;
 
 const SEED = `
 INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0), ('a2', 'B', 0);
@@ -27,7 +25,8 @@ INSERT INTO inbound_messages (id, account_id, via, rcpt_to, raw, size, received_
 // Migrates a fresh database step by step: slow on a loaded machine.
 describe('the inbound_messages account-key migration', { timeout: 120_000 }, () => {
   it('places rows stored without an account from their send, lead or token, deletes the rest, and keys by account', async () => {
-    db = await scratch.open();
+    // A migration test reads and writes its scratch database's tables raw: the schema itself is under test.
+    const db = await scratch.open();
     await migrateUpTo(db, MIGRATION);
     await db.raw(SEED);
 

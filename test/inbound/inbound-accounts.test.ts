@@ -1,33 +1,24 @@
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
 import { processInbound } from '../../src/inbound/process.service.js';
-import { startInboundSmtp, type InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { getLead } from '../../src/leads/leads.service.js';
 import { newReplyToken } from '../../src/mail/outbound.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
+import { countRows } from '../helpers/rows.js';
 
 // Every received message is stored under its account, known before the message is stored
 // (docs/decisions/inbound-smtp.md "Every message is stored under its account"): the account its
 // recipient's token names, or for the bare bounce address what the message itself names of ours.
 
-let env: TestEnv;
-let smtp: InboundSmtp;
 const BOUNCE = 'agent@localhost';
-it.beforeAll(async ({ env: e }) => {
-  env = e;
-  smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
-});
-afterAll(async () => {
-  await smtp?.close();
-});
 
-const world = async () => buildMailedLead(env.deps.db, (await env.tenant()).accountId);
+const world = async (env: TestEnv) => buildMailedLead(env.deps.db, (await env.tenant()).accountId);
 const reply = (token: string) => `reply+${token}@localhost`;
 const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
-const stored = async () => Number((await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
-const bytesOf = async (accountId: string) => inboundRepository(env.deps.db).accountBytes(accountId);
+const stored = (env: TestEnv) => countRows(env, 'inbound_messages');
+const bytesOf = async (env: TestEnv, accountId: string) => inboundRepository(env.deps.db).accountBytes(accountId);
 
 /** One message naming both reply addresses, with one fixed Message-ID (CRLF lines, nothing to dot-stuff). */
 function sharedMessage(to: string[], messageId: string): Buffer {
@@ -46,9 +37,12 @@ function sharedMessage(to: string[], messageId: string): Buffer {
 }
 
 describe('inbound messages keyed by account', () => {
-  it('stores two accounts’ copies of one Message-ID apart: one account per transaction, the other resent after 452', async () => {
-    const a = await world();
-    const b = await world();
+  it('stores two accounts’ copies of one Message-ID apart: one account per transaction, the other resent after 452', async ({
+    env,
+    inbound: smtp,
+  }) => {
+    const a = await world(env);
+    const b = await world(env);
     const messageId = `<shared-${newReplyToken()}@acme.test>`;
     const raw = sharedMessage([reply(a.thread.replyToken), reply(b.thread.replyToken)], messageId);
     const s = await smtpDialog(smtp.port);
@@ -94,10 +88,10 @@ describe('inbound messages keyed by account', () => {
     for (const w of [a, b]) expect((await getLead(env.deps.db, w.accountId, w.leadId)).status).toBe('replied');
   });
 
-  it('refuses a message to an address naming no account, and stores nothing', async () => {
-    const a = await world();
-    const before = await stored();
-    const bytesBefore = await bytesOf(a.accountId);
+  it('refuses a message to an address naming no account, and stores nothing', async ({ env, inbound: smtp }) => {
+    const a = await world(env);
+    const before = await stored(env);
+    const bytesBefore = await bytesOf(env, a.accountId);
     // A token-shaped address that names no mail of ours: refused at RCPT.
     const guessed = await smtpSend(smtp.port, { from: 'x@spam.test', to: [reply(newReplyToken())], raw: rawMessage() });
     expect(guessed).toMatchObject({ ok: false, code: 550, response: expect.stringContaining('5.1.1') });
@@ -109,19 +103,22 @@ describe('inbound messages keyed by account', () => {
     // A message that cannot be parsed names nothing either.
     const garbage = await smtpSend(smtp.port, { from: '', to: [BOUNCE], raw: Buffer.from('garbage without any header\r\n') });
     expect(garbage).toMatchObject({ ok: false, code: 550 });
-    expect(await stored()).toBe(before);
-    expect(await bytesOf(a.accountId)).toBe(bytesBefore);
+    expect(await stored(env)).toBe(before);
+    expect(await bytesOf(env, a.accountId)).toBe(bytesBefore);
   });
 
-  it('stores a message to the bounce address under the account whose Message-ID it answers, charged to it on arrival', async () => {
-    const a = await world();
-    const before = await bytesOf(a.accountId);
+  it('stores a message to the bounce address under the account whose Message-ID it answers, charged to it on arrival', async ({
+    env,
+    inbound: smtp,
+  }) => {
+    const a = await world(env);
+    const before = await bytesOf(env, a.accountId);
     const raw = Buffer.concat([Buffer.from(`In-Reply-To: ${a.thread.messageId}\r\n`), rawMessage({ to: BOUNCE })]);
     const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [BOUNCE], raw });
     expect(answer).toMatchObject({ ok: true, code: 250 });
     const id = idOf(answer.response)!;
     expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({ accountId: a.accountId, status: 'received' });
-    expect(await bytesOf(a.accountId)).toBe(before + raw.length);
+    expect(await bytesOf(env, a.accountId)).toBe(before + raw.length);
     await processInbound(env.deps, id);
     expect(await inboundRepository(env.deps.db).find(id)).toMatchObject({
       status: 'applied',

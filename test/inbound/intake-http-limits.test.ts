@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage } from '../helpers/smtp-client.js';
+import { countRows } from '../helpers/rows.js';
 
 // The inbound URL's bounds: messages a minute per account URL, and the account's raw storage cap.
 
@@ -16,8 +17,7 @@ async function inboundPath(env: TestEnv, accountId: string): Promise<string> {
 }
 
 const post = (env: TestEnv, path: string, body: Buffer) => env.api().post(path).set('Content-Type', 'message/rfc822').send(body);
-const stored = async (env: TestEnv, accountId: string) =>
-  Number((await env.deps.db('inbound_messages').where({ account_id: accountId }).count({ n: '*' }))[0]!.n);
+const stored = (env: TestEnv, accountId: string) => countRows(env, 'inbound_messages', { account_id: accountId });
 
 describe('POST /api/mail/inbound/{secret} under a flood', () => {
   it('takes INBOUND_URL_PER_MINUTE messages a minute per URL, then answers 429 with Retry-After and stores nothing', async ({ env }) => {

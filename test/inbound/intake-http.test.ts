@@ -7,7 +7,7 @@ import { pendingJob } from '../../src/jobs/registry.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage } from '../helpers/smtp-client.js';
-import { rows } from '../helpers/rows.js';
+import { countRows, rows } from '../helpers/rows.js';
 
 // Inbound mail over HTTP and the admin verbs that make and list it.
 
@@ -55,7 +55,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
     const first = await inboundUrl(env, accountId);
     const second = await inboundUrl(env, accountId);
     expect(second.secret).not.toBe(first.secret);
-    const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
+    const before = await countRows(env, 'inbound_messages');
     for (const path of [
       first.path,
       '/api/mail/inbound/inb_0000000000000000000000000000000000000000',
@@ -66,7 +66,7 @@ describe('POST /api/mail/inbound/{secret}', () => {
       expect(res.status, path).toBe(404);
       expect(res.body).toEqual({ error: 'not found' });
     }
-    expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
+    expect(await countRows(env, 'inbound_messages')).toBe(before);
     expect((await post(env, second.path, rawMessage())).status).toBe(202);
   });
 

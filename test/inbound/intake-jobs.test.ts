@@ -13,6 +13,7 @@ import { pendingJob } from '../../src/jobs/registry.js';
 import { startPools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage } from '../helpers/smtp-client.js';
+import { backdate } from '../helpers/row-setup.js';
 
 // What keeps a stored message moving: the sweep hands back what was left `received`, and a message
 // whose processing keeps failing ends `malformed` after a bounded number of tries.
@@ -36,10 +37,7 @@ describe('the inbound sweep', () => {
     const repo = inboundRepository(env.deps.db);
     await repo.settle(settled, { status: 'unplaced', reason: 'no send matches' }, Date.now());
     const at = Date.now();
-    await env.deps
-      .db('inbound_messages')
-      .whereIn('id', [stale, settled])
-      .update({ received_at: at - STALE_AFTER_MS - 1_000 });
+    await backdate(env, 'inbound_messages', { id: [stale, settled] }, { received_at: at - STALE_AFTER_MS - 1_000 });
     // Nothing queued them: as after a lost enqueue or a crash between the 250 and the enqueue.
     expect(await pendingJob(queue(env), inboundParse.key({ id: stale }))).toBeUndefined();
 
@@ -85,7 +83,7 @@ describe('the parse try cap', () => {
       attempts: MAX_PARSE_TRIES,
     });
     // The sweep never picks it again.
-    await env.deps.db('inbound_messages').where({ id }).update({ received_at: 0 });
+    await backdate(env, 'inbound_messages', { id }, { received_at: 0 });
     await sweepInbound(env.deps);
     expect(await pendingJob(queue(env), inboundParse.key({ id }))).toBeUndefined();
   });

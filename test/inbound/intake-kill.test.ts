@@ -2,21 +2,19 @@ import { describe, expect } from 'vitest';
 import { newReplyToken } from '../../src/mail/outbound.js';
 import { envFor } from '../helpers/env.js';
 import { buildThread } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { freePort, runTs } from '../helpers/processes.js';
 import { startService } from '../helpers/service-process.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
-import { row } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
 
 // Kill -9 of the inbound process mid-message loses nothing it answered 250 for.
 
 // Spawns the real process (tsx start-up, migrations check): slow on a loaded 2-core machine.
 const SLOW = 120_000;
-let env: TestEnv;
 /** A live reply address of ours (a shipped mail's token): the listener takes mail for it, under its account. */
 let LIVE = '';
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   const token = newReplyToken();
   await buildThread(env.deps.db, (await env.tenant()).accountId, {
     sendId: `send_${token}`,
@@ -34,7 +32,7 @@ const FLOOD = { INBOUND_SMTP_SESSIONS_PER_IP: String(SENDERS * 2), INBOUND_SMTP_
 const KILL_AFTER = 30;
 
 describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: SLOW }, () => {
-  it('has stored, byte for byte, every message it answered 250 for', async () => {
+  it('has stored, byte for byte, every message it answered 250 for', async ({ env }) => {
     const port = await freePort();
     const proc = startService(['inbound-mail'], { ...envFor(env.config), INBOUND_SMTP_PORT: String(port), LOG_LEVEL: 'info', ...FLOOD });
     const accepted = new Map<string, Buffer>();
@@ -69,15 +67,15 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     // Senders that were mid-message when it died got no 250 (connection lost), as SMTP intends: they retry.
     expect(accepted.size).toBeGreaterThanOrEqual(KILL_AFTER);
     expect(refused.length).toBeGreaterThan(0);
-    const rows: { id: string; raw: Buffer; size: number }[] = await env.deps.db('inbound_messages').select('id', 'raw', 'size');
-    const byId = new Map(rows.map((r) => [r.id, r]));
+    const stored: { id: string; raw: Buffer; size: number }[] = await rows(env, 'inbound_messages').select('id', 'raw', 'size');
+    const byId = new Map(stored.map((r) => [r.id, r]));
     const missing = [...accepted.keys()].filter((id) => !byId.has(id));
     expect(missing).toEqual([]);
     const changed = [...accepted].filter(([id, raw]) => !byId.get(id)!.raw.equals(raw) || byId.get(id)!.size !== raw.length);
     expect(changed.map(([id]) => id)).toEqual([]);
   });
 
-  it('stops cleanly on SIGTERM (the listener closed), and refuses to start with INBOUND_SMTP_PORT=0', async () => {
+  it('stops cleanly on SIGTERM (the listener closed), and refuses to start with INBOUND_SMTP_PORT=0', async ({ env }) => {
     const port = await freePort();
     const proc = startService(['inbound-mail'], { ...envFor(env.config), INBOUND_SMTP_PORT: String(port), LOG_LEVEL: 'info' });
     await proc.logged('inbound smtp listening', 60_000);
@@ -93,7 +91,7 @@ describe('the inbound-mail process killed with SIGKILL mid-stream', { timeout: S
     expect(off.stderr.trim()).toBe('the inbound-mail role needs INBOUND_SMTP_PORT (it is 0, off)');
   });
 
-  it('runs the listener inside `all` too (with the API and the pools) and closes it on SIGTERM', async () => {
+  it('runs the listener inside `all` too (with the API and the pools) and closes it on SIGTERM', async ({ env }) => {
     const port = await freePort();
     const childEnv = { ...envFor(env.config), PORT: '0', INBOUND_SMTP_PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '3000' };
     const proc = startService(['all'], childEnv);

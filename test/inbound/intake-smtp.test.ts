@@ -14,11 +14,12 @@ import { createLogger } from '../../src/logger.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { tcpProxy } from '../helpers/outages.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
+import { countRows, rows } from '../helpers/rows.js';
 
 // The inbound MX: what it takes, what it refuses, and that a 250 means stored.
 
-let env: TestEnv;
-let smtp: InboundSmtp;
+/** The file's own listener (its log lines kept), beside `small` with a low size limit. */
+let listener: InboundSmtp;
 /** A live reply token of ours (a shipped mail's), and the bounce address (MAIL_FROM at the inbound domain). */
 let TOKEN = '';
 let LIVE = '';
@@ -28,8 +29,7 @@ const BOUNCE = 'agent@localhost';
 let small: InboundSmtp;
 const SMALL_LIMIT = 4_096;
 const logLines: string[] = [];
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   const { accountId } = await env.tenant();
   ACCOUNT = accountId;
   TOKEN = newReplyToken();
@@ -47,24 +47,24 @@ it.beforeAll(async ({ env: e }) => {
   });
   LIVE = `reply+${TOKEN}@localhost`;
   const logger = createLogger('info', { write: (line: string) => logLines.push(line) });
-  smtp = await startInboundSmtp({ ...env.deps, logger }, { port: 0, host: '127.0.0.1' });
+  listener = await startInboundSmtp({ ...env.deps, logger }, { port: 0, host: '127.0.0.1' });
   const config = { ...env.deps.config, inbound: { ...env.deps.config.inbound, maxBytes: SMALL_LIMIT } };
   small = await startInboundSmtp({ ...env.deps, config }, { port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
-  await smtp?.close();
+  await listener?.close();
   await small?.close();
 });
 
-const storedCount = async () => Number((await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const storedCount = (env: TestEnv) => countRows(env, 'inbound_messages');
 const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
 
 describe('the inbound SMTP listener', () => {
-  it('answers 250 only once the message is stored byte for byte, and queues its parse', async () => {
+  it('answers 250 only once the message is stored byte for byte, and queues its parse', async ({ env }) => {
     // The domain in any case (the client lowercases it). Dot-stuffed lines and 8-bit text: what comes out
     // must be what went in.
     const raw = Buffer.concat([rawMessage({ body: '.leading dot\r\n..two dots\r\nsmörgåsbord ✓' }), Buffer.from('tail line\r\n')]);
-    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [`Reply+${TOKEN.toUpperCase()}@LocalHost`], raw });
+    const answer = await smtpSend(listener.port, { from: 'jane@acme.test', to: [`Reply+${TOKEN.toUpperCase()}@LocalHost`], raw });
     expect(answer).toMatchObject({ ok: true, code: 250 });
     const id = idOf(answer.response);
     expect(id).toMatch(/^inb_/);
@@ -88,38 +88,38 @@ describe('the inbound SMTP listener', () => {
     expect(logged).not.toContain('jane@acme.test');
   });
 
-  it('keeps a null sender (a bounce comes from <>) as no mailFrom', async () => {
+  it('keeps a null sender (a bounce comes from <>) as no mailFrom', async ({ env }) => {
     // To the bare bounce address: the message names the account (its To: is our reply address).
-    const answer = await smtpSend(smtp.port, { from: '', to: [BOUNCE], raw: rawMessage({ to: LIVE }) });
+    const answer = await smtpSend(listener.port, { from: '', to: [BOUNCE], raw: rawMessage({ to: LIVE }) });
     expect(answer.ok).toBe(true);
     expect(await inboundRepository(env.deps.db).find(idOf(answer.response)!)).toMatchObject({ mailFrom: null, accountId: ACCOUNT });
   });
 
-  it('refuses recipients at any other domain with 550 relay not permitted, and stores nothing', async () => {
-    const before = await storedCount();
+  it('refuses recipients at any other domain with 550 relay not permitted, and stores nothing', async ({ env }) => {
+    const before = await storedCount(env);
     for (const to of ['someone@example.com', 'reply+abc@localhost.evil.test', 'x@notlocalhost']) {
-      const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [to], raw: rawMessage() });
+      const answer = await smtpSend(listener.port, { from: 'jane@acme.test', to: [to], raw: rawMessage() });
       expect(answer.ok, to).toBe(false);
       expect(answer.code, to).toBe(550);
       expect(answer.response, to).toContain('relay not permitted');
     }
-    expect(await storedCount()).toBe(before);
+    expect(await storedCount(env)).toBe(before);
   });
 
-  it('takes a message for its domain when another recipient of it is refused, naming only the accepted one', async () => {
-    const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: ['a@elsewhere.test', LIVE], raw: rawMessage() });
+  it('takes a message for its domain when another recipient of it is refused, naming only the accepted one', async ({ env }) => {
+    const answer = await smtpSend(listener.port, { from: 'jane@acme.test', to: ['a@elsewhere.test', LIVE], raw: rawMessage() });
     expect(answer.ok).toBe(true);
     expect((await inboundRepository(env.deps.db).find(idOf(answer.response)!))?.rcptTo).toEqual([LIVE]);
   });
 
-  it('refuses a message over the limit with 552 and stores nothing; one at the limit goes in', async () => {
-    const before = await storedCount();
+  it('refuses a message over the limit with 552 and stores nothing; one at the limit goes in', async ({ env }) => {
+    const before = await storedCount(env);
     const base = rawMessage();
     const over = Buffer.concat([base, Buffer.from(`${'x'.repeat(78)}\r\n`.repeat(Math.ceil(SMALL_LIMIT / 80)))]);
     const refused = await smtpSend(small.port, { from: 'jane@acme.test', to: [LIVE], raw: over });
     expect(refused).toMatchObject({ ok: false, code: 552 });
     expect(refused.response).toContain(String(SMALL_LIMIT));
-    expect(await storedCount()).toBe(before);
+    expect(await storedCount(env)).toBe(before);
     const exact = Buffer.concat([base, Buffer.from('y'.repeat(SMALL_LIMIT - base.length - 2)), Buffer.from('\r\n')]);
     expect(exact.length).toBe(SMALL_LIMIT);
     const taken = await smtpSend(small.port, { from: 'jane@acme.test', to: [LIVE], raw: exact });
@@ -127,14 +127,14 @@ describe('the inbound SMTP listener', () => {
     expect((await inboundRepository(env.deps.db).withRaw(idOf(taken.response)!))!.raw.equals(exact)).toBe(true);
   });
 
-  it('refuses a 30 MB message streamed against the default 25 MiB limit with 552, and stores nothing', async () => {
+  it('refuses a 30 MB message streamed against the default 25 MiB limit with 552, and stores nothing', async ({ env }) => {
     expect(env.deps.config.inbound.maxBytes).toBe(25 * 1024 * 1024);
-    const before = await storedCount();
+    const before = await storedCount(env);
     const line = Buffer.from(`${'z'.repeat(998)}\r\n`);
     const big = Buffer.concat([rawMessage(), ...Array.from({ length: 30_000 }, () => line)]);
     expect(big.length).toBeGreaterThan(30_000_000);
     // By hand, without SIZE= on MAIL FROM: the whole message goes on the wire and is refused after its dot.
-    const session = await smtpDialog(smtp.port);
+    const session = await smtpDialog(listener.port);
     try {
       await session.reply();
       await session.say('EHLO client.test');
@@ -147,11 +147,11 @@ describe('the inbound SMTP listener', () => {
     } finally {
       session.close();
     }
-    expect(await storedCount()).toBe(before);
+    expect(await storedCount(env)).toBe(before);
     // A client that declares the size is refused before it sends anything.
-    const declared = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [LIVE], raw: big });
+    const declared = await smtpSend(listener.port, { from: 'jane@acme.test', to: [LIVE], raw: big });
     expect(declared).toMatchObject({ ok: false, code: 552 });
-    expect(await storedCount()).toBe(before);
+    expect(await storedCount(env)).toBe(before);
   }, 30_000);
 
   it('advertises SIZE (no STARTTLS, no AUTH), refuses a declared SIZE over it, and takes its domain in any case', async () => {
@@ -177,7 +177,7 @@ describe('the inbound SMTP listener with Postgres out of reach', () => {
   let proxy: Awaited<ReturnType<typeof tcpProxy>>;
   let deps: Deps;
   let cut: InboundSmtp;
-  it.beforeAll(async () => {
+  it.beforeAll(async ({ env }) => {
     proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
     const url = new URL(env.config.databaseUrl);
     url.port = String(proxy.port);
@@ -191,7 +191,7 @@ describe('the inbound SMTP listener with Postgres out of reach', () => {
     await proxy?.close();
   });
 
-  it('answers 451 (try again later) and keeps nothing; once Postgres is back the retry is taken', async () => {
+  it('answers 451 (try again later) and keeps nothing; once Postgres is back the retry is taken', async ({ env }) => {
     const raw = rawMessage({ body: 'retry me' });
     proxy.cut();
     const refused = await smtpSend(cut.port, { from: 'jane@acme.test', to: [LIVE], raw });
@@ -199,11 +199,11 @@ describe('the inbound SMTP listener with Postgres out of reach', () => {
     proxy.restore();
     const retried = await smtpSend(cut.port, { from: 'jane@acme.test', to: [LIVE], raw });
     expect(retried.ok).toBe(true);
-    const rows: { raw: Buffer }[] = await env.deps.db('inbound_messages').select('raw');
-    expect(rows.filter((r) => r.raw.equals(raw))).toHaveLength(1);
+    const stored: { raw: Buffer }[] = await rows(env, 'inbound_messages').select('raw');
+    expect(stored.filter((r) => r.raw.equals(raw))).toHaveLength(1);
   });
 
-  it('answers 503 with Retry-After on the inbound URL (a retry is safe), never a 500', async () => {
+  it('answers 503 with Retry-After on the inbound URL (a retry is safe), never a 500', async ({ env }) => {
     const { accountId } = await env.tenant();
     const { url } = await createInboundUrl(env.deps, accountId);
     proxy.cut();

@@ -17,22 +17,21 @@ import { mailFixture } from '../helpers/mail-fixtures.js';
 import { privateRedis, tcpProxy } from '../helpers/outages.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 import { rows } from '../helpers/rows.js';
+import { backdate } from '../helpers/row-setup.js';
 
 // Inbound processing while Postgres or Redis is away: the errors pg, knex and ioredis really throw are
 // classified as the stores being out of reach, so a good message is retried and never kept `malformed`.
 
-let env: TestEnv;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
 let redis: Awaited<ReturnType<typeof privateRedis>>;
 let deps: Deps;
 const closers: (() => Promise<unknown>)[] = [];
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
   redis = await privateRedis();
   // The service under test reaches Postgres only through the proxy, and its own Redis; the test reads directly.
   deps = createDeps(
-    configWith({ DATABASE_URL: proxiedUrl(), REDIS_URL: redis.url, QUEUE_PREFIX: env.config.queuePrefix }),
+    configWith({ DATABASE_URL: proxiedUrl(env), REDIS_URL: redis.url, QUEUE_PREFIX: env.config.queuePrefix }),
     createLogger('silent'),
   );
   await deps.ready();
@@ -44,7 +43,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-function proxiedUrl(): string {
+function proxiedUrl(env: TestEnv): string {
   const url = new URL(env.config.databaseUrl);
   url.port = String(proxy.port);
   return url.toString();
@@ -79,14 +78,14 @@ const caught = async (p: Promise<unknown>): Promise<Error> => {
 };
 
 describe('the errors the store clients really throw', () => {
-  it('pg: a connect that times out, a connection cut mid-query, a query on the broken client', async () => {
+  it('pg: a connect that times out, a connection cut mid-query, a query on the broken client', async ({ env }) => {
     const hole = await blackhole();
     const url = new URL(env.config.databaseUrl);
     url.port = String(hole.port);
     const timedOut = await caught(new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 200 }).connect());
     expect(isInfraError(timedOut), timedOut.message).toBe(true);
 
-    const client = new pg.Client({ connectionString: proxiedUrl() });
+    const client = new pg.Client({ connectionString: proxiedUrl(env) });
     client.on('error', () => {});
     await client.connect();
     const sleeping = caught(client.query('SELECT pg_sleep(30)'));
@@ -100,14 +99,14 @@ describe('the errors the store clients really throw', () => {
       expect(isInfraError(cut), cut.message).toBe(true);
       const after = await caught(client.query('SELECT 1'));
       expect(isInfraError(after), after.message).toBe(true);
-      const refused = await caught(new pg.Client({ connectionString: proxiedUrl() }).connect());
+      const refused = await caught(new pg.Client({ connectionString: proxiedUrl(env) }).connect());
       expect(isInfraError(refused), refused.message).toBe(true);
     } finally {
       proxy.restore();
     }
   });
 
-  it('knex: a pool that cannot get a connection (refused, and never answered)', async () => {
+  it('knex: a pool that cannot get a connection (refused, and never answered)', async ({ env }) => {
     const hole = await blackhole();
     const url = new URL(env.config.databaseUrl);
     url.port = String(hole.port);
@@ -145,7 +144,7 @@ describe('the errors the store clients really throw', () => {
  * Jane's reply to a mailed lead, stored as the SMTP listener stores it, on the try after which a failure
  * that is not a store's keeps it malformed (its earlier tries failed).
  */
-async function replyOnLastTry() {
+async function replyOnLastTry(env: TestEnv) {
   const { accountId, leadId, thread } = await buildMailedLead(env.deps.db, (await env.tenant()).accountId);
   const id = await storeInbound(env.deps, {
     accountId,
@@ -154,16 +153,13 @@ async function replyOnLastTry() {
     rcptTo: [`reply+${thread.replyToken}@localhost`],
     raw: mailFixture('gmail-reply', thread),
   });
-  await env.deps
-    .db('inbound_messages')
-    .where({ id })
-    .update({ attempts: MAX_PARSE_TRIES - 1 });
+  await backdate(env, 'inbound_messages', { id }, { attempts: MAX_PARSE_TRIES - 1 });
   return { accountId, leadId, id };
 }
 
 describe('a good message processed while the stores blip', () => {
-  it('Postgres cut mid-transaction on its last counted try: retried by the pool, applied, never malformed', async () => {
-    const { accountId, leadId, id } = await replyOnLastTry();
+  it('Postgres cut mid-transaction on its last counted try: retried by the pool, applied, never malformed', async ({ env }) => {
+    const { accountId, leadId, id } = await replyOnLastTry(env);
     // The lead's row held by the test, so processing waits inside its transaction, past the try count.
     const holder = await env.deps.db.transaction();
     await holder('leads').where({ id: leadId }).forUpdate().select('id');
@@ -191,8 +187,8 @@ describe('a good message processed while the stores blip', () => {
     }
   }, 90_000);
 
-  it('Redis stopped while a reply is applied: applied all the same, its wake left for the sweeper to queue', async () => {
-    const { accountId, id } = await replyOnLastTry();
+  it('Redis stopped while a reply is applied: applied all the same, its wake left for the sweeper to queue', async ({ env }) => {
+    const { accountId, id } = await replyOnLastTry(env);
     await redis.stop();
     try {
       expect(await processWithinTries(deps, id, deps.logger)).toBe('done');

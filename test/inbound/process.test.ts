@@ -10,6 +10,7 @@ import { getResults } from '../helpers/scoreboard.js';
 import { buildMailedLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
+import { countRows, row, rows, wakesOf } from '../helpers/rows.js';
 
 // processInbound end to end on a real database: parse → match → classify → settle + apply once.
 
@@ -42,9 +43,9 @@ async function receive(env: TestEnv, raw: Buffer, opts: { accountId?: string; rc
 async function processed(env: TestEnv, raw: Buffer, opts: Parameters<typeof receive>[2] = {}) {
   const id = await receive(env, raw, opts);
   await processInbound(env.deps, id);
-  const row = await inboundRepository(env.deps.db).find(id);
-  if (!row) throw new Error('row gone');
-  return row;
+  const found = await inboundRepository(env.deps.db).find(id);
+  if (!found) throw new Error('row gone');
+  return found;
 }
 
 async function emailWindow(env: TestEnv, accountId: string) {
@@ -55,22 +56,19 @@ async function emailWindow(env: TestEnv, accountId: string) {
 
 /** The account's email events by type (what `/results` counts). */
 async function events(env: TestEnv, accountId: string): Promise<Record<string, number>> {
-  const rows: { type: string; n: string }[] = await env.deps
-    .db('channel_events')
-    .where({ account_id: accountId, channel: 'email' })
+  const counted: { type: string; n: string }[] = await rows(env, 'channel_events', { account_id: accountId, channel: 'email' })
     .groupBy('type')
     .select('type', env.deps.db.raw('count(*) AS n'));
-  return Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
+  return Object.fromEntries(counted.map((r) => [r.type, Number(r.n)]));
 }
 
-const wakes = async (env: TestEnv, accountId: string) =>
-  (await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' })).length;
+const wakes = async (env: TestEnv, accountId: string) => (await wakesOf(env, accountId)).length;
 const fixture = (name: string, thread: Thread) => mailFixture(name, thread);
 
 it('applies a Gmail reply: lead replied (interested), counted, the agent woken, the row settled with how it matched', async ({ env }) => {
   const { accountId, leadId, thread } = await world(env);
-  const row = await processed(env, fixture('gmail-reply', thread));
-  expect(row).toMatchObject({
+  const found = await processed(env, fixture('gmail-reply', thread));
+  expect(found).toMatchObject({
     status: 'applied',
     accountId,
     kind: 'reply',
@@ -82,7 +80,7 @@ it('applies a Gmail reply: lead replied (interested), counted, the agent woken, 
   });
   expect(await getLead(env.deps.db, accountId, leadId)).toMatchObject({ status: 'replied', replyKind: 'interested' });
   expect(await emailWindow(env, accountId)).toMatchObject({ replies: 1 });
-  const [wake] = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' });
+  const [wake] = await wakesOf(env, accountId);
   // The agent reads the new text only, never our quoted mail.
   expect(wake.data.content.text).toContain('set up a call');
   expect(wake.data.content.text).not.toContain('not interested');
@@ -104,8 +102,8 @@ it('matches a reply with no reply address by In-Reply-To, and a declining one ke
 
 it('applies a Postfix hard bounce found by the original in the report: lead bounced, address blocked', async ({ env }) => {
   const { accountId, leadId, thread } = await world(env);
-  const row = await processed(env, fixture('postfix-dsn-hard', thread));
-  expect(row).toMatchObject({
+  const found = await processed(env, fixture('postfix-dsn-hard', thread));
+  expect(found).toMatchObject({
     status: 'applied',
     kind: 'bounce',
     details: { matchedBy: 'original-message-id', bounce: { type: 'hard', status: '5.1.1', recipient: 'jane@acme.test' } },
@@ -144,7 +142,7 @@ it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto
     const { accountId, leadId, thread } = await world(env);
     expect(await processed(env, fixture(name, thread)), name).toMatchObject({ status: 'applied', kind });
     expect((await getLead(env.deps.db, accountId, leadId)).status, name).toBe('unsubscribed');
-    const entry = await env.deps.db('blocklist_entries').where({ account_id: accountId, value: 'jane@acme.test' }).first();
+    const entry = await row(env, 'blocklist_entries', { account_id: accountId, value: 'jane@acme.test' });
     expect(entry, name).toMatchObject({ source: 'opt_out_reply' });
     expect(await wakes(env, accountId), name).toBe(0);
   }
@@ -152,16 +150,16 @@ it('opts the address out for an unsubscribe by reply, by the unsubscribe+ mailto
 
 it('refuses a reply to an unknown reply+ address before storing it: it names no account', async ({ env }) => {
   const raw = mailFixture('thunderbird-reply', { replyToken: 'NoSuchToken123', messageId: '<nobody@localhost>' });
-  const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
+  const before = await countRows(env, 'inbound_messages');
   await expect(receive(env, raw)).rejects.toThrow(/refused: 5\.7\.1 this message answers no mail of ours/);
-  expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
+  expect(await countRows(env, 'inbound_messages')).toBe(before);
 });
 
 it("refuses a message that came in on account A's inbound URL but claims B's send, and leaves B untouched", async ({ env }) => {
   const a = await world(env);
   const b = await world(env);
-  const row = await processed(env, fixture('gmail-reply', b.thread), { accountId: a.accountId });
-  expect(row).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account', accountId: a.accountId, sendId: null });
+  const found = await processed(env, fixture('gmail-reply', b.thread), { accountId: a.accountId });
+  expect(found).toMatchObject({ status: 'unplaced', reason: 'claims a send of another account', accountId: a.accountId, sendId: null });
   expect((await getLead(env.deps.db, b.accountId, b.leadId)).status).toBe('contacted');
   expect(await events(env, b.accountId)).toEqual({});
   expect(await wakes(env, b.accountId)).toBe(0);
@@ -256,8 +254,8 @@ it('applies messages processed together (shared transactions) as one by one: a r
   ids.push(await receive(env, fixture('postfix-dsn-hard', lead.thread)));
   await Promise.all(ids.map((id) => processInbound(env.deps, id)));
 
-  const rows = await Promise.all(ids.map((id) => inboundRepository(env.deps.db).find(id)));
-  const statuses = rows.map((r) => r!.status);
+  const foundRows = await Promise.all(ids.map((id) => inboundRepository(env.deps.db).find(id)));
+  const statuses = foundRows.map((r) => r!.status);
   expect(statuses.filter((s) => s === 'applied')).toHaveLength(13);
   expect(statuses.filter((s) => s === 'duplicate')).toHaveLength(1);
   for (const w of worlds) {

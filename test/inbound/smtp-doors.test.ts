@@ -12,7 +12,8 @@ import { buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
-import { row } from '../helpers/rows.js';
+import { countRows, row } from '../helpers/rows.js';
+import { backdate, removeRows } from '../helpers/row-setup.js';
 
 // The inbound SMTP door against strangers: who it takes mail for, how much one client may take of it,
 // how much it holds in memory at once. Every case goes over a real socket; the second client is another
@@ -52,7 +53,7 @@ async function liveToken(env: TestEnv, accountId?: string): Promise<{ token: str
   return { token, accountId: account };
 }
 
-const stored = async (env: TestEnv) => Number((await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const stored = (env: TestEnv) => countRows(env, 'inbound_messages');
 const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? null;
 
 /** The SQL statements the test database runs while `fn` does. */
@@ -102,7 +103,7 @@ describe('who the listener takes mail for', () => {
       const answer = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [to], raw });
       expect(answer, to).toMatchObject({ ok: true, code: 250 });
     }
-    await env.deps.db('accounts').where({ id: accountId }).del();
+    await removeRows(env, 'accounts', { id: accountId });
     const after = await smtpSend(smtp.port, { from: 'jane@acme.test', to: [`reply+${token}@localhost`], raw: rawMessage() });
     expect(after).toMatchObject({ ok: false, code: 550 });
   });
@@ -280,10 +281,7 @@ describe('a storage cap per account', () => {
     expect(full).toMatchObject({ ok: false, code: 452 });
     expect(full.response).toContain('4.2.2');
     // Its bytes dropped (retention), the account is under the cap again.
-    await env.deps
-      .db('inbound_messages')
-      .where({ id: idOf(first.response)! })
-      .update({ raw: null });
+    await backdate(env, 'inbound_messages', { id: idOf(first.response)! }, { raw: null });
     expect(Number((await row(env, 'inbound_account_bytes', { account_id: accountId })).bytes)).toBe(0);
     expect((await smtpSend(smtp.port, { from: 'jane@acme.test', to, raw: rawMessage() })).code).toBe(250);
     expect((await inboundRepository(env.deps.db).find(idOf(first.response)!))?.status).toBe('applied');
@@ -331,10 +329,7 @@ describe('retention of raw mail', () => {
     const { accountId } = await env.tenant();
     const make = async (status: string, ageDays: number) => {
       const id = await storeInbound(env.deps, { accountId, via: 'smtp', mailFrom: null, rcptTo: [BOUNCE], raw });
-      await env.deps
-        .db('inbound_messages')
-        .where({ id })
-        .update({ status, received_at: now - ageDays * DAY });
+      await backdate(env, 'inbound_messages', { id }, { status, received_at: now - ageDays * DAY });
       return id;
     };
     const old = {

@@ -8,6 +8,7 @@ import { buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
+import { countRows } from '../helpers/rows.js';
 
 // The inbound SMTP door stays open to new networks, and no session outlives its clocks. Every network is a
 // loopback address in its own /24 (all of 127.0.0.0/8 is loopback on Linux): the client socket binds it.
@@ -154,6 +155,7 @@ async function inData(env: TestEnv, port: number, address: string): Promise<Dial
 async function drip(s: Dialog, everyMs: number, max: number): Promise<void> {
   for (let i = 0; i < max && !s.closed; i++) {
     await s.write('x');
+    // The client's pace is what is under test, not a wait for something to happen.
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -162,14 +164,14 @@ describe('clocks reading does not reset', () => {
   it('closes a DATA drip slower than the minimum rate with 421, nothing stored, nothing held', async ({ env }) => {
     // The finding: one byte every 20 s kept a session in DATA for ever (each byte reset the socket timer).
     const smtp = await listener(env, { dataMinBytes: 64, dataWindowMs: 1_000 });
-    const before = await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' });
+    const before = await countRows(env, 'inbound_messages');
     const s = await inData(env, smtp.port, '127.0.10.1');
     const answer = s.reply();
     await drip(s, 100, 200);
     await until(async () => s.closed, 20_000);
     expect(await answer).toMatch(/^421 4\.4\.2 message data arriving too slowly, closing/);
     expect(smtp.inflightBytes()).toBe(0);
-    expect(await env.deps.db('inbound_messages').count<{ n: string }[]>({ n: '*' })).toEqual(before);
+    expect(await countRows(env, 'inbound_messages')).toBe(before);
   }, 30_000);
 
   it('closes a message still in DATA past its lifetime, however fast its bytes come', async ({ env }) => {
@@ -190,6 +192,7 @@ describe('clocks reading does not reset', () => {
     // Commands that keep the socket busy, one every 10 ms: at most 1,000 of them.
     for (let i = 0; i < 1_000 && !s.closed && !last.startsWith('421'); i++) {
       last = await s.say(i % 2 ? 'MAIL FROM:<a@acme.test>' : 'RSET');
+      // The client's pace (under test), not a wait.
       await new Promise((r) => setTimeout(r, 10));
     }
     // Closed between two commands: its 421 is the reply still to be read.

@@ -7,7 +7,8 @@ import { buildMailedLead } from '../helpers/factories.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { rawMessage, smtpDialog, smtpSend } from '../helpers/smtp-client.js';
-import { leadRow } from '../helpers/rows.js';
+import { countRows, leadRow } from '../helpers/rows.js';
+import { backdate, removeRows } from '../helpers/row-setup.js';
 
 // postmaster@ the inbound domain (RFC 5321 requires it be accepted) over a real socket: taken, kept for the
 // operator apart from every account's mail, never a lead's reply.
@@ -23,7 +24,7 @@ async function listener(env: TestEnv, change: Partial<Config['inbound']> = {}): 
   listeners.push(l);
   return l;
 }
-const count = async (env: TestEnv, table: string) => Number((await env.deps.db(table).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const count = (env: TestEnv, table: string) => countRows(env, table);
 
 describe('postmaster@ the inbound domain', () => {
   it('is taken in any case and kept as operator mail, never as a lead’s reply or anything of an account', async ({ env }) => {
@@ -81,7 +82,7 @@ describe('postmaster@ the inbound domain', () => {
 
   it('is refused 452 4.2.2 at RCPT while the operator mail kept is at its cap, and kept for a stated time', async ({ env }) => {
     const smtp = await listener(env, { postmasterBytes: 1 });
-    await env.deps.db('operator_mail').del();
+    await removeRows(env, 'operator_mail');
     expect((await smtpSend(smtp.port, { from: 'a@isp.test', to: ['postmaster@localhost'], raw: rawMessage() })).code).toBe(250);
     const full = await smtpSend(smtp.port, { from: 'a@isp.test', to: ['postmaster@localhost'], raw: rawMessage() });
     expect(full).toMatchObject({ ok: false, code: 452 });
@@ -89,7 +90,7 @@ describe('postmaster@ the inbound domain', () => {
 
     // Retention: past INBOUND_POSTMASTER_RETENTION_DAYS it is deleted, and postmaster takes mail again.
     const keep = env.deps.config.inbound.postmasterRetentionMs;
-    await env.deps.db('operator_mail').update({ received_at: Date.now() - keep - 1_000 });
+    await backdate(env, 'operator_mail', {}, { received_at: Date.now() - keep - 1_000 });
     const pass = await runRetentionPass(env.deps, createLogger('silent'), { only: ['operatorMail'] });
     expect(pass.removed.operatorMail).toBe(1);
     expect(await count(env, 'operator_mail')).toBe(0);

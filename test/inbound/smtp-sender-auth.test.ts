@@ -16,20 +16,14 @@ import { rows } from '../helpers/rows.js';
 // opt the lead out only when our own DKIM/SPF/DMARC check (mailauth, against the DNS stand-in on
 // loopback) authenticates its From domain. The client is this test, on 127.0.0.1.
 
-let env: TestEnv;
-let dns: DnsStandIn;
-let smtp: InboundSmtp;
 let ourAddress: string;
 it.override('options', ({ dns }) => ({ env: senderCheckEnv(dns), pools: ['inbound-mail'] }));
-it.beforeAll(({ env: e, dns: d, inbound }) => {
-  env = e;
-  dns = d;
-  smtp = inbound;
+it.beforeAll(({ env }) => {
   ourAddress = bounceAddress(env.deps.config)!;
 });
 
 /** An RSA key whose public half is published as `<selector>._domainkey.<domain>` in the DNS stand-in. */
-function publishKey(domain: string, selector = 's2026') {
+function publishKey(dns: DnsStandIn, domain: string, selector = 's2026') {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
   dns.txt.set(`${selector}._domainkey.${domain}`, [`v=DKIM1; k=rsa; p=${p}`]);
@@ -50,7 +44,7 @@ async function sign(raw: Buffer, key: ReturnType<typeof publishKey>): Promise<Bu
  * A lead at a domain of its own (so no other account mailed its contact), mailed once by a fresh account;
  * the domain's DMARC record (p=reject) and an SPF record that permits nobody are published.
  */
-async function world() {
+async function world(env: TestEnv, dns: DnsStandIn) {
   const w = await mailedLeadAtOwnDomain(env);
   dns.txt.set(w.domain, ['v=spf1 -all']);
   dns.txt.set(`_dmarc.${w.domain}`, ['v=DMARC1; p=reject; adkim=r; aspf=r']);
@@ -61,21 +55,21 @@ const untouched = { lead: 'contacted', blocked: false, events: [] };
 const optedOut = { lead: 'unsubscribed', blocked: true, events: ['opt_out', 'reply'] };
 
 /** Sends over SMTP to our visible address and waits until processing settled the message. */
-const deliver = async (mailFrom: string, raw: Buffer) => ({
+const deliver = async (env: TestEnv, smtp: InboundSmtp, mailFrom: string, raw: Buffer) => ({
   row: await deliverSmtp(env, smtp.port, { from: mailFrom, to: ourAddress, raw }),
 });
 
 describe('our own check of mail received over SMTP', () => {
-  it('the listener keeps the client address and HELO name on the row', async () => {
-    const w = await world();
-    const { row } = await deliver(w.jane, w.message);
+  it('the listener keeps the client address and HELO name on the row', async ({ env, dns, inbound: smtp }) => {
+    const w = await world(env, dns);
+    const { row } = await deliver(env, smtp, w.jane, w.message);
     expect(row).toMatchObject({ via: 'smtp', clientIp: '127.0.0.1', mailFrom: w.jane });
     expect(row.helo).toEqual(expect.any(String));
   });
 
-  it('signed by the lead domain, DMARC aligned: "please unsubscribe me" opts the lead out', async () => {
-    const w = await world();
-    const { row } = await deliver(w.jane, await sign(w.message, publishKey(w.domain)));
+  it('signed by the lead domain, DMARC aligned: "please unsubscribe me" opts the lead out', async ({ env, dns, inbound: smtp }) => {
+    const w = await world(env, dns);
+    const { row } = await deliver(env, smtp, w.jane, await sign(w.message, publishKey(dns, w.domain)));
     expect(row).toMatchObject({
       status: 'applied',
       accountId: w.accountId,
@@ -96,11 +90,15 @@ describe('our own check of mail received over SMTP', () => {
     expect(await w.state()).toEqual(optedOut);
   });
 
-  it('a signature that does not verify (the body changed after signing): applied unverified, nothing opted out', async () => {
-    const w = await world();
-    const signed = await sign(w.message, publishKey(w.domain));
+  it('a signature that does not verify (the body changed after signing): applied unverified, nothing opted out', async ({
+    env,
+    dns,
+    inbound: smtp,
+  }) => {
+    const w = await world(env, dns);
+    const signed = await sign(w.message, publishKey(dns, w.domain));
     const tampered = Buffer.from(signed.toString('latin1').replace('Please unsubscribe me', 'Please unsubscribe us'), 'latin1');
-    const { row } = await deliver(w.jane, tampered);
+    const { row } = await deliver(env, smtp, w.jane, tampered);
     expect(row).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { matchedBy: 'sender', proof: 'none' } });
     const auth = row.details!.senderAuth as {
       pass: boolean;
@@ -115,10 +113,10 @@ describe('our own check of mail received over SMTP', () => {
     expect(wake.data.content).toMatchObject({ verified: false, replyKind: 'unsubscribe', from: w.jane });
   });
 
-  it('validly signed, but by another domain (not aligned): nothing opted out', async () => {
-    const w = await world();
+  it('validly signed, but by another domain (not aligned): nothing opted out', async ({ env, dns, inbound: smtp }) => {
+    const w = await world(env, dns);
     const other = `o${Math.random().toString(36).slice(2, 10)}.test`;
-    const { row } = await deliver(w.jane, await sign(w.message, publishKey(other)));
+    const { row } = await deliver(env, smtp, w.jane, await sign(w.message, publishKey(dns, other)));
     expect(row).toMatchObject({
       status: 'applied',
       details: {
@@ -129,10 +127,14 @@ describe('our own check of mail received over SMTP', () => {
     expect(await w.state()).toEqual(untouched);
   });
 
-  it('unsigned, SPF passes for the client address with DMARC aligned on SPF: opted out; SPF with no DMARC record: not', async () => {
-    const w = await world();
+  it('unsigned, SPF passes for the client address with DMARC aligned on SPF: opted out; SPF with no DMARC record: not', async ({
+    env,
+    dns,
+    inbound: smtp,
+  }) => {
+    const w = await world(env, dns);
     dns.txt.set(w.domain, ['v=spf1 ip4:127.0.0.1 -all']);
-    const { row } = await deliver(w.jane, w.message);
+    const { row } = await deliver(env, smtp, w.jane, w.message);
     expect(row).toMatchObject({
       details: {
         proof: 'sender-authentication',
@@ -145,25 +147,25 @@ describe('our own check of mail received over SMTP', () => {
     });
     expect(await w.state()).toEqual(optedOut);
 
-    const bare = await world();
+    const bare = await world(env, dns);
     dns.txt.set(bare.domain, ['v=spf1 ip4:127.0.0.1 -all']);
     dns.txt.delete(`_dmarc.${bare.domain}`);
-    const second = await deliver(bare.jane, bare.message);
+    const second = await deliver(env, smtp, bare.jane, bare.message);
     expect(second.row).toMatchObject({
       details: { proof: 'none', senderAuth: { pass: false, checks: { spf: { result: 'pass' }, dmarc: { result: 'none' } } } },
     });
     expect(await bare.state()).toEqual(untouched);
   });
 
-  it('DNS does not answer: not proven, applied as an unverified reply within the DNS deadline', async () => {
-    const w = await world();
-    const signed = await sign(w.message, publishKey(w.domain));
+  it('DNS does not answer: not proven, applied as an unverified reply within the DNS deadline', async ({ env, dns, inbound: smtp }) => {
+    const w = await world(env, dns);
+    const signed = await sign(w.message, publishKey(dns, w.domain));
     dns.silent = true;
     try {
       const asked = dns.queries.length;
       // A DNS that never answers would hold the message in 'received' for good: settled at all means the
       // check's own deadline (INBOUND_AUTH_DNS_TIMEOUT_MS) ended it, with a temporary error.
-      const { row } = await deliver(w.jane, signed);
+      const { row } = await deliver(env, smtp, w.jane, signed);
       expect(dns.queries.length).toBeGreaterThan(asked);
       expect(row).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof: 'none', senderAuth: { pass: false } } });
       expect((row.details!.senderAuth as { reason: string }).reason).toContain('temperror');
@@ -175,28 +177,36 @@ describe('our own check of mail received over SMTP', () => {
     expect(wake.data.content).toMatchObject({ verified: false });
   });
 
-  it('a DSN to the bounce address quoting nothing of ours: bounces the lead when signed by its domain, not when unsigned', async () => {
+  it('a DSN to the bounce address quoting nothing of ours: bounces the lead when signed by its domain, not when unsigned', async ({
+    env,
+    dns,
+    inbound: smtp,
+  }) => {
     const dsnOf = (domain: string) => {
       const text = mailFixture('forged-dsn').toString('latin1').replaceAll('acme.test', domain);
       // Delivered straight to us: no provider above, so no Authentication-Results and Received of its own.
       return Buffer.from(text.slice(text.indexOf('Date: ')), 'latin1');
     };
-    const signed = await world();
-    const { row } = await deliver('', await sign(dsnOf(signed.domain), publishKey(signed.domain)));
+    const signed = await world(env, dns);
+    const { row } = await deliver(env, smtp, '', await sign(dsnOf(signed.domain), publishKey(dns, signed.domain)));
     expect(row).toMatchObject({ status: 'applied', kind: 'bounce', details: { matchedBy: 'sender', proof: 'sender-authentication' } });
     expect(await signed.state()).toEqual({ lead: 'bounced', blocked: true, events: ['bounce'] });
-    const unsigned = await world();
-    const second = await deliver('', dsnOf(unsigned.domain));
+    const unsigned = await world(env, dns);
+    const second = await deliver(env, smtp, '', dsnOf(unsigned.domain));
     expect(second.row).toMatchObject({ status: 'unplaced', kind: 'bounce', details: { proof: 'none', senderAuth: { pass: false } } });
     expect(await unsigned.state()).toEqual(untouched);
   });
 
-  it('two accounts mailed the sender: nobody can tell which one it answers, refused 550 even when signed, nothing kept', async () => {
-    const w = await world();
+  it('two accounts mailed the sender: nobody can tell which one it answers, refused 550 even when signed, nothing kept', async ({
+    env,
+    dns,
+    inbound: smtp,
+  }) => {
+    const w = await world(env, dns);
     const { accountId: other } = await env.tenant();
     await buildThread(env.deps.db, other, { to: w.jane });
-    const stored = async () => (await env.deps.db('inbound_messages').whereIn('account_id', [w.accountId, other])).length;
-    const answer = await smtpSend(smtp.port, { from: w.jane, to: [ourAddress], raw: await sign(w.message, publishKey(w.domain)) });
+    const stored = async () => (await rows(env, 'inbound_messages').whereIn('account_id', [w.accountId, other])).length;
+    const answer = await smtpSend(smtp.port, { from: w.jane, to: [ourAddress], raw: await sign(w.message, publishKey(dns, w.domain)) });
     expect(answer).toMatchObject({ ok: false });
     expect(answer).toMatchObject({ code: 550, response: expect.stringMatching(/5\.7\.1 this message answers no mail of ours/) });
     expect(await stored()).toBe(0);

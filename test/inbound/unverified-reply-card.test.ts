@@ -14,18 +14,12 @@ import { rows } from '../helpers/rows.js';
 // A reply to our reply address (proof: the token) makes a card without the marker. Over our SMTP listener,
 // with the inbound-mail and agent-turns pools running (the offline brain drafts the follow-up).
 
-let env: TestEnv;
-let smtp: InboundSmtp;
 it.override('options', ({ dns }) => ({
   env: { ...senderCheckEnv(dns), AGENT_WAIT_POLL_MS: '100' },
   pools: ['inbound-mail', 'agent-turns'],
 }));
-it.beforeAll(({ env: e, inbound }) => {
-  env = e;
-  smtp = inbound;
-});
 
-const world = () => mailedLeadAtOwnDomain(env);
+const world = (env: TestEnv) => mailedLeadAtOwnDomain(env);
 
 /** Jane's "sounds interesting" reply (Gmail's shape) at her world's domain. */
 const interested = (w: Awaited<ReturnType<typeof world>>, withOurHeaders: boolean) => {
@@ -35,28 +29,29 @@ const interested = (w: Awaited<ReturnType<typeof world>>, withOurHeaders: boolea
   return Buffer.from(text, 'latin1');
 };
 
-const deliver = (to: string, raw: Buffer, from: string): Promise<InboundMessage> => deliverSmtp(env, smtp.port, { from, to, raw });
+const deliver = (env: TestEnv, smtp: InboundSmtp, to: string, raw: Buffer, from: string): Promise<InboundMessage> =>
+  deliverSmtp(env, smtp.port, { from, to, raw });
 
-const draftTo = (accountId: string, to: string) =>
+const draftTo = (env: TestEnv, accountId: string, to: string) =>
   until(async () => {
     const cards = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' });
     return cards.find((c: { payload: { to?: string } }) => c.payload.to === to) ?? null;
   }, 20_000);
 
 describe('the card answering a reply', () => {
-  it('an unproven reply: the follow-up card says the sender is unverified', async () => {
-    const w = await world();
-    const row = await deliver(bounceAddress(env.deps.config)!, interested(w, false), w.jane);
+  it('an unproven reply: the follow-up card says the sender is unverified', async ({ env, inbound: smtp }) => {
+    const w = await world(env);
+    const row = await deliver(env, smtp, bounceAddress(env.deps.config)!, interested(w, false), w.jane);
     expect(row).toMatchObject({ status: 'applied', replyKind: 'interested', details: { matchedBy: 'sender', proof: 'none' } });
-    const card = await draftTo(w.accountId, w.jane);
+    const card = await draftTo(env, w.accountId, w.jane);
     expect(card.payload).toMatchObject({ senderVerified: false, senderNote: expect.stringMatching(/^Unverified sender: .*jane@/) });
   });
 
-  it('a reply to our reply address: the follow-up card carries no marker', async () => {
-    const w = await world();
-    const row = await deliver(`reply+${w.thread.replyToken}@localhost`, interested(w, true), w.jane);
+  it('a reply to our reply address: the follow-up card carries no marker', async ({ env, inbound: smtp }) => {
+    const w = await world(env);
+    const row = await deliver(env, smtp, `reply+${w.thread.replyToken}@localhost`, interested(w, true), w.jane);
     expect(row).toMatchObject({ status: 'applied', replyKind: 'interested', details: { proof: 'token' } });
-    const card = await draftTo(w.accountId, w.jane);
+    const card = await draftTo(env, w.accountId, w.jane);
     expect(card.payload.senderVerified).toBeUndefined();
     expect(card.payload.senderNote).toBeUndefined();
   });

@@ -19,23 +19,19 @@ import { cardRow, rows } from '../helpers/rows.js';
 // written by someone else than the recipient opts nobody out and asks a person.
 
 const TRUSTED = 'mx.trusted.test';
-let env: TestEnv;
-let smtp: InboundSmtp;
 let bare: string;
 it.override('options', ({ dns }) => ({
   env: { INBOUND_TRUSTED_AUTHSERV_IDS: TRUSTED, ...senderCheckEnv(dns) },
   pools: ['inbound-mail'],
 }));
-it.beforeAll(({ env: e, inbound }) => {
-  env = e;
-  smtp = inbound;
+it.beforeAll(({ env }) => {
   bare = bounceAddress(env.deps.config)!;
 });
 
 const rand = () => Math.random().toString(36).slice(2, 10);
 
 /** A lead at a domain of its own with contact jane, mailed once (its card sent), with an active sequence to her. */
-const world = () => mailedLeadAtOwnDomain(env, { sequence: true, sentCard: true });
+const world = (env: TestEnv) => mailedLeadAtOwnDomain(env, { sequence: true, sentCard: true });
 
 const untouched = { lead: 'contacted', blocked: false, sequence: 'active', events: [] };
 
@@ -52,24 +48,28 @@ const bareDsn = (raw: Buffer) => {
   return Buffer.from(text.slice(text.indexOf('Date: ')), 'latin1');
 };
 
-const deliver = (to: string, raw: Buffer, from = ''): Promise<InboundMessage> => deliverSmtp(env, smtp.port, { from, to, raw });
+const deliver = (env: TestEnv, smtp: InboundSmtp, to: string, raw: Buffer, from = ''): Promise<InboundMessage> =>
+  deliverSmtp(env, smtp.port, { from, to, raw });
 
-const cardOf = async (w: { token: string }, id: string) => {
+const cardOf = async (env: TestEnv, w: { token: string }, id: string) => {
   const res = await env.api().get(`/api/v1/review/${id}`).set(auth(w.token));
   expect(res.status).toBe(200);
   return res.body.item as { status: string; primaryLabel: string; actions: string[]; payload: Record<string, unknown> };
 };
 
 describe('a forged Authentication-Results over SMTP', () => {
-  it('to the bare bounce address: a "please unsubscribe me" opts nobody out, a report bounces nobody, a reply stops nothing', async () => {
-    const w = await world();
-    const unsub = await deliver(bare, forgedPass(w.fixture('fresh-unsubscribe'), w.domain), w.jane);
+  it('to the bare bounce address: a "please unsubscribe me" opts nobody out, a report bounces nobody, a reply stops nothing', async ({
+    env,
+    inbound: smtp,
+  }) => {
+    const w = await world(env);
+    const unsub = await deliver(env, smtp, bare, forgedPass(w.fixture('fresh-unsubscribe'), w.domain), w.jane);
     expect(unsub).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { matchedBy: 'sender', proof: 'none' } });
     // Our own check decided (authserv-id ours), not the field the sender wrote.
     expect(unsub.details!.senderAuth).toMatchObject({ pass: false, checks: expect.any(Object) });
     expect(await w.state()).toEqual(untouched);
 
-    const dsn = await deliver(bare, forgedPass(bareDsn(w.fixture('forged-dsn')), w.domain));
+    const dsn = await deliver(env, smtp, bare, forgedPass(bareDsn(w.fixture('forged-dsn')), w.domain));
     expect(dsn).toMatchObject({ status: 'unplaced', kind: 'bounce', details: { proof: 'none', senderAuth: { pass: false } } });
     expect(await w.state()).toEqual(untouched);
 
@@ -82,20 +82,26 @@ describe('a forged Authentication-Results over SMTP', () => {
         .replace(/Hi,[\s\S]*$/, 'Hi,\r\n\r\nThanks, this sounds interesting. Could we set up a call next week?\r\n\r\nJane\r\n'),
       'latin1',
     );
-    const answered = await deliver(bare, forgedPass(reply, w.domain), w.jane);
+    const answered = await deliver(env, smtp, bare, forgedPass(reply, w.domain), w.jane);
     expect(answered).toMatchObject({ status: 'applied', replyKind: 'interested', details: { proof: 'none' } });
     expect(await w.state()).toEqual(untouched);
   });
 
-  it('to a token address of another send: nothing changes for the lead the report or request names', async () => {
-    const w = await world();
+  it('to a token address of another send: nothing changes for the lead the report or request names', async ({ env, inbound: smtp }) => {
+    const w = await world(env);
     // Mallory holds a token of the same account (mail we sent her), and names jane.
     const mallory = await buildThread(env.deps.db, w.accountId, { to: `mallory@e${rand()}.test` });
     for (const to of [`reply+${mallory.replyToken}@localhost`, `bounces+${mallory.replyToken}@localhost`]) {
-      const row = await deliver(to, forgedPass(bareDsn(w.fixture('forged-dsn')), w.domain));
+      const row = await deliver(env, smtp, to, forgedPass(bareDsn(w.fixture('forged-dsn')), w.domain));
       expect(row, to).toMatchObject({ status: 'unplaced', kind: 'bounce' });
     }
-    const unsub = await deliver(`reply+${mallory.replyToken}@localhost`, forgedPass(w.fixture('fresh-unsubscribe'), w.domain), w.jane);
+    const unsub = await deliver(
+      env,
+      smtp,
+      `reply+${mallory.replyToken}@localhost`,
+      forgedPass(w.fixture('fresh-unsubscribe'), w.domain),
+      w.jane,
+    );
     expect(unsub).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof: 'token' } });
     expect(await w.state()).toEqual(untouched);
     expect(await isBlocked(env.deps.db, w.accountId, mallory.to)).toBe(false);
@@ -103,27 +109,30 @@ describe('a forged Authentication-Results over SMTP', () => {
 });
 
 describe('a delivery report counts only at a bounce address, for its own recipient', () => {
-  it("at the send's reply+ address: bounces nothing, even naming the send's own recipient", async () => {
-    const w = await world();
-    const row = await deliver(`reply+${w.thread.replyToken}@localhost`, bareDsn(w.fixture('forged-dsn')));
+  it("at the send's reply+ address: bounces nothing, even naming the send's own recipient", async ({ env, inbound: smtp }) => {
+    const w = await world(env);
+    const row = await deliver(env, smtp, `reply+${w.thread.replyToken}@localhost`, bareDsn(w.fixture('forged-dsn')));
     expect(row).toMatchObject({ status: 'unplaced', kind: 'bounce', reason: expect.stringMatching(/not a bounce address/) });
     expect(await w.state()).toEqual(untouched);
   });
 
-  it("at the send's bounces+ address naming another recipient: bounces nobody; naming its own: bounced, its card says so", async () => {
-    const w = await world();
+  it("at the send's bounces+ address naming another recipient: bounces nobody; naming its own: bounced, its card says so", async ({
+    env,
+    inbound: smtp,
+  }) => {
+    const w = await world(env);
     const other = Buffer.from(w.fixture('postfix-dsn-verp').toString('latin1').replaceAll(w.jane, `john@${w.domain}`), 'latin1');
-    const refused = await deliver(`bounces+${w.thread.replyToken}@localhost`, other);
+    const refused = await deliver(env, smtp, `bounces+${w.thread.replyToken}@localhost`, other);
     expect(refused).toMatchObject({ status: 'unplaced', kind: 'bounce' });
     expect(await w.state()).toEqual(untouched);
     expect(await isBlocked(env.deps.db, w.accountId, `john@${w.domain}`)).toBe(false);
 
     // The relay took the mail, then its DSN came back to the send's envelope sender (VERP), as Postfix writes it.
-    const own = await deliver(`bounces+${w.thread.replyToken}@localhost`, w.fixture('postfix-dsn-verp'));
+    const own = await deliver(env, smtp, `bounces+${w.thread.replyToken}@localhost`, w.fixture('postfix-dsn-verp'));
     expect(own).toMatchObject({ status: 'applied', kind: 'bounce', details: { matchedBy: 'bounce-address', bounce: { type: 'hard' } } });
     expect(await w.state()).toEqual({ lead: 'bounced', blocked: true, sequence: 'stopped', events: ['bounce'] });
     // As a refusal at RCPT: the card reads "Bounced", no verb left; it stays `sent` (the mail did leave).
-    const card = await cardOf(w, w.card!.id);
+    const card = await cardOf(env, w, w.card!.id);
     expect(card).toMatchObject({ status: 'sent', primaryLabel: 'Bounced', actions: [] });
     const row = await cardRow(env, w.card!.id);
     expect(row.resolution).toMatchObject({ bounced: true, bounce: expect.stringMatching(/^hard bounce: 5\.1\.1/) });
@@ -131,8 +140,11 @@ describe('a delivery report counts only at a bounce address, for its own recipie
 });
 
 describe('a removal request written by someone else than the recipient', () => {
-  it("a colleague's \"remove me\" to jane's reply+ address: nobody opted out, not jane's reply, a card asks a person", async () => {
-    const w = await world();
+  it("a colleague's \"remove me\" to jane's reply+ address: nobody opted out, not jane's reply, a card asks a person", async ({
+    env,
+    inbound: smtp,
+  }) => {
+    const w = await world(env);
     const colleague = `sam.colleague@${w.domain}`;
     const raw = Buffer.from(
       w
@@ -142,7 +154,7 @@ describe('a removal request written by someone else than the recipient', () => {
         .replace(/^Message-ID: .*$/im, `Message-ID: <${rand()}@${w.domain}>`),
       'latin1',
     );
-    const row = await deliver(`reply+${w.thread.replyToken}@localhost`, raw, colleague);
+    const row = await deliver(env, smtp, `reply+${w.thread.replyToken}@localhost`, raw, colleague);
     expect(row).toMatchObject({ status: 'applied', replyKind: 'unsubscribe', details: { proof: 'token' } });
     expect(await w.state()).toEqual(untouched);
     expect(await w.state(colleague)).toEqual(untouched);
@@ -150,7 +162,7 @@ describe('a removal request written by someone else than the recipient', () => {
     expect(lead.replyKind).toBeNull();
     const cards = await rows(env, 'review_cards', { account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE });
     expect(cards).toHaveLength(1);
-    const card = await cardOf(w, cards[0].id);
+    const card = await cardOf(env, w, cards[0].id);
     expect(card).toMatchObject({
       status: 'pending',
       actions: expect.arrayContaining(['answer', 'dismiss']),
@@ -160,7 +172,7 @@ describe('a removal request written by someone else than the recipient', () => {
     expect(cards[0].title).toContain(w.jane);
 
     // Jane's own request through the same address still opts her out, with no card.
-    const own = await deliver(`reply+${w.thread.replyToken}@localhost`, w.fixture('unsubscribe-reply'), w.jane);
+    const own = await deliver(env, smtp, `reply+${w.thread.replyToken}@localhost`, w.fixture('unsubscribe-reply'), w.jane);
     expect(own).toMatchObject({ status: 'applied', replyKind: 'unsubscribe' });
     expect(await w.state()).toMatchObject({ lead: 'unsubscribed', blocked: true, sequence: 'stopped' });
     expect(await rows(env, 'review_cards', { account_id: w.accountId, source_type: REMOVAL_REQUEST_SOURCE })).toHaveLength(1);
@@ -168,9 +180,9 @@ describe('a removal request written by someone else than the recipient', () => {
 });
 
 describe('a later, weaker reply', () => {
-  it('"interested" then a bare "thanks": the lead and the contact keep "interested"', async () => {
-    const w = await world();
-    const first = await deliver(`reply+${w.thread.replyToken}@localhost`, w.fixture('gmail-reply'), w.jane);
+  it('"interested" then a bare "thanks": the lead and the contact keep "interested"', async ({ env, inbound: smtp }) => {
+    const w = await world(env);
+    const first = await deliver(env, smtp, `reply+${w.thread.replyToken}@localhost`, w.fixture('gmail-reply'), w.jane);
     expect(first).toMatchObject({ status: 'applied', replyKind: 'interested' });
     const thanks = Buffer.from(
       [
@@ -186,7 +198,7 @@ describe('a later, weaker reply', () => {
         '',
       ].join('\r\n'),
     );
-    const second = await deliver(`reply+${w.thread.replyToken}@localhost`, thanks, w.jane);
+    const second = await deliver(env, smtp, `reply+${w.thread.replyToken}@localhost`, thanks, w.jane);
     expect(second).toMatchObject({ status: 'applied', replyKind: 'other' });
     const lead = await getLead(env.deps.db, w.accountId, w.leadId);
     expect(lead).toMatchObject({ status: 'replied', replyKind: 'interested' });

@@ -13,9 +13,10 @@ import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { run, TSX } from '../helpers/processes.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { overwrite } from '../helpers/row-setup.js';
 
 // DKIM signing as a mailbox provider sees it: the key is made by the admin CLI, the DNS record is the one
 // it printed (given to mailauth through its resolver, as a DNS server would answer), the mail is the one
@@ -31,12 +32,8 @@ const mailDir = async () => {
   dirs.push(d);
   return d;
 };
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({ env: { ...smtpEnv(smtp), MAIL_FROM: `Acme Growth <agent@${SENDING_DOMAIN}>` } }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
+it.beforeAll(() => {
   ensureOpendkim();
 });
 
@@ -59,9 +56,9 @@ const resolver = async (name: string, type: string) => {
 };
 const publish = (p: Printed) => published.set(p.name, p.value);
 
-const admin = (...argv: string[]) => runAdmin(argv, { config: env.deps.config, db: env.deps.db });
-const generate = async (domain: string, selector: string) =>
-  ((await admin('mail', 'dkim', 'generate', '--domain', domain, '--selector', selector)) as { dkim: Printed }).dkim;
+const admin = (env: TestEnv, ...argv: string[]) => runAdmin(argv, { config: env.deps.config, db: env.deps.db });
+const generate = async (env: TestEnv, domain: string, selector: string) =>
+  ((await admin(env, 'mail', 'dkim', 'generate', '--domain', domain, '--selector', selector)) as { dkim: Printed }).dkim;
 
 async function verified(raw: string | Buffer) {
   const result = await dkimVerify(Buffer.from(raw), { resolver });
@@ -74,7 +71,7 @@ async function verified(raw: string | Buffer) {
 }
 
 describe('mail dkim generate', () => {
-  it('prints the DNS TXT record once, never the private key, and keeps the key sealed', async () => {
+  it('prints the DNS TXT record once, never the private key, and keeps the key sealed', async ({ env }) => {
     const out = await run(
       TSX,
       ['bin/admin.ts', 'mail', 'dkim', 'generate', '--domain', 'CLI.Acme-dkim.test', '--selector', 's2026'],
@@ -103,31 +100,34 @@ describe('mail dkim generate', () => {
       expect(text).not.toContain('PRIVATE KEY');
       for (const l of keyLines) expect(text).not.toContain(l);
     }
-    const listed = JSON.stringify(await admin('mail', 'dkim', 'list'));
+    const listed = JSON.stringify(await admin(env, 'mail', 'dkim', 'list'));
     expect(listed).toContain(dkim.value);
     expect(listed).not.toContain(row.private_key_sealed);
     expect(listed).not.toContain('PRIVATE');
   }, 120_000);
 
-  it('refuses a second key under the same selector and keeps the first; a bad flag is named', async () => {
-    const first = await generate('twice.acme-dkim.test', 'sel1');
-    await expect(generate('twice.acme-dkim.test', 'sel1')).rejects.toMatchObject({
+  it('refuses a second key under the same selector and keeps the first; a bad flag is named', async ({ env }) => {
+    const first = await generate(env, 'twice.acme-dkim.test', 'sel1');
+    await expect(generate(env, 'twice.acme-dkim.test', 'sel1')).rejects.toMatchObject({
       status: 409,
       message: expect.stringContaining('rotate with a new selector'),
     });
-    const keys = (await admin('mail', 'dkim', 'list')) as { keys: Printed[] };
+    const keys = (await admin(env, 'mail', 'dkim', 'list')) as { keys: Printed[] };
     expect(keys.keys.filter((k) => k.domain === 'twice.acme-dkim.test')).toEqual([expect.objectContaining({ value: first.value })]);
-    await expect(generate('not a domain', 'sel1')).rejects.toMatchObject({ status: 400, error: expect.stringContaining('--domain') });
-    await expect(generate('ok.acme-dkim.test', 'a.b')).rejects.toMatchObject({ status: 400, error: expect.stringContaining('--selector') });
-    await expect(admin('mail', 'dkim', 'generate', '--domain', 'ok.acme-dkim.test')).rejects.toMatchObject({
+    await expect(generate(env, 'not a domain', 'sel1')).rejects.toMatchObject({ status: 400, error: expect.stringContaining('--domain') });
+    await expect(generate(env, 'ok.acme-dkim.test', 'a.b')).rejects.toMatchObject({
+      status: 400,
+      error: expect.stringContaining('--selector'),
+    });
+    await expect(admin(env, 'mail', 'dkim', 'generate', '--domain', 'ok.acme-dkim.test')).rejects.toMatchObject({
       error: '--selector is required',
     });
   });
 });
 
 describe('signed mail', () => {
-  it('a mail sent over SMTP from the key domain carries a signature that verifies against the printed record', async () => {
-    publish(await generate(SENDING_DOMAIN, 'k1'));
+  it('a mail sent over SMTP from the key domain carries a signature that verifies against the printed record', async ({ env, smtp }) => {
+    publish(await generate(env, SENDING_DOMAIN, 'k1'));
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: { work: 'email', to: 'jane@example.org', draft: { subject: 'subject-dkim-smtp', body: 'Hello, signed.' } },
@@ -158,7 +158,7 @@ describe('signed mail', () => {
     expect(opendkimForged.output).toMatch(/Bad signature/);
   });
 
-  it('a reply signs In-Reply-To and References too', async () => {
+  it('a reply signs In-Reply-To and References too', async ({ env }) => {
     const dir = await mailDir();
     const transport = localTransport(dir, dkimSigner(env.deps.db, env.config.sealing));
     await transport.send(
@@ -178,7 +178,7 @@ describe('signed mail', () => {
     expect(sig!.signed).toEqual(expect.arrayContaining(['in-reply-to', 'references', 'list-unsubscribe', 'list-unsubscribe-post']));
   });
 
-  it('rotation: a new selector signs beside the old one until the old key is removed; other domains go out unsigned', async () => {
+  it('rotation: a new selector signs beside the old one until the old key is removed; other domains go out unsigned', async ({ env }) => {
     const domain = 'rotate.acme-dkim.test';
     const dir = await mailDir();
     const transport = localTransport(dir, dkimSigner(env.deps.db, env.config.sealing));
@@ -186,12 +186,12 @@ describe('signed mail', () => {
       await transport.send({ from, to: 'bob@example.org', subject: 'Rotation', text: 'Hi' }, key);
       return readFile(path.join(dir, `${key}.eml`), 'utf8');
     };
-    const old = await generate(domain, 'old');
+    const old = await generate(env, domain, 'old');
     publish(old);
     expect(await verified(await send('mail-rot-1'))).toEqual([expect.objectContaining({ selector: 'old', result: 'pass' })]);
 
     // The new record is not published yet: its signature cannot be checked, the old one still passes.
-    const next = await generate(domain, 'new');
+    const next = await generate(env, domain, 'new');
     const during = await verified(await send('mail-rot-2'));
     expect(during.map((s) => [s.selector, s.result])).toEqual(
       expect.arrayContaining([
@@ -204,22 +204,22 @@ describe('signed mail', () => {
       ['new', 'pass'],
       ['old', 'pass'],
     ]);
-    expect(await admin('mail', 'dkim', 'remove', '--domain', domain, '--selector', 'old')).toEqual({
+    expect(await admin(env, 'mail', 'dkim', 'remove', '--domain', domain, '--selector', 'old')).toEqual({
       ok: true,
       removed: { domain, selector: 'old' },
     });
     expect(await verified(await send('mail-rot-4'))).toEqual([expect.objectContaining({ selector: 'new', result: 'pass' })]);
-    await expect(admin('mail', 'dkim', 'remove', '--domain', domain, '--selector', 'old')).rejects.toMatchObject({ status: 409 });
+    await expect(admin(env, 'mail', 'dkim', 'remove', '--domain', domain, '--selector', 'old')).rejects.toMatchObject({ status: 409 });
 
     const unsigned = await send('mail-rot-5', 'agent@elsewhere.test');
     expect(unsigned).not.toContain('DKIM-Signature');
     expect(await readdir(dir)).toHaveLength(5);
   });
 
-  it('a key that cannot be used sends nothing (NotSent), never an unsigned mail', async () => {
+  it('a key that cannot be used sends nothing (NotSent), never an unsigned mail', async ({ env }) => {
     const domain = 'broken.acme-dkim.test';
-    await generate(domain, 'b1');
-    await env.deps.db('dkim_keys').where({ domain }).update({ private_key_sealed: 'v1.AAAA.AAAA.AAAA' });
+    await generate(env, domain, 'b1');
+    await overwrite(env, 'dkim_keys', { domain }, { private_key_sealed: 'v1.AAAA.AAAA.AAAA' });
     const dir = await mailDir();
     const transport = localTransport(dir, dkimSigner(env.deps.db, env.config.sealing));
     const failed = await transport

@@ -17,7 +17,7 @@ import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
-import { rows } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
 
 // Each send's SMTP envelope sender is bounces+<its token>@INBOUND_MAIL_DOMAIN (VERP), its From the
 // account's sending identity; a DSN to that address comes back over SMTP to the inbound listener and is
@@ -25,18 +25,10 @@ import { rows } from '../helpers/rows.js';
 // each envelope, the service's own inbound listener takes what comes back.
 
 const ALLOWED = 'acme-sender.test,growthco.example';
-let env: TestEnv;
-let smtp: TestSmtp;
-let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), MAIL_ALLOWED_FROM_DOMAINS: ALLOWED },
   pools: ['inbound-mail'],
 }));
-it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
-  env = e;
-  smtp = s;
-  inbound = i;
-});
 
 interface Sent {
   thread: Thread & { replyToken: string };
@@ -46,7 +38,13 @@ interface Sent {
 }
 
 /** A person sends a mail card to `to` (a contact of a lead of the account) through the API; what the SMTP server got. */
-async function send(account: { accountId: string; token: string }, to: string, subject: string): Promise<Sent> {
+async function send(
+  env: TestEnv,
+  smtp: TestSmtp,
+  account: { accountId: string; token: string },
+  to: string,
+  subject: string,
+): Promise<Sent> {
   const { id: leadId } = await buildLead(env.deps.db, account.accountId, {
     domain: to.split('@')[1]!,
     contacts: [{ name: 'X', email: to }],
@@ -64,20 +62,20 @@ async function send(account: { accountId: string; token: string }, to: string, s
 }
 
 /** `raw` over SMTP to the inbound listener (null sender, as a DSN comes), then the stored row once it is settled. */
-async function comesBack(rcpt: string, raw: Buffer) {
+async function comesBack(env: TestEnv, inbound: InboundSmtp, rcpt: string, raw: Buffer) {
   const answer = await smtpSend(inbound.port, { from: '', to: [rcpt], raw });
   expect(answer.code).toBe(250);
   const id = /queued as (\S+)/.exec(answer.response)![1]!;
   return until(async () => {
-    const r = await env.deps.db('inbound_messages').where({ id }).first();
+    const r = await row(env, 'inbound_messages', { id });
     return r && r.status !== 'received' ? r : null;
   }, 15_000);
 }
 
-const blocked = async (accountId: string) =>
+const blocked = async (env: TestEnv, accountId: string) =>
   (await rows(env, 'blocklist_entries', { account_id: accountId })).map((r) => ({ value: r.value, source: r.source }));
 
-async function bounces(token: string): Promise<number | null> {
+async function bounces(env: TestEnv, token: string): Promise<number | null> {
   const res = await env.api().get('/api/v1/results').set(auth(token));
   expect(res.status).toBe(200);
   const e = ResultsResponse.parse(res.body).results.email;
@@ -93,9 +91,9 @@ const verpDsn = (thread: Thread & { replyToken: string }, recipient = thread.to)
   );
 
 describe('the envelope sender of a send', () => {
-  it('is bounces+<the send reply token>@INBOUND_MAIL_DOMAIN while the visible From stays MAIL_FROM', async () => {
+  it('is bounces+<the send reply token>@INBOUND_MAIL_DOMAIN while the visible From stays MAIL_FROM', async ({ env, smtp }) => {
     const account = await env.tenant();
-    const sent = await send(account, 'jane@acme.test', 'subject-envelope');
+    const sent = await send(env, smtp, account, 'jane@acme.test', 'subject-envelope');
     expect(sent.envelopeFrom).toBe(`bounces+${sent.thread.replyToken}@localhost`);
     expect(sent.from).toBe('Growth Agent <agent@localhost>');
   });
@@ -116,33 +114,41 @@ describe('the envelope sender of a send', () => {
 });
 
 describe('a DSN to bounces+<token>', () => {
-  it('bounces the send it names and blocks the address though it quotes nothing of the original', async () => {
+  it('bounces the send it names and blocks the address though it quotes nothing of the original', async ({ env, smtp, inbound }) => {
     const account = await env.tenant();
-    const sent = await send(account, 'jane@acme.test', 'subject-verp-dsn');
+    const sent = await send(env, smtp, account, 'jane@acme.test', 'subject-verp-dsn');
     const raw = verpDsn(sent.thread);
     expect(raw.toString('latin1')).not.toContain(sent.thread.messageId);
-    const row = await comesBack(sent.envelopeFrom, raw);
-    expect(row).toMatchObject({ status: 'applied', kind: 'bounce', send_id: sent.thread.sendId });
-    expect(row.details).toMatchObject({ matchedBy: 'bounce-address', proof: 'token', bounce: { type: 'hard', status: '5.1.1' } });
-    expect(await blocked(account.accountId)).toEqual([{ value: 'jane@acme.test', source: 'agent' }]);
+    const found = await comesBack(env, inbound, sent.envelopeFrom, raw);
+    expect(found).toMatchObject({ status: 'applied', kind: 'bounce', send_id: sent.thread.sendId });
+    expect(found.details).toMatchObject({ matchedBy: 'bounce-address', proof: 'token', bounce: { type: 'hard', status: '5.1.1' } });
+    expect(await blocked(env, account.accountId)).toEqual([{ value: 'jane@acme.test', source: 'agent' }]);
     expect((await getLead(env.deps.db, account.accountId, sent.leadId)).status).toBe('bounced');
-    expect(await bounces(account.token)).toBe(1);
+    expect(await bounces(env, account.token)).toBe(1);
   });
 
-  it('takes mail to bounces+<token> that is no report as automatic: nothing changes, nobody wakes', async () => {
+  it('takes mail to bounces+<token> that is no report as automatic: nothing changes, nobody wakes', async ({ env, smtp, inbound }) => {
     const account = await env.tenant();
-    const sent = await send(account, 'cr@acme.test', 'subject-challenge');
+    const sent = await send(env, smtp, account, 'cr@acme.test', 'subject-challenge');
     // A challenge-response system writes to the envelope sender as a person would.
     const raw = rawMessage({ from: 'Verify <verify@acme.test>', to: sent.envelopeFrom, body: 'Thanks, sounds great! Reply to confirm.' });
-    expect(await comesBack(sent.envelopeFrom, raw)).toMatchObject({ status: 'applied', kind: 'auto_reply', send_id: sent.thread.sendId });
+    expect(await comesBack(env, inbound, sent.envelopeFrom, raw)).toMatchObject({
+      status: 'applied',
+      kind: 'auto_reply',
+      send_id: sent.thread.sendId,
+    });
     expect((await getLead(env.deps.db, account.accountId, sent.leadId)).status).toBe('contacted');
     expect(await rows(env, 'agent_turns', { account_id: account.accountId, kind: 'wake' })).toEqual([]);
-    expect(await blocked(account.accountId)).toEqual([]);
+    expect(await blocked(env, account.accountId)).toEqual([]);
   });
 
-  it('is refused at RCPT for a token naming no send; the old bounce address (MAIL_FROM at the inbound domain) is still taken', async () => {
+  it('is refused at RCPT for a token naming no send; the old bounce address (MAIL_FROM at the inbound domain) is still taken', async ({
+    env,
+    smtp,
+    inbound,
+  }) => {
     const account = await env.tenant();
-    const sent = await send(account, 'old@acme.test', 'subject-old-bounce');
+    const sent = await send(env, smtp, account, 'old@acme.test', 'subject-old-bounce');
     const unknown = await smtpSend(inbound.port, {
       from: '',
       to: ['bounces+0000000000000000000000nope@localhost'],
@@ -154,58 +160,70 @@ describe('a DSN to bounces+<token>', () => {
       mailFixture('postfix-dsn-hard', sent.thread).toString('latin1').replaceAll('jane@acme.test', 'old@acme.test'),
       'latin1',
     );
-    const row = await comesBack('agent@localhost', quoting);
-    expect(row).toMatchObject({ status: 'applied', kind: 'bounce', send_id: sent.thread.sendId });
-    expect(await blocked(account.accountId)).toEqual([{ value: 'old@acme.test', source: 'agent' }]);
+    const found = await comesBack(env, inbound, 'agent@localhost', quoting);
+    expect(found).toMatchObject({ status: 'applied', kind: 'bounce', send_id: sent.thread.sendId });
+    expect(await blocked(env, account.accountId)).toEqual([{ value: 'old@acme.test', source: 'agent' }]);
   });
 
-  it("never touches another account: a DSN to A's bounce address naming B's recipient changes nothing of B (nor of A)", async () => {
+  it("never touches another account: a DSN to A's bounce address naming B's recipient changes nothing of B (nor of A)", async ({
+    env,
+    smtp,
+    inbound,
+  }) => {
     const a = await env.tenant();
     const b = await env.tenant();
-    const sentA = await send(a, 'ann@a-corp.test', 'subject-tenant-a');
-    const sentB = await send(b, 'bob@b-corp.test', 'subject-tenant-b');
-    const row = await comesBack(sentA.envelopeFrom, verpDsn(sentA.thread, 'bob@b-corp.test'));
-    expect(row).toMatchObject({ status: 'unplaced', reason: 'a report to a bounce address names another recipient than its send' });
+    const sentA = await send(env, smtp, a, 'ann@a-corp.test', 'subject-tenant-a');
+    const sentB = await send(env, smtp, b, 'bob@b-corp.test', 'subject-tenant-b');
+    const found = await comesBack(env, inbound, sentA.envelopeFrom, verpDsn(sentA.thread, 'bob@b-corp.test'));
+    expect(found).toMatchObject({ status: 'unplaced', reason: 'a report to a bounce address names another recipient than its send' });
     for (const [account, sent] of [
       [b, sentB],
       [a, sentA],
     ] as const) {
-      expect(await blocked(account.accountId)).toEqual([]);
+      expect(await blocked(env, account.accountId)).toEqual([]);
       expect((await getLead(env.deps.db, account.accountId, sent.leadId)).status).toBe('contacted');
-      expect(await bounces(account.token)).toBe(0);
+      expect(await bounces(env, account.token)).toBe(0);
     }
     // A's own bounce settles A's send only; B's address, lead and figures stay as they were.
-    expect(await comesBack(sentA.envelopeFrom, verpDsn(sentA.thread))).toMatchObject({ status: 'applied', send_id: sentA.thread.sendId });
-    expect(await blocked(a.accountId)).toEqual([{ value: 'ann@a-corp.test', source: 'agent' }]);
-    expect(await blocked(b.accountId)).toEqual([]);
+    expect(await comesBack(env, inbound, sentA.envelopeFrom, verpDsn(sentA.thread))).toMatchObject({
+      status: 'applied',
+      send_id: sentA.thread.sendId,
+    });
+    expect(await blocked(env, a.accountId)).toEqual([{ value: 'ann@a-corp.test', source: 'agent' }]);
+    expect(await blocked(env, b.accountId)).toEqual([]);
     expect((await getLead(env.deps.db, b.accountId, sentB.leadId)).status).toBe('contacted');
-    expect(await bounces(b.token)).toBe(0);
+    expect(await bounces(env, b.token)).toBe(0);
   });
 });
 
 describe('mail sender set', () => {
-  it("makes the account's sends carry its own From, other accounts keep MAIL_FROM, bounces still go to bounces+token", async () => {
+  it("makes the account's sends carry its own From, other accounts keep MAIL_FROM, bounces still go to bounces+token", async ({
+    env,
+    smtp,
+  }) => {
     const a = await env.tenant();
     const other = await env.tenant();
     const set = await adminCall(env, ['mail', 'sender', 'set', '--account', a.accountId, '--from', 'Acme Sales <Sales@Acme-Sender.test>']);
     expect(set).toEqual({ out: { account: { id: a.accountId }, from: 'Acme Sales <Sales@acme-sender.test>' } });
-    const sent = await send(a, 'kim@acme.test', 'subject-own-from');
+    const sent = await send(env, smtp, a, 'kim@acme.test', 'subject-own-from');
     expect(sent.from).toBe('Acme Sales <Sales@acme-sender.test>');
     expect(sent.envelopeFrom).toBe(`bounces+${sent.thread.replyToken}@localhost`);
-    expect((await send(other, 'kim@acme.test', 'subject-default-from')).from).toBe('Growth Agent <agent@localhost>');
+    expect((await send(env, smtp, other, 'kim@acme.test', 'subject-default-from')).from).toBe('Growth Agent <agent@localhost>');
     const audit = await rows(env, 'audit_log', { account_id: a.accountId, route: 'mail sender set' });
     expect(audit).toHaveLength(1);
   });
 
-  it('keeps a display name with punctuation whole (quoted), and the latest identity set is the one sent', async () => {
+  it('keeps a display name with punctuation whole (quoted), and the latest identity set is the one sent', async ({ env, smtp }) => {
     const a = await env.tenant();
     await adminCall(env, ['mail', 'sender', 'set', '--account', a.accountId, '--from', 'first@acme-sender.test']);
     const set = await adminCall(env, ['mail', 'sender', 'set', '--account', a.accountId, '--from', 'Acme, Inc.  <Hi@acme-sender.test>']);
     expect(set.out?.from).toBe('"Acme, Inc." <Hi@acme-sender.test>');
-    expect((await send(a, 'lee@acme.test', 'subject-quoted-name')).from).toBe('Acme, Inc. <Hi@acme-sender.test>');
+    expect((await send(env, smtp, a, 'lee@acme.test', 'subject-quoted-name')).from).toBe('Acme, Inc. <Hi@acme-sender.test>');
   });
 
-  it('refuses a domain the operator did not allow, a second address, a line break and an unknown account, naming the rule', async () => {
+  it('refuses a domain the operator did not allow, a second address, a line break and an unknown account, naming the rule', async ({
+    env,
+  }) => {
     const { accountId } = await env.tenant();
     const cases: [string, string, RegExp][] = [
       [
@@ -224,10 +242,10 @@ describe('mail sender set', () => {
     for (const [account, from, rule] of cases) {
       expect((await adminCall(env, ['mail', 'sender', 'set', '--account', account, '--from', from])).error, from).toMatch(rule);
     }
-    expect((await env.deps.db('accounts').where({ id: accountId }).first()).mail_from).toBeNull();
+    expect((await row(env, 'accounts', { id: accountId })).mail_from).toBeNull();
   });
 
-  it('answers one JSON line from the CLI process, and one JSON error line on a refusal', { timeout: 120_000 }, async () => {
+  it('answers one JSON line from the CLI process, and one JSON error line on a refusal', { timeout: 120_000 }, async ({ env }) => {
     const { accountId } = await env.tenant();
     const cli = (from: string) =>
       runTs(['bin/admin.ts', 'mail', 'sender', 'set', '--account', accountId, '--from', from], {

@@ -1,26 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { describe, expect } from 'vitest';
+import { it } from '../helpers/fixture.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 import { buildCard } from '../review/factories.js';
 import { auth } from '../helpers/auth.js';
 
-let smtp: TestSmtp;
-let env: TestEnv;
-beforeAll(async () => {
-  smtp = await startTestSmtp();
-  env = await setupTestEnv({ env: { ...smtpEnv(smtp) } });
-});
-afterAll(async () => {
-  await env.close();
-  await smtp.close();
-});
+it.override('options', ({ smtp }) => ({ env: { ...smtpEnv(smtp) } }));
 
 // 200 numbered lines of 75 characters: 15,000 characters, short lines, so the message carries them as written.
 const LINES = Array.from({ length: 200 }, (_, i) => `line ${String(i).padStart(4, '0')} ${'x'.repeat(64)}`);
 const BODY = `${LINES.join('\n')}\n`;
 
 describe('a long mail draft', () => {
-  it('is delivered whole (15,000 characters), while GET /review shows it capped at 8 KB', async () => {
+  it('is delivered whole (15,000 characters), while GET /review shows it capped at 8 KB', async ({ smtp, env }) => {
     expect(BODY.length).toBe(15_000);
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();

@@ -21,13 +21,7 @@ const DOMAIN = 'mail.example.test';
 const BASE = 'https://agent.example.test';
 const THREAD_ENV = { INBOUND_MAIL_DOMAIN: DOMAIN, BASE_URL: BASE };
 
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({ env: { ...smtpEnv(smtp), ...THREAD_ENV } }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 
 /** A header as its lines say it, unfolded (mailparser turns List-* into objects; the test reads the text). */
 const headerText = (m: ParsedMail, name: string) =>
@@ -37,14 +31,14 @@ const headerText = (m: ParsedMail, name: string) =>
     .replace(/\r?\n[ \t]+/g, ' ')
     .trim() ?? null;
 
-async function sendMailCard(to: string, subject: string) {
+async function sendMailCard(env: TestEnv, to: string, subject: string) {
   const { token, accountId } = await env.tenant();
   const card = await buildCard(env.deps.db, accountId, 'mail_draft', { payload: { work: 'email', to, draft: { subject, body: 'Hello' } } });
   const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
   return { res, accountId, token, card };
 }
 
-async function receivedWith(subject: string): Promise<ParsedMail> {
+async function receivedWith(smtp: TestSmtp, subject: string): Promise<ParsedMail> {
   const mail = smtp.received.find((m) => m.raw.includes(subject));
   if (!mail) throw new Error(`no mail with subject ${subject}`);
   return simpleParser(mail.raw);
@@ -59,8 +53,11 @@ function expectThreadHeaders(m: ParsedMail, thread: Thread & { replyToken: strin
 }
 
 describe('a mail shipped over SMTP', () => {
-  it('carries Message-ID <key@INBOUND_MAIL_DOMAIN>, Reply-To reply+token, List-Unsubscribe and List-Unsubscribe-Post', async () => {
-    const { res, accountId, card } = await sendMailCard('Jane Doe <Jane@Acme.test>', 'subject-headers');
+  it('carries Message-ID <key@INBOUND_MAIL_DOMAIN>, Reply-To reply+token, List-Unsubscribe and List-Unsubscribe-Post', async ({
+    env,
+    smtp,
+  }) => {
+    const { res, accountId, card } = await sendMailCard(env, 'Jane Doe <Jane@Acme.test>', 'subject-headers');
     expect(res.status).toBe(200);
     const sendId: string = res.body.sendId;
     const thread = await sentThread(env.deps.db, env.config, sendId);
@@ -78,31 +75,31 @@ describe('a mail shipped over SMTP', () => {
     const fence = await row(env, 'shipments', { id: sendId });
     expect(fence.details).toMatchObject({ replyTokenSealed: expect.stringMatching(/^v[12]\./), messageId: thread!.messageId });
     expect(JSON.stringify(fence.details)).not.toContain(thread!.replyToken);
-    expectThreadHeaders(await receivedWith('subject-headers'), thread!);
+    expectThreadHeaders(await receivedWith(smtp, 'subject-headers'), thread!);
   });
 
-  it('gives every send its own token and Message-ID', async () => {
-    const a = await sendMailCard('a@acme.test', 'subject-own-a');
-    const b = await sendMailCard('b@acme.test', 'subject-own-b');
+  it('gives every send its own token and Message-ID', async ({ env }) => {
+    const a = await sendMailCard(env, 'a@acme.test', 'subject-own-a');
+    const b = await sendMailCard(env, 'b@acme.test', 'subject-own-b');
     const [ta, tb] = await Promise.all([a, b].map((s) => sentThread(env.deps.db, env.config, s.res.body.sendId)));
     expect(ta!.replyToken).not.toBe(tb!.replyToken);
     expect(ta!.messageId).not.toBe(tb!.messageId);
   });
 
-  it('keeps In-Reply-To and References on a reply beside the thread headers', async () => {
+  it('keeps In-Reply-To and References on a reply beside the thread headers', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_reply', {
       payload: { work: 'email', to: 'bo@globex.test', inReplyTo: '<their-1@globex.test>', draft: { subject: 'subject-re', body: 'x' } },
     });
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(200);
-    const m = await receivedWith('subject-re');
+    const m = await receivedWith(smtp, 'subject-re');
     expect(m.inReplyTo).toBe('<their-1@globex.test>');
     expect(m.references).toBe('<their-1@globex.test>');
     expectThreadHeaders(m, (await sentThread(env.deps.db, env.config, res.body.sendId))!);
   });
 
-  it("finds the account's lead by the contact's address and marks it contacted once the send settles", async () => {
+  it("finds the account's lead by the contact's address and marks it contacted once the send settles", async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const lead = await buildLead(env.deps.db, accountId, {
       domain: 'initech.test',
@@ -120,7 +117,7 @@ describe('a mail shipped over SMTP', () => {
     expect((await getLead(env.deps.db, accountId, lead.id)).status).toBe('contacted');
   });
 
-  it('never moves a lead that replied back to contacted', async () => {
+  it('never moves a lead that replied back to contacted', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const lead = await buildLead(env.deps.db, accountId, {
       domain: 'hooli.test',
@@ -135,9 +132,9 @@ describe('a mail shipped over SMTP', () => {
     expect(await getLead(env.deps.db, accountId, lead.id)).toMatchObject({ status: 'replied', replyKind: 'interested' });
   });
 
-  it('gives the send after a refused one a fresh token and Message-ID (the refused fence keeps its own, unsent)', async () => {
+  it('gives the send after a refused one a fresh token and Message-ID (the refused fence keeps its own, unsent)', async ({ smtp, env }) => {
     smtp.mode = { kind: 'refuse', code: 451 };
-    const first = await sendMailCard('nia@acme.test', 'subject-refused');
+    const first = await sendMailCard(env, 'nia@acme.test', 'subject-refused');
     expect(first.res.status).toBe(503);
     smtp.mode = { kind: 'accept' };
     const again = await env.api().post(`/api/v1/review/${first.card.id}/send`).set(auth(first.token)).send({});
@@ -147,7 +144,7 @@ describe('a mail shipped over SMTP', () => {
     expect(new Set(threads.map((t: { reply_token_hash: string }) => t.reply_token_hash)).size).toBe(2);
     const sent = (await sentThread(env.deps.db, env.config, again.body.sendId))!;
     expect(smtp.received.filter((m) => m.raw.includes('subject-refused'))).toHaveLength(1);
-    expectThreadHeaders(await receivedWith('subject-refused'), sent);
+    expectThreadHeaders(await receivedWith(smtp, 'subject-refused'), sent);
   });
 });
 
@@ -171,7 +168,7 @@ describe('a mail whose answer was lost, re-shipped by reconciliation over the HT
           });
         }
         expect(provider.messages.filter((m) => m.key === fence.idempotency_key)).toHaveLength(1);
-        expect(await http.deps.db('mail_threads').where({ card_id: cardId })).toHaveLength(1);
+        expect(await rows(http, 'mail_threads', { card_id: cardId })).toHaveLength(1);
       },
     );
   });

@@ -15,8 +15,6 @@ import { cardRow, rows } from '../helpers/rows.js';
 
 // The SMTP server took the mail (250) and the database connection dropped right
 // after; the outcome the process knows must still be recorded, not turned into a "did it go out?" card.
-let smtp: TestSmtp;
-let env: TestEnv;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
 let deps: Deps;
 const logs = new EventEmitter();
@@ -24,9 +22,7 @@ const lines: string[] = [];
 /** How many times the service logged that it will try again to record this send's outcome. */
 const retries = (sendId: string) => lines.filter((l) => l.includes('not recorded yet') && l.includes(sendId)).length;
 it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }));
-it.beforeAll(async ({ env: e, smtp: smtpFixture }) => {
-  env = e;
-  smtp = smtpFixture;
+it.beforeAll(async ({ env, smtp }) => {
   proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
   const url = new URL(env.config.databaseUrl);
   url.port = String(proxy.port);
@@ -50,7 +46,7 @@ afterAll(async () => {
 });
 
 /** A draft to `to`, and its send through the service with Postgres cut the moment the SMTP server answers 250. */
-async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered') {
+async function sendWithBlip(env: TestEnv, smtp: TestSmtp, to: string, restoreWhen: 'first-retry' | 'answered') {
   smtp.mode = { kind: 'accept' };
   const { token, accountId } = await env.tenant();
   const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -72,8 +68,8 @@ async function sendWithBlip(to: string, restoreWhen: 'first-retry' | 'answered')
 }
 
 describe('a send whose database connection drops right after the SMTP server accepted it', () => {
-  it('records the mail as sent once the database is back: 200, fence sent, no "did it go out?" card, one copy', async () => {
-    const { res, accountId, card, fences } = await sendWithBlip('blip@acme.test', 'first-retry');
+  it('records the mail as sent once the database is back: 200, fence sent, no "did it go out?" card, one copy', async ({ env, smtp }) => {
+    const { res, accountId, card, fences } = await sendWithBlip(env, smtp, 'blip@acme.test', 'first-retry');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ ok: true, status: 'sent', to: 'blip@acme.test' });
     expect(fences.map((f) => f.status)).toEqual(['sent']);
@@ -86,8 +82,8 @@ describe('a send whose database connection drops right after the SMTP server acc
   }, 60_000);
 
   it(`gives up after ${RECORD_TRIES} tries while the database stays away, and hands the send to reconciliation (503 ` +
-    `delivery_pending)`, async () => {
-    const { res, card, fences } = await sendWithBlip('away@acme.test', 'answered');
+    `delivery_pending)`, async ({ env, smtp }) => {
+    const { res, card, fences } = await sendWithBlip(env, smtp, 'away@acme.test', 'answered');
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
     expect(retries(fences[0]!.id)).toBe(RECORD_TRIES - 1);

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { describe, expect } from 'vitest';
-import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { generateDkimKey } from '../../src/mail/dkim.service.js';
 import type { TestEnv } from '../helpers/fixture.js';
@@ -20,7 +19,8 @@ import { withPostfix } from '../helpers/postfix-fixture.js';
 import { ensureOpendkim, opendkimVerify } from '../helpers/opendkim.js';
 import { until } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
-import { rows } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
+import { emailResults } from '../helpers/email-results.js';
 
 /**
  * The mail loop through a real MTA: Debian's Postfix (test/helpers/postfix.ts, a private instance) is the
@@ -43,31 +43,29 @@ it.override('options', ({ postfix }) => ({
   env: { ...sendingThrough(postfix), AGENT_WAIT_POLL_MS: '100' },
   pools: ['agent-turns', 'shipments', 'inbound-mail'],
 }));
-
-let env: TestEnv;
-let postfix: Postfix;
-it.beforeAll(({ env: e, postfix: p, relayed: _listening }) => {
-  env = e;
-  postfix = p;
-});
+// The relay's road back (the service's inbound listener Postfix relays to) is open before the first test.
+it.beforeAll(({ relayed: _listening }) => {});
 
 const SCOPES = ['agent:message', 'review:read', 'review:write', 'leads:read', 'results:read'] as const;
 
+/** A test's world: the fixture's env, and an account with a lead. */
 interface World {
+  env: TestEnv;
   token: string;
   accountId: string;
   leadId: string;
 }
 
 /** An account with a lead at `domain` whose contacts are `emails`. */
-async function world(domain: string, emails: string[]): Promise<World> {
+async function world(env: TestEnv, domain: string, emails: string[]): Promise<World> {
   const { token, accountId } = await env.tenant([...SCOPES]);
   const contacts = emails.map((email) => ({ name: email.split('@')[0]!, email }));
   const { id: leadId } = await upsertLead(env.deps.db, accountId, { domain, contacts });
-  return { token, accountId, leadId };
+  return { env, token, accountId, leadId };
 }
 
 async function say(w: World, text: string): Promise<void> {
+  const { env } = w;
   const res = await env.api().post('/api/v1/agent/messages').set(auth(w.token)).send({ text, waitSeconds: 10 });
   expect(res.status).toBe(200);
   expect(res.body.message.status).toBe('replied');
@@ -76,6 +74,7 @@ async function say(w: World, text: string): Promise<void> {
 type Card = { id: string; sourceType: string; payload: Record<string, unknown> };
 
 async function waiting(w: World, sourceType: string): Promise<Card[]> {
+  const { env } = w;
   const res = await env.api().get('/api/v1/review').set(auth(w.token));
   expect(res.status).toBe(200);
   return (res.body.items as Card[]).filter((c) => c.sourceType === sourceType);
@@ -83,6 +82,7 @@ async function waiting(w: World, sourceType: string): Promise<Card[]> {
 
 /** The agent drafts a mail to `to` about `topic` and a person sends the card: the API's answer. */
 async function draftAndSend(w: World, to: string, topic: string) {
+  const { env } = w;
   await say(w, `draft an email to ${to} about ${topic}`);
   const card = (await waiting(w, 'mail_draft')).find((c) => c.payload.to === to);
   expect(card).toBeTruthy();
@@ -90,62 +90,61 @@ async function draftAndSend(w: World, to: string, topic: string) {
 }
 
 /** Messages in `address`'s mailbox whose subject has `text`, parsed. */
-async function delivered(address: string, text: string): Promise<ParsedMail[]> {
+async function delivered(postfix: Postfix, address: string, text: string): Promise<ParsedMail[]> {
   const all = await Promise.all(postfix.mailbox(address).map((raw) => simpleParser(raw)));
   return all.filter((m) => m.subject?.includes(text));
 }
 
 /** Waits for the mail about `text` in `address`'s mailbox, and for Postfix's queue to drain (so a second copy would show). */
-async function arrived(address: string, text: string): Promise<ParsedMail[]> {
-  await until(async () => (await delivered(address, text)).length > 0, 15_000, 50);
+async function arrived(postfix: Postfix, address: string, text: string): Promise<ParsedMail[]> {
+  await until(async () => (await delivered(postfix, address, text)).length > 0, 15_000, 50);
   await postfix.drained();
-  return delivered(address, text);
+  return delivered(postfix, address, text);
 }
 
 const header = (m: ParsedMail, key: string) => (m.headerLines.find((h) => h.key === key)?.line ?? '').replace(/\r?\n[ \t]+/g, ' ');
 const replyTokenOf = (m: ParsedMail) => /^reply\+([0-9a-z]+)@/.exec(m.replyTo!.value[0]!.address!)![1]!;
 
-async function email(w: World) {
-  const res = await env.api().get('/api/v1/results').set(auth(w.token));
-  expect(res.status).toBe(200);
-  const e = ResultsResponse.parse(res.body).results.email;
-  if (!e.available) throw new Error('email results not available');
-  return e.data.window;
-}
+const email = (w: World) => emailResults(w.env, w.token);
 
 async function lead(w: World) {
+  const { env } = w;
   const res = await env.api().get(`/api/v1/leads/${w.leadId}`).set(auth(w.token));
   expect(res.status).toBe(200);
   return res.body.lead as { status: string; replyKind: string | null };
 }
 
 async function contactsOf(w: World) {
+  const { env } = w;
   const res = await env.api().get(`/api/v1/leads/${w.leadId}`).set(auth(w.token));
   expect(res.status).toBe(200);
   return res.body.lead.contacts as { email: string; status: string }[];
 }
 
 const blocked = async (w: World, address: string) =>
-  (await env.deps.db('blocklist_entries').where({ account_id: w.accountId, value: address }).first()) ?? null;
+  (await row(w.env, 'blocklist_entries', { account_id: w.accountId, value: address })) ?? null;
 
 /** The latest inbound message once the inbound-mail pool has settled it. */
 const settledInbound = (w: World) =>
   until(async () => {
-    const row = await env.deps.db('inbound_messages').where({ account_id: w.accountId }).orderBy('received_at', 'desc').first();
-    return row && row.status !== 'received' ? row : null;
+    const last = await rows(w.env, 'inbound_messages', { account_id: w.accountId }).orderBy('received_at', 'desc').first();
+    return last && last.status !== 'received' ? last : null;
   }, 15_000);
 
 describe('sending through Postfix', () => {
-  it('a sent card reaches the mailbox once, DKIM-signed, with its Message-ID, Reply-To token, one-click List-Unsubscribe', async () => {
+  it('a sent card reaches the mailbox once, DKIM-signed, with its Message-ID, Reply-To token, one-click List-Unsubscribe', async ({
+    env,
+    postfix,
+  }) => {
     ensureOpendkim();
     // The From domain's key, as an operator makes it; the TXT record it printed is what DNS would publish.
     const key = await generateDkimKey(env.deps.db, env.config.sealing, INBOUND_DOMAIN, 'postfix1');
-    const w = await world(MAILBOX_DOMAIN, [ALICE]);
+    const w = await world(env, MAILBOX_DOMAIN, [ALICE]);
     const res = await draftAndSend(w, ALICE, 'a note for the mailbox');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'sent', to: ALICE });
 
-    const [mail, ...more] = await arrived(ALICE, 'note for the mailbox');
+    const [mail, ...more] = await arrived(postfix, ALICE, 'note for the mailbox');
     expect(more).toHaveLength(0);
     // Postfix took it from the service and delivered it itself.
     expect(header(mail!, 'received')).toContain(`by ${POSTFIX_HOSTNAME} (Postfix)`);
@@ -175,16 +174,16 @@ describe('sending through Postfix', () => {
 });
 
 describe("Postfix's own DSN for an unknown user", () => {
-  it('comes back through the transport map to the inbound listener, bounces the lead and blocks the address', async () => {
-    const w = await world(BOUNCE_DOMAIN, [GHOST]);
+  it('comes back through the transport map to the inbound listener, bounces the lead and blocks the address', async ({ env, postfix }) => {
+    const w = await world(env, BOUNCE_DOMAIN, [GHOST]);
     // Postfix accepts the recipient at RCPT; its delivery agent then finds no such user and bounces.
     const res = await draftAndSend(w, GHOST, 'a note nobody reads');
     expect(res.status).toBe(200);
 
-    const row = await settledInbound(w);
-    expect(row).toMatchObject({ status: 'applied', kind: 'bounce' });
+    const found = await settledInbound(w);
+    expect(found).toMatchObject({ status: 'applied', kind: 'bounce' });
     // The DSN went to the send's own bounces+ address (VERP): matched by that token.
-    expect(row.details).toMatchObject({
+    expect(found.details).toMatchObject({
       rule: 'dsn-rfc3464',
       matchedBy: 'bounce-address',
       bounce: { type: 'hard', status: '5.1.1', recipient: GHOST },
@@ -199,10 +198,9 @@ describe("Postfix's own DSN for an unknown user", () => {
     expect((await blocked(w, GHOST))?.source).toBe('agent');
     expect(await email(w)).toMatchObject({ sent: 1, bounces: 1 });
     // The relay took the mail and bounced it later: the card says "Bounced", as a refusal at RCPT's does.
-    const [card] = await env.deps
-      .db('review_cards')
-      .where({ account_id: w.accountId, source_type: 'mail_draft' })
-      .whereRaw("payload->>'to' = ?", [GHOST]);
+    const [card] = await rows(env, 'review_cards', { account_id: w.accountId, source_type: 'mail_draft' }).whereRaw("payload->>'to' = ?", [
+      GHOST,
+    ]);
     const view = await env.api().get(`/api/v1/review/${card.id}`).set(auth(w.token));
     expect(view.body.item).toMatchObject({ status: 'sent', primaryLabel: 'Bounced', actions: [] });
     // The agent cannot draft to the address any more.
@@ -212,9 +210,9 @@ describe("Postfix's own DSN for an unknown user", () => {
 });
 
 describe('a refusal at RCPT', () => {
-  it("answers the send with Postfix's 550 5.1.1, delivers nothing, and bounces and blocks the address", async () => {
+  it("answers the send with Postfix's 550 5.1.1, delivers nothing, and bounces and blocks the address", async ({ env, postfix }) => {
     const nobody = `nobody@${MAILBOX_DOMAIN}`;
-    const w = await world(MAILBOX_DOMAIN, [nobody]);
+    const w = await world(env, MAILBOX_DOMAIN, [nobody]);
     const res = await draftAndSend(w, nobody, 'a note refused at once');
     expect(res.status).toBe(409);
     expect(res.body.error).toBe('rejected');
@@ -265,10 +263,13 @@ function thunderbirdReply(sent: ParsedMail, from: string): string {
 }
 
 describe('a reply through Postfix', () => {
-  it('sent with swaks to the reply+ address, it threads under our mail, makes the lead replied and wakes the agent', async () => {
-    const w = await world(MAILBOX_DOMAIN, [ALICE]);
+  it('sent with swaks to the reply+ address, it threads under our mail, makes the lead replied and wakes the agent', async ({
+    env,
+    postfix,
+  }) => {
+    const w = await world(env, MAILBOX_DOMAIN, [ALICE]);
     expect((await draftAndSend(w, ALICE, 'a question for Alice')).status).toBe(200);
-    const [sent] = await arrived(ALICE, 'question for Alice');
+    const [sent] = await arrived(postfix, ALICE, 'question for Alice');
     const file = path.join(postfix.dir, `reply-${replyTokenOf(sent!)}.eml`);
     const replyRaw = thunderbirdReply(sent!, ALICE);
     const replyId = /^Message-ID: (<[^>]+>)/m.exec(replyRaw)![1]!;
@@ -286,9 +287,9 @@ describe('a reply through Postfix', () => {
       file,
     ]);
     expect(out.status, out.output).toBe(0);
-    const row = await settledInbound(w);
-    expect(row.status).toBe('applied');
-    expect(row.details).toMatchObject({ matchedBy: 'reply-address' });
+    const found = await settledInbound(w);
+    expect(found.status).toBe('applied');
+    expect(found.details).toMatchObject({ matchedBy: 'reply-address' });
     expect(await lead(w)).toMatchObject({ status: 'replied', replyKind: 'interested' });
     expect(await email(w)).toMatchObject({ sent: 1, replies: 1, positiveReplies: 1 });
 
@@ -298,17 +299,20 @@ describe('a reply through Postfix', () => {
 
     // Sent, the follow-up threads under Alice's reply, not beside it: In-Reply-To her reply, References the chain.
     expect((await env.api().post(`/api/v1/review/${followUp.id}/send`).set(auth(w.token)).send({})).status).toBe(200);
-    const [answer] = await arrived(ALICE, `Re: ${sent!.subject}`);
+    const [answer] = await arrived(postfix, ALICE, `Re: ${sent!.subject}`);
     expect(answer!.inReplyTo).toBe(replyId);
     expect([answer!.references].flat()).toEqual([sent!.messageId, replyId]);
   });
 });
 
 describe("a colleague's removal request through Postfix", () => {
-  it("Bob answers mail forwarded from Alice's reply+ address asking to be removed: nobody opted out, a card asks a person", async () => {
-    const w = await world(MAILBOX_DOMAIN, [ALICE, BOB]);
+  it("Bob answers mail forwarded from Alice's reply+ address asking to be removed: nobody opted out, a card asks a person", async ({
+    env,
+    postfix,
+  }) => {
+    const w = await world(env, MAILBOX_DOMAIN, [ALICE, BOB]);
     expect((await draftAndSend(w, ALICE, 'a note Alice forwards')).status).toBe(200);
-    const [sent] = await arrived(ALICE, 'note Alice forwards');
+    const [sent] = await arrived(postfix, ALICE, 'note Alice forwards');
     const replyTo = sent!.replyTo!.value[0]!.address!;
     const file = path.join(postfix.dir, `remove-${replyTokenOf(sent!)}.eml`);
     writeFileSync(
@@ -329,9 +333,9 @@ describe("a colleague's removal request through Postfix", () => {
     );
     const out = swaks(postfix.port, ['--ehlo', 'client.mailbox.test', '--from', BOB, '--to', replyTo, '--data', file]);
     expect(out.status, out.output).toBe(0);
-    const row = await settledInbound(w);
-    expect(row).toMatchObject({ status: 'applied', reply_kind: 'unsubscribe' });
-    expect(row.details).toMatchObject({ matchedBy: 'reply-address', proof: 'token' });
+    const found = await settledInbound(w);
+    expect(found).toMatchObject({ status: 'applied', reply_kind: 'unsubscribe' });
+    expect(found.details).toMatchObject({ matchedBy: 'reply-address', proof: 'token' });
     expect(await blocked(w, ALICE)).toBeNull();
     expect(await blocked(w, BOB)).toBeNull();
     expect((await contactsOf(w)).map((c) => c.status).sort()).toEqual(['contacted', 'new']);
@@ -342,10 +346,10 @@ describe("a colleague's removal request through Postfix", () => {
 });
 
 describe('one-click unsubscribe', () => {
-  it("a POST to one contact's List-Unsubscribe URL, as a mailbox provider sends it, blocks that contact only", async () => {
-    const w = await world(MAILBOX_DOMAIN, [ALICE, BOB]);
+  it("a POST to one contact's List-Unsubscribe URL, as a mailbox provider sends it, blocks that contact only", async ({ env, postfix }) => {
+    const w = await world(env, MAILBOX_DOMAIN, [ALICE, BOB]);
     expect((await draftAndSend(w, BOB, 'an offer for Bob')).status).toBe(200);
-    const [toBob] = await arrived(BOB, 'offer for Bob');
+    const [toBob] = await arrived(postfix, BOB, 'offer for Bob');
     const url = /<(https?:\/\/[^>]+\/u\/[0-9a-z]+)>/.exec(header(toBob!, 'list-unsubscribe'))![1]!;
 
     // RFC 8058: the provider POSTs `List-Unsubscribe=One-Click` to the URL, with no cookies and no login.
@@ -366,6 +370,6 @@ describe('one-click unsubscribe', () => {
 
     // Alice, at the same company, can still be mailed, and it still reaches her.
     expect((await draftAndSend(w, ALICE, 'an offer for Alice')).status).toBe(200);
-    expect(await arrived(ALICE, 'offer for Alice')).toHaveLength(1);
+    expect(await arrived(postfix, ALICE, 'offer for Alice')).toHaveLength(1);
   });
 });

@@ -6,9 +6,8 @@ import { createLogger } from '../../src/logger.js';
 import { configWith } from '../helpers/config.js';
 import { envFor } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
-import type { TestEnv } from '../helpers/fixture.js';
 import { selfSignedCertificate } from '../helpers/certificates.js';
-import { MAILBOX_DOMAIN, sendingThrough, type Postfix } from '../helpers/postfix.js';
+import { MAILBOX_DOMAIN, sendingThrough } from '../helpers/postfix.js';
 import { withPostfix } from '../helpers/postfix-fixture.js';
 import request from 'supertest';
 import { auth } from '../helpers/auth.js';
@@ -29,13 +28,7 @@ const logger = createLogger('warn', { write: (line: string) => void lines.push(l
 const test = withPostfix({ users: [ALICE], tls: { certFile: tls.certFile, keyFile: tls.keyFile } });
 test.override('options', ({ postfix }) => ({ env: sendingThrough(postfix), logger }));
 
-let env: TestEnv;
-let postfix: Postfix;
 let trusted: Deps | null = null;
-test.beforeAll(({ env: e, postfix: p }) => {
-  env = e;
-  postfix = p;
-});
 afterAll(async () => {
   await trusted?.close();
   tls.remove();
@@ -44,7 +37,10 @@ afterAll(async () => {
 const TLS_CAUSE = 'self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)';
 
 describe('a relay whose STARTTLS certificate Node does not trust', () => {
-  test('fails the send naming the TLS cause (answer, stored error, log); trusted by SMTP_TLS_CA_FILE the same card goes out', async () => {
+  test('fails the send naming the TLS cause (answer, stored error, log); trusted by SMTP_TLS_CA_FILE the same card goes out', async ({
+    postfix,
+    env,
+  }) => {
     expect(postfix.version).toMatch(/^3\./);
     const { accountId, token } = await env.tenant(['review:read', 'review:write']);
     const subject = `TLS check ${Date.now()}`;

@@ -2,14 +2,12 @@ import { describe, expect } from 'vitest';
 import { until } from '../helpers/processes.js';
 import { SendResponse } from '../../api/routes/review.schemas.js';
 import { addToBlocklist } from '../../src/blocklist/blocklist.service.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
 
-let smtp: TestSmtp;
-let env: TestEnv;
 it.override('options', ({ smtp }) => ({
   env: {
     ...smtpEnv(smtp),
@@ -20,15 +18,11 @@ it.override('options', ({ smtp }) => ({
   },
   pools: ['shipments'],
 }));
-it.beforeAll(({ env: e, smtp: smtpFixture }) => {
-  env = e;
-  smtp = smtpFixture;
-});
 
-const copiesOf = (cardSubject: string) => smtp.received.filter((m) => m.raw.includes(cardSubject)).length;
+const copiesOf = (smtp: TestSmtp, cardSubject: string) => smtp.received.filter((m) => m.raw.includes(cardSubject)).length;
 
 describe('POST /review/{id}/send over SMTP', () => {
-  it('sends a mail draft once, marks the card sent and records a channel event decided by a person', async () => {
+  it('sends a mail draft once, marks the card sent and records a channel event decided by a person', async ({ smtp, env }) => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -38,7 +32,7 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(res.status).toBe(200);
     const body = SendResponse.parse(res.body);
     expect(body).toMatchObject({ ok: true, status: 'sent', to: 'jane@acme.test', decidedBy: 'person' });
-    expect(copiesOf('subject-one')).toBe(1);
+    expect(copiesOf(smtp, 'subject-one')).toBe(1);
     const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
     expect(item).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
     expect(item.resolution).toMatchObject({ action: 'send', by: 'person', sendId: body.sendId });
@@ -48,10 +42,10 @@ describe('POST /review/{id}/send over SMTP', () => {
     const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(again.status).toBe(409);
     expect(again.body.error).toBe('rejected');
-    expect(copiesOf('subject-one')).toBe(1);
+    expect(copiesOf(smtp, 'subject-one')).toBe(1);
   });
 
-  it('sends exactly one message when 50 callers send the same card at once', async () => {
+  it('sends exactly one message when 50 callers send the same card at once', async ({ smtp, env }) => {
     smtp.mode = { kind: 'slow', delayMs: 200 };
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -64,13 +58,13 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     for (const r of results.filter((r) => r.status === 409)) expect(['invalid_action', 'rejected']).toContain(r.body.error);
-    expect(copiesOf('subject-fifty')).toBe(1);
+    expect(copiesOf(smtp, 'subject-fifty')).toBe(1);
     const fences = await rows(env, 'shipments', { card_id: card.id });
     expect(fences).toHaveLength(1);
     smtp.mode = { kind: 'accept' };
   });
 
-  it('sends a reply with the given body instead of the draft', async () => {
+  it('sends a reply with the given body instead of the draft', async ({ smtp, env }) => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_reply', {
@@ -86,7 +80,7 @@ describe('POST /review/{id}/send over SMTP', () => {
   it(
     'answers 503 delivery_pending when the server takes the message and drops the connection, never sends a second copy, ' +
       'and settles through a person',
-    async () => {
+    async ({ smtp, env }) => {
       smtp.mode = { kind: 'drop' };
       const { token, accountId } = await env.tenant();
       const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -102,14 +96,14 @@ describe('POST /review/{id}/send over SMTP', () => {
         expect(retry.status).toBe(503);
         expect(retry.body.error).toBe('delivery_pending');
       }
-      expect(copiesOf('subject-drop')).toBe(1);
+      expect(copiesOf(smtp, 'subject-drop')).toBe(1);
       // SMTP cannot be asked whether it went: past the window a person is asked, never a blind resend.
       const question = await until(async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }));
       const q = (await env.api().get(`/api/v1/review/${question.id}`).set(auth(token))).body.item;
       expect(q).toMatchObject({ status: 'pending', kind: 'choice', actions: ['choose'], priority: 'urgent' });
       const listed = (await env.api().get('/api/v1/review').set(auth(token))).body.items.map((c: { id: string }) => c.id);
       expect(listed).toContain(question.id);
-      expect(copiesOf('subject-drop')).toBe(1);
+      expect(copiesOf(smtp, 'subject-drop')).toBe(1);
       const ans = await env
         .api()
         .post(`/api/v1/review/${question.id}/answer`)
@@ -120,11 +114,11 @@ describe('POST /review/{id}/send over SMTP', () => {
       expect(item.status).toBe('sent');
       const retry = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
       expect(retry.status).toBe(409);
-      expect(copiesOf('subject-drop')).toBe(1);
+      expect(copiesOf(smtp, 'subject-drop')).toBe(1);
     },
   );
 
-  it('takes a 5xx reply to the message itself as a hard bounce: 409 rejected, nothing sent, the card settled', async () => {
+  it('takes a 5xx reply to the message itself as a hard bounce: 409 rejected, nothing sent, the card settled', async ({ smtp, env }) => {
     smtp.mode = { kind: 'refuse', code: 554 };
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -139,10 +133,13 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(item).toMatchObject({ status: 'resolved', actions: [], resolution: { action: 'send', bounced: true } });
     smtp.mode = { kind: 'accept' };
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(409);
-    expect(copiesOf('subject-554')).toBe(0);
+    expect(copiesOf(smtp, 'subject-554')).toBe(0);
   });
 
-  it('takes a 4xx reply to the message itself as not sent: 503 unavailable, and the same send later goes out once', async () => {
+  it('takes a 4xx reply to the message itself as not sent: 503 unavailable, and the same send later goes out once', async ({
+    smtp,
+    env,
+  }) => {
     smtp.mode = { kind: 'refuse', code: 451 };
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -154,13 +151,14 @@ describe('POST /review/{id}/send over SMTP', () => {
     expect(res.headers['retry-after']).toBe('7');
     smtp.mode = { kind: 'accept' };
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
-    expect(
-      (await env.deps.db('shipments').where({ card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status),
-    ).toEqual(['not_sent', 'sent']);
-    expect(copiesOf('subject-451')).toBe(1);
+    expect((await rows(env, 'shipments', { card_id: card.id }).orderBy('created_at')).map((f: { status: string }) => f.status)).toEqual([
+      'not_sent',
+      'sent',
+    ]);
+    expect(copiesOf(smtp, 'subject-451')).toBe(1);
   });
 
-  it('puts the card back when a person says the mail did not arrive, and the next send goes out once', async () => {
+  it('puts the card back when a person says the mail did not arrive, and the next send goes out once', async ({ smtp, env }) => {
     smtp.mode = { kind: 'drop' };
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -181,12 +179,12 @@ describe('POST /review/{id}/send over SMTP', () => {
     });
     const again = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(again.status).toBe(200);
-    expect(copiesOf('subject-lost')).toBe(2);
-    const fences = await env.deps.db('shipments').where({ card_id: card.id }).orderBy('created_at');
+    expect(copiesOf(smtp, 'subject-lost')).toBe(2);
+    const fences = await rows(env, 'shipments', { card_id: card.id }).orderBy('created_at');
     expect(fences.map((f: { status: string }) => f.status)).toEqual(['not_sent', 'sent']);
   });
 
-  it('answers 409 rejected when the recipient is on the block list, and sends nothing', async () => {
+  it('answers 409 rejected when the recipient is on the block list, and sends nothing', async ({ smtp, env }) => {
     smtp.mode = { kind: 'accept' };
     const { token, accountId } = await env.tenant();
     await addToBlocklist(env.deps.db, accountId, ['acme-blocked.test'], 'api', 'test');
@@ -196,11 +194,11 @@ describe('POST /review/{id}/send over SMTP', () => {
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'rejected', message: expect.stringContaining('block list') });
-    expect(copiesOf('subject-blocked')).toBe(0);
+    expect(copiesOf(smtp, 'subject-blocked')).toBe(0);
     expect((await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item.status).toBe('pending');
   });
 
-  it('answers 400 for a body on a mail draft, an empty or blank body, and 409 for a card that is not mail', async () => {
+  it('answers 400 for a body on a mail draft, an empty or blank body, and 409 for a card that is not mail', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const draft = await buildCard(env.deps.db, accountId, 'mail_draft');
     const reply = await buildCard(env.deps.db, accountId, 'mail_reply');

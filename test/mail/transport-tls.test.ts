@@ -18,6 +18,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 import { rawMessage } from '../helpers/smtp-client.js';
 import { smtpEnv } from '../helpers/smtp-server.js';
+import { rows } from '../helpers/rows.js';
 
 // Transport hygiene against real SMTP software on loopback: the EHLO name and required TLS of the outbound
 // transport (an smtp-server that records what it is told), STARTTLS on the inbound listener (nodemailer's
@@ -203,8 +204,7 @@ async function sendOverTls(port: number, ca: Buffer, to: string) {
 
 const storedFor = async (env: TestEnv, token: string) =>
   (
-    await env.deps
-      .db('inbound_messages')
+    await rows(env, 'inbound_messages')
       .whereRaw('rcpt_to::text like ?', [`%${token}%`])
       .count<{ n: string }[]>({ n: '*' })
   )[0]!.n;

@@ -10,19 +10,14 @@ import type { TestEnv } from '../helpers/fixture.js';
 import { runTs } from '../helpers/processes.js';
 import { capturedLines, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
-import { rows } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
+import { overwrite } from '../helpers/row-setup.js';
 
 const it = withBridge('sk_live_network_SECRET_1234');
 
 const { lines, sink } = capturedLines();
 
-let env: TestEnv;
-let bridge: ProviderBridgeStandIn;
 it.override('options', { logger: createLogger('trace', sink) });
-it.beforeAll(({ env: e, bridge: b }) => {
-  env = e;
-  bridge = b;
-});
 
 const SECRET = 'sk_live_network_SECRET_1234';
 
@@ -34,16 +29,16 @@ async function closedPort(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
 }
-const connect = (accountId: string, more: string[] = []) =>
+const connect = (env: TestEnv, bridge: ProviderBridgeStandIn, accountId: string, more: string[] = []) =>
   adminCall(env, ['channel', 'connect', '--account', accountId, '--kind', 'network', '--transport', 'http', '--url', bridge.url, ...more]);
 
 describe('admin CLI: channel connect, list, disconnect', () => {
-  it('connects the network, prints it without the key, and the account can ship network messages', async () => {
+  it('connects the network, prints it without the key, and the account can ship network messages', async ({ env, bridge }) => {
     const t = await env.tenant();
     expect(await cannotShip(env.deps.db, t.accountId, 'network_message')).toBe(
       'network messages cannot ship: no professional-network connection on this account',
     );
-    const out = await connect(t.accountId, ['--key', SECRET]);
+    const out = await connect(env, bridge, t.accountId, ['--key', SECRET]);
     expect(out).toEqual({ out: { connection: { accountId: t.accountId, kind: 'network', transport: 'http', url: bridge.url } } });
     expect(await cannotShip(env.deps.db, t.accountId, 'network_message')).toBeNull();
     // Ads stay unconnected: that is another connection.
@@ -52,8 +47,8 @@ describe('admin CLI: channel connect, list, disconnect', () => {
       out: { connections: [{ accountId: t.accountId, kind: 'network', transport: 'http', url: bridge.url }] },
     });
     // Kept sealed: the row does not hold it in clear, and the adapter's read gives it back.
-    const row = await env.deps.db('provider_connections').where({ account_id: t.accountId }).first();
-    expect(JSON.stringify(row)).not.toContain(SECRET);
+    const found = await row(env, 'provider_connections', { account_id: t.accountId });
+    expect(JSON.stringify(found)).not.toContain(SECRET);
     expect((await openConnection(env.deps.db, env.config.sealing, t.accountId, 'network'))?.key).toBe(SECRET);
     // /results reports the network channel from now on.
     const results = await env.api().get('/api/v1/results').set(auth(t.token));
@@ -64,16 +59,19 @@ describe('admin CLI: channel connect, list, disconnect', () => {
     expect(await cannotShip(env.deps.db, t.accountId, 'network_message')).toMatch(/no professional-network connection/);
     expect(await adminCall(env, ['channel', 'disconnect', '--account', t.accountId, '--kind', 'network'])).toEqual({ error: 'not found' });
 
-    const audit = await env.deps.db('audit_log').where({ account_id: t.accountId }).whereLike('route', 'channel %').orderBy('at');
+    const audit = await rows(env, 'audit_log', { account_id: t.accountId }).whereLike('route', 'channel %').orderBy('at');
     expect(audit.map((a) => a.route)).toEqual(['channel connect', 'channel disconnect']);
     expect(JSON.stringify(audit)).not.toContain(SECRET);
     expect(lines.join('')).not.toContain(SECRET);
   });
 
-  it('keeps one connection per kind: ads beside network, and connecting again replaces url and key and restarts the cursor', async () => {
+  it('keeps one connection per kind: ads beside network, and connecting again replaces url and key and restarts the cursor', async ({
+    env,
+    bridge,
+  }) => {
     const t = await env.tenant();
-    await connect(t.accountId, ['--key', SECRET]);
-    await env.deps.db('provider_connections').where({ account_id: t.accountId }).update({ poll_cursor: '42' });
+    await connect(env, bridge, t.accountId, ['--key', SECRET]);
+    await overwrite(env, 'provider_connections', { account_id: t.accountId }, { poll_cursor: '42' });
     const ads = ['channel', 'connect', '--account', t.accountId, '--kind', 'ads', '--transport', 'http'];
     expect(await adminCall(env, [...ads, '--url', 'https://ads-bridge.test/base/', '--key', 'ads-key'])).toEqual({
       out: { connection: { accountId: t.accountId, kind: 'ads', transport: 'http', url: 'https://ads-bridge.test/base' } },
@@ -95,7 +93,7 @@ describe('admin CLI: channel connect, list, disconnect', () => {
     expect((await openConnection(env.deps.db, env.config.sealing, t.accountId, 'ads'))?.key).toBe('ads-key');
   });
 
-  it('refuses bad input with one line naming the flag and the rule', async () => {
+  it('refuses bad input with one line naming the flag and the rule', async ({ env, bridge }) => {
     const t = await env.tenant();
     const base = ['channel', 'connect', '--account', t.accountId];
     const cases: [string[], string][] = [
@@ -133,7 +131,10 @@ describe('admin CLI: channel connect, list, disconnect', () => {
     expect(await rows(env, 'provider_connections', { account_id: t.accountId })).toEqual([]);
   });
 
-  it('runs as the real CLI: one JSON object on stdout, a one-line error on stderr and exit 1; the key printed nowhere', async () => {
+  it('runs as the real CLI: one JSON object on stdout, a one-line error on stderr and exit 1; the key printed nowhere', async ({
+    env,
+    bridge,
+  }) => {
     const t = await env.tenant();
     const argv = ['bin/admin.ts', 'channel', 'connect', '--account', t.accountId, '--kind', 'network', '--transport', 'http'];
     const ok = await runTs([...argv, '--url', bridge.url, '--key', SECRET], envFor(env.config));
@@ -158,54 +159,54 @@ describe('the provider bridge transport', () => {
     body: 'Hello',
     details: { mode: 'message' },
   };
-  const client = (over: Partial<{ url: string; key: string; timeoutMs: number }> = {}) =>
+  const client = (bridge: ProviderBridgeStandIn, over: Partial<{ url: string; key: string; timeoutMs: number }> = {}) =>
     providerBridge({ url: bridge.url, key: SECRET, timeoutMs: 500, service: 'the network provider', ...over });
 
-  it('ships with the key and the idempotency key, deduplicates a re-ship, and looks it up', async () => {
+  it('ships with the key and the idempotency key, deduplicates a re-ship, and looks it up', async ({ bridge }) => {
     bridge.state.mode = 'accept';
-    const first = await client().ship(work, 'key-a');
-    const again = await client().ship(work, 'key-a');
+    const first = await client(bridge).ship(work, 'key-a');
+    const again = await client(bridge).ship(work, 'key-a');
     expect(again).toEqual(first);
     const tries = bridge.posts.filter((p) => p.key === 'key-a');
     expect(tries.map((p) => p.authorization)).toEqual([`Bearer ${SECRET}`, `Bearer ${SECRET}`]);
     expect(tries[0]!.body).toEqual(work);
     expect(bridge.shipments.filter((s) => s.key === 'key-a')).toHaveLength(1);
-    expect(await client().lookup('key-a')).toEqual({ state: 'sent', providerId: first.providerId });
-    expect(await client().lookup('key-none')).toEqual({ state: 'not_found' });
-    expect(await client({ key: 'wrong' }).lookup('key-a')).toEqual({ state: 'unknown' });
+    expect(await client(bridge).lookup('key-a')).toEqual({ state: 'sent', providerId: first.providerId });
+    expect(await client(bridge).lookup('key-none')).toEqual({ state: 'not_found' });
+    expect(await client(bridge, { key: 'wrong' }).lookup('key-a')).toEqual({ state: 'unknown' });
   });
 
-  it('tells a refusal for good, a refusal for now, an unreachable bridge and a lost answer apart', async () => {
+  it('tells a refusal for good, a refusal for now, an unreachable bridge and a lost answer apart', async ({ bridge }) => {
     bridge.state.mode = 'reject';
-    await expect(client().ship(work, 'key-b')).rejects.toMatchObject({ name: 'NotShipped', permanent: true });
+    await expect(client(bridge).ship(work, 'key-b')).rejects.toMatchObject({ name: 'NotShipped', permanent: true });
     bridge.state.mode = 'refuse';
-    await expect(client().ship(work, 'key-b')).rejects.toMatchObject({ name: 'NotShipped', permanent: false });
+    await expect(client(bridge).ship(work, 'key-b')).rejects.toMatchObject({ name: 'NotShipped', permanent: false });
     bridge.state.mode = 'drop-before';
-    await expect(client().ship(work, 'key-b')).rejects.toBeInstanceOf(AnswerLost);
-    expect(await client().lookup('key-b')).toEqual({ state: 'not_found' });
+    await expect(client(bridge).ship(work, 'key-b')).rejects.toBeInstanceOf(AnswerLost);
+    expect(await client(bridge).lookup('key-b')).toEqual({ state: 'not_found' });
     bridge.state.mode = 'drop-after';
-    await expect(client().ship(work, 'key-c')).rejects.toBeInstanceOf(AnswerLost);
+    await expect(client(bridge).ship(work, 'key-c')).rejects.toBeInstanceOf(AnswerLost);
     // A bridge that never answers: the client's own timeout gives up (a client without one would hang the test).
     bridge.state.mode = 'hang';
-    await expect(client().ship(work, 'key-d')).rejects.toBeInstanceOf(AnswerLost);
-    expect(await client().lookup('key-c')).toMatchObject({ state: 'sent' });
-    expect(await client().lookup('key-d')).toMatchObject({ state: 'sent' });
-    await expect(client({ url: await closedPort() }).ship(work, 'key-e')).rejects.toEqual(
+    await expect(client(bridge).ship(work, 'key-d')).rejects.toBeInstanceOf(AnswerLost);
+    expect(await client(bridge).lookup('key-c')).toMatchObject({ state: 'sent' });
+    expect(await client(bridge).lookup('key-d')).toMatchObject({ state: 'sent' });
+    await expect(client(bridge, { url: await closedPort() }).ship(work, 'key-e')).rejects.toEqual(
       new NotShipped('the network provider could not be reached (ECONNREFUSED)'),
     );
     bridge.state.mode = 'accept';
   });
 
-  it('pages through events from a cursor, at most `limit` at a time', async () => {
+  it('pages through events from a cursor, at most `limit` at a time', async ({ bridge }) => {
     bridge.events.push(
       { id: 'e1', type: 'reply', at: 1, data: { profileUrl: 'https://www.linkedin.com/in/ann' } },
       { id: 'e2', type: 'accepted', at: 2, data: {} },
       { id: 'e3', type: 'reply', at: 3, data: {} },
     );
-    const page = await client().poll(null, 2);
+    const page = await client(bridge).poll(null, 2);
     expect(page.events.map((e) => e.id)).toEqual(['e1', 'e2']);
     expect(page.next).toBe('2');
-    expect((await client().poll(page.next, 2)).events.map((e) => e.id)).toEqual(['e3']);
+    expect((await client(bridge).poll(page.next, 2)).events.map((e) => e.id)).toEqual(['e3']);
     bridge.events.length = 0;
   });
 });

@@ -11,7 +11,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
-import { leadRow } from '../helpers/rows.js';
+import { leadRow, row, rows } from '../helpers/rows.js';
+import { overwrite } from '../helpers/row-setup.js';
 
 let good: ProviderBridgeStandIn;
 let failing: ProviderBridgeStandIn;
@@ -34,7 +35,7 @@ const connect = (env: TestEnv, accountId: string, bridge: ProviderBridgeStandIn)
     Date.now(),
   );
 const networkEvents = (env: TestEnv, accountId: string) =>
-  env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'ref_id');
+  rows(env, 'channel_events', { account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'ref_id');
 
 describe('polling the network provider', () => {
   it('applies a reply to the lead with that profile URL and counts an accepted request, each once', async ({ env }) => {
@@ -59,7 +60,7 @@ describe('polling the network provider', () => {
     expect(await leadRow(env, lead.id)).toMatchObject({ status: 'replied', reply_kind: 'interested' });
     // The cursor moved: a second poll reads nothing new; a cursor lost (reset) reads them again but counts nothing twice.
     expect(await pollProviderEvents(env.deps, accountId, 'network')).toMatchObject({ events: 0, applied: 0 });
-    await env.deps.db('provider_connections').where({ account_id: accountId }).update({ poll_cursor: null });
+    await overwrite(env, 'provider_connections', { account_id: accountId }, { poll_cursor: null });
     expect(await pollProviderEvents(env.deps, accountId, 'network')).toMatchObject({ events: 3 });
     expect(await networkEvents(env, accountId)).toHaveLength(2);
     // This account has no ads connection: nothing is polled for it.
@@ -88,8 +89,8 @@ describe('polling the network provider', () => {
     expect(retrying.attemptsMade).toBe(1);
     expect(retrying.failedReason).toBe("the network provider's events answered HTTP 500");
     expect(providerPoll.options.attempts).toBe(3);
-    const row = await env.deps.db('provider_connections').where({ account_id: b.accountId }).first();
-    expect(row).toMatchObject({ poll_cursor: null, polled_at: null });
+    const found = await row(env, 'provider_connections', { account_id: b.accountId });
+    expect(found).toMatchObject({ poll_cursor: null, polled_at: null });
   });
 
   it('shows on /results network: requests sent, accepted, messages sent, replies and the reply rate', async ({ env }) => {

@@ -11,9 +11,10 @@ import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { BRIDGE_SHIP_ENV, connectedTenant, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { leadRow, row, rows, sequenceOfCard } from '../helpers/rows.js';
+import { backdate, overwrite } from '../helpers/row-setup.js';
 
 /**
  * A reply on the professional network acts as a mail reply does, end to end through the
@@ -22,18 +23,12 @@ import { leadRow, row, rows, sequenceOfCard } from '../helpers/rows.js';
  * the agent (agent-turns pool, offline brain) wakes with the reply as outside data and drafts an answer
  * for a person. A reply seen again, or read by two polls at once, is applied once.
  */
-let env: TestEnv;
-let smtp: TestSmtp;
 /** One bridge per account, as in production: its events are that account's. */
 const bridges: ProviderBridgeStandIn[] = [];
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), ...BRIDGE_SHIP_ENV },
   pools: ['agent-turns', 'shipments', 'inbound-mail', 'provider-polls'],
 }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 afterAll(async () => {
   for (const b of bridges) await b.close();
 });
@@ -42,13 +37,13 @@ const ANN = 'https://www.linkedin.com/in/ann-lee';
 const ANN_MAIL = 'ann@lee.test';
 const NOTE = 'Our floor price is forty thousand a year and we never mention the partner discount ladder';
 
-async function approve(token: string, cardId: string) {
+async function approve(env: TestEnv, token: string, cardId: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
   expect(res.status).toBe(200);
 }
 
 /** An account connected to the bridge, with Ann as a lead (mail and profile), a running mail sequence to her and a network message sent. */
-async function world() {
+async function world(env: TestEnv) {
   const bridge = await startProviderBridge();
   bridges.push(bridge);
   const { accountId, token } = await connectedTenant(env, bridge, 'network');
@@ -67,19 +62,15 @@ async function world() {
       steps: [{ body: 'second', delayDays: 3 }],
     },
   });
-  await approve(token, seqCard.id);
+  await approve(env, token, seqCard.id);
   const message = await buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'network_message',
     title: 'Say hello to Ann',
     payload: { work: 'network_message', to: ANN, draft: { body: 'Hello Ann' } },
   });
-  await approve(token, message.id);
+  await approve(env, token, message.id);
   expect(bridge.shipments.filter((s) => s.body.to === ANN)).toHaveLength(1);
-  const sequence = () =>
-    env.deps
-      .db('mail_sequences')
-      .where({ id: sequenceIdFor(seqCard.id) })
-      .first();
+  const sequence = () => row(env, 'mail_sequences', { id: sequenceIdFor(seqCard.id) });
   expect(await sequence()).toMatchObject({ status: 'active', lead_id: lead.id, next_step: 1 });
   return { bridge, accountId, token, leadId: lead.id, seqCard, message, sequence };
 }
@@ -89,7 +80,7 @@ async function world() {
  * minute's sweep queued for this account (an enqueue while it waits joins it) may have read the bridge
  * before the event arrived: then it polls again, until a job reads something.
  */
-async function pollJob(accountId: string) {
+async function pollJob(env: TestEnv, accountId: string) {
   const queue = env.deps.queues.get(providerPoll.queue)!;
   let result = { events: 0, applied: 0 };
   for (let tries = 0; tries < 3 && result.events === 0; tries++) {
@@ -100,17 +91,18 @@ async function pollJob(accountId: string) {
   return result;
 }
 
-const wakes = (accountId: string) => env.deps.db('agent_turns').where({ account_id: accountId, kind: 'wake' }).orderBy('created_at');
-const replies = (accountId: string) => rows(env, 'channel_events', { account_id: accountId, channel: 'network', type: 'reply' });
-const networkCards = (accountId: string) =>
-  env.deps.db('review_cards').where({ account_id: accountId, source_type: 'network_message' }).orderBy('created_at');
+const wakes = (env: TestEnv, accountId: string) => rows(env, 'agent_turns', { account_id: accountId, kind: 'wake' }).orderBy('created_at');
+const replies = (env: TestEnv, accountId: string) =>
+  rows(env, 'channel_events', { account_id: accountId, channel: 'network', type: 'reply' });
+const networkCards = (env: TestEnv, accountId: string) =>
+  rows(env, 'review_cards', { account_id: accountId, source_type: 'network_message' }).orderBy('created_at');
 
 describe('a reply on the professional network', () => {
-  it('makes the lead replied, stops its mail sequence, wakes the agent once; a duplicate event changes nothing', async () => {
-    const w = await world();
+  it('makes the lead replied, stops its mail sequence, wakes the agent once; a duplicate event changes nothing', async ({ env, smtp }) => {
+    const w = await world(env);
     const text = 'Sounds interesting, can we talk next week?';
     w.bridge.events.push({ id: `reply-${w.accountId}`, type: 'reply', at: Date.now() - 1_000, data: { profileUrl: ANN, text } });
-    expect(await pollJob(w.accountId)).toMatchObject({ events: 1, applied: 1 });
+    expect(await pollJob(env, w.accountId)).toMatchObject({ events: 1, applied: 1 });
 
     // The lead, as the API shows it: replied, judged from the text as a mail reply is (the reply rules).
     const lead = await env.api().get(`/api/v1/leads/${w.leadId}`).set(auth(w.token));
@@ -119,29 +111,26 @@ describe('a reply on the professional network', () => {
 
     // Its mail sequence stopped: the follow-up, due now, does not ship.
     expect(await w.sequence()).toMatchObject({ status: 'stopped', stop_reason: 'the recipient replied on the professional network' });
-    await env.deps
-      .db('mail_sequences')
-      .where({ card_id: w.seqCard.id })
-      .update({ next_at: Date.now() - 1 });
+    await backdate(env, 'mail_sequences', { card_id: w.seqCard.id }, { next_at: Date.now() - 1 });
     const seq = await w.sequence();
     expect(await shipSequenceStep(env.deps, w.accountId, seq.id, 1)).toBe('not_active');
     expect(smtp.received.filter((m) => m.to.includes(ANN_MAIL))).toHaveLength(1);
 
     // The agent woke once, the reply handed as outside data (never as its instruction), and drafted an answer.
-    const [wake] = await wakes(w.accountId);
-    expect(await wakes(w.accountId)).toHaveLength(1);
+    const [wake] = await wakes(env, w.accountId);
+    expect(await wakes(env, w.accountId)).toHaveLength(1);
     expect(wake).toMatchObject({ origin: 'network', text: `${ANN} replied on the professional network (interested).` });
     expect(wake.data).toEqual({
       label: 'network reply',
       content: { eventId: `reply-${w.accountId}`, leadId: w.leadId, from: ANN, replyKind: 'interested', text },
     });
-    const answer = await until(async () => (await networkCards(w.accountId)).find((c) => c.id !== w.message.id), 20_000);
+    const answer = await until(async () => (await networkCards(env, w.accountId)).find((c) => c.id !== w.message.id), 20_000);
     expect(answer).toMatchObject({ status: 'pending', auto_resolve_at: null, turn_id: wake.id });
     expect(answer.payload).toMatchObject({ work: 'network_message', to: ANN });
     // Our words only: neither what Ann wrote nor the account's private notes.
     expect(JSON.stringify(answer.payload)).not.toContain('Sounds interesting');
     expect(JSON.stringify(answer.payload).toLowerCase()).not.toContain('discount ladder');
-    await until(async () => (await wakes(w.accountId))[0]?.status === 'replied', 20_000);
+    await until(async () => (await wakes(env, w.accountId))[0]?.status === 'replied', 20_000);
 
     // /results network counts the reply against the message sent.
     const results = await env.api().get('/api/v1/results').set(auth(w.token));
@@ -151,17 +140,17 @@ describe('a reply on the professional network', () => {
     });
 
     // The bridge sends the same event again (a lost cursor, a retry on its side): counted and applied once.
-    await env.deps.db('leads').where({ id: w.leadId }).update({ status: 'contacted' });
+    await overwrite(env, 'leads', { id: w.leadId }, { status: 'contacted' });
     w.bridge.events.push({ id: `reply-${w.accountId}`, type: 'reply', at: Date.now() - 1_000, data: { profileUrl: ANN, text } });
-    expect(await pollJob(w.accountId)).toMatchObject({ events: 1, applied: 1 });
-    expect(await wakes(w.accountId)).toHaveLength(1);
-    expect(await replies(w.accountId)).toHaveLength(1);
+    expect(await pollJob(env, w.accountId)).toMatchObject({ events: 1, applied: 1 });
+    expect(await wakes(env, w.accountId)).toHaveLength(1);
+    expect(await replies(env, w.accountId)).toHaveLength(1);
     expect((await leadRow(env, w.leadId)).status).toBe('contacted');
-    expect(await networkCards(w.accountId)).toHaveLength(2);
+    expect(await networkCards(env, w.accountId)).toHaveLength(2);
   });
 
-  it('is applied once when two polls read it at the same moment', async () => {
-    const w = await world();
+  it('is applied once when two polls read it at the same moment', async ({ env }) => {
+    const w = await world(env);
     w.bridge.events.push({ id: `race-${w.accountId}`, type: 'reply', at: Date.now(), data: { profileUrl: ANN, text: 'Happy to chat.' } });
     const results = await Promise.all([
       pollProviderEvents(env.deps, w.accountId, 'network'),
@@ -171,21 +160,23 @@ describe('a reply on the professional network', () => {
     // machine showed), at least one did; whatever the interleaving, it was applied once.
     expect(results.map((r) => r.events).every((n) => n === 0 || n === 1)).toBe(true);
     expect(results.reduce((a, r) => a + r.events, 0)).toBeGreaterThanOrEqual(1);
-    expect(await replies(w.accountId)).toHaveLength(1);
-    expect(await wakes(w.accountId)).toHaveLength(1);
+    expect(await replies(env, w.accountId)).toHaveLength(1);
+    expect(await wakes(env, w.accountId)).toHaveLength(1);
     expect((await sequenceOfCard(env, w.seqCard.id)).status).toBe('stopped');
-    await until(async () => (await networkCards(w.accountId)).length === 2, 20_000);
+    await until(async () => (await networkCards(env, w.accountId)).length === 2, 20_000);
   });
 
-  it('"remove me" on the network: the lead unsubscribed, the profile blocked for good, its sequence stopped, nobody woken', async () => {
-    const w = await world();
+  it('"remove me" on the network: the lead unsubscribed, the profile blocked for good, its sequence stopped, nobody woken', async ({
+    env,
+  }) => {
+    const w = await world(env);
     w.bridge.events.push({
       id: `remove-${w.accountId}`,
       type: 'reply',
       at: Date.now(),
       data: { profileUrl: ANN, text: 'Please remove me from your list.' },
     });
-    expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
+    expect(await pollJob(env, w.accountId)).toMatchObject({ applied: 1 });
     expect(await leadRow(env, w.leadId)).toMatchObject({
       status: 'unsubscribed',
       reply_kind: 'unsubscribe',
@@ -198,23 +189,23 @@ describe('a reply on the professional network', () => {
       status: 'stopped',
       stop_reason: 'the recipient asked on the professional network to be removed',
     });
-    expect(await wakes(w.accountId)).toHaveLength(0);
-    expect(await replies(w.accountId)).toHaveLength(1);
+    expect(await wakes(env, w.accountId)).toHaveLength(0);
+    expect(await replies(env, w.accountId)).toHaveLength(1);
   });
 
-  it("changes nothing for an automatic reply (out_of_office); the agent's answer never quotes private notes", async () => {
-    const w = await world();
+  it("changes nothing for an automatic reply (out_of_office); the agent's answer never quotes private notes", async ({ env }) => {
+    const w = await world(env);
     w.bridge.events.push({
       id: `ooo-${w.accountId}`,
       type: 'reply',
       at: Date.now(),
       data: { profileUrl: ANN, replyKind: 'out_of_office' },
     });
-    expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
+    expect(await pollJob(env, w.accountId)).toMatchObject({ applied: 1 });
     expect((await leadRow(env, w.leadId)).status).toBe('contacted');
     expect((await w.sequence()).status).toBe('active');
-    expect(await wakes(w.accountId)).toHaveLength(0);
-    expect(await replies(w.accountId)).toHaveLength(0);
+    expect(await wakes(env, w.accountId)).toHaveLength(0);
+    expect(await replies(env, w.accountId)).toHaveLength(0);
 
     // A note that the agent's own answer would quote: the wake drafts nothing rather than show it to Ann.
     await memoryNotesRepository(env.deps.db).remember(
@@ -224,13 +215,13 @@ describe('a reply on the professional network', () => {
       Date.now(),
     );
     w.bridge.events.push({ id: `q-${w.accountId}`, type: 'reply', at: Date.now(), data: { profileUrl: ANN, text: 'What does it cost?' } });
-    expect(await pollJob(w.accountId)).toMatchObject({ applied: 1 });
+    expect(await pollJob(env, w.accountId)).toMatchObject({ applied: 1 });
     expect((await leadRow(env, w.leadId)).reply_kind).toBe('question');
     const wake = await until(async () => {
-      const [t] = await wakes(w.accountId);
+      const [t] = await wakes(env, w.accountId);
       return t?.status === 'replied' ? t : null;
     }, 20_000);
     expect(wake.data.content).toMatchObject({ replyKind: 'question' });
-    expect(await networkCards(w.accountId)).toHaveLength(1);
+    expect(await networkCards(env, w.accountId)).toHaveLength(1);
   });
 });

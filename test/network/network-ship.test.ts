@@ -8,12 +8,11 @@ import type { TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { BRIDGE_SHIP_ENV, capturedLines, connectedTenant, withBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
 import { auth } from '../helpers/auth.js';
+import { approveCard } from '../helpers/approve.js';
 import { cardRow, leadRow, row, rows, sendOfCard } from '../helpers/rows.js';
 
 const it = withBridge('nk_live_SECRET_9f8e7d');
 
-let env: TestEnv;
-let bridge: ProviderBridgeStandIn;
 const { lines, sink } = capturedLines();
 
 it.override('options', {
@@ -21,26 +20,18 @@ it.override('options', {
   env: BRIDGE_SHIP_ENV,
   pools: ['shipments'],
 });
-it.beforeAll(({ env: e, bridge: b }) => {
-  env = e;
-  bridge = b;
-});
 
-const connected = () => connectedTenant(env, bridge, 'network');
+const connected = (env: TestEnv, bridge: ProviderBridgeStandIn) => connectedTenant(env, bridge, 'network');
 
-const networkCard = (accountId: string, payload: Record<string, unknown>) =>
+const networkCard = (env: TestEnv, accountId: string, payload: Record<string, unknown>) =>
   buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'network_message',
     title: 'Say hello to Ann',
     payload: { work: 'network_message', to: 'https://linkedin.com/in/Ann-Lee/', draft: { body: 'Hello Ann' }, ...payload },
   });
 
-const approve = (token: string, cardId: string) =>
-  env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
-const cardOf = (cardId: string) => cardRow(env, cardId);
-const fenceOf = (cardId: string) => sendOfCard(env, cardId);
-const eventsOf = (accountId: string) =>
-  env.deps.db('channel_events').where({ account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
+const eventsOf = (env: TestEnv, accountId: string) =>
+  rows(env, 'channel_events', { account_id: accountId, channel: 'network' }).orderBy('type').select('type', 'decided_by');
 
 describe('network messages through the provider bridge', () => {
   afterAll(() => {
@@ -49,17 +40,17 @@ describe('network messages through the provider bridge', () => {
     expect(lines.join('')).not.toContain('nk_live_SECRET_9f8e7d');
   });
 
-  it('ships an approved message once, to the canonical profile URL, and the lead it reaches becomes contacted', async () => {
+  it('ships an approved message once, to the canonical profile URL, and the lead it reaches becomes contacted', async ({ bridge, env }) => {
     bridge.state.mode = 'accept';
-    const { accountId, token } = await connected();
+    const { accountId, token } = await connected(env, bridge);
     const lead = await upsertLead(env.deps.db, accountId, {
       domain: 'ann.test',
       contacts: [{ name: 'Ann', profileUrl: 'linkedin.com/in/ann-lee' }],
     });
-    const card = await networkCard(accountId, {});
-    const res = await approve(token, card.id);
+    const card = await networkCard(env, accountId, {});
+    const res = await approveCard(env, token, card.id);
     expect(res.status).toBe(200);
-    const fence = await fenceOf(card.id);
+    const fence = await sendOfCard(env, card.id);
     const tries = bridge.posts.filter((p) => p.key === fence.idempotency_key);
     expect(tries).toHaveLength(1);
     expect(tries[0]!.authorization).toBe(`Bearer ${bridge.key}`);
@@ -70,70 +61,76 @@ describe('network messages through the provider bridge', () => {
       body: 'Hello Ann',
       details: { mode: 'message', accountId, leadId: lead.id },
     });
-    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
+    expect(await cardRow(env, card.id)).toMatchObject({ status: 'sent' });
     expect(fence).toMatchObject({ status: 'sent', provider_id: bridge.shipments.find((s) => s.key === fence.idempotency_key)!.id });
-    expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
+    expect(await eventsOf(env, accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
     expect((await leadRow(env, lead.id)).status).toBe('contacted');
     // Approving again never ships twice.
-    expect((await approve(token, card.id)).status).toBe(409);
+    expect((await approveCard(env, token, card.id)).status).toBe(409);
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
   });
 
-  it('counts a connection request apart (request_sent)', async () => {
-    const { accountId, token } = await connected();
-    const card = await networkCard(accountId, { mode: 'connect', draft: { body: '' } });
-    expect((await approve(token, card.id)).status).toBe(200);
-    const fence = await fenceOf(card.id);
+  it('counts a connection request apart (request_sent)', async ({ env, bridge }) => {
+    const { accountId, token } = await connected(env, bridge);
+    const card = await networkCard(env, accountId, { mode: 'connect', draft: { body: '' } });
+    expect((await approveCard(env, token, card.id)).status).toBe(200);
+    const fence = await sendOfCard(env, card.id);
     expect(bridge.posts.find((p) => p.key === fence.idempotency_key)?.body.details).toMatchObject({ mode: 'connect' });
-    expect(await eventsOf(accountId)).toEqual([{ type: 'request_sent', decided_by: 'person' }]);
+    expect(await eventsOf(env, accountId)).toEqual([{ type: 'request_sent', decided_by: 'person' }]);
   });
 
-  it('answers 503 delivery_pending when the answer is lost, and reconciliation settles it by lookup without a second ship', async () => {
-    const { accountId, token } = await connected();
-    const card = await networkCard(accountId, {});
+  it('answers 503 delivery_pending when the answer is lost, and reconciliation settles it by lookup without a second ship', async ({
+    env,
+    bridge,
+  }) => {
+    const { accountId, token } = await connected(env, bridge);
+    const card = await networkCard(env, accountId, {});
     bridge.state.mode = 'drop-after';
-    const res = await approve(token, card.id);
+    const res = await approveCard(env, token, card.id);
     bridge.state.mode = 'accept';
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ error: 'delivery_pending' });
-    await until(async () => (await cardOf(card.id))?.status === 'sent', 20_000);
-    const fence = await fenceOf(card.id);
+    await until(async () => (await cardRow(env, card.id))?.status === 'sent', 20_000);
+    const fence = await sendOfCard(env, card.id);
     expect(fence.status).toBe('sent');
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
     expect(bridge.shipments.filter((s) => s.key === fence.idempotency_key)).toHaveLength(1);
-    expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
+    expect(await eventsOf(env, accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
   });
 
-  it('re-ships under the same key when the lost try never reached the bridge, and after a timeout finds what it took', async () => {
-    const { accountId, token } = await connected();
-    const dropped = await networkCard(accountId, {});
+  it('re-ships under the same key when the lost try never reached the bridge, and after a timeout finds what it took', async ({
+    env,
+    bridge,
+  }) => {
+    const { accountId, token } = await connected(env, bridge);
+    const dropped = await networkCard(env, accountId, {});
     bridge.state.mode = 'drop-before';
-    expect((await approve(token, dropped.id)).status).toBe(503);
+    expect((await approveCard(env, token, dropped.id)).status).toBe(503);
     bridge.state.mode = 'accept';
-    await until(async () => (await cardOf(dropped.id))?.status === 'sent', 20_000);
-    const f1 = await fenceOf(dropped.id);
+    await until(async () => (await cardRow(env, dropped.id))?.status === 'sent', 20_000);
+    const f1 = await sendOfCard(env, dropped.id);
     expect(bridge.posts.filter((p) => p.key === f1.idempotency_key)).toHaveLength(2);
     expect(bridge.shipments.filter((s) => s.key === f1.idempotency_key)).toHaveLength(1);
 
-    const hung = await networkCard(accountId, {});
+    const hung = await networkCard(env, accountId, {});
     bridge.state.mode = 'hang';
-    const res = await approve(token, hung.id);
+    const res = await approveCard(env, token, hung.id);
     bridge.state.mode = 'accept';
     expect(res.status).toBe(503);
     expect(res.body.error).toBe('delivery_pending');
-    await until(async () => (await cardOf(hung.id))?.status === 'sent', 20_000);
-    const f2 = await fenceOf(hung.id);
+    await until(async () => (await cardRow(env, hung.id))?.status === 'sent', 20_000);
+    const f2 = await sendOfCard(env, hung.id);
     expect(bridge.shipments.filter((s) => s.key === f2.idempotency_key)).toHaveLength(1);
     expect(await rows(env, 'channel_events', { account_id: accountId, type: 'message_sent' })).toHaveLength(2);
   });
 
-  it('asks a person "did it go out?" when the bridge cannot tell within the window, and ships nothing again', async () => {
-    const { accountId, token } = await connected();
-    const card = await networkCard(accountId, {});
+  it('asks a person "did it go out?" when the bridge cannot tell within the window, and ships nothing again', async ({ env, bridge }) => {
+    const { accountId, token } = await connected(env, bridge);
+    const card = await networkCard(env, accountId, {});
     bridge.state.mode = 'drop-after';
     bridge.state.lookupStatus = 500;
     try {
-      expect((await approve(token, card.id)).status).toBe(503);
+      expect((await approveCard(env, token, card.id)).status).toBe(503);
       const question = await until(
         async () => row(env, 'review_cards', { account_id: accountId, source_type: 'mail_delivery_unknown' }),
         20_000,
@@ -157,37 +154,40 @@ describe('network messages through the provider bridge', () => {
       bridge.state.mode = 'accept';
       bridge.state.lookupStatus = 0;
     }
-    expect(await cardOf(card.id)).toMatchObject({ status: 'sent' });
-    const fence = await fenceOf(card.id);
+    expect(await cardRow(env, card.id)).toMatchObject({ status: 'sent' });
+    const fence = await sendOfCard(env, card.id);
     expect(bridge.posts.filter((p) => p.key === fence.idempotency_key)).toHaveLength(1);
-    expect(await eventsOf(accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
+    expect(await eventsOf(env, accountId)).toEqual([{ type: 'message_sent', decided_by: 'person' }]);
   });
 
-  it('gives the card back when the bridge refuses: 503 for now, 409 for good; nothing counted', async () => {
-    const { accountId, token } = await connected();
-    const card = await networkCard(accountId, {});
+  it('gives the card back when the bridge refuses: 503 for now, 409 for good; nothing counted', async ({ env, bridge }) => {
+    const { accountId, token } = await connected(env, bridge);
+    const card = await networkCard(env, accountId, {});
     bridge.state.mode = 'refuse';
-    const now = await approve(token, card.id);
+    const now = await approveCard(env, token, card.id);
     expect(now.status).toBe(503);
     expect(now.body.error).toBe('unavailable');
-    expect((await cardOf(card.id)).status).toBe('pending');
+    expect((await cardRow(env, card.id)).status).toBe('pending');
     bridge.state.mode = 'reject';
-    const never = await approve(token, card.id);
+    const never = await approveCard(env, token, card.id);
     bridge.state.mode = 'accept';
     expect(never.status).toBe(409);
     expect(never.body).toEqual({ error: 'rejected', message: expect.stringContaining('that profile cannot be messaged') });
-    expect((await cardOf(card.id)).status).toBe('pending');
-    expect(await eventsOf(accountId)).toEqual([]);
+    expect((await cardRow(env, card.id)).status).toBe('pending');
+    expect(await eventsOf(env, accountId)).toEqual([]);
   });
 
-  it('refuses a recipient that is not a profile URL, a blocked profile, and an account without a network connection', async () => {
-    const { accountId, token } = await connected();
+  it('refuses a recipient that is not a profile URL, a blocked profile, and an account without a network connection', async ({
+    env,
+    bridge,
+  }) => {
+    const { accountId, token } = await connected(env, bridge);
     const before = bridge.posts.length;
-    const notProfile = await networkCard(accountId, { to: 'https://example.com/ann' });
-    const r1 = await approve(token, notProfile.id);
+    const notProfile = await networkCard(env, accountId, { to: 'https://example.com/ann' });
+    const r1 = await approveCard(env, token, notProfile.id);
     expect(r1.status).toBe(409);
     expect(r1.body.message).toMatch(/^a network message goes to a profile URL \(https:\/\/www\.linkedin\.com\/in\/<slug>\)/);
-    expect((await cardOf(notProfile.id)).status).toBe('pending');
+    expect((await cardRow(env, notProfile.id)).status).toBe('pending');
 
     const blocked = await env
       .api()
@@ -195,8 +195,8 @@ describe('network messages through the provider bridge', () => {
       .set(auth(token))
       .send({ entries: ['https://www.linkedin.com/in/ann-lee'] });
     expect(blocked.status).toBeLessThan(300);
-    const toBlocked = await networkCard(accountId, { to: 'HTTPS://LINKEDIN.COM/in/Ann-Lee?trk=x' });
-    const r2 = await approve(token, toBlocked.id);
+    const toBlocked = await networkCard(env, accountId, { to: 'HTTPS://LINKEDIN.COM/in/Ann-Lee?trk=x' });
+    const r2 = await approveCard(env, token, toBlocked.id);
     expect(r2.status).toBe(409);
     expect(r2.body.message).toMatch(/is on the block list/);
 
@@ -221,14 +221,14 @@ describe('network messages through the provider bridge', () => {
     });
 
     const other = await env.tenant();
-    const unconnected = await networkCard(other.accountId, {});
-    const r3 = await approve(other.token, unconnected.id);
+    const unconnected = await networkCard(env, other.accountId, {});
+    const r3 = await approveCard(env, other.token, unconnected.id);
     expect(r3.status).toBe(409);
     expect(r3.body).toEqual({
       error: 'rejected',
       message: 'network messages cannot ship: no professional-network connection on this account',
     });
     expect(bridge.posts.length).toBe(before);
-    expect(await env.deps.db('shipments').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
+    expect(await rows(env, 'shipments').whereIn('card_id', [notProfile.id, toBlocked.id, unconnected.id])).toEqual([]);
   });
 });

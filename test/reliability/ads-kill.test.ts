@@ -1,16 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectProvider } from '../../src/channels/connections.js';
+import { describe, expect } from 'vitest';
 import { setSpendCap } from '../../src/channels/spend-cap.js';
 import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
-import { startPools, type Pools } from '../../workers/main.js';
 import type { Card } from '../../src/review/cards/cards.repository.js';
+import { auth } from '../helpers/auth.js';
+import { envFor, type TestEnv } from '../helpers/env.js';
 import { buildCard } from '../helpers/factories.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { killFence } from '../helpers/kill-fence.js';
+import { until } from '../helpers/processes.js';
+import { connectedTenant, KILL_SHIP_ENV, type ProviderBridgeStandIn, withBridge } from '../helpers/provider-bridge.js';
 import { QUICK_STALLS, waitQueuesIdle } from '../helpers/queues-idle.js';
-import { KILL_SHIP_ENV, startProviderBridge, type ProviderBridgeStandIn } from '../helpers/provider-bridge.js';
+import { countRows, rows } from '../helpers/rows.js';
 import { startService, type ServiceProcess } from '../helpers/service-process.js';
 
 /**
@@ -22,67 +22,29 @@ import { startService, type ServiceProcess } from '../helpers/service-process.js
  * by lookup. The bridge must see one ship per idempotency key, every card must end `sent`, and the
  * monthly spend cap must count each change once.
  */
-let env: TestEnv;
-let bridge: ProviderBridgeStandIn;
-let pools: Pools;
-const children: ChildProcess[] = [];
-
 const shipEnv = { ...KILL_SHIP_ENV, ...QUICK_STALLS };
 
-beforeAll(async () => {
-  bridge = await startProviderBridge();
-  env = await setupTestEnv({ env: shipEnv });
-  // Reconciliation and the shipping sweep run here; the shipping itself in the processes that get killed.
-  pools = await startPools(env.deps, ['shipments']);
-});
-
-afterAll(async () => {
-  for (const c of children) c.kill('SIGKILL');
-  await pools?.close();
-  await env?.close();
-  await bridge?.close();
-});
-
-const connectAds = (accountId: string) =>
-  connectProvider(
-    env.deps.db,
-    env.config.sealing,
-    { accountId, kind: 'ads', transport: 'http', url: bridge.url, key: bridge.key },
-    Date.now(),
-  );
+const it = withBridge();
+// Reconciliation and the shipping sweep run here; the shipping itself in the processes that get killed.
+it.override('options', { env: shipEnv, pools: ['shipments'] });
 
 /** The bridge's shipments and POSTs under one key. */
-const at = (key: string) => ({
+const at = (bridge: ProviderBridgeStandIn, key: string) => ({
   shipments: bridge.shipments.filter((s) => s.key === key).length,
   posts: bridge.posts.filter((p) => p.key === key).length,
 });
 
-async function startWorker(): Promise<ChildProcess> {
-  const queue = env.deps.queues.get('card-timers')!;
-  const before = (await queue.getWorkers()).length;
-  const { BASE_URL: _vite, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers'], {
-    cwd: ROOT,
-    env: { ...inherited, ...envFor(env.config), ...shipEnv },
-    stdio: 'ignore',
-  });
-  children.push(child);
-  await waitFor(async () => (await queue.getWorkers()).length > before, 'worker start', 60_000);
-  return child;
-}
-
 /** An API process of its own (the one a person's approval reaches), and its base URL. */
-async function startApi(): Promise<{ proc: ServiceProcess; url: string }> {
+async function startApi(env: TestEnv, children: ServiceProcess[]): Promise<{ proc: ServiceProcess; url: string }> {
   const proc = startService(['api'], { ...envFor(env.config), ...shipEnv, PORT: '0', LOG_LEVEL: 'info' });
-  children.push(proc.child);
+  children.push(proc);
   return { proc, url: `http://127.0.0.1:${await proc.port()}` };
 }
 
 describe('kill -9 of the process shipping ad tests and budget changes', () => {
-  it('ships every ad test to the bridge exactly once across worker kills mid-ship, each card sent', async () => {
+  it('ships every ad test to the bridge exactly once across worker kills mid-ship, each card sent', async ({ env, bridge }) => {
     const CARDS = 16;
-    const { accountId } = await env.tenant();
-    await connectAds(accountId);
+    const { accountId } = await connectedTenant(env, bridge, 'ads');
     const due = Date.now();
     const cards = [];
     for (let i = 0; i < CARDS; i++) {
@@ -101,49 +63,43 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       cards.push(card);
     }
     bridge.state.delayMs = 80;
-    let worker = await startWorker();
-    for (const card of cards) await enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at: due });
-    const ours = () => bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.details.accountId === accountId).length;
-    let kills = 0;
-    for (const after of [4, 10]) {
-      await until(async () => ours() >= after, 60_000, 10);
-      worker.kill('SIGKILL');
-      kills++;
-      await new Promise((r) => worker.once('exit', r));
-      worker = await startWorker();
+    const fence = killFence(env, 'card-timers', shipEnv);
+    try {
+      const worker = await fence.start();
+      for (const card of cards) await enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at: due });
+      const ours = () => bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.details.accountId === accountId).length;
+      const kills = await fence.killAt(worker, [4, 10], ours);
+      await until(async () => (await countRows(env, 'review_cards', { account_id: accountId, status: 'sent' })) === CARDS, 180_000, 200);
+      // Counted once the killed workers' jobs ran again (BullMQ's stalled-job check) and the shipping sweep twice more.
+      await waitQueuesIdle(env, ['card-timers', 'shipments'], { sweeps: ['shipments'] });
+      bridge.state.delayMs = 0;
+      expect(kills).toBe(2);
+    } finally {
+      await fence.stopAll();
     }
-    await until(
-      async () => {
-        const rows = await env.deps.db('review_cards').where({ account_id: accountId, status: 'sent' }).count<{ n: string }[]>('* as n');
-        return Number(rows[0]!.n) === CARDS;
-      },
-      180_000,
-      200,
-    );
-    // Counted once the killed workers' jobs ran again (BullMQ's stalled-job check) and the shipping sweep twice more.
-    await waitQueuesIdle(env, ['card-timers', 'shipments'], { sweeps: ['shipments'] });
-    bridge.state.delayMs = 0;
-    expect(kills).toBe(2);
     for (let i = 0; i < CARDS; i++) {
       const mine = bridge.shipments.filter((s) => s.body.kind === 'ad_test' && s.body.subject === `Ad test ${i}`);
       expect(mine, `ad test ${i}`).toHaveLength(1);
     }
-    const fences = await env.deps.db('shipments').where({ account_id: accountId });
+    const fences = await rows(env, 'shipments', { account_id: accountId });
     expect(fences).toHaveLength(CARDS);
     expect(fences.every((f) => f.status === 'sent' && f.kind_of_work === 'ad_test')).toBe(true);
-    for (const f of fences) expect(at(f.idempotency_key).shipments, f.id).toBe(1);
+    for (const f of fences) expect(at(bridge, f.idempotency_key).shipments, f.id).toBe(1);
     // Kills landed mid-ship (the bridge had taken it, its answer was on the way): reconciliation settled those.
     expect(fences.filter((f) => f.reconcile_until !== null).length).toBeGreaterThan(0);
-    const events = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'test_launched' });
+    const events = await rows(env, 'channel_events', { account_id: accountId, channel: 'ads', type: 'test_launched' });
     expect(events).toHaveLength(CARDS);
     expect(new Set(events.map((e) => e.decided_by))).toEqual(new Set(['trust_ladder']));
   }, 300_000);
 
-  it('applies every budget change once across API kills mid-ship, each card sent, the cap counting each once', async () => {
+  it('applies every budget change once across API kills mid-ship, each card sent, the cap counting each once', async ({
+    env,
+    bridge,
+    onTestFinished,
+  }) => {
     const CHANGES = 4;
     const AMOUNT = 1_500;
-    const { accountId, token } = await env.tenant();
-    await connectAds(accountId);
+    const { accountId, token } = await connectedTenant(env, bridge, 'ads');
     // Exactly room for every change: one counted twice would make a later approval pass the cap.
     await setSpendCap(env.deps.db, accountId, String(CHANGES * AMOUNT), 'USD', Date.now());
     const cards: Card[] = [];
@@ -160,11 +116,15 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
     const approve = (url: string, cardId: string) =>
       fetch(`${url}/api/v1/review/${cardId}/answer`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { ...auth(token), 'content-type': 'application/json' },
         body: JSON.stringify({ action: 'approve' }),
       });
     const taken = (title: string) => bridge.shipments.some((s) => s.body.kind === 'spend' && s.body.subject === title);
-    let api = await startApi();
+    const apis: ServiceProcess[] = [];
+    onTestFinished(() => {
+      for (const p of apis) p.child.kill('SIGKILL');
+    });
+    let api = await startApi(env, apis);
     let kills = 0;
     for (const [i, card] of cards.entries()) {
       if (i % 2 === 1) {
@@ -184,33 +144,30 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
       await api.proc.ended;
       expect(await lost).toBe('connection lost');
       bridge.state.delayMs = 0;
-      api = await startApi();
+      api = await startApi(env, apis);
     }
     expect(kills).toBe(CHANGES / 2);
     await until(
       async () => {
-        const rows = await env.deps
-          .db('review_cards')
-          .whereIn(
-            'id',
-            cards.map((c) => c.id),
-          )
-          .where({ status: 'sent' });
-        return rows.length === CHANGES;
+        const sent = await rows(env, 'review_cards', { status: 'sent' }).whereIn(
+          'id',
+          cards.map((c) => c.id),
+        );
+        return sent.length === CHANGES;
       },
       120_000,
       200,
     );
     await waitQueuesIdle(env, ['card-timers', 'shipments'], { sweeps: ['shipments'] });
-    const fences = await env.deps.db('shipments').where({ account_id: accountId });
+    const fences = await rows(env, 'shipments', { account_id: accountId });
     expect(fences).toHaveLength(CHANGES);
     for (const f of fences) {
       expect(f, f.id).toMatchObject({ status: 'sent', kind_of_work: 'spend' });
       // One ship per key, never re-sent: the lookup found what the killed process had shipped.
-      expect(at(f.idempotency_key), f.id).toEqual({ shipments: 1, posts: 1 });
+      expect(at(bridge, f.idempotency_key), f.id).toEqual({ shipments: 1, posts: 1 });
     }
     expect(fences.filter((f) => f.reconcile_until !== null)).toHaveLength(CHANGES / 2);
-    const applied = await env.deps.db('channel_events').where({ account_id: accountId, channel: 'ads', type: 'budget_change' });
+    const applied = await rows(env, 'channel_events', { account_id: accountId, channel: 'ads', type: 'budget_change' });
     expect(applied.map((e) => Number(e.amount))).toEqual(Array(CHANGES).fill(AMOUNT));
     // The cap is used exactly once per change: nothing is left, and the next increase is refused.
     const more = await buildCard(env.deps.db, accountId, 'approval', {

@@ -8,6 +8,7 @@ import { autoResolve } from '../../src/shipping/after-approval.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 /**
  * Model-based test of the review card state machine. Random interleavings of every verb (approve,
@@ -303,17 +304,17 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
           return { c, a, b };
         })(),
       ];
-      const row = (await db('review_cards').where({ id: ids[s.card] }).first()) as { status: string; snoozed_until: string | null };
+      const stored = (await row(env, 'review_cards', { id: ids[s.card] })) as { status: string; snoozed_until: string | null };
       const match = orders.find(
         (o) =>
           o.a.status === gotA &&
           o.b.status === gotB &&
-          o.c.status === row.status &&
-          (o.c.snoozedUntil ?? null) === (row.snoozed_until === null ? null : Number(row.snoozed_until)),
+          o.c.status === stored.status &&
+          (o.c.snoozedUntil ?? null) === (stored.snoozed_until === null ? null : Number(stored.snoozed_until)),
       );
       expect(
         match,
-        `race ${s.op} | ${s.race} on a ${m.type} card that was ${m.status}: got ${gotA}/${gotB}, card ${row.status}`,
+        `race ${s.op} | ${s.race} on a ${m.type} card that was ${m.status}: got ${gotA}/${gotB}, card ${stored.status}`,
       ).toBeDefined();
       const ok = [match!.a, match!.b].filter((o) => o.status === 200).length;
       okVerbs.set(ids[s.card]!, okVerbs.get(ids[s.card]!)! + ok);
@@ -326,19 +327,17 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
   // one `sent` channel event per sent mail card, one settled fence, and nothing for the rest.
   for (const [i, id] of ids.entries()) {
     const m = model[i]!;
-    const audits = await db('audit_log').where({ account_id: accountId, target_id: id });
+    const audits = await rows(env, 'audit_log', { account_id: accountId, target_id: id });
     expect(audits).toHaveLength(okVerbs.get(id)!);
-    const fences = await db('shipments').where({ account_id: accountId, card_id: id });
+    const fences = await rows(env, 'shipments', { account_id: accountId, card_id: id });
     const sent = fences.filter((f) => f.status === 'sent');
     expect(sent).toHaveLength(m.status === 'sent' ? 1 : 0);
     expect(fences.filter((f) => f.status !== 'sent')).toEqual([]);
     const events = fences.length
-      ? await db('channel_events')
-          .where({ account_id: accountId })
-          .whereIn(
-            'ref_id',
-            fences.map((f) => f.id),
-          )
+      ? await rows(env, 'channel_events', { account_id: accountId }).whereIn(
+          'ref_id',
+          fences.map((f) => f.id),
+        )
       : [];
     expect(events).toHaveLength(m.status === 'sent' ? 1 : 0);
   }
@@ -347,18 +346,14 @@ export async function runScenario(env: TestEnv, run: { types: CardType[]; steps:
 /** The whole suite, for npm test (a few short runs) and test:chaos (many long ones): own env, own mail dir. */
 export function stateMachineSuite(title: string, o: { cards: number; steps: number; runs: number; timeoutMs: number }): void {
   const mailDir = `/tmp/gas-state-machine-${o.runs}-${process.pid}-${Date.now()}`;
-  let env: TestEnv;
   it.override('options', { env: stateMachineEnv(mailDir) });
-  it.beforeAll(({ env: e }) => {
-    env = e;
-  });
   afterAll(async () => {
     await rm(mailDir, { recursive: true, force: true });
   });
   describe(title, () => {
     it(
       'keeps actions consistent with status and resolves each card exactly once over random interleavings',
-      async () => {
+      async ({ env }) => {
         await fc.assert(
           fc.asyncProperty(runArb(o.cards, o.steps), (run) => runScenario(env, run)),
           { numRuns: o.runs },

@@ -12,7 +12,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
 import { workerProcesses } from '../helpers/worker-processes.js';
 import { auth } from '../helpers/auth.js';
-import { eventsOfCard } from '../helpers/rows.js';
+import { eventsOfCard, row, rows } from '../helpers/rows.js';
 
 /**
  * A decision's follow-ups survive kill -9 (docs/architecture.md, "Events"). Three decisions, each made by a process
@@ -39,9 +39,9 @@ async function decideAndDie(env: TestEnv, verb: 'approve' | 'dismiss', accountId
   let eventId = '';
   await waitFor(
     async () => {
-      const [row] = await eventsOfCard(env, cardId);
-      eventId = row?.id ?? '';
-      return Boolean(row);
+      const [found] = await eventsOfCard(env, cardId);
+      eventId = found?.id ?? '';
+      return Boolean(found);
     },
     `the decision on ${cardId} committed`,
     60_000,
@@ -73,8 +73,7 @@ describe('kill -9 between a decision and its follow-ups', () => {
       const opts = { ...env.config.workflows, stepTimeoutMs: 20_000, pollMs: 50 };
       const waiting = (await fireRun(env.deps, workflowId, 'job-kill-gate', Date.now(), opts))!;
       const gateCard = waiting.steps[0]!.cardId!;
-      const run = async () =>
-        (await db('workflow_runs').where({ id: waiting.runId }).first()) as { status: string; steps: { outcome: string }[] };
+      const run = async () => (await row(env, 'workflow_runs', { id: waiting.runId })) as { status: string; steps: { outcome: string }[] };
 
       // 1. Each deciding process dies after its commit: the decisions stand, nothing followed, nothing is queued.
       const refs = [
@@ -82,7 +81,7 @@ describe('kill -9 between a decision and its follow-ups', () => {
         await decideAndDie(env, 'dismiss', accountId, dropped.cardId),
         await decideAndDie(env, 'approve', accountId, gateCard),
       ];
-      const cards = await db('review_cards').whereIn('id', [winner.id, dropped.cardId, gateCard]).pluck('status');
+      const cards = await rows(env, 'review_cards').whereIn('id', [winner.id, dropped.cardId, gateCard]).pluck('status');
       expect(cards.sort()).toEqual(['dismissed', 'resolved', 'resolved']);
       for (const r of refs) expect(await pendingJob(env.deps.queues.get('card-timers')!, `event-${r.eventId}`)).toBeUndefined();
       const events = refs.map((r) => r.eventId);
@@ -120,13 +119,17 @@ describe('kill -9 between a decision and its follow-ups', () => {
 
       // 3. A second worker runs them again (the killed jobs, or the sweep's): every one is noted, none acts twice.
       await workers.start(WORKER_ENV, ['card-timers', 'maintenance']);
-      await waitFor(async () => (await db('events_outbox').whereIn('id', events).whereNull('done_at')).length === 0, 'delivery', 60_000);
+      await waitFor(
+        async () => (await rows(env, 'events_outbox').whereIn('id', events).whereNull('done_at')).length === 0,
+        'delivery',
+        60_000,
+      );
       await waitFor(async () => (await run()).status === 'done', 'the gated run to finish', 60_000);
 
-      const rows = await db('events_outbox').whereIn('id', events);
-      for (const r of rows) expect([...r.handled].sort()).toEqual(['experiments', 'workflows']);
+      const outbox = await rows(env, 'events_outbox').whereIn('id', events);
+      for (const r of outbox) expect([...r.handled].sort()).toEqual(['experiments', 'workflows']);
       expect((await repo.get(accountId, won.id))!.adoptedAt).toBe(adopted.adoptedAt);
-      const defaults = await db('experiment_defaults').where({ account_id: accountId });
+      const defaults = await rows(env, 'experiment_defaults', { account_id: accountId });
       expect(defaults).toHaveLength(1);
       expect(defaults[0]).toMatchObject({ thing: 'mail_subject', value: CHALLENGER, experiment_id: won.id });
       expect(Number(defaults[0].adopted_at)).toBe(adopted.adoptedAt);
@@ -134,7 +137,7 @@ describe('kill -9 between a decision and its follow-ups', () => {
       expect(again).toMatchObject({ status: 'dismissed', decidedAt: dismissed.decidedAt });
       expect((await run()).steps.map((s) => s.outcome)).toEqual(['done', 'done']);
       // One turn per step: the gated step was continued once.
-      expect(await db('agent_turns').where({ account_id: accountId }).pluck('id')).toHaveLength(2);
+      expect(await rows(env, 'agent_turns', { account_id: accountId }).pluck('id')).toHaveLength(2);
     } finally {
       await workers.stopAll();
       await pools.close();

@@ -11,6 +11,7 @@ import { waitQueuesIdle } from '../helpers/queues-idle.js';
 import { type WorkerChild, workerProcesses } from '../helpers/worker-processes.js';
 import { configEnv, mailKillOptions } from './mail-kill-harness.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * kill -9 of the worker processes an experiment runs on, while it runs: the `maintenance` pool (which drafts each
@@ -66,7 +67,7 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
     const startBoth = () => Promise.all([workers.start(extra, ['maintenance']), startSender()]) as Promise<[WorkerChild, WorkerChild]>;
     const delivered = () => smtp.received.filter((m) => m.to.some((t) => audience.has(t))).length;
     const draftedCount = async () =>
-      Number((await db('experiment_assignments').where({ experiment_id: e.id }).whereNotNull('card_id').count({ n: '*' }))[0]!.n);
+      Number((await rows(env, 'experiment_assignments', { experiment_id: e.id }).whereNotNull('card_id').count({ n: '*' }))[0]!.n);
     try {
       let [maintenance, sender] = await startBoth();
       let killsMidDraft = 0;
@@ -92,10 +93,10 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
 
       // The person: answers each delivery question from what the SMTP server shows for that recipient, and sends a
       // mail card that came back to pending without a timer of its own.
-      const cardsOf = () => db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+      const cardsOf = () => rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' });
       let questions = 0;
       const person = async () => {
-        for (const q of await db('review_cards').where({
+        for (const q of await rows(env, 'review_cards', {
           account_id: accountId,
           status: 'pending',
           source_type: DELIVERY_QUESTION_SOURCE,
@@ -138,7 +139,7 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
     expect(new Set(all.map((a) => a.contact))).toEqual(audience);
     const mailed = all.filter((a) => a.card_id !== null);
     expect(mailed).toHaveLength(wave);
-    const mails = await db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' });
+    const mails = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' });
     const cardsPerContact = new Map<string, number>();
     for (const m of mails) cardsPerContact.set(m.payload.to, (cardsPerContact.get(m.payload.to) ?? 0) + 1);
     expect([...cardsPerContact.values()].filter((n) => n !== 1)).toEqual([]);

@@ -11,6 +11,7 @@ import { ROOT, until, waitFor } from '../helpers/processes.js';
 import { QUICK_STALLS, redisNow, stalledSince, waitQueuesIdle } from '../helpers/queues-idle.js';
 import { smtpEnv, type ReceivedMail, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * kill -9 of the worker process that sends mail in the background, over and over, while approved mail
@@ -148,7 +149,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     const delivered = () => smtp.received.filter((m) => m.to.some((t) => recipients.has(t))).length;
     smtp.events.on('accepted', onAccepted);
     const cardIds = cards.map((c) => c.id);
-    const unsettled = () => db('shipments').whereIn('card_id', cardIds).whereIn('status', ['sending', 'pending', 'unknown']);
+    const unsettled = () => rows(env, 'shipments').whereIn('card_id', cardIds).whereIn('status', ['sending', 'pending', 'unknown']);
 
     // kill -9 after a random number of further deliveries, then a fresh process; the last one stays.
     let killsMidWork = 0;
@@ -163,7 +164,10 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
       const settles = k === 0 ? await gate(env, 'shipments', "OLD.status <> 'sent' AND NEW.status = 'sent'", 'UPDATE') : null;
       await settles?.reached();
       if (settles) firstKillAt = await redisNow(env);
-      const sentBefore = await db('review_cards').whereIn('id', cardIds).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
+      const sentBefore = await rows(env, 'review_cards')
+        .whereIn('id', cardIds)
+        .where({ status: 'sent' })
+        .count<{ count: string }[]>('* as count');
       w.child.kill('SIGKILL');
       await w.exited;
       if (settles) {
@@ -182,7 +186,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     const api = (accountId: string) => auth(tokenOf.get(accountId)!);
     let questions = 0;
     const person = async () => {
-      const open = await db('review_cards')
+      const open = await rows(env, 'review_cards')
         .whereIn('account_id', [...tokenOf.keys()])
         .where({ status: 'pending', source_type: DELIVERY_QUESTION_SOURCE });
       for (const q of open) {
@@ -196,14 +200,17 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         questions++;
       }
-      const back = await db('review_cards').whereIn('id', cardIds).where({ status: 'pending' }).whereNull('auto_resolve_at');
+      const back = await rows(env, 'review_cards').whereIn('id', cardIds).where({ status: 'pending' }).whereNull('auto_resolve_at');
       for (const c of back) {
         const res = await env.api().post(`/api/v1/review/${c.id}/send`).set(api(c.account_id)).send({});
         expect([200, 503], JSON.stringify(res.body)).toContain(res.status);
       }
     };
     const allSent = async () => {
-      const settled = await db('review_cards').whereIn('id', cardIds).where({ status: 'sent' }).count<{ count: string }[]>('* as count');
+      const settled = await rows(env, 'review_cards')
+        .whereIn('id', cardIds)
+        .where({ status: 'sent' })
+        .count<{ count: string }[]>('* as count');
       return Number(settled[0]!.count) === cards.length;
     };
     await until(
@@ -229,7 +236,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     expect(ids.size).toBe(cards.length);
 
     // One settled fence per card, and it is the message the server holds; every other fence was void.
-    const fences = await db('shipments').whereIn(
+    const fences = await rows(env, 'shipments').whereIn(
       'card_id',
       cards.map((c) => c.id),
     );
@@ -242,7 +249,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     for (const f of fences.filter((x) => x.status === 'not_sent')) expect(heldIds.has(`<${f.idempotency_key}@localhost>`)).toBe(false);
 
     // Each card resolved once: one `sent` channel event per card, none for void fences.
-    const events = await db('channel_events')
+    const events = await rows(env, 'channel_events')
       .whereIn(
         'ref_id',
         fences.map((f) => f.id),
@@ -251,7 +258,7 @@ export async function runMailKill(world: MailKillWorld, opts: MailKillOptions): 
     expect(events.map((e) => e.ref_id).sort()).toEqual(sent.map((f) => f.id).sort());
 
     // No delivery question is left open.
-    const openQuestions = await db('review_cards')
+    const openQuestions = await rows(env, 'review_cards')
       .whereIn('account_id', [...tokenOf.keys()])
       .where({ source_type: DELIVERY_QUESTION_SOURCE })
       .whereNot('status', 'resolved');

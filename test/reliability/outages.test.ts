@@ -9,14 +9,12 @@ import { privateRedis, tcpProxy } from '../helpers/outages.js';
 import { waitFor } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 
-let env: TestEnv;
 let tenant: { accountId: string; token: string };
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   tenant = await env.tenant();
 });
 
-function runtimeWith(overrides: Record<string, string>): Deps {
+function runtimeWith(env: TestEnv, overrides: Record<string, string>): Deps {
   return createDeps(
     configWith({ DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ...overrides }),
     createLogger('silent'),
@@ -31,9 +29,11 @@ const write = (app: ReturnType<typeof createApp>, value: string) =>
 const read = (app: ReturnType<typeof createApp>) => request(app).get('/api/v1/blocklist').set(auth(tenant.token));
 
 describe('outages', () => {
-  it('Redis restarting under load: writes answer 503 while it is down, reads go on, and both recover without a restart', async () => {
+  it('Redis restarting under load: writes answer 503 while it is down, reads go on, and both recover without a restart', async ({
+    env,
+  }) => {
     const redis = await privateRedis();
-    const deps = runtimeWith({ REDIS_URL: redis.url });
+    const deps = runtimeWith(env, { REDIS_URL: redis.url });
     await deps.ready();
     const app = createApp(deps);
     try {
@@ -57,12 +57,12 @@ describe('outages', () => {
     }
   });
 
-  it('Postgres cut off: 503 (never 500) for reads and writes, and recovery without a restart', async () => {
+  it('Postgres cut off: 503 (never 500) for reads and writes, and recovery without a restart', async ({ env }) => {
     const pgPort = Number(new URL(env.config.databaseUrl).port || 5432);
     const proxy = await tcpProxy(pgPort);
     const url = new URL(env.config.databaseUrl);
     url.port = String(proxy.port);
-    const deps = runtimeWith({ DATABASE_URL: url.toString() });
+    const deps = runtimeWith(env, { DATABASE_URL: url.toString() });
     await deps.ready();
     const app = createApp(deps);
     try {

@@ -1,11 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { sequenceIdFor } from '../../src/mail/sequences.repository.js';
 import { shipCard } from '../../src/shipping/ship-card.service.js';
 import { buildCard } from '../helpers/factories.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
-import { ROOT, until, waitFor } from '../helpers/processes.js';
+import { it as base } from '../helpers/fixture.js';
+import { killFence } from '../helpers/kill-fence.js';
+import { until } from '../helpers/processes.js';
 import { QUICK_STALLS, waitQueuesIdle } from '../helpers/queues-idle.js';
+import { backdate } from '../helpers/row-setup.js';
+import { countRows, rows } from '../helpers/rows.js';
 import { startHttpProvider } from '../helpers/smtp-http-provider.js';
 
 /**
@@ -16,12 +18,10 @@ import { startHttpProvider } from '../helpers/smtp-http-provider.js';
  * Counted once the queue is idle: the killed workers' jobs ran again and the sweep ran twice more.
  */
 const SEQUENCES = 24;
-let env: TestEnv;
-let provider: Awaited<ReturnType<typeof startHttpProvider>>;
-const children: ChildProcess[] = [];
+type HttpProvider = Awaited<ReturnType<typeof startHttpProvider>>;
 
 /** The mail settings of this test's world and of every worker process it starts. */
-const mailEnv = () => ({
+const mailEnv = (provider: HttpProvider) => ({
   MAIL_TRANSPORT: 'http',
   MAIL_API_URL: provider.url,
   MAIL_SEND_TIMEOUT_MS: '1000',
@@ -31,35 +31,18 @@ const mailEnv = () => ({
   ...QUICK_STALLS,
 });
 
-beforeAll(async () => {
-  provider = await startHttpProvider();
-  env = await setupTestEnv({ env: mailEnv() });
+/** The shared fixture with the HTTP mail API stand-in of the file's own (`provider`). */
+const it = base.extend('provider', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const provider = await startHttpProvider();
+  onCleanup(() => provider.close());
+  return provider;
 });
-
-afterAll(async () => {
-  for (const c of children) c.kill('SIGKILL');
-  await env?.close();
-  await provider?.close();
-});
-
-async function startWorker(): Promise<ChildProcess> {
-  const queue = env.deps.queues.get('shipments')!;
-  const before = (await queue.getWorkers()).length;
-  const { BASE_URL: _vite, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'shipments'], {
-    cwd: ROOT,
-    env: { ...inherited, ...envFor(env.config), ...mailEnv() },
-    stdio: 'ignore',
-  });
-  children.push(child);
-  await waitFor(async () => (await queue.getWorkers()).length > before, 'worker start', 60_000);
-  return child;
-}
+it.override('options', ({ provider }) => ({ env: mailEnv(provider) }));
 
 const stepOf = (text: string) => Number(/step (\d)/.exec(text)?.[1]);
 
 describe('kill -9 of the sequence worker', () => {
-  it('ships every step of every sequence exactly once: none twice, none skipped', async () => {
+  it('ships every step of every sequence exactly once: none twice, none skipped', async ({ env, provider }) => {
     const { accountId } = await env.tenant();
     const cards = [];
     for (let i = 0; i < SEQUENCES; i++) {
@@ -80,45 +63,47 @@ describe('kill -9 of the sequence worker', () => {
       cards.push(card);
     }
     // A day passes, and every later step is due at once: the sweep queues them, and their own jobs run.
-    await env.deps
-      .db('mail_sequences')
-      .where({ account_id: accountId })
-      .update({ next_at: Date.now() - 60_000, steps: env.deps.db.raw(`jsonb_set(steps, '{2,delayMs}', '0')`) });
+    await backdate(
+      env,
+      'mail_sequences',
+      { account_id: accountId },
+      { next_at: Date.now() - 60_000, steps: env.deps.db.raw(`jsonb_set(steps, '{2,delayMs}', '0')`) },
+    );
     // The step jobs queued a day out are due now too: they run beside the sweep's, as they would after that day.
     for (const job of await env.deps.queues.get('shipments')!.getJobs(['delayed'])) await job.promote();
     provider.state.delayMs = 40;
 
-    let kills = 0;
-    let worker = await startWorker();
-    for (const after of [8, 18, 30]) {
-      await until(async () => provider.messages.length >= SEQUENCES + after, 60_000, 20);
-      worker.kill('SIGKILL');
-      kills++;
-      await new Promise((r) => worker.once('exit', r));
-      worker = await startWorker();
+    const fence = killFence(env, 'shipments', mailEnv(provider));
+    try {
+      const worker = await fence.start();
+      const kills = await fence.killAt(
+        worker,
+        [8, 18, 30].map((after) => SEQUENCES + after),
+        () => provider.messages.length,
+        20,
+      );
+      await until(
+        async () => (await countRows(env, 'mail_sequences', { account_id: accountId, status: 'finished' })) === SEQUENCES,
+        120_000,
+        100,
+      );
+      // A killed worker's step job runs again once BullMQ finds it stalled: counted only after that, and two sweeps more.
+      await waitQueuesIdle(env, ['shipments']);
+      expect(kills).toBe(3);
+    } finally {
+      await fence.stopAll();
     }
-    await until(
-      async () => {
-        const n = await env.deps.db('mail_sequences').where({ account_id: accountId, status: 'finished' }).count<{ n: string }[]>('* as n');
-        return Number(n[0]!.n) === SEQUENCES;
-      },
-      120_000,
-      100,
-    );
-    // A killed worker's step job runs again once BullMQ finds it stalled: counted only after that, and two sweeps more.
-    await waitQueuesIdle(env, ['shipments']);
-    expect(kills).toBe(3);
     // Kills landed mid-send: fences left `sending` were settled by reconciliation, not by their sender.
-    const reconciled = await env.deps.db('shipments').where({ account_id: accountId }).whereNotNull('reconcile_until');
+    const reconciled = await rows(env, 'shipments', { account_id: accountId }).whereNotNull('reconcile_until');
     expect(reconciled.length).toBeGreaterThan(0);
 
     for (let i = 0; i < SEQUENCES; i++) {
       const mine = provider.messages.filter((m) => m.body.to === `lead-${i}@kill.test`);
       expect(mine.map((m) => stepOf(m.body.text)).sort(), `lead-${i}`).toEqual([0, 1, 2]);
     }
-    const fences = await env.deps.db('shipments').where({ account_id: accountId, status: 'sent' }).select('card_id', 'step');
+    const fences = await rows(env, 'shipments', { account_id: accountId, status: 'sent' }).select('card_id', 'step');
     expect(fences).toHaveLength(SEQUENCES * 3);
-    const seqs = await env.deps.db('mail_sequences').where({ account_id: accountId }).select('id', 'card_id');
+    const seqs = await rows(env, 'mail_sequences', { account_id: accountId }).select('id', 'card_id');
     expect(seqs.map((s) => s.id).sort()).toEqual(cards.map((c) => sequenceIdFor(c.id)).sort());
   }, 240_000);
 });

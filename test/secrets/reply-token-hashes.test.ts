@@ -10,25 +10,20 @@ import { answered, replyMime } from '../helpers/mail-reply.js';
 import { run, until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
 import { mailLoopOptions, type TestSmtp } from '../helpers/smtp-server.js';
-import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
+import { overwrite } from '../helpers/row-setup.js';
 
 // Reply and unsubscribe tokens are kept as hashes: the database (pg_dump of this file's database) never holds
 // the token a sent mail carries, and replying to that mail or one-click unsubscribing with it still works.
 
 const K1 = `k1:${randomBytes(32).toString('base64')}`;
-let env: TestEnv;
-let smtp: TestSmtp;
-let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => mailLoopOptions(smtp, { SEALING_KEYS: K1 }));
-it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
-  env = e;
-  smtp = s;
-  inbound = i;
-});
 
 /** The agent drafts a mail to `to`, a person sends it through the API: the mail as the SMTP server got it, and its send. */
 async function sentMail(
+  env: TestEnv,
+  smtp: TestSmtp,
   to: string,
   topic: string,
 ): Promise<{ mail: ParsedMail; raw: string; sendId: string; token: string; apiToken: string }> {
@@ -51,19 +46,23 @@ async function sentMail(
 }
 
 /** The whole database as pg_dump writes it (only the tables named, when some are). */
-async function dump(...tables: string[]): Promise<string> {
+async function dump(env: TestEnv, ...tables: string[]): Promise<string> {
   const out = await run('pg_dump', ['--data-only', ...tables.flatMap((t) => ['-t', t]), env.config.databaseUrl], {});
   expect(out.code).toBe(0);
   return out.stdout;
 }
 
 describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, () => {
-  it('the database holds no token a sent mail carries; a reply to that mail is still matched to its send', async () => {
-    const { raw, sendId, token } = await sentMail('jane@hash.test', 'hashed replies');
+  it('the database holds no token a sent mail carries; a reply to that mail is still matched to its send', async ({
+    env,
+    smtp,
+    inbound,
+  }) => {
+    const { raw, sendId, token } = await sentMail(env, smtp, 'jane@hash.test', 'hashed replies');
     // The mail carries it in Reply-To, the envelope sender and both List-Unsubscribe forms.
     expect(raw).toContain(`reply+${token}@`);
     expect(raw).toContain(`/u/${token}`);
-    const whole = await dump();
+    const whole = await dump(env);
     expect(whole).toContain(sendId);
     expect(whole).not.toContain(token);
 
@@ -73,17 +72,17 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
       raw: replyMime(await answered(raw), 'Sounds good, call me'),
     });
     expect(answer.code).toBe(250);
-    const row = await until(async () => {
-      const r = await env.deps.db('inbound_messages').where({ send_id: sendId }).first();
+    const found = await until(async () => {
+      const r = await row(env, 'inbound_messages', { send_id: sendId });
       return r && r.status !== 'received' ? r : null;
     }, 20_000);
-    expect(row).toMatchObject({ status: 'applied', kind: 'reply' });
+    expect(found).toMatchObject({ status: 'applied', kind: 'reply' });
     // What we keep of the thread and the fence still holds no token (the received message is the recipient's own bytes).
-    expect(await dump('mail_threads', 'shipments', 'service_secrets')).not.toContain(token);
+    expect(await dump(env, 'mail_threads', 'shipments', 'service_secrets')).not.toContain(token);
   });
 
-  it('one-click unsubscribe with the token from the sent mail puts the address on the block list', async () => {
-    const { mail, token, apiToken } = await sentMail('jo@hash.test', 'hashed unsubscribe');
+  it('one-click unsubscribe with the token from the sent mail puts the address on the block list', async ({ env, smtp }) => {
+    const { mail, token, apiToken } = await sentMail(env, smtp, 'jo@hash.test', 'hashed unsubscribe');
     const oneClick =
       /<(http[^>]+\/u\/[^>]+)>/.exec(String(mail.headers.get('list-unsubscribe') ?? ''))?.[1] ?? `${env.config.baseUrl}/u/${token}`;
     const path = new URL(oneClick).pathname;
@@ -95,22 +94,22 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
     const blocked = await env.api().get('/api/v1/blocklist').set(auth(apiToken));
     expect(JSON.stringify(blocked.body)).toContain('jo@hash.test');
     expect((await env.api().get(`/u/${'0'.repeat(26)}`)).status).toBe(404);
-    expect(await dump()).not.toContain(token);
+    expect(await dump(env)).not.toContain(token);
   });
 
-  it('forget-reply-tokens clears the plaintext the previous version kept, and the hash still finds the thread', async () => {
-    const { sendId, token } = await sentMail('old@hash.test', 'hashed legacy');
+  it('forget-reply-tokens clears the plaintext the previous version kept, and the hash still finds the thread', async ({ env, smtp }) => {
+    const { sendId, token } = await sentMail(env, smtp, 'old@hash.test', 'hashed legacy');
     // As the previous version wrote it: the token in clear on the thread (the trigger keeps its hash) and in the fence.
-    await env.deps.db('mail_threads').where({ send_id: sendId }).update({ reply_token: token });
+    await overwrite(env, 'mail_threads', { send_id: sendId }, { reply_token: token });
     await env.deps.db.raw(
       `UPDATE shipments SET details = (details - 'replyTokenSealed') || jsonb_build_object('replyToken', ?::text) WHERE id = ?`,
       [token, sendId],
     );
-    expect(await dump('mail_threads', 'shipments')).toContain(token);
+    expect(await dump(env, 'mail_threads', 'shipments')).toContain(token);
     const out = await runAdmin(['secrets', 'forget-reply-tokens'], { config: env.config, db: env.deps.db });
     expect(out).toEqual({ threadsCleared: 1, fencesSealed: 1 });
-    expect(await dump()).not.toContain(token);
-    const fence = await env.deps.db('shipments').where({ id: sendId }).first('details');
+    expect(await dump(env)).not.toContain(token);
+    const fence = await rows(env, 'shipments', { id: sendId }).first('details');
     expect(fence.details.replyTokenSealed).toMatch(/^v2\.k1\./);
     expect((await env.api().get(`/u/${token}`)).status).toBe(200);
     expect(await runAdmin(['secrets', 'forget-reply-tokens'], { config: env.config, db: env.deps.db })).toEqual({
@@ -119,12 +118,12 @@ describe('reply and unsubscribe tokens kept as hashes', { timeout: 120_000 }, ()
     });
   });
 
-  it('secrets reseal moves the sealed token of every fence under the newest key; the token still opens', async () => {
-    const { sendId, token } = await sentMail('rot@hash.test', 'hashed rotation');
+  it('secrets reseal moves the sealed token of every fence under the newest key; the token still opens', async ({ env, smtp }) => {
+    const { sendId, token } = await sentMail(env, smtp, 'rot@hash.test', 'hashed rotation');
     const rotated = configWith({ SEALING_KEYS: `${K1},k2:${randomBytes(32).toString('base64')}` });
     const out = await runAdmin(['secrets', 'reseal'], { config: rotated, db: env.deps.db });
     expect(out).toMatchObject({ key: 'k2', changedMeanwhile: 0 });
-    const fence = await env.deps.db('shipments').where({ id: sendId }).first('details');
+    const fence = await rows(env, 'shipments', { id: sendId }).first('details');
     expect(fence.details.replyTokenSealed).toMatch(/^v2\.k2\./);
     expect(await replyTokenOf(env.deps.db, rotated, fence.details)).toBe(token);
     await expect(replyTokenOf(env.deps.db, env.config, fence.details)).rejects.toThrow(/could not be opened/);

@@ -15,7 +15,7 @@ import { configWith } from '../helpers/config.js';
 import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, runTs } from '../helpers/processes.js';
-import { row } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
 
 // Provider keys and DKIM private keys are sealed under keys given from outside the database
 // (SEALING_KEYS / SEALING_KEYS_FILE): a copy of the database, service_secrets included, opens none of them.
@@ -35,7 +35,7 @@ const withoutKeys = configWith({});
 async function dumped(env: TestEnv): Promise<{ sealed: string[]; secrets: string[] }> {
   const sealed: string[] = [];
   for (const c of SEALED_COLUMNS) sealed.push(...(await sealedPage(env.deps.db, c, null, 10_000)).map((v) => v.sealed));
-  return { sealed, secrets: (await env.deps.db('service_secrets').pluck('value')) as string[] };
+  return { sealed, secrets: (await rows(env, 'service_secrets').pluck('value')) as string[] };
 }
 
 /** What someone holding only the dump can do: try every secret the database holds as the AES key of every value. */

@@ -19,10 +19,8 @@ import { makeHook, postJson } from '../webhooks/helpers.js';
  * trace) and a message taken by the inbound SMTP listener. Tracing is started in this test's process, as
  * bin/start.ts does, before the queues are made.
  */
-let env: TestEnv;
 let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
 let tracing: Tracing | null = null;
-let smtp: InboundSmtp;
 
 describe('without OTEL_* settings', () => {
   it('starts no provider: no span records, no context is kept, nothing is exported', async () => {
@@ -39,14 +37,18 @@ describe('without OTEL_* settings', () => {
 });
 
 describe('with tracing on', () => {
+  // A world of its own, not the shared fixture's: tracing must start before its queues are made, and the fixture's
+  // world is made at the file's first test.
+  let env: TestEnv;
+  let listener: InboundSmtp;
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
     tracing = startTracing(configWith({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_SERVICE_NAME: 'entry-test' }), 'all');
     env = await setupTestEnv();
-    smtp = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
+    listener = await startInboundSmtp(env.deps, { port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
-    await smtp?.close();
+    await listener?.close();
     await tracing?.shutdown();
     await env?.close();
     await otlp?.close();
@@ -80,7 +82,7 @@ describe('with tracing on', () => {
   it('a message taken by the inbound SMTP listener starts a trace its parse job joins', async () => {
     const { replyToken } = await buildThread(env.deps.db, (await env.tenant()).accountId);
     const to = `reply+${replyToken}@localhost`;
-    const answer = await smtpSend(smtp.port, { from: 'sender@example.org', to: [to], raw: rawMessage({ to }) });
+    const answer = await smtpSend(listener.port, { from: 'sender@example.org', to: [to], raw: rawMessage({ to }) });
     expect(answer.ok).toBe(true);
     const inboundId = /queued as (\S+)/.exec(answer.response)![1]!;
     // Its span ends once the parse job is queued, just after the 250.

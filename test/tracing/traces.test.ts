@@ -1,8 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completion, llmEnv, startFakeLlm } from '../helpers/fake-llm.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { afterAll, describe, expect } from 'vitest';
+import { completion, llmEnv, type startFakeLlm } from '../helpers/fake-llm.js';
+import { envFor, type TestEnv } from '../helpers/env.js';
+import { it } from '../helpers/fixture.js';
 import { startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { until } from '../helpers/processes.js';
+import { auth } from '../helpers/auth.js';
 import { startService, type ServiceProcess } from '../helpers/service-process.js';
 
 /**
@@ -11,25 +13,25 @@ import { startService, type ServiceProcess } from '../helpers/service-process.js
  * is one trace: the API's request span, the worker's job span and the model call's span.
  */
 const SLOW = 180_000;
-let env: TestEnv;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
 const procs: ServiceProcess[] = [];
 
-beforeAll(async () => {
-  env = await setupTestEnv();
-  [llm, otlp] = await Promise.all([startFakeLlm(), startOtlpReceiver()]);
+it.beforeAll(async () => {
+  otlp = await startOtlpReceiver();
 }, SLOW);
 
 afterAll(async () => {
   for (const p of procs) p.child.kill('SIGKILL');
   await Promise.all(procs.map((p) => p.exited));
-  await Promise.all([llm?.close(), otlp?.close()]);
-  await env?.close();
+  await otlp?.close();
 });
 
 /** Both processes alike but for their role; `otel` is their OTEL_* settings. */
-async function start(otel: Record<string, string>): Promise<{ port: number; api: ServiceProcess }> {
+async function start(
+  env: TestEnv,
+  llm: Awaited<ReturnType<typeof startFakeLlm>>,
+  otel: Record<string, string>,
+): Promise<{ port: number; api: ServiceProcess }> {
   const base = { ...envFor(env.config), ...llmEnv(llm), LOG_LEVEL: 'info', OTEL_BSP_SCHEDULE_DELAY: '100', ...otel };
   const api = startService(['api'], { ...base, PORT: '0' });
   const worker = startService(['workers', '--pools', 'agent-turns'], base);
@@ -45,7 +47,7 @@ async function start(otel: Record<string, string>): Promise<{ port: number; api:
 async function message(port: number, token: string, headers: Record<string, string> = {}) {
   const res = await fetch(`http://127.0.0.1:${port}/api/v1/agent/messages`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    headers: { ...auth(token), 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ text: 'hello there, ada@example.com', waitSeconds: 30 }),
   });
   return { status: res.status, requestId: res.headers.get('x-request-id')!, body: (await res.json()) as { message?: { status: string } } };
@@ -63,11 +65,14 @@ function loggedIds(api: ServiceProcess): string[] {
 describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   let port = 0;
   let api: ServiceProcess;
-  beforeAll(async () => {
-    ({ port, api } = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }));
+  it.beforeAll(async ({ env, llm }) => {
+    ({ port, api } = await start(env, llm, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }));
   }, SLOW);
 
-  it('one trace id on the request span, the job span in the worker process and the model call, and in the request log', async () => {
+  it('one trace id on the request span, the job span in the worker process and the model call, and in the request log', async ({
+    llm,
+    env,
+  }) => {
     llm.script(() => ({ body: completion('Hi! How can I help?') }));
     const { token } = await env.tenant();
     const sent = await message(port, token);
@@ -94,7 +99,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     for (const secret of ['ada@example.com', 'hello there', 'How can I help', token, 'sk-test']) expect(text).not.toContain(secret);
   }, 60_000);
 
-  it("continues a caller's traceparent; its X-Request-Id is kept on the span, the trace id is the request id", async () => {
+  it("continues a caller's traceparent; its X-Request-Id is kept on the span, the trace id is the request id", async ({ llm, env }) => {
     llm.script(() => ({ body: completion('Hello again.') }));
     const { token } = await env.tenant();
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -110,10 +115,10 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
 describe('with OTEL_TRACES_EXPORTER=none', () => {
   it(
     'exports nothing, and the request id is the client’s or a UUID again',
-    async () => {
+    async ({ env, llm }) => {
       // A receiver of its own: the traced processes above go on exporting (their workers' polls are spans too).
       const quiet = await startOtlpReceiver();
-      const { port } = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: quiet.endpoint, OTEL_TRACES_EXPORTER: 'none' });
+      const { port } = await start(env, llm, { OTEL_EXPORTER_OTLP_ENDPOINT: quiet.endpoint, OTEL_TRACES_EXPORTER: 'none' });
       llm.script(() => ({ body: completion('Untraced.') }));
       const { token } = await env.tenant();
       const sent = await message(port, token);

@@ -4,13 +4,14 @@ import { handDeliveries } from '../../src/webhooks/events.service.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
 import { makeHook, postJson } from './helpers.js';
 import { setupHookWorld, type HookWorld } from './helpers-agent.js';
-import { row } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
+import { seedRows } from '../helpers/row-setup.js';
 
 const log = createLogger('silent');
 
 /** `n` accepted deliveries of one hook, as intake logs them (their jobs are not queued). */
 async function logged(env: TestEnv, accountId: string, hookId: string, n: number, tag: string) {
-  const rows = Array.from({ length: n }, (_, i) => {
+  const deliveries = Array.from({ length: n }, (_, i) => {
     const body = JSON.stringify({ tag, seq: i, email: `person${i}@example.com` });
     return {
       id: `dlv_${tag}${String(i).padStart(4, '0')}`,
@@ -22,8 +23,8 @@ async function logged(env: TestEnv, accountId: string, hookId: string, n: number
       body,
     };
   });
-  await env.deps.db('webhook_deliveries').insert(rows);
-  return rows;
+  await seedRows(env, 'webhook_deliveries', deliveries);
+  return deliveries;
 }
 
 describe('handing deliveries over in batches', () => {
@@ -36,8 +37,8 @@ describe('handing deliveries over in batches', () => {
   it('hands each of many deliveries of one account to exactly one turn, however the batches overlap and repeat', async () => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'burst');
-    const rows = await logged(env, accountId, hook.hookId, 200, 'burst');
-    const ids = rows.map((r) => r.id);
+    const burst = await logged(env, accountId, hook.hookId, 200, 'burst');
+    const ids = burst.map((r) => r.id);
     // Four batches at once, overlapping, one of them everything: as if jobs ran twice on two workers.
     const answers = await Promise.all([
       handDeliveries(env.deps, ids.slice(0, 150), log),
@@ -57,8 +58,8 @@ describe('handing deliveries over in batches', () => {
       ).toHaveLength(1);
       expect(outcomes.filter((o) => o !== 'handed').every((o) => o === 'already handed')).toBe(true);
     }
-    const deliveries = await env.deps.db('webhook_deliveries').whereIn('id', ids);
-    const turns = await env.deps.db('agent_turns').where({ account_id: accountId });
+    const deliveries = await rows(env, 'webhook_deliveries').whereIn('id', ids);
+    const turns = await rows(env, 'agent_turns', { account_id: accountId });
     expect(turns).toHaveLength(200);
     expect(new Set(deliveries.map((d) => d.turn_id)).size).toBe(200);
     // Every turn carries its own delivery's payload, labelled with the hook, queued for the agent.
@@ -77,7 +78,7 @@ describe('handing deliveries over in batches', () => {
     expect(drains.some((j) => j.data.accountId === accountId)).toBe(true);
     const again = await handDeliveries(env.deps, ids.slice(0, 5), log);
     expect([...again.values()]).toEqual(Array(5).fill('already handed'));
-    expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(200);
+    expect(await rows(env, 'agent_turns', { account_id: accountId })).toHaveLength(200);
   });
 
   it('fails only the delivery that cannot be handed over; the rest of its batch is handed', async () => {
@@ -85,7 +86,7 @@ describe('handing deliveries over in batches', () => {
     const hook = await makeHook(env, accountId, 'mixed');
     const [good1, good2] = await logged(env, accountId, hook.hookId, 2, 'mixed');
     // A row no intake could write (its body is not JSON), and one that was rate limited.
-    await env.deps.db('webhook_deliveries').insert([
+    await seedRows(env, 'webhook_deliveries', [
       { id: 'dlv_mixedbroken', account_id: accountId, hook_id: hook.hookId, at: Date.now(), outcome: 'Accepted', bytes: 2, body: '{x' },
       {
         id: 'dlv_mixedlimited',
@@ -105,7 +106,7 @@ describe('handing deliveries over in batches', () => {
     expect(answers.get('dlv_unknown')).toBe('not handed');
     const broken = await row(env, 'webhook_deliveries', { id: 'dlv_mixedbroken' });
     expect(broken).toMatchObject({ outcome: 'Accepted', turn_id: null });
-    expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(2);
+    expect(await rows(env, 'agent_turns', { account_id: accountId })).toHaveLength(2);
   });
 });
 
@@ -127,6 +128,6 @@ describe('a burst of deliveries through the webhook-events and agent-turns pools
     expect(turns.map((t) => (t.data as { content: { seq: number } }).content.seq).sort((a, b) => a - b)).toEqual(
       Array.from({ length: 60 }, (_, i) => i),
     );
-    expect(await world.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(60);
+    expect(await rows(world, 'agent_turns', { account_id: accountId })).toHaveLength(60);
   });
 });

@@ -1,24 +1,21 @@
 import { describe, expect } from 'vitest';
 import { jsonbSafe } from '../../src/webhooks/events.service.js';
 import { MAX_JSON_DEPTH } from '../../src/webhooks/webhooks.types.js';
-import { it } from '../helpers/fixture.js';
 import { deliveryRows, expectError, makeHook, postRaw } from './helpers.js';
-import { hookWorld, hookWorldOptions, type HookWorld } from './helpers-agent.js';
+import { hookIt, hookWorldOptions } from './helpers-agent.js';
+
+const it = hookIt;
 
 // A 202 means the event reaches the agent. JSON nested thousands deep (well under 64,000 bytes) used to
 // be accepted, then fail every try of its job on "Maximum call stack size exceeded" and be lost.
 
-let env: HookWorld;
 it.override('options', hookWorldOptions({ AGENT_BRAIN: 'offline' }));
-it.beforeAll(({ env: e, pools }) => {
-  env = hookWorld(e, pools);
-});
 
 const DEPTH_RULE = `body must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`;
 const nested = (depth: number, inner: string) => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
 
 describe('webhook bodies nested deeper than intake takes', () => {
-  it('refuses 65 to 31,000 levels with a 400 naming the rule, logging nothing', async () => {
+  it('refuses 65 to 31,000 levels with a 400 naming the rule, logging nothing', async ({ hooks: env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'deep');
     for (const depth of [MAX_JSON_DEPTH + 1, 4_000, 31_000]) {
@@ -30,7 +27,7 @@ describe('webhook bodies nested deeper than intake takes', () => {
     expect(await deliveryRows(env, hook.hookId)).toEqual([]);
   });
 
-  it('accepts a body at the limit and hands it to the agent whole', async () => {
+  it('accepts a body at the limit and hands it to the agent whole', async ({ hooks: env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'deep');
     const text = `{"order":${nested(MAX_JSON_DEPTH - 1, '"\\u0000 last"')}}`;

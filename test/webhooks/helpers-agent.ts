@@ -2,6 +2,8 @@ import type { QueueName } from '../../src/jobs/registry.js';
 import { startPools, type Pools } from '../../workers/main.js';
 import { waitFor } from '../helpers/processes.js';
 import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it } from '../helpers/fixture.js';
+import { row } from '../helpers/rows.js';
 
 export interface HookWorld extends TestEnv {
   pools: Pools;
@@ -26,9 +28,9 @@ export function hookWorld(base: TestEnv, pools: Pools): HookWorld {
       let turn: { id: string; status: string; kind: string; origin: string; data: unknown } | undefined;
       await waitFor(
         async () => {
-          const d = await base.deps.db('webhook_deliveries').where({ id: deliveryId }).first();
+          const d = await row(base, 'webhook_deliveries', { id: deliveryId });
           if (!d?.turn_id) return false;
-          turn = await base.deps.db('agent_turns').where({ id: d.turn_id }).first();
+          turn = await row(base, 'agent_turns', { id: d.turn_id });
           return turn?.status === 'replied' || turn?.status === 'failed';
         },
         `delivery ${deliveryId} to be handled by the agent`,
@@ -38,6 +40,12 @@ export function hookWorld(base: TestEnv, pools: Pools): HookWorld {
     },
   };
 }
+
+/**
+ * The shared fixture with `hooks`: the file's env as a HookWorld over its pools (set `options` with
+ * hookWorldOptions()). A test takes it as `async ({ hooks: env }) => …`.
+ */
+export const hookIt = it.extend('hooks', { scope: 'file' }, ({ env, pools }) => hookWorld(env, pools));
 
 /** A test world running the real webhook-events and agent-turns pools in this process. */
 export async function setupHookWorld(env: Record<string, string> = {}): Promise<HookWorld> {

@@ -4,6 +4,7 @@ import type request from 'supertest';
 import { expect } from 'vitest';
 import { buildHook } from '../helpers/factories.js';
 import type { TestEnv } from '../helpers/env.js';
+import { rows } from '../helpers/rows.js';
 
 /** A hook for `accountId`; returns its id, URL and the path to POST to. */
 export function makeHook(env: TestEnv, accountId: string, label = 'signup') {
@@ -30,7 +31,7 @@ export function expectError(res: request.Response, status: number, error: string
 }
 
 export async function deliveryRows(env: TestEnv, hookId: string) {
-  return env.deps.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('at').orderBy('id');
+  return rows(env, 'webhook_deliveries', { hook_id: hookId }).orderBy('at').orderBy('id');
 }
 
 /** Sends exact bytes with exact headers (supertest re-encodes Buffers sent as JSON). */

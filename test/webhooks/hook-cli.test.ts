@@ -5,6 +5,7 @@ import { envFor } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { runTs } from '../helpers/processes.js';
 import { postJson } from './helpers.js';
+import { row } from '../helpers/rows.js';
 
 it.override('options', { env: { BASE_URL: 'https://agent.example.com' } });
 
@@ -135,7 +136,7 @@ describe('hook verbs of the admin CLI', () => {
     };
     expect(after.deliveries).toHaveLength(3);
     expect(after.deliveries.find((d) => d.deliveryId === replayed.deliveryId)).toMatchObject({ replayOf: first.body.deliveryId, bytes: 7 });
-    const row = await env.deps.db('webhook_deliveries').where({ id: replayed.deliveryId }).first();
-    expect(row.body).toBe('{"n":1}');
+    const delivery = await row(env, 'webhook_deliveries', { id: replayed.deliveryId });
+    expect(delivery.body).toBe('{"n":1}');
   });
 });

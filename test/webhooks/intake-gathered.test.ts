@@ -4,16 +4,14 @@ import { afterAll, describe, expect } from 'vitest';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { webhookEvent } from '../../src/jobs/webhook-events.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';
-import { rows } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
 
-let env: TestEnv;
 let server: http.Server;
 let base: string;
 it.override('options', { env: { WEBHOOK_HOOK_PER_HOUR: '10', WEBHOOK_ACCOUNT_PER_HOUR: '1000' } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   server = http.createServer(env.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -44,7 +42,7 @@ async function postAll(paths: string[]) {
 }
 
 describe('POSTs arriving together', () => {
-  it('answers each on its own: 202 for its own logged and queued delivery, 429 over the limit, 404 for a dead URL', async () => {
+  it('answers each on its own: 202 for its own logged and queued delivery, 429 over the limit, 404 for a dead URL', async ({ env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
     const hookA = await makeHook(env, a.accountId, 'busy');
@@ -67,16 +65,13 @@ describe('POSTs arriving together', () => {
     // Every 202 names its own delivery: logged Accepted with the body that request sent, its job queued.
     const queue = env.deps.queues.get('webhook-events')!;
     for (const r of answers.filter((x) => x.status === 202)) {
-      const row = await env.deps
-        .db('webhook_deliveries')
-        .where({ id: r.body.deliveryId as string })
-        .first();
-      expect(row).toMatchObject({
+      const delivery = await row(env, 'webhook_deliveries', { id: r.body.deliveryId as string });
+      expect(delivery).toMatchObject({
         outcome: 'Accepted',
         body: JSON.stringify({ i: r.i }),
         hook_id: r.path === hookA.path ? hookA.hookId : hookB.hookId,
       });
-      expect((await pendingJob(queue, webhookEvent.key({ deliveryId: row.id })))?.data).toEqual({ deliveryId: row.id });
+      expect((await pendingJob(queue, webhookEvent.key({ deliveryId: delivery.id })))?.data).toEqual({ deliveryId: delivery.id });
     }
     // Every delivery to a live URL is logged with its outcome: refused ones are counted on the hook's
     // row for their minute (at most two minutes here), which keeps no body.

@@ -7,7 +7,7 @@ import { WebhookAccepted } from '../../api/routes/webhook.schemas.js';
 import { createLogger } from '../../src/logger.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
 import { deleteHook, disableHook, regenerateHook } from '../../src/webhooks/webhooks.service.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { deliveryRows, expectError, makeHook, postJson, postRaw, rawPost } from './helpers.js';
 import { rows } from '../helpers/rows.js';
 
@@ -19,13 +19,11 @@ const sink = new Writable({
   },
 });
 
-let env: TestEnv;
 let accountId: string;
 let hook: Awaited<ReturnType<typeof makeHook>>;
 // High limits: this file is about the endpoint's answers, limits.test.ts about the limits.
 it.override('options', { env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' }, logger: createLogger('trace', sink) });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   ({ accountId } = await env.tenant());
   hook = await makeHook(env, accountId);
 });
@@ -34,7 +32,7 @@ it.beforeAll(async ({ env: e }) => {
 const jsonOfBytes = (bytes: number) => JSON.stringify('x'.repeat(bytes - 2));
 
 describe('POST /api/webhook/hook/whk_<token>', () => {
-  it('answers 202 with the delivery id and logs the delivery as Accepted', async () => {
+  it('answers 202 with the delivery id and logs the delivery as Accepted', async ({ env }) => {
     const res = await postJson(env, hook.path, { email: 'ada@example.com' });
     expect(res.status).toBe(202);
     const body = WebhookAccepted.parse(res.body);
@@ -48,19 +46,19 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     });
   });
 
-  it('accepts any JSON value: object, array, string, number, boolean, null', async () => {
+  it('accepts any JSON value: object, array, string, number, boolean, null', async ({ env }) => {
     for (const text of ['{"a":1}', '[1,2,3]', '"just a string"', '42', '-1.5e3', 'true', 'null', ' \n{"spaced": true}\n ']) {
       const res = await postRaw(env, hook.path, text);
       expect(res.status, text).toBe(202);
     }
   });
 
-  it('accepts JSON content types with parameters and +json suffixes', async () => {
+  it('accepts JSON content types with parameters and +json suffixes', async ({ env }) => {
     expect((await postRaw(env, hook.path, '{}', 'application/json; charset=utf-8')).status).toBe(202);
     expect((await postRaw(env, hook.path, '{}', 'application/vnd.sender+json')).status).toBe(202);
   });
 
-  it('answers 400 when the body is empty, not JSON, not UTF-8 or not sent as JSON', async () => {
+  it('answers 400 when the body is empty, not JSON, not UTF-8 or not sent as JSON', async ({ env }) => {
     expectError(await postRaw(env, hook.path, ''), 400, 'body must not be empty; send a JSON value');
     expectError(await postRaw(env, hook.path, '   '), 400, 'body must not be empty; send a JSON value');
     expectError(await env.api().post(hook.path), 400, 'body must not be empty; send a JSON value');
@@ -82,7 +80,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     });
   });
 
-  it('accepts exactly 64,000 bytes and answers 413 for 64,001 and 65,536', async () => {
+  it('accepts exactly 64,000 bytes and answers 413 for 64,001 and 65,536', async ({ env }) => {
     const at = jsonOfBytes(64_000);
     expect(Buffer.byteLength(at)).toBe(64_000);
     expect((await postRaw(env, hook.path, at)).status).toBe(202);
@@ -92,7 +90,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     expectError(await postRaw(env, hook.path, JSON.stringify('é'.repeat(32_000))), 413, 'body must be at most 64,000 bytes');
   });
 
-  it('refuses an oversized chunked body without reading it whole, and logs nothing for it', async () => {
+  it('refuses an oversized chunked body without reading it whole, and logs nothing for it', async ({ env }) => {
     const before = (await deliveryRows(env, hook.hookId)).length;
     const server = http.createServer(env.app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -133,7 +131,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     expect((await deliveryRows(env, hook.hookId)).length).toBe(before);
   });
 
-  it('answers the same 404 for unknown, disabled, regenerated and malformed URLs', async () => {
+  it('answers the same 404 for unknown, disabled, regenerated and malformed URLs', async ({ env }) => {
     const { accountId: other } = await env.tenant();
     const disabled = await makeHook(env, other, 'disabled');
     await disableHook(env.deps, disabled.hookId);
@@ -164,7 +162,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
 
   it(
     'refuses a token no live hook has (unknown, disabled, deleted, regenerated away) without a Postgres statement, however ' + 'many come',
-    async () => {
+    async ({ env }) => {
       const { accountId: other } = await env.tenant();
       const disabled = await makeHook(env, other, 'disabled-f');
       await disableHook(env.deps, disabled.hookId);
@@ -206,7 +204,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     },
   );
 
-  it('keeps hook tokens out of every log line and every later answer', async () => {
+  it('keeps hook tokens out of every log line and every later answer', async ({ env }) => {
     const fresh = await makeHook(env, accountId, 'logged');
     await postJson(env, fresh.path, { x: 1 });
     await postRaw(env, fresh.path, 'nope');
@@ -219,7 +217,7 @@ describe('POST /api/webhook/hook/whk_<token>', () => {
     expect(stored).not.toContain(fresh.token.slice(4));
   });
 
-  it('is published in /openapi.json without bearer auth, with its statuses', async () => {
+  it('is published in /openapi.json without bearer auth, with its statuses', async ({ env }) => {
     const doc = (await env.api().get('/openapi.json')).body;
     const op = doc.paths['/api/webhook/hook/{hookToken}'].post;
     expect(op.security).toEqual([]);

@@ -7,10 +7,8 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { deliveryRows, expectError, makeHook, postJson } from './helpers.js';
 
 const HOUR = 3_600_000;
-let env: TestEnv;
 let now = Date.UTC(2026, 10, 22, 8, 0, 0);
-it.beforeAll(({ env: e }) => {
-  env = e;
+it.beforeAll(() => {
   webhookClock.now = () => now;
 });
 afterEach(() => {
@@ -20,7 +18,7 @@ afterAll(() => {
   webhookClock.now = () => Date.now();
 });
 
-async function postMany(path: string, n: number, stepMs = 0): Promise<number[]> {
+async function postMany(env: TestEnv, path: string, n: number, stepMs = 0): Promise<number[]> {
   const statuses: number[] = [];
   for (let i = 0; i < n; i++) {
     statuses.push((await postJson(env, path, { i })).status);
@@ -30,12 +28,12 @@ async function postMany(path: string, n: number, stepMs = 0): Promise<number[]> 
 }
 
 describe('rolling-hour limits (spec 8.2)', () => {
-  it('accepts 60 per hook in any rolling hour, then 429 with Retry-After until the oldest counted one leaves', async () => {
+  it('accepts 60 per hook in any rolling hour, then 429 with Retry-After until the oldest counted one leaves', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     const start = now;
     // 60 deliveries, one a minute: the first at start, the last at start + 59 min.
-    expect(await postMany(hook.path, 60, 60_000)).toEqual(Array(60).fill(202));
+    expect(await postMany(env, hook.path, 60, 60_000)).toEqual(Array(60).fill(202));
     now = start + 59 * 60_000 + 30_000;
     const refused = await postJson(env, hook.path, { over: true });
     expectError(refused, 429, 'rate limited');
@@ -53,14 +51,14 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect(next.headers['retry-after']).toBe('60');
   });
 
-  it('accepts 120 per account across its hooks, then 429 on every hook of the account', async () => {
+  it('accepts 120 per account across its hooks, then 429 on every hook of the account', async ({ env }) => {
     const { accountId } = await env.tenant();
     const a = await makeHook(env, accountId, 'a');
     const b = await makeHook(env, accountId, 'b');
     const c = await makeHook(env, accountId, 'c');
     const start = now;
-    expect(await postMany(a.path, 60, 1_000)).toEqual(Array(60).fill(202));
-    expect(await postMany(b.path, 60, 1_000)).toEqual(Array(60).fill(202));
+    expect(await postMany(env, a.path, 60, 1_000)).toEqual(Array(60).fill(202));
+    expect(await postMany(env, b.path, 60, 1_000)).toEqual(Array(60).fill(202));
     now = start + 30 * 60_000;
     const refused = await postJson(env, c.path, {});
     expectError(refused, 429, 'rate limited');
@@ -75,11 +73,11 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect((await postJson(env, c.path, {})).status).toBe(429);
   });
 
-  it('logs each accepted delivery; refused ones of a hook share one row a minute that counts them', async () => {
+  it('logs each accepted delivery; refused ones of a hook share one row a minute that counts them', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     await liveHooks(env.deps).ready();
-    await postMany(hook.path, 63);
+    await postMany(env, hook.path, 63);
     const rows = await deliveryRows(env, hook.hookId);
     const count = (o: string) => rows.filter((r) => r.outcome === o).length;
     expect([count('Accepted'), count('Rate Limited'), rows.length]).toEqual([60, 1, 61]);
@@ -87,12 +85,12 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect(rows.find((r) => r.outcome === 'Rate Limited')).toMatchObject({ body: null, bytes: 8, deliveries: 3 });
   });
 
-  it('keeps a sender hammering a hook past its limit to a few rows: 500 refused POSTs, counts adding up to 500', async () => {
+  it('keeps a sender hammering a hook past its limit to a few rows: 500 refused POSTs, counts adding up to 500', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'hammered');
     await liveHooks(env.deps).ready();
     const start = now;
-    expect(await postMany(hook.path, 60)).toEqual(Array(60).fill(202));
+    expect(await postMany(env, hook.path, 60)).toEqual(Array(60).fill(202));
     now += 1_000;
     const statuses: number[] = [];
     // 500 refused POSTs, 25 at a time (gathered into shared statements), over two minutes.
@@ -136,7 +134,7 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect(deliveries[2]).toMatchObject({ outcome: 'Accepted' });
   });
 
-  it('lets exactly the limit through when many deliveries race for the last places', async () => {
+  it('lets exactly the limit through when many deliveries race for the last places', async ({ env }) => {
     const limiter = createHookLimiter(env.deps.redis, `race${Date.now()}`, { perHook: 60, perAccount: 120 });
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => limiter.admit('acct_race', `hook_${i % 2}`, `dlv_${i}`, now)));
     // Two hooks of one account: 60 each would be 120, the account's limit; nothing more gets through.
@@ -144,7 +142,7 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect(await limiter.admit('acct_race', 'hook_2', 'dlv_last', now)).toEqual({ allowed: false, retryAfterSeconds: 3600 });
   });
 
-  it('answers a batch of deliveries exactly as the same deliveries admitted one by one, in order', async () => {
+  it('answers a batch of deliveries exactly as the same deliveries admitted one by one, in order', async ({ env }) => {
     const limits = { perHook: 3, perAccount: 5 };
     const one = createHookLimiter(env.deps.redis, `one${Date.now()}`, limits);
     const many = createHookLimiter(env.deps.redis, `many${Date.now()}`, limits);
@@ -164,11 +162,11 @@ describe('rolling-hour limits (spec 8.2)', () => {
     expect(expected.filter((a) => !a.allowed).length).toBeGreaterThan(5);
   });
 
-  it('counts a replay like a new delivery, and refuses it over the limit', async () => {
+  it('counts a replay like a new delivery, and refuses it over the limit', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     const first = await postJson(env, hook.path, { first: true });
-    await postMany(hook.path, 59);
+    await postMany(env, hook.path, 59);
     const refused = await runAdmin(['hook', 'replay', '--delivery-id', first.body.deliveryId], {
       config: env.config,
       db: env.deps.db,

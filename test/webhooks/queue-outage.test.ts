@@ -6,9 +6,11 @@ import { createLogger } from '../../src/logger.js';
 import { sweepDeliveries } from '../../src/webhooks/events.service.js';
 import { listDeliveries } from '../../src/webhooks/webhooks.service.js';
 import { startPools } from '../../workers/main.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { freePort, waitFor } from '../helpers/processes.js';
 import { expectError, makeHook, postJson } from './helpers.js';
+import { row, rows } from '../helpers/rows.js';
+import { seedRows } from '../helpers/row-setup.js';
 
 /** A private redis-server for this file: the machine's shared one is never stopped. */
 function startRedis(port: number): Promise<ChildProcess> {
@@ -40,7 +42,6 @@ async function stopRedis(child: ChildProcess): Promise<void> {
 
 let port: number;
 let redis: ChildProcess;
-let env: TestEnv;
 // This file's own Redis, made with the options and stopped after the env is closed.
 it.override('options', async ({}, { onCleanup }) => {
   port = await freePort();
@@ -57,12 +58,9 @@ it.override('options', async ({}, { onCleanup }) => {
     },
   };
 });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 describe('queue outage (DESIGN rule 2)', () => {
-  it('answers 502 with the delivery logged when Redis is down, and takes the same POST once it is back', async () => {
+  it('answers 502 with the delivery logged when Redis is down, and takes the same POST once it is back', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     expect((await postJson(env, hook.path, { before: true })).status).toBe(202);
@@ -72,8 +70,8 @@ describe('queue outage (DESIGN rule 2)', () => {
     expectError(down, 502, 'the delivery was recorded but the agent could not be woken; retry the same POST');
     const [logged] = await listDeliveries(env.deps.db, hook.hookId, 1);
     expect(logged).toMatchObject({ outcome: 'Worker Error', bytes: 15, error: 'queue unreachable' });
-    const row = await env.deps.db('webhook_deliveries').where({ id: logged!.deliveryId }).first();
-    expect(row.body).toBe('{"during":true}');
+    const delivery = await row(env, 'webhook_deliveries', { id: logged!.deliveryId });
+    expect(delivery.body).toBe('{"during":true}');
 
     redis = await startRedis(port);
     await waitFor(async () => (await postJson(env, hook.path, { during: true })).status === 202, 'the retried POST to be accepted', 20_000);
@@ -83,11 +81,11 @@ describe('queue outage (DESIGN rule 2)', () => {
     expect(job?.data).toEqual({ deliveryId: accepted!.deliveryId });
   });
 
-  it('re-queues an accepted delivery whose job never got queued (the sweeper), once', async () => {
+  it('re-queues an accepted delivery whose job never got queued (the sweeper), once', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     // As if the API died between commit and enqueue.
-    await env.deps.db('webhook_deliveries').insert({
+    await seedRows(env, 'webhook_deliveries', {
       id: 'dlv_orphan1',
       account_id: accountId,
       hook_id: hook.hookId,
@@ -111,7 +109,7 @@ describe('queue outage (DESIGN rule 2)', () => {
 
 describe('Redis restarted under webhook load', () => {
   it('hands every delivery answered 202 to the agent exactly once, the jobs the restart lost through the sweeper; a 502 is ' +
-    'handed on only when retried', async () => {
+    'handed on only when retried', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId, 'load');
     const accepted: string[] = [];
@@ -139,10 +137,7 @@ describe('Redis restarted under webhook load', () => {
     await waitFor(async () => (await postJson(env, hook.path, { n: 'probe' })).status === 202, 'intake to recover', 20_000);
     // The restart lost the waiting jobs: only the sweeper can hand those deliveries on now.
     expect(await pendingJob(queue, webhookEvent.key({ deliveryId: accepted[0]! }))).toBeUndefined();
-    const probe = await env.deps
-      .db('webhook_deliveries')
-      .where({ hook_id: hook.hookId, outcome: 'Accepted' })
-      .whereRaw(`body = '{"n":"probe"}'`);
+    const probe = await rows(env, 'webhook_deliveries', { hook_id: hook.hookId, outcome: 'Accepted' }).whereRaw(`body = '{"n":"probe"}'`);
     accepted.push(...probe.map((r) => r.id as string));
     await load(40, 10);
     // The senders of the 502s retry the same POST, as the error tells them to.
@@ -154,13 +149,12 @@ describe('Redis restarted under webhook load', () => {
     try {
       await waitFor(
         async () => {
-          const rows = await env.deps.db('webhook_deliveries').whereIn('id', accepted).whereNotNull('turn_id');
-          if (rows.length !== accepted.length) return false;
-          const done = await env.deps
-            .db('agent_turns')
+          const handedOn = await rows(env, 'webhook_deliveries').whereIn('id', accepted).whereNotNull('turn_id');
+          if (handedOn.length !== accepted.length) return false;
+          const done = await rows(env, 'agent_turns')
             .whereIn(
               'id',
-              rows.map((r) => r.turn_id),
+              handedOn.map((r) => r.turn_id),
             )
             .whereIn('status', ['replied', 'failed']);
           return done.length === accepted.length;
@@ -173,15 +167,15 @@ describe('Redis restarted under webhook load', () => {
     }
 
     // Exactly once: one event turn per accepted delivery, none for the refused ones.
-    const rows = await env.deps.db('webhook_deliveries').where({ hook_id: hook.hookId });
-    const handed = rows.filter((r) => accepted.includes(r.id));
+    const logged = await rows(env, 'webhook_deliveries', { hook_id: hook.hookId });
+    const handed = logged.filter((r) => accepted.includes(r.id));
     expect(handed).toHaveLength(accepted.length);
     expect(handed.every((r) => r.outcome === 'Accepted' && r.turn_id)).toBe(true);
     expect(new Set(handed.map((r) => r.turn_id)).size).toBe(accepted.length);
-    const others = rows.filter((r) => !accepted.includes(r.id));
+    const others = logged.filter((r) => !accepted.includes(r.id));
     expect(others.length).toBeGreaterThanOrEqual(10);
     expect(others.every((r) => r.outcome === 'Worker Error' && r.turn_id === null)).toBe(true);
-    const turns = await env.deps.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+    const turns = await rows(env, 'agent_turns', { account_id: accountId, kind: 'event' });
     expect(turns).toHaveLength(accepted.length);
     expect(turns.every((t) => t.status === 'replied')).toBe(true);
     // Every payload sent reached the agent once: the 50 numbered ones and the probe.
@@ -192,12 +186,12 @@ describe('Redis restarted under webhook load', () => {
 });
 
 describe('the webhook-events worker giving up', () => {
-  it('marks the delivery Worker Error when its last attempt fails', async () => {
+  it('marks the delivery Worker Error when its last attempt fails', async ({ env }) => {
     const { webhookEventsPool } = await import('../../workers/webhook-events.js');
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     // A row no intake could write (its body is not JSON), so handing it over throws every time.
-    await env.deps.db('webhook_deliveries').insert({
+    await seedRows(env, 'webhook_deliveries', {
       id: 'dlv_broken1',
       account_id: accountId,
       hook_id: hook.hookId,
@@ -213,10 +207,10 @@ describe('the webhook-events worker giving up', () => {
         { deps: env.deps, log, job: { attemptsMade, opts: { attempts: 5 } } as never },
       );
     await expect(attempt(0)).rejects.toThrow();
-    expect((await env.deps.db('webhook_deliveries').where({ id: 'dlv_broken1' }).first()).outcome).toBe('Accepted');
+    expect((await row(env, 'webhook_deliveries', { id: 'dlv_broken1' })).outcome).toBe('Accepted');
     await expect(attempt(4)).rejects.toThrow();
-    const row = await env.deps.db('webhook_deliveries').where({ id: 'dlv_broken1' }).first();
-    expect(row.outcome).toBe('Worker Error');
-    expect(row.error).toMatch(/^the worker could not hand it to the agent/);
+    const delivery = await row(env, 'webhook_deliveries', { id: 'dlv_broken1' });
+    expect(delivery.outcome).toBe('Worker Error');
+    expect(delivery.error).toMatch(/^the worker could not hand it to the agent/);
   });
 });

@@ -5,6 +5,8 @@ import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { maintenancePool } from '../../workers/maintenance.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { makeHook } from './helpers.js';
+import { rows } from '../helpers/rows.js';
+import { seedRows } from '../helpers/row-setup.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const log = createLogger('silent');
@@ -12,9 +14,11 @@ it.override('options', { env: { WEBHOOK_DELIVERY_RETENTION_DAYS: '7' } });
 
 type Row = { id: string; outcome: string; turn_id?: string | null; at: number };
 
-async function logRows(env: TestEnv, accountId: string, hookId: string, rows: Row[]) {
-  await env.deps.db('webhook_deliveries').insert(
-    rows.map((r) => ({
+async function logRows(env: TestEnv, accountId: string, hookId: string, entries: Row[]) {
+  await seedRows(
+    env,
+    'webhook_deliveries',
+    entries.map((r) => ({
       account_id: accountId,
       hook_id: hookId,
       bytes: 2,
@@ -30,7 +34,7 @@ const pruneDeliveries = async (env: TestEnv, now: number, o: { batchRows?: numbe
 });
 
 const ids = async (env: TestEnv, hookId: string) =>
-  (await env.deps.db('webhook_deliveries').where({ hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
+  (await rows(env, 'webhook_deliveries', { hook_id: hookId }).orderBy('id').select('id')).map((r) => r.id);
 
 describe('delivery log retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
   it('deletes deliveries older than the retention, in chunks, but never an accepted one the agent has not got', async ({ env }) => {
