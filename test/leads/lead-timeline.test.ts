@@ -1,16 +1,10 @@
-import { simpleParser } from 'mailparser';
-import request from 'supertest';
 import { describe, expect } from 'vitest';
 import { LeadTimeline } from '../../api/dashboard/leads.schemas.js';
-import { newId } from '../../src/ids.js';
-import { inboundRepository } from '../../src/inbound/inbound.repository.js';
-import { processInbound } from '../../src/inbound/process.service.js';
 import { auth } from '../helpers/auth.js';
 import { signedIn } from '../helpers/dashboard.js';
-import { buildCard, buildLead } from '../helpers/factories.js';
+import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { mailFixture } from '../helpers/mail-fixtures.js';
-import { sentThread } from '../helpers/sent-thread.js';
+import { followMailLink, receiveAnswer, type SendCard, shipMail } from '../helpers/lead-history.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
 /**
@@ -18,8 +12,6 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
  * processed from received mail, a person's visit through the mail's tracked link, and the lead's research, newest
  * first, each read through its owner; bounded; 404 for another account's lead.
  */
-
-const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 
 let env: TestEnv;
 let smtp: TestSmtp;
@@ -29,32 +21,8 @@ it.beforeAll(({ env: e, smtp: s }) => {
   smtp = s;
 });
 
-/** Ships a mail card to `to` through the review API, as a person's Send does; its thread (with the reply token). */
-async function ship(token: string, accountId: string, to: string, subject: string) {
-  const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
-    payload: { work: 'email', to, draft: { subject, body: 'Our pricing: https://example.org/pricing' } },
-  });
-  const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return (await sentThread(env.deps.db, env.config, res.body.sendId))!;
-}
-
-/** A mail fixture answering `thread`, its recipient jane@acme.test made the thread's. */
-const answering = (name: string, thread: { replyToken: string; messageId: string; to: string }) =>
-  Buffer.from(mailFixture(name, thread).toString('latin1').replaceAll('jane@acme.test', thread.to), 'latin1');
-
-/** Stores received mail on the account's inbound URL, as intake does, and processes it. */
-async function receive(accountId: string, raw: Buffer) {
-  const id = newId('im');
-  await inboundRepository(env.deps.db).insert({ id, accountId, via: 'http', mailFrom: null, rcptTo: [], raw, receivedAt: Date.now() });
-  await processInbound(env.deps, id);
-  return (await inboundRepository(env.deps.db).find(id))!;
-}
-
 /** A lead with two contacts and a research entry, mailed twice; dana replies, lee's address bounces, dana follows the link. */
-async function historyOf(e: TestEnv, s: TestSmtp) {
-  env = e;
-  smtp = s;
+async function historyOf() {
   const { token, accountId } = await env.tenant();
   const lead = await buildLead(env.deps.db, accountId, {
     domain: 'northwind.test',
@@ -62,21 +30,19 @@ async function historyOf(e: TestEnv, s: TestSmtp) {
     contacts: [{ email: 'dana@northwind.test', name: 'Dana Cole' }, { email: 'lee@northwind.test' }],
     research: [{ key: 'hiring', reasoning: 'Three open sales roles', sources: [] }],
   });
-  const toDana = await ship(token, accountId, 'dana@northwind.test', 'Hello Northwind');
-  const toLee = await ship(token, accountId, 'lee@northwind.test', 'Hello Lee');
+  const send: SendCard = (cardId) => env.api().post(`/api/v1/review/${cardId}/send`).set(auth(token)).send({});
+  const toDana = await shipMail(env, accountId, send, 'dana@northwind.test', 'Hello Northwind');
+  const toLee = await shipMail(env, accountId, send, 'lee@northwind.test', 'Hello Lee');
   expect([toDana.leadId, toLee.leadId]).toEqual([lead.id, lead.id]);
-  expect(await receive(accountId, answering('gmail-reply', toDana))).toMatchObject({ status: 'applied', kind: 'reply' });
-  expect(await receive(accountId, answering('gmail-dsn-failure', toLee))).toMatchObject({ status: 'applied', kind: 'bounce' });
-  const mail = smtp.received.find((m) => m.raw.includes('Hello Northwind'))!;
-  const link = /\/l\/[0-9A-Za-z]{12}/.exec((await simpleParser(mail.raw)).text ?? '')![0];
-  const visit = await request(env.app).get(link).set('User-Agent', BROWSER);
-  expect(visit.status).toBe(302);
+  expect(await receiveAnswer(env, accountId, 'gmail-reply', toDana)).toMatchObject({ status: 'applied', kind: 'reply' });
+  expect(await receiveAnswer(env, accountId, 'gmail-dsn-failure', toLee)).toMatchObject({ status: 'applied', kind: 'bounce' });
+  await followMailLink(env, smtp, 'Hello Northwind');
   return { accountId, token, leadId: lead.id };
 }
 
 describe('GET /dashboard/api/leads/{id}/timeline', () => {
   it('lists the sends, the reply, the bounce, the visit and the research, newest first', async () => {
-    const { accountId, leadId } = await historyOf(env, smtp);
+    const { accountId, leadId } = await historyOf();
     const who = await signedIn(env, { accountId });
     const res = await who.request('get', `/dashboard/api/leads/${leadId}/timeline`);
     expect(res.status).toBe(200);
@@ -104,7 +70,7 @@ describe('GET /dashboard/api/leads/{id}/timeline', () => {
   });
 
   it('is bounded by limit (1 to 100, default 50), saying when there was more', async () => {
-    const { accountId, leadId } = await historyOf(env, smtp);
+    const { accountId, leadId } = await historyOf();
     const who = await signedIn(env, { accountId });
     const all = LeadTimeline.parse((await who.request('get', `/dashboard/api/leads/${leadId}/timeline`)).body).entries;
     const res = await who.request('get', `/dashboard/api/leads/${leadId}/timeline?limit=2`);
@@ -117,7 +83,7 @@ describe('GET /dashboard/api/leads/{id}/timeline', () => {
   });
 
   it("answers 404 for another account's lead and for an unknown id, and shows an unmailed lead's research alone", async () => {
-    const { leadId } = await historyOf(env, smtp);
+    const { leadId } = await historyOf();
     const stranger = await signedIn(env);
     for (const id of [leadId, 'lead_unknown']) {
       const res = await stranger.request('get', `/dashboard/api/leads/${id}/timeline`);
