@@ -2,6 +2,7 @@ import type { RouteDef } from '../route-def.js';
 import { agentRoutes } from './agent.js';
 import { hookRoutes } from './hooks.js';
 import { leadImportRoutes } from './leads-imports.js';
+import { leadRoutes } from './leads.js';
 import { peopleRoutes } from './people.js';
 import { resultsSeriesRoutes } from './results.js';
 import { reviewStreamRoutes } from './review-stream.js';
@@ -23,6 +24,7 @@ export const dashboardRoutes: RouteDef[] = [
   ...hookRoutes,
   ...settingsRoutes,
   ...leadImportRoutes,
+  ...leadRoutes,
   ...reviewStreamRoutes,
   ...agentRoutes,
   ...workflowRoutes,

@@ -21,6 +21,7 @@ export const retentionEnv = {
   FINISHED_CARD_RETENTION_DAYS: days(365),
   MODEL_CALL_RETENTION_DAYS: days(90),
   INBOUND_MESSAGE_RETENTION_DAYS: days(90),
+  LEAD_IMPORT_RETENTION_DAYS: days(30),
   // `/results` reads minute rollups up to 14 days back (a 7-day window and its baseline): never fewer days.
   MINUTE_ROLLUP_RETENTION_DAYS: int(15, 15),
   RETENTION_BATCH_ROWS: int(5_000),
@@ -52,6 +53,11 @@ export function retentionConfig(env: z.output<z.ZodObject<typeof retentionEnv>>)
     modelCallsMs: ms(env.MODEL_CALL_RETENTION_DAYS),
     /** An inbound message's row (envelope and outcome) once processed, after it arrived; its raw bytes go sooner. */
     inboundMessagesMs: ms(env.INBOUND_MESSAGE_RETENTION_DAYS),
+    /**
+     * A finished CSV import's row (its counts and its lists of refused and duplicate lines), after it finished; the
+     * file itself is dropped when the import finishes. The leads and contacts it made stay.
+     */
+    leadImportsMs: ms(env.LEAD_IMPORT_RETENTION_DAYS),
     /** Minute rollups, by their minute (`/results` reads them at its edges only, at most 14 days back; hours stay). */
     minuteRollupsMs: env.MINUTE_ROLLUP_RETENTION_DAYS * DAY_MS,
     /** Rows one statement deletes at most: each statement is short, and holds its row locks only that long. */

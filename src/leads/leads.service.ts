@@ -188,6 +188,34 @@ function listItem(lead: LeadRow, columns: string[], research: ResearchRow[], con
   };
 }
 
+/**
+ * The list form of `candidates` (newest first), as many as fit `maxBytes` serialised (at least one), and the last
+ * row shown (where a next page starts).
+ */
+export async function leadListItems(
+  repo: ReturnType<typeof leadsRepository>,
+  accountId: string,
+  candidates: LeadRow[],
+  maxBytes: number,
+): Promise<{ leads: LeadListItem[]; last: LeadRow | undefined }> {
+  const columns = await repo.columns(accountId);
+  const ids = candidates.map((r) => r.id);
+  const [research, contacts] = await Promise.all([
+    columns.length ? repo.research(ids, columns) : Promise.resolve([]),
+    repo.firstContacts(ids),
+  ]);
+  const leads: LeadListItem[] = [];
+  let bytes = 2;
+  for (const row of candidates) {
+    const item = listItem(row, columns, research, contacts.get(row.id) ?? null);
+    const size = Buffer.byteLength(JSON.stringify(item)) + (leads.length ? 1 : 0);
+    if (leads.length && bytes + size > maxBytes) break;
+    bytes += size;
+    leads.push(item);
+  }
+  return { leads, last: candidates[leads.length - 1] };
+}
+
 export interface ListLeadsOptions {
   status: string | null;
   limit: number;
@@ -209,24 +237,8 @@ export async function listLeads(
   const after = opts.cursor === null ? null : decodeCursor(opts.cursorSecret, 'leads', accountId, opts.status, opts.cursor);
   const repo = leadsRepository(q);
   const rows = await repo.page(accountId, { status: opts.status, after, limit: opts.limit + 1 });
-  const columns = await repo.columns(accountId);
-  const candidates = rows.slice(0, opts.limit);
-  const ids = candidates.map((r) => r.id);
-  const [research, contacts] = await Promise.all([
-    columns.length ? repo.research(ids, columns) : Promise.resolve([]),
-    repo.firstContacts(ids),
-  ]);
-  const leads: LeadListItem[] = [];
-  let bytes = 2;
-  for (const row of candidates) {
-    const item = listItem(row, columns, research, contacts.get(row.id) ?? null);
-    const size = Buffer.byteLength(JSON.stringify(item)) + (leads.length ? 1 : 0);
-    if (leads.length && bytes + size > opts.maxBytes) break;
-    bytes += size;
-    leads.push(item);
-  }
+  const { leads, last } = await leadListItems(repo, accountId, rows.slice(0, opts.limit), opts.maxBytes);
   const more = leads.length < rows.length;
-  const last = candidates[leads.length - 1];
   const nextCursor =
     more && last ? encodeCursor(opts.cursorSecret, 'leads', accountId, opts.status, { at: last.created_at, seq: last.seq }) : null;
   return { leads, nextCursor };

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { Queryable } from '../db.js';
 import { inboundRepository } from '../inbound/inbound.repository.js';
 import { inboundPrunes } from '../inbound/retention.js';
+import { leadsPrunes } from '../leads/retention.js';
 import { measurementRepository } from '../measurement/measurement.repository.js';
 import { measurementPrunes } from '../measurement/retention.js';
 import { resultsPrunes } from '../results/retention.js';
@@ -59,6 +60,7 @@ export const RETENTION_KINDS: readonly RetentionKind[] = [
     keepMs: (c) => c.retention.inboundMessagesMs,
     batch: inboundPrunes.inboundMessages,
   },
+  { name: 'leadImports', keepMs: (c) => c.retention.leadImportsMs, batch: leadsPrunes.leadImports },
   { name: 'operatorMail', keepMs: (c) => c.inbound.postmasterRetentionMs, batch: inboundPrunes.operatorMail },
   // `/results` reads minute rollups only at the edges of windows at most 14 days back (docs/decisions/results.md).
   { name: 'minuteEventRollups', keepMs: (c) => c.retention.minuteRollupsMs, batch: resultsPrunes.minuteEventRollups },

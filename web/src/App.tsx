@@ -26,7 +26,7 @@ const leadTools = () => import('./work/LeadImport');
 const Leads = lazy(() => leads().then((m) => ({ default: m.Leads })));
 const LeadImport = lazy(() => leadTools().then((m) => ({ default: m.LeadImport })));
 const Blocklist = lazy(() => leadTools().then((m) => ({ default: m.Blocklist })));
-const LeadPage = lazy(() => leads().then((m) => ({ default: m.LeadPage })));
+const LeadPage = lazy(() => import('./work/LeadPage').then((m) => ({ default: m.LeadPage })));
 
 /** The work pages, in the nav's first section; everyone signed in reaches them. */
 export const WORK_PAGES = [

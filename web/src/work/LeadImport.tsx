@@ -2,6 +2,7 @@ import { type FormEvent, useCallback, useEffect, useId, useState } from 'react';
 import { api, errorText, upload } from '../api';
 import { FormError, formatDate, Loading, Notice, PageHeader } from '../ui';
 import { LeadsNav } from './Leads';
+import { type Column, DataTable } from './LeadTable';
 
 interface PreviewRow {
   line: number;
@@ -19,6 +20,16 @@ interface ImportState {
   duplicateRows: { line: number; reason: string }[];
   error: string | null;
 }
+
+const PREVIEW_COLUMNS: Column<PreviewRow>[] = [
+  { header: 'Line', cell: (r) => r.line },
+  { header: 'Email', cell: (r) => r.contact?.email ?? '—' },
+  { header: 'Domain', cell: (r) => r.contact?.domain ?? '—' },
+  {
+    header: 'Problem',
+    cell: (r) => (r.problem ? `${r.problem.kind === 'duplicate' ? 'Duplicate' : 'Refused'}: ${r.problem.reason}` : 'OK'),
+  },
+];
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -131,28 +142,7 @@ export function LeadImport() {
         <div className="card">
           <h2>Preview (first {preview.length} rows)</h2>
           <p>{bad.length ? `${bad.length} of these rows will not be imported.` : 'Every row shown can be imported.'}</p>
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Line</th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Domain</th>
-                  <th scope="col">Problem</th>
-                </tr>
-              </thead>
-              <tbody>
-                {preview.map((r) => (
-                  <tr key={r.line}>
-                    <td>{r.line}</td>
-                    <td>{r.contact?.email ?? '—'}</td>
-                    <td>{r.contact?.domain ?? '—'}</td>
-                    <td>{r.problem ? `${r.problem.kind === 'duplicate' ? 'Duplicate' : 'Refused'}: ${r.problem.reason}` : 'OK'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={PREVIEW_COLUMNS} rows={preview} rowKey={(r) => String(r.line)} />
         </div>
       ) : null}
       {job ? (
@@ -200,6 +190,14 @@ interface BlockEntry {
   source: string;
   addedAt: number;
 }
+
+const BLOCK_COLUMNS: Column<BlockEntry>[] = [
+  { header: 'Value', cell: (b) => b.value },
+  { header: 'Kind', cell: (b) => b.kind },
+  { header: 'Source', cell: (b) => b.source.replace(/_/g, ' ') },
+  { header: 'Reason', cell: (b) => b.reason ?? '—' },
+  { header: 'Added', cell: (b) => formatDate(b.addedAt) },
+];
 
 /** The block list: newest first with cursor paging, and an add form (one value a line). */
 export function Blocklist() {
@@ -260,32 +258,7 @@ export function Blocklist() {
       </form>
       {entries === null ? <Loading /> : null}
       {entries && entries.length === 0 ? <p className="muted">Nothing is blocked.</p> : null}
-      {entries?.length ? (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Value</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Source</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Added</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((b) => (
-                <tr key={b.id}>
-                  <th scope="row">{b.value}</th>
-                  <td>{b.kind}</td>
-                  <td>{b.source.replace(/_/g, ' ')}</td>
-                  <td>{b.reason ?? '—'}</td>
-                  <td>{formatDate(b.addedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      {entries?.length ? <DataTable columns={BLOCK_COLUMNS} rows={entries} rowKey={(b) => b.id} /> : null}
       {cursor ? (
         <p>
           <button type="button" className="button secondary" onClick={() => load(cursor)}>

@@ -1,9 +1,10 @@
-import { Fragment, useCallback, useEffect, useId, useState } from 'react';
+import { useCallback, useEffect, useId, useState } from 'react';
 import { api, errorText } from '../api';
 import { Link } from '../router';
 import { FormError, formatDate, Loading, PageHeader } from '../ui';
+import { type Column, DataTable, Tags } from './LeadTable';
 
-interface Lead {
+export interface Lead {
   id: string;
   domain: string;
   companyName: string | null;
@@ -16,7 +17,7 @@ interface Lead {
   contact: { email?: string | null; name?: string | null } | null;
   createdAt: number;
 }
-interface LeadDetail extends Lead {
+export interface LeadDetail extends Lead {
   draft: { subject: string; body: string } | null;
   research: { key: string; reasoning: string; sources: { url: string; title: string }[] }[];
   contacts: { email?: string | null; name?: string | null }[];
@@ -34,23 +35,53 @@ export function LeadsNav() {
   );
 }
 
-/** Leads: a status filter (the server's), a search over the pages read so far, and cursor paging. */
+const LEAD_COLUMNS: Column<Lead>[] = [
+  {
+    header: 'Company',
+    cell: (l) => (
+      <>
+        <Link to={`/leads/${encodeURIComponent(l.id)}`}>{l.companyName ?? l.domain}</Link>
+        {l.companyName ? <span className="muted small"> {l.domain}</span> : null}
+      </>
+    ),
+  },
+  { header: 'Status', cell: (l) => <span className="badge">{l.status}</span> },
+  { header: 'Contact', cell: (l) => l.contact?.email ?? '—' },
+  { header: 'Tags', cell: (l) => <Tags tags={l.tags} /> },
+  { header: 'Added', cell: (l) => formatDate(l.createdAt) },
+];
+
+/** Characters a search needs before the server is asked (its trigram indexes need three). */
+const SEARCH_MIN = 3;
+
+/**
+ * Leads: a status filter (the server's), a search over all the account's leads (`GET /dashboard/api/leads`, asked
+ * once typing pauses), and cursor paging of either.
+ */
 export function Leads() {
   const id = useId();
   const [status, setStatus] = useState('');
   const [search, setSearch] = useState('');
+  const [needle, setNeedle] = useState('');
   const [leads, setLeads] = useState<Lead[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const load = useCallback(async (st: string, after: string | null) => {
+  // The search is asked 300 ms after typing stops, and only with enough characters; fewer show every lead.
+  useEffect(() => {
+    const t = window.setTimeout(() => setNeedle([...search.trim()].length >= SEARCH_MIN ? search.trim() : ''), 300);
+    return () => window.clearTimeout(t);
+  }, [search]);
+
+  const load = useCallback(async (st: string, q: string, after: string | null) => {
     setBusy(true);
     try {
-      const q = new URLSearchParams({ limit: '50' });
-      if (st) q.set('status', st);
-      if (after) q.set('cursor', after);
-      const page = await api<{ leads: Lead[]; nextCursor: string | null }>('GET', `/v1/leads?${q}`);
+      const query = new URLSearchParams({ limit: '50' });
+      if (st) query.set('status', st);
+      if (q) query.set('q', q);
+      if (after) query.set('cursor', after);
+      const page = await api<{ leads: Lead[]; nextCursor: string | null }>('GET', q ? `/leads?${query}` : `/v1/leads?${query}`);
       setLeads((ls) => (after && ls ? [...ls, ...page.leads] : page.leads));
       setCursor(page.nextCursor);
       setError(null);
@@ -61,15 +92,9 @@ export function Leads() {
     }
   }, []);
   useEffect(() => {
-    void load(status, null);
-  }, [status, load]);
+    void load(status, needle, null);
+  }, [status, needle, load]);
 
-  const needle = search.trim().toLowerCase();
-  const shown = (leads ?? []).filter(
-    (l) =>
-      !needle ||
-      [l.domain, l.companyName, l.contact?.email, l.contact?.name, l.vertical, ...l.tags].some((v) => v?.toLowerCase().includes(needle)),
-  );
   return (
     <section>
       <PageHeader title="Leads">The companies the agent found or you imported, newest first.</PageHeader>
@@ -96,154 +121,23 @@ export function Leads() {
             aria-describedby={`${id}-search-hint`}
           />
           <p className="hint" id={`${id}-search-hint`}>
-            Searches the leads loaded below (domain, company, contact, vertical, tags).
+            Searches all your leads: domain, company, a contact&apos;s address or name ({SEARCH_MIN} characters at least).
           </p>
         </div>
       </div>
       <FormError error={error} />
       {leads === null ? <Loading /> : null}
-      {leads && shown.length === 0 ? <p className="muted">No leads match.</p> : null}
-      {shown.length ? (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Company</th>
-                <th scope="col">Status</th>
-                <th scope="col">Contact</th>
-                <th scope="col">Tags</th>
-                <th scope="col">Added</th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((l) => (
-                <tr key={l.id}>
-                  <th scope="row">
-                    <Link to={`/leads/${encodeURIComponent(l.id)}`}>{l.companyName ?? l.domain}</Link>
-                    {l.companyName ? <span className="muted small"> {l.domain}</span> : null}
-                  </th>
-                  <td>
-                    <span className="badge">{l.status}</span>
-                  </td>
-                  <td>{l.contact?.email ?? '—'}</td>
-                  <td>
-                    <ul className="tags">
-                      {l.tags.map((t) => (
-                        <li key={t} className="tag">
-                          {t}
-                        </li>
-                      ))}
-                    </ul>
-                  </td>
-                  <td>{formatDate(l.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <p className="visually-hidden" role="status">
+        {leads && !busy ? `${leads.length}${cursor ? ' or more' : ''} leads${needle ? ` match “${needle}”` : ''}.` : ''}
+      </p>
+      {leads && leads.length === 0 ? <p className="muted">No leads match.</p> : null}
+      {leads?.length ? <DataTable columns={LEAD_COLUMNS} rows={leads} rowKey={(l) => l.id} /> : null}
       {cursor ? (
         <p>
-          <button type="button" className="button secondary" disabled={busy} onClick={() => load(status, cursor)}>
+          <button type="button" className="button secondary" disabled={busy} onClick={() => load(status, needle, cursor)}>
             Load more
           </button>
         </p>
-      ) : null}
-    </section>
-  );
-}
-
-/** One lead: its labels, contacts, draft and research. */
-export function LeadPage({ id }: { id: string }) {
-  const [lead, setLead] = useState<LeadDetail | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    api<{ lead: LeadDetail }>('GET', `/v1/leads/${encodeURIComponent(id)}`).then(
-      (r) => setLead(r.lead),
-      (err: unknown) => setError(errorText(err)),
-    );
-  }, [id]);
-  if (error)
-    return (
-      <section>
-        <PageHeader title="Lead" />
-        <LeadsNav />
-        <FormError error={error} />
-      </section>
-    );
-  if (!lead) return <Loading />;
-  return (
-    <section>
-      <PageHeader title={lead.companyName ?? lead.domain}>{lead.domain}</PageHeader>
-      <LeadsNav />
-      <div className="card">
-        <dl className="facts">
-          <dt>Status</dt>
-          <dd>{lead.status}</dd>
-          <dt>Reply</dt>
-          <dd>{lead.replyKind ?? '—'}</dd>
-          <dt>Score</dt>
-          <dd>{lead.score ?? '—'}</dd>
-          <dt>Vertical</dt>
-          <dd>{lead.vertical ?? '—'}</dd>
-          <dt>Archetype</dt>
-          <dd>{lead.archetype ?? '—'}</dd>
-          <dt>Tags</dt>
-          <dd>{lead.tags.length ? lead.tags.join(', ') : '—'}</dd>
-          {lead.fields.map((f) => (
-            <Fragment key={f.key}>
-              <dt>{f.key}</dt>
-              <dd>{f.value}</dd>
-            </Fragment>
-          ))}
-        </dl>
-      </div>
-      <div className="card">
-        <h2>Contacts</h2>
-        {lead.contacts.length ? (
-          <ul className="plain-list">
-            {lead.contacts.map((c, i) => (
-              <li key={c.email ?? i}>
-                {c.name ? `${c.name} · ` : ''}
-                {c.email ?? '—'}
-              </li>
-            ))}
-          </ul>
-        ) : (
-          <p className="muted">No contacts.</p>
-        )}
-        {lead.contactsTruncated ? <p className="muted small">Only the first 50 are shown.</p> : null}
-      </div>
-      {lead.draft ? (
-        <div className="card">
-          <h2>Draft</h2>
-          <p>
-            <strong>{lead.draft.subject}</strong>
-          </p>
-          <p className="preview">{lead.draft.body}</p>
-        </div>
-      ) : null}
-      {lead.research.length ? (
-        <div className="card">
-          <h2>Research</h2>
-          {lead.research.map((r) => (
-            <div key={r.key}>
-              <h3>{r.key}</h3>
-              <p>{r.reasoning}</p>
-              {r.sources.length ? (
-                <ul>
-                  {r.sources.map((s) => (
-                    <li key={s.url}>
-                      <a href={s.url} rel="noopener noreferrer nofollow" target="_blank">
-                        {s.title || s.url}
-                      </a>
-                    </li>
-                  ))}
-                </ul>
-              ) : null}
-            </div>
-          ))}
-        </div>
       ) : null}
     </section>
   );
