@@ -75,6 +75,12 @@ export const PAGES: readonly Page[] = [
     about: 'A big account beside a small one, and retention at a steady daily volume.',
     benches: ['big-account', 'retention'],
   },
+  {
+    file: 'dashboard',
+    title: 'The dashboard in a browser',
+    about: 'The dashboard’s pages in headless Chromium: how soon the review desk is usable, answers a key and shows a new card.',
+    benches: ['dashboard-desk'],
+  },
 ];
 
 /** The page a benchmark writes to; throws for a benchmark no page lists. */

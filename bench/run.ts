@@ -18,6 +18,7 @@ import { bigAccount } from './big-account.bench.js';
 import { metricsCost } from './metrics-cost.bench.js';
 import { contentMeasurement } from './content-measurement.bench.js';
 import { dashboard } from './dashboard.bench.js';
+import { dashboardDesk } from './dashboard-desk.bench.js';
 import { doorFlood } from './door-flood.bench.js';
 import { experimentsSimulation } from './experiments.bench.js';
 import { experimentsPath } from './experiments-path.bench.js';
@@ -81,6 +82,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<Section>> = {
   'big-account': bigAccount,
   retention,
   dashboard,
+  'dashboard-desk': dashboardDesk,
 };
 
 const OUT = path.resolve(ROOT, process.env.BENCH_OUT ?? 'docs/performance.md');

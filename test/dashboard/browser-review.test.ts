@@ -9,6 +9,7 @@ import {
   signedInPage,
   type watchPage,
 } from '../helpers/browser.js';
+import { closeLiveHub } from '../../src/review/live-stream.js';
 import { PASSWORD, type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
@@ -148,6 +149,66 @@ describe('the review desk in headless Chromium', () => {
     } finally {
       await a.context.close();
       await b.context.close();
+    }
+  });
+
+  it('a dismiss that loses the race before the stream tells the desk: no error, then who and when, once, and the card leaves', {
+    timeout: 90_000,
+  }, async () => {
+    const bo = await signedIn(env, { role: 'member', accountId: ana.accountId, name: 'Bo Chen', email: 'bo3@review.example' });
+    const card = await buildCard(env.deps.db, ana.accountId, 'plain', { title: 'Go ahead with the Nordics list?' });
+    const { context, page, watch } = await deskFor(ana, [409]);
+    try {
+      await queueItem(page, /Nordics list/).click();
+      await page.getByRole('article').getByRole('heading', { name: 'Go ahead with the Nordics list?' }).waitFor();
+      // Every text the live region says, in order: a second report of the same card would show here.
+      await page.evaluate(`(() => {
+        const region = document.querySelector('[aria-live="polite"]');
+        const said = (globalThis.said = []);
+        new MutationObserver(() => {
+          const text = region.textContent;
+          if (text && text !== said.at(-1)) said.push(text);
+        }).observe(region, { childList: true, subtree: true, characterData: true });
+      })()`);
+
+      // The page's stream ends (the process's streams close, as at a shutdown) and its reconnection is held until
+      // released: Bo's dismiss reaches the account's backlog, not yet this page.
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      await page.route('**/dashboard/api/review/stream', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await closeLiveHub(env.deps.redis);
+      await page.getByText('Connecting to live updates…').waitFor();
+      await bo.request('post', `/dashboard/api/v1/review/${card.id}/dismiss`, {}).expect(200);
+
+      // Ana dismisses by keyboard alone; the service answers 409. No error is shown, and nothing said yet.
+      const lost = page.waitForResponse((r) => r.url().endsWith(`/review/${card.id}/dismiss`) && r.request().method() === 'POST');
+      await page.keyboard.press('d');
+      await page.getByLabel(/Why dismiss it/).waitFor();
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      expect((await lost).status()).toBe(409);
+      await page.getByRole('form', { name: 'Dismiss' }).waitFor({ state: 'detached' });
+      expect(await page.getByRole('alert').count()).toBe(0);
+
+      // The stream comes back, resumes after its last event, and Bo's dismiss names him, once; the card leaves.
+      release();
+      const said = /^Dismissed by Bo Chen at \d{1,2}:\d{2}(\s?[AP]M)?: “Go ahead with the Nordics list\?”\.$/;
+      await page.getByText(said).waitFor();
+      await queueItem(page, /Nordics list/).waitFor({ state: 'detached' });
+      await page.getByText('Live: new cards appear as they are filed.').waitFor();
+      const notices = (await page.evaluate('globalThis.said')) as string[];
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toMatch(said);
+      expect(await page.getByRole('alert').count()).toBe(0);
+      await page.unroute('**/dashboard/api/review/stream');
+      clean(watch);
+    } finally {
+      await context.close();
     }
   });
 

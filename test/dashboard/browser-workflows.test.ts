@@ -127,4 +127,77 @@ describe('the workflows page in headless Chromium', () => {
       await context.close();
     }
   });
+
+  it('edits a workflow (name, schedule with its next five runs, description, steps, status) and deletes another after asking', {
+    timeout: 120_000,
+  }, async () => {
+    const create = async (name: string, scheduleText: string, steps: string[]) =>
+      (
+        await ana
+          .request('post', '/dashboard/api/v1/workflows', { name, scheduleText, steps: steps.map((title) => ({ title })) })
+          .expect(201)
+      ).body.workflow as { workflowId: string; steps: { id: string; title: string }[] };
+    const digest = await create('Nightly digest', 'every day at 6pm', ['Read the replies', 'Write the digest']);
+    const old = await create('Old report', 'every Friday at 4pm', ['Count the sends']);
+    const mondays = (await ana.request('get', '/dashboard/api/workflows/schedule-preview?text=Mondays%20at%208%3A30').expect(200)).body;
+
+    const { context, page, watch } = await signedInPage(browser, served.base, ana);
+    try {
+      await page.getByRole('navigation').getByRole('link', { name: 'Workflows' }).click();
+      await page.getByRole('heading', { name: 'Workflows', level: 1 }).waitFor();
+      const row = (name: string) => page.locator('li.workflow').filter({ has: page.getByRole('heading', { name, exact: true }) });
+      await row('Nightly digest').waitFor();
+
+      await page.getByRole('button', { name: 'Edit Nightly digest' }).click();
+      const form = page.getByRole('form', { name: 'Edit Nightly digest' });
+      await form.getByLabel('Name').fill('Monday digest');
+      await form.getByLabel('Schedule').fill('Mondays at 8:30');
+      const next = form.getByRole('list', { name: /The next five runs/ });
+      await form.getByText(`Read as: ${mondays.echo}`).waitFor();
+      expect(await next.getByRole('listitem').count()).toBe(5);
+      await form.getByLabel('Description (optional)').fill('What came in over the weekend');
+      await form.getByLabel('Steps, one a line').fill('Read the replies\nList the meetings booked');
+      await form.getByLabel('Status').selectOption('live');
+      const violations = await axeViolations(page);
+      expect(violations, JSON.stringify(violations, null, 2)).toEqual([]);
+      await screenshot(page, 'dashboard-workflows-edit');
+      await form.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText(/^“Monday digest” is saved; next run /).waitFor();
+      await form.waitFor({ state: 'detached' });
+      await row('Monday digest')
+        .getByText(/“Mondays at 8:30”/)
+        .waitFor();
+
+      const listed = WorkflowsResponse.parse((await ana.request('get', '/dashboard/api/v1/workflows').expect(200)).body).workflows;
+      const edited = listed.find((w) => w.workflowId === digest.workflowId)!;
+      expect(edited).toMatchObject({
+        name: 'Monday digest',
+        description: 'What came in over the weekend',
+        scheduleText: 'Mondays at 8:30',
+        status: 'live',
+        nextRunAt: mondays.nextRuns[0],
+      });
+      // The step kept word for word keeps its id (and its run history); the changed line is a new step.
+      expect(edited.steps.map((s) => s.title)).toEqual(['Read the replies', 'List the meetings booked']);
+      expect(edited.steps[0]!.id).toBe(digest.steps[0]!.id);
+      expect(digest.steps.map((s) => s.id)).not.toContain(edited.steps[1]!.id);
+
+      // Delete asks first, in place: Escape steps back; the second time it is deleted.
+      await row('Old report').getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByText('Delete “Old report”? It stops running and its runs are no longer shown.').waitFor();
+      await page.keyboard.press('Escape');
+      await row('Old report').getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('button', { name: 'Delete “Old report”' }).click();
+      await page.getByText('“Old report” is deleted.').waitFor();
+      await row('Old report').waitFor({ state: 'detached' });
+      const after = WorkflowsResponse.parse((await ana.request('get', '/dashboard/api/v1/workflows').expect(200)).body).workflows;
+      expect(after.map((w) => w.workflowId)).not.toContain(old.workflowId);
+      await ana.request('get', `/dashboard/api/v1/workflows/${old.workflowId}/runs`).expect(404);
+
+      expect([...watch.hosts]).toEqual([new URL(served.base).host]);
+      expect(watch.failures).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });

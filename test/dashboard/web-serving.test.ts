@@ -1,8 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
+import http from 'node:http';
 import { describe, expect } from 'vitest';
 import { DASHBOARD_CSP, WEB_DIST } from '../../api/dashboard-web.js';
+import { serveApp } from '../helpers/browser.js';
 import { it } from '../helpers/fixture.js';
 
 /**
@@ -48,6 +50,41 @@ describe('the dashboard page', () => {
     const missing = await api().get('/dashboard/assets/index-00000000.js').expect(404);
     expect(missing.body).toEqual({ error: 'not found' });
     expect(missing.headers['cache-control']).toBe('no-store');
+  });
+
+  it('sends the assets compressed to a browser that takes it (Brotli first, else gzip), as they are to one that does not', async ({
+    env,
+  }) => {
+    const script = assetPaths().find((a) => a.endsWith('.js'))!;
+    const raw = readFileSync(path.join(WEB_DIST, script.replace('/dashboard/', '')));
+    const served = await serveApp(env.app);
+    // Node's own client, which leaves the body as it came (fetch and supertest undo the encoding).
+    const asked = (encoding: string) =>
+      new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        http
+          .get(`${served.base}${script}`, { headers: { 'accept-encoding': encoding } }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+          })
+          .on('error', reject);
+      });
+    try {
+      const br = await asked('gzip, deflate, br, zstd');
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(br.headers.vary).toMatch(/Accept-Encoding/i);
+      expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(brotliDecompressSync(br.body).equals(raw)).toBe(true);
+      expect(br.body.length).toBeLessThan(raw.length / 3);
+      const gz = await asked('gzip');
+      expect(gz.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gz.body).equals(raw)).toBe(true);
+      const plain = await asked('identity');
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.body.equals(raw)).toBe(true);
+    } finally {
+      await served.close();
+    }
   });
 
   it('leaves /dashboard/api/ to the dashboard routes: an unknown one is the JSON 404, not the page', async ({ api }) => {

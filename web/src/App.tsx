@@ -17,12 +17,26 @@ import { Webhooks } from './settings/Webhooks';
 import { Loading } from './ui';
 
 // The work pages load when first opened, so the sign-in screen's script stays small.
-const Review = lazy(() => import('./work/Review').then((m) => ({ default: m.Review })));
-const Agent = lazy(() => import('./work/Agent').then((m) => ({ default: m.Agent })));
-const Results = lazy(() => import('./work/Results').then((m) => ({ default: m.Results })));
-const Workflows = lazy(() => import('./work/Workflows').then((m) => ({ default: m.Workflows })));
+const review = () => import('./work/Review');
+const agent = () => import('./work/Agent');
+const results = () => import('./work/Results');
+const workflows = () => import('./work/Workflows');
+const Review = lazy(() => review().then((m) => ({ default: m.Review })));
+const Agent = lazy(() => agent().then((m) => ({ default: m.Agent })));
+const Results = lazy(() => results().then((m) => ({ default: m.Results })));
+const Workflows = lazy(() => workflows().then((m) => ({ default: m.Workflows })));
 const leads = () => import('./work/Leads');
 const leadTools = () => import('./work/LeadImport');
+// The page a load opens starts loading at once, beside the session probe, rather than after its answer (the
+// desk's first screen was a chain of script, session, page script, queue). A module is loaded once: the lazy
+// page above gets the same promise.
+const OPENING: Record<string, () => Promise<unknown>> = {
+  '/review': review,
+  '/agent': agent,
+  '/results': results,
+  '/workflows': workflows,
+};
+void OPENING[window.location.pathname.replace(/^\/dashboard/, '').replace(/\/$/, '')]?.();
 const Leads = lazy(() => leads().then((m) => ({ default: m.Leads })));
 const LeadImport = lazy(() => leadTools().then((m) => ({ default: m.LeadImport })));
 const Blocklist = lazy(() => leadTools().then((m) => ({ default: m.Blocklist })));

@@ -2,9 +2,21 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api, errorText } from '../api';
 import { FormError, Notice, PageHeader } from '../ui';
 import { CardDetail, HelpSheet, ladderWords, type Verb } from './ReviewDetail';
-import { type LiveEvent, primaryVerb, QUEUE_STATUSES, type ReviewCard, whatHappened } from './review-model';
+import { QueueRow, useDeskKeys } from './ReviewQueue';
+import {
+  DONE_WORDS,
+  deciderFrom,
+  type LiveEvent,
+  primaryVerb,
+  QUEUE_STATUSES,
+  type ReviewCard,
+  takenWords,
+  whatHappened,
+} from './review-model';
 
 const STREAM = '/dashboard/api/review/stream';
+/** How long a verb that lost the race waits for the stream to say who won (a reconnect waits at most 5 s). */
+const LOST_WAIT_MS = 6_000;
 
 /**
  * The review desk: the account's queue, each card's buttons drawn from its `actions` and `primaryLabel`,
@@ -25,8 +37,8 @@ export function Review() {
   const mine = useRef(new Set<string>());
   /** The latest event per card: who acted, for a 409 that lost the race. */
   const lastEvent = useRef(new Map<string, LiveEvent>());
-  /** Cards whose verb lost the race before the stream said who won. */
-  const lost = useRef(new Map<string, string>());
+  /** Cards whose verb lost the race before the stream said who won: their titles, and the wait for the stream. */
+  const lost = useRef(new Map<string, { title: string; timer: number }>());
   const itemRefs = useRef(new Map<string, HTMLButtonElement>());
 
   const load = useCallback(async () => {
@@ -61,10 +73,12 @@ export function Review() {
     const onUpdated = async (e: MessageEvent<string>) => {
       const ev = JSON.parse(e.data) as LiveEvent;
       lastEvent.current.set(ev.cardId, ev);
-      const lostTitle = lost.current.get(ev.cardId);
-      if (lostTitle !== undefined) {
+      const lostCard = lost.current.get(ev.cardId);
+      if (lostCard) {
         lost.current.delete(ev.cardId);
-        setNotice(`${whatHappened(ev.status)} by ${ev.by}: “${lostTitle}”.`);
+        window.clearTimeout(lostCard.timer);
+        setNotice(takenWords(ev.status, ev.by, ev.at, lostCard.title));
+        removeCard(ev.cardId);
         return;
       }
       if (mine.current.has(ev.cardId)) return;
@@ -128,6 +142,32 @@ export function Review() {
   // The card the verb keys act on: the open one, else the selected one.
   const target = open ?? current;
 
+  // The rows' callbacks name a card, not a position, so a card leaving does not redraw every row after it.
+  const listRef = useRef(list);
+  listRef.current = list;
+  const registerRow = useCallback((id: string, el: HTMLButtonElement | null) => {
+    if (el) itemRefs.current.set(id, el);
+    else itemRefs.current.delete(id);
+  }, []);
+  const selectRow = useCallback(
+    (id: string) =>
+      setSelected(
+        Math.max(
+          0,
+          listRef.current.findIndex((c) => c.id === id),
+        ),
+      ),
+    [],
+  );
+  const openRow = useCallback(
+    (id: string) => {
+      selectRow(id);
+      setOpenId(id);
+      setForm(null);
+    },
+    [selectRow],
+  );
+
   const focusCard = useCallback((id: string | undefined) => {
     if (id) itemRefs.current.get(id)?.focus();
   }, []);
@@ -135,16 +175,7 @@ export function Review() {
   const act = useCallback(
     async (card: ReviewCard, verb: string, body: Record<string, unknown>, path: string) => {
       const removeOrRefresh = (card: ReviewCard, verb: string) => {
-        const words: Record<string, string> = {
-          send: 'Sent',
-          approve: 'Approved',
-          answer: 'Answered',
-          choose: 'Chosen',
-          request_changes: 'Changes requested',
-          snooze: 'Snoozed',
-          dismiss: 'Dismissed',
-        };
-        setNotice(`${words[verb] ?? 'Done'}: “${card.title}”.`);
+        setNotice(`${DONE_WORDS[verb] ?? 'Done'}: “${card.title}”.`);
         if (verb === 'request_changes') {
           setCards((cs) => (cs ? cs.map((c) => (c.id === card.id ? { ...c, status: 'needs_revision', actions: ['dismiss'] } : c)) : cs));
           return;
@@ -160,24 +191,32 @@ export function Review() {
       } catch (err) {
         mine.current.delete(card.id);
         if (err instanceof ApiError && err.status === 409) {
-          // Someone (or the trust ladder) got there first: say who, from the stream.
+          // Someone (or the trust ladder) got there first: say who and when, once, from the stream.
           const ev = lastEvent.current.get(card.id);
+          setForm(null);
           try {
             const { item } = await api<{ item: ReviewCard }>('GET', `/v1/review/${encodeURIComponent(card.id)}`);
             if (QUEUE_STATUSES.includes(item.status)) {
               setCards((cs) => (cs ? cs.map((c) => (c.id === item.id ? item : c)) : cs));
               return errorText(err);
             }
-            if (ev && ev.status === item.status) setNotice(`${whatHappened(ev.status)} by ${ev.by}: “${card.title}”.`);
+            if (ev && !QUEUE_STATUSES.includes(ev.status)) setNotice(takenWords(ev.status, ev.by, ev.at, card.title));
             else {
-              lost.current.set(card.id, card.title);
-              setNotice(`${whatHappened(item.status)} by someone else: “${card.title}”.`);
+              // The stream has not told this page yet: its event names who and takes the card off; if it does not
+              // come (live updates down), the card's own record says what it can.
+              const by = deciderFrom(item.resolution) ?? 'someone else';
+              const timer = window.setTimeout(() => {
+                if (!lost.current.delete(card.id)) return;
+                setNotice(takenWords(item.status, by, item.updatedAt, card.title));
+                removeCard(card.id);
+              }, LOST_WAIT_MS);
+              lost.current.set(card.id, { title: card.title, timer });
+              return null;
             }
           } catch {
             setNotice(`“${card.title}” is no longer in the queue.`);
           }
           removeCard(card.id);
-          setForm(null);
           return null;
         }
         return errorText(err);
@@ -208,69 +247,7 @@ export function Review() {
   );
 
   // The keys: j/k next/previous, Enter open, e or Shift+Enter the primary action, r/s/d the verbs, ? help.
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const t = e.target as HTMLElement | null;
-      if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) {
-        if (e.key === 'Escape') setForm(null);
-        return;
-      }
-      if (e.metaKey || e.ctrlKey || e.altKey) return;
-      const key = e.key;
-      if (key === 'Escape') {
-        if (help) setHelp(false);
-        else if (form) setForm(null);
-        else if (openId) {
-          setOpenId(null);
-          focusCard(openId);
-        }
-        return;
-      }
-      if (key === '?') {
-        e.preventDefault();
-        setHelp((h) => !h);
-        return;
-      }
-      if (!list.length) return;
-      if (key === 'j' || key === 'k') {
-        e.preventDefault();
-        const next = Math.max(0, Math.min(list.length - 1, index + (key === 'j' ? 1 : -1)));
-        setSelected(next);
-        if (openId) setOpenId(list[next]!.id);
-        setForm(null);
-        focusCard(list[next]!.id);
-        return;
-      }
-      if (!target) return;
-      if (key === 'Enter' && e.shiftKey) {
-        e.preventDefault();
-        void runPrimary(target);
-      } else if (key === 'Enter') {
-        // On a button, Enter is the button's own; on the list it opens the card.
-        if (t?.tagName === 'BUTTON' && !t.dataset.cardId) return;
-        e.preventDefault();
-        setOpenId(target.id);
-        setForm(null);
-      } else if (key === 'e') {
-        e.preventDefault();
-        void runPrimary(target);
-      } else if (key === 'r' && target.actions.includes('request_changes')) {
-        e.preventDefault();
-        setOpenId(target.id);
-        setForm('request_changes');
-      } else if (key === 's' && target.actions.includes('snooze')) {
-        e.preventDefault();
-        setOpenId(target.id);
-        setForm('snooze');
-      } else if (key === 'd' && target.actions.includes('dismiss')) {
-        e.preventDefault();
-        setOpenId(target.id);
-        setForm('dismiss');
-      }
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [list, index, target, openId, form, help, focusCard, runPrimary]);
+  useDeskKeys({ list, index, target, openId, form, help, setHelp, setForm, setOpenId, setSelected, focusCard, runPrimary });
 
   return (
     <section className="review-desk">
@@ -293,31 +270,16 @@ export function Review() {
         {list.length ? (
           <ul className="queue" aria-label="Cards waiting for review">
             {list.map((c, i) => (
-              <li key={c.id} className={i === index ? 'queue-item selected' : 'queue-item'}>
-                <button
-                  type="button"
-                  className="queue-open"
-                  data-card-id={c.id}
-                  aria-current={i === index ? 'true' : undefined}
-                  aria-expanded={openId === c.id}
-                  ref={(el) => {
-                    if (el) itemRefs.current.set(c.id, el);
-                    else itemRefs.current.delete(c.id);
-                  }}
-                  onFocus={() => setSelected(i)}
-                  onClick={() => {
-                    setSelected(i);
-                    setOpenId(c.id);
-                    setForm(null);
-                  }}
-                >
-                  <span className="queue-title">{c.title}</span>
-                  <span className="queue-meta">
-                    <span className="badge">{c.status === 'needs_revision' ? 'Revising' : c.sourceType.replace(/_/g, ' ')}</span>
-                    {c.autoResolveAt ? <span className="badge warn">{ladderWords(c.autoResolveAt, now, true)}</span> : null}
-                  </span>
-                </button>
-              </li>
+              <QueueRow
+                key={c.id}
+                card={c}
+                selected={i === index}
+                expanded={openId === c.id}
+                ladder={c.autoResolveAt ? ladderWords(c.autoResolveAt, now, true) : null}
+                register={registerRow}
+                onSelect={selectRow}
+                onOpen={openRow}
+              />
             ))}
           </ul>
         ) : null}

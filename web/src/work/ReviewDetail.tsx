@@ -69,7 +69,12 @@ export function CardDetail({ card, now, form, setForm, act, onPrimary, onClose }
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const headingRef = useRef<HTMLHeadingElement>(null);
-  useEffect(() => headingRef.current?.focus(), []);
+  // Focus to the card's heading when it opens, unless a verb's key opened it with its form (d, s, r): the form's
+  // first field has the focus then, so the keys go on (d Tab Enter dismisses).
+  const openedWithForm = useRef(form !== null);
+  useEffect(() => {
+    if (!openedWithForm.current) headingRef.current?.focus();
+  }, []);
   const verb = primaryVerb(card);
   const draft = (card.payload.draft ?? null) as { subject?: string; body?: string; html?: string } | null;
   const to = typeof card.payload.to === 'string' ? card.payload.to : null;

@@ -1,26 +1,8 @@
-import { type FormEvent, useEffect, useId, useState } from 'react';
-import { api, errorText } from '../api';
-import { Field, FormError, formatDate, Loading, Notice, PageHeader, useAction, useLoad } from '../ui';
-
-interface Step {
-  id: string;
-  title: string;
-  details: string;
-  gate?: { on: true; label?: string };
-}
-
-interface Workflow {
-  workflowId: string;
-  name: string;
-  description: string | null;
-  status: 'live' | 'paused';
-  scheduleText: string;
-  scheduleEcho: string | null;
-  scheduleError: string | null;
-  nextRunAt: number | null;
-  version: number;
-  steps: Step[];
-}
+import { useState } from 'react';
+import { api } from '../api';
+import { ConfirmButton } from '../Confirm';
+import { FormError, formatDate, Loading, Notice, PageHeader, useAction, useLoad } from '../ui';
+import { type Workflow, type WorkflowBody, WorkflowForm } from './WorkflowForm';
 
 interface Run {
   runId: string;
@@ -30,13 +12,6 @@ interface Run {
   finishedAt: number | null;
   summary: string | null;
   steps: { stepId: string; title: string; outcome: string; reason?: string; at?: number }[];
-}
-
-interface Preview {
-  echo: string | null;
-  error: string | null;
-  timeZone: string;
-  nextRuns: number[];
 }
 
 const OUTCOME: Record<string, string> = {
@@ -56,46 +31,55 @@ const RUN_STATUS: Record<string, string> = {
   cancelled: 'Cancelled',
 };
 
-/** A coming run in the account's time zone, the zone the schedule is read in (the echo names it too). */
-const inZone = (t: number, timeZone: string) =>
-  new Date(t).toLocaleString(undefined, {
-    timeZone,
-    weekday: 'short',
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-  });
-
-/** Waits this long after the last key before asking the server to read the schedule. */
-const PREVIEW_DELAY_MS = 400;
-
 /**
  * Workflows: the /api/v1 workflows routes under the dashboard, acting as the person. The schedule is read by
  * the server (GET /dashboard/api/workflows/schedule-preview, the workflows service's own parser) while it is
- * typed, with the next five runs shown before saving.
+ * typed, with the next five runs shown before saving, when creating one and when editing one (PATCH). Delete
+ * is asked twice in place.
  */
 export function Workflows() {
   const list = useLoad(() => api<{ workflows: Workflow[] }>('GET', '/v1/workflows'));
   const act = useAction();
   const [open, setOpen] = useState<string | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const replace = (workflow: Workflow) =>
+    list.setData((d) => (d ? { workflows: d.workflows.map((x) => (x.workflowId === workflow.workflowId ? workflow : x)) } : d));
+
+  const edit = async (w: Workflow, body: WorkflowBody) => {
+    const { workflow } = await api<{ workflow: Workflow }>('PATCH', `/v1/workflows/${encodeURIComponent(w.workflowId)}`, body);
+    replace(workflow);
+    setEditing(null);
+    setDone(
+      workflow.status === 'paused'
+        ? `“${workflow.name}” is saved; it is paused.`
+        : `“${workflow.name}” is saved; next run ${workflow.nextRunAt ? formatDate(workflow.nextRunAt) : 'not set'}.`,
+    );
+  };
+  const remove = (w: Workflow) =>
+    act.run(async () => {
+      await api('DELETE', `/v1/workflows/${encodeURIComponent(w.workflowId)}`);
+      list.setData((d) => (d ? { workflows: d.workflows.filter((x) => x.workflowId !== w.workflowId) } : d));
+      setDone(`“${w.name}” is deleted.`);
+    });
 
   const verb = (w: Workflow, which: 'pause' | 'resume') =>
     act.run(async () => {
       const { workflow } = await api<{ workflow: Workflow }>('POST', `/v1/workflows/${encodeURIComponent(w.workflowId)}/${which}`);
-      list.setData((d) => (d ? { workflows: d.workflows.map((x) => (x.workflowId === workflow.workflowId ? workflow : x)) } : d));
+      replace(workflow);
       setDone(which === 'pause' ? `“${w.name}” is paused; it will not run until resumed.` : `“${w.name}” is live again.`);
     });
 
   return (
     <section>
       <PageHeader title="Workflows">Work the agent does on a schedule, step by step, and what each run did.</PageHeader>
-      <NewWorkflow
-        onCreated={(w) => {
-          list.setData((d) => ({ workflows: [w, ...(d?.workflows ?? [])] }));
-          setDone(`“${w.name}” is live.`);
+      <WorkflowForm
+        title="New workflow"
+        submitLabel="Create workflow"
+        onSubmit={async (body) => {
+          const { workflow } = await api<{ workflow: Workflow }>('POST', '/v1/workflows', body);
+          list.setData((d) => ({ workflows: [workflow, ...(d?.workflows ?? [])] }));
+          setDone(`“${workflow.name}” is live.`);
         }}
       />
       <div className="card">
@@ -143,120 +127,39 @@ export function Workflows() {
                     {w.status === 'live' ? 'Pause' : 'Resume'}
                     <span className="visually-hidden"> {w.name}</span>
                   </button>
+                  <button
+                    type="button"
+                    className="button secondary"
+                    aria-expanded={editing === w.workflowId}
+                    onClick={() => setEditing(editing === w.workflowId ? null : w.workflowId)}
+                  >
+                    Edit<span className="visually-hidden"> {w.name}</span>
+                  </button>
+                  <ConfirmButton
+                    label="Delete"
+                    confirmLabel={`Delete “${w.name}”`}
+                    question={`Delete “${w.name}”? It stops running and its runs are no longer shown.`}
+                    onConfirm={() => remove(w)}
+                    disabled={act.busy}
+                  />
                 </div>
               </div>
+              {editing === w.workflowId ? (
+                <WorkflowForm
+                  key={w.version}
+                  title={`Edit ${w.name}`}
+                  submitLabel="Save changes"
+                  workflow={w}
+                  onSubmit={(body) => edit(w, body)}
+                  onCancel={() => setEditing(null)}
+                />
+              ) : null}
               {open === w.workflowId ? <Runs workflow={w} /> : null}
             </li>
           ))}
         </ul>
       </div>
     </section>
-  );
-}
-
-/** The create form: the schedule read as it is typed, the next five runs shown before saving. */
-function NewWorkflow({ onCreated }: { onCreated: (w: Workflow) => void }) {
-  const id = useId();
-  const [name, setName] = useState('');
-  const [scheduleText, setScheduleText] = useState('');
-  const [description, setDescription] = useState('');
-  const [steps, setSteps] = useState('');
-  const [preview, setPreview] = useState<Preview | null>(null);
-  const [previewError, setPreviewError] = useState<string | null>(null);
-  const create = useAction();
-
-  useEffect(() => {
-    const text = scheduleText.trim();
-    setPreview(null);
-    setPreviewError(null);
-    if (!text) return;
-    let stale = false;
-    const timer = setTimeout(() => {
-      api<Preview>('GET', `/workflows/schedule-preview?text=${encodeURIComponent(text)}`).then(
-        (p) => !stale && setPreview(p),
-        (err: unknown) => !stale && setPreviewError(errorText(err)),
-      );
-    }, PREVIEW_DELAY_MS);
-    return () => {
-      stale = true;
-      clearTimeout(timer);
-    };
-  }, [scheduleText]);
-
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    void create.run(async () => {
-      const body = {
-        name,
-        scheduleText,
-        steps: steps
-          .split('\n')
-          .map((s) => s.trim())
-          .filter(Boolean)
-          .map((title) => ({ title })),
-        ...(description.trim() ? { description } : {}),
-      };
-      const { workflow } = await api<{ workflow: Workflow }>('POST', '/v1/workflows', body);
-      onCreated(workflow);
-      setName('');
-      setScheduleText('');
-      setDescription('');
-      setSteps('');
-    });
-  };
-
-  return (
-    <form className="card" onSubmit={submit} noValidate aria-labelledby={`${id}-h`}>
-      <h2 id={`${id}-h`}>New workflow</h2>
-      <Field label="Name" value={name} onChange={(e) => setName(e.target.value)} maxLength={120} required />
-      <Field
-        label="Schedule"
-        value={scheduleText}
-        onChange={(e) => setScheduleText(e.target.value)}
-        maxLength={200}
-        hint="In plain words: “every weekday at 9am”, “Mondays at 8:30”, “every 2 hours”."
-        required
-      />
-      <div aria-live="polite" className="schedule-preview">
-        <FormError error={previewError} />
-        {preview?.error ? <p className="form-error">Not understood: {preview.error}</p> : null}
-        {preview?.echo ? (
-          <>
-            <p className="small">
-              Read as: <strong>{preview.echo}</strong>
-            </p>
-            <p className="small" id={`${id}-next`}>
-              The next five runs ({preview.timeZone}):
-            </p>
-            <ol className="small next-runs" aria-labelledby={`${id}-next`}>
-              {preview.nextRuns.map((t) => (
-                <li key={t}>{inZone(t, preview.timeZone)}</li>
-              ))}
-            </ol>
-          </>
-        ) : null}
-      </div>
-      <Field label="Description (optional)" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={240} />
-      <div className="field">
-        <label htmlFor={`${id}-steps`}>Steps, one a line</label>
-        <textarea
-          id={`${id}-steps`}
-          rows={4}
-          value={steps}
-          onChange={(e) => setSteps(e.target.value)}
-          aria-describedby={`${id}-steps-hint`}
-        />
-        <p className="hint" id={`${id}-steps-hint`}>
-          1 to 25 steps, each a short instruction to the agent.
-        </p>
-      </div>
-      <FormError error={create.error} />
-      <div className="actions">
-        <button type="submit" className="button primary" disabled={create.busy}>
-          Create workflow
-        </button>
-      </div>
-    </form>
   );
 }
 

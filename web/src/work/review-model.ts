@@ -62,6 +62,30 @@ export function whatHappened(status: string): string {
   }
 }
 
+/** What the desk says once one of the person's own verbs worked: "Dismissed: “…”." */
+export const DONE_WORDS: Record<string, string> = {
+  send: 'Sent',
+  approve: 'Approved',
+  answer: 'Answered',
+  choose: 'Chosen',
+  request_changes: 'Changes requested',
+  snooze: 'Snoozed',
+  dismiss: 'Dismissed',
+};
+
+/** A time of day in the reader's clock, for "at 14:02". */
+export const clockTime = (at: number) => new Date(at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+
+/** Who else took a card the person was acting on, and when: "Dismissed by Ana Lima at 14:02: “…”." */
+export const takenWords = (status: string, by: string, at: number, title: string) =>
+  `${whatHappened(status)} by ${by} at ${clockTime(at)}: “${title}”.`;
+
+/** Who decided a card, from its `resolution` alone (the trust ladder, an approval setting), when it says so. */
+export function deciderFrom(resolution: Record<string, unknown> | null): string | null {
+  const by = resolution?.by;
+  return by === 'trust_ladder' ? 'the trust ladder' : by === 'setting' ? 'an approval setting' : null;
+}
+
 /** A duration in words: "2 hours 5 minutes", "under a minute". */
 export function durationWords(ms: number): string {
   if (ms < 60_000) return 'under a minute';
