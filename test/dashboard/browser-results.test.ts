@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect } from 'vitest';
 import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
-import { proposeExperiment } from '../../src/agent/experiments/experiments.service.js';
+import { proposeExperiment } from '../../src/experiments/experiments.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, signedInPage } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
