@@ -42,3 +42,10 @@ export const countRows = async (env: World, table: string, where: Where = {}): P
   const [counted] = await env.deps.db(table).where(where).count<{ n: string }[]>({ n: '*' });
   return Number(counted?.n ?? 0);
 };
+
+/** The dashboard sessions of a person (one a signed-in browser). */
+export const sessionsOf = (env: World, personId: string) => rows(env, 'dashboard_sessions', { person_id: personId });
+
+/** The inbound messages sent to `address` (one of their RCPT TO addresses). */
+export const inboundTo = (env: World, address: string) =>
+  env.deps.db('inbound_messages').whereRaw('rcpt_to @> ?::jsonb', [JSON.stringify([address])]);
