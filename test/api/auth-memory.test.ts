@@ -11,17 +11,13 @@ import { holdTable } from '../helpers/locks.js';
 import { redisAway } from '../helpers/outages.js';
 import { buildCard } from '../helpers/factories.js';
 import { auth } from '../helpers/auth.js';
+import { row } from '../helpers/rows.js';
 
 // API processes remember resolved tokens; these prove a revocation still holds from the very next call.
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 const me = (app: Parameters<typeof request>[0], token: string) => request(app).get('/api/v1/me').set(auth(token));
 
 describe('remembered tokens', () => {
-  it('are refused by every API process on the very next call after a revocation', async () => {
+  it('are refused by every API process on the very next call after a revocation', async ({ env }) => {
     const { token, tokenId } = await env.tenant();
     // Two API processes' worth of memory: each app builds its own.
     const apps = [env.app, createApp(env.deps)];
@@ -34,7 +30,7 @@ describe('remembered tokens', () => {
     }
   });
 
-  it('are asked of Postgres again when Redis lost its data (the epoch is new)', async () => {
+  it('are asked of Postgres again when Redis lost its data (the epoch is new)', async ({ env }) => {
     const { token, tokenId, accountId } = await env.tenant();
     expect((await me(env.app, token)).status).toBe(200);
     expect((await me(env.app, token)).status).toBe(200);
@@ -45,7 +41,7 @@ describe('remembered tokens', () => {
     expect((await me(env.app, token)).status).toBe(401);
   });
 
-  it('refuses a revocation it cannot announce, and leaves the token working', async () => {
+  it('refuses a revocation it cannot announce, and leaves the token working', async ({ env }) => {
     const { token, tokenId } = await env.tenant();
     expect((await me(env.app, token)).status).toBe(200);
     const away = createRedis(configWith(redisAway()), 'producer', { retryStrategy: () => null });
@@ -54,13 +50,13 @@ describe('remembered tokens', () => {
     } finally {
       away.disconnect();
     }
-    expect((await env.deps.db('api_tokens').where({ id: tokenId }).first('revoked_at')).revoked_at).toBeNull();
+    expect((await row(env, 'api_tokens', { id: tokenId })).revoked_at).toBeNull();
     expect((await me(env.app, token)).status).toBe(200);
     await revokeToken(env.deps, tokenId);
     expect((await me(env.app, token)).status).toBe(401);
   });
 
-  it('keeps a token unknown to the memory until Postgres has said it is live', async () => {
+  it('keeps a token unknown to the memory until Postgres has said it is live', async ({ env }) => {
     const { token } = await env.tenant();
     const forged = `${token.slice(0, -8)}AAAAAAAA`;
     expect((await me(env.app, forged)).status).toBe(401);
@@ -69,29 +65,29 @@ describe('remembered tokens', () => {
   });
 
   describe('GET handlers begun beside the limiter', () => {
-    const review = (token: string) => request(env.app).get('/api/v1/review').set(auth(token));
+    const review = (env: TestEnv, token: string) => request(env.app).get('/api/v1/review').set(auth(token));
 
-    it('drop the read when the token was revoked: 401 and no card', async () => {
+    it('drop the read when the token was revoked: 401 and no card', async ({ env }) => {
       const { token, tokenId, accountId } = await env.tenant();
       await buildCard(env.deps.db, accountId, 'approval');
-      expect((await review(token)).body.items).toHaveLength(1);
-      expect((await review(token)).body.items).toHaveLength(1);
+      expect((await review(env, token)).body.items).toHaveLength(1);
+      expect((await review(env, token)).body.items).toHaveLength(1);
       await revokeToken(env.deps, tokenId);
-      const res = await review(token);
+      const res = await review(env, token);
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 'unauthorized' });
     });
 
-    it('write nothing when the token was revoked: a due snoozed card stays snoozed', async () => {
+    it('write nothing when the token was revoked: a due snoozed card stays snoozed', async ({ env }) => {
       const { token, tokenId, accountId } = await env.tenant();
-      expect((await review(token)).status).toBe(200);
-      expect((await review(token)).status).toBe(200);
+      expect((await review(env, token)).status).toBe(200);
+      expect((await review(env, token)).status).toBe(200);
       const due = await buildCard(env.deps.db, accountId, 'question', { status: 'snoozed', snoozedUntil: Date.now() - 1 });
       await revokeToken(env.deps, tokenId);
       const cards = await holdTable(env.deps.db, 'review_cards');
       let res: Awaited<ReturnType<typeof review>>;
       try {
-        const answer = review(token).then((r) => r);
+        const answer = review(env, token).then((r) => r);
         // The handler's read of the queue waits on the lock: it began beside the limiter.
         await cards.blocked();
         await cards.release();
@@ -105,18 +101,18 @@ describe('remembered tokens', () => {
       expect((await cardsRepository(env.deps.db).find(accountId, due.id))!.status).toBe('snoozed');
     });
 
-    it('never begin for a remembered token that lacks the scope: 403 naming it', async () => {
+    it('never begin for a remembered token that lacks the scope: 403 naming it', async ({ env }) => {
       const { token, accountId } = await env.tenant(['leads:read']);
       await buildCard(env.deps.db, accountId, 'approval');
       expect((await me(env.app, token)).status).toBe(200);
-      const res = await review(token);
+      const res = await review(env, token);
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: 'forbidden', requiredScope: 'review:read' });
     });
 
-    it('still answer 400 naming the field, after the limiter admitted the call', async () => {
+    it('still answer 400 naming the field, after the limiter admitted the call', async ({ env }) => {
       const { token } = await env.tenant();
-      expect((await review(token)).status).toBe(200);
+      expect((await review(env, token)).status).toBe(200);
       const res = await request(env.app).get('/api/v1/review?limit=0').set(auth(token));
       expect(res.status).toBe(400);
       expect(res.body.error).toMatch(/limit/);

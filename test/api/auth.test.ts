@@ -37,7 +37,7 @@ describe('authentication', () => {
       await env
         .api()
         .get('/api/v1/me')
-        .set('Authorization', `Bearer ${generateToken('gat')}`),
+        .set(auth(generateToken('gat'))),
     );
   });
 
@@ -48,13 +48,13 @@ describe('authentication', () => {
       await env
         .api()
         .get('/api/v1/me')
-        .set('Authorization', `Bearer ${token.slice(0, -1)}${last}`),
+        .set(auth(`${token.slice(0, -1)}${last}`)),
     );
     expectUnauthorized(
       await env
         .api()
         .get('/api/v1/me')
-        .set('Authorization', `Bearer ${token.slice(0, -3)}`),
+        .set(auth(token.slice(0, -3))),
     );
   });
 

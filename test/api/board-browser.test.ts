@@ -2,7 +2,7 @@ import { afterAll, describe, expect } from 'vitest';
 import { cardWake } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { type Browser, launchChromium, serveApp, watchPage } from '../helpers/browser.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 
 /**
  * Bull Board as an operator sees it: Debian's Chromium, headless, driven by playwright-core, logs in with
@@ -13,15 +13,13 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 
 const PASSWORD = 'correct horse';
 
-let env: TestEnv;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let base: string;
 let browser: Browser;
 /** The delayed job the board must show. */
 let id: string;
 it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: PASSWORD, ADMIN_LOGIN_MAX_FAILURES: '50' } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   served = await serveApp(env.app);
   base = served.base;
   // Queued before Chromium starts: its start-up takes both cores for a while. The API's Redis client fails a

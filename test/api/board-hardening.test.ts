@@ -9,7 +9,7 @@ import { cardWake } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 
 // Bull Board hardening: wrong logins limited per address across API processes,
 // read-only unless an operator opts in, and a page that loads nothing from another host.
@@ -66,13 +66,11 @@ async function serve(app: Express): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-let env: TestEnv;
 let second: Deps;
 let portA: number;
 let portB: number;
 it.override('options', { env: ADMIN, logger: createLogger('info', sink) });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   // A second API process of the same deployment: its own connections, the same Redis and prefix.
   second = createDeps(env.config, createLogger('info', sink));
   await second.ready();
@@ -133,7 +131,7 @@ describe('Bull Board login limit', () => {
 describe('Bull Board is read-only by default', () => {
   const from = '127.0.0.5';
 
-  it('refuses retry, promote, clean, edit, add, empty, pause and obliterate, and Redis is unchanged', async () => {
+  it('refuses retry, promote, clean, edit, add, empty, pause and obliterate, and Redis is unchanged', async ({ env }) => {
     const queue = env.deps.queues.get('card-timers')!;
     const id = await enqueue(
       env.deps.queues,
@@ -175,7 +173,7 @@ describe('Bull Board is read-only by default', () => {
     expect(await queue.getJobCounts()).toEqual(counts);
   });
 
-  it('lets an operator who set ADMIN_READ_ONLY=false promote a job', async () => {
+  it('lets an operator who set ADMIN_READ_ONLY=false promote a job', async ({ env }) => {
     const deps = createDeps(
       configWith({ ...ADMIN, DATABASE_URL: env.config.databaseUrl, QUEUE_PREFIX: env.config.queuePrefix, ADMIN_READ_ONLY: 'false' }),
       createLogger('silent'),

@@ -7,14 +7,12 @@ import { configWith } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createDeps } from '../../src/deps.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { auth, bearer } from '../helpers/auth.js';
 
-let env: TestEnv;
 let tenant: { accountId: string; token: string; tokenId: string };
 it.override('options', { extraRoutes: fixtureRoutes });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   tenant = await env.tenant();
 });
 
@@ -29,13 +27,13 @@ function expectErrorShape(res: request.Response, status: number, error: string) 
 }
 
 describe('error shape', () => {
-  it('answers an unknown path with 404 {"error":"not found"}', async () => {
+  it('answers an unknown path with 404 {"error":"not found"}', async ({ env }) => {
     expectErrorShape(await request(env.app).get('/api/v1/nope'), 404, 'not found');
     expectErrorShape(await request(env.app).get('/nothing-here'), 404, 'not found');
     expectErrorShape(await request(env.app).delete('/api/v1/me').set('Authorization', bearer(tenant.token)), 404, 'not found');
   });
 
-  it('answers a body that is not JSON with 400 and a sentence', async () => {
+  it('answers a body that is not JSON with 400 and a sentence', async ({ env }) => {
     const res = await request(env.app)
       .post('/api/v1/_test/write')
       .set('Authorization', bearer(tenant.token))
@@ -44,7 +42,7 @@ describe('error shape', () => {
     expectErrorShape(res, 400, 'body must be valid JSON');
   });
 
-  it('answers 413 for a JSON body over 1 MB, and 401 without reading it when the caller is unknown', async () => {
+  it('answers 413 for a JSON body over 1 MB, and 401 without reading it when the caller is unknown', async ({ env }) => {
     const big = JSON.stringify({ note: 'x'.repeat(1024 * 1024) });
     const tooLarge = await request(env.app)
       .post('/api/v1/_test/write')
@@ -56,7 +54,7 @@ describe('error shape', () => {
     expectErrorShape(stranger, 401, 'unauthorized');
   });
 
-  it('names the field and the rule in every 400', async () => {
+  it('names the field and the rule in every 400', async ({ env }) => {
     const post = (body: unknown) =>
       request(env.app)
         .post('/api/v1/_test/write')
@@ -71,20 +69,20 @@ describe('error shape', () => {
     expectErrorShape(noBody, 400, 'body is required and must be JSON');
   });
 
-  it('answers 403 forbidden with requiredScope for a token without the route scope', async () => {
+  it('answers 403 forbidden with requiredScope for a token without the route scope', async ({ env }) => {
     const { token } = await env.tenant(['review:read']);
     const res = await request(env.app).post('/api/v1/_test/write').set(auth(token)).send({ note: 'x' });
     expectErrorShape(res, 403, 'forbidden');
     expect(res.body).toEqual({ error: 'forbidden', requiredScope: 'review:write' });
   });
 
-  it('answers 500 server misconfigured without any internals for an unexpected fault', async () => {
+  it('answers 500 server misconfigured without any internals for an unexpected fault', async ({ env }) => {
     const res = await request(env.app).get('/api/v1/_test/crash').set('Authorization', bearer(tenant.token));
     expectErrorShape(res, 500, 'server misconfigured');
     expect(res.body).toEqual({ error: 'server misconfigured' });
   });
 
-  it('answers 503 temporarily unavailable with Retry-After when Postgres cannot be reached', async () => {
+  it('answers 503 temporarily unavailable with Retry-After when Postgres cannot be reached', async ({ env }) => {
     const deps = createDeps(
       configWith({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', QUEUE_PREFIX: env.config.queuePrefix }),
       createLogger('silent'),
@@ -98,7 +96,7 @@ describe('error shape', () => {
     }
   });
 
-  it('sends no CORS headers, not even to a preflight', async () => {
+  it('sends no CORS headers, not even to a preflight', async ({ env }) => {
     const res = await request(env.app)
       .options('/api/v1/me')
       .set('Origin', 'https://evil.example')
@@ -107,7 +105,7 @@ describe('error shape', () => {
     expect(res.headers['access-control-allow-methods']).toBeUndefined();
   });
 
-  it('records an API write in the audit log with token, route, target and status, and nothing for a failed one', async () => {
+  it('records an API write in the audit log with token, route, target and status, and nothing for a failed one', async ({ env }) => {
     const ok = await request(env.app).post('/api/v1/_test/write').set('Authorization', bearer(tenant.token)).send({ note: 'target-1' });
     expect(ok.status).toBe(200);
     const failed = await request(env.app).post('/api/v1/_test/write').set('Authorization', bearer(tenant.token)).send({ note: 'fail' });

@@ -8,7 +8,7 @@ import { metrics } from '../../src/metrics/registry.js';
 import { liveInbound } from '../../src/inbound/live-inbound.js';
 import { createHook } from '../../src/webhooks/webhooks.service.js';
 import { liveHooks } from '../../src/webhooks/live-hooks.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { rawMessage } from '../helpers/smtp-client.js';
 
@@ -23,14 +23,12 @@ const sink = new Writable({
   },
 });
 
-let env: TestEnv;
 let api: ApiServer;
 it.override('options', {
   logger: createLogger('info', sink),
   env: { PORT: '0', HOST: '127.0.0.1', HTTP_HEADERS_TIMEOUT_MS: '400', INBOUND_ACCOUNT_STORAGE_BYTES: '1', METRICS_PORT: '0' },
 });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   api = await startApi(env.deps);
   await Promise.all([liveInbound(env.deps).ready(), liveHooks(env.deps).ready()]);
 });
@@ -63,7 +61,7 @@ const head = (path: string, type: string, length: number) =>
 const statusOf = (text: string) => /HTTP\/1\.1 (\d{3})(?![\s\S]*HTTP\/1\.1 )/.exec(text)?.[1];
 
 describe('Expect: 100-continue on the inbound URL', () => {
-  it('answers a refusal before 100 Continue, and says 100 Continue only once it reads the body', async () => {
+  it('answers a refusal before 100 Continue, and says 100 Continue only once it reads the body', async ({ env }) => {
     const { accountId } = await env.tenant();
     const path = new URL((await createInboundUrl(env.deps, accountId)).url).pathname;
     const message = rawMessage({ body: 'hello' });
@@ -95,7 +93,7 @@ describe('Expect: 100-continue on the inbound URL', () => {
 });
 
 describe('the hook URL', () => {
-  it('answers a dead token 404 without reading the body, and a live one after 100 Continue', async () => {
+  it('answers a dead token 404 without reading the body, and a live one after 100 Continue', async ({ env }) => {
     const { accountId } = await env.tenant();
     const dead = await connect();
     // The head promises 60,000 bytes and none follow: the answer cannot wait for them.
@@ -132,7 +130,7 @@ describe('connection time limits', () => {
 });
 
 describe('a request the client gave up on', () => {
-  it('is logged and counted as 499, not as the status it was about to get', async () => {
+  it('is logged and counted as 499, not as the status it was about to get', async ({ env }) => {
     const { accountId } = await env.tenant();
     const path = new URL((await createInboundUrl(env.deps, accountId)).url).pathname;
     const aborted = async () =>

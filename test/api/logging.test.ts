@@ -25,7 +25,10 @@ describe('logging', () => {
     const res = await env.api().get('/api/v1/me').set(auth(token)).set('X-Request-Id', 'req-abc.123');
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toBe('req-abc.123');
-    await env.api().get('/api/v1/me').set('Authorization', `Bearer ${token}x`);
+    await env
+      .api()
+      .get('/api/v1/me')
+      .set(auth(`${token}x`));
     const all = lines.join('');
     expect(all).not.toContain(token);
     expect(all).not.toContain(token.slice(4, 24));

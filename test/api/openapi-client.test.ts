@@ -6,7 +6,7 @@ import path from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, describe, expect } from 'vitest';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { ROOT, run } from '../helpers/processes.js';
 import { buildCard } from '../helpers/factories.js';
 import { published } from '../content/helpers.js';
@@ -111,15 +111,13 @@ export async function mistakes() {
 }
 `;
 
-let env: TestEnv;
 let server: Server;
 let baseUrl: string;
 let dir: string;
 let program: ts.Program;
 let diagnostics: readonly ts.Diagnostic[];
 
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   server = env.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -187,7 +185,7 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
     expect(found.filter((d) => !marked.includes(d.line))).toEqual([]);
   });
 
-  it('works against the running app', async () => {
+  it('works against the running app', async ({ env }) => {
     const { token, tokenId, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'approval', { status: 'needs_revision' });
     const emitted = program.emit(undefined, undefined, undefined, false);
@@ -207,7 +205,7 @@ describe('a client generated from /openapi.json (openapi-typescript + openapi-fe
       lead: { status: 404, error: 'not found', contact: null, emails: [] },
     });
   });
-  it("works as a website's backend: posts, a revalidation answered 304, the feed, a landing and a sale", async () => {
+  it("works as a website's backend: posts, a revalidation answered 304, the feed, a landing and a sale", async ({ env }) => {
     const t = await env.tenant();
     const { slug } = await published(env, t, { title: 'Onboarding checklists that work' });
     const out = await run(process.execPath, [path.join(dir, 'out', 'main.js'), 'site', baseUrl, t.token, slug], {}, 60_000);

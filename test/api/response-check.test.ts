@@ -1,12 +1,12 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { z } from 'zod';
 import { createApp } from '../../api/app.js';
 import { defineRoute, type RouteDef } from '../../api/route-def.js';
 import { routes } from '../../api/routes/index.js';
 import { createLogger } from '../../src/logger.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 
 /**
@@ -62,26 +62,24 @@ const sink = new Writable({
   },
 });
 
-let env: TestEnv;
 let token: string;
-beforeAll(async () => {
-  env = await setupTestEnv({ extraRoutes: drifting, logger: createLogger('error', sink) });
+it.override('options', { extraRoutes: drifting, logger: createLogger('error', sink) });
+it.beforeAll(async ({ env }) => {
   ({ token } = await env.tenant());
 });
-afterAll(() => env.close());
 
 describe('the response check (CHECK_RESPONSES)', () => {
-  it('is on in the test environment', () => {
+  it('is on in the test environment', ({ env }) => {
     expect(env.config.checkResponses).toBe(true);
   });
 
-  it('passes a reply that matches its schema, rendered text included', async () => {
+  it('passes a reply that matches its schema, rendered text included', async ({ env }) => {
     const res = await env.api().get('/api/v1/_test/rendered/good').set(auth(token));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, count: 2 });
   });
 
-  it('answers 500 and logs the route and the zod issue when rendered text drifts from the schema', async () => {
+  it('answers 500 and logs the route and the zod issue when rendered text drifts from the schema', async ({ env }) => {
     const res = await env.api().get('/api/v1/_test/rendered/bad').set(auth(token));
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'server misconfigured' });
@@ -91,21 +89,21 @@ describe('the response check (CHECK_RESPONSES)', () => {
     expect(entry.problem).toMatch(/^count: .*number/);
   });
 
-  it('answers 500 when the reply carries a field the schema does not document', async () => {
+  it('answers 500 when the reply carries a field the schema does not document', async ({ env }) => {
     const res = await env.api().get('/api/v1/_test/rendered/extra').set(auth(token));
     expect(res.status).toBe(500);
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testRendered' && /secretNote/.test(l.problem));
     expect(entry.problem).toBe('secretNote: the reply carries a field the schema does not document');
   });
 
-  it('answers 500 for a success status the route does not declare', async () => {
+  it('answers 500 for a success status the route does not declare', async ({ env }) => {
     const res = await env.api().post('/api/v1/_test/undeclared').set(auth(token));
     expect(res.status).toBe(500);
     const entry = lines.map((l) => JSON.parse(l)).find((l) => l.operationId === 'testUndeclared');
     expect(entry.problem).toBe('status 201 is not among the declared responses (200)');
   });
 
-  it('sends declared text with its media type, checks it against its schema, and sends 304 with no body', async () => {
+  it('sends declared text with its media type, checks it against its schema, and sends 304 with no body', async ({ env }) => {
     const good = await env.api().get('/api/v1/_test/text/good').set(auth(token));
     expect(good.status).toBe(200);
     expect(good.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -119,7 +117,7 @@ describe('the response check (CHECK_RESPONSES)', () => {
     expect(same.text ?? '').toBe('');
   });
 
-  it('is off unless configured: the same drifting reply then goes out as it is', async () => {
+  it('is off unless configured: the same drifting reply then goes out as it is', async ({ env }) => {
     const app = createApp({ ...env.deps, config: { ...env.config, checkResponses: false } }, [...routes, ...drifting]);
     const res = await request(app).get('/api/v1/_test/rendered/bad').set(auth(token));
     expect(res.status).toBe(200);

@@ -8,6 +8,7 @@ import { auth } from '../helpers/auth.js';
 import { dashboardOrigin, freshEmail, PASSWORD, sessionCookieOf, signedIn, signInRequest } from '../helpers/dashboard.js';
 import { adminCall, type TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
+import { expiredRows } from '../helpers/aged-rows.js';
 import { until } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
@@ -87,10 +88,7 @@ describe('invitations', () => {
     const other = freshEmail('expired');
     await owner.request('post', '/dashboard/api/people/invitations', { email: other, role: 'member' });
     const expired = tokenOf((await mailTo(smtp, other)).text, 'invitations');
-    await env.deps
-      .db('person_invitations')
-      .where({ email: other })
-      .update({ expires_at: Date.now() - 1 });
+    await expiredRows(env, 'person_invitations', { email: other });
     expect((await accept(env, expired, { name: 'Late', password: PASSWORD })).status).toBe(404);
   });
 
@@ -178,8 +176,8 @@ describe('people and roles', () => {
       accountId: owner.accountId,
       label: 'member laptop',
       scopes: [...SCOPES],
+      personId: member.personId,
     });
-    await env.deps.db('api_tokens').where({ id: held.tokenId }).update({ person_id: member.personId });
     const operators = await mintToken(env.deps.db, env.config.tokenPrefix, {
       accountId: owner.accountId,
       label: 'ops',

@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect } from 'vitest';
 import { buildCard } from '../helpers/factories.js';
 import { signedIn } from '../helpers/dashboard.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
+import { auth } from '../helpers/auth.js';
+import { until, waitFor } from '../helpers/processes.js';
 
-let env: TestEnv;
 let server: Server;
 it.override('options', { env: { LIVE_STREAMS_PER_SESSION: '2', LIVE_HEARTBEAT_MS: '300' } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   server = env.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   return () => new Promise<void>((r) => server.close(() => r()));
@@ -64,49 +64,39 @@ function openStream(cookie: string, lastEventId?: string) {
   });
 }
 
-async function until<T>(what: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = what();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('deadline passed');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('GET /dashboard/api/review/stream', () => {
-  it('shows a card the service files on an open stream, and a person’s decision with their name', async () => {
+  it('shows a card the service files on an open stream, and a person’s decision with their name', async ({ env }) => {
     const ana = await signedIn(env, { name: 'Ana Lima' });
     const stream = await openStream(ana.cookie);
     try {
       expect(stream.res.statusCode).toBe(200);
       expect(stream.res.headers['content-type']).toMatch(/^text\/event-stream/);
       expect(stream.res.headers['cache-control']).toBe('no-store');
-      await until(() => stream.events.find((e) => e.event === 'ready'));
+      await until(async () => stream.events.find((e) => e.event === 'ready'));
       const card = await buildCard(env.deps.db, ana.accountId, 'plain');
-      const filed = await until(() => stream.events.find((e) => e.event === 'card.filed'));
+      const filed = await until(async () => stream.events.find((e) => e.event === 'card.filed'));
       expect(filed.data).toMatchObject({ cardId: card.id, status: 'pending', kind: 'approval', decided: false });
       expect(filed.id).toMatch(/^\d+-\d+$/);
 
       const dismissed = await ana.request('post', `/dashboard/api/v1/review/${card.id}/dismiss`, { reason: 'not now' });
       expect(dismissed.status).toBe(200);
-      const updated = await until(() => stream.events.find((e) => e.event === 'card.updated'));
+      const updated = await until(async () => stream.events.find((e) => e.event === 'card.updated'));
       expect(updated.data).toMatchObject({ cardId: card.id, status: 'dismissed', decided: true, by: 'Ana Lima' });
       // Another account's cards never reach this stream.
       const other = await signedIn(env);
       await buildCard(env.deps.db, other.accountId, 'plain');
-      await until(() => stream.body().includes(': heartbeat'));
+      await until(async () => stream.body().includes(': heartbeat'));
       expect(stream.events.filter((e) => e.event.startsWith('card.')).map((e) => e.data.cardId)).toEqual([card.id, card.id]);
     } finally {
       stream.close();
     }
   });
 
-  it('catches a reconnecting reader up from Last-Event-ID', async () => {
+  it('catches a reconnecting reader up from Last-Event-ID', async ({ env }) => {
     const ana = await signedIn(env);
     const first = await openStream(ana.cookie);
     const a = await buildCard(env.deps.db, ana.accountId, 'plain');
-    const seen = await until(() => first.events.find((e) => e.event === 'card.filed'));
+    const seen = await until(async () => first.events.find((e) => e.event === 'card.filed'));
     expect(seen.data.cardId).toBe(a.id);
     first.close();
 
@@ -114,7 +104,7 @@ describe('GET /dashboard/api/review/stream', () => {
     const c = await buildCard(env.deps.db, ana.accountId, 'question');
     const again = await openStream(ana.cookie, seen.id!);
     try {
-      await until(() => again.events.filter((e) => e.event === 'card.filed').length >= 2);
+      await until(async () => again.events.filter((e) => e.event === 'card.filed').length >= 2);
       expect(again.events.filter((e) => e.event === 'card.filed').map((e) => e.data.cardId)).toEqual([b.id, c.id]);
       expect(again.events.some((e) => e.event === 'resync')).toBe(false);
     } finally {
@@ -122,7 +112,7 @@ describe('GET /dashboard/api/review/stream', () => {
     }
   });
 
-  it('answers 429 with Retry-After past the per-session cap, and refuses a bearer token', async () => {
+  it('answers 429 with Retry-After past the per-session cap, and refuses a bearer token', async ({ env }) => {
     const ana = await signedIn(env);
     const one = await openStream(ana.cookie);
     const two = await openStream(ana.cookie);
@@ -142,25 +132,26 @@ describe('GET /dashboard/api/review/stream', () => {
       two.close();
     }
     // A closed stream frees its place (as soon as the server sees the socket close).
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const s = await openStream(ana.cookie);
-      s.close();
-      if (s.res.statusCode === 200) break;
-      if (Date.now() > deadline) throw new Error('the closed streams never freed their places');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const bearer = await env.api().get('/dashboard/api/review/stream').set('Cookie', ana.cookie).set('Authorization', 'Bearer x');
+    await waitFor(
+      async () => {
+        const s = await openStream(ana.cookie);
+        s.close();
+        return s.res.statusCode === 200;
+      },
+      'the closed streams to free their places',
+      10_000,
+    );
+    const bearer = await env.api().get('/dashboard/api/review/stream').set('Cookie', ana.cookie).set(auth('x'));
     expect(bearer.status).toBe(401);
   });
 
-  it('ends the stream when the session is signed out', async () => {
+  it('ends the stream when the session is signed out', async ({ env }) => {
     const ana = await signedIn(env);
     const stream = await openStream(ana.cookie);
-    await until(() => stream.events.find((e) => e.event === 'ready'));
+    await until(async () => stream.events.find((e) => e.event === 'ready'));
     expect((await ana.request('delete', '/dashboard/api/session')).status).toBe(204);
-    const ended = await until(() => stream.events.find((e) => e.event === 'end'));
+    const ended = await until(async () => stream.events.find((e) => e.event === 'end'));
     expect(ended.data).toEqual({ reason: 'session' });
-    await until(() => stream.res.complete);
+    await until(async () => stream.res.complete);
   });
 });

@@ -4,6 +4,8 @@ import { totpCode } from '../../src/people/totp.js';
 import { dashboardOrigin, freshEmail, PASSWORD, signedIn, signInAs, signInRequest } from '../helpers/dashboard.js';
 import type { TestEnv } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
+import { expiredRows } from '../helpers/aged-rows.js';
+import { row } from '../helpers/rows.js';
 import { until } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 
@@ -67,10 +69,10 @@ describe('TOTP', () => {
       200,
     );
     // Only hashes are kept.
-    const row = await env.deps.db('people').where({ id: who.personId }).first();
-    expect(row.recovery_code_hashes).toHaveLength(8);
-    expect(JSON.stringify(row)).not.toContain(who.recoveryCodes[0]);
-    expect(JSON.stringify(row)).not.toContain(who.secret);
+    const person = await row(env, 'people', { id: who.personId });
+    expect(person.recovery_code_hashes).toHaveLength(8);
+    expect(JSON.stringify(person)).not.toContain(who.recoveryCodes[0]);
+    expect(JSON.stringify(person)).not.toContain(who.secret);
   });
 
   it('turns off only with the password', async ({ env }) => {
@@ -131,10 +133,7 @@ describe('password reset', () => {
     const who = await signedIn(env);
     await askReset(env, who.email);
     const token = await resetToken(smtp, who.email);
-    await env.deps
-      .db('password_resets')
-      .where({ person_id: who.personId })
-      .update({ expires_at: Date.now() - 1 });
+    await expiredRows(env, 'password_resets', { person_id: who.personId });
     expect((await reset(env, token, 'a brand new passphrase')).status).toBe(404);
     expect((await reset(env, 'A'.repeat(43), 'a brand new passphrase')).status).toBe(404);
     expect((await signInRequest(env, { email: who.email, password: PASSWORD })).status).toBe(200);

@@ -5,6 +5,9 @@ import { adminActor } from '../../src/audit/audit.service.js';
 import { changeRole } from '../../src/people/people.service.js';
 import { dashboardOrigin, signedIn, signInAs } from '../helpers/dashboard.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { agedSessions } from '../helpers/aged-rows.js';
+import { waitFor } from '../helpers/processes.js';
+import { sessionsOf } from '../helpers/rows.js';
 
 // API processes remember the sessions they resolved (as they remember tokens); an ended session must still
 // be refused by every process from the very next request.
@@ -23,7 +26,7 @@ describe('remembered sessions', () => {
     const who = await signedIn(env);
     const [, other] = await remembering(env, who.cookie);
     // Ended in Postgres with no mark (what only a hand edit does): the process that remembered it keeps it.
-    await env.deps.db('dashboard_sessions').where({ person_id: who.personId }).update({ ended_at: Date.now() });
+    await agedSessions(env, who.personId, { ended_at: Date.now() });
     expect((await get(other!, who.cookie)).status).toBe(200);
     // A process that never saw it asks Postgres.
     expect((await get(createApp(env.deps), who.cookie)).status).toBe(401);
@@ -75,22 +78,25 @@ describe('remembered sessions', () => {
     const idleMs = 1_500;
     const app = createApp({ ...env.deps, config: { ...env.config, dashboard: { ...env.config.dashboard, sessionIdleMs: idleMs } } });
     const who = await signedIn(env);
-    const signedInAt = Number(
-      (await env.deps.db('dashboard_sessions').where({ person_id: who.personId }).first('last_seen_at')).last_seen_at,
-    );
+    const lastSeen = async () => Number((await sessionsOf(env, who.personId))[0]!.last_seen_at);
+    const signedInAt = await lastSeen();
     // Used again after a quarter of the idle lifetime: the last-seen time is written (in a batch, within a second).
-    const deadline = Date.now() + 15_000;
     let seen = signedInAt;
-    while (seen <= signedInAt && Date.now() < deadline) {
-      const res = await get(app, who.cookie);
-      if (res.status !== 200) break;
-      await new Promise((r) => setTimeout(r, 100));
-      seen = Number((await env.deps.db('dashboard_sessions').where({ person_id: who.personId }).first('last_seen_at')).last_seen_at);
-    }
+    await waitFor(
+      async () => {
+        const res = await get(app, who.cookie);
+        if (res.status !== 200) return true;
+        seen = await lastSeen();
+        return seen > signedInAt;
+      },
+      'a request to move last-seen forward in Postgres',
+      15_000,
+    );
     expect(seen).toBeGreaterThan(signedInAt);
     // Left alone past the idle lifetime (polled on the clock: any request would be activity), it is refused.
     expect((await get(app, who.cookie)).status).toBe(200);
     const last = Date.now();
+    // Idle is the thing under test: no request until the lifetime has passed on the clock.
     while (Date.now() - last <= idleMs) await new Promise((r) => setTimeout(r, 100));
     const status = (await get(app, who.cookie)).status;
     expect(status).toBe(401);

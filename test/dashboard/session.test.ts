@@ -8,6 +8,8 @@ import { configWith } from '../helpers/config.js';
 import { auth } from '../helpers/auth.js';
 import { dashboardOrigin, freshEmail, PASSWORD, sessionCookieOf, signedIn, signInAs, signInRequest } from '../helpers/dashboard.js';
 import { it } from '../helpers/fixture.js';
+import { agedSessions, expiredRows } from '../helpers/aged-rows.js';
+import { sessionsOf } from '../helpers/rows.js';
 
 const OTHER_SITE = { error: 'This request came from another site; reload the dashboard and try again.' };
 
@@ -35,9 +37,9 @@ describe('signing in', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     // The secret is never stored: Postgres holds its hash only.
     const secret = sessionCookieOf(set)!.split('=')[1]!;
-    const rows = await env.deps.db('dashboard_sessions').where({ person_id: body.person.id });
-    expect(rows).toHaveLength(1);
-    expect(JSON.stringify(rows)).not.toContain(secret);
+    const sessions = await sessionsOf(env, body.person.id);
+    expect(sessions).toHaveLength(1);
+    expect(JSON.stringify(sessions)).not.toContain(secret);
   });
 
   it('marks the cookie Secure when BASE_URL is https', () => {
@@ -129,16 +131,10 @@ describe('the session', () => {
 
   it('ends a session idle past DASHBOARD_SESSION_IDLE_MS or past its absolute end', async ({ env }) => {
     const idle = await signedIn(env);
-    await env.deps
-      .db('dashboard_sessions')
-      .where({ person_id: idle.personId })
-      .update({ last_seen_at: Date.now() - env.config.dashboard.sessionIdleMs - 1 });
+    await agedSessions(env, idle.personId, { last_seen_at: Date.now() - env.config.dashboard.sessionIdleMs - 1 });
     expect((await idle.request('get', '/dashboard/api/session')).status).toBe(401);
     const old = await signedIn(env);
-    await env.deps
-      .db('dashboard_sessions')
-      .where({ person_id: old.personId })
-      .update({ expires_at: Date.now() - 1 });
+    await expiredRows(env, 'dashboard_sessions', { person_id: old.personId });
     expect((await old.request('get', '/dashboard/api/session')).status).toBe(401);
   });
 });

@@ -7,6 +7,7 @@ import { startSession } from '../../src/people/sessions.service.js';
 import { freshEmail, PASSWORD, sessionCookieOf, signInRequest } from '../helpers/dashboard.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
+import { countRows } from '../helpers/rows.js';
 import { smtpEnv } from '../helpers/smtp-server.js';
 
 it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }));
@@ -53,6 +54,6 @@ describe('sign-in alerts', () => {
 
     // Only that one mail went (the others sent nothing), and it is no review card.
     expect(smtp.received.filter((m) => m.to.includes(known.email) || m.to.includes(first.email))).toEqual([]);
-    expect(await env.deps.db('review_cards').where({ account_id: other.accountId }).count({ n: '*' })).toEqual([{ n: 0 }]);
+    expect(await countRows(env, 'review_cards', { account_id: other.accountId })).toBe(0);
   });
 });

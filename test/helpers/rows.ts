@@ -35,11 +35,18 @@ export const sequenceOfCard = (env: World, cardId: string) => row(env, 'mail_seq
 export const eventsOfCard = (env: World, cardId: string) =>
   env.deps.db('events_outbox').whereRaw("payload->>'cardId' = ?", [cardId]).orderBy('created_at');
 
-// reads for inbound/mail/webhooks/reliability tests
-
 /** How many rows of `table` match `where` (all of them without one), as a number. */
-export const countRows = async (env: World, table: string, where: Where = {}) =>
-  Number((await env.deps.db(table).where(where).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+export const countRows = async (env: World, table: string, where: Where = {}): Promise<number> => {
+  const [counted] = await env.deps.db(table).where(where).count<{ n: string }[]>({ n: '*' });
+  return Number(counted?.n ?? 0);
+};
 
 /** The agent's wake turns of an account (the turns a reply or report woke it for). */
 export const wakesOf = (env: World, accountId: string) => rows(env, 'agent_turns', { account_id: accountId, kind: 'wake' });
+
+/** The dashboard sessions of a person (one a signed-in browser). */
+export const sessionsOf = (env: World, personId: string) => rows(env, 'dashboard_sessions', { person_id: personId });
+
+/** The inbound messages sent to `address` (one of their RCPT TO addresses). */
+export const inboundTo = (env: World, address: string) =>
+  env.deps.db('inbound_messages').whereRaw('rcpt_to @> ?::jsonb', [JSON.stringify([address])]);

@@ -1,6 +1,6 @@
 import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { requestDrain } from '../../src/agent/core/drain.js';
 import { agentTurn } from '../../src/jobs/agent-turns.js';
 import { createLogger } from '../../src/logger.js';
@@ -14,25 +14,23 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 import { makeHook, postJson } from '../webhooks/helpers.js';
 import { auth } from '../helpers/auth.js';
+import { row } from '../helpers/rows.js';
 
 // Finished jobs stay in Redis (JOBS_KEEP_*) so the board shows history, and keeping them must never
 // turn a later enqueue under the same deterministic key into a silent no-op.
 
-let env: TestEnv;
 it.override('options', { env: { ADMIN_USER: 'ops', ADMIN_PASSWORD: 'correct horse' }, pools: ['agent-turns', 'card-timers'] });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const basic = `Basic ${Buffer.from('ops:correct horse').toString('base64')}`;
-const turns = () => env.deps.queues.get('agent-turns')!;
-const completedFor = async (accountId: string) => (await turns().getCompleted(0, -1)).filter((j) => j.data.accountId === accountId);
+const turns = (env: TestEnv) => env.deps.queues.get('agent-turns')!;
+const completedFor = async (env: TestEnv, accountId: string) =>
+  (await turns(env).getCompleted(0, -1)).filter((j) => j.data.accountId === accountId);
 
 describe('finished jobs are kept', () => {
-  it('lists a completed drain on the board after it ran', async () => {
+  it('lists a completed drain on the board after it ran', async ({ env }) => {
     const { accountId } = await env.tenant();
     await requestDrain(env.deps, accountId, { why: 'turn', turnId: `keep-${accountId}` });
-    await waitFor(async () => (await completedFor(accountId)).length === 1, 'the drain to complete', 20_000);
+    await waitFor(async () => (await completedFor(env, accountId)).length === 1, 'the drain to complete', 20_000);
 
     const res = await env
       .api()
@@ -46,33 +44,34 @@ describe('finished jobs are kept', () => {
     expect(board.jobs.filter((j) => j.data.accountId === accountId)).toEqual([expect.objectContaining({ name: 'agent.turn' })]);
   });
 
-  it('runs a drain requested twice under one key: once while the first waits, again after it completed', async () => {
+  it('runs a drain requested twice under one key: once while the first waits, again after it completed', async ({ env }) => {
     const { accountId } = await env.tenant();
     const reason = { why: 'turn', turnId: `twice-${accountId}` } as const;
     const key = agentTurn.key({ accountId }, reason);
     await requestDrain(env.deps, accountId, reason, 60_000);
     await requestDrain(env.deps, accountId, reason, 60_000);
-    const delayed = (await turns().getDelayed(0, -1)).filter((j) => j.data.accountId === accountId);
+    const delayed = (await turns(env).getDelayed(0, -1)).filter((j) => j.data.accountId === accountId);
     expect(delayed).toHaveLength(1);
     await delayed[0]!.promote();
-    await waitFor(async () => (await completedFor(accountId)).length === 1, 'the first drain to complete', 20_000);
-    expect(await pendingJob(turns(), key)).toBeUndefined();
+    await waitFor(async () => (await completedFor(env, accountId)).length === 1, 'the first drain to complete', 20_000);
+    expect(await pendingJob(turns(env), key)).toBeUndefined();
 
     // The handed-again path (events.service) asks for the same drain after the first one finished.
     await requestDrain(env.deps, accountId, reason);
-    await waitFor(async () => (await completedFor(accountId)).length === 2, 'the second drain to run as well', 20_000);
+    await waitFor(async () => (await completedFor(env, accountId)).length === 2, 'the second drain to run as well', 20_000);
   });
 
-  it('queues the drain again when a handed webhook delivery is handed a second time after its drain completed', async () => {
+  it('queues the drain again when a handed webhook delivery is handed a second time after its drain completed', async ({ env }) => {
     const { accountId } = await env.tenant();
     const hook = await makeHook(env, accountId);
     const posted = await postJson(env, hook.path, { signup: 'ada@example.com' });
     expect(posted.status).toBe(202);
     const log = createLogger('silent');
     expect((await handDeliveries(env.deps, [posted.body.deliveryId], log)).get(posted.body.deliveryId)).toBe('handed');
-    const { turn_id: turnId } = await env.deps.db('webhook_deliveries').where({ id: posted.body.deliveryId }).first('turn_id');
+    const { turn_id: turnId } = await row(env, 'webhook_deliveries', { id: posted.body.deliveryId });
     const drains = async () =>
-      (await completedFor(accountId)).filter((j) => j.id!.startsWith(`${agentTurn.key({ accountId }, { why: 'turn', turnId })}-`)).length;
+      (await completedFor(env, accountId)).filter((j) => j.id!.startsWith(`${agentTurn.key({ accountId }, { why: 'turn', turnId })}-`))
+        .length;
     await waitFor(async () => (await drains()) === 1, 'the drain of the delivery to complete', 30_000);
 
     // A retried webhook job finds the delivery handed and asks for `turn-<turnId>` again.
@@ -80,7 +79,7 @@ describe('finished jobs are kept', () => {
     await waitFor(async () => (await drains()) === 2, 'the drain asked for again to run', 30_000);
   });
 
-  it('wakes a card snoozed twice, and keeps both wake jobs', async () => {
+  it('wakes a card snoozed twice, and keeps both wake jobs', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'question');
     const timers = env.deps.queues.get('card-timers')!;
@@ -119,7 +118,7 @@ describe('a key after its job finally failed', () => {
     description: 'fails the first two tries of n, succeeds after',
     jobId: (p) => `send-${p.n}`,
   });
-  beforeAll(async () => {
+  it.beforeAll(async ({ env }) => {
     queues = createQueues(env.deps.redis, env.config, ['test-flaky']);
     connection = createRedis(env.config, 'worker');
     // From the stream's start, not '$' (test/workers/create-worker.test.ts says why, on a cluster).
@@ -136,7 +135,7 @@ describe('a key after its job finally failed', () => {
     connection.disconnect();
   });
 
-  it('keeps the failed job and runs a retry enqueued under the same key (a send retried)', async () => {
+  it('keeps the failed job and runs a retry enqueued under the same key (a send retried)', async ({ env }) => {
     const worker = createWorker(
       'test-flaky',
       [

@@ -4,6 +4,7 @@ import { setLeadColumns, type upsertLead } from '../../src/leads/leads.service.j
 import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 const get = (env: TestEnv, token: string, path: string, query: Record<string, string | number> = {}) =>
   env.api().get(`/api/v1${path}`).query(query).set(auth(token));
@@ -286,8 +287,8 @@ describe('PATCH /leads/{id}', () => {
     const { token, accountId } = await env.tenant();
     const id = await lead(env, accountId, 'audit.com');
     await patch(env, token, id, { tags: ['x'] });
-    const rows = await env.deps.db('audit_log').where({ account_id: accountId, target_id: id });
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ method: 'PATCH', route: '/api/v1/leads/{id}', token_label: 'test', status: 200 });
+    const entries = await rows(env, 'audit_log', { account_id: accountId, target_id: id });
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ method: 'PATCH', route: '/api/v1/leads/{id}', token_label: 'test', status: 200 });
   });
 });

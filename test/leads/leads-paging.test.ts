@@ -2,11 +2,15 @@ import { describe, expect } from 'vitest';
 import { LeadsPage } from '../../api/routes/leads.schemas.js';
 import { newId } from '../../src/ids.js';
 import { listLeads, upsertLead } from '../../src/leads/leads.service.js';
+import { leadsRepository } from '../../src/leads/leads.repository.js';
 import { setupTestEnv } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 
-/** Inserts `n` leads in one statement; creation times come from a handful of values, so many tie. */
+/**
+ * Inserts `n` leads in one statement; creation times come from a handful of values, so many tie. Straight to the
+ * table: ties this many are what the paging must survive, and no service writes them.
+ */
 async function bulkLeads(env: TestEnv, accountId: string, n: number, base: number): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     id: newId('lead'),
@@ -83,7 +87,7 @@ describe('GET /leads paging', () => {
     for (let i = 0; i < 12; i++) {
       await upsertLead(env.deps.db, accountId, { domain: `wide${i}.com`, fields: { notes: big, more: big } });
     }
-    await env.deps.db('lead_columns').insert({ account_id: accountId, keys: ['notes', 'more'], updated_at: Date.now() });
+    await leadsRepository(env.deps.db).setColumns(accountId, ['notes', 'more'], Date.now());
     const opts = { status: null, limit: 100, cursorSecret: await env.deps.cursorSecret(), maxBytes: 5_000 };
     const seen: string[] = [];
     let cursor: string | null = null;

@@ -8,7 +8,7 @@ import { SEED_LEAD_COUNT, seedLeadsAndEvents } from '../../src/leads/seed.js';
 import { adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
-import { rows } from '../helpers/rows.js';
+import { countRows, leadRow, row, rows } from '../helpers/rows.js';
 
 const admin = (env: TestEnv, argv: string[]) => adminCall(env, argv);
 
@@ -49,8 +49,7 @@ describe('upsertLead', () => {
       ['Jane', 'jane@acme.com', 'CTO', null],
       ['Raj', null, null, 'https://www.linkedin.com/in/raj'],
     ]);
-    const row = await db('leads').where({ id: first.id }).first();
-    expect(row.fields).toEqual({ industry: 'SaaS', headcount: '40' });
+    expect((await leadRow(env, first.id)).fields).toEqual({ industry: 'SaaS', headcount: '40' });
     await upsertLead(db, accountId, { domain: 'acme.com', draft: null });
     expect((await getLead(db, accountId, first.id)).draft).toBeNull();
   });
@@ -103,9 +102,7 @@ describe('seedLeadsAndEvents', () => {
     expect(first.leads).toBe(SEED_LEAD_COUNT);
     const again = await seedLeadsAndEvents(env.deps.db, accountId);
     expect(again.events).toBe(first.events);
-    const statuses = await env.deps
-      .db('leads')
-      .where({ account_id: accountId })
+    const statuses = await rows(env, 'leads', { account_id: accountId })
       .select('status')
       .count<{ status: string; count: string }[]>('* as count')
       .groupBy('status');
@@ -113,9 +110,7 @@ describe('seedLeadsAndEvents', () => {
     expect(Object.values(byStatus).reduce((a, b) => a + b, 0)).toBe(SEED_LEAD_COUNT);
     expect(byStatus.replied).toBeGreaterThan(0);
     expect(Object.keys(byStatus).length).toBeGreaterThan(4);
-    expect(Number((await env.deps.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(
-      first.events,
-    );
+    expect(await countRows(env, 'channel_events', { account_id: accountId })).toBe(first.events);
 
     let cursor: string | null = null;
     let seen = 0;
@@ -149,7 +144,7 @@ describe('seedLeadsAndEvents', () => {
     ).results;
     // The demo week is marked and left out of /results: demo figures never mix into the account's own.
     expect(first.eventsInResults).toBe(false);
-    expect(await env.deps.db('channel_events').where({ account_id: accountId, demo: false }).first()).toBeUndefined();
+    expect(await row(env, 'channel_events', { account_id: accountId, demo: false })).toBeUndefined();
     expect(results.email.available && results.email.data.window.sent).toBe(0);
     expect(results.aeo).toEqual({ available: false, reason: NO_MEASUREMENT });
     expect(await isBlocked(env.deps.db, accountId, 'optout@harborlabs.example')).toBe(true);

@@ -5,6 +5,7 @@ import { type EventRow, resultsRepository } from '../../src/results/results.repo
 import { runRetentionPass } from '../../src/retention/retention.service.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { foldAccount } from '../helpers/rollups.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * `channel_events` partitioned by month (docs/decisions/retention.md, "Partitioning by time"): a month wholly past
@@ -48,9 +49,9 @@ const event = (accountId: string, refId: string, at: number, recordedAt: number)
 });
 
 const refsOf = async (env: TestEnv, accountId: string) =>
-  ((await env.deps.db('channel_event_refs').where({ account_id: accountId }).pluck('ref_id')) as string[]).sort();
+  ((await rows(env, 'channel_event_refs', { account_id: accountId }).pluck('ref_id')) as string[]).sort();
 const eventRefsOf = async (env: TestEnv, accountId: string) =>
-  ((await env.deps.db('channel_events').where({ account_id: accountId }).pluck('ref_id')) as string[]).sort();
+  ((await rows(env, 'channel_events', { account_id: accountId }).pluck('ref_id')) as string[]).sort();
 
 describe('channel events partitioned by month', () => {
   it('drops a month whole once all of it is past the retention and counted, and trims the refs as old', async ({ env }) => {

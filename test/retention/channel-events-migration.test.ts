@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db.js';
 import { resultsRepository } from '../../src/results/results.repository.js';
 import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 
@@ -12,16 +11,16 @@ import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 const MIGRATION = '20261130110000_channel_events_partitioned';
 const DAY = 86_400_000;
 const scratch = migrationDatabase();
-let db: Db | undefined;
 
 const monthName = (t: number) => {
   const d = new Date(t);
   return `channel_events_p${d.getUTCFullYear()}_${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 };
 
+// Raw reads and writes throughout: a migration test checks the schema itself, on a scratch database.
 describe('the channel events partitioning migration', () => {
   it('moves every event into its month, fills the refs from them, keeps the ids, and down restores the old table', async () => {
-    db = await scratch.open();
+    const db = await scratch.open();
     await migrateUpTo(db, MIGRATION);
     const now = Date.now();
     await db.raw(`INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0), ('a2', 'B', 0)`);

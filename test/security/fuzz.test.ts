@@ -6,6 +6,7 @@ import type { RouteDef } from '../../api/route-def.js';
 import { routes } from '../../api/routes/index.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
+import { countRows } from '../helpers/rows.js';
 
 // Every route of the table, fed malformed input. Whatever arrives: never a 5xx, always the JSON
 // error shape with no-store, and a refused request writes nothing (every write leaves an audit row).
@@ -17,13 +18,11 @@ import { auth } from '../helpers/auth.js';
 // sets the requests per route (default 60, about 15 s here). Requests valid by /openapi.json are
 // fuzzed in fuzz-valid.test.ts.
 
-let env: TestEnv;
 let tenant: { accountId: string; token: string };
 it.override('options', {
   env: { RATE_READS_BURST: '100000', RATE_WRITES_BURST: '100000', RATE_MESSAGES_BURST: '100000', RATE_ACCOUNT_BURST: '100000' },
 });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   tenant = await env.tenant();
 });
 
@@ -84,10 +83,7 @@ function query(route: RouteDef) {
   });
 }
 
-async function auditCount(): Promise<number> {
-  const [row] = await env.deps.db('audit_log').where({ account_id: tenant.accountId }).count<{ n: string }[]>({ n: '*' });
-  return Number(row?.n ?? 0);
-}
+const auditCount = (env: TestEnv) => countRows(env, 'audit_log', { account_id: tenant.accountId });
 
 /** Percent-encodes the UTF-8 bytes, so even a lone surrogate reaches the server as something. */
 const encodePath = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
@@ -132,7 +128,7 @@ function plans(route: RouteDef): fc.Arbitrary<Plan> {
     });
 }
 
-function call(route: RouteDef, plan: Plan) {
+function call(env: TestEnv, route: RouteDef, plan: Plan) {
   let req = request(env.app)[route.method](plan.path).query(plan.query);
   if (route.auth !== 'none') req = req.set(auth(tenant.token));
   if (plan.payload === undefined) return req;
@@ -160,14 +156,14 @@ describe('fuzzing every route of the table', () => {
     }
   });
 
-  it.each(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+  it.for(routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
     '%s never answers 500 and writes nothing it refuses',
-    async (_name, route) => {
+    async ([_name, route], { env }) => {
       // fast-check names the seed and the shrunk case's path; the prefix says how to replay the whole file.
       await assertReplayable(
         fc.asyncProperty(plans(route), async (plan) => {
-          const before = await auditCount();
-          const res = await call(route, plan);
+          const before = await auditCount(env);
+          const res = await call(env, route, plan);
           const sent = { path: plan.path.slice(0, 120), q: plan.query, b: plan.payload?.slice(0, 200), enc: plan.encoding };
           expect(res.status, `${route.method} ${JSON.stringify(sent)} (replay: FUZZ_SEED=${SEED})`).toBeLessThan(500);
           // Node's HTTP server refuses a request line and headers over 16 KB itself, before the app (a long query).
@@ -178,7 +174,7 @@ describe('fuzzing every route of the table', () => {
           if (res.status >= 400) {
             expect(typeof res.body.error).toBe('string');
             expect(res.headers['cache-control']).toBe('no-store');
-            expect(await auditCount()).toBe(before);
+            expect(await auditCount(env)).toBe(before);
           }
         }),
         { numRuns: RUNS, seed: SEED },

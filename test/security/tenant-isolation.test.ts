@@ -14,7 +14,6 @@ import { auth } from '../helpers/auth.js';
 // account A's id must get exactly what an unknown id gets; list routes must show B nothing of A's.
 
 type Tenant = { accountId: string; token: string; tokenId: string };
-let env: TestEnv;
 let a: Tenant;
 let b: Tenant;
 const owned: Record<string, string> = {};
@@ -33,7 +32,7 @@ const RESOURCES: Array<{ match: RegExp; kind: string; body?: unknown }> = [
   { match: /^\/api\/v1\/content\/posts\/\{slug\}$/, kind: 'post' },
 ];
 
-async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> {
+async function makeAll(env: TestEnv, t: Tenant, tag: string): Promise<Record<string, string>> {
   const card = newId('card');
   await cardsRepository(env.deps.db).insert({
     id: card,
@@ -71,18 +70,17 @@ async function makeAll(t: Tenant, tag: string): Promise<Record<string, string>> 
   return { card, lead: lead.id, message: message.turn.id, workflow: workflow.workflowId, post: `${tag}-post` };
 }
 
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   a = await env.tenant(undefined, 'Alpha');
   b = await env.tenant(undefined, 'Bravo');
-  Object.assign(owned, await makeAll(a, 'alpha'));
-  await makeAll(b, 'bravo');
+  Object.assign(owned, await makeAll(env, a, 'alpha'));
+  await makeAll(env, b, 'bravo');
 });
 
 const idRoutes = routes.filter((r) => r.path.includes('{') && r.auth !== 'none');
 const resourceOf = (r: RouteDef) => RESOURCES.find((x) => x.match.test(r.path));
 
-function call(r: RouteDef, id: string, token: string) {
+function call(env: TestEnv, r: RouteDef, id: string, token: string) {
   const res = RESOURCES.find((x) => x.match.test(r.path))!;
   const req = request(env.app)
     [r.method](r.path.replace(/\{[A-Za-z]+\}/, id))
@@ -95,12 +93,12 @@ describe('tenant isolation', () => {
     expect(idRoutes.filter((r) => !resourceOf(r)).map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
 
-  it.each(idRoutes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+  it.for(idRoutes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
     "%s answers another account's id exactly like an unknown one",
-    async (_n, r) => {
+    async ([_n, r], { env }) => {
       const kind = resourceOf(r)!.kind;
-      const theirs = await call(r, owned[kind]!, b.token);
-      const unknown = await call(r, `${owned[kind]!.split('_')[0]}_doesNotExist000000000`, b.token);
+      const theirs = await call(env, r, owned[kind]!, b.token);
+      const unknown = await call(env, r, `${owned[kind]!.split('_')[0]}_doesNotExist000000000`, b.token);
       expect(theirs.status).toBe(404);
       expect(theirs.body).toEqual({ error: 'not found' });
       expect(unknown.status).toBe(theirs.status);
@@ -111,13 +109,13 @@ describe('tenant isolation', () => {
           .sort();
       expect(strip(unknown.headers)).toEqual(strip(theirs.headers));
       // And the owner still sees it: the 404 was the account boundary, not a broken route.
-      if (r.method === 'get') expect((await call(r, owned[kind]!, a.token)).status).toBe(200);
+      if (r.method === 'get') expect((await call(env, r, owned[kind]!, a.token)).status).toBe(200);
     },
   );
 
-  it.each(routes.filter((r) => r.method === 'get' && !r.path.includes('{') && r.scope).map((r) => [r.path] as const))(
+  it.for(routes.filter((r) => r.method === 'get' && !r.path.includes('{') && r.scope).map((r) => [r.path] as const))(
     "%s shows nothing of another account's",
-    async (path) => {
+    async ([path], { env }) => {
       const res = await request(env.app).get(path).set(auth(b.token));
       expect(res.status).toBe(200);
       // Feeds are XML text; every other list is JSON.

@@ -2,27 +2,24 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { startHeartbeat, type Beat } from '../../workers/heartbeat.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it } from '../helpers/fixture.js';
 import { freePort, until } from '../helpers/processes.js';
 
-let env: TestEnv;
 let dir: string;
 beforeAll(async () => {
-  env = await setupTestEnv();
   dir = await mkdtemp(path.join(tmpdir(), 'gas-heartbeat-'));
 });
 afterAll(async () => {
-  await env.close();
   await rm(dir, { recursive: true, force: true });
 });
 
 const beatIn = async (file: string): Promise<Beat | null> => JSON.parse(await readFile(file, 'utf8').catch(() => 'null')) as Beat | null;
 
 describe('the worker heartbeat', () => {
-  it('says ok while Postgres and Redis answer, writes again every beat, and removes its file on stop', async () => {
+  it('says ok while Postgres and Redis answer, writes again every beat, and removes its file on stop', async ({ env }) => {
     const file = path.join(dir, 'ok.heartbeat');
     const heartbeat = startHeartbeat(env.deps, { file, everyMs: 100 }, ['agent-turns', 'shipments']);
     const first = await until(() => beatIn(file));
@@ -36,7 +33,7 @@ describe('the worker heartbeat', () => {
     await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('names the store it cannot reach', async () => {
+  it('names the store it cannot reach', async ({ env }) => {
     const file = path.join(dir, 'down.heartbeat');
     // A real client to a port where no Redis listens.
     const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });

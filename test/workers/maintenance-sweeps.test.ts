@@ -1,10 +1,10 @@
 import { type Job, QueueEvents } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { maintenanceQueue, maintenanceSweep } from '../../src/jobs/maintenance.js';
 import { sweepsOf } from '../../src/jobs/sweep.js';
 import { createRedis } from '../../src/redis.js';
 import { type Pools, startPools } from '../../workers/main.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 
 // Each area's maintenance sweep is its own repeating job on the `maintenance` queue. The single sweep it
@@ -12,26 +12,26 @@ import { waitFor } from '../helpers/processes.js';
 const SWEEP_MS = 300;
 const RETENTION_MS = 700;
 const SWEEPS = sweepsOf(maintenanceQueue.jobs);
-let env: TestEnv;
-let pools: Pools;
+/** The maintenance pool, started by hand once the previous version's state is in Redis (the fixture's start first). */
+let started: Pools;
 let events: QueueEvents;
 /** Runs each sweep (by scheduler id) completed, as the queue's event stream tells them. */
 const completed = new Map<string, number>();
 let legacy: Job;
 
 const schedulerOf = (jobId: string) => /^repeat:([^:]+):/.exec(jobId)?.[1];
-const queue = () => env.deps.queues.get('maintenance')!;
+const queue = (env: TestEnv) => env.deps.queues.get('maintenance')!;
 
-beforeAll(async () => {
-  env = await setupTestEnv({
-    env: {
-      ADMIN_USER: 'ops',
-      ADMIN_PASSWORD: 'correct horse',
-      MAINTENANCE_SWEEP_MS: String(SWEEP_MS),
-      MAINTENANCE_RETENTION_SWEEP_MS: String(RETENTION_MS),
-      WORKER_SCHEDULES_CHECK_MS: '500',
-    },
-  });
+it.override('options', {
+  env: {
+    ADMIN_USER: 'ops',
+    ADMIN_PASSWORD: 'correct horse',
+    MAINTENANCE_SWEEP_MS: String(SWEEP_MS),
+    MAINTENANCE_RETENTION_SWEEP_MS: String(RETENTION_MS),
+    WORKER_SCHEDULES_CHECK_MS: '500',
+  },
+});
+it.beforeAll(async ({ env }) => {
   events = new QueueEvents('maintenance', {
     connection: createRedis(env.config, 'worker'),
     prefix: env.config.queuePrefix,
@@ -44,20 +44,19 @@ beforeAll(async () => {
   await events.waitUntilReady();
   // What a running system of the previous version has in Redis at deploy time: the single sweep's
   // scheduler, and a run of it already queued.
-  await queue().upsertJobScheduler('maintenance-sweep', { every: 60_000 }, { name: 'maintenance.sweep', data: {} });
-  legacy = await queue().add('maintenance.sweep', {});
-  pools = await startPools(env.deps, ['maintenance']);
+  await queue(env).upsertJobScheduler('maintenance-sweep', { every: 60_000 }, { name: 'maintenance.sweep', data: {} });
+  legacy = await queue(env).add('maintenance.sweep', {});
+  started = await startPools(env.deps, ['maintenance']);
 }, 30_000);
 
 afterAll(async () => {
-  await pools?.close();
+  await started?.close();
   await events?.close();
-  await env?.close();
 });
 
 describe('maintenance sweeps, one per area', () => {
-  it('are listed in Redis (and so on the board) as separate repeating jobs, each under its name and interval', async () => {
-    const schedulers = await queue().getJobSchedulers(0, -1);
+  it('are listed in Redis (and so on the board) as separate repeating jobs, each under its name and interval', async ({ env }) => {
+    const schedulers = await queue(env).getJobSchedulers(0, -1);
     const listed = Object.fromEntries(schedulers.map((s) => [s.key, { name: s.name, every: Number(s.every) }]));
     expect(listed).toEqual({
       'maintenance-turns': { name: 'maintenance.turns', every: SWEEP_MS },
@@ -73,17 +72,17 @@ describe('maintenance sweeps, one per area', () => {
     });
     // Each sweep's runs carry its own name and retry policy, as Bull Board lists them.
     await waitFor(async () => {
-      const names = new Set((await queue().getJobs(['delayed', 'waiting', 'active'])).map((j) => j.name));
+      const names = new Set((await queue(env).getJobs(['delayed', 'waiting', 'active'])).map((j) => j.name));
       return SWEEPS.every((s) => names.has(s.name));
     }, 'a run of every sweep queued');
-    const runs = await queue().getJobs(['delayed', 'waiting', 'active']);
+    const runs = await queue(env).getJobs(['delayed', 'waiting', 'active']);
     for (const sweep of SWEEPS) {
       const run = runs.find((j) => j.name === sweep.name)!;
       expect(run.opts.attempts).toBe(sweep.options.attempts);
     }
   });
 
-  it('each show on Bull Board under its own name', async () => {
+  it('each show on Bull Board under its own name', async ({ env }) => {
     const auth = `Basic ${Buffer.from('ops:correct horse').toString('base64')}`;
     // The board's latest jobs of the queue, the way its page asks for them: each sweep's next run is
     // delayed, waiting or running at any moment, so a few looks see every one.
@@ -106,19 +105,19 @@ describe('maintenance sweeps, one per area', () => {
     );
   });
 
-  it('remove the retired single sweep’s scheduler at start, and process a job of it left in Redis', async () => {
-    expect(await queue().getJobScheduler(maintenanceSweep.key({}))).toBeUndefined();
+  it('remove the retired single sweep’s scheduler at start, and process a job of it left in Redis', async ({ env }) => {
+    expect(await queue(env).getJobScheduler(maintenanceSweep.key({}))).toBeUndefined();
     expect(await legacy.waitUntilFinished(events, 20_000)).toEqual({ retired: true });
-    expect((await queue().getJobs(['delayed', 'waiting'])).filter((j) => j.name === maintenanceSweep.name)).toEqual([]);
+    expect((await queue(env).getJobs(['delayed', 'waiting'])).filter((j) => j.name === maintenanceSweep.name)).toEqual([]);
   });
 
-  it('remove the retired scheduler again when a process of the old version puts it back (a rolling deploy)', async () => {
-    await queue().upsertJobScheduler('maintenance-sweep', { every: 60_000 }, { name: 'maintenance.sweep', data: {} });
-    await waitFor(async () => !(await queue().getJobScheduler('maintenance-sweep')), 'the schedule check removed it', 10_000);
-    expect((await queue().getJobs(['delayed'])).filter((j) => j.name === maintenanceSweep.name)).toEqual([]);
+  it('remove the retired scheduler again when a process of the old version puts it back (a rolling deploy)', async ({ env }) => {
+    await queue(env).upsertJobScheduler('maintenance-sweep', { every: 60_000 }, { name: 'maintenance.sweep', data: {} });
+    await waitFor(async () => !(await queue(env).getJobScheduler('maintenance-sweep')), 'the schedule check removed it', 10_000);
+    expect((await queue(env).getJobs(['delayed'])).filter((j) => j.name === maintenanceSweep.name)).toEqual([]);
   });
 
-  it('run on schedule while one of them fails on every run (a table only it reads is gone), and that one recovers', async () => {
+  it('run on schedule while one of them fails on every run (a table only it reads is gone), and that one recovers', async ({ env }) => {
     // The rollups' own table (no other sweep reads it; the watermark is also read by retention's events kind).
     const rollups = 'maintenance-rollups';
     const others = SWEEPS.map((s) => s.key({})).filter((id) => id !== rollups);
@@ -128,7 +127,7 @@ describe('maintenance sweeps, one per area', () => {
       const rollupsBefore = completed.get(rollups) ?? 0;
       // Runs of the rollups sweep that failed on the missing table (a retry is waiting, or it failed for good).
       const failedRollups = async () =>
-        (await queue().getJobs(['delayed', 'failed'])).filter(
+        (await queue(env).getJobs(['delayed', 'failed'])).filter(
           (j) => j.name === 'maintenance.rollups' && /results_rollup_deltas/.test(j.failedReason ?? ''),
         ).length;
       await waitFor(async () => (await failedRollups()) >= 2, 'two runs of the rollups sweep failed', 20_000);
