@@ -34,3 +34,9 @@ export const sequenceOfCard = (env: World, cardId: string) => row(env, 'mail_seq
 /** The `card.decided` events recorded for a card (the outbox's rows, oldest first). */
 export const eventsOfCard = (env: World, cardId: string) =>
   env.deps.db('events_outbox').whereRaw("payload->>'cardId' = ?", [cardId]).orderBy('created_at');
+
+// --- reads for agent/review/measurement/experiments tests ---
+
+/** How many rows of `table` match `where` (count(*)), as a number. */
+export const countRows = async (env: World, table: string, where: Where = {}): Promise<number> =>
+  Number((await env.deps.db(table).where(where).count<{ n: string }[]>({ n: '*' }))[0]?.n ?? 0);
