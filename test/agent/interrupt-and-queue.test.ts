@@ -3,6 +3,7 @@ import { revokeToken } from '../../src/tokens/tokens.service.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
 import { cancelHeard, gate, lit } from '../helpers/db-holds.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // Ordered by events, not by how long a step takes: a gate holds every step of one account's turns (at
 // its step record, before the step's effect) until the test opens it.
@@ -84,10 +85,10 @@ describe('queue: true', () => {
       expect((await env.message(token, a.body.requestId)).status).toBe('running');
       await steps.open();
       for (const r of [a, b, c, last]) await env.until(token, r.body.requestId, (m) => m.status === 'replied', 20_000);
-      const rows = await env.deps.db('agent_turns').where({ account_id: accountId }).orderBy('started_at');
-      expect(rows.map((r) => r.text)).toEqual(['first', 'second', 'third', 'third']);
-      expect(rows.every((r) => !r.interrupted)).toBe(true);
-      for (let i = 1; i < rows.length; i++) expect(Number(rows[i].started_at)).toBeGreaterThanOrEqual(Number(rows[i - 1].finished_at));
+      const found = await rows(env, 'agent_turns', { account_id: accountId }).orderBy('started_at');
+      expect(found.map((r) => r.text)).toEqual(['first', 'second', 'third', 'third']);
+      expect(found.every((r) => !r.interrupted)).toBe(true);
+      for (let i = 1; i < found.length; i++) expect(Number(found[i].started_at)).toBeGreaterThanOrEqual(Number(found[i - 1].finished_at));
     } finally {
       await steps.open();
     }
@@ -124,7 +125,7 @@ describe('interrupt: false', () => {
         notSent: true,
         requestId: a.body.requestId,
       });
-      expect(await env.deps.db('agent_turns').where({ account_id: accountId })).toHaveLength(1);
+      expect(await rows(env, 'agent_turns', { account_id: accountId })).toHaveLength(1);
       await steps.open();
       // The running turn was not interrupted.
       const done = await env.until(token, a.body.requestId, (m) => m.status === 'replied');

@@ -1,22 +1,16 @@
 import { describe, expect } from 'vitest';
 import { killTurnBusSubscriber } from '../helpers/agent.js';
-import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm } from '../helpers/fake-llm.js';
+import { agentOptions, it } from '../helpers/fixture.js';
+import { completion } from '../helpers/fake-llm.js';
 
 // A running turn learns of a later message from the Redis cancel notice; it reads the interrupt flag
 // from Postgres only while that notice could have been missed. This file breaks the subscription.
-let env: AgentEnv;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) =>
   agentOptions({ AGENT_BRAIN: 'llm', LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test', LLM_TIMEOUT_MS: '10000', LLM_MAX_RETRIES: '0' }),
 );
-it.beforeAll(({ agent, llm: llmFixture }) => {
-  env = agent;
-  llm = llmFixture;
-});
 
 describe('interrupt without the cancel notice', () => {
-  it('stops at the next step on the Postgres flag when the subscriber broke during the turn', async () => {
+  it('stops at the next step on the Postgres flag when the subscriber broke during the turn', async ({ agent: env, llm }) => {
     const { token, accountId } = await env.tenant();
     // While the model "thinks", the subscriber connection breaks and a later message's flag lands in
     // Postgres with no notice.

@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
 import { afterEach, describe, expect } from 'vitest';
 import { buildHook } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { until, waitFor } from '../helpers/processes.js';
 import { QUICK_STALLS } from '../helpers/queues-idle.js';
 import { workerProcesses, type WorkerChild } from '../helpers/worker-processes.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 // Real worker processes (`bin/start.ts workers --pools agent-turns,webhook-events`), killed with SIGKILL
 // while they hold an account's turn, with webhook events queued behind it: the killed turn and the events
@@ -14,11 +15,9 @@ import { auth } from '../helpers/auth.js';
 // 1 s). The webhook-events jobs the killed process held wait for their pool's lock to lapse and the next stall
 // check (JOBS_LOCK_MS, JOBS_STALLED_INTERVAL_MS: 30 s each by default, 15 to 60 s after a kill, which is what
 // a loaded machine saw); the children run them at QUICK_STALLS (4 s, 1 s), as the other kill tests do.
-let env: TestEnv;
 let workers: ReturnType<typeof workerProcesses>;
 it.override('options', { env: { WEBHOOK_HOOK_PER_HOUR: '10000', WEBHOOK_ACCOUNT_PER_HOUR: '10000' } });
-it.beforeAll(({ env: e }) => {
-  env = e;
+it.beforeAll(({ env }) => {
   workers = workerProcesses(env);
 });
 afterEach(async () => {
@@ -35,7 +34,7 @@ const POOLS = ['agent-turns', 'webhook-events'];
 const CHILD = { AGENT_STEP_DELAY_MS: '250', ...QUICK_STALLS };
 
 describe('a worker killed mid-turn', () => {
-  it('has its turn and the events behind it taken up by a live worker, and /agent/status says running meanwhile', async () => {
+  it('has its turn and the events behind it taken up by a live worker, and /agent/status says running meanwhile', async ({ env }) => {
     const started = [await workers.start(CHILD, POOLS), await workers.start(CHILD, POOLS)];
     const byRunner = new Map<string, WorkerChild>(started.map((w) => [`${hostname()}-${w.child.pid}`, w]));
     const { accountId, token } = await env.tenant();
@@ -48,7 +47,7 @@ describe('a worker killed mid-turn', () => {
         posted++;
       }
     };
-    const turns = () => env.deps.db('agent_turns').where({ account_id: accountId, kind: 'event' });
+    const turns = () => rows(env, 'agent_turns', { account_id: accountId, kind: 'event' });
     const finished = async () => (await turns().whereIn('status', ['replied', 'failed'])).length;
 
     // /agent/status, read all along while accepted events are not all finished: never `running: false`.
@@ -62,6 +61,7 @@ describe('a worker killed mid-turn', () => {
         const res = await env.api().get('/api/v1/agent/status').set(auth(token));
         const done = await finished();
         if (done < accepted && res.body.status.running !== true) notRunning.push(done);
+        // The watcher's sampling pace (what is under test is every sample), not a wait for something to happen.
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -82,10 +82,7 @@ describe('a worker killed mid-turn', () => {
         // in the killed process's hands).
         await until(async () => {
           const killed = await turns().where({ id: running.id }).first();
-          const unhanded = await env.deps
-            .db('webhook_deliveries')
-            .where({ hook_id: hook.hookId, outcome: 'Accepted' })
-            .whereNull('turn_id');
+          const unhanded = await rows(env, 'webhook_deliveries', { hook_id: hook.hookId, outcome: 'Accepted' }).whereNull('turn_id');
           return (killed.attempts > running.attempts || ['replied', 'failed'].includes(killed.status)) && unhanded.length === 0;
         }, 90_000);
         waits.push(Date.now() - killedAt);
@@ -102,14 +99,13 @@ describe('a worker killed mid-turn', () => {
     console.info(`waits after each kill (ms): ${waits.join(', ')}; median ${sorted[Math.floor(sorted.length / 2)]}, max ${sorted.at(-1)}`);
     expect(notRunning).toEqual([]);
     // Each event became one turn that replied once, the killed ones included (resumed, not repeated).
-    const rows = await turns();
-    expect(rows).toHaveLength(EVENTS);
-    expect(rows.every((r) => r.status === 'replied')).toBe(true);
-    const replies = await env.deps
-      .db('agent_replies')
+    const found = await turns();
+    expect(found).toHaveLength(EVENTS);
+    expect(found.every((r) => r.status === 'replied')).toBe(true);
+    const replies = await rows(env, 'agent_replies')
       .whereIn(
         'turn_id',
-        rows.map((r) => r.id),
+        found.map((r) => r.id),
       )
       .select('turn_id');
     expect(replies).toHaveLength(EVENTS);

@@ -1,15 +1,13 @@
-import { beforeEach, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { startTurn } from '../helpers/agent.js';
-import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
+import { agentOptions, it } from '../helpers/fixture.js';
 import { pollUntil } from '../helpers/processes.js';
-import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
+import { completion, llmEnv } from '../helpers/fake-llm.js';
 import { rows, turnRow } from '../helpers/rows.js';
 
 /** How late the slow model answers: well past LLM_TIMEOUT_MS. */
 const SLOW_MS = 10_000;
 
-let env: AgentEnv;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) =>
   agentOptions(
     llmEnv(llm, {
@@ -20,16 +18,12 @@ it.override('options', ({ llm }) =>
     }),
   ),
 );
-it.beforeAll(({ agent, llm: llmFixture }) => {
-  env = agent;
-  llm = llmFixture;
-});
-beforeEach(() => {
+it.beforeEach(({ llm }) => {
   llm.requests.length = 0;
 });
 
 describe('llm brain', () => {
-  it('runs a tool-call round trip: the model calls remember, reads the result, then replies', async () => {
+  it('runs a tool-call round trip: the model calls remember, reads the result, then replies', async ({ agent: env, llm }) => {
     const { token, accountId } = await env.tenant();
     llm.script(
       () => ({ body: completion(null, [{ id: 'call_a', name: 'remember', args: { text: 'prefers short emails' } }]) }),
@@ -58,7 +52,7 @@ describe('llm brain', () => {
     expect(second!.body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_a', content: 'ok: kept in memory' });
   });
 
-  it('ships only through a card: a send-email tool call becomes a mail_draft card', async () => {
+  it('ships only through a card: a send-email tool call becomes a mail_draft card', async ({ agent: env, llm }) => {
     const { token, accountId } = await env.tenant();
     llm.script(
       () => ({
@@ -73,7 +67,7 @@ describe('llm brain', () => {
     expect(cards.map((c) => [c.source_type, c.status])).toEqual([['mail_draft', 'pending']]);
   });
 
-  it('tells the model that work with no connection on the account waits as a card and cannot ship', async () => {
+  it('tells the model that work with no connection on the account waits as a card and cannot ship', async ({ agent: env, llm }) => {
     const { token, accountId } = await env.tenant();
     llm.script(
       () => ({
@@ -98,7 +92,7 @@ describe('llm brain', () => {
     });
   });
 
-  it('retries a 500 with backoff and succeeds', async () => {
+  it('retries a 500 with backoff and succeeds', async ({ agent: env, llm }) => {
     const { token } = await env.tenant();
     llm.script(
       () => ({ status: 500, body: { error: { message: 'boom' } } }),
@@ -109,7 +103,7 @@ describe('llm brain', () => {
     expect(llm.requests).toHaveLength(2);
   });
 
-  it('fails the turn cleanly when the model keeps answering 500', async () => {
+  it('fails the turn cleanly when the model keeps answering 500', async ({ agent: env, llm }) => {
     const { token } = await env.tenant();
     llm.script(() => ({ status: 500, body: {} }));
     const res = await env.send(token, { text: 'hello', waitSeconds: 10 });
@@ -117,7 +111,7 @@ describe('llm brain', () => {
     expect(llm.requests).toHaveLength(3);
   });
 
-  it('times out a slow model, retries, and fails cleanly when every attempt times out', async () => {
+  it('times out a slow model, retries, and fails cleanly when every attempt times out', async ({ agent: env, llm }) => {
     const { token } = await env.tenant();
     llm.script(() => ({ delayMs: SLOW_MS, body: completion('too late') }));
     const res = await env.send(token, { text: 'hello', waitSeconds: 60 });
@@ -126,7 +120,7 @@ describe('llm brain', () => {
     expect(llm.requests).toHaveLength(3);
   });
 
-  it('recovers when only the first attempt times out', async () => {
+  it('recovers when only the first attempt times out', async ({ agent: env, llm }) => {
     const { token } = await env.tenant();
     llm.script(
       () => ({ delayMs: SLOW_MS, body: completion('too late') }),
@@ -136,7 +130,7 @@ describe('llm brain', () => {
     expect(res.body.message).toMatchObject({ status: 'replied', replies: [{ text: 'Here now.' }] });
   });
 
-  it('gives outside data inside a delimited, labelled data block, never as the instruction', async () => {
+  it('gives outside data inside a delimited, labelled data block, never as the instruction', async ({ agent: env, llm }) => {
     const { accountId } = await env.tenant();
     llm.script(() => ({ body: completion(null) }));
     const { turn } = await startTurn(env.deps, {

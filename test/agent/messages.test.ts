@@ -3,7 +3,7 @@ import { GetMessageResponse, PostMessageResponse, StatusResponse, ThreadResponse
 import { agentOptions, it } from '../helpers/fixture.js';
 import { pollUntil } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
-import { turnRow } from '../helpers/rows.js';
+import { turnRow, rows } from '../helpers/rows.js';
 
 it.override('options', agentOptions());
 
@@ -76,8 +76,8 @@ describe('POST /agent/messages', () => {
     expect(results.every((r) => r.status === 202)).toBe(true);
     expect(ids.size).toBe(1);
     expect(results.filter((r) => r.body.deduplicated === false)).toHaveLength(1);
-    const rows = await env.deps.db('agent_turns').where({ account_id: accountId });
-    expect(rows).toHaveLength(1);
+    const found = await rows(env, 'agent_turns', { account_id: accountId });
+    expect(found).toHaveLength(1);
   });
 
   it('returns the original requestId on retry (even after it finished), and refuses the same id with a different text', async ({

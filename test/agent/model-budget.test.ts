@@ -6,7 +6,7 @@ import { classifyReply } from '../../src/agent/replies/reply-classifier.js';
 import { metrics } from '../../src/metrics/registry.js';
 import { StatusResponse } from '../../api/routes/agent.schemas.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
+import { completion, type FakeLlm, llmEnv } from '../helpers/fake-llm.js';
 import { until } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 import { rows, turnRow } from '../helpers/rows.js';
@@ -17,8 +17,6 @@ import { rows, turnRow } from '../helpers/rows.js';
  * budget resets) and runs then, a person's message fails saying why, and another account still calls.
  */
 const BUDGET = 2;
-let env: AgentEnv;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) =>
   agentOptions(
     llmEnv(llm, {
@@ -26,39 +24,40 @@ it.override('options', ({ llm }) =>
     }),
   ),
 );
-it.beforeAll(({ agent, llm: llmFixture }) => {
-  env = agent;
-  llm = llmFixture;
+it.beforeAll(({ llm }) => {
   llm.script(() => ({ body: completion('Noted.') }));
 });
 
-const callsOf = (accountId: string) =>
+const callsOf = (llm: FakeLlm, accountId: string) =>
   llm.requests.filter((r) => r.body.messages.some((m) => typeof m.content === 'string' && m.content.includes(accountId))).length;
 
-async function status(token: string) {
+async function status(env: AgentEnv, token: string) {
   const res = await env.api().get('/api/v1/agent/status').set(auth(token));
   expect(res.status).toBe(200);
   return StatusResponse.parse(res.body).status;
 }
 
-const event = (accountId: string, n: number) =>
+const event = (env: AgentEnv, accountId: string, n: number) =>
   startTurn(env.deps, { accountId, kind: 'event', origin: 'hook', data: { label: 'crm', content: { account: accountId, n } } });
 
-const finished = (id: string) =>
+const finished = (env: AgentEnv, id: string) =>
   until(async () => {
     const t = await turnRow(env, id);
     return t.status === 'replied' || t.status === 'failed' ? t : null;
   }, 20_000);
 
 describe('the daily model-call budget', () => {
-  it('stops calling the model at the budget, shows it in /agent/status, and keeps the event it turned away', async () => {
+  it('stops calling the model at the budget, shows it in /agent/status, and keeps the event it turned away', async ({
+    agent: env,
+    llm,
+  }) => {
     const { token, accountId } = await env.tenant();
-    expect((await status(token)).modelCalls).toMatchObject({ budget: BUDGET, used: 0, refused: 0, exhaustedAt: null });
+    expect((await status(env, token)).modelCalls).toMatchObject({ budget: BUDGET, used: 0, refused: 0, exhaustedAt: null });
 
     const turns = [];
-    for (let n = 1; n <= 3; n++) turns.push(await finished((await event(accountId, n)).turn.id));
+    for (let n = 1; n <= 3; n++) turns.push(await finished(env, (await event(env, accountId, n)).turn.id));
     expect(turns.map((t) => t.status)).toEqual(['replied', 'replied', 'failed']);
-    expect(callsOf(accountId)).toBe(BUDGET);
+    expect(callsOf(llm, accountId)).toBe(BUDGET);
 
     // The third was not lost: a copy waits for the next UTC day, with the same outside data.
     const { resetsAt } = budgetDay(Date.now());
@@ -68,7 +67,7 @@ describe('the daily model-call budget', () => {
     expect(copy).toMatchObject({ account_id: accountId, kind: 'event', origin: 'hook', status: 'queued', not_before: resetsAt });
     expect(copy.data).toEqual(turns[2]!.data);
 
-    const s = await status(token);
+    const s = await status(env, token);
     expect(s.modelCalls).toMatchObject({ budget: BUDGET, used: BUDGET, refused: 1, resetsAt });
     expect(s.modelCalls.exhaustedAt).toBeGreaterThanOrEqual(turns[1]!.started_at);
 
@@ -76,24 +75,24 @@ describe('the daily model-call budget', () => {
     const res = await env.send(token, { text: 'how are we doing?', waitSeconds: 10 });
     expect(res.body.message).toMatchObject({ status: 'failed' });
     expect(res.body.message.failure).toMatch(/daily budget of 2 model calls is spent until/);
-    expect(callsOf(accountId)).toBe(BUDGET);
+    expect(callsOf(llm, accountId)).toBe(BUDGET);
     expect(await rows(env, 'agent_turns', { account_id: accountId, status: 'queued' })).toHaveLength(1);
 
     // Another account's budget is its own.
     const other = await env.tenant();
-    expect((await finished((await event(other.accountId, 1)).turn.id)).status).toBe('replied');
-    expect(callsOf(other.accountId)).toBe(1);
+    expect((await finished(env, (await event(env, other.accountId, 1)).turn.id)).status).toBe('replied');
+    expect(callsOf(llm, other.accountId)).toBe(1);
 
     // The day turns (the budget's row for it is fresh): the kept event runs and the model answers it.
     await env.deps.db('agent_model_calls').where({ account_id: accountId }).update({ calls: 0, refused: 0, exhausted_at: null });
     await env.deps.db('agent_turns').where({ id: copyId }).update({ not_before: Date.now() });
     // (Its own job waits for the real day's end; the sweep would pick it up, a drain asked now is sooner.)
     await requestDrain(env.deps, accountId, { why: 'more', at: Date.now() });
-    expect((await finished(copyId!)).status).toBe('replied');
-    expect(callsOf(accountId)).toBe(BUDGET + 1);
+    expect((await finished(env, copyId!)).status).toBe('replied');
+    expect(callsOf(llm, accountId)).toBe(BUDGET + 1);
   });
 
-  it("counts the reply classifier's model calls too, and judges by the rules once the budget is spent", async () => {
+  it("counts the reply classifier's model calls too, and judges by the rules once the budget is spent", async ({ agent: env, llm }) => {
     const { token, accountId } = await env.tenant();
     const mayAsk = classifierBudget(env.deps, accountId);
     const asked = () => llm.requests.filter((r) => r.body.messages.some((m) => String(m.content).includes(`left it, ${accountId}`))).length;
@@ -107,6 +106,6 @@ describe('the daily model-call budget', () => {
     expect(third.rule).toMatch(/\(the account's daily model budget is spent\)$/);
     expect(third.replyKind).toBe('not_interested');
     expect(asked()).toBe(BUDGET);
-    expect((await status(token)).modelCalls).toMatchObject({ budget: BUDGET, used: BUDGET, refused: 1 });
+    expect((await status(env, token)).modelCalls).toMatchObject({ budget: BUDGET, used: BUDGET, refused: 1 });
   });
 });

@@ -5,7 +5,7 @@ import { drainAccount } from '../../src/agent/turns/turn-runner.js';
 import { withAccountLock } from '../../src/agent/turns/turn-lock.js';
 import { buildTurn } from '../helpers/factories.js';
 import { agentOptions, it } from '../helpers/fixture.js';
-import { rows, turnRow } from '../helpers/rows.js';
+import { rows, turnRow, row } from '../helpers/rows.js';
 
 // The turn path's merged statements (record, claim, reply, finish): what each one writes together.
 // A pool of three connections, so the last test can ask every connection the pool has.
@@ -21,13 +21,13 @@ describe('turn statements', () => {
     expect(audit).toMatchObject([
       { actor: 'api', token_id: tokenId, token_label: 'test', method: 'POST', route: '/api/v1/agent/messages', status: 200 },
     ]);
-    const state = await env.deps.db('agent_state').where({ account_id: accountId }).first();
+    const state = await row(env, 'agent_state', { account_id: accountId });
     expect(Number(state.last_turn_at)).toBeGreaterThan(0);
     expect(Number(state.last_activity_at)).toBeGreaterThanOrEqual(Number(state.last_turn_at));
     const turn = await turnRow(env, res.body.requestId);
     // The offline brain answers a plain message with two bubbles: each is a step, recorded with its bubble.
     expect(turn).toMatchObject({ status: 'replied', steps_done: 2, attempts: 1 });
-    const steps = await env.deps.db('agent_turn_steps').where({ turn_id: res.body.requestId }).orderBy('idx');
+    const steps = await rows(env, 'agent_turn_steps', { turn_id: res.body.requestId }).orderBy('idx');
     expect(steps.map((s) => [s.round, s.idx, s.result.name, s.result.ok])).toEqual([
       [0, 0, 'reply', true],
       [0, 1, 'reply', true],

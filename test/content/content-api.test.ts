@@ -3,7 +3,7 @@ import { CONTENT_CACHE_CONTROL } from '../../api/routes/content.js';
 import { adminCall } from '../helpers/env.js';
 import { it } from '../helpers/fixture.js';
 import { auth, published, siteToken } from './helpers.js';
-import { row } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
 
 const slugsOf = (body: { posts: { slug: string }[] }) => body.posts.map((p) => p.slug);
 
@@ -133,7 +133,7 @@ describe('post HTML', () => {
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('<img alt="img" />');
     expect(html).toContain('<img src="https://cdn.example.com/chart.png" alt="chart" title="Chart" />');
-    const links = await env.deps.db('tracked_links').where({ account_id: t.accountId }).orderBy('url');
+    const links = await rows(env, 'tracked_links', { account_id: t.accountId }).orderBy('url');
     expect(links.map((l) => [l.url, l.channel, l.source_type, l.card_id])).toEqual([
       ['https://evil.test', 'seo', 'post', card.id],
       ['https://example.com/guide?a=1&b=2', 'seo', 'post', card.id],

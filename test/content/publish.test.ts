@@ -69,7 +69,7 @@ describe('publishing a blog_post card', () => {
     const b = await blogCard(env.deps.db, t.accountId, { title: 'Same title' });
     const answers = await Promise.all([approve(env, t.token, a.id), approve(env, t.token, b.id)]);
     expect(answers.map((r) => r.status)).toEqual([200, 200]);
-    const slugs = (await env.deps.db('posts').where({ account_id: t.accountId }).pluck('slug')).sort();
+    const slugs = (await rows(env, 'posts', { account_id: t.accountId }).pluck('slug')).sort();
     expect(slugs).toEqual(['same-title', 'same-title-2']);
   });
 
@@ -89,10 +89,7 @@ describe('publishing a blog_post card', () => {
     expect(after.body.post.updatedAt).toBeGreaterThan(before.body.post.updatedAt);
     expect(after.headers.etag).not.toBe(before.headers.etag);
     expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(1);
-    expect(await env.deps.db('post_publications').where({ account_id: t.accountId }).orderBy('at').pluck('op')).toEqual([
-      'publish',
-      'update',
-    ]);
+    expect(await rows(env, 'post_publications', { account_id: t.accountId }).orderBy('at').pluck('op')).toEqual(['publish', 'update']);
     expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'post_published' })).toHaveLength(1);
   });
 

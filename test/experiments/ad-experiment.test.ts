@@ -22,13 +22,6 @@ const it = withBridge();
 // bridge by approving that card, the platform's per-variant metrics polled back through pollProvider, looked at on the
 // plan's schedule, the winner adopted, and a later ad test the agent ships starting from it.
 
-let env: TestEnv;
-let bridge: ProviderBridgeStandIn;
-it.beforeAll(({ env: e, bridge: b }) => {
-  env = e;
-  bridge = b;
-});
-
 const ADS = [
   { headline: 'Onboarding in a day', body: 'Cut onboarding to one day.', url: 'https://acme.test/a' },
   { headline: 'Still onboarding by hand?', body: 'Let the agent do it.' },
@@ -46,7 +39,7 @@ const PROPOSE = {
   minimumDetectableEffect: 0.05,
 };
 
-const toolEnv = (accountId: string) => ({
+const toolEnv = (env: TestEnv, accountId: string) => ({
   db: env.deps.db,
   accountId,
   turnId: 'turn_ad_experiment',
@@ -55,36 +48,37 @@ const toolEnv = (accountId: string) => ({
   onReply: async () => undefined,
   doors: agentDoors,
 });
-const tool = (accountId: string, name: string, args: Record<string, unknown>) => executeTool({ id: 'c1', name, args }, toolEnv(accountId));
+const tool = (env: TestEnv, accountId: string, name: string, args: Record<string, unknown>) =>
+  executeTool({ id: 'c1', name, args }, toolEnv(env, accountId));
 
 /** An account connected to the bridge for ads, with a monthly spend cap of 1,000.00 USD. */
-async function adsAccount() {
+async function adsAccount(bridge: ProviderBridgeStandIn, env: TestEnv) {
   const t = await connectedTenant(env, bridge, 'ads');
   await setSpendCap(env.deps.db, t.accountId, '100000', 'USD', Date.now());
   return t;
 }
 
-async function approve(token: string, cardId: string) {
+async function approve(env: TestEnv, token: string, cardId: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
   expect(res.status).toBe(200);
   await runFollowUps(env.deps);
 }
 
-const cards = (accountId: string, sourceType: string) =>
-  env.deps.db('review_cards').where({ account_id: accountId, source_type: sourceType }).orderBy('created_at');
+const cards = (env: TestEnv, accountId: string, sourceType: string) =>
+  rows(env, 'review_cards', { account_id: accountId, source_type: sourceType }).orderBy('created_at');
 
 /** Proposes PROPOSE (with `args` over it) through the tool, approves the experiment's card, and answers its id. */
-async function started(accountId: string, token: string, args: Record<string, unknown> = {}) {
-  const out = await tool(accountId, 'propose_experiment', { ...PROPOSE, ...args });
+async function started(env: TestEnv, accountId: string, token: string, args: Record<string, unknown> = {}) {
+  const out = await tool(env, accountId, 'propose_experiment', { ...PROPOSE, ...args });
   expect(out).toMatchObject({ ok: true });
   const id = /experiment (exp_\S+)/.exec(out.result)![1]!;
   const cardId = /card (card_\S+?);/.exec(out.result)![1]!;
-  await approve(token, cardId);
+  await approve(env, token, cardId);
   return id;
 }
 
 /** The ad platform reports `n` more impressions with `clicks` for each variant label of `testId`. */
-function report(testId: string, counts: Record<string, [number, number]>) {
+function report(bridge: ProviderBridgeStandIn, testId: string, counts: Record<string, [number, number]>) {
   for (const [variant, [impressions, clicks]] of Object.entries(counts)) {
     const id = `m${bridge.events.length + 1}`;
     bridge.events.push({
@@ -97,13 +91,16 @@ function report(testId: string, counts: Record<string, [number, number]>) {
 }
 
 describe('an experiment on an ad', () => {
-  it('files one ad test on approval, reads the polled metrics on schedule, and a later ad test starts from the winner', async () => {
+  it('files one ad test on approval, reads the polled metrics on schedule, and a later ad test starts from the winner', async ({
+    bridge,
+    env,
+  }) => {
     bridge.events.length = 0;
-    const { accountId, token } = await adsAccount();
-    const proposed = await tool(accountId, 'propose_experiment', PROPOSE);
+    const { accountId, token } = await adsAccount(bridge, env);
+    const proposed = await tool(env, accountId, 'propose_experiment', PROPOSE);
     expect(proposed).toMatchObject({ ok: true });
     expect(proposed.result).toMatch(/^experiment exp_\S+ is waiting for review as card card_\S+; nothing starts until it is approved$/);
-    const [card] = await cards(accountId, 'experiment');
+    const [card] = await cards(env, accountId, 'experiment');
     expect(card.prompt).toContain('Planned sample: 1,296 impressions per variant');
     // Impressions are not people: the card says so and states the clustering it assumes.
     expect(card.prompt).toContain('so this test is not randomised per person');
@@ -117,13 +114,13 @@ describe('an experiment on an ad', () => {
 
     // Approving the experiment starts it and files ONE ad_test card; it waits under the ad approval settings, unshipped.
     const posts = bridge.posts.length;
-    await approve(token, card.id);
+    await approve(env, token, card.id);
     const e = (await repo.get(accountId, id))!;
     expect(e.status).toBe('running');
-    expect(await cards(accountId, 'ad_test')).toHaveLength(1);
+    expect(await cards(env, accountId, 'ad_test')).toHaveLength(1);
     // The maintenance pass's drafting step (run twice at once) files no other.
     await Promise.all([draftExperimentMail(env.deps.db, e, 10), draftExperimentMail(env.deps.db, e, 10)]);
-    const adCards = await cards(accountId, 'ad_test');
+    const adCards = await cards(env, accountId, 'ad_test');
     expect(adCards).toHaveLength(1);
     const adCard = adCards[0];
     expect(adCard).toMatchObject({ id: adTestCardId(accountId, id), status: 'pending' });
@@ -133,7 +130,7 @@ describe('an experiment on an ad', () => {
     expect(await lookAtExperiment(env.deps.db, e, Date.now(), 0)).toBe('collecting');
 
     // Approved, the ad test ships once to the platform with the experiment's ads in plan order (A first).
-    await approve(token, adCard.id);
+    await approve(env, token, adCard.id);
     const fence = await sendOfCard(env, adCard.id);
     expect(fence).toMatchObject({ status: 'sent', kind_of_work: 'ad_test' });
     const shipped = bridge.posts.filter((p) => p.key === fence.idempotency_key);
@@ -141,8 +138,8 @@ describe('an experiment on an ad', () => {
     const testId = fence.provider_id as string;
 
     // Under the first look's 500 impressions per variant: no look. Another test's metrics never count.
-    report(testId, { A: [300, 15], B: [300, 45] });
-    report('another-test', { A: [5_000, 0], B: [5_000, 4_000] });
+    report(bridge, testId, { A: [300, 15], B: [300, 45] });
+    report(bridge, 'another-test', { A: [5_000, 0], B: [5_000, 4_000] });
     await pollProviderEvents(env.deps, accountId, 'ads');
     expect(await lookAtExperiment(env.deps.db, e, Date.now(), 0)).toBe('collecting');
     expect((await repo.counts(e, Date.now())).counts).toEqual([
@@ -152,12 +149,12 @@ describe('an experiment on an ad', () => {
     expect((await repo.get(accountId, id))!.looks).toEqual([]);
 
     // Past it: the look decides B and files the winner card with its figures.
-    report(testId, { A: [300, 15], B: [300, 45], Z: [900, 900] });
+    report(bridge, testId, { A: [300, 15], B: [300, 45], Z: [900, 900] });
     await pollProviderEvents(env.deps, accountId, 'ads');
     expect(await lookAtExperiment(env.deps.db, (await repo.get(accountId, id))!, Date.now(), 0)).toBe('winner');
     const decided = (await repo.get(accountId, id))!;
     expect(decided).toMatchObject({ status: 'decided', winnerKey: 'B' });
-    const [winner] = await cards(accountId, 'experiment_winner');
+    const [winner] = await cards(env, accountId, 'experiment_winner');
     expect(winner.title).toBe('Use B as the ad for "onboarding"');
     expect(winner.summary).toMatch(
       /^clicks 30\/600 \(5%\) vs 90\/600 \(15%\), winner B: B − A \+10 points \(\+200%\), 97% interval \+[\d.]+ to \+[\d.]+ points .*/,
@@ -182,9 +179,9 @@ describe('an experiment on an ad', () => {
     ]);
 
     // Adopted, a later ad test the agent ships about the topic starts from B, and the card says so.
-    await approve(token, winner.id);
+    await approve(env, token, winner.id);
     expect((await repo.get(accountId, id))!.adoptedAt).not.toBeNull();
-    const later = await tool(accountId, 'ship', {
+    const later = await tool(env, accountId, 'ship', {
       work: 'ad_test',
       title: 'Spring onboarding ads',
       details: {
@@ -197,19 +194,22 @@ describe('an experiment on an ad', () => {
     });
     expect(later).toMatchObject({ ok: true });
     expect(later.result).toContain('it starts from the default ad an experiment decided for "Onboarding"');
-    const next = (await cards(accountId, 'ad_test')).find((c) => c.id !== adCard.id);
+    const next = (await cards(env, accountId, 'ad_test')).find((c) => c.id !== adCard.id);
     expect(next.payload.variants).toEqual([ADS[1], { headline: 'Spring onboarding', body: 'Start this week.' }]);
     expect(next.payload.defaultAd).toBe(
       'Variant 1 is the default ad an experiment decided for "Onboarding": "Still onboarding by hand?": Let the agent do it.',
     );
   });
 
-  it('says when nothing won and stops; an ad test freed by the account setting ships by the setting, not by hand', async () => {
+  it('says when nothing won and stops; an ad test freed by the account setting ships by the setting, not by hand', async ({
+    bridge,
+    env,
+  }) => {
     bridge.events.length = 0;
-    const { accountId, token } = await adsAccount();
+    const { accountId, token } = await adsAccount(bridge, env);
     await setApproval(env.deps.db, accountId, 'ad_test', false);
-    const id = await started(accountId, token, { metric: 'conversion_rate' });
-    const [adCard] = await cards(accountId, 'ad_test');
+    const id = await started(env, accountId, token, { metric: 'conversion_rate' });
+    const [adCard] = await cards(env, accountId, 'ad_test');
     // The setting frees it: the card-timers sweep ships it through the fenced path, decided by `setting`.
     expect(adCard).toMatchObject({ status: 'pending', kind_of_work: 'ad_test' });
     expect(adCard.auto_resolve_at).not.toBeNull();
@@ -234,16 +234,16 @@ describe('an experiment on an ad', () => {
     const repo = experimentsRepository(env.deps.db);
     expect(await lookAtExperiment(env.deps.db, (await repo.get(accountId, id))!, Date.now(), 0)).toBe('no_difference');
     expect(await repo.get(accountId, id)).toMatchObject({ status: 'no_winner', winnerKey: null });
-    const [none] = await cards(accountId, 'experiment_no_winner');
+    const [none] = await cards(env, accountId, 'experiment_no_winner');
     expect(none.title).toBe('No winner: the ad for "onboarding"');
     expect(none.summary).toMatch(/^conversions 65\/1,300 \(5%\) vs 65\/1,300 \(5%\), no winner/);
     expect(none.prompt).toContain('No ad did better than chance allows, so the experiment stopped');
   });
 
-  it('ends with no winner when its ad test card is dismissed, nothing spent', async () => {
-    const { accountId, token } = await adsAccount();
-    const id = await started(accountId, token);
-    const [adCard] = await cards(accountId, 'ad_test');
+  it('ends with no winner when its ad test card is dismissed, nothing spent', async ({ bridge, env }) => {
+    const { accountId, token } = await adsAccount(bridge, env);
+    const id = await started(env, accountId, token);
+    const [adCard] = await cards(env, accountId, 'ad_test');
     const res = await env.api().post(`/api/v1/review/${adCard.id}/dismiss`).set(auth(token)).send({});
     expect(res.status).toBe(200);
     await runFollowUps(env.deps);
@@ -251,11 +251,14 @@ describe('an experiment on an ad', () => {
     expect(await lookAtExperiment(env.deps.db, (await repo.get(accountId, id))!, Date.now(), 0)).toBe('stopped');
     expect(await repo.get(accountId, id)).toMatchObject({ status: 'no_winner' });
     expect(await rows(env, 'shipments', { card_id: adCard.id })).toEqual([]);
-    expect(await cards(accountId, 'experiment_no_winner')).toHaveLength(1);
+    expect(await cards(env, accountId, 'experiment_no_winner')).toHaveLength(1);
   });
 
-  it('refuses without an ads connection, a reply metric, a bad budget or one over the spend cap, writing nothing', async () => {
-    const { accountId } = await adsAccount();
+  it('refuses without an ads connection, a reply metric, a bad budget or one over the spend cap, writing nothing', async ({
+    bridge,
+    env,
+  }) => {
+    const { accountId } = await adsAccount(bridge, env);
     const unconnected = await env.tenant();
     const cases: [string, Record<string, unknown>, string][] = [
       [
@@ -278,17 +281,22 @@ describe('an experiment on an ad', () => {
     const capless = await connectedTenant(env, bridge, 'ads');
     cases.push([capless.accountId, {}, 'no monthly spend cap is set on this account; the operator sets one (channel spend-cap)']);
     for (const [account, args, why] of cases) {
-      const out = await tool(account, 'propose_experiment', { ...PROPOSE, ...args });
+      const out = await tool(env, account, 'propose_experiment', { ...PROPOSE, ...args });
       expect(out.ok).toBe(false);
       expect(out.result).toContain(`no experiment was proposed: ${why}`);
     }
     // A mail experiment still needs its draft, and challengers.
-    const mail = await tool(accountId, 'propose_experiment', { thing: 'mail_subject', topic: 'onboarding', ads: ADS });
+    const mail = await tool(env, accountId, 'propose_experiment', { thing: 'mail_subject', topic: 'onboarding', ads: ADS });
     expect(mail).toMatchObject({ ok: false, result: 'no experiment was proposed: a mail experiment needs subject and body' });
-    const bare = await tool(accountId, 'propose_experiment', { thing: 'mail_subject', topic: 'onboarding', subject: 'Hi', body: 'Hello' });
+    const bare = await tool(env, accountId, 'propose_experiment', {
+      thing: 'mail_subject',
+      topic: 'onboarding',
+      subject: 'Hi',
+      body: 'Hello',
+    });
     expect(bare).toMatchObject({ ok: false, result: 'no experiment was proposed: name 1 to 3 challengers' });
     // Five ads do not fit the tool's schema (2 to 4).
-    const five = await tool(accountId, 'propose_experiment', {
+    const five = await tool(env, accountId, 'propose_experiment', {
       ...PROPOSE,
       ads: [1, 2, 3, 4, 5].map((n) => ({ headline: `${n}`, body: 'b' })),
     });

@@ -1,15 +1,14 @@
 import { describe, expect } from 'vitest';
 import { ResultsResponse } from '../../api/routes/results.schemas.js';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
-import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { setApproval } from '../../src/review/approval.service.js';
 import { buildLead } from '../helpers/factories.js';
-import { type ChatRequest, completion, llmEnv, type startFakeLlm } from '../helpers/fake-llm.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { type ChatRequest, completion, llmEnv } from '../helpers/fake-llm.js';
+import { it } from '../helpers/fixture.js';
 import { answered, INTERESTED, replyMime } from '../helpers/mail-reply.js';
 import { until } from '../helpers/processes.js';
 import { smtpSend } from '../helpers/smtp-client.js';
-import { type ReceivedMail, smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { type ReceivedMail, smtpEnv } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 
@@ -23,10 +22,6 @@ import { auth } from '../helpers/auth.js';
  * nobody else (the contacts spared are on /results); a person approves it and a later draft about the topic gets the
  * winning subject.
  */
-let env: TestEnv;
-let smtp: TestSmtp;
-let inbound: InboundSmtp;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ smtp, llm }) => ({
   env: {
     ...smtpEnv(smtp),
@@ -41,12 +36,6 @@ it.override('options', ({ smtp, llm }) => ({
   },
   pools: ['agent-turns', 'card-timers', 'shipments', 'inbound-mail', 'maintenance'],
 }));
-it.beforeAll(({ env: e, smtp: s, inbound: i, llm: l }) => {
-  env = e;
-  smtp = s;
-  inbound = i;
-  llm = l;
-});
 
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const CHALLENGER = 'Quick question about onboarding';
@@ -96,7 +85,12 @@ const numberOf = (contact: string) => Number(/^person(\d+)@/.exec(contact)![1]);
 const answers = (contact: string, subject: string) => (subject === CHALLENGER ? numberOf(contact) % 3 !== 0 : numberOf(contact) % 10 === 0);
 
 describe('an experiment, end to end through the API, SMTP out and SMTP back', () => {
-  it('splits the sends by variant, decides on the replies, and a person adopts the winner for later drafts', async () => {
+  it('splits the sends by variant, decides on the replies, and a person adopts the winner for later drafts', async ({
+    env,
+    inbound,
+    llm,
+    smtp,
+  }) => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant(['agent:message', 'review:read', 'review:write', 'results:read'], 'Subject Co');
     await setApproval(db, accountId, 'email', false);

@@ -11,16 +11,11 @@ import { row, rows } from '../helpers/rows.js';
 // resumes or ends it; a person's stop (dismissing its mail) names no winner; an outcome counts only within the
 // plan's window after its mail; the plan's baseline is the account's own rate when it has the history.
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const DAY = 24 * 60 * 60 * 1000;
 
 /** A running subject test on `n` contacts (a small plan: 10% against 40%), all its mail drafted. */
-async function running(n: number) {
+async function running(env: TestEnv, n: number) {
   const { accountId, token } = await env.tenant(['review:read', 'review:write', 'results:read']);
   for (let i = 0; i < n; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `person${i}@g${i}.test` }] });
   const out = await proposeExperiment(
@@ -37,16 +32,19 @@ async function running(n: number) {
   return { accountId, token, id: out.id, repo, assigned };
 }
 
-const dismiss = (token: string, cardId: string) => env.api().post(`/api/v1/review/${cardId}/dismiss`).set(auth(token)).send({});
+const dismiss = (env: TestEnv, token: string, cardId: string) =>
+  env.api().post(`/api/v1/review/${cardId}/dismiss`).set(auth(token)).send({});
 
 describe("an experiment's guarantee in the service", () => {
-  it('pauses on a sample ratio mismatch (a reviewer dismissing one variant), files a review card, and waits for a person', async () => {
-    const x = await running(200);
+  it('pauses on a sample ratio mismatch (a reviewer dismissing one variant), files a review card, and waits for a person', async ({
+    env,
+  }) => {
+    const x = await running(env, 200);
     const at = Date.now() - 1000;
     let dismissed = 0;
     for (const a of x.assigned) {
       // Three in four of B's mail dismissed by a reviewer (far past chance at this size); everything else goes out.
-      if (a.variant_key === 'B' && dismissed++ % 4 !== 0) expect((await dismiss(x.token, a.card_id!)).status).toBe(200);
+      if (a.variant_key === 'B' && dismissed++ % 4 !== 0) expect((await dismiss(env, x.token, a.card_id!)).status).toBe(200);
       else await x.repo.exposed(x.accountId, a.card_id!, at);
     }
     await runFollowUps(env.deps);
@@ -75,26 +73,26 @@ describe("an experiment's guarantee in the service", () => {
     expect(resumed.draft.ratioFrom).toEqual(e.plan.variants.map((_, i) => paused.decision!.variants[i]!.exposures));
   });
 
-  it('ends with no winner when a person ends the paused experiment', async () => {
-    const x = await running(200);
+  it('ends with no winner when a person ends the paused experiment', async ({ env }) => {
+    const x = await running(env, 200);
     const at = Date.now() - 1000;
     let dismissed = 0;
     for (const a of x.assigned) {
-      if (a.variant_key === 'A' && dismissed++ % 4 !== 0) expect((await dismiss(x.token, a.card_id!)).status).toBe(200);
+      if (a.variant_key === 'A' && dismissed++ % 4 !== 0) expect((await dismiss(env, x.token, a.card_id!)).status).toBe(200);
       else await x.repo.exposed(x.accountId, a.card_id!, at);
     }
     await runFollowUps(env.deps);
     expect(await lookAtExperiment(env.deps.db, (await x.repo.get(x.accountId, x.id))!, Date.now(), 0)).toBe('paused');
     const card = await row(env, 'review_cards', { account_id: x.accountId, source_type: 'experiment_mismatch' });
-    expect((await dismiss(x.token, card.id)).status).toBe(200);
+    expect((await dismiss(env, x.token, card.id)).status).toBe(200);
     await runFollowUps(env.deps);
     const ended = (await x.repo.get(x.accountId, x.id))!;
     expect(ended).toMatchObject({ status: 'no_winner', winnerKey: null, decidedAt: expect.any(Number) });
     expect(ended.decision).toMatchObject({ state: 'stopped', stoppedBy: 'person' });
   });
 
-  it("names no winner when a person's dismissals end it early, however clear the figures", async () => {
-    const x = await running(200);
+  it("names no winner when a person's dismissals end it early, however clear the figures", async ({ env }) => {
+    const x = await running(env, 200);
     const at = Date.now() - 1000;
     const seen: Record<string, number> = { A: 0, B: 0 };
     const replied: { accountId: string; cardId: string; positive: boolean; at: number }[] = [];
@@ -102,7 +100,7 @@ describe("an experiment's guarantee in the service", () => {
       const k = seen[a.variant_key]!++;
       // The last few of each variant dismissed alike (no ratio mismatch): nothing is left pending.
       if (k >= 60) {
-        expect((await dismiss(x.token, a.card_id!)).status).toBe(200);
+        expect((await dismiss(env, x.token, a.card_id!)).status).toBe(200);
         continue;
       }
       await x.repo.exposed(x.accountId, a.card_id!, at);
@@ -121,8 +119,8 @@ describe("an experiment's guarantee in the service", () => {
     expect(await rows(env, 'review_cards', { account_id: x.accountId, source_type: 'experiment_winner' })).toEqual([]);
   });
 
-  it("counts an outcome only within the plan's window after its mail, the same for every variant", async () => {
-    const x = await running(200);
+  it("counts an outcome only within the plan's window after its mail, the same for every variant", async ({ env }) => {
+    const x = await running(env, 200);
     const e = (await x.repo.get(x.accountId, x.id))!;
     expect(e.plan.outcomeWindowMs).toBe(3 * DAY);
     const sent = Date.now() - 10 * DAY;
@@ -140,8 +138,8 @@ describe("an experiment's guarantee in the service", () => {
     ]);
   });
 
-  it("plans on the account's own rate when it has the history, and says so on the card", async () => {
-    const x = await running(200);
+  it("plans on the account's own rate when it has the history, and says so on the card", async ({ env }) => {
+    const x = await running(env, 200);
     // This experiment's 1,200 past exposures, 120 of them answered within the window: a 10% reply rate of the account's own.
     const past = Date.now() - 30 * DAY;
     await env.deps.db('experiment_assignments').insert(

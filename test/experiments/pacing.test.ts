@@ -15,10 +15,6 @@ import { row, rows } from '../helpers/rows.js';
  * path's on-sent hook records it (exposeExperimentMail), at a time the test names; a reply as the inbound path applies
  * it (experimentsRepository.replied). Nothing else is stood in for: the pass drafts real mail cards and records looks.
  */
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 const DRAFT = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const HOUR = 3_600_000;
@@ -28,7 +24,13 @@ const PASS = 5 * 60_000;
 const CONFIG: PassConfig = { replyWindowMs: WINDOW, draftBatch: 200, passLimit: 20, passBatches: 10, waveShare: 0.05 };
 
 /** A running subject test on `accountId`, stored and started as the experiment's card starts it, with `size` contacts. */
-async function running(accountId: string, size: number, rates: { baselineRate: number; minimumDetectableEffect: number }, at: number) {
+async function running(
+  env: TestEnv,
+  accountId: string,
+  size: number,
+  rates: { baselineRate: number; minimumDetectableEffect: number },
+  at: number,
+) {
   const id = newId('exp');
   const variants = ['Onboarding in a day', 'Quick question about onboarding'].map((value, i) => ({
     key: 'AB'[i]!,
@@ -62,14 +64,14 @@ async function running(accountId: string, size: number, rates: { baselineRate: n
 }
 
 /** The experiment's assignments with a mail card: the contacts its waves mailed or will, per variant key. */
-async function drafted(e: Experiment) {
+async function drafted(env: TestEnv, e: Experiment) {
   const list = (await experimentsRepository(env.deps.db).assignments(e.accountId, e.id)).filter((a) => a.card_id !== null);
   return { all: list, A: list.filter((a) => a.variant_key === 'A').length, B: list.filter((a) => a.variant_key === 'B').length };
 }
 
 /** Every drafted, unsent mail of `e` goes out at `at` (the on-sent hook the shipping path calls after the fence). */
-async function sendAll(e: Experiment, at: number) {
-  for (const a of (await drafted(e)).all.filter((x) => x.exposed_at === null)) {
+async function sendAll(env: TestEnv, e: Experiment, at: number) {
+  for (const a of (await drafted(env, e)).all.filter((x) => x.exposed_at === null)) {
     await exposeExperimentMail(env.deps.db, e.accountId, { id: a.card_id!, payload: { experimentId: e.id } }, at);
   }
 }
@@ -80,21 +82,23 @@ async function sendAll(e: Experiment, at: number) {
  * (by contact, so a run repeats), `every` by variant key. The control answers near the plan's 10% baseline, so the
  * first look is not put off to replan.
  */
-async function reply(e: Experiment, every: Record<string, number>, at: number) {
-  const sent = (await drafted(e)).all.filter((a) => a.exposed_at !== null).sort((x, y) => (x.contact < y.contact ? -1 : 1));
+async function reply(env: TestEnv, e: Experiment, every: Record<string, number>, at: number) {
+  const sent = (await drafted(env, e)).all.filter((a) => a.exposed_at !== null).sort((x, y) => (x.contact < y.contact ? -1 : 1));
   const items = ['A', 'B'].flatMap((k) => sent.filter((a) => a.variant_key === k).filter((_, i) => i % every[k]! === 0));
   await experimentsRepository(env.deps.db).replied(items.map((a) => ({ accountId: e.accountId, cardId: a.card_id!, positive: true, at })));
 }
 
 describe('fair across accounts', () => {
-  it('50 accounts × 5 running experiments: every look is taken at its schedule or the pass after (latest: one pass late)', async () => {
+  it('50 accounts × 5 running experiments: every look is taken at its schedule or the pass after (latest: one pass late)', async ({
+    env,
+  }) => {
     const db = env.deps.db;
     const t0 = Date.UTC(2026, 10, 5, 9);
     const list: Experiment[] = [];
     for (let a = 0; a < 50; a++) {
       const account = await createAccount(db, `Fair ${a}`);
       // A plan of about 30 per variant on an audience of 2: one wave, and its look is the last (nothing left to mail).
-      for (let k = 0; k < 5; k++) list.push(await running(account.id, 2, { baselineRate: 0.1, minimumDetectableEffect: 0.4 }, t0 + a));
+      for (let k = 0; k < 5; k++) list.push(await running(env, account.id, 2, { baselineRate: 0.1, minimumDetectableEffect: 0.4 }, t0 + a));
     }
     const mine = new Set(list.map((e) => e.id));
 
@@ -108,7 +112,7 @@ describe('fair across accounts', () => {
     await runExperiments(db, CONFIG, undefined, t0 + 2 * PASS);
 
     const sentAt = t0 + 3 * PASS;
-    for (const e of list) await sendAll(e, sentAt);
+    for (const e of list) await sendAll(env, e, sentAt);
     const due = sentAt + WINDOW;
     // The two passes after the sends give every experiment its schedule (250 to see, 200 a pass); then none is due
     // until the window ends. From a pass before that, passes every PASS until every look is taken (ten at most).
@@ -134,23 +138,25 @@ describe('fair across accounts', () => {
 });
 
 describe('pacing: a wave per look', () => {
-  it('drafts the first look’s sample and nothing more until that look is taken, a reply window after the wave went out', async () => {
+  it('drafts the first look’s sample and nothing more until that look is taken, a reply window after the wave went out', async ({
+    env,
+  }) => {
     const { accountId } = await env.tenant();
     const t0 = Date.UTC(2026, 10, 2, 9);
     // 10% against 20%: about 380 planned per variant, the first look at the minimum of 100, then every 50.
-    const e = await running(accountId, 1_400, { baselineRate: 0.1, minimumDetectableEffect: 0.1 }, t0);
+    const e = await running(env, accountId, 1_400, { baselineRate: 0.1, minimumDetectableEffect: 0.1 }, t0);
     expect(e.plan.minimumPerVariant).toBe(100);
     expect(e.plan.plannedPerVariant).toBeGreaterThan(300);
 
     await runExperiments(env.deps.db, CONFIG, undefined, t0);
-    expect(await drafted(e)).toMatchObject({ A: 100, B: 100 });
+    expect(await drafted(env, e)).toMatchObject({ A: 100, B: 100 });
     // Nothing sent yet: a pass later drafts nothing more.
     await runExperiments(env.deps.db, CONFIG, undefined, t0 + PASS);
-    expect((await drafted(e)).all.length).toBe(200);
+    expect((await drafted(env, e)).all.length).toBe(200);
 
     const sentAt = t0 + 2 * HOUR;
-    await sendAll(e, sentAt);
-    await reply(e, { A: 10, B: 10 }, sentAt + HOUR);
+    await sendAll(env, e, sentAt);
+    await reply(env, e, { A: 10, B: 10 }, sentAt + HOUR);
     // The pass after the sends schedules the look a reply window after the last of them, and drafts nothing.
     await runExperiments(env.deps.db, CONFIG, undefined, sentAt + PASS);
     const waiting = (await experimentsRepository(env.deps.db).get(accountId, e.id))!;
@@ -158,27 +164,29 @@ describe('pacing: a wave per look', () => {
     expect(waiting.looks).toEqual([]);
     // Due only then: a pass a minute before drafts nothing, even when its batch would have room.
     await runExperiments(env.deps.db, CONFIG, undefined, sentAt + WINDOW - 60_000);
-    expect((await drafted(e)).all.length).toBe(200);
+    expect((await drafted(env, e)).all.length).toBe(200);
 
     await runExperiments(env.deps.db, CONFIG, undefined, sentAt + WINDOW);
     const looked = (await experimentsRepository(env.deps.db).get(accountId, e.id))!;
     expect(looked.looks).toEqual([100 / e.plan.plannedPerVariant]);
     expect(looked.status).toBe('running');
     // The look taken, the next wave: 5% of the plan rounded up to the look interval, 150 per variant in all.
-    expect(await drafted(e)).toMatchObject({ A: 150, B: 150 });
+    expect(await drafted(env, e)).toMatchObject({ A: 150, B: 150 });
     expect((await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' })).length).toBe(300);
   });
 
-  it('stops mailing once a look decides: nothing more is drafted, and the contacts spared are stored and shown on /results', async () => {
+  it('stops mailing once a look decides: nothing more is drafted, and the contacts spared are stored and shown on /results', async ({
+    env,
+  }) => {
     const { accountId, token } = await env.tenant();
     // Four days ago, so the decision falls in /results' window.
     const t0 = Date.now() - 96 * HOUR;
-    const e = await running(accountId, 1_400, { baselineRate: 0.1, minimumDetectableEffect: 0.1 }, t0);
+    const e = await running(env, accountId, 1_400, { baselineRate: 0.1, minimumDetectableEffect: 0.1 }, t0);
     await runExperiments(env.deps.db, CONFIG, undefined, t0);
     const sentAt = t0 + HOUR;
-    await sendAll(e, sentAt);
+    await sendAll(env, e, sentAt);
     // Every B contact replies, one A contact in ten does: the first look decides for B.
-    await reply(e, { A: 10, B: 1 }, sentAt + HOUR);
+    await reply(env, e, { A: 10, B: 1 }, sentAt + HOUR);
     await runExperiments(env.deps.db, CONFIG, undefined, sentAt + WINDOW);
     const ended = (await experimentsRepository(env.deps.db).get(accountId, e.id))!;
     expect(ended).toMatchObject({ status: 'decided', winnerKey: 'B' });
@@ -187,7 +195,7 @@ describe('pacing: a wave per look', () => {
 
     // Passes after the decision draft nothing for it: the rest of the audience is never mailed.
     for (let k = 1; k <= 3; k++) await runExperiments(env.deps.db, CONFIG, undefined, sentAt + WINDOW + k * PASS);
-    expect((await drafted(e)).all.length).toBe(200);
+    expect((await drafted(env, e)).all.length).toBe(200);
     expect((await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' })).length).toBe(200);
     const left = (await experimentsRepository(env.deps.db).assignments(accountId, e.id)).filter((a) => a.card_id === null);
     expect(left.length).toBe(e.audience.length - 200);
@@ -199,10 +207,10 @@ describe('pacing: a wave per look', () => {
     expect(shown.variants.map((v: { sent: number }) => v.sent)).toEqual([100, 100]);
   });
 
-  it('shows no contacts spared while an experiment runs', async () => {
+  it('shows no contacts spared while an experiment runs', async ({ env }) => {
     const { accountId, token } = await env.tenant();
     const t0 = Date.UTC(2026, 10, 4, 9);
-    const e = await running(accountId, 1_400, { baselineRate: 0.1, minimumDetectableEffect: 0.1 }, t0);
+    const e = await running(env, accountId, 1_400, { baselineRate: 0.1, minimumDetectableEffect: 0.1 }, t0);
     await runExperiments(env.deps.db, CONFIG, undefined, t0);
     const res = await env.api().get('/api/v1/results').set(auth(token));
     expect(res.body.results.experiments.find((x: { id: string }) => x.id === e.id)).toMatchObject({ status: 'running', spared: null });

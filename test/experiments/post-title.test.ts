@@ -11,6 +11,7 @@ import { mintToken } from '../../src/tokens/tokens.service.js';
 import { approve, auth, siteToken } from '../content/helpers.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
+import { rows } from '../helpers/rows.js';
 
 // An experiment on a blog post's title, in-process through the real express app: proposed through the agent's tool,
 // started by approving its card (which files ONE blog_post card), the post published by approving that card, read by
@@ -49,9 +50,9 @@ const tool = (env: TestEnv, accountId: string, args: Record<string, unknown>) =>
     },
   );
 const cards = (env: TestEnv, accountId: string, sourceType: string) =>
-  env.deps.db('review_cards').where({ account_id: accountId, source_type: sourceType }).orderBy('created_at');
-const rows = (env: TestEnv, accountId: string, id: string) =>
-  env.deps.db('experiment_assignments').where({ account_id: accountId, experiment_id: id }).orderBy('contact');
+  rows(env, 'review_cards', { account_id: accountId, source_type: sourceType }).orderBy('created_at');
+const assignments = (env: TestEnv, accountId: string, id: string) =>
+  rows(env, 'experiment_assignments', { account_id: accountId, experiment_id: id }).orderBy('contact');
 
 describe('an experiment on a blog post title', () => {
   it('publishes once on approval, shows each reader one title, counts person clicks once, decides and adopts', async ({ env }) => {
@@ -82,7 +83,7 @@ describe('an experiment on a blog post title', () => {
     await runFollowUps(env.deps);
     const posts = (await list()).body.posts as { slug: string; title: string }[];
     expect(posts.map((p) => p.title)).toEqual([TITLES[0]]);
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(1);
     const slug = posts[0]!.slug;
     const read = (reader?: string) =>
       env
@@ -104,7 +105,7 @@ describe('an experiment on a blog post title', () => {
     const two = await env.api().get(`/api/v1/content/posts/${slug}?reader=a&reader=b`).set(auth(site));
     expect(two.status).toBe(400);
     expect(two.body.error).toMatch(/^reader must be /);
-    expect(await rows(env, t.accountId, id)).toHaveLength(0);
+    expect(await assignments(env, t.accountId, id)).toHaveLength(0);
 
     // 200 readers split across the titles; each always sees its own, written once; its links carry its token.
     const seen = new Map<string, { title: string; link: string }>();
@@ -129,12 +130,12 @@ describe('an experiment on a blog post title', () => {
       const again = await read(reader);
       expect(again.body.post.title).toBe(seen.get(reader)!.title);
     }
-    const written = await rows(env, t.accountId, id);
+    const written = await assignments(env, t.accountId, id);
     expect(written).toHaveLength(200);
     expect(written.every((r) => r.contact.startsWith('reader:') && !r.contact.includes('site-visitor'))).toBe(true);
     expect(written.every((r) => r.exposed_at !== null && r.token)).toBe(true);
     await read();
-    expect(await rows(env, t.accountId, id)).toHaveLength(200);
+    expect(await assignments(env, t.accountId, id)).toHaveLength(200);
     // List, feed and sitemap keep the control.
     expect((await list()).body.posts.map((p: { title: string }) => p.title)).toEqual([TITLES[0]]);
     const feed = await env.api().get('/api/v1/content/feed.xml').set(auth(site));
@@ -163,18 +164,18 @@ describe('an experiment on a blog post title', () => {
       const res = await click(`${bare}?x=${encodeURIComponent(x)}`);
       expect(res.status).toBe(302);
     }
-    const clicked = (await rows(env, t.accountId, id)).filter((r) => r.clicked_at !== null);
+    const clicked = (await assignments(env, t.accountId, id)).filter((r) => r.clicked_at !== null);
     expect(clicked).toHaveLength(75);
     expect(clicked.every((r) => r.click_visit_id?.startsWith('vis_'))).toBe(true);
 
     // Past the planned 153 per variant, new readers see the control and nothing is written.
     for (let i = 200; i < 420; i++) await read(`site-visitor.${i}`);
-    const all = await rows(env, t.accountId, id);
+    const all = await assignments(env, t.accountId, id);
     expect([0, 1].map((v) => all.filter((r) => r.variant_index === v).length)).toEqual([153, 153]);
     const late = await read('late-reader');
     expect(late.body.post.title).toBe(TITLES[0]);
     expect(late.headers['cache-control']).toBe(CONTENT_CACHE_CONTROL);
-    expect(await rows(env, t.accountId, id)).toHaveLength(306);
+    expect(await assignments(env, t.accountId, id)).toHaveLength(306);
 
     // The look names B the winner with its figures; /results shows it.
     expect(await lookAtExperiment(env.deps.db, (await repo.get(t.accountId, id))!, Date.now(), 0)).toBe('winner');
@@ -205,7 +206,7 @@ describe('an experiment on a blog post title', () => {
       expect(res.body.post).toMatchObject({ title: TITLES[1], excerpt: POST.excerpt, tags: ['freight'] });
       expect(res.body.post.markdown).toBe(POST.markdown);
     }
-    expect(await env.deps.db('posts').where({ account_id: t.accountId })).toHaveLength(1);
+    expect(await rows(env, 'posts', { account_id: t.accountId })).toHaveLength(1);
   });
 
   it("counts a conversion of a reader's click for its title; a dismissed post leaves nothing pending", async ({ env }) => {
@@ -252,7 +253,7 @@ describe('an experiment on a blog post title', () => {
     ).toBe(200);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(t.accountId, id))!;
-    const buyer = (await rows(env, t.accountId, id)).find((r) => r.click_visit_id === visits[0])!;
+    const buyer = (await assignments(env, t.accountId, id)).find((r) => r.click_visit_id === visits[0])!;
     const { counts } = await repo.counts(e, Date.now());
     expect(counts.map((c) => c.outcomes)).toEqual(counts.map((_, i) => (i === buyer.variant_index ? 1 : 0)));
     expect(counts.reduce((n, c) => n + c.exposures, 0)).toBe(2);
@@ -283,8 +284,8 @@ describe('an experiment on a blog post title', () => {
       expect(out.result).toMatch(/^no experiment was proposed: /);
       expect(out.result).toMatch(error);
     }
-    expect(await env.deps.db('experiments').where({ account_id: t.accountId })).toEqual([]);
-    expect(await env.deps.db('review_cards').where({ account_id: t.accountId })).toEqual([]);
+    expect(await rows(env, 'experiments', { account_id: t.accountId })).toEqual([]);
+    expect(await rows(env, 'review_cards', { account_id: t.accountId })).toEqual([]);
     // A conversion rate is a reader's click that led to a conversion: proposed.
     expect(await tool(env, t.accountId, { ...PROPOSE, metric: 'conversion_rate' })).toMatchObject({ ok: true });
   });

@@ -33,13 +33,7 @@ import { row, rows } from '../helpers/rows.js';
 // B opening in about two hours, in Asia/Tokyo), the maintenance pass is given its `now`, a person's approval is given
 // the instant it was made, and exposures are recorded at the instant the fence would record them. Nothing sleeps.
 
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 
 const ZONE = 'Asia/Tokyo';
 const T0 = Date.now();
@@ -53,13 +47,13 @@ const B = `${clock(local + 120)}–${clock(local + 180)}`;
 const win = (t: string) => parseWindow(t) as SendWindow;
 
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
-const copiesTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
+const copiesTo = (smtp: TestSmtp, to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
-async function contacts(accountId: string, n = 120) {
+async function contacts(env: TestEnv, accountId: string, n = 120) {
   for (let i = 0; i < n; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `person${i}@co${i}.test` }] });
 }
 
-const propose = (accountId: string, windows: string[], timeZone?: string) =>
+const propose = (env: TestEnv, accountId: string, windows: string[], timeZone?: string) =>
   proposeExperiment(
     env.deps.db,
     { accountId, turnId: null, fromOutside: false },
@@ -76,9 +70,9 @@ const propose = (accountId: string, windows: string[], timeZone?: string) =>
   );
 
 describe('a send-window experiment', () => {
-  it('refuses windows it cannot run, with nothing written; the tool schema takes windows', async ({ tenant }) => {
+  it('refuses windows it cannot run, with nothing written; the tool schema takes windows', async ({ tenant, env }) => {
     const { accountId } = await tenant;
-    await contacts(accountId, 10);
+    await contacts(env, accountId, 10);
     const refused = [
       [['09:00–11:00', '10:30–12:00'], 'UTC', 'the windows 09:00–11:00 UTC and 10:30–12:00 UTC overlap'],
       [['22:00–02:00', '01:00–03:00'], 'UTC', 'the windows 22:00–02:00 UTC and 01:00–03:00 UTC overlap'],
@@ -88,7 +82,7 @@ describe('a send-window experiment', () => {
       [['09:00–11:00'], 'UTC', 'a send-window experiment compares 2 to 4 windows'],
       [['9am–11am', '12:00–13:00'], 'UTC', '"9am–11am" is not a window written HH:MM–HH:MM'],
     ] as const;
-    for (const [windows, zone, why] of refused) expect(await propose(accountId, [...windows], zone)).toBe(why);
+    for (const [windows, zone, why] of refused) expect(await propose(env, accountId, [...windows], zone)).toBe(why);
     expect(await rows(env, 'experiments', { account_id: accountId })).toEqual([]);
     expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
     // Midnight may be crossed; a zone's case is Intl's; UTC when none is named.
@@ -129,10 +123,12 @@ describe('a send-window experiment', () => {
 
   it('drafts each contact in its window, holds a send approved outside it, counts exposures per window, adopts the winner', async ({
     tenant,
+    env,
+    smtp,
   }) => {
     const { accountId, token } = await tenant;
-    await contacts(accountId);
-    const out = await propose(accountId, [A, B], ZONE);
+    await contacts(env, accountId);
+    const out = await propose(env, accountId, [A, B], ZONE);
     if (typeof out === 'string') throw new Error(out);
     const proposal = await row(env, 'review_cards', { account_id: accountId, id: out.cardId });
     expect(proposal.prompt).toContain("Each contact's mail is drafted while its variant's window is open and goes out only inside it");
@@ -152,7 +148,7 @@ describe('a send-window experiment', () => {
     // Two and a half hours on, B's window is open and A's closed: B's contacts are drafted, once.
     expect(await draftExperimentMail(env.deps.db, e, 500, T0 + 2.5 * HOUR)).toBe(ofKey('B').length);
     expect(await draftExperimentMail(env.deps.db, e, 500, T0 + 2.5 * HOUR)).toBe(0);
-    const cards = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'mail_draft' }).orderBy('id');
+    const cards = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' }).orderBy('id');
     expect(cards).toHaveLength(assigned.length);
     const byContact = new Map((await repo.assignments(accountId, out.id)).map((a) => [a.contact, a]));
     for (const c of cards) {
@@ -166,7 +162,7 @@ describe('a send-window experiment', () => {
     // A person sends an A card while its window is open: it goes out now.
     const sent = await env.api().post(`/api/v1/review/${a1.id}/send`).set(auth(token)).send({});
     expect(SendResponse.parse(sent.body)).toMatchObject({ status: 'sent', to: a1.payload.to, decidedBy: 'person' });
-    expect(copiesTo(a1.payload.to)).toBe(1);
+    expect(copiesTo(smtp, a1.payload.to)).toBe(1);
 
     // A person sends a B card now, outside its window: the approval is kept, nothing goes out until it opens.
     // 200 would say the provider took it: the answer is a settled 409 that says the approval is kept, and when it goes out.
@@ -191,7 +187,7 @@ describe('a send-window experiment', () => {
     expect(await autoResolve(env.deps, accountId, b1.id, opens)).toBe('held');
     b1Card = (await cardsRepository(env.deps.db).find(accountId, b1.id))!;
     expect(b1Card).toMatchObject({ status: 'pending', autoResolveAt: opens });
-    expect(copiesTo(b1.payload.to)).toBe(0);
+    expect(copiesTo(smtp, b1.payload.to)).toBe(0);
 
     // An A card a person approved two hours ago, before its window opened, was held for the opening ...
     const earlier = (await cardsRepository(env.deps.db).find(accountId, a2.id))!;
@@ -199,12 +195,12 @@ describe('a send-window experiment', () => {
     const opened = nextOpening(win(`${A} ${ZONE}`), T0 - 2 * HOUR);
     expect(approved).toMatchObject({ status: 'held', sendAt: opened });
     expect(opened).toBeLessThanOrEqual(T0);
-    expect(copiesTo(a2.payload.to)).toBe(0);
+    expect(copiesTo(smtp, a2.payload.to)).toBe(0);
     // ... and its timer at the opening ships it through the fenced path, as the person's, exactly once.
     expect(await autoResolve(env.deps, accountId, a2.id, opened)).toBe('sent');
     expect(await autoResolve(env.deps, accountId, a2.id, opened)).toBe('noop');
     expect((await env.api().post(`/api/v1/review/${a2.id}/send`).set(auth(token)).send({})).status).toBe(409);
-    expect(copiesTo(a2.payload.to)).toBe(1);
+    expect(copiesTo(smtp, a2.payload.to)).toBe(1);
     const a2Card = (await cardsRepository(env.deps.db).find(accountId, a2.id))!;
     expect(a2Card).toMatchObject({ status: 'sent', version: earlier.version });
     expect(a2Card.resolution).toMatchObject({ action: 'send', by: 'person' });
@@ -268,10 +264,14 @@ describe('a send-window experiment', () => {
     const laterSend = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({});
     expect(laterSend.status).toBe(409);
     expect(laterSend.body.message).toContain(`inside its send window, ${B} ${ZONE}; your approval is kept`);
-    expect(copiesTo('later@new.test')).toBe(0);
+    expect(copiesTo(smtp, 'later@new.test')).toBe(0);
   });
 
-  it('holds mail the account lets ship without approval until its window opens, as the setting decided it', async ({ tenant }) => {
+  it('holds mail the account lets ship without approval until its window opens, as the setting decided it', async ({
+    tenant,
+    env,
+    smtp,
+  }) => {
     const { accountId } = await tenant;
     await setApproval(env.deps.db, accountId, 'email', false);
     const to = 'setting@new.test';
@@ -284,6 +284,6 @@ describe('a send-window experiment', () => {
     expect(now).toMatchObject({ status: 'pending', autoResolveAt: opens, detail: { autoResolve: { at: opens, by: 'setting' } } });
     // A deadline it no longer has does nothing; nothing went out.
     expect(await autoResolve(env.deps, accountId, card.id, card.autoResolveAt!)).toBe('noop');
-    expect(copiesTo(to)).toBe(0);
+    expect(copiesTo(smtp, to)).toBe(0);
   });
 });

@@ -25,13 +25,7 @@ import { rows } from '../helpers/rows.js';
 // first mail or to a follow-up stored as MIME and processed by the inbound path, looks held back until the whole
 // sequence at the longest wait and the reply window have passed, the winner card, and a later sequence using the wait.
 
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 
 const DAY = 86_400_000;
 const first = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
@@ -43,7 +37,7 @@ const steps = [
 const proposal = { thing: 'sequence_wait', topic: 'onboarding', ...first, steps, step: 1, challengers: ['7 days'] };
 const plan = { baselineRate: 0.1, minimumDetectableEffect: 0.8 };
 
-const toolEnv = (accountId: string) => ({
+const toolEnv = (env: TestEnv, accountId: string) => ({
   db: env.deps.db,
   accountId,
   turnId: 'turn_none',
@@ -53,18 +47,18 @@ const toolEnv = (accountId: string) => ({
   doors: agentDoors,
 });
 
-async function contacts(accountId: string, n: number, tag: string) {
+async function contacts(env: TestEnv, accountId: string, n: number, tag: string) {
   for (let i = 0; i < n; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `p${i}@${tag}${i}.test` }] });
 }
 
-async function answer(token: string, cardId: string, action = 'approve') {
+async function answer(env: TestEnv, token: string, cardId: string, action = 'approve') {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action });
   expect(res.status).toBe(200);
   await runFollowUps(env.deps);
 }
 
 /** A contact's reply to the last mail it got, stored as a MIME message and run through the inbound path. */
-async function reply(accountId: string, contact: string) {
+async function reply(env: TestEnv, smtp: TestSmtp, accountId: string, contact: string) {
   const raw = smtp.received.filter((m) => m.to.includes(contact)).at(-1)!.raw;
   const to = await answered(raw);
   const id = await storeInbound(env.deps, {
@@ -79,9 +73,9 @@ async function reply(accountId: string, contact: string) {
 }
 
 describe('an experiment on a sequence step’s wait', () => {
-  it('refuses a proposal that is not a valid sequence wait test, in words, and writes nothing', async () => {
+  it('refuses a proposal that is not a valid sequence wait test, in words, and writes nothing', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await contacts(accountId, 40, 'r');
+    await contacts(env, accountId, 40, 'r');
     const by = { accountId, turnId: null, fromOutside: false };
     const propose = (draft: Record<string, unknown>, challengers: (string | number)[]) =>
       proposeExperiment(env.deps.db, by, {
@@ -99,7 +93,10 @@ describe('an experiment on a sequence step’s wait', () => {
     expect(await propose({ steps, step: 2 }, ['4 days'])).toBe('the variants must differ from each other and from the draft');
     expect(await propose({ steps: [{ body: 'x', delayDays: 0 }], step: 1 }, [7])).toMatch(/^not a valid sequence \(steps\.0\.delayDays: /);
     // Through the agent's tool: the same refusal, as the tool's error.
-    const r = await executeTool({ id: 'c1', name: 'propose_experiment', args: { ...proposal, challengers: [90] } }, toolEnv(accountId));
+    const r = await executeTool(
+      { id: 'c1', name: 'propose_experiment', args: { ...proposal, challengers: [90] } },
+      toolEnv(env, accountId),
+    );
     expect(r).toMatchObject({
       ok: false,
       result: 'no experiment was proposed: each challenger is a wait in days, from one minute to 60 days; "90" is not',
@@ -108,11 +105,11 @@ describe('an experiment on a sequence step’s wait', () => {
     expect(await rows(env, 'review_cards', { account_id: accountId })).toEqual([]);
   });
 
-  it('proposes up to four waits, the control first, and plans the look after the longest', async () => {
+  it('proposes up to four waits, the control first, and plans the look after the longest', async ({ env }) => {
     const { accountId } = await env.tenant();
-    await contacts(accountId, 84, 'f');
+    await contacts(env, accountId, 84, 'f');
     const args = { ...proposal, ...plan, challengers: ['0.5', 14, '2.5 days'] };
-    const out = await executeTool({ id: 'c1', name: 'propose_experiment', args }, toolEnv(accountId));
+    const out = await executeTool({ id: 'c1', name: 'propose_experiment', args }, toolEnv(env, accountId));
     expect(out).toMatchObject({ ok: true });
     const [e] = await rows(env, 'experiments', { account_id: accountId });
     expect(e.plan.variants.map((v: { key: string; description: string }) => `${v.key}: ${v.description}`)).toEqual([
@@ -124,14 +121,17 @@ describe('an experiment on a sequence step’s wait', () => {
     const [card] = await rows(env, 'review_cards', { account_id: accountId, source_type: 'experiment' });
     expect(card.prompt).toContain('only once 18 days (the whole sequence at the longest wait) and the reply window have passed');
     const more = { ...args, challengers: [1, 2, 4, 5] };
-    expect(await executeTool({ id: 'c2', name: 'propose_experiment', args: more }, toolEnv(accountId))).toMatchObject({ ok: false });
+    expect(await executeTool({ id: 'c2', name: 'propose_experiment', args: more }, toolEnv(env, accountId))).toMatchObject({ ok: false });
   });
 
-  it('drafts one sequence per contact with its wait, counts replies to any step once the longest wait ran, adopts the winner', async () => {
+  it('drafts one sequence per contact with its wait, counts replies to any step once the longest wait ran, adopts the winner', async ({
+    env,
+    smtp,
+  }) => {
     const db = env.deps.db;
     const { accountId, token } = await env.tenant();
-    await contacts(accountId, 40, 'w');
-    const proposed = await executeTool({ id: 'c1', name: 'propose_experiment', args: { ...proposal, ...plan } }, toolEnv(accountId));
+    await contacts(env, accountId, 40, 'w');
+    const proposed = await executeTool({ id: 'c1', name: 'propose_experiment', args: { ...proposal, ...plan } }, toolEnv(env, accountId));
     expect(proposed).toMatchObject({ ok: true });
     const [, id, cardId] = /^experiment (\S+) is waiting for review as card (\S+);/.exec(proposed.result)!;
     const card = (await env.api().get(`/api/v1/review/${cardId}`).set(auth(token))).body.item;
@@ -143,7 +143,7 @@ describe('an experiment on a sequence step’s wait', () => {
       'only the wait before follow-up 1 differs. A contact counts from its first mail going out, and only once 11 days',
     );
     expect(card.prompt).toContain('its mail then waits under your sequence approval settings');
-    await answer(token, cardId!);
+    await answer(env, token, cardId!);
     const repo = experimentsRepository(db);
     const e = (await repo.get(accountId, id!))!;
     expect(e).toMatchObject({ status: 'running', thing: 'sequence_wait', draft: { ...first, steps, step: 1 } });
@@ -172,7 +172,7 @@ describe('an experiment on a sequence step’s wait', () => {
     }
 
     // Each first mail goes out on approval: its contact is exposed, and its follow-up 1 is due after its variant's wait.
-    for (const c of cards) await answer(token, c.id);
+    for (const c of cards) await answer(env, token, c.id);
     const exposed = await repo.assignments(accountId, e.id);
     const sequences = sequencesRepository(db);
     for (const a of live) {
@@ -191,11 +191,12 @@ describe('an experiment on a sequence step’s wait', () => {
         .where({ account_id: accountId, id: seqId })
         .update({ next_at: Date.now() - 1 });
       expect(await shipSequenceStep(env.deps, accountId, seqId, 1)).toBe('shipped');
-      const row = await reply(accountId, a.contact);
+      const row = await reply(env, smtp, accountId, a.contact);
       const [thread] = await db('mail_threads').where({ account_id: accountId, send_id: row.sendId });
       expect(thread).toMatchObject({ card_id: a.card_id, step: 1 });
     }
-    for (const a of [...byKey('B').slice(2), byKey('A')[0]!]) expect(await reply(accountId, a.contact)).toMatchObject({ kind: 'reply' });
+    for (const a of [...byKey('B').slice(2), byKey('A')[0]!])
+      expect(await reply(env, smtp, accountId, a.contact)).toMatchObject({ kind: 'reply' });
     const replied = (await repo.assignments(accountId, e.id)).filter((a) => a.replied_at);
     expect(replied.length).toBe(byKey('B').length + 1);
 
@@ -231,7 +232,7 @@ describe('an experiment on a sequence step’s wait', () => {
     expect(results.find((x) => x.id === e.id)!.variants.map((v) => v.description)).toEqual(['a 3-day wait', 'a 7-day wait']);
 
     // Approved: a later sequence about the topic, by the agent's ship tool, waits 7 days before follow-up 1, and says so.
-    await answer(token, decided.resultCardId!);
+    await answer(env, token, decided.resultCardId!);
     const to = 'later@new.test';
     const args = {
       work: 'sequence',
@@ -240,7 +241,7 @@ describe('an experiment on a sequence step’s wait', () => {
       ...first,
       details: { topic: 'Onboarding', steps: [...steps].reverse() },
     };
-    const shipped = await executeTool({ id: 's1', name: 'ship', args }, toolEnv(accountId));
+    const shipped = await executeTool({ id: 's1', name: 'ship', args }, toolEnv(env, accountId));
     expect(shipped.result).toMatch(/^sequence is waiting for review as card \S+; nothing was shipped; it uses the default an experiment/);
     expect(shipped.result).toMatch(/decided for "Onboarding": the wait before follow-up 1 "7 days"$/);
     const [later] = await db('review_cards').where({ account_id: accountId, source_type: 'sequence' }).whereRaw("payload->>'to' = ?", [to]);

@@ -112,3 +112,6 @@ export const llmEnv = (llm: { baseUrl: string }, more: Record<string, string> = 
   LLM_MAX_RETRIES: '0',
   ...more,
 });
+
+/** The scripted model server the `llm` fixture gives a test. */
+export type FakeLlm = Awaited<ReturnType<typeof startFakeLlm>>;

@@ -10,7 +10,7 @@ import { maintenancePool } from '../../workers/maintenance.js';
 import { buildLead, buildThread } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { call, closeAgents, flood, serve } from './door-http.js';
-import { rows } from '../helpers/rows.js';
+import { rows, countRows } from '../helpers/rows.js';
 
 // The public doors' limits: visits counted per client network and per link in an hour (past them the
 // redirect still answers, uncounted), requests to /u/ per client network in a minute, and the short
@@ -20,7 +20,6 @@ const BASE = 'https://agent.example.test';
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 const DAY = 24 * 60 * 60 * 1000;
 const log = createLogger('silent');
-let env: TestEnv;
 let port: number;
 let close: () => Promise<void>;
 it.override('options', {
@@ -32,8 +31,7 @@ it.override('options', {
     LINK_BOT_VISIT_RETENTION_DAYS: '2',
   },
 });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   ({ port, close } = await serve(env.app));
 });
 afterAll(async () => {
@@ -41,7 +39,7 @@ afterAll(async () => {
   await close?.();
 });
 
-async function links(accountId: string, urls: string[]) {
+async function links(env: TestEnv, accountId: string, urls: string[]) {
   const codes = await trackedCodes(
     env.deps.db,
     BASE,
@@ -51,15 +49,15 @@ async function links(accountId: string, urls: string[]) {
   return urls.map((u) => codes.get(u)!);
 }
 
-const counted = (accountId: string) => env.deps.db('visits').where({ account_id: accountId }).count<{ n: string }[]>({ n: '*' });
-const nVisits = async (accountId: string) => Number((await counted(accountId))[0]!.n);
-const nEvents = async (accountId: string) =>
-  Number((await env.deps.db('channel_events').where({ account_id: accountId }).count<{ n: string }[]>({ n: '*' }))[0]!.n);
+const nVisits = (env: TestEnv, accountId: string) => countRows(env, 'visits', { account_id: accountId });
+const nEvents = (env: TestEnv, accountId: string) => countRows(env, 'channel_events', { account_id: accountId });
 
 describe('visits counted per client network', () => {
-  it('counts at most LINK_CLIENT_VISITS_PER_HOUR browsers of one network; past it every click still redirects, uncounted', async () => {
+  it('counts at most LINK_CLIENT_VISITS_PER_HOUR browsers of one network; past it every click still redirects, uncounted', async ({
+    env,
+  }) => {
     const { accountId } = await env.tenant();
-    const [a, b] = await links(accountId, ['https://acme.test/a', 'https://acme.test/b']);
+    const [a, b] = await links(env, accountId, ['https://acme.test/a', 'https://acme.test/b']);
     // Six browsers of one /24 (two addresses, three User-Agents each), over two links of the account.
     const clicks = await flood(6, 1, (i) =>
       call(port, i % 2 ? '127.0.0.2' : '127.0.0.1', `/l/${i < 3 ? a : b}`, { userAgent: `${BROWSER} n/${i}` }),
@@ -67,35 +65,37 @@ describe('visits counted per client network', () => {
     expect(clicks.every((c) => c.status === 302)).toBe(true);
     expect(clicks.filter((c) => c.headers.location!.includes('gvid='))).toHaveLength(3);
     expect(clicks.slice(3).map((c) => c.headers.location)).toEqual(['https://acme.test/b', 'https://acme.test/b', 'https://acme.test/b']);
-    expect(await nVisits(accountId)).toBe(3);
-    expect(await nEvents(accountId)).toBe(3);
+    expect(await nVisits(env, accountId)).toBe(3);
+    expect(await nEvents(env, accountId)).toBe(3);
     // Another network is another client.
     const other = await call(port, '127.0.5.1', `/l/${b}`, { userAgent: BROWSER });
     expect(other.headers.location).toMatch(/gvid=vis_/);
-    expect(await nVisits(accountId)).toBe(4);
+    expect(await nVisits(env, accountId)).toBe(4);
     // The limit is the account's: the same network still counts on another account's link.
     const { accountId: second } = await env.tenant();
-    const [c] = await links(second, ['https://beta.test/c']);
+    const [c] = await links(env, second, ['https://beta.test/c']);
     expect((await call(port, '127.0.0.1', `/l/${c}`, { userAgent: `${BROWSER} n/9` })).headers.location).toMatch(/gvid=vis_/);
-    expect(await nVisits(second)).toBe(1);
+    expect(await nVisits(env, second)).toBe(1);
   });
 });
 
 describe('visits counted per link', () => {
-  it('counts at most LINK_CODE_VISITS_PER_HOUR visits of one link from all networks together; another link still counts', async () => {
+  it('counts at most LINK_CODE_VISITS_PER_HOUR visits of one link from all networks together; another link still counts', async ({
+    env,
+  }) => {
     const { accountId } = await env.tenant();
-    const [hot, cold] = await links(accountId, ['https://acme.test/hot', 'https://acme.test/cold']);
+    const [hot, cold] = await links(env, accountId, ['https://acme.test/hot', 'https://acme.test/cold']);
     const clicks = await flood(8, 1, (i) => call(port, `127.0.${10 + i}.1`, `/l/${hot}`, { userAgent: BROWSER }));
     expect(clicks.every((c) => c.status === 302)).toBe(true);
     expect(clicks.filter((c) => c.headers.location!.includes('gvid='))).toHaveLength(5);
-    expect(await nVisits(accountId)).toBe(5);
+    expect(await nVisits(env, accountId)).toBe(5);
     expect((await call(port, '127.0.30.1', `/l/${cold}`, { userAgent: BROWSER })).headers.location).toMatch(/gvid=vis_/);
-    expect(await nVisits(accountId)).toBe(6);
+    expect(await nVisits(env, accountId)).toBe(6);
   });
 });
 
 describe('/u/{token} per client network', () => {
-  it('answers 429 with Retry-After past UNSUBSCRIBE_CLIENT_PER_MINUTE, changing nothing; another network is served', async () => {
+  it('answers 429 with Retry-After past UNSUBSCRIBE_CLIENT_PER_MINUTE, changing nothing; another network is served', async ({ env }) => {
     const { accountId } = await env.tenant();
     const lead = await buildLead(env.deps.db, accountId, {
       domain: 'acme.test',
@@ -133,15 +133,17 @@ describe('client networks', () => {
 });
 
 describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
-  async function visitRows(accountId: string, rows: { id: string; bot: boolean; at: number }[]) {
+  async function visitRows(env: TestEnv, accountId: string, rows: { id: string; bot: boolean; at: number }[]) {
     await env.deps.db('visits').insert(rows.map((r) => ({ ...r, account_id: accountId, channel: 'seo', via: 'link' })));
   }
-  const ids = async (accountId: string) => env.deps.db('visits').where({ account_id: accountId }).orderBy('id').pluck('id');
+  const ids = async (env: TestEnv, accountId: string) => rows(env, 'visits', { account_id: accountId }).orderBy('id').pluck('id');
 
-  it('deletes bot visits older than the retention, oldest first in bounded chunks, and keeps counted visits and counts', async () => {
+  it('deletes bot visits older than the retention, oldest first in bounded chunks, and keeps counted visits and counts', async ({
+    env,
+  }) => {
     const now = Date.now();
     const { accountId } = await env.tenant();
-    await visitRows(accountId, [
+    await visitRows(env, accountId, [
       ...Array.from({ length: 7 }, (_, i) => ({ id: `vis_oldbot${i}`, bot: true, at: now - 3 * DAY + i })),
       { id: 'vis_newbot', bot: true, at: now - 1 * DAY },
       { id: 'vis_oldperson', bot: false, at: now - 30 * DAY },
@@ -151,12 +153,12 @@ describe('bot visit retention (LINK_BOT_VISIT_RETENTION_DAYS)', () => {
       .insert({ account_id: accountId, channel: 'seo', type: 'scanner_click', at: now - 3 * DAY, ref_id: 'vis_oldbot0', recorded_at: now });
     const pass = await runRetentionPass(env.deps, log, { now, only: ['botVisits'], batchRows: 3, passBatches: 2 });
     expect(pass.removed).toEqual({ botVisits: 6 });
-    expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldbot6', 'vis_oldperson']);
+    expect(await ids(env, accountId)).toEqual(['vis_newbot', 'vis_oldbot6', 'vis_oldperson']);
     const result = (await maintenancePool.handlers.retentionSweep({}, { deps: env.deps, log, job: {} as never })) as {
       removed: { botVisits: number };
     };
     expect(result.removed.botVisits).toBeGreaterThanOrEqual(1);
-    expect(await ids(accountId)).toEqual(['vis_newbot', 'vis_oldperson']);
+    expect(await ids(env, accountId)).toEqual(['vis_newbot', 'vis_oldperson']);
     expect(await rows(env, 'channel_events', { account_id: accountId, type: 'scanner_click' })).toHaveLength(1);
   });
 

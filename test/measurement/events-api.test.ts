@@ -6,21 +6,17 @@ import { trackedCodes } from '../../src/measurement/links.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
-import { rows } from '../helpers/rows.js';
+import { rows, row } from '../helpers/rows.js';
 
 // POST /api/v1/measurement/events: per-event outcomes, durable before the answer, and aggregation by the
 // real maintenance pool (last touch: the visit's channel).
 
 const BASE = 'https://agent.example.test';
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
-let env: TestEnv;
 it.override('options', { env: { BASE_URL: BASE, RATE_WRITES_BURST: '10000', RATE_ACCOUNT_BURST: '10000' }, pools: ['maintenance'] });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
 type Tenant = { accountId: string; token: string };
-const post = (t: Tenant, body: unknown) =>
+const post = (env: TestEnv, t: Tenant, body: unknown) =>
   env
     .api()
     .post('/api/v1/measurement/events')
@@ -29,7 +25,7 @@ const post = (t: Tenant, body: unknown) =>
 const event = (over: Record<string, unknown> = {}) => ({ eventId: newId('ev'), name: 'purchase', occurredAt: Date.now() - 1_000, ...over });
 
 /** A visit through one of the account's tracked links (the way a real reader arrives), answering its gvid. */
-async function clickVisit(t: Tenant, channel: string): Promise<string> {
+async function clickVisit(env: TestEnv, t: Tenant, channel: string): Promise<string> {
   const url = `https://www.acme.test/${newId('p')}`;
   const codes = await trackedCodes(
     env.deps.db,
@@ -52,10 +48,10 @@ async function clickVisit(t: Tenant, channel: string): Promise<string> {
 }
 
 describe('POST /measurement/events', () => {
-  it('answers each event in request order: accepted, duplicate (earlier in the call too) or invalid with a reason', async () => {
+  it('answers each event in request order: accepted, duplicate (earlier in the call too) or invalid with a reason', async ({ env }) => {
     const t = await env.tenant();
     const b = await env.tenant();
-    const foreign = await clickVisit(b, 'email');
+    const foreign = await clickVisit(env, b, 'email');
     const now = Date.now();
     const a1 = event();
     const last = event({ value: 49.9, currency: 'EUR', properties: { plan: 'pro' } });
@@ -78,7 +74,7 @@ describe('POST /measurement/events', () => {
       event({ name: '' }),
       last,
     ];
-    const res = await post(t, { events });
+    const res = await post(env, t, { events });
     expect(res.status).toBe(200);
     const body = EventsResponse.parse(res.body);
     expect(body.events.map((e) => [e.outcome, e.reason])).toEqual([
@@ -106,19 +102,19 @@ describe('POST /measurement/events', () => {
       ),
     );
     // Durable before the answer: the accepted rows are there as soon as it is.
-    const stored = await env.deps.db('conversions').where({ account_id: t.accountId }).orderBy('event_id');
+    const stored = await rows(env, 'conversions', { account_id: t.accountId }).orderBy('event_id');
     expect(stored.map((r: { event_id: string }) => r.event_id).sort()).toEqual([a1.eventId, last.eventId].sort());
     const eur = stored.find((r: { event_id: string }) => r.event_id === last.eventId);
     expect(eur).toMatchObject({ value: '49.9000', currency: 'EUR', properties: { plan: 'pro' } });
 
-    const again = EventsResponse.parse((await post(t, { events: [a1, last] })).body);
+    const again = EventsResponse.parse((await post(env, t, { events: [a1, last] })).body);
     expect(again.events.map((e) => e.outcome)).toEqual(['duplicate', 'duplicate']);
   });
 
-  it('answers strings Postgres cannot store as invalid events, never a 500', async () => {
+  it('answers strings Postgres cannot store as invalid events, never a 500', async ({ env }) => {
     const t = await env.tenant();
     const rule = 'must not contain NUL characters or unpaired surrogates';
-    const res = await post(t, {
+    const res = await post(env, t, {
       events: [
         event({ name: 'a\u0000b' }),
         event({ properties: { note: 'x\ud800' } }),
@@ -139,74 +135,74 @@ describe('POST /measurement/events', () => {
     ]);
   });
 
-  it('takes 100 events and answers a re-POST of the same batch with 100 duplicates', async () => {
+  it('takes 100 events and answers a re-POST of the same batch with 100 duplicates', async ({ env }) => {
     const t = await env.tenant();
     const events = Array.from({ length: 100 }, () => event({ value: 1, currency: 'USD' }));
-    const first = EventsResponse.parse((await post(t, { events })).body);
+    const first = EventsResponse.parse((await post(env, t, { events })).body);
     expect(first.events.every((e) => e.outcome === 'accepted')).toBe(true);
-    const second = EventsResponse.parse((await post(t, { events })).body);
+    const second = EventsResponse.parse((await post(env, t, { events })).body);
     expect(second.events.every((e) => e.outcome === 'duplicate')).toBe(true);
     expect(await rows(env, 'conversions', { account_id: t.accountId })).toHaveLength(100);
   });
 
-  it('keeps the same eventId apart per account', async () => {
+  it('keeps the same eventId apart per account', async ({ env }) => {
     const [a, b] = [await env.tenant(), await env.tenant()];
     const e = event();
-    expect((await post(a, { events: [e] })).body.events[0].outcome).toBe('accepted');
-    expect((await post(b, { events: [e] })).body.events[0].outcome).toBe('accepted');
+    expect((await post(env, a, { events: [e] })).body.events[0].outcome).toBe('accepted');
+    expect((await post(env, b, { events: [e] })).body.events[0].outcome).toBe('accepted');
   });
 
-  it.each([
+  it.for([
     [{}, 'events is required'],
     [{ events: [] }, 'events must have at least 1 item'],
     [{ events: 'x' }, 'events must be an array'],
     [{ events: Array.from({ length: 101 }, () => event()) }, 'events must have at most 100 items'],
     [{ events: [event()], more: 1 }, 'body has unknown field more'],
-  ])('400 for a malformed envelope %#: %s', async (body, message) => {
+  ])('400 for a malformed envelope %#: %s', async ([body, message], { env }) => {
     const t = await env.tenant();
-    const res = await post(t, body);
+    const res = await post(env, t, body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: message });
     expect(await rows(env, 'conversions', { account_id: t.accountId })).toHaveLength(0);
   });
 
-  it('400 for a body that is not JSON', async () => {
+  it('400 for a body that is not JSON', async ({ env }) => {
     const t = await env.tenant();
     const res = await env.api().post('/api/v1/measurement/events').set(auth(t.token)).set('Content-Type', 'application/json').send('{nope');
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/JSON/);
   });
 
-  it('403 for a token without measurement:write', async () => {
+  it('403 for a token without measurement:write', async ({ env }) => {
     const t = await env.tenant(['content:read']);
-    const res = await post(t, { events: [event()] });
+    const res = await post(env, t, { events: [event()] });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'forbidden', requiredScope: 'measurement:write' });
   });
 });
 
 describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
-  const aggregated = (accountId: string, eventId: string) =>
+  const aggregated = (env: TestEnv, accountId: string, eventId: string) =>
     until(async () => {
-      const row = await env.deps.db('conversions').where({ account_id: accountId, event_id: eventId }).first();
-      return row?.aggregated_at ? row : null;
+      const stored = await row(env, 'conversions', { account_id: accountId, event_id: eventId });
+      return stored?.aggregated_at ? stored : null;
     });
 
-  it("attributes a conversion to its visit's channel and counts it there with its value; without a visit, direct", async () => {
+  it("attributes a conversion to its visit's channel and counts it there with its value; without a visit, direct", async ({ env }) => {
     const t = await env.tenant();
-    const gvid = await clickVisit(t, 'email');
+    const gvid = await clickVisit(env, t, 'email');
     const bought = event({ visitId: gvid, value: 120.5, currency: 'USD' });
     const direct = event();
-    await post(t, { events: [bought, direct] });
-    expect((await aggregated(t.accountId, bought.eventId)).channel).toBe('email');
-    expect((await aggregated(t.accountId, direct.eventId)).channel).toBe('direct');
+    await post(env, t, { events: [bought, direct] });
+    expect((await aggregated(env, t.accountId, bought.eventId)).channel).toBe('email');
+    expect((await aggregated(env, t.accountId, direct.eventId)).channel).toBe('direct');
     const conversions = await rows(env, 'channel_events', { account_id: t.accountId, type: 'conversion' });
     expect(conversions).toHaveLength(1);
     expect(conversions[0]).toMatchObject({ channel: 'email', ref_id: bought.eventId, amount: 120.5 });
     expect(Number(conversions[0].at)).toBe(bought.occurredAt);
   });
 
-  it('attributes to the channel of a reported visit (a search landing counts under seo)', async () => {
+  it('attributes to the channel of a reported visit (a search landing counts under seo)', async ({ env }) => {
     const t = await env.tenant();
     const visit = await env
       .api()
@@ -214,14 +210,14 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
       .set(auth(t.token))
       .send({ url: 'https://www.acme.test/', referrer: 'https://www.google.com/' });
     const e = event({ visitId: visit.body.visitId });
-    await post(t, { events: [e] });
-    expect((await aggregated(t.accountId, e.eventId)).channel).toBe('seo');
+    await post(env, t, { events: [e] });
+    expect((await aggregated(env, t.accountId, e.eventId)).channel).toBe('seo');
     expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'conversion', channel: 'seo' })).toHaveLength(1);
   });
 
-  it('never counts a conversion twice, however often it runs', async () => {
+  it('never counts a conversion twice, however often it runs', async ({ env }) => {
     const t = await env.tenant();
-    const gvid = await clickVisit(t, 'social');
+    const gvid = await clickVisit(env, t, 'social');
     const e = event({ visitId: gvid });
     await env.deps.db('conversions').insert({
       account_id: t.accountId,
@@ -237,7 +233,7 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
     expect(await rows(env, 'channel_events', { account_id: t.accountId, type: 'conversion' })).toHaveLength(1);
   });
 
-  it('picks up conversions whose job was lost through the sweep', async () => {
+  it('picks up conversions whose job was lost through the sweep', async ({ env }) => {
     const t = await env.tenant();
     const e = event();
     // Stored a while ago with no job queued (a lost enqueue).
@@ -249,14 +245,14 @@ describe('aggregation (measurement.aggregate on the maintenance pool)', () => {
       received_at: Date.now() - 120_000,
     });
     expect(await sweepConversions(env.deps)).toBeGreaterThanOrEqual(1);
-    expect((await aggregated(t.accountId, e.eventId)).channel).toBe('direct');
+    expect((await aggregated(env, t.accountId, e.eventId)).channel).toBe('direct');
   });
 
-  it("does not let tenant B name tenant A's visit", async () => {
+  it("does not let tenant B name tenant A's visit", async ({ env }) => {
     const a = await env.tenant();
     const b = await env.tenant();
-    const gvid = await clickVisit(a, 'email');
-    const res = await post(b, { events: [event({ visitId: gvid })] });
+    const gvid = await clickVisit(env, a, 'email');
+    const res = await post(env, b, { events: [event({ visitId: gvid })] });
     expect(res.body.events[0]).toMatchObject({ outcome: 'invalid', reason: 'visitId is not a visit of this account' });
     expect(await rows(env, 'conversions', { account_id: b.accountId })).toHaveLength(0);
   });

@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { LINK_CODE, trackHtmlLinks, trackTextLinks, type LinkSource } from '../../src/measurement/links.js';
 import { newId } from '../../src/ids.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
-import { rows } from '../helpers/rows.js';
+import { rows, row } from '../helpers/rows.js';
 
 // Rewriting the links of a mail body (text) and of a post (sanitised HTML) into tracked links.
 
@@ -17,8 +17,8 @@ const CODE_URL = /https:\/\/agent\.example\.test\/l\/([0-9A-Za-z]{12})/g;
 const codesIn = (s: string) => [...s.matchAll(CODE_URL)].map((m) => m[1]!);
 
 async function destination(env: TestEnv, code: string): Promise<string> {
-  const row = await env.deps.db('tracked_links').where({ code }).first('url');
-  return row.url;
+  const link = await rows(env, 'tracked_links', { code }).first('url');
+  return link.url;
 }
 
 describe('trackTextLinks', () => {
@@ -65,8 +65,8 @@ describe('trackTextLinks', () => {
     expect(again).toBe(first);
     expect(new Set(codesIn(first)).size).toBe(1);
     for (const code of codesIn(first)) expect(code).toMatch(LINK_CODE);
-    const row = await env.deps.db('tracked_links').where({ source_id: src.sourceId }).first();
-    expect(row).toMatchObject({ channel: 'email', source_type: 'send', lead_id: 'lead_x', card_id: 'card_y', account_id: src.accountId });
+    const link = await row(env, 'tracked_links', { source_id: src.sourceId });
+    expect(link).toMatchObject({ channel: 'email', source_type: 'send', lead_id: 'lead_x', card_id: 'card_y', account_id: src.accountId });
     const other = await trackTextLinks(env.deps.db, BASE, { ...src, sourceId: newId('send') }, text);
     expect(codesIn(other)[0]).not.toBe(codesIn(first)[0]);
   });

@@ -7,6 +7,7 @@ import { it } from '../helpers/fixture.js';
 import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // Every mail ships with its links made tracked links: received by a real SMTP server on
 // loopback and read back with mailparser, as the recipient's mail client would.
@@ -34,20 +35,20 @@ describe('a sent mail', () => {
     expect(codes).toHaveLength(2);
     expect(text).not.toContain('acme.test/pricing');
     expect(text).toContain(`Our pricing: ${BASE}/l/${codes[0]}. Docs (${BASE}/l/${codes[1]}).`);
-    const rows = await env.deps.db('tracked_links').where({ account_id: accountId }).orderBy('url');
-    expect(rows).toMatchObject([
+    const links = await rows(env, 'tracked_links', { account_id: accountId }).orderBy('url');
+    expect(links).toMatchObject([
       { code: codes[0], url: 'https://acme.test/pricing?plan=pro', channel: 'email', card_id: card.id, lead_id: lead.id },
       { code: codes[1], url: 'https://docs.acme.test/start', channel: 'email', source_type: 'send', source_id: res.body.sendId },
     ]);
     // The fence keeps the body that shipped.
-    const fence = await env.deps.db('shipments').where({ id: res.body.sendId }).first();
+    const fence = await row(env, 'shipments', { id: res.body.sendId });
     expect(JSON.stringify(fence)).toContain(`${BASE}/l/${codes[0]}`);
 
     // The recipient clicks: an email visit of that lead, and the destination with gvid.
     const click = await env.api().get(`/l/${codes[0]}`).set('User-Agent', BROWSER);
     expect(click.status).toBe(302);
     expect(click.headers.location).toMatch(/^https:\/\/acme\.test\/pricing\?plan=pro&gvid=vis_\w{20}$/);
-    const visit = await env.deps.db('visits').where({ account_id: accountId }).first();
+    const visit = await row(env, 'visits', { account_id: accountId });
     expect(visit).toMatchObject({ channel: 'email', lead_id: lead.id, card_id: card.id, source_id: res.body.sendId });
   });
 
@@ -58,10 +59,10 @@ describe('a sent mail', () => {
     });
     expect((await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})).status).toBe(200);
     // Every mailed address has a lead: the send made one for else.test (source agent), and the link names it.
-    const made = await env.deps.db('leads').where({ account_id: accountId, domain: 'else.test' }).first();
+    const made = await row(env, 'leads', { account_id: accountId, domain: 'else.test' });
     expect(made).toMatchObject({ source: 'agent' });
-    const row = await env.deps.db('tracked_links').where({ account_id: accountId }).first();
-    expect(row).toMatchObject({ url: 'https://x.test', lead_id: made.id });
+    const link = await row(env, 'tracked_links', { account_id: accountId });
+    expect(link).toMatchObject({ url: 'https://x.test', lead_id: made.id });
   });
 });
 
@@ -92,10 +93,10 @@ describe('a sequence', () => {
     expect(codes.map((c) => c.length)).toEqual([1, 2]);
     // Each step is its own send: the same destination gets a code of its own in each.
     expect(codes[1]![0]).not.toBe(codes[0]![0]);
-    const sends = await env.deps.db('shipments').where({ card_id: card.id }).orderBy('step');
-    const rows = await env.deps.db('tracked_links').where({ account_id: accountId });
-    expect(rows.filter((r: { source_id: string }) => r.source_id === sends[0].id)).toHaveLength(1);
-    expect(rows.filter((r: { source_id: string }) => r.source_id === sends[1].id)).toHaveLength(2);
+    const sends = await rows(env, 'shipments', { card_id: card.id }).orderBy('step');
+    const links = await rows(env, 'tracked_links', { account_id: accountId });
+    expect(links.filter((r: { source_id: string }) => r.source_id === sends[0].id)).toHaveLength(1);
+    expect(links.filter((r: { source_id: string }) => r.source_id === sends[1].id)).toHaveLength(2);
   });
 });
 
@@ -105,7 +106,7 @@ describe('a mail whose answer was lost, re-shipped by reconciliation over the HT
       const codes = r.tries.map((p) => [...p.body.text.matchAll(LINK)].map((m) => m[1]));
       expect(codes[0]).toHaveLength(2);
       expect(codes[1]).toEqual(codes[0]);
-      expect(await r.http.deps.db('tracked_links').where({ account_id: r.accountId })).toHaveLength(2);
+      expect(await rows(r.http, 'tracked_links', { account_id: r.accountId })).toHaveLength(2);
     });
   });
 });

@@ -6,7 +6,7 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { newId } from '../../src/ids.js';
 import { createLogger } from '../../src/logger.js';
 import { trackedCodes } from '../../src/measurement/links.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { redisAway, tcpProxy } from '../helpers/outages.js';
 import { rows } from '../helpers/rows.js';
 
@@ -15,13 +15,11 @@ import { rows } from '../helpers/rows.js';
 
 const BASE = 'https://agent.example.test';
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
-let env: TestEnv;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
 let deps: Deps;
 const lines: string[] = [];
 it.override('options', { env: { BASE_URL: BASE } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   proxy = await tcpProxy(Number(new URL(env.config.databaseUrl).port || 5432));
   const url = new URL(env.config.databaseUrl);
   url.port = String(proxy.port);
@@ -35,7 +33,7 @@ afterAll(async () => {
 });
 
 describe('GET /l/{code} with Postgres down', () => {
-  it('redirects a known (cached) link without gvid and logs the lost visit without its destination', async () => {
+  it('redirects a known (cached) link without gvid and logs the lost visit without its destination', async ({ env }) => {
     const { accountId } = await env.tenant();
     const dest = 'https://acme.test/secret-path?email=jane%40acme.test';
     const codes = await trackedCodes(
@@ -77,7 +75,7 @@ describe('GET /l/{code} with Postgres down', () => {
 });
 
 describe('GET /l/{code} with Redis down', () => {
-  it('counts the click (a repeat counted twice beats a click lost) and logs that the repeat check was unreachable', async () => {
+  it('counts the click (a repeat counted twice beats a click lost) and logs that the repeat check was unreachable', async ({ env }) => {
     const { accountId } = await env.tenant();
     const dest = 'https://acme.test/no-redis';
     const codes = await trackedCodes(
@@ -99,7 +97,7 @@ describe('GET /l/{code} with Redis down', () => {
         .set('User-Agent', BROWSER);
       expect(res.status).toBe(302);
       const gvid = new URL(res.headers.location!).searchParams.get('gvid');
-      expect(await env.deps.db('visits').where({ account_id: accountId }).pluck('id')).toEqual([gvid]);
+      expect(await rows(env, 'visits', { account_id: accountId }).pluck('id')).toEqual([gvid]);
       expect(lines.filter((l) => l.includes('repeat check unreachable')).length).toBeGreaterThan(0);
     } finally {
       await away.close();

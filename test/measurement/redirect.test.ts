@@ -9,13 +9,9 @@ import { row, rows } from '../helpers/rows.js';
 
 const BASE = 'https://agent.example.test';
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
-let env: TestEnv;
 it.override('options', { env: { BASE_URL: BASE } });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
-async function link(url: string, channel = 'email') {
+async function link(env: TestEnv, url: string, channel = 'email') {
   const { accountId } = await env.tenant();
   const sourceId = newId('send');
   const codes = await trackedCodes(
@@ -27,11 +23,11 @@ async function link(url: string, channel = 'email') {
   return { accountId, sourceId, code: codes.get(url)! };
 }
 
-const eventsOf = (accountId: string) => env.deps.db('channel_events').where({ account_id: accountId }).orderBy('id');
+const eventsOf = (env: TestEnv, accountId: string) => rows(env, 'channel_events', { account_id: accountId }).orderBy('id');
 
 describe('GET /l/{code}', () => {
-  it('records a visit and its channel event, then answers 302 with gvid, keeping the query and fragment', async () => {
-    const { accountId, sourceId, code } = await link('https://acme.test/pricing?plan=pro&ref=a%20b#faq');
+  it('records a visit and its channel event, then answers 302 with gvid, keeping the query and fragment', async ({ env }) => {
+    const { accountId, sourceId, code } = await link(env, 'https://acme.test/pricing?plan=pro&ref=a%20b#faq');
     const res = await env.api().get(`/l/${code}`).set('User-Agent', BROWSER);
     expect(res.status).toBe(302);
     expect(res.headers['cache-control']).toBe('no-store');
@@ -57,12 +53,12 @@ describe('GET /l/{code}', () => {
     expect(visit.ua_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(visit.ua_hash).not.toContain('Mozilla');
     expect(JSON.stringify(visit)).not.toContain('127.0.0.1');
-    expect(await eventsOf(accountId)).toMatchObject([{ channel: 'email', type: 'visit', ref_id: visitId }]);
+    expect(await eventsOf(env, accountId)).toMatchObject([{ channel: 'email', type: 'visit', ref_id: visitId }]);
     expect(await rows(env, 'channel_connections', { account_id: accountId, channel: 'email' })).toHaveLength(1);
   });
 
-  it('hashes the same User-Agent the same way and another differently', async () => {
-    const { code } = await link('https://acme.test/h');
+  it('hashes the same User-Agent the same way and another differently', async ({ env }) => {
+    const { code } = await link(env, 'https://acme.test/h');
     const ids: string[] = [];
     for (const ua of [BROWSER, BROWSER, `${BROWSER} Edg/131.0`]) {
       const res = await env.api().get(`/l/${code}`).set('User-Agent', ua);
@@ -75,7 +71,7 @@ describe('GET /l/{code}', () => {
     expect(hashes[2]).not.toBe(hashes[0]);
   });
 
-  it.each([
+  it.for([
     ['a crawler isbot knows', 'get', 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'],
     ['a Proofpoint scanner dressed as Chrome', 'get', `${BROWSER} ppops-5f1c2a`],
     ['Barracuda', 'get', 'Mozilla/5.0 (compatible; Barracuda)'],
@@ -83,20 +79,20 @@ describe('GET /l/{code}', () => {
     ['Safe Links', 'get', 'Mozilla/5.0 (compatible; Safe Links)'],
     ['an empty User-Agent', 'get', ''],
     ['a HEAD request from a browser', 'head', BROWSER],
-  ] as const)('counts %s as a scanner click, redirects it without gvid, never as a visit', async (_name, method, ua) => {
-    const { accountId, code } = await link('https://acme.test/x?y=1');
+  ] as const)('counts %s as a scanner click, redirects it without gvid, never as a visit', async ([_name, method, ua], { env }) => {
+    const { accountId, code } = await link(env, 'https://acme.test/x?y=1');
     const res = await env.api()[method](`/l/${code}`).set('User-Agent', ua);
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('https://acme.test/x?y=1');
     const visits = await rows(env, 'visits', { account_id: accountId });
     expect(visits).toHaveLength(1);
     expect(visits[0]).toMatchObject({ bot: true, channel: 'email' });
-    const events = await eventsOf(accountId);
+    const events = await eventsOf(env, accountId);
     expect(events.map((e: { type: string }) => e.type)).toEqual(['scanner_click']);
     expect(events[0].ref_id).toBe(visits[0].id);
   });
 
-  it('answers an unknown or malformed code with a small HTML 404, and records nothing', async () => {
+  it('answers an unknown or malformed code with a small HTML 404, and records nothing', async ({ env }) => {
     for (const path of ['/l/AAAAAAAAAAAA', '/l/short', '/l/%00', '/l/', '/l/AAAAAAAAAAAA/extra']) {
       const res = await env.api().get(path).set('User-Agent', BROWSER);
       expect(res.status, path).toBe(404);
@@ -107,21 +103,21 @@ describe('GET /l/{code}', () => {
     expect(await rows(env, 'visits', { link_code: 'AAAAAAAAAAAA' })).toHaveLength(0);
   });
 
-  it('refuses other methods with 405 HTML', async () => {
-    const { code } = await link('https://acme.test/m');
+  it('refuses other methods with 405 HTML', async ({ env }) => {
+    const { code } = await link(env, 'https://acme.test/m');
     const res = await env.api().post(`/l/${code}`).send('x');
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');
     expect(res.headers['content-type']).toMatch(/^text\/html/);
   });
 
-  it('takes many clicks at once from different browsers, each its own visit and event', async () => {
-    const { accountId, code } = await link('https://acme.test/many', 'seo');
+  it('takes many clicks at once from different browsers, each its own visit and event', async ({ env }) => {
+    const { accountId, code } = await link(env, 'https://acme.test/many', 'seo');
     const res = await Promise.all(Array.from({ length: 40 }, (_, i) => env.api().get(`/l/${code}`).set('User-Agent', `${BROWSER} b/${i}`)));
     expect(res.every((r) => r.status === 302)).toBe(true);
     expect(new Set(res.map((r) => r.headers.location)).size).toBe(40);
     expect(await rows(env, 'visits', { account_id: accountId })).toHaveLength(40);
-    const events = await eventsOf(accountId);
+    const events = await eventsOf(env, accountId);
     expect(events).toHaveLength(40);
     expect(events.every((e: { channel: string; type: string }) => e.channel === 'seo' && e.type === 'visit')).toBe(true);
   });

@@ -10,15 +10,13 @@ import { row, rows } from '../helpers/rows.js';
 
 const BASE = 'https://agent.example.test';
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
-let env: TestEnv;
 let tenant: { accountId: string; token: string };
 it.override('options', { env: { BASE_URL: BASE, RATE_WRITES_BURST: '10000', RATE_ACCOUNT_BURST: '10000' } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   tenant = await env.tenant();
 });
 
-const post = (body: unknown, token = tenant.token) =>
+const post = (env: TestEnv, body: unknown, token = tenant.token) =>
   env
     .api()
     .post('/api/v1/measurement/visits')
@@ -90,8 +88,8 @@ const TABLE: [string, Record<string, unknown>, string][] = [
 ];
 
 describe('POST /measurement/visits: the channel table', () => {
-  it.each(TABLE)('%s → %s', async (_what, extra, channel) => {
-    const res = await post({ url: LANDING, ...extra });
+  it.for(TABLE)('%s → %s', async ([_what, extra, channel], { env }) => {
+    const res = await post(env, { url: LANDING, ...extra });
     expect(res.status).toBe(201);
     const body = VisitResponse.parse(res.body);
     expect(body.channel).toBe(channel);
@@ -105,7 +103,7 @@ describe('POST /measurement/visits: the channel table', () => {
 });
 
 describe('POST /measurement/visits: our own tracking', () => {
-  it("answers a landing carrying this account's gvid with that visit (never counted twice); a tracked-link referrer", async () => {
+  it("answers a landing carrying this account's gvid with that visit (never counted twice); a tracked-link referrer", async ({ env }) => {
     const sourceId = newId('post');
     const url = 'https://www.acme.test/blog/launch';
     const codes = await trackedCodes(
@@ -120,19 +118,19 @@ describe('POST /measurement/visits: our own tracking', () => {
     const events = () => rows(env, 'channel_events', { account_id: tenant.accountId, type: 'visit', channel: 'seo' });
     const before = (await events()).length;
     for (const extra of [{}, { referrer: 'https://www.google.com/' }, { utm: { medium: 'email' } }]) {
-      const byGvid = await post({ url: `${url}?utm_source=x&gvid=${gvid}`, ...extra });
+      const byGvid = await post(env, { url: `${url}?utm_source=x&gvid=${gvid}`, ...extra });
       expect(byGvid.status).toBe(201);
       expect(byGvid.body).toEqual({ visitId: gvid, channel: 'seo' });
     }
     expect(await events()).toHaveLength(before);
-    const byReferrer = await post({ url, referrer: `${BASE}/l/${code}` });
+    const byReferrer = await post(env, { url, referrer: `${BASE}/l/${code}` });
     expect(byReferrer.body.channel).toBe('seo');
     const visit = await row(env, 'visits', { id: byReferrer.body.visitId });
     expect(visit).toMatchObject({ via: 'reported', link_code: code, source_type: 'post', source_id: sourceId, card_id: 'card_p' });
     expect(await events()).toHaveLength(before + 1);
   });
 
-  it("ignores another account's gvid and tracked link", async () => {
+  it("ignores another account's gvid and tracked link", async ({ env }) => {
     const other = await env.tenant();
     const url = 'https://www.acme.test/other';
     const codes = await trackedCodes(
@@ -144,8 +142,8 @@ describe('POST /measurement/visits: our own tracking', () => {
     const code = codes.get(url)!;
     const click = await env.api().get(`/l/${code}`).set('User-Agent', BROWSER);
     const gvid = new URL(click.headers.location!).searchParams.get('gvid')!;
-    expect((await post({ url: `${url}?gvid=${gvid}` })).body.channel).toBe('direct');
-    const res = await post({ url, referrer: `${BASE}/l/${code}` });
+    expect((await post(env, { url: `${url}?gvid=${gvid}` })).body.channel).toBe('direct');
+    const res = await post(env, { url, referrer: `${BASE}/l/${code}` });
     // The referrer is this service, not another site: not a referral.
     expect(res.body.channel).toBe('direct');
     expect(await row(env, 'visits', { id: res.body.visitId })).toMatchObject({ link_code: null, lead_id: null });
@@ -153,7 +151,7 @@ describe('POST /measurement/visits: our own tracking', () => {
 });
 
 describe('POST /measurement/visits: what it refuses', () => {
-  it.each([
+  it.for([
     [{}, 'url is required'],
     [{ url: 'not a url' }, 'url must be an absolute http(s) URL'],
     [{ url: 'ftp://acme.test/x' }, 'url must be an absolute http(s) URL'],
@@ -167,31 +165,31 @@ describe('POST /measurement/visits: what it refuses', () => {
     [{ url: `${LANDING}?q=a\u0000b` }, 'url must not contain NUL characters or unpaired surrogates'],
     [{ url: LANDING, utm: { source: 'a\ud800' } }, 'utm.source must not contain NUL characters or unpaired surrogates'],
     [{ url: LANDING, referrer: 'https://x.test/\udc00' }, 'referrer must not contain NUL characters or unpaired surrogates'],
-  ])('400 for %j: %s', async (body, message) => {
-    const res = await post(body);
+  ])('400 for %j: %s', async ([body, message], { env }) => {
+    const res = await post(env, body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: message });
   });
 
-  it('answers a gvid that could not be one of ours (NUL, another shape) as a landing without it', async () => {
+  it('answers a gvid that could not be one of ours (NUL, another shape) as a landing without it', async ({ env }) => {
     for (const gvid of ['%00', 'vis_%00x', `vis_${'a'.repeat(80)}`, "x'; drop table visits; --"]) {
-      const res = await post({ url: `${LANDING}?gvid=${gvid}` });
+      const res = await post(env, { url: `${LANDING}?gvid=${gvid}` });
       expect(res.status).toBe(201);
       expect(res.body.channel).toBe('direct');
     }
   });
 
-  it('403 for a token without measurement:write, 401 without a token', async () => {
+  it('403 for a token without measurement:write, 401 without a token', async ({ env }) => {
     const reader = await env.tenant(['content:read', 'results:read']);
-    const res = await post({ url: LANDING }, reader.token);
+    const res = await post(env, { url: LANDING }, reader.token);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'forbidden', requiredScope: 'measurement:write' });
     expect((await env.api().post('/api/v1/measurement/visits').send({ url: LANDING })).status).toBe(401);
   });
 
-  it('records the write in the audit log against the token', async () => {
+  it('records the write in the audit log against the token', async ({ env }) => {
     const t = await env.tenant(['measurement:write']);
-    const res = await post({ url: LANDING }, t.token);
+    const res = await post(env, { url: LANDING }, t.token);
     const audit = await rows(env, 'audit_log', { account_id: t.accountId, actor: 'api' });
     expect(audit).toMatchObject([{ route: '/api/v1/measurement/visits', status: 201, target_id: res.body.visitId }]);
   });

@@ -3,6 +3,7 @@ import { countedRefs, recordChannelEvent, recordChannelEvents } from '../../src/
 import { type EventRow, resultsRepository } from '../../src/results/results.repository.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * `channel_events` is partitioned by month on `at`, so the dedupe of a refId lives in `channel_event_refs`
@@ -12,13 +13,13 @@ import { waitFor } from '../helpers/processes.js';
 const DAY = 86_400_000;
 
 const eventsOf = async (env: TestEnv, accountId: string) =>
-  (await env.deps.db('channel_events').where({ account_id: accountId }).select('ref_id', 'at', 'amount')) as {
+  (await rows(env, 'channel_events', { account_id: accountId }).select('ref_id', 'at', 'amount')) as {
     ref_id: string | null;
     at: string;
     amount: number | null;
   }[];
 const refsOf = async (env: TestEnv, accountId: string) =>
-  ((await env.deps.db('channel_event_refs').where({ account_id: accountId }).pluck('ref_id')) as string[]).sort();
+  ((await rows(env, 'channel_event_refs', { account_id: accountId }).pluck('ref_id')) as string[]).sort();
 
 const row = (accountId: string, over: Partial<EventRow>): EventRow => ({
   account_id: accountId,

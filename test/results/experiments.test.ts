@@ -14,7 +14,7 @@ import { smtpSend } from '../helpers/smtp-client.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
-import { row } from '../helpers/rows.js';
+import { row, rows } from '../helpers/rows.js';
 
 /**
  * `/results` `experiments` through the API: an experiment proposed, approved through the review API, its mail drafted
@@ -22,30 +22,22 @@ import { row } from '../helpers/rows.js';
  * SMTP to the service's inbound listener (the inbound-mail pool records each as its variant's outcome). The reply
  * window is 0 here, so a sent mail counts at once; the service-level check below shows the window holding them back.
  */
-let env: TestEnv;
-let smtp: TestSmtp;
-let inbound: InboundSmtp;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), EXPERIMENT_REPLY_WINDOW_SECONDS: '0' },
   pools: ['shipments', 'inbound-mail'],
 }));
-it.beforeAll(({ env: e, smtp: s, inbound: i }) => {
-  env = e;
-  smtp = s;
-  inbound = i;
-});
 
 const draft = { subject: 'Onboarding in a day', body: 'Hi there,\n\nWe cut onboarding to one day.\n\nBest regards' };
 const CHALLENGER = 'Quick question about onboarding';
 
-async function results(token: string) {
+async function results(env: TestEnv, token: string) {
   const res = await env.api().get('/api/v1/results').set(auth(token));
   expect(res.status).toBe(200);
   return ResultsResponse.parse(res.body).results.experiments;
 }
 
 /** An account with 120 never-mailed contacts and an experiment proposed to them (the plan: 36 per variant, the minimum too). */
-async function proposed(topic = 'onboarding') {
+async function proposed(env: TestEnv, topic = 'onboarding') {
   const { accountId, token } = await env.tenant();
   for (let i = 0; i < 120; i++) await buildLead(env.deps.db, accountId, { contacts: [{ email: `person${i}@co${i}.test` }] });
   const out = await proposeExperiment(
@@ -58,15 +50,15 @@ async function proposed(topic = 'onboarding') {
 }
 
 /** One mail an experiment sent, as the SMTP server got it. */
-async function sentTo(contact: string) {
+async function sentTo(smtp: TestSmtp, contact: string) {
   const got = smtp.received.filter((m) => m.to.includes(contact)).at(-1);
   if (!got) throw new Error(`nothing sent to ${contact}`);
   return simpleParser(got.raw);
 }
 
 /** The contact answers the mail it got (a Gmail reply, over SMTP to the inbound listener). */
-async function replies(contact: string) {
-  const sent = await sentTo(contact);
+async function replies(inbound: InboundSmtp, smtp: TestSmtp, contact: string) {
+  const sent = await sentTo(smtp, contact);
   const replyTo = sent.replyTo!.value[0]!.address!;
   const replyToken = /^reply\+([0-9a-z]+)@/.exec(replyTo)![1]!;
   // Each reply its own sender and Message-ID (the fixture's one Message-ID would make the next reply a duplicate).
@@ -81,8 +73,8 @@ async function replies(contact: string) {
  * The experiment approved and started; three contacts of each variant get its mail (every other contact is on the
  * block list, so drafting leaves them out), sent through the API; one A contact and two B contacts reply.
  */
-async function running() {
-  const p = await proposed();
+async function running(env: TestEnv, inbound: InboundSmtp, smtp: TestSmtp) {
+  const p = await proposed(env);
   const approved = await env.api().post(`/api/v1/review/${p.cardId}/answer`).set(auth(p.token)).send({ action: 'approve' });
   expect(approved.status).toBe(200);
   await runFollowUps(env.deps);
@@ -100,25 +92,29 @@ async function running() {
   expect(blocked.status).toBeLessThan(300);
   const e = (await repo.get(p.accountId, p.id))!;
   expect(await draftExperimentMail(env.deps.db, e, 500)).toBe(6);
-  const cards = await env.deps.db('review_cards').where({ account_id: p.accountId, source_type: 'mail_draft' }).select('id');
+  const cards = await rows(env, 'review_cards', { account_id: p.accountId, source_type: 'mail_draft' }).select('id');
   expect(cards).toHaveLength(6);
   for (const card of cards) {
     const res = await env.api().post(`/api/v1/review/${card.id}/send`).set(auth(p.token)).send({});
     expect(res.status).toBe(200);
   }
   const [a1, , , b1, b2] = chosen as [string, string, string, string, string, string];
-  for (const contact of [a1, b1, b2]) await replies(contact);
+  for (const contact of [a1, b1, b2]) await replies(inbound, smtp, contact);
   await until(async () => {
-    const done = await env.deps.db('inbound_messages').where({ account_id: p.accountId }).whereNot('status', 'received');
+    const done = await rows(env, 'inbound_messages', { account_id: p.accountId }).whereNot('status', 'received');
     return done.length === 3;
   }, 15_000);
   return { ...p, experiment: e };
 }
 
 describe('GET /results experiments', () => {
-  it('shows a running experiment per variant: counts, rate, interval, the difference valid at any look, no chance of best', async () => {
-    const r = await running();
-    const [x, ...rest] = await results(r.token);
+  it('shows a running experiment per variant: counts, rate, interval, the difference valid at any look, no chance of best', async ({
+    env,
+    inbound,
+    smtp,
+  }) => {
+    const r = await running(env, inbound, smtp);
+    const [x, ...rest] = await results(env, r.token);
     expect(rest).toEqual([]);
     expect(x).toMatchObject({
       id: r.id,
@@ -167,11 +163,11 @@ describe('GET /results experiments', () => {
     ]);
   });
 
-  it('shows an ended experiment with the decision it ended on and its citation', async () => {
-    const r = await running();
+  it('shows an ended experiment with the decision it ended on and its citation', async ({ env, inbound, smtp }) => {
+    const r = await running(env, inbound, smtp);
     // Every contact sent or left out: the maintenance pass's look ends it short of the plan, without a winner.
     expect(await lookAtExperiment(env.deps.db, r.experiment, Date.now(), 0)).toBe('stopped');
-    const [x] = await results(r.token);
+    const [x] = await results(env, r.token);
     expect(x).toMatchObject({ id: r.id, status: 'no_winner', decidedAt: expect.any(Number) });
     expect(x!.decision).toEqual({
       state: 'stopped',
@@ -190,7 +186,7 @@ describe('GET /results experiments', () => {
     ]);
   });
 
-  it('reads a running experiment as collecting between looks, and the winner once a look decides and is adopted', async () => {
+  it('reads a running experiment as collecting between looks, and the winner once a look decides and is adopted', async ({ env }) => {
     // 400 contacts (eight leads of 50) for a plan of more than a hundred per variant. Sending and answering that
     // much mail is the other tests' job: here exposures and replies go through the repository's doors that the
     // send path (exposed) and the inbound effects (replied) call.
@@ -222,7 +218,7 @@ describe('GET /results experiments', () => {
     }
     await repo.replied(replied);
 
-    const [x] = await results(token);
+    const [x] = await results(env, token);
     expect(x).toMatchObject({ id: out.id, status: 'running', decidedAt: null });
     // The maintenance pass has not looked: however clear the figures, nothing is decided yet.
     expect(x!.decision).toMatchObject({ state: 'collecting', winner: null, citation: expect.stringContaining('not decided') });
@@ -232,7 +228,7 @@ describe('GET /results experiments', () => {
 
     const e = (await repo.get(accountId, out.id))!;
     expect(await lookAtExperiment(env.deps.db, e, Date.now(), 0)).toBe('winner');
-    const [decided] = await results(token);
+    const [decided] = await results(env, token);
     expect(decided).toMatchObject({ status: 'decided', decidedAt: expect.any(Number), adoptedAt: null });
     const card = await row(env, 'review_cards', { account_id: accountId, source_type: 'experiment_winner' });
     expect(decided!.decision).toEqual({
@@ -250,15 +246,15 @@ describe('GET /results experiments', () => {
 
     expect((await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
     await runFollowUps(env.deps);
-    const [adopted] = await results(token);
+    const [adopted] = await results(env, token);
     expect(adopted).toMatchObject({ status: 'decided', adoptedAt: expect.any(Number) });
   });
 
-  it('shows an account only its own experiments: proposed, then dismissed; an account without any gets []', async () => {
-    const mine = await proposed('pricing');
-    const other = await proposed('renewals');
+  it('shows an account only its own experiments: proposed, then dismissed; an account without any gets []', async ({ env }) => {
+    const mine = await proposed(env, 'pricing');
+    const other = await proposed(env, 'renewals');
     const none = await env.tenant();
-    const [x, ...rest] = await results(mine.token);
+    const [x, ...rest] = await results(env, mine.token);
     expect(rest).toEqual([]);
     expect(x).toMatchObject({ id: mine.id, status: 'proposed', topic: 'pricing', startedAt: null, decidedAt: null });
     expect(x!.decision).toEqual({ state: 'proposed', winner: null, citation: null, plannedReached: false });
@@ -266,19 +262,19 @@ describe('GET /results experiments', () => {
       ['A', 0, null, null, 0],
       ['B', 0, null, null, 0],
     ]);
-    expect((await results(other.token)).map((e) => e.id)).toEqual([other.id]);
-    expect(await results(none.token)).toEqual([]);
+    expect((await results(env, other.token)).map((e) => e.id)).toEqual([other.id]);
+    expect(await results(env, none.token)).toEqual([]);
 
     const dismissed = await env.api().post(`/api/v1/review/${mine.cardId}/dismiss`).set(auth(mine.token)).send({});
     await runFollowUps(env.deps);
     expect(dismissed.status).toBe(200);
-    const [d] = await results(mine.token);
+    const [d] = await results(env, mine.token);
     expect(d).toMatchObject({ id: mine.id, status: 'dismissed', decidedAt: expect.any(Number) });
     expect(d!.decision.state).toBe('dismissed');
-    expect((await results(other.token)).map((e) => e.id)).toEqual([other.id]);
+    expect((await results(env, other.token)).map((e) => e.id)).toEqual([other.id]);
   });
 
-  it('reads experiments with one query for an account without any', async () => {
+  it('reads experiments with one query for an account without any', async ({ env }) => {
     const { accountId } = await env.tenant();
     const seen: string[] = [];
     const listen = (q: { sql: string }) => seen.push(q.sql);

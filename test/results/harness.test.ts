@@ -10,11 +10,12 @@ import { autoResolve, sweepCards } from '../../src/shipping/after-approval.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { fireRun, type RunOptions } from '../../src/workflows/runs.service.js';
 import { startPools, type Pools } from '../../workers/main.js';
-import { agentWorld, type AgentEnv } from '../helpers/agent.js';
+import type { AgentEnv } from '../helpers/agent.js';
 import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * `/results` `harness`: the agent's own work, counted from its turns, cards and workflow runs. The window's
@@ -22,8 +23,8 @@ import { auth } from '../helpers/auth.js';
  * ladder and the setting through the timers service, runs through the workflow runner); the baseline's
  * rows are written with their times set directly.
  */
-let env: AgentEnv;
-let pools: Pools | null = null;
+// The agent-turns pool starts inside the first test: its first workflow run must fail for want of it.
+let agentTurnsPool: Pools | null = null;
 it.override('options', {
   env: {
     AGENT_WAIT_POLL_MS: '200',
@@ -38,12 +39,8 @@ it.override('options', {
     RATE_ACCOUNT_BURST: '100000',
   },
 });
-it.beforeAll(({ env: e }) => {
-  // The agent-turns pool starts inside the first test: its first workflow run must fail for want of it.
-  env = agentWorld(e, { started: [], idle: [], close: async () => [] });
-});
 afterAll(async () => {
-  await pools?.close();
+  await agentTurnsPool?.close();
 });
 
 const HOUR = 3_600_000;
@@ -59,10 +56,8 @@ const ZERO: HarnessMetrics = {
   workflowRunsFailed: 0,
 };
 
-async function cardTo(accountId: string, to: string): Promise<Card> {
-  const row = await env.deps
-    .db('review_cards')
-    .where({ account_id: accountId })
+async function cardTo(env: AgentEnv, accountId: string, to: string): Promise<Card> {
+  const row = await rows(env, 'review_cards', { account_id: accountId })
     .whereRaw("payload->>'to' = ?", [to])
     .first<{ id: string } | undefined>('id');
   if (!row) throw new Error(`no card to ${to}`);
@@ -97,7 +92,7 @@ const runRow = (accountId: string, workflowId: string, status: string, finishedA
 });
 
 /** A card created at `createdAt`, left with `changes` (status, resolution, resolved_at). */
-async function earlierCard(accountId: string, createdAt: number, changes: Record<string, unknown> = {}) {
+async function earlierCard(env: AgentEnv, accountId: string, createdAt: number, changes: Record<string, unknown> = {}) {
   const card = await buildCard(env.deps.db, accountId, 'plain');
   await env.deps
     .db('review_cards')
@@ -111,7 +106,7 @@ async function earlierCard(accountId: string, createdAt: number, changes: Record
 }
 
 describe('GET /results harness', () => {
-  it("counts the window's turns, cards, decisions and workflow runs apart from the baseline's", async () => {
+  it("counts the window's turns, cards, decisions and workflow runs apart from the baseline's", async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
     const res = await env
       .api()
@@ -125,13 +120,11 @@ describe('GET /results harness', () => {
     // A run whose step's turn nobody runs in time: failed. Its turn runs once the pool starts.
     const failed = await fireRun(env.deps, workflowId, 'job-harness-fail', Date.now(), { ...opts, stepTimeoutMs: 300 });
     expect(failed?.status).toBe('failed');
-    pools = await startPools(env.deps, ['agent-turns']);
+    agentTurnsPool = await startPools(env.deps, ['agent-turns']);
     const open = async () =>
       Number(
         (
-          await env.deps
-            .db('agent_turns')
-            .where({ account_id: accountId })
+          await rows(env, 'agent_turns', { account_id: accountId })
             .whereIn('status', ['queued', 'running'])
             .count<{ n: string }[]>('* as n')
         )[0]!.n,
@@ -141,13 +134,13 @@ describe('GET /results harness', () => {
 
     // A person dismisses one draft, sends another, and approves a proposed workflow.
     await env.say(token, 'draft an email to bob@initech.test about a demo');
-    const bob = await cardTo(accountId, 'bob@initech.test');
+    const bob = await cardTo(env, accountId, 'bob@initech.test');
     expect((await env.api().post(`/api/v1/review/${bob.id}/dismiss`).set(auth(token)).send({ reason: 'not now' })).status).toBe(200);
     await env.say(token, 'draft an email to jane@initech.test about pricing');
-    const jane = await cardTo(accountId, 'jane@initech.test');
+    const jane = await cardTo(env, accountId, 'jane@initech.test');
     expect((await env.api().post(`/api/v1/review/${jane.id}/send`).set(auth(token)).send({})).status).toBe(200);
     await env.say(token, 'propose a workflow to research new signups every Monday morning');
-    const proposal = await env.deps.db('review_cards').where({ account_id: accountId, source_type: 'workflow_proposal' }).first('id');
+    const proposal = await rows(env, 'review_cards', { account_id: accountId, source_type: 'workflow_proposal' }).first('id');
     const approved = await env.api().post(`/api/v1/review/${proposal.id}/answer`).set(auth(token)).send({ action: 'approve' });
     expect(approved.status).toBe(200);
 
@@ -156,17 +149,17 @@ describe('GET /results harness', () => {
     await env.say(token, 'draft an email to kim@initech.test about the launch');
     // The agent's cards meet the ladder in the card-timers sweep.
     expect((await sweepCards(env.deps)).ladder).toBeGreaterThanOrEqual(1);
-    const kim = await cardTo(accountId, 'kim@initech.test');
+    const kim = await cardTo(env, accountId, 'kim@initech.test');
     expect(kim.autoResolveAt).not.toBeNull();
     expect(await autoResolve(env.deps, accountId, kim.id, kim.autoResolveAt!)).toBe('sent');
 
     // Email set to run without approval: the draft ships by the setting.
     await setApproval(env.deps.db, accountId, 'email', false);
     await env.say(token, 'draft an email to lee@initech.test about next steps');
-    const lee = await cardTo(accountId, 'lee@initech.test');
+    const lee = await cardTo(env, accountId, 'lee@initech.test');
     expect(await autoResolve(env.deps, accountId, lee.id, lee.autoResolveAt!)).toBe('sent');
-    expect((await cardTo(accountId, 'lee@initech.test')).resolution).toMatchObject({ by: 'setting' });
-    expect((await cardTo(accountId, 'kim@initech.test')).resolution).toMatchObject({ by: 'trust_ladder' });
+    expect((await cardTo(env, accountId, 'lee@initech.test')).resolution).toMatchObject({ by: 'setting' });
+    expect((await cardTo(env, accountId, 'kim@initech.test')).resolution).toMatchObject({ by: 'trust_ladder' });
 
     const now = Date.now();
     const since = now - HOUR;
@@ -182,36 +175,36 @@ describe('GET /results harness', () => {
         turnRow(accountId, 'replied', tooOld - MIN, tooOld),
         turnRow(accountId, 'replied', now - MIN, later),
       ]);
-    await earlierCard(accountId, inBaseline, {
+    await earlierCard(env, accountId, inBaseline, {
       status: 'resolved',
       resolved_at: inBaseline,
       resolution: { action: 'answer', by: 'person', at: inBaseline },
     });
-    await earlierCard(accountId, inBaseline, {
+    await earlierCard(env, accountId, inBaseline, {
       status: 'dismissed',
       resolved_at: inBaseline,
       resolution: { action: 'dismiss', by: 'person', at: inBaseline },
     });
-    await earlierCard(accountId, tooOld, {
+    await earlierCard(env, accountId, tooOld, {
       status: 'sent',
       resolved_at: inBaseline,
       resolution: { action: 'send', by: 'trust_ladder', at: inBaseline },
     });
-    await earlierCard(accountId, inBaseline, {
+    await earlierCard(env, accountId, inBaseline, {
       status: 'sent',
       resolved_at: inBaseline,
       resolution: { action: 'approve', by: 'setting', at: inBaseline },
     });
     // A revision folded into the card it revises is not a card of its own, nor a decision.
-    await earlierCard(accountId, inBaseline, {
+    await earlierCard(env, accountId, inBaseline, {
       status: 'resolved',
       resolved_at: inBaseline,
       resolution: { action: 'merged', by: 'system', at: inBaseline },
     });
-    await earlierCard(accountId, inBaseline);
+    await earlierCard(env, accountId, inBaseline);
     // On the window's first millisecond: the window's.
-    await earlierCard(accountId, since);
-    await earlierCard(accountId, later);
+    await earlierCard(env, accountId, since);
+    await earlierCard(env, accountId, later);
     await env.deps
       .db('workflow_runs')
       .insert([
@@ -250,8 +243,8 @@ describe('GET /results harness', () => {
     expect(ResultsResponse.parse(body.body).results.harness).toEqual({ available: true, data: { window, baseline } });
   });
 
-  it("is available with zeros for an account whose agent did nothing, and never counts another account's work", async () => {
-    pools ??= await startPools(env.deps, ['agent-turns']);
+  it("is available with zeros for an account whose agent did nothing, and never counts another account's work", async ({ agent: env }) => {
+    agentTurnsPool ??= await startPools(env.deps, ['agent-turns']);
     const busy = await env.tenant();
     await env.say(busy.token, 'draft an email to ana@initech.test about a demo');
     const quiet = await env.tenant(['results:read']);

@@ -14,7 +14,6 @@ import { until } from '../helpers/processes.js';
 const ROLLUPS = '20261128100000_results_rollups';
 const MINUTES = '20261130100000_minute_rollups';
 const scratch = migrationDatabase();
-let db: Db | undefined;
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -79,7 +78,7 @@ async function expectSameAsRaw(d: Db, now: number, sinces: number[]) {
 
 describe('the minute-rollups migration', { timeout: 120_000 }, () => {
   it('sets minutes_from past every count folded by the hour, and /results stays exact on both sides of it', async () => {
-    db = await scratch.open();
+    const db = await scratch.open();
     await migrateUpTo(db, ROLLUPS);
     await db.raw(`INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0)`);
     await db.raw(`INSERT INTO channel_connections (account_id, channel, connected_at) VALUES ('a1', 'email', 0), ('a1', 'network', 0)`);
@@ -102,11 +101,11 @@ describe('the minute-rollups migration', { timeout: 120_000 }, () => {
 
     await until(
       async () => {
-        await rollUpAll(db!);
+        await rollUpAll(db);
         return (
-          (await db!('results_rollup_deltas').first()) === undefined &&
+          (await db('results_rollup_deltas').first()) === undefined &&
           !(
-            await db!.raw(`SELECT 1 FROM channel_events
+            await db.raw(`SELECT 1 FROM channel_events
           WHERE xid >= (SELECT xid FROM results_rollup_watermark)`)
           ).rows.length
         );

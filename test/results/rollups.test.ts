@@ -15,6 +15,7 @@ import type { Db } from '../../src/db.js';
 import { prng } from '../../src/leads/seed.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * `/results` reads whole hours from the hourly rollups, whole minutes of the partial edge hours from the minute
@@ -164,6 +165,7 @@ async function rollUpPastNow(db: Db, deadlineMs = 30_000): Promise<boolean> {
     const { watermark } = await runRollupPass(db);
     if (watermark !== null && BigInt(watermark) > target) return true;
     if (Date.now() > end) return false;
+    // A bounded poll that runs a pass each round (its deadline above), not a fixed wait.
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -200,8 +202,7 @@ describe('/results rollups', { timeout: 120_000 }, () => {
       await expectSameAsRaw(env, rand, accountIds);
       expect(await rollUpPastNow(env.deps.db)).toBe(true);
       await expectSameAsRaw(env, rand, accountIds);
-      const pending = await env.deps
-        .db('channel_events')
+      const pending = await rows(env, 'channel_events')
         .whereIn('account_id', accountIds)
         .whereRaw(`xid >= (SELECT xid FROM results_rollup_watermark)`);
       expect(pending).toHaveLength(0);
@@ -274,7 +275,7 @@ describe('/results rollups', { timeout: 120_000 }, () => {
     await rollUpAll(env.deps.db);
     await slow.commit();
     expect(await rollUpPastNow(env.deps.db)).toBe(true);
-    const rollup = await env.deps.db('channel_event_rollups').where({ account_id: accountId, type: 'sent' }).sum({ n: 'n' });
+    const rollup = await rows(env, 'channel_event_rollups', { account_id: accountId, type: 'sent' }).sum({ n: 'n' });
     expect(Number(rollup[0]!.n)).toBe(2);
     const window = await getResults(env.deps.db, accountId, NOW - 3 * DAY, NOW);
     expect(window.email).toMatchObject({ available: true, data: { window: { sent: 2 } } });
@@ -290,7 +291,7 @@ describe('/results rollups', { timeout: 120_000 }, () => {
       throw new Error('the pass died');
     });
     await expect(died).rejects.toThrow('the pass died');
-    expect(await env.deps.db('channel_event_rollups').where({ account_id: accountId })).toHaveLength(0);
+    expect(await rows(env, 'channel_event_rollups', { account_id: accountId })).toHaveLength(0);
     await rollUpAll(env.deps.db);
     const rolled = await getResults(env.deps.db, accountId, NOW - 2 * DAY, NOW);
     expect(rolled.network).toMatchObject({ data: { window: { messagesSent: 1 } } });

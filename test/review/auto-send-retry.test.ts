@@ -10,11 +10,10 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
 import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
 // A trusted mail draft whose automatic send finds the mail service refusing for now (451 before any
 // message is written: certainly not sent) is tried again later on the same ladder, not left to a person.
-let smtp: TestSmtp;
-let env: TestEnv;
 it.override('options', ({ smtp }) => ({
   env: {
     ...smtpEnv(smtp),
@@ -27,17 +26,13 @@ it.override('options', ({ smtp }) => ({
   },
   pools: ['card-timers', 'shipments'],
 }));
-it.beforeAll(({ env: e, smtp: smtpFixture }) => {
-  env = e;
-  smtp = smtpFixture;
-});
 
-const row = (accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
-const fences = async (cardId: string) =>
-  (await env.deps.db('shipments').where({ card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
-const delivered = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
+const findCard = (env: TestEnv, accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
+const fences = async (env: TestEnv, cardId: string) =>
+  (await rows(env, 'shipments', { card_id: cardId }).orderBy('created_at')).map((f: { status: string }) => f.status);
+const delivered = (smtp: TestSmtp, to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
-async function trustedDraft(to: string): Promise<Card & { token: string }> {
+async function trustedDraft(env: TestEnv, to: string): Promise<Card & { token: string }> {
   const { accountId, token } = await env.tenant();
   for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'email');
   const card = await createCard(env.deps, {
@@ -55,41 +50,41 @@ async function trustedDraft(to: string): Promise<Card & { token: string }> {
 }
 
 describe('an automatic send that finds the mail service out of reach', () => {
-  it('is tried again with a doubling delay and sent exactly once when the service takes it', async () => {
+  it('is tried again with a doubling delay and sent exactly once when the service takes it', async ({ env, smtp }) => {
     smtp.mode = { kind: 'busy', times: 2 };
-    const card = await trustedDraft('ada@retry.test');
+    const card = await trustedDraft(env, 'ada@retry.test');
     const sent = await until(async () => {
-      const c = await row(card.accountId, card.id);
+      const c = await findCard(env, card.accountId, card.id);
       return c?.status === 'sent' && c;
     }, 30_000);
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
-    expect(await fences(card.id)).toEqual(['not_sent', 'not_sent', 'sent']);
-    expect(delivered('ada@retry.test')).toBe(1);
+    expect(await fences(env, card.id)).toEqual(['not_sent', 'not_sent', 'sent']);
+    expect(delivered(smtp, 'ada@retry.test')).toBe(1);
     expect((sent.detail as { autoResolve: { tries: number } }).autoResolve.tries).toBe(3);
   }, 60_000);
 
-  it(`waits for a person, saying why, after ${AUTO_SEND_TRIES} tries`, async () => {
+  it(`waits for a person, saying why, after ${AUTO_SEND_TRIES} tries`, async ({ env, smtp }) => {
     smtp.mode = { kind: 'busy', times: 1_000 };
-    const card = await trustedDraft('bo@retry.test');
+    const card = await trustedDraft(env, 'bo@retry.test');
     // The release that returns the card to pending sets the note and clears the deadline in one commit.
     const gaveUp = `Not sent automatically: the mail service could not be reached in ${AUTO_SEND_TRIES} tries; nothing was sent`;
     const given = await until(async () => {
-      const c = await row(card.accountId, card.id);
+      const c = await findCard(env, card.accountId, card.id);
       return (c?.detail as { note?: string } | null)?.note === gaveUp && c;
     }, 45_000);
     expect(given).toMatchObject({ status: 'pending', autoResolveAt: null });
-    expect(await fences(card.id)).toEqual(Array(AUTO_SEND_TRIES).fill('not_sent'));
+    expect(await fences(env, card.id)).toEqual(Array(AUTO_SEND_TRIES).fill('not_sent'));
     expect(given.actions).toContain('send');
-    expect(delivered('bo@retry.test')).toBe(0);
+    expect(delivered(smtp, 'bo@retry.test')).toBe(0);
   }, 60_000);
 
-  it('is never pending without its next deadline between tries: the release and the new deadline are one commit', async () => {
+  it('is never pending without its next deadline between tries: the release and the new deadline are one commit', async ({ env, smtp }) => {
     smtp.mode = { kind: 'busy', times: 3 };
-    const card = await trustedDraft('di@retry.test');
+    const card = await trustedDraft(env, 'di@retry.test');
     const seen: { status: string; autoResolveAt: number | null }[] = [];
     await until(
       async () => {
-        const c = await row(card.accountId, card.id);
+        const c = await findCard(env, card.accountId, card.id);
         if (c) seen.push({ status: c.status, autoResolveAt: c.autoResolveAt });
         return c?.status === 'sent';
       },
@@ -97,29 +92,35 @@ describe('an automatic send that finds the mail service out of reach', () => {
       2,
     );
     expect(seen.filter((c) => c.status === 'pending' && c.autoResolveAt === null)).toEqual([]);
-    expect(await fences(card.id)).toEqual(['not_sent', 'not_sent', 'not_sent', 'sent']);
+    expect(await fences(env, card.id)).toEqual(['not_sent', 'not_sent', 'not_sent', 'sent']);
   }, 60_000);
 
-  it('settles a card the mail service refused for good as a hard bounce: the address blocked, the card never sendable again', async () => {
+  it('settles a card the mail service refused for good as a hard bounce: the address blocked, the card never sendable again', async ({
+    env,
+    smtp,
+  }) => {
     smtp.mode = { kind: 'refuse', code: 554 };
-    const card = await trustedDraft('ed@retry.test');
+    const card = await trustedDraft(env, 'ed@retry.test');
     const given = await until(async () => {
-      const c = await row(card.accountId, card.id);
+      const c = await findCard(env, card.accountId, card.id);
       return c?.status === 'resolved' && c;
     }, 30_000);
     expect(given).toMatchObject({ autoResolveAt: null, actions: [], primaryLabel: 'Bounced' });
     expect(given.resolution).toMatchObject({ action: 'send', by: 'trust_ladder', bounced: true, refusal: expect.stringMatching(/^554 /) });
-    expect(await fences(card.id)).toEqual(['not_sent']);
-    const entry = await env.deps.db('blocklist_entries').where({ account_id: card.accountId, value: 'ed@retry.test' }).first();
+    expect(await fences(env, card.id)).toEqual(['not_sent']);
+    const entry = await row(env, 'blocklist_entries', { account_id: card.accountId, value: 'ed@retry.test' });
     expect(entry).toMatchObject({ source: 'agent', reason: expect.stringMatching(/^554 /) });
-    expect(delivered('ed@retry.test')).toBe(0);
+    expect(delivered(smtp, 'ed@retry.test')).toBe(0);
     smtp.mode = { kind: 'accept' };
   }, 60_000);
 
-  it('lets a person who acts before the next try win: a dismissed card is never sent, and its next timer runs as a no-op', async () => {
+  it('lets a person who acts before the next try win: a dismissed card is never sent, and its next timer runs as a no-op', async ({
+    env,
+    smtp,
+  }) => {
     smtp.mode = { kind: 'busy', times: 1_000 };
-    const card = await trustedDraft('cy@retry.test');
-    await until(async () => (await fences(card.id)).length >= 1);
+    const card = await trustedDraft(env, 'cy@retry.test');
+    await until(async () => (await fences(env, card.id)).length >= 1);
     // Hold the ladder between two tries: with the card-timers queue paused and nothing active, no try can
     // claim the card, so the person certainly acts first. Every try ends with the card pending and its
     // next deadline (the release and the deadline are one commit), so that is the state we find.
@@ -127,9 +128,9 @@ describe('an automatic send that finds the mail service out of reach', () => {
     await queue.pause();
     try {
       await until(async () => (await queue.getActiveCount()) === 0);
-      const waiting = (await row(card.accountId, card.id))!;
+      const waiting = (await findCard(env, card.accountId, card.id))!;
       expect(waiting).toMatchObject({ status: 'pending', autoResolveAt: expect.any(Number) });
-      const tried = await fences(card.id);
+      const tried = await fences(env, card.id);
       const jobId = cardAutoResolve.key({ accountId: card.accountId, cardId: card.id, at: waiting.autoResolveAt! });
       const next = await pendingJob(queue, jobId);
       expect(next).toBeTruthy();
@@ -141,10 +142,10 @@ describe('an automatic send that finds the mail service out of reach', () => {
       // The event that proves the next try's timer ran: its job finished (whether or not BullMQ keeps it).
       await until(async () => (await queue.getJob(next!.id!))?.finishedOn !== undefined, 30_000);
       expect((await queue.getJob(next!.id!))!.returnvalue).toBe('noop');
-      expect((await row(card.accountId, card.id))!.status).toBe('dismissed');
-      expect(await fences(card.id)).toEqual(tried);
+      expect((await findCard(env, card.accountId, card.id))!.status).toBe('dismissed');
+      expect(await fences(env, card.id)).toEqual(tried);
       expect(tried.every((f) => f === 'not_sent')).toBe(true);
-      expect(delivered('cy@retry.test')).toBe(0);
+      expect(delivered(smtp, 'cy@retry.test')).toBe(0);
     } finally {
       await queue.resume();
     }

@@ -6,6 +6,7 @@ import { dismissCard } from '../../src/review/review.service.js';
 import { wakeCard } from '../../src/review/timers.service.js';
 import { buildCard } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
+import { until as pollTruthy } from '../helpers/processes.js';
 
 it.override('options', { env: { LIVE_STREAMS_PER_SESSION: '2', LIVE_STREAMS_PER_ACCOUNT: '3', LIVE_HEARTBEAT_MS: '200' } });
 
@@ -28,15 +29,8 @@ function collector() {
   return { seen, sink };
 }
 
-async function until<T>(what: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = what();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('deadline passed');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits, bounded, until `what` holds of what the stream has shown so far. */
+const until = <T>(what: () => T | undefined | false, ms = 10_000): Promise<T> => pollTruthy(async () => what(), ms, 20);
 
 const withHub = async (env: TestEnv, fn: (hub: LiveHub) => Promise<void>) => {
   const hub = createLiveHub(env.deps);

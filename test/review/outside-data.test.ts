@@ -1,15 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { recordTurn } from '../../src/agent/messages/agent.service.js';
 import { cardFromOutsideData, turnCarriesOutsideData } from '../../src/review/outside-data.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
-
-let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
-});
-afterAll(async () => {
-  await env.close();
-});
+import { it } from '../helpers/fixture.js';
 
 describe('outside data (DESIGN rule 8), decided once', () => {
   it('counts webhook events, hook-origin turns and turns that carry a data block', () => {
@@ -22,7 +14,7 @@ describe('outside data (DESIGN rule 8), decided once', () => {
     expect(turnCarriesOutsideData({ kind: 'workflow_run', origin: 'workflow', data: null })).toBe(false);
   });
 
-  it('marks a card by its own flag or by the turn that made it', async () => {
+  it('marks a card by its own flag or by the turn that made it', async ({ env }) => {
     const { accountId } = await env.tenant();
     const event = await recordTurn(env.deps.db, env.deps.config, {
       accountId,

@@ -1,28 +1,22 @@
-import { beforeEach, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { memoryNotesRepository } from '../../src/memory/memory-notes.repository.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
+import { completion, llmEnv } from '../helpers/fake-llm.js';
 import { rows } from '../helpers/rows.js';
 
 // The llm brain sees the account memory in its prompt; a draft that quotes it is refused back to the
 // model with the reason, and no card is made.
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
-let env: AgentEnv;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) => agentOptions(llmEnv(llm)));
-it.beforeAll(({ agent, llm: llmFixture }) => {
-  env = agent;
-  llm = llmFixture;
-});
-beforeEach(() => {
+it.beforeEach(({ llm }) => {
   llm.requests.length = 0;
 });
 
-const cardsOf = (accountId: string) => rows(env, 'review_cards', { account_id: accountId });
+const cardsOf = (env: AgentEnv, accountId: string) => rows(env, 'review_cards', { account_id: accountId });
 
 describe('an llm-brain draft that quotes account memory', () => {
-  it.each([
+  it.for<[string, Record<string, unknown>]>([
     [
       'ship',
       {
@@ -45,7 +39,7 @@ describe('an llm-brain draft that quotes account memory', () => {
       'ship',
       { work: 'network_message', title: 'Note to Lee', to: 'https://www.linkedin.com/in/lee', details: { message: `Lee: ${NOTE}` } },
     ],
-  ])('makes no card when the model calls %s, and tells the model why', async (tool, args) => {
+  ])('makes no card when the model calls %s, and tells the model why', async ([tool, args], { agent: env, llm }) => {
     const { token, accountId } = await env.tenant();
     await memoryNotesRepository(env.deps.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
@@ -55,7 +49,7 @@ describe('an llm-brain draft that quotes account memory', () => {
     const res = await env.send(token, { text: 'write to Kim about our quoting tool', waitSeconds: 10 });
     expect(res.status).toBe(200);
     expect(res.body.message).toMatchObject({ status: 'replied', replies: [{ text: 'I will rewrite it in my own words.' }] });
-    expect(await cardsOf(accountId)).toEqual([]);
+    expect(await cardsOf(env, accountId)).toEqual([]);
     expect(llm.requests).toHaveLength(2);
     expect(llm.requests[0]!.body.messages[0]!.content).toContain(NOTE);
     expect(llm.requests[1]!.body.messages.at(-1)).toMatchObject({
@@ -70,7 +64,7 @@ describe('an llm-brain draft that quotes account memory', () => {
     });
   });
 
-  it('still makes the card when the draft only follows the note in its own words', async () => {
+  it('still makes the card when the draft only follows the note in its own words', async ({ agent: env, llm }) => {
     const { token, accountId } = await env.tenant();
     await memoryNotesRepository(env.deps.db).remember(accountId, NOTE, null, Date.now());
     llm.script(
@@ -92,6 +86,6 @@ describe('an llm-brain draft that quotes account memory', () => {
       () => ({ body: completion('Drafted; it is in your review queue.') }),
     );
     await env.send(token, { text: 'write to Kim', waitSeconds: 10 });
-    expect((await cardsOf(accountId)).map((c) => [c.source_type, c.status])).toEqual([['mail_draft', 'pending']]);
+    expect((await cardsOf(env, accountId)).map((c) => [c.source_type, c.status])).toEqual([['mail_draft', 'pending']]);
   });
 });

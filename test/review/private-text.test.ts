@@ -12,18 +12,13 @@ import { rows } from '../helpers/rows.js';
 // Notes guide the agent; they are never quoted to outsiders.
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
 
-let smtp: TestSmtp;
-let env: AgentEnv;
 it.override('options', ({ smtp }) => agentOptions(smtpEnv(smtp)));
-it.beforeAll(({ agent, smtp: smtpFixture }) => {
-  env = agent;
-  smtp = smtpFixture;
-});
 
-const remember = (accountId: string, text: string) => memoryNotesRepository(env.deps.db).remember(accountId, text, null, Date.now());
-const deliveredTo = (to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
+const remember = (env: AgentEnv, accountId: string, text: string) =>
+  memoryNotesRepository(env.deps.db).remember(accountId, text, null, Date.now());
+const deliveredTo = (smtp: TestSmtp, to: string) => smtp.received.filter((m) => m.to.includes(to)).length;
 
-const say = (token: string, text: string) => env.say(token, text);
+const say = (env: AgentEnv, token: string, text: string) => env.say(token, text);
 
 describe('what counts as quoting a note', () => {
   it('finds eight consecutive words of a note whatever the case, spacing and punctuation', () => {
@@ -61,11 +56,11 @@ describe('what counts as quoting a note', () => {
 });
 
 describe('the offline brain', () => {
-  it('never puts memory text into a draft: after "remember …" the draft card holds none of it', async () => {
+  it('never puts memory text into a draft: after "remember …" the draft card holds none of it', async ({ agent: env }) => {
     const { token, accountId } = await env.tenant();
-    await say(token, `remember that ${NOTE}`);
+    await say(env, token, `remember that ${NOTE}`);
     expect((await rows(env, 'agent_memory', { account_id: accountId })).map((r) => r.text)).toEqual([NOTE]);
-    const m = await say(token, 'draft an email to jo@haulers.test about a faster quoting tool');
+    const m = await say(env, token, 'draft an email to jo@haulers.test about a faster quoting tool');
     expect(m.replies.map((r) => r.text).join(' ')).toMatch(/review queue/);
     const [card] = await cardsRepository(env.deps.db).listWaiting(accountId, 10);
     expect(card).toMatchObject({ sourceType: 'mail_draft', payload: { to: 'jo@haulers.test' } });
@@ -75,9 +70,12 @@ describe('the offline brain', () => {
 });
 
 describe('the shipping path', () => {
-  it('refuses to send a mail card whose body quotes memory: 409 rejected, the card stays, nothing reaches the mail server', async () => {
+  it('refuses to send a mail card whose body quotes memory: 409 rejected, the card stays, nothing reaches the mail server', async ({
+    agent: env,
+    smtp,
+  }) => {
     const { token, accountId } = await env.tenant();
-    await remember(accountId, NOTE);
+    await remember(env, accountId, NOTE);
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
       payload: {
         work: 'email',
@@ -95,12 +93,12 @@ describe('the shipping path', () => {
     expect(after).toMatchObject({ status: 'pending', version: 1 });
     expect(after!.actions).toContain('send');
     expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
-    expect(deliveredTo('kim@haulers.test')).toBe(0);
+    expect(deliveredTo(smtp, 'kim@haulers.test')).toBe(0);
   });
 
-  it('refuses to approve other shipping work that quotes memory, and sends a clean mail card as before', async () => {
+  it('refuses to approve other shipping work that quotes memory, and sends a clean mail card as before', async ({ agent: env, smtp }) => {
     const { token, accountId } = await env.tenant();
-    await remember(accountId, NOTE);
+    await remember(env, accountId, NOTE);
     const note = await buildCard(env.deps.db, accountId, 'approval', {
       payload: {
         work: 'network_message',
@@ -116,10 +114,10 @@ describe('the shipping path', () => {
       payload: { work: 'email', to: 'ok@haulers.test', draft: { subject: 'Quoting', body: 'Hi, a short note about quoting.' } },
     });
     expect((await env.api().post(`/api/v1/review/${clean.id}/send`).set(auth(token)).send({})).status).toBe(200);
-    expect(deliveredTo('ok@haulers.test')).toBe(1);
+    expect(deliveredTo(smtp, 'ok@haulers.test')).toBe(1);
   });
 
-  it.each([
+  it.for([
     [
       'mail_draft',
       {
@@ -136,16 +134,16 @@ describe('the shipping path', () => {
     ],
   ] as const)(
     'leaves a trusted %s card that quotes memory to a person instead of shipping it at its deadline, saying why',
-    async (kind, payload, note) => {
+    async ([kind, payload, note], { agent: env, smtp }) => {
       const { accountId } = await env.tenant();
-      await remember(accountId, NOTE);
+      await remember(env, accountId, NOTE);
       const at = Date.now();
       const card = await buildCard(env.deps.db, accountId, kind, { autoResolveAt: at, payload: { ...payload } });
       expect(await autoResolve(env.deps, accountId, card.id, at)).toBe('noop');
       const after = await cardsRepository(env.deps.db).find(accountId, card.id);
       expect(after).toMatchObject({ status: 'pending', autoResolveAt: null, resolution: null });
       expect((after!.detail as { note: string }).note).toMatch(note);
-      expect(deliveredTo('lu@haulers.test')).toBe(0);
+      expect(deliveredTo(smtp, 'lu@haulers.test')).toBe(0);
       expect(await rows(env, 'shipments', { card_id: card.id })).toEqual([]);
     },
   );

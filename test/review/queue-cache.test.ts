@@ -23,6 +23,7 @@ import { auth } from '../helpers/auth.js';
 const SLOW = 180_000;
 let redis: Awaited<ReturnType<typeof privateRedis>>;
 let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+// Kept: this file's env is built on the private Redis made just before it (the fixture's env uses the shared one).
 let env: TestEnv;
 let direct: Redis;
 const procs: ServiceProcess[] = [];

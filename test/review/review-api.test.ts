@@ -7,6 +7,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 import { auth } from '../helpers/auth.js';
 import { until as waitUntil } from '../helpers/processes.js';
+import { rows } from '../helpers/rows.js';
 
 it.override('options', { env: { MAIL_TRANSPORT: 'local', MAIL_LOCAL_DIR: `/tmp/gas-review-api-${process.pid}` } });
 
@@ -300,7 +301,7 @@ describe('POST /review/{id}/dismiss', () => {
       resolution: { action: 'dismiss', reason: 'Dana left Northwind last month' },
     });
     expect(await trustLevel(env.deps.db, accountId, 'network_message')).toBe(0);
-    const memory = await env.deps.db('agent_memory').where({ account_id: accountId }).pluck('text');
+    const memory = await rows(env, 'agent_memory', { account_id: accountId }).pluck('text');
     expect(memory.some((t: string) => t.includes('Dana left Northwind last month'))).toBe(true);
     const again = await post(env, token, card.id, 'dismiss', {});
     expect(again.body).toEqual({ error: 'invalid_action', actions: [] });
@@ -372,9 +373,7 @@ describe('every verb on every closed status', () => {
     expect((await post(env, token, d.id, 'dismiss', {})).status).toBe(200);
     const e = await buildCard(env.deps.db, accountId, 'mail_draft', snoozed);
     expect((await post(env, token, e.id, 'send', {})).status).toBe(200);
-    const audited = await env.deps
-      .db('audit_log')
-      .where({ account_id: accountId, method: 'POST' })
+    const audited = await rows(env, 'audit_log', { account_id: accountId, method: 'POST' })
       .whereLike('route', '/api/v1/review/%')
       .pluck('route');
     expect(audited.sort()).toEqual(

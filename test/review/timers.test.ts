@@ -18,7 +18,6 @@ import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
 
 const MAIL_DIR = `/tmp/gas-timers-${process.pid}-${Date.now()}`;
-let env: TestEnv;
 it.override('options', {
   env: {
     TRUST_AUTO_RESOLVE_AFTER: '3',
@@ -34,19 +33,16 @@ it.override('options', {
   },
   pools: ['card-timers', 'shipments', 'agent-turns'],
 });
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
 
-const item = async (token: string, id: string) =>
+const item = async (env: TestEnv, token: string, id: string) =>
   ReviewItemResponse.parse((await env.api().get(`/api/v1/review/${id}`).set(auth(token))).body).item;
-const row = (accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
+const row = (env: TestEnv, accountId: string, id: string) => cardsRepository(env.deps.db).find(accountId, id);
 
 /** Timers in these tests fire within seconds; allow 15. */
 const until = <T>(fn: () => Promise<T | null | undefined | false>, ms = 15_000) => poll(fn, ms);
 
 // Email is the kind of work that can ship on every account (the only one with an adapter today).
-const newMailCard = (accountId: string, extra: Record<string, unknown> = {}) =>
+const newMailCard = (env: TestEnv, accountId: string, extra: Record<string, unknown> = {}) =>
   createCard(env.deps, {
     id: newId('card'),
     accountId,
@@ -60,15 +56,15 @@ const newMailCard = (accountId: string, extra: Record<string, unknown> = {}) =>
   });
 
 describe('trust ladder', () => {
-  it('past the threshold, a new card says why and when it will auto-resolve, and the timer resolves it', async () => {
+  it('past the threshold, a new card says why and when it will auto-resolve, and the timer resolves it', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) {
       const c = await buildCard(env.deps.db, accountId, 'mail_draft');
       expect((await env.api().post(`/api/v1/review/${c.id}/send`).set(auth(token)).send({})).status).toBe(200);
     }
     const before = Date.now();
-    const card = await newMailCard(accountId);
-    const shown = await item(token, card.id);
+    const card = await newMailCard(env, accountId);
+    const shown = await item(env, token, card.id);
     expect(shown.autoResolveAt).toBeGreaterThanOrEqual(before + 300);
     expect(shown.detail).toMatchObject({
       autoResolve: { at: shown.autoResolveAt, approvedUnchanged: 3, threshold: 3, kindOfWork: 'email' },
@@ -77,13 +73,13 @@ describe('trust ladder', () => {
       /^The last 3 email drafts were approved unchanged, so this one sends at \d{4}-\d\d-\d\d \d\d:\d\d UTC unless someone acts first\.$/,
     );
     const done = await until(async () => {
-      const c = await row(accountId, card.id);
+      const c = await row(env, accountId, card.id);
       return c?.status === 'sent' && c;
     });
     expect(done.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
   });
 
-  it('sends a trusted mail draft at its deadline, recorded as decided by the trust ladder', async () => {
+  it('sends a trusted mail draft at its deadline, recorded as decided by the trust ladder', async ({ env }) => {
     const { accountId } = await env.tenant();
     await raiseTrust(env.deps.db, accountId, 'email');
     await raiseTrust(env.deps.db, accountId, 'email');
@@ -103,7 +99,7 @@ describe('trust ladder', () => {
       'email drafts were approved unchanged, so this one sends at',
     );
     const sent = await until(async () => {
-      const c = await row(accountId, card.id);
+      const c = await row(env, accountId, card.id);
       return c?.status === 'sent' && c;
     });
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'trust_ladder' });
@@ -113,7 +109,7 @@ describe('trust ladder', () => {
     expect(files.filter((f) => f.endsWith('.eml'))).toContain(`mail-${(sent.resolution as { sendId: string }).sendId}.eml`);
   });
 
-  it('never auto-resolves spending, cards from outside data, or work set to run without approval', async () => {
+  it('never auto-resolves spending, cards from outside data, or work set to run without approval', async ({ env }) => {
     const { accountId } = await env.tenant();
     for (const k of ['spend', 'email'] as const) for (let i = 0; i < 5; i++) await raiseTrust(env.deps.db, accountId, k);
     const budget = await createCard(env.deps, {
@@ -128,45 +124,45 @@ describe('trust ladder', () => {
       primaryLabel: '',
     });
     expect(budget.autoResolveAt).toBeNull();
-    const outside = await newMailCard(accountId, { fromOutside: true });
+    const outside = await newMailCard(env, accountId, { fromOutside: true });
     expect(outside.autoResolveAt).toBeNull();
     const event = await env.deps.db.transaction((trx) =>
       recordTurn(trx, env.config, { accountId, kind: 'event', origin: 'hook', data: { label: 'signup', content: { email: 'x@y.test' } } }),
     );
-    const fromHook = await newMailCard(accountId, { turnId: event.turn.id });
+    const fromHook = await newMailCard(env, accountId, { turnId: event.turn.id });
     expect(fromHook.autoResolveAt).toBeNull();
     expect(fromHook.fromOutside).toBe(true);
-    const trusted = await newMailCard(accountId);
+    const trusted = await newMailCard(env, accountId);
     expect(trusted.autoResolveAt).not.toBeNull();
   });
 
-  it('resets trust on dismiss, so the next card waits for a person', async () => {
+  it('resets trust on dismiss, so the next card waits for a person', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'email');
-    const a = await newMailCard(accountId);
+    const a = await newMailCard(env, accountId);
     expect(a.autoResolveAt).not.toBeNull();
     expect((await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({ reason: 'wrong person' })).status).toBe(200);
     expect(await trustLevel(env.deps.db, accountId, 'email')).toBe(0);
-    const b = await newMailCard(accountId);
+    const b = await newMailCard(env, accountId);
     expect(b.autoResolveAt).toBeNull();
     // The dismissed card's timer fires into a closed card: its job finishes and nothing happens.
     const queue = env.deps.queues.get('card-timers')!;
     const jobId = cardAutoResolve.key({ accountId, cardId: a.id, at: a.autoResolveAt! });
     // Its enqueue key is free again once the job finished (BullMQ drops it at completion).
     await until(async () => !(await pendingJob(queue, jobId)));
-    expect((await row(accountId, a.id))?.status).toBe('dismissed');
+    expect((await row(env, accountId, a.id))?.status).toBe('dismissed');
   });
 
-  it('does not put autoResolveAt on work the account lets run without approval', async () => {
+  it('does not put autoResolveAt on work the account lets run without approval', async ({ env }) => {
     const { accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'email');
     await setApproval(env.deps.db, accountId, 'email', false);
-    expect((await newMailCard(accountId)).autoResolveAt).toBeNull();
+    expect((await newMailCard(env, accountId)).autoResolveAt).toBeNull();
   });
 });
 
 describe('work set to run without approval', () => {
-  it('ships a mail draft through the fenced send path, recorded as decided by the setting', async () => {
+  it('ships a mail draft through the fenced send path, recorded as decided by the setting', async ({ env }) => {
     const { accountId } = await env.tenant();
     await setApproval(env.deps.db, accountId, 'email', false);
     const card = await shipBySetting(
@@ -186,7 +182,7 @@ describe('work set to run without approval', () => {
     expect((card.detail as { autoResolve: { by: string } }).autoResolve.by).toBe('setting');
     await sweepCards(env.deps);
     const sent = await until(async () => {
-      const c = await row(accountId, card.id);
+      const c = await row(env, accountId, card.id);
       return c?.status === 'sent' && c;
     });
     expect(sent.resolution).toMatchObject({ action: 'send', by: 'setting' });
@@ -194,7 +190,7 @@ describe('work set to run without approval', () => {
     expect(events.map((e: { decided_by: string }) => e.decided_by)).toEqual(['setting']);
   });
 
-  it('still waits for a person when a webhook payload prompted the work', async () => {
+  it('still waits for a person when a webhook payload prompted the work', async ({ env }) => {
     const { accountId } = await env.tenant();
     await setApproval(env.deps.db, accountId, 'email', false);
     const event = await env.deps.db.transaction((trx) =>
@@ -217,19 +213,19 @@ describe('work set to run without approval', () => {
     );
     expect(card).toMatchObject({ status: 'pending', autoResolveAt: null, fromOutside: true });
     await sweepCards(env.deps);
-    expect((await row(accountId, card.id))?.status).toBe('pending');
+    expect((await row(env, accountId, card.id))?.status).toBe('pending');
   });
 });
 
 describe('snooze wake-up', () => {
-  it('the card-timers job returns a snoozed card to pending at `until`', async () => {
+  it('the card-timers job returns a snoozed card to pending at `until`', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'question');
     const until = Date.now() + 300;
     expect((await env.api().post(`/api/v1/review/${card.id}/snooze`).set(auth(token)).send({ until })).status).toBe(200);
-    expect((await row(accountId, card.id))?.status).toBe('snoozed');
+    expect((await row(env, accountId, card.id))?.status).toBe('snoozed');
     const woke = await until_(async () => {
-      const c = await row(accountId, card.id);
+      const c = await row(env, accountId, card.id);
       return c?.status === 'pending' && c;
     });
     expect(Date.now()).toBeGreaterThanOrEqual(until);
@@ -239,14 +235,14 @@ describe('snooze wake-up', () => {
 const until_ = until;
 
 describe('request-changes', () => {
-  it('starts a revision turn after the delay and returns the revised card to pending with its history', async () => {
+  it('starts a revision turn after the delay and returns the revised card to pending with its history', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     expect(
       (await env.api().post(`/api/v1/review/${card.id}/request-changes`).set(auth(token)).send({ text: 'Mention the Reno site' })).status,
     ).toBe(200);
     const back = await until(async () => {
-      const c = await row(accountId, card.id);
+      const c = await row(env, accountId, card.id);
       return c?.status === 'pending' && c;
     }, 25_000);
     expect(back.version).toBe(2);
@@ -255,14 +251,14 @@ describe('request-changes', () => {
     const turns = await rows(env, 'agent_turns', { account_id: accountId, kind: 'revision' });
     expect(turns).toHaveLength(1);
     expect(turns[0].origin).toBe('review');
-    const shown = await item(token, card.id);
+    const shown = await item(env, token, card.id);
     expect(shown.actions).toEqual(['send', 'request_changes', 'snooze', 'dismiss']);
     expect(shown.detail).toMatchObject({ revision: { version: 2, requestedChanges: 'Mention the Reno site' } });
   });
 });
 
 describe('revision return', () => {
-  it('folds the card the revision turn produced into the card under review, keeping the old version in history', async () => {
+  it('folds the card the revision turn produced into the card under review, keeping the old version in history', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', { status: 'needs_revision' });
     const rec = await env.deps.db.transaction((trx) =>
@@ -276,23 +272,23 @@ describe('revision return', () => {
       payload: { work: 'email', to: 'jane@acme.test', draft: { subject: 'Quick idea', body: 'Hi Jane, one line.' } },
     });
     expect(await returnRevision(env.deps, accountId, card.id, rec.turn.id)).toBe(true);
-    const back = await item(token, card.id);
+    const back = await item(env, token, card.id);
     expect(back).toMatchObject({ status: 'pending', title: 'Intro to Acme (shorter)', payload: { draft: { body: 'Hi Jane, one line.' } } });
     expect(back.detail).toMatchObject({ revision: { version: 2, requestedChanges: 'Shorter please', changed: true } });
-    const stored = await row(accountId, card.id);
+    const stored = await row(env, accountId, card.id);
     expect(stored?.history[0]).toMatchObject({
       version: 1,
       previous: { title: 'Intro to Acme', payload: { draft: { body: 'Hi Jane,\n\nA short note.' } } },
       revisedFrom: produced.id,
     });
-    expect(await item(token, produced.id)).toMatchObject({ status: 'resolved', resolution: { action: 'merged', into: card.id } });
+    expect(await item(env, token, produced.id)).toMatchObject({ status: 'resolved', resolution: { action: 'merged', into: card.id } });
     expect(await returnRevision(env.deps, accountId, card.id, rec.turn.id)).toBe(false);
   });
 });
 
 describe('person versus auto-resolve', () => {
   /** Backends of this file's database waiting for a row (the held card): how far each side of a race has got. */
-  const lockWaiters = async () =>
+  const lockWaiters = async (env: TestEnv) =>
     Number(
       (
         await env.deps.db.raw(
@@ -312,9 +308,10 @@ describe('person versus auto-resolve', () => {
     { mail: true, first: 'ladder' },
     { mail: true, first: 'person' },
   ] as const;
-  it.each([...races, ...races])(
+  it.for([...races, ...races])(
     'resolves the card exactly once when the $first side reaches it first (mail: $mail); the other loses',
-    async ({ mail, first }) => {
+    { timeout: 60_000 },
+    async ({ mail, first }, { env }) => {
       const { token, accountId } = await env.tenant();
       const queue = env.deps.queues.get('card-timers')!;
       const at = Date.now();
@@ -333,14 +330,14 @@ describe('person versus auto-resolve', () => {
         await hold('review_cards').where({ id: card.id }).forUpdate().first();
         if (first === 'ladder') {
           await ladder();
-          await poll(async () => (await lockWaiters()) === 1, 15_000);
+          await poll(async () => (await lockWaiters(env)) === 1, 15_000);
           answered = person();
         } else {
           answered = person();
-          await poll(async () => (await lockWaiters()) === 1, 15_000);
+          await poll(async () => (await lockWaiters(env)) === 1, 15_000);
           await ladder();
         }
-        await poll(async () => (await lockWaiters()) === 2, 15_000);
+        await poll(async () => (await lockWaiters(env)) === 2, 15_000);
       } finally {
         await hold.commit();
       }
@@ -348,7 +345,7 @@ describe('person versus auto-resolve', () => {
       // The event that proves the timer ran to its end: its job finished (whether or not BullMQ keeps it).
       await poll(async () => !(await pendingJob(queue, jobId)), 15_000);
 
-      const final = await row(accountId, card.id);
+      const final = await row(env, accountId, card.id);
       expect(final?.status).toBe(mail ? 'sent' : 'resolved');
       expect((final?.resolution as { by?: string } | null)?.by).toBe(first === 'person' ? 'person' : 'trust_ladder');
       expect(res.status).toBe(first === 'person' ? 200 : 409);
@@ -359,6 +356,5 @@ describe('person versus auto-resolve', () => {
         expect(files.filter((f) => f === `mail-${sendId}.eml`)).toHaveLength(1);
       }
     },
-    60_000,
   );
 });

@@ -6,7 +6,7 @@ import { newId } from '../../src/ids.js';
 import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
 import { envFor } from '../helpers/env.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { ROOT, waitFor } from '../helpers/processes.js';
 import { waitQueuesIdle } from '../helpers/queues-idle.js';
 
@@ -20,11 +20,9 @@ const SHARED = {
   MAIL_TRANSPORT: 'local',
   MAIL_LOCAL_DIR: MAIL_DIR,
 };
-let env: TestEnv;
 let child: ChildProcess | null = null;
 it.override('options', { env: SHARED });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   const queue = env.deps.queues.get('card-timers')!;
   const { BASE_URL: _vite, ...inherited } = process.env;
   child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts', 'workers', '--pools', 'card-timers,shipments'], {
@@ -43,7 +41,7 @@ afterAll(async () => {
 });
 
 describe('card-timers and shipments in a worker process', () => {
-  it('applies the ladder to a card the agent inserted, then sends it at its deadline, exactly once', async () => {
+  it('applies the ladder to a card the agent inserted, then sends it at its deadline, exactly once', async ({ env }) => {
     const { accountId } = await env.tenant();
     await raiseTrust(env.deps.db, accountId, 'email');
     await raiseTrust(env.deps.db, accountId, 'email');
@@ -73,7 +71,7 @@ describe('card-timers and shipments in a worker process', () => {
     expect(files).toHaveLength(1);
   }, 30_000);
 
-  it('wakes a snoozed card whose job was never queued, through the sweep', async () => {
+  it('wakes a snoozed card whose job was never queued, through the sweep', async ({ env }) => {
     const { accountId } = await env.tenant();
     const card = await cardsRepository(env.deps.db).insert({
       id: newId('card'),

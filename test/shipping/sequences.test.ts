@@ -18,22 +18,16 @@ import { smtpEnv, type SmtpMode, type TestSmtp } from '../helpers/smtp-server.js
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
 
-let env: TestEnv;
-let smtp: TestSmtp;
 // The soft-failure block is tested in test/mail/relay-refusals.test.ts; here a step's tries run out first.
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), MAIL_SWEEP_MS: '200', MAIL_SOFT_FAILURES_BEFORE_BLOCK: '100' },
   pools: ['agent-turns', 'shipments'],
 }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 
 const DAY = 86_400_000;
 
 /** A sequence card as the agent's ship tool files it: a first mail and two follow-ups. */
-async function sequenceCard(accountId: string, to: string, tag: string, second = `second ${tag}`): Promise<Card> {
+async function sequenceCard(env: TestEnv, accountId: string, to: string, tag: string, second = `second ${tag}`): Promise<Card> {
   return buildCard(env.deps.db, accountId, 'approval', {
     sourceType: 'sequence',
     title: `Sequence to ${to}`,
@@ -49,24 +43,24 @@ async function sequenceCard(accountId: string, to: string, tag: string, second =
   });
 }
 
-const mailsTo = (to: string) => smtp.received.filter((m) => m.to.includes(to));
-const seqOf = (accountId: string, cardId: string) => sequencesRepository(env.deps.db).find(accountId, sequenceIdFor(cardId));
+const mailsTo = (smtp: TestSmtp, to: string) => smtp.received.filter((m) => m.to.includes(to));
+const seqOf = (env: TestEnv, accountId: string, cardId: string) => sequencesRepository(env.deps.db).find(accountId, sequenceIdFor(cardId));
 /** Time passes: the sequence's next step is due now. */
-const due = (cardId: string) =>
+const due = (env: TestEnv, cardId: string) =>
   env.deps
     .db('mail_sequences')
     .where({ card_id: cardId })
     .update({ next_at: Date.now() - 1 });
 
 /** Time passes: the next step is due, and its job (queued for then) runs now in the file's shipments pool. */
-async function dueNow(cardId: string) {
-  await due(cardId);
+async function dueNow(env: TestEnv, cardId: string) {
+  await due(env, cardId);
   const seq = (await rows(env, 'mail_sequences', { card_id: cardId }))[0]!;
   await (await pendingJob(env.deps.queues.get('shipments')!, `sequence-step-${seq.id}-${seq.next_step}`))?.promote();
 }
 
 /** Runs `body` with the SMTP server answering as `mode`, then as before. */
-async function whileSmtp<T>(mode: SmtpMode, body: () => Promise<T>): Promise<T> {
+async function whileSmtp<T>(smtp: TestSmtp, mode: SmtpMode, body: () => Promise<T>): Promise<T> {
   const before = smtp.mode;
   smtp.mode = mode;
   try {
@@ -77,19 +71,19 @@ async function whileSmtp<T>(mode: SmtpMode, body: () => Promise<T>): Promise<T> 
 }
 
 /** Waits until the card's sequence has stopped, and returns it. */
-const stopped = (accountId: string, cardId: string) =>
+const stopped = (env: TestEnv, accountId: string, cardId: string) =>
   until(async () => {
-    const seq = await seqOf(accountId, cardId);
+    const seq = await seqOf(env, accountId, cardId);
     return seq?.status === 'stopped' ? seq : null;
   }, 15_000);
 
-async function approve(token: string, cardId: string) {
+async function approve(env: TestEnv, token: string, cardId: string) {
   const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
   expect(res.status).toBe(200);
 }
 
 describe('sequences', () => {
-  it('"start a sequence to ADDRESS about TOPIC" files a sequence card with a first mail and two follow-ups', async () => {
+  it('"start a sequence to ADDRESS about TOPIC" files a sequence card with a first mail and two follow-ups', async ({ env, smtp }) => {
     const { accountId } = await env.tenant();
     await startTurn(env.deps, {
       accountId,
@@ -104,13 +98,13 @@ describe('sequences', () => {
     expect(smtp.received.filter((m) => m.to.includes('jane@acme.test'))).toEqual([]);
   });
 
-  it('ships the first mail on approval, then each follow-up when due, in the same thread, once, and finishes', async () => {
+  it('ships the first mail on approval, then each follow-up when due, in the same thread, once, and finishes', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'ann@seq.test';
-    const card = await sequenceCard(accountId, to, 'a');
-    await approve(token, card.id);
-    expect(mailsTo(to)).toHaveLength(1);
-    const seq = (await seqOf(accountId, card.id))!;
+    const card = await sequenceCard(env, accountId, to, 'a');
+    await approve(env, token, card.id);
+    expect(mailsTo(smtp, to)).toHaveLength(1);
+    const seq = (await seqOf(env, accountId, card.id))!;
     expect(seq).toMatchObject({ status: 'active', nextStep: 1 });
     expect(seq.nextAt! - Date.now()).toBeGreaterThan(3 * DAY - 60_000);
     const sent = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
@@ -122,23 +116,23 @@ describe('sequences', () => {
 
     // Not due yet: nothing ships.
     expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('not_due');
-    expect(mailsTo(to)).toHaveLength(1);
+    expect(mailsTo(smtp, to)).toHaveLength(1);
 
-    await due(card.id);
+    await due(env, card.id);
     expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('shipped');
     // A repeated job for a step that shipped does nothing.
     expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('not_active');
-    await due(card.id);
+    await due(env, card.id);
     expect(await shipSequenceStep(env.deps, accountId, seq.id, 2)).toBe('shipped');
 
-    const mails = await Promise.all(mailsTo(to).map((m) => simpleParser(m.raw)));
+    const mails = await Promise.all(mailsTo(smtp, to).map((m) => simpleParser(m.raw)));
     expect(mails.map((m) => m.text?.trim())).toEqual(['first a', 'second a', 'third a']);
     expect(mails.map((m) => m.subject)).toEqual(['Idea a', 'Re: Idea a', 'Re: Idea a']);
     const firstId = mails[0]!.messageId;
     expect(mails[1]!.inReplyTo).toBe(firstId);
     expect(mails[2]!.inReplyTo).toBe(firstId);
     // Each step has its own thread (reply token), all naming the sequence.
-    const threads = await env.deps.db('mail_threads').where({ card_id: card.id }).orderBy('step');
+    const threads = await rows(env, 'mail_threads', { card_id: card.id }).orderBy('step');
     expect(threads.map((t) => [t.step, t.sequence_id])).toEqual([
       [0, seq.id],
       [1, seq.id],
@@ -146,7 +140,7 @@ describe('sequences', () => {
     ]);
     expect(new Set(mails.map((m) => m.replyTo?.text)).size).toBe(3);
 
-    expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'finished', nextStep: 3, nextAt: null });
+    expect(await seqOf(env, accountId, card.id)).toMatchObject({ status: 'finished', nextStep: 3, nextAt: null });
     const done = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
     expect(done).toMatchObject({ status: 'sent', actions: [], primaryLabel: 'Sent' });
     expect(done.resolution).toMatchObject({ sequence: 'finished' });
@@ -154,47 +148,47 @@ describe('sequences', () => {
     expect(sends).toHaveLength(3);
   });
 
-  it('ships a due step once when many jobs race for it', async () => {
+  it('ships a due step once when many jobs race for it', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'race@seq.test';
-    const card = await sequenceCard(accountId, to, 'r');
-    await approve(token, card.id);
-    await due(card.id);
+    const card = await sequenceCard(env, accountId, to, 'r');
+    await approve(env, token, card.id);
+    await due(env, card.id);
     const id = sequenceIdFor(card.id);
     const outcomes = await Promise.all(Array.from({ length: 8 }, () => shipSequenceStep(env.deps, accountId, id, 1)));
     expect(outcomes.filter((o) => o === 'shipped')).toHaveLength(1);
-    expect(mailsTo(to)).toHaveLength(2);
+    expect(mailsTo(smtp, to)).toHaveLength(2);
     expect(await rows(env, 'shipments', { card_id: card.id, step: 1 })).toHaveLength(1);
   });
 
-  it('stops at once on a reply from the recipient: no later step ships', async () => {
+  it('stops at once on a reply from the recipient: no later step ships', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'reply@seq.test';
-    const card = await sequenceCard(accountId, to, 'p');
-    await approve(token, card.id);
+    const card = await sequenceCard(env, accountId, to, 'p');
+    await approve(env, token, card.id);
     const thread = (await threadsRepository(env.deps.db).ofCardStep(accountId, card.id, 0))!;
     await env.deps.db.transaction((trx) =>
       applyOutcome(trx, env.deps.config, thread, { kind: 'reply', replyKind: 'interested', text: 'yes' }, { id: 'in_1', at: Date.now() }),
     );
-    expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: 'the recipient replied' });
+    expect(await seqOf(env, accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: 'the recipient replied' });
     const stopped = (await cardsRepository(env.deps.db).find(accountId, card.id))!;
     expect(stopped.actions).toEqual([]);
     expect(stopped.resolution).toMatchObject({ sequence: 'stopped', sequenceStopReason: 'the recipient replied' });
-    await due(card.id);
+    await due(env, card.id);
     expect(await shipSequenceStep(env.deps, accountId, sequenceIdFor(card.id), 1)).toBe('not_active');
-    expect(mailsTo(to)).toHaveLength(1);
+    expect(mailsTo(smtp, to)).toHaveLength(1);
   });
 
-  it('stops when a person dismisses the running sequence, and when the address goes on the block list', async () => {
+  it('stops when a person dismisses the running sequence, and when the address goes on the block list', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write', 'leads:write']);
-    const a = await sequenceCard(accountId, 'dismiss@seq.test', 'd');
-    const b = await sequenceCard(accountId, 'blocked@seq.test', 'b');
-    await approve(token, a.id);
-    await approve(token, b.id);
+    const a = await sequenceCard(env, accountId, 'dismiss@seq.test', 'd');
+    const b = await sequenceCard(env, accountId, 'blocked@seq.test', 'b');
+    await approve(env, token, a.id);
+    await approve(env, token, b.id);
 
     const res = await env.api().post(`/api/v1/review/${a.id}/dismiss`).set(auth(token)).send({ reason: 'wrong list' });
     expect(res.status).toBe(200);
-    expect(await seqOf(accountId, a.id)).toMatchObject({ status: 'stopped', stopReason: 'a person dismissed the sequence' });
+    expect(await seqOf(env, accountId, a.id)).toMatchObject({ status: 'stopped', stopReason: 'a person dismissed the sequence' });
     const dismissed = (await cardsRepository(env.deps.db).find(accountId, a.id))!;
     expect(dismissed.status).toBe('dismissed');
     expect(dismissed.resolution).toMatchObject({ action: 'dismiss', sequence: 'stopped', sendId: expect.any(String) });
@@ -207,34 +201,34 @@ describe('sequences', () => {
       .set(auth(token))
       .send({ entries: ['blocked@seq.test'] });
     expect(blocked.status).toBeLessThan(300);
-    await due(a.id);
-    await due(b.id);
+    await due(env, a.id);
+    await due(env, b.id);
     expect(await shipSequenceStep(env.deps, accountId, sequenceIdFor(a.id), 1)).toBe('not_active');
     expect(await shipSequenceStep(env.deps, accountId, sequenceIdFor(b.id), 1)).toBe('stopped');
-    expect(await seqOf(accountId, b.id)).toMatchObject({ status: 'stopped', stopReason: 'blocked@seq.test is on the block list' });
-    expect(mailsTo('dismiss@seq.test')).toHaveLength(1);
-    expect(mailsTo('blocked@seq.test')).toHaveLength(1);
+    expect(await seqOf(env, accountId, b.id)).toMatchObject({ status: 'stopped', stopReason: 'blocked@seq.test is on the block list' });
+    expect(mailsTo(smtp, 'dismiss@seq.test')).toHaveLength(1);
+    expect(mailsTo(smtp, 'blocked@seq.test')).toHaveLength(1);
   });
 
-  it('the mail sweep queues an overdue step whose job was lost, and the pool ships it', async () => {
+  it('the mail sweep queues an overdue step whose job was lost, and the pool ships it', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'swept@seq.test';
-    const card = await sequenceCard(accountId, to, 's');
-    await approve(token, card.id);
-    const seq = (await seqOf(accountId, card.id))!;
+    const card = await sequenceCard(env, accountId, to, 's');
+    await approve(env, token, card.id);
+    const seq = (await seqOf(env, accountId, card.id))!;
     await (await pendingJob(env.deps.queues.get('shipments')!, `sequence-step-${seq.id}-1`))!.remove();
     await env.deps
       .db('mail_sequences')
       .where({ card_id: card.id })
       .update({ next_at: Date.now() - 60_000 });
-    await until(async () => mailsTo(to).length === 2, 15_000);
+    await until(async () => mailsTo(smtp, to).length === 2, 15_000);
     // The step settles (and the sequence moves on) just after the server took the mail.
-    await until(async () => (await seqOf(accountId, card.id))?.nextStep === 2, 15_000);
+    await until(async () => (await seqOf(env, accountId, card.id))?.nextStep === 2, 15_000);
     expect(await sweepSequences(env.deps, 1)).toBe(0);
-    expect(mailsTo(to)).toHaveLength(2);
+    expect(mailsTo(smtp, to)).toHaveLength(2);
   });
 
-  it('refuses a sequence to something that is not an address, and says so', async ({ agent }) => {
+  it('refuses a sequence to something that is not an address, and says so', async ({ agent, env }) => {
     const { accountId, token } = await env.tenant();
     const answer = await agent.say(token, 'start a sequence to not-an-address about x');
     expect(answer.replies.map((r) => r.text)).toEqual(['not-an-address does not look like an email address, so I drafted nothing.']);
@@ -273,21 +267,21 @@ describe('sequences', () => {
         ['call_2', expect.stringMatching(/^error: not a valid sequence \(steps: .+\), so nothing was drafted$/)],
         ['call_3', 'error: not a valid sequence (a sequence needs `to`), so nothing was drafted'],
       ]);
-      expect(await world.deps.db('review_cards').where({ account_id: accountId })).toEqual([]);
+      expect(await rows(world, 'review_cards', { account_id: accountId })).toEqual([]);
     } finally {
       await world.close();
     }
   });
 
-  it(`stops a sequence whose step could not be sent after ${MAX_STEP_TRIES} tries`, async () => {
+  it(`stops a sequence whose step could not be sent after ${MAX_STEP_TRIES} tries`, async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'tries@seq.test';
-    const card = await sequenceCard(accountId, to, 't');
-    await approve(token, card.id);
-    await due(card.id);
+    const card = await sequenceCard(env, accountId, to, 't');
+    await approve(env, token, card.id);
+    await due(env, card.id);
     const id = sequenceIdFor(card.id);
     // The mail service says "try later" to everything: each try voids its fence (the sweep's jobs try too).
-    const outcome = await whileSmtp({ kind: 'refuse', code: 451 }, async () => {
+    const outcome = await whileSmtp(smtp, { kind: 'refuse', code: 451 }, async () => {
       for (let i = 0; i <= 2 * MAX_STEP_TRIES; i++) {
         const o = await shipSequenceStep(env.deps, accountId, id, 1).catch((err: unknown) => {
           if (err instanceof MailNotSettled && err.error === 'unavailable') return 'refused' as const;
@@ -299,7 +293,7 @@ describe('sequences', () => {
     });
     expect(outcome).toBe('stopped');
     const reason = `step 1 could not be sent after ${MAX_STEP_TRIES} tries`;
-    expect(await seqOf(accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: reason, nextStep: 1 });
+    expect(await seqOf(env, accountId, card.id)).toMatchObject({ status: 'stopped', stopReason: reason, nextStep: 1 });
     const fences = await rows(env, 'shipments', { card_id: card.id, step: 1 });
     expect(fences.length).toBeGreaterThanOrEqual(MAX_STEP_TRIES);
     expect(fences.filter((f) => f.status !== 'not_sent')).toEqual([]);
@@ -309,17 +303,17 @@ describe('sequences', () => {
     });
     // The service is back: nothing more ships for the stopped sequence.
     expect(await shipSequenceStep(env.deps, accountId, id, 1)).toBe('not_active');
-    expect(mailsTo(to)).toHaveLength(1);
+    expect(mailsTo(smtp, to)).toHaveLength(1);
   });
 
-  it('stops a sequence whose follow-up the mail service refuses for good (a hard bounce), through the step job', async () => {
+  it('stops a sequence whose follow-up the mail service refuses for good (a hard bounce), through the step job', async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'refused@seq.test';
-    const card = await sequenceCard(accountId, to, 'x');
-    await approve(token, card.id);
-    const seq = await whileSmtp({ kind: 'refuse', code: 550 }, async () => {
-      await dueNow(card.id);
-      return stopped(accountId, card.id);
+    const card = await sequenceCard(env, accountId, to, 'x');
+    await approve(env, token, card.id);
+    const seq = await whileSmtp(smtp, { kind: 'refuse', code: 550 }, async () => {
+      await dueNow(env, card.id);
+      return stopped(env, accountId, card.id);
     });
     expect(seq.stopReason).toBe('the address bounced');
     expect(seq.nextStep).toBe(1);
@@ -335,23 +329,23 @@ describe('sequences', () => {
       sequenceStopReason: seq.stopReason,
     });
     expect(await shipSequenceStep(env.deps, accountId, seq.id, 1)).toBe('not_active');
-    expect(mailsTo(to)).toHaveLength(1);
+    expect(mailsTo(smtp, to)).toHaveLength(1);
   });
 
-  it("stops a sequence whose follow-up quotes the account's private notes, before anything of it ships", async () => {
+  it("stops a sequence whose follow-up quotes the account's private notes, before anything of it ships", async ({ env, smtp }) => {
     const { token, accountId } = await env.tenant(['review:read', 'review:write']);
     const to = 'private@seq.test';
     const note = 'our margins on freight brokers are thin this year';
-    const card = await sequenceCard(accountId, to, 'n', `Hi again. Between us, ${note}, so we can talk price.`);
-    await approve(token, card.id);
+    const card = await sequenceCard(env, accountId, to, 'n', `Hi again. Between us, ${note}, so we can talk price.`);
+    await approve(env, token, card.id);
     // Told to the agent after the first mail went: the follow-up written before now quotes it.
     await memoryNotesRepository(env.deps.db).remember(accountId, note, null, Date.now());
-    await dueNow(card.id);
-    const seq = await stopped(accountId, card.id);
+    await dueNow(env, card.id);
+    const seq = await stopped(env, accountId, card.id);
     expect(seq).toMatchObject({ stopReason: "step 1 quotes the account's private notes", nextStep: 1 });
     expect(await rows(env, 'shipments', { card_id: card.id, step: 1 })).toEqual([]);
     expect((await cardsRepository(env.deps.db).find(accountId, card.id))?.resolution).toMatchObject({ sequence: 'stopped' });
-    expect(mailsTo(to)).toHaveLength(1);
+    expect(mailsTo(smtp, to)).toHaveLength(1);
     expect(smtp.received.filter((m) => m.raw.includes('freight brokers'))).toEqual([]);
   });
 });

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db.js';
 import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 
 /**
@@ -9,7 +8,6 @@ import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
  */
 const MIGRATION = '20261203150000_shipments';
 const scratch = migrationDatabase();
-let db: Db | undefined;
 
 const fence = (id: string, cardId: string) => ({
   id,
@@ -31,7 +29,7 @@ const fence = (id: string, cardId: string) => ({
 // Migrates a fresh database step by step: slow on a loaded machine.
 describe('the shipments migration', { timeout: 120_000 }, () => {
   it('renames the table and its indexes, and old statements against mail_sends still insert, read and update', async () => {
-    db = await scratch.open();
+    const db = await scratch.open();
     await migrateUpTo(db, MIGRATION);
     await db.raw(`INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0)`);
     await db('mail_sends').insert(fence('before', 'c0'));

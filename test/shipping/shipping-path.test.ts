@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { cardAutoResolve } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { newId } from '../../src/ids.js';
@@ -11,22 +11,15 @@ import { cardsRepository } from '../../src/review/cards/cards.repository.js';
 import { createCard } from '../helpers/cards.js';
 import { autoResolve } from '../../src/shipping/after-approval.js';
 import { raiseTrust } from '../../src/review/trust.service.js';
-import { setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { until } from '../helpers/processes.js';
-import { startPools, type Pools } from '../../workers/main.js';
 import { buildCard } from '../review/factories.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
 
-let env: TestEnv;
-let pools: Pools;
-beforeAll(async () => {
-  env = await setupTestEnv({ env: { TRUST_AUTO_RESOLVE_AFTER: '2', TRUST_AUTO_RESOLVE_DELAY_MS: '200', CARD_SWEEP_MS: '600000' } });
-  pools = await startPools(env.deps, ['card-timers']);
-});
-afterAll(async () => {
-  await pools.close();
-  await env.close();
+it.override('options', {
+  env: { TRUST_AUTO_RESOLVE_AFTER: '2', TRUST_AUTO_RESOLVE_DELAY_MS: '200', CARD_SWEEP_MS: '600000' },
+  pools: ['card-timers'],
 });
 
 /** Every kind an account cannot ship until an operator connects it, with its source type and the connection the 409 names. */
@@ -40,7 +33,7 @@ const UNCONNECTED = [
   { work: 'spend', sourceType: 'budget_change', says: 'spending cannot ship: no ad-platform billing connection on this account' },
 ] as const;
 
-const workCard = (accountId: string, u: (typeof UNCONNECTED)[number]) =>
+const workCard = (env: TestEnv, accountId: string, u: (typeof UNCONNECTED)[number]) =>
   buildCard(env.deps.db, accountId, 'approval', {
     sourceType: u.sourceType,
     title: `Ship some ${u.work}`,
@@ -49,7 +42,7 @@ const workCard = (accountId: string, u: (typeof UNCONNECTED)[number]) =>
   });
 
 describe('the channel registry', () => {
-  it('connects email and sequences (mail on the same transport) and blog posts (our Content API) on every account', async () => {
+  it('connects email and sequences (mail on the same transport) and blog posts (our Content API) on every account', async ({ env }) => {
     const { accountId } = await env.tenant();
     const here = await shippingHere(env.deps.db, accountId);
     expect(here.ships).toEqual(['email', 'sequence', 'blog_post', 'experiment']);
@@ -59,7 +52,7 @@ describe('the channel registry', () => {
     expect(await cannotShip(env.deps.db, accountId, 'sequence')).toBeNull();
   });
 
-  it('connects network messages on an account with a network connection (admin `channel connect`), and only there', async () => {
+  it('connects network messages on an account with a network connection (admin `channel connect`), and only there', async ({ env }) => {
     const { accountId } = await env.tenant();
     const other = await env.tenant();
     await connectProvider(
@@ -72,7 +65,7 @@ describe('the channel registry', () => {
     expect((await shippingHere(env.deps.db, other.accountId)).ships).toEqual(['email', 'sequence', 'blog_post', 'experiment']);
   });
 
-  it('ships experiments through the adapter the composition roots register, and keeps the one it was first given', () => {
+  it('ships experiments through the adapter the composition roots register, and keeps the one it was first given', ({ env }) => {
     // setupTestEnv registered it as createApp and createWorker do; registering it again changes nothing.
     registerAdapter('experiment', experimentAdapter);
     expect(adapterFor(env.config, env.deps.db, 'experiment')?.kind).toBe('experiment');
@@ -85,9 +78,9 @@ describe('the channel registry', () => {
 
 describe('approving work whose adapter is not connected', () => {
   for (const u of UNCONNECTED) {
-    it(`answers 409 rejected naming the missing connection for ${u.work}; the card stays pending`, async () => {
+    it(`answers 409 rejected naming the missing connection for ${u.work}; the card stays pending`, async ({ env }) => {
       const { token, accountId } = await env.tenant();
-      const card = await workCard(accountId, u);
+      const card = await workCard(env, accountId, u);
       const res = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ error: 'rejected', message: u.says });
@@ -100,10 +93,10 @@ describe('approving work whose adapter is not connected', () => {
 });
 
 describe('the trust ladder and the run-without-approval setting', () => {
-  it('gives an unconnected kind no deadline, however trusted or freed', async () => {
+  it('gives an unconnected kind no deadline, however trusted or freed', async ({ env }) => {
     const { accountId } = await env.tenant();
     for (let i = 0; i < 3; i++) await raiseTrust(env.deps.db, accountId, 'network_message');
-    const base = await workCard(accountId, UNCONNECTED[0]);
+    const base = await workCard(env, accountId, UNCONNECTED[0]);
     const laddered = await createCard(env.deps, { ...base, id: newId('card'), ladderChecked: false, actions: [], primaryLabel: '' });
     expect(laddered.autoResolveAt).toBeNull();
 
@@ -128,10 +121,10 @@ describe('the trust ladder and the run-without-approval setting', () => {
     );
   });
 
-  it('leaves a note instead of resolving when a deadline reaches an unconnected kind', async () => {
+  it('leaves a note instead of resolving when a deadline reaches an unconnected kind', async ({ env }) => {
     const { accountId } = await env.tenant();
     const at = Date.now() + 100;
-    const card = await workCard(accountId, UNCONNECTED.find((u) => u.work === 'ad_test')!);
+    const card = await workCard(env, accountId, UNCONNECTED.find((u) => u.work === 'ad_test')!);
     await cardsRepository(env.deps.db).transition(accountId, card.id, { statuses: ['pending'] }, { autoResolveAt: at });
     await enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at }, { delay: 100 });
     const noted = await until(async () => {
@@ -145,7 +138,7 @@ describe('the trust ladder and the run-without-approval setting', () => {
     expect(await autoResolve(env.deps, accountId, card.id, at)).toBe('noop');
   });
 
-  it('still resolves cards that are not work (a question with a deadline)', async () => {
+  it('still resolves cards that are not work (a question with a deadline)', async ({ env }) => {
     const { accountId } = await env.tenant();
     const at = Date.now();
     const card = await buildCard(env.deps.db, accountId, 'question', { autoResolveAt: at });

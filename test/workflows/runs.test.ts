@@ -1,43 +1,41 @@
-import { afterAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { RunsResponse, WorkflowResponse } from '../../api/routes/workflows.schemas.js';
 import { runAdmin } from '../../src/admin/commands.js';
 import { workflowRun } from '../../src/jobs/workflow-runs.js';
 import { advanceRun, continueAfterGate, decideGate, fireRun, type RunOptions } from '../../src/workflows/runs.service.js';
 import { repairSchedulers, syncScheduler } from '../../src/workflows/workflows.service.js';
 import { workflowsRepository } from '../../src/workflows/workflows.repository.js';
-import { startPools, type Pools } from '../../workers/main.js';
+import { startPools } from '../../workers/main.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { waitFor } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
+import { row, rows } from '../helpers/rows.js';
 
-let env: TestEnv;
-let pools: Pools;
 let tenant: { accountId: string; token: string };
 let opts: RunOptions;
 
 it.override('options', { env: { WORKFLOW_POLL_MS: '50' } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env, pools }) => {
   // Started here, not through the fixture's options: a test restarts them.
   pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
   tenant = await env.tenant();
   opts = { ...env.config.workflows, stepTimeoutMs: 20_000, pollMs: 50 };
 });
-afterAll(() => pools.close());
+it.afterAll(({ pools }) => pools.close());
 
-async function create(body: object) {
+async function create(env: TestEnv, body: object) {
   const res = await env.api().post('/api/v1/workflows').set(auth(tenant.token)).send(body);
   expect(res.status).toBe(201);
   return WorkflowResponse.parse(res.body).workflow;
 }
-const runs = async (id: string) =>
+const runs = async (env: TestEnv, id: string) =>
   RunsResponse.parse((await env.api().get(`/api/v1/workflows/${id}/runs`).set(auth(tenant.token))).body).runs;
 
 describe('workflow runs', () => {
-  it('are fired by the job scheduler and run every step through the agent, delivering the summary', async () => {
+  it('are fired by the job scheduler and run every step through the agent, delivering the summary', async ({ env }) => {
     await runAdmin(['destination', 'add', '--account', tenant.accountId, '--name', 'digest'], { db: env.deps.db, config: env.config });
-    const w = await create({
+    const w = await create(env, {
       name: 'Morning check',
       scheduleText: 'every day at 9am',
       deliverTo: 'digest',
@@ -46,9 +44,9 @@ describe('workflow runs', () => {
     // Shorten the cadence for the test: the same scheduler, firing every 700 ms.
     const row = (await workflowsRepository(env.deps.db).findById(w.workflowId))!;
     await syncScheduler(env.deps, { ...row, schedule: { every: 700, tz: 'UTC' } });
-    await waitFor(async () => (await runs(w.workflowId)).some((r) => r.status === 'done'), 'a finished run', 30_000);
+    await waitFor(async () => (await runs(env, w.workflowId)).some((r) => r.status === 'done'), 'a finished run', 30_000);
     await syncScheduler(env.deps, { id: w.workflowId, status: 'deleted' });
-    const [run] = (await runs(w.workflowId)).filter((r) => r.status === 'done');
+    const [run] = (await runs(env, w.workflowId)).filter((r) => r.status === 'done');
     expect(run!.steps.map((s) => [s.title, s.outcome])).toEqual([
       ['What is waiting', 'done'],
       ['Say hello', 'done'],
@@ -63,19 +61,17 @@ describe('workflow runs', () => {
     expect(delivered.deliveries).toEqual(expect.arrayContaining([expect.objectContaining({ runId: run!.runId, text: run!.summary })]));
   });
 
-  it('start one run, with one turn per step, when the same firing is delivered twice at once', async () => {
-    const w = await create({ name: 'Twice', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
+  it('start one run, with one turn per step, when the same firing is delivered twice at once', async ({ env }) => {
+    const w = await create(env, { name: 'Twice', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
     const [a, b] = await Promise.all([
       fireRun(env.deps, w.workflowId, 'job-same', Date.now(), opts),
       fireRun(env.deps, w.workflowId, 'job-same', Date.now(), opts),
     ]);
     expect(a!.runId).toBe(b!.runId);
-    const all = await runs(w.workflowId);
+    const all = await runs(env, w.workflowId);
     expect(all).toHaveLength(1);
     expect(all[0]!.status).toBe('done');
-    const turns = await env.deps
-      .db('agent_turns')
-      .where({ account_id: tenant.accountId, kind: 'workflow_run' })
+    const turns = await rows(env, 'agent_turns', { account_id: tenant.accountId, kind: 'workflow_run' })
       .orderBy('created_at')
       .orderBy('id')
       .select('text');
@@ -86,16 +82,16 @@ describe('workflow runs', () => {
     ]);
   });
 
-  it("wake on the step's turn finishing, not on the poll interval", async () => {
-    const w = await create({ name: 'Prompt', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
+  it("wake on the step's turn finishing, not on the poll interval", async ({ env }) => {
+    const w = await create(env, { name: 'Prompt', scheduleText: 'weekly', steps: [{ title: 'one' }, { title: 'two' }] });
     // A poll interval far longer than the step timeout: only the turns' done notices can move the run.
     const run = await fireRun(env.deps, w.workflowId, 'job-notice', Date.now(), { ...opts, pollMs: 3_600_000 });
     expect(run!.status).toBe('done');
     expect(run!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
   });
 
-  it('wait at a gate with an approval card; approving continues, and the wait survives a restart', async () => {
-    const w = await create({
+  it('wait at a gate with an approval card; approving continues, and the wait survives a restart', async ({ env, pools }) => {
+    const w = await create(env, {
       name: 'Gated',
       scheduleText: 'weekly',
       steps: [{ title: 'prepare' }, { title: 'send it', gate: { on: true, label: 'OK to send' } }, { title: 'report' }],
@@ -104,7 +100,7 @@ describe('workflow runs', () => {
     expect(waiting.status).toBe('waiting');
     expect(waiting.steps.map((s) => s.outcome)).toEqual(['done', 'waiting_for_gate', 'pending']);
     const cardId = waiting.steps[1]!.cardId!;
-    const card = await env.deps.db('review_cards').where({ id: cardId, account_id: tenant.accountId }).first();
+    const card = await row(env, 'review_cards', { id: cardId, account_id: tenant.accountId });
     expect(card).toMatchObject({ kind: 'approval', source_type: 'workflow_gate', title: 'OK to send', status: 'pending' });
     // A worker restart in between: a fresh pool set, and advancing again changes nothing until a decision.
     await pools.close();
@@ -117,20 +113,20 @@ describe('workflow runs', () => {
     expect(done.steps.map((s) => s.outcome)).toEqual(['done', 'done', 'done']);
   });
 
-  it('move on through the workflow-runs pool once a gate is approved', async () => {
-    const w = await create({
+  it('move on through the workflow-runs pool once a gate is approved', async ({ env }) => {
+    const w = await create(env, {
       name: 'Pool gate',
       scheduleText: 'weekly',
       steps: [{ title: 'ask first', gate: { on: true } }, { title: 'then act' }],
     });
     const waiting = (await fireRun(env.deps, w.workflowId, 'job-gate-3', Date.now(), opts))!;
     await continueAfterGate(env.deps, waiting.steps[0]!.cardId!, true);
-    await waitFor(async () => (await runs(w.workflowId))[0]?.status === 'done', 'the run to finish', 20_000);
-    expect((await runs(w.workflowId))[0]!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
+    await waitFor(async () => (await runs(env, w.workflowId))[0]?.status === 'done', 'the run to finish', 20_000);
+    expect((await runs(env, w.workflowId))[0]!.steps.map((s) => s.outcome)).toEqual(['done', 'done']);
   });
 
-  it('continue when a person approves the gate card through the review API, and cancel when one dismisses it', async () => {
-    const w = await create({
+  it('continue when a person approves the gate card through the review API, and cancel when one dismisses it', async ({ env }) => {
+    const w = await create(env, {
       name: 'Via review',
       scheduleText: 'weekly',
       steps: [{ title: 'check', gate: { on: true, label: 'Go ahead?' } }, { title: 'act' }],
@@ -143,7 +139,7 @@ describe('workflow runs', () => {
     expect(ok.status).toBe(200);
     await runFollowUps(env.deps);
     await waitFor(
-      async () => (await runs(w.workflowId)).find((r) => r.runId === first.runId)?.status === 'done',
+      async () => (await runs(env, w.workflowId)).find((r) => r.runId === first.runId)?.status === 'done',
       'the approved run to finish',
       20_000,
     );
@@ -155,18 +151,18 @@ describe('workflow runs', () => {
       .send({ reason: 'not this week' });
     expect(no.status).toBe(200);
     await runFollowUps(env.deps);
-    expect((await runs(w.workflowId)).find((r) => r.runId === second.runId)!.status).toBe('cancelled');
+    expect((await runs(env, w.workflowId)).find((r) => r.runId === second.runId)!.status).toBe('cancelled');
   });
 
-  it('end when the gate card is dismissed', async () => {
-    const w = await create({
+  it('end when the gate card is dismissed', async ({ env }) => {
+    const w = await create(env, {
       name: 'Dismissed',
       scheduleText: 'weekly',
       steps: [{ title: 'ask', gate: { on: true } }, { title: 'after' }],
     });
     const waiting = (await fireRun(env.deps, w.workflowId, 'job-gate-2', Date.now(), opts))!;
     await decideGate(env.deps.db, waiting.steps[0]!.cardId!, false);
-    const [run] = await runs(w.workflowId);
+    const [run] = await runs(env, w.workflowId);
     expect(run).toMatchObject({ status: 'cancelled', finishedAt: expect.any(Number) });
     expect(run!.steps.map((s) => [s.outcome, s.reason])).toEqual([
       ['skipped', 'dismissed at its gate'],
@@ -174,7 +170,7 @@ describe('workflow runs', () => {
     ]);
   });
 
-  it('come from the agent as paused proposals that resume accepts', async () => {
+  it('come from the agent as paused proposals that resume accepts', async ({ env }) => {
     const res = await env
       .api()
       .post('/api/v1/agent/messages')
@@ -189,9 +185,7 @@ describe('workflow runs', () => {
     }>;
     const proposed = listed.find((w) => w.name === 'Review new trials');
     expect(proposed).toMatchObject({ status: 'paused', nextRunAt: null });
-    const card = await env.deps
-      .db('review_cards')
-      .where({ account_id: tenant.accountId, source_type: 'workflow_proposal' })
+    const card = await rows(env, 'review_cards', { account_id: tenant.accountId, source_type: 'workflow_proposal' })
       .orderBy('created_at', 'desc')
       .first();
     expect(card.payload.workflowId).toBe(proposed!.workflowId);
@@ -206,8 +200,8 @@ describe('workflow runs', () => {
     });
   });
 
-  it('get their job scheduler back from the maintenance sweep after it was lost', async () => {
-    const w = await create({ name: 'Repair me', scheduleText: 'every day at 7am', steps: [{ title: 'x' }] });
+  it('get their job scheduler back from the maintenance sweep after it was lost', async ({ env }) => {
+    const w = await create(env, { name: 'Repair me', scheduleText: 'every day at 7am', steps: [{ title: 'x' }] });
     const queue = env.deps.queues.get('workflow-runs')!;
     await queue.removeJobScheduler(workflowRun.key({ workflowId: w.workflowId }));
     expect(await repairSchedulers(env.deps)).toBeGreaterThanOrEqual(1);
@@ -215,10 +209,10 @@ describe('workflow runs', () => {
     expect(await repairSchedulers(env.deps)).toBe(0);
   });
 
-  it('get their job schedulers back from a repair that reads the live workflows a page at a time', async () => {
+  it('get their job schedulers back from a repair that reads the live workflows a page at a time', async ({ env }) => {
     const made = [];
     for (const n of [1, 2, 3, 4, 5])
-      made.push(await create({ name: `Paged ${n}`, scheduleText: 'every day at 7am', steps: [{ title: 'x' }] }));
+      made.push(await create(env, { name: `Paged ${n}`, scheduleText: 'every day at 7am', steps: [{ title: 'x' }] }));
     const queue = env.deps.queues.get('workflow-runs')!;
     for (const w of made) await queue.removeJobScheduler(workflowRun.key({ workflowId: w.workflowId }));
     // Pages of two: the five lost schedulers sit on different pages, the last page short.
@@ -227,10 +221,10 @@ describe('workflow runs', () => {
     expect(await repairSchedulers(env.deps, 2)).toBe(0);
   });
 
-  it('skip a paused or deleted workflow', async () => {
-    const w = await create({ name: 'Paused one', scheduleText: 'weekly', steps: [{ title: 'x' }] });
+  it('skip a paused or deleted workflow', async ({ env }) => {
+    const w = await create(env, { name: 'Paused one', scheduleText: 'weekly', steps: [{ title: 'x' }] });
     await env.api().post(`/api/v1/workflows/${w.workflowId}/pause`).set(auth(tenant.token));
     expect(await fireRun(env.deps, w.workflowId, 'job-paused', Date.now(), opts)).toBeNull();
-    expect(await runs(w.workflowId)).toEqual([]);
+    expect(await runs(env, w.workflowId)).toEqual([]);
   });
 });
