@@ -5,7 +5,9 @@
  * the share naming a winner that is not the best (any winner when the rates are equal), and the sample used;
  * for the sequential rule, for a fixed-horizon test (one look at its own planned sample) and for a plain test
  * at every look (peeking). Seeded, so a run repeats exactly. Pure computation: no server, no database.
- * BENCH_EXPERIMENT_RUNS changes the 200 runs of the main table.
+ * BENCH_EXPERIMENT_RUNS changes the 200 runs of the main table; BENCH_LEAK_FALSE_RUNS / BENCH_LEAK_POWER_RUNS the leaks' 5,000 and 2,000.
+ * BENCH_LEAK_ONLY=text runs only the leak rows whose handling's label holds `text` (e.g. "replanned"), and no other
+ * table: a re-run of the rows a change touched, whose figures are then copied into the page by hand.
  */
 import { planExperiment, type ExperimentPlan } from '../src/statistics/plan.js';
 import { type Leak, type LeakSummary, simulateLeak } from '../src/statistics/leaks.js';
@@ -203,9 +205,10 @@ export function leakTables(falseRuns: number, powerRuns: number): { lines: strin
     '|---|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const verdicts: string[] = [];
+  const only = process.env.BENCH_LEAK_ONLY;
   for (const s of scenarios) {
     const equal = s.rates.every((r) => r === s.rates[0]);
-    for (const h of s.handling) {
+    for (const h of s.handling.filter((x) => !only || x.label.includes(only))) {
       const r: LeakSummary = simulateLeak(s.plan, s.rates, s.runs, SEED, h.leak);
       lines.push(
         `| ${s.name} | ${h.label} | ${fmt(r.runs)} | ${equal ? '—' : `${pct(r.correct)} (${range(r.correctInterval)})`} | ` +
@@ -232,6 +235,17 @@ export function leakTables(falseRuns: number, powerRuns: number): { lines: strin
 
 export async function experimentsSimulation(_ctx: BenchContext): Promise<Section> {
   const runs = Number(process.env.BENCH_EXPERIMENT_RUNS ?? 200);
+  if (process.env.BENCH_LEAK_ONLY) {
+    const only = leakTables(Number(process.env.BENCH_LEAK_FALSE_RUNS ?? 5000), Number(process.env.BENCH_LEAK_POWER_RUNS ?? 2000));
+    const body = [
+      `Only the leak rows of "${process.env.BENCH_LEAK_ONLY}" (BENCH_LEAK_ONLY):`,
+      '',
+      ...only.lines,
+      '',
+      ...only.verdicts.map((v) => `- ${v}`),
+    ];
+    return { title: 'Experiments: the stopping rule simulated', body: body.join('\n') };
+  }
   const all: Monitoring[] = ['sequential', 'fixed', 'naive'];
   const two = plan(2);
   const main = table(two, PAIRS, runs, all);

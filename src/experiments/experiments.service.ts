@@ -253,10 +253,12 @@ export async function lookAtExperiment(
   const smallest = Math.min(...counts.map((c) => c.exposures));
   if (!e.looks.length && !ended && kind.replans && smallest >= e.plan.minimumPerVariant) {
     const next = replanned(e.plan as ExperimentPlan, counts[0]!);
-    // Far from the plan on too few outcomes: no look yet (nothing spent); the first look moves a step later, so the
-    // pacing drafts the next wave and the control has more by then.
+    // Too few outcomes to judge the baseline by: no look yet (nothing spent); the first look moves a step later, so the
+    // pacing drafts the next wave and the control has more by then. At the planned sample the plan grows by that step
+    // too (no look has spent anything), or the wait would hold it there for good; the audience's end ends it as ever.
     if (next === 'wait') {
-      const later = { ...e.plan, minimumPerVariant: Math.min(e.plan.plannedPerVariant, smallest + e.plan.lookEvery) };
+      const step = smallest + e.plan.lookEvery;
+      const later = { ...e.plan, minimumPerVariant: step, plannedPerVariant: Math.max(e.plan.plannedPerVariant, step) };
       await experimentsRepository(db).setPlan(e.accountId, e.id, later);
       return 'collecting';
     }

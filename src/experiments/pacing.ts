@@ -54,8 +54,11 @@ export async function paceExperiment(db: Db, e: Experiment, now: number, config:
   }
   const repo = experimentsRepository(db);
   const maturedBy = now - config.replyWindowMs;
-  const target = nextLookSample(e.plan, e.looks, config.waveShare);
   let wave = await passQueue(db).wave(e, maturedBy);
+  // A wave a pass began and left part-drafted (the next one drafted after a look the rule put off, as far as the draft
+  // batch went) is finished first: a look never reads one variant a wave ahead of another, which the sample ratio check
+  // would take for contacts missing from the other (docs/decisions/experiments-pacing.md, "Pacing: a wave per look").
+  const target = Math.max(nextLookSample(e.plan, e.looks, config.waveShare), ...wave.live);
   let drafted = await draftWave(db, e, target, wave.live, config.draftBatch, now);
   if (drafted) wave = await passQueue(db).wave(e, maturedBy);
   let state: Paced['state'] = 'collecting';

@@ -137,6 +137,8 @@ export function runWithLeak(given: ExperimentPlan, rates: readonly number[], rng
     replanned: replannedOnce,
   });
   for (let day = 0; day < 100_000; day++) {
+    // A batch of the plan's look interval, or what the control lacks of the next whole one (after a replan changed it).
+    const batch = plan.lookEvery - (counts[0]!.exposures % plan.lookEvery);
     counts.forEach((c, i) => {
       if (leak.clustered) {
         const people = Math.max(1, Math.round(plan.lookEvery / leak.clustered.perPerson));
@@ -147,7 +149,7 @@ export function runWithLeak(given: ExperimentPlan, rates: readonly number[], rng
         }
         return;
       }
-      for (let j = 0; j < plan.lookEvery; j++) {
+      for (let j = 0; j < batch; j++) {
         const answers = rng() < rates[i]!;
         // The reviewer's pick: contacts who would not answer, at the rate that removes `dismiss` of B's in all.
         if (i === 1 && dismiss > 0 && !answers && rng() < dismiss / (1 - rates[i]!)) continue;

@@ -4,7 +4,9 @@
  */
 import { MAX_VARIANTS, MIN_VARIANTS } from './assignment.js';
 import { wilson } from './intervals.js';
-import { fixedSamplePerVariant, minimumSample, sequentialSamplePerVariant } from './power.js';
+import { fixedSamplePerVariant, lookFractions, minimumSample, sequentialSamplePerVariant } from './power.js';
+import { assuredSample } from './replan.js';
+import { inflationFactor } from './sequential.js';
 
 /** What an experiment can measure: the outcome counted per exposed contact, in plain words. */
 export const METRICS = {
@@ -156,10 +158,13 @@ export function planExperiment(input: PlanInput & PlanExtras): ExperimentPlan {
  * plan's baseline: its 95% interval leaves out the baseline and it is under 0.8 or over 1.25 times it. The new plan's
  * minimum sample may put the first look later; there the rate (on more contacts) is checked again, up to
  * REPLANS times. The effect keeps its kind (a lift stays the same lift; points stay points); everything else stays.
- * Null when the rate is near enough, or the plan has no `baselineSource`; `wait` when it is far but the control has
- * fewer than REPLAN_OUTCOMES outcomes (the first look then waits for more, spending nothing). Only the control's
- * rate is used, and no look has spent alpha yet, so the rule's false-winner rate holds (the simulation's rows in
- * docs/performance/channels-and-experiments.md measure it).
+ * Null when the rate is near enough, or the plan has no `baselineSource`; `wait` while the control has fewer than
+ * REPLAN_OUTCOMES outcomes and the rate is far, or the baseline was only assumed and the plan expects that many of
+ * the control (on a few outcomes an interval wide enough to hold the assumption says nothing about it): the first
+ * look then waits for more, spending nothing. Only
+ * the control's rate is used, and no look has spent alpha yet, so the rule's false-winner rate holds. The new sample
+ * is sized for the plan's power allowing for how rough the measured rate is (replannedSample); the simulation's rows
+ * in docs/performance/channels-and-experiments.md measure both.
  */
 export function replanned(plan: ExperimentPlan, control: VariantCounts): ExperimentPlan | 'wait' | null {
   // A plan that does not say where its baseline came from (made before plans did, or by hand) is left as it is.
@@ -168,17 +173,24 @@ export function replanned(plan: ExperimentPlan, control: VariantCounts): Experim
   const [lo, hi] = wilson(control.outcomes, control.exposures);
   const far =
     (plan.baselineRate < lo || plan.baselineRate > hi) && (observed < plan.baselineRate / 1.25 || observed > plan.baselineRate * 1.25);
-  if (!far) return null;
+  const few = control.outcomes < REPLAN_OUTCOMES;
+  // Near, on a few outcomes of an assumed baseline: not yet known to be near, unless the plan expects no more than that.
+  const checkable = plan.baselineSource.kind === 'assumed' && plan.plannedPerVariant * plan.baselineRate >= REPLAN_OUTCOMES;
+  if (!far) return few && checkable ? 'wait' : null;
   // Far, but on too few outcomes to plan on: the first look waits (no alpha spent) until the control has enough.
-  if (control.outcomes < REPLAN_OUTCOMES) return 'wait';
+  if (few) return 'wait';
   // A rate of 0 so far plans on half an outcome, never on 0.
   const baselineRate = Math.min(0.9, Math.max(observed, 0.5 / control.exposures));
   const lift = plan.minimumDetectableEffect / plan.baselineRate;
-  const effect = plan.effectKind === 'relative' ? baselineRate * lift : plan.minimumDetectableEffect;
+  const relative = plan.effectKind === 'relative';
+  const effect = relative ? baselineRate * lift : plan.minimumDetectableEffect;
   const minimumDetectableEffect = Math.min(effect, 0.99 - baselineRate);
-  const next = planExperiment({ ...plan, baselineRate, minimumDetectableEffect });
+  const sized = replannedSample(plan, control, (p) => Math.min(0.99, relative ? p * (1 + lift) : p + minimumDetectableEffect));
   return {
-    ...next,
+    ...plan,
+    baselineRate,
+    minimumDetectableEffect,
+    ...sized,
     baselineSource: {
       kind: 'replanned',
       outcomes: control.outcomes,
@@ -187,5 +199,44 @@ export function replanned(plan: ExperimentPlan, control: VariantCounts): Experim
       assumedPerVariant: plan.baselineSource?.assumedPerVariant ?? plan.plannedPerVariant,
       replans: (plan.baselineSource?.replans ?? 0) + 1,
     },
+  };
+}
+
+/**
+ * A replanned plan's sample, cadence and promise (replan.ts): the smallest sample whose assurance, given the control's
+ * outcomes so far, reaches the plan's power, for one look at the end (`fixedPerVariant`) and for the rule's looks (the
+ * inflation factor of its schedule, the planned sample rounded up to whole look intervals, worked out twice as
+ * sequentialSamplePerVariant does). The power promised is the plan's, or what MAX_REPLANNED reaches when it is less.
+ * The first look is at the first whole look interval the control has reached (a wave later when it is between two).
+ */
+function replannedSample(
+  plan: ExperimentPlan,
+  control: VariantCounts,
+  challenger: (p: number) => number,
+): Pick<ExperimentPlan, 'fixedPerVariant' | 'plannedPerVariant' | 'minimumPerVariant' | 'lookEvery' | 'power'> {
+  const alpha = plan.alpha / Math.max(1, plan.variants.length - 1);
+  const base = { control, challenger, alpha, designEffect: designEffectOf(plan.clustering) };
+  const fixed = assuredSample({ ...base, inflation: 1 }, plan.power);
+  const lookEvery = Math.max(plan.lookEvery, Math.ceil(fixed.perVariant / MAX_LOOKS / 50) * 50);
+  let planned = fixed;
+  for (let round = 0; round < 2; round++) {
+    // On whole look intervals, so plans with as many looks share one inflation factor (sequential.ts keeps it).
+    const grid = Math.ceil(planned.perVariant / lookEvery) * lookEvery;
+    const fractions = lookFractions(grid, lookEvery, minimumSample(grid, DESIGN.minimumShare, DESIGN.minimumFloor));
+    planned = assuredSample({ ...base, inflation: inflationFactor(fractions, alpha, plan.power) }, plan.power);
+  }
+  // Whole look intervals, and the first look on one: every replanned experiment with as many looks then looks at the
+  // same fractions, so they share their boundaries too (sequential.ts keeps them).
+  const plannedPerVariant = Math.ceil(planned.perVariant / lookEvery) * lookEvery;
+  const onGrid = Math.ceil(control.exposures / lookEvery) * lookEvery;
+  return {
+    fixedPerVariant: fixed.perVariant,
+    plannedPerVariant,
+    minimumPerVariant: Math.min(
+      plannedPerVariant,
+      Math.max(onGrid, minimumSample(plannedPerVariant, DESIGN.minimumShare, DESIGN.minimumFloor)),
+    ),
+    lookEvery,
+    power: Math.min(plan.power, planned.assurance),
   };
 }

@@ -112,7 +112,8 @@ function baselineWords(plan: ExperimentPlan): string {
     return (
       ` Replanned at the first look: the control's ${rate} was ${percent(plan.baselineRate)} ` +
       `(${count(b.outcomes ?? 0)} in ${count(b.exposures ?? 0)}), far from the ${percent(b.assumedRate ?? 0)} first assumed, ` +
-      `so the sample went from ${count(b.assumedPerVariant ?? 0)} to ${count(plan.plannedPerVariant)} per variant.`
+      `so the sample went from ${count(b.assumedPerVariant ?? 0)} to ${count(plan.plannedPerVariant)} per variant, ` +
+      `sized for the chance above allowing for how rough a rate measured on ${count(b.outcomes ?? 0)} is.`
     );
   return (
     ` The baseline ${percent(plan.baselineRate)} is an assumption (this account has too little history of its ${rate}); ` +

@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest';
+import { draftExperimentMail } from '../../src/experiments/experiments.service.js';
 import { type PassConfig, runExperiments } from '../../src/experiments/pacing.js';
 import { createAccount } from '../../src/accounts/accounts.service.js';
 import { type Experiment, experimentsRepository } from '../../src/experiments/experiments.repository.js';
@@ -173,6 +174,30 @@ describe('pacing: a wave per look', () => {
     // The look taken, the next wave: 5% of the plan rounded up to the look interval, 150 per variant in all.
     expect(await drafted(env, e)).toMatchObject({ A: 150, B: 150 });
     expect((await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' })).length).toBe(300);
+  });
+
+  it('finishes a part-drafted wave before its look, so an equal split never trips the sample ratio check', async ({ env }) => {
+    const { accountId } = await env.tenant();
+    const t0 = Date.UTC(2026, 10, 3, 9);
+    const e = await running(env, accountId, 1_400, { baselineRate: 0.1, minimumDetectableEffect: 0.1 }, t0);
+    // The first wave drafted, and then A alone drafted 90 further (the next wave begun after a look put off, as far
+    // as a draft batch went): A 190, B 100 live, no look yet.
+    await runExperiments(env.deps.db, CONFIG, undefined, t0);
+    await draftExperimentMail(env.deps.db, e, 90, t0, [0]);
+    expect(await drafted(env, e)).toMatchObject({ A: 190, B: 100 });
+    const sentAt = t0 + HOUR;
+    await sendAll(env, e, sentAt);
+    // The pass drafts B up to A before any look; its look then reads 190 and 190 and the check finds nothing.
+    await runExperiments(env.deps.db, CONFIG, undefined, sentAt + PASS);
+    expect(await drafted(env, e)).toMatchObject({ A: 190, B: 190 });
+    const secondSend = sentAt + 2 * PASS;
+    await sendAll(env, e, secondSend);
+    await reply(env, e, { A: 10, B: 10 }, secondSend + HOUR);
+    await runExperiments(env.deps.db, CONFIG, undefined, secondSend + WINDOW);
+    const looked = (await experimentsRepository(env.deps.db).get(accountId, e.id))!;
+    expect(looked.status).toBe('running');
+    expect(looked.looks).toEqual([190 / e.plan.plannedPerVariant]);
+    expect(await rows(env, 'review_cards', { account_id: accountId, source_type: 'experiment_mismatch' })).toEqual([]);
   });
 
   it('stops mailing once a look decides: nothing more is drafted, and the contacts spared are stored and shown on /results', async ({
