@@ -124,6 +124,11 @@ describe('kill -9 of the process shipping ad tests and budget changes', () => {
     onTestFinished(() => {
       for (const p of apis) p.child.kill('SIGKILL');
     });
+    // A card-timers worker process beside the API processes: the decisions' follow-ups (event.deliver) run there,
+    // and this file's in-process pools are the shipments' alone.
+    const timers = killFence(env, 'card-timers', shipEnv);
+    onTestFinished(() => timers.stopAll());
+    await timers.start();
     let api = await startApi(env, apis);
     let kills = 0;
     for (const [i, card] of cards.entries()) {
