@@ -168,8 +168,10 @@ async function deskRun(browser: Browser, base: string, db: Db, desk: Desk): Prom
     if (process.env.BENCH_DESK_TRACE) {
       // The load's timeline, to see where a slow load went: each request's start and end, and the paints.
       const trace = await page.evaluate(
-        `[...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource'), ...performance.getEntriesByType('paint')]
-          .map((e) => e.entryType + ' ' + e.name.replace(location.origin, '') + ' ' + Math.round(e.startTime) + '→' + Math.round(e.responseEnd ?? e.startTime)
+        `[...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource'),
+          ...performance.getEntriesByType('paint')]
+          .map((e) => e.entryType + ' ' + e.name.replace(location.origin, '') + ' ' + Math.round(e.startTime) + '→'
+            + Math.round(e.responseEnd ?? e.startTime)
             + (e.domContentLoadedEventEnd ? ' dcl ' + Math.round(e.domContentLoadedEventEnd) : '')).join('\\n')`,
       );
       process.stderr.write(`${desk.label}: first rows ${Math.round(firstCard)}, usable ${Math.round(usable)}\n${trace}\n`);
@@ -355,14 +357,17 @@ export async function dashboardDesk(ctx: BenchContext): Promise<Section> {
         '- **Filed card shown**: from just before the insert of the card, in Node, to its row entering the DOM (the stream\u2019s ' +
           '`card.filed`, then the card\u2019s GET); wall clocks of the same machine.',
         '',
-        '| desk | queue read answered ms | first rows drawn ms | usable ms (slowest) | action ms (slowest of n) | of which its POST ms | filed card shown ms (slowest) | raw `GET /dashboard/api/v1/review?limit=100` ms |',
+        '| desk | queue read answered ms | first rows drawn ms | usable ms (slowest) | action ms (slowest of n) | ' +
+          'of which its POST ms | filed card shown ms (slowest) | raw `GET /dashboard/api/v1/review?limit=100` ms |',
         '|---|---:|---:|---:|---:|---:|---:|---:|',
         ...rows.map(
           (r) =>
             `| ${r.label} | ${ms(r.queueRead)} | ${ms(r.firstCard)} | ${ms(r.usable)} (${ms(r.usableMax)}) | ` +
-            `${ms(r.action)} (${ms(r.actionMax)} of ${r.actions}) | ${ms(r.post)} | ${ms(r.arrival)} (${ms(r.arrivalMax)}) | ${fmt(r.raw, 1)} |`,
+            `${ms(r.action)} (${ms(r.actionMax)} of ${r.actions}) | ${ms(r.post)} | ` +
+            `${ms(r.arrival)} (${ms(r.arrivalMax)}) | ${fmt(r.raw, 1)} |`,
         ),
-        `| the page itself, \`GET /dashboard/review\` (index.html) from Node | | | | | | | ${fmt(median(page.get('GET /dashboard/review (the page itself)')!), 1)} |`,
+        `| the page itself, \`GET /dashboard/review\` (index.html) from Node | | | | | | | ` +
+          `${fmt(median(page.get('GET /dashboard/review (the page itself)')!), 1)} |`,
         '',
         `The machine\u2019s load average (1 minute) was ${fmt(loadBefore, 1)} when the desks were first loaded and ` +
           `${fmt(os.loadavg()[0]!, 1)} at the end, on ${os.cpus().length} cores: the browser, the API process and Postgres ` +
