@@ -210,6 +210,7 @@ describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () =
     try {
       // Cut from the start until the process has met a cut, then cut now and then for two seconds more.
       await proc.logged('start-up: a store cut the connection; trying again', 60_000);
+      // The pauses are the cut pattern under test, not a wait for something.
       for (const until = Date.now() + 2_000; Date.now() < until; ) {
         proxy.restore();
         await new Promise((r) => setTimeout(r, 100));
