@@ -13,6 +13,7 @@ import { closeLiveHub } from '../../src/review/live-stream.js';
 import { PASSWORD, type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
+import { until } from '../helpers/processes.js';
 import { smtpEnv } from '../helpers/smtp-server.js';
 
 /**
@@ -36,16 +37,6 @@ afterAll(async () => {
   await browser?.close();
   await served?.close();
 });
-
-async function until<T>(what: () => T | undefined | null | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = what();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('deadline passed');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A browser signed in through the sign-in page as `who`, then on the review desk with its live stream open. */
 async function deskFor(who: { email: string; password: string }, expected: number[] = []) {
@@ -99,7 +90,10 @@ describe('the review desk in headless Chromium', () => {
 
       await page.keyboard.press('e');
       await page.getByText('Sent: “Intro to Acme”.').waitFor();
-      const mail = await until(() => smtp.received.find((m) => m.to.includes('jane@acme.test') && m.raw.includes('Quick idea for Acme')));
+      const mail = await until(
+        async () => smtp.received.find((m) => m.to.includes('jane@acme.test') && m.raw.includes('Quick idea for Acme')),
+        15_000,
+      );
       expect(mail.raw).toContain('Hi Jane');
       const stored = await ana.request('get', `/dashboard/api/v1/review/${card.id}`).expect(200);
       expect(stored.body.item.status).toBe('sent');
