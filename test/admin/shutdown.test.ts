@@ -1,7 +1,9 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { testDatabaseName, urlFor, withAdminClient } from '../helpers/db.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
+import { cardRow, row, turnRow } from '../helpers/rows.js';
 import { waitFor } from '../helpers/processes.js';
 import { pendingJob } from '../../src/jobs/registry.js';
 import { NODE_MAJOR } from '../../src/node-version.js';
@@ -12,12 +14,6 @@ import { auth } from '../helpers/auth.js';
 
 // These tests spawn real processes (npm, tsx start-up): slow on a loaded 2-core machine.
 const SLOW = 180_000;
-
-let env: TestEnv;
-beforeAll(async () => {
-  env = await setupTestEnv();
-});
-afterAll(() => env.close());
 
 /** True when nothing accepts a connection on the port any more. */
 function refused(port: number): Promise<boolean> {
@@ -31,9 +27,8 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
-async function turnStatus(requestId: string): Promise<string | undefined> {
-  const row = await env.deps.db('agent_turns').where({ id: requestId }).first('status');
-  return row?.status as string | undefined;
+async function turnStatus(env: TestEnv, requestId: string): Promise<string | undefined> {
+  return (await turnRow(env, requestId))?.status as string | undefined;
 }
 
 function post(port: number, token: string, body: unknown): Promise<Response> {
@@ -45,7 +40,7 @@ function post(port: number, token: string, body: unknown): Promise<Response> {
 }
 
 describe('stopping on a signal', { timeout: SLOW }, () => {
-  it('SIGTERM to the npm start process stops the server and every process under npm, exit code 0', async () => {
+  it('SIGTERM to the npm start process stops the server and every process under npm, exit code 0', async ({ env }) => {
     const proc = startNpm(['start'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_GRACE_MS: '5000' });
     const group = proc.child.pid!;
     try {
@@ -64,7 +59,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     }
   });
 
-  it('a SIGTERM during start-up (after migrating, before serving) is acted on once start-up is done: exit code 0', async () => {
+  it('a SIGTERM during start-up (after migrating, before serving) is acted on once start-up is done: exit code 0', async ({ env }) => {
     const database = testDatabaseName();
     await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
     const proc = startService(['all'], { ...envFor(env.config), DATABASE_URL: urlFor(database), PORT: '0', LOG_LEVEL: 'info' });
@@ -82,7 +77,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     }
   });
 
-  it('finishes a request waiting on a turn, and the turn, before it exits with code 0', async () => {
+  it('finishes a request waiting on a turn, and the turn, before it exits with code 0', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     const proc = startService(['all'], {
       ...envFor(env.config),
@@ -94,7 +89,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     try {
       const port = await proc.port(90_000);
       const answer = post(port, token, { text: 'draft an email to ops@example.com about pricing', waitSeconds: 60 });
-      const running = () => env.deps.db('agent_turns').where({ account_id: accountId, status: 'running' }).first('id');
+      const running = () => row(env, 'agent_turns', { account_id: accountId, status: 'running' });
       await waitFor(async () => Boolean(await running()), 'the turn to run', 60_000);
       proc.child.kill('SIGTERM');
       const res = await answer;
@@ -102,7 +97,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       const body = (await res.json()) as { requestId: string; message: { status: string } };
       expect(body.message.status).toBe('replied');
       expect((await proc.exited).code).toBe(0);
-      expect(await turnStatus(body.requestId)).toBe('replied');
+      expect(await turnStatus(env, body.requestId)).toBe('replied');
       expect(proc.stdout()).toContain('"msg":"stopped"');
       expect(proc.stdout()).not.toContain('returned to their queues');
     } finally {
@@ -110,7 +105,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     }
   });
 
-  it('finishes a mail send waiting on a slow SMTP server before it exits with code 0: sent once, card sent', async () => {
+  it('finishes a mail send waiting on a slow SMTP server before it exits with code 0: sent once, card sent', async ({ env }) => {
     const smtp = await startTestSmtp({ kind: 'slow', delayMs: 3_000 });
     const { token, accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft', {
@@ -141,14 +136,14 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       expect(await res.json()).toMatchObject({ ok: true, status: 'sent' });
       expect((await proc.exited).code).toBe(0);
       expect(smtp.received.filter((m) => m.raw.includes('subject-slow'))).toHaveLength(1);
-      expect(await env.deps.db('review_cards').where({ id: card.id }).first('status')).toEqual({ status: 'sent' });
+      expect((await cardRow(env, card.id))?.status).toBe('sent');
     } finally {
       proc.child.kill('SIGKILL');
       await smtp.close();
     }
   });
 
-  it('returns a job still running at the end of SHUTDOWN_GRACE_MS to its queue and exits; another worker then runs it', async () => {
+  it('returns a job still running at the end of SHUTDOWN_GRACE_MS to its queue and exits; another worker then runs it', async ({ env }) => {
     const { token } = await env.tenant();
     // Each step waits ten minutes, and the lock outlives the test: only a returned job can run again.
     const stuck = {
@@ -164,7 +159,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
       const sent = await env.api().post('/api/v1/agent/messages').set(auth(token)).send({ text: 'what is waiting' });
       expect(sent.status).toBe(202);
       requestId = sent.body.requestId as string;
-      await waitFor(async () => (await turnStatus(requestId)) === 'running', 'the turn to run', 60_000);
+      await waitFor(async () => (await turnStatus(env, requestId)) === 'running', 'the turn to run', 60_000);
       proc.child.kill('SIGTERM');
       expect((await proc.exited).code).toBe(0);
     } finally {
@@ -177,7 +172,7 @@ describe('stopping on a signal', { timeout: SLOW }, () => {
     expect(job?.attemptsMade).toBe(0);
     const again = startService(['workers', '--pools', 'agent-turns'], { ...envFor(env.config), LOG_LEVEL: 'info' });
     try {
-      await waitFor(async () => (await turnStatus(requestId)) === 'replied', 'the returned job to run on another worker', 90_000);
+      await waitFor(async () => (await turnStatus(env, requestId)) === 'replied', 'the returned job to run on another worker', 90_000);
     } finally {
       again.child.kill('SIGTERM');
     }

@@ -15,11 +15,6 @@ import { isTransientStoreError } from '../../src/preflight.js';
 import { tcpProxy } from '../helpers/outages.js';
 import { auth } from '../helpers/auth.js';
 
-let env: TestEnv;
-it.beforeAll(({ env: e }) => {
-  env = e;
-});
-
 function rawRequest(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(text));
@@ -31,7 +26,7 @@ function rawRequest(port: number, text: string): Promise<string> {
 }
 
 describe('process start-up', { timeout: SLOW }, () => {
-  it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async () => {
+  it('creates a missing database, migrates, serves the API with every pool, and stops cleanly on SIGTERM', async ({ env }) => {
     const database = testDatabaseName();
     await withAdminClient((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
     // PORT=0 and the port read from its own 'api listening' line: a port picked beforehand could be taken
@@ -75,7 +70,7 @@ describe('process start-up', { timeout: SLOW }, () => {
 
   // The four refusals below run at once (it.concurrent): each is a process that stops before it starts
   // anything, and they share nothing.
-  it.concurrent('stops with one clear line naming Redis when Redis cannot be reached', async ({ expect }) => {
+  it.concurrent('stops with one clear line naming Redis when Redis cannot be reached', async ({ env, expect }) => {
     const out = await runTs(['bin/start.ts', 'all'], { ...envFor(env.config), REDIS_URL: 'redis://127.0.0.1:1' });
     expect(out.code).toBe(1);
     const lines = out.stderr.trim().split('\n');
@@ -83,14 +78,14 @@ describe('process start-up', { timeout: SLOW }, () => {
     expect(lines[0]).toMatch(/^Redis is not reachable at 127\.0\.0\.1:1 \(ECONNREFUSED\): start it .*docker compose up -d postgres redis/);
   });
 
-  it.concurrent('stops with one clear line naming Postgres when Postgres cannot be reached', async ({ expect }) => {
+  it.concurrent('stops with one clear line naming Postgres when Postgres cannot be reached', async ({ env, expect }) => {
     const out = await runTs(['bin/start.ts', 'api'], { ...envFor(env.config), DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x' });
     expect(out.code).toBe(1);
     expect(out.stderr.trim().split('\n')).toHaveLength(1);
     expect(out.stderr).toMatch(/^Postgres is not reachable at 127\.0\.0\.1:1 \(ECONNREFUSED\)/);
   });
 
-  it.concurrent('refuses an unknown pool name and a bad variable before connecting to anything', async ({ expect }) => {
+  it.concurrent('refuses an unknown pool name and a bad variable before connecting to anything', async ({ env, expect }) => {
     const pools = await runTs(['bin/start.ts', 'workers', '--pools', 'nope'], envFor(env.config));
     expect(pools.code).toBe(1);
     expect(pools.stderr).toMatch(/unknown pool nope; pools are agent-turns/);
@@ -100,6 +95,7 @@ describe('process start-up', { timeout: SLOW }, () => {
   });
 
   it.concurrent('refuses to run agent turns with no database connection to spare for them, before connecting to anything', async ({
+    env,
     expect,
   }) => {
     const crowded = {
@@ -120,7 +116,9 @@ describe('process start-up', { timeout: SLOW }, () => {
     ).not.toThrow();
   });
 
-  it('prints that the API listens, the dashboard’s address and that the pools run, at once, before anything else happens', async () => {
+  it('prints that the API listens, the dashboard’s address and that the pools run, at once, before anything else happens', async ({
+    env,
+  }) => {
     // Before any request: a buffered logger held these lines until 4 KB of request logs or exit.
     const proc = startService(['all'], { ...envFor(env.config), PORT: '0', LOG_LEVEL: 'info' });
     try {
@@ -138,7 +136,7 @@ describe('process start-up', { timeout: SLOW }, () => {
     expect((await proc.exited).code).toBe(0);
   });
 
-  it('keeps a line logged just before a kill -9: a job failure, before the worker runs its next job', async () => {
+  it('keeps a line logged just before a kill -9: a job failure, before the worker runs its next job', async ({ env }) => {
     const proc = startService(['workers', '--pools', 'agent-turns'], {
       ...envFor(env.config),
       LOG_LEVEL: 'info',
@@ -169,7 +167,7 @@ describe('process start-up', { timeout: SLOW }, () => {
 
 describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () => {
   /** This file's database, reached through a TCP proxy that can drop every connection. */
-  async function proxiedDatabase() {
+  async function proxiedDatabase(env: TestEnv) {
     const target = new URL(env.config.databaseUrl);
     const proxy = await tcpProxy(Number(target.port || 5432));
     const url = new URL(target);
@@ -178,8 +176,8 @@ describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () =
     return { proxy, url: url.toString() };
   }
 
-  it('counts the errors pg and knex really throw on a cut connection as worth trying again', async () => {
-    const { proxy, url } = await proxiedDatabase();
+  it('counts the errors pg and knex really throw on a cut connection as worth trying again', async ({ env }) => {
+    const { proxy, url } = await proxiedDatabase(env);
     proxy.cut();
     try {
       const config = configWith({ ...envFor(env.config), DATABASE_URL: url });
@@ -200,8 +198,8 @@ describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () =
     }
   });
 
-  it('starts a worker process once the cuts stop, within START_DEADLINE_MS', async () => {
-    const { proxy, url } = await proxiedDatabase();
+  it('starts a worker process once the cuts stop, within START_DEADLINE_MS', async ({ env }) => {
+    const { proxy, url } = await proxiedDatabase(env);
     proxy.cut();
     const proc = startService(['workers', '--pools', 'maintenance'], {
       ...envFor(env.config),
@@ -212,6 +210,7 @@ describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () =
     try {
       // Cut from the start until the process has met a cut, then cut now and then for two seconds more.
       await proc.logged('start-up: a store cut the connection; trying again', 60_000);
+      // The pauses are the cut pattern under test, not a wait for something.
       for (const until = Date.now() + 2_000; Date.now() < until; ) {
         proxy.restore();
         await new Promise((r) => setTimeout(r, 100));
@@ -231,8 +230,8 @@ describe('start-up while Postgres cuts its connections', { timeout: SLOW }, () =
     expect(proc.output()).not.toContain('start failed');
   });
 
-  it('stops with one clear line naming Postgres once START_DEADLINE_MS is over', async () => {
-    const { proxy, url } = await proxiedDatabase();
+  it('stops with one clear line naming Postgres once START_DEADLINE_MS is over', async ({ env }) => {
+    const { proxy, url } = await proxiedDatabase(env);
     proxy.cut();
     try {
       const out = await runTs(['bin/start.ts', 'workers', '--pools', 'maintenance'], {

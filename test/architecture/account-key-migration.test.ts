@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db.js';
 import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
 
 /**
@@ -8,7 +7,6 @@ import { migrateUpTo, migrationDatabase } from '../helpers/migration-db.js';
  */
 const MIGRATION = '20261129100000_account_keys';
 const scratch = migrationDatabase();
-let db: Db | undefined;
 
 const SEED = `
 INSERT INTO accounts (id, name, created_at) VALUES ('a1', 'A', 0), ('a2', 'B', 0);
@@ -24,14 +22,14 @@ INSERT INTO destination_deliveries (destination_id, run_id, text, at) VALUES ('d
 
 describe('the account-key migration', () => {
   it('fills account_id of child rows from their parents and keeps the rows', async () => {
-    db = await scratch.open();
+    const db = await scratch.open();
     await migrateUpTo(db, MIGRATION);
     await db.raw(SEED);
 
     await db.migrate.up();
 
     const pairs = async (table: string, column: string) =>
-      (await db!(table).select('account_id', column).orderBy(column)) as Record<string, string>[];
+      (await db(table).select('account_id', column).orderBy(column)) as Record<string, string>[];
     expect(await pairs('agent_turn_steps', 'turn_id')).toEqual([
       { account_id: 'a1', turn_id: 't1' },
       { account_id: 'a2', turn_id: 't2' },

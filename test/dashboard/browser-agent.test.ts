@@ -1,8 +1,8 @@
 import { afterAll, describe, expect } from 'vitest';
 import { axeViolations, type Browser, launchChromium, screenshot, serveApp, signedInPage } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
-import { completion, llmEnv, type startFakeLlm } from '../helpers/fake-llm.js';
-import { agentOptions, it, type TestEnv } from '../helpers/fixture.js';
+import { completion, llmEnv } from '../helpers/fake-llm.js';
+import { agentOptions, it } from '../helpers/fixture.js';
 
 /**
  * The agent chat in Debian's Chromium: a message sent from the page runs a real turn (the agent-turns pool
@@ -10,17 +10,13 @@ import { agentOptions, it, type TestEnv } from '../helpers/fixture.js';
  * until the reply, then links the card the turn filed to the review desk, which opens it.
  */
 
-let env: TestEnv;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let browser: Browser;
 let ana: SignedInPerson;
 it.override('options', ({ llm }) =>
   agentOptions(llmEnv(llm, { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1' })),
 );
-it.beforeAll(async ({ agent, llm: l }) => {
-  env = agent;
-  llm = l;
+it.beforeAll(async ({ agent: env }) => {
   served = await serveApp(env.app);
   ana = await signedIn(env, { name: 'Ana Lima', email: 'ana@agent.example' });
   browser = await launchChromium();
@@ -33,7 +29,7 @@ afterAll(async () => {
 describe('the agent chat in headless Chromium', () => {
   it('sends a message, shows the turn working until the reply, and links the card the turn filed to the review desk', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ llm }) => {
     // The model's first answer waits for the test: the page is seen working in the meantime.
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -85,7 +81,7 @@ describe('the agent chat in headless Chromium', () => {
     }
   });
 
-  it('answers the cards of a message to its sender only: a colleague gets the 404 of an unknown id', async () => {
+  it('answers the cards of a message to its sender only: a colleague gets the 404 of an unknown id', async ({ agent: env }) => {
     const sent = await ana.request('post', '/dashboard/api/v1/agent/messages', { text: 'Anything new?' }).expect(202);
     const requestId = String(sent.body.requestId);
     const own = await ana.request('get', `/dashboard/api/agent/messages/${requestId}/cards`).expect(200);

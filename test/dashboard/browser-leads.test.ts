@@ -11,9 +11,9 @@ import {
 } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { buildLead } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { followMailLink, receiveAnswer, type SendCard, shipMail } from '../helpers/lead-history.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 
 /**
  * Leads in Debian's Chromium: the list filtered by status, searched over all the account's leads, paged by cursor,
@@ -22,18 +22,14 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
  * pool running in-process); the block list, added to. Each page passes axe-core and asks no other host.
  */
 
-let env: TestEnv;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let browser: Browser;
 let ana: SignedInPerson;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({
   env: { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1', ...smtpEnv(smtp) },
   pools: ['maintenance'],
 }));
-it.beforeAll(async ({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
+it.beforeAll(async ({ env }) => {
   served = await serveApp(env.app);
   ana = await signedIn(env, { name: 'Ana Lima', email: 'ana@leads.example' });
   browser = await launchChromium();
@@ -57,7 +53,7 @@ const clean = (watch: ReturnType<typeof watchPage>) => {
 };
 
 describe('leads in headless Chromium', () => {
-  it('filters by status, searches, pages by cursor and opens a lead', { timeout: 120_000 }, async () => {
+  it('filters by status, searches, pages by cursor and opens a lead', { timeout: 120_000 }, async ({ env }) => {
     for (let i = 0; i < 55; i++) await buildLead(env.deps.db, ana.accountId, { domain: `co${i}.test`, status: 'new' });
     await buildLead(env.deps.db, ana.accountId, {
       domain: 'northwind.test',
@@ -147,7 +143,7 @@ describe('leads in headless Chromium', () => {
     }
   });
 
-  it('searches all the leads: finds one far past the first page by its contact', { timeout: 120_000 }, async () => {
+  it('searches all the leads: finds one far past the first page by its contact', { timeout: 120_000 }, async ({ env }) => {
     await buildLead(env.deps.db, ana.accountId, {
       domain: 'deep-archive.test',
       companyName: 'Deep Archive',
@@ -173,7 +169,7 @@ describe('leads in headless Chromium', () => {
 
   it("a lead's page: labels saved and shown, the server's error by its field, the timeline, the domain blocked", {
     timeout: 180_000,
-  }, async () => {
+  }, async ({ env, smtp }) => {
     const lead = await buildLead(env.deps.db, ana.accountId, {
       domain: 'contoso.test',
       companyName: 'Contoso',

@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect } from 'vitest';
-import type { InboundSmtp } from '../../src/inbound/smtp-listener.js';
 import { upsertLead } from '../../src/leads/leads.service.js';
 import { proposeExperiment } from '../../src/experiments/experiments.service.js';
 import { buildLead } from '../helpers/factories.js';
 import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, signedInPage } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { answered, INTERESTED, replyMime } from '../helpers/mail-reply.js';
 import { until } from '../helpers/processes.js';
+import { row } from '../helpers/rows.js';
 import { smtpSend } from '../helpers/smtp-client.js';
-import { mailLoopOptions, type TestSmtp } from '../helpers/smtp-server.js';
+import { mailLoopOptions } from '../helpers/smtp-server.js';
 
 /**
  * The scoreboard in Debian's Chromium: every channel section GET /api/v1/results answers is shown, with its figures
@@ -20,17 +20,11 @@ import { mailLoopOptions, type TestSmtp } from '../helpers/smtp-server.js';
  * email chart counts both. axe-core finds nothing serious; the page asks no other host.
  */
 
-let env: TestEnv;
-let smtp: TestSmtp;
-let inbound: InboundSmtp;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let browser: Browser;
 let ana: SignedInPerson;
 it.override('options', ({ smtp }) => mailLoopOptions(smtp, { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1' }));
-it.beforeAll(async ({ env: e, smtp: s, inbound: i }) => {
-  env = e;
-  smtp = s;
-  inbound = i;
+it.beforeAll(async ({ env }) => {
   served = await serveApp(env.app);
   ana = await signedIn(env, { name: 'Ana Lima', email: 'ana@results.example' });
   browser = await launchChromium();
@@ -55,7 +49,7 @@ const total = (cells: string[]) => cells.reduce((a, c) => a + Number(c.replace(/
 describe('the scoreboard in headless Chromium', () => {
   it('shows each channel the results route answers, its figures or why it has none, for the window picked', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ env }) => {
     // An experiment proposed to 120 contacts, waiting for a person: on the scoreboard with its plan and no winner.
     for (let i = 0; i < 120; i++) await buildLead(env.deps.db, ana.accountId, { contacts: [{ email: `person${i}@co${i}.test` }] });
     const proposal = await proposeExperiment(
@@ -130,7 +124,7 @@ describe('the scoreboard in headless Chromium', () => {
     }
   });
 
-  it("the scoreboard's charts render real counts after a send and a reply", { timeout: 150_000 }, async () => {
+  it("the scoreboard's charts render real counts after a send and a reply", { timeout: 150_000 }, async ({ env, smtp, inbound }) => {
     const jane = 'jane@acme-results.test';
     const bo = await signedIn(env, { name: 'Bo Chen', email: 'bo@results.example' });
     await upsertLead(env.deps.db, bo.accountId, { domain: 'acme-results.test', contacts: [{ name: 'Jane Doe', email: jane }] });
@@ -148,7 +142,7 @@ describe('the scoreboard in headless Chromium', () => {
     const a = await answered(mail.raw);
     expect((await smtpSend(inbound.port, { from: a.to, to: [a.replyTo], raw: replyMime(a, INTERESTED) })).code).toBe(250);
     await until(async () => {
-      const r = await env.deps.db('inbound_messages').where({ account_id: bo.accountId }).first();
+      const r = await row(env, 'inbound_messages', { account_id: bo.accountId });
       return r?.status === 'applied' ? r : null;
     }, 30_000);
 

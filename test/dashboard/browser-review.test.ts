@@ -12,8 +12,9 @@ import {
 import { closeLiveHub } from '../../src/review/live-stream.js';
 import { PASSWORD, type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { buildCard } from '../helpers/factories.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { it } from '../helpers/fixture.js';
+import { until } from '../helpers/processes.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 
 /**
  * The review desk in Debian's Chromium (headless, playwright-core): a mail card approved by keyboard alone
@@ -21,17 +22,13 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
  * while the desk is open appears without a reload. Each page passes axe-core and asks no other host.
  */
 
-let env: TestEnv;
-let smtp: TestSmtp;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let browser: Browser;
 let ana: SignedInPerson;
 it.override('options', ({ smtp }) => ({
   env: { ...smtpEnv(smtp), DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1' },
 }));
-it.beforeAll(async ({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
+it.beforeAll(async ({ env }) => {
   served = await serveApp(env.app);
   ana = await signedIn(env, { name: 'Ana Lima', email: 'ana@review.example' });
   browser = await launchChromium();
@@ -40,16 +37,6 @@ afterAll(async () => {
   await browser?.close();
   await served?.close();
 });
-
-async function until<T>(what: () => T | undefined | null | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = what();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('deadline passed');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A browser signed in through the sign-in page as `who`, then on the review desk with its live stream open. */
 async function deskFor(who: { email: string; password: string }, expected: number[] = []) {
@@ -71,7 +58,7 @@ const clean = (watch: ReturnType<typeof watchPage>) => {
 describe('the review desk in headless Chromium', () => {
   it('sends a mail card by keyboard alone (Enter opens it, e sends it), and the SMTP stand-in receives the mail', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ env, smtp }) => {
     const card = await buildCard(env.deps.db, ana.accountId, 'mail_draft', {
       title: 'Intro to Acme',
       payload: {
@@ -103,7 +90,10 @@ describe('the review desk in headless Chromium', () => {
 
       await page.keyboard.press('e');
       await page.getByText('Sent: “Intro to Acme”.').waitFor();
-      const mail = await until(() => smtp.received.find((m) => m.to.includes('jane@acme.test') && m.raw.includes('Quick idea for Acme')));
+      const mail = await until(
+        async () => smtp.received.find((m) => m.to.includes('jane@acme.test') && m.raw.includes('Quick idea for Acme')),
+        15_000,
+      );
       expect(mail.raw).toContain('Hi Jane');
       const stored = await ana.request('get', `/dashboard/api/v1/review/${card.id}`).expect(200);
       expect(stored.body.item.status).toBe('sent');
@@ -116,7 +106,7 @@ describe('the review desk in headless Chromium', () => {
 
   it('two people on one card: Ana dismisses it with a reason, and Bo’s desk says “Dismissed by Ana Lima”', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ env }) => {
     const bo = await signedIn(env, { role: 'member', accountId: ana.accountId, name: 'Bo Chen', email: 'bo@review.example' });
     const card = await buildCard(env.deps.db, ana.accountId, 'plain', { title: 'Go ahead with the Midwest list?' });
     const a = await deskFor(ana);
@@ -154,7 +144,7 @@ describe('the review desk in headless Chromium', () => {
 
   it('a dismiss that loses the race before the stream tells the desk: no error, then who and when, once, and the card leaves', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ env }) => {
     const bo = await signedIn(env, { role: 'member', accountId: ana.accountId, name: 'Bo Chen', email: 'bo3@review.example' });
     const card = await buildCard(env.deps.db, ana.accountId, 'plain', { title: 'Go ahead with the Nordics list?' });
     const { context, page, watch } = await deskFor(ana, [409]);
@@ -214,7 +204,7 @@ describe('the review desk in headless Chromium', () => {
 
   it('a card filed while the desk is open appears without a reload; a colleague taking the card being answered is named', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ env }) => {
     const { context, page, watch } = await deskFor(ana, [409]);
     try {
       const navigations: string[] = [];

@@ -12,7 +12,7 @@ import {
   type watchPage,
 } from '../helpers/browser.js';
 import { PASSWORD, type SignedInPerson, signedIn } from '../helpers/dashboard.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 
 /**
  * Settings as a person uses them in Debian's Chromium (headless, playwright-core): a token minted in the page
@@ -22,13 +22,11 @@ import { it, type TestEnv } from '../helpers/fixture.js';
  * critical violation), loads nothing from another host and raises no script error.
  */
 
-let env: TestEnv;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let browser: Browser;
 let owner: SignedInPerson;
 it.override('options', { env: { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1' } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.beforeAll(async ({ env }) => {
   served = await serveApp(env.app);
   owner = await signedIn(env, { name: 'Ana Lima', email: 'ana@acme.example' });
   browser = await launchChromium();
@@ -61,7 +59,7 @@ const clean = (watch: ReturnType<typeof watchPage>) => {
 describe('the dashboard in headless Chromium: settings', () => {
   it('mints a token in the page (shown once, with each scope described) that /api/v1/me answers to, lists it and revokes it', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ env }) => {
     const { context, page, watch } = await signedInPageAs(owner);
     try {
       await open(page, 'API tokens', 'API tokens');
@@ -175,7 +173,7 @@ describe('the dashboard in headless Chromium: settings', () => {
     }
   });
 
-  it('shows a member no owner’s control, and the server answers their owner-only requests 403', { timeout: 90_000 }, async () => {
+  it('shows a member no owner’s control, and the server answers their owner-only requests 403', { timeout: 90_000 }, async ({ env }) => {
     const member = await signedIn(env, { role: 'member', accountId: owner.accountId, name: 'Bo Chen', email: 'bo@acme.example' });
     const { context, page, watch } = await signedInPageAs({ email: member.email, password: PASSWORD });
     try {

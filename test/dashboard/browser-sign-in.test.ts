@@ -6,9 +6,9 @@ import { adminActor } from '../../src/audit/audit.service.js';
 import { invitePerson } from '../../src/people/invitations.service.js';
 import { axeViolations, type Browser, launchChromium, type Page, screenshot, serveApp, watchPage } from '../helpers/browser.js';
 import { PASSWORD, signedIn } from '../helpers/dashboard.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
-import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 import { totpCode } from '../helpers/totp.js';
 
 /**
@@ -21,8 +21,6 @@ import { totpCode } from '../helpers/totp.js';
 
 const OTHER_SITE = 'This request came from another site; reload the dashboard and try again.';
 
-let env: TestEnv;
-let smtp: TestSmtp;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let browser: Browser;
 it.override('options', ({ smtp }) => ({
@@ -34,9 +32,7 @@ it.override('options', ({ smtp }) => ({
     DASHBOARD_SIGNIN_ADDRESS_FAILURES: '3',
   },
 }));
-it.beforeAll(async ({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
+it.beforeAll(async ({ env }) => {
   served = await serveApp(env.app);
   browser = await launchChromium();
 }, 180_000);
@@ -66,7 +62,7 @@ async function newPage() {
 describe('the dashboard in headless Chromium: ways in', () => {
   it('invitation → name and password → signed in → two-step sign-in on → signed out → signed in again with a code', {
     timeout: 120_000,
-  }, async () => {
+  }, async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Acme');
     const email = 'ana@acme.example';
     const { link } = await invitePerson(env.deps, adminActor(account.id, 'person invite'), {
@@ -126,7 +122,7 @@ describe('the dashboard in headless Chromium: ways in', () => {
 
   it('forgot password → the mailed link → a new password → the old sessions are over → signed in with it', {
     timeout: 90_000,
-  }, async () => {
+  }, async ({ env, smtp }) => {
     const person = await signedIn(env, { name: 'Bo Chen', email: 'bo@acme.example' });
     const { context, page, watch } = await newPage();
     try {
@@ -177,7 +173,7 @@ describe('the dashboard in headless Chromium: ways in', () => {
 
   it('throttles sign-in: past the failures allowed, the page shows the server’s refusal with the wait from Retry-After', {
     timeout: 60_000,
-  }, async () => {
+  }, async ({ env }) => {
     const person = await signedIn(env, { name: 'Cy' });
     const { context, page, watch } = await newPage();
     try {
@@ -207,7 +203,7 @@ describe('the dashboard in headless Chromium: ways in', () => {
     }
   });
 
-  it('refuses a form another site posts with the person’s cookie, and the session lives on', { timeout: 60_000 }, async () => {
+  it('refuses a form another site posts with the person’s cookie, and the session lives on', { timeout: 60_000 }, async ({ env }) => {
     const person = await signedIn(env, { name: 'Dee' });
     // Another origin on this machine: 127.0.0.1 on another port is the same site (the Lax cookie goes with the
     // POST), so only the Origin rule stands between it and the session; localhost is another site as well.

@@ -2,10 +2,9 @@ import { afterAll, describe, expect } from 'vitest';
 import { RunsResponse, WorkflowsResponse } from '../../api/routes/workflows.schemas.js';
 import { fireRun } from '../../src/workflows/runs.service.js';
 import { resolveSchedule, upcomingRuns } from '../../src/workflows/schedule.js';
-import { startPools, type Pools } from '../../workers/main.js';
 import { axeViolations, type Browser, launchChromium, screenshot, serveApp, signedInPage } from '../helpers/browser.js';
 import { type SignedInPerson, signedIn } from '../helpers/dashboard.js';
-import { it, type TestEnv } from '../helpers/fixture.js';
+import { it } from '../helpers/fixture.js';
 
 /**
  * The workflows page in Debian's Chromium: a schedule typed in plain words is read by the server while it is
@@ -13,29 +12,27 @@ import { it, type TestEnv } from '../helpers/fixture.js';
  * a run's per-step outcomes shown, then paused and resumed. axe-core finds nothing serious; no other host is asked.
  */
 
-let env: TestEnv;
 let served: Awaited<ReturnType<typeof serveApp>>;
 let browser: Browser;
-let pools: Pools;
 let ana: SignedInPerson;
-it.override('options', { env: { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1', WORKFLOW_POLL_MS: '50' } });
-it.beforeAll(async ({ env: e }) => {
-  env = e;
+it.override('options', {
+  env: { DASHBOARD_PASSWORD_MEMORY_KIB: '8192', DASHBOARD_PASSWORD_TIME_COST: '1', WORKFLOW_POLL_MS: '50' },
+  pools: ['agent-turns', 'workflow-runs'],
+});
+it.beforeAll(async ({ env }) => {
   served = await serveApp(env.app);
-  pools = await startPools(env.deps, ['agent-turns', 'workflow-runs']);
   ana = await signedIn(env, { name: 'Ana Lima', email: 'ana@workflows.example' });
   browser = await launchChromium();
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
   await served?.close();
-  await pools?.close();
 });
 
 describe('the workflows page in headless Chromium', () => {
   it('shows the next five runs before saving, creates the workflow, shows a run step by step, pauses and resumes it', {
     timeout: 120_000,
-  }, async () => {
+  }, async ({ env }) => {
     // The preview route answers what the service's own parser reads, with unreadable words as a sentence.
     const preview = await ana.request('get', '/dashboard/api/workflows/schedule-preview?text=every%20weekday%20at%209am').expect(200);
     const reading = resolveSchedule('every weekday at 9am', 'UTC');

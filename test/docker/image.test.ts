@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { parse } from 'yaml';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor } from '../helpers/env.js';
+import { it } from '../helpers/fixture.js';
 import { freePort, ROOT, run, waitFor } from '../helpers/processes.js';
 import { startCommand } from '../helpers/service-process.js';
 
@@ -38,14 +39,11 @@ const SLOW = 180_000;
 /** The image runs with NODE_ENV=production, which needs a sealing key from outside the database. */
 const SEALING = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
 
-let env: TestEnv;
 let dir: string;
 beforeAll(async () => {
-  env = await setupTestEnv();
   dir = await mkdtemp(path.join(tmpdir(), 'gas-docker-'));
 });
 afterAll(async () => {
-  await env.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -68,7 +66,7 @@ async function listener(greet: string | null): Promise<{ port: number; server: S
 }
 
 describe('the image', { timeout: SLOW }, () => {
-  it("the Dockerfile's CMD, run from the repository with NODE_ENV=production, serves /healthz on the pinned Node", async () => {
+  it("the Dockerfile's CMD, run from the repository with NODE_ENV=production, serves /healthz on the pinned Node", async ({ env }) => {
     expect(imageCmd).toEqual(['node', '--import', 'tsx', 'bin/start.ts', 'all']);
     expect(dockerfile).toMatch(/^ENV NODE_ENV=production$/m);
     const proc = startCommand(imageCmd, {
@@ -91,7 +89,7 @@ describe('the image', { timeout: SLOW }, () => {
     }
   });
 
-  it("the workers' compose command writes a heartbeat its health check passes, and fails once it stops", async () => {
+  it("the workers' compose command writes a heartbeat its health check passes, and fails once it stops", async ({ env }) => {
     const file = path.join(dir, 'workers.heartbeat');
     expect(workers.environment?.WORKER_HEARTBEAT_FILE).toBe('/tmp/workers.heartbeat');
     expect(workers.command).toEqual([...imageCmd.slice(0, -1), 'workers']);
@@ -118,7 +116,7 @@ describe('the image', { timeout: SLOW }, () => {
     }
   });
 
-  it("the inbound listener's compose command greets its health check over SMTP, which fails once it stops", async () => {
+  it("the inbound listener's compose command greets its health check over SMTP, which fails once it stops", async ({ env }) => {
     expect(inbound.command).toEqual([...imageCmd.slice(0, -1), 'inbound-mail']);
     expect(inbound.environment?.INBOUND_SMTP_PORT).toBe('2525');
     const port = await freePort();

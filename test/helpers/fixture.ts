@@ -23,15 +23,14 @@ export interface FileOptions extends EnvOptions {
  * template, one BullMQ prefix and one app, made the first time a hook or test asks for them and closed
  * after the file's last test, in reverse order of making (pools, then env, then the stand-ins).
  *
- * A file states its needs once, at the top level, and binds the world for its tests:
+ * A file states its needs once, at the top level, and its tests and hooks take the world from their context:
  *
- *     let env: TestEnv;
  *     it.override('options', { env: { RATE_READS_BURST: '3' }, pools: ['shipments'] });
- *     it.beforeAll(({ env: e }) => { env = e; });
+ *     it('…', async ({ env }) => …);
  *
  * Options that need a stand-in's address take it from its fixture, which is then closed after the env:
- * `it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }))`. New tests may take what they use from
- * the context instead of a file variable: `it('…', async ({ api, tenant }) => …)`.
+ * `it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }))`. A test may take just what it uses:
+ * `it('…', async ({ api, tenant }) => …)`; never a copy in a file variable (test/architecture/test-fixtures.test.ts).
  */
 export const test = base
   /** A real SMTP server on loopback (test/helpers/smtp-server.ts), made only when asked for. */

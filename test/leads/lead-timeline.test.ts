@@ -13,16 +13,10 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
  * first, each read through its owner; bounded; 404 for another account's lead.
  */
 
-let env: TestEnv;
-let smtp: TestSmtp;
 it.override('options', ({ smtp }) => ({ env: smtpEnv(smtp) }));
-it.beforeAll(({ env: e, smtp: s }) => {
-  env = e;
-  smtp = s;
-});
 
 /** A lead with two contacts and a research entry, mailed twice; dana replies, lee's address bounces, dana follows the link. */
-async function historyOf() {
+async function historyOf(env: TestEnv, smtp: TestSmtp) {
   const { token, accountId } = await env.tenant();
   const lead = await buildLead(env.deps.db, accountId, {
     domain: 'northwind.test',
@@ -41,8 +35,8 @@ async function historyOf() {
 }
 
 describe('GET /dashboard/api/leads/{id}/timeline', () => {
-  it('lists the sends, the reply, the bounce, the visit and the research, newest first', async () => {
-    const { accountId, leadId } = await historyOf();
+  it('lists the sends, the reply, the bounce, the visit and the research, newest first', async ({ env, smtp }) => {
+    const { accountId, leadId } = await historyOf(env, smtp);
     const who = await signedIn(env, { accountId });
     const res = await who.request('get', `/dashboard/api/leads/${leadId}/timeline`);
     expect(res.status).toBe(200);
@@ -69,8 +63,8 @@ describe('GET /dashboard/api/leads/{id}/timeline', () => {
     expect(at('bounce')).toBeLessThan(entries.findIndex((e) => e.to === 'lee@northwind.test'));
   });
 
-  it('is bounded by limit (1 to 100, default 50), saying when there was more', async () => {
-    const { accountId, leadId } = await historyOf();
+  it('is bounded by limit (1 to 100, default 50), saying when there was more', async ({ env, smtp }) => {
+    const { accountId, leadId } = await historyOf(env, smtp);
     const who = await signedIn(env, { accountId });
     const all = LeadTimeline.parse((await who.request('get', `/dashboard/api/leads/${leadId}/timeline`)).body).entries;
     const res = await who.request('get', `/dashboard/api/leads/${leadId}/timeline?limit=2`);
@@ -82,8 +76,8 @@ describe('GET /dashboard/api/leads/{id}/timeline', () => {
     }
   });
 
-  it("answers 404 for another account's lead and for an unknown id, and shows an unmailed lead's research alone", async () => {
-    const { leadId } = await historyOf();
+  it("answers 404 for another account's lead and for an unknown id, and shows an unmailed lead's research alone", async ({ env, smtp }) => {
+    const { leadId } = await historyOf(env, smtp);
     const stranger = await signedIn(env);
     for (const id of [leadId, 'lead_unknown']) {
       const res = await stranger.request('get', `/dashboard/api/leads/${id}/timeline`);

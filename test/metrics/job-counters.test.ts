@@ -1,11 +1,10 @@
-import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { describe, expect } from 'vitest';
-import { createQueues, defineJob, enqueue } from '../../src/jobs/registry.js';
+import { defineJob, enqueue } from '../../src/jobs/registry.js';
 import { metrics } from '../../src/metrics/registry.js';
-import { createRedis } from '../../src/redis.js';
-import { createWorker, defineProcessor } from '../../workers/create-worker.js';
+import { defineProcessor } from '../../workers/create-worker.js';
 import { it } from '../helpers/fixture.js';
+import { queueWorker } from '../helpers/test-worker.js';
 
 /** Job duration, outcome and retries, counted by createWorker around a real BullMQ worker on the test Redis. */
 
@@ -29,27 +28,16 @@ async function count(metric: { get(): Promise<unknown> }, labels: Record<string,
 
 describe('job metrics', () => {
   it('times each run by outcome and counts the retries of a job that fails twice and then completes', async ({ env }) => {
-    const connection = createRedis(env.config, 'worker');
-    const queues = createQueues(env.deps.redis, env.config, ['test-flaky']);
-    const events = new QueueEvents('test-flaky', {
-      connection: createRedis(env.config, 'worker'),
-      prefix: env.config.queuePrefix,
-      lastEventId: '0-0',
-    });
     let runs = 0;
-    const worker = createWorker(
-      'test-flaky',
-      [
-        defineProcessor({
-          job: flaky,
-          run: async ({ n }) => {
-            if (++runs < 3) throw new Error('not yet');
-            return n;
-          },
-        }),
-      ],
-      [flaky],
-      { deps: env.deps, connection },
+    const { queues, events, close } = queueWorker(
+      env,
+      defineProcessor({
+        job: flaky,
+        run: async ({ n }) => {
+          if (++runs < 3) throw new Error('not yet');
+          return n;
+        },
+      }),
     );
     try {
       await events.waitUntilReady();
@@ -61,10 +49,7 @@ describe('job metrics', () => {
       expect(await count(metrics.jobDuration, { ...labels, outcome: 'failed' }, 'gas_job_duration_seconds_count')).toBe(2);
       expect(await count(metrics.jobDuration, { ...labels, outcome: 'completed' }, 'gas_job_duration_seconds_count')).toBe(1);
     } finally {
-      await worker.close();
-      await events.close();
-      await Promise.all([...queues.values()].map((q) => q.close()));
-      connection.disconnect();
+      await close();
     }
   });
 });

@@ -1,16 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { cardSweep } from '../../src/jobs/card-timers.js';
 import { enqueue } from '../../src/jobs/registry.js';
 import { OPEN_QUEUES } from '../../src/jobs/registry.js';
 import { startMetrics } from '../../src/metrics/server.js';
 import { createLogger } from '../../src/logger.js';
-import { envFor, setupTestEnv, type TestEnv } from '../helpers/env.js';
+import { envFor } from '../helpers/env.js';
+import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 import { freePort, until } from '../helpers/processes.js';
 import { ensurePrometheus, startPrometheus, type PrometheusServer } from '../helpers/prometheus.js';
 import { rawMessage, smtpSend } from '../helpers/smtp-client.js';
 import { startService, type ServiceProcess } from '../helpers/service-process.js';
-import { smtpEnv, startTestSmtp, type TestSmtp } from '../helpers/smtp-server.js';
+import { smtpEnv } from '../helpers/smtp-server.js';
 import { metricsPort, scrape, sampleValue, type Sample } from './scrape.js';
 import { auth } from '../helpers/auth.js';
 
@@ -19,16 +20,12 @@ import { auth } from '../helpers/auth.js';
  * metrics port of its own (METRICS_PORT=0, the bound port read from its log line), scraped over HTTP.
  */
 const SLOW = 180_000;
-let env: TestEnv;
-let smtp: TestSmtp;
 const procs: ServiceProcess[] = [];
 let apiPort = 0;
 let apiMetrics = 0;
 let workerMetrics = 0;
 
-beforeAll(async () => {
-  env = await setupTestEnv();
-  smtp = await startTestSmtp();
+it.beforeAll(async ({ env, smtp }) => {
   const base = {
     ...envFor(env.config),
     ...smtpEnv(smtp),
@@ -50,8 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of procs) p.child.kill('SIGKILL');
   await Promise.all(procs.map((p) => p.exited));
-  await smtp?.close();
-  await env?.close();
 });
 
 const call = (path: string, token?: string, method = 'GET') =>
@@ -64,7 +59,7 @@ const call = (path: string, token?: string, method = 'GET') =>
     ...(method === 'POST' ? { body: '{}' } : {}),
   });
 
-async function mailCard(accountId: string, subject: string) {
+async function mailCard(env: TestEnv, accountId: string, subject: string) {
   return buildCard(env.deps.db, accountId, 'mail_draft', {
     payload: { work: 'email', to: `${subject}@acme.test`, draft: { subject, body: 'Hello' } },
   });
@@ -81,9 +76,9 @@ describe('/metrics of an API process', () => {
     expect(text).toContain('# TYPE gas_http_request_duration_seconds histogram');
   });
 
-  it('times requests by route template and status; a path no route serves is `unmatched`', async () => {
+  it('times requests by route template and status; a path no route serves is `unmatched`', async ({ env }) => {
     const { accountId, token } = await env.tenant();
-    const card = await mailCard(accountId, 'route-template');
+    const card = await mailCard(env, accountId, 'route-template');
     expect((await call('/api/v1/me', token)).status).toBe(200);
     expect((await call(`/api/v1/review/${card.id}`, token)).status).toBe(200);
     expect((await call(`/api/v1/review/card_doesnotexist`, token)).status).toBe(404);
@@ -96,11 +91,11 @@ describe('/metrics of an API process', () => {
     expect(samples.filter((s) => s.name === HTTP).map((s) => s.labels.route)).not.toContain(`/api/v1/review/${card.id}`);
   });
 
-  it('counts 3 mails sent as gas_sends_total{channel="email",outcome="sent"} 3', async () => {
+  it('counts 3 mails sent as gas_sends_total{channel="email",outcome="sent"} 3', async ({ env, smtp }) => {
     const before = sampleValue((await scrape(apiMetrics)).samples, 'gas_sends_total', { channel: 'email', outcome: 'sent' }) ?? 0;
     const { accountId, token } = await env.tenant();
     for (const n of [1, 2, 3]) {
-      const card = await mailCard(accountId, `three-sends-${n}`);
+      const card = await mailCard(env, accountId, `three-sends-${n}`);
       expect((await call(`/api/v1/review/${card.id}/send`, token, 'POST')).status).toBe(200);
     }
     expect(smtp.received.filter((m) => m.raw.includes('three-sends-')).length).toBe(3);
@@ -117,9 +112,9 @@ const catalog = (samples: Sample[]) => samples.filter((s) => s.name.startsWith('
 
 describe('cardinality', () => {
   /** One account's traffic: its ids in paths, a send, the public doors with made-up tokens. */
-  async function accountRun(i: number): Promise<string[]> {
+  async function accountRun(env: TestEnv, i: number): Promise<string[]> {
     const { accountId, token } = await env.tenant(undefined, `Tenant ${i}`);
-    const card = await mailCard(accountId, `card-run-${i}-${Date.now()}`);
+    const card = await mailCard(env, accountId, `card-run-${i}-${Date.now()}`);
     expect((await call(`/api/v1/review/${card.id}`, token)).status).toBe(200);
     expect((await call(`/api/v1/review/${card.id}/send`, token, 'POST')).status).toBe(200);
     expect((await call(`/api/v1/leads/lead_missing${i}`, token)).status).toBe(404);
@@ -130,10 +125,10 @@ describe('cardinality', () => {
     return [accountId, card.id, token];
   }
 
-  it('after a multi-account run no label carries an id, and more accounts add no series', async () => {
-    const seen = [...(await accountRun(1)), ...(await accountRun(2))];
+  it('after a multi-account run no label carries an id, and more accounts add no series', async ({ env }) => {
+    const seen = [...(await accountRun(env, 1)), ...(await accountRun(env, 2))];
     const first = catalog((await scrape(apiMetrics)).samples);
-    for (let i = 3; i <= 6; i++) seen.push(...(await accountRun(i)));
+    for (let i = 3; i <= 6; i++) seen.push(...(await accountRun(env, i)));
     const { samples } = await scrape(apiMetrics);
     const second = catalog(samples);
     const values = samples.flatMap((s) => Object.values(s.labels));
@@ -148,7 +143,7 @@ describe('cardinality', () => {
 });
 
 describe('/metrics of a worker process', () => {
-  it('shows queue counts per queue and state, and a job run by queue, job and outcome', async () => {
+  it('shows queue counts per queue and state, and a job run by queue, job and outcome', async ({ env }) => {
     await enqueue(env.deps.queues, cardSweep, {});
     const samples = await until(
       async () => {
@@ -189,7 +184,7 @@ describe('a real Prometheus scraping the API and a worker process', () => {
 
   // Four waits on scrapes, each bounded (20 s) and naming what it waited for: the test's own deadline covers them all,
   // so a slow machine ends in the wait that did not come, not in vitest's timeout halfway through.
-  it('reads the sends, the job runs and both targets up through its query API', { timeout: SLOW }, async () => {
+  it('reads the sends, the job runs and both targets up through its query API', { timeout: SLOW }, async ({ env }) => {
     const up = await prom.waitFor('up', (r) => r.length === 2 && r.every((x) => x.value === 1), 'both targets up');
     expect(up.map((x) => x.metric.job).sort()).toEqual(['gas-api', 'gas-workers']);
     // Three more sends through the API: the counter Prometheus stored moves by exactly three.
@@ -197,7 +192,7 @@ describe('a real Prometheus scraping the API and a worker process', () => {
     const before = (await prom.waitFor(EMAIL_SENT, (r) => r.length === 1, 'the sends scraped'))[0]!.value;
     const { accountId, token } = await env.tenant();
     for (const n of [1, 2, 3]) {
-      const card = await mailCard(accountId, `prometheus-sends-${n}`);
+      const card = await mailCard(env, accountId, `prometheus-sends-${n}`);
       expect((await call(`/api/v1/review/${card.id}/send`, token, 'POST')).status).toBe(200);
     }
     const after = await prom.waitFor(EMAIL_SENT, (r) => r[0]?.value === before + 3, 'three more email sends scraped');
@@ -216,7 +211,7 @@ describe('a real Prometheus scraping the API and a worker process', () => {
 });
 
 describe('/metrics of the inbound listener process', () => {
-  it('counts the SMTP door refusals by outcome', async () => {
+  it('counts the SMTP door refusals by outcome', async ({ env }) => {
     const port = await freePort();
     const proc = startService(['inbound-mail'], {
       ...envFor(env.config),
@@ -238,7 +233,7 @@ describe('/metrics of the inbound listener process', () => {
 });
 
 describe('METRICS_PORT unset', () => {
-  it('starts no listener', async () => {
+  it('starts no listener', async ({ env }) => {
     const off = await startMetrics(
       { metrics: { port: null, host: '127.0.0.1', sampleMs: 1000 } },
       createLogger('silent'),

@@ -3,8 +3,8 @@ import { metrics } from '../../src/metrics/registry.js';
 import { sampleOnce } from '../../src/metrics/sampler.js';
 import { createLogger } from '../../src/logger.js';
 import { newId } from '../../src/ids.js';
-import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { completion, type startFakeLlm, llmEnv } from '../helpers/fake-llm.js';
+import { agentOptions, it } from '../helpers/fixture.js';
+import { completion, llmEnv } from '../helpers/fake-llm.js';
 import { buildCard, buildHook } from '../helpers/factories.js';
 import { mailFixture } from '../helpers/mail-fixtures.js';
 import { inboundRepository } from '../../src/inbound/inbound.repository.js';
@@ -16,8 +16,6 @@ import { auth } from '../helpers/auth.js';
  * The counters domain code increments, read from this process's registry: the agent's pool runs here
  * against a real local stand-in of the model; the limiter, webhook intake and the sampler are the real ones.
  */
-let env: AgentEnv;
-let llm: Awaited<ReturnType<typeof startFakeLlm>>;
 it.override('options', ({ llm }) =>
   agentOptions(
     llmEnv(llm, {
@@ -29,10 +27,6 @@ it.override('options', ({ llm }) =>
     }),
   ),
 );
-it.beforeAll(({ agent, llm: llmFixture }) => {
-  env = agent;
-  llm = llmFixture;
-});
 
 async function value(metric: { get(): Promise<{ values: { labels: object; value: number }[] }> }, labels: Record<string, string> = {}) {
   const { values } = await metric.get();
@@ -47,7 +41,7 @@ const withUsage = (body: ReturnType<typeof completion>, prompt: number, completi
 });
 
 describe('work counters', () => {
-  it('counts LLM calls, their tokens from usage and latency by model, and the turn by outcome and brain', async () => {
+  it('counts LLM calls, their tokens from usage and latency by model, and the turn by outcome and brain', async ({ agent: env, llm }) => {
     const { token } = await env.tenant();
     llm.script(
       () => ({ body: withUsage(completion(null, [{ id: 'c1', name: 'remember', args: { text: 'short mails' } }]), 120, 15) }),
@@ -63,7 +57,7 @@ describe('work counters', () => {
     expect(await value(metrics.agentTurns, { outcome: 'replied', brain: 'llm' })).toBe(1);
   });
 
-  it('counts a model that keeps failing as an errored call and a failed turn', async () => {
+  it('counts a model that keeps failing as an errored call and a failed turn', async ({ agent: env, llm }) => {
     const { token } = await env.tenant();
     llm.script(() => ({ status: 500, body: { error: 'down' } }));
     const before = await value(metrics.agentTurns, { outcome: 'failed', brain: 'llm' });
@@ -73,7 +67,7 @@ describe('work counters', () => {
     expect(await value(metrics.agentTurns, { outcome: 'failed', brain: 'llm' })).toBe(before + 1);
   });
 
-  it('counts limiter refusals by bucket', async () => {
+  it('counts limiter refusals by bucket', async ({ agent: env }) => {
     const { token } = await env.tenant();
     const before = await value(metrics.rateLimitRefusals, { bucket: 'reads' });
     const statuses: number[] = [];
@@ -83,7 +77,7 @@ describe('work counters', () => {
     expect(await value(metrics.rateLimitRefusals, { bucket: 'reads' })).toBe(before + refused);
   });
 
-  it('counts webhook deliveries by outcome', async () => {
+  it('counts webhook deliveries by outcome', async ({ agent: env }) => {
     const { accountId } = await env.tenant();
     const hook = await buildHook(env.deps, accountId);
     expect((await env.api().post(hook.path).send({ signup: 'x' })).status).toBe(202);
@@ -99,11 +93,12 @@ describe('work counters', () => {
     expect(await value(metrics.webhookDeliveries, { outcome: 'unknown_hook' })).toBe(1);
   });
 
-  it('samples the age of the oldest send whose answer was lost', async () => {
+  it('samples the age of the oldest send whose answer was lost', async ({ agent: env }) => {
     const { accountId } = await env.tenant();
     const card = await buildCard(env.deps.db, accountId, 'mail_draft');
     const id = newId('send');
     const at = Date.now() - 120_000;
+    // A send left pending two minutes ago: older than the service writes one, so seeded as the row itself.
     await env.deps.db('shipments').insert({
       id,
       account_id: accountId,
@@ -126,7 +121,7 @@ describe('work counters', () => {
     expect((await metrics.queueJobs.get()).values.filter((v) => v.labels.queue === 'agent-turns')).toHaveLength(5);
   });
 
-  it('counts inbound mail by the class it settles as', async () => {
+  it('counts inbound mail by the class it settles as', async ({ agent: env }) => {
     const settledAs: string[] = [];
     const { accountId } = await env.tenant();
     for (const name of ['malformed-mime', 'gmail-reply', 'gmail-reply']) {

@@ -166,6 +166,9 @@ describe('GET /results harness', () => {
     const inBaseline = since - 30 * MIN;
     const tooOld = since - 2 * HOUR;
     const later = now + 10 * MIN;
+    /** A card made at `at`, decided (`status`, by `action` of `by`) in the baseline. */
+    const decided = (at: number, status: string, action: string, by: string) =>
+      earlierCard(env, accountId, at, { status, resolved_at: inBaseline, resolution: { action, by, at: inBaseline } });
     await env.deps
       .db('agent_turns')
       .insert([
@@ -175,32 +178,12 @@ describe('GET /results harness', () => {
         turnRow(accountId, 'replied', tooOld - MIN, tooOld),
         turnRow(accountId, 'replied', now - MIN, later),
       ]);
-    await earlierCard(env, accountId, inBaseline, {
-      status: 'resolved',
-      resolved_at: inBaseline,
-      resolution: { action: 'answer', by: 'person', at: inBaseline },
-    });
-    await earlierCard(env, accountId, inBaseline, {
-      status: 'dismissed',
-      resolved_at: inBaseline,
-      resolution: { action: 'dismiss', by: 'person', at: inBaseline },
-    });
-    await earlierCard(env, accountId, tooOld, {
-      status: 'sent',
-      resolved_at: inBaseline,
-      resolution: { action: 'send', by: 'trust_ladder', at: inBaseline },
-    });
-    await earlierCard(env, accountId, inBaseline, {
-      status: 'sent',
-      resolved_at: inBaseline,
-      resolution: { action: 'approve', by: 'setting', at: inBaseline },
-    });
+    await decided(inBaseline, 'resolved', 'answer', 'person');
+    await decided(inBaseline, 'dismissed', 'dismiss', 'person');
+    await decided(tooOld, 'sent', 'send', 'trust_ladder');
+    await decided(inBaseline, 'sent', 'approve', 'setting');
     // A revision folded into the card it revises is not a card of its own, nor a decision.
-    await earlierCard(env, accountId, inBaseline, {
-      status: 'resolved',
-      resolved_at: inBaseline,
-      resolution: { action: 'merged', by: 'system', at: inBaseline },
-    });
+    await decided(inBaseline, 'resolved', 'merged', 'system');
     await earlierCard(env, accountId, inBaseline);
     // On the window's first millisecond: the window's.
     await earlierCard(env, accountId, since);

@@ -1,12 +1,11 @@
-import { QueueEvents } from 'bullmq';
 import { z } from 'zod';
 import { describe, expect } from 'vitest';
 import { configWith } from '../helpers/config.js';
 import { createQueues, defineJob, enqueue, QUEUES, type QueueName } from '../../src/jobs/registry.js';
-import { createRedis } from '../../src/redis.js';
 import { createWorker, defineProcessor } from '../../workers/create-worker.js';
 import { parsePools, POOLS } from '../../workers/main.js';
 import { it } from '../helpers/fixture.js';
+import { queueWorker } from '../helpers/test-worker.js';
 
 const echo = defineJob({
   queue: 'test-echo',
@@ -26,32 +25,16 @@ describe('createWorker', () => {
   });
 
   it('runs a job with its parsed payload, and fails a bad payload once without retrying', async ({ env }) => {
-    const connection = createRedis(env.config, 'worker');
-    const queues = createQueues(env.deps.redis, env.config, ['test-echo']);
-    // From the stream's start, not '$': on a cluster the first XREAD can go out after the job already
-    // finished (its slot looked up first), and an event from before it would be missed.
-    const events = new QueueEvents('test-echo', {
-      connection: createRedis(env.config, 'worker'),
-      prefix: env.config.queuePrefix,
-      lastEventId: '0-0',
-    });
     let runs = 0;
-    const worker = createWorker(
-      'test-echo',
-      [
-        defineProcessor({
-          job: echo,
-          run: async ({ n }) => {
-            runs++;
-            return n * 2;
-          },
-        }),
-      ],
-      [echo],
-      {
-        deps: env.deps,
-        connection,
-      },
+    const { queues, events, close } = queueWorker(
+      env,
+      defineProcessor({
+        job: echo,
+        run: async ({ n }) => {
+          runs++;
+          return n * 2;
+        },
+      }),
     );
     try {
       await events.waitUntilReady();
@@ -67,10 +50,7 @@ describe('createWorker', () => {
       expect(settled.attemptsMade).toBe(1);
       expect(runs).toBe(1);
     } finally {
-      await worker.close();
-      await events.close();
-      await Promise.all([...queues.values()].map((q) => q.close()));
-      connection.disconnect();
+      await close();
     }
   });
 
