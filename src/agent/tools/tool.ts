@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ShippingHere } from '../../channels/registry.js';
 import type { Config } from '../../config.js';
 import type { Db, Queryable } from '../../db.js';
+import type { DraftArgs } from '../../experiments/adopted-defaults.js';
 import type { ScoreboardSources } from '../../results/report/results.service.js';
 import type { Turn } from '../core/agent.types.js';
 import { type ToolCall, ToolRefused, type ToolResult } from '../core/brain.js';
@@ -50,14 +51,8 @@ export type ProposeWorkflow = (
   input: WorkflowProposal,
 ) => Promise<{ id: string; scheduleEcho: string | null }>;
 
-/** The ship tool's arguments a mail's adopted defaults may change. */
-export interface DraftArgs {
-  work: string;
-  title: string;
-  subject?: string;
-  body?: string;
-  details?: Record<string, unknown>;
-}
+/** The ship tool's arguments a mail's adopted defaults may change (declared by the experiments, which change them). */
+export type { DraftArgs };
 
 /** Work the ship tool files starts from the defaults decided experiments adopted; `used` is what its result adds. */
 export type AdoptedDefaults = <A extends DraftArgs>(ctx: ToolContext, args: A) => Promise<{ args: A; used: string }>;

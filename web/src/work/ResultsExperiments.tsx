@@ -1,7 +1,7 @@
 import { useId } from 'react';
 import { CsvDownload } from '../CsvDownload';
 import { formatDate } from '../ui';
-import { shown, words } from './ResultsTables';
+import { ScrollTable, shown, words } from './ResultsTables';
 
 /** An experiment as `/results` reports it: the stopping rule's decision and figures computed by the service. */
 export interface Experiment {
@@ -105,33 +105,16 @@ export function Experiments({ items }: { items: Experiment[] }) {
               <strong>{decisionWords(e)}</strong>
             </p>
             {e.decision.citation ? <p className="small">The figures: {e.decision.citation}.</p> : null}
-            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled by keys */}
-            <section className="table-wrap" aria-label={`${words(e.thing)}: ${e.topic}, per variant`} tabIndex={0}>
-              <table>
-                <caption className="visually-hidden">
-                  {words(e.thing)}: {e.topic}, per variant
-                </caption>
-                <thead>
-                  <tr>
-                    {header.map((h) => (
-                      <th key={h} scope="col">
-                        {h}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((r) => (
-                    <tr key={String(r[0])}>
-                      <th scope="row">{r[0]}</th>
-                      {r.slice(1).map((c, i) => (
-                        <td key={header[i + 1]}>{typeof c === 'number' ? shown(c) : (c ?? 'none yet')}</td>
-                      ))}
-                    </tr>
+            <ScrollTable label={`${words(e.thing)}: ${e.topic}, per variant`} header={header}>
+              {rows.map((r) => (
+                <tr key={String(r[0])}>
+                  <th scope="row">{r[0]}</th>
+                  {r.slice(1).map((c, i) => (
+                    <td key={header[i + 1]}>{typeof c === 'number' ? shown(c) : (c ?? 'none yet')}</td>
                   ))}
-                </tbody>
-              </table>
-            </section>
+                </tr>
+              ))}
+            </ScrollTable>
             <p className="muted small">
               {e.startedAt ? `Started ${formatDate(e.startedAt)}. ` : ''}
               {e.decidedAt ? `Decided ${formatDate(e.decidedAt)}.` : ''}

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useId, useMemo } from 'react';
+import { lazy, type ReactNode, Suspense, useId, useMemo } from 'react';
 import { CsvDownload } from '../CsvDownload';
 import type { CsvCell } from '../csv';
 
@@ -76,37 +76,44 @@ export function OverTime({
       </figcaption>
       <details>
         <summary>The figures {per} as a table</summary>
-        {/* Wider than the card: a region the keyboard can scroll (focusable), named for the table it holds. */}
-        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled by keys */}
-        <section className="table-wrap" aria-label={`${channelName(channel)} ${per}`} tabIndex={0}>
-          <table>
-            <caption className="visually-hidden">
-              {channelName(channel)} {per}
-            </caption>
-            <thead>
-              <tr>
-                {header.map((h) => (
-                  <th key={h} scope="col">
-                    {h}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {buckets.map((b, i) => (
-                <tr key={b}>
-                  <th scope="row">{when(b)}</th>
-                  {figures.map((f) => (
-                    <td key={f.key}>{shown(f.values[i], f.kind)}</td>
-                  ))}
-                </tr>
+        <ScrollTable label={`${channelName(channel)} ${per}`} header={header}>
+          {buckets.map((b, i) => (
+            <tr key={b}>
+              <th scope="row">{when(b)}</th>
+              {figures.map((f) => (
+                <td key={f.key}>{shown(f.values[i], f.kind)}</td>
               ))}
-            </tbody>
-          </table>
-        </section>
+            </tr>
+          ))}
+        </ScrollTable>
         <CsvDownload name={`${channel}-${per.replace(/\W+/g, '-')}`} header={header} rows={rows} />
       </details>
     </figure>
+  );
+}
+
+/**
+ * A table wider than its card: a region the keyboard can scroll (focusable), named for the table it holds, with the
+ * column names as a header row and the name as the table's caption too (for a screen reader's table list).
+ */
+export function ScrollTable({ label, header, children }: { label: string; header: string[]; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled by keys
+    <section className="table-wrap" aria-label={label} tabIndex={0}>
+      <table>
+        <caption className="visually-hidden">{label}</caption>
+        <thead>
+          <tr>
+            {header.map((h) => (
+              <th key={h} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </section>
   );
 }
 
