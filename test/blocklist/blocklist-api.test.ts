@@ -6,6 +6,7 @@ import { envFor, adminCall } from '../helpers/env.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { run, TSX } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
+import { countRows, rows } from '../helpers/rows.js';
 
 async function add(env: TestEnv, token: string, entries: unknown[]) {
   return env.api().post('/api/v1/blocklist').set(auth(token)).send({ entries });
@@ -26,8 +27,7 @@ describe('POST /blocklist', () => {
       list.map((v) => v.toUpperCase()),
     );
     expect(again.body).toEqual({ added: 0, existing: 500, invalid: [] });
-    const count = await env.deps.db('blocklist_entries').where({ account_id: accountId }).count<{ n: string }[]>('* as n');
-    expect(Number(count[0]!.n)).toBe(500);
+    expect(await countRows(env, 'blocklist_entries', { account_id: accountId })).toBe(500);
   });
 
   it('adds each value once when the same list is sent twice at the same moment', async ({ env }) => {
@@ -36,8 +36,7 @@ describe('POST /blocklist', () => {
     const [a, b] = await Promise.all([add(env, token, list), add(env, token, list)]);
     expect(a.body.added + b.body.added).toBe(300);
     expect(a.body.existing + b.body.existing).toBe(300);
-    const rows = await env.deps.db('blocklist_entries').where({ account_id: accountId });
-    expect(rows).toHaveLength(300);
+    expect(await countRows(env, 'blocklist_entries', { account_id: accountId })).toBe(300);
   });
 
   it('answers 400 naming entries when a call carries 501', async ({ env }) => {
@@ -124,9 +123,9 @@ describe('POST /blocklist', () => {
   it('records the add in the audit log against the token label', async ({ env }) => {
     const { token, accountId } = await env.tenant();
     await add(env, token, ['audited.com']);
-    const rows = await env.deps.db('audit_log').where({ account_id: accountId, route: '/api/v1/blocklist' });
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ token_label: 'test', method: 'POST', status: 200 });
+    const audited = await rows(env, 'audit_log', { account_id: accountId, route: '/api/v1/blocklist' });
+    expect(audited).toHaveLength(1);
+    expect(audited[0]).toMatchObject({ token_label: 'test', method: 'POST', status: 200 });
   });
 });
 
@@ -243,9 +242,9 @@ describe('recordOptOut', () => {
       expect(await recordOptOut(db, accountId, { address: 'Bye@Acme.com', at: Date.now() - 1000, refId: 'msg-1' })).toEqual({
         listed: true,
       });
-    const rows = await db('blocklist_entries').where({ account_id: accountId });
-    expect(rows.map((r) => [r.value, r.source])).toEqual([['bye@acme.com', 'opt_out_reply']]);
-    const events = await db('channel_events').where({ account_id: accountId, channel: 'email', type: 'opt_out' });
+    const listed = await rows(env, 'blocklist_entries', { account_id: accountId });
+    expect(listed.map((r) => [r.value, r.source])).toEqual([['bye@acme.com', 'opt_out_reply']]);
+    const events = await rows(env, 'channel_events', { account_id: accountId, channel: 'email', type: 'opt_out' });
     expect(events).toHaveLength(1);
   });
 });

@@ -7,7 +7,7 @@ import { eventHandlers } from '../../workers/event-handlers.js';
 import { CHALLENGER, proposeSubjectTest, subjectTestAudience, winnerCard } from '../helpers/experiments.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
-import { eventsOfCard } from '../helpers/rows.js';
+import { eventsOfCard, row, rows } from '../helpers/rows.js';
 
 /**
  * `card.decided` (docs/architecture.md, "Events"): a decision no person made runs the same follow-ups as a person's,
@@ -51,16 +51,16 @@ describe('card.decided', () => {
     });
     const out = await sweepEvents(env.deps);
     expect(out.eventsQueued).toBeGreaterThanOrEqual(1);
-    const row = () => env.deps.db('events_outbox').where({ account_id: accountId, id: ref.eventId }).first();
-    await waitFor(async () => (await row()).done_at !== null, 'the swept event delivered');
-    expect([...(await row()).handled].sort()).toEqual(['experiments', 'workflows']);
+    const event = () => row(env, 'events_outbox', { account_id: accountId, id: ref.eventId });
+    await waitFor(async () => (await event()).done_at !== null, 'the swept event delivered');
+    expect([...(await event()).handled].sort()).toEqual(['experiments', 'workflows']);
     expect(await deliverEvent(env.deps, eventHandlers(), ref)).toEqual({ skipped: 'already delivered' });
-    await waitFor(async () => !(await env.deps.db('events_outbox').whereNull('done_at').first()), 'every event delivered');
+    await waitFor(async () => !(await rows(env, 'events_outbox').whereNull('done_at').first()), 'every event delivered');
     expect((await sweepEvents(env.deps)).eventsQueued).toBe(0);
     // Kept EVENTS_KEEP_DAYS after its delivery, then removed by the sweep.
     const later = Date.now() + env.config.events.keepMs + 1_000;
     expect((await sweepEvents(env.deps, later)).eventsPruned).toBeGreaterThanOrEqual(1);
-    expect(await row()).toBeUndefined();
+    expect(await event()).toBeUndefined();
   });
 
   it('takes one handler per area and event', () => {

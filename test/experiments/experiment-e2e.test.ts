@@ -11,6 +11,7 @@ import { smtpSend } from '../helpers/smtp-client.js';
 import { type ReceivedMail, smtpEnv } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
+import { rows } from '../helpers/rows.js';
 
 /**
  * An experiment end to end: proposed for an account with 300 never-mailed contacts, approved by a person through the
@@ -121,7 +122,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
         .send({ text: 'test two subject lines for onboarding', waitSeconds: 20 });
       expect(said.status).toBe(200);
       expect(said.body.message).toMatchObject({ status: 'replied', replies: [{ text: 'The experiment is waiting for your approval.' }] });
-      const proposed = await db('review_cards').where({ account_id: accountId, source_type: 'experiment' });
+      const proposed = await rows(env, 'review_cards', { account_id: accountId, source_type: 'experiment' });
       expect(proposed).toHaveLength(1);
       const out = { cardId: proposed[0].id as string, id: proposed[0].payload.experimentId as string };
       const proposal = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth(token));
@@ -157,7 +158,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       const wave = 2 * decided.plan.minimumPerVariant;
       expect(assigned).toHaveLength(wave);
       await until(async () => {
-        const sent = await db('review_cards').where({ account_id: accountId, source_type: 'mail_draft', status: 'sent' });
+        const sent = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft', status: 'sent' });
         return sent.length === wave;
       }, 120_000);
       const got = new Map<string, string[]>();
@@ -227,9 +228,9 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       expect(asked.body.message).toMatchObject({ status: 'replied' });
       const shipped = llm.requests.map((r) => r.body.messages.at(-1)!).find((m) => m.role === 'tool' && m.content?.includes('default'));
       expect(shipped?.content).toContain(CHALLENGER);
-      const [later] = await db('review_cards')
-        .where({ account_id: accountId, source_type: 'mail_draft' })
-        .whereRaw("payload->>'to' = ?", [LATER]);
+      const [later] = await rows(env, 'review_cards', { account_id: accountId, source_type: 'mail_draft' }).whereRaw("payload->>'to' = ?", [
+        LATER,
+      ]);
       expect(later.payload.draft).toEqual({ subject: CHALLENGER, body: draft.body });
     } finally {
       smtp.events.off('accepted', onMail);

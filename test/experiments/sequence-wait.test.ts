@@ -161,7 +161,7 @@ describe('an experiment on a sequence step’s wait', () => {
     const assigned = await repo.assignments(accountId, e.id);
     expect(assigned.find((a) => a.contact === blocked)).toMatchObject({ skipped: 'on the block list', card_id: null });
     const live = assigned.filter((a) => a.contact !== blocked);
-    const cards = await db('review_cards').where({ account_id: accountId, source_type: 'sequence' });
+    const cards = await rows(env, 'review_cards', { account_id: accountId, source_type: 'sequence' });
     expect(cards.map((c) => c.id).sort()).toEqual(live.map((a) => a.card_id).sort());
     const waitOf = (key: string) => (key === 'A' ? 3 : 7);
     for (const c of cards) {
@@ -192,7 +192,7 @@ describe('an experiment on a sequence step’s wait', () => {
         .update({ next_at: Date.now() - 1 });
       expect(await shipSequenceStep(env.deps, accountId, seqId, 1)).toBe('shipped');
       const row = await reply(env, smtp, accountId, a.contact);
-      const [thread] = await db('mail_threads').where({ account_id: accountId, send_id: row.sendId });
+      const [thread] = await rows(env, 'mail_threads', { account_id: accountId, send_id: row.sendId });
       expect(thread).toMatchObject({ card_id: a.card_id, step: 1 });
     }
     for (const a of [...byKey('B').slice(2), byKey('A')[0]!])
@@ -244,7 +244,9 @@ describe('an experiment on a sequence step’s wait', () => {
     const shipped = await executeTool({ id: 's1', name: 'ship', args }, toolEnv(env, accountId));
     expect(shipped.result).toMatch(/^sequence is waiting for review as card \S+; nothing was shipped; it uses the default an experiment/);
     expect(shipped.result).toMatch(/decided for "Onboarding": the wait before follow-up 1 "7 days"$/);
-    const [later] = await db('review_cards').where({ account_id: accountId, source_type: 'sequence' }).whereRaw("payload->>'to' = ?", [to]);
+    const [later] = await rows(env, 'review_cards', { account_id: accountId, source_type: 'sequence' }).whereRaw("payload->>'to' = ?", [
+      to,
+    ]);
     expect(later.payload.steps.map((s: { delayDays: number }) => s.delayDays)).toEqual([7, 3]);
   }, 120_000);
 });

@@ -5,6 +5,7 @@ import { authenticate, lastUsedRecorder, listTokens, mintToken, parseScopes, rev
 import { SCOPES } from '../../src/tokens/tokens.types.js';
 import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
+import { row } from '../helpers/rows.js';
 
 describe('token format', () => {
   it('is <prefix>_ then 30 random base62 characters and a 6-character checksum', () => {
@@ -29,9 +30,9 @@ describe('minting and revoking', () => {
   it('stores only the SHA-256 of the token, never the token', async ({ env }) => {
     const account = await createAccount(env.deps.db, 'Hash Co');
     const { token, tokenId } = await mintToken(env.deps.db, 'gat', { accountId: account.id, label: 'ci', scopes: ['review:read'] });
-    const row = await env.deps.db('api_tokens').where({ id: tokenId }).first();
-    expect(row.token_hash).toBe(hashToken(token));
-    expect(JSON.stringify(row)).not.toContain(token.slice(4));
+    const stored = await row(env, 'api_tokens', { id: tokenId });
+    expect(stored.token_hash).toBe(hashToken(token));
+    expect(JSON.stringify(stored)).not.toContain(token.slice(4));
     expect(await authenticate(env.deps.db, 'gat', token)).toMatchObject({ tokenId, accountId: account.id, scopes: ['review:read'] });
   });
 
