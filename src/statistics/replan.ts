@@ -83,16 +83,23 @@ export function assurance(input: AssuranceInput, n: number): number {
  */
 export function assuredSample(input: AssuranceInput, power: number): { perVariant: number; assurance: number } {
   let lo = Math.max(1, input.control.exposures);
-  if (assurance(input, lo) >= power) return { perVariant: lo, assurance: assurance(input, lo) };
+  const first = assurance(input, lo);
+  if (first >= power) return { perVariant: lo, assurance: first };
   let hi = lo * 2;
-  while (hi < MAX_REPLANNED && assurance(input, hi) < power) hi = Math.min(MAX_REPLANNED, hi * 2);
-  const top = assurance(input, hi);
-  if (top < power) return { perVariant: hi, assurance: top };
-  // Bisection on whole contacts: at most log2(MAX_REPLANNED) ≈ 23 steps.
+  let atHi = assurance(input, hi);
+  while (hi < MAX_REPLANNED && atHi < power) {
+    hi = Math.min(MAX_REPLANNED, hi * 2);
+    atHi = assurance(input, hi);
+  }
+  if (atHi < power) return { perVariant: hi, assurance: atHi };
+  // Bisection on whole contacts: at most log2(MAX_REPLANNED) ≈ 23 steps; `atHi` stays the assurance at `hi`.
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
-    if (assurance(input, mid) >= power) hi = mid;
-    else lo = mid;
+    const atMid = assurance(input, mid);
+    if (atMid >= power) {
+      hi = mid;
+      atHi = atMid;
+    } else lo = mid;
   }
-  return { perVariant: hi, assurance: assurance(input, hi) };
+  return { perVariant: hi, assurance: atHi };
 }

@@ -2,6 +2,7 @@ import { newId } from '../../src/ids.js';
 import { recordChannelEvents } from '../../src/results/channel-events.js';
 import type { TestEnv } from './env.js';
 import { buildCard, buildLead } from './factories.js';
+import { backdate } from './row-setup.js';
 
 /**
  * Rows as old as a retention test needs them: written at a time in the past, which no service writes (they
@@ -115,18 +116,15 @@ export async function agedSessions(
   personId: string,
   times: { last_seen_at?: number; expires_at?: number; ended_at?: number },
 ): Promise<void> {
-  await env.deps.db('dashboard_sessions').where({ person_id: personId }).update(times);
+  await backdate(env, 'dashboard_sessions', { person_id: personId }, times);
 }
 
 /** Rows of `table` matching `where` past their end (`expires_at` a millisecond ago), as the clock would make them. */
 export async function expiredRows(env: World, table: string, where: Record<string, unknown>): Promise<void> {
-  await env.deps
-    .db(table)
-    .where(where)
-    .update({ expires_at: Date.now() - 1 });
+  await backdate(env, table, where, { expires_at: Date.now() - 1 });
 }
 
 /** A sequence's next step due at `at`, a time of the test's choosing rather than the sequence's schedule. */
 export async function sequenceDueAt(env: World, sequenceId: string, at: number): Promise<void> {
-  await env.deps.db('mail_sequences').where({ id: sequenceId }).update({ next_at: at });
+  await backdate(env, 'mail_sequences', { id: sequenceId }, { next_at: at });
 }

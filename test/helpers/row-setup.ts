@@ -18,11 +18,15 @@ const matching = (env: World, table: string, where: Where) => {
   return q;
 };
 
-export const backdate = (env: World, table: string, where: Where, set: Record<string, unknown>) => matching(env, table, where).update(set);
+const update = (env: World, table: string, where: Where, set: Record<string, unknown>) => matching(env, table, where).update(set);
+
+/** Columns set to what time or earlier passes would have left. */
+export const backdate = update;
+
+/** Columns set to what nothing in the service writes. */
+export const overwrite = update;
 
 export const removeRows = (env: World, table: string, where: Where = {}) => matching(env, table, where).del();
-
-export const overwrite = (env: World, table: string, where: Where, set: Record<string, unknown>) => matching(env, table, where).update(set);
 
 export const seedRows = (env: World, table: string, values: Record<string, unknown> | Record<string, unknown>[]) =>
   env.deps.db(table).insert(values);
