@@ -122,6 +122,9 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   const dir =
     process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs/screenshots') : path.join(tmpdir(), 'gas-dashboard-screenshots');
+  // From the top: a full-page capture draws the sticky sidebar where the window was scrolled to (a test that acted
+  // low on a long page would leave it floating mid-page in the picture).
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true, animations: 'disabled' });
 }
 
