@@ -2,7 +2,7 @@ import { type FormEvent, useCallback, useEffect, useId, useState } from 'react';
 import { api, errorText, upload } from '../api';
 import { FormError, formatDate, Loading, Notice, PageHeader } from '../ui';
 import { LeadsNav } from './Leads';
-import { type Column, DataTable } from './LeadTable';
+import { type Column, DataTable } from '../DataTable';
 
 interface PreviewRow {
   line: number;

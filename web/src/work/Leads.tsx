@@ -2,7 +2,8 @@ import { useCallback, useEffect, useId, useState } from 'react';
 import { api, errorText } from '../api';
 import { Link } from '../router';
 import { FormError, formatDate, Loading, PageHeader } from '../ui';
-import { type Column, DataTable, Tags } from './LeadTable';
+import { type Column, DataTable } from '../DataTable';
+import { Tags } from './LeadTable';
 
 export interface Lead {
   id: string;

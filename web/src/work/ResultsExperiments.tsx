@@ -1,7 +1,8 @@
 import { useId } from 'react';
 import { CsvDownload } from '../CsvDownload';
+import { DataTable } from '../DataTable';
 import { formatDate } from '../ui';
-import { ScrollTable, shown, words } from './ResultsTables';
+import { shown, words } from './ResultsTables';
 
 /** An experiment as `/results` reports it: the stopping rule's decision and figures computed by the service. */
 export interface Experiment {
@@ -105,16 +106,18 @@ export function Experiments({ items }: { items: Experiment[] }) {
               <strong>{decisionWords(e)}</strong>
             </p>
             {e.decision.citation ? <p className="small">The figures: {e.decision.citation}.</p> : null}
-            <ScrollTable label={`${words(e.thing)}: ${e.topic}, per variant`} header={header}>
-              {rows.map((r) => (
-                <tr key={String(r[0])}>
-                  <th scope="row">{r[0]}</th>
-                  {r.slice(1).map((c, i) => (
-                    <td key={header[i + 1]}>{typeof c === 'number' ? shown(c) : (c ?? 'none yet')}</td>
-                  ))}
-                </tr>
-              ))}
-            </ScrollTable>
+            <DataTable
+              label={`${words(e.thing)}: ${e.topic}, per variant`}
+              columns={header.map((h, i) => ({
+                header: h,
+                cell: (r: (typeof rows)[number]) => {
+                  const c = r[i];
+                  return i === 0 ? c : typeof c === 'number' ? shown(c) : (c ?? 'none yet');
+                },
+              }))}
+              rows={rows}
+              rowKey={(r) => String(r[0])}
+            />
             <p className="muted small">
               {e.startedAt ? `Started ${formatDate(e.startedAt)}. ` : ''}
               {e.decidedAt ? `Decided ${formatDate(e.decidedAt)}.` : ''}

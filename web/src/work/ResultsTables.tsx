@@ -1,5 +1,6 @@
-import { lazy, type ReactNode, Suspense, useId, useMemo } from 'react';
+import { lazy, Suspense, useId, useMemo } from 'react';
 import { CsvDownload } from '../CsvDownload';
+import { type Column, DataTable } from '../DataTable';
 import type { CsvCell } from '../csv';
 
 /** The chart code (uPlot) is a chunk of its own, fetched when a chart is first shown. */
@@ -62,6 +63,10 @@ export function OverTime({
   const totals = counts.map((f) => `${words(f.key).toLowerCase()} ${shown(sum(f.values))}`).join(', ');
   const header = [by === 'hour' ? 'Hour' : 'Day (UTC)', ...figures.map((f) => words(f.key))];
   const rows = buckets.map((b, i) => [new Date(b).toISOString(), ...figures.map((f) => f.values[i] ?? null)] as CsvCell[]);
+  const columns: Column<{ b: number; i: number }>[] = [
+    { header: header[0]!, cell: (r) => when(r.b) },
+    ...figures.map((f) => ({ header: words(f.key), cell: (r: { i: number }) => shown(f.values[r.i], f.kind) })),
+  ];
   return (
     <figure className="over-time" aria-labelledby={`${id}-cap`}>
       {moved.length ? (
@@ -76,44 +81,15 @@ export function OverTime({
       </figcaption>
       <details>
         <summary>The figures {per} as a table</summary>
-        <ScrollTable label={`${channelName(channel)} ${per}`} header={header}>
-          {buckets.map((b, i) => (
-            <tr key={b}>
-              <th scope="row">{when(b)}</th>
-              {figures.map((f) => (
-                <td key={f.key}>{shown(f.values[i], f.kind)}</td>
-              ))}
-            </tr>
-          ))}
-        </ScrollTable>
+        <DataTable
+          label={`${channelName(channel)} ${per}`}
+          columns={columns}
+          rows={buckets.map((b, i) => ({ b, i }))}
+          rowKey={(r) => String(r.b)}
+        />
         <CsvDownload name={`${channel}-${per.replace(/\W+/g, '-')}`} header={header} rows={rows} />
       </details>
     </figure>
-  );
-}
-
-/**
- * A table wider than its card: a region the keyboard can scroll (focusable), named for the table it holds, with the
- * column names as a header row and the name as the table's caption too (for a screen reader's table list).
- */
-export function ScrollTable({ label, header, children }: { label: string; header: string[]; children: ReactNode }) {
-  return (
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to be scrolled by keys
-    <section className="table-wrap" aria-label={label} tabIndex={0}>
-      <table>
-        <caption className="visually-hidden">{label}</caption>
-        <thead>
-          <tr>
-            {header.map((h) => (
-              <th key={h} scope="col">
-                {h}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>{children}</tbody>
-      </table>
-    </section>
   );
 }
 
