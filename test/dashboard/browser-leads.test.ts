@@ -208,6 +208,8 @@ describe('leads in headless Chromium', () => {
 
       await page.getByLabel('Vertical').fill('x'.repeat(121));
       await page.getByRole('button', { name: 'Save labels' }).click();
+      // The error's id is named in aria-describedby only once the server's answer is shown: wait for it first.
+      await expect.poll(() => page.getByLabel('Vertical').getAttribute('aria-invalid')).toBe('true');
       const fieldError = page.locator(`#${(await page.getByLabel('Vertical').getAttribute('aria-describedby'))!.split(' ')[1]!}`);
       await fieldError.waitFor();
       expect(await fieldError.textContent()).toBe('vertical must be at most 120 characters');
