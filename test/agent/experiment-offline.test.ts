@@ -2,8 +2,8 @@ import { describe, expect } from 'vitest';
 import { experimentsRepository } from '../../src/experiments/experiments.repository.js';
 import { buildLead } from '../helpers/factories.js';
 import { agentOptions, it, type AgentEnv } from '../helpers/fixture.js';
-import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 // The offline brain's experiment phrases, end to end through the API: a message in, the agent's reply out, the card
 // in the review queue (or, truthfully, why there is none).
@@ -73,7 +73,7 @@ describe('offline brain experiment phrases', () => {
     ]);
 
     // Approved, it runs; the reply cites its figures so far.
-    const approved = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
+    const approved = await approveCard(env, token, card.id);
     expect(approved.status).toBe(200);
     const running = await say(env, token, 'how is the subject test doing');
     expect(running.replies.map((r) => r.text)).toEqual([

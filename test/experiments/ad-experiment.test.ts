@@ -14,6 +14,7 @@ import { connectedTenant, withBridge, type ProviderBridgeStandIn } from '../help
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 import { rows, sendOfCard } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 const it = withBridge();
 
@@ -59,7 +60,7 @@ async function adsAccount(bridge: ProviderBridgeStandIn, env: TestEnv) {
 }
 
 async function approve(env: TestEnv, token: string, cardId: string) {
-  const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
+  const res = await approveCard(env, token, cardId);
   expect(res.status).toBe(200);
   await runFollowUps(env.deps);
 }

@@ -12,6 +12,7 @@ import { type ReceivedMail, smtpEnv } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 /**
  * An experiment end to end: proposed for an account with 300 never-mailed contacts, approved by a person through the
@@ -128,7 +129,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       const proposal = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth(token));
       expect(proposal.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });
       expect(proposal.body.item.prompt).toContain('Stopping rule:');
-      expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+      expect((await approveCard(env, token, out.cardId)).status).toBe(200);
       await runFollowUps(env.deps);
 
       // The maintenance pass drafts, the card sweep sends, replies come back; the pass decides.
@@ -214,9 +215,7 @@ describe('an experiment, end to end through the API, SMTP out and SMTP back', ()
       }
 
       // A person adopts the winner; a later draft about the topic uses its subject.
-      expect(
-        (await env.api().post(`/api/v1/review/${decided.resultCardId}/answer`).set(auth(token)).send({ action: 'approve' })).status,
-      ).toBe(200);
+      expect((await approveCard(env, token, decided.resultCardId!)).status).toBe(200);
       await runFollowUps(env.deps);
       expect(await repo.defaultFor(accountId, 'mail_subject', 'Onboarding')).toBe(CHALLENGER);
       // A later draft about the topic, by the agent's ship tool, starts from the adopted subject and says so.

@@ -5,6 +5,7 @@ import { buildLead } from '../helpers/factories.js';
 import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 // The experiment's own path, below the API: proposed with a plan and an audience, started by approving its card
 // (the shipping path), every contact's variant recorded before any mail, each contact drafted once with its variant.
@@ -41,7 +42,7 @@ describe('an experiment', () => {
     const card = await env.api().get(`/api/v1/review/${out.cardId}`).set(auth(token));
     expect(card.body.item).toMatchObject({ sourceType: 'experiment', status: 'pending' });
     expect(card.body.item.prompt).toContain('Stopping rule:');
-    const approved = await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' });
+    const approved = await approveCard(env, token, out.cardId);
     expect(approved.status).toBe(200);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(accountId, out.id))!;

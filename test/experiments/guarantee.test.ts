@@ -6,6 +6,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { auth } from '../helpers/auth.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { row, rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 // What keeps an experiment's guarantee in the service: the sample ratio check pauses on a mismatch and a person
 // resumes or ends it; a person's stop (dismissing its mail) names no winner; an outcome counts only within the
@@ -24,7 +25,7 @@ async function running(env: TestEnv, n: number) {
     { thing: 'mail_subject', topic: 'onboarding', draft, challengers: ['Quick question'], baselineRate: 0.1, minimumDetectableEffect: 0.3 },
   );
   if (typeof out === 'string') throw new Error(out);
-  expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+  expect((await approveCard(env, token, out.cardId)).status).toBe(200);
   const repo = experimentsRepository(env.deps.db);
   const e = (await repo.get(accountId, out.id))!;
   await draftExperimentMail(env.deps.db, e, 1000);

@@ -28,6 +28,7 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 // A send-window experiment below the API where time matters: its windows are set around the real clock (A open now,
 // B opening in about two hours, in Asia/Tokyo), the maintenance pass is given its `now`, a person's approval is given
@@ -132,7 +133,7 @@ describe('a send-window experiment', () => {
     if (typeof out === 'string') throw new Error(out);
     const proposal = await row(env, 'review_cards', { account_id: accountId, id: out.cardId });
     expect(proposal.prompt).toContain("Each contact's mail is drafted while its variant's window is open and goes out only inside it");
-    expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    expect((await approveCard(env, token, out.cardId)).status).toBe(200);
     await runFollowUps(env.deps);
     const repo = experimentsRepository(env.deps.db);
     const e = (await repo.get(accountId, out.id))!;
@@ -249,7 +250,7 @@ describe('a send-window experiment', () => {
     expect(shown).toMatchObject({ thing: 'send_window', status: 'decided', decision: { state: 'winner', winner: 'B' } });
 
     // Approved, the window is the topic's default: a later mail about it carries it, and is held until it opens.
-    expect((await env.api().post(`/api/v1/review/${winner.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    expect((await approveCard(env, token, winner.id)).status).toBe(200);
     await runFollowUps(env.deps);
     expect(await repo.defaultFor(accountId, 'send_window', 'Onboarding')).toBe(`${B} ${ZONE}`);
     const later = await withAdoptedDefaults(

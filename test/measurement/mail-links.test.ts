@@ -8,6 +8,7 @@ import { afterLostAnswer } from '../helpers/lost-answer.js';
 import { smtpEnv } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 // Every mail ships with its links made tracked links: received by a real SMTP server on
 // loopback and read back with mailparser, as the recipient's mail client would.
@@ -80,7 +81,7 @@ describe('a sequence', () => {
         steps: [{ body: 'Again: https://acme.test/one and https://acme.test/two', delayDays: 3 }],
       },
     });
-    const res = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
+    const res = await approveCard(env, token, card.id);
     expect(res.status).toBe(200);
     await env.deps
       .db('mail_sequences')

@@ -15,6 +15,7 @@ import { smtpEnv } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { leadRow, row, rows, sequenceOfCard } from '../helpers/rows.js';
 import { backdate, overwrite } from '../helpers/row-setup.js';
+import { approveCard } from '../helpers/approve.js';
 
 /**
  * A reply on the professional network acts as a mail reply does, end to end through the
@@ -38,7 +39,7 @@ const ANN_MAIL = 'ann@lee.test';
 const NOTE = 'Our floor price is forty thousand a year and we never mention the partner discount ladder';
 
 async function approve(env: TestEnv, token: string, cardId: string) {
-  const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
+  const res = await approveCard(env, token, cardId);
   expect(res.status).toBe(200);
 }
 

@@ -12,6 +12,7 @@ import { type WorkerChild, workerProcesses } from '../helpers/worker-processes.j
 import { configEnv, mailKillOptions } from './mail-kill-harness.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 /**
  * kill -9 of the worker processes an experiment runs on, while it runs: the `maintenance` pool (which drafts each
@@ -51,7 +52,7 @@ describe('kill -9 of the maintenance and sending workers while an experiment run
     await setApproval(db, accountId, 'email', false);
     await subjectTestAudience(db, accountId, 'kill');
     const out = await proposeSubjectTest(db, accountId);
-    expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    expect((await approveCard(env, token, out.cardId)).status).toBe(200);
     const repo = experimentsRepository(db);
     const e = (await repo.get(accountId, out.id))!;
     expect(e.status).toBe('running');

@@ -15,6 +15,7 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { runFollowUps } from '../helpers/follow-ups.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 /**
  * `/results` `experiments` through the API: an experiment proposed, approved through the review API, its mail drafted
@@ -201,7 +202,7 @@ describe('GET /results experiments', () => {
       { thing: 'mail_subject', topic: 'renewals', draft, challengers: [CHALLENGER], baselineRate: 0.1, minimumDetectableEffect: 0.2 },
     );
     if (typeof out === 'string') throw new Error(out);
-    expect((await env.api().post(`/api/v1/review/${out.cardId}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    expect((await approveCard(env, token, out.cardId)).status).toBe(200);
     await runFollowUps(env.deps);
     const repo = experimentsRepository(env.deps.db);
     const assigned = await repo.assignments(accountId, out.id);
@@ -244,7 +245,7 @@ describe('GET /results experiments', () => {
     expect(decided!.variants[1]!.probabilityBest).toBeGreaterThan(0.99);
     expect(decided!.variants[1]!.difference!.interval[0]).toBeGreaterThan(0);
 
-    expect((await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })).status).toBe(200);
+    expect((await approveCard(env, token, card.id)).status).toBe(200);
     await runFollowUps(env.deps);
     const [adopted] = await results(env, token);
     expect(adopted).toMatchObject({ status: 'decided', adoptedAt: expect.any(Number) });

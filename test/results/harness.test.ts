@@ -16,6 +16,7 @@ import { it } from '../helpers/fixture.js';
 import { waitFor } from '../helpers/processes.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 /**
  * `/results` `harness`: the agent's own work, counted from its turns, cards and workflow runs. The window's
@@ -141,7 +142,7 @@ describe('GET /results harness', () => {
     expect((await env.api().post(`/api/v1/review/${jane.id}/send`).set(auth(token)).send({})).status).toBe(200);
     await env.say(token, 'propose a workflow to research new signups every Monday morning');
     const proposal = await rows(env, 'review_cards', { account_id: accountId, source_type: 'workflow_proposal' }).first('id');
-    const approved = await env.api().post(`/api/v1/review/${proposal.id}/answer`).set(auth(token)).send({ action: 'approve' });
+    const approved = await approveCard(env, token, proposal.id);
     expect(approved.status).toBe(200);
 
     // Trusted now (an unchanged send and one more): the next draft gets a deadline, and the ladder sends it.

@@ -8,6 +8,7 @@ import { smtpEnv, type TestSmtp } from '../helpers/smtp-server.js';
 import { buildCard } from '../helpers/factories.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 // Notes guide the agent; they are never quoted to outsiders.
 const NOTE = 'our best customers are freight brokers with 50-200 staff';
@@ -106,7 +107,7 @@ describe('the shipping path', () => {
         draft: { body: `Lee, our best customers are freight brokers with 50-200 staff.` },
       },
     });
-    const approve = await env.api().post(`/api/v1/review/${note.id}/answer`).set(auth(token)).send({ action: 'approve' });
+    const approve = await approveCard(env, token, note.id);
     expect(approve.status).toBe(409);
     expect(approve.body).toMatchObject({ error: 'rejected', message: expect.stringContaining("quotes the account's private notes") });
     expect((await cardsRepository(env.deps.db).find(accountId, note.id))?.status).toBe('pending');

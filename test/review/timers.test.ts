@@ -16,6 +16,7 @@ import { it, type TestEnv } from '../helpers/fixture.js';
 import { buildCard } from '../helpers/factories.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 const MAIL_DIR = `/tmp/gas-timers-${process.pid}-${Date.now()}`;
 it.override('options', {
@@ -318,10 +319,9 @@ describe('person versus auto-resolve', () => {
       const card = await buildCard(env.deps.db, accountId, mail ? 'mail_draft' : 'plain', { autoResolveAt: at });
       const jobId = cardAutoResolve.key({ accountId, cardId: card.id, at });
       const person = () =>
-        (mail
-          ? env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({})
-          : env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' })
-        ).then((r) => r);
+        (mail ? env.api().post(`/api/v1/review/${card.id}/send`).set(auth(token)).send({}) : approveCard(env, token, card.id)).then(
+          (r) => r,
+        );
       const ladder = () => enqueue(env.deps.queues, cardAutoResolve, { accountId, cardId: card.id, at });
 
       const hold = await env.deps.db.transaction();

@@ -17,6 +17,7 @@ import { until } from '../helpers/processes.js';
 import { smtpEnv, type SmtpMode, type TestSmtp } from '../helpers/smtp-server.js';
 import { auth } from '../helpers/auth.js';
 import { row, rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 // The soft-failure block is tested in test/mail/relay-refusals.test.ts; here a step's tries run out first.
 it.override('options', ({ smtp }) => ({
@@ -78,7 +79,7 @@ const stopped = (env: TestEnv, accountId: string, cardId: string) =>
   }, 15_000);
 
 async function approve(env: TestEnv, token: string, cardId: string) {
-  const res = await env.api().post(`/api/v1/review/${cardId}/answer`).set(auth(token)).send({ action: 'approve' });
+  const res = await approveCard(env, token, cardId);
   expect(res.status).toBe(200);
 }
 

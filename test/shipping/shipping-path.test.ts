@@ -16,6 +16,7 @@ import { until } from '../helpers/processes.js';
 import { buildCard } from '../review/factories.js';
 import { auth } from '../helpers/auth.js';
 import { rows } from '../helpers/rows.js';
+import { approveCard } from '../helpers/approve.js';
 
 it.override('options', {
   env: { TRUST_AUTO_RESOLVE_AFTER: '2', TRUST_AUTO_RESOLVE_DELAY_MS: '200', CARD_SWEEP_MS: '600000' },
@@ -81,7 +82,7 @@ describe('approving work whose adapter is not connected', () => {
     it(`answers 409 rejected naming the missing connection for ${u.work}; the card stays pending`, async ({ env }) => {
       const { token, accountId } = await env.tenant();
       const card = await workCard(env, accountId, u);
-      const res = await env.api().post(`/api/v1/review/${card.id}/answer`).set(auth(token)).send({ action: 'approve' });
+      const res = await approveCard(env, token, card.id);
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ error: 'rejected', message: u.says });
       const item = (await env.api().get(`/api/v1/review/${card.id}`).set(auth(token))).body.item;
