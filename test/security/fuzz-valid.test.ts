@@ -30,8 +30,11 @@ let doc: JsonSchema;
 let validator: DescriptionValidator;
 const ids: Record<string, Record<string, string[]>> = {};
 
+// The agent's turns run in-process, so a drawn message that waits for its reply (waitSeconds up to 60) gets
+// one from the offline brain rather than waiting out its whole time with nobody to take the turn.
 it.override('options', {
   env: { RATE_READS_BURST: '100000', RATE_WRITES_BURST: '100000', RATE_MESSAGES_BURST: '100000', RATE_ACCOUNT_BURST: '100000' },
+  pools: ['agent-turns'],
 });
 it.beforeAll(async ({ env }) => {
   tenant = await env.tenant();
