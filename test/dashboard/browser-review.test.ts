@@ -10,6 +10,7 @@ import {
   type watchPage,
 } from '../helpers/browser.js';
 import { closeLiveHub } from '../../src/review/live-stream.js';
+import { autoResolve } from '../../src/shipping/after-approval.js';
 import { PASSWORD, type SignedInPerson, signedIn } from '../helpers/dashboard.js';
 import { buildCard } from '../helpers/factories.js';
 import { it } from '../helpers/fixture.js';
@@ -237,6 +238,48 @@ describe('the review desk in headless Chromium', () => {
       await bo.request('post', `/dashboard/api/v1/review/${card.id}/dismiss`, {}).expect(200);
       await page.getByText('Dismissed by Bo Chen: “Which region first?”.').waitFor();
       expect(await queueItem(page, /Which region first/).count()).toBe(0);
+      clean(watch);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('names the trust ladder when it approves a card the desk shows, and with the time when a person’s approve lost to it', {
+    timeout: 90_000,
+  }, async ({ env }) => {
+    const { context, page, watch } = await deskFor(ana, [409]);
+    try {
+      // A card the ladder will approve in an hour: the desk says so in words; its deadline job runs now (as when due).
+      const at = Date.now() + 3_600_000;
+      const first = await buildCard(env.deps.db, ana.accountId, 'plain', { title: 'Post the launch note?', autoResolveAt: at });
+      await queueItem(page, /Post the launch note/).click();
+      await page.getByText(/The trust ladder approves it in (59 minutes|1 hour) unless someone acts first\./).waitFor();
+      expect(await autoResolve(env.deps, ana.accountId, first.id, at)).toBe('resolved');
+      await page.getByText('Approved by the trust ladder: “Post the launch note?”.').waitFor();
+      await queueItem(page, /Post the launch note/).waitFor({ state: 'detached' });
+
+      // The ladder approves while the stream is held: the person's approve is a 409, and once the stream is back the
+      // desk says the trust ladder did it, and when.
+      const second = await buildCard(env.deps.db, ana.accountId, 'plain', { title: 'Share the case study?', autoResolveAt: at });
+      await queueItem(page, /Share the case study/).click();
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      await page.route('**/dashboard/api/review/stream', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await closeLiveHub(env.deps.redis);
+      await page.getByText('Connecting to live updates…').waitFor();
+      expect(await autoResolve(env.deps, ana.accountId, second.id, at)).toBe('resolved');
+      const lost = page.waitForResponse((r) => r.url().endsWith(`/review/${second.id}/answer`) && r.request().method() === 'POST');
+      await page.getByRole('button', { name: 'Approve', exact: true }).click();
+      expect((await lost).status()).toBe(409);
+      release();
+      await page.getByText(/^Approved by the trust ladder at \d{1,2}:\d{2}(\s?[AP]M)?: “Share the case study\?”\.$/).waitFor();
+      await queueItem(page, /Share the case study/).waitFor({ state: 'detached' });
+      await page.unroute('**/dashboard/api/review/stream');
       clean(watch);
     } finally {
       await context.close();
