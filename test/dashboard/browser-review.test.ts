@@ -48,8 +48,31 @@ async function deskFor(who: { email: string; password: string }, expected: numbe
   return { context, page, watch };
 }
 
+const STREAM = '**/dashboard/api/review/stream';
+
 const queueItem = (page: Page, title: string | RegExp) =>
   page.getByRole('list', { name: 'Cards waiting for review' }).getByRole('button', { name: title });
+
+/**
+ * Ends the page's live stream (the process's streams close, as at a shutdown) and holds its reconnection until the
+ * returned function is called; then the stream comes back and resumes after its last event.
+ */
+async function holdStream(page: Page, redis: Parameters<typeof closeLiveHub>[0]): Promise<() => Promise<void>> {
+  let open = () => {};
+  const held = new Promise<void>((r) => {
+    open = r;
+  });
+  await page.route(STREAM, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await closeLiveHub(redis);
+  await page.getByText('Connecting to live updates…').waitFor();
+  return async () => {
+    open();
+    await page.unroute(STREAM);
+  };
+}
 
 const clean = (watch: ReturnType<typeof watchPage>) => {
   expect([...watch.hosts]).toEqual([new URL(served.base).host]);
@@ -164,16 +187,7 @@ describe('the review desk in headless Chromium', () => {
 
       // The page's stream ends (the process's streams close, as at a shutdown) and its reconnection is held until
       // released: Bo's dismiss reaches the account's backlog, not yet this page.
-      let release = () => {};
-      const held = new Promise<void>((r) => {
-        release = r;
-      });
-      await page.route('**/dashboard/api/review/stream', async (route) => {
-        await held;
-        await route.continue();
-      });
-      await closeLiveHub(env.deps.redis);
-      await page.getByText('Connecting to live updates…').waitFor();
+      const release = await holdStream(page, env.deps.redis);
       await bo.request('post', `/dashboard/api/v1/review/${card.id}/dismiss`, {}).expect(200);
 
       // Ana dismisses by keyboard alone; the service answers 409. No error is shown, and nothing said yet.
@@ -187,7 +201,7 @@ describe('the review desk in headless Chromium', () => {
       expect(await page.getByRole('alert').count()).toBe(0);
 
       // The stream comes back, resumes after its last event, and Bo's dismiss names him, once; the card leaves.
-      release();
+      await release();
       const said = /^Dismissed by Bo Chen at \d{1,2}:\d{2}(\s?[AP]M)?: “Go ahead with the Nordics list\?”\.$/;
       await page.getByText(said).waitFor();
       await queueItem(page, /Nordics list/).waitFor({ state: 'detached' });
@@ -196,7 +210,6 @@ describe('the review desk in headless Chromium', () => {
       expect(notices).toHaveLength(1);
       expect(notices[0]).toMatch(said);
       expect(await page.getByRole('alert').count()).toBe(0);
-      await page.unroute('**/dashboard/api/review/stream');
       clean(watch);
     } finally {
       await context.close();
@@ -262,24 +275,14 @@ describe('the review desk in headless Chromium', () => {
       // desk says the trust ladder did it, and when.
       const second = await buildCard(env.deps.db, ana.accountId, 'plain', { title: 'Share the case study?', autoResolveAt: at });
       await queueItem(page, /Share the case study/).click();
-      let release = () => {};
-      const held = new Promise<void>((r) => {
-        release = r;
-      });
-      await page.route('**/dashboard/api/review/stream', async (route) => {
-        await held;
-        await route.continue();
-      });
-      await closeLiveHub(env.deps.redis);
-      await page.getByText('Connecting to live updates…').waitFor();
+      const release = await holdStream(page, env.deps.redis);
       expect(await autoResolve(env.deps, ana.accountId, second.id, at)).toBe('resolved');
       const lost = page.waitForResponse((r) => r.url().endsWith(`/review/${second.id}/answer`) && r.request().method() === 'POST');
       await page.getByRole('button', { name: 'Approve', exact: true }).click();
       expect((await lost).status()).toBe(409);
-      release();
+      await release();
       await page.getByText(/^Approved by the trust ladder at \d{1,2}:\d{2}(\s?[AP]M)?: “Share the case study\?”\.$/).waitFor();
       await queueItem(page, /Share the case study/).waitFor({ state: 'detached' });
-      await page.unroute('**/dashboard/api/review/stream');
       clean(watch);
     } finally {
       await context.close();
