@@ -89,7 +89,7 @@ describe('the dashboard in headless Chromium: settings', () => {
     }
   });
 
-  it('creates a hook (its URL shown once), shows a POSTed delivery in its log, and after regenerating refuses the old URL', {
+  it('creates a hook (its URL shown once), shows a POSTed delivery in its log, after regenerating refuses the old URL, and deletes it', {
     timeout: 90_000,
   }, async () => {
     // The 400: a label the server refuses, on purpose.
@@ -137,13 +137,21 @@ describe('the dashboard in headless Chromium: settings', () => {
 
       await page.getByRole('button', { name: 'Disable stripe-events' }).click();
       await page.getByText('Disabled', { exact: true }).waitFor();
+
+      // Deleted after its question: gone from the list and from the server, and its URL refused.
+      await page.getByRole('button', { name: 'Delete', exact: true }).click();
+      await page.getByRole('button', { name: 'Delete “stripe-events”' }).click();
+      await page.getByRole('button', { name: 'Deliveries of stripe-events' }).waitFor({ state: 'detached' });
+      const hooks = await owner.request('get', '/dashboard/api/hooks').expect(200);
+      expect(hooks.body.items.map((h: { label: string }) => h.label)).not.toContain('stripe-events');
+      expect((await post(fresh)).status).toBe(404);
       clean(watch);
     } finally {
       await context.close();
     }
   });
 
-  it('people, mail and approvals for an owner: invite, the DKIM and inbound addresses to copy, a mode changed', {
+  it('people, mail and approvals for an owner: invite and withdraw, the DKIM and inbound addresses to copy, a mode changed', {
     timeout: 90_000,
   }, async () => {
     const { context, page, watch } = await signedInPageAs(owner);
@@ -154,6 +162,12 @@ describe('the dashboard in headless Chromium: settings', () => {
       await page.getByText('An invitation is on its way to cy@acme.example.').waitFor();
       await page.getByRole('heading', { name: 'Pending invitations' }).waitFor();
       await checkPage(page, 'people');
+      // Withdrawn after its question: the list goes with its last invitation, and the server has none.
+      await page.getByRole('button', { name: 'Withdraw', exact: true }).click();
+      await page.getByRole('button', { name: 'Withdraw the invitation to cy@acme.example' }).click();
+      await page.getByRole('heading', { name: 'Pending invitations' }).waitFor({ state: 'detached' });
+      const people = await owner.request('get', '/dashboard/api/people').expect(200);
+      expect(people.body.invitations).toEqual([]);
 
       await open(page, 'Mail', 'Mail');
       await page.getByLabel('Inbound address').waitFor();

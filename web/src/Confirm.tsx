@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { api } from './api';
 
 /**
  * A destructive action asked twice, in place: the first press shows the question with the real button and
@@ -57,5 +58,36 @@ export function ConfirmButton({
         Cancel
       </button>
     </fieldset>
+  );
+}
+
+/**
+ * A ConfirmButton whose confirmation DELETEs `path` through the page's action (its busy state and error) and then
+ * runs `after` (reading the list again): removing a person, withdrawing an invitation, revoking a token, deleting a hook.
+ */
+export function ConfirmDelete({
+  path,
+  action,
+  after,
+  ...button
+}: {
+  label: string;
+  confirmLabel: string;
+  question: string;
+  path: string;
+  action: { busy: boolean; run: (fn: () => Promise<void>) => Promise<void> };
+  after: () => void | Promise<void>;
+}) {
+  return (
+    <ConfirmButton
+      {...button}
+      disabled={action.busy}
+      onConfirm={() =>
+        action.run(async () => {
+          await api('DELETE', path);
+          await after();
+        })
+      }
+    />
   );
 }

@@ -1,6 +1,6 @@
 import { type FormEvent, useId, useState } from 'react';
 import { api, type Role } from '../api';
-import { ConfirmButton } from '../Confirm';
+import { ConfirmDelete } from '../Confirm';
 import { isOwner, useSignedIn } from '../session';
 import { Field, FormError, formatDate, Loading, Notice, PageHeader, useAction, useLoad } from '../ui';
 
@@ -126,17 +126,13 @@ export function People() {
                     {owner ? (
                       <td className="row-actions">
                         {p.id === session.person.id ? null : (
-                          <ConfirmButton
+                          <ConfirmDelete
                             label="Remove"
                             confirmLabel={`Remove ${p.name || p.email}`}
                             question="Their sessions end and their tokens are revoked."
-                            disabled={act.busy}
-                            onConfirm={() =>
-                              act.run(async () => {
-                                await api('DELETE', `/people/${encodeURIComponent(p.id)}`);
-                                await people.reload();
-                              })
-                            }
+                            path={`/people/${encodeURIComponent(p.id)}`}
+                            action={act}
+                            after={people.reload}
                           />
                         )}
                       </td>
@@ -162,17 +158,13 @@ export function People() {
                   </span>
                 </span>
                 {owner ? (
-                  <ConfirmButton
+                  <ConfirmDelete
                     label="Withdraw"
                     confirmLabel={`Withdraw the invitation to ${i.email}`}
                     question="The link stops working."
-                    disabled={act.busy}
-                    onConfirm={() =>
-                      act.run(async () => {
-                        await api('DELETE', `/people/invitations/${encodeURIComponent(i.id)}`);
-                        await people.reload();
-                      })
-                    }
+                    path={`/people/invitations/${encodeURIComponent(i.id)}`}
+                    action={act}
+                    after={people.reload}
                   />
                 ) : null}
               </li>

@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { api } from '../api';
 import { useSignedIn } from '../session';
-import { ConfirmButton } from '../Confirm';
+import { ConfirmDelete } from '../Confirm';
 import { CopyField, Field, FormError, formatDate, Loading, Notice, PageHeader, useAction, useLoad } from '../ui';
 
 interface Scope {
@@ -141,17 +141,13 @@ export function Tokens() {
                     <td>{formatDate(t.createdAt)}</td>
                     <td>{t.lastUsedAt ? formatDate(t.lastUsedAt) : 'Never'}</td>
                     <td className="row-actions">
-                      <ConfirmButton
+                      <ConfirmDelete
                         label="Revoke"
                         confirmLabel={`Revoke “${t.label}”`}
                         question="Programs using it stop working at once."
-                        disabled={revoke.busy}
-                        onConfirm={() =>
-                          revoke.run(async () => {
-                            await api('DELETE', `/tokens/${encodeURIComponent(t.tokenId)}`);
-                            await tokens.reload();
-                          })
-                        }
+                        path={`/tokens/${encodeURIComponent(t.tokenId)}`}
+                        action={revoke}
+                        after={tokens.reload}
                       />
                     </td>
                   </tr>

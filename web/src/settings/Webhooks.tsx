@@ -1,6 +1,6 @@
 import { type FormEvent, useId, useState } from 'react';
 import { api } from '../api';
-import { ConfirmButton } from '../Confirm';
+import { ConfirmButton, ConfirmDelete } from '../Confirm';
 import { CopyField, Field, FormError, formatDate, Loading, Notice, PageHeader, useAction, useLoad } from '../ui';
 
 interface Hook {
@@ -117,18 +117,16 @@ export function Webhooks() {
                     disabled={act.busy}
                     onConfirm={() => verb(h, 'regenerate')}
                   />
-                  <ConfirmButton
+                  <ConfirmDelete
                     label="Delete"
                     confirmLabel={`Delete “${h.label}”`}
                     question="Deliveries to it are refused from now on."
-                    disabled={act.busy}
-                    onConfirm={() =>
-                      act.run(async () => {
-                        await api('DELETE', `/hooks/${encodeURIComponent(h.id)}`);
-                        if (open === h.id) setOpen(null);
-                        await hooks.reload();
-                      })
-                    }
+                    path={`/hooks/${encodeURIComponent(h.id)}`}
+                    action={act}
+                    after={async () => {
+                      if (open === h.id) setOpen(null);
+                      await hooks.reload();
+                    }}
                   />
                 </div>
               </div>
