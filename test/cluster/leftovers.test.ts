@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,6 +24,16 @@ describe('the test cluster helper', () => {
       s.pid = server.pid!;
       writeFileSync(path.join(s.dir, `${s.port}.pid`), String(s.pid));
     }
+    // Each server has started, moved into its --dir and listens, as a leftover of a killed run has long done: the
+    // helper stops only a server working in that directory (a just-spawned one, on a loaded machine, is not yet).
+    const cwd = (pid: number) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`);
+      } catch {
+        return '';
+      }
+    };
+    for (const s of servers) await waitFor(async () => cwd(s.pid) === s.dir, `redis-server ${s.port} in its directory`, 10_000);
     try {
       cleanLeftoverClusters();
       await waitFor(async () => !alive(servers[0]!.pid), 'the leftover server to stop', 5_000);
