@@ -107,21 +107,26 @@ interface Run {
   scripts: { url: string; transfer: number; body: number }[];
 }
 
+/** A plain approval card as the agent files one (its actions and label are the card shape's). */
+const approvalCard = (accountId: string, title: string) => ({
+  id: newId('card'),
+  accountId,
+  kind: 'approval' as const,
+  sourceType: 'agent_approval',
+  title,
+  payload: {},
+  actions: [],
+  primaryLabel: '',
+  ladderChecked: true,
+});
+
 /** Keeps `n` cards waiting (plain approvals added; the demo cards were the first ones). */
 async function topUp(db: Db, accountId: string, n: number): Promise<void> {
   const { count } = await waitingCards(db, accountId, 1);
   for (let i = count; i < n; i++) {
     await addCard(db, {
-      id: newId('card'),
-      accountId,
-      kind: 'approval',
-      sourceType: 'agent_approval',
-      title: `Go ahead with list ${i + 1}?`,
+      ...approvalCard(accountId, `Go ahead with list ${i + 1}?`),
       summary: 'A list the agent built for the next sequence.',
-      payload: {},
-      actions: [],
-      primaryLabel: '',
-      ladderChecked: true,
     });
   }
 }
@@ -185,17 +190,7 @@ async function deskRun(browser: Browser, base: string, db: Db, desk: Desk): Prom
     const title = `Filed by the bench ${newId('t')}`;
     await page.evaluate(`window.__arrived = window.__deskArrival(${JSON.stringify(title)}); 0`);
     const filedAt = performance.timeOrigin + performance.now();
-    await addCard(db, {
-      id: newId('card'),
-      accountId: desk.accountId,
-      kind: 'approval',
-      sourceType: 'agent_approval',
-      title,
-      payload: {},
-      actions: [],
-      primaryLabel: '',
-      ladderChecked: true,
-    });
+    await addCard(db, approvalCard(desk.accountId, title));
     const arrival = ((await page.evaluate('window.__arrived')) as number) - filedAt;
     if (Number.isNaN(arrival)) throw new Error('the filed card did not reach the desk within 30 s');
     return { firstCard, usable, queueRead, actions, arrival, scripts };
